@@ -1,0 +1,24 @@
+// Unit specs live beside the code (src, *.spec.ts); e2e specs in test/e2e run over HTTP on a real database.
+// Type checking is `npm run typecheck`'s job; the tests only transpile, which keeps them fast.
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.jest.json' }];
+
+module.exports = {
+  testTimeout: 60000,
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+      slowTestThreshold: 30,
+    },
+  ],
+};

@@ -1,0 +1,74 @@
+import { Body, Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, SiteAdmin } from '../auth/route-auth';
+import { InvalidInputError } from '../common/errors';
+import { ApiEmpty, ApiErrors } from '../common/openapi';
+import { toUserWire } from '../users/user.mapper';
+import { UserWire } from '../users/user.wire';
+import { UsersService } from '../users/users.service';
+import { CreateUserOption } from './create-user.option';
+import { EditUserOption } from './edit-user.option';
+
+@ApiTags('admin')
+@Controller()
+export class AdminUsersController {
+  constructor(private readonly users: UsersService) {}
+
+  @Post('admin/users')
+  @SiteAdmin()
+  @ApiCreatedResponse({ type: UserWire })
+  @ApiErrors(400, 422)
+  async create(@Caller() caller: AuthContext, @Body() option: CreateUserOption): Promise<UserWire> {
+    const user = await this.users.create({
+      username: option.username,
+      email: option.email,
+      password: option.password ?? '',
+      fullName: option.full_name,
+      mustChangePassword: option.must_change_password,
+      restricted: option.restricted,
+      visibility: option.visibility,
+      createdUnix: option.created_at === undefined ? undefined : parseCreatedAt(option.created_at),
+    });
+    return toUserWire(user, caller, this.users.site);
+  }
+
+  @Patch('admin/users/:username')
+  @SiteAdmin()
+  @ApiOkResponse({ type: UserWire })
+  @ApiErrors(400, 404, 422)
+  async edit(@Caller() caller: AuthContext, @Param('username') username: string, @Body() option: EditUserOption): Promise<UserWire> {
+    const user = await this.users.edit(username, {
+      email: option.email,
+      fullName: option.full_name,
+      password: option.password,
+      website: option.website,
+      location: option.location,
+      description: option.description,
+      visibility: option.visibility,
+      mustChangePassword: option.must_change_password,
+      active: option.active,
+      admin: option.admin,
+      prohibitLogin: option.prohibit_login,
+      restricted: option.restricted,
+      allowCreateOrganization: option.allow_create_organization,
+      hideEmail: option.hide_email,
+    });
+    return toUserWire(user, caller, this.users.site);
+  }
+
+  @Delete('admin/users/:username')
+  @SiteAdmin()
+  @HttpCode(204)
+  @ApiEmpty()
+  @ApiErrors(400, 404, 422)
+  async delete(@Caller() caller: AuthContext, @Param('username') username: string): Promise<void> {
+    await this.users.delete(caller, username);
+  }
+}
+
+function parseCreatedAt(value: string): number {
+  const millis = Date.parse(value);
+  if (Number.isNaN(millis)) throw new InvalidInputError('[CreatedAt]: must be an RFC 3339 time');
+  return Math.floor(millis / 1000);
+}

@@ -1,0 +1,48 @@
+import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
+import { AdminModule } from './admin/admin.module';
+import { AuthModule } from './auth/auth.module';
+import { AuthenticationMiddleware } from './auth/authentication.middleware';
+import { BodyMiddleware, BodyPipe } from './common/body';
+import { CommonModule } from './common/common.module';
+import { HttpErrorFilter } from './common/http-error.filter';
+import { requestLogOptions } from './common/request-log';
+import { ResponseInterceptor } from './common/response.interceptor';
+import { SecurityHeadersMiddleware } from './common/security-headers.middleware';
+import type { AppConfig } from './config/config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { ServerModule } from './server/server.module';
+import { UsersModule } from './users/users.module';
+
+/** Imports the modules; nothing else. */
+@Module({})
+export class AppModule implements NestModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(requestLogOptions(config)),
+        DatabaseModule.forRoot(config),
+        CommonModule,
+        AuthModule,
+        UsersModule,
+        AdminModule,
+        ServerModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: HttpErrorFilter },
+        { provide: APP_INTERCEPTOR, useClass: ResponseInterceptor },
+        { provide: APP_PIPE, useClass: BodyPipe },
+        BodyMiddleware,
+        SecurityHeadersMiddleware,
+      ],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(SecurityHeadersMiddleware, AuthenticationMiddleware, BodyMiddleware).forRoutes('{*path}');
+  }
+}

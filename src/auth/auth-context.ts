@@ -1,0 +1,51 @@
+import type { UserEntity } from '../users/user.entity';
+import type { ScopeSet } from './scopes';
+
+export type AuthMethod = 'anonymous' | 'password' | 'token';
+
+/**
+ * Who is calling, after authentication, account-state checks and sudo. Services receive it as the viewer
+ * and decide visibility from it; mappers decide which fields to show from it.
+ */
+export class AuthContext {
+  constructor(
+    /** The acting user (the sudo target when sudo is used); null when anonymous. */
+    readonly user: UserEntity | null,
+    readonly method: AuthMethod,
+    /** The token's scopes; null unless the caller used a token. */
+    readonly scopes: ScopeSet | null,
+  ) {}
+
+  static anonymous(): AuthContext {
+    return new AuthContext(null, 'anonymous', null);
+  }
+
+  get isSignedIn(): boolean {
+    return this.user !== null;
+  }
+
+  get id(): number | null {
+    return this.user?.id ?? null;
+  }
+
+  /** A public-only token sees only public things and loses admin powers and sudo. */
+  get publicOnly(): boolean {
+    return this.scopes?.publicOnly ?? false;
+  }
+
+  get isAdmin(): boolean {
+    return (this.user?.isAdmin ?? false) && !this.publicOnly;
+  }
+
+  is(userId: number): boolean {
+    return this.user !== null && this.user.id === userId;
+  }
+
+  /** The user themselves or a site admin: who sees private fields of a user. */
+  isSelfOrAdmin(userId: number): boolean {
+    return this.is(userId) || this.isAdmin;
+  }
+}
+
+/** Services take the caller as a Viewer; the name says what it is used for. */
+export type Viewer = AuthContext;

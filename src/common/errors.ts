@@ -1,0 +1,74 @@
+/**
+ * Domain errors. Services throw these; the one HTTP error filter (http-error.filter.ts) turns each into its
+ * status and the spec's body. Nothing below the controllers knows about HTTP exceptions.
+ */
+export abstract class DomainError extends Error {
+  abstract readonly status: number;
+
+  /** Extra fields merged into the standard `{message, url}` body (e.g. the quota error's user). */
+  extraFields(): Record<string, unknown> {
+    return {};
+  }
+}
+
+/** 404 with an empty body: missing, or invisible to the caller (behaviour 1.7). */
+export class NotFoundError extends DomainError {
+  readonly status = 404;
+  constructor(what = 'not found') {
+    super(what);
+  }
+}
+
+/** 400: malformed JSON, and the business refusals Forgejo signals with 400. */
+export class BadRequestError extends DomainError {
+  readonly status = 400;
+}
+
+export class UnauthorizedError extends DomainError {
+  readonly status = 401;
+}
+
+export class ForbiddenError extends DomainError {
+  readonly status = 403;
+}
+
+export class MethodNotAllowedError extends DomainError {
+  readonly status = 405;
+  constructor() {
+    super('method not allowed');
+  }
+}
+
+export class ConflictError extends DomainError {
+  readonly status = 409;
+}
+
+export class PayloadTooLargeError extends DomainError {
+  readonly status = 413;
+}
+
+export class QuotaExceededError extends DomainError {
+  readonly status = 413;
+  constructor(
+    readonly userId: number,
+    readonly username: string,
+  ) {
+    super('quota exceeded');
+  }
+
+  override extraFields(): Record<string, unknown> {
+    return { user_id: this.userId, username: this.username };
+  }
+}
+
+/** 422: a field rule failed, or a value is well formed but semantically invalid. */
+export class InvalidInputError extends DomainError {
+  readonly status = 422;
+}
+
+export const SIGN_IN_REQUIRED = 'token is required';
+
+/** A failure of GET /repos/search, which answers `{ok: false, error}` instead of the standard body. */
+export class SearchError extends DomainError {
+  readonly status = 500;
+}

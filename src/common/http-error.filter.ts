@@ -1,0 +1,79 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { DomainError, MethodNotAllowedError, NotFoundError, SearchError } from './errors';
+import { RouteTable } from './route-table';
+
+/**
+ * The one place where errors become HTTP answers (behaviour 1.7): every 404 has an empty body; everything
+ * else is `{message, url}` (plus the error's extra fields); a 500 hides its cause from all but site admins.
+ */
+@Catch()
+export class HttpErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HttpErrorFilter');
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly routes: RouteTable,
+  ) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    if (response.headersSent) {
+      this.logger.error(`error after the response started: ${describe(exception)}`);
+      return;
+    }
+    const error = this.toDomainError(exception, request);
+    if (error instanceof NotFoundError) {
+      response.status(404).end();
+      return;
+    }
+    if (error instanceof SearchError) {
+      this.logger.error(`repository search failed: ${error.message}`);
+      this.sendJson(response, 500, { ok: false, error: error.message });
+      return;
+    }
+    if (error) {
+      this.sendJson(response, error.status, { message: error.message, url: this.swaggerUrl(), ...error.extraFields() });
+      return;
+    }
+    this.logger.error(`unhandled error on ${request.method} ${request.path}: ${describe(exception)}`);
+    const message = request.auth?.isAdmin ? (exception instanceof Error ? exception.message : String(exception)) : '';
+    this.sendJson(response, 500, { message, url: this.swaggerUrl() });
+  }
+
+  private toDomainError(exception: unknown, request: Request): DomainError | undefined {
+    if (exception instanceof DomainError) return exception;
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      if (status === 404) {
+        return this.routes.allowsOtherMethod(request.method, request.path) ? new MethodNotAllowedError() : new NotFoundError();
+      }
+      if (status < 500) return new (class extends DomainError {
+        readonly status = status;
+      })(httpMessage(exception));
+    }
+    return undefined;
+  }
+
+  private swaggerUrl(): string {
+    return `${this.config.rootUrl}api/swagger`;
+  }
+
+  private sendJson(response: Response, status: number, body: unknown): void {
+    response.status(status).type('application/json;charset=utf-8').send(`${JSON.stringify(body)}\n`);
+  }
+}
+
+function httpMessage(exception: HttpException): string {
+  const body = exception.getResponse();
+  if (typeof body === 'string') return body;
+  const message = (body as { message?: unknown }).message;
+  return Array.isArray(message) ? String(message[0]) : String(message ?? exception.message);
+}
+
+function describe(exception: unknown): string {
+  return exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
+}

@@ -1,0 +1,12 @@
+import type { AuthContext } from '../auth/auth-context';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Who is calling; set by the authentication middleware on every request. */
+    auth?: AuthContext;
+    /** The request body as received, read once by the body middleware. */
+    rawBody?: Buffer;
+  }
+}
+
+export {};

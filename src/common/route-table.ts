@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+
+interface RouterLayer {
+  route?: { methods: Record<string, boolean> };
+  match(path: string): boolean;
+}
+
+/**
+ * Knows which paths the application serves, so that a known path called with the wrong method answers
+ * 405 rather than 404 (behaviour 1.1).
+ */
+@Injectable()
+export class RouteTable {
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  allowsOtherMethod(method: string, path: string): boolean {
+    const wanted = method.toLowerCase();
+    return this.layers().some(
+      (layer) => layer.route !== undefined && !layer.route.methods[wanted] && !layer.route.methods._all && safeMatch(layer, path),
+    );
+  }
+
+  private layers(): RouterLayer[] {
+    const app = this.adapterHost.httpAdapter?.getInstance() as
+      | { router?: { stack: RouterLayer[] }; _router?: { stack: RouterLayer[] } }
+      | undefined;
+    return app?.router?.stack ?? app?._router?.stack ?? [];
+  }
+}
+
+function safeMatch(layer: RouterLayer, path: string): boolean {
+  try {
+    return layer.match(path);
+  } catch {
+    return false;
+  }
+}

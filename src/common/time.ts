@@ -1,0 +1,15 @@
+import { Injectable } from '@nestjs/common';
+
+/** RFC 3339 in UTC with seconds precision; a time never set (0) is Go's zero time, as Forgejo writes it. */
+export function formatTime(unixSeconds: number): string {
+  if (!unixSeconds) return '0001-01-01T00:00:00Z';
+  return new Date(unixSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The clock adapter, so that tests can pin time. */
+@Injectable()
+export class Clock {
+  nowUnix(): number {
+    return Math.floor(Date.now() / 1000);
+  }
+}

@@ -1,0 +1,180 @@
+import * as path from 'node:path';
+
+/**
+ * The one typed, validated configuration object. Nothing else in the code base reads process.env:
+ * every setting is parsed here once, at start, and a bad value stops the process with a message
+ * naming the variable.
+ */
+export interface AppConfig {
+  port: number;
+  dataDir: string;
+  database: DatabaseConfig;
+  /** Public base URL, always ending with '/'. */
+  rootUrl: string;
+  /** Host name of ROOT_URL: the no-reply e-mail domain and the SSH host. */
+  rootHost: string;
+  quota: { enabled: boolean; defaultGroups: string[]; defaultTotal: number };
+  allowLocalNetworks: boolean;
+  paging: { defaultLimit: number; maxLimit: number };
+  markdown: { maxBytes: number };
+  /** Largest request body read into memory, in bytes. */
+  maxBodyBytes: number;
+  logLevel: string;
+}
+
+export type DatabaseConfig =
+  | { type: 'sqlite'; file: string }
+  | { type: 'mysql'; host: string; port: number; username: string; password: string; database: string };
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`invalid configuration: ${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const port = integer(env, 'PORT', 3000, { min: 0, max: 65535 });
+  const dataDir = path.resolve(nonEmpty(env, 'DATA_DIR') ?? './data');
+  const rootUrl = parseRootUrl(nonEmpty(env, 'ROOT_URL') ?? `http://localhost:${port}/`);
+  const defaultLimit = integer(env, 'DEFAULT_PAGING_NUM', 30, { min: 1 });
+  const maxLimit = integer(env, 'MAX_RESPONSE_ITEMS', 50, { min: 1 });
+  if (defaultLimit > maxLimit) {
+    throw new ConfigError('DEFAULT_PAGING_NUM', `must not exceed MAX_RESPONSE_ITEMS (${maxLimit})`);
+  }
+  return {
+    port,
+    dataDir,
+    database: parseDatabaseUrl(nonEmpty(env, 'DATABASE_URL'), dataDir),
+    rootUrl: rootUrl.href,
+    rootHost: rootUrl.hostname,
+    quota: {
+      enabled: boolean(env, 'QUOTA_ENABLED', true),
+      defaultGroups: (env.QUOTA_DEFAULT_GROUPS ?? '')
+        .split(',')
+        .map((name) => name.trim())
+        .filter((name) => name !== ''),
+      defaultTotal: byteSize(env, 'QUOTA_DEFAULT_TOTAL', -1),
+    },
+    allowLocalNetworks: boolean(env, 'ALLOW_LOCAL_NETWORKS', false),
+    paging: { defaultLimit, maxLimit },
+    markdown: { maxBytes: byteSize(env, 'MARKDOWN_MAX_SIZE', 1024 * 1024) },
+    maxBodyBytes: byteSize(env, 'MAX_BODY_SIZE', 10 * 1024 * 1024),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  };
+}
+
+function nonEmpty(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, range: { min?: number; max?: number } = {}): number {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `expected an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (range.min !== undefined && value < range.min) throw new ConfigError(name, `must be at least ${range.min}`);
+  if (range.max !== undefined && value > range.max) throw new ConfigError(name, `must be at most ${range.max}`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `expected one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+const BYTE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  kb: 1000,
+  mb: 1000 ** 2,
+  gb: 1000 ** 3,
+  tb: 1000 ** 4,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+  tib: 1024 ** 4,
+};
+
+/** Parses "-1", "4096", "1GiB", "500 MB" into bytes. */
+export function parseByteSize(raw: string): number | undefined {
+  const match = /^(-?\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(raw.trim());
+  if (!match) return undefined;
+  const unit = BYTE_UNITS[match[2].toLowerCase()];
+  if (unit === undefined) return undefined;
+  return Math.floor(Number(match[1]) * unit);
+}
+
+function byteSize(env: Env, name: string, fallback: number): number {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  const value = parseByteSize(raw);
+  if (value === undefined) throw new ConfigError(name, `expected a size such as 1048576 or 1GiB, got "${raw}"`);
+  return value;
+}
+
+function parseRootUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('ROOT_URL', `not a URL: "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError('ROOT_URL', `must be an http or https URL, got "${raw}"`);
+  }
+  url.search = '';
+  url.hash = '';
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url;
+}
+
+export function parseDatabaseUrl(raw: string | undefined, dataDir: string): DatabaseConfig {
+  if (raw === undefined) return { type: 'sqlite', file: path.join(dataDir, 'anvil.db') };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('DATABASE_URL', `not a URL: "${raw}"`);
+  }
+  switch (url.protocol) {
+    case 'sqlite:': {
+      // sqlite:relative/path.db, sqlite:///absolute/path.db, sqlite::memory:
+      const location = decodeURIComponent(raw.slice('sqlite:'.length).replace(/^\/\//, ''));
+      if (location === '') throw new ConfigError('DATABASE_URL', 'sqlite URL names no file');
+      return { type: 'sqlite', file: location === ':memory:' ? location : path.resolve(location) };
+    }
+    case 'mysql:':
+    case 'mariadb:': {
+      const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+      if (database === '') throw new ConfigError('DATABASE_URL', 'mysql URL names no database');
+      return {
+        type: 'mysql',
+        host: url.hostname || '127.0.0.1',
+        port: url.port ? Number(url.port) : 3306,
+        username: decodeURIComponent(url.username) || 'root',
+        password: decodeURIComponent(url.password),
+        database,
+      };
+    }
+    default:
+      throw new ConfigError('DATABASE_URL', `unknown scheme "${url.protocol.replace(/:$/, '')}" (use mysql:// or sqlite:)`);
+  }
+}

@@ -1,0 +1,7 @@
+import { AccessTokenEntity } from '../users/access-token.entity';
+import { EmailAddressEntity } from '../users/email-address.entity';
+import { OrgUserEntity, TeamEntity, TeamUserEntity } from '../users/organization.entities';
+import { UserEntity } from '../users/user.entity';
+
+/** Every entity the data source knows; a module adds its own here. */
+export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity];

@@ -1,0 +1,4 @@
+import { CreateUsers1763700000000 } from './1763700000000-create-users';
+
+/** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
+export const MIGRATIONS = [CreateUsers1763700000000];

@@ -1,0 +1,42 @@
+import { Controller, Get, HttpCode, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiProperty, ApiSchema, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { DataSource } from 'typeorm';
+import { Public } from '../auth/route-auth';
+import { PACKAGE_VERSION } from './package-version';
+
+@ApiSchema({ name: 'ServerVersion' })
+export class ServerVersionWire {
+  @ApiProperty() version: string;
+  @ApiProperty() Version: string;
+}
+
+@ApiTags('miscellaneous')
+@Controller()
+export class ServerController {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Both keys (D2): Forgejo clients read `version`, the spec names `Version`. */
+  @Get('version')
+  @Public()
+  @ApiOkResponse({ type: ServerVersionWire })
+  version(): ServerVersionWire {
+    return { version: PACKAGE_VERSION, Version: PACKAGE_VERSION };
+  }
+
+  /** Served outside /api/v1 (see main.ts): 200 while the database answers, 503 when it does not. */
+  @Get('api/healthz')
+  @Public()
+  @HttpCode(200)
+  @ApiOkResponse({ description: 'the service and its database answer' })
+  @ApiServiceUnavailableResponse({ description: 'the database does not answer' })
+  async health(@Res({ passthrough: true }) response: Response): Promise<{ status: string; database: string }> {
+    try {
+      await this.dataSource.query('SELECT 1');
+      return { status: 'pass', database: 'pass' };
+    } catch {
+      response.status(503);
+      return { status: 'fail', database: 'fail' };
+    }
+  }
+}

@@ -1,0 +1,20 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, SignedIn } from '../auth/route-auth';
+import { toUserWire } from './user.mapper';
+import { UserWire } from './user.wire';
+import { UsersService } from './users.service';
+
+@ApiTags('user')
+@Controller()
+export class CurrentUserController {
+  constructor(private readonly users: UsersService) {}
+
+  @Get('user')
+  @SignedIn('user')
+  @ApiOkResponse({ type: UserWire })
+  getCurrentUser(@Caller() caller: AuthContext): UserWire {
+    return toUserWire(caller.user!, caller, this.users.site);
+  }
+}

@@ -1,0 +1,71 @@
+import { Entity, Index } from 'typeorm';
+import { CounterColumn, FlagColumn, IdColumn, RefColumn, TextColumn } from '../database/columns';
+
+/** Membership of a user in an organisation. */
+@Entity('org_user')
+@Index('IDX_org_user_uid_org_id', ['uid', 'orgId'], { unique: true })
+@Index('IDX_org_user_org_id', ['orgId'])
+export class OrgUserEntity {
+  @IdColumn()
+  id: number;
+
+  @RefColumn()
+  uid: number;
+
+  @RefColumn()
+  orgId: number;
+
+  @FlagColumn(false)
+  isPublic: boolean;
+}
+
+/** Anvil has one team per organisation, "Owners" (authorize = owner), as Forgejo creates for every org. */
+export const OWNER_ACCESS_MODE = 4;
+
+@Entity('team')
+@Index('IDX_team_org_id_lower_name', ['orgId', 'lowerName'], { unique: true })
+export class TeamEntity {
+  @IdColumn()
+  id: number;
+
+  @RefColumn()
+  orgId: number;
+
+  @TextColumn(255)
+  lowerName: string;
+
+  @TextColumn(255)
+  name: string;
+
+  @TextColumn(255)
+  description: string;
+
+  @CounterColumn()
+  authorize: number;
+
+  @FlagColumn(false)
+  includesAllRepositories: boolean;
+
+  @FlagColumn(false)
+  canCreateOrgRepo: boolean;
+
+  @CounterColumn()
+  numMembers: number;
+}
+
+@Entity('team_user')
+@Index('IDX_team_user_team_id_uid', ['teamId', 'uid'], { unique: true })
+@Index('IDX_team_user_uid_org_id', ['uid', 'orgId'])
+export class TeamUserEntity {
+  @IdColumn()
+  id: number;
+
+  @RefColumn()
+  orgId: number;
+
+  @RefColumn()
+  teamId: number;
+
+  @RefColumn()
+  uid: number;
+}

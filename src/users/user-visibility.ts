@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { ForbiddenError, NotFoundError } from '../common/errors';
+import { OrganizationStore } from './organization.store';
+import { UserEntity, Visibility } from './user.entity';
+
+/**
+ * Who may see a user or an organisation when it is named directly (behaviour 1.10; users group A and B):
+ * public → everyone; limited → signed-in callers (a restricted caller only for organisations it belongs to);
+ * private → the user themselves and site admins, or, for an organisation, its members.
+ */
+@Injectable()
+export class UserVisibility {
+  constructor(private readonly organizations: OrganizationStore) {}
+
+  async canSee(viewer: AuthContext, user: UserEntity): Promise<boolean> {
+    if (user.visibility === Visibility.Public) return true;
+    if (!viewer.user) return false;
+    if (viewer.isSelfOrAdmin(user.id)) return true;
+    if (user.isOrganization) {
+      const member = await this.organizations.isMember(user.id, viewer.user.id);
+      if (member) return true;
+      return user.visibility === Visibility.Limited && !viewer.user.isRestricted;
+    }
+    return user.visibility === Visibility.Limited && !viewer.user.isRestricted;
+  }
+
+  /**
+   * The lookup order of users group A/B after the user is found: public-only token on a non-public user →
+   * 403; not visible → 404.
+   */
+  async assertVisible(viewer: AuthContext, user: UserEntity): Promise<void> {
+    if (viewer.publicOnly && user.visibility !== Visibility.Public && !viewer.is(user.id)) {
+      throw new ForbiddenError(user.isOrganization ? 'token scope is limited to public orgs' : 'token scope is limited to public users');
+    }
+    if (!(await this.canSee(viewer, user))) throw new NotFoundError();
+  }
+}

@@ -1,0 +1,116 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager, In } from 'typeorm';
+import { EmailAddressEntity } from './email-address.entity';
+import { UserEntity, UserType } from './user.entity';
+
+/** The only door to the user and email_address tables. */
+@Injectable()
+export class UserStore {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private users(tx?: EntityManager) {
+    return (tx ?? this.dataSource.manager).getRepository(UserEntity);
+  }
+
+  private emails(tx?: EntityManager) {
+    return (tx ?? this.dataSource.manager).getRepository(EmailAddressEntity);
+  }
+
+  findById(id: number, tx?: EntityManager): Promise<UserEntity | null> {
+    return this.users(tx).findOneBy({ id });
+  }
+
+  findByIds(ids: number[]): Promise<UserEntity[]> {
+    return ids.length === 0 ? Promise.resolve([]) : this.users().findBy({ id: In(ids) });
+  }
+
+  /** Case-insensitive lookup of a user or organisation by name. */
+  findByName(name: string, tx?: EntityManager): Promise<UserEntity | null> {
+    return this.users(tx).findOneBy({ lowerName: name.toLowerCase() });
+  }
+
+  findIndividualByName(name: string): Promise<UserEntity | null> {
+    return this.users().findOneBy({ lowerName: name.toLowerCase(), type: UserType.Individual });
+  }
+
+  async nameTaken(name: string, tx?: EntityManager): Promise<boolean> {
+    return (await this.users(tx).countBy({ lowerName: name.toLowerCase() })) > 0;
+  }
+
+  /** The owner of an e-mail address (any of a user's addresses), if any. */
+  async emailOwnerId(email: string, tx?: EntityManager): Promise<number | null> {
+    const row = await this.emails(tx).findOneBy({ lowerEmail: email.toLowerCase() });
+    return row?.uid ?? null;
+  }
+
+  countIndividuals(tx?: EntityManager): Promise<number> {
+    return this.users(tx).countBy({ type: UserType.Individual });
+  }
+
+  countAdmins(tx?: EntityManager): Promise<number> {
+    return this.users(tx).countBy({ type: UserType.Individual, isAdmin: true });
+  }
+
+  /** Inserts a user and, when it has one, its primary e-mail address (verified). Run inside a transaction. */
+  async insert(tx: EntityManager, user: Partial<UserEntity>): Promise<UserEntity> {
+    const saved = await tx.getRepository(UserEntity).save(tx.getRepository(UserEntity).create(user));
+    if (saved.email !== '') {
+      await tx.getRepository(EmailAddressEntity).insert({
+        uid: saved.id,
+        email: saved.email,
+        lowerEmail: saved.email.toLowerCase(),
+        isActivated: true,
+        isPrimary: true,
+      });
+    }
+    return saved;
+  }
+
+  async update(tx: EntityManager, id: number, changes: Partial<UserEntity>): Promise<void> {
+    if (Object.keys(changes).length > 0) await tx.getRepository(UserEntity).update({ id }, changes);
+  }
+
+  /** Replaces the primary e-mail address (kept verified, as the admin API sets it). */
+  async replacePrimaryEmail(tx: EntityManager, uid: number, email: string): Promise<void> {
+    await tx.getRepository(EmailAddressEntity).delete({ uid, isPrimary: true });
+    await tx.getRepository(EmailAddressEntity).insert({
+      uid,
+      email,
+      lowerEmail: email.toLowerCase(),
+      isActivated: true,
+      isPrimary: true,
+    });
+  }
+
+  /** Verified addresses of a user (Anvil verifies the primary address at creation). */
+  async verifiedEmails(uid: number): Promise<string[]> {
+    const rows = await this.emails().findBy({ uid, isActivated: true });
+    return rows.map((row) => row.email);
+  }
+
+  async delete(tx: EntityManager, id: number): Promise<void> {
+    await tx.getRepository(EmailAddressEntity).delete({ uid: id });
+    await tx.getRepository(UserEntity).delete({ id });
+  }
+
+  /**
+   * Adds `delta` to a stored counter in SQL (never read-modify-write), inside the caller's transaction.
+   */
+  async addToCounter(
+    tx: EntityManager,
+    id: number,
+    counter: 'numFollowers' | 'numFollowing' | 'numStars' | 'numRepos',
+    delta: number,
+  ): Promise<void> {
+    await tx
+      .createQueryBuilder()
+      .update(UserEntity)
+      .set({ [counter]: () => `${tx.connection.driver.escape(columnName(counter))} + ${Number(delta)}` })
+      .where('id = :id', { id })
+      .execute();
+  }
+}
+
+function columnName(property: string): string {
+  return property.replace(/([a-z\d])([A-Z])/g, '$1_$2').toLowerCase();
+}

@@ -1,0 +1,185 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { AuthContext } from '../auth/auth-context';
+import { hashPassword } from '../auth/secrets';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { BadRequestError, InvalidInputError, NotFoundError } from '../common/errors';
+import { EMAIL, isHttpUrl } from '../common/fields';
+import { Clock } from '../common/time';
+import { isUniqueViolation, Transactions } from '../database/transactions';
+import { parseVisibility, UserEntity, UserType, Visibility } from './user.entity';
+import { assertUsableUserName } from './user-names';
+import { UserStore } from './user.store';
+
+export const MIN_PASSWORD_LENGTH = 8;
+
+export interface NewUser {
+  username: string;
+  email: string;
+  password: string;
+  fullName?: string;
+  mustChangePassword?: boolean;
+  restricted?: boolean;
+  visibility?: string;
+  isAdmin?: boolean;
+  createdUnix?: number;
+}
+
+export interface UserChanges {
+  email?: string;
+  fullName?: string;
+  password?: string;
+  website?: string;
+  location?: string;
+  description?: string;
+  visibility?: string;
+  mustChangePassword?: boolean;
+  active?: boolean;
+  admin?: boolean;
+  prohibitLogin?: boolean;
+  restricted?: boolean;
+  allowCreateOrganization?: boolean;
+  hideEmail?: boolean;
+}
+
+/** Removes what other modules keep about a user, inside the deleting transaction. */
+export type UserCleanup = (tx: EntityManager, user: UserEntity) => Promise<void>;
+
+/** Accounts: creation (admin API and CLI), changes, deletion, lookups. */
+@Injectable()
+export class UsersService {
+  private readonly cleanups: UserCleanup[] = [];
+
+  constructor(
+    private readonly users: UserStore,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Modules that keep rows about users register their cleanup here (follows, keys, stars...). */
+  onUserDeleted(cleanup: UserCleanup): void {
+    this.cleanups.push(cleanup);
+  }
+
+  /** A user or organisation by name; unknown → 404. */
+  async byName(name: string): Promise<UserEntity> {
+    const user = await this.users.findByName(name);
+    if (!user) throw new NotFoundError();
+    return user;
+  }
+
+  /** An individual user by name (not an organisation); unknown → 404. */
+  async individualByName(name: string): Promise<UserEntity> {
+    const user = await this.users.findByName(name);
+    if (!user || user.isOrganization) throw new NotFoundError();
+    return user;
+  }
+
+  async create(input: NewUser): Promise<UserEntity> {
+    assertUsableUserName(input.username);
+    if ([...input.password].length < MIN_PASSWORD_LENGTH) throw new BadRequestError('PasswordIsRequired');
+    const visibility = input.visibility === undefined ? Visibility.Public : parseVisibility(input.visibility);
+    if (visibility === undefined) throw new InvalidInputError('[Visibility]: In');
+    const passwdHash = await hashPassword(input.password);
+    const now = this.clock.nowUnix();
+    try {
+      return await this.transactions.run(async (tx) => {
+        if (await this.users.nameTaken(input.username, tx)) throw new InvalidInputError(`user already exists [name: ${input.username}]`);
+        if ((await this.users.emailOwnerId(input.email, tx)) !== null) throw new InvalidInputError(`e-mail already in use [email: ${input.email}]`);
+        return this.users.insert(tx, {
+          name: input.username,
+          lowerName: input.username.toLowerCase(),
+          fullName: input.fullName ?? '',
+          email: input.email,
+          passwdHash,
+          mustChangePassword: input.mustChangePassword ?? true,
+          isRestricted: input.restricted ?? false,
+          visibility,
+          isAdmin: input.isAdmin ?? false,
+          isActive: true,
+          type: UserType.Individual,
+          createdUnix: input.createdUnix ?? now,
+          updatedUnix: now,
+        });
+      });
+    } catch (error) {
+      // A concurrent creation won the race for the name or the address.
+      if (isUniqueViolation(error)) throw new InvalidInputError(`user already exists [name: ${input.username}]`);
+      throw error;
+    }
+  }
+
+  /** Is the user table still empty of individuals? The CLI's first user needs no password change. */
+  async noUsersYet(): Promise<boolean> {
+    return (await this.users.countIndividuals()) === 0;
+  }
+
+  async edit(name: string, changes: UserChanges): Promise<UserEntity> {
+    const user = await this.individualByName(name);
+    const update: Partial<UserEntity> = {};
+    if (changes.password !== undefined && changes.password !== '') {
+      if ([...changes.password].length < MIN_PASSWORD_LENGTH) throw new BadRequestError(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+      update.passwdHash = await hashPassword(changes.password);
+    }
+    if (changes.website !== undefined) {
+      if (changes.website !== '' && !isHttpUrl(changes.website)) throw new InvalidInputError('[Website]: ValidUrl');
+      update.website = changes.website;
+    }
+    if (changes.visibility !== undefined) {
+      const visibility = parseVisibility(changes.visibility);
+      if (visibility === undefined) throw new InvalidInputError('[Visibility]: In');
+      update.visibility = visibility;
+    }
+    if (changes.email !== undefined && changes.email !== '' && !EMAIL.test(changes.email)) {
+      throw new BadRequestError(`e-mail invalid [email: ${changes.email}]`);
+    }
+    assign(update, 'fullName', changes.fullName);
+    assign(update, 'location', changes.location);
+    assign(update, 'description', changes.description);
+    assign(update, 'mustChangePassword', changes.mustChangePassword);
+    assign(update, 'isActive', changes.active);
+    assign(update, 'isAdmin', changes.admin);
+    assign(update, 'prohibitLogin', changes.prohibitLogin);
+    assign(update, 'isRestricted', changes.restricted);
+    assign(update, 'allowCreateOrganization', changes.allowCreateOrganization);
+    assign(update, 'keepEmailPrivate', changes.hideEmail);
+    update.updatedUnix = this.clock.nowUnix();
+    await this.transactions.run(async (tx) => {
+      if (changes.admin === false && user.isAdmin && (await this.users.countAdmins(tx)) <= 1) {
+        throw new BadRequestError(`can not delete the last admin user [uid: ${user.id}]`);
+      }
+      if (changes.email !== undefined && changes.email !== '' && changes.email.toLowerCase() !== user.email.toLowerCase()) {
+        const owner = await this.users.emailOwnerId(changes.email, tx);
+        if (owner !== null && owner !== user.id) throw new BadRequestError(`e-mail already in use [email: ${changes.email}]`);
+        await this.users.replacePrimaryEmail(tx, user.id, changes.email);
+        update.email = changes.email;
+      }
+      await this.users.update(tx, user.id, update);
+    });
+    return (await this.users.findById(user.id))!;
+  }
+
+  async delete(viewer: AuthContext, name: string): Promise<void> {
+    const user = await this.users.findByName(name);
+    if (!user) throw new NotFoundError();
+    if (user.isOrganization) throw new InvalidInputError(`user is an organization [name: ${user.name}]`);
+    if (viewer.is(user.id)) throw new InvalidInputError('you cannot delete yourself');
+    if (user.numRepos > 0) throw new InvalidInputError(`user still has ownership of repositories [uid: ${user.id}]`);
+    await this.transactions.run(async (tx) => {
+      if (user.isAdmin && (await this.users.countAdmins(tx)) <= 1) {
+        throw new BadRequestError(`can not delete the last admin user [uid: ${user.id}]`);
+      }
+      for (const cleanup of this.cleanups) await cleanup(tx, user);
+      await this.users.delete(tx, user.id);
+    });
+  }
+
+  get site() {
+    return { rootUrl: this.config.rootUrl, rootHost: this.config.rootHost };
+  }
+}
+
+function assign<K extends keyof UserEntity>(update: Partial<UserEntity>, key: K, value: UserEntity[K] | undefined): void {
+  if (value !== undefined && value !== null) update[key] = value;
+}

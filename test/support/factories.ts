@@ -1,0 +1,65 @@
+import { AccessTokensService } from '../../src/users/access-tokens.service';
+import { UserEntity } from '../../src/users/user.entity';
+import { UsersService } from '../../src/users/users.service';
+import type { TestApp } from './test-app';
+
+export interface TestUser {
+  user: UserEntity;
+  name: string;
+  password: string;
+  email: string;
+  /** A token with scope `all`. */
+  token: string;
+}
+
+let sequence = 0;
+
+/** A unique, valid user name for this test file. */
+export function uniqueName(prefix = 'user'): string {
+  sequence += 1;
+  return `${prefix}${sequence}${Math.random().toString(36).slice(2, 6)}`;
+}
+
+export interface MakeUserOptions {
+  name?: string;
+  admin?: boolean;
+  visibility?: 'public' | 'limited' | 'private';
+  password?: string;
+  email?: string;
+  fullName?: string;
+  scopes?: string[];
+}
+
+/** A ready user (password change not required) with an `all` token (or the scopes asked for). */
+export async function makeUser(t: TestApp, options: MakeUserOptions = {}): Promise<TestUser> {
+  const name = options.name ?? uniqueName();
+  const password = options.password ?? 'correct-horse-battery';
+  const email = options.email ?? `${name.toLowerCase()}@example.com`;
+  const users = t.app.get(UsersService);
+  let user = await users.create({
+    username: name,
+    email,
+    password,
+    fullName: options.fullName,
+    mustChangePassword: false,
+    visibility: options.visibility,
+  });
+  if (options.admin) user = await users.edit(name, { admin: true });
+  const token = await makeToken(t, user, options.scopes ?? ['all']);
+  return { user, name, password, email, token };
+}
+
+export async function makeToken(t: TestApp, user: UserEntity, scopes: string[], name = uniqueName('token')): Promise<string> {
+  const created = await t.app.get(AccessTokensService).create(user, name, scopes);
+  return created.plaintext;
+}
+
+/** `Authorization: token …` */
+export function withToken(token: string): Record<string, string> {
+  return { Authorization: `token ${token}` };
+}
+
+/** `Authorization: Basic …` */
+export function withBasic(username: string, secret: string): Record<string, string> {
+  return { Authorization: `Basic ${Buffer.from(`${username}:${secret}`).toString('base64')}` };
+}

@@ -1,0 +1,80 @@
+import 'reflect-metadata';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { createConnection } from 'mysql2/promise';
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { DataSource } from 'typeorm';
+import { createApp } from '../../src/bootstrap';
+import { AppConfig, loadConfig } from '../../src/config/config';
+
+/**
+ * The real application on a fresh database and a fresh data directory. SQLite by default; with
+ * TEST_DATABASE=mysql each test file gets its own MySQL/MariaDB database (TEST_MYSQL_URL, default
+ * mysql://root@127.0.0.1:3306), dropped again by close().
+ */
+export interface TestApp {
+  app: NestExpressApplication;
+  http: TestAgent;
+  config: AppConfig;
+  dataSource: DataSource;
+  dataDir: string;
+  /** An API path under /api/v1. */
+  api(path: string): string;
+  close(): Promise<void>;
+}
+
+export const usesMysql = (): boolean => process.env.TEST_DATABASE === 'mysql';
+
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-test-'));
+  const database = usesMysql() ? await createMysqlDatabase() : undefined;
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    ROOT_URL: 'http://anvil.test/',
+    LOG_LEVEL: 'silent',
+    ...(database ? { DATABASE_URL: database.url } : {}),
+    ...env,
+  });
+  const app = await createApp(config);
+  const dataSource = app.get(DataSource);
+  return {
+    app,
+    http: request(app.getHttpServer()),
+    config,
+    dataSource,
+    dataDir,
+    api: (apiPath: string) => `/api/v1${apiPath.startsWith('/') ? apiPath : `/${apiPath}`}`,
+    close: async () => {
+      await app.close();
+      if (database) await database.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function createMysqlDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const server = new URL(process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306');
+  const name = `anvil_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const connect = () =>
+    createConnection({
+      host: server.hostname,
+      port: Number(server.port || 3306),
+      user: decodeURIComponent(server.username) || 'root',
+      password: decodeURIComponent(server.password),
+    });
+  const admin = await connect();
+  await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+  await admin.end();
+  server.pathname = `/${name}`;
+  return {
+    url: server.toString(),
+    drop: async () => {
+      const connection = await connect();
+      await connection.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await connection.end();
+    },
+  };
+}
