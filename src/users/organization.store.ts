@@ -44,6 +44,28 @@ export class OrganizationStore {
     return rows.map((row) => row.orgId);
   }
 
+  /**
+   * Creates the organisation's Owners team with `ownerId` as its only member, inside the caller's
+   * transaction (the organisation's user row must already be inserted).
+   */
+  async addOwnersTeam(tx: EntityManager, orgId: number, ownerId: number): Promise<TeamEntity> {
+    const team = await tx.getRepository(TeamEntity).save(
+      tx.getRepository(TeamEntity).create({
+        orgId,
+        lowerName: 'owners',
+        name: 'Owners',
+        description: '',
+        authorize: OWNER_ACCESS_MODE,
+        includesAllRepositories: true,
+        canCreateOrgRepo: true,
+        numMembers: 1,
+      }),
+    );
+    await tx.getRepository(TeamUserEntity).insert({ orgId, teamId: team.id, uid: ownerId });
+    await tx.getRepository(OrgUserEntity).insert({ orgId, uid: ownerId, isPublic: false });
+    return team;
+  }
+
   async countOrgsOfMember(uid: number, tx?: EntityManager): Promise<number> {
     return this.manager(tx).getRepository(OrgUserEntity).countBy({ uid });
   }

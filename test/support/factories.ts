@@ -63,3 +63,32 @@ export function withToken(token: string): Record<string, string> {
 export function withBasic(username: string, secret: string): Record<string, string> {
   return { Authorization: `Basic ${Buffer.from(`${username}:${secret}`).toString('base64')}` };
 }
+
+export interface MakeOrgOptions {
+  name?: string;
+  visibility?: 'public' | 'limited' | 'private';
+}
+
+/**
+ * An organisation owned by `owner`, inserted directly (the HTTP route is tested in organizations e2e).
+ */
+export async function makeOrg(t: TestApp, owner: UserEntity, options: MakeOrgOptions = {}): Promise<UserEntity> {
+  const { Transactions } = await import('../../src/database/transactions');
+  const { UserStore } = await import('../../src/users/user.store');
+  const { OrganizationStore } = await import('../../src/users/organization.store');
+  const { parseVisibility, UserType } = await import('../../src/users/user.entity');
+  const name = options.name ?? uniqueName('org');
+  const now = Math.floor(Date.now() / 1000);
+  return t.app.get(Transactions).run(async (tx) => {
+    const org = await t.app.get(UserStore).insert(tx, {
+      name,
+      lowerName: name.toLowerCase(),
+      type: UserType.Organization,
+      visibility: parseVisibility(options.visibility ?? 'public'),
+      createdUnix: now,
+      updatedUnix: now,
+    });
+    await t.app.get(OrganizationStore).addOwnersTeam(tx, org.id, owner.id);
+    return org;
+  });
+}
