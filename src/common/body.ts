@@ -71,7 +71,8 @@ function decodeJson(text: string): DecodedBody {
   if (text.trim() === '') return new DecodedBody({}, false);
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    // Keys that could reach an object's prototype are dropped while parsing.
+    value = JSON.parse(text, (key, item: unknown) => (key === '__proto__' || key === 'constructor' ? undefined : item));
   } catch (error) {
     return new DecodedBody({}, false, new BadRequestError(`invalid JSON body: ${(error as Error).message}`));
   }
@@ -83,8 +84,11 @@ function decodeJson(text: string): DecodedBody {
 }
 
 function formFields(params: Iterable<[string, string]>): Record<string, string[]> {
-  const fields: Record<string, string[]> = {};
-  for (const [key, value] of params) (fields[key] ??= []).push(value);
+  const fields: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  for (const [key, value] of params) {
+    if (key === '__proto__' || key === 'constructor') continue;
+    (fields[key] ??= []).push(value);
+  }
   return fields;
 }
 
@@ -136,13 +140,19 @@ export class BodyPipe implements PipeTransform {
     if (value.error) throw value.error;
     const target = metadata.metatype;
     if (!target || target === Object) return value.value;
-    const plain = value.fromForm ? coerceForm(target, value.value) : value.value;
-    const option = plainToInstance(target, plain, { excludeExtraneousValues: false }) as object;
-    const errors = validateSync(option, { stopAtFirstError: true, forbidUnknownValues: false });
-    if (errors.length > 0) {
-      const first = errors[0];
-      throw new InvalidInputError(Object.values(first.constraints ?? {})[0] ?? `[${first.property}]: invalid`);
-    }
-    return option;
+    return validateOption(target, value.fromForm ? coerceForm(target, value.value) : value.value);
   }
+}
+
+/** Builds an option object from plain data and applies its field rules; the first failure is a 422. */
+export function validateOption<T extends object>(target: new () => T, plain: Record<string, unknown>): T;
+export function validateOption(target: Function, plain: Record<string, unknown>): object;
+export function validateOption(target: Function, plain: Record<string, unknown>): object {
+  const option = plainToInstance(target as new () => object, plain) as object;
+  const errors = validateSync(option, { stopAtFirstError: true, forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const first = errors[0];
+    throw new InvalidInputError(Object.values(first.constraints ?? {})[0] ?? `[${first.property}]: invalid`);
+  }
+  return option;
 }
