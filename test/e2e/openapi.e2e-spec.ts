@@ -1,0 +1,78 @@
+import { ModulesContainer, Reflector } from '@nestjs/core';
+import { PATH_METADATA } from '@nestjs/common/constants';
+import { ROUTE_AUTH } from '../../src/auth/route-auth';
+import { startTestApp, TestApp } from '../support/test-app';
+
+describe('OpenAPI document and route declarations', () => {
+  let t: TestApp;
+  let document: {
+    info: { version: string };
+    servers: { url: string }[];
+    paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    document = (await t.http.get('/swagger.v1.json').expect(200)).body;
+  });
+  afterAll(() => t.close());
+
+  it('has info.version 1.1.1 and the /api/v1 base path', () => {
+    expect(document.info.version).toBe('1.1.1');
+    expect(document.servers[0].url).toBe('http://anvil.test/api/v1');
+    expect(Object.keys(document.paths)).toContain('/version');
+    expect(Object.keys(document.paths).every((path) => !path.startsWith('/api/v1'))).toBe(true);
+  });
+
+  it('declares the token header, basic auth and the query token security schemes', () => {
+    expect(document.components.securitySchemes).toMatchObject({
+      BasicAuth: { type: 'http', scheme: 'basic' },
+      AuthorizationHeaderToken: { type: 'apiKey', in: 'header', name: 'Authorization' },
+      Token: { type: 'apiKey', in: 'query', name: 'token' },
+      AccessToken: { type: 'apiKey', in: 'query', name: 'access_token' },
+    });
+  });
+
+  it('names the schemas as the spec does', () => {
+    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['User', 'AccessToken', 'ServerVersion', 'APIError']));
+  });
+
+  it('documents a success and an error response on every operation', () => {
+    const undocumented: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const statuses = Object.keys(operation.responses ?? {});
+        const success = statuses.some((status) => status.startsWith('2'));
+        const failure = statuses.some((status) => /^[45]/.test(status));
+        if (!success || !failure) undocumented.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(undocumented).toEqual([]);
+  });
+
+  it('serves Swagger UI at /api/swagger', async () => {
+    const response = await t.http.get('/api/swagger').redirects(1).expect(200);
+    expect(response.text).toContain('swagger');
+  });
+
+  it('every route declares its auth (public, signed in, site admin)', () => {
+    const reflector = t.app.get(Reflector);
+    const controllers = [...t.app.get(ModulesContainer).values()].flatMap((module) => [...module.controllers.values()]);
+    const undeclared: string[] = [];
+    let routes = 0;
+    for (const wrapper of controllers) {
+      const prototype = (wrapper.metatype as { prototype: Record<string, unknown> }).prototype;
+      for (const method of Object.getOwnPropertyNames(prototype)) {
+        const handler = prototype[method];
+        if (method === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+        routes += 1;
+        if (!reflector.getAllAndOverride(ROUTE_AUTH, [handler, wrapper.metatype as object])) {
+          undeclared.push(`${wrapper.name}.${method}`);
+        }
+      }
+    }
+    expect(routes).toBeGreaterThan(5);
+    expect(undeclared).toEqual([]);
+  });
+});
