@@ -1,0 +1,77 @@
+import * as path from 'node:path';
+import { ConfigError, loadConfig, parseByteSize } from './config';
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.dataDir).toBe(path.resolve('./data'));
+    expect(config.database).toEqual({ type: 'sqlite', file: path.resolve('./data/anvil.db') });
+    expect(config.rootUrl).toBe('http://localhost:3000/');
+    expect(config.rootHost).toBe('localhost');
+    expect(config.quota).toEqual({ enabled: true, defaultGroups: [], defaultTotal: -1 });
+    expect(config.allowLocalNetworks).toBe(false);
+    expect(config.paging).toEqual({ defaultLimit: 30, maxLimit: 50 });
+  });
+
+  it('normalises ROOT_URL to end with a slash', () => {
+    expect(loadConfig({ ROOT_URL: 'https://git.example.com/forge' }).rootUrl).toBe('https://git.example.com/forge/');
+    expect(loadConfig({ ROOT_URL: 'https://git.example.com/forge' }).rootHost).toBe('git.example.com');
+  });
+
+  it('derives the default ROOT_URL from PORT', () => {
+    expect(loadConfig({ PORT: '8080' }).rootUrl).toBe('http://localhost:8080/');
+  });
+
+  it('reads a MySQL DATABASE_URL', () => {
+    expect(loadConfig({ DATABASE_URL: 'mysql://anvil:s%40cret@db.internal:3307/forge' }).database).toEqual({
+      type: 'mysql',
+      host: 'db.internal',
+      port: 3307,
+      username: 'anvil',
+      password: 's@cret',
+      database: 'forge',
+    });
+  });
+
+  it('reads a SQLite DATABASE_URL', () => {
+    expect(loadConfig({ DATABASE_URL: 'sqlite:///var/lib/anvil/anvil.db' }).database).toEqual({ type: 'sqlite', file: '/var/lib/anvil/anvil.db' });
+  });
+
+  it('parses quota settings', () => {
+    const config = loadConfig({ QUOTA_ENABLED: 'false', QUOTA_DEFAULT_GROUPS: ' a, b ,,c', QUOTA_DEFAULT_TOTAL: '1GiB' });
+    expect(config.quota).toEqual({ enabled: false, defaultGroups: ['a', 'b', 'c'], defaultTotal: 1024 ** 3 });
+  });
+
+  it.each([
+    [{ DATABASE_URL: 'postgres://localhost/db' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'mysql://localhost/' }, 'DATABASE_URL'],
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ ROOT_URL: 'ftp://example.com' }, 'ROOT_URL'],
+    [{ QUOTA_ENABLED: 'maybe' }, 'QUOTA_ENABLED'],
+    [{ ALLOW_LOCAL_NETWORKS: 'perhaps' }, 'ALLOW_LOCAL_NETWORKS'],
+    [{ QUOTA_DEFAULT_TOTAL: 'lots' }, 'QUOTA_DEFAULT_TOTAL'],
+    [{ MAX_RESPONSE_ITEMS: '0' }, 'MAX_RESPONSE_ITEMS'],
+    [{ DEFAULT_PAGING_NUM: '60' }, 'DEFAULT_PAGING_NUM'],
+  ])('refuses %j with an error naming %s', (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(`^invalid configuration: ${variable}: `));
+  });
+});
+
+describe('parseByteSize', () => {
+  it.each([
+    ['-1', -1],
+    ['4096', 4096],
+    ['1KiB', 1024],
+    ['1 MB', 1_000_000],
+    ['2gib', 2 * 1024 ** 3],
+  ])('%s is %d bytes', (raw, bytes) => {
+    expect(parseByteSize(raw)).toBe(bytes);
+  });
+
+  it('refuses unknown units', () => {
+    expect(parseByteSize('3 parsecs')).toBeUndefined();
+  });
+});
