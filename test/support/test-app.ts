@@ -55,7 +55,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   };
 }
 
-async function createMysqlDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createMysqlDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const server = new URL(process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306');
   const name = `anvil_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const connect = () =>

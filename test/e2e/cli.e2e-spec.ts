@@ -1,0 +1,105 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runCli } from '../../src/cli/cli';
+import { loadConfig } from '../../src/config/config';
+import { withBasic, withToken } from '../support/factories';
+import { createMysqlDatabase, startTestApp, TestApp, usesMysql } from '../support/test-app';
+
+/**
+ * The bootstrap CLI (behaviour 10.1) on a fresh data directory, then the server on the same database: the
+ * admin it created can create users and tokens over the API.
+ */
+describe('admin CLI', () => {
+  let t: TestApp;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    // The app creates (and migrates) the database; the CLI must also work on a fresh directory, checked below.
+    t = await startTestApp();
+    env = { DATA_DIR: t.dataDir, ROOT_URL: t.config.rootUrl, LOG_LEVEL: 'silent' };
+    if (t.config.database.type === 'mysql') {
+      const db = t.config.database;
+      env.DATABASE_URL = `mysql://${db.username}:${db.password}@${db.host}:${db.port}/${db.database}`;
+    }
+  });
+  afterAll(() => t.close());
+
+  async function cli(args: string[], cliEnv = env) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(args, loadConfig(cliEnv), { out: (line) => out.push(line), err: (line) => err.push(line) });
+    return { code, out, err };
+  }
+
+  it('creates the first admin with a token printed as the last line, usable over the API', async () => {
+    const result = await cli(['admin', 'user', 'create', '--username', 'root', '--password', 'root-password', '--email', 'root@example.com', '--admin', '--access-token']);
+    expect(result.code).toBe(0);
+    expect(result.out[0]).toBe("New user 'root' has been successfully created!");
+    const token = result.out.at(-1)!;
+    expect(token).toMatch(/^[0-9a-f]{40}$/);
+
+    const me = await t.http.get(t.api('/user')).set(withToken(token)).expect(200);
+    expect(me.body).toMatchObject({ login: 'root', is_admin: true, email: 'root@example.com' });
+
+    const created = await t.http
+      .post(t.api('/admin/users'))
+      .set(withToken(token))
+      .send({ username: 'dev', email: 'dev@example.com', password: 'dev-password', must_change_password: false })
+      .expect(201);
+    expect(created.body.login).toBe('dev');
+    const devToken = await t.http.post(t.api('/users/dev/tokens')).set(withBasic('dev', 'dev-password')).send({ name: 'laptop', scopes: ['all'] }).expect(201);
+    await t.http.get(t.api('/user')).set(withToken(devToken.body.sha1)).expect(200);
+
+    const tokens = await t.http.get(t.api('/users/root/tokens')).set(withToken(token)).expect(200);
+    expect(tokens.body[0]).toMatchObject({ name: 'gitea-admin', scopes: ['all'] });
+  });
+
+  it('makes later users change their password by default, unless told otherwise', async () => {
+    expect((await cli(['admin', 'user', 'create', '--username', 'second', '--password', 'second-password', '--email', 'second@example.com'])).code).toBe(0);
+    await t.http.get(t.api('/user')).set(withBasic('second', 'second-password')).expect(403);
+    const third = ['admin', 'user', 'create', '--username', 'third', '--password', 'third-password', '--email', 'third@example.com', '--must-change-password=false'];
+    expect((await cli(third)).code).toBe(0);
+    await t.http.get(t.api('/user')).set(withBasic('third', 'third-password')).expect(200);
+  });
+
+  it.each([
+    [['admin', 'user', 'create', '--username', 'root', '--password', 'another-pass', '--email', 'other@example.com'], 'user already exists [name: root]'],
+    [['admin', 'user', 'create', '--username', 'x y', '--password', 'another-pass', '--email', 'xy@example.com'], '[Username]: Username'],
+    [['admin', 'user', 'create', '--username', 'shorty', '--password', 'short', '--email', 'shorty@example.com'], 'PasswordIsRequired'],
+  ])('exits non-zero with the reason on stderr for %j', async (args, reason) => {
+    const result = await cli(args);
+    expect(result.code).not.toBe(0);
+    expect(result.err.join('\n')).toContain(reason);
+  });
+
+  it.each([[['admin', 'user', 'create', '--username', 'nobody']], [['admin', 'frobnicate']], [['--must-change-password=maybe']]])('prints usage and exits non-zero for bad arguments %j', async (args) => {
+    const result = await cli(args);
+    expect(result.code).not.toBe(0);
+    expect(result.err.join('\n')).toMatch(/error|Usage/);
+  });
+
+  it('works on a fresh data directory and an empty database (it migrates first)', async () => {
+    const fresh = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-cli-'));
+    const database = usesMysql() ? await createMysqlDatabase() : undefined;
+    try {
+      const result = await cli(['admin', 'user', 'create', '--username', 'first', '--password', 'first-password', '--email', 'first@example.com'], {
+        DATA_DIR: fresh,
+        LOG_LEVEL: 'silent',
+        ...(database ? { DATABASE_URL: database.url } : {}),
+      });
+      expect(result.code).toBe(0);
+      if (!database) expect(fs.existsSync(path.join(fresh, 'anvil.db'))).toBe(true);
+      // The very first user need not change the password: the server lets them in at once.
+      const served = await startTestApp({ DATA_DIR: fresh, ...(database ? { DATABASE_URL: database.url } : {}) });
+      try {
+        await served.http.get(served.api('/user')).set(withBasic('first', 'first-password')).expect(200);
+      } finally {
+        await served.app.close();
+      }
+    } finally {
+      await database?.drop();
+      fs.rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+});
