@@ -4,6 +4,7 @@ const tsJest = ['ts-jest', { tsconfig: 'tsconfig.jest.json' }];
 
 module.exports = {
   testTimeout: 60000,
+  maxWorkers: 2,
   projects: [
     {
       displayName: 'unit',
