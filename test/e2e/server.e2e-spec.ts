@@ -38,3 +38,16 @@ describe('server routes', () => {
     expect(response.headers['cache-control']).toContain('max-age=0');
   });
 });
+
+describe('health when the database is gone', () => {
+  it('GET /api/healthz answers 503', async () => {
+    const t = await startTestApp();
+    try {
+      await t.dataSource.destroy();
+      const response = await t.http.get('/api/healthz').expect(503);
+      expect(response.body.status).toBe('fail');
+    } finally {
+      await t.close();
+    }
+  });
+});
