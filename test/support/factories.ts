@@ -92,3 +92,26 @@ export async function makeOrg(t: TestApp, owner: UserEntity, options: MakeOrgOpt
     return org;
   });
 }
+
+export interface MakeRepoOptions {
+  name?: string;
+  private?: boolean;
+  autoInit?: boolean;
+  description?: string;
+  /** Create it in this organisation (the token's user must own it). */
+  org?: string;
+}
+
+/**
+ * A repository created over HTTP by `owner` (so its bare git directory exists), returning the `Repository`
+ * JSON of the creation answer.
+ */
+export async function makeRepo(t: TestApp, owner: TestUser, options: MakeRepoOptions = {}): Promise<Record<string, any>> {
+  const path = options.org ? `/orgs/${options.org}/repos` : '/user/repos';
+  const response = await t.http
+    .post(t.api(path))
+    .set(withToken(owner.token))
+    .send({ name: options.name ?? uniqueName('repo'), private: options.private ?? false, auto_init: options.autoInit ?? false, description: options.description ?? '' });
+  if (response.status !== 201) throw new Error(`makeRepo: ${response.status} ${response.text}`);
+  return response.body;
+}

@@ -1,0 +1,27 @@
+import { ApiSchema } from '@nestjs/swagger';
+import { Field } from '../common/fields';
+import { GIT_REF_NAME, maxSize } from './repository-names';
+
+/** Body of PATCH /repos/{owner}/{repo}: absent fields are left as they are. */
+@ApiSchema({ name: 'EditRepoOption' })
+export class EditRepositoryOption {
+  @Field({ field: 'Description', type: 'string', maxSize: 2048 })
+  description?: string;
+
+  @Field({ field: 'Website', type: 'string', maxSize: 1024 })
+  website?: string;
+
+  @Field({ field: 'Private', type: 'boolean' })
+  private?: boolean;
+
+  @Field({ field: 'Template', type: 'boolean' })
+  template?: boolean;
+
+  @Field({
+    field: 'DefaultBranch',
+    type: 'string',
+    rules: [GIT_REF_NAME, maxSize(100)],
+    description: 'changed only when the branch exists or the repository is empty (as Forgejo)',
+  })
+  default_branch?: string;
+}

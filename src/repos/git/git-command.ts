@@ -1,0 +1,142 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+
+/** A git command that failed: it exited non-zero, was killed, or could not start. */
+export class GitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly exitCode: number | null,
+    readonly stderr: string,
+    message?: string,
+  ) {
+    super(message ?? `git ${args[0] ?? ''} failed (exit ${exitCode}): ${stderr.trim().split('\n')[0] ?? ''}`);
+    this.name = 'GitError';
+  }
+}
+
+/** The command ran longer than its time limit and was killed. */
+export class GitTimeoutError extends GitError {
+  constructor(args: readonly string[], timeoutMs: number) {
+    super(args, null, '', `git ${args[0] ?? ''} timed out after ${timeoutMs} ms`);
+    this.name = 'GitTimeoutError';
+  }
+}
+
+/** The git executable could not be started (not installed, or not on the fixed PATH). */
+export class GitUnavailableError extends GitError {
+  constructor(args: readonly string[], cause: Error) {
+    super(args, null, '', `git could not be started: ${cause.message}`);
+    this.name = 'GitUnavailableError';
+  }
+}
+
+export interface GitRunOptions {
+  /** Runs against this repository (`--git-dir`). */
+  gitDir?: string;
+  /** Written to the command's standard input. */
+  input?: string | Buffer;
+  /** Extra variables for this command only (e.g. the author of a commit). */
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+export interface GitResult {
+  stdout: string;
+  exitCode: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A fixed search path: git is found the same way whatever the server's environment holds, and nothing of that
+ * environment (GIT_DIR, GIT_WORK_TREE, a user's ~/.gitconfig, …) leaks into the commands.
+ */
+const SEARCH_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/**
+ * The only code that spawns git (house style: one adapter per side effect). Arguments always go as an array,
+ * never through a shell; every command has a time limit, a clean environment (HOME under DATA_DIR, no system
+ * or global configuration) and fails with a typed GitError.
+ */
+@Injectable()
+export class GitCommand {
+  private readonly home: string;
+  private homeReady = false;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.home = path.join(config.dataDir, 'git-home');
+  }
+
+  /** Runs git and returns its standard output; a non-zero exit is a GitError. */
+  async run(args: string[], options: GitRunOptions = {}): Promise<string> {
+    const result = await this.execute(args, options);
+    return result.stdout;
+  }
+
+  /** Runs git and returns the exit code as well, for commands whose exit code is an answer (show-ref). */
+  async probe(args: string[], options: GitRunOptions = {}): Promise<GitResult> {
+    return this.execute(args, options, true);
+  }
+
+  private async execute(args: string[], options: GitRunOptions, acceptAnyExit = false): Promise<GitResult> {
+    this.ensureHome();
+    const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const env: Record<string, string> = {
+      PATH: SEARCH_PATH,
+      HOME: this.home,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_TERMINAL_PROMPT: '0',
+      LC_ALL: 'C',
+      ...options.env,
+    };
+    return new Promise<GitResult>((resolve, reject) => {
+      const child = spawn('git', fullArgs, { env, stdio: ['pipe', 'pipe', 'pipe'], shell: false });
+      const stdout: Buffer[] = [];
+      const stderr: Buffer[] = [];
+      let outputBytes = 0;
+      let timedOut = false;
+      let settled = false;
+      const finish = (action: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        action();
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      }, timeoutMs);
+      child.stdout.on('data', (chunk: Buffer) => {
+        outputBytes += chunk.length;
+        if (outputBytes <= MAX_OUTPUT_BYTES) stdout.push(chunk);
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        if (Buffer.concat(stderr).length < 64 * 1024) stderr.push(chunk);
+      });
+      child.on('error', (error) => finish(() => reject(new GitUnavailableError(args, error))));
+      child.on('close', (code) => {
+        finish(() => {
+          if (timedOut) return reject(new GitTimeoutError(args, timeoutMs));
+          const result = { stdout: Buffer.concat(stdout).toString('utf8'), exitCode: code ?? -1 };
+          if (code === 0 || (acceptAnyExit && code !== null)) return resolve(result);
+          reject(new GitError(args, code, Buffer.concat(stderr).toString('utf8')));
+        });
+      });
+      // A command that exits before reading its input closes the pipe: that is not an error of ours.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(options.input ?? '');
+    });
+  }
+
+  private ensureHome(): void {
+    if (this.homeReady) return;
+    fs.mkdirSync(this.home, { recursive: true });
+    this.homeReady = true;
+  }
+}

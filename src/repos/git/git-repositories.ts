@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { Injectable, Logger } from '@nestjs/common';
+import { GitCommand } from './git-command';
+import { RepositoryPaths } from './repository-paths';
+
+export type ObjectFormat = 'sha1' | 'sha256';
+
+export interface Signature {
+  name: string;
+  email: string;
+  /** Seconds since the epoch, UTC. */
+  whenUnix: number;
+}
+
+export interface InitialCommit {
+  message: string;
+  author: Signature;
+  /** Files at the root of the tree, in any order. */
+  files: { name: string; content: string }[];
+}
+
+export interface NewRepository {
+  objectFormat: ObjectFormat;
+  defaultBranch: string;
+  initialCommit?: InitialCommit;
+}
+
+/** The repository directory could not be created or filled. */
+export class RepositoryStorageError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RepositoryStorageError';
+  }
+}
+
+/**
+ * Bare repositories on disk: creation (with an optional first commit built from plumbing, no working copy),
+ * HEAD, size and removal. Every git call goes through GitCommand.
+ */
+@Injectable()
+export class GitRepositories {
+  private readonly logger = new Logger('GitRepositories');
+
+  constructor(
+    private readonly git: GitCommand,
+    private readonly paths: RepositoryPaths,
+  ) {}
+
+  /**
+   * Creates the bare repository at `dir`. Whatever this call created is removed again when a step fails, and
+   * a path that is already taken is refused untouched — unless it is a repository directory left behind by a
+   * deletion that was interrupted after its row was gone (the caller holds the row for this path now).
+   */
+  async create(dir: string, spec: NewRepository): Promise<void> {
+    await this.clearLeftover(dir);
+    try {
+      await fs.mkdir(path.dirname(dir), { recursive: true });
+    } catch (error) {
+      throw new RepositoryStorageError(`cannot create the owner directory: ${(error as Error).message}`, { cause: error });
+    }
+    try {
+      await this.git.run(['init', '--bare', '--quiet', `--object-format=${spec.objectFormat}`, dir]);
+    } catch (error) {
+      // git init may have created part of the directory before failing.
+      if (await exists(dir)) await this.removeDirectory(dir);
+      throw error;
+    }
+    try {
+      await this.setHead(dir, spec.defaultBranch);
+      if (spec.initialCommit) await this.commitFiles(dir, spec.defaultBranch, spec.initialCommit);
+    } catch (error) {
+      await this.removeDirectory(dir);
+      throw error;
+    }
+  }
+
+  async setHead(dir: string, branch: string): Promise<void> {
+    await this.git.run(['symbolic-ref', 'HEAD', `refs/heads/${branch}`], { gitDir: dir });
+  }
+
+  async branchExists(dir: string, branch: string): Promise<boolean> {
+    const result = await this.git.probe(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { gitDir: dir });
+    return result.exitCode === 0;
+  }
+
+  /** Total bytes of the regular files under `dir` (behaviour 11.1: the stored git size). */
+  async size(dir: string): Promise<number> {
+    let total = 0;
+    const entries = await fs.readdir(dir, { withFileTypes: true });
+    for (const entry of entries) {
+      const child = path.join(dir, entry.name);
+      if (entry.isDirectory()) total += await this.size(child);
+      else if (entry.isFile()) total += (await fs.lstat(child)).size;
+    }
+    return total;
+  }
+
+  /**
+   * Removes a repository directory: first moved into the trash (one atomic rename frees the path at once),
+   * then deleted. A missing directory is not an error.
+   */
+  async remove(dir: string): Promise<void> {
+    const parked = await this.park(dir);
+    if (parked) await fs.rm(parked, { recursive: true, force: true });
+  }
+
+  /** Deletes what an interrupted removal left in the trash. */
+  async emptyTrash(): Promise<void> {
+    const trash = this.paths.trash();
+    let names: string[];
+    try {
+      names = await fs.readdir(trash);
+    } catch {
+      return;
+    }
+    for (const name of names) await fs.rm(path.join(trash, name), { recursive: true, force: true });
+  }
+
+  /**
+   * Builds the first commit with plumbing, straight into the bare repository: one blob per file
+   * (`hash-object -w`), a tree (`mktree`), the commit (`commit-tree`), then the branch (`update-ref`, which
+   * refuses to overwrite an existing ref).
+   */
+  private async commitFiles(dir: string, branch: string, commit: InitialCommit): Promise<void> {
+    const entries: string[] = [];
+    for (const file of commit.files) {
+      const oid = (await this.git.run(['hash-object', '-w', '--stdin'], { gitDir: dir, input: Buffer.from(file.content, 'utf8') })).trim();
+      entries.push(`100644 blob ${oid}\t${file.name}\n`);
+    }
+    const tree = (await this.git.run(['mktree'], { gitDir: dir, input: entries.join('') })).trim();
+    const date = `@${commit.author.whenUnix} +0000`;
+    const identity = {
+      GIT_AUTHOR_NAME: commit.author.name,
+      GIT_AUTHOR_EMAIL: commit.author.email,
+      GIT_AUTHOR_DATE: date,
+      GIT_COMMITTER_NAME: commit.author.name,
+      GIT_COMMITTER_EMAIL: commit.author.email,
+      GIT_COMMITTER_DATE: date,
+    };
+    const oid = (await this.git.run(['commit-tree', tree, '-m', commit.message], { gitDir: dir, env: identity })).trim();
+    await this.git.run(['update-ref', `refs/heads/${branch}`, oid, ''], { gitDir: dir });
+  }
+
+  private async clearLeftover(dir: string): Promise<void> {
+    let stat;
+    try {
+      stat = await fs.lstat(dir);
+    } catch {
+      return;
+    }
+    if (stat.isDirectory() && (await exists(path.join(dir, 'HEAD'))) && (await exists(path.join(dir, 'objects')))) {
+      this.logger.warn(`removing the leftover directory of a deleted repository: ${dir}`);
+      await this.remove(dir);
+      return;
+    }
+    throw new RepositoryStorageError('the repository path is already taken on disk');
+  }
+
+  private async park(dir: string): Promise<string | null> {
+    const trash = this.paths.trash();
+    await fs.mkdir(trash, { recursive: true });
+    const parked = path.join(trash, `${path.basename(dir)}-${Date.now()}-${randomBytes(4).toString('hex')}`);
+    try {
+      await fs.rename(dir, parked);
+      return parked;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  private async removeDirectory(dir: string): Promise<void> {
+    try {
+      await fs.rm(dir, { recursive: true, force: true });
+    } catch (error) {
+      this.logger.error(`could not remove ${dir} after a failed creation: ${(error as Error).message}`);
+    }
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fs.lstat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+

@@ -1,0 +1,47 @@
+import * as path from 'node:path';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+
+/** The directory under DATA_DIR that holds every repository (behaviour 4.1). */
+export function repositoriesRoot(dataDir: string): string {
+  return path.join(dataDir, 'repositories');
+}
+
+/** `DATA_DIR/repositories/<owner lowercased>/<name lowercased>.git`. */
+export function repositoryPath(dataDir: string, ownerName: string, repoName: string): string {
+  return path.join(repositoriesRoot(dataDir), safeSegment(ownerName), `${safeSegment(repoName)}.git`);
+}
+
+/**
+ * Where directories of deleted repositories wait for removal. Owner names start with a letter or digit, so
+ * `.trash` can never be an owner's directory.
+ */
+export function trashRoot(dataDir: string): string {
+  return path.join(repositoriesRoot(dataDir), '.trash');
+}
+
+/**
+ * Names reach here validated (AlphaDashDot, reserved names refused); this is the last guard against a name
+ * that would leave its directory.
+ */
+function safeSegment(name: string): string {
+  const lower = name.toLowerCase();
+  if (lower === '' || lower === '.' || lower === '..' || /[/\\\0]/.test(lower)) {
+    throw new Error(`unsafe name for a path segment: ${JSON.stringify(name)}`);
+  }
+  return lower;
+}
+
+/** The one place that builds repository paths on disk. */
+@Injectable()
+export class RepositoryPaths {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  repository(ownerName: string, repoName: string): string {
+    return repositoryPath(this.config.dataDir, ownerName, repoName);
+  }
+
+  trash(): string {
+    return trashRoot(this.config.dataDir);
+  }
+}

@@ -1,0 +1,20 @@
+import { Injectable } from '@nestjs/common';
+import type { UserEntity } from '../users/user.entity';
+
+/**
+ * Where repository creation asks the quota engine (behaviour 11.6: `size:repos:all` on the new owner, 413 when
+ * refused). The engine is a later issue; until it provides QUOTA_GATE, every creation is allowed.
+ */
+export interface QuotaGate {
+  /** Throws QuotaExceededError when `owner` may not get another repository. */
+  assertCanCreateRepository(owner: UserEntity): Promise<void>;
+}
+
+export const QUOTA_GATE = Symbol('QUOTA_GATE');
+
+@Injectable()
+export class AllowAllQuotaGate implements QuotaGate {
+  async assertCanCreateRepository(): Promise<void> {
+    // No quota engine yet: nothing is refused.
+  }
+}

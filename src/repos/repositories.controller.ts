@@ -1,0 +1,78 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, Public, requireSignedIn, SignedIn } from '../auth/route-auth';
+import type { DecodedBody } from '../common/body';
+import { ApiEmpty, ApiErrors } from '../common/openapi';
+import { CreateRepositoryOption } from './create-repository.option';
+import { bindOption, DeferredBody } from './deferred-body';
+import { EditRepositoryOption } from './edit-repository.option';
+import { RepositoriesService } from './repositories.service';
+import { RepositoryWire } from './repository.wire';
+
+@ApiTags('repository')
+@Controller()
+export class RepositoriesController {
+  constructor(private readonly repositories: RepositoriesService) {}
+
+  @Post('org/:org/repos')
+  @SignedIn('organization', 'repository')
+  @ApiOperation({ summary: 'Create a repository in an organization', deprecated: true })
+  @ApiCreatedResponse({ type: RepositoryWire })
+  @ApiErrors(400, 403, 404, 409, 413, 422, 500)
+  createInOrgDeprecated(@Caller() caller: AuthContext, @Param('org') org: string, @Body() option: CreateRepositoryOption): Promise<RepositoryWire> {
+    return this.repositories.createInOrganizationDeprecated(caller, org, option);
+  }
+
+  @Post('orgs/:org/repos')
+  @Public('organization')
+  @ApiOperation({ summary: 'Create a repository in an organization' })
+  @ApiBody({ type: CreateRepositoryOption })
+  @ApiCreatedResponse({ type: RepositoryWire })
+  @ApiErrors(400, 403, 404, 409, 413, 422, 500)
+  async createInOrg(@Caller() caller: AuthContext, @Param('org') orgName: string, @DeferredBody() body: DecodedBody): Promise<RepositoryWire> {
+    // Behaviour 10.5: unknown org (404) and public-only (403) come before sign-in (401) and the body.
+    const org = await this.repositories.organizationForCreation(caller, orgName);
+    requireSignedIn(caller);
+    const option = bindOption(body, CreateRepositoryOption);
+    return this.repositories.createInOrganization(caller, org, option);
+  }
+
+  @Post('user/repos')
+  @SignedIn('user', 'repository')
+  @ApiOperation({ summary: 'Create a repository' })
+  @ApiCreatedResponse({ type: RepositoryWire })
+  @ApiErrors(400, 409, 413, 422, 500)
+  createForCaller(@Caller() caller: AuthContext, @Body() option: CreateRepositoryOption): Promise<RepositoryWire> {
+    return this.repositories.createForCaller(caller, option);
+  }
+
+  @Get('repos/:owner/:repo')
+  @Public('repository')
+  @ApiOperation({ summary: 'Get a repository' })
+  @ApiOkResponse({ type: RepositoryWire })
+  @ApiErrors(404)
+  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<RepositoryWire> {
+    return this.repositories.get(caller, owner, repo);
+  }
+
+  @Patch('repos/:owner/:repo')
+  @Public('repository')
+  @ApiOperation({ summary: "Edit a repository's properties. Only fields that are set will be changed." })
+  @ApiBody({ type: EditRepositoryOption })
+  @ApiOkResponse({ type: RepositoryWire })
+  @ApiErrors(400, 403, 404, 422)
+  edit(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @DeferredBody() body: DecodedBody): Promise<RepositoryWire> {
+    return this.repositories.edit(caller, owner, repo, () => bindOption(body, EditRepositoryOption));
+  }
+
+  @Delete('repos/:owner/:repo')
+  @Public('repository')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a repository' })
+  @ApiEmpty()
+  @ApiErrors(403, 404)
+  async delete(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<void> {
+    await this.repositories.delete(caller, owner, repo);
+  }
+}

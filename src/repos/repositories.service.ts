@@ -1,0 +1,289 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { AuthContext } from '../auth/auth-context';
+import { requireSignedIn } from '../auth/route-auth';
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { Clock } from '../common/time';
+import { isUniqueViolation, Transactions } from '../database/transactions';
+import { OrganizationStore } from '../users/organization.store';
+import { UserVisibility } from '../users/user-visibility';
+import { noReplyEmail } from '../users/user.mapper';
+import { UserEntity, Visibility } from '../users/user.entity';
+import { UserStore } from '../users/user.store';
+import { UsersService } from '../users/users.service';
+import type { CreateRepositoryOption } from './create-repository.option';
+import type { EditRepositoryOption } from './edit-repository.option';
+import { GitRepositories, ObjectFormat, Signature } from './git/git-repositories';
+import { RepositoryPaths } from './git/repository-paths';
+import { QUOTA_GATE, QuotaGate } from './quota-gate';
+import { administers, isReadable, permissionOf, RepositoryAccess, ViewerAccess } from './repository-access';
+import { RepositoryEntity } from './repository.entity';
+import { repositoryUrls } from './repository.mapper';
+import { assertUsableRepositoryName, DEFAULT_BRANCH } from './repository-names';
+import { RepositoryStore } from './repository.store';
+import { RepositoryViews } from './repository-views';
+import type { RepositoryWire } from './repository.wire';
+import { StarStore } from './star.store';
+import { RepositoryTemplates } from './templates/repository-templates';
+import { WatchStore } from './watch.store';
+
+/** A repository the caller may read, with its owner and the caller's access facts. */
+export interface ReadableRepository {
+  repo: RepositoryEntity;
+  owner: UserEntity;
+  access: ViewerAccess;
+}
+
+const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
+
+/**
+ * Repositories: creation (row and bare git directory together, or neither), reading, changing, deleting,
+ * and the lookup every /repos/{owner}/{repo} route starts with.
+ */
+@Injectable()
+export class RepositoriesService implements OnModuleInit {
+  private readonly logger = new Logger('RepositoriesService');
+
+  constructor(
+    private readonly repositories: RepositoryStore,
+    private readonly stars: StarStore,
+    private readonly watches: WatchStore,
+    private readonly users: UserStore,
+    private readonly usersService: UsersService,
+    private readonly organizations: OrganizationStore,
+    private readonly userVisibility: UserVisibility,
+    private readonly access: RepositoryAccess,
+    private readonly views: RepositoryViews,
+    private readonly templates: RepositoryTemplates,
+    private readonly git: GitRepositories,
+    private readonly paths: RepositoryPaths,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+    @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    // Directories parked by a deletion that was interrupted before it could remove them.
+    await this.git.emptyTrash();
+  }
+
+  /**
+   * The start of every /repos/{owner}/{repo} route (behaviour 1.6): unknown or unreadable → 404; a
+   * public-only token on a private repository or a non-public owner → 403.
+   */
+  async findReadable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ReadableRepository> {
+    const owner = await this.users.findByName(ownerName);
+    if (!owner) throw new NotFoundError();
+    const repo = await this.repositories.findByOwnerAndName(owner.id, repoName);
+    if (!repo) throw new NotFoundError();
+    const access = await this.access.of(viewer);
+    if (!isReadable(access, repo, owner)) throw new NotFoundError();
+    if (viewer.publicOnly && (repo.isPrivate || owner.visibility !== Visibility.Public)) {
+      throw new ForbiddenError('token scope is limited to public repos');
+    }
+    return { repo, owner, access };
+  }
+
+  async get(viewer: AuthContext, ownerName: string, repoName: string): Promise<RepositoryWire> {
+    const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
+    return this.views.one(repo, owner, viewer, permissionOf(access, repo));
+  }
+
+  /** POST /user/repos (behaviour 10.5): quota on the caller, then the shared rules. */
+  async createForCaller(viewer: AuthContext, option: CreateRepositoryOption): Promise<RepositoryWire> {
+    requireSignedIn(viewer);
+    await this.quota.assertCanCreateRepository(viewer.user);
+    return this.create(viewer, viewer.user, option);
+  }
+
+  /**
+   * POST /org/{org}/repos (behaviour 4.2): not an organisation → 422; invisible → 404; quota → 413; not
+   * allowed → 403.
+   */
+  async createInOrganizationDeprecated(viewer: AuthContext, orgName: string, option: CreateRepositoryOption): Promise<RepositoryWire> {
+    requireSignedIn(viewer);
+    const org = await this.users.findByName(orgName);
+    if (!org || !org.isOrganization) throw new InvalidInputError(`org does not exist [id: 0, name: ${orgName}]`);
+    if (!(await this.userVisibility.canSee(viewer, org))) throw new NotFoundError();
+    return this.createInOrganization(viewer, org, option);
+  }
+
+  /** POST /orgs/{org}/repos, first step: unknown or not an organisation → 404; then public-only and visibility. */
+  async organizationForCreation(viewer: AuthContext, orgName: string): Promise<UserEntity> {
+    const org = await this.users.findByName(orgName);
+    if (!org || !org.isOrganization) throw new NotFoundError();
+    await this.userVisibility.assertVisible(viewer, org);
+    return org;
+  }
+
+  /** Quota on the organisation (413), then site admin or org owner (403), then the shared rules. */
+  async createInOrganization(viewer: AuthContext, org: UserEntity, option: CreateRepositoryOption): Promise<RepositoryWire> {
+    requireSignedIn(viewer);
+    await this.quota.assertCanCreateRepository(org);
+    if (!viewer.isAdmin && !(await this.organizations.isOwner(org.id, viewer.user.id))) {
+      throw new ForbiddenError('Given user is not allowed to create repository in organization.');
+    }
+    return this.create(viewer, org, option);
+  }
+
+  /**
+   * Behaviour 4.1 after owner, quota and permission: templates (422) → duplicate (409) → reserved name (422)
+   * → the row (with the owner's counter and the creator's watch) in one transaction → the bare repository on
+   * disk. If the disk step fails, the row goes again (compensation), so there is both or neither.
+   */
+  private async create(viewer: AuthContext, owner: UserEntity, option: CreateRepositoryOption): Promise<RepositoryWire> {
+    requireSignedIn(viewer);
+    const creator = viewer.user;
+    const autoInit = option.auto_init === true;
+    const templateChoice = { readme: option.readme || 'Default', gitignores: option.gitignores, license: option.license };
+    // Templates are used only by the first commit, so they are checked only when there is one (as Forgejo).
+    if (autoInit) this.templates.assertKnown(templateChoice);
+    if (await this.repositories.findByOwnerAndName(owner.id, option.name)) throw duplicateName();
+    assertUsableRepositoryName(option.name);
+    const now = this.clock.nowUnix();
+    const defaultBranch = option.default_branch || DEFAULT_BRANCH;
+    const objectFormat = (option.object_format_name || 'sha1') as ObjectFormat;
+    let repo: RepositoryEntity;
+    try {
+      repo = await this.transactions.run(async (tx) => {
+        if (await this.repositories.findByOwnerAndName(owner.id, option.name, tx)) throw duplicateName();
+        const row = await this.repositories.insert(tx, {
+          ownerId: owner.id,
+          name: option.name,
+          lowerName: option.name.toLowerCase(),
+          description: option.description ?? '',
+          website: '',
+          originalUrl: '',
+          defaultBranch,
+          objectFormatName: objectFormat,
+          isPrivate: option.private === true,
+          isEmpty: !autoInit,
+          isTemplate: option.template === true,
+          isMirror: false,
+          mirrorInterval: '',
+          mirrorUpdatedUnix: 0,
+          numStars: 0,
+          // The creator watches each new repository (behaviour 1.3, 4.1).
+          numWatches: 1,
+          gitSize: 0,
+          createdUnix: now,
+          updatedUnix: now,
+        });
+        await this.users.addToCounter(tx, owner.id, 'numRepos', 1);
+        await this.watches.insert(tx, creator.id, row.id, now);
+        return row;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw duplicateName();
+      throw error;
+    }
+
+    const dir = this.paths.repository(owner.name, repo.name);
+    let created = false;
+    try {
+      await this.git.create(dir, {
+        objectFormat,
+        defaultBranch,
+        initialCommit: autoInit ? this.initialCommit(creator, owner, repo, templateChoice, now) : undefined,
+      });
+      created = true;
+      const gitSize = await this.git.size(dir);
+      await this.transactions.run((tx) => this.repositories.update(tx, repo.id, { gitSize }));
+    } catch (error) {
+      this.logger.error(`creating ${owner.name}/${repo.name} failed on disk, removing it again: ${(error as Error).message}`);
+      if (created) await this.git.remove(dir).catch(() => undefined);
+      await this.transactions.run((tx) => this.deleteRow(tx, repo));
+      throw error;
+    }
+    const stored = (await this.repositories.findById(repo.id))!;
+    return this.views.one(stored, owner, viewer, ALL_PERMISSIONS);
+  }
+
+  /** PATCH /repos/{owner}/{repo}: after the lookup, sign-in (401), admin of the repository (403), then the body. */
+  async edit(viewer: AuthContext, ownerName: string, repoName: string, bind: () => EditRepositoryOption): Promise<RepositoryWire> {
+    const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
+    requireSignedIn(viewer);
+    if (!administers(access, repo)) {
+      throw new ForbiddenError('user should be an owner or a collaborator with admin write of a repository');
+    }
+    const option = bind();
+    const changes: Partial<RepositoryEntity> = {};
+    if (option.description !== undefined && option.description !== null) changes.description = option.description;
+    if (option.website !== undefined && option.website !== null) changes.website = option.website;
+    if (option.private !== undefined && option.private !== null) changes.isPrivate = option.private;
+    if (option.template !== undefined && option.template !== null) changes.isTemplate = option.template;
+    const dir = this.paths.repository(owner.name, repo.name);
+    const branch = option.default_branch;
+    // As Forgejo: the default branch changes only to a branch that exists, or freely while the repository is empty.
+    if (branch && branch !== repo.defaultBranch && (repo.isEmpty || (await this.git.branchExists(dir, branch)))) {
+      await this.git.setHead(dir, branch);
+      changes.defaultBranch = branch;
+    }
+    changes.updatedUnix = this.clock.nowUnix();
+    try {
+      await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+    } catch (error) {
+      if (changes.defaultBranch) await this.git.setHead(dir, repo.defaultBranch).catch(() => undefined);
+      throw error;
+    }
+    const stored = (await this.repositories.findById(repo.id))!;
+    return this.views.one(stored, owner, viewer, permissionOf(access, stored));
+  }
+
+  /**
+   * DELETE /repos/{owner}/{repo}: owner, org owner or site admin. The row goes first (the commit point), then
+   * the directory; if the process dies between the two, the next creation at that path clears the leftover.
+   */
+  async delete(viewer: AuthContext, ownerName: string, repoName: string): Promise<void> {
+    const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
+    requireSignedIn(viewer);
+    if (!administers(access, repo)) throw new ForbiddenError('user should be the owner of the repo');
+    await this.transactions.run((tx) => this.deleteRow(tx, repo));
+    const dir = this.paths.repository(owner.name, repo.name);
+    try {
+      await this.git.remove(dir);
+    } catch (error) {
+      this.logger.error(`repository ${owner.name}/${repo.name} deleted, but its directory stayed: ${(error as Error).message}`);
+    }
+  }
+
+  /** The row, its stars (with the starrers' counters), its watches and the owner's counter, in one transaction. */
+  private async deleteRow(tx: EntityManager, repo: RepositoryEntity): Promise<void> {
+    if (!(await this.repositories.delete(tx, repo.id))) throw new NotFoundError();
+    await this.stars.deleteAllOfRepository(tx, repo.id);
+    await this.watches.deleteAllOfRepository(tx, repo.id);
+    await this.users.addToCounter(tx, repo.ownerId, 'numRepos', -1);
+  }
+
+  private initialCommit(
+    creator: UserEntity,
+    owner: UserEntity,
+    repo: RepositoryEntity,
+    choice: { readme: string; gitignores?: string; license?: string },
+    now: number,
+  ) {
+    const site = this.usersService.site;
+    const author = gitSignature(creator, site, now);
+    const urls = repositoryUrls(owner, repo, site);
+    const files = this.templates.render(choice, {
+      readme: { Name: repo.name, Description: repo.description, OwnerName: owner.name, 'CloneURL.HTTPS': urls.clone, 'CloneURL.SSH': urls.ssh },
+      license: { owner: owner.name, email: author.email, repository: repo.name, year: String(new Date(now * 1000).getUTCFullYear()) },
+    });
+    return { message: 'Initial commit', author, files };
+  }
+}
+
+function duplicateName(): ConflictError {
+  return new ConflictError('The repository with the same name already exists.');
+}
+
+/**
+ * The creator as git author and committer, as Forgejo signs: the full name (else the login), and the real
+ * address unless the user keeps it private, then the no-reply placeholder.
+ */
+export function gitSignature(user: UserEntity, site: { rootUrl: string; rootHost: string }, whenUnix: number): Signature {
+  const safe = (text: string) => text.replace(/[<>\n\r\0]/g, '').trim();
+  const name = safe(user.fullName) || safe(user.name) || `user-${user.id}`;
+  const email = user.keepEmailPrivate || user.email === '' ? noReplyEmail(user, site) : user.email;
+  return { name, email, whenUnix };
+}

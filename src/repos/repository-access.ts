@@ -1,0 +1,95 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { OrganizationStore } from '../users/organization.store';
+import { UserEntity, Visibility } from '../users/user.entity';
+import type { RepositoryEntity } from './repository.entity';
+
+/**
+ * What decides which repositories a caller sees (behaviour 1.10), gathered once per request: who they are,
+ * and the organisations they own or belong to.
+ */
+export interface ViewerAccess {
+  userId: number | null;
+  /** Site admin powers; false for public-only tokens. */
+  isAdmin: boolean;
+  restricted: boolean;
+  publicOnly: boolean;
+  /** Organisations where the caller is in the Owners team: they see and administer all their repositories. */
+  ownedOrgIds: ReadonlySet<number>;
+  /** Organisations the caller belongs to: they see their public repositories even when the org is private. */
+  memberOrgIds: ReadonlySet<number>;
+}
+
+export interface RepositoryPermission {
+  admin: boolean;
+  push: boolean;
+  pull: boolean;
+}
+
+/**
+ * Which repositories a viewer may list, as the stores turn it into SQL: everything (site admin), public
+ * repositories of public owners (anonymous), or the signed-in rule of `isReadable`.
+ */
+export type VisibilityScope =
+  | { kind: 'everything' }
+  | { kind: 'public' }
+  | { kind: 'signed-in'; ownIds: number[]; memberOrgIds: number[]; seesOtherOwners: boolean };
+
+@Injectable()
+export class RepositoryAccess {
+  constructor(private readonly organizations: OrganizationStore) {}
+
+  async of(viewer: AuthContext): Promise<ViewerAccess> {
+    const user = viewer.user;
+    if (!user) {
+      return { userId: null, isAdmin: false, restricted: false, publicOnly: false, ownedOrgIds: new Set(), memberOrgIds: new Set() };
+    }
+    const [owned, member] = await Promise.all([this.organizations.ownedOrgIds(user.id), this.organizations.memberOrgIds(user.id)]);
+    return {
+      userId: user.id,
+      isAdmin: viewer.isAdmin,
+      restricted: user.isRestricted,
+      publicOnly: viewer.publicOnly,
+      ownedOrgIds: new Set(owned),
+      memberOrgIds: new Set(member),
+    };
+  }
+}
+
+/** Owner, owner of the owning organisation, or site admin. */
+export function administers(access: ViewerAccess, repo: RepositoryEntity): boolean {
+  return access.isAdmin || access.userId === repo.ownerId || access.ownedOrgIds.has(repo.ownerId);
+}
+
+/**
+ * Read access with the caller's own rights (a public-only token is refused later, with 403, by the caller):
+ * private repositories only for administrators of the repository; public ones for whoever sees the owner —
+ * but a restricted user sees only repositories of organisations they belong to.
+ */
+export function isReadable(access: ViewerAccess, repo: RepositoryEntity, owner: UserEntity): boolean {
+  if (administers(access, repo)) return true;
+  if (repo.isPrivate) return false;
+  if (access.memberOrgIds.has(repo.ownerId)) return true;
+  if (access.userId === null) return owner.visibility === Visibility.Public;
+  if (access.restricted) return false;
+  return owner.visibility !== Visibility.Private;
+}
+
+/** Behaviour 1.10: administrators get everything, any other viewer who can see the repository pulls. */
+export function permissionOf(access: ViewerAccess, repo: RepositoryEntity): RepositoryPermission {
+  const admin = administers(access, repo);
+  return { admin, push: admin, pull: true };
+}
+
+/** The list form of `isReadable`; a public-only token narrows it to public repositories of public owners. */
+export function visibilityScope(access: ViewerAccess): VisibilityScope {
+  if (access.publicOnly) return { kind: 'public' };
+  if (access.isAdmin) return { kind: 'everything' };
+  if (access.userId === null) return { kind: 'public' };
+  return {
+    kind: 'signed-in',
+    ownIds: [access.userId, ...access.ownedOrgIds],
+    memberOrgIds: [...access.memberOrgIds],
+    seesOtherOwners: !access.restricted,
+  };
+}

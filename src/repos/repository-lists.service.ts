@@ -1,0 +1,86 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { DomainError, SearchError } from '../common/errors';
+import { Page, PageQuery } from '../common/paging';
+import { OrganizationStore } from '../users/organization.store';
+import { UserVisibility } from '../users/user-visibility';
+import { UsersService } from '../users/users.service';
+import { RepositoryAccess, visibilityScope } from './repository-access';
+import { parseSearchQuery, parseUserRepositoryOrder, RawQuery } from './repository-queries';
+import { RepositoryCriteria, RepositoryStore } from './repository.store';
+import { RepositoryViews } from './repository-views';
+import type { RepositoryWire } from './repository.wire';
+
+const NOTHING: Page<never> = { items: [], total: 0 };
+
+/** Repository lists: search, the caller's repositories, a user's repositories. Visibility is filtered in SQL. */
+@Injectable()
+export class RepositoryListsService {
+  constructor(
+    private readonly repositories: RepositoryStore,
+    private readonly access: RepositoryAccess,
+    private readonly organizations: OrganizationStore,
+    private readonly users: UsersService,
+    private readonly userVisibility: UserVisibility,
+    private readonly views: RepositoryViews,
+  ) {}
+
+  /** GET /repos/search: bad mode/sort/order → 422; any other failure → SearchError (behaviour 4.3). */
+  async search(viewer: AuthContext, query: RawQuery, page: PageQuery): Promise<Page<RepositoryWire>> {
+    const request = parseSearchQuery(query, viewer.isSignedIn);
+    try {
+      const access = await this.access.of(viewer);
+      // No repository has topics, forks or an archived flag: those filters match nothing.
+      if ((request.topicOnly && request.keyword !== '') || request.mode === 'fork' || request.archived === true) return NOTHING;
+      const criteria: RepositoryCriteria = {
+        scope: visibilityScope(access),
+        publicOwnersOnly: !request.includePrivate,
+        isPrivate: request.isPrivate,
+        isTemplate: request.template,
+        sort: request.sort,
+      };
+      if (request.mode === 'source' || request.mode === 'collaborative') criteria.isMirror = false;
+      if (request.mode === 'mirror') criteria.isMirror = true;
+      if (request.uid > 0) {
+        // Owned by uid, or reachable as an owner of the owning organisation; `exclusive` keeps the owned ones,
+        // `collaborative` the others.
+        const ownedOrgs = request.exclusive ? [] : await this.organizations.ownedOrgIds(request.uid);
+        criteria.ownerIds = request.mode === 'collaborative' && !request.exclusive ? ownedOrgs : [request.uid, ...ownedOrgs];
+      }
+      if (request.starredBy > 0) criteria.starredBy = request.starredBy;
+      if (request.keyword !== '') {
+        const alternatives = request.keyword.split(',').filter((alternative) => alternative !== '');
+        const pieces = request.keyword.split('/');
+        const ownerAndName = pieces.length === 2 ? (pieces as [string, string]) : undefined;
+        if (alternatives.length > 0) criteria.keyword = { alternatives, includeDescription: request.includeDescription, ownerAndName };
+        if (ownerAndName) criteria.priorityOwnerName = ownerAndName[0];
+      }
+      if (request.priorityOwnerId > 0) criteria.priorityOwnerId = request.priorityOwnerId;
+      return await this.views.page(await this.repositories.list(criteria, page), viewer, access);
+    } catch (error) {
+      if (error instanceof DomainError) throw error;
+      throw new SearchError((error as Error).message);
+    }
+  }
+
+  /**
+   * GET /user/repos: the caller's repositories and those of organisations they own, private ones included
+   * (a public-only token still sees only public ones).
+   */
+  async listMine(viewer: AuthContext, query: RawQuery, page: PageQuery): Promise<Page<RepositoryWire>> {
+    const sort = parseUserRepositoryOrder(query);
+    const access = await this.access.of(viewer);
+    const ownerIds = [access.userId!, ...access.ownedOrgIds];
+    const criteria: RepositoryCriteria = { scope: visibilityScope(access), ownerIds, sort };
+    return this.views.page(await this.repositories.list(criteria, page), viewer, access);
+  }
+
+  /** GET /users/{username}/repos (users group A): owned repositories the caller can see, by id. */
+  async listOwnedBy(viewer: AuthContext, username: string, page: PageQuery): Promise<Page<RepositoryWire>> {
+    const owner = await this.users.byName(username);
+    await this.userVisibility.assertVisible(viewer, owner);
+    const access = await this.access.of(viewer);
+    const criteria: RepositoryCriteria = { scope: visibilityScope(access), ownerIds: [owner.id], sort: [{ key: 'id' }] };
+    return this.views.page(await this.repositories.list(criteria, page), viewer, access);
+  }
+}

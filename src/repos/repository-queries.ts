@@ -1,0 +1,125 @@
+import { InvalidInputError } from '../common/errors';
+import type { RepositorySort } from './repository.store';
+
+/**
+ * Pure parsing of the list queries: GET /repos/search (behaviour 4.3) and the `order_by` of GET /user/repos
+ * (behaviour 5). Values are read as Forgejo reads form values: the first one, booleans as Go's ParseBool
+ * (anything unrecognised is false), integers as 0 when they do not parse.
+ */
+export type RawQuery = Record<string, unknown>;
+
+export interface SearchRequest {
+  keyword: string;
+  topicOnly: boolean;
+  includeDescription: boolean;
+  uid: number;
+  priorityOwnerId: number;
+  starredBy: number;
+  /** `private`: default true for signed-in callers; false → public repositories of public owners only. */
+  includePrivate: boolean;
+  isPrivate?: boolean;
+  template?: boolean;
+  archived?: boolean;
+  mode: '' | 'source' | 'fork' | 'mirror' | 'collaborative';
+  exclusive: boolean;
+  sort: RepositorySort[];
+}
+
+const SEARCH_MODES = ['', 'source', 'fork', 'mirror', 'collaborative'] as const;
+
+/** Sort keys of GET /repos/search, ascending; `desc` reverses each part. */
+const SEARCH_SORTS: Record<string, RepositorySort[]> = {
+  alpha: [{ key: 'owner' }, { key: 'name' }],
+  created: [{ key: 'created' }],
+  updated: [{ key: 'updated' }],
+  size: [{ key: 'size' }],
+  git_size: [{ key: 'size' }],
+  // LFS sizes and fork counts are always 0 in Anvil: these sort by id alone.
+  lfs_size: [],
+  id: [{ key: 'id' }],
+  stars: [{ key: 'stars' }],
+  forks: [],
+};
+
+export function parseSearchQuery(query: RawQuery, signedIn: boolean): SearchRequest {
+  const mode = text(query.mode);
+  if (!(SEARCH_MODES as readonly string[]).includes(mode)) throw new InvalidInputError(`Invalid search mode: "${mode}"`);
+  let sort: RepositorySort[] = [{ key: 'name' }];
+  const sortMode = text(query.sort);
+  if (sortMode !== '') {
+    const order = text(query.order) || 'asc';
+    if (order !== 'asc' && order !== 'desc') throw new InvalidInputError(`Invalid sort order: "${order}"`);
+    const parts = SEARCH_SORTS[sortMode];
+    if (!parts) throw new InvalidInputError(`Invalid sort mode: "${sortMode}"`);
+    sort = parts.map((part) => ({ ...part, descending: order === 'desc' }));
+  }
+  return {
+    keyword: text(query.q).trim(),
+    topicOnly: bool(query.topic),
+    includeDescription: bool(query.includeDesc),
+    uid: int(query.uid),
+    priorityOwnerId: int(query.priority_owner_id),
+    starredBy: int(query.starredBy),
+    includePrivate: signedIn && (text(query.private) === '' || bool(query.private)),
+    isPrivate: optionalBool(query.is_private),
+    template: optionalBool(query.template),
+    archived: optionalBool(query.archived),
+    mode: mode as SearchRequest['mode'],
+    exclusive: bool(query.exclusive),
+    sort,
+  };
+}
+
+/** `order_by` of GET /user/repos; absent → name ascending. */
+const USER_REPOSITORY_ORDERS: Record<string, RepositorySort[]> = {
+  name: [{ key: 'name' }],
+  id: [{ key: 'id' }],
+  newest: [{ key: 'created', descending: true }],
+  oldest: [{ key: 'created' }],
+  recentupdate: [{ key: 'updated', descending: true }],
+  leastupdate: [{ key: 'updated' }],
+  alphabetically: [{ key: 'owner' }, { key: 'name' }],
+  reversealphabetically: [
+    { key: 'owner', descending: true },
+    { key: 'name', descending: true },
+  ],
+  size: [{ key: 'size' }],
+  reversesize: [{ key: 'size', descending: true }],
+  gitsize: [{ key: 'size' }],
+  reversegitsize: [{ key: 'size', descending: true }],
+  lfssize: [],
+  reverselfssize: [],
+  moststars: [{ key: 'stars', descending: true }],
+  feweststars: [{ key: 'stars' }],
+  mostforks: [],
+  fewestforks: [],
+};
+
+export function parseUserRepositoryOrder(query: RawQuery): RepositorySort[] {
+  const orderBy = text(query.order_by);
+  if (orderBy === '') return USER_REPOSITORY_ORDERS.name;
+  const sort = Object.prototype.hasOwnProperty.call(USER_REPOSITORY_ORDERS, orderBy) ? USER_REPOSITORY_ORDERS[orderBy] : undefined;
+  if (!sort) throw new InvalidInputError('invalid order_by');
+  return sort;
+}
+
+function text(value: unknown): string {
+  const first = Array.isArray(value) ? value[0] : value;
+  return typeof first === 'string' ? first : '';
+}
+
+/** Go's strconv.ParseBool, with a parse failure read as false (Forgejo's FormBool). */
+function bool(value: unknown): boolean {
+  return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text(value));
+}
+
+function optionalBool(value: unknown): boolean | undefined {
+  return text(value) === '' ? undefined : bool(value);
+}
+
+function int(value: unknown): number {
+  const raw = text(value).trim();
+  if (!/^[+-]?\d+$/.test(raw)) return 0;
+  const parsed = Number(raw);
+  return Number.isSafeInteger(parsed) ? parsed : 0;
+}

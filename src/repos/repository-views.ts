@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { Page } from '../common/paging';
+import { UserEntity } from '../users/user.entity';
+import { UserStore } from '../users/user.store';
+import { UsersService } from '../users/users.service';
+import { permissionOf, RepositoryPermission, ViewerAccess } from './repository-access';
+import type { RepositoryEntity } from './repository.entity';
+import { toRepositoryWire } from './repository.mapper';
+import type { RepositoryWire } from './repository.wire';
+
+/** Turns repository rows into `Repository` JSON for a viewer, loading the owners of a whole page at once. */
+@Injectable()
+export class RepositoryViews {
+  constructor(
+    private readonly users: UserStore,
+    private readonly usersService: UsersService,
+  ) {}
+
+  one(repo: RepositoryEntity, owner: UserEntity, viewer: AuthContext, permission: RepositoryPermission): RepositoryWire {
+    return toRepositoryWire(repo, owner, viewer, permission, this.usersService.site);
+  }
+
+  async page(page: Page<RepositoryEntity>, viewer: AuthContext, access: ViewerAccess): Promise<Page<RepositoryWire>> {
+    const ownerIds = [...new Set(page.items.map((repo) => repo.ownerId))];
+    const owners = new Map((await this.users.findByIds(ownerIds)).map((owner) => [owner.id, owner]));
+    const items = page.items
+      .filter((repo) => owners.has(repo.ownerId))
+      .map((repo) => this.one(repo, owners.get(repo.ownerId)!, viewer, permissionOf(access, repo)));
+    return { items, total: page.total };
+  }
+}

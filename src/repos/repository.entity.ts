@@ -1,0 +1,77 @@
+import { Column, Entity, Index } from 'typeorm';
+import { bigintAsNumber, CounterColumn, FlagColumn, IdColumn, RefColumn, TextColumn, UnixTimeColumn } from '../database/columns';
+
+/** A git repository's row; its files live at DATA_DIR/repositories/<owner>/<name>.git (git/repository-paths.ts). */
+@Entity('repository')
+@Index('IDX_repository_owner_id_lower_name', ['ownerId', 'lowerName'], { unique: true })
+@Index('IDX_repository_lower_name', ['lowerName'])
+@Index('IDX_repository_created_unix', ['createdUnix'])
+@Index('IDX_repository_updated_unix', ['updatedUnix'])
+@Index('IDX_repository_num_stars', ['numStars'])
+@Index('IDX_repository_git_size', ['gitSize'])
+export class RepositoryEntity {
+  @IdColumn()
+  id: number;
+
+  /** The owning user or organisation. */
+  @RefColumn()
+  ownerId: number;
+
+  @TextColumn(100)
+  lowerName: string;
+
+  @TextColumn(100)
+  name: string;
+
+  @TextColumn(2048)
+  description: string;
+
+  @TextColumn(2048)
+  website: string;
+
+  /** Migration source without credentials; '' for repositories created here. */
+  @TextColumn(2048)
+  originalUrl: string;
+
+  @TextColumn(255)
+  defaultBranch: string;
+
+  @TextColumn(16)
+  objectFormatName: string;
+
+  @FlagColumn(false)
+  isPrivate: boolean;
+
+  /** True while the repository has no commit. */
+  @FlagColumn(true)
+  isEmpty: boolean;
+
+  @FlagColumn(false)
+  isTemplate: boolean;
+
+  @FlagColumn(false)
+  isMirror: boolean;
+
+  /** Go duration such as `8h0m0s`; '' for non-mirrors. */
+  @TextColumn(32)
+  mirrorInterval: string;
+
+  @UnixTimeColumn()
+  mirrorUpdatedUnix: number;
+
+  @CounterColumn()
+  numStars: number;
+
+  @CounterColumn()
+  numWatches: number;
+
+  /** Bytes of the regular files in the repository directory (behaviour 11.1). */
+  @Column({ type: 'bigint', transformer: bigintAsNumber, default: 0 })
+  gitSize: number;
+
+  @UnixTimeColumn()
+  createdUnix: number;
+
+  @UnixTimeColumn()
+  updatedUnix: number;
+}

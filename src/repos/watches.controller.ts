@@ -1,0 +1,64 @@
+import { Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, Public, SignedIn } from '../auth/route-auth';
+import { ApiEmpty, ApiErrors } from '../common/openapi';
+import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { RepositoryWire, WatchInfoWire } from './repository.wire';
+import { WatchesService } from './watches.service';
+
+@ApiTags('repository')
+@Controller()
+export class WatchesController {
+  constructor(private readonly watches: WatchesService) {}
+
+  // Behaviour 4.5: the repository lookup (404) comes before sign-in (401), so the routes are declared public
+  // and the service asks for sign-in where the order says.
+  @Get('repos/:owner/:repo/subscription')
+  @Public('repository')
+  @ApiOperation({ summary: 'Check if the current user is watching a repo' })
+  @ApiOkResponse({ type: WatchInfoWire })
+  @ApiErrors(404)
+  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<WatchInfoWire> {
+    return this.watches.get(caller, owner, repo);
+  }
+
+  @Put('repos/:owner/:repo/subscription')
+  @Public('repository')
+  @ApiOperation({ summary: 'Watch a repo' })
+  @ApiOkResponse({ type: WatchInfoWire })
+  @ApiErrors(404, 500)
+  watch(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<WatchInfoWire> {
+    return this.watches.watch(caller, owner, repo);
+  }
+
+  @Delete('repos/:owner/:repo/subscription')
+  @Public('repository')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Unwatch a repo' })
+  @ApiEmpty()
+  @ApiErrors(404, 500)
+  async unwatch(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<void> {
+    await this.watches.unwatch(caller, owner, repo);
+  }
+
+  @Get('user/subscriptions')
+  @SignedIn('user')
+  @ApiOperation({ summary: 'List repositories watched by the authenticated user' })
+  @ApiPaging()
+  @ApiOkResponse({ type: [RepositoryWire], description: 'RepositoryList' })
+  @ApiErrors(500)
+  async listMine(@Caller() caller: AuthContext, @Paging() page: PageQuery): Promise<PagedList<RepositoryWire>> {
+    return pagedList(await this.watches.listMine(caller, page), page, (repo) => repo);
+  }
+
+  @Get('users/:username/subscriptions')
+  @SignedIn('user')
+  @ApiOperation({ summary: 'List the repositories watched by a user' })
+  @ApiPaging()
+  @ApiOkResponse({ type: [RepositoryWire], description: 'RepositoryList' })
+  @ApiErrors(404, 500)
+  async listOf(@Caller() caller: AuthContext, @Param('username') username: string, @Paging() page: PageQuery): Promise<PagedList<RepositoryWire>> {
+    return pagedList(await this.watches.listOf(caller, username, page), page, (repo) => repo);
+  }
+}

@@ -1,0 +1,185 @@
+import { makeRepo, makeToken, makeUser, TestUser, withToken } from '../support/factories';
+import { startTestApp, TestApp } from '../support/test-app';
+
+describe('stars', () => {
+  let t: TestApp;
+  let alice: TestUser;
+  let bob: TestUser;
+  let admin: TestUser;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    alice = await makeUser(t);
+    bob = await makeUser(t);
+    admin = await makeUser(t, { admin: true });
+  });
+  afterAll(() => t.close());
+
+  const star = (user: TestUser, owner: string, name: string) => t.http.put(t.api(`/user/starred/${owner}/${name}`)).set(withToken(user.token));
+  const unstar = (user: TestUser, owner: string, name: string) => t.http.delete(t.api(`/user/starred/${owner}/${name}`)).set(withToken(user.token));
+  const isStarred = (user: TestUser, owner: string, name: string) => t.http.get(t.api(`/user/starred/${owner}/${name}`)).set(withToken(user.token));
+  const starsOf = async (owner: string, name: string) => (await t.http.get(t.api(`/repos/${owner}/${name}`)).set(withToken(admin.token)).expect(200)).body.stars_count;
+  const starredCount = async (user: TestUser) => (await t.http.get(t.api('/user')).set(withToken(user.token)).expect(200)).body.starred_repos_count;
+  const rows = async (sql: string) => Number((await t.dataSource.query(sql))[0].n);
+
+  it('PUT stars once, GET says 204, counters follow; both are idempotent', async () => {
+    const repo = await makeRepo(t, alice);
+    await isStarred(bob, alice.name, repo.name).expect(404);
+    const response = await star(bob, alice.name, repo.name).expect(204);
+    expect(response.text).toBe('');
+    await star(bob, alice.name, repo.name).expect(204);
+    await isStarred(bob, alice.name, repo.name).expect(204);
+    expect(await starsOf(alice.name, repo.name)).toBe(1);
+    expect(await starredCount(bob)).toBe(1);
+    await unstar(bob, alice.name, repo.name).expect(204);
+    await unstar(bob, alice.name, repo.name).expect(204);
+    await isStarred(bob, alice.name, repo.name).expect(404);
+    expect(await starsOf(alice.name, repo.name)).toBe(0);
+    expect(await starredCount(bob)).toBe(0);
+  });
+
+  it('matches owner and repository names case-insensitively', async () => {
+    const repo = await makeRepo(t, alice);
+    await star(bob, alice.name.toUpperCase(), repo.name.toUpperCase()).expect(204);
+    await isStarred(bob, alice.name, repo.name).expect(204);
+    await unstar(bob, alice.name, repo.name).expect(204);
+  });
+
+  it('does not touch the repository updated_at', async () => {
+    const repo = await makeRepo(t, alice);
+    await t.dataSource.query(`UPDATE repository SET updated_unix = 1000 WHERE id = ${repo.id}`);
+    await star(bob, alice.name, repo.name).expect(204);
+    await unstar(bob, alice.name, repo.name).expect(204);
+    await star(bob, alice.name, repo.name).expect(204);
+    const after = await t.http.get(t.api(`/repos/${alice.name}/${repo.name}`)).expect(200);
+    expect(after.body.updated_at).toBe('1970-01-01T00:16:40Z');
+    expect(after.body.stars_count).toBe(1);
+  });
+
+  it('unknown or invisible repositories are 404 for GET, PUT and DELETE', async () => {
+    const hidden = await makeRepo(t, alice, { private: true });
+    await star(bob, alice.name, hidden.name).expect(404);
+    await unstar(bob, alice.name, hidden.name).expect(404);
+    await isStarred(bob, alice.name, hidden.name).expect(404);
+    await star(bob, alice.name, 'no-such-repo').expect(404);
+    await star(bob, 'no-such-user', 'x').expect(404);
+    expect(await starredCount(bob)).toBe(1);
+  });
+
+  it('checks scope before sign-in', async () => {
+    const repo = await makeRepo(t, alice);
+    await t.http.put(t.api(`/user/starred/${alice.name}/${repo.name}`)).expect(401);
+    await t.http.get(t.api(`/user/starred/${alice.name}/${repo.name}`)).expect(401);
+    await t.http.get(t.api('/user/starred')).expect(401);
+    const readOnly = await makeToken(t, bob.user, ['read:user', 'read:repository']);
+    const refused = await t.http.put(t.api(`/user/starred/${alice.name}/${repo.name}`)).set(withToken(readOnly)).expect(403);
+    expect(refused.body.message).toBe('token does not have at least one of required scope(s): [write:user write:repository]');
+    const userOnly = await makeToken(t, bob.user, ['read:user']);
+    const list = await t.http.get(t.api('/user/starred')).set(withToken(userOnly)).expect(403);
+    expect(list.body.message).toBe('token does not have at least one of required scope(s): [read:user read:repository]');
+  });
+
+  describe('lists', () => {
+    let carol: TestUser;
+    let first: Record<string, any>;
+    let second: Record<string, any>;
+    let secret: Record<string, any>;
+
+    beforeAll(async () => {
+      carol = await makeUser(t);
+      second = await makeRepo(t, alice);
+      first = await makeRepo(t, bob);
+      secret = await makeRepo(t, carol, { private: true });
+      await star(carol, bob.name, first.name).expect(204);
+      await star(carol, alice.name, second.name).expect(204);
+      await star(carol, carol.name, secret.name).expect(204);
+    });
+
+    it('GET /user/starred lists what the caller starred, private ones included, in starring order', async () => {
+      const response = await t.http.get(t.api('/user/starred')).set(withToken(carol.token)).expect(200);
+      expect(response.body.map((repo: { id: number }) => repo.id)).toEqual([first.id, second.id, secret.id]);
+      expect(response.headers['x-total-count']).toBe('3');
+      expect(response.body[2].permissions).toEqual({ admin: true, push: true, pull: true });
+      const paged = await t.http.get(t.api('/user/starred')).query({ limit: 2 }).set(withToken(carol.token)).expect(200);
+      expect(paged.body).toHaveLength(2);
+      expect(paged.headers.link).toContain('rel="next"');
+    });
+
+    it('GET /users/{username}/starred shows only what the caller may see, with the caller\'s permissions', async () => {
+      const seenByBob = await t.http.get(t.api(`/users/${carol.name}/starred`)).set(withToken(bob.token)).expect(200);
+      expect(seenByBob.body.map((repo: { id: number }) => repo.id)).toEqual([first.id, second.id]);
+      expect(seenByBob.headers['x-total-count']).toBe('2');
+      expect(seenByBob.body[0].permissions).toEqual({ admin: true, push: true, pull: true });
+      expect(seenByBob.body[1].permissions).toEqual({ admin: false, push: false, pull: true });
+      const seenByCarol = await t.http.get(t.api(`/users/${carol.name}/starred`)).set(withToken(carol.token)).expect(200);
+      expect(seenByCarol.body).toHaveLength(3);
+      const seenByAdmin = await t.http.get(t.api(`/users/${carol.name}/starred`)).set(withToken(admin.token)).expect(200);
+      expect(seenByAdmin.headers['x-total-count']).toBe('3');
+    });
+
+    it('a repository that turned private drops out of other users\' lists', async () => {
+      const dave = await makeUser(t);
+      const repo = await makeRepo(t, alice);
+      await star(dave, alice.name, repo.name).expect(204);
+      await t.http.patch(t.api(`/repos/${alice.name}/${repo.name}`)).set(withToken(alice.token)).send({ private: true }).expect(200);
+      const response = await t.http.get(t.api('/user/starred')).set(withToken(dave.token)).expect(200);
+      expect(response.body).toEqual([]);
+      expect(response.headers['x-total-count']).toBe('0');
+    });
+
+    it('GET /users/{username}/starred is users group B: 401, 404 unknown or invisible, 403 public-only', async () => {
+      await t.http.get(t.api(`/users/${carol.name}/starred`)).expect(401);
+      await t.http.get(t.api('/users/no-such-user/starred')).set(withToken(bob.token)).expect(404);
+      const hidden = await makeUser(t, { visibility: 'private' });
+      await t.http.get(t.api(`/users/${hidden.name}/starred`)).set(withToken(bob.token)).expect(404);
+      await t.http.get(t.api(`/users/${hidden.name}/starred`)).set(withToken(hidden.token)).expect(200);
+      const limited = await makeUser(t, { visibility: 'limited' });
+      const publicOnly = await makeToken(t, bob.user, ['public-only', 'read:user']);
+      const refused = await t.http.get(t.api(`/users/${limited.name}/starred`)).set(withToken(publicOnly)).expect(403);
+      expect(refused.body.message).toBe('token scope is limited to public users');
+      const repoOnly = await makeToken(t, bob.user, ['read:repository']);
+      await t.http.get(t.api(`/users/${carol.name}/starred`)).set(withToken(repoOnly)).expect(403);
+    });
+  });
+
+  it('40 parallel stars and unstars leave both counters exact', async () => {
+    const repo = await makeRepo(t, alice);
+    const users: TestUser[] = [];
+    // Created one by one: only the star/watch requests below are meant to race.
+    for (let index = 0; index < 10; index++) users.push(await makeUser(t));
+    const requests = users.flatMap((user, index) => {
+      const order = index % 2 === 0 ? ['put', 'put', 'delete', 'put'] : ['put', 'delete', 'delete', 'put'];
+      return order.map((method) => (method === 'put' ? star(user, alice.name, repo.name) : unstar(user, alice.name, repo.name)));
+    });
+    const statuses = await Promise.all(requests.map(async (request) => (await request).status));
+    expect(statuses.every((status) => status === 204)).toBe(true);
+    const starRows = await rows(`SELECT COUNT(*) AS n FROM star WHERE repo_id = ${repo.id}`);
+    expect(await starsOf(alice.name, repo.name)).toBe(starRows);
+    for (const user of users) {
+      const own = await rows(`SELECT COUNT(*) AS n FROM star WHERE uid = ${user.user.id}`);
+      expect(await starredCount(user)).toBe(own);
+    }
+    // Then every user stars in parallel, twice: exactly one star each.
+    await Promise.all(users.flatMap((user) => [star(user, alice.name, repo.name), star(user, alice.name, repo.name)]));
+    expect(await starsOf(alice.name, repo.name)).toBe(10);
+    await Promise.all(users.flatMap((user) => [unstar(user, alice.name, repo.name), unstar(user, alice.name, repo.name)]));
+    expect(await starsOf(alice.name, repo.name)).toBe(0);
+    for (const user of users) expect(await starredCount(user)).toBe(0);
+  });
+
+  it("a deleted user's stars and watches go, and the repositories' counters follow", async () => {
+    const erin = await makeUser(t);
+    const repo = await makeRepo(t, alice);
+    await star(erin, alice.name, repo.name).expect(204);
+    await t.http.put(t.api(`/repos/${alice.name}/${repo.name}/subscription`)).set(withToken(erin.token)).expect(200);
+    const before = (await t.http.get(t.api(`/repos/${alice.name}/${repo.name}`)).expect(200)).body;
+    expect(before.stars_count).toBe(1);
+    expect(before.watchers_count).toBe(2);
+    await t.http.delete(t.api(`/admin/users/${erin.name}`)).set(withToken(admin.token)).expect(204);
+    const after = (await t.http.get(t.api(`/repos/${alice.name}/${repo.name}`)).expect(200)).body;
+    expect(after.stars_count).toBe(0);
+    expect(after.watchers_count).toBe(1);
+    expect(await rows(`SELECT COUNT(*) AS n FROM star WHERE uid = ${erin.user.id}`)).toBe(0);
+    expect(await rows(`SELECT COUNT(*) AS n FROM watch WHERE uid = ${erin.user.id}`)).toBe(0);
+  });
+});
