@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 
 const MYSQL_RETRYABLE = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
-const ATTEMPTS = 5;
+const ATTEMPTS = 10;
 
 /**
  * The one way to run a multi-row write atomically. On SQLite there is a single connection, so transactions
@@ -27,11 +27,13 @@ export class Transactions {
   private async withDeadlockRetry<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.dataSource.transaction(work);
+        // READ COMMITTED: InnoDB then takes no gap locks for ordinary reads and writes, the main source of
+        // deadlocks between concurrent inserts of neighbouring rows.
+        return await this.dataSource.transaction('READ COMMITTED', work);
       } catch (error) {
-        const code = (error as { code?: string }).code;
+        const code = (error as { code?: string; driverError?: { code?: string } }).driverError?.code ?? (error as { code?: string }).code;
         if (attempt >= ATTEMPTS || !code || !MYSQL_RETRYABLE.has(code)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** Math.min(attempt, 6)));
       }
     }
   }

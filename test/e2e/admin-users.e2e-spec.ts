@@ -208,3 +208,22 @@ describe('admin users (behaviour 10.2)', () => {
     });
   });
 });
+
+describe('concurrent user creation', () => {
+  it('creates many users in parallel without losing any (no deadlock escapes)', async () => {
+    const t = await startTestApp();
+    try {
+      const admin = await makeUser(t, { admin: true });
+      const names = Array.from({ length: 12 }, () => uniqueName('par'));
+      const responses = await Promise.all(
+        names.map((username) =>
+          t.http.post(t.api('/admin/users')).set(withToken(admin.token)).send({ username, email: `${username}@example.com`, password: 'parallel-password' }),
+        ),
+      );
+      expect(responses.map((response) => response.status)).toEqual(names.map(() => 201));
+      expect(await t.dataSource.getRepository(UserEntity).countBy({})).toBe(13);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -67,7 +67,7 @@ describe('OpenAPI document and route declarations', () => {
         const handler = prototype[method];
         if (method === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
         routes += 1;
-        if (!reflector.getAllAndOverride(ROUTE_AUTH, [handler, wrapper.metatype as object])) {
+        if (!reflector.getAllAndOverride(ROUTE_AUTH, [handler, wrapper.metatype as Function])) {
           undeclared.push(`${wrapper.name}.${method}`);
         }
       }
