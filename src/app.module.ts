@@ -13,6 +13,7 @@ import { SecurityHeadersMiddleware } from './common/security-headers.middleware'
 import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { KeysModule } from './keys/keys.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
 import { UsersModule } from './users/users.module';
@@ -30,6 +31,7 @@ export class AppModule implements NestModule {
         CommonModule,
         AuthModule,
         UsersModule,
+        KeysModule,
         ReposModule,
         AdminModule,
         ServerModule,

@@ -1,10 +1,12 @@
 import { RepositoryEntity } from '../repos/repository.entity';
 import { StarEntity } from '../repos/star.entity';
 import { WatchEntity } from '../repos/watch.entity';
+import { GpgKeyEntity } from '../keys/gpg/gpg-key.entity';
+import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
 import { AccessTokenEntity } from '../users/access-token.entity';
 import { EmailAddressEntity } from '../users/email-address.entity';
 import { OrgUserEntity, TeamEntity, TeamUserEntity } from '../users/organization.entities';
 import { UserEntity } from '../users/user.entity';
 
 /** Every entity the data source knows; a module adds its own here. */
-export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, RepositoryEntity, StarEntity, WatchEntity];
+export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, RepositoryEntity, StarEntity, WatchEntity, PublicKeyEntity, GpgKeyEntity];

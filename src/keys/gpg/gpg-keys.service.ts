@@ -1,0 +1,165 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../../auth/auth-context';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '../../common/errors';
+import { Page, PageQuery } from '../../common/paging';
+import { Clock } from '../../common/time';
+import { isUniqueViolation, Transactions } from '../../database/transactions';
+import { UserEntity } from '../../users/user.entity';
+import { UserStore } from '../../users/user.store';
+import { KeyOwners } from '../key-owners';
+import { GpgKeyEntity } from './gpg-key.entity';
+import { GpgKeyStore } from './gpg-key.store';
+import type { GpgKeyView } from './gpg-key.wire';
+import { GpgEntity, GpgKeyFacts, GpgKeyParseError, GpgKeyRing, OpenPgpAdapter } from './openpgp.adapter';
+import { verificationToken } from './verification-token';
+
+const KEY_ID_TAKEN = 'A key with the same id already exists';
+
+/** GPG keys of users (behaviour 5.1, 5.2, 10.10, 12.2). */
+@Injectable()
+export class GpgKeysService {
+  constructor(
+    private readonly keys: GpgKeyStore,
+    private readonly users: UserStore,
+    private readonly owners: KeyOwners,
+    private readonly openpgp: OpenPgpAdapter,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+  ) {}
+
+  /** What `GET /user/gpg_key_token` hands out: the next window's token. */
+  token(user: UserEntity): string {
+    return verificationToken(user, this.clock.nowUnix(), 1);
+  }
+
+  listForCaller(caller: UserEntity, page: PageQuery): Promise<Page<GpgKeyView>> {
+    return this.listPrimaries(caller.id, page);
+  }
+
+  /** Users group B: `{username}`'s primary keys with their subkeys. */
+  async listOfUser(viewer: AuthContext, username: string, page: PageQuery): Promise<Page<GpgKeyView>> {
+    const owner = await this.owners.visibleTo(viewer, username);
+    return this.listPrimaries(owner.id, page);
+  }
+
+  /** The caller's key (primary or subkey), or any key for a site admin; anything else is not found. */
+  async get(viewer: AuthContext, id: number): Promise<GpgKeyView> {
+    const key = await this.keys.findById(id);
+    if (!key || !viewer.isSelfOrAdmin(key.ownerId)) throw new NotFoundError();
+    return { key, subkeys: key.primaryKeyId === '' ? await this.keys.subkeysOf([key.keyId]) : [] };
+  }
+
+  /** The checks of behaviour 5.1, in order; returns the first imported primary key. */
+  async create(owner: UserEntity, armoredKey: string, armoredSignature: string | undefined): Promise<GpgKeyView> {
+    const now = this.clock.nowUnix();
+    const next = verificationToken(owner, now, 1);
+    const current = verificationToken(owner, now, 0);
+    let ring: GpgKeyRing;
+    try {
+      ring = await this.openpgp.readKeyRing(armoredKey);
+    } catch (error) {
+      if (error instanceof GpgKeyParseError) throw new InvalidInputError(`failed to parse gpg key ${error.message}`);
+      throw error;
+    }
+    let entities = ring.entities;
+    const signature = armoredSignature?.trim() ?? '';
+    const verified = signature !== '';
+    if (verified) {
+      const texts = [next, current].flatMap((token) => [token, `${token}\n`, `${token}\r\n`]);
+      const signer = await this.openpgp.signerOf(ring, signature, texts, new Date(now * 1000));
+      if (!signer) {
+        throw new InvalidInputError(
+          `The provided GPG key, signature and token do not match or token is out of date. Provide a valid signature for the token: ${next}`,
+        );
+      }
+      // As Forgejo: the signature proves possession of the signing entity only; that is the one imported.
+      entities = entities.filter((entity) => entity.keyId === signer);
+    }
+    const verifiedEmails = await this.users.verifiedEmails(owner.id);
+    const rows = entities.map((entity) => ({ entity, emails: matchingEmails(entity, verifiedEmails) }));
+    try {
+      const stored = await this.transactions.run(async (tx) => {
+        const keyIds = entities.flatMap((entity) => [entity.keyId, ...entity.subkeys.map((subkey) => subkey.keyId)]);
+        if ((await this.keys.storedKeyIds(keyIds, tx)).length > 0) throw new InvalidInputError(KEY_ID_TAKEN);
+        if (!verified && rows.some((row) => row.emails.length === 0)) {
+          throw new InvalidInputError(
+            `None of the emails attached to the GPG key could be found. It may still be added if you provide a valid signature for the token: ${next}`,
+          );
+        }
+        const views: GpgKeyView[] = [];
+        for (const { entity, emails } of rows) {
+          const [key, ...subkeys] = await this.keys.insertAll(tx, [
+            keyRow(owner, entity, '', { emails, verified, armored: entity.armored, now }),
+            ...entity.subkeys.map((subkey) => keyRow(owner, subkey, entity.keyId, { emails: [], verified, armored: '', now })),
+          ]);
+          views.push({ key, subkeys });
+        }
+        return views;
+      });
+      return stored[0];
+    } catch (error) {
+      // A concurrent upload of the same key, or one key id twice in the submission.
+      if (isUniqueViolation(error)) throw new InvalidInputError(KEY_ID_TAKEN);
+      throw error;
+    }
+  }
+
+  /** Behaviour 5.2: a primary goes with its subkeys; a subkey id removes that subkey only. */
+  async delete(viewer: AuthContext, id: number): Promise<void> {
+    const key = await this.keys.findById(id);
+    if (!key) throw new NotFoundError();
+    if (!viewer.isSelfOrAdmin(key.ownerId)) throw new ForbiddenError('You do not have access to this key');
+    await this.transactions.run((tx) => (key.primaryKeyId === '' ? this.keys.deleteWithSubkeys(tx, key) : this.keys.delete(tx, key.id)));
+  }
+
+  /** `GET /{username}.gpg`: the user's keys in one armored block, without the subkeys deleted since. */
+  async armoredKeys(viewer: AuthContext, username: string): Promise<string> {
+    const owner = await this.owners.visibleOrAbsent(viewer, username);
+    const primaries = await this.keys.armoredPrimaries(owner.id);
+    const subkeys = await this.keys.subkeysOf(primaries.map((key) => key.keyId));
+    const entities = primaries.map((primary) => ({
+      armored: primary.armored,
+      subkeyIds: new Set(subkeys.filter((subkey) => subkey.primaryKeyId === primary.keyId).map((subkey) => subkey.keyId)),
+    }));
+    return this.openpgp.exportKeys(entities, primaries.length === 0 ? "This user hasn't uploaded any GPG keys." : undefined);
+  }
+
+  private async listPrimaries(ownerId: number, page: PageQuery): Promise<Page<GpgKeyView>> {
+    const primaries = await this.keys.listPrimaries(ownerId, page);
+    const subkeys = await this.keys.subkeysOf(primaries.items.map((key) => key.keyId));
+    return {
+      items: primaries.items.map((key) => ({ key, subkeys: subkeys.filter((subkey) => subkey.primaryKeyId === key.keyId) })),
+      total: primaries.total,
+    };
+  }
+}
+
+/** The owner's verified addresses named by the key's valid identities, case-insensitively, as the owner spells them. */
+function matchingEmails(entity: GpgEntity, verifiedEmails: string[]): string[] {
+  const named = new Set(entity.identityEmails.map((email) => email.toLowerCase()));
+  return [...new Set(verifiedEmails.filter((email) => named.has(email.toLowerCase())))];
+}
+
+function keyRow(
+  owner: UserEntity,
+  facts: GpgKeyFacts,
+  primaryKeyId: string,
+  extra: { emails: string[]; verified: boolean; armored: string; now: number },
+): Partial<GpgKeyEntity> {
+  return {
+    ownerId: owner.id,
+    keyId: facts.keyId,
+    primaryKeyId,
+    content: facts.publicKey,
+    emails: JSON.stringify(extra.emails),
+    createdUnix: facts.createdUnix,
+    expiredUnix: facts.expiresUnix,
+    addedUnix: extra.now,
+    canSign: facts.canSign,
+    canEncryptComms: facts.canEncryptComms,
+    canEncryptStorage: facts.canEncryptStorage,
+    canCertify: facts.canCertify,
+    verified: extra.verified,
+    armored: extra.armored,
+  };
+}

@@ -1,0 +1,16 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { Field } from '../../common/fields';
+
+/** Body of POST /user/keys (behaviour 5.3). */
+@ApiSchema({ name: 'CreateKeyOption' })
+export class CreateKeyOption {
+  @Field({ field: 'Title', type: 'string', required: true, maxSize: 50, description: 'Title of the key to add' })
+  title: string;
+
+  @Field({ field: 'Key', type: 'string', required: true, description: 'An armored SSH key to add' })
+  key: string;
+
+  /** User keys are never read-only; the field is accepted and ignored. */
+  @ApiProperty({ required: false, type: Boolean, description: 'Describe if the key has only read access or read/write (ignored)' })
+  read_only?: unknown;
+}

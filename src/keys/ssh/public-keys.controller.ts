@@ -1,0 +1,79 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { AuthContext } from '../../auth/auth-context';
+import { Caller, SignedIn } from '../../auth/route-auth';
+import { ApiEmpty, ApiErrors } from '../../common/openapi';
+import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../../common/paging';
+import { UsersService } from '../../users/users.service';
+import { parseKeyId } from '../key-owners';
+import { CreateKeyOption } from './create-key.option';
+import { PublicKeyWire, toPublicKeyWire } from './public-key.wire';
+import { PublicKeysService } from './public-keys.service';
+
+const FINGERPRINT_QUERY = ApiQuery({ name: 'fingerprint', required: false, type: String, description: 'fingerprint of the key' });
+
+@ApiTags('user')
+@Controller()
+export class PublicKeysController {
+  constructor(
+    private readonly keys: PublicKeysService,
+    private readonly users: UsersService,
+  ) {}
+
+  @Get('user/keys')
+  @SignedIn('user')
+  @FINGERPRINT_QUERY
+  @ApiPaging()
+  @ApiOkResponse({ type: [PublicKeyWire], description: 'PublicKeyList' })
+  async listMine(@Caller() caller: AuthContext, @Paging() page: PageQuery, @Query('fingerprint') fingerprint?: unknown): Promise<PagedList<PublicKeyWire>> {
+    const found = await this.keys.listForCaller(caller.user!, page, queryString(fingerprint));
+    return pagedList(found, page, (item) => toPublicKeyWire(item, caller, this.users.site));
+  }
+
+  @Post('user/keys')
+  @SignedIn('user')
+  @ApiCreatedResponse({ type: PublicKeyWire })
+  @ApiErrors(422)
+  async create(@Caller() caller: AuthContext, @Body() option: CreateKeyOption): Promise<PublicKeyWire> {
+    return toPublicKeyWire(await this.keys.create(caller.user!, option.title, option.key), caller, this.users.site);
+  }
+
+  @Get('user/keys/:id')
+  @SignedIn('user')
+  @ApiOkResponse({ type: PublicKeyWire })
+  @ApiErrors(404)
+  async get(@Caller() caller: AuthContext, @Param('id') id: string): Promise<PublicKeyWire> {
+    return toPublicKeyWire(await this.keys.get(caller, parseKeyId(id)), caller, this.users.site);
+  }
+
+  @Delete('user/keys/:id')
+  @SignedIn('user')
+  @HttpCode(204)
+  @ApiEmpty()
+  @ApiErrors(404)
+  async delete(@Caller() caller: AuthContext, @Param('id') id: string): Promise<void> {
+    await this.keys.delete(caller, parseKeyId(id));
+  }
+
+  @Get('users/:username/keys')
+  @SignedIn('user')
+  @FINGERPRINT_QUERY
+  @ApiPaging()
+  @ApiOkResponse({ type: [PublicKeyWire], description: 'PublicKeyList' })
+  @ApiErrors(404)
+  async listOfUser(
+    @Caller() caller: AuthContext,
+    @Param('username') username: string,
+    @Paging() page: PageQuery,
+    @Query('fingerprint') fingerprint?: unknown,
+  ): Promise<PagedList<PublicKeyWire>> {
+    const found = await this.keys.listOfUser(caller, username, page, queryString(fingerprint));
+    return pagedList(found, page, (item) => toPublicKeyWire(item, caller, this.users.site));
+  }
+}
+
+/** A repeated query key gives an array: the first value counts, as in Forgejo; an empty one is absent. */
+function queryString(value: unknown): string | undefined {
+  const first: unknown = Array.isArray(value) ? value[0] : value;
+  return typeof first === 'string' && first !== '' ? first : undefined;
+}

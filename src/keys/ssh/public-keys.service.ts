@@ -1,0 +1,107 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../../auth/auth-context';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '../../common/errors';
+import { Page, PageQuery } from '../../common/paging';
+import { Clock } from '../../common/time';
+import { isUniqueViolation, Transactions } from '../../database/transactions';
+import { UserEntity } from '../../users/user.entity';
+import { UserStore } from '../../users/user.store';
+import { KeyOwners } from '../key-owners';
+import { PublicKeyEntity } from './public-key.entity';
+import { PublicKeyStore } from './public-key.store';
+import type { OwnedPublicKey } from './public-key.wire';
+import { checkSshPublicKey, SshKeyError } from './ssh-key-parser';
+
+const FINGERPRINT_TAKEN = 'Key content has been used as non-deploy key';
+const TITLE_TAKEN = 'Key title has been used';
+
+/** SSH public keys of users (behaviour 5, 5.3, 6, 12.1). */
+@Injectable()
+export class PublicKeysService {
+  constructor(
+    private readonly keys: PublicKeyStore,
+    private readonly users: UserStore,
+    private readonly owners: KeyOwners,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The caller's keys; with a fingerprint, the key with that fingerprint whoever owns it. */
+  async listForCaller(caller: UserEntity, page: PageQuery, fingerprint: string | undefined): Promise<Page<OwnedPublicKey>> {
+    const found = fingerprint ? await this.keys.listByFingerprint(fingerprint, page) : await this.keys.listByOwner(caller.id, page);
+    return this.withOwners(found);
+  }
+
+  /** Users group B: `{username}`'s keys; a fingerprint filter searches only that user's keys. */
+  async listOfUser(viewer: AuthContext, username: string, page: PageQuery, fingerprint: string | undefined): Promise<Page<OwnedPublicKey>> {
+    const owner = await this.owners.visibleTo(viewer, username);
+    const found = await this.keys.listByOwner(owner.id, page, fingerprint || undefined);
+    return { items: found.items.map((key) => ({ key, owner })), total: found.total };
+  }
+
+  /** The caller's own key, or any key for a site admin; anything else is not found (D15). */
+  async get(viewer: AuthContext, id: number): Promise<OwnedPublicKey> {
+    const key = await this.keys.findById(id);
+    if (!key || !viewer.isSelfOrAdmin(key.ownerId)) throw new NotFoundError();
+    return this.withOwner(key);
+  }
+
+  async create(owner: UserEntity, title: string, content: string): Promise<OwnedPublicKey> {
+    let parsed;
+    try {
+      parsed = checkSshPublicKey(content);
+    } catch (error) {
+      if (error instanceof SshKeyError) throw new InvalidInputError(`Invalid key content: ${error.message}`);
+      throw error;
+    }
+    const now = this.clock.nowUnix();
+    try {
+      const key = await this.transactions.run(async (tx) => {
+        if (await this.keys.fingerprintTaken(parsed.fingerprint, tx)) throw new InvalidInputError(FINGERPRINT_TAKEN);
+        if (await this.keys.titleTaken(owner.id, title, tx)) throw new InvalidInputError(TITLE_TAKEN);
+        return this.keys.insert(tx, {
+          ownerId: owner.id,
+          name: title,
+          fingerprint: parsed.fingerprint,
+          content: parsed.content,
+          createdUnix: now,
+          updatedUnix: now,
+        });
+      });
+      return { key, owner };
+    } catch (error) {
+      // A concurrent request stored the same key or title first: the unique indexes refused this one.
+      if (isUniqueViolation(error)) {
+        throw new InvalidInputError((await this.keys.fingerprintTaken(parsed.fingerprint)) ? FINGERPRINT_TAKEN : TITLE_TAKEN);
+      }
+      throw error;
+    }
+  }
+
+  /** Unknown → 404; another user's key → 403 unless the caller is a site admin (D16). */
+  async delete(viewer: AuthContext, id: number): Promise<void> {
+    const key = await this.keys.findById(id);
+    if (!key) throw new NotFoundError();
+    if (!viewer.isSelfOrAdmin(key.ownerId)) throw new ForbiddenError('You do not have access to this key');
+    await this.transactions.run((tx) => this.keys.delete(tx, key.id));
+  }
+
+  /** `GET /{username}.keys`: one `type base64` line per key, as in an authorized_keys file. */
+  async authorizedKeys(viewer: AuthContext, username: string): Promise<string> {
+    const owner = await this.owners.visibleOrAbsent(viewer, username);
+    const keys = await this.keys.listAllByOwner(owner.id);
+    return keys.map((key) => `${key.content.split(' ').slice(0, 2).join(' ')}\n`).join('');
+  }
+
+  private async withOwner(key: PublicKeyEntity): Promise<OwnedPublicKey> {
+    const owner = await this.users.findById(key.ownerId);
+    if (!owner) throw new NotFoundError();
+    return { key, owner };
+  }
+
+  private async withOwners(page: Page<PublicKeyEntity>): Promise<Page<OwnedPublicKey>> {
+    const owners = new Map((await this.users.findByIds([...new Set(page.items.map((key) => key.ownerId))])).map((user) => [user.id, user]));
+    const items = page.items.filter((key) => owners.has(key.ownerId)).map((key) => ({ key, owner: owners.get(key.ownerId)! }));
+    return { items, total: page.total };
+  }
+}
