@@ -5,8 +5,10 @@ import { GpgKeyEntity } from '../keys/gpg/gpg-key.entity';
 import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
 import { AccessTokenEntity } from '../users/access-token.entity';
 import { EmailAddressEntity } from '../users/email-address.entity';
+import { FollowEntity } from '../users/follow.entity';
 import { OrgUserEntity, TeamEntity, TeamUserEntity } from '../users/organization.entities';
+import { UserSearchGramEntity, UserSearchTextEntity } from '../users/user-search.entities';
 import { UserEntity } from '../users/user.entity';
 
 /** Every entity the data source knows; a module adds its own here. */
-export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, RepositoryEntity, StarEntity, WatchEntity, PublicKeyEntity, GpgKeyEntity];
+export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity];

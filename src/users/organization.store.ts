@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { Page, PageQuery } from '../common/paging';
+import { isUniqueViolation } from '../database/transactions';
 import { OrgUserEntity, OWNER_ACCESS_MODE, TeamEntity, TeamUserEntity } from './organization.entities';
+import { UserEntity } from './user.entity';
+
+/** What removing a member from a team did. */
+export type TeamRemoval = 'removed' | 'not-a-member' | 'last-owner';
 
 /** The only door to org_user, team and team_user. Anvil's only team is each organisation's Owners team. */
 @Injectable()
@@ -68,5 +74,114 @@ export class OrganizationStore {
 
   async countOrgsOfMember(uid: number, tx?: EntityManager): Promise<number> {
     return this.manager(tx).getRepository(OrgUserEntity).countBy({ uid });
+  }
+
+  findTeamById(id: number): Promise<TeamEntity | null> {
+    return this.manager().getRepository(TeamEntity).findOneBy({ id });
+  }
+
+  async listTeams(orgId: number, page: PageQuery): Promise<Page<TeamEntity>> {
+    const [items, total] = await this.manager()
+      .getRepository(TeamEntity)
+      .findAndCount({ where: { orgId }, order: { id: 'ASC' }, skip: page.offset, take: page.limit });
+    return { items, total };
+  }
+
+  /** The members of an organisation, in the order they joined. */
+  async listMembers(orgId: number, page: PageQuery): Promise<Page<UserEntity>> {
+    const [items, total] = await this.manager()
+      .getRepository(UserEntity)
+      .createQueryBuilder('u')
+      .innerJoin(OrgUserEntity, 'ou', 'ou.uid = u.id')
+      .where('ou.org_id = :orgId', { orgId })
+      .orderBy('ou.id', 'ASC')
+      .offset(page.offset)
+      .limit(page.limit)
+      .getManyAndCount();
+    return { items, total };
+  }
+
+  /**
+   * Adds `uid` to the team (and to the organisation), inside the caller's transaction. Returns false,
+   * changing nothing, when the user is already in the team; `num_members` changes only on a real insert.
+   */
+  async addTeamMember(tx: EntityManager, team: TeamEntity, uid: number): Promise<boolean> {
+    try {
+      await tx.getRepository(TeamUserEntity).insert({ orgId: team.orgId, teamId: team.id, uid });
+    } catch (error) {
+      if (isUniqueViolation(error)) return false;
+      throw error;
+    }
+    await tx
+      .createQueryBuilder()
+      .update(TeamEntity)
+      .set({ numMembers: () => 'num_members + 1' })
+      .where('id = :id', { id: team.id })
+      .execute();
+    try {
+      await tx.getRepository(OrgUserEntity).insert({ orgId: team.orgId, uid, isPublic: false });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+    }
+    return true;
+  }
+
+  /**
+   * Removes `uid` from the team, inside the caller's transaction, and from the organisation when it was
+   * their last team there. Refuses ('last-owner') to empty an Owners team: the guarded decrement locks the
+   * team row, so two concurrent removals of the last two owners cannot both succeed. On 'last-owner' the
+   * caller must abort the transaction (the membership row is already deleted).
+   */
+  async removeTeamMember(tx: EntityManager, team: TeamEntity, uid: number): Promise<TeamRemoval> {
+    const deleted = await tx.getRepository(TeamUserEntity).delete({ teamId: team.id, uid });
+    if (!deleted.affected) return 'not-a-member';
+    const guard = team.authorize === OWNER_ACCESS_MODE ? 'num_members > 1' : 'num_members > 0';
+    const updated = await tx
+      .createQueryBuilder()
+      .update(TeamEntity)
+      .set({ numMembers: () => 'num_members - 1' })
+      .where(`id = :id AND ${guard}`, { id: team.id })
+      .execute();
+    if (!updated.affected) return 'last-owner';
+    const remaining = await tx.getRepository(TeamUserEntity).countBy({ orgId: team.orgId, uid });
+    if (remaining === 0) await tx.getRepository(OrgUserEntity).delete({ orgId: team.orgId, uid });
+    return 'removed';
+  }
+
+  /** Removes `uid` from every team of the organisation and from the organisation itself (see removeTeamMember). */
+  async removeFromOrganization(tx: EntityManager, orgId: number, uid: number): Promise<TeamRemoval> {
+    let removed = false;
+    for (const team of await this.teamsOfMember(orgId, uid, tx)) {
+      const result = await this.removeTeamMember(tx, team, uid);
+      if (result === 'last-owner') return result;
+      removed ||= result === 'removed';
+    }
+    const deleted = await tx.getRepository(OrgUserEntity).delete({ orgId, uid });
+    return removed || deleted.affected ? 'removed' : 'not-a-member';
+  }
+
+  /** The teams of an organisation that `uid` is in. */
+  teamsOfMember(orgId: number, uid: number, tx?: EntityManager): Promise<TeamEntity[]> {
+    return this.manager(tx)
+      .getRepository(TeamEntity)
+      .createQueryBuilder('team')
+      .innerJoin(TeamUserEntity, 'tu', 'tu.team_id = team.id')
+      .where('tu.org_id = :orgId AND tu.uid = :uid', { orgId, uid })
+      .orderBy('team.id', 'ASC')
+      .getMany();
+  }
+
+  /** Removes an organisation's teams and memberships, inside the transaction that deletes it. */
+  async deleteOrganizationRows(tx: EntityManager, orgId: number): Promise<void> {
+    await tx.getRepository(TeamUserEntity).delete({ orgId });
+    await tx.getRepository(TeamEntity).delete({ orgId });
+    await tx.getRepository(OrgUserEntity).delete({ orgId });
+  }
+
+  /** Removes a deleted user from every team and organisation, fixing the teams' member counts. */
+  async removeAllMembershipsOf(tx: EntityManager, uid: number): Promise<void> {
+    await tx.query('UPDATE team SET num_members = num_members - 1 WHERE id IN (SELECT team_id FROM team_user WHERE uid = ?)', [uid]);
+    await tx.getRepository(TeamUserEntity).delete({ uid });
+    await tx.getRepository(OrgUserEntity).delete({ uid });
   }
 }

@@ -3,6 +3,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { ForbiddenError, NotFoundError } from '../common/errors';
 import { OrganizationStore } from './organization.store';
 import { UserEntity, Visibility } from './user.entity';
+import { SqlCondition, visibleUsersCondition } from './user-visibility.condition';
 
 /**
  * Who may see a user or an organisation when it is named directly (behaviour 1.10; users group A and B):
@@ -30,9 +31,23 @@ export class UserVisibility {
    * 403; not visible → 404.
    */
   async assertVisible(viewer: AuthContext, user: UserEntity): Promise<void> {
+    this.assertTokenMaySee(viewer, user);
+    if (!(await this.canSee(viewer, user))) throw new NotFoundError();
+  }
+
+  /** The public-only token step alone (behaviour 1.5): a non-public user or organisation → 403. */
+  assertTokenMaySee(viewer: AuthContext, user: UserEntity): void {
     if (viewer.publicOnly && user.visibility !== Visibility.Public && !viewer.is(user.id)) {
       throw new ForbiddenError(user.isOrganization ? 'token scope is limited to public orgs' : 'token scope is limited to public users');
     }
-    if (!(await this.canSee(viewer, user))) throw new NotFoundError();
+  }
+
+  /**
+   * The LIST rule of behaviour 1.10 (lists and search: private users who follow the viewer or share an
+   * organisation with them are included) as an SQL condition on the `user` alias `alias`; see
+   * user-visibility.condition.ts.
+   */
+  listCondition(viewer: AuthContext, alias: string): SqlCondition {
+    return visibleUsersCondition(viewer, alias);
   }
 }

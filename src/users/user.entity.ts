@@ -27,6 +27,7 @@ export function parseVisibility(name: string): Visibility | undefined {
 @Entity('user')
 @Index('IDX_user_lower_name', ['lowerName'], { unique: true })
 @Index('IDX_user_type_created', ['type', 'createdUnix'])
+@Index('IDX_user_type_updated', ['type', 'updatedUnix'])
 export class UserEntity {
   @IdColumn()
   id: number;
@@ -100,6 +101,10 @@ export class UserEntity {
 
   @UnixTimeColumn()
   updatedUnix: number;
+
+  /** Organisations only: Forgejo's `repo_admin_change_team_access` setting, stored and echoed (behaviour 2.2). */
+  @FlagColumn(false)
+  repoAdminChangeTeamAccess: boolean;
 
   get isOrganization(): boolean {
     return this.type === UserType.Organization;

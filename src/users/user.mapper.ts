@@ -23,12 +23,13 @@ export function noReplyEmail(user: UserEntity, site: SiteUrls): string {
 
 /**
  * The real address only for a signed-in viewer (or one who sees the repository), and then only when the
- * user does not keep it private, or the viewer is that user or a site admin.
+ * user does not keep it private, or the viewer is that user or a site admin. The real address may be ""
+ * (an organisation without a contact address): Forgejo then shows "" too, not the placeholder.
  */
 export function visibleEmail(user: UserEntity, viewer: AuthContext, site: SiteUrls, options: UserViewOptions = {}): string {
   const audience = options.seesRepository ?? viewer.isSignedIn;
   const shown = audience && (!user.keepEmailPrivate || viewer.isSelfOrAdmin(user.id));
-  return shown && user.email !== '' ? user.email : noReplyEmail(user, site);
+  return shown ? user.email : noReplyEmail(user, site);
 }
 
 export function avatarUrl(site: SiteUrls): string {
@@ -47,7 +48,8 @@ export function toUserWire(user: UserEntity, viewer: AuthContext, site: SiteUrls
     html_url: `${site.rootUrl}${encodeURIComponent(user.name)}`,
     is_admin: privileged && user.isAdmin,
     created: formatTime(user.createdUnix),
-    restricted: privileged && user.isRestricted,
+    // Forgejo shows everyone the real flag; only is_admin, active and prohibit_login are private (2.1).
+    restricted: user.isRestricted,
     active: privileged && user.isActive,
     prohibit_login: privileged && user.prohibitLogin,
     location: user.location,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { EmailAddressEntity } from './email-address.entity';
+import { indexUserForSearch, removeUserFromSearch } from './user-search.store';
 import { UserEntity, UserType } from './user.entity';
 
 /** The only door to the user and email_address tables. */
@@ -51,10 +52,15 @@ export class UserStore {
     return this.users(tx).countBy({ type: UserType.Individual, isAdmin: true });
   }
 
-  /** Inserts a user and, when it has one, its primary e-mail address (verified). Run inside a transaction. */
+  /**
+   * Inserts a user and, when it has one, its primary e-mail address (verified), and indexes it for search.
+   * Run inside a transaction. An organisation's contact address is not an account address: it gets no
+   * email_address row (as in Forgejo), so it cannot collide with a user's address.
+   */
   async insert(tx: EntityManager, user: Partial<UserEntity>): Promise<UserEntity> {
     const saved = await tx.getRepository(UserEntity).save(tx.getRepository(UserEntity).create(user));
-    if (saved.email !== '') {
+    await indexUserForSearch(tx, saved);
+    if (saved.email !== '' && saved.type !== UserType.Organization) {
       await tx.getRepository(EmailAddressEntity).insert({
         uid: saved.id,
         email: saved.email,
@@ -68,6 +74,11 @@ export class UserStore {
 
   async update(tx: EntityManager, id: number, changes: Partial<UserEntity>): Promise<void> {
     if (Object.keys(changes).length > 0) await tx.getRepository(UserEntity).update({ id }, changes);
+    // Keep the search index in the same transaction as the searched fields.
+    if (SEARCHED_FIELDS.some((field) => changes[field] !== undefined)) {
+      const user = await tx.getRepository(UserEntity).findOneBy({ id });
+      if (user) await indexUserForSearch(tx, user);
+    }
   }
 
   /** Replaces the primary e-mail address (kept verified, as the admin API sets it). */
@@ -89,6 +100,7 @@ export class UserStore {
   }
 
   async delete(tx: EntityManager, id: number): Promise<void> {
+    await removeUserFromSearch(tx, id);
     await tx.getRepository(EmailAddressEntity).delete({ uid: id });
     await tx.getRepository(UserEntity).delete({ id });
   }
@@ -110,6 +122,9 @@ export class UserStore {
       .execute();
   }
 }
+
+/** The fields the user search index is built from (user-search.store.ts). */
+const SEARCHED_FIELDS: (keyof UserEntity)[] = ['name', 'lowerName', 'fullName', 'email', 'type'];
 
 function columnName(property: string): string {
   return property.replace(/([a-z\d])([A-Z])/g, '$1_$2').toLowerCase();

@@ -62,6 +62,14 @@ export class UsersService {
     this.cleanups.push(cleanup);
   }
 
+  /**
+   * Runs every registered cleanup for a user or organisation about to be deleted, inside the deleting
+   * transaction (organisation deletion lives in OrganizationsService and needs the same cleanups).
+   */
+  async runDeletionCleanups(tx: EntityManager, user: UserEntity): Promise<void> {
+    for (const cleanup of this.cleanups) await cleanup(tx, user);
+  }
+
   /** A user or organisation by name; unknown → 404. */
   async byName(name: string): Promise<UserEntity> {
     const user = await this.users.findByName(name);

@@ -1,0 +1,190 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { requireSignedIn } from '../auth/route-auth';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { Page, PageQuery } from '../common/paging';
+import { Clock } from '../common/time';
+import { isUniqueViolation, Transactions } from '../database/transactions';
+import { TeamEntity } from './organization.entities';
+import { OrganizationStore, TeamRemoval } from './organization.store';
+import { parseVisibility, UserEntity, UserType, Visibility } from './user.entity';
+import { assertUsableUserName } from './user-names';
+import { UserVisibility } from './user-visibility';
+import { UserListVisibility } from './user-visibility.condition';
+import { UserStore } from './user.store';
+import { UsersService } from './users.service';
+
+export interface NewOrganization {
+  username: string;
+  fullName?: string;
+  email?: string;
+  description?: string;
+  website?: string;
+  location?: string;
+  visibility?: string;
+  repoAdminChangeTeamAccess?: boolean;
+}
+
+type SignedInViewer = AuthContext & { user: UserEntity };
+
+export const LAST_OWNER = 'the last owner of an organization cannot be removed';
+const MUST_BE_MEMBER = 'Must be an organization member';
+const MUST_BE_OWNER = 'Must be an organization owner';
+
+/**
+ * Organisations (behaviour 10.4): creation, reading, deletion, the Owners team and membership. Every
+ * `/orgs/{org}` route runs the order of 1.6: org lookup 404 → public-only 403 → visibility 404 → sign-in 401
+ * → membership or ownership; `/teams/{id}` routes: team lookup 404 → public-only 403 → sign-in 401 →
+ * membership 404 (Forgejo answers non-members of a team's organisation with 404).
+ */
+@Injectable()
+export class OrganizationsService {
+  constructor(
+    private readonly users: UsersService,
+    private readonly userStore: UserStore,
+    private readonly organizations: OrganizationStore,
+    private readonly visibility: UserVisibility,
+    private readonly listVisibility: UserListVisibility,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+  ) {}
+
+  /** POST /orgs: the creator becomes the only member of the new Owners team. */
+  async create(viewer: SignedInViewer, input: NewOrganization): Promise<UserEntity> {
+    if (!viewer.isAdmin && !viewer.user.allowCreateOrganization) throw new ForbiddenError('Create organization not allowed');
+    assertUsableUserName(input.username);
+    const visibility = input.visibility === undefined || input.visibility === '' ? Visibility.Public : parseVisibility(input.visibility);
+    if (visibility === undefined) throw new InvalidInputError('[Visibility]: In');
+    const exists = () => new InvalidInputError(`user already exists [name: ${input.username}]`);
+    const now = this.clock.nowUnix();
+    try {
+      return await this.transactions.run(async (tx) => {
+        if (await this.userStore.nameTaken(input.username, tx)) throw exists();
+        const org = await this.userStore.insert(tx, {
+          name: input.username,
+          lowerName: input.username.toLowerCase(),
+          type: UserType.Organization,
+          fullName: input.fullName ?? '',
+          email: input.email ?? '',
+          description: input.description ?? '',
+          website: input.website ?? '',
+          location: input.location ?? '',
+          visibility,
+          repoAdminChangeTeamAccess: input.repoAdminChangeTeamAccess ?? false,
+          isActive: true,
+          createdUnix: now,
+          updatedUnix: now,
+        });
+        await this.organizations.addOwnersTeam(tx, org.id, viewer.user.id);
+        return org;
+      });
+    } catch (error) {
+      // A concurrent creation won the race for the name.
+      if (isUniqueViolation(error)) throw exists();
+      throw error;
+    }
+  }
+
+  /** GET /orgs/{org} and the first steps of every /orgs/{org} route. */
+  async visibleByName(viewer: AuthContext, name: string): Promise<UserEntity> {
+    const org = await this.userStore.findByName(name);
+    if (!org || !org.isOrganization) throw new NotFoundError();
+    await this.visibility.assertVisible(viewer, org);
+    return org;
+  }
+
+  /** DELETE /orgs/{org}: owners and site admins; refused while the organisation owns repositories. */
+  async delete(viewer: AuthContext, name: string): Promise<void> {
+    const org = await this.visibleByName(viewer, name);
+    await this.assertOwner(viewer, org);
+    await this.transactions.run(async (tx) => {
+      const current = await this.userStore.findById(org.id, tx);
+      if (!current) throw new NotFoundError();
+      // Forgejo's ErrUserOwnRepos message, as for deleting a user who owns repositories.
+      if (current.numRepos > 0) throw new InvalidInputError(`user still has ownership of repositories [uid: ${org.id}]`);
+      await this.users.runDeletionCleanups(tx, current);
+      await this.organizations.deleteOrganizationRows(tx, org.id);
+      await this.userStore.delete(tx, org.id);
+    });
+  }
+
+  /** GET /orgs/{org}/teams: members and site admins. */
+  async teams(viewer: AuthContext, name: string, page: PageQuery): Promise<Page<TeamEntity>> {
+    const org = await this.visibleByName(viewer, name);
+    requireSignedIn(viewer);
+    if (!viewer.isAdmin && !(await this.organizations.isMember(org.id, viewer.user.id))) throw new ForbiddenError(MUST_BE_MEMBER);
+    return this.organizations.listTeams(org.id, page);
+  }
+
+  /** GET /orgs/{org}/members: everyone for members and site admins; nobody else (membership is never public). */
+  async members(viewer: AuthContext, name: string, page: PageQuery): Promise<Page<UserEntity>> {
+    const org = await this.visibleByName(viewer, name);
+    requireSignedIn(viewer);
+    if (!(await this.isMemberOrAdmin(viewer, org))) return { items: [], total: 0 };
+    return this.organizations.listMembers(org.id, page);
+  }
+
+  /** GET /orgs/{org}/members/{username}: resolves when the user is a member and the caller may know it, else 404. */
+  async assertMember(viewer: AuthContext, name: string, username: string): Promise<void> {
+    const org = await this.visibleByName(viewer, name);
+    requireSignedIn(viewer);
+    const user = await this.users.byName(username);
+    if (!(await this.isMemberOrAdmin(viewer, org))) throw new NotFoundError();
+    if (!(await this.organizations.isMember(org.id, user.id))) throw new NotFoundError();
+  }
+
+  /** DELETE /orgs/{org}/members/{username}: owners and site admins; removes the user from every team. */
+  async removeMember(viewer: AuthContext, name: string, username: string): Promise<void> {
+    const org = await this.visibleByName(viewer, name);
+    await this.assertOwner(viewer, org);
+    const user = await this.users.byName(username);
+    await this.transactions.run(async (tx) => {
+      assertKept(await this.organizations.removeFromOrganization(tx, org.id, user.id));
+    });
+  }
+
+  /** PUT /teams/{id}/members/{username}: idempotent. */
+  async addTeamMember(viewer: AuthContext, teamId: string, username: string): Promise<void> {
+    const team = await this.teamForOwner(viewer, teamId);
+    const user = await this.users.individualByName(username);
+    if (!(await this.listVisibility.isVisible(viewer, user.id))) throw new NotFoundError();
+    await this.transactions.run((tx) => this.organizations.addTeamMember(tx, team, user.id));
+  }
+
+  /** DELETE /teams/{id}/members/{username}: not being a member is a no-op; the last owner stays. */
+  async removeTeamMember(viewer: AuthContext, teamId: string, username: string): Promise<void> {
+    const team = await this.teamForOwner(viewer, teamId);
+    const user = await this.users.individualByName(username);
+    await this.transactions.run(async (tx) => {
+      const result = await this.organizations.removeTeamMember(tx, team, user.id);
+      if (result === 'not-a-member' && !(await this.listVisibility.isVisible(viewer, user.id))) throw new NotFoundError();
+      assertKept(result);
+    });
+  }
+
+  /** The team of a /teams/{id} route, for an owner of its organisation (or a site admin). */
+  private async teamForOwner(viewer: AuthContext, teamId: string): Promise<TeamEntity> {
+    const team = /^\d+$/.test(teamId) && Number.isSafeInteger(Number(teamId)) ? await this.organizations.findTeamById(Number(teamId)) : null;
+    if (!team) throw new NotFoundError();
+    const org = await this.userStore.findById(team.orgId);
+    if (!org) throw new NotFoundError();
+    this.visibility.assertTokenMaySee(viewer, org);
+    requireSignedIn(viewer);
+    if (!viewer.isAdmin && !(await this.organizations.isOwner(org.id, viewer.user.id))) throw new NotFoundError();
+    return team;
+  }
+
+  private async assertOwner(viewer: AuthContext, org: UserEntity): Promise<void> {
+    requireSignedIn(viewer);
+    if (!viewer.isAdmin && !(await this.organizations.isOwner(org.id, viewer.user.id))) throw new ForbiddenError(MUST_BE_OWNER);
+  }
+
+  private async isMemberOrAdmin(viewer: SignedInViewer, org: UserEntity): Promise<boolean> {
+    return viewer.isAdmin || this.organizations.isMember(org.id, viewer.user.id);
+  }
+}
+
+/** Throwing inside the transaction rolls back the membership row that was already deleted. */
+function assertKept(result: TeamRemoval): void {
+  if (result === 'last-owner') throw new InvalidInputError(LAST_OWNER);
+}
