@@ -9,6 +9,7 @@ import { openDatabase } from '../database/data-source';
 import { Transactions } from '../database/transactions';
 import { AccessTokenStore } from '../users/access-token.store';
 import { AccessTokensService } from '../users/access-tokens.service';
+import { OrganizationStore } from '../users/organization.store';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 
@@ -74,7 +75,7 @@ async function createUser(flags: CreateUserFlags, config: AppConfig, output: Cli
     const transactions = new Transactions(dataSource);
     const clock = new Clock();
     const userStore = new UserStore(dataSource);
-    const users = new UsersService(userStore, transactions, clock, config);
+    const users = new UsersService(userStore, new OrganizationStore(dataSource), transactions, clock, config);
     const tokens = new AccessTokensService(new AccessTokenStore(dataSource), userStore, transactions, clock);
     const firstUser = await users.noUsersYet();
     const created = await users.create({

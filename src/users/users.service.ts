@@ -9,6 +9,7 @@ import { Clock } from '../common/time';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { parseVisibility, UserEntity, UserType, Visibility } from './user.entity';
 import { assertUsableUserName } from './user-names';
+import { OrganizationStore } from './organization.store';
 import { UserStore } from './user.store';
 
 export const MIN_PASSWORD_LENGTH = 8;
@@ -52,6 +53,7 @@ export class UsersService {
 
   constructor(
     private readonly users: UserStore,
+    private readonly organizations: OrganizationStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -178,7 +180,11 @@ export class UsersService {
       if (user.isAdmin && (await this.users.countAdmins(tx)) <= 1) {
         throw new BadRequestError(`can not delete the last admin user [uid: ${user.id}]`);
       }
-      for (const cleanup of this.cleanups) await cleanup(tx, user);
+      // As Forgejo: leave organisations first, so that none is left without its last owner.
+      if ((await this.organizations.countOrgsOfMember(user.id, tx)) > 0) {
+        throw new InvalidInputError(`user still has membership of organizations [uid: ${user.id}]`);
+      }
+      await this.runDeletionCleanups(tx, user);
       await this.users.delete(tx, user.id);
     });
   }

@@ -1,6 +1,6 @@
 import { EmailAddressEntity } from '../../src/users/email-address.entity';
 import { UserEntity } from '../../src/users/user.entity';
-import { makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
+import { makeOrg, makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('admin users (behaviour 10.2)', () => {
@@ -196,6 +196,14 @@ describe('admin users (behaviour 10.2)', () => {
       await t.http.delete(t.api(`/admin/users/${user.name}`)).set(withToken(admin.token)).expect(204);
       await t.http.get(t.api('/user')).set(withToken(user.token)).expect(401);
       await t.http.delete(t.api(`/admin/users/${user.name}`)).set(withToken(admin.token)).expect(404);
+    });
+
+    it('a member of an organisation must leave it first (no organisation loses its last owner)', async () => {
+      const user = await makeUser(t);
+      await makeOrg(t, user.user);
+      const response = await t.http.delete(t.api(`/admin/users/${user.name}`)).set(withToken(admin.token)).expect(422);
+      expect(response.body.message).toBe(`user still has membership of organizations [uid: ${user.user.id}]`);
+      await t.http.get(t.api('/user')).set(withToken(user.token)).expect(200);
     });
 
     it('an admin cannot delete themselves', async () => {

@@ -387,11 +387,14 @@ describe('organisations: /orgs, /orgs/{org}/teams|members, /teams/{id}/members',
   });
 
   describe('deleting a member user', () => {
-    it('removes them from their organisations', async () => {
+    it('is refused until they have left their organisations, then succeeds', async () => {
       const org = await makeOrg(t, owner.user);
       const team = await ownersTeam(org.name, owner);
       const leaving = await makeUser(t);
       await t.http.put(t.api(`/teams/${team.id}/members/${leaving.name}`)).set(withToken(owner.token)).expect(204);
+      const refused = await t.http.delete(t.api(`/admin/users/${leaving.name}`)).set(withToken(admin.token)).expect(422);
+      expect(refused.body.message).toBe(`user still has membership of organizations [uid: ${leaving.user.id}]`);
+      await t.http.delete(t.api(`/orgs/${org.name}/members/${leaving.name}`)).set(withToken(owner.token)).expect(204);
       await t.http.delete(t.api(`/admin/users/${leaving.name}`)).set(withToken(admin.token)).expect(204);
       const members = await t.http.get(t.api(`/orgs/${org.name}/members`)).set(withToken(owner.token)).expect(200);
       expect(logins(members.body)).toEqual([owner.name]);
