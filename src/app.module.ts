@@ -14,6 +14,7 @@ import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { KeysModule } from './keys/keys.module';
+import { MarkdownModule } from './markdown/markdown.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
 import { UsersModule } from './users/users.module';
@@ -34,6 +35,7 @@ export class AppModule implements NestModule {
         KeysModule,
         ReposModule,
         AdminModule,
+        MarkdownModule,
         ServerModule,
       ],
       providers: [

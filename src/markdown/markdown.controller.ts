@@ -1,0 +1,48 @@
+import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, SignedIn } from '../auth/route-auth';
+import { DecodedBody } from '../common/body';
+import { ApiErrors } from '../common/openapi';
+import { MarkdownOption, readMarkdownOption } from './markdown.option';
+import { MarkdownService } from './markdown.service';
+
+const HTML = 'text/html; charset=utf-8';
+
+@ApiTags('miscellaneous')
+@Controller()
+export class MarkdownController {
+  constructor(private readonly markdown: MarkdownService) {}
+
+  /** The body is read here, not bound with @Body(): its keys match case-insensitively (behaviour 1.2). */
+  @Post('markdown')
+  @SignedIn()
+  @HttpCode(200)
+  @ApiConsumes('application/json')
+  @ApiBody({ type: MarkdownOption })
+  @ApiProduces('text/html')
+  @ApiOkResponse({ description: 'MarkdownRender is a rendered markdown document', schema: { type: 'string' } })
+  @ApiErrors(400, 413, 422, 500)
+  async render(@Caller() caller: AuthContext, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<string> {
+    const option = readMarkdownOption(request.body as DecodedBody);
+    const html = await this.markdown.render(caller, option);
+    response.type(HTML);
+    return html;
+  }
+
+  /** Any content type: the raw body is the document (behaviour 3). */
+  @Post('markdown/raw')
+  @SignedIn()
+  @HttpCode(200)
+  @ApiConsumes('text/plain')
+  @ApiBody({ description: 'Request body to render', schema: { type: 'string' } })
+  @ApiProduces('text/html')
+  @ApiOkResponse({ description: 'MarkdownRender is a rendered markdown document', schema: { type: 'string' } })
+  @ApiErrors(413, 500)
+  async renderRaw(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<string> {
+    const html = await this.markdown.renderRaw(request.rawBody ?? Buffer.alloc(0));
+    response.type(HTML);
+    return html;
+  }
+}
