@@ -19,35 +19,10 @@
  */
 'use strict';
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+const { bounded, baseUrl, percentile } = require('./support');
+
 const REQUEST_TIMEOUT_MS = 180_000;
 const PROBE_INTERVAL_MS = 250;
-
-function bounded(name, fallback, max) {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
-    console.error(`${name} must be an integer between 1 and ${max}`);
-    process.exit(2);
-  }
-  return value;
-}
-
-function baseUrl() {
-  let url;
-  try {
-    url = new URL(process.env.BENCH_URL || 'http://127.0.0.1:3000');
-  } catch {
-    console.error('BENCH_URL is not a URL');
-    process.exit(2);
-  }
-  const host = url.hostname;
-  if (!LOOPBACK.has(host) && !/^127(\.\d{1,3}){3}$/.test(host)) {
-    console.error(`refusing to load ${host}: the benchmark only targets loopback addresses`);
-    process.exit(2);
-  }
-  return url.origin + url.pathname.replace(/\/$/, '');
-}
 
 /** A README-like document of about `bytes` bytes. */
 function document(bytes) {
@@ -82,11 +57,6 @@ function document(bytes) {
     size += Buffer.byteLength(part);
   }
   return parts.join('').slice(0, bytes);
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 function summary(label, samples) {
