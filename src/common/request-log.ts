@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RequestMethod } from '@nestjs/common';
 import type { Params } from 'nestjs-pino';
 import type { AppConfig } from '../config/config';
 
@@ -12,6 +13,8 @@ export function loggablePath(url: string | undefined): string {
 /** One structured line per request: method, path, status, duration. Headers (and so credentials) are never logged. */
 export function requestLogOptions(config: AppConfig): Params {
   return {
+    // Express 5 route syntax for "every path" (nestjs-pino's default '*' is the legacy spelling).
+    forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
     pinoHttp: {
       level: config.logLevel,
       quietReqLogger: true,
