@@ -62,7 +62,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     allowLocalNetworks: boolean(env, 'ALLOW_LOCAL_NETWORKS', false),
     paging: { defaultLimit, maxLimit },
-    markdown: { maxBytes: byteSize(env, 'MARKDOWN_MAX_SIZE', 1024 * 1024) },
+    // remark's parser is superlinear on large documents (long lists above all): 512 KiB of prose renders in
+    // about three seconds on one core, and the render time budget stops pathological documents.
+    markdown: { maxBytes: byteSize(env, 'MARKDOWN_MAX_SIZE', 512 * 1024) },
     maxBodyBytes: byteSize(env, 'MAX_BODY_SIZE', 10 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   };
