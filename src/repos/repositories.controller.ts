@@ -2,10 +2,9 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@ne
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, requireSignedIn, SignedIn } from '../auth/route-auth';
-import type { DecodedBody } from '../common/body';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { CreateRepositoryOption } from './create-repository.option';
-import { bindOption, DeferredBody } from './deferred-body';
+import { bindOption, DecodedBody, DeferredBody } from '../common/body';
 import { EditRepositoryOption } from './edit-repository.option';
 import { RepositoriesService } from './repositories.service';
 import { RepositoryWire } from './repository.wire';
