@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import { PATH_METADATA } from '@nestjs/common/constants';
 import { ROUTE_AUTH } from '../../src/auth/route-auth';
@@ -49,6 +51,11 @@ describe('OpenAPI document and route declarations', () => {
       }
     }
     expect(undocumented).toEqual([]);
+  });
+
+  it('matches the committed openapi/swagger.v1.json (run `npm run openapi` after changing the API)', () => {
+    const committed = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'openapi', 'swagger.v1.json'), 'utf8')) as unknown;
+    expect(document).toEqual(committed);
   });
 
   it('serves Swagger UI at /api/swagger', async () => {

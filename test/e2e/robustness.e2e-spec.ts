@@ -29,7 +29,7 @@ describe('no input reaches a 500', () => {
   });
   afterAll(() => t.close());
 
-  const hostileSegments = ['x', '..', '%2e%2e', '%00', 'a'.repeat(300), '-1', '0', '99999999999999999999', '1.5', 'ñ%C3%B1', '%F0%9F%92%A5', "'%20OR%201=1--", 'acme', admin?.name];
+  const hostileSegments = ['x', '..', '%2e%2e', '%00', 'a'.repeat(300), '-1', '0', '99999999999999999999', '1.5', 'ñ%C3%B1', '%F0%9F%92%A5', "'%20OR%201=1--", 'acme'];
 
   function fill(path: string, value: string): string {
     return path.replace(/\{[^}]+\}/g, value);
@@ -61,7 +61,7 @@ describe('no input reaches a 500', () => {
   it('holds for hostile path parameters', async () => {
     const failures: string[] = [];
     for (const operation of operations) {
-      for (const segment of hostileSegments.filter((value): value is string => typeof value === 'string')) {
+      for (const segment of hostileSegments) {
         const url = `/api/v1${fill(operation.path, segment)}`;
         const response = await t.http[operation.method as 'get'](url).set(withToken(admin.token)).set('Content-Type', 'application/json').send('{}');
         if (response.status >= 500) failures.push(`${operation.method.toUpperCase()} ${url} → ${response.status} ${response.text.slice(0, 120)}`);
