@@ -5,7 +5,7 @@ import { QUOTA_GATE, QuotaGate } from '../../src/repos/quota-gate';
 import type { UserEntity } from '../../src/users/user.entity';
 import { UsersService } from '../../src/users/users.service';
 import { makeOrg, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
-import { git } from '../support/git';
+import { git, repositoryDir } from '../support/git';
 import { startTestApp, TestApp } from '../support/test-app';
 
 const REPOSITORY_KEYS = [
@@ -31,7 +31,7 @@ describe('repository creation', () => {
   });
   afterAll(() => t.close());
 
-  const repoDir = (owner: string, name: string) => path.join(t.dataDir, 'repositories', owner.toLowerCase(), `${name.toLowerCase()}.git`);
+  const repoDir = (owner: string, name: string) => repositoryDir(t.dataDir, owner, name);
   const createFor = (user: TestUser, body: unknown) => t.http.post(t.api('/user/repos')).set(withToken(user.token)).send(body as object);
   const numRepos = async (id: number) => Number((await t.dataSource.query(`SELECT num_repos AS n FROM ${quoted('user')} WHERE id = ${id}`))[0].n);
   const repoRows = async (name: string) => Number((await t.dataSource.query(`SELECT COUNT(*) AS n FROM repository WHERE lower_name = '${name.toLowerCase()}'`))[0].n);

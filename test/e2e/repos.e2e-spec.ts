@@ -1,9 +1,8 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { UserEntity } from '../../src/users/user.entity';
 import { UsersService } from '../../src/users/users.service';
 import { makeOrg, makeRepo, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
-import { git } from '../support/git';
+import { git, repositoryDir } from '../support/git';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('repositories: read, change, delete, visibility', () => {
@@ -22,7 +21,7 @@ describe('repositories: read, change, delete, visibility', () => {
   });
   afterAll(() => t.close());
 
-  const repoDir = (owner: string, name: string) => path.join(t.dataDir, 'repositories', owner.toLowerCase(), `${name.toLowerCase()}.git`);
+  const repoDir = (owner: string, name: string) => repositoryDir(t.dataDir, owner, name);
   const get = (owner: string, name: string, token?: string) => {
     const request = t.http.get(t.api(`/repos/${owner}/${name}`));
     return token ? request.set(withToken(token)) : request;

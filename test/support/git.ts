@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
 
 /** Runs system git against a bare repository, with a clean environment, for checks on disk. */
 export function git(gitDir: string, ...args: string[]): string {
@@ -6,4 +7,12 @@ export function git(gitDir: string, ...args: string[]): string {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: '/nonexistent' },
   });
+}
+
+/**
+ * Where behaviour 4.1 says a repository lives: `DATA_DIR/repositories/<owner>/<name>.git`, both lowercased.
+ * Written out here rather than imported from src/, so the tests check the rule, not the code's own idea of it.
+ */
+export function repositoryDir(dataDir: string, owner: string, name: string): string {
+  return path.join(dataDir, 'repositories', owner.toLowerCase(), `${name.toLowerCase()}.git`);
 }
