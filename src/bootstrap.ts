@@ -7,6 +7,7 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { PAGING_LIMITS } from './common/paging';
 import type { AppConfig } from './config/config';
+import { applyHttpServerSettings } from './server/http-server-settings';
 
 export const API_PREFIX = 'api/v1';
 
@@ -22,6 +23,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.set(PAGING_LIMITS, config.paging);
   app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg'] });
   app.enableShutdownHooks();
+  applyHttpServerSettings(app.getHttpServer(), config.http);
   setUpOpenApi(app, config);
   await app.init();
   return app;

@@ -3,12 +3,18 @@ import { ApiBody, ApiConsumes, ApiOkResponse, ApiProduces, ApiTags } from '@nest
 import type { Request, Response } from 'express';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SignedIn } from '../auth/route-auth';
-import { DecodedBody } from '../common/body';
+import { DecodedBody, ReadsBody } from '../common/body';
 import { ApiErrors } from '../common/openapi';
+import type { AppConfig } from '../config/config';
 import { MarkdownOption, readMarkdownOption } from './markdown.option';
 import { MarkdownService } from './markdown.service';
 
 const HTML = 'text/html; charset=utf-8';
+
+/** Room for the largest document MARKDOWN_MAX_SIZE allows (JSON-escaped), so that its own 413 can answer. */
+function markdownBodyLimit(config: AppConfig): number {
+  return Math.max(config.maxBodyBytes, config.markdown.maxBytes * 2 + 1024);
+}
 
 @ApiTags('miscellaneous')
 @Controller()
@@ -18,6 +24,7 @@ export class MarkdownController {
   /** The body is read here, not bound with @Body(): its keys match case-insensitively (behaviour 1.2). */
   @Post('markdown')
   @SignedIn()
+  @ReadsBody({ limit: markdownBodyLimit })
   @HttpCode(200)
   @ApiConsumes('application/json')
   @ApiBody({ type: MarkdownOption })
@@ -34,6 +41,7 @@ export class MarkdownController {
   /** Any content type: the raw body is the document (behaviour 3). */
   @Post('markdown/raw')
   @SignedIn()
+  @ReadsBody({ limit: markdownBodyLimit })
   @HttpCode(200)
   @ApiConsumes('text/plain')
   @ApiBody({ description: 'Request body to render', schema: { type: 'string' } })

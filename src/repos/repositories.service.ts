@@ -200,13 +200,13 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   /** PATCH /repos/{owner}/{repo}: after the lookup, sign-in (401), admin of the repository (403), then the body. */
-  async edit(viewer: AuthContext, ownerName: string, repoName: string, bind: () => EditRepositoryOption): Promise<RepositoryWire> {
+  async edit(viewer: AuthContext, ownerName: string, repoName: string, bind: () => Promise<EditRepositoryOption>): Promise<RepositoryWire> {
     const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
     requireSignedIn(viewer);
     if (!administers(access, repo)) {
       throw new ForbiddenError('user should be an owner or a collaborator with admin write of a repository');
     }
-    const option = bind();
+    const option = await bind();
     const changes: Partial<RepositoryEntity> = {};
     if (option.description !== undefined && option.description !== null) changes.description = option.description;
     if (option.website !== undefined && option.website !== null) changes.website = option.website;
