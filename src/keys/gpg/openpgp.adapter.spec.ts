@@ -1,4 +1,6 @@
 import * as openpgp from 'openpgp';
+import { dsaSignatureBomb } from '../../../test/support/pgp-bombs';
+import { GPG_KEY_POLICY } from './key-policy';
 import { GpgKeyParseError, OpenPgpAdapter } from './openpgp.adapter';
 
 /** Keys are generated here with openpgp itself; elliptic-curve keys take milliseconds. */
@@ -246,5 +248,49 @@ describe('OpenPgpAdapter', () => {
     const empty = await adapter.exportKeys([], "This user hasn't uploaded any GPG keys.");
     expect(empty).toContain("Comment: This user hasn't uploaded any GPG keys.");
     expect(empty).toContain('-----END PGP PUBLIC KEY BLOCK-----');
+  });
+
+  describe('policy and proofs before trust (issue 12, findings 1 and 6)', () => {
+    it('refuses a DSA key with oversized parameters before verifying any of its signatures', async () => {
+      const bomb = dsaSignatureBomb(8192, 'bomb@example.com', 3);
+      await expect(adapter.readKeyRing(bomb)).rejects.toThrow(new GpgKeyParseError('DSA keys over 3072 bits (or a subgroup over 256 bits) are not accepted'));
+    });
+
+    it('refuses rings with more signatures to verify than the cap', async () => {
+      const many = dsaSignatureBomb(1024, 'many@example.com', GPG_KEY_POLICY.maxSignatures + 1, 160);
+      await expect(adapter.readKeyRing(many)).rejects.toThrow(/too many signatures to verify/);
+    });
+
+    it("does not store another key's primary packet bound as a signing subkey without its back-signature", async () => {
+      const victim = await eccKey({ userIDs: [{ email: 'victim@example.com' }] });
+      const attacker = await eccKey({ userIDs: [{ email: 'attacker@example.com' }] });
+      const stolen = new openpgp.PublicSubkeyPacket();
+      stolen.read(victim.publicKey.keyPacket.write());
+      const attackerPrimary = attacker.privateKey.keyPacket as openpgp.SecretKeyPacket;
+      const binding = new openpgp.SignaturePacket();
+      binding.signatureType = openpgp.enums.signature.subkeyBinding;
+      binding.publicKeyAlgorithm = attackerPrimary.algorithm;
+      binding.hashAlgorithm = openpgp.enums.hash.sha256;
+      binding.keyFlags = [openpgp.enums.keyFlags.signData];
+      await (binding as unknown as { sign(key: unknown, data: unknown, date: Date, detached: boolean, config: openpgp.Config): Promise<void> }).sign(
+        attackerPrimary,
+        { key: attackerPrimary, bind: stolen },
+        CREATED,
+        false,
+        openpgp.config,
+      );
+      const forged = attacker.publicKey;
+      const subkey = new openpgp.Subkey(stolen, forged);
+      subkey.bindingSignatures = [binding];
+      forged.subkeys.push(subkey);
+
+      const [entity] = (await adapter.readKeyRing(forged.armor())).entities;
+      expect(entity.keyId).toBe(hex(attacker.publicKey));
+      expect(entity.subkeys.map((item) => item.keyId)).not.toContain(hex(victim.publicKey));
+      // A genuine signing subkey carries its back-signature and is kept.
+      const honest = await eccKey({ subkeys: [{ sign: true }] });
+      const [kept] = (await adapter.readKeyRing(honest.publicKey.armor())).entities;
+      expect(kept.subkeys).toEqual([expect.objectContaining({ keyId: hex(honest.publicKey.subkeys[0]), canSign: true })]);
+    });
   });
 });

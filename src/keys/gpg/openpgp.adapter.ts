@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import * as openpgp from 'openpgp';
+import { keyRingPolicyFailure } from './key-policy';
 
 /** What Anvil keeps of one OpenPGP key, primary or subkey (behaviour 2.6, 12.2). */
 export interface GpgKeyFacts {
@@ -66,6 +67,9 @@ export class OpenPgpAdapter {
   async readKeyRing(armored: string): Promise<GpgKeyRing> {
     if (armored.length > MAX_ARMORED_KEY_LENGTH) throw new GpgKeyParseError('armored key is larger than 1 MiB');
     const keys = await readPublicKeys(armored);
+    // The policy comes before any signature is verified (merging verifies too).
+    const failure = keyRingPolicyFailure(keys);
+    if (failure) throw new GpgKeyParseError(failure);
     const merged = new Map<string, openpgp.Key>();
     for (const key of keys) {
       const fingerprint = key.getFingerprint();
@@ -205,8 +209,11 @@ async function describeEntity(key: openpgp.Key): Promise<GpgEntity> {
       signature.verify(primary, openpgp.enums.signature.subkeyBinding, { key: primary, bind: subkey.keyPacket }, nullDate(), undefined, CONFIG),
     );
     const keyId = keyIdHex(subkey);
-    // An unbound subkey could be anyone's: it is not stored (it would squat that key id).
+    // An unbound subkey could be anyone's: it is not stored (it would squat that key id). Nor is a signing
+    // subkey without a valid back-signature (RFC 4880 §11.1, 0x19): binding someone else's key packet as a
+    // subkey needs no secret of theirs, so only the back-signature proves the subkey's holder agreed.
     if (!binding || seen.has(keyId) || keyId === keyIdHex(key)) continue;
+    if (signsBy(subkey.keyPacket, binding) && !(await hasValidBackSignature(primary, subkey, binding))) continue;
     seen.add(keyId);
     subkeys.push(keyFacts(subkey.keyPacket, keyId, binding));
   }
@@ -215,6 +222,21 @@ async function describeEntity(key: openpgp.Key): Promise<GpgEntity> {
     throw new GpgKeyParseError('key is too large: over 64 KiB without third-party certifications and photo IDs');
   }
   return { ...keyFacts(primary, keyIdHex(key), selfSignature), identityEmails: await identityEmails(key), subkeys, armored };
+}
+
+function signsBy(packet: openpgp.AnyKeyPacket, binding: openpgp.SignaturePacket): boolean {
+  return capabilities(packet, binding).canSign;
+}
+
+async function hasValidBackSignature(primary: openpgp.AnyKeyPacket, subkey: openpgp.Subkey, binding: openpgp.SignaturePacket): Promise<boolean> {
+  const embedded = (binding as unknown as { embeddedSignature: openpgp.SignaturePacket | null }).embeddedSignature;
+  if (!embedded) return false;
+  try {
+    await embedded.verify(subkey.keyPacket, openpgp.enums.signature.keyBinding, { key: primary, bind: subkey.keyPacket }, nullDate(), undefined, CONFIG);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The packets Anvil keeps of a key, in the order of a transferable public key (RFC 4880 §11.1). */
