@@ -271,7 +271,7 @@ describe('OpenPgpAdapter', () => {
       binding.signatureType = openpgp.enums.signature.subkeyBinding;
       binding.publicKeyAlgorithm = attackerPrimary.algorithm;
       binding.hashAlgorithm = openpgp.enums.hash.sha256;
-      binding.keyFlags = [openpgp.enums.keyFlags.signData];
+      binding.keyFlags = new Uint8Array([openpgp.enums.keyFlags.signData]);
       await (binding as unknown as { sign(key: unknown, data: unknown, date: Date, detached: boolean, config: openpgp.Config): Promise<void> }).sign(
         attackerPrimary,
         { key: attackerPrimary, bind: stolen },
