@@ -1,15 +1,22 @@
 import { Inject, Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
+import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../common/errors';
+import { RateLimits } from '../common/rate-limits';
 import { AccessTokensService } from '../users/access-tokens.service';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { AuthContext } from './auth-context';
 import { ScopeSet } from './scopes';
-import { verifyPassword } from './secrets';
+import { DECOY_PASSWORD_HASH, KdfBusyError, verifyPassword } from './secrets';
 
 type Credential = { kind: 'token'; token: string; fromQuery: boolean } | { kind: 'basic'; username: string; secret: string };
+
+/**
+ * The one answer to every failed password sign-in, whether the account exists, is an organisation, has no
+ * password or the password is wrong: nothing tells accounts apart (issue 12, finding 4).
+ */
+export const SIGN_IN_FAILED = 'user does not exist or password is invalid';
 
 /**
  * The credential chain every request passes (behaviour 1.4 and 1.6): authentication (401), account state
@@ -21,6 +28,7 @@ export class AuthenticationMiddleware implements NestMiddleware {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tokens: AccessTokensService,
     private readonly users: UserStore,
+    private readonly limits: RateLimits,
   ) {}
 
   async use(request: Request, response: Response, next: NextFunction): Promise<void> {
@@ -29,7 +37,7 @@ export class AuthenticationMiddleware implements NestMiddleware {
       if (credential?.kind === 'token' && credential.fromQuery) {
         response.setHeader('Warning', '299 - "token and access_token API authentication is deprecated and will be removed in a future release"');
       }
-      let auth = credential ? await this.authenticate(credential) : AuthContext.anonymous();
+      let auth = credential ? await this.authenticate(credential, clientAddress(request)) : AuthContext.anonymous();
       if (auth.user) this.assertAccountUsable(auth.user);
       auth = await this.applySudo(request, auth);
       request.auth = auth;
@@ -40,24 +48,46 @@ export class AuthenticationMiddleware implements NestMiddleware {
     }
   }
 
-  private async authenticate(credential: Credential): Promise<AuthContext> {
+  /**
+   * Failed sign-ins count against the client address and, for passwords, the account; once either is over
+   * its limit the next attempt is a 429 before any KDF runs. Password work is the same whether the account
+   * exists or not (a decoy hash stands in), and account state is only looked at once the password verified.
+   */
+  private async authenticate(credential: Credential, address: string): Promise<AuthContext> {
+    const account = credential.kind === 'basic' ? `account:${credential.username.toLowerCase()}` : undefined;
+    await this.limits.check('signInPerIp', address);
+    if (account) await this.limits.check('signInPerAccount', account);
+    try {
+      return await this.verify(credential);
+    } catch (error) {
+      if (error instanceof KdfBusyError) throw new TooManyRequestsError(error.message, 1);
+      if (error instanceof UnauthorizedError) {
+        await this.limits.consume('signInPerIp', address).catch(() => undefined);
+        if (account) await this.limits.consume('signInPerAccount', account).catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  private async verify(credential: Credential): Promise<AuthContext> {
     if (credential.kind === 'token') {
       const { token, user } = await this.tokens.authenticate(credential.token);
       return new AuthContext(user, 'token', ScopeSet.fromStored(token.scope));
     }
     const { username, secret } = credential;
     // Forgejo: an empty password or "x-oauth-basic" means the user name is the token.
-    if (secret === '' || secret === 'x-oauth-basic') return this.authenticate({ kind: 'token', token: username, fromQuery: false });
-    const user = await this.users.findByName(username);
-    if (user && !user.isOrganization && user.passwdHash !== '' && (await verifyPassword(secret, user.passwdHash))) {
-      return new AuthContext(user, 'password', null);
-    }
+    if (secret === '' || secret === 'x-oauth-basic') return this.verify({ kind: 'token', token: username, fromQuery: false });
+    const found = await this.users.findByName(username);
+    const user = found && !found.isOrganization && found.passwdHash !== '' ? found : undefined;
+    const verified = await verifyPassword(secret, user?.passwdHash ?? DECOY_PASSWORD_HASH);
+    if (user && verified) return new AuthContext(user, 'password', null);
     // The secret may be a token presented as the password.
     try {
       const { token, user: owner } = await this.tokens.authenticate(secret);
       return new AuthContext(owner, 'token', ScopeSet.fromStored(token.scope));
-    } catch {
-      throw new UnauthorizedError(user ? 'user\'s password is invalid' : `user does not exist [name: ${username}]`);
+    } catch (error) {
+      if (error instanceof KdfBusyError) throw error;
+      throw new UnauthorizedError(SIGN_IN_FAILED);
     }
   }
 
@@ -79,6 +109,10 @@ export class AuthenticationMiddleware implements NestMiddleware {
     if (!user || user.isOrganization) throw new NotFoundError();
     return new AuthContext(user, auth.method, auth.scopes);
   }
+}
+
+function clientAddress(request: Request): string {
+  return `ip:${request.ip ?? request.socket.remoteAddress ?? ''}`;
 }
 
 function readCredential(request: Request): Credential | undefined {

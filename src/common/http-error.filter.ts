@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } 
 import type { Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { bodyLeftUnread } from './body';
-import { DomainError, MethodNotAllowedError, NotFoundError, SearchError } from './errors';
+import { DomainError, MethodNotAllowedError, NotFoundError, SearchError, TooManyRequestsError } from './errors';
 import { RouteTable } from './route-table';
 
 /**
@@ -38,6 +38,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       this.sendJson(response, 500, { ok: false, error: error.message });
       return;
     }
+    if (error instanceof TooManyRequestsError) response.setHeader('Retry-After', String(error.retryAfterSeconds));
     if (error) {
       this.sendJson(response, error.status, { message: error.message, url: this.swaggerUrl(), ...error.extraFields() });
       return;

@@ -8,6 +8,7 @@ import { ApiErrors } from '../common/openapi';
 import type { AppConfig } from '../config/config';
 import { MarkdownOption, readMarkdownOption } from './markdown.option';
 import { MarkdownService } from './markdown.service';
+import { RateLimit } from '../common/rate-limits';
 
 const HTML = 'text/html; charset=utf-8';
 
@@ -24,6 +25,7 @@ export class MarkdownController {
   /** The body is read here, not bound with @Body(): its keys match case-insensitively (behaviour 1.2). */
   @Post('markdown')
   @SignedIn()
+  @RateLimit('markdown')
   @ReadsBody({ limit: markdownBodyLimit })
   @HttpCode(200)
   @ApiConsumes('application/json')
@@ -41,6 +43,7 @@ export class MarkdownController {
   /** Any content type: the raw body is the document (behaviour 3). */
   @Post('markdown/raw')
   @SignedIn()
+  @RateLimit('markdown')
   @ReadsBody({ limit: markdownBodyLimit })
   @HttpCode(200)
   @ApiConsumes('text/plain')

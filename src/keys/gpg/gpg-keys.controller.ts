@@ -11,6 +11,7 @@ import { sendPlainText } from '../plain-text';
 import { CreateGpgKeyOption } from './create-gpg-key.option';
 import { GpgKeyWire, toGpgKeyWire } from './gpg-key.wire';
 import { GpgKeysService } from './gpg-keys.service';
+import { RateLimit } from '../../common/rate-limits';
 
 @ApiTags('user')
 @Controller()
@@ -27,6 +28,7 @@ export class GpgKeysController {
 
   @Post('user/gpg_keys')
   @SignedIn('user')
+  @RateLimit('keyUpload')
   // Room for the 1 MiB armor cap once JSON-escaped; the armor cap itself is the adapter's.
   @ReadsBody({ limit: 2 * 1024 * 1024 })
   @ApiCreatedResponse({ type: GpgKeyWire })
