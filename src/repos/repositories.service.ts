@@ -283,7 +283,9 @@ function duplicateName(): ConflictError {
  */
 export function gitSignature(user: UserEntity, site: { rootUrl: string; rootHost: string }, whenUnix: number): Signature {
   const safe = (text: string) => text.replace(/[<>\n\r\0]/g, '').trim();
-  const name = safe(user.fullName) || safe(user.name) || `user-${user.id}`;
+  // git refuses a name made only of the characters it strips from idents (".", ",", ":", ";", quotes, blanks).
+  const usable = (text: string) => (/[^\s.,:;<>"'\\]/.test(text) ? text : '');
+  const name = usable(safe(user.fullName)) || usable(safe(user.name)) || `user-${user.id}`;
   const email = user.keepEmailPrivate || user.email === '' ? noReplyEmail(user, site) : user.email;
   return { name, email, whenUnix };
 }

@@ -24,6 +24,11 @@ export class GpgKeyStore {
   }
 
   /** Which of these key ids are already stored, as primary or subkey ids, for any user. */
+  /** Primary keys of the owner (subkeys come with their primary). */
+  countPrimaries(ownerId: number, tx?: EntityManager): Promise<number> {
+    return this.keys(tx).count({ where: { ownerId, primaryKeyId: '' } });
+  }
+
   async storedKeyIds(keyIds: string[], tx?: EntityManager): Promise<string[]> {
     if (keyIds.length === 0) return [];
     const rows = await this.keys(tx).find({ select: { keyId: true }, where: { keyId: In(keyIds) } });

@@ -12,6 +12,7 @@ import { GpgKeyStore } from './gpg-key.store';
 import type { GpgKeyView } from './gpg-key.wire';
 import { GpgEntity, GpgKeyFacts, GpgKeyParseError, GpgKeyRing, OpenPgpAdapter } from './openpgp.adapter';
 import { verificationToken } from './verification-token';
+import { MAX_KEYS_PER_USER, TOO_MANY_KEYS } from '../key-owners';
 
 const KEY_ID_TAKEN = 'A key with the same id already exists';
 
@@ -80,6 +81,7 @@ export class GpgKeysService {
     try {
       const stored = await this.transactions.run(async (tx) => {
         const keyIds = entities.flatMap((entity) => [entity.keyId, ...entity.subkeys.map((subkey) => subkey.keyId)]);
+        if ((await this.keys.countPrimaries(owner.id, tx)) + entities.length > MAX_KEYS_PER_USER) throw new InvalidInputError(TOO_MANY_KEYS);
         if ((await this.keys.storedKeyIds(keyIds, tx)).length > 0) throw new InvalidInputError(KEY_ID_TAKEN);
         if (!verified && rows.some((row) => row.emails.length === 0)) {
           throw new InvalidInputError(
