@@ -16,7 +16,7 @@ export interface AppConfig {
   quota: { enabled: boolean; defaultGroups: string[]; defaultTotal: number };
   allowLocalNetworks: boolean;
   paging: { defaultLimit: number; maxLimit: number };
-  markdown: { maxBytes: number };
+  markdown: { maxBytes: number; renderBudgetMs: number; maxOutputBytes: number; rendersPerUser: number };
   /** Largest request body read into memory, in bytes, unless a route declares its own limit. */
   maxBodyBytes: number;
   http: HttpServerConfig;
@@ -91,7 +91,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     paging: { defaultLimit, maxLimit },
     // remark's parser is superlinear on large documents (long lists above all): 512 KiB of prose renders in
     // about three seconds on one core, and the render time budget stops pathological documents.
-    markdown: { maxBytes: byteSize(env, 'MARKDOWN_MAX_SIZE', 512 * 1024) },
+    markdown: {
+      maxBytes: byteSize(env, 'MARKDOWN_MAX_SIZE', 512 * 1024),
+      renderBudgetMs: integer(env, 'MARKDOWN_RENDER_BUDGET_MS', 5_000, { min: 100 }),
+      maxOutputBytes: byteSize(env, 'MARKDOWN_MAX_OUTPUT_SIZE', 4 * 1024 * 1024),
+      rendersPerUser: integer(env, 'MARKDOWN_RENDERS_PER_USER', 1, { min: 1 }),
+    },
     maxBodyBytes: byteSize(env, 'MAX_BODY_SIZE', 1024 * 1024),
     http: parseHttpServer(env),
     rateLimits: {

@@ -17,6 +17,17 @@ function markdownBodyLimit(config: AppConfig): number {
   return Math.max(config.maxBodyBytes, config.markdown.maxBytes * 2 + 1024);
 }
 
+/**
+ * The fragment is sanitised; the policy is the second line should it ever be opened as a page: no script,
+ * no plugin, no form, nothing loaded but images, and a sandbox (issue 12, finding 18).
+ */
+export const MARKDOWN_CSP = "default-src 'none'; img-src http: https: data:; style-src 'unsafe-inline'; sandbox";
+
+function sendsHtml(response: Response): void {
+  response.type(HTML);
+  response.setHeader('Content-Security-Policy', MARKDOWN_CSP);
+}
+
 @ApiTags('miscellaneous')
 @Controller()
 export class MarkdownController {
@@ -36,7 +47,7 @@ export class MarkdownController {
   async render(@Caller() caller: AuthContext, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<string> {
     const option = readMarkdownOption(request.body as DecodedBody);
     const html = await this.markdown.render(caller, option);
-    response.type(HTML);
+    sendsHtml(response);
     return html;
   }
 
@@ -51,9 +62,9 @@ export class MarkdownController {
   @ApiProduces('text/html')
   @ApiOkResponse({ description: 'MarkdownRender is a rendered markdown document', schema: { type: 'string' } })
   @ApiErrors(413, 500)
-  async renderRaw(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<string> {
-    const html = await this.markdown.renderRaw(request.rawBody ?? Buffer.alloc(0));
-    response.type(HTML);
+  async renderRaw(@Caller() caller: AuthContext, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<string> {
+    const html = await this.markdown.renderRaw(caller, request.rawBody ?? Buffer.alloc(0));
+    sendsHtml(response);
     return html;
   }
 }
