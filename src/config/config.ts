@@ -22,6 +22,8 @@ export interface AppConfig {
   http: HttpServerConfig;
   rateLimits: RateLimitConfig;
   logLevel: string;
+  /** LOG_FILE: where the log goes instead of standard output. */
+  logFile?: string;
 }
 
 /** Settings for life behind a gateway (SECURITY.md, README "HTTP server"). */
@@ -107,6 +109,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       tokenCreation: integer(env, 'RATE_LIMIT_TOKEN_CREATION', 20, { min: 0 }),
       keyUpload: integer(env, 'RATE_LIMIT_KEY_UPLOAD', 20, { min: 0 }),
     },
+    logFile: nonEmpty(env, 'LOG_FILE'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   };
 }
