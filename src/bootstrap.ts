@@ -7,12 +7,14 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { PAGING_LIMITS } from './common/paging';
 import type { AppConfig } from './config/config';
+import { secureDataDirectory } from './server/data-directory';
 import { applyHttpServerSettings } from './server/http-server-settings';
 
 export const API_PREFIX = 'api/v1';
 
 /** Builds the application exactly as it serves: main.ts and the e2e tests both start here. */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
+  secureDataDirectory(config.dataDir);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
     bufferLogs: true,
