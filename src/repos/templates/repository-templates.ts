@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InvalidInputError } from '../../common/errors';
 import { assembleGitignore, expandReadme, fillLicense, goList, LicenseValues, ReadmeValues } from './template-text';
 
@@ -31,9 +31,15 @@ export interface InitialFiles {
  * Both are read from node_modules on first use, so the server needs no network.
  */
 @Injectable()
-export class RepositoryTemplates {
+export class RepositoryTemplates implements OnModuleInit {
   private gitignores?: Map<string, string>;
   private licenses?: Record<string, { licenseText: string }>;
+
+  /** The license list is megabytes of JSON: read at start, not by the first request that needs it. */
+  onModuleInit(): void {
+    this.gitignoreFiles();
+    this.licenseTexts();
+  }
 
   readmeNames(): string[] {
     return Object.keys(READMES).sort();
