@@ -100,8 +100,8 @@ describe('fuzzing every operation', () => {
       for (const sample of samples) {
         let segmentIndex = 0;
         const path = operation.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(text(sample.segments[segmentIndex++ % 4])));
-        const query = new URLSearchParams(Object.entries(sample.query).map(([key, item]) => [key, text(item)]));
-        const body = typeof sample.body === 'string' ? sample.body : sample.contentType.includes('urlencoded') ? new URLSearchParams(Object.entries(sample.body).map(([key, item]) => [key, text(item)])).toString() : JSON.stringify(sample.body);
+        const query = new URLSearchParams(Object.entries(sample.query).map(([key, item]): [string, string] => [key, text(item)]));
+        const body = typeof sample.body === 'string' ? sample.body : sample.contentType.includes('urlencoded') ? new URLSearchParams(Object.entries(sample.body).map(([key, item]): [string, string] => [key, text(item)])).toString() : JSON.stringify(sample.body);
         let call = t.http[operation.method](`/api/v1${path}?${query}`).set(sample.credentials);
         if (operation.method !== 'get') call = call.set('Content-Type', sample.contentType).send(body);
         const started = performance.now();
