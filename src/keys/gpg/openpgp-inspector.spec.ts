@@ -1,7 +1,7 @@
 import * as openpgp from 'openpgp';
 import { dsaSignatureBomb } from '../../../test/support/pgp-bombs';
 import { GPG_KEY_POLICY } from './key-policy';
-import { GpgKeyParseError, OpenPgpAdapter } from './openpgp.adapter';
+import { GpgKeyParseError, OpenPgpInspector } from './openpgp-inspector';
 
 /** Keys are generated here with openpgp itself; elliptic-curve keys take milliseconds. */
 const CREATED = new Date('2024-01-01T00:00:00Z');
@@ -69,8 +69,8 @@ async function signatureWithoutFlags(
   return signature;
 }
 
-describe('OpenPgpAdapter', () => {
-  const adapter = new OpenPgpAdapter();
+describe('OpenPgpInspector', () => {
+  const adapter = new OpenPgpInspector();
   let alice: KeyPair;
 
   beforeAll(async () => {
