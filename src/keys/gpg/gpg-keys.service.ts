@@ -82,6 +82,12 @@ export class GpgKeysService {
       const stored = await this.transactions.run(async (tx) => {
         const keyIds = entities.flatMap((entity) => [entity.keyId, ...entity.subkeys.map((subkey) => subkey.keyId)]);
         if ((await this.keys.countPrimaries(owner.id, tx)) + entities.length > MAX_KEYS_PER_USER) throw new InvalidInputError(TOO_MANY_KEYS);
+        // A primary key proven here (by a verified address or the token signature; otherwise this transaction
+        // is rolled back below) takes its key id back from another user's unproven subkey: binding someone
+        // else's key packet as an encryption subkey needs none of their secrets (issue 12, finding 6).
+        for (const squatter of await this.keys.unprovenSubkeys(entities.map((entity) => entity.keyId), tx)) {
+          await this.keys.delete(tx, squatter.id);
+        }
         if ((await this.keys.storedKeyIds(keyIds, tx)).length > 0) throw new InvalidInputError(KEY_ID_TAKEN);
         if (!verified && rows.some((row) => row.emails.length === 0)) {
           throw new InvalidInputError(
