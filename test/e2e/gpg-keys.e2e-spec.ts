@@ -1,6 +1,6 @@
 import * as openpgp from 'openpgp';
 import { Clock } from '../../src/common/time';
-import { dsaSignatureBomb } from '../support/pgp-bombs';
+import { dsaSignatureBomb } from '../support/pgp-attacks';
 import { makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 

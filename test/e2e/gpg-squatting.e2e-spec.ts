@@ -1,5 +1,6 @@
 import * as openpgp from 'openpgp';
 import { makeUser, TestUser, withToken } from '../support/factories';
+import { bindStolenSubkey } from '../support/pgp-attacks';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -22,29 +23,8 @@ describe('GPG key-id squatting', () => {
   const generate = (email: string) => openpgp.generateKey({ type: 'ecc', curve: 'ed25519Legacy', userIDs: [{ email }], format: 'object' });
   const hex = (key: { getKeyID(): openpgp.KeyID }) => key.getKeyID().toHex().toUpperCase();
 
-  /** The attacker's public key with `stolen` bound as a subkey carrying `flags`, and no back-signature. */
-  async function forge(own: { privateKey: openpgp.PrivateKey; publicKey: openpgp.PublicKey }, stolen: openpgp.PublicKey, flags: number): Promise<string> {
-    const subkeyPacket = new openpgp.PublicSubkeyPacket();
-    subkeyPacket.read(stolen.keyPacket.write());
-    const primary = own.privateKey.keyPacket as openpgp.SecretKeyPacket;
-    const binding = new openpgp.SignaturePacket();
-    binding.signatureType = openpgp.enums.signature.subkeyBinding;
-    binding.publicKeyAlgorithm = primary.algorithm;
-    binding.hashAlgorithm = openpgp.enums.hash.sha256;
-    binding.keyFlags = new Uint8Array([flags]);
-    await (binding as unknown as { sign(key: unknown, data: unknown, date: Date, detached: boolean, config: openpgp.Config): Promise<void> }).sign(
-      primary,
-      { key: primary, bind: subkeyPacket },
-      new Date(),
-      false,
-      openpgp.config,
-    );
-    const forged = own.publicKey;
-    const subkey = new openpgp.Subkey(subkeyPacket, forged);
-    subkey.bindingSignatures = [binding];
-    forged.subkeys = [subkey];
-    return forged.armor();
-  }
+  const forge = async (own: { privateKey: openpgp.PrivateKey; publicKey: openpgp.PublicKey }, stolen: openpgp.PublicKey, flags: number) =>
+    (await bindStolenSubkey(own, stolen, flags)).armor();
 
   it('a re-tagged signing subkey is not stored; a re-tagged encryption subkey yields to the real owner', async () => {
     const victimKey = await generate(victim.email);

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { findDanger, XSS_VECTORS } from '../e2e/fixtures/xss-vectors';
 import { makeUser, TestUser, withToken } from '../support/factories';
-import { dsaSignatureBomb } from '../support/pgp-bombs';
+import { dsaSignatureBomb } from '../support/pgp-attacks';
 import { listen, rawRequest, RawExchange } from '../support/raw-http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { percentile, recordFigures, watchEventLoop } from './figures';

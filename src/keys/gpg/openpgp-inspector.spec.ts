@@ -1,5 +1,5 @@
 import * as openpgp from 'openpgp';
-import { dsaSignatureBomb } from '../../../test/support/pgp-bombs';
+import { bindStolenSubkey, dsaSignatureBomb } from '../../../test/support/pgp-attacks';
 import { GPG_KEY_POLICY } from './key-policy';
 import { GpgKeyParseError, OpenPgpInspector } from './openpgp-inspector';
 
@@ -264,25 +264,7 @@ describe('OpenPgpInspector', () => {
     it("does not store another key's primary packet bound as a signing subkey without its back-signature", async () => {
       const victim = await eccKey({ userIDs: [{ email: 'victim@example.com' }] });
       const attacker = await eccKey({ userIDs: [{ email: 'attacker@example.com' }] });
-      const stolen = new openpgp.PublicSubkeyPacket();
-      stolen.read(victim.publicKey.keyPacket.write());
-      const attackerPrimary = attacker.privateKey.keyPacket as openpgp.SecretKeyPacket;
-      const binding = new openpgp.SignaturePacket();
-      binding.signatureType = openpgp.enums.signature.subkeyBinding;
-      binding.publicKeyAlgorithm = attackerPrimary.algorithm;
-      binding.hashAlgorithm = openpgp.enums.hash.sha256;
-      binding.keyFlags = new Uint8Array([openpgp.enums.keyFlags.signData]);
-      await (binding as unknown as { sign(key: unknown, data: unknown, date: Date, detached: boolean, config: openpgp.Config): Promise<void> }).sign(
-        attackerPrimary,
-        { key: attackerPrimary, bind: stolen },
-        CREATED,
-        false,
-        openpgp.config,
-      );
-      const forged = attacker.publicKey;
-      const subkey = new openpgp.Subkey(stolen, forged);
-      subkey.bindingSignatures = [binding];
-      forged.subkeys.push(subkey);
+      const forged = await bindStolenSubkey(attacker, victim.publicKey, openpgp.enums.keyFlags.signData, CREATED);
 
       const [entity] = (await adapter.readKeyRing(forged.armor())).entities;
       expect(entity.keyId).toBe(hex(attacker.publicKey));

