@@ -13,6 +13,7 @@ import { SecurityHeadersMiddleware } from './common/security-headers.middleware'
 import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { GitHttpModule } from './git-http/git-http.module';
 import { KeysModule } from './keys/keys.module';
 import { MarkdownModule } from './markdown/markdown.module';
 import { ReposModule } from './repos/repos.module';
@@ -34,6 +35,7 @@ export class AppModule implements NestModule {
         UsersModule,
         KeysModule,
         ReposModule,
+        GitHttpModule,
         AdminModule,
         MarkdownModule,
         ServerModule,

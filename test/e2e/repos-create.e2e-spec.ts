@@ -66,7 +66,7 @@ describe('repository creation', () => {
         mirror: false,
         html_url: `http://anvil.test/${alice.name}/${name}`,
         url: `http://anvil.test/api/v1/repos/${alice.name}/${name}`,
-        ssh_url: `git@anvil.test:${alice.name}/${name}.git`,
+        ssh_url: expect.stringMatching(new RegExp(`^ssh://git@anvil\.test:\d+/${alice.name}/${name}\.git$`)),
         clone_url: `http://anvil.test/${alice.name}/${name}.git`,
         original_url: '',
         website: '',
