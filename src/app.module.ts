@@ -18,6 +18,7 @@ import { KeysModule } from './keys/keys.module';
 import { MarkdownModule } from './markdown/markdown.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
+import { SshModule } from './ssh/ssh.module';
 import { UsersModule } from './users/users.module';
 
 /** Imports the modules; nothing else. */
@@ -36,6 +37,7 @@ export class AppModule implements NestModule {
         KeysModule,
         ReposModule,
         GitHttpModule,
+        SshModule,
         AdminModule,
         MarkdownModule,
         ServerModule,
