@@ -49,6 +49,7 @@ export class GitClient {
       child.on('close', (code) => {
         resolve({ code: code ?? -1, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') });
       });
+      child.stdin.on('error', () => undefined);
       child.stdin.end(options.input ?? '');
     });
   }
