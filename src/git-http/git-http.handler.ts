@@ -201,14 +201,21 @@ export class GitHttpHandler {
       if (stderrBytes < 16 * 1024) stderr.push(chunk);
       stderrBytes += chunk.length;
     });
-    git.child.stdout.pipe(response);
+    git.child.stdout.pipe(response, { end: false });
     response.on('close', () => {
       if (!response.writableFinished) git.kill();
     });
     void git.exited.then((code) => {
-      if (code === 0 || code === null) return;
-      this.logger.warn(`git on ${request.path} exited ${code}: ${Buffer.concat(stderr).toString('utf8').trim().slice(0, 500)}`);
-      if (!response.headersSent) this.reply(response, request, 500, 'Internal Server Error');
+      if (code === null) {
+        // Killed (idle limit, shutdown): the client must see a broken exchange, not a complete answer.
+        response.destroy();
+        return;
+      }
+      if (code !== 0) {
+        this.logger.warn(`git on ${request.path} exited ${code}: ${Buffer.concat(stderr).toString('utf8').trim().slice(0, 500)}`);
+        if (!response.headersSent) return this.reply(response, request, 500, 'Internal Server Error');
+      }
+      response.end();
     });
   }
 

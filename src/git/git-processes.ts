@@ -130,6 +130,16 @@ export class GitProcesses implements BeforeApplicationShutdown {
     return this.draining;
   }
 
+  /** Serving git processes now running. */
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  /** Requests waiting for a slot. */
+  get queuedCount(): number {
+    return this.waiting.length;
+  }
+
   /** Waits for a slot (GitBusyError when none frees in time), then starts git. */
   async start(spec: ServeSpec): Promise<ServingProcess> {
     await this.acquireSlot();
