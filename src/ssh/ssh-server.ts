@@ -227,6 +227,8 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
 }
 
 function finish(channel: ServerChannel, status: number, message?: string): void {
+  // The client may have gone already; there is then nobody to tell.
+  if (channel.destroyed) return;
   if (message !== undefined) channel.stderr.write(`Anvil: ${message}\n`);
   channel.exit(status);
   channel.end();
