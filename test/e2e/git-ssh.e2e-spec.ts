@@ -33,8 +33,8 @@ describe('git over the built-in SSH server (git-transport.md 2)', () => {
   const asKey = (key: SshKeyFiles) => ({ GIT_SSH_COMMAND: sshCommand(key.privateKey) });
 
   /** The real ssh client with a raw command (or none), as git would run it. */
-  function ssh(key: SshKeyFiles, command?: string, login = 'git'): Promise<GitOutcome> {
-    const args = [...sshCommand(key.privateKey).split(' ').slice(1), '-T', '-p', String(port), `${login}@127.0.0.1`];
+  function ssh(key: SshKeyFiles, command?: string, login = 'git', options: string[] = ['-T']): Promise<GitOutcome> {
+    const args = [...sshCommand(key.privateKey).split(' ').slice(1), ...options, '-p', String(port), `${login}@127.0.0.1`];
     if (command !== undefined) args.push(command);
     return new Promise((resolve, reject) => {
       const child = spawn('ssh', args, { env: client.env(), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -136,25 +136,13 @@ describe('git over the built-in SSH server (git-transport.md 2)', () => {
     });
 
     it('refuses a pty, the sftp subsystem and forwarding', async () => {
-      const run = (extra: string[], command?: string) =>
-        new Promise<GitOutcome>((resolve) => {
-          const args = [...sshCommand(aliceKey.privateKey).split(' ').slice(1), ...extra, '-p', String(port), 'git@127.0.0.1'];
-          if (command !== undefined) args.push(command);
-          const child = spawn('ssh', args, { env: client.env(), stdio: ['pipe', 'pipe', 'pipe'] });
-          const out: Buffer[] = [];
-          const err: Buffer[] = [];
-          child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-          child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-          child.on('close', (code) => resolve({ code: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
-          child.stdin.end();
-        });
-      const pty = await run(['-tt', '-o', 'LogLevel=INFO']);
+      const pty = await ssh(aliceKey, undefined, 'git', ['-tt', '-o', 'LogLevel=INFO']);
       // OpenSSH gives up when a forced pty (-tt) is refused; without -tt it would go on to the greeting.
       expect(pty.stderr).toContain('PTY allocation request failed');
-      const sftp = await run(['-s', '-o', 'LogLevel=INFO'], 'sftp');
+      const sftp = await ssh(aliceKey, 'sftp', 'git', ['-s', '-o', 'LogLevel=INFO']);
       expect(sftp.code).not.toBe(0);
       expect(sftp.stderr).toContain('subsystem request failed');
-      const forward = await run(['-W', `127.0.0.1:${port}`, '-o', 'LogLevel=INFO']);
+      const forward = await ssh(aliceKey, undefined, 'git', ['-W', `127.0.0.1:${port}`, '-o', 'LogLevel=INFO']);
       expect(forward.code).not.toBe(0);
       expect(forward.stderr).toMatch(/forwarding failed|open failed/);
     });
