@@ -154,12 +154,13 @@ export class GitHttpHandler {
   }
 
   private async advertise(service: Service, target: ServedTarget, request: Request, response: Response): Promise<void> {
-    response.status(200).set({ 'Content-Type': `application/x-git-${service}-advertisement`, ...NO_CACHE });
+    const headers = { 'Content-Type': `application/x-git-${service}-advertisement`, ...NO_CACHE };
     if (request.method === 'HEAD') {
-      response.end();
+      response.status(200).set(headers).end();
       return;
     }
     const git = await this.start(service, target, request, { advertiseRefs: true });
+    response.status(200).set(headers);
     const header = `# service=git-${service}\n`;
     response.write(`${(header.length + 4).toString(16).padStart(4, '0')}${header}0000`);
     this.pipeOut(git, request, response);

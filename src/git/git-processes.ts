@@ -156,14 +156,14 @@ export class GitProcesses implements BeforeApplicationShutdown {
     for (const waiter of this.waiting.splice(0)) waiter.refuse(new GitBusyError('the server is shutting down'));
     if (this.running.size === 0) return;
     this.logger.log(`waiting for ${this.running.size} git process(es) to finish`);
-    const all = Promise.all([...this.running].map((process) => process.exited));
+    const all = Promise.all([...this.running].map((serving) => serving.exited));
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), this.config.git.drainTimeoutMs);
     });
     if ((await Promise.race([all, timeout])) === 'timeout') {
       this.logger.warn(`killing ${this.running.size} git process(es) still running at shutdown`);
-      for (const process of this.running) process.kill();
+      for (const serving of this.running) serving.kill();
       await all;
     }
     clearTimeout(timer);
@@ -188,13 +188,13 @@ export class GitProcesses implements BeforeApplicationShutdown {
     fs.mkdirSync(gitHome(this.config.dataDir), { recursive: true });
     // A process group of its own, so that killing git also stops the helpers it started.
     const child = spawn('git', args, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, shell: false });
-    const process = new ServingProcess(child, this.config.git.idleTimeoutMs, () => {
-      this.running.delete(process);
+    const serving = new ServingProcess(child, this.config.git.idleTimeoutMs, () => {
+      this.running.delete(serving);
       push?.end();
       this.releaseSlot();
     });
-    this.running.add(process);
-    return process;
+    this.running.add(serving);
+    return serving;
   }
 
   private acquireSlot(): Promise<void> {
