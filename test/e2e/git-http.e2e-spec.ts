@@ -495,3 +495,20 @@ describe('git over smart HTTP (git-transport.md 1)', () => {
     });
   });
 });
+
+describe('git over smart HTTP under a ROOT_URL with a path', () => {
+  it('serves the git routes under that path only', async () => {
+    const t = await startTestApp({ ROOT_URL: 'http://anvil.test/forge/' });
+    try {
+      const owner = await makeUser(t);
+      const repo = await makeRepo(t, owner, { autoInit: true });
+      expect(repo.clone_url).toBe(`http://anvil.test/forge/${repo.full_name}.git`);
+      const served = await t.http.get(`/forge/${repo.full_name}.git/info/refs?service=git-upload-pack`);
+      expect(served.status).toBe(200);
+      expect(served.headers['content-type']).toBe('application/x-git-upload-pack-advertisement');
+      expect((await t.http.get(`/${repo.full_name}.git/info/refs?service=git-upload-pack`)).status).toBe(404);
+    } finally {
+      await t.close();
+    }
+  });
+});
