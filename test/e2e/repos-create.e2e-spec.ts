@@ -1,7 +1,5 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { QuotaExceededError } from '../../src/common/errors';
-import { QUOTA_GATE, QuotaGate } from '../../src/repos/quota-gate';
 import type { UserEntity } from '../../src/users/user.entity';
 import { UsersService } from '../../src/users/users.service';
 import { makeOrg, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
@@ -356,17 +354,15 @@ describe('repository creation', () => {
   });
 
   describe('quota gate', () => {
-    let gate: QuotaGate;
-    let original: QuotaGate['assertCanCreateRepository'];
-    beforeAll(() => {
-      gate = t.app.get<QuotaGate>(QUOTA_GATE);
-      original = gate.assertCanCreateRepository;
-      gate.assertCanCreateRepository = async (owner) => {
-        throw new QuotaExceededError(owner.id, owner.name);
-      };
+    // A real quota group refusing everything, for the caller and the organisation (behaviour 11.6).
+    const group = uniqueName('nothing');
+    beforeAll(async () => {
+      const adminPost = (apiPath: string, body: unknown) => t.http.post(t.api(apiPath)).set(withToken(admin.token)).send(body as object);
+      await adminPost('/admin/quota/groups', { name: group, rules: [{ name: group, limit: 0, subjects: ['size:all'] }] }).expect(201);
+      for (const target of [alice.name, org.name]) await t.http.put(t.api(`/admin/quota/groups/${group}/users/${target}`)).set(withToken(admin.token)).expect(204);
     });
-    afterAll(() => {
-      gate.assertCanCreateRepository = original;
+    afterAll(async () => {
+      await t.http.delete(t.api(`/admin/quota/groups/${group}`)).set(withToken(admin.token)).expect(204);
     });
 
     it('is asked about the caller on POST /user/repos, after the body and before templates', async () => {
