@@ -15,48 +15,18 @@
  */
 'use strict';
 
-const path = require('node:path');
-const { bounded } = require('./support');
+const { bounded, insertRows, loadDist, random, seedTag } = require('./support');
 
-const dist = path.join(__dirname, '..', 'dist', 'src');
-function load(module) {
-  try {
-    return require(path.join(dist, module));
-  } catch (error) {
-    if (error.code === 'MODULE_NOT_FOUND') {
-      console.error(`cannot load ${module} from dist/: run "npm run build" first`);
-      process.exit(2);
-    }
-    throw error;
-  }
-}
-
-const { loadConfig } = load('config/config');
-const { openDatabase } = load('database/data-source');
+const { loadConfig } = loadDist('config/config');
+const { openDatabase } = loadDist('database/data-source');
 
 const BATCH = 2000;
-
-/** A deterministic pseudo-random sequence, so that two runs seed comparable data. */
-function random(seed) {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 4294967296;
-  };
-}
 
 async function main() {
   const count = bounded('SEED_REPOS', 100000, 2_000_000);
   const ownerCount = bounded('SEED_OWNERS', 10000, 2_000_000);
-  const tag = process.env.SEED_TAG ?? 'q';
-  if (!/^[a-z0-9]{1,6}$/.test(tag)) {
-    console.error('SEED_TAG must be 1-6 lowercase letters or digits');
-    process.exit(2);
-  }
-  const config = loadConfig(process.env);
-  const dataSource = await openDatabase(config);
+  const tag = seedTag('q');
+  const dataSource = await openDatabase(loadConfig(process.env));
   const escape = (name) => dataSource.driver.escape(name);
   const next = random(count * 17 + ownerCount);
   const now = Math.floor(Date.now() / 1000);
@@ -93,15 +63,6 @@ async function main() {
     console.log(`${owners.length} owners, ${count} repositories`);
   } finally {
     await dataSource.destroy();
-  }
-}
-
-/** Multi-row INSERTs of at most 500 rows each. */
-async function insertRows(tx, table, columns, rows) {
-  for (let start = 0; start < rows.length; start += 500) {
-    const chunk = rows.slice(start, start + 500);
-    const placeholders = chunk.map(() => `(${columns.map(() => '?').join(',')})`).join(',');
-    await tx.query(`INSERT INTO ${table} (${columns.join(',')}) VALUES ${placeholders}`, chunk.flat());
   }
 }
 

@@ -1,8 +1,7 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { RepositoryEntity } from '../../src/repos/repository.entity';
 import { makeOrg, makeRepo, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
-import { repositoryDir } from '../support/git';
+import { regularFileBytes, repositoryDir } from '../support/git';
 import { startTestApp, TestApp } from '../support/test-app';
 
 const SWAGGER = 'http://anvil.test/api/swagger';
@@ -10,17 +9,6 @@ const SWAGGER = 'http://anvil.test/api/swagger';
 function expectEmpty404(response: { status: number; text: string }): void {
   expect(response.status).toBe(404);
   expect(response.text).toBe('');
-}
-
-/** Bytes of the regular files under `dir`, walked here independently of the code (behaviour 11.1). */
-function regularFileBytes(dir: string): number {
-  let total = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const child = path.join(dir, entry.name);
-    if (entry.isDirectory()) total += regularFileBytes(child);
-    else if (entry.isFile()) total += fs.lstatSync(child).size;
-  }
-  return total;
 }
 
 function usedSize(repos: { public: number; private: number }) {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { UserEntity } from '../../src/users/user.entity';
 import { UsersService } from '../../src/users/users.service';
 import { makeOrg, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
-import { git, repositoryDir } from '../support/git';
+import { git, regularFileBytes, repositoryDir } from '../support/git';
 import { startTestApp, TestApp } from '../support/test-app';
 
 const REPOSITORY_KEYS = [
@@ -34,16 +34,6 @@ describe('repository creation', () => {
   const numRepos = async (id: number) => Number((await t.dataSource.query(`SELECT num_repos AS n FROM ${quoted('user')} WHERE id = ${id}`))[0].n);
   const repoRows = async (name: string) => Number((await t.dataSource.query(`SELECT COUNT(*) AS n FROM repository WHERE lower_name = '${name.toLowerCase()}'`))[0].n);
   const quoted = (table: string) => (t.dataSource.options.type === 'mysql' ? `\`${table}\`` : `"${table}"`);
-
-  function diskSize(dir: string): number {
-    let total = 0;
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const child = path.join(dir, entry.name);
-      if (entry.isDirectory()) total += diskSize(child);
-      else if (entry.isFile()) total += fs.statSync(child).size;
-    }
-    return total;
-  }
 
   describe('POST /user/repos', () => {
     it('creates an empty bare repository with HEAD on main and answers the exact Repository JSON', async () => {
@@ -90,7 +80,7 @@ describe('repository creation', () => {
       expect(git(dir, 'rev-parse', '--is-bare-repository').trim()).toBe('true');
       expect(git(dir, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main');
       expect(() => git(dir, 'rev-parse', '--verify', '--quiet', 'refs/heads/main')).toThrow();
-      expect(repo.size).toBe(Math.floor(diskSize(dir) / 1024));
+      expect(repo.size).toBe(Math.floor(regularFileBytes(dir) / 1024));
       expect(await numRepos(alice.user.id)).toBe(before + 1);
     });
 
@@ -121,7 +111,7 @@ describe('repository creation', () => {
       expect(license).toContain(`Copyright (c) ${new Date().getUTCFullYear()} ${alice.name}`);
       expect(license).not.toContain('<year>');
       expect(license).toContain('Permission is hereby granted');
-      expect(response.body.size).toBe(Math.floor(diskSize(dir) / 1024));
+      expect(response.body.size).toBe(Math.floor(regularFileBytes(dir) / 1024));
     });
 
     it('auto_init without templates commits only the Default README', async () => {
