@@ -179,6 +179,19 @@ describe('admin quota rules and groups', () => {
   });
 
   describe('groups (behaviour 10.8)', () => {
+    it('two admins creating the same group at once: one 201, one 409, and the inline rule exists once', async () => {
+      for (let round = 0; round < 3; round++) {
+        const name = uniqueName('race');
+        const rule = uniqueName('race');
+        const body = { name, rules: [{ name: rule, limit: 1, subjects: ['size:all'] }] };
+        const answers = await Promise.all([as(admin).post('/admin/quota/groups', body), as(otherAdmin).post('/admin/quota/groups', body)]);
+        expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409]);
+        expect(answers.find((answer) => answer.status === 409)!.body.message).toBe(`group already exists: [name: ${name}]`);
+        expect(await t.dataSource.getRepository(QuotaRuleEntity).countBy({ name: rule })).toBe(1);
+        expect((await adm().get(`/admin/quota/groups/${name}`).expect(200)).body.rules).toEqual([{ name: rule, limit: 1, subjects: ['size:all'] }]);
+      }
+    });
+
     it('creates an empty group: 201 {name, rules: []}; name required; 409 when it exists', async () => {
       const name = uniqueName('grp');
       expect((await adm().post('/admin/quota/groups', { name }).expect(201)).body).toEqual({ name, rules: [] });

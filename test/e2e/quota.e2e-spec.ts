@@ -295,6 +295,11 @@ describe('quota defaults (behaviour 11.4)', () => {
 
   it('existing default groups replace the built-in rule; explicit groups replace the defaults', async () => {
     const admin = await makeUser(t, { admin: true });
+    for (const list of ['/admin/quota/rules', '/admin/quota/groups']) {
+      const empty = await t.http.get(t.api(list)).set(withToken(admin.token)).expect(200);
+      expect(empty.body).toEqual([]);
+      expect(empty.headers['x-total-count']).toBe('0');
+    }
     const user = await makeUser(t);
     await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: 'standard', rules: [{ name: 'std', limit: -1, subjects: ['size:all'] }] }).expect(201);
     expect((await t.http.get(t.api('/user/quota')).set(withToken(user.token)).expect(200)).body.groups).toEqual([{ rules: [{ limit: -1, subjects: ['size:all'] }] }]);
