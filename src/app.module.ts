@@ -15,6 +15,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { KeysModule } from './keys/keys.module';
 import { MarkdownModule } from './markdown/markdown.module';
+import { QuotaRoutesModule } from './quota/quota.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
 import { UsersModule } from './users/users.module';
@@ -34,6 +35,8 @@ export class AppModule implements NestModule {
         UsersModule,
         KeysModule,
         ReposModule,
+        // Quota routes exist only while quota is enabled; the engine itself always answers [D22].
+        ...(config.quota.enabled ? [QuotaRoutesModule] : []),
         AdminModule,
         MarkdownModule,
         ServerModule,

@@ -1,10 +1,10 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { QuotaModule } from '../quota/quota.module';
 import { UsersModule } from '../users/users.module';
 import { UsersService } from '../users/users.service';
 import { GitCommand } from './git/git-command';
 import { GitRepositories } from './git/git-repositories';
 import { RepositoryPaths } from './git/repository-paths';
-import { AllowAllQuotaGate, QUOTA_GATE } from './quota-gate';
 import { RepositoriesController } from './repositories.controller';
 import { RepositoriesService } from './repositories.service';
 import { RepositoryAccess } from './repository-access';
@@ -22,7 +22,7 @@ import { WatchesService } from './watches.service';
 
 /** Repositories: git storage, creation, search, lists, stars and watches. */
 @Module({
-  imports: [UsersModule],
+  imports: [UsersModule, QuotaModule],
   controllers: [RepositoriesController, RepositoryListsController, StarsController, WatchesController],
   providers: [
     GitCommand,
@@ -38,10 +38,8 @@ import { WatchesService } from './watches.service';
     RepositoryListsService,
     StarsService,
     WatchesService,
-    // The quota engine (a later issue) replaces this provider with its own gate.
-    { provide: QUOTA_GATE, useClass: AllowAllQuotaGate },
   ],
-  exports: [RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryViews, GitRepositories, GitCommand, RepositoryPaths, QUOTA_GATE],
+  exports: [RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryViews, GitRepositories, GitCommand, RepositoryPaths, QuotaModule],
 })
 export class ReposModule implements OnModuleInit {
   constructor(
