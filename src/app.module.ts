@@ -16,6 +16,7 @@ import { DatabaseModule } from './database/database.module';
 import { GitHttpModule } from './git-http/git-http.module';
 import { KeysModule } from './keys/keys.module';
 import { MarkdownModule } from './markdown/markdown.module';
+import { QuotaRoutesModule } from './quota/quota.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
 import { SshModule } from './ssh/ssh.module';
@@ -38,6 +39,8 @@ export class AppModule implements NestModule {
         ReposModule,
         GitHttpModule,
         SshModule,
+        // Quota routes exist only while quota is enabled; the engine itself always answers [D22].
+        ...(config.quota.enabled ? [QuotaRoutesModule] : []),
         AdminModule,
         MarkdownModule,
         ServerModule,

@@ -10,7 +10,7 @@ export interface RenderPoolOptions {
   size: number;
   /** Longest a job may run on a worker, unless the job says otherwise; the worker is then ended and replaced. */
   timeoutMs: number;
-  /** Longest a job may wait for a free worker. */
+  /** Longest a job may wait for a busy worker; time spent while workers start does not count. */
   queueTimeoutMs: number;
   /** Jobs allowed to wait; more are refused at once. */
   maxQueued: number;
@@ -66,14 +66,24 @@ export class RenderPool {
     }
     return new Promise<string>((resolve, reject) => {
       const job: Job = { id: this.nextId++, payload: { text, options: renderOptions }, timeoutMs, resolve, reject };
-      job.queueTimer = setTimeout(() => {
-        this.unqueue(job);
-        reject(new RenderFailure('the markdown renderer is busy'));
-      }, this.options.queueTimeoutMs);
-      job.queueTimer.unref();
+      this.startQueueTimer(job);
       this.queue.push(job);
       this.dispatch();
     });
+  }
+
+  /**
+   * A job waits at most queueTimeoutMs for a busy worker. While a worker is still starting, the wait is for
+   * start-up, which a loaded machine can stretch arbitrarily; the timer starts again instead (a worker that
+   * cannot start fails the waiting jobs itself).
+   */
+  private startQueueTimer(job: Job): void {
+    job.queueTimer = setTimeout(() => {
+      if (this.slots.some((slot) => !slot.ready)) return this.startQueueTimer(job);
+      this.unqueue(job);
+      job.reject(new RenderFailure('the markdown renderer is busy'));
+    }, this.options.queueTimeoutMs);
+    job.queueTimer.unref();
   }
 
   /** Ends every worker and fails the jobs still waiting or running. */

@@ -1,8 +1,8 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { QuotaModule } from '../quota/quota.module';
 import { UsersModule } from '../users/users.module';
 import { UsersService } from '../users/users.service';
 import { GitModule } from '../git/git.module';
-import { AllowAllQuotaGate, QUOTA_GATE } from './quota-gate';
 import { RepositoriesController } from './repositories.controller';
 import { RepositoriesService } from './repositories.service';
 import { RepositoryAccess } from './repository-access';
@@ -22,7 +22,7 @@ import { WatchesService } from './watches.service';
 
 /** Repositories: git storage, creation, search, lists, stars and watches. */
 @Module({
-  imports: [UsersModule, GitModule],
+  imports: [UsersModule, QuotaModule, GitModule],
   controllers: [RepositoriesController, RepositoryListsController, StarsController, WatchesController],
   providers: [
     RepositoryTemplates,
@@ -37,10 +37,8 @@ import { WatchesService } from './watches.service';
     RepositoryListsService,
     StarsService,
     WatchesService,
-    // The quota engine (a later issue) replaces this provider with its own gate.
-    { provide: QUOTA_GATE, useClass: AllowAllQuotaGate },
   ],
-  exports: [RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryViews, RepositoryGitAccess, QUOTA_GATE],
+  exports: [RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryViews, RepositoryGitAccess, QuotaModule],
 })
 export class ReposModule implements OnModuleInit {
   constructor(

@@ -1,5 +1,4 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { QuotaExceededError } from '../common/errors';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { GitRepositories } from '../git/git-repositories';
@@ -37,15 +36,9 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
   /** Refuses the whole push on the first failing rule, in the order of 0.4. */
   async preReceive(push: PushContext, updates: RefUpdate[]): Promise<void> {
     const repo = await this.repository(push);
-    if (updates.some((update) => !isZeroId(update.newId))) {
-      const owner = await this.users.findById(repo.ownerId);
-      if (!owner) throw new PushRefused('Cannot find repository owner');
-      try {
-        await this.quota.assertCanPush(owner);
-      } catch (error) {
-        if (error instanceof QuotaExceededError) throw new PushRefused('Quota exceeded');
-        throw error;
-      }
+    // Deletions-only pushes always pass; otherwise the owner must be allowed `size:repos:all`.
+    if (!(await this.quota.canAcceptPush(repo.ownerId, updates.map((update) => update.newId)))) {
+      throw new PushRefused('Quota exceeded');
     }
     const defaultRef = `${BRANCH_PREFIX}${repo.defaultBranch}`;
     if (updates.some((update) => update.ref === defaultRef && isZeroId(update.newId))) {

@@ -3,10 +3,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { QuotaExceededError } from '../../src/common/errors';
 import { Clock } from '../../src/common/time';
 import { Transactions } from '../../src/database/transactions';
-import { QUOTA_GATE, QuotaGate } from '../../src/repos/quota-gate';
 import { RepositoryStore } from '../../src/repos/repository.store';
 import { UsersService } from '../../src/users/users.service';
 import { makeOrg, makeRepo, makeToken, makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
@@ -425,42 +423,57 @@ describe('git over smart HTTP (git-transport.md 1)', () => {
       expect(pushed.stderr).not.toContain('planted');
     });
 
-    describe('over quota (a swapped QUOTA_GATE)', () => {
-      let gate: QuotaGate;
-      let original: QuotaGate['assertCanPush'];
-      const asked: string[] = [];
-      beforeAll(() => {
-        gate = t.app.get<QuotaGate>(QUOTA_GATE);
-        original = gate.assertCanPush;
-        gate.assertCanPush = async (owner) => {
-          asked.push(owner.name);
-          throw new QuotaExceededError(owner.id, owner.name);
-        };
-      });
-      afterAll(() => {
-        gate.assertCanPush = original;
+    describe('over quota (behaviour 11.6, a real quota group)', () => {
+      let admin: TestUser;
+      const asAdmin = () => withToken(admin.token);
+
+      beforeAll(async () => {
+        admin = await makeUser(t, { admin: true });
       });
 
-      it('refuses any push that writes, asking about the repository owner, and allows pushes of deletions only', async () => {
+      async function groupFor(target: string, limit: number): Promise<string> {
+        const group = uniqueName('quota');
+        await t.http.post(t.api('/admin/quota/groups')).set(asAdmin()).send({ name: group, rules: [{ name: group, limit, subjects: ['size:repos:all'] }] }).expect(201);
+        await t.http.put(t.api(`/admin/quota/groups/${group}/users/${target}`)).set(asAdmin()).expect(204);
+        return group;
+      }
+
+      it('refuses any push that writes into a repository of an owner over quota, and allows pushes of deletions only', async () => {
         const org = await makeOrg(t, alice.user);
         const full = await seeded(alice, { org: org.name });
+        const [owner, name] = full.split('/');
+        const dir = repositoryDir(t.dataDir, owner, name);
+        // Branches made behind the quota's back, to delete later.
+        git(dir, 'update-ref', 'refs/heads/old', git(dir, 'rev-parse', 'refs/heads/main').trim());
+        git(dir, 'update-ref', 'refs/heads/old2', git(dir, 'rev-parse', 'refs/heads/main').trim());
+        // The organisation owns the repository: its quota decides, not the pusher's.
+        const group = await groupFor(org.name, 0);
         const work = await client.workingCopy('main');
         const refused = await client.run(['push', url(full), 'main:refs/heads/more'], { cwd: work });
         expect(refused.code).toBe(1);
         expect(refused.stderr).toContain('remote: Anvil: Quota exceeded');
         expect(refused.stderr).toContain('(pre-receive hook declined)');
-        expect(asked).toContain(org.name);
-
-        // Set up a branch behind the gate's back, then delete it: deletions always pass.
-        const [owner, name] = full.split('/');
-        const dir = repositoryDir(t.dataDir, owner, name);
-        git(dir, 'update-ref', 'refs/heads/old', git(dir, 'rev-parse', 'refs/heads/main').trim());
-        git(dir, 'update-ref', 'refs/heads/old2', git(dir, 'rev-parse', 'refs/heads/main').trim());
         const mixed = await client.run(['push', url(full), ':refs/heads/old', 'main:refs/heads/new'], { cwd: work });
         expect(mixed.code).toBe(1);
         expect(mixed.stderr).toContain('Anvil: Quota exceeded');
         await client.ok(['push', url(full), ':refs/heads/old', ':refs/heads/old2'], { cwd: work });
         expect(git(dir, 'for-each-ref', '--format=%(refname)').trim()).toBe('refs/heads/main');
+        await t.http.delete(t.api(`/admin/quota/groups/${group}`)).set(asAdmin()).expect(204);
+        await client.ok(['push', url(full), 'main:refs/heads/more'], { cwd: work });
+      });
+
+      it('counts a push at once: the push that goes over the limit passes, the next one is refused', async () => {
+        const owner = await makeUser(t);
+        const name = uniqueName('grow');
+        await makeRepo(t, owner, { name });
+        const sized = (await t.http.get(t.api(`/repos/${owner.name}/${name}`)).set(withToken(owner.token))).body.size * 1024;
+        await groupFor(owner.name, sized + 64 * 1024);
+        const ownerUrl = withCredentials(base, `${owner.name}/${name}.git`, owner.name, owner.password);
+        const work = await client.workingCopy('main', { 'data.bin': randomBytes(256 * 1024).toString('base64') });
+        await client.ok(['push', ownerUrl, 'main'], { cwd: work });
+        const refused = await client.run(['push', ownerUrl, 'main:refs/heads/second'], { cwd: work });
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain('remote: Anvil: Quota exceeded');
       });
     });
   });

@@ -3,9 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SshEndpoint } from '../../src/common/ssh-endpoint';
 import { Clock } from '../../src/common/time';
-import { QuotaExceededError } from '../../src/common/errors';
 import { Transactions } from '../../src/database/transactions';
-import { QUOTA_GATE, QuotaGate } from '../../src/repos/quota-gate';
 import { RepositoryStore } from '../../src/repos/repository.store';
 import { UsersService } from '../../src/users/users.service';
 import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
@@ -244,17 +242,17 @@ describe('git over the built-in SSH server (git-transport.md 2)', () => {
       const deletion = await client.run(['push', sshUrl(full), ':refs/heads/main'], { cwd: work, env: asKey(aliceKey) });
       expect(deletion.code).toBe(1);
       expect(deletion.stderr).toContain('remote: Anvil: branch main is the default branch and cannot be deleted');
-      const gate = t.app.get<QuotaGate>(QUOTA_GATE);
-      const original = gate.assertCanPush;
-      gate.assertCanPush = async (owner) => {
-        throw new QuotaExceededError(owner.id, owner.name);
-      };
+      // A real quota group that refuses everything, for the repository owner.
+      const admin = await makeUser(t, { admin: true });
+      const group = uniqueName('quota');
+      await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: group, limit: 0, subjects: ['size:repos:all'] }] }).expect(201);
+      await t.http.put(t.api(`/admin/quota/groups/${group}/users/${alice.name}`)).set(withToken(admin.token)).expect(204);
       try {
         const refused = await client.run(['push', sshUrl(full), 'main:refs/heads/other'], { cwd: work, env: asKey(aliceKey) });
         expect(refused.code).toBe(1);
         expect(refused.stderr).toContain('remote: Anvil: Quota exceeded');
       } finally {
-        gate.assertCanPush = original;
+        await t.http.delete(t.api(`/admin/quota/groups/${group}`)).set(withToken(admin.token)).expect(204);
       }
       await client.ok(['push', sshUrl(full), 'main:refs/heads/other'], { cwd: work, env: asKey(aliceKey) });
       const [owner, name] = full.split('/');
