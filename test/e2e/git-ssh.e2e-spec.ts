@@ -99,6 +99,12 @@ describe('git over the built-in SSH server (git-transport.md 2)', () => {
       expect(fs.readFileSync(path.join(clone, 'README.md'), 'utf8')).toBe('hello\n');
     });
 
+    it('accepts RSA keys (signed with rsa-sha2)', async () => {
+      const rsa = generateSshKey(client.home, uniqueName('rsa'), 'rsa');
+      await register(alice, rsa, uniqueName('rsa-key'));
+      expect(await client.ok(['ls-remote', sshUrl(priv)], { env: asKey(rsa) })).toContain('refs/heads/main');
+    });
+
     it('refuses unknown keys and other login names: Permission denied (publickey)', async () => {
       const stranger = generateSshKey(client.home, 'stranger');
       const unknown = await client.run(['ls-remote', sshUrl(pub)], { env: asKey(stranger) });
