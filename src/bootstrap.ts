@@ -4,7 +4,9 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
+import type { Server } from 'node:http';
 import { AppModule } from './app.module';
+import { GitHttpHandler } from './git-http/git-http.handler';
 import { PAGING_LIMITS } from './common/paging';
 import type { AppConfig } from './config/config';
 
@@ -17,6 +19,11 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
     bufferLogs: true,
   });
   app.useLogger(app.get(Logger));
+  // Git routes come first: they stream and must meet none of the API's middleware (body parser and its limit).
+  app.use(app.get(GitHttpHandler).middleware());
+  // Node's 300 s limit on receiving a whole request would cut long pushes; git exchanges end by their own idle
+  // limit instead (git-transport.md 1.6). Headers still have to arrive within headersTimeout.
+  (app.getHttpServer() as Server).requestTimeout = 0;
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);

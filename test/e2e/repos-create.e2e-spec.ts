@@ -5,6 +5,7 @@ import { UsersService } from '../../src/users/users.service';
 import { makeOrg, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { git, regularFileBytes, repositoryDir } from '../support/git';
 import { startTestApp, TestApp } from '../support/test-app';
+import { SshEndpoint } from '../../src/common/ssh-endpoint';
 
 const REPOSITORY_KEYS = [
   'archived', 'clone_url', 'created_at', 'default_branch', 'description', 'empty', 'fork', 'forks_count', 'full_name',
@@ -54,7 +55,7 @@ describe('repository creation', () => {
         mirror: false,
         html_url: `http://anvil.test/${alice.name}/${name}`,
         url: `http://anvil.test/api/v1/repos/${alice.name}/${name}`,
-        ssh_url: `git@anvil.test:${alice.name}/${name}.git`,
+        ssh_url: `ssh://git@anvil.test:${t.app.get(SshEndpoint).port}/${alice.name}/${name}.git`,
         clone_url: `http://anvil.test/${alice.name}/${name}.git`,
         original_url: '',
         website: '',
