@@ -5,6 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { GitHttpHandler } from './git-http/git-http.handler';
 import { PAGING_LIMITS } from './common/paging';
 import type { AppConfig } from './config/config';
 import { secureDataDirectory } from './server/data-directory';
@@ -20,6 +21,8 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
     bufferLogs: true,
   });
   app.useLogger(app.get(Logger));
+  // Git routes come first: they stream and must meet none of the API's middleware (body parser and its limit).
+  app.use(app.get(GitHttpHandler).middleware());
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);

@@ -4,6 +4,7 @@ import { CreateUserOption } from '../admin/create-user.option';
 import { validateOption } from '../common/body';
 import { DomainError } from '../common/errors';
 import { Clock } from '../common/time';
+import { SshEndpoint } from '../common/ssh-endpoint';
 import type { AppConfig } from '../config/config';
 import { openDatabase } from '../database/data-source';
 import { Transactions } from '../database/transactions';
@@ -75,7 +76,7 @@ async function createUser(flags: CreateUserFlags, config: AppConfig, output: Cli
     const transactions = new Transactions(dataSource);
     const clock = new Clock();
     const userStore = new UserStore(dataSource);
-    const users = new UsersService(userStore, new OrganizationStore(dataSource), transactions, clock, config);
+    const users = new UsersService(userStore, new OrganizationStore(dataSource), transactions, clock, config, new SshEndpoint(config));
     const tokens = new AccessTokensService(new AccessTokenStore(dataSource), userStore, transactions, clock);
     const firstUser = await users.noUsersYet();
     const created = await users.create({

@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 /**
@@ -24,6 +25,8 @@ export interface AppConfig {
   logLevel: string;
   /** LOG_FILE: where the log goes instead of standard output. */
   logFile?: string;
+  ssh: SshConfig;
+  git: GitServingConfig;
 }
 
 /** Settings for life behind a gateway (SECURITY.md, README "HTTP server"). */
@@ -32,7 +35,10 @@ export interface HttpServerConfig {
   keepAliveTimeoutMs: number;
   /** Time to receive a request's headers; above keepAliveTimeoutMs, as Node requires. */
   headersTimeoutMs: number;
-  /** Time to receive a whole request (0: none); git transport routes need long uploads, so it is generous. */
+  /**
+   * Time to receive a whole request (0: none, the default): Node's 300 s would cut long pushes, and git
+   * exchanges end by their own idle limit (git-transport.md 1.6); API routes have bodyTimeoutMs.
+   */
   requestTimeoutMs: number;
   /** Time an API route waits for its body once it starts reading it. */
   bodyTimeoutMs: number;
@@ -49,6 +55,31 @@ export interface RateLimitConfig {
   markdown: number;
   tokenCreation: number;
   keyUpload: number;
+}
+
+/** The built-in SSH server (git-transport.md 0.1). */
+export interface SshConfig {
+  enabled: boolean;
+  listenHost: string;
+  /** 0 takes a free port. */
+  listenPort: number;
+  /** The port advertised in `ssh_url`; null follows the port actually bound. */
+  advertisedPort: number | null;
+  /** The only login name accepted, and the user part of `ssh_url`. */
+  user: string;
+  hostKeyFile: string;
+}
+
+/** Limits of the git processes that serve clones and pushes (git-transport.md 1.6, 2.5). */
+export interface GitServingConfig {
+  /** At most this many serving git processes at once. */
+  maxProcesses: number;
+  /** How long a request waits for a free slot before 503. */
+  queueTimeoutMs: number;
+  /** An exchange where no byte moved for this long is closed. */
+  idleTimeoutMs: number;
+  /** On shutdown, how long running git processes may go on before they are killed. */
+  drainTimeoutMs: number;
 }
 
 export type DatabaseConfig =
@@ -111,6 +142,20 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     logFile: nonEmpty(env, 'LOG_FILE'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    ssh: {
+      enabled: boolean(env, 'SSH_ENABLED', true),
+      listenHost: nonEmpty(env, 'SSH_LISTEN_HOST') ?? '0.0.0.0',
+      listenPort: integer(env, 'SSH_LISTEN_PORT', 2222, { min: 0, max: 65535 }),
+      advertisedPort: nonEmpty(env, 'SSH_PORT') === undefined ? null : integer(env, 'SSH_PORT', 22, { min: 1, max: 65535 }),
+      user: nonEmpty(env, 'SSH_USER') ?? 'git',
+      hostKeyFile: path.resolve(nonEmpty(env, 'SSH_HOST_KEY') ?? path.join(dataDir, 'ssh', 'ssh_host_ed25519_key')),
+    },
+    git: {
+      maxProcesses: integer(env, 'GIT_MAX_PROCESSES', 4 * os.availableParallelism(), { min: 1 }),
+      queueTimeoutMs: 1000 * integer(env, 'GIT_QUEUE_TIMEOUT', 10, { min: 0 }),
+      idleTimeoutMs: 1000 * integer(env, 'GIT_IDLE_TIMEOUT', 600, { min: 1 }),
+      drainTimeoutMs: 1000 * integer(env, 'GIT_DRAIN_TIMEOUT', 60, { min: 0 }),
+    },
   };
 }
 
@@ -123,7 +168,7 @@ function parseHttpServer(env: Env): HttpServerConfig {
   return {
     keepAliveTimeoutMs,
     headersTimeoutMs,
-    requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT', 300, { min: 0 }) * 1000,
+    requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT', 0, { min: 0 }) * 1000,
     bodyTimeoutMs: integer(env, 'HTTP_BODY_TIMEOUT', 30, { min: 1 }) * 1000,
     maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 4096, { min: 0 }),
     maxConnectionsPerClient: integer(env, 'HTTP_MAX_CONNECTIONS_PER_CLIENT', 128, { min: 1 }),
