@@ -61,11 +61,16 @@ describe('abuse', () => {
       t.http.post(t.api('/user/keys')).set(withToken(alice.token)).send({ title: 'huge', key: `ssh-rsa ${rsaBlob(130_400 - (130_400 % 8))}` }),
     ]);
     const delay = loop.stop();
-    recordFigures('key bombs', { requests: answers.length, status5xx: answers.filter((answer) => answer.status >= 500).length, worstEventLoopDelayMs: Number(delay.maxMs.toFixed(1)) });
+    recordFigures('key bombs', {
+      requests: answers.length,
+      status5xx: answers.filter((answer) => answer.status >= 500).length,
+      worstEventLoopDelayMs: delay.maxMs,
+      worstBusyStallMs: delay.busyStallMs,
+    });
     expect(answers.map((answer) => answer.status)).toEqual([422, 422, 422]);
     expect(answers[0].body.message).toMatch(/DSA keys over 3072 bits/);
     expect(answers[1].body.message).toMatch(/too many signatures to verify/);
-    expect(delay.maxMs).toBeLessThan(200);
+    expect(delay.busyStallMs).toBeLessThan(200);
   });
 
   it('renders none of the XSS corpus (kept and extended) into dangerous HTML, in any mode', async () => {
@@ -126,11 +131,12 @@ describe('abuse', () => {
     recordFigures('slow attackers', {
       requests: underAttack.length + attackers.length,
       status5xx: 0,
-      worstEventLoopDelayMs: Number(delay.maxMs.toFixed(1)),
+      worstEventLoopDelayMs: delay.maxMs,
+      worstBusyStallMs: delay.busyStallMs,
       versionP99BaselineMs: Number(percentile(baseline, 0.99).toFixed(1)),
       versionP99UnderAttackMs: Number(p99.toFixed(1)),
     });
-    expect(delay.maxMs).toBeLessThan(200);
+    expect(delay.busyStallMs).toBeLessThan(200);
     // The issue's figure is 100 ms on the reference machine; a shared CI machine gets a generous bound.
     expect(p99).toBeLessThan(1000);
   });

@@ -104,6 +104,7 @@ describe('fuzzing every operation', () => {
         const body = typeof sample.body === 'string' ? sample.body : sample.contentType.includes('urlencoded') ? new URLSearchParams(Object.entries(sample.body).map(([key, item]): [string, string] => [key, text(item)])).toString() : JSON.stringify(sample.body);
         let call = t.http[operation.method](`/api/v1${path}?${query}`).set(sample.credentials);
         if (operation.method !== 'get') call = call.set('Content-Type', sample.contentType).send(body);
+        loop.during(`${operation.method.toUpperCase()} ${operation.path}`);
         const started = performance.now();
         const response = await call;
         slowest.push([performance.now() - started, `${operation.method.toUpperCase()} ${operation.path}`]);
@@ -116,12 +117,14 @@ describe('fuzzing every operation', () => {
     recordFigures('fuzz', {
       requests: sent,
       status5xx: failures.length,
-      worstEventLoopDelayMs: Number(delay.maxMs.toFixed(1)),
+      worstEventLoopDelayMs: delay.maxMs,
+      worstBusyStallMs: delay.busyStallMs,
+      stalls: delay.culprits,
       slowestRequests: slowest.map(([ms, what]) => `${what} ${ms.toFixed(0)}ms`).join('; '),
       seed: SEED,
     });
     expect(sent).toBeGreaterThanOrEqual(TOTAL_REQUESTS);
     expect(failures).toEqual([]);
-    expect(delay.maxMs).toBeLessThan(200);
+    expect(delay.busyStallMs).toBeLessThan(200);
   });
 });

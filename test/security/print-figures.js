@@ -13,6 +13,7 @@ fs.rmSync(file, { force: true });
 let requests = 0;
 let errors = 0;
 let worstDelay = 0;
+let worstStall = 0;
 console.log('== security figures');
 for (const row of rows) {
   const { suite, ...figures } = row;
@@ -20,5 +21,9 @@ for (const row of rows) {
   requests += figures.requests || 0;
   errors += figures.status5xx || 0;
   worstDelay = Math.max(worstDelay, figures.worstEventLoopDelayMs || 0);
+  worstStall = Math.max(worstStall, figures.worstBusyStallMs || 0);
 }
-console.log(`security: ${requests} requests generated, ${errors} answers of 5xx, worst event-loop delay ${worstDelay.toFixed(1)} ms`);
+console.log(
+  `security: ${requests} requests generated, ${errors} answers of 5xx, worst event-loop delay ${worstDelay.toFixed(1)} ms` +
+    ` (worst while the loop was busy: ${worstStall.toFixed(1)} ms)`,
+);
