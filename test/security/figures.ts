@@ -22,6 +22,11 @@ export interface EventLoopFigures {
   busyStallMs: number;
   /** What was running during the worst busy stalls (see `during`). */
   culprits: string;
+  /**
+   * What stalled the busy loop for `thresholdMs` or more at least twice: a request that blocks does so each
+   * time it runs, while a garbage collection or a preempted thread lands on whatever runs at that moment.
+   */
+  repeatedStalls(thresholdMs: number): string[];
 }
 
 /**
@@ -57,6 +62,11 @@ export function watchEventLoop(): { during(label: string): void; stop(): EventLo
           .slice(0, 3)
           .map(([ms, what]) => `${what || '(between requests)'} ${ms.toFixed(0)}ms`)
           .join('; '),
+        repeatedStalls: (thresholdMs) => {
+          const counts = new Map<string, number>();
+          for (const [ms, what] of stalls) if (ms >= thresholdMs) counts.set(what, (counts.get(what) ?? 0) + 1);
+          return [...counts].filter(([, count]) => count >= 2).map(([what, count]) => `${what || '(between requests)'} ×${count}`);
+        },
       };
     },
   };
