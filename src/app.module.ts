@@ -4,7 +4,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { AuthenticationMiddleware } from './auth/authentication.middleware';
-import { BodyMiddleware, BodyPipe } from './common/body';
+import { BodyInterceptor, BodyPipe } from './common/body';
 import { CommonModule } from './common/common.module';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { requestLogOptions } from './common/request-log';
@@ -47,15 +47,15 @@ export class AppModule implements NestModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },
+        { provide: APP_INTERCEPTOR, useClass: BodyInterceptor },
         { provide: APP_INTERCEPTOR, useClass: ResponseInterceptor },
         { provide: APP_PIPE, useClass: BodyPipe },
-        BodyMiddleware,
         SecurityHeadersMiddleware,
       ],
     };
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(SecurityHeadersMiddleware, AuthenticationMiddleware, BodyMiddleware).forRoutes('{*path}');
+    consumer.apply(SecurityHeadersMiddleware, AuthenticationMiddleware).forRoutes('{*path}');
   }
 }

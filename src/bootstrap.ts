@@ -4,16 +4,18 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
-import type { Server } from 'node:http';
 import { AppModule } from './app.module';
 import { GitHttpHandler } from './git-http/git-http.handler';
 import { PAGING_LIMITS } from './common/paging';
 import type { AppConfig } from './config/config';
+import { secureDataDirectory } from './server/data-directory';
+import { applyHttpServerSettings } from './server/http-server-settings';
 
 export const API_PREFIX = 'api/v1';
 
 /** Builds the application exactly as it serves: main.ts and the e2e tests both start here. */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
+  secureDataDirectory(config.dataDir);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
     bufferLogs: true,
@@ -21,14 +23,12 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.useLogger(app.get(Logger));
   // Git routes come first: they stream and must meet none of the API's middleware (body parser and its limit).
   app.use(app.get(GitHttpHandler).middleware());
-  // Node's 300 s limit on receiving a whole request would cut long pushes; git exchanges end by their own idle
-  // limit instead (git-transport.md 1.6). Headers still have to arrive within headersTimeout.
-  (app.getHttpServer() as Server).requestTimeout = 0;
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
   app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg'] });
   app.enableShutdownHooks();
+  applyHttpServerSettings(app.getHttpServer(), config.http);
   setUpOpenApi(app, config);
   await app.init();
   return app;

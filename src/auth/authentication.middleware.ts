@@ -5,7 +5,9 @@ import { ForbiddenError, NotFoundError, UnauthorizedError } from '../common/erro
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { AuthContext } from './auth-context';
-import { CredentialChain, readCredential } from './credentials';
+import { clientAddress, CredentialChain, readCredential } from './credentials';
+
+export { SIGN_IN_FAILED } from './credentials';
 
 /**
  * The credential chain every request passes (behaviour 1.4 and 1.6): authentication (401), account state
@@ -25,7 +27,7 @@ export class AuthenticationMiddleware implements NestMiddleware {
       if (credential?.kind === 'token' && credential.fromQuery) {
         response.setHeader('Warning', '299 - "token and access_token API authentication is deprecated and will be removed in a future release"');
       }
-      let auth = credential ? await this.credentials.authenticate(credential) : AuthContext.anonymous();
+      let auth = credential ? await this.credentials.authenticate(credential, clientAddress(request)) : AuthContext.anonymous();
       if (auth.user) this.assertAccountUsable(auth.user);
       auth = await this.applySudo(request, auth);
       request.auth = auth;

@@ -1,47 +1,82 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { UnauthorizedError } from '../common/errors';
+import { TooManyRequestsError, UnauthorizedError } from '../common/errors';
+import { RateLimits } from '../common/rate-limits';
 import { AccessTokensService } from '../users/access-tokens.service';
 import { UserStore } from '../users/user.store';
 import { AuthContext } from './auth-context';
 import { ScopeSet } from './scopes';
-import { verifyPassword } from './secrets';
+import { DECOY_PASSWORD_HASH, KdfBusyError, verifyPassword } from './secrets';
 
 export type Credential = { kind: 'token'; token: string; fromQuery: boolean } | { kind: 'basic'; username: string; secret: string };
 
 /**
+ * The one answer to every failed password sign-in, whether the account exists, is an organisation, has no
+ * password or the password is wrong: nothing tells accounts apart (issue 12, finding 4).
+ */
+export const SIGN_IN_FAILED = 'user does not exist or password is invalid';
+
+/**
  * Verifies one credential (behaviour 1.4): a token, or Basic with a password or a token. Shared by the API's
  * middleware and the git routes, which answer the same credentials with their own statuses and texts.
- * Failures are UnauthorizedError.
+ * Failures are UnauthorizedError; a client address or account over its failed sign-in limit, or a full KDF
+ * queue, is a TooManyRequestsError, raised before any KDF runs.
  */
 @Injectable()
 export class CredentialChain {
   constructor(
     private readonly tokens: AccessTokensService,
     private readonly users: UserStore,
+    private readonly limits: RateLimits,
   ) {}
 
-  async authenticate(credential: Credential): Promise<AuthContext> {
+  /**
+   * Failed sign-ins count against the client address and, for passwords, the account. Password work is the
+   * same whether the account exists or not (a decoy hash stands in); account state is the caller's to check,
+   * once the password verified.
+   */
+  async authenticate(credential: Credential, address: string): Promise<AuthContext> {
+    const account = credential.kind === 'basic' ? `account:${credential.username.toLowerCase()}` : undefined;
+    await this.limits.check('signInPerIp', address);
+    if (account) await this.limits.check('signInPerAccount', account);
+    try {
+      return await this.verify(credential);
+    } catch (error) {
+      if (error instanceof KdfBusyError) throw new TooManyRequestsError(error.message, 1);
+      if (error instanceof UnauthorizedError) {
+        await this.limits.consume('signInPerIp', address).catch(() => undefined);
+        if (account) await this.limits.consume('signInPerAccount', account).catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  private async verify(credential: Credential): Promise<AuthContext> {
     if (credential.kind === 'token') {
       const { token, user } = await this.tokens.authenticate(credential.token);
       return new AuthContext(user, 'token', ScopeSet.fromStored(token.scope));
     }
     const { username, secret } = credential;
     // Forgejo: an empty password or "x-oauth-basic" means the user name is the token.
-    if (secret === '' || secret === 'x-oauth-basic') return this.authenticate({ kind: 'token', token: username, fromQuery: false });
-    const user = await this.users.findByName(username);
-    if (user && !user.isOrganization && user.passwdHash !== '' && (await verifyPassword(secret, user.passwdHash))) {
-      return new AuthContext(user, 'password', null);
-    }
+    if (secret === '' || secret === 'x-oauth-basic') return this.verify({ kind: 'token', token: username, fromQuery: false });
+    const found = await this.users.findByName(username);
+    const user = found && !found.isOrganization && found.passwdHash !== '' ? found : undefined;
+    const verified = await verifyPassword(secret, user?.passwdHash ?? DECOY_PASSWORD_HASH);
+    if (user && verified) return new AuthContext(user, 'password', null);
     // The secret may be a token presented as the password.
     try {
       const { token, user: owner } = await this.tokens.authenticate(secret);
       return new AuthContext(owner, 'token', ScopeSet.fromStored(token.scope));
-    } catch {
-      throw new UnauthorizedError(user ? 'user\'s password is invalid' : `user does not exist [name: ${username}]`);
+    } catch (error) {
+      if (error instanceof KdfBusyError) throw error;
+      throw new UnauthorizedError(SIGN_IN_FAILED);
     }
   }
+}
 
+/** Whom failed sign-ins are counted against: the client's socket address (Express's `request.ip`). */
+export function clientAddress(request: Request): string {
+  return `ip:${request.ip ?? request.socket.remoteAddress ?? ''}`;
 }
 
 /** The credential a request carries (header first, then the query string); malformed headers throw. */

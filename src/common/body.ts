@@ -1,15 +1,29 @@
-import { ArgumentMetadata, createParamDecorator, ExecutionContext, Inject, Injectable, NestMiddleware, PipeTransform } from '@nestjs/common';
+import {
+  ArgumentMetadata,
+  CallHandler,
+  createParamDecorator,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  NestInterceptor,
+  PipeTransform,
+  SetMetadata,
+} from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { Reflector } from '@nestjs/core';
 import Busboy from 'busboy';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request } from 'express';
 import getRawBody from 'raw-body';
+import { from, Observable, switchMap } from 'rxjs';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { BadRequestError, DomainError, InvalidInputError, PayloadTooLargeError } from './errors';
 import { fieldSpecs, FieldType } from './fields';
 
 /**
- * A request body as decoded by BodyMiddleware. Decoding problems are kept, not thrown, so that each route's
+ * A request body as decoded by BodyInterceptor. Decoding problems are kept, not thrown, so that each route's
  * checks run in the order behaviour 1.6 gives (scope → sign-in → body): only a handler that binds the body
  * (`@Body()`) meets them, through BodyPipe.
  */
@@ -23,25 +37,97 @@ export class DecodedBody {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-@Injectable()
-export class BodyMiddleware implements NestMiddleware {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+/** Caps on a decoded body's shape, applied before any handler sees it (SECURITY.md). */
+export const BODY_CAPS = { fields: 1000, depth: 32 } as const;
 
-  async use(request: Request, _response: Response, next: NextFunction): Promise<void> {
-    if (!BODY_METHODS.has(request.method)) {
+export const READS_BODY = 'anvil:reads-body';
+
+export interface BodyReading {
+  /** Read only when the handler asks (DeferredBody): after the lookups and permission checks that precede it. */
+  deferred?: boolean;
+  /** Largest body accepted, in bytes (or from the configuration); the default is MAX_BODY_SIZE. */
+  limit?: number | ((config: AppConfig) => number);
+}
+
+/**
+ * A route that reads its body without `@Body()` (through `@Req()`, DeferredBody or its own decoding) says so
+ * here; a `@Body()` parameter opts in by itself. Nothing else is ever read: no body byte is consumed before
+ * the route is matched and its auth guard has passed.
+ */
+export function ReadsBody(reading: BodyReading = {}) {
+  return SetMetadata(READS_BODY, reading);
+}
+
+/**
+ * Reads and decodes the body of routes that take one, after routing and the auth guard (interceptors run
+ * after guards), within the route's size limit and the body-read time budget. Decoding problems are kept
+ * in the DecodedBody, not thrown, so that each route's checks run in the order behaviour 1.6 gives.
+ */
+@Injectable()
+export class BodyInterceptor implements NestInterceptor {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly reflector: Reflector,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const request = context.switchToHttp().getRequest<Request>();
+    const reading = this.reading(context);
+    if (!reading || !BODY_METHODS.has(request.method)) {
       request.body = new DecodedBody({}, false);
-      return next();
+      return next.handle();
     }
+    const limit = typeof reading.limit === 'function' ? reading.limit(this.config) : (reading.limit ?? this.config.maxBodyBytes);
+    let pending: Promise<DecodedBody> | undefined;
+    const read = () => (pending ??= this.read(request, limit));
+    if (reading.deferred) {
+      request.body = new LazyBody(read);
+      return next.handle();
+    }
+    return from(read()).pipe(switchMap(() => next.handle()));
+  }
+
+  private reading(context: ExecutionContext): BodyReading | undefined {
+    const declared = this.reflector.get<BodyReading | undefined>(READS_BODY, context.getHandler());
+    if (declared) return declared;
+    const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), context.getHandler().name) ?? {}) as Record<string, unknown>;
+    return Object.keys(args).some((key) => key.startsWith(`${RouteParamtypes.BODY}:`)) ? {} : undefined;
+  }
+
+  private async read(request: Request, limit: number): Promise<DecodedBody> {
+    const length = request.headers['content-length'];
+    const timer = setTimeout(() => request.destroy(new BodyTimeoutError()), this.config.http.bodyTimeoutMs);
     try {
-      request.rawBody = await getRawBody(request, { limit: this.config.maxBodyBytes });
+      request.rawBody = await getRawBody(request, { limit, length: request.headers['transfer-encoding'] ? undefined : length });
     } catch (error) {
       const type = (error as { type?: string }).type;
-      if (type === 'entity.too.large') return next(new PayloadTooLargeError('request body is too large'));
-      return next(new BadRequestError('could not read the request body'));
+      if (type === 'entity.too.large') throw new PayloadTooLargeError(`request body is too large: the limit is ${limit} bytes`);
+      throw new BadRequestError('could not read the request body');
+    } finally {
+      clearTimeout(timer);
     }
-    request.body = await decode(request);
-    next();
+    const body = await decode(request);
+    request.body = body;
+    return body;
   }
+}
+
+/** A body not read yet: DeferredBody hands it to routes that check lookups and permissions first. */
+export class LazyBody {
+  constructor(readonly read: () => Promise<DecodedBody>) {}
+}
+
+class BodyTimeoutError extends Error {
+  constructor() {
+    super('request body not received in time');
+  }
+}
+
+/** True while bytes of the request body may still be on the wire, unread. */
+export function bodyLeftUnread(request: Request): boolean {
+  if (request.complete || request.readableEnded) return false;
+  const length = Number(request.headers['content-length'] ?? 0);
+  return length > 0 || request.headers['transfer-encoding'] !== undefined;
 }
 
 async function decode(request: Request): Promise<DecodedBody> {
@@ -55,12 +141,15 @@ async function decode(request: Request): Promise<DecodedBody> {
   }
   if (contentType.includes('json')) return decodeJson(raw.toString('utf8'));
   if (contentType.startsWith('application/x-www-form-urlencoded')) {
-    return new DecodedBody(formFields(new URLSearchParams(raw.toString('utf8'))), true);
+    const text = raw.toString('utf8');
+    if (countOf(text, '&') >= BODY_CAPS.fields) return tooManyFields(true);
+    return new DecodedBody(formFields(new URLSearchParams(text)), true);
   }
   if (contentType.startsWith('multipart/form-data')) {
     try {
       return new DecodedBody(await multipartFields(request.headers, raw), true);
-    } catch {
+    } catch (error) {
+      if (error instanceof TooManyFieldsError) return tooManyFields(true);
       return new DecodedBody({}, true, new BadRequestError('malformed multipart body'));
     }
   }
@@ -80,8 +169,42 @@ function decodeJson(text: string): DecodedBody {
   if (typeof value !== 'object' || Array.isArray(value)) {
     return new DecodedBody({}, false, new InvalidInputError('[Body]: must be a JSON object'));
   }
+  const shape = measure(value);
+  if (shape.depth > BODY_CAPS.depth) {
+    return new DecodedBody({}, false, new BadRequestError(`invalid JSON body: nested deeper than ${BODY_CAPS.depth} levels`));
+  }
+  if (shape.values > BODY_CAPS.fields) return tooManyFields(false);
   return new DecodedBody(value as Record<string, unknown>, false);
 }
+
+/** Depth and number of values of a parsed JSON document, walked without recursion. */
+function measure(root: unknown): { depth: number; values: number } {
+  let depth = 0;
+  let values = 0;
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, level] = stack.pop()!;
+    values++;
+    depth = Math.max(depth, level);
+    if (depth > BODY_CAPS.depth || values > BODY_CAPS.fields) break;
+    if (value !== null && typeof value === 'object') {
+      for (const item of Object.values(value)) stack.push([item, level + 1]);
+    }
+  }
+  return { depth, values };
+}
+
+function tooManyFields(fromForm: boolean): DecodedBody {
+  return new DecodedBody({}, fromForm, new PayloadTooLargeError(`request body has more than ${BODY_CAPS.fields} fields`));
+}
+
+function countOf(text: string, character: string): number {
+  let count = 0;
+  for (let at = text.indexOf(character); at >= 0; at = text.indexOf(character, at + 1)) count++;
+  return count;
+}
+
+class TooManyFieldsError extends Error {}
 
 function formFields(params: Iterable<[string, string]>): Record<string, string[]> {
   const fields: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
@@ -95,8 +218,9 @@ function formFields(params: Iterable<[string, string]>): Record<string, string[]
 function multipartFields(headers: Request['headers'], raw: Buffer): Promise<Record<string, string[]>> {
   return new Promise((resolve, reject) => {
     const entries: [string, string][] = [];
-    const parser = Busboy({ headers });
+    const parser = Busboy({ headers, limits: { fields: BODY_CAPS.fields, files: BODY_CAPS.fields } });
     parser.on('field', (name, value) => entries.push([name, value]));
+    parser.on('fieldsLimit', () => reject(new TooManyFieldsError()));
     parser.on('file', (_name, stream) => stream.resume());
     parser.on('close', () => resolve(formFields(entries)));
     parser.on('error', reject);
@@ -158,16 +282,17 @@ export function validateOption(target: Function, plain: Record<string, unknown>)
 }
 
 /**
- * The decoded body, not yet checked: for routes whose order puts body errors after lookups and permission
- * checks (PATCH /repos/{owner}/{repo}, POST /orgs/{org}/repos — behaviour 1.6, 10.5). Check it with
- * `bindOption` where the order says.
+ * The body, not yet read: for routes whose order puts body errors after lookups and permission checks
+ * (PATCH /repos/{owner}/{repo}, POST /orgs/{org}/repos — behaviour 1.6, 10.5). The route declares
+ * `@ReadsBody({ deferred: true })`; `bindOption` reads and checks it where the order says, so a caller the
+ * checks refuse never gets a byte of their body read.
  */
-export const DeferredBody = createParamDecorator((_data: unknown, context: ExecutionContext): DecodedBody => {
+export const DeferredBody = createParamDecorator((_data: unknown, context: ExecutionContext): LazyBody => {
   const body = context.switchToHttp().getRequest<Request>().body as unknown;
-  return body instanceof DecodedBody ? body : new DecodedBody({}, false);
+  return body instanceof LazyBody ? body : new LazyBody(() => Promise.resolve(new DecodedBody({}, false)));
 });
 
-/** What `@Body() option: T` does, run later: decoding errors (400/422), then the option's field rules (422). */
-export function bindOption<T extends object>(body: DecodedBody, target: new () => T): T {
-  return new BodyPipe().transform(body, { type: 'body', metatype: target }) as T;
+/** What `@Body() option: T` does, run later: reading, decoding errors (400/413/422), then the option's field rules (422). */
+export async function bindOption<T extends object>(body: LazyBody, target: new () => T): Promise<T> {
+  return new BodyPipe().transform(await body.read(), { type: 'body', metatype: target }) as T;
 }

@@ -61,6 +61,17 @@ export class QuotaExceededError extends DomainError {
   }
 }
 
+/** 429: a rate limit or the sign-in queue is full; `Retry-After` says when to come back. */
+export class TooManyRequestsError extends DomainError {
+  readonly status = 429;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
 /** 422: a field rule failed, or a value is well formed but semantically invalid. */
 export class InvalidInputError extends DomainError {
   readonly status = 422;

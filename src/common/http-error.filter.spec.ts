@@ -34,7 +34,7 @@ function run(exception: unknown, auth = AuthContext.anonymous(), otherMethod = f
       return this;
     },
   };
-  const request = { method: 'GET', path: '/api/v1/x', auth };
+  const request = { method: 'GET', path: '/api/v1/x', auth, headers: {}, complete: true };
   const host = { switchToHttp: () => ({ getRequest: () => request, getResponse: () => response }) } as unknown as ArgumentsHost;
   const routes = { allowsOtherMethod: () => otherMethod } as unknown as RouteTable;
   const filter = new HttpErrorFilter(loadConfig({ ROOT_URL: 'http://h/', LOG_LEVEL: 'silent' }), routes);

@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { DomainError, MethodNotAllowedError, NotFoundError, SearchError } from './errors';
+import { bodyLeftUnread } from './body';
+import { DomainError, MethodNotAllowedError, NotFoundError, SearchError, TooManyRequestsError } from './errors';
 import { RouteTable } from './route-table';
 
 /**
@@ -25,6 +26,8 @@ export class HttpErrorFilter implements ExceptionFilter {
       this.logger.error(`error after the response started: ${describe(exception)}`);
       return;
     }
+    // A refused request's body is never read: close the connection rather than drain it.
+    if (bodyLeftUnread(request)) response.setHeader('Connection', 'close');
     const error = this.toDomainError(exception, request);
     if (error instanceof NotFoundError) {
       response.status(404).end();
@@ -35,6 +38,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       this.sendJson(response, 500, { ok: false, error: error.message });
       return;
     }
+    if (error instanceof TooManyRequestsError) response.setHeader('Retry-After', String(error.retryAfterSeconds));
     if (error) {
       this.sendJson(response, error.status, { message: error.message, url: this.swaggerUrl(), ...error.extraFields() });
       return;

@@ -20,6 +20,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'APIConflict: the resource already exists',
   413: 'quota exceeded',
   422: 'APIValidationError: input failed validation',
+  429: 'too many requests: see Retry-After',
   500: 'APIError: internal failure',
 };
 

@@ -2,6 +2,7 @@ import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
 import { applyDecorators } from '@nestjs/common';
 import type { Request } from 'express';
+import { isSecretParameter } from './request-log';
 
 /** One page of a list, as every store and service speaks it (behaviour 1.9). */
 export interface PageQuery {
@@ -70,7 +71,8 @@ export function linkHeader(apiBase: string, path: string, query: Record<string, 
     const params = new URLSearchParams();
     const entries: [string, string][] = [];
     for (const [key, value] of Object.entries(query)) {
-      if (key === 'page') continue;
+      // Credentials in the query (deprecated `token`, `access_token`, …) are never echoed into a header.
+      if (key === 'page' || isSecretParameter(key)) continue;
       for (const item of Array.isArray(value) ? value : [value]) entries.push([key, String(item)]);
     }
     entries.push(['page', String(target)]);

@@ -17,12 +17,44 @@ export interface AppConfig {
   quota: { enabled: boolean; defaultGroups: string[]; defaultTotal: number };
   allowLocalNetworks: boolean;
   paging: { defaultLimit: number; maxLimit: number };
-  markdown: { maxBytes: number };
-  /** Largest request body read into memory, in bytes. */
+  markdown: { maxBytes: number; renderBudgetMs: number; maxOutputBytes: number; rendersPerUser: number };
+  /** Largest request body read into memory, in bytes, unless a route declares its own limit. */
   maxBodyBytes: number;
+  http: HttpServerConfig;
+  rateLimits: RateLimitConfig;
   logLevel: string;
+  /** LOG_FILE: where the log goes instead of standard output. */
+  logFile?: string;
   ssh: SshConfig;
   git: GitServingConfig;
+}
+
+/** Settings for life behind a gateway (SECURITY.md, README "HTTP server"). */
+export interface HttpServerConfig {
+  /** Idle keep-alive connections are kept this long; above a gateway's idle timeout (commonly 60 s). */
+  keepAliveTimeoutMs: number;
+  /** Time to receive a request's headers; above keepAliveTimeoutMs, as Node requires. */
+  headersTimeoutMs: number;
+  /**
+   * Time to receive a whole request (0: none, the default): Node's 300 s would cut long pushes, and git
+   * exchanges end by their own idle limit (git-transport.md 1.6); API routes have bodyTimeoutMs.
+   */
+  requestTimeoutMs: number;
+  /** Time an API route waits for its body once it starts reading it. */
+  bodyTimeoutMs: number;
+  /** Concurrent connections of the whole server (0: unlimited) and of one client address. */
+  maxConnections: number;
+  maxConnectionsPerClient: number;
+}
+
+/** Requests allowed per window; 0 turns a limit off. */
+export interface RateLimitConfig {
+  windowMs: number;
+  signInPerIp: number;
+  signInPerAccount: number;
+  markdown: number;
+  tokenCreation: number;
+  keyUpload: number;
 }
 
 /** The built-in SSH server (git-transport.md 0.1). */
@@ -92,8 +124,23 @@ export function loadConfig(env: Env = process.env): AppConfig {
     paging: { defaultLimit, maxLimit },
     // remark's parser is superlinear on large documents (long lists above all): 512 KiB of prose renders in
     // about three seconds on one core, and the render time budget stops pathological documents.
-    markdown: { maxBytes: byteSize(env, 'MARKDOWN_MAX_SIZE', 512 * 1024) },
-    maxBodyBytes: byteSize(env, 'MAX_BODY_SIZE', 10 * 1024 * 1024),
+    markdown: {
+      maxBytes: byteSize(env, 'MARKDOWN_MAX_SIZE', 512 * 1024),
+      renderBudgetMs: integer(env, 'MARKDOWN_RENDER_BUDGET_MS', 5_000, { min: 100 }),
+      maxOutputBytes: byteSize(env, 'MARKDOWN_MAX_OUTPUT_SIZE', 4 * 1024 * 1024),
+      rendersPerUser: integer(env, 'MARKDOWN_RENDERS_PER_USER', 1, { min: 1 }),
+    },
+    maxBodyBytes: byteSize(env, 'MAX_BODY_SIZE', 1024 * 1024),
+    http: parseHttpServer(env),
+    rateLimits: {
+      windowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, { min: 1 }),
+      signInPerIp: integer(env, 'RATE_LIMIT_SIGN_IN_PER_IP', 30, { min: 0 }),
+      signInPerAccount: integer(env, 'RATE_LIMIT_SIGN_IN_PER_ACCOUNT', 10, { min: 0 }),
+      markdown: integer(env, 'RATE_LIMIT_MARKDOWN', 120, { min: 0 }),
+      tokenCreation: integer(env, 'RATE_LIMIT_TOKEN_CREATION', 20, { min: 0 }),
+      keyUpload: integer(env, 'RATE_LIMIT_KEY_UPLOAD', 20, { min: 0 }),
+    },
+    logFile: nonEmpty(env, 'LOG_FILE'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     ssh: {
       enabled: boolean(env, 'SSH_ENABLED', true),
@@ -109,6 +156,22 @@ export function loadConfig(env: Env = process.env): AppConfig {
       idleTimeoutMs: 1000 * integer(env, 'GIT_IDLE_TIMEOUT', 600, { min: 1 }),
       drainTimeoutMs: 1000 * integer(env, 'GIT_DRAIN_TIMEOUT', 60, { min: 0 }),
     },
+  };
+}
+
+function parseHttpServer(env: Env): HttpServerConfig {
+  const keepAliveTimeoutMs = integer(env, 'HTTP_KEEPALIVE_TIMEOUT', 65, { min: 1 }) * 1000;
+  const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT', keepAliveTimeoutMs / 1000 + 1, { min: 1 }) * 1000;
+  if (headersTimeoutMs <= keepAliveTimeoutMs) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT', `must exceed HTTP_KEEPALIVE_TIMEOUT (${keepAliveTimeoutMs / 1000})`);
+  }
+  return {
+    keepAliveTimeoutMs,
+    headersTimeoutMs,
+    requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT', 0, { min: 0 }) * 1000,
+    bodyTimeoutMs: integer(env, 'HTTP_BODY_TIMEOUT', 30, { min: 1 }) * 1000,
+    maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 4096, { min: 0 }),
+    maxConnectionsPerClient: integer(env, 'HTTP_MAX_CONNECTIONS_PER_CLIENT', 128, { min: 1 }),
   };
 }
 

@@ -5,6 +5,7 @@ import type { AppConfig, DatabaseConfig } from '../config/config';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { SnakeNamingStrategy } from './naming-strategy';
+import { secureDatabaseFiles } from '../server/data-directory';
 
 export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
   const common = {
@@ -50,10 +51,11 @@ export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
  */
 export async function openDatabase(config: Pick<AppConfig, 'database'>): Promise<DataSource> {
   if (config.database.type === 'sqlite' && config.database.file !== ':memory:') {
-    fs.mkdirSync(path.dirname(config.database.file), { recursive: true });
+    fs.mkdirSync(path.dirname(config.database.file), { recursive: true, mode: 0o700 });
   }
   const dataSource = new DataSource(dataSourceOptions(config.database));
   await dataSource.initialize();
+  if (config.database.type === 'sqlite' && config.database.file !== ':memory:') secureDatabaseFiles(config.database.file);
   adaptColumnTypes(dataSource);
   await dataSource.runMigrations({ transaction: 'each' });
   return dataSource;

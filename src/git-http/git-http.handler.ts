@@ -5,8 +5,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Options, pinoHttp } from 'pino-http';
 import { AuthContext } from '../auth/auth-context';
-import { CredentialChain, readCredential } from '../auth/credentials';
-import { UnauthorizedError } from '../common/errors';
+import { clientAddress, CredentialChain, readCredential } from '../auth/credentials';
+import { TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import { requestLogOptions } from '../common/request-log';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { GitBusyError, GitProcesses, isSafeGitProtocol, ServingProcess } from '../git/git-processes';
@@ -115,10 +115,13 @@ export class GitHttpHandler {
   private async authenticate(request: Request): Promise<AuthContext> {
     try {
       const credential = readCredential(request);
-      return credential ? await this.credentials.authenticate(credential) : AuthContext.anonymous();
+      return credential ? await this.credentials.authenticate(credential, clientAddress(request)) : AuthContext.anonymous();
     } catch (error) {
       if (error instanceof UnauthorizedError) {
         throw new GitHttpRefusal(401, 'Credentials are incorrect or have expired.', CHALLENGE);
+      }
+      if (error instanceof TooManyRequestsError) {
+        throw new GitHttpRefusal(429, 'Too many failed sign-ins, try again later.', { 'Retry-After': String(error.retryAfterSeconds) });
       }
       throw error;
     }

@@ -56,7 +56,7 @@ export class GitRepositories {
   async create(dir: string, spec: NewRepository): Promise<void> {
     await this.clearLeftover(dir);
     try {
-      await fs.mkdir(path.dirname(dir), { recursive: true });
+      await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
     } catch (error) {
       throw new RepositoryStorageError(`cannot create the owner directory: ${(error as Error).message}`, { cause: error });
     }

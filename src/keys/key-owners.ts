@@ -5,6 +5,13 @@ import { UserEntity, Visibility } from '../users/user.entity';
 import { UserVisibility } from '../users/user-visibility';
 import { UsersService } from '../users/users.service';
 
+/**
+ * Keys one user may hold, of each kind (SECURITY.md): GET /{user}.keys and /{user}.gpg serve them all to
+ * anyone, so their number (and each key's size) is bounded.
+ */
+export const MAX_KEYS_PER_USER = 100;
+export const TOO_MANY_KEYS = `too many keys: a user may hold at most ${MAX_KEYS_PER_USER} keys of a kind`;
+
 /** Finds the user whose keys are listed, with the visibility rules of each kind of listing. */
 @Injectable()
 export class KeyOwners {

@@ -1,7 +1,8 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { APP_CONFIG, AppConfig } from '../config/config';
 import { RenderPool } from './render-pool';
 
 /** What the worker needs to render one document (see render.worker.mjs). */
@@ -32,32 +33,30 @@ export function workerFile(directory = __dirname): string {
   return found;
 }
 
-/**
- * A render's time budget grows with the document: micromark needs up to about 50 µs per byte on a busy
- * machine (a 1 MiB document: tens of seconds), while a small document that takes long is pathological
- * (nested emphasis is quadratic) and is stopped early.
- */
-export function renderBudgetMs(bytes: number): number {
-  return 5_000 + Math.ceil(bytes * 0.06);
-}
 
 /**
- * Renders off the main thread. One or two workers: a 1 MiB document needs several hundred MB of heap and
- * a core for its whole render, so more would starve the server rather than help it.
+ * Renders off the main thread, each document within one flat time budget (MARKDOWN_RENDER_BUDGET) and
+ * output cap (MARKDOWN_MAX_OUTPUT_SIZE). Two to four workers: with one render per user at a time
+ * (MarkdownService), one user's pathological document never holds every worker, and more would starve the
+ * server of cores rather than help (a large document needs hundreds of MB of heap and a core).
  */
 @Injectable()
 export class MarkdownRenderer implements OnModuleDestroy {
-  private readonly pool = new RenderPool({
-    workerFile: workerFile(),
-    size: Math.min(2, Math.max(1, os.availableParallelism() - 1)),
-    timeoutMs: renderBudgetMs(0),
-    queueTimeoutMs: 120_000,
-    maxQueued: 64,
-    resourceLimits: { maxOldGenerationSizeMb: 1024, maxYoungGenerationSizeMb: 64 },
-  });
+  private readonly pool: RenderPool;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.pool = new RenderPool({
+      workerFile: workerFile(),
+      size: Math.min(4, Math.max(2, os.availableParallelism() - 1)),
+      timeoutMs: config.markdown.renderBudgetMs,
+      queueTimeoutMs: 120_000,
+      maxQueued: 64,
+      resourceLimits: { maxOldGenerationSizeMb: 1024, maxYoungGenerationSizeMb: 64 },
+    });
+  }
 
   render(text: string, options: RenderOptions): Promise<string> {
-    return this.pool.render(text, options, renderBudgetMs(Buffer.byteLength(text, 'utf8')));
+    return this.pool.render(text, options, this.config.markdown.renderBudgetMs, this.config.markdown.maxOutputBytes);
   }
 
   onModuleDestroy(): Promise<void> {

@@ -3,12 +3,30 @@ import { ApiBody, ApiConsumes, ApiOkResponse, ApiProduces, ApiTags } from '@nest
 import type { Request, Response } from 'express';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SignedIn } from '../auth/route-auth';
-import { DecodedBody } from '../common/body';
+import { DecodedBody, ReadsBody } from '../common/body';
 import { ApiErrors } from '../common/openapi';
+import type { AppConfig } from '../config/config';
 import { MarkdownOption, readMarkdownOption } from './markdown.option';
 import { MarkdownService } from './markdown.service';
+import { RateLimit } from '../common/rate-limits';
 
 const HTML = 'text/html; charset=utf-8';
+
+/** Room for the largest document MARKDOWN_MAX_SIZE allows (JSON-escaped), so that its own 413 can answer. */
+function markdownBodyLimit(config: AppConfig): number {
+  return Math.max(config.maxBodyBytes, config.markdown.maxBytes * 2 + 1024);
+}
+
+/**
+ * The fragment is sanitised; the policy is the second line should it ever be opened as a page: no script,
+ * no plugin, no form, nothing loaded but images, and a sandbox (issue 12, finding 18).
+ */
+export const MARKDOWN_CSP = "default-src 'none'; img-src http: https: data:; style-src 'unsafe-inline'; sandbox";
+
+function sendsHtml(response: Response): void {
+  response.type(HTML);
+  response.setHeader('Content-Security-Policy', MARKDOWN_CSP);
+}
 
 @ApiTags('miscellaneous')
 @Controller()
@@ -18,6 +36,8 @@ export class MarkdownController {
   /** The body is read here, not bound with @Body(): its keys match case-insensitively (behaviour 1.2). */
   @Post('markdown')
   @SignedIn()
+  @RateLimit('markdown')
+  @ReadsBody({ limit: markdownBodyLimit })
   @HttpCode(200)
   @ApiConsumes('application/json')
   @ApiBody({ type: MarkdownOption })
@@ -27,22 +47,24 @@ export class MarkdownController {
   async render(@Caller() caller: AuthContext, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<string> {
     const option = readMarkdownOption(request.body as DecodedBody);
     const html = await this.markdown.render(caller, option);
-    response.type(HTML);
+    sendsHtml(response);
     return html;
   }
 
   /** Any content type: the raw body is the document (behaviour 3). */
   @Post('markdown/raw')
   @SignedIn()
+  @RateLimit('markdown')
+  @ReadsBody({ limit: markdownBodyLimit })
   @HttpCode(200)
   @ApiConsumes('text/plain')
   @ApiBody({ description: 'Request body to render', schema: { type: 'string' } })
   @ApiProduces('text/html')
   @ApiOkResponse({ description: 'MarkdownRender is a rendered markdown document', schema: { type: 'string' } })
   @ApiErrors(413, 500)
-  async renderRaw(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<string> {
-    const html = await this.markdown.renderRaw(request.rawBody ?? Buffer.alloc(0));
-    response.type(HTML);
+  async renderRaw(@Caller() caller: AuthContext, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<string> {
+    const html = await this.markdown.renderRaw(caller, request.rawBody ?? Buffer.alloc(0));
+    sendsHtml(response);
     return html;
   }
 }

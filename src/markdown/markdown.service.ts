@@ -1,8 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Viewer } from '../auth/auth-context';
-import { PayloadTooLargeError } from '../common/errors';
+import { PayloadTooLargeError, TooManyRequestsError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { Visibility } from '../users/user.entity';
 import { UserVisibility } from '../users/user-visibility';
+import { RenderOutputTooLarge } from './render-pool';
 import { MarkdownRenderer } from './markdown-renderer';
 import { contextBase, MarkdownRequest, mentionCandidates, renderMode } from './markdown.option';
 import { MentionStore } from './mention.store';
@@ -19,34 +21,61 @@ export class MarkdownService {
     private readonly visibility: UserVisibility,
   ) {}
 
+  /** Renders in progress per user: MARKDOWN_RENDERS_PER_USER at a time, so one user never holds every worker. */
+  private readonly inProgress = new Map<number, number>();
+
   /** POST /markdown: the mode decides whether mentions, wiki and relative links are processed. */
   async render(viewer: Viewer, request: MarkdownRequest): Promise<string> {
     this.assertSize(Buffer.byteLength(request.text, 'utf8'));
     if (request.text === '') return '';
     const mode = renderMode(request.mode);
     const special = mode !== 'markdown';
-    return this.renderer.render(request.text, {
+    const mentions = special ? await this.mentionable(viewer, request.text) : [];
+    return this.oneAtATime(viewer, () => this.renderer.render(request.text, {
       special,
       comment: mode === 'comment',
       wiki: special && request.wiki,
       base: contextBase(special ? request.context : '', this.config.rootUrl),
       rootUrl: this.config.rootUrl,
-      mentions: special ? await this.mentionable(viewer, request.text) : [],
-    });
+      mentions,
+    }));
   }
 
   /** POST /markdown/raw: the body is the document, rendered in markdown mode. */
-  async renderRaw(raw: Buffer): Promise<string> {
+  async renderRaw(viewer: Viewer, raw: Buffer): Promise<string> {
     this.assertSize(raw.length);
     if (raw.length === 0) return '';
-    return this.renderer.render(raw.toString('utf8'), {
-      special: false,
-      comment: false,
-      wiki: false,
-      base: this.config.rootUrl,
-      rootUrl: this.config.rootUrl,
-      mentions: [],
-    });
+    return this.oneAtATime(viewer, () =>
+      this.renderer.render(raw.toString('utf8'), {
+        special: false,
+        comment: false,
+        wiki: false,
+        base: this.config.rootUrl,
+        rootUrl: this.config.rootUrl,
+        mentions: [],
+      }),
+    );
+  }
+
+  private async oneAtATime(viewer: Viewer, render: () => Promise<string>): Promise<string> {
+    const key = viewer.user?.id ?? 0;
+    const running = this.inProgress.get(key) ?? 0;
+    if (running >= this.config.markdown.rendersPerUser) {
+      throw new TooManyRequestsError('a markdown render of yours is still running, try again when it ends', 1);
+    }
+    this.inProgress.set(key, running + 1);
+    try {
+      return await render();
+    } catch (error) {
+      if (error instanceof RenderOutputTooLarge) {
+        throw new PayloadTooLargeError(`rendered document is too large: over ${this.config.markdown.maxOutputBytes} bytes`);
+      }
+      throw error;
+    } finally {
+      const left = (this.inProgress.get(key) ?? 1) - 1;
+      if (left <= 0) this.inProgress.delete(key);
+      else this.inProgress.set(key, left);
+    }
   }
 
   private assertSize(bytes: number): void {
@@ -63,7 +92,9 @@ export class MarkdownService {
     if (names.length === 0) return [];
     const mentions: [string, string][] = [];
     for (const user of await this.mentionStore.findByLowerNames(names)) {
-      if (await this.visibility.canSee(viewer, user)) mentions.push([user.lowerName, user.name]);
+      // A public-only token links only the users GET /users/{u} would show it (issue 12, finding 15).
+      const tokenMaySee = !viewer.publicOnly || user.visibility === Visibility.Public || viewer.is(user.id);
+      if (tokenMaySee && (await this.visibility.canSee(viewer, user))) mentions.push([user.lowerName, user.name]);
     }
     return mentions;
   }

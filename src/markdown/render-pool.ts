@@ -18,6 +18,14 @@ export interface RenderPoolOptions {
   resourceLimits?: { maxOldGenerationSizeMb?: number; maxYoungGenerationSizeMb?: number };
 }
 
+/** The rendered HTML would exceed the output cap; the worker checked before handing it over. */
+export class RenderOutputTooLarge extends Error {
+  constructor() {
+    super('the rendered document is too large');
+    this.name = 'RenderOutputTooLarge';
+  }
+}
+
 /** A render that failed, timed out or could not be queued; the HTTP layer answers 500 (behaviour 3). */
 export class RenderFailure extends Error {
   constructor(message: string) {
@@ -59,13 +67,13 @@ export class RenderPool {
 
   constructor(private readonly options: RenderPoolOptions) {}
 
-  render(text: string, renderOptions: unknown, timeoutMs = this.options.timeoutMs): Promise<string> {
+  render(text: string, renderOptions: unknown, timeoutMs = this.options.timeoutMs, maxOutputLength?: number): Promise<string> {
     if (this.closed) return Promise.reject(new RenderFailure('the markdown renderer is shut down'));
     if (this.queue.length >= this.options.maxQueued) {
       return Promise.reject(new RenderFailure('the markdown renderer is busy'));
     }
     return new Promise<string>((resolve, reject) => {
-      const job: Job = { id: this.nextId++, payload: { text, options: renderOptions }, timeoutMs, resolve, reject };
+      const job: Job = { id: this.nextId++, payload: { text, options: renderOptions, maxOutputLength }, timeoutMs, resolve, reject };
       this.startQueueTimer(job);
       this.queue.push(job);
       this.dispatch();
@@ -137,7 +145,8 @@ export class RenderPool {
       const job = slot.job;
       if (!job || job.id !== message.id) return;
       this.finish(slot);
-      if (message.error !== undefined) job.reject(new RenderFailure(`markdown rendering failed: ${message.error}`));
+      if (message.error === 'OUTPUT_TOO_LARGE') job.reject(new RenderOutputTooLarge());
+      else if (message.error !== undefined) job.reject(new RenderFailure(`markdown rendering failed: ${message.error}`));
       else job.resolve(message.html ?? '');
       this.dispatch();
     });

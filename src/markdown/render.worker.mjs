@@ -30,7 +30,9 @@ const SCHEMA = {
   protocols: { ...defaultSchema.protocols, srcSet: ['http', 'https'] },
   attributes: {
     ...defaultSchema.attributes,
-    a: [...defaultSchema.attributes.a.filter((rule) => !Array.isArray(rule) || rule[0] !== 'className'), ['className', 'mention', 'data-footnote-backref']],
+    // `mention` is not among the classes an author may write: rehypeMentionClass gives it, after sanitising,
+    // to the links remarkMentions made, so that raw HTML cannot dress a link to anywhere as a mention.
+    a: [...defaultSchema.attributes.a.filter((rule) => !Array.isArray(rule) || rule[0] !== 'className'), ['className', 'data-footnote-backref']],
   },
   strip: ['script', 'style', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet', 'noscript', 'noembed', 'noframes', 'template', 'xmp', 'title', 'textarea', 'select', 'svg', 'math'],
 };
@@ -91,6 +93,26 @@ function remarkMentions() {
       ],
       { ignore: ['link', 'linkReference'] },
     );
+  };
+}
+
+/**
+ * The mention class, on exactly the links remarkMentions makes: `@name` text linking to ROOT_URL + name of a
+ * user the service found mentionable. Anything else that claims to be a mention lost the class when sanitised.
+ */
+function rehypeMentionClass() {
+  return (tree, file) => {
+    const options = file.data.render;
+    if (!options.special || options.mentions.length === 0) return;
+    const byHref = new Map(options.mentions.map(([lower, stored]) => [options.rootUrl + encodeURIComponent(stored), lower]));
+    eachElement(tree, (node) => {
+      if (node.tagName !== 'a' || typeof node.properties.href !== 'string') return;
+      const lower = byHref.get(node.properties.href);
+      const text = node.children.length === 1 && node.children[0].type === 'text' ? node.children[0].value : undefined;
+      if (lower !== undefined && text !== undefined && text.toLowerCase() === `@${lower}`) {
+        node.properties.className = [...(node.properties.className ?? []), 'mention'];
+      }
+    });
   };
 }
 
@@ -232,6 +254,7 @@ const processor = unified()
   .use(rehypeResolveLinks)
   .use(rehypeClobberIds)
   .use(rehypeSanitize, SCHEMA)
+  .use(rehypeMentionClass)
   .use(rehypeHeadingIds)
   .use(rehypeNofollow)
   .use(rehypeStringify)
@@ -243,7 +266,14 @@ export function render(text, options) {
 
 parentPort?.on('message', (message) => {
   try {
-    parentPort.postMessage({ id: message.id, html: render(message.text, message.options) });
+    const html = render(message.text, message.options);
+    // Reference links and footnotes can multiply a document a thousandfold: the output is capped here,
+    // before it is copied to the main thread.
+    if (message.maxOutputLength !== undefined && html.length > message.maxOutputLength) {
+      parentPort.postMessage({ id: message.id, error: 'OUTPUT_TOO_LARGE' });
+      return;
+    }
+    parentPort.postMessage({ id: message.id, html });
   } catch (error) {
     parentPort.postMessage({ id: message.id, error: error instanceof Error ? error.message : String(error) });
   }

@@ -49,9 +49,9 @@ export class QuotaAdminService {
   }
 
   /** `changes` is bound only after the rule is found: an unknown rule is a 404 even with a bad body. */
-  async editRule(name: string, bindChanges: () => { limit?: number; subjects?: string[] }): Promise<QuotaRule> {
+  async editRule(name: string, bindChanges: () => Promise<{ limit?: number; subjects?: string[] }>): Promise<QuotaRule> {
     await this.getRule(name);
-    const changes = bindChanges();
+    const changes = await bindChanges();
     return this.transactions.run(async (tx) => {
       const rule = (await this.store.findRule(name, tx)) ?? notFound();
       await this.store.updateRule(tx, rule.id, changes);
@@ -167,9 +167,9 @@ export class QuotaAdminService {
    * POST /admin/users/{username}/quota/groups: unknown user 404, then the body; an unknown group is a 422
    * and nothing changes; absent or null `groups` changes nothing; duplicates count once.
    */
-  async setUserGroups(username: string, bindGroups: () => string[] | null | undefined): Promise<void> {
+  async setUserGroups(username: string, bindGroups: () => Promise<string[] | null | undefined>): Promise<void> {
     const user = (await this.users.findByName(username)) ?? notFound();
-    const names = bindGroups();
+    const names = await bindGroups();
     if (names === undefined || names === null) return;
     const unique = [...new Set(names)];
     await this.transactions.run(async (tx) => {

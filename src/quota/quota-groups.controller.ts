@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nest
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SiteAdmin } from '../auth/route-auth';
-import { bindOption, DecodedBody, DeferredBody } from '../common/body';
+import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { toUserWire } from '../users/user.mapper';
@@ -122,12 +122,13 @@ export class QuotaGroupsController {
 
   @Post('admin/users/:username/quota/groups')
   @SiteAdmin()
+  @ReadsBody({ deferred: true })
   @HttpCode(204)
   @ApiOperation({ operationId: 'adminSetUserQuotaGroups', summary: "Set the user's quota groups to a given list" })
   @ApiBody({ type: SetUserQuotaGroupsOption })
   @ApiEmpty()
   @ApiErrors(400, 404, 422)
-  async setUserGroups(@Param('username') username: string, @DeferredBody() body: DecodedBody): Promise<void> {
-    await this.quota.setUserGroups(username, () => bindOption(body, SetUserQuotaGroupsOption).groups);
+  async setUserGroups(@Param('username') username: string, @DeferredBody() body: LazyBody): Promise<void> {
+    await this.quota.setUserGroups(username, async () => (await bindOption(body, SetUserQuotaGroupsOption)).groups);
   }
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { SiteAdmin } from '../auth/route-auth';
-import { bindOption, DecodedBody, DeferredBody } from '../common/body';
+import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { toQuotaRuleInfo } from './quota.mapper';
@@ -46,13 +46,14 @@ export class QuotaRulesController {
 
   @Patch('admin/quota/rules/:quotarule')
   @SiteAdmin()
+  @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'adminEditQuotaRule', summary: 'Change an existing quota rule' })
   @ApiBody({ type: EditQuotaRuleOption })
   @ApiOkResponse({ type: QuotaRuleInfoWire })
   @ApiErrors(400, 404, 422)
-  async edit(@Param('quotarule') name: string, @DeferredBody() body: DecodedBody): Promise<QuotaRuleInfoWire> {
-    const rule = await this.quota.editRule(name, () => {
-      const option = bindOption(body, EditQuotaRuleOption);
+  async edit(@Param('quotarule') name: string, @DeferredBody() body: LazyBody): Promise<QuotaRuleInfoWire> {
+    const rule = await this.quota.editRule(name, async () => {
+      const option = await bindOption(body, EditQuotaRuleOption);
       assertSubjects(option.subjects);
       return { limit: option.limit ?? undefined, subjects: option.subjects ?? undefined };
     });

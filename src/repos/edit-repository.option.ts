@@ -1,5 +1,5 @@
 import { ApiSchema } from '@nestjs/swagger';
-import { Field } from '../common/fields';
+import { Field, VALID_URL } from '../common/fields';
 import { GIT_REF_NAME, maxSize } from './repository-names';
 
 /** Body of PATCH /repos/{owner}/{repo}: absent fields are left as they are. */
@@ -8,7 +8,7 @@ export class EditRepositoryOption {
   @Field({ field: 'Description', type: 'string', maxSize: 2048 })
   description?: string;
 
-  @Field({ field: 'Website', type: 'string', maxSize: 1024 })
+  @Field({ field: 'Website', type: 'string', maxSize: 1024, rules: [VALID_URL], description: 'an http(s) URL, or empty' })
   website?: string;
 
   @Field({ field: 'Private', type: 'boolean' })

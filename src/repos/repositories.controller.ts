@@ -4,7 +4,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, requireSignedIn, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { CreateRepositoryOption } from './create-repository.option';
-import { bindOption, DecodedBody, DeferredBody } from '../common/body';
+import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
 import { EditRepositoryOption } from './edit-repository.option';
 import { RepositoriesService } from './repositories.service';
 import { RepositoryWire } from './repository.wire';
@@ -25,15 +25,16 @@ export class RepositoriesController {
 
   @Post('orgs/:org/repos')
   @Public('organization')
+  @ReadsBody({ deferred: true })
   @ApiOperation({ summary: 'Create a repository in an organization' })
   @ApiBody({ type: CreateRepositoryOption })
   @ApiCreatedResponse({ type: RepositoryWire })
   @ApiErrors(400, 403, 404, 409, 413, 422, 500)
-  async createInOrg(@Caller() caller: AuthContext, @Param('org') orgName: string, @DeferredBody() body: DecodedBody): Promise<RepositoryWire> {
+  async createInOrg(@Caller() caller: AuthContext, @Param('org') orgName: string, @DeferredBody() body: LazyBody): Promise<RepositoryWire> {
     // Behaviour 10.5: unknown org (404) and public-only (403) come before sign-in (401) and the body.
     const org = await this.repositories.organizationForCreation(caller, orgName);
     requireSignedIn(caller);
-    const option = bindOption(body, CreateRepositoryOption);
+    const option = await bindOption(body, CreateRepositoryOption);
     return this.repositories.createInOrganization(caller, org, option);
   }
 
@@ -57,11 +58,12 @@ export class RepositoriesController {
 
   @Patch('repos/:owner/:repo')
   @Public('repository')
+  @ReadsBody({ deferred: true })
   @ApiOperation({ summary: "Edit a repository's properties. Only fields that are set will be changed." })
   @ApiBody({ type: EditRepositoryOption })
   @ApiOkResponse({ type: RepositoryWire })
   @ApiErrors(400, 403, 404, 422)
-  edit(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @DeferredBody() body: DecodedBody): Promise<RepositoryWire> {
+  edit(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @DeferredBody() body: LazyBody): Promise<RepositoryWire> {
     return this.repositories.edit(caller, owner, repo, () => bindOption(body, EditRepositoryOption));
   }
 

@@ -26,6 +26,7 @@ import type { RepositoryWire } from './repository.wire';
 import { StarStore } from './star.store';
 import { RepositoryTemplates } from './templates/repository-templates';
 import { WatchStore } from './watch.store';
+import { KeyedLock } from '../common/keyed-lock';
 
 /** A repository the caller may read, with its owner and the caller's access facts. */
 export interface ReadableRepository {
@@ -43,6 +44,8 @@ const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
 @Injectable()
 export class RepositoriesService implements OnModuleInit {
   private readonly logger = new Logger('RepositoriesService');
+  /** Per repository path: creation and deletion each change a row and a directory as one step. */
+  private readonly pathLocks = new KeyedLock();
 
   constructor(
     private readonly repositories: RepositoryStore,
@@ -143,59 +146,62 @@ export class RepositoriesService implements OnModuleInit {
     const now = this.clock.nowUnix();
     const defaultBranch = option.default_branch || DEFAULT_BRANCH;
     const objectFormat = (option.object_format_name || 'sha1') as ObjectFormat;
-    let repo: RepositoryEntity;
-    try {
-      repo = await this.transactions.run(async (tx) => {
-        if (await this.repositories.findByOwnerAndName(owner.id, option.name, tx)) throw duplicateName();
-        const row = await this.repositories.insert(tx, {
-          ownerId: owner.id,
-          name: option.name,
-          lowerName: option.name.toLowerCase(),
-          description: option.description ?? '',
-          website: '',
-          originalUrl: '',
-          defaultBranch,
-          objectFormatName: objectFormat,
-          isPrivate: option.private === true,
-          isEmpty: !autoInit,
-          isTemplate: option.template === true,
-          isMirror: false,
-          mirrorInterval: '',
-          mirrorUpdatedUnix: 0,
-          numStars: 0,
-          // The creator watches each new repository (behaviour 1.3, 4.1).
-          numWatches: 1,
-          gitSize: 0,
-          createdUnix: now,
-          updatedUnix: now,
+    // The row and the directory change together: a deletion of the same path cannot run between the two.
+    return this.pathLocks.run(this.paths.repository(owner.name, option.name).toLowerCase(), async () => {
+      let repo: RepositoryEntity;
+      try {
+        repo = await this.transactions.run(async (tx) => {
+          if (await this.repositories.findByOwnerAndName(owner.id, option.name, tx)) throw duplicateName();
+          const row = await this.repositories.insert(tx, {
+            ownerId: owner.id,
+            name: option.name,
+            lowerName: option.name.toLowerCase(),
+            description: option.description ?? '',
+            website: '',
+            originalUrl: '',
+            defaultBranch,
+            objectFormatName: objectFormat,
+            isPrivate: option.private === true,
+            isEmpty: !autoInit,
+            isTemplate: option.template === true,
+            isMirror: false,
+            mirrorInterval: '',
+            mirrorUpdatedUnix: 0,
+            numStars: 0,
+            // The creator watches each new repository (behaviour 1.3, 4.1).
+            numWatches: 1,
+            gitSize: 0,
+            createdUnix: now,
+            updatedUnix: now,
+          });
+          await this.users.addToCounter(tx, owner.id, 'numRepos', 1);
+          await this.watches.insert(tx, creator.id, row.id, now);
+          return row;
         });
-        await this.users.addToCounter(tx, owner.id, 'numRepos', 1);
-        await this.watches.insert(tx, creator.id, row.id, now);
-        return row;
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw duplicateName();
-      throw error;
-    }
+      } catch (error) {
+        if (isUniqueViolation(error)) throw duplicateName();
+        throw error;
+      }
 
-    const dir = this.paths.repository(owner.name, repo.name);
-    let created = false;
-    try {
-      await this.git.create(dir, {
-        objectFormat,
-        defaultBranch,
-        initialCommit: autoInit ? this.initialCommit(creator, owner, repo, templateChoice, now) : undefined,
-      });
-      created = true;
-      await this.repositories.recordGitSize(repo.id, await this.git.size(dir));
-    } catch (error) {
-      this.logger.error(`creating ${owner.name}/${repo.name} failed on disk, removing it again: ${(error as Error).message}`);
-      if (created) await this.git.remove(dir).catch(() => undefined);
-      await this.transactions.run((tx) => this.deleteRow(tx, repo));
-      throw error;
-    }
-    const stored = (await this.repositories.findById(repo.id))!;
-    return this.views.one(stored, owner, viewer, ALL_PERMISSIONS);
+      const dir = this.paths.repository(owner.name, repo.name);
+      let created = false;
+      try {
+        await this.git.create(dir, {
+          objectFormat,
+          defaultBranch,
+          initialCommit: autoInit ? this.initialCommit(creator, owner, repo, templateChoice, now) : undefined,
+        });
+        created = true;
+        await this.repositories.recordGitSize(repo.id, await this.git.size(dir));
+      } catch (error) {
+        this.logger.error(`creating ${owner.name}/${repo.name} failed on disk, removing it again: ${(error as Error).message}`);
+        if (created) await this.git.remove(dir).catch(() => undefined);
+        await this.transactions.run((tx) => this.deleteRow(tx, repo));
+        throw error;
+      }
+      const stored = (await this.repositories.findById(repo.id))!;
+      return this.views.one(stored, owner, viewer, ALL_PERMISSIONS);
+    });
   }
 
   /**
@@ -209,13 +215,13 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   /** PATCH /repos/{owner}/{repo}: after the lookup, sign-in (401), admin of the repository (403), then the body. */
-  async edit(viewer: AuthContext, ownerName: string, repoName: string, bind: () => EditRepositoryOption): Promise<RepositoryWire> {
+  async edit(viewer: AuthContext, ownerName: string, repoName: string, bind: () => Promise<EditRepositoryOption>): Promise<RepositoryWire> {
     const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
     requireSignedIn(viewer);
     if (!administers(access, repo)) {
       throw new ForbiddenError('user should be an owner or a collaborator with admin write of a repository');
     }
-    const option = bind();
+    const option = await bind();
     const changes: Partial<RepositoryEntity> = {};
     if (option.description !== undefined && option.description !== null) changes.description = option.description;
     if (option.website !== undefined && option.website !== null) changes.website = option.website;
@@ -247,13 +253,17 @@ export class RepositoriesService implements OnModuleInit {
     const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
     requireSignedIn(viewer);
     if (!administers(access, repo)) throw new ForbiddenError('user should be the owner of the repo');
-    await this.transactions.run((tx) => this.deleteRow(tx, repo));
     const dir = this.paths.repository(owner.name, repo.name);
-    try {
-      await this.git.remove(dir);
-    } catch (error) {
-      this.logger.error(`repository ${owner.name}/${repo.name} deleted, but its directory stayed: ${(error as Error).message}`);
-    }
+    // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
+    // rather than having its new directory removed by this deletion (issue 12, suspicion 1).
+    await this.pathLocks.run(dir.toLowerCase(), async () => {
+      await this.transactions.run((tx) => this.deleteRow(tx, repo));
+      try {
+        await this.git.remove(dir);
+      } catch (error) {
+        this.logger.error(`repository ${owner.name}/${repo.name} deleted, but its directory stayed: ${(error as Error).message}`);
+      }
+    });
   }
 
   /** The row, its stars (with the starrers' counters), its watches and the owner's counter, in one transaction. */
@@ -292,7 +302,9 @@ function duplicateName(): ConflictError {
  */
 export function gitSignature(user: UserEntity, site: { rootUrl: string; rootHost: string }, whenUnix: number): Signature {
   const safe = (text: string) => text.replace(/[<>\n\r\0]/g, '').trim();
-  const name = safe(user.fullName) || safe(user.name) || `user-${user.id}`;
+  // git refuses a name made only of the characters it strips from idents (".", ",", ":", ";", quotes, blanks).
+  const usable = (text: string) => (/[^\s.,:;<>"'\\]/.test(text) ? text : '');
+  const name = usable(safe(user.fullName)) || usable(safe(user.name)) || `user-${user.id}`;
   const email = user.keepEmailPrivate || user.email === '' ? noReplyEmail(user, site) : user.email;
   return { name, email, whenUnix };
 }

@@ -4,6 +4,8 @@ import { DomainError, SearchError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { OrganizationStore } from '../users/organization.store';
 import { UserVisibility } from '../users/user-visibility';
+import { Visibility } from '../users/user.entity';
+import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 import { RepositoryAccess, visibilityScope } from './repository-access';
 import { parseSearchQuery, parseUserRepositoryOrder, RawQuery } from './repository-queries';
@@ -23,6 +25,7 @@ export class RepositoryListsService {
     private readonly users: UsersService,
     private readonly userVisibility: UserVisibility,
     private readonly views: RepositoryViews,
+    private readonly userStore: UserStore,
   ) {}
 
   /** GET /repos/search: bad mode/sort/order → 422; any other failure → SearchError (behaviour 4.3). */
@@ -41,6 +44,11 @@ export class RepositoryListsService {
       };
       if (request.mode === 'source' || request.mode === 'collaborative') criteria.isMirror = false;
       if (request.mode === 'mirror') criteria.isMirror = true;
+      // Users named by id in the query are subject to visibility as those named in a path are: an invisible
+      // one yields nothing rather than what they starred or which organisations they own.
+      for (const id of [request.uid, request.starredBy]) {
+        if (id > 0 && !(await this.visibleById(viewer, id))) return NOTHING;
+      }
       if (request.uid > 0) {
         // Owned by uid, or reachable as an owner of the owning organisation; `exclusive` keeps the owned ones,
         // `collaborative` the others.
@@ -61,6 +69,12 @@ export class RepositoryListsService {
       if (error instanceof DomainError) throw error;
       throw new SearchError((error as Error).message);
     }
+  }
+
+  private async visibleById(viewer: AuthContext, id: number): Promise<boolean> {
+    const user = await this.userStore.findById(id);
+    if (!user) return true;
+    return !(viewer.publicOnly && user.visibility !== Visibility.Public && !viewer.is(user.id)) && (await this.userVisibility.canSee(viewer, user));
   }
 
   /**

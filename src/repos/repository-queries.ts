@@ -41,7 +41,16 @@ const SEARCH_SORTS: Record<string, RepositorySort[]> = {
   forks: [],
 };
 
+/** Caps on `q` (SECURITY.md): each comma-separated term is one more OR in the query. */
+export const MAX_SEARCH_TERMS = 32;
+export const MAX_SEARCH_KEYWORD_LENGTH = 1024;
+
 export function parseSearchQuery(query: RawQuery, signedIn: boolean): SearchRequest {
+  const keyword = text(query.q).trim();
+  if (keyword.length > MAX_SEARCH_KEYWORD_LENGTH) throw new InvalidInputError(`search keyword is too long: at most ${MAX_SEARCH_KEYWORD_LENGTH} characters`);
+  if (keyword.split(',').filter((term) => term !== '').length > MAX_SEARCH_TERMS) {
+    throw new InvalidInputError(`too many search terms: at most ${MAX_SEARCH_TERMS}`);
+  }
   const mode = text(query.mode);
   if (!(SEARCH_MODES as readonly string[]).includes(mode)) throw new InvalidInputError(`Invalid search mode: "${mode}"`);
   let sort: RepositorySort[] = [{ key: 'name' }];
@@ -54,7 +63,7 @@ export function parseSearchQuery(query: RawQuery, signedIn: boolean): SearchRequ
     sort = parts.map((part) => ({ ...part, descending: order === 'desc' }));
   }
   return {
-    keyword: text(query.q).trim(),
+    keyword,
     topicOnly: bool(query.topic),
     includeDescription: bool(query.includeDesc),
     uid: int(query.uid),

@@ -9,6 +9,7 @@ import { AccessTokensService } from './access-tokens.service';
 import { AccessTokenWire, toAccessTokenWire } from './access-token.wire';
 import { CreateAccessTokenOption } from './create-access-token.option';
 import { UsersService } from './users.service';
+import { RateLimit } from '../common/rate-limits';
 
 @ApiTags('user')
 @Controller()
@@ -31,6 +32,7 @@ export class AccessTokensController {
 
   @Post('users/:username/tokens')
   @PasswordSignedIn('user')
+  @RateLimit('tokenCreation')
   @ApiCreatedResponse({ type: AccessTokenWire })
   @ApiErrors(400, 404, 422)
   async create(@Caller() caller: AuthContext, @Param('username') username: string, @Body() option: CreateAccessTokenOption): Promise<AccessTokenWire> {

@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { InvalidScopeError, ScopeSet } from '../auth/scopes';
+
+/** The one answer to a token that does not verify. */
+export const TOKEN_FAILED = 'user does not exist or access token does not exist';
 import { generateSalt, generateToken, hashToken, sameHash, TOKEN_PATTERN } from '../auth/secrets';
 import { BadRequestError, ForbiddenError, InvalidInputError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
@@ -25,6 +28,11 @@ const TOUCH_INTERVAL_SECONDS = 60;
 export class AccessTokensService {
   /** sha256(token) → token id of tokens that verified recently, so that PBKDF2 runs once, not per request. */
   private readonly verified = new Map<string, number>();
+  /**
+   * sha256(token) of presented tokens that matched a stored last-eight but failed verification: without it,
+   * a token ending in a known last-eight would cost one PBKDF2 per request (issue 12, suspicion 2).
+   */
+  private readonly rejected = new Set<string>();
 
   constructor(
     private readonly tokens: AccessTokenStore,
@@ -85,7 +93,7 @@ export class AccessTokensService {
   async authenticate(plaintext: string): Promise<{ token: AccessTokenEntity; user: UserEntity }> {
     const token = TOKEN_PATTERN.test(plaintext) ? await this.findToken(plaintext) : null;
     const user = token ? await this.users.findById(token.uid) : null;
-    if (!token || !user) throw new UnauthorizedError('user does not exist or access token does not exist');
+    if (!token || !user) throw new UnauthorizedError(TOKEN_FAILED);
     const now = this.clock.nowUnix();
     if (now - token.updatedUnix >= TOUCH_INTERVAL_SECONDS) await this.tokens.touch(token.id, now);
     return { token, user };
@@ -93,19 +101,24 @@ export class AccessTokensService {
 
   private async findToken(plaintext: string): Promise<AccessTokenEntity | null> {
     const cacheKey = digest(plaintext);
+    if (this.rejected.has(cacheKey)) return null;
     const cachedId = this.verified.get(cacheKey);
     if (cachedId !== undefined) {
       const cached = await this.tokens.findById(cachedId);
       if (cached && cached.tokenLastEight === plaintext.slice(-8)) return cached;
       this.verified.delete(cacheKey);
     }
-    for (const candidate of await this.tokens.findByLastEight(plaintext.slice(-8))) {
+    const candidates = await this.tokens.findByLastEight(plaintext.slice(-8));
+    for (const candidate of candidates) {
       if (sameHash(await hashToken(plaintext, candidate.tokenSalt), candidate.tokenHash)) {
         if (this.verified.size >= 10_000) this.verified.clear();
         this.verified.set(cacheKey, candidate.id);
         return candidate;
       }
     }
+    if (candidates.length === 0) return null;
+    if (this.rejected.size >= 10_000) this.rejected.clear();
+    this.rejected.add(cacheKey);
     return null;
   }
 

@@ -1,5 +1,6 @@
 import * as openpgp from 'openpgp';
 import { Clock } from '../../src/common/time';
+import { dsaSignatureBomb } from '../support/pgp-attacks';
 import { makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -263,6 +264,11 @@ describe('GPG keys', () => {
       ['a number', () => 42],
       ['an array', () => [armored()]],
     ];
+
+    it('refuses a DSA signature bomb by policy, before any verification (issue 12, finding 1)', async () => {
+      const response = await post(owner, { armored_public_key: dsaSignatureBomb(8192, owner.email, 20) }).expect(422);
+      expect(response.body.message).toBe('failed to parse gpg key DSA keys over 3072 bits (or a subgroup over 256 bits) are not accepted');
+    });
 
     it.each(garbageKeys)('answers 422, never 500, to %s as the key', async (_name, value) => {
       const response = await post(owner, { armored_public_key: value() });

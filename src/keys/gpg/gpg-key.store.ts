@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager, In, Not } from 'typeorm';
 import { Page, PageQuery } from '../../common/paging';
 import { GpgKeyEntity } from './gpg-key.entity';
 
@@ -21,6 +21,20 @@ export class GpgKeyStore {
 
   findById(id: number): Promise<GpgKeyEntity | null> {
     return this.keys().findOneBy({ id });
+  }
+
+  /** Primary keys of the owner (subkeys come with their primary). */
+  countPrimaries(ownerId: number, tx?: EntityManager): Promise<number> {
+    return this.keys(tx).count({ where: { ownerId, primaryKeyId: '' } });
+  }
+
+  /**
+   * Stored subkeys with these key ids that nothing proves: not signing subkeys (those are stored only with a
+   * back-signature), so their key packet may be anyone's.
+   */
+  unprovenSubkeys(keyIds: string[], tx?: EntityManager): Promise<GpgKeyEntity[]> {
+    if (keyIds.length === 0) return Promise.resolve([]);
+    return this.keys(tx).find({ where: { keyId: In(keyIds), primaryKeyId: Not(''), canSign: false } });
   }
 
   /** Which of these key ids are already stored, as primary or subkey ids, for any user. */

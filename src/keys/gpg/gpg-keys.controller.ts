@@ -3,6 +3,7 @@ import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs
 import type { Response } from 'express';
 import type { AuthContext } from '../../auth/auth-context';
 import { Caller, SignedIn } from '../../auth/route-auth';
+import { ReadsBody } from '../../common/body';
 import { ApiEmpty, ApiErrors } from '../../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../../common/paging';
 import { parseKeyId } from '../key-owners';
@@ -10,6 +11,7 @@ import { sendPlainText } from '../plain-text';
 import { CreateGpgKeyOption } from './create-gpg-key.option';
 import { GpgKeyWire, toGpgKeyWire } from './gpg-key.wire';
 import { GpgKeysService } from './gpg-keys.service';
+import { RateLimit } from '../../common/rate-limits';
 
 @ApiTags('user')
 @Controller()
@@ -26,6 +28,9 @@ export class GpgKeysController {
 
   @Post('user/gpg_keys')
   @SignedIn('user')
+  @RateLimit('keyUpload')
+  // Room for the 1 MiB armor cap once JSON-escaped; the armor cap itself is the adapter's.
+  @ReadsBody({ limit: 2 * 1024 * 1024 })
   @ApiCreatedResponse({ type: GpgKeyWire })
   @ApiErrors(422)
   async create(@Caller() caller: AuthContext, @Body() option: CreateGpgKeyOption): Promise<GpgKeyWire> {

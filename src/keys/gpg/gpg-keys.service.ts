@@ -10,8 +10,9 @@ import { KeyOwners } from '../key-owners';
 import { GpgKeyEntity } from './gpg-key.entity';
 import { GpgKeyStore } from './gpg-key.store';
 import type { GpgKeyView } from './gpg-key.wire';
-import { GpgEntity, GpgKeyFacts, GpgKeyParseError, GpgKeyRing, OpenPgpAdapter } from './openpgp.adapter';
+import { GpgEntity, GpgKeyFacts, GpgKeyParseError, InspectedKeyRing, OpenPgpAdapter } from './openpgp.adapter';
 import { verificationToken } from './verification-token';
+import { MAX_KEYS_PER_USER, TOO_MANY_KEYS } from '../key-owners';
 
 const KEY_ID_TAKEN = 'A key with the same id already exists';
 
@@ -54,19 +55,19 @@ export class GpgKeysService {
     const now = this.clock.nowUnix();
     const next = verificationToken(owner, now, 1);
     const current = verificationToken(owner, now, 0);
-    let ring: GpgKeyRing;
+    const signature = armoredSignature?.trim() ?? '';
+    const verified = signature !== '';
+    const texts = [next, current].flatMap((token) => [token, `${token}\n`, `${token}\r\n`]);
+    let ring: InspectedKeyRing;
     try {
-      ring = await this.openpgp.readKeyRing(armoredKey);
+      ring = await this.openpgp.inspect(armoredKey, verified ? { armored: signature, texts, now: new Date(now * 1000) } : undefined);
     } catch (error) {
       if (error instanceof GpgKeyParseError) throw new InvalidInputError(`failed to parse gpg key ${error.message}`);
       throw error;
     }
     let entities = ring.entities;
-    const signature = armoredSignature?.trim() ?? '';
-    const verified = signature !== '';
     if (verified) {
-      const texts = [next, current].flatMap((token) => [token, `${token}\n`, `${token}\r\n`]);
-      const signer = await this.openpgp.signerOf(ring, signature, texts, new Date(now * 1000));
+      const signer = ring.signer;
       if (!signer) {
         throw new InvalidInputError(
           `The provided GPG key, signature and token do not match or token is out of date. Provide a valid signature for the token: ${next}`,
@@ -80,6 +81,13 @@ export class GpgKeysService {
     try {
       const stored = await this.transactions.run(async (tx) => {
         const keyIds = entities.flatMap((entity) => [entity.keyId, ...entity.subkeys.map((subkey) => subkey.keyId)]);
+        if ((await this.keys.countPrimaries(owner.id, tx)) + entities.length > MAX_KEYS_PER_USER) throw new InvalidInputError(TOO_MANY_KEYS);
+        // A primary key proven here (by a verified address or the token signature; otherwise this transaction
+        // is rolled back below) takes its key id back from another user's unproven subkey: binding someone
+        // else's key packet as an encryption subkey needs none of their secrets (issue 12, finding 6).
+        for (const squatter of await this.keys.unprovenSubkeys(entities.map((entity) => entity.keyId), tx)) {
+          await this.keys.delete(tx, squatter.id);
+        }
         if ((await this.keys.storedKeyIds(keyIds, tx)).length > 0) throw new InvalidInputError(KEY_ID_TAKEN);
         if (!verified && rows.some((row) => row.emails.length === 0)) {
           throw new InvalidInputError(

@@ -33,6 +33,10 @@ export class PublicKeyStore {
     return (await this.keys(tx).countBy({ fingerprint })) > 0;
   }
 
+  countByOwner(ownerId: number, tx?: EntityManager): Promise<number> {
+    return (tx ?? this.dataSource.manager).count(PublicKeyEntity, { where: { ownerId } });
+  }
+
   async titleTaken(ownerId: number, name: string, tx?: EntityManager): Promise<boolean> {
     return (await this.keys(tx).countBy({ ownerId, name })) > 0;
   }

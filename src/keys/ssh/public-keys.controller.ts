@@ -9,6 +9,7 @@ import { parseKeyId } from '../key-owners';
 import { CreateKeyOption } from './create-key.option';
 import { PublicKeyWire, toPublicKeyWire } from './public-key.wire';
 import { PublicKeysService } from './public-keys.service';
+import { RateLimit } from '../../common/rate-limits';
 
 const FINGERPRINT_QUERY = ApiQuery({ name: 'fingerprint', required: false, type: String, description: 'fingerprint of the key' });
 
@@ -32,6 +33,7 @@ export class PublicKeysController {
 
   @Post('user/keys')
   @SignedIn('user')
+  @RateLimit('keyUpload')
   @ApiCreatedResponse({ type: PublicKeyWire })
   @ApiErrors(422)
   async create(@Caller() caller: AuthContext, @Body() option: CreateKeyOption): Promise<PublicKeyWire> {

@@ -11,6 +11,7 @@ import { PublicKeyEntity } from './public-key.entity';
 import { PublicKeyStore } from './public-key.store';
 import type { OwnedPublicKey } from './public-key.wire';
 import { checkSshPublicKey, SshKeyError } from './ssh-key-parser';
+import { MAX_KEYS_PER_USER, TOO_MANY_KEYS } from '../key-owners';
 
 const FINGERPRINT_TAKEN = 'Key content has been used as non-deploy key';
 const TITLE_TAKEN = 'Key title has been used';
@@ -57,6 +58,7 @@ export class PublicKeysService {
     const now = this.clock.nowUnix();
     try {
       const key = await this.transactions.run(async (tx) => {
+        if ((await this.keys.countByOwner(owner.id, tx)) >= MAX_KEYS_PER_USER) throw new InvalidInputError(TOO_MANY_KEYS);
         if (await this.keys.fingerprintTaken(parsed.fingerprint, tx)) throw new InvalidInputError(FINGERPRINT_TAKEN);
         if (await this.keys.titleTaken(owner.id, title, tx)) throw new InvalidInputError(TITLE_TAKEN);
         return this.keys.insert(tx, {

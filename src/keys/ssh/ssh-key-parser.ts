@@ -42,6 +42,7 @@ export function checkSshPublicKey(input: string): SshPublicKey {
   const minimum = MINIMUM_KEY_SIZES[key.kind];
   if (minimum === undefined) throw new SshKeyError(`key type is not allowed: ${key.kind}`);
   if (key.bits < minimum) throw new SshKeyError(`key length is not enough: got ${key.bits}, needs ${minimum}`);
+  if (key.kind === 'rsa' && key.bits > MAX_RSA_BITS) throw new SshKeyError(`key is too large: got ${key.bits} bits, at most ${MAX_RSA_BITS}`);
   return key;
 }
 
@@ -62,6 +63,10 @@ const ALGORITHM_NAME = /^[\x21-\x7e]{1,64}$/;
 const MAX_BLOB_BYTES = 16384;
 /** The stored line, comment included, must fit a `text` column on MySQL (65,535 bytes) with room to spare. */
 const MAX_CONTENT_BYTES = 32768;
+/** Comments are served to anyone by GET /{user}.keys: kept short (SECURITY.md). */
+export const MAX_COMMENT_BYTES = 1024;
+/** OpenSSH refuses RSA keys over 16 384 bits (OPENSSH_RSA_MAX_MODULUS_SIZE). */
+export const MAX_RSA_BITS = 16384;
 /** A following line that starts another key: the paste holds more than one key. */
 const ANOTHER_KEY = /^(?:ssh-|ecdsa-sha2-|sk-)\S*[ \t]+AAAA/;
 const SINGLE_LINE = 'only a single line with a single key please';
@@ -84,7 +89,9 @@ function parse(input: string): SshPublicKey {
   if (blob.length > MAX_BLOB_BYTES) throw new SshKeyError(`invalid ssh public key: key is larger than ${MAX_BLOB_BYTES} bytes`);
   const measured = measureBlob(blob, type);
   const line = `${type} ${base64} ${comment}`.trim();
-  if (Buffer.byteLength(line, 'utf8') > MAX_CONTENT_BYTES) throw new SshKeyError('the key comment is too long');
+  if (Buffer.byteLength(comment, 'utf8') > MAX_COMMENT_BYTES || Buffer.byteLength(line, 'utf8') > MAX_CONTENT_BYTES) {
+    throw new SshKeyError('the key comment is too long');
+  }
   return {
     content: line,
     type,

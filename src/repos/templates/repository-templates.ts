@@ -1,8 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InvalidInputError } from '../../common/errors';
 import { assembleGitignore, expandReadme, fillLicense, goList, LicenseValues, ReadmeValues } from './template-text';
+
+/** Distinct gitignore templates one repository may combine (SECURITY.md); repeats count once. */
+export const MAX_GITIGNORE_TEMPLATES = 32;
 
 /** The readme templates Anvil ships (behaviour 13: at least `Default`). */
 const READMES: Record<string, string> = {
@@ -28,9 +31,15 @@ export interface InitialFiles {
  * Both are read from node_modules on first use, so the server needs no network.
  */
 @Injectable()
-export class RepositoryTemplates {
+export class RepositoryTemplates implements OnModuleInit {
   private gitignores?: Map<string, string>;
   private licenses?: Record<string, { licenseText: string }>;
+
+  /** The license list is megabytes of JSON: read at start, not by the first request that needs it. */
+  onModuleInit(): void {
+    this.gitignoreFiles();
+    this.licenseTexts();
+  }
 
   readmeNames(): string[] {
     return Object.keys(READMES).sort();
@@ -50,7 +59,11 @@ export class RepositoryTemplates {
       throw new InvalidInputError(`readme template does not exist, available templates: ${goList(this.readmeNames())}`);
     }
     const gitignores = this.gitignoreFiles();
-    if (splitNames(choice.gitignores).some((name) => !gitignores.has(name))) {
+    const names = gitignoreNames(choice.gitignores);
+    if (names.length > MAX_GITIGNORE_TEMPLATES) {
+      throw new InvalidInputError(`too many gitignore templates: at most ${MAX_GITIGNORE_TEMPLATES}`);
+    }
+    if (names.some((name) => !gitignores.has(name))) {
       throw new InvalidInputError(`gitignore template does not exist, available templates: ${goList(this.gitignoreNames())}`);
     }
     if (choice.license && !Object.prototype.hasOwnProperty.call(this.licenseTexts(), choice.license)) {
@@ -61,10 +74,10 @@ export class RepositoryTemplates {
   /** README.md always; .gitignore and LICENSE when asked for. Names must have passed assertKnown. */
   render(choice: TemplateChoice, values: InitialFiles): { name: string; content: string }[] {
     const files = [{ name: 'README.md', content: expandReadme(READMES[choice.readme], values.readme) }];
-    const gitignoreNames = splitNames(choice.gitignores);
-    if (gitignoreNames.length > 0) {
+    const names = gitignoreNames(choice.gitignores);
+    if (names.length > 0) {
       const gitignores = this.gitignoreFiles();
-      const content = assembleGitignore(gitignoreNames.map((name) => ({ name, content: fs.readFileSync(gitignores.get(name)!, 'utf8') })));
+      const content = assembleGitignore(names.map((name) => ({ name, content: fs.readFileSync(gitignores.get(name)!, 'utf8') })));
       files.push({ name: '.gitignore', content });
     }
     if (choice.license) {
@@ -102,6 +115,11 @@ export function splitNames(list: string | undefined): string[] {
     .split(',')
     .map((name) => name.trim())
     .filter((name) => name !== '');
+}
+
+/** The gitignore names asked for, each once, in the order first given. */
+function gitignoreNames(list: string | undefined): string[] {
+  return [...new Set(splitNames(list))];
 }
 
 function byCodePoint(a: string, b: string): number {

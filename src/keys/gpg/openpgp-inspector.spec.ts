@@ -1,5 +1,7 @@
 import * as openpgp from 'openpgp';
-import { GpgKeyParseError, OpenPgpAdapter } from './openpgp.adapter';
+import { bindStolenSubkey, dsaSignatureBomb } from '../../../test/support/pgp-attacks';
+import { GPG_KEY_POLICY } from './key-policy';
+import { GpgKeyParseError, OpenPgpInspector } from './openpgp-inspector';
 
 /** Keys are generated here with openpgp itself; elliptic-curve keys take milliseconds. */
 const CREATED = new Date('2024-01-01T00:00:00Z');
@@ -67,8 +69,8 @@ async function signatureWithoutFlags(
   return signature;
 }
 
-describe('OpenPgpAdapter', () => {
-  const adapter = new OpenPgpAdapter();
+describe('OpenPgpInspector', () => {
+  const adapter = new OpenPgpInspector();
   let alice: KeyPair;
 
   beforeAll(async () => {
@@ -246,5 +248,31 @@ describe('OpenPgpAdapter', () => {
     const empty = await adapter.exportKeys([], "This user hasn't uploaded any GPG keys.");
     expect(empty).toContain("Comment: This user hasn't uploaded any GPG keys.");
     expect(empty).toContain('-----END PGP PUBLIC KEY BLOCK-----');
+  });
+
+  describe('policy and proofs before trust (issue 12, findings 1 and 6)', () => {
+    it('refuses a DSA key with oversized parameters before verifying any of its signatures', async () => {
+      const bomb = dsaSignatureBomb(8192, 'bomb@example.com', 3);
+      await expect(adapter.readKeyRing(bomb)).rejects.toThrow(new GpgKeyParseError('DSA keys over 3072 bits (or a subgroup over 256 bits) are not accepted'));
+    });
+
+    it('refuses rings with more signatures to verify than the cap', async () => {
+      const many = dsaSignatureBomb(1024, 'many@example.com', GPG_KEY_POLICY.maxSignatures + 1, 160);
+      await expect(adapter.readKeyRing(many)).rejects.toThrow(/too many signatures to verify/);
+    });
+
+    it("does not store another key's primary packet bound as a signing subkey without its back-signature", async () => {
+      const victim = await eccKey({ userIDs: [{ email: 'victim@example.com' }] });
+      const attacker = await eccKey({ userIDs: [{ email: 'attacker@example.com' }] });
+      const forged = await bindStolenSubkey(attacker, victim.publicKey, openpgp.enums.keyFlags.signData, CREATED);
+
+      const [entity] = (await adapter.readKeyRing(forged.armor())).entities;
+      expect(entity.keyId).toBe(hex(attacker.publicKey));
+      expect(entity.subkeys.map((item) => item.keyId)).not.toContain(hex(victim.publicKey));
+      // A genuine signing subkey carries its back-signature and is kept.
+      const honest = await eccKey({ subkeys: [{ sign: true }] });
+      const [kept] = (await adapter.readKeyRing(honest.publicKey.armor())).entities;
+      expect(kept.subkeys).toEqual([expect.objectContaining({ keyId: hex(honest.publicKey.subkeys[0]), canSign: true })]);
+    });
   });
 });

@@ -1,0 +1,13 @@
+// The fuzzing and abuse suite (test/security, `npm run test:security`): over HTTP against the real app on a
+// real database, like e2e, but long-running, so it is kept out of `npm test`. Figures go to
+// SECURITY_FIGURES (a JSON-lines file) and are printed by test/security/print-figures.js.
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.jest.json' }];
+
+module.exports = {
+  testTimeout: 600000,
+  maxWorkers: 1,
+  testEnvironment: 'node',
+  rootDir: __dirname,
+  testMatch: ['<rootDir>/test/security/**/*.security-spec.ts'],
+  transform: { '^.+\\.ts$': tsJest },
+};

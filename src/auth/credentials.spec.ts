@@ -1,0 +1,21 @@
+import type { RateLimits } from '../common/rate-limits';
+import type { AccessTokensService } from '../users/access-tokens.service';
+import type { UserStore } from '../users/user.store';
+import { CredentialChain, SIGN_IN_FAILED } from './credentials';
+import * as secrets from './secrets';
+
+/** Issue 12, finding 4: a sign-in for an account that does not exist does the same KDF work as a wrong password. */
+describe('CredentialChain password sign-in', () => {
+  it('verifies against the decoy hash when the account does not exist, and answers the one failure', async () => {
+    const users = { findByName: async () => null } as unknown as UserStore;
+    const tokens = { authenticate: async () => Promise.reject(new Error('no')) } as unknown as AccessTokensService;
+    const counted: string[] = [];
+    const limits = { check: async () => undefined, consume: async (name: string, key: string) => void counted.push(`${name} ${key}`) } as unknown as RateLimits;
+    const chain = new CredentialChain(tokens, users, limits);
+    const verify = jest.spyOn(secrets, 'verifyPassword');
+    await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({ status: 401, message: SIGN_IN_FAILED });
+    expect(verify).toHaveBeenCalledWith('secret', secrets.DECOY_PASSWORD_HASH);
+    expect(counted).toEqual(['signInPerIp ip:192.0.2.1', 'signInPerAccount account:ghost']);
+    verify.mockRestore();
+  });
+});

@@ -1,0 +1,21 @@
+import * as fs from 'node:fs';
+
+/**
+ * Everything Anvil writes (the database, repositories, git's home) is its own: files are created without
+ * group or other permissions (umask 077), and the data directory is made 0700 even when it already existed
+ * with looser modes, so that other users of the machine cannot read private repositories or the database.
+ */
+export const PRIVATE_UMASK = 0o077;
+
+export function secureDataDirectory(dataDir: string): void {
+  process.umask(PRIVATE_UMASK);
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dataDir, 0o700);
+}
+
+/** The SQLite database and its journal files: owner read/write only, whatever created them before. */
+export function secureDatabaseFiles(file: string): void {
+  for (const candidate of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    if (fs.existsSync(candidate)) fs.chmodSync(candidate, 0o600);
+  }
+}

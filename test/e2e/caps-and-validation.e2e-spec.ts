@@ -1,0 +1,106 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import * as sshpk from 'sshpk';
+import { MAX_KEYS_PER_USER } from '../../src/keys/key-owners';
+import { RepositoryTemplates } from '../../src/repos/templates/repository-templates';
+import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
+import { git, repositoryDir } from '../support/git';
+import { startTestApp, TestApp } from '../support/test-app';
+
+/** Issue 12, findings 2, 8, 9, 10, 11, 12, 16: caps on untrusted sizes and validation of untrusted values. */
+describe('caps and validation', () => {
+  let t: TestApp;
+  let alice: TestUser;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    alice = await makeUser(t);
+  });
+  afterAll(() => t.close());
+
+  const sshLine = (comment = 'k') => {
+    const { publicKey } = generateKeyPairSync('ed25519');
+    return `${sshpk.parseKey(publicKey.export({ type: 'spki', format: 'pem' }) as string, 'pem').toString('ssh')} ${comment}`;
+  };
+
+  it('2: repeated gitignore names count once, the list has a size cap, and more than 32 distinct names are refused', async () => {
+    const create = (gitignores: string) =>
+      t.http.post(t.api('/user/repos')).set(withToken(alice.token)).send({ name: uniqueName('gi'), auto_init: true, gitignores });
+    // The reported attack: 8 000 copies in a 56 KB body.
+    expect((await create(Array.from({ length: 8000 }, () => 'Joomla').join(',')).expect(422)).body.message).toBe('[Gitignores]: MaxSize');
+    const repeated = await create(Array.from({ length: 500 }, () => 'Joomla').join(',')).expect(201);
+    const gitignore = git(repositoryDir(t.dataDir, alice.name, repeated.body.name), 'show', 'HEAD:.gitignore');
+    const single = git(repositoryDir(t.dataDir, alice.name, (await create('Joomla').expect(201)).body.name), 'show', 'HEAD:.gitignore');
+    expect(gitignore).toBe(single);
+    const names = t.app.get(RepositoryTemplates).gitignoreNames();
+    expect((await create(names.slice(0, 33).join(',')).expect(422)).body.message).toBe('too many gitignore templates: at most 32');
+  });
+
+  it('8: too many search terms are a 422 naming the cap, never a 500 with the database message', async () => {
+    const terms = Array.from({ length: 1100 }, (_, index) => `t${index}`).join(',');
+    const response = await t.http.get(t.api('/repos/search')).query({ q: terms.slice(0, 1000) }).expect(422);
+    expect(response.body.message).toBe('too many search terms: at most 32');
+    await t.http.get(t.api('/repos/search')).query({ q: terms }).expect(422);
+  });
+
+  it('9: starredBy and uid of a user the caller cannot see yield nothing', async () => {
+    const hidden = await makeUser(t, { visibility: 'private' });
+    const org = await makeOrg(t, hidden.user);
+    const repo = await makeRepo(t, alice, { name: uniqueName('starred') });
+    await makeRepo(t, hidden, { name: uniqueName('orgrepo'), org: org.name });
+    await t.http.put(t.api(`/user/starred/${alice.name}/${repo.name}`)).set(withToken(hidden.token)).expect(204);
+    const stranger = await makeUser(t);
+    for (const token of [undefined, stranger.token]) {
+      for (const query of [{ starredBy: hidden.user.id }, { uid: hidden.user.id }]) {
+        const request = t.http.get(t.api('/repos/search')).query(query);
+        const response = await (token ? request.set(withToken(token)) : request).expect(200);
+        expect(response.body.data).toEqual([]);
+      }
+    }
+    // The user themselves still sees both.
+    expect((await t.http.get(t.api('/repos/search')).query({ starredBy: hidden.user.id }).set(withToken(hidden.token)).expect(200)).body.data).toHaveLength(1);
+    expect((await t.http.get(t.api('/repos/search')).query({ uid: hidden.user.id }).set(withToken(hidden.token)).expect(200)).body.data.length).toBeGreaterThan(0);
+  });
+
+  it('10: a repository website must be an http(s) URL', async () => {
+    const repo = await makeRepo(t, alice, { name: uniqueName('web') });
+    const path = t.api(`/repos/${alice.name}/${repo.name}`);
+    for (const website of ['javascript:alert(1)', 'JavaScript:alert(1)', 'data:text/html,x', 'vbscript:x']) {
+      expect((await t.http.patch(path).set(withToken(alice.token)).send({ website }).expect(422)).body.message).toBe('[Website]: ValidUrl');
+    }
+    expect((await t.http.patch(path).set(withToken(alice.token)).send({ website: 'https://example.org/' }).expect(200)).body.website).toBe('https://example.org/');
+  });
+
+  it('11: a full name git refuses as an author name still gets its auto_init commit', async () => {
+    for (const fullName of ['.', ' , ', '"\'']) {
+      const odd = await makeUser(t, { fullName });
+      await t.http.post(t.api('/user/repos')).set(withToken(odd.token)).send({ name: uniqueName('init'), auto_init: true }).expect(201);
+    }
+  });
+
+  it('12: a user holds at most the cap of SSH keys, and comments are short', async () => {
+    const holder = await makeUser(t);
+    for (let index = 0; index < MAX_KEYS_PER_USER; index++) {
+      await t.http.post(t.api('/user/keys')).set(withToken(holder.token)).send({ title: `k${index}`, key: sshLine() }).expect(201);
+    }
+    const over = await t.http.post(t.api('/user/keys')).set(withToken(holder.token)).send({ title: 'one-more', key: sshLine() }).expect(422);
+    expect(over.body.message).toBe('too many keys: a user may hold at most 100 keys of a kind');
+    const long = await t.http.post(t.api('/user/keys')).set(withToken(alice.token)).send({ title: 'long', key: sshLine('c'.repeat(32_000)) }).expect(422);
+    expect(long.body.message).toBe('Invalid key content: the key comment is too long');
+  });
+
+  it('16: an RSA key over 16 384 bits is refused', async () => {
+    const blob = (bits: number) => {
+      const put = (data: Buffer) => {
+        const length = Buffer.alloc(4);
+        length.writeUInt32BE(data.length);
+        return Buffer.concat([length, data]);
+      };
+      const n = randomBytes(bits / 8);
+      n[0] |= 0x80;
+      n[n.length - 1] |= 1;
+      return Buffer.concat([put(Buffer.from('ssh-rsa')), put(Buffer.from([1, 0, 1])), put(Buffer.concat([Buffer.from([0]), n]))]).toString('base64');
+    };
+    const response = await t.http.post(t.api('/user/keys')).set(withToken(alice.token)).send({ title: 'huge', key: `ssh-rsa ${blob(16384 + 1024)}` }).expect(422);
+    expect(response.body.message).toBe('Invalid key content: key is too large: got 17408 bits, at most 16384');
+  });
+});
