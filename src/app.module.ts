@@ -5,6 +5,7 @@ import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { AuthenticationMiddleware } from './auth/authentication.middleware';
 import { BodyMiddleware, BodyPipe } from './common/body';
+import { STREAMED_UPLOAD_ROUTES } from './blobs/upload-body';
 import { CommonModule } from './common/common.module';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { requestLogOptions } from './common/request-log';
@@ -17,6 +18,7 @@ import { GitHttpModule } from './git-http/git-http.module';
 import { KeysModule } from './keys/keys.module';
 import { MarkdownModule } from './markdown/markdown.module';
 import { QuotaRoutesModule } from './quota/quota.module';
+import { ReleasesModule } from './releases/releases.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
 import { SshModule } from './ssh/ssh.module';
@@ -37,6 +39,7 @@ export class AppModule implements NestModule {
         UsersModule,
         KeysModule,
         ReposModule,
+        ReleasesModule,
         GitHttpModule,
         SshModule,
         // Quota routes exist only while quota is enabled; the engine itself always answers [D22].
@@ -56,6 +59,8 @@ export class AppModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(SecurityHeadersMiddleware, AuthenticationMiddleware, BodyMiddleware).forRoutes('{*path}');
+    consumer.apply(SecurityHeadersMiddleware, AuthenticationMiddleware).forRoutes('{*path}');
+    // Uploads stream their bodies to disk after routing and auth: the body parser must not read them first.
+    consumer.apply(BodyMiddleware).exclude(...STREAMED_UPLOAD_ROUTES).forRoutes('{*path}');
   }
 }

@@ -8,6 +8,7 @@ import type { Server } from 'node:http';
 import { AppModule } from './app.module';
 import { GitHttpHandler } from './git-http/git-http.handler';
 import { PAGING_LIMITS } from './common/paging';
+import { OUTSIDE_API_ROUTES } from './blobs/upload-body';
 import type { AppConfig } from './config/config';
 
 export const API_PREFIX = 'api/v1';
@@ -27,7 +28,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
-  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg'] });
+  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg', ...OUTSIDE_API_ROUTES] });
   app.enableShutdownHooks();
   setUpOpenApi(app, config);
   await app.init();

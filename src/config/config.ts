@@ -20,6 +20,8 @@ export interface AppConfig {
   markdown: { maxBytes: number };
   /** Largest request body read into memory, in bytes. */
   maxBodyBytes: number;
+  /** Largest release attachment and generic package file, streamed to disk (never held in memory). */
+  uploads: { attachmentMaxBytes: number; packageMaxBytes: number };
   logLevel: string;
   ssh: SshConfig;
   git: GitServingConfig;
@@ -94,6 +96,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // about three seconds on one core, and the render time budget stops pathological documents.
     markdown: { maxBytes: byteSize(env, 'MARKDOWN_MAX_SIZE', 512 * 1024) },
     maxBodyBytes: byteSize(env, 'MAX_BODY_SIZE', 10 * 1024 * 1024),
+    uploads: {
+      attachmentMaxBytes: byteSize(env, 'ATTACHMENT_MAX_SIZE', 2 * 1024 ** 3),
+      packageMaxBytes: byteSize(env, 'PACKAGE_MAX_SIZE', 2 * 1024 ** 3),
+    },
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     ssh: {
       enabled: boolean(env, 'SSH_ENABLED', true),

@@ -1,0 +1,82 @@
+import type { IncomingMessage } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
+import { RequestMethod } from '@nestjs/common';
+import Busboy from 'busboy';
+import { BadRequestError, PayloadTooLargeError } from '../common/errors';
+
+/** The file of an upload request, not yet read: its bytes flow only when the caller pipes `stream`. */
+export interface UploadSource {
+  stream: Readable;
+  /** The multipart part's file name; '' for a raw body. */
+  filename: string;
+}
+
+/**
+ * Refuses a request whose declared length is over `maxBytes` before a byte is read; a body without a length
+ * (chunked) is counted while it streams (BlobStore.receive).
+ */
+export function assertDeclaredLength(request: IncomingMessage, maxBytes: number): void {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes + MULTIPART_OVERHEAD_ALLOWANCE(request)) {
+    throw new PayloadTooLargeError('the file is larger than the allowed size');
+  }
+}
+
+/** A multipart body carries headers and boundaries around the file; allow for them in the early check. */
+function MULTIPART_OVERHEAD_ALLOWANCE(request: IncomingMessage): number {
+  return isMultipart(request) ? 64 * 1024 : 0;
+}
+
+export function isMultipart(request: IncomingMessage): boolean {
+  return (request.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/form-data');
+}
+
+/** The raw request body as the upload; a body cut off before its end makes the stream fail. */
+export function rawUpload(request: IncomingMessage): UploadSource {
+  return { stream: request, filename: '' };
+}
+
+/**
+ * The part named `field` of a multipart body, streamed (busboy): other parts are skipped, a body without that
+ * part is a 400, and a body cut off while the part streams fails the part's stream.
+ */
+export function multipartUpload(request: IncomingMessage, field: string): Promise<UploadSource> {
+  return new Promise((resolve, reject) => {
+    let parser: Busboy.Busboy;
+    try {
+      parser = Busboy({ headers: request.headers, limits: { files: 1, fields: 20, fieldSize: 64 * 1024 } });
+    } catch {
+      return reject(new BadRequestError('malformed multipart body'));
+    }
+    let current: PassThrough | null = null;
+    const fail = (error: Error) => {
+      if (current) current.destroy(error);
+      else reject(new BadRequestError('malformed multipart body'));
+    };
+    parser.on('file', (name, stream, info) => {
+      if (name !== field || current) return stream.resume();
+      // A PassThrough we own, so that an abort of the request reaches the consumer as an error.
+      current = new PassThrough();
+      stream.on('error', (error) => current!.destroy(error));
+      stream.pipe(current);
+      resolve({ stream: current, filename: info.filename ?? '' });
+    });
+    parser.on('error', (error: Error) => fail(error));
+    parser.on('close', () => {
+      if (!current) reject(new BadRequestError(`the multipart body has no "${field}" file`));
+    });
+    request.on('close', () => {
+      if (!request.complete) fail(new Error('the request was cut off'));
+    });
+    request.pipe(parser);
+  });
+}
+
+/** Routes whose bodies are uploads streamed by their handlers; the JSON/form body parser skips them. */
+export const STREAMED_UPLOAD_ROUTES = [
+  { path: 'repos/:owner/:repo/releases/:id/assets', method: RequestMethod.POST },
+  { path: 'api/packages/{*path}', method: RequestMethod.PUT },
+];
+
+/** Download and package routes served at ROOT_URL, outside /api/v1 (as Forgejo's web and package routes). */
+export const OUTSIDE_API_ROUTES = ['attachments/:uuid', ':owner/:repo/releases/download/:tag/:name', 'api/packages/{*path}'];
