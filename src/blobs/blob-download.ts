@@ -1,5 +1,4 @@
 import { pipeline } from 'node:stream/promises';
-import { create as contentDisposition } from 'content-disposition';
 import type { Request, Response } from 'express';
 import parseRange from 'range-parser';
 import type { BlobStore } from './blob-store';
@@ -18,8 +17,10 @@ export interface BlobDownload {
  * unsatisfiable); several ranges at once are answered with the whole file, as HTTP allows.
  */
 export async function sendBlob(blobs: BlobStore, request: Request, response: Response, blob: BlobDownload): Promise<void> {
+  // Express's attachment() writes Content-Disposition (with the RFC 5987 form for non-ASCII names); the type
+  // it guesses from the extension is replaced: the bytes are served as they were uploaded, never rendered.
+  response.attachment(blob.name);
   response.setHeader('Content-Type', 'application/octet-stream');
-  response.setHeader('Content-Disposition', contentDisposition(blob.name));
   response.setHeader('Accept-Ranges', 'bytes');
   response.setHeader('Cache-Control', 'private, max-age=300');
   response.setHeader('X-Content-Type-Options', 'nosniff');

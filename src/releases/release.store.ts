@@ -46,9 +46,9 @@ export class ReleaseStore {
   /** Newest first (ties by id, so that pages never overlap). */
   async list(repoId: number, filter: ReleaseFilter, page: PageQuery): Promise<Page<ReleaseEntity>> {
     const query = this.releases().createQueryBuilder('rel').where('rel.repo_id = :repoId', { repoId });
-    if (!filter.includeDrafts) query.andWhere('rel.is_draft = :no', { no: false });
-    if (filter.draft !== undefined) query.andWhere('rel.is_draft = :draft', { draft: filter.draft });
-    if (filter.prerelease !== undefined) query.andWhere('rel.is_prerelease = :prerelease', { prerelease: filter.prerelease });
+    if (!filter.includeDrafts) query.andWhere('rel.is_draft = 0');
+    if (filter.draft !== undefined) query.andWhere('rel.is_draft = :draft', { draft: filter.draft ? 1 : 0 });
+    if (filter.prerelease !== undefined) query.andWhere('rel.is_prerelease = :prerelease', { prerelease: filter.prerelease ? 1 : 0 });
     const total = await query.getCount();
     const items = await query.orderBy('rel.created_unix', 'DESC').addOrderBy('rel.id', 'DESC').offset(page.offset).limit(page.limit).getMany();
     return { items, total };
