@@ -129,16 +129,16 @@ export class ReleasesController {
     return this.attachments.upload(caller, owner, repo, idParam(id), request, typeof name === 'string' ? name : '');
   }
 
-  @Get('repos/:owner/:repo/releases/:id/assets/:attachmentId')
+  @Get('repos/:owner/:repo/releases/:id/assets/:attachment_id')
   @Public('repository')
   @ApiOperation({ operationId: 'repoGetReleaseAttachment', summary: 'Get a release attachment' })
   @ApiOkResponse({ type: AttachmentWire })
   @ApiErrors(404)
-  getAttachment(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Param('attachmentId') attachmentId: string): Promise<AttachmentWire> {
+  getAttachment(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Param('attachment_id') attachmentId: string): Promise<AttachmentWire> {
     return this.attachments.get(caller, owner, repo, idParam(id), idParam(attachmentId));
   }
 
-  @Patch('repos/:owner/:repo/releases/:id/assets/:attachmentId')
+  @Patch('repos/:owner/:repo/releases/:id/assets/:attachment_id')
   @Public('repository')
   @HttpCode(201)
   @ApiOperation({ operationId: 'repoEditReleaseAttachment', summary: 'Edit a release attachment' })
@@ -150,19 +150,19 @@ export class ReleasesController {
     @Param('owner') owner: string,
     @Param('repo') repo: string,
     @Param('id') id: string,
-    @Param('attachmentId') attachmentId: string,
+    @Param('attachment_id') attachmentId: string,
     @DeferredBody() body: DecodedBody,
   ): Promise<AttachmentWire> {
     return this.attachments.edit(caller, owner, repo, idParam(id), idParam(attachmentId), () => bindOption(body, EditAttachmentOption));
   }
 
-  @Delete('repos/:owner/:repo/releases/:id/assets/:attachmentId')
+  @Delete('repos/:owner/:repo/releases/:id/assets/:attachment_id')
   @Public('repository')
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteReleaseAttachment', summary: 'Delete a release attachment' })
   @ApiEmpty()
   @ApiErrors(404)
-  async deleteAttachment(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Param('attachmentId') attachmentId: string): Promise<void> {
+  async deleteAttachment(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Param('attachment_id') attachmentId: string): Promise<void> {
     await this.attachments.delete(caller, owner, repo, idParam(id), idParam(attachmentId));
   }
 }
