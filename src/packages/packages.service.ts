@@ -100,7 +100,7 @@ export class PackagesService implements OnModuleInit {
     await this.quota.assertCanWrite(owner, 'size:assets:packages:all');
     const existing = await this.store.findVersion(owner.id, GENERIC, ref.name, ref.version);
     if (existing && (await this.store.findFile(existing.version.id, ref.filename))) throw fileExists();
-    const staged = await this.blobs.receive(request, maxBytes, ['md5', 'sha1', 'sha512']);
+    const staged = await this.blobs.receive(request, maxBytes, ['md5', 'sha1', 'sha256', 'sha512']);
     await this.keep(staged, owner, viewer.user!, ref);
   }
 
@@ -109,16 +109,16 @@ export class PackagesService implements OnModuleInit {
    * transaction; when that fails, content no row refers to is removed again.
    */
   private async keep(staged: StagedBlob, owner: UserEntity, creator: UserEntity, ref: GenericFileRef): Promise<void> {
-    const key = packageBlobKey(staged.sha256);
+    const key = packageBlobKey(staged.digests.sha256!);
     const now = this.clock.nowUnix();
     try {
       await staged.commit(key);
       const found = await this.store.ensureVersion(owner.id, GENERIC, ref.name, ref.version, creator.id, now);
       await this.transactions.run(async (tx) => {
         const blob =
-          (await this.store.findBlob(staged.sha256, tx)) ??
+          (await this.store.findBlob(staged.digests.sha256!, tx)) ??
           (await this.store.insertBlob(tx, {
-            sha256: staged.sha256,
+            sha256: staged.digests.sha256!,
             md5: staged.digests.md5!,
             sha1: staged.digests.sha1!,
             sha512: staged.digests.sha512!,
@@ -129,7 +129,7 @@ export class PackagesService implements OnModuleInit {
       });
     } catch (error) {
       await staged.discard();
-      if (!(await this.store.findBlob(staged.sha256))) await this.blobs.remove(key);
+      if (!(await this.store.findBlob(staged.digests.sha256!))) await this.blobs.remove(key);
       if (isUniqueViolation(error)) throw fileExists();
       throw error;
     }
