@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import { AppModule } from './app.module';
 import { GitHttpHandler } from './git-http/git-http.handler';
 import { PAGING_LIMITS } from './common/paging';
-import { OUTSIDE_API_ROUTES } from './blobs/upload-body';
+import { expectContinueOnlyForTrustedUploads, OUTSIDE_API_ROUTES } from './blobs/upload-body';
 import type { AppConfig } from './config/config';
 
 export const API_PREFIX = 'api/v1';
@@ -25,6 +25,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   // Node's 300 s limit on receiving a whole request would cut long pushes; git exchanges end by their own idle
   // limit instead (git-transport.md 1.6). Headers still have to arrive within headersTimeout.
   (app.getHttpServer() as Server).requestTimeout = 0;
+  expectContinueOnlyForTrustedUploads(app.getHttpServer() as Server);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import { RequestMethod } from '@nestjs/common';
 import Busboy from 'busboy';
@@ -33,7 +33,36 @@ export function isMultipart(request: IncomingMessage): boolean {
 
 /** The raw request body as the upload; a body cut off before its end makes the stream fail. */
 export function rawUpload(request: IncomingMessage): UploadSource {
+  acceptBody(request);
   return { stream: request, filename: '' };
+}
+
+/**
+ * Upload requests that sent `Expect: 100-continue` (curl does for bodies over 1 MiB) are told to send the
+ * body only here, once every check has passed; a refused upload gets its final answer instead, and the
+ * client never sends the bytes (see `expectContinueOnlyForTrustedUploads`).
+ */
+function acceptBody(request: IncomingMessage): void {
+  const response = (request as IncomingMessage & { res?: ServerResponse }).res;
+  if (String(request.headers.expect ?? '').toLowerCase() === '100-continue' && response && !response.headersSent) response.writeContinue();
+}
+
+/** POST …/releases/{id}/assets and PUT /api/packages/…: the routes whose handlers accept the body themselves. */
+export function isStreamedUpload(request: IncomingMessage): boolean {
+  const url = request.url ?? '';
+  if (request.method === 'POST') return /^\/api\/v1\/repos\/[^/]+\/[^/]+\/releases\/[^/]+\/assets(\?|$)/.test(url);
+  return request.method === 'PUT' && url.startsWith('/api/packages/');
+}
+
+/**
+ * Node answers `Expect: 100-continue` at once by default, before routing and auth; this makes it do so only
+ * for requests that are not streamed uploads, whose handlers answer it after their checks (acceptBody).
+ */
+export function expectContinueOnlyForTrustedUploads(server: Server): void {
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    if (!isStreamedUpload(request)) response.writeContinue();
+    server.emit('request', request, response);
+  });
 }
 
 /**
@@ -68,6 +97,7 @@ export function multipartUpload(request: IncomingMessage, field: string): Promis
     request.on('close', () => {
       if (!request.complete) fail(new Error('the request was cut off'));
     });
+    acceptBody(request);
     request.pipe(parser);
   });
 }

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { BlobStore, fannedKey, StagedBlob } from '../blobs/blob-store';
 import type { BlobDownload } from '../blobs/blob-download';
-import { assertDeclaredLength } from '../blobs/upload-body';
+import { assertDeclaredLength, rawUpload } from '../blobs/upload-body';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
@@ -100,7 +100,7 @@ export class PackagesService implements OnModuleInit {
     await this.quota.assertCanWrite(owner, 'size:assets:packages:all');
     const existing = await this.store.findVersion(owner.id, GENERIC, ref.name, ref.version);
     if (existing && (await this.store.findFile(existing.version.id, ref.filename))) throw fileExists();
-    const staged = await this.blobs.receive(request, maxBytes, ['md5', 'sha1', 'sha256', 'sha512']);
+    const staged = await this.blobs.receive(rawUpload(request).stream, maxBytes, ['md5', 'sha1', 'sha256', 'sha512']);
     await this.keep(staged, owner, viewer.user!, ref);
   }
 

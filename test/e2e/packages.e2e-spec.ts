@@ -155,6 +155,32 @@ describe('generic packages', () => {
     await t.http.get(t.api(`/packages/${alice.name}/generic/cut/1`)).expect(404);
   });
 
+  it('Expect: 100-continue is answered only once auth, access and quota passed', async () => {
+    const base = await t.listen();
+    const send = (auth: string, file: string) =>
+      new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+        let continued = false;
+        const req = http.request(new URL(`api/packages/${alice.name}/generic/expect/1/${file}`, base), {
+          method: 'PUT',
+          headers: { Authorization: auth, 'Content-Length': '5', Expect: '100-continue' },
+        });
+        req.on('continue', () => {
+          continued = true;
+          req.end('hello');
+        });
+        req.on('response', (response) => {
+          response.resume();
+          response.on('end', () => resolve({ status: response.statusCode!, continued }));
+          if (!continued) req.destroy();
+        });
+        req.on('error', (error) => (continued ? reject(error) : undefined));
+        req.flushHeaders();
+      });
+    expect(await send(`token ${bob.token}`, 'a.bin')).toEqual({ status: 403, continued: false });
+    expect(await send(`token ${alice.token}`, 'a.bin')).toEqual({ status: 201, continued: true });
+    expect(await send(`token ${alice.token}`, 'a.bin')).toEqual({ status: 409, continued: false });
+  });
+
   it('permissions: anonymous 401 with a Basic challenge, others 403, scopes, org owners publish, visibility as the owner', async () => {
     const anon = await t.http.put(generic(alice.name, 'p', '1', 'f')).send(Buffer.from('x')).expect(401);
     expect(anon.headers['www-authenticate']).toBe('Basic realm="Gitea Package API"');
