@@ -78,6 +78,10 @@ export class PackageStore {
     }
   }
 
+  async ownsAny(ownerId: number, tx?: EntityManager): Promise<boolean> {
+    return (await this.manager(tx).getRepository(PackageEntity).countBy({ ownerId })) > 0;
+  }
+
   findBlob(sha256: string, tx?: EntityManager): Promise<PackageBlobEntity | null> {
     return this.manager(tx).getRepository(PackageBlobEntity).findOneBy({ sha256 });
   }

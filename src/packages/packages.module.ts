@@ -1,4 +1,6 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { InvalidInputError } from '../common/errors';
+import { UsersService } from '../users/users.service';
 import { BlobsModule } from '../blobs/blobs.module';
 import { QuotaModule } from '../quota/quota.module';
 import { UsersModule } from '../users/users.module';
@@ -13,4 +15,16 @@ import { PackagesService } from './packages.service';
   controllers: [GenericPackagesController, PackagesController],
   providers: [PackageStore, PackagesService],
 })
-export class PackagesModule {}
+export class PackagesModule implements OnModuleInit {
+  constructor(
+    private readonly users: UsersService,
+    private readonly store: PackageStore,
+  ) {}
+
+  onModuleInit(): void {
+    // As Forgejo (ErrUserOwnPackages): a user or organisation that still owns packages cannot be deleted.
+    this.users.onUserDeleted(async (tx, user) => {
+      if (await this.store.ownsAny(user.id, tx)) throw new InvalidInputError(`user still has ownership of packages [uid: ${user.id}]`);
+    });
+  }
+}

@@ -1,12 +1,8 @@
 import { ApiSchema } from '@nestjs/swagger';
 import { Field } from '../common/fields';
 
-/** Body of POST /repos/{owner}/{repo}/releases. */
-@ApiSchema({ name: 'CreateReleaseOption' })
-export class CreateReleaseOption {
-  @Field({ field: 'TagName', type: 'string', required: true, maxSize: 255 })
-  tag_name: string;
-
+/** The fields shared by creating and editing a release (absent fields are left as they are on edit). */
+abstract class ReleaseFields {
   @Field({ field: 'Target', type: 'string', maxSize: 255, description: 'branch, tag or commit the new tag points at; the default branch when empty' })
   target_commitish?: string;
 
@@ -26,29 +22,18 @@ export class CreateReleaseOption {
   hide_archive_links?: boolean;
 }
 
-/** Body of PATCH /repos/{owner}/{repo}/releases/{id}: absent fields are left as they are. */
+/** Body of POST /repos/{owner}/{repo}/releases. */
+@ApiSchema({ name: 'CreateReleaseOption' })
+export class CreateReleaseOption extends ReleaseFields {
+  @Field({ field: 'TagName', type: 'string', required: true, maxSize: 255 })
+  tag_name: string;
+}
+
+/** Body of PATCH /repos/{owner}/{repo}/releases/{id}. */
 @ApiSchema({ name: 'EditReleaseOption' })
-export class EditReleaseOption {
+export class EditReleaseOption extends ReleaseFields {
   @Field({ field: 'TagName', type: 'string', maxSize: 255 })
   tag_name?: string;
-
-  @Field({ field: 'Target', type: 'string', maxSize: 255 })
-  target_commitish?: string;
-
-  @Field({ field: 'Title', type: 'string', maxSize: 255 })
-  name?: string;
-
-  @Field({ field: 'Note', type: 'string' })
-  body?: string;
-
-  @Field({ field: 'IsDraft', type: 'boolean' })
-  draft?: boolean;
-
-  @Field({ field: 'IsPrerelease', type: 'boolean' })
-  prerelease?: boolean;
-
-  @Field({ field: 'HideArchiveLinks', type: 'boolean' })
-  hide_archive_links?: boolean;
 }
 
 /** Body of PATCH /repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}. */

@@ -11,7 +11,7 @@ import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { RepositoriesService } from '../repos/repositories.service';
 import { administers } from '../repos/repository-access';
-import { UserEntity } from '../users/user.entity';
+import { UserEntity, Visibility } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 import type { CreateReleaseOption, EditReleaseOption } from './release.options';
@@ -253,5 +253,20 @@ function releaseExists(tag: string): ConflictError {
 
 /** The author of a release whose publisher was deleted (Forgejo's ghost user). */
 function ghost(): UserEntity {
-  return Object.assign(new UserEntity(), { id: -1, name: 'Ghost', lowerName: 'ghost', fullName: '', email: '' });
+  return Object.assign(new UserEntity(), {
+    id: -1,
+    name: 'Ghost',
+    lowerName: 'ghost',
+    fullName: '',
+    email: '',
+    keepEmailPrivate: true,
+    location: '',
+    website: '',
+    description: '',
+    visibility: Visibility.Public,
+    numFollowers: 0,
+    numFollowing: 0,
+    numStars: 0,
+    createdUnix: 0,
+  });
 }

@@ -127,6 +127,15 @@ describe('generic packages', () => {
     expect((await t.http.get(t.api('/user/quota/packages')).set(auth)).body).toEqual([]);
   });
 
+  it('a user who owns packages cannot be deleted (422, as Forgejo) until they are gone', async () => {
+    const owner = await makeUser(t);
+    await put(generic(owner.name, 'keep', '1', 'k.bin'), Buffer.from('k'), withToken(owner.token)).expect(201);
+    const refused = await t.http.delete(t.api(`/admin/users/${owner.name}`)).set(withToken(admin.token)).expect(422);
+    expect(refused.body.message).toBe(`user still has ownership of packages [uid: ${owner.user.id}]`);
+    await t.http.delete(generic(owner.name, 'keep', '1')).set(withToken(owner.token)).expect(204);
+    await t.http.delete(t.api(`/admin/users/${owner.name}`)).set(withToken(admin.token)).expect(204);
+  });
+
   it('quota: 413 before any byte is stored', async () => {
     const owner = await makeUser(t);
     const group = uniqueName('g');
