@@ -18,7 +18,7 @@
  *   BENCH_PARALLEL     uploads (and downloads) at once (default 16, at most 64)
  *   BENCH_SIZE_MIB     size of each file (default 50, at most 1024)
  *   BENCH_ROUNDS       measured rounds per server, alternating baseline and Anvil (default 3, at most 10)
- * One small warm-up round per server comes first (JIT, lazily loaded modules, first database statements), then
+ * One warm-up round per server (8 MiB files) comes first (JIT, lazily loaded modules, first database statements), then
  * the rounds; the median round of each server is compared, because on a shared machine single rounds vary a
  * lot. Anvil's attachments are deleted after each round. Prints throughput (MiB/s) of both servers, the ratio,
  * and RSS growth (peak during the measured rounds over the RSS after warm-up); exits 1 when Anvil reaches less
@@ -37,6 +37,8 @@ const { bounded, baseUrl } = require('./support');
 const PARALLEL = bounded('BENCH_PARALLEL', 16, 64);
 const SIZE = bounded('BENCH_SIZE_MIB', 50, 1024) * 1024 * 1024;
 const ROUNDS = bounded('BENCH_ROUNDS', 3, 10);
+/** Big enough for the JIT and the heap to settle, so that RSS growth measures the transfers, not start-up. */
+const WARM_UP_SIZE = 8 * 1024 * 1024;
 const CHUNK = Buffer.alloc(256 * 1024, 0x5a);
 
 /** A body of `size` bytes produced on the fly, so that the client holds no file in memory either. */
@@ -170,8 +172,8 @@ async function main() {
   let growth = NaN;
   let plainGrowth = NaN;
   try {
-    await round('baseline warm-up', plainUpload, plainDownload, 1024 * 1024);
-    await clean((await round('anvil warm-up', anvilUpload, anvilDownload, 1024 * 1024)).uploads);
+    await round('baseline warm-up', plainUpload, plainDownload, WARM_UP_SIZE);
+    await clean((await round('anvil warm-up', anvilUpload, anvilDownload, WARM_UP_SIZE)).uploads);
     const start = serverPid ? rssOf(serverPid) : NaN;
     let peak = start;
     const plainStart = rssOf(baseline.pid);
