@@ -17,6 +17,8 @@ import { GitHttpModule } from './git-http/git-http.module';
 import { KeysModule } from './keys/keys.module';
 import { MarkdownModule } from './markdown/markdown.module';
 import { QuotaRoutesModule } from './quota/quota.module';
+import { PackagesModule } from './packages/packages.module';
+import { ReleasesModule } from './releases/releases.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
 import { SshModule } from './ssh/ssh.module';
@@ -37,6 +39,8 @@ export class AppModule implements NestModule {
         UsersModule,
         KeysModule,
         ReposModule,
+        ReleasesModule,
+        PackagesModule,
         GitHttpModule,
         SshModule,
         // Quota routes exist only while quota is enabled; the engine itself always answers [D22].

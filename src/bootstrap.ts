@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import './common/request-context';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -7,6 +8,7 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { GitHttpHandler } from './git-http/git-http.handler';
 import { PAGING_LIMITS } from './common/paging';
+import { expectContinueOnlyForTrustedUploads, OUTSIDE_API_ROUTES } from './blobs/upload-body';
 import type { AppConfig } from './config/config';
 import { secureDataDirectory } from './server/data-directory';
 import { applyHttpServerSettings } from './server/http-server-settings';
@@ -23,10 +25,11 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.useLogger(app.get(Logger));
   // Git routes come first: they stream and must meet none of the API's middleware (body parser and its limit).
   app.use(app.get(GitHttpHandler).middleware());
+  expectContinueOnlyForTrustedUploads(app.getHttpServer() as Server);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
-  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg'] });
+  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg', ...OUTSIDE_API_ROUTES] });
   app.enableShutdownHooks();
   applyHttpServerSettings(app.getHttpServer(), config.http);
   setUpOpenApi(app, config);

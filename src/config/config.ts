@@ -22,6 +22,8 @@ export interface AppConfig {
   maxBodyBytes: number;
   http: HttpServerConfig;
   rateLimits: RateLimitConfig;
+  /** Largest release attachment and generic package file, streamed to disk (never held in memory). */
+  uploads: { attachmentMaxBytes: number; packageMaxBytes: number };
   logLevel: string;
   /** LOG_FILE: where the log goes instead of standard output. */
   logFile?: string;
@@ -141,6 +143,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
       keyUpload: integer(env, 'RATE_LIMIT_KEY_UPLOAD', 20, { min: 0 }),
     },
     logFile: nonEmpty(env, 'LOG_FILE'),
+    uploads: {
+      attachmentMaxBytes: byteSize(env, 'ATTACHMENT_MAX_SIZE', 2 * 1024 ** 3),
+      packageMaxBytes: byteSize(env, 'PACKAGE_MAX_SIZE', 2 * 1024 ** 3),
+    },
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     ssh: {
       enabled: boolean(env, 'SSH_ENABLED', true),

@@ -1,4 +1,6 @@
 import { QuotaGroupEntity, QuotaGroupMappingEntity, QuotaGroupRuleEntity, QuotaRuleEntity } from '../quota/quota.entities';
+import { PackageBlobEntity, PackageEntity, PackageFileEntity, PackageVersionEntity } from '../packages/package.entities';
+import { AttachmentEntity, ReleaseEntity } from '../releases/release.entities';
 import { RepositoryEntity } from '../repos/repository.entity';
 import { StarEntity } from '../repos/star.entity';
 import { WatchEntity } from '../repos/watch.entity';
@@ -12,4 +14,4 @@ import { UserSearchGramEntity, UserSearchTextEntity } from '../users/user-search
 import { UserEntity } from '../users/user.entity';
 
 /** Every entity the data source knows; a module adds its own here. */
-export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity];
+export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity];

@@ -2,16 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { RepositoryEntity } from '../repos/repository.entity';
 import { NO_USAGE, QuotaUsage } from './quota-subjects';
+import { QuotaUsageSources } from './quota-usage-sources';
 
 /**
  * What a target uses, summed in SQL from stored sizes, never from the disk (behaviour 11.1): one indexed
  * query over the target's repositories (the `owner_id` prefix of the owner/name index), split public/private.
- * LFS, issue attachments and artifacts do not exist in Anvil; release attachments and packages are 0 until
- * their tables exist (a later issue adds their sums here).
+ * LFS, issue attachments and artifacts do not exist in Anvil; release attachments and packages are summed by
+ * the modules that store them, through QuotaUsageSources.
  */
 @Injectable()
 export class QuotaUsageStore {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sources: QuotaUsageSources,
+  ) {}
 
   async usageOf(targetId: number): Promise<QuotaUsage> {
     const rows: { is_private: number | string | boolean; total: number | string | null }[] = await this.dataSource
@@ -22,7 +26,11 @@ export class QuotaUsageStore {
       .where('r.owner_id = :targetId', { targetId })
       .groupBy('r.is_private')
       .getRawMany();
-    const usage = { ...NO_USAGE };
+    const [attachmentsReleases, packages] = await Promise.all([
+      this.sources.of('attachmentsReleases').bytesOf(targetId),
+      this.sources.of('packages').bytesOf(targetId),
+    ]);
+    const usage = { ...NO_USAGE, attachmentsReleases, packages };
     for (const row of rows) {
       const total = Number(row.total ?? 0);
       if (Number(row.is_private) === 1 || row.is_private === true) usage.reposPrivate += total;

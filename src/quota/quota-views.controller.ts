@@ -47,7 +47,7 @@ export class QuotaViewsController {
   @ApiPaging()
   @ApiOkResponse({ type: [QuotaUsedAttachmentWire], description: 'QuotaUsedAttachmentList' })
   async userAttachments(@Caller() caller: AuthContext, @Paging() page: PageQuery): Promise<PagedList<QuotaUsedAttachmentWire>> {
-    return pagedList(await this.quota.attachments(caller.user!), page, same);
+    return pagedList(await this.quota.attachments(caller.user!, page), page, same);
   }
 
   @Get('user/quota/packages')
@@ -57,7 +57,7 @@ export class QuotaViewsController {
   @ApiPaging()
   @ApiOkResponse({ type: [QuotaUsedPackageWire], description: 'QuotaUsedPackageList' })
   async userPackages(@Caller() caller: AuthContext, @Paging() page: PageQuery): Promise<PagedList<QuotaUsedPackageWire>> {
-    return pagedList(await this.quota.packages(caller.user!), page, same);
+    return pagedList(await this.quota.packages(caller.user!, page), page, same);
   }
 
   @Get('user/quota/artifacts')
@@ -99,7 +99,7 @@ export class QuotaViewsController {
   @ApiOkResponse({ type: [QuotaUsedAttachmentWire], description: 'QuotaUsedAttachmentList' })
   @ApiErrors(404)
   async orgAttachments(@Caller() caller: AuthContext, @Param('org') org: string, @Paging() page: PageQuery): Promise<PagedList<QuotaUsedAttachmentWire>> {
-    return pagedList(await this.quota.attachments(await this.quota.ownedOrganization(caller, org)), page, same);
+    return pagedList(await this.quota.attachments(await this.quota.ownedOrganization(caller, org), page), page, same);
   }
 
   @Get('orgs/:org/quota/packages')
@@ -110,7 +110,7 @@ export class QuotaViewsController {
   @ApiOkResponse({ type: [QuotaUsedPackageWire], description: 'QuotaUsedPackageList' })
   @ApiErrors(404)
   async orgPackages(@Caller() caller: AuthContext, @Param('org') org: string, @Paging() page: PageQuery): Promise<PagedList<QuotaUsedPackageWire>> {
-    return pagedList(await this.quota.packages(await this.quota.ownedOrganization(caller, org)), page, same);
+    return pagedList(await this.quota.packages(await this.quota.ownedOrganization(caller, org), page), page, same);
   }
 
   @Get('orgs/:org/quota/artifacts')

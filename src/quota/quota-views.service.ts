@@ -2,20 +2,21 @@ import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { ForbiddenError, InvalidInputError } from '../common/errors';
-import { Page } from '../common/paging';
+import { Page, PageQuery } from '../common/paging';
 import { OrganizationStore } from '../users/organization.store';
 import { OrganizationsService } from '../users/organizations.service';
 import { UserEntity } from '../users/user.entity';
 import { isQuotaSubject, unrecognizedSubject } from './quota-subjects';
 import { QuotaEngine, QuotaState } from './quota.engine';
+import { QuotaUsageSources } from './quota-usage-sources';
 import type { QuotaUsedArtifactWire, QuotaUsedAttachmentWire, QuotaUsedPackageWire } from './quota.wire';
 
 const EMPTY: Page<never> = { items: [], total: 0 };
 
 /**
  * What a user or an organisation's owners see of its quota (behaviour 9): state, the check, and the items
- * that count against it. Release attachments and packages arrive with their own issue; until then those lists
- * are empty, and artifacts always are (Anvil has no CI runner).
+ * that count against it. Release attachments and packages are listed by the modules that store them
+ * (QuotaUsageSources); artifacts are always empty (Anvil has no CI runner).
  */
 @Injectable()
 export class QuotaViewsService {
@@ -23,6 +24,7 @@ export class QuotaViewsService {
     private readonly engine: QuotaEngine,
     private readonly organizations: OrganizationsService,
     private readonly organizationStore: OrganizationStore,
+    private readonly sources: QuotaUsageSources,
   ) {}
 
   state(target: UserEntity): Promise<QuotaState> {
@@ -35,12 +37,12 @@ export class QuotaViewsService {
     return !(await this.engine.evaluate(target.id, subject));
   }
 
-  attachments(_target: UserEntity): Promise<Page<QuotaUsedAttachmentWire>> {
-    return Promise.resolve(EMPTY);
+  attachments(target: UserEntity, page: PageQuery): Promise<Page<QuotaUsedAttachmentWire>> {
+    return this.sources.of('attachmentsReleases').list(target.id, page);
   }
 
-  packages(_target: UserEntity): Promise<Page<QuotaUsedPackageWire>> {
-    return Promise.resolve(EMPTY);
+  packages(target: UserEntity, page: PageQuery): Promise<Page<QuotaUsedPackageWire>> {
+    return this.sources.of('packages').list(target.id, page);
   }
 
   artifacts(_target: UserEntity): Promise<Page<QuotaUsedArtifactWire>> {

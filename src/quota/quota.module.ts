@@ -7,6 +7,7 @@ import { QuotaEngine } from './quota.engine';
 import { QuotaGroupsController } from './quota-groups.controller';
 import { QuotaRulesController } from './quota-rules.controller';
 import { QuotaStore } from './quota.store';
+import { QuotaUsageSources } from './quota-usage-sources';
 import { QuotaUsageStore } from './quota-usage.store';
 import { QuotaViewsController } from './quota-views.controller';
 import { QuotaViewsService } from './quota-views.service';
@@ -18,8 +19,8 @@ import { QuotaViewsService } from './quota-views.service';
  */
 @Module({
   imports: [UsersModule],
-  providers: [QuotaStore, QuotaUsageStore, QuotaEngine, QuotaAdminService, QuotaViewsService, { provide: QUOTA_GATE, useExisting: QuotaEngine }],
-  exports: [QUOTA_GATE, QuotaAdminService, QuotaViewsService],
+  providers: [QuotaStore, QuotaUsageStore, QuotaUsageSources, QuotaEngine, QuotaAdminService, QuotaViewsService, { provide: QUOTA_GATE, useExisting: QuotaEngine }],
+  exports: [QUOTA_GATE, QuotaAdminService, QuotaViewsService, QuotaUsageSources],
 })
 export class QuotaModule implements OnModuleInit {
   constructor(

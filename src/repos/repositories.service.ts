@@ -38,6 +38,12 @@ export interface ReadableRepository {
 const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
 
 /**
+ * Told inside the deletion's transaction that a repository's row goes; what it returns runs after the commit
+ * (files on disk), so that a rollback never leaves rows without their files.
+ */
+export type RepositoryDeletionListener = (tx: EntityManager, repo: RepositoryEntity) => Promise<(() => Promise<void>) | void>;
+
+/**
  * Repositories: creation (row and bare git directory together, or neither), reading, changing, deleting,
  * and the lookup every /repos/{owner}/{repo} route starts with.
  */
@@ -46,6 +52,7 @@ export class RepositoriesService implements OnModuleInit {
   private readonly logger = new Logger('RepositoriesService');
   /** Per repository path: creation and deletion each change a row and a directory as one step. */
   private readonly pathLocks = new KeyedLock();
+  private readonly deletionListeners: RepositoryDeletionListener[] = [];
 
   constructor(
     private readonly repositories: RepositoryStore,
@@ -64,6 +71,11 @@ export class RepositoriesService implements OnModuleInit {
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
+
+  /** Modules that keep rows per repository (releases) register here to go with it. */
+  onRepositoryDeleted(listener: RepositoryDeletionListener): void {
+    this.deletionListeners.push(listener);
+  }
 
   async onModuleInit(): Promise<void> {
     // Directories parked by a deletion that was interrupted before it could remove them.
@@ -257,21 +269,28 @@ export class RepositoriesService implements OnModuleInit {
     // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
     // rather than having its new directory removed by this deletion (issue 12, suspicion 1).
     await this.pathLocks.run(dir.toLowerCase(), async () => {
-      await this.transactions.run((tx) => this.deleteRow(tx, repo));
+      const afterCommit = await this.transactions.run((tx) => this.deleteRow(tx, repo));
       try {
         await this.git.remove(dir);
       } catch (error) {
         this.logger.error(`repository ${owner.name}/${repo.name} deleted, but its directory stayed: ${(error as Error).message}`);
       }
+      for (const step of afterCommit) await step().catch((error: Error) => this.logger.error(`after deleting ${owner.name}/${repo.name}: ${error.message}`));
     });
   }
 
   /** The row, its stars (with the starrers' counters), its watches and the owner's counter, in one transaction. */
-  private async deleteRow(tx: EntityManager, repo: RepositoryEntity): Promise<void> {
+  private async deleteRow(tx: EntityManager, repo: RepositoryEntity): Promise<(() => Promise<void>)[]> {
     if (!(await this.repositories.delete(tx, repo.id))) throw new NotFoundError();
     await this.stars.deleteAllOfRepository(tx, repo.id);
     await this.watches.deleteAllOfRepository(tx, repo.id);
     await this.users.addToCounter(tx, repo.ownerId, 'numRepos', -1);
+    const afterCommit: (() => Promise<void>)[] = [];
+    for (const listener of this.deletionListeners) {
+      const step = await listener(tx, repo);
+      if (step) afterCommit.push(step);
+    }
+    return afterCommit;
   }
 
   private initialCommit(

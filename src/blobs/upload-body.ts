@@ -1,0 +1,105 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
+import Busboy from 'busboy';
+import { BadRequestError, PayloadTooLargeError } from '../common/errors';
+
+/** The file of an upload request, not yet read: its bytes flow only when the caller pipes `stream`. */
+export interface UploadSource {
+  stream: Readable;
+  /** The multipart part's file name; '' for a raw body. */
+  filename: string;
+}
+
+/**
+ * Refuses a request whose declared length is over `maxBytes` before a byte is read; a body without a length
+ * (chunked) is counted while it streams (BlobStore.receive).
+ */
+export function assertDeclaredLength(request: IncomingMessage, maxBytes: number): void {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes + MULTIPART_OVERHEAD_ALLOWANCE(request)) {
+    throw new PayloadTooLargeError('the file is larger than the allowed size');
+  }
+}
+
+/** A multipart body carries headers and boundaries around the file; allow for them in the early check. */
+function MULTIPART_OVERHEAD_ALLOWANCE(request: IncomingMessage): number {
+  return isMultipart(request) ? 64 * 1024 : 0;
+}
+
+export function isMultipart(request: IncomingMessage): boolean {
+  return (request.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/form-data');
+}
+
+/** The raw request body as the upload; a body cut off before its end makes the stream fail. */
+export function rawUpload(request: IncomingMessage): UploadSource {
+  acceptBody(request);
+  return { stream: request, filename: '' };
+}
+
+/**
+ * Upload requests that sent `Expect: 100-continue` (curl does for bodies over 1 MiB) are told to send the
+ * body only here, once every check has passed; a refused upload gets its final answer instead, and the
+ * client never sends the bytes (see `expectContinueOnlyForTrustedUploads`).
+ */
+function acceptBody(request: IncomingMessage): void {
+  const response = (request as IncomingMessage & { res?: ServerResponse }).res;
+  if (String(request.headers.expect ?? '').toLowerCase() === '100-continue' && response && !response.headersSent) response.writeContinue();
+}
+
+/** POST …/releases/{id}/assets and PUT /api/packages/…: the routes whose handlers accept the body themselves. */
+export function isStreamedUpload(request: IncomingMessage): boolean {
+  const url = request.url ?? '';
+  if (request.method === 'POST') return /^\/api\/v1\/repos\/[^/]+\/[^/]+\/releases\/[^/]+\/assets(\?|$)/.test(url);
+  return request.method === 'PUT' && url.startsWith('/api/packages/');
+}
+
+/**
+ * Node answers `Expect: 100-continue` at once by default, before routing and auth; this makes it do so only
+ * for requests that are not streamed uploads, whose handlers answer it after their checks (acceptBody).
+ */
+export function expectContinueOnlyForTrustedUploads(server: Server): void {
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    if (!isStreamedUpload(request)) response.writeContinue();
+    server.emit('request', request, response);
+  });
+}
+
+/**
+ * The part named `field` of a multipart body, streamed (busboy): other parts are skipped, a body without that
+ * part is a 400, and a body cut off while the part streams fails the part's stream.
+ */
+export function multipartUpload(request: IncomingMessage, field: string): Promise<UploadSource> {
+  return new Promise((resolve, reject) => {
+    let parser: Busboy.Busboy;
+    try {
+      parser = Busboy({ headers: request.headers, limits: { files: 1, fields: 20, fieldSize: 64 * 1024 } });
+    } catch {
+      return reject(new BadRequestError('malformed multipart body'));
+    }
+    let current: PassThrough | null = null;
+    const fail = (error: Error) => {
+      if (current) current.destroy(error);
+      else reject(new BadRequestError('malformed multipart body'));
+    };
+    parser.on('file', (name, stream, info) => {
+      if (name !== field || current) return stream.resume();
+      // A PassThrough we own, so that an abort of the request reaches the consumer as an error.
+      current = new PassThrough();
+      stream.on('error', (error) => current!.destroy(error));
+      stream.pipe(current);
+      resolve({ stream: current, filename: info.filename ?? '' });
+    });
+    parser.on('error', (error: Error) => fail(error));
+    parser.on('close', () => {
+      if (!current) reject(new BadRequestError(`the multipart body has no "${field}" file`));
+    });
+    request.on('close', () => {
+      if (!request.complete) fail(new Error('the request was cut off'));
+    });
+    acceptBody(request);
+    request.pipe(parser);
+  });
+}
+
+/** Download and package routes served at ROOT_URL, outside /api/v1 (as Forgejo's web and package routes). */
+export const OUTSIDE_API_ROUTES = ['attachments/:uuid', ':owner/:repo/releases/download/:tag/:name', 'api/packages/{*path}'];

@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { BlobStore, StagedBlob } from '../blobs/blob-store';
+import { assertDeclaredLength, isMultipart, multipartUpload, rawUpload, UploadSource } from '../blobs/upload-body';
+import { BadRequestError, NotFoundError } from '../common/errors';
+import { Page, PageQuery } from '../common/paging';
+import { Clock } from '../common/time';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { Transactions } from '../database/transactions';
+import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
+import { QuotaUsageSources } from '../quota/quota-usage-sources';
+import type { QuotaUsedAttachmentWire } from '../quota/quota.wire';
+import { RepositoryEntity } from '../repos/repository.entity';
+import { RepositoryStore } from '../repos/repository.store';
+import { UserStore } from '../users/user.store';
+import { UsersService } from '../users/users.service';
+import { AttachmentEntity, ReleaseEntity } from './release.entities';
+import { releaseUrls, toAttachmentWire } from './release.mapper';
+import type { EditAttachmentOption } from './release.options';
+import { ReleaseStore } from './release.store';
+import type { AttachmentWire } from './release.wire';
+import { attachmentKey, ReleasesService, VisibleRelease } from './releases.service';
+
+/** A file to send: what the download routes need for their headers, and how to read it. */
+export interface AttachmentDownload {
+  name: string;
+  size: number;
+  key: string;
+}
+
+/**
+ * Release attachments: uploads stream to the blob store (never whole in memory) after every check has passed
+ * (auth, write access, declared size, quota `size:assets:attachments:releases`); the row is written only once
+ * the file is complete, so a failed or cut-off upload leaves neither.
+ */
+@Injectable()
+export class ReleaseAttachmentsService implements OnModuleInit {
+  constructor(
+    private readonly releases: ReleasesService,
+    private readonly store: ReleaseStore,
+    private readonly repositories: RepositoryStore,
+    private readonly users: UserStore,
+    private readonly usersService: UsersService,
+    private readonly blobs: BlobStore,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+    private readonly usageSources: QuotaUsageSources,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+  ) {}
+
+  onModuleInit(): void {
+    this.usageSources.register('attachmentsReleases', {
+      bytesOf: (ownerId) => this.store.bytesOfOwner(ownerId),
+      list: (ownerId, page) => this.quotaList(ownerId, page),
+    });
+  }
+
+  async list(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number): Promise<AttachmentWire[]> {
+    const found = await this.releases.visible(viewer, ownerName, repoName, releaseId);
+    return (await this.store.attachmentsOf([found.release.id])).map((attachment) => this.wire(found, attachment));
+  }
+
+  async get(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, id: number): Promise<AttachmentWire> {
+    const found = await this.releases.visible(viewer, ownerName, repoName, releaseId);
+    return this.wire(found, await this.attachmentOf(found.release, id));
+  }
+
+  /**
+   * POST …/releases/{id}/assets: multipart field `attachment` (`?name=` overrides its file name) or the raw
+   * body with `?name=`. Nothing of the body is read before the checks.
+   */
+  async upload(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, request: IncomingMessage, queryName: string): Promise<AttachmentWire> {
+    const found = await this.releases.writable(viewer, ownerName, repoName, releaseId);
+    const maxBytes = this.config.uploads.attachmentMaxBytes;
+    assertDeclaredLength(request, maxBytes);
+    await this.quota.assertCanWrite(found.owner, 'size:assets:attachments:releases');
+    if (!isMultipart(request) && queryName === '') throw new BadRequestError('Could not determine name of attachment.');
+    const source: UploadSource = isMultipart(request) ? await multipartUpload(request, 'attachment') : rawUpload(request);
+    const name = queryName || source.filename;
+    if (name === '') {
+      source.stream.resume();
+      throw new BadRequestError('Could not determine name of attachment.');
+    }
+    const staged = await this.blobs.receive(source.stream, maxBytes);
+    const attachment = await this.keep(staged, {
+      uuid: randomUUID(),
+      repoId: found.repo.id,
+      releaseId: found.release.id,
+      uploaderId: viewer.user!.id,
+      name: name.slice(0, 255),
+      size: staged.size,
+      createdUnix: this.clock.nowUnix(),
+    });
+    return this.wire(found, attachment);
+  }
+
+  /** Renames into place, then the row; the release may have gone meanwhile (then neither is kept). */
+  private async keep(staged: StagedBlob, row: Partial<AttachmentEntity> & { uuid: string }): Promise<AttachmentEntity> {
+    const key = attachmentKey(row.uuid);
+    try {
+      await staged.commit(key);
+      return await this.transactions.run(async (tx) => {
+        if (!(await this.store.findById(row.repoId!, row.releaseId!, tx))) throw new NotFoundError();
+        return this.store.insertAttachment(tx, row);
+      });
+    } catch (error) {
+      await staged.discard();
+      await this.blobs.remove(key);
+      throw error;
+    }
+  }
+
+  /** PATCH …/assets/{id}: Forgejo answers 201 with the renamed attachment. */
+  async edit(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, id: number, bind: () => Promise<EditAttachmentOption>): Promise<AttachmentWire> {
+    const found = await this.releases.writable(viewer, ownerName, repoName, releaseId);
+    const attachment = await this.attachmentOf(found.release, id);
+    const option = await bind();
+    if (option.name) {
+      await this.store.renameAttachment(attachment.id, option.name);
+      attachment.name = option.name;
+    }
+    return this.wire(found, attachment);
+  }
+
+  async delete(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, id: number): Promise<void> {
+    const found = await this.releases.writable(viewer, ownerName, repoName, releaseId);
+    const attachment = await this.attachmentOf(found.release, id);
+    if (!(await this.transactions.run((tx) => this.store.deleteAttachment(tx, attachment.id)))) throw new NotFoundError();
+    await this.releases.removeFiles([attachment.uuid]);
+  }
+
+  /** GET {ROOT_URL}attachments/{uuid}: the repository's read rules; drafts only for writers. */
+  async downloadByUuid(viewer: AuthContext, uuid: string): Promise<AttachmentDownload> {
+    const attachment = await this.store.findAttachmentByUuid(uuid);
+    if (!attachment) throw new NotFoundError();
+    const release = await this.store.findReleaseOf(attachment);
+    const repo = release ? await this.repositories.findById(release.repoId) : null;
+    const owner = repo ? await this.users.findById(repo.ownerId) : null;
+    if (!release || !repo || !owner) throw new NotFoundError();
+    await this.releases.visible(viewer, owner.name, repo.name, release.id);
+    return this.download(attachment);
+  }
+
+  /** GET {ROOT_URL}{owner}/{repo}/releases/download/{tag}/{name}. */
+  async downloadByName(viewer: AuthContext, ownerName: string, repoName: string, tag: string, name: string): Promise<AttachmentDownload> {
+    const found = await this.releases.visibleByTag(viewer, ownerName, repoName, tag);
+    const attachment = await this.store.findAttachmentByName(found.release.id, name);
+    if (!attachment) throw new NotFoundError();
+    return this.download(attachment);
+  }
+
+  private async download(attachment: AttachmentEntity): Promise<AttachmentDownload> {
+    const key = attachmentKey(attachment.uuid);
+    const size = await this.blobs.size(key);
+    if (size === null) throw new NotFoundError();
+    await this.store.countDownload(attachment.id);
+    return { name: attachment.name, size, key };
+  }
+
+  private async attachmentOf(release: ReleaseEntity, id: number): Promise<AttachmentEntity> {
+    const attachment = await this.store.findAttachment(release.id, id);
+    if (!attachment) throw new NotFoundError();
+    return attachment;
+  }
+
+  private wire(found: VisibleRelease, attachment: AttachmentEntity): AttachmentWire {
+    return toAttachmentWire(found, found.release, attachment, this.usersService.site);
+  }
+
+  /** The owner's release attachments for the quota views (behaviour 2.10), largest first. */
+  private async quotaList(ownerId: number, page: PageQuery): Promise<Page<QuotaUsedAttachmentWire>> {
+    const owned = await this.store.listOfOwner(ownerId, page);
+    const owner = await this.users.findById(ownerId);
+    if (!owner) return { items: [], total: 0 };
+    const site = this.usersService.site;
+    return {
+      total: owned.total,
+      items: owned.items.map((item) => {
+        const place = { owner, repo: Object.assign(new RepositoryEntity(), { name: item.repoName }) };
+        const release = Object.assign(new ReleaseEntity(), { id: item.releaseId, tagName: item.tagName });
+        const urls = releaseUrls(place, release, site);
+        return {
+          name: item.attachment.name,
+          size: item.attachment.size,
+          api_url: `${urls.api}/assets/${item.attachment.id}`,
+          contained_in: { api_url: urls.api, html_url: urls.html },
+        };
+      }),
+    };
+  }
+}

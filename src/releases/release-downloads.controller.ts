@@ -1,0 +1,41 @@
+import { Controller, Get, Param, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, Public } from '../auth/route-auth';
+import { BlobStore } from '../blobs/blob-store';
+import { sendBlob } from '../blobs/blob-download';
+import { ReleaseAttachmentsService } from './release-attachments.service';
+
+/**
+ * Attachment downloads outside the API, at ROOT_URL (as Forgejo's web routes): `attachments/{uuid}` and
+ * `{owner}/{repo}/releases/download/{tag}/{name}`, under the repository's read rules.
+ */
+@ApiExcludeController()
+@Controller()
+export class ReleaseDownloadsController {
+  constructor(
+    private readonly attachments: ReleaseAttachmentsService,
+    private readonly blobs: BlobStore,
+  ) {}
+
+  @Get('attachments/:uuid')
+  @Public('repository')
+  async byUuid(@Caller() caller: AuthContext, @Param('uuid') uuid: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    await sendBlob(this.blobs, request, response, await this.attachments.downloadByUuid(caller, uuid));
+  }
+
+  @Get(':owner/:repo/releases/download/:tag/:name')
+  @Public('repository')
+  async byName(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('repo') repo: string,
+    @Param('tag') tag: string,
+    @Param('name') name: string,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
+    await sendBlob(this.blobs, request, response, await this.attachments.downloadByName(caller, owner, repo, tag, name));
+  }
+}

@@ -1,0 +1,186 @@
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, Public } from '../auth/route-auth';
+import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
+import { NotFoundError } from '../common/errors';
+import { ApiEmpty, ApiErrors } from '../common/openapi';
+import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { ReleaseAttachmentsService } from './release-attachments.service';
+import { CreateReleaseOption, EditAttachmentOption, EditReleaseOption } from './release.options';
+import { AttachmentWire, ReleaseWire } from './release.wire';
+import { ReleasesService } from './releases.service';
+
+/** `/repos/{owner}/{repo}/releases…` (Forgejo's API v1). The repository's read and write rules decide access. */
+@ApiTags('repository')
+@Controller()
+export class ReleasesController {
+  constructor(
+    private readonly releases: ReleasesService,
+    private readonly attachments: ReleaseAttachmentsService,
+  ) {}
+
+  @Get('repos/:owner/:repo/releases')
+  @Public('repository')
+  @ApiOperation({ operationId: 'repoListReleases', summary: "List a repo's releases" })
+  @ApiQuery({ name: 'draft', required: false, type: Boolean, description: 'filter (exclude / include) drafts, if you dont have repo write access none will show' })
+  @ApiQuery({ name: 'pre-release', required: false, type: Boolean, description: 'filter (exclude / include) pre-releases' })
+  @ApiPaging()
+  @ApiOkResponse({ type: [ReleaseWire], description: 'ReleaseList' })
+  @ApiErrors(404)
+  async list(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('repo') repo: string,
+    @Query('draft') draft: unknown,
+    @Query('pre-release') prerelease: unknown,
+    @Paging() page: PageQuery,
+  ): Promise<PagedList<ReleaseWire>> {
+    const filter = { draft: queryFlag(draft), prerelease: queryFlag(prerelease) };
+    return pagedList(await this.releases.list(caller, owner, repo, filter, page), page, same);
+  }
+
+  @Post('repos/:owner/:repo/releases')
+  @Public('repository')
+  @ReadsBody({ deferred: true })
+  @ApiOperation({ operationId: 'repoCreateRelease', summary: 'Create a release' })
+  @ApiBody({ type: CreateReleaseOption })
+  @ApiCreatedResponse({ type: ReleaseWire })
+  @ApiErrors(404, 409, 413, 422)
+  create(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @DeferredBody() body: LazyBody): Promise<ReleaseWire> {
+    return this.releases.create(caller, owner, repo, () => bindOption(body, CreateReleaseOption));
+  }
+
+  @Get('repos/:owner/:repo/releases/latest')
+  @Public('repository')
+  @ApiOperation({ operationId: 'repoGetLatestRelease', summary: 'Gets the most recent non-prerelease, non-draft release of a repository, sorted by created_at' })
+  @ApiOkResponse({ type: ReleaseWire })
+  @ApiErrors(404)
+  latest(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<ReleaseWire> {
+    return this.releases.latest(caller, owner, repo);
+  }
+
+  @Get('repos/:owner/:repo/releases/tags/:tag')
+  @Public('repository')
+  @ApiOperation({ operationId: 'repoGetReleaseByTag', summary: 'Get a release by tag name' })
+  @ApiOkResponse({ type: ReleaseWire })
+  @ApiErrors(404)
+  getByTag(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('tag') tag: string): Promise<ReleaseWire> {
+    return this.releases.getByTag(caller, owner, repo, tag);
+  }
+
+  @Delete('repos/:owner/:repo/releases/tags/:tag')
+  @Public('repository')
+  @HttpCode(204)
+  @ApiOperation({ operationId: 'repoDeleteReleaseByTag', summary: 'Delete a release by tag name (the tag stays)' })
+  @ApiEmpty()
+  @ApiErrors(404, 422)
+  async deleteByTag(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('tag') tag: string): Promise<void> {
+    await this.releases.deleteByTag(caller, owner, repo, tag);
+  }
+
+  @Get('repos/:owner/:repo/releases/:id')
+  @Public('repository')
+  @ApiOperation({ operationId: 'repoGetRelease', summary: 'Get a release' })
+  @ApiOkResponse({ type: ReleaseWire })
+  @ApiErrors(404)
+  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string): Promise<ReleaseWire> {
+    return this.releases.get(caller, owner, repo, idParam(id));
+  }
+
+  @Patch('repos/:owner/:repo/releases/:id')
+  @Public('repository')
+  @ReadsBody({ deferred: true })
+  @ApiOperation({ operationId: 'repoEditRelease', summary: 'Update a release' })
+  @ApiBody({ type: EditReleaseOption })
+  @ApiOkResponse({ type: ReleaseWire })
+  @ApiErrors(404, 409, 422)
+  edit(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<ReleaseWire> {
+    return this.releases.edit(caller, owner, repo, idParam(id), () => bindOption(body, EditReleaseOption));
+  }
+
+  @Delete('repos/:owner/:repo/releases/:id')
+  @Public('repository')
+  @HttpCode(204)
+  @ApiOperation({ operationId: 'repoDeleteRelease', summary: 'Delete a release (the tag stays)' })
+  @ApiEmpty()
+  @ApiErrors(404)
+  async delete(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string): Promise<void> {
+    await this.releases.delete(caller, owner, repo, idParam(id));
+  }
+
+  @Get('repos/:owner/:repo/releases/:id/assets')
+  @Public('repository')
+  @ApiOperation({ operationId: 'repoListReleaseAttachments', summary: 'List release\'s attachments' })
+  @ApiOkResponse({ type: [AttachmentWire], description: 'AttachmentList' })
+  @ApiErrors(404)
+  listAttachments(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string): Promise<AttachmentWire[]> {
+    return this.attachments.list(caller, owner, repo, idParam(id));
+  }
+
+  @Post('repos/:owner/:repo/releases/:id/assets')
+  @Public('repository')
+  @ApiOperation({ operationId: 'repoCreateReleaseAttachment', summary: 'Create a release attachment (multipart field `attachment`, or the raw body with `name`)' })
+  @ApiConsumes('multipart/form-data', 'application/octet-stream')
+  @ApiQuery({ name: 'name', required: false, type: String, description: 'name of the attachment' })
+  @ApiBody({ schema: { type: 'object', properties: { attachment: { type: 'string', format: 'binary', description: 'attachment to upload' } } } })
+  @ApiCreatedResponse({ type: AttachmentWire })
+  @ApiErrors(400, 404, 413)
+  upload(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Query('name') name: unknown, @Req() request: Request): Promise<AttachmentWire> {
+    return this.attachments.upload(caller, owner, repo, idParam(id), request, typeof name === 'string' ? name : '');
+  }
+
+  @Get('repos/:owner/:repo/releases/:id/assets/:attachment_id')
+  @Public('repository')
+  @ApiOperation({ operationId: 'repoGetReleaseAttachment', summary: 'Get a release attachment' })
+  @ApiOkResponse({ type: AttachmentWire })
+  @ApiErrors(404)
+  getAttachment(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Param('attachment_id') attachmentId: string): Promise<AttachmentWire> {
+    return this.attachments.get(caller, owner, repo, idParam(id), idParam(attachmentId));
+  }
+
+  @Patch('repos/:owner/:repo/releases/:id/assets/:attachment_id')
+  @Public('repository')
+  @HttpCode(201)
+  @ReadsBody({ deferred: true })
+  @ApiOperation({ operationId: 'repoEditReleaseAttachment', summary: 'Edit a release attachment' })
+  @ApiBody({ type: EditAttachmentOption })
+  @ApiCreatedResponse({ type: AttachmentWire })
+  @ApiErrors(404, 422)
+  editAttachment(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('repo') repo: string,
+    @Param('id') id: string,
+    @Param('attachment_id') attachmentId: string,
+    @DeferredBody() body: LazyBody,
+  ): Promise<AttachmentWire> {
+    return this.attachments.edit(caller, owner, repo, idParam(id), idParam(attachmentId), () => bindOption(body, EditAttachmentOption));
+  }
+
+  @Delete('repos/:owner/:repo/releases/:id/assets/:attachment_id')
+  @Public('repository')
+  @HttpCode(204)
+  @ApiOperation({ operationId: 'repoDeleteReleaseAttachment', summary: 'Delete a release attachment' })
+  @ApiEmpty()
+  @ApiErrors(404)
+  async deleteAttachment(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Param('attachment_id') attachmentId: string): Promise<void> {
+    await this.attachments.delete(caller, owner, repo, idParam(id), idParam(attachmentId));
+  }
+}
+
+const same = <T>(item: T) => item;
+
+/** A path id that is not a positive integer names nothing (404). */
+export function idParam(raw: string): number {
+  if (!/^\d{1,15}$/.test(raw)) throw new NotFoundError();
+  return Number(raw);
+}
+
+/** `true`/`false` filter; anything else (or absent) does not filter. */
+function queryFlag(value: unknown): boolean | undefined {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return undefined;
+}

@@ -1,0 +1,272 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { requireSignedIn } from '../auth/route-auth';
+import { BlobStore, fannedKey } from '../blobs/blob-store';
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { Page, PageQuery } from '../common/paging';
+import { Clock } from '../common/time';
+import { isUniqueViolation, Transactions } from '../database/transactions';
+import { GitTags, isValidTagName } from '../git/git-tags';
+import { RepositoryPaths } from '../git/repository-paths';
+import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
+import { RepositoriesService } from '../repos/repositories.service';
+import { administers } from '../repos/repository-access';
+import { UserEntity, Visibility } from '../users/user.entity';
+import { UserStore } from '../users/user.store';
+import { UsersService } from '../users/users.service';
+import type { CreateReleaseOption, EditReleaseOption } from './release.options';
+import { AttachmentEntity, ReleaseEntity } from './release.entities';
+import { ReleasePlace, toReleaseWire } from './release.mapper';
+import { ReleaseFilter, ReleaseStore } from './release.store';
+import type { ReleaseWire } from './release.wire';
+
+/** A release the caller may see, with where it lives and whether the caller may change it. */
+export interface VisibleRelease extends ReleasePlace {
+  release: ReleaseEntity;
+  canWrite: boolean;
+}
+
+/** A repository route's lookup: the place, and whether the caller writes to it. */
+export interface ReleaseRepository extends ReleasePlace {
+  canWrite: boolean;
+}
+
+/**
+ * Releases (Forgejo's API v1): drafts are seen only by writers; publishing a release whose tag does not exist
+ * creates the tag at `target_commitish` in git; deleting a release keeps its tag and removes its files.
+ */
+@Injectable()
+export class ReleasesService {
+  private readonly logger = new Logger('ReleasesService');
+
+  constructor(
+    private readonly releases: ReleaseStore,
+    private readonly repositories: RepositoriesService,
+    private readonly users: UserStore,
+    private readonly usersService: UsersService,
+    private readonly tags: GitTags,
+    private readonly paths: RepositoryPaths,
+    private readonly blobs: BlobStore,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+    @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+  ) {}
+
+  /** The repository of a /repos/{owner}/{repo}/releases route (404/403 as every repository route). */
+  async repository(viewer: AuthContext, ownerName: string, repoName: string): Promise<ReleaseRepository> {
+    const { repo, owner, access } = await this.repositories.findReadable(viewer, ownerName, repoName);
+    return { repo, owner, canWrite: viewer.isSignedIn && administers(access, repo) };
+  }
+
+  /** As `repository`, then sign-in (401) and write access (403), in Forgejo's order. */
+  async writableRepository(viewer: AuthContext, ownerName: string, repoName: string): Promise<ReleaseRepository> {
+    const place = await this.repository(viewer, ownerName, repoName);
+    requireSignedIn(viewer);
+    if (!place.canWrite) throw new ForbiddenError('user should have a permission to write to a repo');
+    return place;
+  }
+
+  /** A release by id, hidden (404) when it is a draft and the caller does not write to the repository. */
+  async visible(viewer: AuthContext, ownerName: string, repoName: string, id: number): Promise<VisibleRelease> {
+    const place = await this.repository(viewer, ownerName, repoName);
+    return { ...place, release: this.shown(place, await this.releases.findById(place.repo.id, id)) };
+  }
+
+  async visibleByTag(viewer: AuthContext, ownerName: string, repoName: string, tag: string): Promise<VisibleRelease> {
+    const place = await this.repository(viewer, ownerName, repoName);
+    return { ...place, release: this.shown(place, await this.releases.findByTag(place.repo.id, tag)) };
+  }
+
+  async writable(viewer: AuthContext, ownerName: string, repoName: string, id: number): Promise<VisibleRelease> {
+    const place = await this.writableRepository(viewer, ownerName, repoName);
+    const release = await this.releases.findById(place.repo.id, id);
+    if (!release) throw new NotFoundError();
+    return { ...place, release };
+  }
+
+  async list(viewer: AuthContext, ownerName: string, repoName: string, filter: Omit<ReleaseFilter, 'includeDrafts'>, page: PageQuery): Promise<Page<ReleaseWire>> {
+    const place = await this.repository(viewer, ownerName, repoName);
+    // Forgejo: a reader asking for drafts gets none rather than an error.
+    if (filter.draft === true && !place.canWrite) return { items: [], total: 0 };
+    const releases = await this.releases.list(place.repo.id, { ...filter, includeDrafts: place.canWrite }, page);
+    return { items: await this.wires(viewer, place, releases.items), total: releases.total };
+  }
+
+  async get(viewer: AuthContext, ownerName: string, repoName: string, id: number): Promise<ReleaseWire> {
+    const found = await this.visible(viewer, ownerName, repoName, id);
+    return this.wire(viewer, found, found.release);
+  }
+
+  async getByTag(viewer: AuthContext, ownerName: string, repoName: string, tag: string): Promise<ReleaseWire> {
+    const found = await this.visibleByTag(viewer, ownerName, repoName, tag);
+    return this.wire(viewer, found, found.release);
+  }
+
+  async latest(viewer: AuthContext, ownerName: string, repoName: string): Promise<ReleaseWire> {
+    const place = await this.repository(viewer, ownerName, repoName);
+    const release = await this.releases.latest(place.repo.id);
+    if (!release) throw new NotFoundError();
+    return this.wire(viewer, place, release);
+  }
+
+  /**
+   * POST /repos/{owner}/{repo}/releases. Order (Forgejo): repository 404, sign-in 401, write 403, quota
+   * `size:repos:all` 413, body 422, empty repository 422, existing release 409, then the tag and the row.
+   */
+  async create(viewer: AuthContext, ownerName: string, repoName: string, bind: () => Promise<CreateReleaseOption>): Promise<ReleaseWire> {
+    const place = await this.writableRepository(viewer, ownerName, repoName);
+    await this.quota.assertCanWrite(place.owner, 'size:repos:all');
+    const option = await bind();
+    if (place.repo.isEmpty) throw new InvalidInputError('repo is empty');
+    if (!isValidTagName(option.tag_name)) throw new InvalidInputError('[TagName]: GitRefName');
+    if (await this.releases.findByTag(place.repo.id, option.tag_name)) throw releaseExists(option.tag_name);
+    const target = option.target_commitish || place.repo.defaultBranch;
+    const draft = option.draft ?? false;
+    const sha1 = draft ? '' : await this.ensureTag(place, option.tag_name, target);
+    let release: ReleaseEntity;
+    try {
+      release = await this.transactions.run((tx) =>
+        this.releases.insert(tx, {
+          repoId: place.repo.id,
+          publisherId: viewer.user!.id,
+          tagName: option.tag_name,
+          target,
+          title: option.name ?? '',
+          note: option.body ?? '',
+          sha1,
+          isDraft: draft,
+          isPrerelease: option.prerelease ?? false,
+          hideArchiveLinks: option.hide_archive_links ?? false,
+          createdUnix: this.clock.nowUnix(),
+        }),
+      );
+    } catch (error) {
+      // A concurrent creation won; its tag (if this call made it) is the one it points at, so it stays.
+      if (isUniqueViolation(error)) throw releaseExists(option.tag_name);
+      throw error;
+    }
+    return this.wire(viewer, place, release);
+  }
+
+  /** PATCH /repos/{owner}/{repo}/releases/{id}: publishing a draft creates its tag when missing. */
+  async edit(viewer: AuthContext, ownerName: string, repoName: string, id: number, bind: () => Promise<EditReleaseOption>): Promise<ReleaseWire> {
+    const found = await this.writable(viewer, ownerName, repoName, id);
+    const option = await bind();
+    const { release } = found;
+    const changes: Partial<ReleaseEntity> = {};
+    if (option.tag_name && option.tag_name !== release.tagName) {
+      if (!isValidTagName(option.tag_name)) throw new InvalidInputError('[TagName]: GitRefName');
+      const other = await this.releases.findByTag(found.repo.id, option.tag_name);
+      if (other) throw releaseExists(option.tag_name);
+      changes.tagName = option.tag_name;
+    }
+    if (option.target_commitish) changes.target = option.target_commitish;
+    if (option.name !== undefined && option.name !== null) changes.title = option.name;
+    if (option.body !== undefined && option.body !== null) changes.note = option.body;
+    if (option.draft !== undefined && option.draft !== null) changes.isDraft = option.draft;
+    if (option.prerelease !== undefined && option.prerelease !== null) changes.isPrerelease = option.prerelease;
+    if (option.hide_archive_links !== undefined && option.hide_archive_links !== null) changes.hideArchiveLinks = option.hide_archive_links;
+    const next = { ...release, ...changes };
+    if (!next.isDraft && (release.isDraft || changes.tagName)) {
+      changes.sha1 = await this.ensureTag(found, next.tagName, next.target);
+    }
+    try {
+      await this.transactions.run((tx) => this.releases.update(tx, release.id, changes));
+    } catch (error) {
+      if (isUniqueViolation(error)) throw releaseExists(next.tagName);
+      throw error;
+    }
+    return this.wire(viewer, found, (await this.releases.findById(found.repo.id, release.id)) ?? next);
+  }
+
+  async delete(viewer: AuthContext, ownerName: string, repoName: string, id: number): Promise<void> {
+    const found = await this.writable(viewer, ownerName, repoName, id);
+    await this.remove(found.release);
+  }
+
+  /** DELETE /repos/{owner}/{repo}/releases/tags/{tag}: the release goes, the git tag stays. */
+  async deleteByTag(viewer: AuthContext, ownerName: string, repoName: string, tag: string): Promise<void> {
+    const place = await this.writableRepository(viewer, ownerName, repoName);
+    const release = await this.releases.findByTag(place.repo.id, tag);
+    if (!release) throw new NotFoundError();
+    await this.remove(release);
+  }
+
+  /** The row and its attachments' rows in one transaction, then their files. */
+  private async remove(release: ReleaseEntity): Promise<void> {
+    const uuids = await this.transactions.run((tx) => this.releases.delete(tx, release.id));
+    if (uuids === null) throw new NotFoundError();
+    await this.removeFiles(uuids);
+  }
+
+  /** Files of attachments whose rows are gone; a failure is logged, never undoes the deletion. */
+  async removeFiles(uuids: string[]): Promise<void> {
+    for (const uuid of uuids) {
+      await this.blobs.remove(attachmentKey(uuid)).catch((error: Error) => this.logger.error(`attachment ${uuid} kept its file: ${error.message}`));
+    }
+  }
+
+  async wire(viewer: AuthContext, place: ReleasePlace, release: ReleaseEntity): Promise<ReleaseWire> {
+    return (await this.wires(viewer, place, [release]))[0];
+  }
+
+  private async wires(viewer: AuthContext, place: ReleasePlace, releases: ReleaseEntity[]): Promise<ReleaseWire[]> {
+    const [publishers, attachments] = await Promise.all([
+      this.users.findByIds([...new Set(releases.map((release) => release.publisherId))]),
+      this.releases.attachmentsOf(releases.map((release) => release.id)),
+    ]);
+    const byId = new Map(publishers.map((user) => [user.id, user]));
+    const site = this.usersService.site;
+    return releases.map((release) =>
+      toReleaseWire(place, release, byId.get(release.publisherId) ?? ghost(), attachments.filter((a: AttachmentEntity) => a.releaseId === release.id), viewer, site),
+    );
+  }
+
+  private shown(place: ReleaseRepository, release: ReleaseEntity | null): ReleaseEntity {
+    if (!release || (release.isDraft && !place.canWrite)) throw new NotFoundError();
+    return release;
+  }
+
+  /** The commit of the tag; the tag is created at `target` when missing (Forgejo: unknown target → 404). */
+  private async ensureTag(place: ReleasePlace, tag: string, target: string): Promise<string> {
+    const dir = this.paths.repository(place.owner.name, place.repo.name);
+    const existing = await this.tags.commitOf(dir, tag);
+    if (existing) return existing;
+    const commit = await this.tags.resolveCommit(dir, target);
+    if (!commit) throw new NotFoundError(`target "${target}" not found`);
+    if (!(await this.tags.create(dir, tag, commit))) {
+      // Created meanwhile by a push or a concurrent release: use whatever it points at now.
+      const now = await this.tags.commitOf(dir, tag);
+      if (now) return now;
+    }
+    return commit;
+  }
+}
+
+export function attachmentKey(uuid: string): string {
+  return fannedKey('attachments', uuid);
+}
+
+function releaseExists(tag: string): ConflictError {
+  return new ConflictError(`Release with tag "${tag}" already exists`);
+}
+
+/** The author of a release whose publisher was deleted (Forgejo's ghost user). */
+function ghost(): UserEntity {
+  return Object.assign(new UserEntity(), {
+    id: -1,
+    name: 'Ghost',
+    lowerName: 'ghost',
+    fullName: '',
+    email: '',
+    keepEmailPrivate: true,
+    location: '',
+    website: '',
+    description: '',
+    visibility: Visibility.Public,
+    numFollowers: 0,
+    numFollowing: 0,
+    numStars: 0,
+    createdUnix: 0,
+  });
+}
