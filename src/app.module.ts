@@ -6,6 +6,7 @@ import { AuthModule } from './auth/auth.module';
 import { AuthenticationMiddleware } from './auth/authentication.middleware';
 import { BodyMiddleware, BodyPipe } from './common/body';
 import { CommonModule } from './common/common.module';
+import { ContentModule } from './content/content.module';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { requestLogOptions } from './common/request-log';
 import { ResponseInterceptor } from './common/response.interceptor';
@@ -37,6 +38,7 @@ export class AppModule implements NestModule {
         UsersModule,
         KeysModule,
         ReposModule,
+        ContentModule,
         GitHttpModule,
         SshModule,
         // Quota routes exist only while quota is enabled; the engine itself always answers [D22].

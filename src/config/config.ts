@@ -20,6 +20,8 @@ export interface AppConfig {
   markdown: { maxBytes: number };
   /** Largest request body read into memory, in bytes. */
   maxBodyBytes: number;
+  /** Files above this size are not inlined (base64) by GET /repos/{o}/{r}/contents (MAX_DISPLAY_FILE_SIZE). */
+  maxDisplayFileBytes: number;
   logLevel: string;
   ssh: SshConfig;
   git: GitServingConfig;
@@ -94,6 +96,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // about three seconds on one core, and the render time budget stops pathological documents.
     markdown: { maxBytes: byteSize(env, 'MARKDOWN_MAX_SIZE', 512 * 1024) },
     maxBodyBytes: byteSize(env, 'MAX_BODY_SIZE', 10 * 1024 * 1024),
+    maxDisplayFileBytes: byteSize(env, 'MAX_DISPLAY_FILE_SIZE', 8 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     ssh: {
       enabled: boolean(env, 'SSH_ENABLED', true),

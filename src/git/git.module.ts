@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { GitCommand } from './git-command';
 import { GitProcesses } from './git-processes';
 import { GitRepositories } from './git-repositories';
+import { GitTrees } from './git-trees';
+import { GitWrites } from './git-writes';
 import { PushHooks } from './push-hooks';
 import { RepositoryPaths } from './repository-paths';
 
@@ -10,7 +12,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitCommand, GitRepositories, RepositoryPaths, PushHooks, GitProcesses],
-  exports: [GitCommand, GitRepositories, RepositoryPaths, PushHooks, GitProcesses],
+  providers: [GitCommand, GitRepositories, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites],
+  exports: [GitCommand, GitRepositories, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites],
 })
 export class GitModule {}
