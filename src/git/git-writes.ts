@@ -67,21 +67,23 @@ export class GitWrites {
       if (spec.parent) await this.git.run(['read-tree', spec.parent], { gitDir: dir, env });
       else await this.git.run(['read-tree', '--empty'], { gitDir: dir, env });
       const lines: string[] = [];
-      const removed: string[] = [];
+      // `--index-info` removes a path given mode 0 and the zero id (of the repository's hash length).
+      const zero = '0'.repeat(spec.parent?.length ?? 40);
       for (const change of spec.changes) {
         if ('remove' in change) {
-          removed.push(`${change.path}\0`);
+          lines.push(`0 ${zero}\t${change.path}\0`);
           continue;
         }
         const oid = (await this.git.run(['hash-object', '-w', '--stdin'], { gitDir: dir, input: change.content })).trim();
         lines.push(`${change.executable ? '100755' : '100644'} ${oid}\t${change.path}\0`);
       }
-      if (removed.length > 0) await this.git.run(['update-index', '-z', '--force-remove', '--stdin'], { gitDir: dir, env, input: removed.join('') });
       if (lines.length > 0) await this.git.run(['update-index', '-z', '--index-info'], { gitDir: dir, env, input: lines.join('') });
       const tree = (await this.git.run(['write-tree'], { gitDir: dir, env })).trim();
       const args = ['commit-tree', tree];
       if (spec.parent) args.push('-p', spec.parent);
-      return (await this.git.run(args, { gitDir: dir, input: spec.message, env: identityEnvironment(spec.author, spec.committer) })).trim();
+      // Forgejo ends every message with a newline, as `git commit` does.
+      const message = spec.message.endsWith('\n') ? spec.message : `${spec.message}\n`;
+      return (await this.git.run(args, { gitDir: dir, input: message, env: identityEnvironment(spec.author, spec.committer) })).trim();
     } finally {
       await fs.rm(indexFile, { force: true });
     }
