@@ -38,7 +38,6 @@ export class AppModule implements NestModule {
         UsersModule,
         KeysModule,
         ReposModule,
-        ContentModule,
         GitHttpModule,
         SshModule,
         // Quota routes exist only while quota is enabled; the engine itself always answers [D22].
@@ -46,6 +45,7 @@ export class AppModule implements NestModule {
         AdminModule,
         MarkdownModule,
         ServerModule,
+        ContentModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },

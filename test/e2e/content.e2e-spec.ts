@@ -53,7 +53,7 @@ describe('repository content (Forgejo API v1)', () => {
   }
 
   beforeAll(async () => {
-    t = await startTestApp({ LOG_LEVEL: 'error' });
+    t = await startTestApp();
     base = await t.listen();
     client = new GitClient();
     alice = await makeUser(t);
