@@ -53,11 +53,10 @@ export class CommitsService {
       const head = await this.refs.resolve(target, query.sha || undefined);
       if (!head) throw new NotFoundError();
       const filters = { path, since, until };
-      const [count, log] = await Promise.all([
-        this.trees.count(target.dir, head.commit, filters),
-        this.trees.log(target.dir, head.commit, { ...filters, skip: page.offset, limit: page.limit, withChanges: query.stat || query.files }),
-      ]);
-      return { commits: log, total: count };
+      // One after the other: a slot stands for one git process.
+      const total = await this.trees.count(target.dir, head.commit, filters);
+      const commits = await this.trees.log(target.dir, head.commit, { ...filters, skip: page.offset, limit: page.limit, withChanges: query.stat || query.files });
+      return { commits, total };
     });
     const users = await this.refs.usersByEmail(viewer, commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail]));
     return { items: commits.map((commit) => toCommitWire(target.urls, commit, users, query)), total };
