@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../common/errors';
-import { GitTrees } from '../git/git-trees';
+import { GitTrees, isPlainRevision } from '../git/git-trees';
 import type { UserWire } from '../users/user.wire';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
@@ -23,10 +23,10 @@ export class ContentRefs {
 
   async resolve(target: ContentRepository, name: string | undefined): Promise<NamedRef | null> {
     const wanted = name === undefined || name === '' ? target.repo.defaultBranch : name;
-    const branch = await this.trees.resolveCommit(target.dir, `refs/heads/${wanted}`);
-    if (branch) return { name: wanted, kind: 'branch', commit: branch };
-    const tag = await this.trees.resolveCommit(target.dir, `refs/tags/${wanted}`);
-    if (tag) return { name: wanted, kind: 'tag', commit: tag };
+    if (!isPlainRevision(wanted)) return null;
+    const refs = await this.trees.peelRefs(target.dir, [`refs/heads/${wanted}`, `refs/tags/${wanted}`]);
+    const named = namedRef(refs, wanted);
+    if (named) return named;
     if (/^[0-9a-fA-F]{4,64}$/.test(wanted)) {
       const commit = await this.trees.resolveCommit(target.dir, wanted);
       if (commit) return { name: commit, kind: 'commit', commit };
@@ -41,15 +41,21 @@ export class ContentRefs {
   }
 
   /**
-   * Where the path of /raw/{ref}/{filepath} splits: the longest leading run of segments that names a branch or
-   * tag, or a leading commit id; otherwise the default branch and the whole path.
+   * Where the path of /raw/{ref}/{filepath} splits (Forgejo's RepoRefAny): the longest leading run of segments
+   * that names a branch or tag (all candidates looked up in one call), or a leading full commit id; otherwise the
+   * default branch and the whole path.
    */
   async split(target: ContentRepository, path: string): Promise<{ ref: NamedRef | null; path: string }> {
     const segments = path.split('/');
-    for (let count = segments.length - 1; count >= 1; count--) {
-      const name = segments.slice(0, count).join('/');
-      const ref = await this.resolve(target, name);
-      if (ref) return { ref, path: segments.slice(count).join('/') };
+    const candidates = segments.slice(0, -1).map((_, index) => segments.slice(0, index + 1).join('/')).filter(isPlainRevision);
+    const refs = await this.trees.peelRefs(target.dir, candidates.flatMap((name) => [`refs/heads/${name}`, `refs/tags/${name}`]));
+    for (const name of [...candidates].reverse()) {
+      const named = namedRef(refs, name);
+      if (named) return { ref: named, path: path.slice(name.length + 1) };
+    }
+    if (segments.length > 1 && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(segments[0])) {
+      const commit = await this.trees.resolveCommit(target.dir, segments[0]);
+      if (commit) return { ref: { name: commit, kind: 'commit', commit }, path: segments.slice(1).join('/') };
     }
     return { ref: await this.resolve(target, undefined), path };
   }
@@ -70,4 +76,13 @@ export class ContentRefs {
     const users = await this.usersByEmail(viewer, emails);
     return new Map([...users].map(([email, user]) => [email, user.login]));
   }
+}
+
+/** A branch wins over a tag of the same name, as in Forgejo. */
+function namedRef(refs: Map<string, string>, name: string): NamedRef | null {
+  const branch = refs.get(`refs/heads/${name}`);
+  if (branch) return { name, kind: 'branch', commit: branch };
+  const tag = refs.get(`refs/tags/${name}`);
+  if (tag) return { name, kind: 'tag', commit: tag };
+  return null;
 }

@@ -90,6 +90,24 @@ export class GitTrees {
     return result.exitCode === 0 ? result.stdout.trim() : null;
   }
 
+  /**
+   * The commits that the given full ref names peel to, for those that exist, in one call (refs that name
+   * trees or blobs are left out).
+   */
+  async peelRefs(dir: string, refs: string[]): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    if (refs.length === 0) return found;
+    const output = await this.git.run(['for-each-ref', `--format=%(refname)${FIELD}%(objecttype)${FIELD}%(objectname)${FIELD}%(*objecttype)${FIELD}%(*objectname)`, ...refs], { gitDir: dir });
+    const wanted = new Set(refs);
+    for (const line of output.split('\n')) {
+      const [ref, type, oid, peeledType, peeled] = line.split(FIELD);
+      if (!wanted.has(ref)) continue;
+      if (type === 'commit') found.set(ref, oid);
+      else if (type === 'tag' && peeledType === 'commit') found.set(ref, peeled);
+    }
+    return found;
+  }
+
   /** Refs under `prefix` (`refs/heads/`, `refs/tags/`), with the commit each peels to, in one call. */
   async refs(dir: string, prefix: string, sort = 'refname'): Promise<RefInfo[]> {
     const fields = [

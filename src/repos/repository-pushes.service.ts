@@ -80,6 +80,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
         changes.isEmpty = false;
       }
     }
+    await this.git.refreshCommitGraph(dir);
     changes.gitSize = await this.git.size(dir);
     changes.updatedUnix = this.clock.nowUnix();
     await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
