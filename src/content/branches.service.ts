@@ -43,17 +43,7 @@ export class BranchesService {
   async delete(viewer: AuthContext, owner: string, repo: string, branch: string): Promise<void> {
     const target = await this.repositories.writable(viewer, owner, repo);
     if (branch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');
-    await this.repositories.withGit(async () => {
-      const ref = await this.find(target, branch);
-      if (!ref) throw new NotFoundError();
-      try {
-        await this.writes.deleteRef(target.dir, ref.ref, ref.oid);
-      } catch (error) {
-        if (error instanceof RefChangedError) throw new ConflictError('the branch was changed by another writer');
-        throw error;
-      }
-    });
-    await this.repositories.recordRefChanges(target, []);
+    await this.repositories.deleteRef(target, () => this.find(target, branch));
   }
 
   /** Order: 404 → 403 → quota 413 → empty 404 → start ref 404 → existing branch 409. */

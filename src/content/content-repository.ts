@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
-import { DomainError, ForbiddenError } from '../common/errors';
+import { ConflictError, DomainError, ForbiddenError, NotFoundError } from '../common/errors';
 import { GitBusyError, GitProcesses } from '../git/git-processes';
+import type { RefInfo } from '../git/git-trees';
+import { GitWrites, RefChangedError } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
 import { RepositoriesService } from '../repos/repositories.service';
 import { administers, ViewerAccess } from '../repos/repository-access';
@@ -46,6 +48,7 @@ export class ContentRepositories {
     private readonly processes: GitProcesses,
     private readonly pushes: RepositoryPushes,
     private readonly users: UsersService,
+    private readonly writes: GitWrites,
   ) {}
 
   async readable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ContentRepository> {
@@ -72,6 +75,24 @@ export class ContentRepositories {
       if (error instanceof GitBusyError) throw new GitBusyDomainError(error.message);
       throw error;
     }
+  }
+
+  /**
+   * Deletes the ref `find` returns (404 when there is none) with compare-and-swap on the value it read (409 when
+   * a concurrent writer moved it), then records the change.
+   */
+  async deleteRef(target: ContentRepository, find: () => Promise<RefInfo | undefined>): Promise<void> {
+    await this.withGit(async () => {
+      const ref = await find();
+      if (!ref) throw new NotFoundError();
+      try {
+        await this.writes.deleteRef(target.dir, ref.ref, ref.oid);
+      } catch (error) {
+        if (error instanceof RefChangedError) throw new ConflictError(`${ref.ref} was changed by another writer`);
+        throw error;
+      }
+    });
+    await this.recordRefChanges(target, []);
   }
 
   /** After a ref changed on the server: size, update time, and the first branch of an empty repository. */

@@ -5,7 +5,7 @@ import { Clock } from '../common/time';
 import { Page, PageQuery } from '../common/paging';
 import { GitCommand } from '../git/git-command';
 import { GitTrees, RefInfo } from '../git/git-trees';
-import { createTag, GitWrites, RefChangedError } from '../git/git-writes';
+import { createTag, RefChangedError } from '../git/git-writes';
 import { isValidRefName } from '../git/ref-names';
 import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
 import { gitSignature } from '../repos/repositories.service';
@@ -24,7 +24,6 @@ export class TagsService {
   constructor(
     private readonly repositories: ContentRepositories,
     private readonly trees: GitTrees,
-    private readonly writes: GitWrites,
     private readonly git: GitCommand,
     private readonly refs: ContentRefs,
     private readonly users: UsersService,
@@ -48,17 +47,7 @@ export class TagsService {
 
   async delete(viewer: AuthContext, owner: string, repo: string, tag: string): Promise<void> {
     const target = await this.repositories.writable(viewer, owner, repo);
-    await this.repositories.withGit(async () => {
-      const ref = await this.find(target, tag);
-      if (!ref) throw new NotFoundError();
-      try {
-        await this.writes.deleteRef(target.dir, ref.ref, ref.oid);
-      } catch (error) {
-        if (error instanceof RefChangedError) throw new ConflictError('the tag was changed by another writer');
-        throw error;
-      }
-    });
-    await this.repositories.recordRefChanges(target, []);
+    await this.repositories.deleteRef(target, () => this.find(target, tag));
   }
 
   /**
