@@ -6,6 +6,7 @@ import { AuthModule } from './auth/auth.module';
 import { AuthenticationMiddleware } from './auth/authentication.middleware';
 import { BodyInterceptor, BodyPipe } from './common/body';
 import { CommonModule } from './common/common.module';
+import { ContentModule } from './content/content.module';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { requestLogOptions } from './common/request-log';
 import { ResponseInterceptor } from './common/response.interceptor';
@@ -48,6 +49,7 @@ export class AppModule implements NestModule {
         AdminModule,
         MarkdownModule,
         ServerModule,
+        ContentModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },

@@ -24,6 +24,8 @@ export interface AppConfig {
   rateLimits: RateLimitConfig;
   /** Largest release attachment and generic package file, streamed to disk (never held in memory). */
   uploads: { attachmentMaxBytes: number; packageMaxBytes: number };
+  /** Files above this size are not inlined (base64) by GET /repos/{o}/{r}/contents (MAX_DISPLAY_FILE_SIZE). */
+  maxDisplayFileBytes: number;
   logLevel: string;
   /** LOG_FILE: where the log goes instead of standard output. */
   logFile?: string;
@@ -147,6 +149,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       attachmentMaxBytes: byteSize(env, 'ATTACHMENT_MAX_SIZE', 2 * 1024 ** 3),
       packageMaxBytes: byteSize(env, 'PACKAGE_MAX_SIZE', 2 * 1024 ** 3),
     },
+    maxDisplayFileBytes: byteSize(env, 'MAX_DISPLAY_FILE_SIZE', 8 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     ssh: {
       enabled: boolean(env, 'SSH_ENABLED', true),

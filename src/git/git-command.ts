@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { gitEnvironment, gitHome } from './git-environment';
@@ -48,6 +49,15 @@ export interface GitResult {
   exitCode: number;
 }
 
+/** A git command whose standard output is read as it comes (blobs, archives), never buffered whole. */
+export interface GitStream {
+  stdout: Readable;
+  /** Settles when git has exited: rejects with a GitError on a non-zero exit, a timeout or a kill. */
+  exited: Promise<void>;
+  /** Stops git (the reader went away). */
+  kill(): void;
+}
+
 const DEFAULT_TIMEOUT_MS = 60_000;
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 
@@ -68,17 +78,68 @@ export class GitCommand {
     return result.stdout;
   }
 
+  /** Runs git and returns its standard output as bytes (blob contents). */
+  async runBuffer(args: string[], options: GitRunOptions = {}): Promise<Buffer> {
+    const result = await this.execute(args, options);
+    return result.bytes;
+  }
+
+  /**
+   * Starts git and hands back its standard output as a stream. The time limit still holds: a command that runs
+   * longer is killed and `exited` rejects.
+   */
+  stream(args: string[], options: GitRunOptions = {}): GitStream {
+    this.ensureHome();
+    const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const child = spawn('git', fullArgs, { env: gitEnvironment(this.config.dataDir, options.env), stdio: ['pipe', 'pipe', 'pipe'], shell: false });
+    const stderr: Buffer[] = [];
+    let timedOut = false;
+    let killed = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 64) stderr.push(chunk);
+    });
+    const exited = new Promise<void>((resolve, reject) => {
+      child.on('error', (error) => {
+        clearTimeout(timer);
+        reject(new GitUnavailableError(args, error));
+      });
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        if (timedOut) return reject(new GitTimeoutError(args, timeoutMs));
+        if (code === 0 || killed) return resolve();
+        reject(new GitError(args, code, Buffer.concat(stderr).toString('utf8')));
+      });
+    });
+    // Callers that only await the stream must not see an unhandled rejection.
+    exited.catch(() => undefined);
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
+    return {
+      stdout: child.stdout,
+      exited,
+      kill: () => {
+        killed = true;
+        child.kill('SIGKILL');
+      },
+    };
+  }
+
   /** Runs git and returns the exit code as well, for commands whose exit code is an answer (show-ref). */
   async probe(args: string[], options: GitRunOptions = {}): Promise<GitResult> {
     return this.execute(args, options, true);
   }
 
-  private async execute(args: string[], options: GitRunOptions, acceptAnyExit = false): Promise<GitResult> {
+  private async execute(args: string[], options: GitRunOptions, acceptAnyExit = false): Promise<GitResult & { bytes: Buffer }> {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const env = gitEnvironment(this.config.dataDir, options.env);
-    return new Promise<GitResult>((resolve, reject) => {
+    return new Promise<GitResult & { bytes: Buffer }>((resolve, reject) => {
       const child = spawn('git', fullArgs, { env, stdio: ['pipe', 'pipe', 'pipe'], shell: false });
       const stdout: Buffer[] = [];
       const stderr: Buffer[] = [];
@@ -106,7 +167,8 @@ export class GitCommand {
       child.on('close', (code) => {
         finish(() => {
           if (timedOut) return reject(new GitTimeoutError(args, timeoutMs));
-          const result = { stdout: Buffer.concat(stdout).toString('utf8'), exitCode: code ?? -1 };
+          const bytes = Buffer.concat(stdout);
+          const result = { stdout: bytes.toString('utf8'), bytes, exitCode: code ?? -1 };
           if (code === 0 || (acceptAnyExit && code !== null)) return resolve(result);
           reject(new GitError(args, code, Buffer.concat(stderr).toString('utf8')));
         });

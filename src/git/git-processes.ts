@@ -151,6 +151,19 @@ export class GitProcesses implements BeforeApplicationShutdown {
     }
   }
 
+  /**
+   * Runs plumbing (the content API's reads and writes) inside one slot of the same cap, so that API traffic and
+   * clones together never run more than GIT_MAX_PROCESSES git processes; waits like `start` (GitBusyError).
+   */
+  async withSlot<T>(work: () => Promise<T>): Promise<T> {
+    await this.acquireSlot();
+    try {
+      return await work();
+    } finally {
+      this.releaseSlot();
+    }
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
     this.draining = true;
     for (const waiter of this.waiting.splice(0)) waiter.refuse(new GitBusyError('the server is shutting down'));

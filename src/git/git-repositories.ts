@@ -85,6 +85,15 @@ export class GitRepositories {
     return result.exitCode === 0;
   }
 
+  /**
+   * Brings the commit-graph file up to date, with changed-path Bloom filters: path-limited history (the content
+   * API's `last_commit_sha`, `commits?path=`) then skips most commits without reading their trees. `--split`
+   * writes only the commits that are new since the last call, as a new layer.
+   */
+  async refreshCommitGraph(dir: string): Promise<void> {
+    await this.git.run(['commit-graph', 'write', '--reachable', '--changed-paths', '--split'], { gitDir: dir });
+  }
+
   /** Total bytes of the regular files under `dir` (behaviour 11.1: the stored git size). */
   async size(dir: string): Promise<number> {
     let total = 0;

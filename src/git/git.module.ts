@@ -3,6 +3,8 @@ import { GitCommand } from './git-command';
 import { GitProcesses } from './git-processes';
 import { GitRepositories } from './git-repositories';
 import { GitTags } from './git-tags';
+import { GitTrees } from './git-trees';
+import { GitWrites } from './git-writes';
 import { PushHooks } from './push-hooks';
 import { RepositoryPaths } from './repository-paths';
 
@@ -11,7 +13,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitCommand, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses],
-  exports: [GitCommand, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses],
+  providers: [GitCommand, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites],
+  exports: [GitCommand, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites],
 })
 export class GitModule {}

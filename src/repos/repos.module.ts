@@ -38,7 +38,7 @@ import { WatchesService } from './watches.service';
     StarsService,
     WatchesService,
   ],
-  exports: [RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryViews, RepositoryGitAccess, QuotaModule],
+  exports: [RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
 })
 export class ReposModule implements OnModuleInit {
   constructor(

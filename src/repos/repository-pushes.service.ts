@@ -54,15 +54,25 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    * `master`, else the first created) and HEAD; every accepted push recomputes the size and sets the update time.
    */
   async postReceive(push: PushContext, updates: RefUpdate[]): Promise<void> {
-    const repo = await this.repository(push);
+    await this.repository(push);
+    const created = updates
+      .filter((update) => update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId))
+      .map((update) => update.ref.slice(BRANCH_PREFIX.length));
+    await this.recordRefChanges(push.repositoryId, created);
+  }
+
+  /**
+   * The effects of post-receive, for every ref change made on the server as well (content API writes, branch
+   * and tag creation): `created` are the branches that were written.
+   */
+  async recordRefChanges(repositoryId: number, created: string[]): Promise<void> {
+    const repo = await this.repositories.findById(repositoryId);
+    if (!repo) return;
     const owner = await this.users.findById(repo.ownerId);
     if (!owner) return;
     const dir = this.paths.repository(owner.name, repo.name);
     const changes: Partial<RepositoryEntity> = {};
     if (repo.isEmpty) {
-      const created = updates
-        .filter((update) => update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId))
-        .map((update) => update.ref.slice(BRANCH_PREFIX.length));
       const branch = firstBranch(repo.defaultBranch, created);
       if (branch !== undefined) {
         if (branch !== repo.defaultBranch) changes.defaultBranch = branch;
@@ -70,6 +80,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
         changes.isEmpty = false;
       }
     }
+    await this.git.refreshCommitGraph(dir);
     changes.gitSize = await this.git.size(dir);
     changes.updatedUnix = this.clock.nowUnix();
     await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));

@@ -1,0 +1,82 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { ConflictError, ForbiddenError, NotFoundError } from '../common/errors';
+import { Page, PageQuery } from '../common/paging';
+import { GitTrees, RefInfo } from '../git/git-trees';
+import { GitWrites, RefChangedError } from '../git/git-writes';
+import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
+import { administers } from '../repos/repository-access';
+import type { CreateBranchOption } from './content.options';
+import { ContentRefs } from './content-refs';
+import { ContentRepositories, ContentRepository } from './content-repository';
+import { toBranchWire } from './content.mapper';
+import type { BranchWire } from './content.wire';
+
+const HEADS = 'refs/heads/';
+
+/** Branches of a repository (Forgejo's routers/api/v1/repo/branch.go), read from and written to git refs. */
+@Injectable()
+export class BranchesService {
+  constructor(
+    private readonly repositories: ContentRepositories,
+    private readonly trees: GitTrees,
+    private readonly writes: GitWrites,
+    private readonly refs: ContentRefs,
+    @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+  ) {}
+
+  async list(viewer: AuthContext, owner: string, repo: string, query: PageQuery): Promise<Page<BranchWire>> {
+    const target = await this.repositories.readable(viewer, owner, repo);
+    const all = await this.repositories.withGit(() => this.trees.refs(target.dir, HEADS));
+    const items = all.slice(query.offset, query.offset + query.limit);
+    return { items: await this.toWires(viewer, target, items), total: all.length };
+  }
+
+  async get(viewer: AuthContext, owner: string, repo: string, branch: string): Promise<BranchWire> {
+    const target = await this.repositories.readable(viewer, owner, repo);
+    const ref = await this.repositories.withGit(() => this.find(target, branch));
+    if (!ref) throw new NotFoundError();
+    return (await this.toWires(viewer, target, [ref]))[0];
+  }
+
+  /** The default branch is refused with 403, as the push hook refuses deleting it (git-transport.md 0.4). */
+  async delete(viewer: AuthContext, owner: string, repo: string, branch: string): Promise<void> {
+    const target = await this.repositories.writable(viewer, owner, repo);
+    if (branch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');
+    await this.repositories.deleteRef(target, () => this.find(target, branch));
+  }
+
+  /** Order: 404 → 403 → quota 413 → empty 404 → start ref 404 → existing branch 409. */
+  async create(viewer: AuthContext, owner: string, repo: string, option: () => Promise<CreateBranchOption>): Promise<BranchWire> {
+    const target = await this.repositories.writable(viewer, owner, repo);
+    const body = await option();
+    await this.quota.assertCanWrite({ id: target.owner.id, name: target.owner.name }, 'size:repos:all');
+    if (target.repo.isEmpty) throw new NotFoundError('Git Repository is empty.');
+    const ref = await this.repositories.withGit(async () => {
+      const start = await this.refs.resolve(target, body.old_ref_name || body.old_branch_name || undefined);
+      if (!start) throw new NotFoundError('The old branch does not exist');
+      const name = `${HEADS}${body.new_branch_name}`;
+      try {
+        await this.writes.updateRef(target.dir, name, start.commit, null);
+      } catch (error) {
+        if (error instanceof RefChangedError) throw new ConflictError('The branch already exists.');
+        throw error;
+      }
+      return this.find(target, body.new_branch_name);
+    });
+    await this.repositories.recordRefChanges(target, [body.new_branch_name]);
+    if (!ref) throw new NotFoundError();
+    return (await this.toWires(viewer, target, [ref]))[0];
+  }
+
+  private async find(target: ContentRepository, branch: string): Promise<RefInfo | undefined> {
+    const refs = await this.trees.refs(target.dir, `${HEADS}${branch}`);
+    return refs.find((ref) => ref.ref === `${HEADS}${branch}`);
+  }
+
+  private async toWires(viewer: AuthContext, target: ContentRepository, refs: RefInfo[]): Promise<BranchWire[]> {
+    const usernames = await this.refs.usernamesByEmail(viewer, refs.flatMap((ref) => [ref.commit.authorEmail, ref.commit.committerEmail]));
+    const canPush = !viewer.publicOnly && administers(target.access, target.repo);
+    return refs.map((ref) => toBranchWire(target.urls, ref, canPush, usernames));
+  }
+}

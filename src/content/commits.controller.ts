@@ -1,0 +1,63 @@
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, Public } from '../auth/route-auth';
+import { ApiErrors } from '../common/openapi';
+import { ApiPaging, PagedList, PageQuery, Paging } from '../common/paging';
+import { CommitsService, flag } from './commits.service';
+import { CommitWire } from './content.wire';
+import { queryString } from './route-params';
+
+@ApiTags('repository')
+@Controller()
+export class CommitsController {
+  constructor(private readonly commits: CommitsService) {}
+
+  @Get('repos/:owner/:repo/commits')
+  @Public('repository')
+  @ApiOperation({ operationId: 'repoGetAllCommits', summary: 'Get a list of all commits from a repository' })
+  @ApiQuery({ name: 'sha', required: false, description: 'SHA or branch to start listing commits from (usually the default branch)' })
+  @ApiQuery({ name: 'path', required: false, description: 'filepath of a file/dir' })
+  @ApiQuery({ name: 'since', required: false, description: 'only commits after this date (RFC 3339)' })
+  @ApiQuery({ name: 'until', required: false, description: 'only commits before this date (RFC 3339)' })
+  @ApiQuery({ name: 'stat', required: false, type: Boolean, description: 'include diff stats for every commit (default true)' })
+  @ApiQuery({ name: 'verification', required: false, type: Boolean, description: 'include verification for every commit (default true)' })
+  @ApiQuery({ name: 'files', required: false, type: Boolean, description: 'include a list of affected files for every commit (default true)' })
+  @ApiPaging()
+  @ApiOkResponse({ type: [CommitWire] })
+  @ApiErrors(404, 409, 422)
+  async list(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('repo') repo: string,
+    @Query() query: Record<string, unknown>,
+    @Paging() page: PageQuery,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PagedList<CommitWire>> {
+    const found = await this.commits.list(
+      caller, owner, repo,
+      { sha: queryString(query.sha), path: queryString(query.path), since: queryString(query.since), until: queryString(query.until), stat: flag(queryString(query.stat)), files: flag(queryString(query.files)) },
+      page,
+    );
+    // Forgejo's extra paging headers for this route.
+    const pageCount = Math.max(1, Math.ceil(found.total / page.limit));
+    response.setHeader('X-Page', String(page.page));
+    response.setHeader('X-PerPage', String(page.limit));
+    response.setHeader('X-PageCount', String(pageCount));
+    response.setHeader('X-HasMore', String(page.page < pageCount));
+    return new PagedList(found.items, found.total, page);
+  }
+
+  @Get('repos/:owner/:repo/git/commits/:sha')
+  @Public('repository')
+  @ApiOperation({ operationId: 'repoGetSingleCommit', summary: 'Get a single commit from a repository' })
+  @ApiQuery({ name: 'stat', required: false, type: Boolean })
+  @ApiQuery({ name: 'verification', required: false, type: Boolean })
+  @ApiQuery({ name: 'files', required: false, type: Boolean })
+  @ApiOkResponse({ type: CommitWire })
+  @ApiErrors(404, 422)
+  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('sha') sha: string, @Query() query: Record<string, unknown>): Promise<CommitWire> {
+    return this.commits.get(caller, owner, repo, sha, { stat: flag(queryString(query.stat)), files: flag(queryString(query.files)) });
+  }
+}

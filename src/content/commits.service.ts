@@ -1,0 +1,77 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
+import { Page, PageQuery } from '../common/paging';
+import { GitTrees, isPlainRevision } from '../git/git-trees';
+import { ContentRefs } from './content-refs';
+import { ContentRepositories } from './content-repository';
+import { toCommitWire } from './content.mapper';
+import type { CommitWire } from './content.wire';
+import { assertSafePath } from './content-paths';
+
+export interface CommitListQuery {
+  sha?: string;
+  path?: string;
+  since?: string;
+  until?: string;
+  stat: boolean;
+  files: boolean;
+}
+
+/** Forgejo's optional boolean query flags: absent means true, and only a parseable false turns them off. */
+export function flag(value: unknown): boolean {
+  if (typeof value !== 'string') return true;
+  return !['false', '0', 'f', 'F', 'FALSE', 'False'].includes(value);
+}
+
+function isoTime(name: string, value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (Number.isNaN(Date.parse(value))) throw new InvalidInputError(`invalid ${name}: ${value}`);
+  return new Date(value).toISOString();
+}
+
+/** History (Forgejo's routers/api/v1/repo/commits.go): pages of commits and single commits. */
+@Injectable()
+export class CommitsService {
+  constructor(
+    private readonly repositories: ContentRepositories,
+    private readonly trees: GitTrees,
+    private readonly refs: ContentRefs,
+  ) {}
+
+  /**
+   * One count (`rev-list --count`, a single walk) for X-Total-Count, and one `log` that walks only up to the
+   * page for the commits, their files and stats. An empty repository is 409, as Forgejo answers.
+   */
+  async list(viewer: AuthContext, owner: string, repo: string, query: CommitListQuery, page: PageQuery): Promise<Page<CommitWire>> {
+    const target = await this.repositories.readable(viewer, owner, repo);
+    if (target.repo.isEmpty) throw new ConflictError('Git Repository is empty.');
+    const path = query.path ? assertSafePath(query.path) : undefined;
+    const since = isoTime('since', query.since);
+    const until = isoTime('until', query.until);
+    const { commits, total } = await this.repositories.withGit(async () => {
+      const head = await this.refs.resolve(target, query.sha || undefined);
+      if (!head) throw new NotFoundError();
+      const filters = { path, since, until };
+      // One after the other: a slot stands for one git process.
+      const total = await this.trees.count(target.dir, head.commit, filters);
+      const commits = await this.trees.log(target.dir, head.commit, { ...filters, skip: page.offset, limit: page.limit, withChanges: query.stat || query.files });
+      return { commits, total };
+    });
+    const users = await this.refs.usersByEmail(viewer, commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail]));
+    return { items: commits.map((commit) => toCommitWire(target.urls, commit, users, query)), total };
+  }
+
+  async get(viewer: AuthContext, owner: string, repo: string, sha: string, options: { stat: boolean; files: boolean }): Promise<CommitWire> {
+    const target = await this.repositories.readable(viewer, owner, repo);
+    if (!isPlainRevision(sha)) throw new InvalidInputError(`no valid ref or sha: ${sha}`);
+    const commit = await this.repositories.withGit(async () => {
+      const ref = await this.refs.resolve(target, sha);
+      if (!ref) return null;
+      return this.trees.commit(target.dir, ref.commit, options.stat || options.files);
+    });
+    if (!commit) throw new NotFoundError();
+    const users = await this.refs.usersByEmail(viewer, [commit.authorEmail, commit.committerEmail]);
+    return toCommitWire(target.urls, commit, users, options);
+  }
+}

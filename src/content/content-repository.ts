@@ -1,0 +1,102 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { requireSignedIn } from '../auth/route-auth';
+import { ConflictError, DomainError, ForbiddenError, NotFoundError } from '../common/errors';
+import { GitBusyError, GitProcesses } from '../git/git-processes';
+import type { RefInfo } from '../git/git-trees';
+import { GitWrites, RefChangedError } from '../git/git-writes';
+import { RepositoryPaths } from '../git/repository-paths';
+import { RepositoriesService } from '../repos/repositories.service';
+import { administers, ViewerAccess } from '../repos/repository-access';
+import type { RepositoryEntity } from '../repos/repository.entity';
+import { repositoryUrls } from '../repos/repository.mapper';
+import { RepositoryPushes } from '../repos/repository-pushes.service';
+import type { UserEntity } from '../users/user.entity';
+import { UsersService } from '../users/users.service';
+
+/** 503: every git slot is taken and none freed in time (the process cap, GIT_MAX_PROCESSES). */
+export class GitBusyDomainError extends DomainError {
+  readonly status = 503;
+}
+
+/** The URLs content answers are built from. */
+export interface ContentUrls {
+  /** `<ROOT_URL>api/v1/repos/<owner>/<repo>` */
+  api: string;
+  /** `<ROOT_URL><owner>/<repo>` */
+  html: string;
+}
+
+/** A repository a content route works on: its row, owner, directory on disk and URLs. */
+export interface ContentRepository {
+  repo: RepositoryEntity;
+  owner: UserEntity;
+  access: ViewerAccess;
+  dir: string;
+  urls: ContentUrls;
+}
+
+/**
+ * The start of every content route: the repository read rule of /repos/{owner}/{repo} (404, public-only 403),
+ * the write rule for changes (push permission, else 403), and the git process cap around the git work.
+ */
+@Injectable()
+export class ContentRepositories {
+  constructor(
+    private readonly repositories: RepositoriesService,
+    private readonly paths: RepositoryPaths,
+    private readonly processes: GitProcesses,
+    private readonly pushes: RepositoryPushes,
+    private readonly users: UsersService,
+    private readonly writes: GitWrites,
+  ) {}
+
+  async readable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ContentRepository> {
+    const { repo, owner, access } = await this.repositories.findReadable(viewer, ownerName, repoName);
+    const urls = repositoryUrls(owner, repo, this.users.site);
+    return { repo, owner, access, dir: this.paths.repository(owner.name, repo.name), urls: { api: urls.api, html: urls.html } };
+  }
+
+  /** Readable, signed in, and allowed to push (owner, organisation owner, site admin); else 403. */
+  async writable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ContentRepository> {
+    const target = await this.readable(viewer, ownerName, repoName);
+    requireSignedIn(viewer);
+    if (viewer.publicOnly || !administers(target.access, target.repo)) {
+      throw new ForbiddenError('user should have a permission to write to the repository');
+    }
+    return target;
+  }
+
+  /** Runs git work inside one slot of the process cap; a full cap that does not free in time is a 503. */
+  async withGit<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await this.processes.withSlot(work);
+    } catch (error) {
+      if (error instanceof GitBusyError) throw new GitBusyDomainError(error.message);
+      throw error;
+    }
+  }
+
+  /**
+   * Deletes the ref `find` returns (404 when there is none) with compare-and-swap on the value it read (409 when
+   * a concurrent writer moved it), then records the change.
+   */
+  async deleteRef(target: ContentRepository, find: () => Promise<RefInfo | undefined>): Promise<void> {
+    await this.withGit(async () => {
+      const ref = await find();
+      if (!ref) throw new NotFoundError();
+      try {
+        await this.writes.deleteRef(target.dir, ref.ref, ref.oid);
+      } catch (error) {
+        if (error instanceof RefChangedError) throw new ConflictError(`${ref.ref} was changed by another writer`);
+        throw error;
+      }
+    });
+    await this.recordRefChanges(target, []);
+  }
+
+  /** After a ref changed on the server: size, update time, and the first branch of an empty repository. */
+  async recordRefChanges(target: ContentRepository, createdBranches: string[]): Promise<void> {
+    await this.pushes.recordRefChanges(target.repo.id, createdBranches);
+  }
+}

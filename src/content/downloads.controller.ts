@@ -1,0 +1,87 @@
+import { pipeline } from 'node:stream/promises';
+import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, Public } from '../auth/route-auth';
+import { ApiErrors } from '../common/openapi';
+import { Deliver, DownloadsService } from './downloads.service';
+import { queryString, WildcardParam } from './route-params';
+
+/** Streams a download to the HTTP response; a client that goes away ends it (and git with it). */
+function deliverTo(response: Response): Deliver {
+  return async (download) => {
+    response.status(download.status);
+    for (const [name, value] of Object.entries(download.headers)) response.setHeader(name, value);
+    if (!download.body) {
+      response.end();
+      return;
+    }
+    try {
+      await pipeline(download.body, response);
+    } catch {
+      // The client went away: nothing to answer.
+    }
+  };
+}
+
+@ApiTags('repository')
+@Controller()
+export class DownloadsController {
+  constructor(private readonly downloads: DownloadsService) {}
+
+  @Get('repos/:owner/:repo/raw/*filepath')
+  @Public('repository')
+  @ApiOperation({ operationId: 'repoGetRawFile', summary: 'Get a file from a repository' })
+  @ApiParam({ name: 'filepath', type: String, description: 'path of the file; may start with a branch, tag or commit when `ref` is not given' })
+  @ApiQuery({ name: 'ref', required: false, description: 'The name of the commit/branch/tag. Default the repository’s default branch' })
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ description: 'Returns raw file content.', schema: { type: 'string', format: 'binary' } })
+  @ApiErrors(404, 422)
+  async raw(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('repo') repo: string,
+    @WildcardParam('filepath') path: string,
+    @Query() query: Record<string, unknown>,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res() response: Response,
+  ): Promise<void> {
+    await this.downloads.raw(caller, owner, repo, path, queryString(query.ref), ifNoneMatch, deliverTo(response));
+  }
+
+  @Get('repos/:owner/:repo/media/*filepath')
+  @Public('repository')
+  @ApiOperation({
+    operationId: 'repoGetRawFileOrLFS',
+    summary: 'Get a file or its LFS object from a repository',
+    description: 'Anvil stores no LFS objects: this answers the file as /raw does.',
+  })
+  @ApiParam({ name: 'filepath', type: String })
+  @ApiQuery({ name: 'ref', required: false })
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ description: 'Returns raw file content.', schema: { type: 'string', format: 'binary' } })
+  @ApiErrors(404, 422)
+  async media(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('repo') repo: string,
+    @WildcardParam('filepath') path: string,
+    @Query() query: Record<string, unknown>,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res() response: Response,
+  ): Promise<void> {
+    await this.downloads.raw(caller, owner, repo, path, queryString(query.ref), ifNoneMatch, deliverTo(response));
+  }
+
+  @Get('repos/:owner/:repo/archive/*archive')
+  @Public('repository')
+  @ApiOperation({ operationId: 'repoGetArchive', summary: 'Get an archive of a repository' })
+  @ApiParam({ name: 'archive', type: String, description: 'the git reference for download with attached archive format (e.g. main.zip, v1.0.tar.gz)' })
+  @ApiProduces('application/zip', 'application/gzip')
+  @ApiOkResponse({ description: 'success', schema: { type: 'string', format: 'binary' } })
+  @ApiErrors(404)
+  async archive(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('archive') archive: string, @Res() response: Response): Promise<void> {
+    await this.downloads.archive(caller, owner, repo, archive, deliverTo(response));
+  }
+}

@@ -1,0 +1,134 @@
+import { Readable } from 'node:stream';
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { NotFoundError } from '../common/errors';
+import { GitStream } from '../git/git-command';
+import { GitTrees } from '../git/git-trees';
+import { ContentRefs } from './content-refs';
+import { ContentRepositories } from './content-repository';
+import { assertSafePath } from './content-paths';
+import { contentType } from './content.mapper';
+import { sniffContentType } from './media-types';
+
+/** A response to stream: status, headers, and the bytes (null for 304). */
+export interface Download {
+  status: number;
+  headers: Record<string, string>;
+  body: Readable | null;
+}
+
+/** Hands a download to the transport; resolves once the last byte is written or the reader went away. */
+export type Deliver = (download: Download) => Promise<void>;
+
+const SNIFF_BYTES = 1024;
+
+function disposition(kind: 'inline' | 'attachment', filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+/**
+ * Raw files and archives, streamed from git (`cat-file blob`, `git archive`) and never buffered whole. The git
+ * process holds a slot of the process cap until the last byte is sent; a reader that goes away stops git.
+ */
+@Injectable()
+export class DownloadsService {
+  constructor(
+    private readonly repositories: ContentRepositories,
+    private readonly trees: GitTrees,
+    private readonly refs: ContentRefs,
+  ) {}
+
+  /**
+   * GET /raw/{filepath} and /media/{filepath}: `ref` from the query, else the path starts with a branch, tag or
+   * commit (Forgejo's RepoRefForAPI), else the default branch. Directories and submodules are 404.
+   */
+  async raw(viewer: AuthContext, owner: string, repo: string, rawPath: string, refName: string | undefined, ifNoneMatch: string | undefined, deliver: Deliver): Promise<void> {
+    const target = await this.repositories.readable(viewer, owner, repo);
+    const requested = assertSafePath(rawPath);
+    if (target.repo.isEmpty || requested === '') throw new NotFoundError();
+    await this.repositories.withGit(async () => {
+      const { ref, path } = refName ? { ref: await this.refs.resolve(target, refName), path: requested } : await this.refs.split(target, requested);
+      if (!ref || path === '') throw new NotFoundError();
+      const entry = await this.trees.entry(target.dir, ref.commit, path);
+      if (!entry || (contentType(entry) !== 'file' && contentType(entry) !== 'symlink')) throw new NotFoundError();
+      const etag = `"${entry.oid}"`;
+      if (ifNoneMatch !== undefined && ifNoneMatch.split(',').map((tag) => tag.trim()).includes(etag)) {
+        return deliver({ status: 304, headers: { ETag: etag }, body: null });
+      }
+      const stream = this.trees.streamBlob(target.dir, entry.oid);
+      const { head, body } = await sniffable(stream);
+      const type = sniffContentType(head);
+      const headers: Record<string, string> = {
+        'Content-Type': type,
+        'Content-Length': String(entry.size),
+        'Content-Disposition': disposition('inline', path.split('/').pop() ?? path),
+        ETag: etag,
+        'Access-Control-Expose-Headers': 'Content-Disposition',
+      };
+      if (type === 'image/svg+xml') headers['Content-Security-Policy'] = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
+      await this.deliverStream(stream, { status: 200, headers, body }, deliver);
+    });
+  }
+
+  /** GET /archive/{ref}.zip and .tar.gz: every file under `<repo>/`, named `<repo>-<ref>.<ext>`. */
+  async archive(viewer: AuthContext, owner: string, repo: string, archive: string, deliver: Deliver): Promise<void> {
+    const target = await this.repositories.readable(viewer, owner, repo);
+    const format = archive.endsWith('.zip') ? 'zip' : archive.endsWith('.tar.gz') ? 'tar.gz' : null;
+    if (!format) throw new NotFoundError();
+    const refName = archive.slice(0, -(format.length + 1));
+    if (target.repo.isEmpty || refName === '') throw new NotFoundError();
+    await this.repositories.withGit(async () => {
+      const ref = await this.refs.resolve(target, refName);
+      if (!ref) throw new NotFoundError();
+      const stream = this.trees.streamArchive(target.dir, ref.commit, format, target.repo.name);
+      const filename = `${target.repo.name}-${refName.replace(/\//g, '-')}.${format}`;
+      const headers = {
+        'Content-Type': format === 'zip' ? 'application/zip' : 'application/gzip',
+        'Content-Disposition': disposition('attachment', filename),
+        'Access-Control-Expose-Headers': 'Content-Disposition',
+      };
+      await this.deliverStream(stream, { status: 200, headers, body: stream.stdout }, deliver);
+    });
+  }
+
+  private async deliverStream(stream: GitStream, download: Download, deliver: Deliver): Promise<void> {
+    try {
+      await deliver(download);
+    } finally {
+      // A reader that went away leaves git blocked on a full pipe: stop it rather than wait for the time limit.
+      stream.kill();
+      await stream.exited.catch(() => undefined);
+    }
+  }
+}
+
+/** Reads the first bytes for sniffing and hands back a stream that still yields every byte. */
+async function sniffable(stream: GitStream): Promise<{ head: Buffer; body: Readable }> {
+  const iterator = stream.stdout[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const first: Buffer[] = [];
+  let size = 0;
+  let done = false;
+  while (size < SNIFF_BYTES) {
+    const next = await iterator.next();
+    if (next.done) {
+      done = true;
+      break;
+    }
+    first.push(next.value);
+    size += next.value.length;
+  }
+  const head = Buffer.concat(first);
+  const body = Readable.from(
+    (async function* () {
+      if (head.length > 0) yield head;
+      if (done) return;
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    })(),
+  );
+  return { head: head.subarray(0, SNIFF_BYTES), body };
+}

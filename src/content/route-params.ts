@@ -1,0 +1,18 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+
+/**
+ * A `*name` wildcard of the route (branch names, tag names and file paths contain slashes), joined back into
+ * one string; Express hands wildcards over as arrays of decoded segments.
+ */
+export const WildcardParam = createParamDecorator((name: string, context: ExecutionContext): string => {
+  const value = (context.switchToHttp().getRequest<Request>().params as Record<string, unknown>)[name];
+  if (Array.isArray(value)) return value.join('/');
+  return typeof value === 'string' ? value : '';
+});
+
+/** One query string value, or undefined (a repeated key takes the first). */
+export function queryString(value: unknown): string | undefined {
+  if (Array.isArray(value)) return queryString(value[0]);
+  return typeof value === 'string' ? value : undefined;
+}

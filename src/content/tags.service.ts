@@ -1,0 +1,86 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
+import { Clock } from '../common/time';
+import { Page, PageQuery } from '../common/paging';
+import { GitCommand } from '../git/git-command';
+import { GitTrees, RefInfo } from '../git/git-trees';
+import { createTag, RefChangedError } from '../git/git-writes';
+import { isValidRefName } from '../git/ref-names';
+import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
+import { gitSignature } from '../repos/repositories.service';
+import { UsersService } from '../users/users.service';
+import type { CreateTagOption } from './content.options';
+import { ContentRefs } from './content-refs';
+import { ContentRepositories, ContentRepository } from './content-repository';
+import { toTagWire } from './content.mapper';
+import type { TagWire } from './content.wire';
+
+const TAGS = 'refs/tags/';
+
+/** Tags of a repository (Forgejo's routers/api/v1/repo/tag.go): lightweight and annotated. */
+@Injectable()
+export class TagsService {
+  constructor(
+    private readonly repositories: ContentRepositories,
+    private readonly trees: GitTrees,
+    private readonly git: GitCommand,
+    private readonly refs: ContentRefs,
+    private readonly users: UsersService,
+    private readonly clock: Clock,
+    @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+  ) {}
+
+  /** Newest first, as Forgejo lists tags (`--sort=-creatordate`). */
+  async list(viewer: AuthContext, owner: string, repo: string, query: PageQuery): Promise<Page<TagWire>> {
+    const target = await this.repositories.readable(viewer, owner, repo);
+    const all = await this.repositories.withGit(() => this.trees.refs(target.dir, TAGS, '-creatordate'));
+    return { items: all.slice(query.offset, query.offset + query.limit).map((ref) => toTagWire(target.urls, ref)), total: all.length };
+  }
+
+  async get(viewer: AuthContext, owner: string, repo: string, tag: string): Promise<TagWire> {
+    const target = await this.repositories.readable(viewer, owner, repo);
+    const ref = await this.repositories.withGit(() => this.find(target, tag));
+    if (!ref) throw new NotFoundError();
+    return toTagWire(target.urls, ref);
+  }
+
+  async delete(viewer: AuthContext, owner: string, repo: string, tag: string): Promise<void> {
+    const target = await this.repositories.writable(viewer, owner, repo);
+    await this.repositories.deleteRef(target, () => this.find(target, tag));
+  }
+
+  /**
+   * A message makes an annotated tag, tagged by the caller as the first commit of a repository is signed
+   * (full name, else login; the no-reply address when the e-mail is private). Order: 404 → 403 → 422 → quota
+   * 413 → target 404 → existing tag 409.
+   */
+  async create(viewer: AuthContext, owner: string, repo: string, option: () => Promise<CreateTagOption>): Promise<TagWire> {
+    const target = await this.repositories.writable(viewer, owner, repo);
+    const body = await option();
+    if (!isValidRefName(`${TAGS}${body.tag_name}`) || body.tag_name.startsWith('-')) {
+      throw new InvalidInputError(`Tag name is invalid: ${body.tag_name}`);
+    }
+    await this.quota.assertCanWrite({ id: target.owner.id, name: target.owner.name }, 'size:repos:all');
+    const tagger = gitSignature(viewer.user!, this.users.site, this.clock.nowUnix());
+    const ref = await this.repositories.withGit(async () => {
+      const commit = await this.refs.resolve(target, body.target || undefined);
+      if (!commit) throw new NotFoundError('target not found');
+      try {
+        await createTag(this.git, target.dir, { name: body.tag_name, target: commit.commit, message: body.message, tagger });
+      } catch (error) {
+        if (error instanceof RefChangedError) throw new ConflictError(`tag ${body.tag_name} already exists`);
+        throw error;
+      }
+      return this.find(target, body.tag_name);
+    });
+    await this.repositories.recordRefChanges(target, []);
+    if (!ref) throw new NotFoundError();
+    return toTagWire(target.urls, ref);
+  }
+
+  private async find(target: ContentRepository, tag: string): Promise<RefInfo | undefined> {
+    const refs = await this.trees.refs(target.dir, `${TAGS}${tag}`);
+    return refs.find((ref) => ref.ref === `${TAGS}${tag}`);
+  }
+}
