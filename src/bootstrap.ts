@@ -5,6 +5,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { corsOptions } from './common/cors';
+import { withErrorExamples } from './common/openapi';
 import { PAGING_LIMITS } from './common/paging';
 import type { AppConfig } from './config/config';
 
@@ -21,6 +23,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
   app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg'] });
+  app.enableCors(corsOptions(config.corsAllowedOrigins));
   app.enableShutdownHooks();
   setUpOpenApi(app, config);
   await app.init();
@@ -33,7 +36,8 @@ export function openApiDocument(app: NestExpressApplication, config: AppConfig) 
     .setDescription('This documentation describes the Anvil API (Forgejo/Gitea compatible).')
     .setVersion('1.1.1')
     .setLicense('MIT', 'http://opensource.org/licenses/MIT')
-    .addServer(`${config.rootUrl}api/v1`)
+    // Relative, so Swagger UI's "Try it out" calls the host the page was opened from, whatever ROOT_URL says.
+    .addServer(`${new URL(config.rootUrl).pathname}api/v1`)
     .addBasicAuth({ type: 'http', scheme: 'basic' }, 'BasicAuth')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'API tokens must be prepended with "token" followed by a space.' }, 'AuthorizationHeaderToken')
     .addApiKey({ type: 'apiKey', in: 'query', name: 'token', description: 'This authentication option is deprecated for removal in Gitea 1.23. Please use AuthorizationHeaderToken instead.' }, 'Token')
@@ -53,7 +57,7 @@ export function openApiDocument(app: NestExpressApplication, config: AppConfig) 
       .filter(([path]) => path.startsWith(`/${API_PREFIX}/`))
       .map(([path, item]) => [path.slice(API_PREFIX.length + 1), item]),
   );
-  return document;
+  return withErrorExamples(document, config.rootUrl);
 }
 
 function setUpOpenApi(app: NestExpressApplication, config: AppConfig): void {

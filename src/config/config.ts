@@ -20,6 +20,10 @@ export interface AppConfig {
   /** Largest request body read into memory, in bytes. */
   maxBodyBytes: number;
   logLevel: string;
+  /** Origins allowed to call the API from a browser (`*` for any); empty: no cross-origin access. */
+  corsAllowedOrigins: string[];
+  /** GET /metrics in Prometheus format; with a token, only `Authorization: Bearer <token>` may read it. */
+  metrics: { enabled: boolean; token: string | undefined };
 }
 
 export type DatabaseConfig =
@@ -67,12 +71,35 @@ export function loadConfig(env: Env = process.env): AppConfig {
     markdown: { maxBytes: byteSize(env, 'MARKDOWN_MAX_SIZE', 512 * 1024) },
     maxBodyBytes: byteSize(env, 'MAX_BODY_SIZE', 10 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    corsAllowedOrigins: origins(env, 'CORS_ALLOWED_ORIGINS'),
+    metrics: { enabled: boolean(env, 'METRICS_ENABLED', false), token: nonEmpty(env, 'METRICS_TOKEN') },
   };
 }
 
 function nonEmpty(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
+}
+
+/** A comma-separated list of `scheme://host[:port]` origins, or `*`. */
+function origins(env: Env, name: string): string[] {
+  const items = (nonEmpty(env, name) ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  return items.map((item) => {
+    if (item === '*') return item;
+    let url: URL;
+    try {
+      url = new URL(item);
+    } catch {
+      throw new ConfigError(name, `not an origin: "${item}"`);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== item.replace(/\/$/, '')) {
+      throw new ConfigError(name, `expected an origin such as https://example.com (no path), got "${item}"`);
+    }
+    return url.origin;
+  });
 }
 
 function integer(env: Env, name: string, fallback: number, range: { min?: number; max?: number } = {}): number {

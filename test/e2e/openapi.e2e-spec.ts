@@ -22,7 +22,8 @@ describe('OpenAPI document and route declarations', () => {
 
   it('has info.version 1.1.1 and the /api/v1 base path', () => {
     expect(document.info.version).toBe('1.1.1');
-    expect(document.servers[0].url).toBe('http://anvil.test/api/v1');
+    // Relative, so Swagger UI works from whatever host the page was opened (issue 13).
+    expect(document.servers).toEqual([{ url: '/api/v1' }]);
     expect(Object.keys(document.paths)).toContain('/version');
     expect(Object.keys(document.paths).every((path) => !path.startsWith('/api/v1'))).toBe(true);
   });
@@ -34,6 +35,15 @@ describe('OpenAPI document and route declarations', () => {
       Token: { type: 'apiKey', in: 'query', name: 'token' },
       AccessToken: { type: 'apiKey', in: 'query', name: 'access_token' },
     });
+  });
+
+  it('builds error examples from ROOT_URL, with a distinct message for 401 and 403', () => {
+    const user = document.paths['/user'].get.responses as Record<string, { content?: Record<string, { example?: { message: string; url: string } }> }>;
+    const example = (status: string) => user[status]?.content?.['application/json']?.example;
+    expect(example('401')).toEqual({ message: 'token is required', url: 'http://anvil.test/api/swagger' });
+    expect(example('403')?.url).toBe('http://anvil.test/api/swagger');
+    expect(example('403')?.message).not.toBe(example('401')?.message);
+    expect(JSON.stringify(document)).not.toContain('localhost:3000');
   });
 
   it('names the schemas as the spec does', () => {
