@@ -7,6 +7,7 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { corsOptions } from './common/cors';
 import { withErrorExamples } from './common/openapi';
+import { handlerOperationId, withForgejoOperationIds } from './common/operation-ids';
 import { PAGING_LIMITS } from './common/paging';
 import type { AppConfig } from './config/config';
 
@@ -50,14 +51,14 @@ export function openApiDocument(app: NestExpressApplication, config: AppConfig) 
     .addSecurityRequirements('AccessToken')
     .addSecurityRequirements('SudoParam')
     .addSecurityRequirements('SudoHeader');
-  const document = SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: false });
+  const document = SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: false, operationIdFactory: handlerOperationId });
   // Paths are documented relative to the /api/v1 base path, as Forgejo's swagger does.
   document.paths = Object.fromEntries(
     Object.entries(document.paths)
       .filter(([path]) => path.startsWith(`/${API_PREFIX}/`))
       .map(([path, item]) => [path.slice(API_PREFIX.length + 1), item]),
   );
-  return withErrorExamples(document, config.rootUrl);
+  return withErrorExamples(withForgejoOperationIds(document), config.rootUrl);
 }
 
 function setUpOpenApi(app: NestExpressApplication, config: AppConfig): void {

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import { PATH_METADATA } from '@nestjs/common/constants';
 import { ROUTE_AUTH } from '../../src/auth/route-auth';
+import { forgejoOperation } from '../../src/common/operation-ids';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('OpenAPI document and route declarations', () => {
@@ -10,7 +11,7 @@ describe('OpenAPI document and route declarations', () => {
   let document: {
     info: { version: string };
     servers: { url: string }[];
-    paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    paths: Record<string, Record<string, { responses: Record<string, unknown>; operationId: string; tags: string[] }>>;
     components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
   };
 
@@ -44,6 +45,31 @@ describe('OpenAPI document and route declarations', () => {
     expect(example('403')?.url).toBe('http://anvil.test/api/swagger');
     expect(example('403')?.message).not.toBe(example('401')?.message);
     expect(JSON.stringify(document)).not.toContain('localhost:3000');
+  });
+
+  it("names every operation Forgejo also has with Forgejo's operation id and tags, and every other one in camelCase", () => {
+    const wrong: string[] = [];
+    const ids: string[] = [];
+    let matched = 0;
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        ids.push(operation.operationId);
+        const known = forgejoOperation(method, path);
+        if (known) {
+          matched += 1;
+          if (operation.operationId !== known.operationId || JSON.stringify(operation.tags) !== JSON.stringify(known.tags)) {
+            wrong.push(`${method.toUpperCase()} ${path}: ${operation.operationId} [${operation.tags}] ≠ ${known.operationId} [${known.tags}]`);
+          }
+        } else if (!/^[a-z][A-Za-z0-9]*$/.test(operation.operationId)) {
+          wrong.push(`${method.toUpperCase()} ${path}: ${operation.operationId} is not camelCase`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(matched).toBeGreaterThanOrEqual(59);
+    expect(document.paths['/user'].get.operationId).toBe('userGetCurrent');
+    expect(document.paths['/org/{org}/repos'].post.operationId).toBe('createOrgRepoDeprecated');
   });
 
   it('names the schemas as the spec does', () => {
