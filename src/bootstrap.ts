@@ -10,6 +10,7 @@ import { withErrorExamples } from './common/openapi';
 import { handlerOperationId, withForgejoOperationIds } from './common/operation-ids';
 import { PAGING_LIMITS } from './common/paging';
 import type { AppConfig } from './config/config';
+import { QuietStartLogger } from './server/quiet-start-logger';
 
 export const API_PREFIX = 'api/v1';
 
@@ -18,14 +19,17 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
     bufferLogs: true,
+    // Until the application logger takes over, Nest stays quiet, and a failure is thrown for the caller to
+    // word (server/serve.ts) instead of Nest's stack trace and process.exit.
+    logger: false,
+    abortOnError: false,
   });
-  app.useLogger(app.get(Logger));
+  app.useLogger(new QuietStartLogger(app.get(Logger)));
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
   app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg'] });
   app.enableCors(corsOptions(config.corsAllowedOrigins));
-  app.enableShutdownHooks();
   setUpOpenApi(app, config);
   await app.init();
   return app;
