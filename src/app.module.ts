@@ -15,6 +15,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { KeysModule } from './keys/keys.module';
 import { MarkdownModule } from './markdown/markdown.module';
+import { PagesModule } from './pages/pages.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
 import { UsersModule } from './users/users.module';
@@ -37,6 +38,7 @@ export class AppModule implements NestModule {
         AdminModule,
         MarkdownModule,
         ServerModule,
+        PagesModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },

@@ -10,6 +10,7 @@ import { withErrorExamples } from './common/openapi';
 import { handlerOperationId, withForgejoOperationIds } from './common/operation-ids';
 import { PAGING_LIMITS } from './common/paging';
 import type { AppConfig } from './config/config';
+import { PAGE_PATHS } from './pages/pages.module';
 import { QuietStartLogger } from './server/quiet-start-logger';
 
 export const API_PREFIX = 'api/v1';
@@ -28,7 +29,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
-  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg'] });
+  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg', ...PAGE_PATHS] });
   app.enableCors(corsOptions(config.corsAllowedOrigins));
   setUpOpenApi(app, config);
   await app.init();

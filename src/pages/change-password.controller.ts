@@ -1,0 +1,104 @@
+import { ArgumentsHost, Catch, Controller, ExceptionFilter, Get, Injectable, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { ThrottlerException, ThrottlerGuard } from '@nestjs/throttler';
+import type { Request, Response } from 'express';
+import { Public } from '../auth/route-auth';
+import { bindOption, DecodedBody, DeferredBody } from '../common/body';
+import { DomainError } from '../common/errors';
+import { ChangePasswordForm } from './change-password.form';
+import { ChangePasswordService } from './change-password.service';
+import { PageCsrf } from './page-csrf';
+import { html, page, PAGE_CSP } from './page-layout';
+
+export const CHANGE_PASSWORD_PATH = 'user/settings/change_password';
+
+function send(response: Response, status: number, body: string): void {
+  response.status(status).setHeader('Content-Security-Policy', PAGE_CSP);
+  response.type('text/html; charset=utf-8').send(body);
+}
+
+function formPage(token: string, userName: string, message?: { error: boolean; text: string }): string {
+  const notice = message ? html`<p class="${message.error ? 'error' : 'done'}" role="status">${message.text}</p>` : '';
+  return page(
+    'Change password · Anvil',
+    html`<h1>Change password</h1>
+<p>An administrator asked you to choose a new password before you use the API.</p>
+${notice}
+<form method="post" action="change_password" autocomplete="off">
+<input type="hidden" name="_csrf" value="${token}">
+<label>User name <input name="user_name" value="${userName}" required autocomplete="username"></label>
+<label>Current password <input type="password" name="old_password" required autocomplete="current-password"></label>
+<label>New password <input type="password" name="password" required minlength="8" autocomplete="new-password"></label>
+<label>New password again <input type="password" name="retype" required minlength="8" autocomplete="new-password"></label>
+<button type="submit">Change password</button>
+</form>`,
+  );
+}
+
+/** Too many attempts: the same page, with the reason, as a 429. */
+@Catch(ThrottlerException)
+class TooManyAttemptsFilter implements ExceptionFilter {
+  catch(_exception: ThrottlerException, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    send(response, 429, page('Too many attempts · Anvil', html`<h1>Too many attempts</h1><p class="error">Wait a minute, then try again.</p>`));
+  }
+}
+
+/**
+ * Attempts are counted per client address and user name: one address cannot try more than the limit against an
+ * account, and people behind one address do not lock each other out.
+ */
+@Injectable()
+class PasswordAttemptsGuard extends ThrottlerGuard {
+  protected override async getTracker(request: Record<string, unknown>): Promise<string> {
+    const body = request.body;
+    const field = body instanceof DecodedBody ? body.value.user_name : undefined;
+    const name = Array.isArray(field) ? field.at(-1) : field;
+    return `${String(request.ip)}|${typeof name === 'string' ? name.toLowerCase() : ''}`;
+  }
+}
+
+/**
+ * `/user/settings/change_password`, where the API's "You must change your password" 403 points: a small
+ * server-rendered form (no scripts), CSRF-protected and rate-limited per client address and user name.
+ */
+@ApiExcludeController()
+@Controller()
+export class ChangePasswordController {
+  constructor(
+    private readonly passwords: ChangePasswordService,
+    private readonly csrf: PageCsrf,
+  ) {}
+
+  @Get(CHANGE_PASSWORD_PATH)
+  @Public()
+  form(@Req() request: Request, @Res() response: Response, @Query('user_name') userName?: string): void {
+    send(response, 200, formPage(this.csrf.token(request, response), typeof userName === 'string' ? userName : ''));
+  }
+
+  @Post(CHANGE_PASSWORD_PATH)
+  @Public()
+  @UseGuards(PasswordAttemptsGuard)
+  @UseFilters(TooManyAttemptsFilter)
+  async change(@Req() request: Request, @Res() response: Response, @DeferredBody() body: DecodedBody): Promise<void> {
+    let form: ChangePasswordForm;
+    try {
+      form = bindOption(body, ChangePasswordForm);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      send(response, 400, formPage(this.csrf.token(request, response), '', { error: true, text: 'Fill in every field.' }));
+      return;
+    }
+    if (!this.csrf.valid(request, form._csrf)) {
+      send(response, 403, formPage(this.csrf.token(request, response), form.user_name, { error: true, text: 'The form has expired or did not come from this site. Try again.' }));
+      return;
+    }
+    try {
+      const name = await this.passwords.change(form.user_name, form.old_password, form.password, form.retype);
+      send(response, 200, page('Password changed · Anvil', html`<h1>Password changed</h1><p class="done" role="status">The password of ${name} has been changed. You can use the API now.</p>`));
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      send(response, error.status, formPage(this.csrf.token(request, response), form.user_name, { error: true, text: error.message }));
+    }
+  }
+}
