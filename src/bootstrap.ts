@@ -4,12 +4,15 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
+import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { corsOptions } from './common/cors';
 import { withErrorExamples } from './common/openapi';
 import { handlerOperationId, withForgejoOperationIds } from './common/operation-ids';
 import { PAGING_LIMITS } from './common/paging';
 import type { AppConfig } from './config/config';
+import { MarkdownRenderer } from './markdown/markdown-renderer';
+import { AppMetrics } from './metrics/metrics';
 import { PAGE_PATHS } from './pages/pages.module';
 import { QuietStartLogger } from './server/quiet-start-logger';
 
@@ -31,9 +34,20 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.set(PAGING_LIMITS, config.paging);
   app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg', ...PAGE_PATHS] });
   app.enableCors(corsOptions(config.corsAllowedOrigins));
+  if (config.metrics.enabled) mountMetrics(app, config.metrics.token);
   setUpOpenApi(app, config);
   await app.init();
   return app;
+}
+
+/**
+ * METRICS_ENABLED: counting starts before any other handler, and GET /metrics is answered ahead of the API's
+ * authentication (Prometheus sends METRICS_TOKEN as its bearer token, which is not an API token).
+ */
+function mountMetrics(app: NestExpressApplication, token: string | undefined): void {
+  const metrics = new AppMetrics({ dataSource: app.get(DataSource), markdown: app.get(MarkdownRenderer) });
+  app.use(metrics.requestCounter());
+  app.use('/metrics', metrics.endpoint(token));
 }
 
 export function openApiDocument(app: NestExpressApplication, config: AppConfig) {

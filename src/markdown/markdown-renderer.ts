@@ -60,6 +60,10 @@ export class MarkdownRenderer implements OnModuleDestroy {
     return this.pool.render(text, options, renderBudgetMs(Buffer.byteLength(text, 'utf8')));
   }
 
+  stats(): { workers: number; busy: number; queued: number } {
+    return this.pool.stats();
+  }
+
   onModuleDestroy(): Promise<void> {
     return this.pool.close();
   }
