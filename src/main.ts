@@ -8,7 +8,12 @@ async function main(): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
       server.stop(signal).then(
-        () => process.exit(0),
+        () => {
+          // Ending on its own lets the log flush its last lines; process.exit() could cut them off. Should some
+          // handle still hold the process open, it ends anyway a little later.
+          process.exitCode = 0;
+          setTimeout(() => process.exit(0), 10_000).unref();
+        },
         (error: unknown) => {
           console.error(`shutdown failed: ${(error as Error).message}`);
           process.exit(1);
