@@ -9,6 +9,11 @@ import { RunningServer, serve, StartupError } from '../../src/server/serve';
 import { createMysqlDatabase, usesMysql } from '../support/test-app';
 
 const ROOT = path.join(__dirname, '..', '..');
+/**
+ * A ceiling, not a measurement: transpiling and starting the whole server in a child process takes seconds on a
+ * busy machine, and nothing here asserts how long.
+ */
+const PROCESS_TEST_CEILING_MS = 240_000;
 
 /** A port that was free a moment ago: nothing listens there now. */
 async function closedPort(): Promise<number> {
@@ -127,7 +132,7 @@ describe('start-up and shutdown', () => {
     } finally {
       await taken.release();
     }
-  });
+  }, PROCESS_TEST_CEILING_MS);
 
   it('the real process: logs where it listens, Nest route mapping only at debug, and shutdown on SIGTERM', async () => {
     const run = startProcess({ ...env(), LOG_LEVEL: 'info' });
@@ -140,5 +145,5 @@ describe('start-up and shutdown', () => {
     expect(logged.filter((message) => message.startsWith('Anvil '))).toHaveLength(1);
     expect(logged.slice(-2)).toEqual(['shutting down (SIGTERM): no new connections, finishing requests in flight', 'shutdown complete']);
     expect(run.output().stderr).toBe('');
-  });
+  }, PROCESS_TEST_CEILING_MS);
 });
