@@ -15,24 +15,11 @@
  */
 'use strict';
 
-const path = require('node:path');
+const { insertRows, loadDist, random, seedTag } = require('./support');
 
-const dist = path.join(__dirname, '..', 'dist', 'src');
-function load(module) {
-  try {
-    return require(path.join(dist, module));
-  } catch (error) {
-    if (error.code === 'MODULE_NOT_FOUND') {
-      console.error(`cannot load ${module} from dist/: run "npm run build" first`);
-      process.exit(2);
-    }
-    throw error;
-  }
-}
-
-const { loadConfig } = load('config/config');
-const { openDatabase } = load('database/data-source');
-const { searchGrams, lowerForSearch } = load('users/user-search.grams');
+const { loadConfig } = loadDist('config/config');
+const { openDatabase } = loadDist('database/data-source');
+const { searchGrams, lowerForSearch } = loadDist('users/user-search.grams');
 
 const MAX_COUNT = 2_000_000;
 const BATCH = 1000;
@@ -43,30 +30,14 @@ function capitalize(word) {
   return word.charAt(0).toUpperCase() + word.slice(1);
 }
 
-/** A deterministic pseudo-random sequence, so that two runs seed comparable data. */
-function random(seed) {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 4294967296;
-  };
-}
-
 async function main() {
   const count = Number(process.env.SEED_COUNT ?? 50000);
   if (!Number.isSafeInteger(count) || count < 1 || count > MAX_COUNT) {
     console.error(`SEED_COUNT must be an integer between 1 and ${MAX_COUNT}`);
     process.exit(2);
   }
-  const tag = process.env.SEED_TAG ?? 's';
-  if (!/^[a-z0-9]{1,6}$/.test(tag)) {
-    console.error('SEED_TAG must be 1-6 lowercase letters or digits');
-    process.exit(2);
-  }
-  const config = loadConfig(process.env);
-  const dataSource = await openDatabase(config);
+  const tag = seedTag('s');
+  const dataSource = await openDatabase(loadConfig(process.env));
   const escape = (name) => dataSource.driver.escape(name);
   const next = random(count * 31 + tag.length);
   const now = Math.floor(Date.now() / 1000);
@@ -116,15 +87,6 @@ async function main() {
     }
   } finally {
     await dataSource.destroy();
-  }
-}
-
-/** Multi-row INSERTs of at most 500 rows each. */
-async function insertRows(tx, table, columns, rows) {
-  for (let start = 0; start < rows.length; start += 500) {
-    const chunk = rows.slice(start, start + 500);
-    const placeholders = chunk.map(() => `(${columns.map(() => '?').join(',')})`).join(',');
-    await tx.query(`INSERT INTO ${table} (${columns.join(',')}) VALUES ${placeholders}`, chunk.flat());
   }
 }
 

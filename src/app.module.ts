@@ -13,11 +13,14 @@ import { SecurityHeadersMiddleware } from './common/security-headers.middleware'
 import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { GitHttpModule } from './git-http/git-http.module';
 import { KeysModule } from './keys/keys.module';
 import { MarkdownModule } from './markdown/markdown.module';
 import { PagesModule } from './pages/pages.module';
+import { QuotaRoutesModule } from './quota/quota.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
+import { SshModule } from './ssh/ssh.module';
 import { UsersModule } from './users/users.module';
 
 /** Imports the modules; nothing else. */
@@ -35,6 +38,10 @@ export class AppModule implements NestModule {
         UsersModule,
         KeysModule,
         ReposModule,
+        GitHttpModule,
+        SshModule,
+        // Quota routes exist only while quota is enabled; the engine itself always answers [D22].
+        ...(config.quota.enabled ? [QuotaRoutesModule] : []),
         AdminModule,
         MarkdownModule,
         ServerModule,

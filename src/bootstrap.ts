@@ -4,11 +4,13 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
+import type { Server } from 'node:http';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { corsOptions } from './common/cors';
 import { withErrorExamples } from './common/openapi';
 import { handlerOperationId, withForgejoOperationIds } from './common/operation-ids';
+import { GitHttpHandler } from './git-http/git-http.handler';
 import { PAGING_LIMITS } from './common/paging';
 import type { AppConfig } from './config/config';
 import { MarkdownRenderer } from './markdown/markdown-renderer';
@@ -29,12 +31,18 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
     abortOnError: false,
   });
   app.useLogger(new QuietStartLogger(app.get(Logger)));
+  // Metrics count every request, git's too (their route label is `unmatched`: they are not API routes).
+  if (config.metrics.enabled) mountMetrics(app, config.metrics.token);
+  // Git routes come first: they stream and must meet none of the API's middleware (body parser and its limit).
+  app.use(app.get(GitHttpHandler).middleware());
+  // Node's 300 s limit on receiving a whole request would cut long pushes; git exchanges end by their own idle
+  // limit instead (git-transport.md 1.6). Headers still have to arrive within headersTimeout.
+  (app.getHttpServer() as Server).requestTimeout = 0;
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
   app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg', ...PAGE_PATHS] });
   app.enableCors(corsOptions(config.corsAllowedOrigins));
-  if (config.metrics.enabled) mountMetrics(app, config.metrics.token);
   setUpOpenApi(app, config);
   await app.init();
   return app;

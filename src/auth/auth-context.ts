@@ -1,7 +1,7 @@
 import type { UserEntity } from '../users/user.entity';
 import type { ScopeSet } from './scopes';
 
-export type AuthMethod = 'anonymous' | 'password' | 'token';
+export type AuthMethod = 'anonymous' | 'password' | 'token' | 'ssh-key';
 
 /**
  * Who is calling, after authentication, account-state checks and sudo. Services receive it as the viewer

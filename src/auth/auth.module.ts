@@ -2,11 +2,12 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { UsersModule } from '../users/users.module';
 import { AuthenticationMiddleware } from './authentication.middleware';
+import { CredentialChain } from './credentials';
 import { RouteAuthGuard } from './route-auth';
 
 @Module({
   imports: [UsersModule],
-  providers: [AuthenticationMiddleware, { provide: APP_GUARD, useClass: RouteAuthGuard }],
-  exports: [AuthenticationMiddleware],
+  providers: [CredentialChain, AuthenticationMiddleware, { provide: APP_GUARD, useClass: RouteAuthGuard }],
+  exports: [AuthenticationMiddleware, CredentialChain],
 })
 export class AuthModule {}

@@ -130,9 +130,13 @@ async function readFirstLine(stream: Readable): Promise<string> {
   return text.split('\n')[0].slice(0, 4096);
 }
 
-/** The server's own services on the configured database (migrated first), closed again afterwards. */
+/**
+ * The server's own services on the configured database (migrated first), closed again afterwards. Nothing
+ * listens: the SSH server stays off, so the CLI runs beside a running server.
+ */
 async function withServices<T>(config: AppConfig, work: (context: INestApplicationContext) => Promise<T>): Promise<T> {
-  const context = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: false, abortOnError: false });
+  const quiet = { ...config, ssh: { ...config.ssh, enabled: false } };
+  const context = await NestFactory.createApplicationContext(AppModule.forRoot(quiet), { logger: false, abortOnError: false });
   try {
     return await work(context);
   } finally {

@@ -12,6 +12,35 @@ describe('loadConfig', () => {
     expect(config.quota).toEqual({ enabled: true, defaultGroups: [], defaultTotal: -1 });
     expect(config.allowLocalNetworks).toBe(false);
     expect(config.paging).toEqual({ defaultLimit: 30, maxLimit: 50 });
+    expect(config.ssh).toEqual({
+      enabled: true,
+      listenHost: '0.0.0.0',
+      listenPort: 2222,
+      advertisedPort: null,
+      user: 'git',
+      hostKeyFile: path.resolve('./data/ssh/ssh_host_ed25519_key'),
+    });
+    expect(config.git.maxProcesses).toBe(4 * require('node:os').availableParallelism());
+    expect(config.git).toMatchObject({ queueTimeoutMs: 10_000, idleTimeoutMs: 600_000, drainTimeoutMs: 60_000 });
+  });
+
+  it('reads the SSH and git process settings', () => {
+    const config = loadConfig({
+      SSH_ENABLED: 'false',
+      SSH_LISTEN_HOST: '127.0.0.1',
+      SSH_LISTEN_PORT: '0',
+      SSH_PORT: '22',
+      SSH_USER: 'forge',
+      SSH_HOST_KEY: '/etc/anvil/host_key',
+      GIT_MAX_PROCESSES: '3',
+      GIT_QUEUE_TIMEOUT: '0',
+      GIT_IDLE_TIMEOUT: '30',
+      GIT_DRAIN_TIMEOUT: '5',
+    });
+    expect(config.ssh).toEqual({ enabled: false, listenHost: '127.0.0.1', listenPort: 0, advertisedPort: 22, user: 'forge', hostKeyFile: '/etc/anvil/host_key' });
+    expect(config.git).toEqual({ maxProcesses: 3, queueTimeoutMs: 0, idleTimeoutMs: 30_000, drainTimeoutMs: 5_000 });
+    expect(() => loadConfig({ GIT_MAX_PROCESSES: '0' })).toThrow(/GIT_MAX_PROCESSES/);
+    expect(() => loadConfig({ SSH_PORT: '0' })).toThrow(/SSH_PORT/);
   });
 
   it('normalises ROOT_URL to end with a slash', () => {

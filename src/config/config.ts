@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 /**
@@ -24,6 +25,33 @@ export interface AppConfig {
   corsAllowedOrigins: string[];
   /** GET /metrics in Prometheus format; with a token, only `Authorization: Bearer <token>` may read it. */
   metrics: { enabled: boolean; token: string | undefined };
+  ssh: SshConfig;
+  git: GitServingConfig;
+}
+
+/** The built-in SSH server (git-transport.md 0.1). */
+export interface SshConfig {
+  enabled: boolean;
+  listenHost: string;
+  /** 0 takes a free port. */
+  listenPort: number;
+  /** The port advertised in `ssh_url`; null follows the port actually bound. */
+  advertisedPort: number | null;
+  /** The only login name accepted, and the user part of `ssh_url`. */
+  user: string;
+  hostKeyFile: string;
+}
+
+/** Limits of the git processes that serve clones and pushes (git-transport.md 1.6, 2.5). */
+export interface GitServingConfig {
+  /** At most this many serving git processes at once. */
+  maxProcesses: number;
+  /** How long a request waits for a free slot before 503. */
+  queueTimeoutMs: number;
+  /** An exchange where no byte moved for this long is closed. */
+  idleTimeoutMs: number;
+  /** On shutdown, how long running git processes may go on before they are killed. */
+  drainTimeoutMs: number;
 }
 
 export type DatabaseConfig =
@@ -73,6 +101,20 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     corsAllowedOrigins: origins(env, 'CORS_ALLOWED_ORIGINS'),
     metrics: { enabled: boolean(env, 'METRICS_ENABLED', false), token: nonEmpty(env, 'METRICS_TOKEN') },
+    ssh: {
+      enabled: boolean(env, 'SSH_ENABLED', true),
+      listenHost: nonEmpty(env, 'SSH_LISTEN_HOST') ?? '0.0.0.0',
+      listenPort: integer(env, 'SSH_LISTEN_PORT', 2222, { min: 0, max: 65535 }),
+      advertisedPort: nonEmpty(env, 'SSH_PORT') === undefined ? null : integer(env, 'SSH_PORT', 22, { min: 1, max: 65535 }),
+      user: nonEmpty(env, 'SSH_USER') ?? 'git',
+      hostKeyFile: path.resolve(nonEmpty(env, 'SSH_HOST_KEY') ?? path.join(dataDir, 'ssh', 'ssh_host_ed25519_key')),
+    },
+    git: {
+      maxProcesses: integer(env, 'GIT_MAX_PROCESSES', 4 * os.availableParallelism(), { min: 1 }),
+      queueTimeoutMs: 1000 * integer(env, 'GIT_QUEUE_TIMEOUT', 10, { min: 0 }),
+      idleTimeoutMs: 1000 * integer(env, 'GIT_IDLE_TIMEOUT', 600, { min: 1 }),
+      drainTimeoutMs: 1000 * integer(env, 'GIT_DRAIN_TIMEOUT', 60, { min: 0 }),
+    },
   };
 }
 

@@ -16,6 +16,7 @@ import { PublicKeysService } from './ssh/public-keys.service';
   imports: [UsersModule],
   controllers: [PublicKeysController, GpgKeysController, PlainTextKeysController],
   providers: [PublicKeyStore, PublicKeysService, GpgKeyStore, GpgKeysService, OpenPgpAdapter, KeyOwners],
+  exports: [PublicKeyStore],
 })
 export class KeysModule implements OnModuleInit {
   constructor(

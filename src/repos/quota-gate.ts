@@ -1,20 +1,6 @@
-import { Injectable } from '@nestjs/common';
-import type { UserEntity } from '../users/user.entity';
-
 /**
- * Where repository creation asks the quota engine (behaviour 11.6: `size:repos:all` on the new owner, 413 when
- * refused). The engine is a later issue; until it provides QUOTA_GATE, every creation is allowed.
+ * Where repository code asks the quota engine (behaviour 11.6). The gate is owned by the quota module
+ * (src/quota/quota-gate.ts); this re-export keeps the import path repository code already uses.
  */
-export interface QuotaGate {
-  /** Throws QuotaExceededError when `owner` may not get another repository. */
-  assertCanCreateRepository(owner: UserEntity): Promise<void>;
-}
-
-export const QUOTA_GATE = Symbol('QUOTA_GATE');
-
-@Injectable()
-export class AllowAllQuotaGate implements QuotaGate {
-  async assertCanCreateRepository(): Promise<void> {
-    // No quota engine yet: nothing is refused.
-  }
-}
+export { QUOTA_GATE } from '../quota/quota-gate';
+export type { QuotaGate, QuotaTarget } from '../quota/quota-gate';

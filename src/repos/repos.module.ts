@@ -1,13 +1,13 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { QuotaModule } from '../quota/quota.module';
 import { UsersModule } from '../users/users.module';
 import { UsersService } from '../users/users.service';
-import { GitCommand } from './git/git-command';
-import { GitRepositories } from './git/git-repositories';
-import { RepositoryPaths } from './git/repository-paths';
-import { AllowAllQuotaGate, QUOTA_GATE } from './quota-gate';
+import { GitModule } from '../git/git.module';
 import { RepositoriesController } from './repositories.controller';
 import { RepositoriesService } from './repositories.service';
 import { RepositoryAccess } from './repository-access';
+import { RepositoryGitAccess } from './repository-git-access';
+import { RepositoryPushes } from './repository-pushes.service';
 import { RepositoryListsController } from './repository-lists.controller';
 import { RepositoryListsService } from './repository-lists.service';
 import { RepositoryStore } from './repository.store';
@@ -22,26 +22,23 @@ import { WatchesService } from './watches.service';
 
 /** Repositories: git storage, creation, search, lists, stars and watches. */
 @Module({
-  imports: [UsersModule],
+  imports: [UsersModule, QuotaModule, GitModule],
   controllers: [RepositoriesController, RepositoryListsController, StarsController, WatchesController],
   providers: [
-    GitCommand,
-    GitRepositories,
-    RepositoryPaths,
     RepositoryTemplates,
     RepositoryStore,
     StarStore,
     WatchStore,
     RepositoryAccess,
+    RepositoryGitAccess,
+    RepositoryPushes,
     RepositoryViews,
     RepositoriesService,
     RepositoryListsService,
     StarsService,
     WatchesService,
-    // The quota engine (a later issue) replaces this provider with its own gate.
-    { provide: QUOTA_GATE, useClass: AllowAllQuotaGate },
   ],
-  exports: [RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryViews, GitRepositories, GitCommand, RepositoryPaths, QUOTA_GATE],
+  exports: [RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryViews, RepositoryGitAccess, QuotaModule],
 })
 export class ReposModule implements OnModuleInit {
   constructor(

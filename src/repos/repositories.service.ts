@@ -13,8 +13,8 @@ import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 import type { CreateRepositoryOption } from './create-repository.option';
 import type { EditRepositoryOption } from './edit-repository.option';
-import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from './git/git-repositories';
-import { RepositoryPaths } from './git/repository-paths';
+import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from '../git/git-repositories';
+import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from './quota-gate';
 import { administers, isReadable, permissionOf, RepositoryAccess, ViewerAccess } from './repository-access';
 import { RepositoryEntity } from './repository.entity';
@@ -187,8 +187,7 @@ export class RepositoriesService implements OnModuleInit {
         initialCommit: autoInit ? this.initialCommit(creator, owner, repo, templateChoice, now) : undefined,
       });
       created = true;
-      const gitSize = await this.git.size(dir);
-      await this.transactions.run((tx) => this.repositories.update(tx, repo.id, { gitSize }));
+      await this.repositories.recordGitSize(repo.id, await this.git.size(dir));
     } catch (error) {
       this.logger.error(`creating ${owner.name}/${repo.name} failed on disk, removing it again: ${(error as Error).message}`);
       if (created) await this.git.remove(dir).catch(() => undefined);
@@ -197,6 +196,16 @@ export class RepositoriesService implements OnModuleInit {
     }
     const stored = (await this.repositories.findById(repo.id))!;
     return this.views.one(stored, owner, viewer, ALL_PERMISSIONS);
+  }
+
+  /**
+   * Measures a repository's directory and stores the size quota usage counts (behaviour 11.1). Whatever
+   * changes a repository on disk (push, migration, mirror sync) calls this afterwards.
+   */
+  async refreshGitSize(ownerName: string, repo: { id: number; name: string }): Promise<number> {
+    const bytes = await this.git.size(this.paths.repository(ownerName, repo.name));
+    await this.repositories.recordGitSize(repo.id, bytes);
+    return bytes;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../common/errors';
 import type { FieldRule } from '../common/fields';
-import { isValidBranchName } from './git/ref-names';
+import { isValidBranchName } from '../git/ref-names';
 
 /** Behaviour 4.1: names that would collide with paths of a code host. */
 export const RESERVED_REPOSITORY_NAMES = new Set(['.', '..', '-']);

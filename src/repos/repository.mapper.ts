@@ -1,4 +1,5 @@
 import type { AuthContext } from '../auth/auth-context';
+import { sshCloneUrl } from '../common/ssh-endpoint';
 import { formatTime } from '../common/time';
 import { toUserWire, type SiteUrls } from '../users/user.mapper';
 import { UserEntity, Visibility } from '../users/user.entity';
@@ -12,7 +13,7 @@ export function repositoryUrls(owner: UserEntity, repo: RepositoryEntity, site: 
   return {
     html: `${site.rootUrl}${path}`,
     api: `${site.rootUrl}api/v1/repos/${path}`,
-    ssh: `git@${site.rootHost}:${path}.git`,
+    ssh: sshCloneUrl(site.ssh, path),
     clone: `${site.rootUrl}${path}.git`,
   };
 }

@@ -75,6 +75,16 @@ export class RepositoryStore {
     if (Object.keys(changes).length > 0) await tx.getRepository(RepositoryEntity).update({ id }, changes);
   }
 
+  /**
+   * Records a repository's git size in bytes (behaviour 11.1), which quota usage sums: called after creation,
+   * and by every path that changes the repository on disk (push, migration, mirror sync). False when the
+   * repository is gone.
+   */
+  async recordGitSize(repoId: number, bytes: number): Promise<boolean> {
+    const result = await this.repositories().update({ id: repoId }, { gitSize: Math.max(0, Math.floor(bytes)) });
+    return (result.affected ?? 0) > 0;
+  }
+
   /** True when the row was really there (a concurrent deletion may have won). */
   async delete(tx: EntityManager, id: number): Promise<boolean> {
     const result = await tx.getRepository(RepositoryEntity).delete({ id });

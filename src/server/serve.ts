@@ -1,10 +1,12 @@
 import * as fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { formatAddress } from '../common/net-address';
 import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from '../bootstrap';
 import type { AppConfig, DatabaseConfig } from '../config/config';
+import { SshServer } from '../ssh/ssh-server';
 import { PACKAGE_VERSION } from './package-version';
 
 /** The server cannot start; the message is one line that says why and what to check. */
@@ -53,7 +55,8 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
     await app.close().catch(() => undefined);
     throw error;
   }
-  report.info(startupLine({ version: PACKAGE_VERSION, http: httpAddress, rootUrl: config.rootUrl, dataDir: config.dataDir, database: config.database }));
+  const ssh = config.ssh.enabled ? (app.get(SshServer).listeningAddress() ?? undefined) : undefined;
+  report.info(startupLine({ version: PACKAGE_VERSION, http: httpAddress, ssh, rootUrl: config.rootUrl, dataDir: config.dataDir, database: config.database }));
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -88,10 +91,6 @@ export function describeDatabase(database: DatabaseConfig): string {
   return database.type === 'sqlite' ? `SQLite ${database.file}` : `MySQL ${database.host}:${database.port}/${database.database}`;
 }
 
-/** `[::]:3000`, `127.0.0.1:3000`. */
-function formatAddress(address: AddressInfo): string {
-  return address.family === 'IPv6' ? `[${address.address}]:${address.port}` : `${address.address}:${address.port}`;
-}
 
 async function listen(app: NestExpressApplication, port: number): Promise<string> {
   try {
@@ -121,6 +120,11 @@ export function assertWritableDataDir(dataDir: string): void {
 export function startupFailure(error: unknown, config: AppConfig): Error {
   if (error instanceof StartupError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  // The HTTP port is bound later (listen): a port in use this early is the SSH server's.
+  if (code === 'EADDRINUSE') {
+    const port = (error as { port?: number }).port ?? config.ssh.listenPort;
+    return new StartupError(`SSH port ${port} is already in use: stop the other server, set SSH_LISTEN_PORT, or SSH_ENABLED=false`, { cause: error });
+  }
   const database = describeDatabase(config.database);
   if (code && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|ER_DBACCESS_DENIED_ERROR|SQLITE_CANTOPEN|ECONNRESET|PROTOCOL_CONNECTION_LOST)$/.test(code)) {
     return new StartupError(`cannot reach the database (${database}): ${shortReason(error)}`, { cause: error });

@@ -6,6 +6,8 @@ import type { UserWire } from './user.wire';
 export interface SiteUrls {
   rootUrl: string;
   rootHost: string;
+  /** Where `ssh_url` points (git-transport.md 0.1). */
+  ssh: { user: string; host: string; port: number };
 }
 
 export interface UserViewOptions {
@@ -17,7 +19,7 @@ export interface UserViewOptions {
 }
 
 /** The placeholder address shown instead of a hidden one. */
-export function noReplyEmail(user: UserEntity, site: SiteUrls): string {
+export function noReplyEmail(user: UserEntity, site: Pick<SiteUrls, "rootHost">): string {
   return `${user.lowerName}@noreply.${site.rootHost}`;
 }
 

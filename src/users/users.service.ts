@@ -6,6 +6,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { BadRequestError, InvalidInputError, NotFoundError } from '../common/errors';
 import { EMAIL, isHttpUrl } from '../common/fields';
 import { Clock } from '../common/time';
+import { SshEndpoint } from '../common/ssh-endpoint';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { parseVisibility, UserEntity, UserType, Visibility } from './user.entity';
 import { assertUsableUserName } from './user-names';
@@ -57,6 +58,7 @@ export class UsersService {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly sshEndpoint: SshEndpoint,
   ) {}
 
   /** Modules that keep rows about users register their cleanup here (follows, keys, stars...). */
@@ -195,7 +197,7 @@ export class UsersService {
   }
 
   get site() {
-    return { rootUrl: this.config.rootUrl, rootHost: this.config.rootHost };
+    return { rootUrl: this.config.rootUrl, rootHost: this.config.rootHost, ssh: { user: this.sshEndpoint.user, host: this.sshEndpoint.host, port: this.sshEndpoint.port } };
   }
 }
 

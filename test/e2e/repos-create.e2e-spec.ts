@@ -1,12 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { QuotaExceededError } from '../../src/common/errors';
-import { QUOTA_GATE, QuotaGate } from '../../src/repos/quota-gate';
 import type { UserEntity } from '../../src/users/user.entity';
 import { UsersService } from '../../src/users/users.service';
 import { makeOrg, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
-import { git, repositoryDir } from '../support/git';
+import { git, regularFileBytes, repositoryDir } from '../support/git';
 import { startTestApp, TestApp } from '../support/test-app';
+import { SshEndpoint } from '../../src/common/ssh-endpoint';
 
 const REPOSITORY_KEYS = [
   'archived', 'clone_url', 'created_at', 'default_branch', 'description', 'empty', 'fork', 'forks_count', 'full_name',
@@ -37,16 +36,6 @@ describe('repository creation', () => {
   const repoRows = async (name: string) => Number((await t.dataSource.query(`SELECT COUNT(*) AS n FROM repository WHERE lower_name = '${name.toLowerCase()}'`))[0].n);
   const quoted = (table: string) => (t.dataSource.options.type === 'mysql' ? `\`${table}\`` : `"${table}"`);
 
-  function diskSize(dir: string): number {
-    let total = 0;
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const child = path.join(dir, entry.name);
-      if (entry.isDirectory()) total += diskSize(child);
-      else if (entry.isFile()) total += fs.statSync(child).size;
-    }
-    return total;
-  }
-
   describe('POST /user/repos', () => {
     it('creates an empty bare repository with HEAD on main and answers the exact Repository JSON', async () => {
       const before = await numRepos(alice.user.id);
@@ -66,7 +55,7 @@ describe('repository creation', () => {
         mirror: false,
         html_url: `http://anvil.test/${alice.name}/${name}`,
         url: `http://anvil.test/api/v1/repos/${alice.name}/${name}`,
-        ssh_url: `git@anvil.test:${alice.name}/${name}.git`,
+        ssh_url: `ssh://git@anvil.test:${t.app.get(SshEndpoint).port}/${alice.name}/${name}.git`,
         clone_url: `http://anvil.test/${alice.name}/${name}.git`,
         original_url: '',
         website: '',
@@ -92,7 +81,7 @@ describe('repository creation', () => {
       expect(git(dir, 'rev-parse', '--is-bare-repository').trim()).toBe('true');
       expect(git(dir, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main');
       expect(() => git(dir, 'rev-parse', '--verify', '--quiet', 'refs/heads/main')).toThrow();
-      expect(repo.size).toBe(Math.floor(diskSize(dir) / 1024));
+      expect(repo.size).toBe(Math.floor(regularFileBytes(dir) / 1024));
       expect(await numRepos(alice.user.id)).toBe(before + 1);
     });
 
@@ -123,7 +112,7 @@ describe('repository creation', () => {
       expect(license).toContain(`Copyright (c) ${new Date().getUTCFullYear()} ${alice.name}`);
       expect(license).not.toContain('<year>');
       expect(license).toContain('Permission is hereby granted');
-      expect(response.body.size).toBe(Math.floor(diskSize(dir) / 1024));
+      expect(response.body.size).toBe(Math.floor(regularFileBytes(dir) / 1024));
     });
 
     it('auto_init without templates commits only the Default README', async () => {
@@ -356,17 +345,15 @@ describe('repository creation', () => {
   });
 
   describe('quota gate', () => {
-    let gate: QuotaGate;
-    let original: QuotaGate['assertCanCreateRepository'];
-    beforeAll(() => {
-      gate = t.app.get<QuotaGate>(QUOTA_GATE);
-      original = gate.assertCanCreateRepository;
-      gate.assertCanCreateRepository = async (owner) => {
-        throw new QuotaExceededError(owner.id, owner.name);
-      };
+    // A real quota group refusing everything, for the caller and the organisation (behaviour 11.6).
+    const group = uniqueName('nothing');
+    beforeAll(async () => {
+      const adminPost = (apiPath: string, body: unknown) => t.http.post(t.api(apiPath)).set(withToken(admin.token)).send(body as object);
+      await adminPost('/admin/quota/groups', { name: group, rules: [{ name: group, limit: 0, subjects: ['size:all'] }] }).expect(201);
+      for (const target of [alice.name, org.name]) await t.http.put(t.api(`/admin/quota/groups/${group}/users/${target}`)).set(withToken(admin.token)).expect(204);
     });
-    afterAll(() => {
-      gate.assertCanCreateRepository = original;
+    afterAll(async () => {
+      await t.http.delete(t.api(`/admin/quota/groups/${group}`)).set(withToken(admin.token)).expect(204);
     });
 
     it('is asked about the caller on POST /user/repos, after the body and before templates', async () => {

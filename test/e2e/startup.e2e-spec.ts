@@ -71,7 +71,15 @@ const messages = (stdout: string) =>
 describe('start-up and shutdown', () => {
   let dataDir: string;
   let database: { url: string; drop(): Promise<void> } | undefined;
-  const env = () => ({ DATA_DIR: dataDir, ROOT_URL: 'http://anvil.test/', LOG_LEVEL: 'silent', PORT: '0', ...(database ? { DATABASE_URL: database.url } : {}) });
+  const env = () => ({
+    DATA_DIR: dataDir,
+    ROOT_URL: 'http://anvil.test/',
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    SSH_LISTEN_PORT: '0',
+    SSH_LISTEN_HOST: '127.0.0.1',
+    ...(database ? { DATABASE_URL: database.url } : {}),
+  });
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-startup-'));
@@ -82,13 +90,13 @@ describe('start-up and shutdown', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('reports one line with the HTTP address and data directory, and the start and end of shutdown', async () => {
+  it('reports one line with the HTTP and SSH addresses and the data directory, and the start and end of shutdown', async () => {
     const lines: string[] = [];
     const server: RunningServer = await serve(loadConfig(env()), { info: (line) => lines.push(line) });
     try {
       const port = Number(/:(\d+)$/.exec(server.httpAddress)![1]);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^Anvil \\S+ listening: HTTP on \\S+:${port}; ROOT_URL http://anvil.test/; data directory ${dataDir}; database `));
+      expect(lines[0]).toMatch(new RegExp(`^Anvil \\S+ listening: HTTP on \\S+:${port}, SSH on 127\\.0\\.0\\.1:\\d+; ROOT_URL http://anvil.test/; data directory ${dataDir}; database `));
       await request(`http://127.0.0.1:${port}`).get('/api/healthz').expect(200);
     } finally {
       await server.stop('SIGTERM');
@@ -101,6 +109,17 @@ describe('start-up and shutdown', () => {
     try {
       await expect(serve(loadConfig({ ...env(), PORT: String(taken.port) }), { info: () => undefined })).rejects.toThrow(
         new StartupError(`port ${taken.port} is already in use: stop the other server or set PORT`),
+      );
+    } finally {
+      await taken.release();
+    }
+  });
+
+  it('an SSH port in use is one clear StartupError', async () => {
+    const taken = await takenPort();
+    try {
+      await expect(serve(loadConfig({ ...env(), SSH_LISTEN_PORT: String(taken.port), SSH_LISTEN_HOST: '0.0.0.0' }), { info: () => undefined })).rejects.toThrow(
+        new StartupError(`SSH port ${taken.port} is already in use: stop the other server, set SSH_LISTEN_PORT, or SSH_ENABLED=false`),
       );
     } finally {
       await taken.release();
@@ -136,7 +155,7 @@ describe('start-up and shutdown', () => {
 
   it('the real process: logs where it listens, Nest route mapping only at debug, and shutdown on SIGTERM', async () => {
     const run = startProcess({ ...env(), LOG_LEVEL: 'info' });
-    const [, port] = await run.waitFor(/listening: HTTP on \S+:(\d+);/);
+    const [, port] = await run.waitFor(/listening: HTTP on \S+:(\d+), SSH on \S+;/);
     await request(`http://127.0.0.1:${port}`).get('/api/v1/version').expect(200);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);

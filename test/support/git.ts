@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 /** Runs system git against a bare repository, with a clean environment, for checks on disk. */
@@ -15,4 +16,15 @@ export function git(gitDir: string, ...args: string[]): string {
  */
 export function repositoryDir(dataDir: string, owner: string, name: string): string {
   return path.join(dataDir, 'repositories', owner.toLowerCase(), `${name.toLowerCase()}.git`);
+}
+
+/** Bytes of the regular files under `dir`, walked here independently of the code (behaviour 11.1: git size). */
+export function regularFileBytes(dir: string): number {
+  let total = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const child = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += regularFileBytes(child);
+    else if (entry.isFile()) total += fs.lstatSync(child).size;
+  }
+  return total;
 }

@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import * as fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -23,6 +25,8 @@ export interface TestApp {
   dataDir: string;
   /** An API path under /api/v1. */
   api(path: string): string;
+  /** Makes the server listen on a free loopback port (for real git clients); returns its base URL. */
+  listen(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -35,6 +39,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     DATA_DIR: dataDir,
     ROOT_URL: 'http://anvil.test/',
     LOG_LEVEL: 'silent',
+    // Every test app has its own SSH server on a free loopback port, closed with the app.
+    SSH_LISTEN_PORT: '0',
+    SSH_LISTEN_HOST: '127.0.0.1',
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...env,
   });
@@ -47,6 +54,11 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     dataSource,
     dataDir,
     api: (apiPath: string) => `/api/v1${apiPath.startsWith('/') ? apiPath : `/${apiPath}`}`,
+    listen: async () => {
+      const server = app.getHttpServer() as Server;
+      if (!server.listening) await app.listen(0, '127.0.0.1');
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    },
     close: async () => {
       await app.close();
       if (database) await database.drop();

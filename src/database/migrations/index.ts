@@ -2,6 +2,7 @@ import { CreateUsers1763700000000 } from './1763700000000-create-users';
 import { CreateKeys1763700100000 } from './1763700100000-create-keys';
 import { FollowsAndUserSearch1763700200000 } from './1763700200000-follows-and-user-search';
 import { CreateRepositories1763700300000 } from './1763700300000-create-repositories';
+import { CreateQuota1763800000000 } from './1763800000000-create-quota';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
-export const MIGRATIONS = [CreateUsers1763700000000, CreateKeys1763700100000, FollowsAndUserSearch1763700200000, CreateRepositories1763700300000];
+export const MIGRATIONS = [CreateUsers1763700000000, CreateKeys1763700100000, FollowsAndUserSearch1763700200000, CreateRepositories1763700300000, CreateQuota1763800000000];

@@ -30,7 +30,7 @@ export class PublicKeyEntity {
   @UnixTimeColumn()
   createdUnix: number;
 
-  /** Last use; Anvil has no SSH server, so it stays the creation time. */
+  /** Last use: set when a git command over SSH with this key succeeds (git-transport.md 2.4 step 6). */
   @UnixTimeColumn()
   updatedUnix: number;
 }

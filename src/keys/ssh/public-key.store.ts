@@ -20,6 +20,15 @@ export class PublicKeyStore {
     return this.keys().findOneBy({ id });
   }
 
+  findByFingerprint(fingerprint: string): Promise<PublicKeyEntity | null> {
+    return this.keys().findOneBy({ fingerprint });
+  }
+
+  /** Records a use of the key (the SSH server, after a git command that succeeded). */
+  async touch(id: number, nowUnix: number): Promise<void> {
+    await this.keys().update({ id }, { updatedUnix: nowUnix });
+  }
+
   async fingerprintTaken(fingerprint: string, tx?: EntityManager): Promise<boolean> {
     return (await this.keys(tx).countBy({ fingerprint })) > 0;
   }

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
+import { APP_CONFIG, AppConfig } from '../config/config';
 
 /** The directory under DATA_DIR that holds every repository (behaviour 4.1). */
 export function repositoriesRoot(dataDir: string): string {

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { gitEnvironment, gitHome } from './git-environment';
 
 /** A git command that failed: it exited non-zero, was killed, or could not start. */
 export class GitError extends Error {
@@ -52,24 +52,15 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 
 /**
- * A fixed search path: git is found the same way whatever the server's environment holds, and nothing of that
- * environment (GIT_DIR, GIT_WORK_TREE, a user's ~/.gitconfig, …) leaks into the commands.
- */
-const SEARCH_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-
-/**
  * The only code that spawns git (house style: one adapter per side effect). Arguments always go as an array,
  * never through a shell; every command has a time limit, a clean environment (HOME under DATA_DIR, no system
  * or global configuration) and fails with a typed GitError.
  */
 @Injectable()
 export class GitCommand {
-  private readonly home: string;
   private homeReady = false;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.home = path.join(config.dataDir, 'git-home');
-  }
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   /** Runs git and returns its standard output; a non-zero exit is a GitError. */
   async run(args: string[], options: GitRunOptions = {}): Promise<string> {
@@ -86,15 +77,7 @@ export class GitCommand {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const env: Record<string, string> = {
-      PATH: SEARCH_PATH,
-      HOME: this.home,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_TERMINAL_PROMPT: '0',
-      LC_ALL: 'C',
-      ...options.env,
-    };
+    const env = gitEnvironment(this.config.dataDir, options.env);
     return new Promise<GitResult>((resolve, reject) => {
       const child = spawn('git', fullArgs, { env, stdio: ['pipe', 'pipe', 'pipe'], shell: false });
       const stdout: Buffer[] = [];
@@ -136,7 +119,7 @@ export class GitCommand {
 
   private ensureHome(): void {
     if (this.homeReady) return;
-    fs.mkdirSync(this.home, { recursive: true });
+    fs.mkdirSync(gitHome(this.config.dataDir), { recursive: true });
     this.homeReady = true;
   }
 }

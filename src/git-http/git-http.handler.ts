@@ -1,0 +1,258 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createGunzip } from 'node:zlib';
+import type { Readable } from 'node:stream';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Options, pinoHttp } from 'pino-http';
+import { AuthContext } from '../auth/auth-context';
+import { CredentialChain, readCredential } from '../auth/credentials';
+import { UnauthorizedError } from '../common/errors';
+import { requestLogOptions } from '../common/request-log';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { GitBusyError, GitProcesses, isSafeGitProtocol, ServingProcess } from '../git/git-processes';
+import { accountStateProblem, GitTarget, RepositoryGitAccess, ServedTarget } from '../repos/repository-git-access';
+
+type Service = 'upload-pack' | 'receive-pack';
+
+interface GitRoute {
+  owner: string;
+  repo: string;
+  /** `info/refs` (advertisement) or the RPC of a service. */
+  kind: 'info-refs' | Service;
+}
+
+/** Answers the client as a failure git prints (`remote: <body>`): one line of text (git-transport.md 0.3). */
+class GitHttpRefusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Anvil"' };
+const NO_CACHE = {
+  Expires: 'Fri, 01 Jan 1980 00:00:00 GMT',
+  Pragma: 'no-cache',
+  'Cache-Control': 'no-cache, max-age=0, must-revalidate',
+};
+/** Seconds a client is told to wait when every git slot is taken. */
+const RETRY_AFTER_SECONDS = '10';
+
+/**
+ * Smart HTTP (git-transport.md 1): `info/refs`, `git-upload-pack` and `git-receive-pack` under ROOT_URL's path.
+ * Mounted before the API's middleware, so that no JSON body parser, body limit or API auth touches these
+ * requests; bodies and answers stream through git's pipes in both directions.
+ */
+@Injectable()
+export class GitHttpHandler {
+  private readonly logger = new Logger('GitHttp');
+  private readonly basePath: string;
+  /** The API's request log (one line per request, no headers, query tokens redacted), for git routes too. */
+  private readonly requestLog: (request: IncomingMessage, response: ServerResponse) => void;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly credentials: CredentialChain,
+    private readonly access: RepositoryGitAccess,
+    private readonly processes: GitProcesses,
+  ) {
+    this.basePath = new URL(config.rootUrl).pathname;
+    this.requestLog = pinoHttp(requestLogOptions(config).pinoHttp as Options);
+  }
+
+  /** The Express middleware; requests that are not git routes go on to the API. */
+  middleware(): RequestHandler {
+    return (request: Request, response: Response, next: NextFunction) => {
+      const route = this.match(request.path);
+      if (!route) return next();
+      this.requestLog(request, response);
+      this.serve(route, request, response).catch((error: unknown) => this.fail(response, request, error));
+    };
+  }
+
+  private match(requestPath: string): GitRoute | null {
+    if (!requestPath.startsWith(this.basePath)) return null;
+    const match = /^([^/]+)\/([^/]+)\/(info\/refs|git-upload-pack|git-receive-pack)$/.exec(requestPath.slice(this.basePath.length));
+    if (!match) return null;
+    const [, owner, rawRepo, tail] = match;
+    // One `.git` suffix, matched case-sensitively, is removed once (Forgejo's TrimSuffix).
+    const repo = rawRepo.endsWith('.git') ? rawRepo.slice(0, -'.git'.length) : rawRepo;
+    if (repo === '') return null;
+    const kind = tail === 'info/refs' ? 'info-refs' : tail === 'git-upload-pack' ? 'upload-pack' : 'receive-pack';
+    return { owner: safeDecode(owner), repo: safeDecode(repo), kind };
+  }
+
+  /** The decision order of git-transport.md 1.4; the first failing step answers. */
+  private async serve(route: GitRoute, request: Request, response: Response): Promise<void> {
+    // 1. Method, then credentials that are present but wrong.
+    const allowed = route.kind === 'info-refs' ? ['GET', 'HEAD'] : ['POST'];
+    if (!allowed.includes(request.method)) throw new GitHttpRefusal(405, 'Method Not Allowed', { Allow: allowed.join(', ') });
+    const auth = await this.authenticate(request);
+    // 2. Account state.
+    if (auth.user) {
+      const problem = accountStateProblem(auth.user, this.config.rootUrl);
+      if (problem) throw new GitHttpRefusal(403, problem);
+    }
+    // 3. Dumb HTTP.
+    const service = route.kind === 'info-refs' ? advertisedService(request) : route.kind;
+    // 4. The repository.
+    const target = await this.access.find(route.owner, route.repo);
+    // 5. Public pull: scopes, public-only and the caller's own rights are not consulted.
+    if (!(service === 'upload-pack' && this.access.isPublicPull(target))) {
+      await this.authorize(auth, service, target);
+    }
+    // Public pull and authorize() both leave only existing, readable repositories.
+    const served: ServedTarget = { owner: target.owner!, repo: target.repo!, pusherId: auth.id ?? 0 };
+    if (route.kind === 'info-refs') return this.advertise(service, served, request, response);
+    // 12. Content type and encoding of the RPC.
+    const input = this.requestBody(service, request);
+    return this.rpc(service, served, request, input, response);
+  }
+
+  private async authenticate(request: Request): Promise<AuthContext> {
+    try {
+      const credential = readCredential(request);
+      return credential ? await this.credentials.authenticate(credential) : AuthContext.anonymous();
+    } catch (error) {
+      if (error instanceof UnauthorizedError) {
+        throw new GitHttpRefusal(401, 'Credentials are incorrect or have expired.', CHALLENGE);
+      }
+      throw error;
+    }
+  }
+
+  /** Steps 6 to 11 of 1.4. */
+  private async authorize(auth: AuthContext, service: Service, target: GitTarget): Promise<void> {
+    if (!auth.isSignedIn) throw new GitHttpRefusal(401, 'Unauthorized', CHALLENGE);
+    const level = service === 'upload-pack' ? 'read' : 'write';
+    if (auth.scopes && !auth.scopes.allows('repository', level)) {
+      throw new GitHttpRefusal(403, `token does not have at least one of required scope(s): [${level}:repository]`);
+    }
+    if (!(await this.access.canRead(auth, target))) throw new GitHttpRefusal(404, 'Repository not found');
+    if (auth.publicOnly && this.access.isBeyondPublicOnly(target)) {
+      throw new GitHttpRefusal(403, 'token scope is limited to public repos');
+    }
+    if (service === 'receive-pack') {
+      if (target.repo!.isMirror) throw new GitHttpRefusal(403, 'mirror repository is read-only');
+      if (!(await this.access.canWrite(auth, target))) {
+        throw new GitHttpRefusal(403, `User '${auth.user!.name}' is not allowed to push to '${target.owner!.name}/${target.repo!.name}'.`);
+      }
+    }
+  }
+
+  /** 1.2: the request must be `application/x-git-<svc>-request`; gzip bodies are inflated on the way to git. */
+  private requestBody(service: Service, request: Request): Readable {
+    const contentType = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    if (contentType !== `application/x-git-${service}-request`) throw new GitHttpRefusal(415, 'Unsupported Media Type');
+    const encoding = (request.headers['content-encoding'] ?? '').trim().toLowerCase();
+    if (encoding === '' || encoding === 'identity') return request;
+    if (encoding === 'gzip' || encoding === 'x-gzip') return request.pipe(createGunzip());
+    throw new GitHttpRefusal(415, 'Unsupported Media Type');
+  }
+
+  private async advertise(service: Service, target: ServedTarget, request: Request, response: Response): Promise<void> {
+    const headers = { 'Content-Type': `application/x-git-${service}-advertisement`, ...NO_CACHE };
+    if (request.method === 'HEAD') {
+      response.status(200).set(headers).end();
+      return;
+    }
+    const git = await this.start(service, target, request, { advertiseRefs: true });
+    response.status(200).set(headers);
+    const header = `# service=git-${service}\n`;
+    response.write(`${(header.length + 4).toString(16).padStart(4, '0')}${header}0000`);
+    this.pipeOut(git, request, response);
+    git.child.stdin.end();
+  }
+
+  private async rpc(service: Service, target: ServedTarget, request: Request, input: Readable, response: Response): Promise<void> {
+    const git = await this.start(service, target, request, {});
+    response.status(200).set({ 'Content-Type': `application/x-git-${service}-result`, ...NO_CACHE });
+    if (input !== request) {
+      input.on('error', () => {
+        // A corrupt gzip stream: nothing reached the client yet, since git waits for the whole request.
+        git.kill();
+        if (!response.headersSent) this.reply(response, request, 400, 'Bad Request');
+        else response.destroy();
+      });
+    }
+    git.feed(input);
+    this.pipeOut(git, request, response);
+  }
+
+  private async start(service: Service, target: ServedTarget, request: Request, options: { advertiseRefs?: boolean }): Promise<ServingProcess> {
+    const protocol = request.header('git-protocol');
+    try {
+      return await this.processes.start({
+        service,
+        dir: this.access.directory(target),
+        statelessRpc: true,
+        advertiseRefs: options.advertiseRefs,
+        protocol: protocol !== undefined && isSafeGitProtocol(protocol) ? protocol : undefined,
+        push: service === 'receive-pack' ? { repositoryId: target.repo.id, pusherId: target.pusherId } : undefined,
+      });
+    } catch (error) {
+      if (error instanceof GitBusyError) {
+        throw new GitHttpRefusal(503, `Service Unavailable: ${error.message}`, { 'Retry-After': RETRY_AFTER_SECONDS });
+      }
+      throw error;
+    }
+  }
+
+  /** git's output goes to the client as it comes; a client that goes away stops git. */
+  private pipeOut(git: ServingProcess, request: Request, response: Response): void {
+    const stderr: Buffer[] = [];
+    let stderrBytes = 0;
+    git.child.stderr.on('data', (chunk: Buffer) => {
+      if (stderrBytes < 16 * 1024) stderr.push(chunk);
+      stderrBytes += chunk.length;
+    });
+    git.child.stdout.pipe(response, { end: false });
+    response.on('close', () => {
+      if (!response.writableFinished) git.kill();
+    });
+    void git.exited.then((code) => {
+      if (code === null) {
+        // Killed (idle limit, shutdown): the client must see a broken exchange, not a complete answer.
+        response.destroy();
+        return;
+      }
+      if (code !== 0) {
+        this.logger.warn(`git on ${request.path} exited ${code}: ${Buffer.concat(stderr).toString('utf8').trim().slice(0, 500)}`);
+        if (!response.headersSent) return this.reply(response, request, 500, 'Internal Server Error');
+      }
+      response.end();
+    });
+  }
+
+  private fail(response: Response, request: Request, error: unknown): void {
+    if (error instanceof GitHttpRefusal) return this.reply(response, request, error.status, error.message, error.headers);
+    this.logger.error(`git request ${request.method} ${request.path} failed: ${(error as Error).stack ?? error}`);
+    if (!response.headersSent) this.reply(response, request, 500, 'Internal Server Error');
+    else response.destroy();
+  }
+
+  private reply(response: Response, request: Request, status: number, text: string, headers: Record<string, string> = {}): void {
+    // Whatever the client still sends is read and dropped, so the connection is not left stuck.
+    request.resume();
+    response.status(status).set({ 'Content-Type': 'text/plain; charset=utf-8', ...NO_CACHE, ...headers });
+    response.end(request.method === 'HEAD' ? undefined : text);
+  }
+}
+
+function advertisedService(request: Request): Service {
+  const service = request.query.service;
+  if (service === 'git-upload-pack') return 'upload-pack';
+  if (service === 'git-receive-pack') return 'receive-pack';
+  throw new GitHttpRefusal(403, 'Dumb HTTP protocol is not supported');
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

@@ -1,0 +1,25 @@
+import * as path from 'node:path';
+
+/**
+ * A fixed search path: git is found the same way whatever the server's environment holds, and nothing of that
+ * environment (GIT_DIR, GIT_WORK_TREE, a user's ~/.gitconfig, …) leaks into the commands.
+ */
+const SEARCH_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** HOME of every git process Anvil runs: a directory under DATA_DIR, never the server user's home. */
+export function gitHome(dataDir: string): string {
+  return path.join(dataDir, 'git-home');
+}
+
+/** The isolated environment of every git process (git-transport.md 0.1): no system or global configuration. */
+export function gitEnvironment(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: SEARCH_PATH,
+    HOME: gitHome(dataDir),
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    LC_ALL: 'C',
+    ...extra,
+  };
+}

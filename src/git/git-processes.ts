@@ -1,0 +1,236 @@
+import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import type { Readable } from 'node:stream';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { gitEnvironment, gitHome } from './git-environment';
+import { PushContext, PushHooks } from './push-hooks';
+
+/** No slot became free in time, or the server is shutting down: HTTP answers 503, SSH an error line. */
+export class GitBusyError extends Error {
+  constructor(message = 'too many git operations are running, try again later') {
+    super(message);
+    this.name = 'GitBusyError';
+  }
+}
+
+export type GitService = 'upload-pack' | 'receive-pack' | 'upload-archive';
+
+export interface ServeSpec {
+  service: GitService;
+  /** The repository directory. */
+  dir: string;
+  /** Smart HTTP: one request, one response (`--stateless-rpc`). */
+  statelessRpc?: boolean;
+  /** Smart HTTP `info/refs`: only the ref advertisement. */
+  advertiseRefs?: boolean;
+  /** A validated GIT_PROTOCOL value (`version=2`). */
+  protocol?: string;
+  /** Required for receive-pack: whose push it is, for the hooks. */
+  push?: PushContext;
+}
+
+/** Forgejo's safeGitProtocolHeader: other values are ignored, and git then speaks v0. */
+export function isSafeGitProtocol(value: string): boolean {
+  return /^[0-9a-zA-Z]+=[0-9a-zA-Z]+(:[0-9a-zA-Z]+=[0-9a-zA-Z]+)*$/.test(value);
+}
+
+/** How long a killed process gets to clean up (quarantine directories) before SIGKILL. */
+const KILL_GRACE_MS = 5_000;
+
+/** A serving git process; its exit status, or null when it was killed or could not start. */
+export class ServingProcess {
+  readonly exited: Promise<number | null>;
+  private lastActivity = Date.now();
+  private killed = false;
+  private idleTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly child: ChildProcessWithoutNullStreams,
+    private readonly idleTimeoutMs: number,
+    onExit: () => void,
+  ) {
+    this.exited = new Promise((resolve) => {
+      child.on('error', () => undefined);
+      child.on('close', (code) => {
+        if (this.idleTimer) clearTimeout(this.idleTimer);
+        onExit();
+        resolve(this.killed ? null : code);
+      });
+    });
+    const touch = () => {
+      this.lastActivity = Date.now();
+    };
+    child.stdout.on('data', touch);
+    child.stderr.on('data', touch);
+    // Writes into a process that has exited are not errors of ours; the exit status tells.
+    child.stdin.on('error', () => undefined);
+    this.watchIdle();
+  }
+
+  /** Streams `source` into git's standard input, with backpressure; each chunk counts as activity. */
+  feed(source: Readable): void {
+    source.on('data', () => {
+      this.lastActivity = Date.now();
+    });
+    source.pipe(this.child.stdin);
+  }
+
+  /** Stops git and whatever it started (pack-objects, hooks): the whole process group. */
+  kill(): void {
+    if (this.killed || this.child.exitCode !== null || this.child.pid === undefined) return;
+    this.killed = true;
+    const pid = this.child.pid;
+    signalGroup(pid, 'SIGTERM');
+    const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+    timer.unref();
+    void this.exited.then(() => clearTimeout(timer));
+  }
+
+  /** One timer per process, re-armed for the remaining time rather than reset on every chunk. */
+  private watchIdle(): void {
+    const check = () => {
+      const idle = Date.now() - this.lastActivity;
+      if (idle >= this.idleTimeoutMs) return this.kill();
+      this.idleTimer = setTimeout(check, this.idleTimeoutMs - idle);
+      this.idleTimer.unref();
+    };
+    this.idleTimer = setTimeout(check, this.idleTimeoutMs);
+    this.idleTimer.unref();
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * The git processes that serve clones, fetches and pushes over both transports (git-transport.md 0.4, 1.6,
+ * 2.5): the server-side options, the isolated environment, the hooks, at most GIT_MAX_PROCESSES at once
+ * (further requests wait up to GIT_QUEUE_TIMEOUT for a slot), an idle limit, and draining on shutdown.
+ */
+@Injectable()
+export class GitProcesses implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('GitProcesses');
+  private readonly running = new Set<ServingProcess>();
+  private readonly waiting: { grant(): void; refuse(error: Error): void }[] = [];
+  private slotsInUse = 0;
+  private draining = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly hooks: PushHooks,
+  ) {}
+
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /** Serving git processes now running. */
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  /** Requests waiting for a slot. */
+  get queuedCount(): number {
+    return this.waiting.length;
+  }
+
+  /** Waits for a slot (GitBusyError when none frees in time), then starts git. */
+  async start(spec: ServeSpec): Promise<ServingProcess> {
+    await this.acquireSlot();
+    try {
+      return this.spawn(spec);
+    } catch (error) {
+      this.releaseSlot();
+      throw error;
+    }
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.draining = true;
+    for (const waiter of this.waiting.splice(0)) waiter.refuse(new GitBusyError('the server is shutting down'));
+    if (this.running.size === 0) return;
+    this.logger.log(`waiting for ${this.running.size} git process(es) to finish`);
+    const all = Promise.all([...this.running].map((serving) => serving.exited));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.config.git.drainTimeoutMs);
+    });
+    if ((await Promise.race([all, timeout])) === 'timeout') {
+      this.logger.warn(`killing ${this.running.size} git process(es) still running at shutdown`);
+      for (const serving of this.running) serving.kill();
+      await all;
+    }
+    clearTimeout(timer);
+  }
+
+  private spawn(spec: ServeSpec): ServingProcess {
+    const args = [
+      `-c`, `core.hooksPath=${this.hooks.hooksDir}`,
+      `-c`, 'receive.hideRefs=refs/pull/',
+      `-c`, 'uploadpack.allowFilter=true',
+      `-c`, 'uploadpack.allowAnySHA1InWant=true',
+      spec.service,
+    ];
+    if (spec.statelessRpc) args.push('--stateless-rpc');
+    if (spec.advertiseRefs) args.push('--advertise-refs');
+    args.push(spec.dir);
+    const push = spec.service === 'receive-pack' && !spec.advertiseRefs ? this.hooks.begin(requirePush(spec)) : null;
+    const env = gitEnvironment(this.config.dataDir, {
+      ...(spec.protocol ? { GIT_PROTOCOL: spec.protocol } : {}),
+      ...(push?.env ?? {}),
+    });
+    fs.mkdirSync(gitHome(this.config.dataDir), { recursive: true });
+    // A process group of its own, so that killing git also stops the helpers it started.
+    const child = spawn('git', args, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, shell: false });
+    const serving = new ServingProcess(child, this.config.git.idleTimeoutMs, () => {
+      this.running.delete(serving);
+      push?.end();
+      this.releaseSlot();
+    });
+    this.running.add(serving);
+    return serving;
+  }
+
+  private acquireSlot(): Promise<void> {
+    if (this.draining) return Promise.reject(new GitBusyError('the server is shutting down'));
+    if (this.slotsInUse < this.config.git.maxProcesses) {
+      this.slotsInUse += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter = {
+        grant: () => {
+          clearTimeout(timer);
+          this.slotsInUse += 1;
+          resolve();
+        },
+        refuse: (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(waiter), 1);
+        reject(new GitBusyError());
+      }, this.config.git.queueTimeoutMs);
+      this.waiting.push(waiter);
+    });
+  }
+
+  private releaseSlot(): void {
+    this.slotsInUse -= 1;
+    const next = this.waiting.shift();
+    if (next) next.grant();
+  }
+}
+
+function requirePush(spec: ServeSpec): PushContext {
+  if (!spec.push) throw new Error('receive-pack needs the pusher for its hooks');
+  return spec.push;
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { GitCommand } from './git-command';
+import { GitProcesses } from './git-processes';
+import { GitRepositories } from './git-repositories';
+import { PushHooks } from './push-hooks';
+import { RepositoryPaths } from './repository-paths';
+
+/**
+ * Git as shared infrastructure: the only code that spawns git (plumbing commands and the serving processes
+ * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
+ */
+@Module({
+  providers: [GitCommand, GitRepositories, RepositoryPaths, PushHooks, GitProcesses],
+  exports: [GitCommand, GitRepositories, RepositoryPaths, PushHooks, GitProcesses],
+})
+export class GitModule {}

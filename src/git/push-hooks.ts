@@ -1,0 +1,213 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/config';
+
+/** Who pushes where: what the hooks of one receive-pack act on. */
+export interface PushContext {
+  repositoryId: number;
+  pusherId: number;
+  /** The SSH key used, when the push came over SSH. */
+  keyId?: number;
+}
+
+/** One line git gives a pre-receive / post-receive hook: `<old> <new> <ref>`. */
+export interface RefUpdate {
+  oldId: string;
+  newId: string;
+  ref: string;
+}
+
+/** A refusal of pre-receive: git prints `remote: Anvil: <message>` and declines the whole push. */
+export class PushRefused extends Error {}
+
+/** What a push does to Anvil's records; the repositories module provides it. */
+export interface PushHandler {
+  /** Throws PushRefused to decline the whole push. */
+  preReceive(push: PushContext, updates: RefUpdate[]): Promise<void>;
+  postReceive(push: PushContext, updates: RefUpdate[]): Promise<void>;
+}
+
+/** Largest list of ref lines a hook may send (a push of some 100 000 refs). */
+const MAX_HOOK_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The hooks Anvil owns (git-transport.md 0.4). `DATA_DIR/hooks` holds a pre-receive and a post-receive script,
+ * rewritten at every start; receive-pack runs with `core.hooksPath` pointing there, so hooks inside repository
+ * directories never run. Each script is a small node program that posts its ref lines to this server's internal
+ * endpoint on loopback. Why a callback rather than a script that opens the database: the rules and effects stay
+ * in the running server (one code path for HTTP and SSH, one connection pool, SQLite's single writer, no second
+ * start-up per push), and post-receive finishes its updates before git answers the client.
+ *
+ * The endpoint listens on 127.0.0.1 at a free port. A push is known by a random 256-bit token that exists only
+ * while its receive-pack runs and reaches the hook through the environment of that process alone; a request
+ * without a live token is refused, so nothing else on the machine can act as a push.
+ */
+@Injectable()
+export class PushHooks implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('PushHooks');
+  private readonly pushes = new Map<string, PushContext>();
+  private handler: PushHandler | null = null;
+  private server: http.Server | null = null;
+  private url = '';
+  readonly hooksDir: string;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.hooksDir = path.join(config.dataDir, 'hooks');
+  }
+
+  async onModuleInit(): Promise<void> {
+    this.installScripts();
+    const server = http.createServer((request, response) => void this.serve(request, response));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    this.server = server;
+    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** The repositories module registers what pushes do. */
+  handle(handler: PushHandler): void {
+    this.handler = handler;
+  }
+
+  /**
+   * Registers a push about to run; the returned variables go into receive-pack's environment, and `end`
+   * forgets the push once the process has exited.
+   */
+  begin(push: PushContext): { env: Record<string, string>; end(): void } {
+    const token = randomBytes(32).toString('hex');
+    this.pushes.set(token, push);
+    return {
+      env: { ANVIL_HOOK_URL: this.url, ANVIL_PUSH_TOKEN: token },
+      end: () => this.pushes.delete(token),
+    };
+  }
+
+  private installScripts(): void {
+    fs.mkdirSync(this.hooksDir, { recursive: true });
+    const program = path.join(this.hooksDir, 'anvil-hook.js');
+    fs.writeFileSync(program, HOOK_PROGRAM, { mode: 0o644 });
+    for (const name of ['pre-receive', 'post-receive']) {
+      const script = `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(program)} ${name}\n`;
+      const file = path.join(this.hooksDir, name);
+      fs.writeFileSync(file, script, { mode: 0o755 });
+      fs.chmodSync(file, 0o755);
+    }
+  }
+
+  private async serve(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    const answer = (status: number, message = '') => {
+      response.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' });
+      response.end(message);
+    };
+    const hook = request.url === '/pre-receive' ? 'pre' : request.url === '/post-receive' ? 'post' : null;
+    const push = this.findPush(request.headers['x-anvil-push']);
+    if (request.method !== 'POST' || hook === null || !push || !this.handler) {
+      request.resume();
+      return answer(403, 'internal error: unknown push');
+    }
+    let body: string;
+    try {
+      body = await readText(request, MAX_HOOK_BODY_BYTES);
+    } catch {
+      return answer(400, 'internal error: unreadable ref updates');
+    }
+    const updates = parseRefUpdates(body);
+    try {
+      if (hook === 'pre') await this.handler.preReceive(push, updates);
+      else await this.handler.postReceive(push, updates);
+      answer(200);
+    } catch (error) {
+      if (error instanceof PushRefused) return answer(403, error.message);
+      this.logger.error(`${hook}-receive failed for repository ${push.repositoryId}: ${(error as Error).stack ?? error}`);
+      answer(500, 'internal error');
+    }
+  }
+
+  private findPush(header: string | string[] | undefined): PushContext | undefined {
+    if (typeof header !== 'string' || !/^[0-9a-f]{64}$/.test(header)) return undefined;
+    return this.pushes.get(header);
+  }
+}
+
+export function parseRefUpdates(text: string): RefUpdate[] {
+  const updates: RefUpdate[] = [];
+  for (const line of text.split('\n')) {
+    const [oldId, newId, ref] = line.trim().split(' ');
+    if (oldId && newId && ref) updates.push({ oldId, newId, ref });
+  }
+  return updates;
+}
+
+/** The all-zero object id: a creation (as old value) or a deletion (as new value). */
+export function isZeroId(id: string): boolean {
+  return /^0+$/.test(id);
+}
+
+function readText(request: http.IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        request.destroy();
+        reject(new Error('too large'));
+      } else chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The hook program (plain CommonJS, run by the server's own node): reads git's ref lines, posts them to the
+ * push's endpoint, and turns a refusal into `Anvil: <message>` on stderr with exit status 1.
+ */
+const HOOK_PROGRAM = `'use strict';
+// Written by Anvil at start-up; edits are lost. See src/git/push-hooks.ts.
+const http = require('node:http');
+const hook = process.argv[2];
+const url = process.env.ANVIL_HOOK_URL;
+const token = process.env.ANVIL_PUSH_TOKEN;
+const fail = (message) => {
+  process.stderr.write('Anvil: ' + message + '\\n');
+  process.exit(1);
+};
+if (!url || !token) fail('this hook runs only for pushes served by Anvil');
+const chunks = [];
+process.stdin.on('data', (chunk) => chunks.push(chunk));
+process.stdin.on('end', () => {
+  const body = Buffer.concat(chunks);
+  const request = http.request(url + hook, {
+    method: 'POST',
+    headers: { 'Content-Type': 'text/plain', 'Content-Length': body.length, 'X-Anvil-Push': token },
+  }, (response) => {
+    const answer = [];
+    response.on('data', (chunk) => answer.push(chunk));
+    response.on('end', () => {
+      if (response.statusCode === 200) process.exit(0);
+      fail(Buffer.concat(answer).toString('utf8').trim() || 'internal error');
+    });
+  });
+  request.on('error', () => fail('internal error: the server did not answer the hook'));
+  request.end(body);
+});
+`;

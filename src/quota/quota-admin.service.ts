@@ -1,0 +1,200 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
+import { Page, PageQuery } from '../common/paging';
+import { isUniqueViolation, Transactions } from '../database/transactions';
+import { UserEntity } from '../users/user.entity';
+import { UserStore } from '../users/user.store';
+import { QuotaEngine, QuotaState } from './quota.engine';
+import { InlineRule } from './quota.options';
+import { QuotaGroupEntity } from './quota.entities';
+import { QuotaGroupWithRules, QuotaRule, QuotaStore } from './quota.store';
+
+const ruleExists = (name: string) => new ConflictError(`rule already exists: [name: ${name}]`);
+const groupExists = (name: string) => new ConflictError(`group already exists: [name: ${name}]`);
+
+/**
+ * Administration of quota rules, groups and mappings (behaviour 8, 10.8, 10.9). Every change runs in one
+ * transaction; the rows a link points to are read locked inside it, so that a concurrent deletion never leaves
+ * a link to a missing rule or group (quota.store.ts).
+ */
+@Injectable()
+export class QuotaAdminService {
+  constructor(
+    private readonly store: QuotaStore,
+    private readonly engine: QuotaEngine,
+    private readonly users: UserStore,
+    private readonly transactions: Transactions,
+  ) {}
+
+  listRules(page: PageQuery): Promise<Page<QuotaRule>> {
+    return this.store.listRules(page);
+  }
+
+  async getRule(name: string): Promise<QuotaRule> {
+    return (await this.store.findRule(name)) ?? notFound();
+  }
+
+  /** The body is already checked (422); the name is looked up last (409), and a lost race is a 409 too. */
+  async createRule(rule: InlineRule): Promise<QuotaRule> {
+    try {
+      return await this.transactions.run(async (tx) => {
+        if (await this.store.findRule(rule.name, tx)) throw ruleExists(rule.name);
+        return this.store.insertRule(tx, rule);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw ruleExists(rule.name);
+      throw error;
+    }
+  }
+
+  /** `changes` is bound only after the rule is found: an unknown rule is a 404 even with a bad body. */
+  async editRule(name: string, bindChanges: () => { limit?: number; subjects?: string[] }): Promise<QuotaRule> {
+    await this.getRule(name);
+    const changes = bindChanges();
+    return this.transactions.run(async (tx) => {
+      const rule = (await this.store.findRule(name, tx)) ?? notFound();
+      await this.store.updateRule(tx, rule.id, changes);
+      return (await this.store.findRule(name, tx))!;
+    });
+  }
+
+  /** The rule and its links to every group go together. */
+  async deleteRule(name: string): Promise<void> {
+    await this.transactions.run(async (tx) => {
+      const rule = (await this.store.findRule(name, tx)) ?? notFound();
+      await this.store.deleteRule(tx, rule.id);
+    });
+  }
+
+  listGroups(page: PageQuery): Promise<Page<QuotaGroupWithRules>> {
+    return this.store.listGroups(page);
+  }
+
+  async getGroup(name: string): Promise<QuotaGroupWithRules> {
+    const group = (await this.store.findGroup(name)) ?? notFound();
+    return (await this.store.withRules([group]))[0];
+  }
+
+  /**
+   * One transaction: the group, the listed rules that do not exist yet (an existing rule is attached as it
+   * is), and the links, each rule once. If a listed rule is created concurrently, the whole creation runs
+   * once more and then attaches it.
+   */
+  async createGroup(name: string, rules: InlineRule[]): Promise<QuotaGroupWithRules> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.transactions.run((tx) => this.insertGroup(tx, name, rules));
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        if (attempt >= 2 || (await this.store.findGroup(name))) throw groupExists(name);
+      }
+    }
+  }
+
+  private async insertGroup(tx: EntityManager, name: string, rules: InlineRule[]): Promise<QuotaGroupWithRules> {
+    if (await this.store.findGroup(name, tx)) throw groupExists(name);
+    const group = await this.store.insertGroup(tx, name);
+    const attached = new Set<number>();
+    for (const listed of rules) {
+      const rule = (await this.store.findRule(listed.name, tx)) ?? (await this.store.insertRule(tx, listed));
+      if (attached.has(rule.id)) continue;
+      attached.add(rule.id);
+      await this.store.addRuleToGroup(tx, group.id, rule.id);
+    }
+    return (await this.store.withRules([group], tx))[0];
+  }
+
+  async deleteGroup(name: string): Promise<void> {
+    await this.transactions.run(async (tx) => {
+      const group = (await this.store.findGroup(name, tx)) ?? notFound();
+      await this.store.deleteGroup(tx, group.id);
+    });
+  }
+
+  async addRuleToGroup(groupName: string, ruleName: string): Promise<void> {
+    const conflict = () => new ConflictError(`rule already in group: [group: ${groupName}, rule: ${ruleName}]`);
+    try {
+      await this.transactions.run(async (tx) => {
+        const group = (await this.store.findGroup(groupName, tx)) ?? notFound();
+        const rule = (await this.store.findRule(ruleName, tx)) ?? notFound();
+        if (!(await this.store.addRuleToGroup(tx, group.id, rule.id))) throw conflict();
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict();
+      throw error;
+    }
+  }
+
+  async removeRuleFromGroup(groupName: string, ruleName: string): Promise<void> {
+    await this.transactions.run(async (tx) => {
+      const group = (await this.store.findGroup(groupName, tx)) ?? notFound();
+      const rule = (await this.store.findRule(ruleName, tx)) ?? notFound();
+      if (!(await this.store.removeRuleFromGroup(tx, group.id, rule.id))) notFound();
+    });
+  }
+
+  /** Users and organisations of a group, ascending id. */
+  async usersInGroup(groupName: string, page: PageQuery): Promise<Page<UserEntity>> {
+    const group = (await this.store.findGroup(groupName)) ?? notFound();
+    const ids = await this.store.targetIdsOfGroup(group.id, page);
+    const found = new Map((await this.users.findByIds(ids.items)).map((user) => [user.id, user]));
+    return { items: ids.items.flatMap((id) => found.get(id) ?? []), total: ids.total };
+  }
+
+  async addUserToGroup(groupName: string, username: string): Promise<void> {
+    const { group, user } = await this.groupAndUser(groupName, username);
+    const conflict = () => new ConflictError(`user already in group: [group: ${group.name}, userID: ${user.id}]`);
+    try {
+      await this.transactions.run(async (tx) => {
+        const locked = (await this.store.findGroup(group.name, tx)) ?? notFound();
+        if (!(await this.store.addMapping(tx, locked.id, user.id))) throw conflict();
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict();
+      throw error;
+    }
+  }
+
+  async removeUserFromGroup(groupName: string, username: string): Promise<void> {
+    const { group, user } = await this.groupAndUser(groupName, username);
+    await this.transactions.run(async (tx) => {
+      if (!(await this.store.removeMapping(tx, group.id, user.id))) notFound();
+    });
+  }
+
+  /**
+   * POST /admin/users/{username}/quota/groups: unknown user 404, then the body; an unknown group is a 422
+   * and nothing changes; absent or null `groups` changes nothing; duplicates count once.
+   */
+  async setUserGroups(username: string, bindGroups: () => string[] | null | undefined): Promise<void> {
+    const user = (await this.users.findByName(username)) ?? notFound();
+    const names = bindGroups();
+    if (names === undefined || names === null) return;
+    const unique = [...new Set(names)];
+    await this.transactions.run(async (tx) => {
+      const groups = await this.store.findGroupsByNames(unique, tx);
+      const byName = new Map(groups.map((group) => [group.name, group]));
+      const missing = unique.find((name) => !byName.has(name));
+      if (missing !== undefined) throw new InvalidInputError(`group not found: [group: ${missing}]`);
+      await this.store.replaceMappings(tx, user.id, groups.map((group) => group.id));
+    });
+  }
+
+  /** GET /admin/users/{username}/quota (behaviour 10.9): a user or an organisation. */
+  async userQuota(username: string): Promise<QuotaState> {
+    const user = (await this.users.findByName(username)) ?? notFound();
+    return this.engine.state(user.id);
+  }
+
+  /** Lookups in the order of behaviour 10.8: group (404), then user (404). */
+  private async groupAndUser(groupName: string, username: string): Promise<{ group: QuotaGroupEntity; user: UserEntity }> {
+    const group = (await this.store.findGroup(groupName)) ?? notFound();
+    const user = (await this.users.findByName(username)) ?? notFound();
+    return { group, user };
+  }
+}
+
+function notFound(): never {
+  throw new NotFoundError();
+}

@@ -1,0 +1,36 @@
+import { QuotaSubject, QuotaUsage, subjectAndAncestors, usageOf } from './quota-subjects';
+
+/** A rule as evaluation needs it (behaviour 11.2). */
+export interface EvaluatedRule {
+  limit: number;
+  subjects: string[];
+}
+
+export interface EvaluatedGroup {
+  rules: EvaluatedRule[];
+}
+
+/** A rule matches S when it lists S or one of S's ancestors; `none` is never matched (behaviour 11.2). */
+export function ruleMatches(rule: EvaluatedRule, subject: QuotaSubject): boolean {
+  const chain = subjectAndAncestors(subject);
+  return rule.subjects.some((listed) => (chain as string[]).includes(listed));
+}
+
+/** The rule's usage is the sum over its subjects (overlaps count twice); `-1` is unlimited, usage == limit is over. */
+export function ruleAllows(rule: EvaluatedRule, used: QuotaUsage): boolean {
+  if (rule.limit === -1) return true;
+  let usage = 0;
+  for (const listed of rule.subjects) usage += usageOf(listed as QuotaSubject, used);
+  return usage < rule.limit;
+}
+
+/**
+ * Behaviour 11.3 and 11.5: allowed if and only if some group has a rule matching S and no matching rule of
+ * that group refuses. A subject no group covers is refused.
+ */
+export function isAllowed(groups: EvaluatedGroup[], subject: QuotaSubject, used: QuotaUsage): boolean {
+  return groups.some((group) => {
+    const matching = group.rules.filter((rule) => ruleMatches(rule, subject));
+    return matching.length > 0 && matching.every((rule) => ruleAllows(rule, used));
+  });
+}

@@ -1,0 +1,71 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { QuotaExceededError } from '../common/errors';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { EvaluatedGroup, isAllowed } from './quota-evaluation';
+import type { QuotaGate, QuotaTarget } from './quota-gate';
+import { QuotaSubject, QuotaUsage } from './quota-subjects';
+import { QuotaUsageStore } from './quota-usage.store';
+import { QuotaGroupWithRules, QuotaStore } from './quota.store';
+
+/** What a target sees of its quota: usage and the groups listed in /user/quota (behaviour 9). */
+export interface QuotaState {
+  used: QuotaUsage;
+  /** Explicit groups, else the existing default groups, else none (the built-in default is never listed). */
+  groups: QuotaGroupWithRules[];
+}
+
+const ZERO_ID = /^0+$/;
+
+/**
+ * Evaluation (behaviour 11.4, 11.5) and the gate other modules call. A check is two indexed queries, the
+ * target's groups with their rules and its usage, whatever the number of its repositories.
+ */
+@Injectable()
+export class QuotaEngine implements QuotaGate {
+  constructor(
+    private readonly store: QuotaStore,
+    private readonly usage: QuotaUsageStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  get enabled(): boolean {
+    return this.config.quota.enabled;
+  }
+
+  /** Explicit groups; otherwise the QUOTA_DEFAULT_GROUPS that exist; otherwise none. */
+  async listedGroups(targetId: number): Promise<QuotaGroupWithRules[]> {
+    const explicit = await this.store.explicitGroupsOf(targetId);
+    if (explicit.length > 0) return explicit;
+    return this.store.groupsNamed(this.config.quota.defaultGroups);
+  }
+
+  async state(targetId: number): Promise<QuotaState> {
+    const [used, groups] = await Promise.all([this.usage.usageOf(targetId), this.listedGroups(targetId)]);
+    return { used, groups };
+  }
+
+  /** Behaviour 11.5; the effective groups fall back to the built-in `size:all` rule when none is listed. */
+  async evaluate(targetId: number, subject: QuotaSubject): Promise<boolean> {
+    if (!this.enabled) return true;
+    const { used, groups } = await this.state(targetId);
+    const effective: EvaluatedGroup[] = groups.length > 0 ? groups : [{ rules: [{ limit: this.config.quota.defaultTotal, subjects: ['size:all'] }] }];
+    return isAllowed(effective, subject, used);
+  }
+
+  canWrite(ownerId: number, subject: QuotaSubject): Promise<boolean> {
+    return this.evaluate(ownerId, subject);
+  }
+
+  async assertCanWrite(owner: QuotaTarget, subject: QuotaSubject): Promise<void> {
+    if (!(await this.evaluate(owner.id, subject))) throw new QuotaExceededError(owner.id, owner.name);
+  }
+
+  async canAcceptPush(ownerId: number, newObjectIds: string[]): Promise<boolean> {
+    if (newObjectIds.every((id) => ZERO_ID.test(id))) return true;
+    return this.evaluate(ownerId, 'size:repos:all');
+  }
+
+  assertCanCreateRepository(owner: QuotaTarget): Promise<void> {
+    return this.assertCanWrite(owner, 'size:repos:all');
+  }
+}

@@ -1,0 +1,41 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { UsersModule } from '../users/users.module';
+import { UsersService } from '../users/users.service';
+import { QUOTA_GATE } from './quota-gate';
+import { QuotaAdminService } from './quota-admin.service';
+import { QuotaEngine } from './quota.engine';
+import { QuotaGroupsController } from './quota-groups.controller';
+import { QuotaRulesController } from './quota-rules.controller';
+import { QuotaStore } from './quota.store';
+import { QuotaUsageStore } from './quota-usage.store';
+import { QuotaViewsController } from './quota-views.controller';
+import { QuotaViewsService } from './quota-views.service';
+
+/**
+ * Quota: rules, groups, usage, evaluation (behaviour 11). Other modules ask it only through QUOTA_GATE
+ * (quota-gate.ts), never through its tables. It is always there, so that the gate answers (everything is
+ * allowed while QUOTA_ENABLED is false); its routes are QuotaRoutesModule.
+ */
+@Module({
+  imports: [UsersModule],
+  providers: [QuotaStore, QuotaUsageStore, QuotaEngine, QuotaAdminService, QuotaViewsService, { provide: QUOTA_GATE, useExisting: QuotaEngine }],
+  exports: [QUOTA_GATE, QuotaAdminService, QuotaViewsService],
+})
+export class QuotaModule implements OnModuleInit {
+  constructor(
+    private readonly users: UsersService,
+    private readonly store: QuotaStore,
+  ) {}
+
+  onModuleInit(): void {
+    // A deleted user or organisation leaves no group mapping behind.
+    this.users.onUserDeleted((tx, user) => this.store.deleteMappingsOf(tx, user.id));
+  }
+}
+
+/** The quota routes; AppModule imports this only while QUOTA_ENABLED is true, so that they are 404 otherwise [D22]. */
+@Module({
+  imports: [QuotaModule, UsersModule],
+  controllers: [QuotaRulesController, QuotaGroupsController, QuotaViewsController],
+})
+export class QuotaRoutesModule {}

@@ -1,0 +1,78 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { RepositoryPaths } from '../git/repository-paths';
+import { UserEntity, Visibility } from '../users/user.entity';
+import { UserStore } from '../users/user.store';
+import { administers, isReadable, RepositoryAccess } from './repository-access';
+import type { RepositoryEntity } from './repository.entity';
+import { RepositoryStore } from './repository.store';
+
+/** A repository as a git transport found it; `repo` is null when the owner or the name is unknown. */
+export interface GitTarget {
+  owner: UserEntity | null;
+  repo: RepositoryEntity | null;
+}
+
+/** A repository a transport serves, and who asked. */
+export interface ServedTarget {
+  owner: UserEntity;
+  repo: RepositoryEntity;
+  /** The caller (0 for anonymous pulls). */
+  pusherId: number;
+}
+
+/**
+ * Account state of an authenticated git caller (git-transport.md 1.4 step 2, 2.4 step 1), or null when usable.
+ */
+export function accountStateProblem(user: UserEntity, rootUrl: string): string | null {
+  if (!user.isActive || user.prohibitLogin) return 'Your account is disabled.';
+  if (user.mustChangePassword) return `You must change your password. Change it at: ${rootUrl}user/settings/change_password`;
+  return null;
+}
+
+/**
+ * The access predicates of git-transport.md 0.2, for both transports. They are the API's own rules
+ * (repository-access.ts), so that git access and API visibility always agree; each transport applies them in
+ * its own order with its own messages.
+ */
+@Injectable()
+export class RepositoryGitAccess {
+  constructor(
+    private readonly users: UserStore,
+    private readonly repositories: RepositoryStore,
+    private readonly access: RepositoryAccess,
+    private readonly paths: RepositoryPaths,
+  ) {}
+
+  /** Case-insensitive; `.wiki` names are reserved, so they never name a repository here. */
+  async find(ownerName: string, repoName: string): Promise<GitTarget> {
+    const owner = await this.users.findByName(ownerName);
+    if (!owner || repoName.toLowerCase().endsWith('.wiki')) return { owner, repo: null };
+    return { owner, repo: await this.repositories.findByOwnerAndName(owner.id, repoName) };
+  }
+
+  /** public-pull(R): public repository of a public owner (anonymous GET /repos/{o}/{r} answers 200). */
+  isPublicPull(target: GitTarget): boolean {
+    return target.repo !== null && target.owner !== null && !target.repo.isPrivate && target.owner.visibility === Visibility.Public;
+  }
+
+  async canRead(viewer: AuthContext, target: GitTarget): Promise<boolean> {
+    if (!target.repo || !target.owner) return false;
+    return isReadable(await this.access.of(viewer), target.repo, target.owner);
+  }
+
+  /** permissions.push: owner, Owners team of the owning organisation, or site admin (not with a public-only token). */
+  async canWrite(viewer: AuthContext, target: GitTarget): Promise<boolean> {
+    if (!target.repo) return false;
+    return administers(await this.access.of(viewer), target.repo);
+  }
+
+  /** What a public-only token may not reach: a private repository or one of an owner who is not public. */
+  isBeyondPublicOnly(target: GitTarget): boolean {
+    return !this.isPublicPull(target);
+  }
+
+  directory(target: { owner: UserEntity; repo: RepositoryEntity }): string {
+    return this.paths.repository(target.owner.name, target.repo.name);
+  }
+}

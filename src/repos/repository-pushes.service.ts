@@ -1,0 +1,92 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Clock } from '../common/time';
+import { Transactions } from '../database/transactions';
+import { GitRepositories } from '../git/git-repositories';
+import { isZeroId, PushContext, PushHandler, PushHooks, PushRefused, RefUpdate } from '../git/push-hooks';
+import { RepositoryPaths } from '../git/repository-paths';
+import { UserStore } from '../users/user.store';
+import { QUOTA_GATE, QuotaGate } from './quota-gate';
+import type { RepositoryEntity } from './repository.entity';
+import { RepositoryStore } from './repository.store';
+
+const BRANCH_PREFIX = 'refs/heads/';
+
+/**
+ * What a push means for a repository's record (git-transport.md 0.4), the same for HTTP and SSH: the rules of
+ * pre-receive (quota, the default branch, `refs/for/`) and the effects of post-receive (first branch, size,
+ * update time), done before `git push` returns.
+ */
+@Injectable()
+export class RepositoryPushes implements PushHandler, OnModuleInit {
+  constructor(
+    private readonly hooks: PushHooks,
+    private readonly repositories: RepositoryStore,
+    private readonly users: UserStore,
+    private readonly git: GitRepositories,
+    private readonly paths: RepositoryPaths,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+    @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+  ) {}
+
+  onModuleInit(): void {
+    this.hooks.handle(this);
+  }
+
+  /** Refuses the whole push on the first failing rule, in the order of 0.4. */
+  async preReceive(push: PushContext, updates: RefUpdate[]): Promise<void> {
+    const repo = await this.repository(push);
+    // Deletions-only pushes always pass; otherwise the owner must be allowed `size:repos:all`.
+    if (!(await this.quota.canAcceptPush(repo.ownerId, updates.map((update) => update.newId)))) {
+      throw new PushRefused('Quota exceeded');
+    }
+    const defaultRef = `${BRANCH_PREFIX}${repo.defaultBranch}`;
+    if (updates.some((update) => update.ref === defaultRef && isZeroId(update.newId))) {
+      throw new PushRefused(`branch ${repo.defaultBranch} is the default branch and cannot be deleted`);
+    }
+    if (updates.some((update) => update.ref.startsWith('refs/for/'))) {
+      throw new PushRefused('refs/for/ (AGit pull requests) is not supported');
+    }
+  }
+
+  /**
+   * An empty repository that received a branch gets its default branch (current default, else `main`, else
+   * `master`, else the first created) and HEAD; every accepted push recomputes the size and sets the update time.
+   */
+  async postReceive(push: PushContext, updates: RefUpdate[]): Promise<void> {
+    const repo = await this.repository(push);
+    const owner = await this.users.findById(repo.ownerId);
+    if (!owner) return;
+    const dir = this.paths.repository(owner.name, repo.name);
+    const changes: Partial<RepositoryEntity> = {};
+    if (repo.isEmpty) {
+      const created = updates
+        .filter((update) => update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId))
+        .map((update) => update.ref.slice(BRANCH_PREFIX.length));
+      const branch = firstBranch(repo.defaultBranch, created);
+      if (branch !== undefined) {
+        if (branch !== repo.defaultBranch) changes.defaultBranch = branch;
+        await this.git.setHead(dir, branch);
+        changes.isEmpty = false;
+      }
+    }
+    changes.gitSize = await this.git.size(dir);
+    changes.updatedUnix = this.clock.nowUnix();
+    await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+  }
+
+  private async repository(push: PushContext): Promise<RepositoryEntity> {
+    const repo = await this.repositories.findById(push.repositoryId);
+    // Deleted while the push ran.
+    if (!repo) throw new PushRefused('Cannot find repository');
+    return repo;
+  }
+}
+
+/** The mirror rule of 0.4 (Anvil's G12): current default, `main`, `master`, then push order. */
+export function firstBranch(currentDefault: string, created: string[]): string | undefined {
+  for (const preferred of [currentDefault, 'main', 'master']) {
+    if (created.includes(preferred)) return preferred;
+  }
+  return created[0];
+}

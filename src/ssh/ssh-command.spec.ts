@@ -1,0 +1,27 @@
+import { parseSshCommand } from './ssh-command';
+
+describe('parseSshCommand (git-transport.md 2.2)', () => {
+  it.each([
+    [`git-upload-pack 'alice/proj.git'`, { verb: 'git-upload-pack', owner: 'alice', repo: 'proj' }],
+    [`git-upload-pack '/alice/proj.git'`, { verb: 'git-upload-pack', owner: 'alice', repo: 'proj' }],
+    [`git-receive-pack "alice/proj"`, { verb: 'git-receive-pack', owner: 'alice', repo: 'proj' }],
+    [`git-upload-archive alice/proj.git extra words`, { verb: 'git-upload-archive', owner: 'alice', repo: 'proj' }],
+    [`git-upload-pack 'alice/proj.git.git'`, { verb: 'git-upload-pack', owner: 'alice', repo: 'proj.git' }],
+  ])('accepts %s', (command, expected) => {
+    expect(parseSshCommand(command)).toEqual(expected);
+  });
+
+  it.each([
+    ['git-upload-pack', 'Too few arguments'],
+    ['', 'Too few arguments'],
+    [`git-lfs-authenticate alice/proj download`, 'Unknown git command'],
+    [`ls -la`, 'Unknown git command'],
+    [`git-upload-pack 'proj.git'`, 'Invalid repository path'],
+    [`git-upload-pack 'alice/a/b.git'`, 'Invalid repo name'],
+    [`git-upload-pack 'alice/'`, 'Invalid repo name'],
+    [`git-upload-pack alice/proj; rm -rf /`, 'Error parsing arguments'],
+    [`git-upload-pack alice/proj | cat`, 'Error parsing arguments'],
+  ])('refuses %s with %s', (command, error) => {
+    expect(parseSshCommand(command)).toEqual({ error });
+  });
+});

@@ -1,0 +1,39 @@
+import { parse } from 'shell-quote';
+
+export type SshVerb = 'git-upload-pack' | 'git-upload-archive' | 'git-receive-pack';
+
+export interface SshCommand {
+  verb: SshVerb;
+  /** As the client typed them, without one `.git` suffix. */
+  owner: string;
+  repo: string;
+}
+
+const VERBS: readonly string[] = ['git-upload-pack', 'git-upload-archive', 'git-receive-pack'];
+
+/**
+ * Parses an SSH exec command as git-transport.md 2.2 says (Forgejo's runServ). Returns the command, or the
+ * message of the first failing rule.
+ */
+export function parseSshCommand(command: string): SshCommand | { error: string } {
+  let words: string[];
+  try {
+    // Variables are kept literally: nothing here is a shell, so `$X` is just text.
+    const parsed = parse(command, (name: string) => `$${name}`);
+    if (parsed.some((word) => typeof word !== 'string')) return { error: 'Error parsing arguments' };
+    words = parsed as string[];
+  } catch {
+    return { error: 'Error parsing arguments' };
+  }
+  if (words.length < 2) return { error: 'Too few arguments' };
+  const [verb, rawPath] = words;
+  if (!VERBS.includes(verb)) return { error: 'Unknown git command' };
+  const repositoryPath = rawPath.startsWith('/') ? rawPath.slice(1) : rawPath;
+  const slash = repositoryPath.indexOf('/');
+  if (slash < 0) return { error: 'Invalid repository path' };
+  const owner = repositoryPath.slice(0, slash);
+  const rest = repositoryPath.slice(slash + 1);
+  const repo = rest.endsWith('.git') ? rest.slice(0, -'.git'.length) : rest;
+  if (!/^[A-Za-z0-9_.-]+$/.test(repo)) return { error: 'Invalid repo name' };
+  return { verb: verb as SshVerb, owner, repo };
+}

@@ -1,0 +1,244 @@
+import { formatAddress } from '../common/net-address';
+import { createHash } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AlgorithmList, AuthContext as SshAuthContext, CipherAlgorithm, Connection, ServerChannel, Server as Ssh2Server, Session, utils } from 'ssh2';
+import { AuthContext } from '../auth/auth-context';
+import { SshEndpoint } from '../common/ssh-endpoint';
+import { Clock } from '../common/time';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { GitBusyError, GitProcesses, isSafeGitProtocol } from '../git/git-processes';
+import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
+import { PublicKeyStore } from '../keys/ssh/public-key.store';
+import { accountStateProblem, RepositoryGitAccess } from '../repos/repository-git-access';
+import { UserEntity } from '../users/user.entity';
+import { UserStore } from '../users/user.store';
+import { parseSshCommand } from './ssh-command';
+import { loadOrCreateHostKey } from './ssh-host-key';
+
+/** Who an authenticated connection is. */
+interface SshIdentity {
+  key: PublicKeyEntity;
+  user: UserEntity;
+}
+
+/** A refusal written as `Anvil: <message>` with exit status 1 (git-transport.md 0.3). */
+class SshRefusal extends Error {}
+
+/**
+ * The built-in SSH server (git-transport.md 2): public-key login as SSH_USER with a registered key, the greeting,
+ * and git-upload-pack / git-receive-pack / git-upload-archive through the same serving processes and hooks as
+ * smart HTTP.
+ */
+@Injectable()
+export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly logger = new Logger('SshServer');
+  private server: Ssh2Server | null = null;
+  private readonly connections = new Set<Connection>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly endpoint: SshEndpoint,
+    private readonly keys: PublicKeyStore,
+    private readonly users: UserStore,
+    private readonly access: RepositoryGitAccess,
+    private readonly processes: GitProcesses,
+    private readonly clock: Clock,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.ssh.enabled) return;
+    const { key, generated } = loadOrCreateHostKey(this.config.ssh.hostKeyFile);
+    if (generated) this.logger.log(`generated the SSH host key ${this.config.ssh.hostKeyFile}`);
+    const server = new Ssh2Server(
+      {
+        hostKeys: [key],
+        ident: 'Anvil',
+        // OpenSSH clients pick chacha20-poly1305 first when offered, and without ssh2's optional native binding
+        // it runs in JavaScript on the event loop: AES-GCM (node's native crypto) serves clones about twice as
+        // fast (bench/git.bench.js).
+        algorithms: { cipher: { remove: 'chacha20-poly1305@openssh.com' } as AlgorithmList<CipherAlgorithm> },
+      },
+      (client) => this.accept(client),
+    );
+    server.on('error', (error: Error) => this.logger.error(`SSH server: ${error.message}`));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.config.ssh.listenPort, this.config.ssh.listenHost, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.server = server;
+    const address = server.address() as AddressInfo;
+    this.endpoint.bound(address.port);
+    // The start-up line (server/serve.ts) names this address; the details are for debugging.
+    this.logger.debug(`SSH server listening on ${formatAddress(address)} (ssh_url port ${this.endpoint.port}, user ${this.config.ssh.user})`);
+  }
+
+  /** `host:port` as bound, or null while not listening. */
+  listeningAddress(): string | null {
+    const address = this.server?.address() as AddressInfo | null | undefined;
+    return address ? formatAddress(address) : null;
+  }
+
+  /** Stops accepting connections; running git commands finish while GitProcesses drains. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.server?.close();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    for (const client of this.connections) client.end();
+    this.connections.clear();
+    this.server = null;
+  }
+
+  private accept(client: Connection): void {
+    this.connections.add(client);
+    let identity: SshIdentity | null = null;
+    // A connection that never runs a command is closed after the idle limit, as an idle git exchange is.
+    let idle: NodeJS.Timeout | null = setTimeout(() => client.end(), this.config.git.idleTimeoutMs);
+    idle.unref();
+    const stopIdle = () => {
+      if (idle) clearTimeout(idle);
+      idle = null;
+    };
+    client.on('error', () => undefined);
+    client.on('close', () => {
+      stopIdle();
+      this.connections.delete(client);
+    });
+    client.on('authentication', (context) => {
+      this.authenticate(context)
+        .then((found) => {
+          if (found === 'accept-query') return context.accept();
+          if (!found) return context.reject(['publickey']);
+          identity = found;
+          context.accept();
+        })
+        .catch((error: unknown) => {
+          this.logger.error(`SSH authentication failed with an error: ${(error as Error).message}`);
+          context.reject(['publickey']);
+        });
+    });
+    client.on('ready', () => {
+      client.on('session', (acceptSession) => {
+        const session = acceptSession();
+        this.serveSession(session, identity!, stopIdle);
+      });
+    });
+  }
+
+  /**
+   * Only `publickey` as SSH_USER, with a key registered for a user (looked up on every connection, so a deleted
+   * key is locked out at once). Without a signature the client only asks whether the key would do.
+   */
+  private async authenticate(context: SshAuthContext): Promise<SshIdentity | 'accept-query' | null> {
+    if (context.method !== 'publickey' || context.username !== this.config.ssh.user) return null;
+    if (context.key.algo.includes('-cert-')) return null;
+    const fingerprint = `SHA256:${createHash('sha256').update(context.key.data).digest('base64').replace(/=+$/, '')}`;
+    const key = await this.keys.findByFingerprint(fingerprint);
+    if (!key) return null;
+    const parsed = utils.parseKey(key.content);
+    if (parsed instanceof Error || !parsed.getPublicSSH().equals(context.key.data)) return null;
+    if (!context.signature || !context.blob) return 'accept-query';
+    if (!parsed.verify(context.blob, context.signature, context.hashAlgo)) return null;
+    const user = await this.users.findById(key.ownerId);
+    return user ? { key, user } : null;
+  }
+
+  private serveSession(session: Session, identity: SshIdentity, stopIdle: () => void): void {
+    let protocol: string | undefined;
+    session.on('env', (accept, _reject, info) => {
+      if (info.key === 'GIT_PROTOCOL' && isSafeGitProtocol(info.val)) protocol = info.val;
+      accept?.();
+    });
+    session.on('pty', (_accept, reject) => reject?.());
+    session.on('subsystem', (_accept, reject) => reject?.());
+    session.on('x11', (_accept, reject) => reject?.());
+    session.on('auth-agent', (_accept, reject) => reject?.());
+    session.on('shell', (accept) => {
+      stopIdle();
+      void this.greet(accept(), identity);
+    });
+    session.on('exec', (accept, _reject, info) => {
+      stopIdle();
+      const channel = accept();
+      this.execute(channel, identity, info.command, protocol).catch((error: unknown) => {
+        const message = error instanceof SshRefusal ? error.message : 'Internal error';
+        if (!(error instanceof SshRefusal)) this.logger.error(`SSH command failed: ${(error as Error).stack ?? error}`);
+        finish(channel, 1, message);
+      });
+    });
+  }
+
+  /** 2.3: the greeting on stdout and exit 0, or the account-state message and exit 1. */
+  private async greet(channel: ServerChannel, identity: SshIdentity): Promise<void> {
+    const user = (await this.users.findById(identity.user.id)) ?? identity.user;
+    const problem = accountStateProblem(user, this.config.rootUrl);
+    if (problem) return finish(channel, 1, problem);
+    channel.write(
+      `Hi there, ${user.name}! You've successfully authenticated with the key named ${identity.key.name}, but Anvil does not provide shell access.\n` +
+        'If this is unexpected, please log in with password and setup Anvil under another user.\n',
+    );
+    finish(channel, 0);
+  }
+
+  /** The decision order of 2.4, then git with the channel as its standard streams. */
+  private async execute(channel: ServerChannel, identity: SshIdentity, command: string, protocol: string | undefined): Promise<void> {
+    // 1. Account state, as stored now.
+    const user = await this.users.findById(identity.user.id);
+    if (!user) throw new SshRefusal('Your account is disabled.');
+    const problem = accountStateProblem(user, this.config.rootUrl);
+    if (problem) throw new SshRefusal(problem);
+    // 2. The command.
+    const parsed = parseSshCommand(command);
+    if ('error' in parsed) throw new SshRefusal(parsed.error);
+    const typed = `${parsed.owner}/${parsed.repo}`;
+    // 3. The repository, as the caller may see it.
+    const viewer = new AuthContext(user, 'ssh-key', null);
+    const target = await this.access.find(parsed.owner, parsed.repo);
+    if (!this.access.isPublicPull(target) && !(await this.access.canRead(viewer, target))) {
+      throw new SshRefusal(`Cannot find repository: ${typed}`);
+    }
+    const owner = target.owner!;
+    const repo = target.repo!;
+    const push = parsed.verb === 'git-receive-pack';
+    if (push) {
+      // 4. Mirrors are read-only; 5. write permission before git runs.
+      if (repo.isMirror) throw new SshRefusal(`Mirror Repository ${typed} is read-only`);
+      if (!(await this.access.canWrite(viewer, target))) {
+        const key = identity.key;
+        throw new SshRefusal(`User: ${user.id}:${user.name} with Key: ${key.id}:${key.name} is not authorized to write to ${typed}.`);
+      }
+    }
+    let git;
+    try {
+      git = await this.processes.start({
+        service: parsed.verb.slice('git-'.length) as 'upload-pack' | 'receive-pack' | 'upload-archive',
+        dir: this.access.directory({ owner, repo }),
+        protocol,
+        push: push ? { repositoryId: repo.id, pusherId: user.id, keyId: identity.key.id } : undefined,
+      });
+    } catch (error) {
+      if (error instanceof GitBusyError) throw new SshRefusal(error.message);
+      throw error;
+    }
+    git.feed(channel);
+    git.child.stdout.pipe(channel, { end: false });
+    git.child.stderr.pipe(channel.stderr, { end: false });
+    channel.on('close', () => git.kill());
+    const code = await git.exited;
+    if (code === 0) await this.keys.touch(identity.key.id, this.clock.nowUnix());
+    finish(channel, code ?? 1);
+  }
+}
+
+function finish(channel: ServerChannel, status: number, message?: string): void {
+  // The client may have gone already; there is then nobody to tell.
+  if (channel.destroyed) return;
+  if (message !== undefined) channel.stderr.write(`Anvil: ${message}\n`);
+  channel.exit(status);
+  channel.end();
+}
+

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { GitModule } from '../git/git.module';
+import { KeysModule } from '../keys/keys.module';
+import { ReposModule } from '../repos/repos.module';
+import { UsersModule } from '../users/users.module';
+import { SshServer } from './ssh-server';
+
+/** The built-in SSH server for git (SSH_ENABLED, on by default). */
+@Module({
+  imports: [UsersModule, KeysModule, ReposModule, GitModule],
+  providers: [SshServer],
+})
+export class SshModule {}
