@@ -17,6 +17,7 @@ import { DatabaseModule } from './database/database.module';
 import { GitHttpModule } from './git-http/git-http.module';
 import { KeysModule } from './keys/keys.module';
 import { MarkdownModule } from './markdown/markdown.module';
+import { PagesModule } from './pages/pages.module';
 import { QuotaRoutesModule } from './quota/quota.module';
 import { PackagesModule } from './packages/packages.module';
 import { ReleasesModule } from './releases/releases.module';
@@ -50,6 +51,7 @@ export class AppModule implements NestModule {
         MarkdownModule,
         ServerModule,
         ContentModule,
+        PagesModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },

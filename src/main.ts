@@ -1,14 +1,33 @@
-import { createApp } from './bootstrap';
 import { ConfigError, loadConfig } from './config/config';
+import { serve, StartupError } from './server/serve';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const app = await createApp(config);
-  await app.listen(config.port);
+  const server = await serve(config);
+  // Shutdown is logged when it starts and when it ends; a second signal does not start a second shutdown.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      server.stop(signal).then(
+        () => {
+          // Ending on its own lets the log flush its last lines; process.exit() could cut them off. Should some
+          // handle still hold the process open, it ends anyway a little later.
+          process.exitCode = 0;
+          setTimeout(() => process.exit(0), 10_000).unref();
+        },
+        (error: unknown) => {
+          console.error(`shutdown failed: ${(error as Error).message}`);
+          process.exit(1);
+        },
+      );
+    });
+  }
 }
 
 main().catch((error: unknown) => {
-  // A bad configuration value names its variable; anything else is a start-up failure worth its stack.
-  console.error(error instanceof ConfigError ? error.message : error);
+  // A bad setting names its variable, a start-up failure says what to check: one line, no stack, exit 1.
+  if (error instanceof ConfigError || error instanceof StartupError) console.error(`anvil: ${error.message}`);
+  else console.error(error);
+  // A failure nobody foresaw is a bug: its stack follows the line.
+  if (error instanceof StartupError && error.unforeseen) console.error(error.cause);
   process.exit(1);
 });

@@ -1,17 +1,15 @@
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { Command, CommanderError, Option } from 'commander';
-import { DataSource } from 'typeorm';
 import { CreateUserOption } from '../admin/create-user.option';
+import { AppModule } from '../app.module';
+import { AuthContext } from '../auth/auth-context';
 import { validateOption } from '../common/body';
-import { DomainError } from '../common/errors';
-import { Clock } from '../common/time';
-import { SshEndpoint } from '../common/ssh-endpoint';
+import { NotFoundError } from '../common/errors';
 import type { AppConfig } from '../config/config';
-import { openDatabase } from '../database/data-source';
-import { Transactions } from '../database/transactions';
-import { AccessTokenStore } from '../users/access-token.store';
 import { AccessTokensService } from '../users/access-tokens.service';
-import { OrganizationStore } from '../users/organization.store';
-import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 
 export interface CliOutput {
@@ -19,9 +17,14 @@ export interface CliOutput {
   err(line: string): void;
 }
 
-interface CreateUserFlags {
+interface PasswordFlags {
+  password?: string;
+  passwordStdin?: boolean;
+  randomPassword?: boolean;
+}
+
+interface CreateUserFlags extends PasswordFlags {
   username: string;
-  password: string;
   email: string;
   admin?: boolean;
   accessToken?: boolean;
@@ -29,23 +32,28 @@ interface CreateUserFlags {
   mustChangePassword?: boolean;
 }
 
+interface ChangePasswordFlags extends PasswordFlags {
+  username: string;
+  mustChangePassword?: boolean;
+}
+
+/** A bad combination of arguments: usage error, exit 2. */
+class UsageError extends Error {}
+
 /**
  * The admin command line (behaviour 10.1). Runs against the same database and data directory as the server,
- * migrating first, so it works on a fresh data directory. Returns the exit status.
+ * migrating first, so it works on a fresh data directory. The services are the server's own, so a deletion
+ * cleans up exactly as the API's does. Returns the exit status.
  */
-export async function runCli(argv: string[], config: AppConfig, output: CliOutput): Promise<number> {
-  let exitCode = 0;
+export async function runCli(argv: string[], config: AppConfig, output: CliOutput, stdin: Readable = process.stdin): Promise<number> {
+  let action: (() => Promise<number>) | undefined;
   const program = new Command('anvil')
     .exitOverride()
     .configureOutput({ writeOut: (text) => output.out(text.trimEnd()), writeErr: (text) => output.err(text.trimEnd()) })
     .showHelpAfterError();
   const admin = program.command('admin').description('administration commands');
   const user = admin.command('user').description('manage users');
-  user
-    .command('create')
-    .description('create a user')
-    .requiredOption('--username <name>', 'user name')
-    .requiredOption('--password <password>', 'password (at least 8 characters)')
+  withPasswordOptions(user.command('create').description('create a user').requiredOption('--username <name>', 'user name'))
     .requiredOption('--email <email>', 'primary e-mail address (stored as verified)')
     .option('--admin', 'make the user a site administrator')
     .option('--access-token', "create an access token named 'gitea-admin' and print it as the last line")
@@ -53,51 +61,141 @@ export async function runCli(argv: string[], config: AppConfig, output: CliOutpu
     .addOption(
       new Option('--must-change-password [bool]', 'require a password change (default: true, false for the first user)').argParser(parseBoolean),
     )
-    .action(async (flags: CreateUserFlags) => {
-      exitCode = await createUser(flags, config, output);
+    .action((flags: CreateUserFlags) => {
+      action = () => createUser(flags, config, output, stdin);
+    });
+  user
+    .command('list')
+    .description('list the user accounts')
+    .option('--admin', 'only site administrators')
+    .action((flags: { admin?: boolean }) => {
+      action = () => listUsers(flags, config, output);
+    });
+  withPasswordOptions(user.command('change-password').description("set a user's password").requiredOption('--username <name>', 'user name'))
+    .addOption(new Option('--must-change-password [bool]', 'require a change at the next sign-in (default: true)').argParser(parseBoolean))
+    .action((flags: ChangePasswordFlags) => {
+      action = () => changePassword(flags, config, output, stdin);
+    });
+  user
+    .command('delete')
+    .description('delete a user (who must own no repositories and belong to no organisation)')
+    .requiredOption('--username <name>', 'user name')
+    .action((flags: { username: string }) => {
+      action = () => deleteUser(flags.username, config, output);
     });
   try {
     await program.parseAsync(argv, { from: 'user' });
+    return action ? await action() : 0;
   } catch (error) {
-    if (error instanceof CommanderError) {
-      return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof UsageError) {
+      output.err(`error: ${error.message}`);
+      return 2;
     }
-    output.err(`error: ${(error as Error).message}`);
+    // The API's 404 has no message; the console says what was missing.
+    output.err(`error: ${error instanceof NotFoundError ? 'user does not exist' : (error as Error).message}`);
     return 1;
   }
-  return exitCode;
 }
 
-async function createUser(flags: CreateUserFlags, config: AppConfig, output: CliOutput): Promise<number> {
-  let dataSource: DataSource | undefined;
+function withPasswordOptions(command: Command): Command {
+  return command
+    .option('--password <password>', 'the password (at least 8 characters); visible to other local users, prefer the next two')
+    .option('--password-stdin', 'read the password from the first line of standard input')
+    .option('--random-password', 'generate a random password and print it once');
+}
+
+/** Exactly one password source; a generated one is printed once, here. */
+async function passwordFrom(flags: PasswordFlags, output: CliOutput, stdin: Readable): Promise<string> {
+  const sources = [flags.password !== undefined, flags.passwordStdin === true, flags.randomPassword === true].filter(Boolean).length;
+  if (sources !== 1) throw new UsageError('give exactly one of --password, --password-stdin and --random-password');
+  if (flags.password !== undefined) return flags.password;
+  if (flags.passwordStdin) {
+    const line = (await readFirstLine(stdin)).replace(/\r$/, '');
+    if (line === '') throw new UsageError('--password-stdin: standard input held no password');
+    return line;
+  }
+  const generated = randomBytes(18).toString('base64url');
+  output.out(`generated random password is '${generated}'`);
+  return generated;
+}
+
+/** The first line of a stream, read up to 4 KiB (a password, not a file). */
+async function readFirstLine(stream: Readable): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) {
+    text += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
+    if (text.includes('\n') || text.length > 4096) break;
+  }
+  return text.split('\n')[0].slice(0, 4096);
+}
+
+/**
+ * The server's own services on the configured database (migrated first), closed again afterwards. Nothing
+ * listens: the SSH server stays off, so the CLI runs beside a running server.
+ */
+async function withServices<T>(config: AppConfig, work: (context: INestApplicationContext) => Promise<T>): Promise<T> {
+  const quiet = { ...config, ssh: { ...config.ssh, enabled: false } };
+  const context = await NestFactory.createApplicationContext(AppModule.forRoot(quiet), { logger: false, abortOnError: false });
   try {
-    validateOption(CreateUserOption, { username: flags.username, email: flags.email, password: flags.password });
-    dataSource = await openDatabase(config);
-    const transactions = new Transactions(dataSource);
-    const clock = new Clock();
-    const userStore = new UserStore(dataSource);
-    const users = new UsersService(userStore, new OrganizationStore(dataSource), transactions, clock, config, new SshEndpoint(config));
-    const tokens = new AccessTokensService(new AccessTokenStore(dataSource), userStore, transactions, clock);
+    return await work(context);
+  } finally {
+    await context.close();
+  }
+}
+
+async function createUser(flags: CreateUserFlags, config: AppConfig, output: CliOutput, stdin: Readable): Promise<number> {
+  validateOption(CreateUserOption, { username: flags.username, email: flags.email });
+  const password = await passwordFrom(flags, output, stdin);
+  validateOption(CreateUserOption, { username: flags.username, email: flags.email, password });
+  return withServices(config, async (context) => {
+    const users = context.get(UsersService);
     const firstUser = await users.noUsersYet();
     const created = await users.create({
       username: flags.username,
       email: flags.email,
-      password: flags.password,
+      password,
       isAdmin: flags.admin ?? false,
       mustChangePassword: flags.mustChangePassword ?? !firstUser,
     });
     output.out(`New user '${created.name}' has been successfully created!`);
     if (flags.accessToken) {
-      const token = await tokens.create(created, 'gitea-admin', flags.accessTokenScopes.split(','));
+      const token = await context.get(AccessTokensService).create(created, 'gitea-admin', flags.accessTokenScopes.split(','));
       output.out(token.plaintext);
     }
     return 0;
-  } catch (error) {
-    output.err(`error: ${error instanceof DomainError ? error.message : (error as Error).message}`);
-    return 1;
-  } finally {
-    await dataSource?.destroy();
-  }
+  });
+}
+
+async function listUsers(flags: { admin?: boolean }, config: AppConfig, output: CliOutput): Promise<number> {
+  return withServices(config, async (context) => {
+    const users = (await context.get(UsersService).listIndividuals()).filter((user) => !flags.admin || user.isAdmin);
+    const rows = [
+      ['ID', 'Username', 'Email', 'IsActive', 'IsAdmin', 'MustChangePassword'],
+      ...users.map((user) => [String(user.id), user.name, user.email, String(user.isActive), String(user.isAdmin), String(user.mustChangePassword)]),
+    ];
+    const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+    for (const row of rows) output.out(row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+    return 0;
+  });
+}
+
+async function changePassword(flags: ChangePasswordFlags, config: AppConfig, output: CliOutput, stdin: Readable): Promise<number> {
+  const password = await passwordFrom(flags, output, stdin);
+  return withServices(config, async (context) => {
+    const user = await context.get(UsersService).edit(flags.username, { password, mustChangePassword: flags.mustChangePassword ?? true });
+    output.out(`${user.name}'s password has been successfully updated!`);
+    return 0;
+  });
+}
+
+async function deleteUser(username: string, config: AppConfig, output: CliOutput): Promise<number> {
+  return withServices(config, async (context) => {
+    // The operator at the console is nobody in particular: not the user being deleted, whoever that is.
+    await context.get(UsersService).delete(AuthContext.anonymous(), username);
+    output.out(`User '${username}' has been deleted.`);
+    return 0;
+  });
 }
 
 function parseBoolean(value: string | undefined): boolean {

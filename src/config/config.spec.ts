@@ -83,9 +83,32 @@ describe('loadConfig', () => {
     [{ QUOTA_DEFAULT_TOTAL: 'lots' }, 'QUOTA_DEFAULT_TOTAL'],
     [{ MAX_RESPONSE_ITEMS: '0' }, 'MAX_RESPONSE_ITEMS'],
     [{ DEFAULT_PAGING_NUM: '60' }, 'DEFAULT_PAGING_NUM'],
+    [{ CORS_ALLOWED_ORIGINS: 'https://example.com/path' }, 'CORS_ALLOWED_ORIGINS'],
+    [{ CORS_ALLOWED_ORIGINS: 'example.com' }, 'CORS_ALLOWED_ORIGINS'],
+    [{ METRICS_ENABLED: 'sometimes' }, 'METRICS_ENABLED'],
   ])('refuses %j with an error naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^invalid configuration: ${variable}: `));
+  });
+});
+
+describe('CORS_ALLOWED_ORIGINS and METRICS_*', () => {
+  it('defaults to no origins and metrics off', () => {
+    const config = loadConfig({});
+    expect(config.corsAllowedOrigins).toEqual([]);
+    expect(config.metrics).toEqual({ enabled: false, token: undefined });
+  });
+
+  it('reads a comma-separated list of origins (a trailing slash tolerated), or *', () => {
+    expect(loadConfig({ CORS_ALLOWED_ORIGINS: 'https://a.example, http://127.0.0.1:8080/' }).corsAllowedOrigins).toEqual([
+      'https://a.example',
+      'http://127.0.0.1:8080',
+    ]);
+    expect(loadConfig({ CORS_ALLOWED_ORIGINS: '*' }).corsAllowedOrigins).toEqual(['*']);
+  });
+
+  it('reads METRICS_ENABLED and METRICS_TOKEN', () => {
+    expect(loadConfig({ METRICS_ENABLED: 'true', METRICS_TOKEN: 's3cret' }).metrics).toEqual({ enabled: true, token: 's3cret' });
   });
 });
 

@@ -29,6 +29,10 @@ export interface AppConfig {
   logLevel: string;
   /** LOG_FILE: where the log goes instead of standard output. */
   logFile?: string;
+  /** Origins allowed to call the API from a browser (`*` for any); empty: no cross-origin access. */
+  corsAllowedOrigins: string[];
+  /** GET /metrics in Prometheus format; with a token, only `Authorization: Bearer <token>` may read it. */
+  metrics: { enabled: boolean; token: string | undefined };
   ssh: SshConfig;
   git: GitServingConfig;
 }
@@ -151,6 +155,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     maxDisplayFileBytes: byteSize(env, 'MAX_DISPLAY_FILE_SIZE', 8 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    corsAllowedOrigins: origins(env, 'CORS_ALLOWED_ORIGINS'),
+    metrics: { enabled: boolean(env, 'METRICS_ENABLED', false), token: nonEmpty(env, 'METRICS_TOKEN') },
     ssh: {
       enabled: boolean(env, 'SSH_ENABLED', true),
       listenHost: nonEmpty(env, 'SSH_LISTEN_HOST') ?? '0.0.0.0',
@@ -187,6 +193,27 @@ function parseHttpServer(env: Env): HttpServerConfig {
 function nonEmpty(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
+}
+
+/** A comma-separated list of `scheme://host[:port]` origins, or `*`. */
+function origins(env: Env, name: string): string[] {
+  const items = (nonEmpty(env, name) ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  return items.map((item) => {
+    if (item === '*') return item;
+    let url: URL;
+    try {
+      url = new URL(item);
+    } catch {
+      throw new ConfigError(name, `not an origin: "${item}"`);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== item.replace(/\/$/, '')) {
+      throw new ConfigError(name, `expected an origin such as https://example.com (no path), got "${item}"`);
+    }
+    return url.origin;
+  });
 }
 
 function integer(env: Env, name: string, fallback: number, range: { min?: number; max?: number } = {}): number {

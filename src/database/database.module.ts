@@ -13,7 +13,9 @@ export class DatabaseModule {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
-          useFactory: () => dataSourceOptions(config.database),
+          // No retries: an unreachable database stops the start at once with one clear line (server/serve.ts);
+          // a supervisor (compose's depends_on, systemd) decides when to try again.
+          useFactory: () => ({ ...dataSourceOptions(config.database), retryAttempts: 0 }),
           dataSourceFactory: () => openDatabase(config),
         }),
       ],

@@ -35,6 +35,14 @@ export class RepositoryStorageError extends Error {
   }
 }
 
+/** The path is taken on disk by something that is not a leftover repository directory. */
+export class RepositoryPathTakenError extends RepositoryStorageError {
+  constructor() {
+    super('the repository path is already taken on disk');
+    this.name = 'RepositoryPathTakenError';
+  }
+}
+
 /**
  * Bare repositories on disk: creation (with an optional first commit built from plumbing, no working copy),
  * HEAD, size and removal. Every git call goes through GitCommand.
@@ -73,6 +81,20 @@ export class GitRepositories {
     } catch (error) {
       await this.removeDirectory(dir);
       throw error;
+    }
+  }
+
+  /**
+   * Moves a repository directory to a new path (a rename): one atomic rename, refused when the target is
+   * taken, except by the leftover of an interrupted deletion (the caller holds the row for that path now).
+   */
+  async move(from: string, to: string): Promise<void> {
+    await this.clearLeftover(to);
+    try {
+      await fs.mkdir(path.dirname(to), { recursive: true });
+      await fs.rename(from, to);
+    } catch (error) {
+      throw new RepositoryStorageError(`cannot move the repository directory: ${(error as Error).message}`, { cause: error });
     }
   }
 
@@ -164,7 +186,7 @@ export class GitRepositories {
       await this.remove(dir);
       return;
     }
-    throw new RepositoryStorageError('the repository path is already taken on disk');
+    throw new RepositoryPathTakenError();
   }
 
   private async park(dir: string): Promise<string | null> {

@@ -59,6 +59,10 @@ export class MarkdownRenderer implements OnModuleDestroy {
     return this.pool.render(text, options, this.config.markdown.renderBudgetMs, this.config.markdown.maxOutputBytes);
   }
 
+  stats(): { workers: number; busy: number; queued: number } {
+    return this.pool.stats();
+  }
+
   onModuleDestroy(): Promise<void> {
     return this.pool.close();
   }

@@ -67,6 +67,11 @@ export class RenderPool {
 
   constructor(private readonly options: RenderPoolOptions) {}
 
+  /** For metrics: workers started, workers rendering, jobs waiting. */
+  stats(): { workers: number; busy: number; queued: number } {
+    return { workers: this.slots.length, busy: this.slots.filter((slot) => slot.job !== undefined).length, queued: this.queue.length };
+  }
+
   render(text: string, renderOptions: unknown, timeoutMs = this.options.timeoutMs, maxOutputLength?: number): Promise<string> {
     if (this.closed) return Promise.reject(new RenderFailure('the markdown renderer is shut down'));
     if (this.queue.length >= this.options.maxQueued) {

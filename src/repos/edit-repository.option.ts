@@ -1,10 +1,18 @@
 import { ApiSchema } from '@nestjs/swagger';
-import { Field, VALID_URL } from '../common/fields';
+import { ALPHA_DASH_DOT, Field, VALID_URL } from '../common/fields';
 import { GIT_REF_NAME, maxSize } from './repository-names';
 
 /** Body of PATCH /repos/{owner}/{repo}: absent fields are left as they are. */
 @ApiSchema({ name: 'EditRepoOption' })
 export class EditRepositoryOption {
+  @Field({
+    field: 'Name',
+    type: 'string',
+    rules: [ALPHA_DASH_DOT, maxSize(100)],
+    description: 'renames the repository: unique per owner (409 on a clash), reserved names refused (422)',
+  })
+  name?: string;
+
   @Field({ field: 'Description', type: 'string', maxSize: 2048 })
   description?: string;
 

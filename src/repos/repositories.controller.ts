@@ -62,7 +62,7 @@ export class RepositoriesController {
   @ApiOperation({ summary: "Edit a repository's properties. Only fields that are set will be changed." })
   @ApiBody({ type: EditRepositoryOption })
   @ApiOkResponse({ type: RepositoryWire })
-  @ApiErrors(400, 403, 404, 422)
+  @ApiErrors(400, 403, 404, 409, 422)
   edit(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @DeferredBody() body: LazyBody): Promise<RepositoryWire> {
     return this.repositories.edit(caller, owner, repo, () => bindOption(body, EditRepositoryOption));
   }

@@ -13,7 +13,7 @@ import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 import type { CreateRepositoryOption } from './create-repository.option';
 import type { EditRepositoryOption } from './edit-repository.option';
-import { GitRepositories, ObjectFormat, Signature } from '../git/git-repositories';
+import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from './quota-gate';
 import { administers, isReadable, permissionOf, RepositoryAccess, ViewerAccess } from './repository-access';
@@ -226,7 +226,12 @@ export class RepositoriesService implements OnModuleInit {
     return bytes;
   }
 
-  /** PATCH /repos/{owner}/{repo}: after the lookup, sign-in (401), admin of the repository (403), then the body. */
+  /**
+   * PATCH /repos/{owner}/{repo}: after the lookup, sign-in (401), admin of the repository (403), then the body.
+   * A new `name` is checked as at creation (duplicate 409, reserved 422); the directory moves before the row
+   * changes and moves back when the row cannot change, so row and directory stay together. Stars and watches
+   * hang on the repository id and are kept.
+   */
   async edit(viewer: AuthContext, ownerName: string, repoName: string, bind: () => Promise<EditRepositoryOption>): Promise<RepositoryWire> {
     const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
     requireSignedIn(viewer);
@@ -239,6 +244,17 @@ export class RepositoriesService implements OnModuleInit {
     if (option.website !== undefined && option.website !== null) changes.website = option.website;
     if (option.private !== undefined && option.private !== null) changes.isPrivate = option.private;
     if (option.template !== undefined && option.template !== null) changes.isTemplate = option.template;
+    const newName = option.name && option.name !== repo.name ? option.name : undefined;
+    // Only a change beyond letter case moves the directory (paths on disk are lowercased).
+    const moves = newName !== undefined && newName.toLowerCase() !== repo.lowerName;
+    if (newName !== undefined) {
+      if (moves) {
+        if (await this.repositories.findByOwnerAndName(owner.id, newName)) throw duplicateName();
+        assertUsableRepositoryName(newName);
+      }
+      changes.name = newName;
+      changes.lowerName = newName.toLowerCase();
+    }
     const dir = this.paths.repository(owner.name, repo.name);
     const branch = option.default_branch;
     // As Forgejo: the default branch changes only to a branch that exists, or freely while the repository is empty.
@@ -246,11 +262,32 @@ export class RepositoriesService implements OnModuleInit {
       await this.git.setHead(dir, branch);
       changes.defaultBranch = branch;
     }
+    const undoHead = () => (changes.defaultBranch ? this.git.setHead(dir, repo.defaultBranch).catch(() => undefined) : undefined);
+    const newDir = moves ? this.paths.repository(owner.name, newName!) : dir;
+    if (moves) {
+      try {
+        await this.git.move(dir, newDir);
+      } catch (error) {
+        await undoHead();
+        // As Forgejo's ErrRepoFilesAlreadyExist: files without a row at the target path are the admin's to clear.
+        if (error instanceof RepositoryPathTakenError) throw new ConflictError('The repository files already exist. Please contact the system administrator.');
+        throw error;
+      }
+    }
     changes.updatedUnix = this.clock.nowUnix();
     try {
-      await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+      await this.transactions.run(async (tx) => {
+        if (moves && (await this.repositories.findByOwnerAndName(owner.id, newName!, tx))) throw duplicateName();
+        await this.repositories.update(tx, repo.id, changes);
+      });
     } catch (error) {
-      if (changes.defaultBranch) await this.git.setHead(dir, repo.defaultBranch).catch(() => undefined);
+      if (moves) {
+        await this.git.move(newDir, dir).catch((undo: Error) => {
+          this.logger.error(`renaming ${owner.name}/${repo.name} failed and its directory could not move back: ${undo.message}`);
+        });
+      }
+      await undoHead();
+      if (isUniqueViolation(error)) throw duplicateName();
       throw error;
     }
     const stored = (await this.repositories.findById(repo.id))!;

@@ -1,16 +1,24 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** The version in package.json, found from here whether running from src/ (tests) or dist/src/ (built). */
-function readPackageVersion(): string {
+/**
+ * The directory of Anvil's package.json, found from here whether running from src/ (tests) or dist/src/ (built),
+ * with its version.
+ */
+function findPackage(): { root: string; version: string } {
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'package.json');
     if (fs.existsSync(candidate)) {
       const pkg = JSON.parse(fs.readFileSync(candidate, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'anvil' && pkg.version) return pkg.version;
+      if (pkg.name === 'anvil' && pkg.version) return { root: dir, version: pkg.version };
     }
-    if (path.dirname(dir) === dir) return '0.0.0';
+    if (path.dirname(dir) === dir) return { root: process.cwd(), version: '0.0.0' };
   }
 }
 
-export const PACKAGE_VERSION = readPackageVersion();
+const found = findPackage();
+
+export const PACKAGE_VERSION = found.version;
+
+/** Where package.json, assets/ and dist/ live. */
+export const PACKAGE_ROOT = found.root;

@@ -1,3 +1,4 @@
+import { formatAddress } from '../common/net-address';
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
@@ -71,7 +72,14 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     this.server = server;
     const address = server.address() as AddressInfo;
     this.endpoint.bound(address.port);
-    this.logger.log(`SSH server listening on ${formatAddress(address)} (ssh_url port ${this.endpoint.port}, user ${this.config.ssh.user})`);
+    // The start-up line (server/serve.ts) names this address; the details are for debugging.
+    this.logger.debug(`SSH server listening on ${formatAddress(address)} (ssh_url port ${this.endpoint.port}, user ${this.config.ssh.user})`);
+  }
+
+  /** `host:port` as bound, or null while not listening. */
+  listeningAddress(): string | null {
+    const address = this.server?.address() as AddressInfo | null | undefined;
+    return address ? formatAddress(address) : null;
   }
 
   /** Stops accepting connections; running git commands finish while GitProcesses drains. */
@@ -234,6 +242,3 @@ function finish(channel: ServerChannel, status: number, message?: string): void 
   channel.end();
 }
 
-function formatAddress(address: AddressInfo): string {
-  return address.family === 'IPv6' ? `[${address.address}]:${address.port}` : `${address.address}:${address.port}`;
-}

@@ -44,6 +44,11 @@ export class UserStore {
     return row?.uid ?? null;
   }
 
+  /** Every individual account (no organisations), oldest first. */
+  listIndividuals(tx?: EntityManager): Promise<UserEntity[]> {
+    return this.users(tx).find({ where: { type: UserType.Individual }, order: { id: 'ASC' } });
+  }
+
   countIndividuals(tx?: EntityManager): Promise<number> {
     return this.users(tx).countBy({ type: UserType.Individual });
   }

@@ -127,6 +127,11 @@ export class UsersService {
     return (await this.users.countIndividuals()) === 0;
   }
 
+  /** Every account, oldest first (the CLI's `admin user list`). */
+  listIndividuals(): Promise<UserEntity[]> {
+    return this.users.listIndividuals();
+  }
+
   async edit(name: string, changes: UserChanges): Promise<UserEntity> {
     const user = await this.individualByName(name);
     const update: Partial<UserEntity> = {};

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Readable } from 'node:stream';
 import { runCli } from '../../src/cli/cli';
 import { loadConfig } from '../../src/config/config';
 import { withBasic, withToken } from '../support/factories';
@@ -25,10 +26,10 @@ describe('admin CLI', () => {
   });
   afterAll(() => t.close());
 
-  async function cli(args: string[], cliEnv = env) {
+  async function cli(args: string[], cliEnv = env, stdin: Readable = Readable.from([])) {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runCli(args, loadConfig(cliEnv), { out: (line) => out.push(line), err: (line) => err.push(line) });
+    const code = await runCli(args, loadConfig(cliEnv), { out: (line) => out.push(line), err: (line) => err.push(line) }, stdin);
     return { code, out, err };
   }
 
@@ -77,6 +78,79 @@ describe('admin CLI', () => {
     const result = await cli(args);
     expect(result.code).not.toBe(0);
     expect(result.err.join('\n')).toMatch(/error|Usage/);
+  });
+
+  describe('password sources', () => {
+    it('--random-password prints the generated password once, and it works', async () => {
+      const result = await cli(['admin', 'user', 'create', '--username', 'randy', '--email', 'randy@example.com', '--random-password', '--must-change-password=false']);
+      expect(result.code).toBe(0);
+      const printed = result.out.filter((line) => line.startsWith('generated random password is '));
+      expect(printed).toHaveLength(1);
+      const password = /'(.+)'$/.exec(printed[0])![1];
+      expect(password.length).toBeGreaterThanOrEqual(20);
+      await t.http.get(t.api('/user')).set(withBasic('randy', password)).expect(200);
+    });
+
+    it('--password-stdin reads the first line of standard input and never prints it', async () => {
+      const result = await cli(
+        ['admin', 'user', 'create', '--username', 'piped', '--email', 'piped@example.com', '--password-stdin', '--must-change-password=false'],
+        env,
+        Readable.from(['from-stdin-secret\nignored second line\n']),
+      );
+      expect(result.code).toBe(0);
+      expect([...result.out, ...result.err].join('\n')).not.toContain('from-stdin-secret');
+      await t.http.get(t.api('/user')).set(withBasic('piped', 'from-stdin-secret')).expect(200);
+    });
+
+    it.each([
+      [['--password', 'one-password', '--random-password'], 'give exactly one of --password, --password-stdin and --random-password'],
+      [[], 'give exactly one of --password, --password-stdin and --random-password'],
+      [['--password-stdin'], '--password-stdin: standard input held no password'],
+    ])('refuses %j with a usage error (exit 2)', async (flags, message) => {
+      const result = await cli(['admin', 'user', 'create', '--username', 'nopass', '--email', 'nopass@example.com', ...flags]);
+      expect(result.code).toBe(2);
+      expect(result.err).toEqual([`error: ${message}`]);
+    });
+  });
+
+  it('admin user list shows every account with its flags, --admin only administrators', async () => {
+    const all = await cli(['admin', 'user', 'list']);
+    expect(all.code).toBe(0);
+    expect(all.out[0].split(/\s+/)).toEqual(['ID', 'Username', 'Email', 'IsActive', 'IsAdmin', 'MustChangePassword']);
+    const row = (name: string) => all.out.find((line) => line.split(/\s+/)[1] === name)?.split(/\s+/);
+    expect(row('root')?.slice(2)).toEqual(['root@example.com', 'true', 'true', 'false']);
+    expect(row('second')?.slice(2)).toEqual(['second@example.com', 'true', 'false', 'true']);
+    const admins = await cli(['admin', 'user', 'list', '--admin']);
+    expect(admins.out.slice(1).map((line) => line.split(/\s+/)[1])).toEqual(['root']);
+  });
+
+  it('admin user change-password sets the password and, with --must-change-password=false, lets the user in', async () => {
+    await cli(['admin', 'user', 'create', '--username', 'changer', '--password', 'first-password', '--email', 'changer@example.com']);
+    await t.http.get(t.api('/user')).set(withBasic('changer', 'first-password')).expect(403);
+    const changed = await cli(['admin', 'user', 'change-password', '--username', 'changer', '--password-stdin', '--must-change-password=false'], env, Readable.from(['second-password\n']));
+    expect(changed).toMatchObject({ code: 0, out: ["changer's password has been successfully updated!"] });
+    await t.http.get(t.api('/user')).set(withBasic('changer', 'first-password')).expect(401);
+    await t.http.get(t.api('/user')).set(withBasic('changer', 'second-password')).expect(200);
+    const again = await cli(['admin', 'user', 'change-password', '--username', 'changer', '--password', 'third-password']);
+    expect(again.code).toBe(0);
+    await t.http.get(t.api('/user')).set(withBasic('changer', 'third-password')).expect(403);
+    const unknown = await cli(['admin', 'user', 'change-password', '--username', 'no-such-user', '--password', 'whatever-pass']);
+    expect(unknown.code).toBe(1);
+    const short = await cli(['admin', 'user', 'change-password', '--username', 'changer', '--password', 'short']);
+    expect(short).toMatchObject({ code: 1, err: ['error: password must be at least 8 characters'] });
+  });
+
+  it('admin user delete removes the account and what hangs on it (its tokens), and refuses the last admin', async () => {
+    const created = await cli(['admin', 'user', 'create', '--username', 'leaver', '--password', 'leaver-password', '--email', 'leaver@example.com', '--must-change-password=false', '--access-token']);
+    const token = created.out.at(-1)!;
+    await t.http.get(t.api('/user')).set(withToken(token)).expect(200);
+    expect(await cli(['admin', 'user', 'delete', '--username', 'leaver'])).toMatchObject({ code: 0, out: ["User 'leaver' has been deleted."] });
+    await t.http.get(t.api('/users/leaver')).expect(404);
+    await t.http.get(t.api('/user')).set(withToken(token)).expect(401);
+    expect(await cli(['admin', 'user', 'delete', '--username', 'leaver'])).toMatchObject({ code: 1, err: ['error: user does not exist'] });
+    const lastAdmin = await cli(['admin', 'user', 'delete', '--username', 'root']);
+    expect(lastAdmin.code).toBe(1);
+    expect(lastAdmin.err[0]).toMatch(/^error: can not delete the last admin user/);
   });
 
   it('works on a fresh data directory and an empty database (it migrates first)', async () => {

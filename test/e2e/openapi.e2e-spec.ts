@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import { PATH_METADATA } from '@nestjs/common/constants';
 import { ROUTE_AUTH } from '../../src/auth/route-auth';
+import { forgejoOperation } from '../../src/common/operation-ids';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('OpenAPI document and route declarations', () => {
@@ -10,7 +11,7 @@ describe('OpenAPI document and route declarations', () => {
   let document: {
     info: { version: string };
     servers: { url: string }[];
-    paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    paths: Record<string, Record<string, { responses: Record<string, unknown>; operationId: string; tags: string[] }>>;
     components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
   };
 
@@ -22,7 +23,8 @@ describe('OpenAPI document and route declarations', () => {
 
   it('has info.version 1.1.1 and the /api/v1 base path', () => {
     expect(document.info.version).toBe('1.1.1');
-    expect(document.servers[0].url).toBe('http://anvil.test/api/v1');
+    // Relative, so Swagger UI works from whatever host the page was opened (issue 13).
+    expect(document.servers).toEqual([{ url: '/api/v1' }]);
     expect(Object.keys(document.paths)).toContain('/version');
     expect(Object.keys(document.paths).every((path) => !path.startsWith('/api/v1'))).toBe(true);
   });
@@ -34,6 +36,40 @@ describe('OpenAPI document and route declarations', () => {
       Token: { type: 'apiKey', in: 'query', name: 'token' },
       AccessToken: { type: 'apiKey', in: 'query', name: 'access_token' },
     });
+  });
+
+  it('builds error examples from ROOT_URL, with a distinct message for 401 and 403', () => {
+    const user = document.paths['/user'].get.responses as Record<string, { content?: Record<string, { example?: { message: string; url: string } }> }>;
+    const example = (status: string) => user[status]?.content?.['application/json']?.example;
+    expect(example('401')).toEqual({ message: 'token is required', url: 'http://anvil.test/api/swagger' });
+    expect(example('403')?.url).toBe('http://anvil.test/api/swagger');
+    expect(example('403')?.message).not.toBe(example('401')?.message);
+    expect(JSON.stringify(document)).not.toContain('localhost:3000');
+  });
+
+  it("names every operation Forgejo also has with Forgejo's operation id and tags, and every other one in camelCase", () => {
+    const wrong: string[] = [];
+    const ids: string[] = [];
+    let matched = 0;
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        ids.push(operation.operationId);
+        const known = forgejoOperation(method, path);
+        if (known) {
+          matched += 1;
+          if (operation.operationId !== known.operationId || JSON.stringify(operation.tags) !== JSON.stringify(known.tags)) {
+            wrong.push(`${method.toUpperCase()} ${path}: ${operation.operationId} [${operation.tags}] ≠ ${known.operationId} [${known.tags}]`);
+          }
+        } else if (!/^[a-z][A-Za-z0-9]*$/.test(operation.operationId)) {
+          wrong.push(`${method.toUpperCase()} ${path}: ${operation.operationId} is not camelCase`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(matched).toBeGreaterThanOrEqual(59);
+    expect(document.paths['/user'].get.operationId).toBe('userGetCurrent');
+    expect(document.paths['/org/{org}/repos'].post.operationId).toBe('createOrgRepoDeprecated');
   });
 
   it('names the schemas as the spec does', () => {

@@ -183,6 +183,60 @@ describe('repositories: read, change, delete, visibility', () => {
       expect(refused.body.message).toBe('user should be an owner or a collaborator with admin write of a repository');
     });
 
+    it('renames with name: row and directory move together, stars and watches stay, the old name is gone', async () => {
+      const repo = await makeRepo(t, alice, { autoInit: true });
+      await t.http.put(t.api(`/user/starred/${alice.name}/${repo.name}`)).set(withToken(bob.token)).expect(204);
+      await t.http.put(t.api(`/repos/${alice.name}/${repo.name}/subscription`)).set(withToken(bob.token)).expect(200);
+      const newName = uniqueName('Renamed');
+      const response = await patch(alice.name, repo.name, alice.token, { name: newName, description: 'moved' }).expect(200);
+      expect(response.body).toMatchObject({ id: repo.id, name: newName, full_name: `${alice.name}/${newName}`, description: 'moved' });
+      expect(response.body.stars_count).toBe(1);
+      expect(response.body.watchers_count).toBe(2);
+      expect(response.body.clone_url).toContain(`/${alice.name}/${newName}.git`);
+      await get(alice.name, repo.name).expect(404);
+      expect((await get(alice.name, newName).expect(200)).body.id).toBe(repo.id);
+      expect(fs.existsSync(repoDir(alice.name, repo.name))).toBe(false);
+      expect(git(repoDir(alice.name, newName), 'log', '--format=%s').trim()).toBe('Initial commit');
+      const starred = await t.http.get(t.api('/user/starred')).set(withToken(bob.token)).expect(200);
+      expect(starred.body.map((r: { name: string }) => r.name)).toContain(newName);
+      await t.http.get(t.api(`/repos/${alice.name}/${newName}/subscription`)).set(withToken(bob.token)).expect(200);
+    });
+
+    it('a rename that only changes letter case keeps the directory', async () => {
+      const repo = await makeRepo(t, alice, { name: uniqueName('case') });
+      const upper = repo.name.toUpperCase();
+      const response = await patch(alice.name, repo.name, alice.token, { name: upper }).expect(200);
+      expect(response.body.name).toBe(upper);
+      expect(fs.existsSync(repoDir(alice.name, upper))).toBe(true);
+    });
+
+    it('refuses a clashing name (409), a reserved or malformed name (422), and changes nothing then', async () => {
+      const repo = await makeRepo(t, alice, { description: 'before' });
+      const other = await makeRepo(t, alice);
+      const clash = await patch(alice.name, repo.name, alice.token, { name: other.name.toUpperCase(), description: 'after' }).expect(409);
+      expect(clash.body.message).toBe('The repository with the same name already exists.');
+      const reserved = await patch(alice.name, repo.name, alice.token, { name: 'x.git' }).expect(422);
+      expect(reserved.body.message).toBe('name pattern is not allowed [pattern: *.git]');
+      expect((await patch(alice.name, repo.name, alice.token, { name: '..' }).expect(422)).body.message).toBe('name is reserved [name: ..]');
+      expect((await patch(alice.name, repo.name, alice.token, { name: 'a/b' }).expect(422)).body.message).toBe('[Name]: AlphaDashDot');
+      expect((await patch(alice.name, repo.name, alice.token, { name: 'a'.repeat(101) }).expect(422)).body.message).toBe('[Name]: MaxSize');
+      expect((await get(alice.name, repo.name, alice.token).expect(200)).body.description).toBe('before');
+      expect(fs.existsSync(repoDir(alice.name, repo.name))).toBe(true);
+      expect(fs.existsSync(repoDir(alice.name, other.name))).toBe(true);
+    });
+
+    it('a rename whose target directory holds stray files → 409, nothing moves, the row keeps its name', async () => {
+      const repo = await makeRepo(t, alice);
+      const target = uniqueName('taken');
+      fs.mkdirSync(repoDir(alice.name, target), { recursive: true });
+      fs.writeFileSync(`${repoDir(alice.name, target)}/not-a-repository`, 'x');
+      const refused = await patch(alice.name, repo.name, alice.token, { name: target }).expect(409);
+      expect(refused.body.message).toBe('The repository files already exist. Please contact the system administrator.');
+      await get(alice.name, repo.name, alice.token).expect(200);
+      await get(alice.name, target, alice.token).expect(404);
+      expect(fs.existsSync(`${repoDir(alice.name, repo.name)}/HEAD`)).toBe(true);
+    });
+
     it('lets org owners and site admins change organisation repositories', async () => {
       const repo = await makeRepo(t, alice, { org: org.name });
       await patch(org.name, repo.name, alice.token, { description: 'by owner' }).expect(200);

@@ -1,0 +1,27 @@
+import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { ThrottlerModule } from '@nestjs/throttler';
+import cookieParser from 'cookie-parser';
+import { UsersModule } from '../users/users.module';
+import { CHANGE_PASSWORD_PATH, ChangePasswordController } from './change-password.controller';
+import { ChangePasswordService } from './change-password.service';
+import { HomeController } from './home.controller';
+import { PageCsrf } from './page-csrf';
+
+/** Paths outside /api/v1 that this module serves (bootstrap.ts keeps them out of the API prefix). */
+export const PAGE_PATHS = ['/', CHANGE_PASSWORD_PATH, 'assets/img/avatar_default.png'];
+
+/**
+ * The only web pages: `/` (what this is, where the API documentation is), the password change that the API's
+ * must-change-password answer points to, and the default avatar. No other web UI.
+ */
+@Module({
+  // The throttler's storage counts password-change attempts (see ChangePasswordController).
+  imports: [UsersModule, ThrottlerModule.forRoot([{ ttl: 60_000, limit: 10 }])],
+  controllers: [HomeController, ChangePasswordController],
+  providers: [ChangePasswordService, PageCsrf],
+})
+export class PagesModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(cookieParser()).forRoutes({ path: CHANGE_PASSWORD_PATH, method: RequestMethod.ALL });
+  }
+}

@@ -1,0 +1,145 @@
+import * as fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { formatAddress } from '../common/net-address';
+import { Logger } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { createApp } from '../bootstrap';
+import type { AppConfig, DatabaseConfig } from '../config/config';
+import { SshServer } from '../ssh/ssh-server';
+import { PACKAGE_VERSION } from './package-version';
+
+/** The server cannot start; the message is one line that says why and what to check. */
+export class StartupError extends Error {
+  constructor(
+    message: string,
+    options?: { cause?: unknown },
+    /** Not one of the failures this module words (port, DATA_DIR, database): its cause's stack is worth printing. */
+    readonly unforeseen = false,
+  ) {
+    super(message, options);
+    this.name = 'StartupError';
+  }
+}
+
+/** Where to report start-up and shutdown; the application logger unless a test listens. */
+export interface ServerReporter {
+  info(line: string): void;
+}
+
+export interface RunningServer {
+  app: NestExpressApplication;
+  /** `host:port` as bound. */
+  httpAddress: string;
+  /** Closes the server and everything it holds, reporting the start and the end. */
+  stop(reason: string): Promise<void>;
+}
+
+/**
+ * Starts Anvil as `npm start` runs it: a writable DATA_DIR, the database (migrated), the HTTP listener, then
+ * one line saying where it listens. Every failure on the way is a StartupError with a one-line message.
+ */
+export async function serve(config: AppConfig, reporter?: ServerReporter): Promise<RunningServer> {
+  assertWritableDataDir(config.dataDir);
+  let app: NestExpressApplication;
+  try {
+    app = await createApp(config);
+  } catch (error) {
+    throw startupFailure(error, config);
+  }
+  const report = reporter ?? appReporter();
+  let httpAddress: string;
+  try {
+    httpAddress = await listen(app, config.port);
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw error;
+  }
+  const ssh = config.ssh.enabled ? (app.get(SshServer).listeningAddress() ?? undefined) : undefined;
+  report.info(startupLine({ version: PACKAGE_VERSION, http: httpAddress, ssh, rootUrl: config.rootUrl, dataDir: config.dataDir, database: config.database }));
+  let stopping: Promise<void> | undefined;
+  return {
+    app,
+    httpAddress,
+    stop: (reason) => {
+      stopping ??= (async () => {
+        report.info(`shutting down (${reason}): no new connections, finishing requests in flight`);
+        await app.close();
+        report.info('shutdown complete');
+      })();
+      return stopping;
+    },
+  };
+}
+
+export interface StartupFacts {
+  version: string;
+  http: string;
+  ssh?: string;
+  rootUrl: string;
+  dataDir: string;
+  database: DatabaseConfig;
+}
+
+/** The one start-up line: where Anvil listens and where it keeps its data (never a password). */
+export function startupLine(facts: StartupFacts): string {
+  const listening = [`HTTP on ${facts.http}`, ...(facts.ssh ? [`SSH on ${facts.ssh}`] : [])].join(', ');
+  return `Anvil ${facts.version} listening: ${listening}; ROOT_URL ${facts.rootUrl}; data directory ${facts.dataDir}; database ${describeDatabase(facts.database)}`;
+}
+
+export function describeDatabase(database: DatabaseConfig): string {
+  return database.type === 'sqlite' ? `SQLite ${database.file}` : `MySQL ${database.host}:${database.port}/${database.database}`;
+}
+
+
+async function listen(app: NestExpressApplication, port: number): Promise<string> {
+  try {
+    await app.listen(port);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new StartupError(`port ${port} is already in use: stop the other server or set PORT`, { cause: error });
+    if (code === 'EACCES') throw new StartupError(`no permission to listen on port ${port}: use a port above 1023 or set PORT`, { cause: error });
+    throw new StartupError(`cannot listen on port ${port}: ${(error as Error).message}`, { cause: error });
+  }
+  return formatAddress(app.getHttpServer().address() as AddressInfo);
+}
+
+/** DATA_DIR must exist (it is created) and take new files, or nothing else can work. */
+export function assertWritableDataDir(dataDir: string): void {
+  try {
+    fs.mkdirSync(dataDir, { recursive: true });
+    const probe = path.join(dataDir, `.write-test-${process.pid}`);
+    fs.writeFileSync(probe, '');
+    fs.rmSync(probe);
+  } catch (error) {
+    throw new StartupError(`DATA_DIR ${dataDir} is not a writable directory: ${shortReason(error)}`, { cause: error });
+  }
+}
+
+/** A failure of createApp in words: the database is the usual suspect. */
+export function startupFailure(error: unknown, config: AppConfig): Error {
+  if (error instanceof StartupError) return error;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  // The HTTP port is bound later (listen): a port in use this early is the SSH server's.
+  if (code === 'EADDRINUSE') {
+    const port = (error as { port?: number }).port ?? config.ssh.listenPort;
+    return new StartupError(`SSH port ${port} is already in use: stop the other server, set SSH_LISTEN_PORT, or SSH_ENABLED=false`, { cause: error });
+  }
+  const database = describeDatabase(config.database);
+  if (code && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|ER_DBACCESS_DENIED_ERROR|SQLITE_CANTOPEN|ECONNRESET|PROTOCOL_CONNECTION_LOST)$/.test(code)) {
+    return new StartupError(`cannot reach the database (${database}): ${shortReason(error)}`, { cause: error });
+  }
+  return new StartupError(`start-up failed: ${shortReason(error)}`, { cause: error }, true);
+}
+
+function shortReason(error: unknown): string {
+  // Not `instanceof Error`: errors from Node's own modules may come from another realm (as under jest).
+  const message = (error as { message?: unknown } | undefined)?.message;
+  const text = typeof message === 'string' ? message : String(error);
+  return text.split('\n')[0].trim() || (error as NodeJS.ErrnoException)?.code || 'unknown error';
+}
+
+function appReporter(): ServerReporter {
+  const logger = new Logger('Anvil');
+  return { info: (line) => logger.log(line) };
+}

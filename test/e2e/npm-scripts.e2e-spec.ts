@@ -1,0 +1,55 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { stale } = require('../../scripts/build-if-changed.js') as { stale(root: string): boolean };
+const ROOT = path.join(__dirname, '..', '..');
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+
+describe('npm scripts', () => {
+  it('npm start and npm run cli build only when a source changed; npm run dev watches', () => {
+    expect(pkg.scripts.prestart).toBe('node scripts/build-if-changed.js');
+    expect(pkg.scripts.precli).toBe('node scripts/build-if-changed.js');
+    expect(pkg.scripts.dev).toBe('node scripts/dev.js');
+    expect(fs.readFileSync(path.join(ROOT, 'scripts', 'dev.js'), 'utf8')).toMatch(/'--watch'/);
+  });
+
+  describe('build-if-changed', () => {
+    let root: string;
+    const at = (file: string, seconds: number) => {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      if (!fs.existsSync(path.join(root, file))) fs.writeFileSync(path.join(root, file), '');
+      fs.utimesSync(path.join(root, file), seconds, seconds);
+    };
+    beforeEach(() => {
+      root = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-build-'));
+    });
+    afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+    it('builds a checkout that was never built', () => {
+      at('src/main.ts', 1000);
+      expect(stale(root)).toBe(true);
+    });
+
+    it('skips the build when nothing is newer than the last one, and builds again after a change', () => {
+      at('src/main.ts', 1000);
+      at('src/deep/er/file.ts', 1000);
+      at('package.json', 1000);
+      at('dist/src/main.js', 2000);
+      at('dist/.build-stamp', 2000);
+      fs.utimesSync(path.join(root, 'src', 'deep', 'er'), 1000, 1000);
+      fs.utimesSync(path.join(root, 'src', 'deep'), 1000, 1000);
+      fs.utimesSync(path.join(root, 'src'), 1000, 1000);
+      expect(stale(root)).toBe(false);
+      at('src/deep/er/file.ts', 3000);
+      expect(stale(root)).toBe(true);
+    });
+
+    it('builds again when the build output is gone', () => {
+      at('src/main.ts', 1000);
+      at('dist/.build-stamp', 2000);
+      expect(stale(root)).toBe(true);
+    });
+  });
+});

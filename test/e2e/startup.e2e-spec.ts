@@ -1,0 +1,168 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import request from 'supertest';
+import { loadConfig } from '../../src/config/config';
+import { RunningServer, serve, StartupError } from '../../src/server/serve';
+import { createMysqlDatabase, usesMysql } from '../support/test-app';
+
+const ROOT = path.join(__dirname, '..', '..');
+/**
+ * A ceiling, not a measurement: transpiling and starting the whole server in a child process takes seconds on a
+ * busy machine, and nothing here asserts how long.
+ */
+const PROCESS_TEST_CEILING_MS = 240_000;
+
+/** A port that was free a moment ago: nothing listens there now. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A port something else holds until release(). */
+async function takenPort(): Promise<{ port: number; release(): Promise<void> }> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    release: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** `node src/main.ts` as `npm start` runs it (transpiled on the fly), with its output and exit. */
+function startProcess(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register', path.join(ROOT, 'src', 'main.ts')], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TS_NODE_TRANSPILE_ONLY: 'true', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const output = () => ({ stdout, stderr });
+  const waitFor = async (pattern: RegExp): Promise<RegExpMatchArray> => {
+    for (;;) {
+      const match = pattern.exec(stdout);
+      if (match) return match;
+      const ended = await Promise.race([exited.then(() => true), new Promise<false>((resolve) => child.stdout.once('data', () => resolve(false)))]);
+      if (ended) {
+        const late = pattern.exec(stdout);
+        if (late) return late;
+        throw new Error(`the server ended before printing ${pattern}: ${stdout}${stderr}`);
+      }
+    }
+  };
+  return { child, exited, output, waitFor };
+}
+
+const messages = (stdout: string) =>
+  stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => (JSON.parse(line) as { msg: string }).msg);
+
+describe('start-up and shutdown', () => {
+  let dataDir: string;
+  let database: { url: string; drop(): Promise<void> } | undefined;
+  const env = () => ({
+    DATA_DIR: dataDir,
+    ROOT_URL: 'http://anvil.test/',
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    SSH_LISTEN_PORT: '0',
+    SSH_LISTEN_HOST: '127.0.0.1',
+    ...(database ? { DATABASE_URL: database.url } : {}),
+  });
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-startup-'));
+    database = usesMysql() ? await createMysqlDatabase() : undefined;
+  });
+  afterAll(async () => {
+    await database?.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('reports one line with the HTTP and SSH addresses and the data directory, and the start and end of shutdown', async () => {
+    const lines: string[] = [];
+    const server: RunningServer = await serve(loadConfig(env()), { info: (line) => lines.push(line) });
+    try {
+      const port = Number(/:(\d+)$/.exec(server.httpAddress)![1]);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^Anvil \\S+ listening: HTTP on \\S+:${port}, SSH on 127\\.0\\.0\\.1:\\d+; ROOT_URL http://anvil.test/; data directory ${dataDir}; database `));
+      await request(`http://127.0.0.1:${port}`).get('/api/healthz').expect(200);
+    } finally {
+      await server.stop('SIGTERM');
+    }
+    expect(lines.slice(1)).toEqual(['shutting down (SIGTERM): no new connections, finishing requests in flight', 'shutdown complete']);
+  });
+
+  it('a port in use is one clear StartupError', async () => {
+    const taken = await takenPort();
+    try {
+      await expect(serve(loadConfig({ ...env(), PORT: String(taken.port) }), { info: () => undefined })).rejects.toThrow(
+        new StartupError(`port ${taken.port} is already in use: stop the other server or set PORT`),
+      );
+    } finally {
+      await taken.release();
+    }
+  });
+
+  it('an SSH port in use is one clear StartupError', async () => {
+    const taken = await takenPort();
+    try {
+      await expect(serve(loadConfig({ ...env(), SSH_LISTEN_PORT: String(taken.port), SSH_LISTEN_HOST: '0.0.0.0' }), { info: () => undefined })).rejects.toThrow(
+        new StartupError(`SSH port ${taken.port} is already in use: stop the other server, set SSH_LISTEN_PORT, or SSH_ENABLED=false`),
+      );
+    } finally {
+      await taken.release();
+    }
+  });
+
+  it('an unwritable DATA_DIR is one clear StartupError', async () => {
+    const file = path.join(dataDir, 'plain-file');
+    fs.writeFileSync(file, '');
+    await expect(serve(loadConfig({ ...env(), DATA_DIR: path.join(file, 'data') }), { info: () => undefined })).rejects.toThrow(
+      /^DATA_DIR .*plain-file\/data is not a writable directory: ENOTDIR/,
+    );
+  });
+
+  it('an unreachable database is one clear StartupError, without retrying', async () => {
+    const port = await closedPort();
+    const url = `mysql://root@127.0.0.1:${port}/anvil`;
+    await expect(serve(loadConfig({ ...env(), DATABASE_URL: url }), { info: () => undefined })).rejects.toThrow(
+      `cannot reach the database (MySQL 127.0.0.1:${port}/anvil): connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
+  });
+
+  it('the real process: a port in use prints one line on stderr, no stack, and exits 1', async () => {
+    const taken = await takenPort();
+    try {
+      const run = startProcess({ ...env(), PORT: String(taken.port) });
+      expect(await run.exited).toBe(1);
+      expect(run.output().stderr).toBe(`anvil: port ${taken.port} is already in use: stop the other server or set PORT\n`);
+    } finally {
+      await taken.release();
+    }
+  }, PROCESS_TEST_CEILING_MS);
+
+  it('the real process: logs where it listens, Nest route mapping only at debug, and shutdown on SIGTERM', async () => {
+    const run = startProcess({ ...env(), LOG_LEVEL: 'info' });
+    const [, port] = await run.waitFor(/listening: HTTP on \S+:(\d+), SSH on \S+;/);
+    await request(`http://127.0.0.1:${port}`).get('/api/v1/version').expect(200);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    const logged = messages(run.output().stdout);
+    expect(logged.filter((message) => /Mapped|dependencies initialized/.test(message))).toEqual([]);
+    expect(logged.filter((message) => message.startsWith('Anvil '))).toHaveLength(1);
+    expect(logged.slice(-2)).toEqual(['shutting down (SIGTERM): no new connections, finishing requests in flight', 'shutdown complete']);
+    expect(run.output().stderr).toBe('');
+  }, PROCESS_TEST_CEILING_MS);
+});
