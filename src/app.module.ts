@@ -16,6 +16,7 @@ import { DatabaseModule } from './database/database.module';
 import { GitHttpModule } from './git-http/git-http.module';
 import { KeysModule } from './keys/keys.module';
 import { MarkdownModule } from './markdown/markdown.module';
+import { MirrorsModule } from './mirrors/mirrors.module';
 import { QuotaRoutesModule } from './quota/quota.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
@@ -37,6 +38,7 @@ export class AppModule implements NestModule {
         UsersModule,
         KeysModule,
         ReposModule,
+        MirrorsModule,
         GitHttpModule,
         SshModule,
         // Quota routes exist only while quota is enabled; the engine itself always answers [D22].

@@ -25,6 +25,14 @@ export class GitTimeoutError extends GitError {
   }
 }
 
+/** The command was stopped through its AbortSignal. */
+export class GitAbortedError extends GitError {
+  constructor(args: readonly string[]) {
+    super(args, null, '', `git ${args[0] ?? ''} was stopped`);
+    this.name = 'GitAbortedError';
+  }
+}
+
 /** The git executable could not be started (not installed, or not on the fixed PATH). */
 export class GitUnavailableError extends GitError {
   constructor(args: readonly string[], cause: Error) {
@@ -41,6 +49,13 @@ export interface GitRunOptions {
   /** Extra variables for this command only (e.g. the author of a commit). */
   env?: Record<string, string>;
   timeoutMs?: number;
+  /**
+   * Network commands (clone, fetch) start helpers (git-remote-http, index-pack): run git in a process group
+   * of its own and stop the whole group on timeout or abort, so that no helper outlives the command.
+   */
+  processGroup?: boolean;
+  /** Stops the command early (shutdown); it then fails with GitAbortedError. */
+  signal?: AbortSignal;
 }
 
 export interface GitResult {
@@ -79,22 +94,41 @@ export class GitCommand {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const env = gitEnvironment(this.config.dataDir, options.env);
     return new Promise<GitResult>((resolve, reject) => {
-      const child = spawn('git', fullArgs, { env, stdio: ['pipe', 'pipe', 'pipe'], shell: false });
+      const child = spawn('git', fullArgs, { env, stdio: ['pipe', 'pipe', 'pipe'], shell: false, detached: options.processGroup === true });
       const stdout: Buffer[] = [];
       const stderr: Buffer[] = [];
       let outputBytes = 0;
       let timedOut = false;
+      let aborted = false;
       let settled = false;
+      const stop = () => {
+        if (options.processGroup && child.pid !== undefined) {
+          try {
+            process.kill(-child.pid, 'SIGKILL');
+            return;
+          } catch {
+            // The group is gone already; fall back to the child itself.
+          }
+        }
+        child.kill('SIGKILL');
+      };
+      const onAbort = () => {
+        aborted = true;
+        stop();
+      };
       const finish = (action: () => void) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
         action();
       };
       const timer = setTimeout(() => {
         timedOut = true;
-        child.kill('SIGKILL');
+        stop();
       }, timeoutMs);
+      if (options.signal?.aborted) onAbort();
+      else options.signal?.addEventListener('abort', onAbort, { once: true });
       child.stdout.on('data', (chunk: Buffer) => {
         outputBytes += chunk.length;
         if (outputBytes <= MAX_OUTPUT_BYTES) stdout.push(chunk);
@@ -106,6 +140,7 @@ export class GitCommand {
       child.on('close', (code) => {
         finish(() => {
           if (timedOut) return reject(new GitTimeoutError(args, timeoutMs));
+          if (aborted) return reject(new GitAbortedError(args));
           const result = { stdout: Buffer.concat(stdout).toString('utf8'), exitCode: code ?? -1 };
           if (code === 0 || (acceptAnyExit && code !== null)) return resolve(result);
           reject(new GitError(args, code, Buffer.concat(stderr).toString('utf8')));

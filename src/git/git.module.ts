@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { GitCommand } from './git-command';
 import { GitProcesses } from './git-processes';
+import { GitRemotes } from './git-remotes';
 import { GitRepositories } from './git-repositories';
 import { PushHooks } from './push-hooks';
 import { RepositoryPaths } from './repository-paths';
@@ -10,7 +11,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitCommand, GitRepositories, RepositoryPaths, PushHooks, GitProcesses],
-  exports: [GitCommand, GitRepositories, RepositoryPaths, PushHooks, GitProcesses],
+  providers: [GitCommand, GitRemotes, GitRepositories, RepositoryPaths, PushHooks, GitProcesses],
+  exports: [GitCommand, GitRemotes, GitRepositories, RepositoryPaths, PushHooks, GitProcesses],
 })
 export class GitModule {}

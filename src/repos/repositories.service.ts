@@ -36,6 +36,31 @@ export interface ReadableRepository {
 
 const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
 
+/** The fields of a repository whose directory was filled elsewhere (a migration) before its row exists. */
+export interface ImportedRepository {
+  name: string;
+  description: string;
+  isPrivate: boolean;
+  isEmpty: boolean;
+  isMirror: boolean;
+  mirrorInterval: string;
+  mirrorUpdatedUnix: number;
+  originalUrl: string;
+  defaultBranch: string;
+  objectFormatName: string;
+  gitSize: number;
+}
+
+/**
+ * How PATCH /repos/{owner}/{repo} changes `mirror_interval`, provided by the mirrors module: `prepare` checks
+ * the value (422) before anything is written and returns the stored form and the write of the mirror record.
+ */
+export interface MirrorIntervalEditor {
+  prepare(repo: RepositoryEntity, value: string): { display: string; apply(tx: EntityManager): Promise<void> };
+}
+
+export type RepositoryDeletedListener = (tx: EntityManager, repo: RepositoryEntity) => Promise<void>;
+
 /**
  * Repositories: creation (row and bare git directory together, or neither), reading, changing, deleting,
  * and the lookup every /repos/{owner}/{repo} route starts with.
@@ -43,6 +68,8 @@ const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
 @Injectable()
 export class RepositoriesService implements OnModuleInit {
   private readonly logger = new Logger('RepositoriesService');
+  private mirrorIntervalEditor: MirrorIntervalEditor | null = null;
+  private readonly deletedListeners: RepositoryDeletedListener[] = [];
 
   constructor(
     private readonly repositories: RepositoryStore,
@@ -61,6 +88,16 @@ export class RepositoriesService implements OnModuleInit {
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
+
+  /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
+  useMirrorIntervalEditor(editor: MirrorIntervalEditor): void {
+    this.mirrorIntervalEditor = editor;
+  }
+
+  /** Runs inside the deleting transaction, so that records of other modules go with the row. */
+  onRepositoryDeleted(listener: RepositoryDeletedListener): void {
+    this.deletedListeners.push(listener);
+  }
 
   async onModuleInit(): Promise<void> {
     // Directories parked by a deletion that was interrupted before it could remove them.
@@ -146,13 +183,9 @@ export class RepositoriesService implements OnModuleInit {
     let repo: RepositoryEntity;
     try {
       repo = await this.transactions.run(async (tx) => {
-        if (await this.repositories.findByOwnerAndName(owner.id, option.name, tx)) throw duplicateName();
-        const row = await this.repositories.insert(tx, {
-          ownerId: owner.id,
+        return this.insertRow(tx, owner, creator, now, {
           name: option.name,
-          lowerName: option.name.toLowerCase(),
           description: option.description ?? '',
-          website: '',
           originalUrl: '',
           defaultBranch,
           objectFormatName: objectFormat,
@@ -162,16 +195,8 @@ export class RepositoriesService implements OnModuleInit {
           isMirror: false,
           mirrorInterval: '',
           mirrorUpdatedUnix: 0,
-          numStars: 0,
-          // The creator watches each new repository (behaviour 1.3, 4.1).
-          numWatches: 1,
           gitSize: 0,
-          createdUnix: now,
-          updatedUnix: now,
         });
-        await this.users.addToCounter(tx, owner.id, 'numRepos', 1);
-        await this.watches.insert(tx, creator.id, row.id, now);
-        return row;
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw duplicateName();
@@ -192,6 +217,68 @@ export class RepositoriesService implements OnModuleInit {
       this.logger.error(`creating ${owner.name}/${repo.name} failed on disk, removing it again: ${(error as Error).message}`);
       if (created) await this.git.remove(dir).catch(() => undefined);
       await this.transactions.run((tx) => this.deleteRow(tx, repo));
+      throw error;
+    }
+    const stored = (await this.repositories.findById(repo.id))!;
+    return this.views.one(stored, owner, viewer, ALL_PERMISSIONS);
+  }
+
+  /** The row with the owner's counter and the creator's watch (behaviour 1.3, 4.1), inside `tx`. */
+  private async insertRow(tx: EntityManager, owner: UserEntity, creator: UserEntity, now: number, fields: Partial<RepositoryEntity> & { name: string }): Promise<RepositoryEntity> {
+    if (await this.repositories.findByOwnerAndName(owner.id, fields.name, tx)) throw duplicateName();
+    const row = await this.repositories.insert(tx, {
+      website: '',
+      isTemplate: false,
+      ...fields,
+      ownerId: owner.id,
+      lowerName: fields.name.toLowerCase(),
+      numStars: 0,
+      numWatches: 1,
+      createdUnix: now,
+      updatedUnix: now,
+    });
+    await this.users.addToCounter(tx, owner.id, 'numRepos', 1);
+    await this.watches.insert(tx, creator.id, row.id, now);
+    return row;
+  }
+
+  /** The duplicate (409) and reserved-name (422) checks of behaviour 4.1, for a creation that does work first. */
+  async assertNameAvailable(owner: UserEntity, name: string): Promise<void> {
+    if (await this.repositories.findByOwnerAndName(owner.id, name)) throw duplicateName();
+    assertUsableRepositoryName(name);
+  }
+
+  /**
+   * Creates a repository whose directory was prepared at `sourceDir` (a migration's clone): the row, the
+   * owner's counter, the creator's watch and `withRow` (the mirror record) in one transaction, and inside it the
+   * move of the directory into place, so that the repository becomes visible with its files or not at all. A
+   * name taken meanwhile is a 409, and `sourceDir` is then left for the caller to delete.
+   */
+  async createFromDirectory(
+    viewer: AuthContext,
+    owner: UserEntity,
+    fields: ImportedRepository,
+    sourceDir: string,
+    withRow: (tx: EntityManager, row: RepositoryEntity) => Promise<void>,
+  ): Promise<RepositoryWire> {
+    requireSignedIn(viewer);
+    const dir = this.paths.repository(owner.name, fields.name);
+    const now = this.clock.nowUnix();
+    let moved = false;
+    let repo: RepositoryEntity;
+    try {
+      repo = await this.transactions.run(async (tx) => {
+        moved = false;
+        const row = await this.insertRow(tx, owner, viewer.user, now, { ...fields });
+        await withRow(tx, row);
+        await this.git.adopt(sourceDir, dir);
+        moved = true;
+        return row;
+      });
+    } catch (error) {
+      // The commit failed after the move: the directory goes back to the caller's temporary place.
+      if (moved) await this.git.remove(dir).catch(() => undefined);
+      if (isUniqueViolation(error)) throw duplicateName();
       throw error;
     }
     const stored = (await this.repositories.findById(repo.id))!;
@@ -221,6 +308,13 @@ export class RepositoriesService implements OnModuleInit {
     if (option.website !== undefined && option.website !== null) changes.website = option.website;
     if (option.private !== undefined && option.private !== null) changes.isPrivate = option.private;
     if (option.template !== undefined && option.template !== null) changes.isTemplate = option.template;
+    let mirrorChange: ReturnType<MirrorIntervalEditor['prepare']> | null = null;
+    if (option.mirror_interval !== undefined && option.mirror_interval !== null) {
+      // Forgejo's updateMirror: only a mirror has an interval.
+      if (!repo.isMirror || !this.mirrorIntervalEditor) throw new InvalidInputError('repo is not a mirror, can not change mirror interval');
+      mirrorChange = this.mirrorIntervalEditor.prepare(repo, option.mirror_interval);
+      changes.mirrorInterval = mirrorChange.display;
+    }
     const dir = this.paths.repository(owner.name, repo.name);
     const branch = option.default_branch;
     // As Forgejo: the default branch changes only to a branch that exists, or freely while the repository is empty.
@@ -230,7 +324,10 @@ export class RepositoriesService implements OnModuleInit {
     }
     changes.updatedUnix = this.clock.nowUnix();
     try {
-      await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+      await this.transactions.run(async (tx) => {
+        await this.repositories.update(tx, repo.id, changes);
+        await mirrorChange?.apply(tx);
+      });
     } catch (error) {
       if (changes.defaultBranch) await this.git.setHead(dir, repo.defaultBranch).catch(() => undefined);
       throw error;
@@ -262,6 +359,7 @@ export class RepositoriesService implements OnModuleInit {
     await this.stars.deleteAllOfRepository(tx, repo.id);
     await this.watches.deleteAllOfRepository(tx, repo.id);
     await this.users.addToCounter(tx, repo.ownerId, 'numRepos', -1);
+    for (const listener of this.deletedListeners) await listener(tx, repo);
   }
 
   private initialCommit(
