@@ -29,6 +29,9 @@ export interface SeenRequest {
 export class GitUpstream {
   readonly root: string;
   readonly seen: SeenRequest[] = [];
+  /** Requests being answered by git now, and the most there ever were at once. */
+  inFlight = 0;
+  peakInFlight = 0;
   private server!: http.Server;
   private readonly stalled = new Set<http.ServerResponse>();
   baseUrl = '';
@@ -105,6 +108,11 @@ export class GitUpstream {
         ...(remoteUser ? { REMOTE_USER: remoteUser } : {}),
       },
       stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    this.inFlight += 1;
+    this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
+    child.on('close', () => {
+      this.inFlight -= 1;
     });
     request.pipe(child.stdin);
     child.stdin.on('error', () => undefined);
