@@ -458,6 +458,30 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
       await store.release(first, 'other-process', null);
     });
 
+    it('does not sync a mirror another process has claimed, until that claim ends', async () => {
+      const work = await seed('claimed');
+      const name = uniqueName('claimed');
+      const created = await migrate(alice, { clone_addr: upstream.url('claimed'), repo_name: name, mirror: true }).expect(201);
+      await commit(work, 'c.txt', 'c\n');
+      await client.ok(['push', '--quiet', upstream.dir('claimed'), 'main'], { cwd: work });
+      const store = t.app.get(MirrorStore);
+      const dir = repositoryDir(t.dataDir, alice.name, name);
+      expect(await store.claim(created.body.id, 'another-anvil', now, now + 900)).toBe(true);
+      const outcomes: string[] = [];
+      const stop = runner().onSynced((repoId, outcome) => repoId === created.body.id && outcomes.push(outcome));
+      try {
+        await syncAndWait(alice.name, name);
+        expect(outcomes).toEqual(['busy']);
+        expect(refs(dir)).not.toBe(refs(upstream.dir('claimed')));
+        await store.release(created.body.id, 'another-anvil', null);
+        await syncAndWait(alice.name, name);
+        expect(outcomes).toEqual(['busy', 'synced']);
+        expect(refs(dir)).toBe(refs(upstream.dir('claimed')));
+      } finally {
+        stop();
+      }
+    });
+
     it('skips the mirrors of an owner over quota and leaves them due', async () => {
       const admin = await makeUser(t, { admin: true });
       const dave = await makeUser(t);
