@@ -32,6 +32,36 @@ const os = require('node:os');
 const path = require('node:path');
 const { bounded, percentile } = require('./support');
 
+/**
+ * Synchronous work on Anvil's event loop, by kind: child-process spawns (fork + exec) and SQLite statements
+ * (better-sqlite3 runs them synchronously). Only counted while `blocking.on` is true.
+ */
+const blocking = { on: false, spawn: { count: 0, total: 0, max: 0 }, sqlite: { count: 0, total: 0, max: 0 } };
+function timed(kind, original) {
+  return function (...args) {
+    if (!blocking.on) return original.apply(this, args);
+    const started = process.hrtime.bigint();
+    try {
+      return original.apply(this, args);
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const entry = blocking[kind];
+      entry.count += 1;
+      entry.total += ms;
+      entry.max = Math.max(entry.max, ms);
+    }
+  };
+}
+const childProcess = require('node:child_process');
+childProcess.spawn = timed('spawn', childProcess.spawn);
+try {
+  const Sqlite = require('better-sqlite3');
+  const statement = Object.getPrototypeOf(new Sqlite(':memory:').prepare('SELECT 1'));
+  for (const method of ['run', 'get', 'all', 'iterate']) statement[method] = timed('sqlite', statement[method]);
+} catch {
+  // MySQL runs: nothing synchronous to count.
+}
+
 require('ts-node').register({ transpileOnly: true, project: path.join(__dirname, '..', 'tsconfig.json') });
 require('reflect-metadata');
 const { createApp } = require('../src/bootstrap');
@@ -206,6 +236,7 @@ async function main() {
     // How long Anvil's own event loop was blocked: tells its own stalls from CPU contention on the machine.
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
+    blocking.on = true;
     const started = Date.now();
     while ((outcomes.get('synced') || 0) + (outcomes.get('failed') || 0) < MIRRORS) {
       await scheduler.tick();
@@ -213,6 +244,7 @@ async function main() {
     }
     await runner.whenIdle();
     loopDelay.disable();
+    blocking.on = false;
     const seconds = (Date.now() - started) / 1000;
     const busySamples = await busy.stop();
     upstreamPeak = await upstream.close();
@@ -228,6 +260,8 @@ async function main() {
     console.log(summary('GET /version idle', idleSamples));
     console.log(summary('GET /version while draining', busySamples));
     console.log(`Anvil event-loop delay while draining: p99=${(loopDelay.percentile(99) / 1e6).toFixed(2)} max=${(loopDelay.max / 1e6).toFixed(2)} ms; load average ${os.loadavg().map((v) => v.toFixed(1)).join(' ')}`);
+    const block = (kind) => `${blocking[kind].count} calls, ${blocking[kind].total.toFixed(0)} ms in all, longest ${blocking[kind].max.toFixed(1)} ms`;
+    console.log(`synchronous work on Anvil's event loop while draining: spawn ${block('spawn')}; SQLite ${block('sqlite')}`);
     console.log(`mirrors not at version 2: ${behind}`);
     if (behind > 0 || runner.peakActive > limit || upstreamPeak > limit) process.exitCode = 1;
   } finally {
