@@ -8,7 +8,7 @@
  *   node bench/mirrors.bench.js                      # SQLite in a temporary DATA_DIR
  *   DATABASE_URL=mysql://root@127.0.0.1:3306/anvil_bench node bench/mirrors.bench.js   # an existing, empty database
  *
- * It runs Anvil in this process (from src/, through ts-node), so that it can pin the clock and call the
+ * It runs Anvil in this process (from dist/: run `npm run build` first), so that it can pin the clock and call the
  * scheduler's tick: the tick is driven every BENCH_TICK_MS (default 1000) instead of every 60 s, so that the
  * figure measured is the drain, not the tick interval (50 mirrors per tick as in production). The upstreams are
  * `git http-backend` behind the tests' node wrapper (test/support/git-upstream.ts) on 127.0.0.1. Each mirror is
@@ -30,7 +30,7 @@ const { monitorEventLoopDelay } = require('node:perf_hooks');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { bounded, percentile } = require('./support');
+const { bounded, loadDist, percentile } = require('./support');
 
 /**
  * Synchronous work on Anvil's event loop, by kind: child-process spawns (fork + exec) and SQLite statements
@@ -62,14 +62,14 @@ try {
   // MySQL runs: nothing synchronous to count.
 }
 
-require('ts-node').register({ transpileOnly: true, project: path.join(__dirname, '..', 'tsconfig.json') });
 require('reflect-metadata');
-const { createApp } = require('../src/bootstrap');
-const { loadConfig } = require('../src/config/config');
-const { Clock } = require('../src/common/time');
-const { MirrorRunner } = require('../src/mirrors/mirror-runner');
-const { MirrorScheduler } = require('../src/mirrors/mirror-scheduler');
-const { makeUser } = require('../test/support/factories');
+const { createApp } = loadDist('bootstrap');
+const { loadConfig } = loadDist('config/config');
+const { Clock } = loadDist('common/time');
+const { MirrorRunner } = loadDist('mirrors/mirror-runner');
+const { MirrorScheduler } = loadDist('mirrors/mirror-scheduler');
+const { UsersService } = loadDist('users/users.service');
+const { AccessTokensService } = loadDist('users/access-tokens.service');
 
 const MIRRORS = bounded('BENCH_MIRRORS', 500, 5000);
 const TICK_MS = bounded('BENCH_TICK_MS', 1000, 60000);
@@ -200,7 +200,8 @@ async function main() {
     await app.listen(0, '127.0.0.1');
     const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
     t = { app };
-    const owner = await makeUser(t, { name: 'bench' });
+    const user = await app.get(UsersService).create({ username: 'bench', email: 'bench@example.com', password: 'bench-password', mustChangePassword: false });
+    const owner = { token: (await app.get(AccessTokensService).create(user, 'bench', ['all'])).plaintext };
 
     let created = Date.now();
     await inBatches(MIRRORS, 4, async (i) => {

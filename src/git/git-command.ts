@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { gitEnvironment, gitHome } from './git-environment';
+import { GitLauncher } from './git-launcher';
 
 /** A git command that failed: it exited non-zero, was killed, or could not start. */
 export class GitError extends Error {
@@ -56,6 +57,11 @@ export interface GitRunOptions {
   processGroup?: boolean;
   /** Stops the command early (shutdown); it then fails with GitAbortedError. */
   signal?: AbortSignal;
+  /**
+   * Spawn through the small launcher process instead of forking the server (git-launcher.ts): for commands run
+   * in bulk in the background, so that they do not stall API requests.
+   */
+  offload?: boolean;
 }
 
 export interface GitResult {
@@ -75,7 +81,10 @@ const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 export class GitCommand {
   private homeReady = false;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly launcher: GitLauncher,
+  ) {}
 
   /** Runs git and returns its standard output; a non-zero exit is a GitError. */
   async run(args: string[], options: GitRunOptions = {}): Promise<string> {
@@ -93,6 +102,7 @@ export class GitCommand {
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const env = gitEnvironment(this.config.dataDir, options.env);
+    if (options.offload) return this.executeOffloaded(args, fullArgs, env, options, timeoutMs, acceptAnyExit);
     return new Promise<GitResult>((resolve, reject) => {
       const child = spawn('git', fullArgs, { env, stdio: ['pipe', 'pipe', 'pipe'], shell: false, detached: options.processGroup === true });
       const stdout: Buffer[] = [];
@@ -150,6 +160,50 @@ export class GitCommand {
       child.stdin.on('error', () => undefined);
       child.stdin.end(options.input ?? '');
     });
+  }
+
+  /** The same contract as the local spawn, through GitLauncher. */
+  private async executeOffloaded(
+    args: string[],
+    fullArgs: string[],
+    env: Record<string, string>,
+    options: GitRunOptions,
+    timeoutMs: number,
+    acceptAnyExit: boolean,
+  ): Promise<GitResult> {
+    const input = options.input === undefined ? undefined : Buffer.isBuffer(options.input) ? options.input : Buffer.from(options.input, 'utf8');
+    let launched: ReturnType<GitLauncher['launch']>;
+    try {
+      launched = this.launcher.launch({ args: fullArgs, env, input, processGroup: options.processGroup === true, maxOutputBytes: MAX_OUTPUT_BYTES });
+    } catch (error) {
+      throw new GitUnavailableError(args, error as Error);
+    }
+    let timedOut = false;
+    let aborted = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      launched.kill();
+    }, timeoutMs);
+    const onAbort = () => {
+      aborted = true;
+      launched.kill();
+    };
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
+    let outcome: { code: number | null; stdout: Buffer; stderr: string };
+    try {
+      outcome = await launched.result;
+    } catch (error) {
+      throw new GitUnavailableError(args, error as Error);
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+    if (timedOut) throw new GitTimeoutError(args, timeoutMs);
+    if (aborted) throw new GitAbortedError(args);
+    const result = { stdout: outcome.stdout.toString('utf8'), exitCode: outcome.code ?? -1 };
+    if (outcome.code === 0 || (acceptAnyExit && outcome.code !== null)) return result;
+    throw new GitError(args, outcome.code, outcome.stderr);
   }
 
   private ensureHome(): void {

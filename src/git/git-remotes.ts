@@ -88,12 +88,12 @@ export class GitRemotes {
 
   /** The branch HEAD names, or null when HEAD is detached or missing. */
   async headBranch(dir: string): Promise<string | null> {
-    const result = await this.git.probe(['symbolic-ref', '--quiet', '--short', 'HEAD'], { gitDir: dir });
+    const result = await this.git.probe(['symbolic-ref', '--quiet', '--short', 'HEAD'], { gitDir: dir, offload: true });
     return result.exitCode === 0 ? result.stdout.trim() : null;
   }
 
   async hasCommits(dir: string): Promise<boolean> {
-    return (await this.git.run(['rev-list', '-n1', '--all'], { gitDir: dir })).trim() !== '';
+    return (await this.git.run(['rev-list', '-n1', '--all'], { gitDir: dir, offload: true })).trim() !== '';
   }
 
   async objectFormat(dir: string): Promise<'sha1' | 'sha256'> {
@@ -103,18 +103,18 @@ export class GitRemotes {
 
   /** Branch names in ref order. */
   async branches(dir: string): Promise<string[]> {
-    const out = await this.git.run(['for-each-ref', '--format=%(refname:strip=2)', 'refs/heads/'], { gitDir: dir });
+    const out = await this.git.run(['for-each-ref', '--format=%(refname:strip=2)', 'refs/heads/'], { gitDir: dir, offload: true });
     return out.split('\n').filter((line) => line !== '');
   }
 
   /** The newest committer date among `refs/heads/*` (unix seconds), or null without branches. */
   async newestBranchCommitTime(dir: string): Promise<number | null> {
-    const out = await this.git.run(['for-each-ref', '--sort=-committerdate', '--count=1', '--format=%(committerdate:unix)', 'refs/heads/'], { gitDir: dir });
+    const out = await this.git.run(['for-each-ref', '--sort=-committerdate', '--count=1', '--format=%(committerdate:unix)', 'refs/heads/'], { gitDir: dir, offload: true });
     const value = Number(out.trim());
     return out.trim() === '' || !Number.isFinite(value) ? null : value;
   }
 
   private options(access: RemoteAccess): GitRunOptions {
-    return { env: remoteEnvironment(access), timeoutMs: access.timeoutMs, signal: access.signal, processGroup: true };
+    return { env: remoteEnvironment(access), timeoutMs: access.timeoutMs, signal: access.signal, processGroup: true, offload: true };
   }
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { GitCommand } from './git-command';
+import { GitLauncher } from './git-launcher';
 import { GitProcesses } from './git-processes';
 import { GitRemotes } from './git-remotes';
 import { GitRepositories } from './git-repositories';
@@ -11,7 +12,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitCommand, GitRemotes, GitRepositories, RepositoryPaths, PushHooks, GitProcesses],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, RepositoryPaths, PushHooks, GitProcesses],
   exports: [GitCommand, GitRemotes, GitRepositories, RepositoryPaths, PushHooks, GitProcesses],
 })
 export class GitModule {}
