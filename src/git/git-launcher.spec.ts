@@ -10,7 +10,7 @@ describe('GitCommand through the launcher process', () => {
   const launcher = new GitLauncher();
   const git = new GitCommand({ dataDir } as AppConfig, launcher);
   afterAll(() => {
-    launcher.beforeApplicationShutdown();
+    launcher.onApplicationShutdown();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 
 /**
  * The launcher process: a plain node script with a small heap that spawns git on request. Spawning from the
@@ -79,7 +79,7 @@ interface Pending {
  * server runs in bulk in the background (mirror fetches), so that they do not stall API requests.
  */
 @Injectable()
-export class GitLauncher implements BeforeApplicationShutdown {
+export class GitLauncher implements OnApplicationShutdown {
   private readonly logger = new Logger('GitLauncher');
   private launcher: ChildProcess | null = null;
   private readonly pending = new Map<number, Pending>();
@@ -105,8 +105,11 @@ export class GitLauncher implements BeforeApplicationShutdown {
     return { result, kill: () => this.launcher?.connected && this.launcher.send({ type: 'kill', id }) };
   }
 
-  beforeApplicationShutdown(): void {
-    // Closing the channel makes the launcher kill whatever still runs and exit.
+  /**
+   * After every `beforeApplicationShutdown` (the mirror runner drains there, through this launcher): closing the
+   * channel makes the launcher kill whatever still runs and exit.
+   */
+  onApplicationShutdown(): void {
     if (this.launcher?.connected) this.launcher.disconnect();
     this.launcher = null;
   }

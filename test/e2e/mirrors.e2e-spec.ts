@@ -532,3 +532,48 @@ describe('host policy with ALLOW_LOCAL_NETWORKS=false (3.2)', () => {
     expect(upstream.seen).toEqual([]);
   });
 });
+
+describe('shutdown while a sync runs (3.6)', () => {
+  it('waits for the sync (bounded), then stops its fetch without changing a ref', async () => {
+    const t = await startTestApp({ ALLOW_LOCAL_NETWORKS: 'true', GIT_DRAIN_TIMEOUT: '1' }, (config) => {
+      config.mirrors.tickMs = 0;
+    });
+    const upstream = await GitUpstream.start();
+    const client = new GitClient();
+    let closed = false;
+    try {
+      const user = await makeUser(t);
+      await client.ok(['init', '--bare', '--quiet', '--initial-branch', 'main', upstream.dir('src')]);
+      const work = await client.workingCopy('main', { 'a.txt': 'a\n' });
+      await client.ok(['push', '--quiet', upstream.dir('src'), 'main'], { cwd: work });
+      const name = uniqueName('m');
+      await t.http.post(t.api('/repos/migrate')).set(withToken(user.token)).send({ clone_addr: upstream.url('src'), repo_name: name, mirror: true }).expect(201);
+      const dir = repositoryDir(t.dataDir, user.name, name);
+      const before = refs(dir);
+      fs.writeFileSync(path.join(work, 'b.txt'), 'b\n');
+      await client.ok(['add', 'b.txt'], { cwd: work });
+      await client.ok(['commit', '--quiet', '-m', 'b'], { cwd: work });
+      await client.ok(['push', '--quiet', upstream.dir('src'), 'main'], { cwd: work });
+      upstream.setMode({ kind: 'stall' });
+      const outcomes: string[] = [];
+      let refsWhenStopped = '';
+      t.app.get(MirrorRunner).onSynced((_repoId, outcome) => {
+        outcomes.push(outcome);
+        refsWhenStopped = refs(dir);
+      });
+      const seenBefore = upstream.seen.length;
+      await t.http.post(t.api(`/repos/${user.name}/${name}/mirror-sync`)).set(withToken(user.token)).expect(200);
+      // The fetch has reached the stalling source before the server is told to stop.
+      while (upstream.seen.length === seenBefore) await new Promise((resolve) => setImmediate(resolve));
+      expect(t.app.get(MirrorRunner).activeCount).toBe(1);
+      await t.close();
+      closed = true;
+      expect(outcomes).toEqual(['stopped']);
+      expect(refsWhenStopped).toBe(before);
+    } finally {
+      if (!closed) await t.close();
+      await upstream.close();
+      client.dispose();
+    }
+  });
+});

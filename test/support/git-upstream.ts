@@ -48,6 +48,11 @@ export class GitUpstream {
     return upstream;
   }
 
+  /** Changes how the server answers from the next request on (e.g. a source that starts to stall). */
+  setMode(mode: UpstreamMode): void {
+    this.mode = mode;
+  }
+
   /** The URL of repository `name` (a bare directory `<root>/<name>.git`). */
   url(name: string): string {
     return `${this.baseUrl}${name}.git`;
