@@ -389,6 +389,26 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
       }
     });
 
+    it('rechecks the host policy before each sync, and contacts nothing it refuses', async () => {
+      await commit(work, 'policy.txt', 'p\n');
+      await client.ok(['push', '--quiet', upstream.dir('followed'), 'main'], { cwd: work });
+      const before = { refs: refs(mirrorDir), repo: await getRepo(alice.name, name) };
+      const seen = upstream.seen.length;
+      t.config.allowLocalNetworks = false;
+      try {
+        now += 1;
+        await syncAndWait(alice.name, name);
+      } finally {
+        t.config.allowLocalNetworks = true;
+      }
+      expect(upstream.seen.length).toBe(seen);
+      expect(refs(mirrorDir)).toBe(before.refs);
+      expect((await getRepo(alice.name, name)).mirror_updated).toBe(before.repo.mirror_updated);
+      expect((await t.app.get(MirrorStore).findByRepository(before.repo.id))!.nextUpdateUnix).toBe(now + 600);
+      await syncAndWait(alice.name, name);
+      expect(refs(mirrorDir)).toBe(refs(upstream.dir('followed')));
+    });
+
     it('fills an empty mirror: default branch main before master (M11)', async () => {
       await client.ok(['init', '--bare', '--quiet', upstream.dir('late')]);
       const emptyName = uniqueName('late');
@@ -440,6 +460,7 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
       const store = t.app.get(MirrorStore);
       const due = await store.findDue(now + 10 ** 6, 50, []);
       expect(due.length).toBeLessThanOrEqual(50);
+      expect((await store.findDue(now + 10 ** 6, 2, [])).map((mirror) => mirror.repoId)).toEqual(due.slice(0, 2).map((mirror) => mirror.repoId));
       const updated = [];
       for (const mirror of due) {
         const row = await t.dataSource.query('SELECT mirror_updated_unix AS u FROM repository WHERE id = ?', [mirror.repoId]);
