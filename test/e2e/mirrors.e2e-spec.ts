@@ -139,6 +139,21 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
       );
     });
 
+    it('checks quota on the owner (413) after the owner and before the permission', async () => {
+      const admin = await makeUser(t, { admin: true });
+      const erin = await makeUser(t);
+      const bob = await makeUser(t);
+      const group = uniqueName('grp');
+      await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: uniqueName('rule'), limit: 0, subjects: ['size:repos:all'] }] }).expect(201);
+      await t.http.put(t.api(`/admin/quota/groups/${group}/users/${erin.name}`)).set(withToken(admin.token)).expect(204);
+      const seen = upstream.seen.length;
+      const own = await migrate(erin, { clone_addr: upstream.url('any'), repo_name: uniqueName('q') }).expect(413);
+      expect(own.body).toMatchObject({ message: 'quota exceeded', username: erin.name });
+      // Another user's caller is told about the quota first, as behaviour 10.7 orders it.
+      await migrate(bob, { clone_addr: upstream.url('any'), repo_name: uniqueName('q'), repo_owner: erin.name }).expect(413);
+      expect(upstream.seen.length).toBe(seen);
+    });
+
     it.each([
       ['http://u:p@127.0.0.1/x.git', 'The URL contains credentials.'],
       ['http://u@127.0.0.1/x.git', 'The URL contains credentials.'],
