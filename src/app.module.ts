@@ -18,6 +18,7 @@ import { GitHttpModule } from './git-http/git-http.module';
 import { KeysModule } from './keys/keys.module';
 import { MarkdownModule } from './markdown/markdown.module';
 import { PagesModule } from './pages/pages.module';
+import { MirrorsModule } from './mirrors/mirrors.module';
 import { QuotaRoutesModule } from './quota/quota.module';
 import { PackagesModule } from './packages/packages.module';
 import { ReleasesModule } from './releases/releases.module';
@@ -43,6 +44,7 @@ export class AppModule implements NestModule {
         ReposModule,
         ReleasesModule,
         PackagesModule,
+        MirrorsModule,
         GitHttpModule,
         SshModule,
         // Quota routes exist only while quota is enabled; the engine itself always answers [D22].

@@ -127,3 +127,18 @@ describe('parseByteSize', () => {
     expect(parseByteSize('3 parsecs')).toBeUndefined();
   });
 });
+
+describe('mirror settings', () => {
+  it('defaults to 4 concurrent mirror fetches, the fixed time limits and a generated secret key', () => {
+    const config = loadConfig({ DATA_DIR: '/tmp/anvil-config-test' });
+    expect(config.mirrors).toEqual({ maxConcurrency: 4, cloneTimeoutMs: 600_000, fetchTimeoutMs: 300_000, tickMs: 60_000 });
+    expect(config.secretKey).toBeNull();
+  });
+
+  it('reads MIRROR_MAX_CONCURRENCY and SECRET_KEY, and refuses a concurrency below 1', () => {
+    const config = loadConfig({ MIRROR_MAX_CONCURRENCY: '9', SECRET_KEY: 'a key' });
+    expect(config.mirrors.maxConcurrency).toBe(9);
+    expect(config.secretKey).toBe('a key');
+    expect(() => loadConfig({ MIRROR_MAX_CONCURRENCY: '0' })).toThrow('invalid configuration: MIRROR_MAX_CONCURRENCY: must be at least 1');
+  });
+});

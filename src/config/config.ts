@@ -35,6 +35,20 @@ export interface AppConfig {
   metrics: { enabled: boolean; token: string | undefined };
   ssh: SshConfig;
   git: GitServingConfig;
+  /** SECRET_KEY: encrypts stored secrets (mirror credentials); null = generated into DATA_DIR/secret_key. */
+  secretKey: string | null;
+  mirrors: MirrorConfig;
+}
+
+/** Migrations and pull mirrors (git-transport.md 0.1, 3.6). Only the concurrency is a setting. */
+export interface MirrorConfig {
+  /** MIRROR_MAX_CONCURRENCY: mirror fetches one process runs at once. */
+  maxConcurrency: number;
+  /** Fixed: 600 s for a migration clone, 300 s for a mirror fetch. */
+  cloneTimeoutMs: number;
+  fetchTimeoutMs: number;
+  /** Fixed: the scheduler ticks every 60 s; 0 starts no timer (tests drive ticks themselves). */
+  tickMs: number;
 }
 
 /** Settings for life behind a gateway (SECURITY.md, README "HTTP server"). */
@@ -170,6 +184,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
       queueTimeoutMs: 1000 * integer(env, 'GIT_QUEUE_TIMEOUT', 10, { min: 0 }),
       idleTimeoutMs: 1000 * integer(env, 'GIT_IDLE_TIMEOUT', 600, { min: 1 }),
       drainTimeoutMs: 1000 * integer(env, 'GIT_DRAIN_TIMEOUT', 60, { min: 0 }),
+    },
+    secretKey: nonEmpty(env, 'SECRET_KEY') ?? null,
+    mirrors: {
+      maxConcurrency: integer(env, 'MIRROR_MAX_CONCURRENCY', 4, { min: 1 }),
+      cloneTimeoutMs: 600_000,
+      fetchTimeoutMs: 300_000,
+      tickMs: 60_000,
     },
   };
 }

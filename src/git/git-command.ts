@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { gitEnvironment, gitHome } from './git-environment';
+import { GitLauncher } from './git-launcher';
 
 /** A git command that failed: it exited non-zero, was killed, or could not start. */
 export class GitError extends Error {
@@ -26,6 +27,14 @@ export class GitTimeoutError extends GitError {
   }
 }
 
+/** The command was stopped through its AbortSignal. */
+export class GitAbortedError extends GitError {
+  constructor(args: readonly string[]) {
+    super(args, null, '', `git ${args[0] ?? ''} was stopped`);
+    this.name = 'GitAbortedError';
+  }
+}
+
 /** The git executable could not be started (not installed, or not on the fixed PATH). */
 export class GitUnavailableError extends GitError {
   constructor(args: readonly string[], cause: Error) {
@@ -42,6 +51,18 @@ export interface GitRunOptions {
   /** Extra variables for this command only (e.g. the author of a commit). */
   env?: Record<string, string>;
   timeoutMs?: number;
+  /**
+   * Network commands (clone, fetch) start helpers (git-remote-http, index-pack): run git in a process group
+   * of its own and stop the whole group on timeout or abort, so that no helper outlives the command.
+   */
+  processGroup?: boolean;
+  /** Stops the command early (shutdown); it then fails with GitAbortedError. */
+  signal?: AbortSignal;
+  /**
+   * Spawn through the small launcher process instead of forking the server (git-launcher.ts): for commands run
+   * in bulk in the background, so that they do not stall API requests.
+   */
+  offload?: boolean;
 }
 
 export interface GitResult {
@@ -70,7 +91,10 @@ const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 export class GitCommand {
   private homeReady = false;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly launcher: GitLauncher,
+  ) {}
 
   /** Runs git and returns its standard output; a non-zero exit is a GitError. */
   async run(args: string[], options: GitRunOptions = {}): Promise<string> {
@@ -139,23 +163,43 @@ export class GitCommand {
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const env = gitEnvironment(this.config.dataDir, options.env);
+    if (options.offload) return this.executeOffloaded(args, fullArgs, env, options, timeoutMs, acceptAnyExit);
     return new Promise<GitResult & { bytes: Buffer }>((resolve, reject) => {
-      const child = spawn('git', fullArgs, { env, stdio: ['pipe', 'pipe', 'pipe'], shell: false });
+      const child = spawn('git', fullArgs, { env, stdio: ['pipe', 'pipe', 'pipe'], shell: false, detached: options.processGroup === true });
       const stdout: Buffer[] = [];
       const stderr: Buffer[] = [];
       let outputBytes = 0;
       let timedOut = false;
+      let aborted = false;
       let settled = false;
+      const stop = () => {
+        if (options.processGroup && child.pid !== undefined) {
+          try {
+            process.kill(-child.pid, 'SIGKILL');
+            return;
+          } catch {
+            // The group is gone already; fall back to the child itself.
+          }
+        }
+        child.kill('SIGKILL');
+      };
+      const onAbort = () => {
+        aborted = true;
+        stop();
+      };
       const finish = (action: () => void) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
         action();
       };
       const timer = setTimeout(() => {
         timedOut = true;
-        child.kill('SIGKILL');
+        stop();
       }, timeoutMs);
+      if (options.signal?.aborted) onAbort();
+      else options.signal?.addEventListener('abort', onAbort, { once: true });
       child.stdout.on('data', (chunk: Buffer) => {
         outputBytes += chunk.length;
         if (outputBytes <= MAX_OUTPUT_BYTES) stdout.push(chunk);
@@ -167,6 +211,7 @@ export class GitCommand {
       child.on('close', (code) => {
         finish(() => {
           if (timedOut) return reject(new GitTimeoutError(args, timeoutMs));
+          if (aborted) return reject(new GitAbortedError(args));
           const bytes = Buffer.concat(stdout);
           const result = { stdout: bytes.toString('utf8'), bytes, exitCode: code ?? -1 };
           if (code === 0 || (acceptAnyExit && code !== null)) return resolve(result);
@@ -177,6 +222,50 @@ export class GitCommand {
       child.stdin.on('error', () => undefined);
       child.stdin.end(options.input ?? '');
     });
+  }
+
+  /** The same contract as the local spawn, through GitLauncher. */
+  private async executeOffloaded(
+    args: string[],
+    fullArgs: string[],
+    env: Record<string, string>,
+    options: GitRunOptions,
+    timeoutMs: number,
+    acceptAnyExit: boolean,
+  ): Promise<GitResult & { bytes: Buffer }> {
+    const input = options.input === undefined ? undefined : Buffer.isBuffer(options.input) ? options.input : Buffer.from(options.input, 'utf8');
+    let launched: ReturnType<GitLauncher['launch']>;
+    try {
+      launched = this.launcher.launch({ args: fullArgs, env, input, processGroup: options.processGroup === true, maxOutputBytes: MAX_OUTPUT_BYTES });
+    } catch (error) {
+      throw new GitUnavailableError(args, error as Error);
+    }
+    let timedOut = false;
+    let aborted = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      launched.kill();
+    }, timeoutMs);
+    const onAbort = () => {
+      aborted = true;
+      launched.kill();
+    };
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
+    let outcome: { code: number | null; stdout: Buffer; stderr: string };
+    try {
+      outcome = await launched.result;
+    } catch (error) {
+      throw new GitUnavailableError(args, error as Error);
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+    if (timedOut) throw new GitTimeoutError(args, timeoutMs);
+    if (aborted) throw new GitAbortedError(args);
+    const result = { stdout: outcome.stdout.toString('utf8'), bytes: outcome.stdout, exitCode: outcome.code ?? -1 };
+    if (outcome.code === 0 || (acceptAnyExit && outcome.code !== null)) return result;
+    throw new GitError(args, outcome.code, outcome.stderr);
   }
 
   private ensureHome(): void {

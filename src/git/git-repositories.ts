@@ -137,8 +137,25 @@ export class GitRepositories {
     if (parked) await fs.rm(parked, { recursive: true, force: true });
   }
 
-  /** Deletes what an interrupted removal left in the trash. */
+  /**
+   * Moves a repository directory prepared elsewhere (a migration's clone) to `dir`: one rename. A leftover of a
+   * deleted repository at `dir` is cleared first, as in `create`; the caller holds the row for this path.
+   */
+  async adopt(sourceDir: string, dir: string): Promise<void> {
+    await this.clearLeftover(dir);
+    await fs.mkdir(path.dirname(dir), { recursive: true });
+    await fs.rename(sourceDir, dir);
+  }
+
+  /** A fresh, empty path under the incoming directory (not created). */
+  async incomingPath(): Promise<string> {
+    await fs.mkdir(this.paths.incoming(), { recursive: true });
+    return path.join(this.paths.incoming(), `${Date.now()}-${randomBytes(8).toString('hex')}.git`);
+  }
+
+  /** Deletes what an interrupted removal left in the trash, and clones of migrations a crash interrupted. */
   async emptyTrash(): Promise<void> {
+    await this.clearStaleIncoming();
     const trash = this.paths.trash();
     let names: string[];
     try {
@@ -172,6 +189,25 @@ export class GitRepositories {
     };
     const oid = (await this.git.run(['commit-tree', tree, '-m', commit.message], { gitDir: dir, env: identity })).trim();
     await this.git.run(['update-ref', `refs/heads/${branch}`, oid, ''], { gitDir: dir });
+  }
+
+  /**
+   * Clones older than any migration may run (600 s) were left by a crash. Younger ones may belong to another
+   * process sharing DATA_DIR, and stay.
+   */
+  private async clearStaleIncoming(): Promise<void> {
+    let names: string[];
+    try {
+      names = await fs.readdir(this.paths.incoming());
+    } catch {
+      return;
+    }
+    const staleBefore = Date.now() - 3_600_000;
+    for (const name of names) {
+      const entry = path.join(this.paths.incoming(), name);
+      const stat = await fs.lstat(entry).catch(() => null);
+      if (stat && stat.mtimeMs < staleBefore) await fs.rm(entry, { recursive: true, force: true });
+    }
   }
 
   private async clearLeftover(dir: string): Promise<void> {

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { GitCommand } from './git-command';
+import { GitLauncher } from './git-launcher';
 import { GitProcesses } from './git-processes';
+import { GitRemotes } from './git-remotes';
 import { GitRepositories } from './git-repositories';
 import { GitTags } from './git-tags';
 import { GitTrees } from './git-trees';
@@ -13,7 +15,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitCommand, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites],
-  exports: [GitCommand, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites],
+  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites],
 })
 export class GitModule {}

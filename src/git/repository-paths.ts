@@ -21,6 +21,14 @@ export function trashRoot(dataDir: string): string {
 }
 
 /**
+ * Where migrations clone before their repository exists: under the repositories root, so that moving a clone
+ * into place is one rename on the same file system. Like `.trash`, never an owner's directory.
+ */
+export function incomingRoot(dataDir: string): string {
+  return path.join(repositoriesRoot(dataDir), '.incoming');
+}
+
+/**
  * Names reach here validated (AlphaDashDot, reserved names refused); this is the last guard against a name
  * that would leave its directory.
  */
@@ -43,5 +51,9 @@ export class RepositoryPaths {
 
   trash(): string {
     return trashRoot(this.config.dataDir);
+  }
+
+  incoming(): string {
+    return incomingRoot(this.config.dataDir);
   }
 }

@@ -32,4 +32,7 @@ export class EditRepositoryOption {
     description: 'changed only when the branch exists or the repository is empty (as Forgejo)',
   })
   default_branch?: string;
+
+  @Field({ field: 'MirrorInterval', type: 'string', description: 'a pull mirror only: Go duration, `0` or at least `10m`', example: '8h0m0s' })
+  mirror_interval?: string;
 }

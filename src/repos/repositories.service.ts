@@ -37,6 +37,29 @@ export interface ReadableRepository {
 
 const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
 
+/** The fields of a repository whose directory was filled elsewhere (a migration) before its row exists. */
+export interface ImportedRepository {
+  name: string;
+  description: string;
+  isPrivate: boolean;
+  isEmpty: boolean;
+  isMirror: boolean;
+  mirrorInterval: string;
+  mirrorUpdatedUnix: number;
+  originalUrl: string;
+  defaultBranch: string;
+  objectFormatName: string;
+  gitSize: number;
+}
+
+/**
+ * How PATCH /repos/{owner}/{repo} changes `mirror_interval`, provided by the mirrors module: `prepare` checks
+ * the value (422) before anything is written and returns the stored form and the write of the mirror record.
+ */
+export interface MirrorIntervalEditor {
+  prepare(repo: RepositoryEntity, value: string): { display: string; apply(tx: EntityManager): Promise<void> };
+}
+
 /**
  * Told inside the deletion's transaction that a repository's row goes; what it returns runs after the commit
  * (files on disk), so that a rollback never leaves rows without their files.
@@ -53,6 +76,7 @@ export class RepositoriesService implements OnModuleInit {
   /** Per repository path: creation and deletion each change a row and a directory as one step. */
   private readonly pathLocks = new KeyedLock();
   private readonly deletionListeners: RepositoryDeletionListener[] = [];
+  private mirrorIntervalEditor: MirrorIntervalEditor | null = null;
 
   constructor(
     private readonly repositories: RepositoryStore,
@@ -72,7 +96,12 @@ export class RepositoriesService implements OnModuleInit {
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
 
-  /** Modules that keep rows per repository (releases) register here to go with it. */
+  /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
+  useMirrorIntervalEditor(editor: MirrorIntervalEditor): void {
+    this.mirrorIntervalEditor = editor;
+  }
+
+  /** Modules that keep rows per repository (releases, mirrors) register here to go with it. */
   onRepositoryDeleted(listener: RepositoryDeletionListener): void {
     this.deletionListeners.push(listener);
   }
@@ -162,14 +191,10 @@ export class RepositoriesService implements OnModuleInit {
     return this.pathLocks.run(this.paths.repository(owner.name, option.name).toLowerCase(), async () => {
       let repo: RepositoryEntity;
       try {
-        repo = await this.transactions.run(async (tx) => {
-          if (await this.repositories.findByOwnerAndName(owner.id, option.name, tx)) throw duplicateName();
-          const row = await this.repositories.insert(tx, {
-            ownerId: owner.id,
+        repo = await this.transactions.run((tx) =>
+          this.insertRow(tx, owner, creator, now, {
             name: option.name,
-            lowerName: option.name.toLowerCase(),
             description: option.description ?? '',
-            website: '',
             originalUrl: '',
             defaultBranch,
             objectFormatName: objectFormat,
@@ -179,17 +204,9 @@ export class RepositoriesService implements OnModuleInit {
             isMirror: false,
             mirrorInterval: '',
             mirrorUpdatedUnix: 0,
-            numStars: 0,
-            // The creator watches each new repository (behaviour 1.3, 4.1).
-            numWatches: 1,
             gitSize: 0,
-            createdUnix: now,
-            updatedUnix: now,
-          });
-          await this.users.addToCounter(tx, owner.id, 'numRepos', 1);
-          await this.watches.insert(tx, creator.id, row.id, now);
-          return row;
-        });
+          }),
+        );
       } catch (error) {
         if (isUniqueViolation(error)) throw duplicateName();
         throw error;
@@ -214,6 +231,71 @@ export class RepositoriesService implements OnModuleInit {
       const stored = (await this.repositories.findById(repo.id))!;
       return this.views.one(stored, owner, viewer, ALL_PERMISSIONS);
     });
+  }
+
+  /** The row with the owner's counter and the creator's watch (behaviour 1.3, 4.1), inside `tx`. */
+  private async insertRow(tx: EntityManager, owner: UserEntity, creator: UserEntity, now: number, fields: Partial<RepositoryEntity> & { name: string }): Promise<RepositoryEntity> {
+    if (await this.repositories.findByOwnerAndName(owner.id, fields.name, tx)) throw duplicateName();
+    const row = await this.repositories.insert(tx, {
+      website: '',
+      isTemplate: false,
+      ...fields,
+      ownerId: owner.id,
+      lowerName: fields.name.toLowerCase(),
+      numStars: 0,
+      numWatches: 1,
+      createdUnix: now,
+      updatedUnix: now,
+    });
+    await this.users.addToCounter(tx, owner.id, 'numRepos', 1);
+    await this.watches.insert(tx, creator.id, row.id, now);
+    return row;
+  }
+
+  /** The duplicate (409) and reserved-name (422) checks of behaviour 4.1, for a creation that does work first. */
+  async assertNameAvailable(owner: UserEntity, name: string): Promise<void> {
+    if (await this.repositories.findByOwnerAndName(owner.id, name)) throw duplicateName();
+    assertUsableRepositoryName(name);
+  }
+
+  /**
+   * Creates a repository whose directory was prepared at `sourceDir` (a migration's clone): the row, the
+   * owner's counter, the creator's watch and `withRow` (the mirror record) in one transaction, and inside it the
+   * move of the directory into place, so that the repository becomes visible with its files or not at all. A
+   * name taken meanwhile is a 409, and `sourceDir` is then left for the caller to delete.
+   */
+  async createFromDirectory(
+    viewer: AuthContext,
+    owner: UserEntity,
+    fields: ImportedRepository,
+    sourceDir: string,
+    withRow: (tx: EntityManager, row: RepositoryEntity) => Promise<void>,
+  ): Promise<RepositoryWire> {
+    requireSignedIn(viewer);
+    const dir = this.paths.repository(owner.name, fields.name);
+    const now = this.clock.nowUnix();
+    let moved = false;
+    let repo: RepositoryEntity;
+    try {
+      // Under the path's lock, as creation: a deletion of the same path cannot run between row and directory.
+      repo = await this.pathLocks.run(dir.toLowerCase(), () =>
+        this.transactions.run(async (tx) => {
+          moved = false;
+          const row = await this.insertRow(tx, owner, viewer.user, now, { ...fields });
+          await withRow(tx, row);
+          await this.git.adopt(sourceDir, dir);
+          moved = true;
+          return row;
+        }),
+      );
+    } catch (error) {
+      // The commit failed after the move: the directory goes back to the caller's temporary place.
+      if (moved) await this.git.remove(dir).catch(() => undefined);
+      if (isUniqueViolation(error)) throw duplicateName();
+      throw error;
+    }
+    const stored = (await this.repositories.findById(repo.id))!;
+    return this.views.one(stored, owner, viewer, ALL_PERMISSIONS);
   }
 
   /**
@@ -255,6 +337,13 @@ export class RepositoriesService implements OnModuleInit {
       changes.name = newName;
       changes.lowerName = newName.toLowerCase();
     }
+    let mirrorChange: ReturnType<MirrorIntervalEditor['prepare']> | null = null;
+    if (option.mirror_interval !== undefined && option.mirror_interval !== null) {
+      // Forgejo's updateMirror: only a mirror has an interval.
+      if (!repo.isMirror || !this.mirrorIntervalEditor) throw new InvalidInputError('repo is not a mirror, can not change mirror interval');
+      mirrorChange = this.mirrorIntervalEditor.prepare(repo, option.mirror_interval);
+      changes.mirrorInterval = mirrorChange.display;
+    }
     const dir = this.paths.repository(owner.name, repo.name);
     const branch = option.default_branch;
     // As Forgejo: the default branch changes only to a branch that exists, or freely while the repository is empty.
@@ -279,6 +368,7 @@ export class RepositoriesService implements OnModuleInit {
       await this.transactions.run(async (tx) => {
         if (moves && (await this.repositories.findByOwnerAndName(owner.id, newName!, tx))) throw duplicateName();
         await this.repositories.update(tx, repo.id, changes);
+        await mirrorChange?.apply(tx);
       });
     } catch (error) {
       if (moves) {

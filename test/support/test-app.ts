@@ -36,7 +36,8 @@ const LIFTED_RATE_LIMITS = Object.fromEntries(
 
 export const usesMysql = (): boolean => process.env.TEST_DATABASE === 'mysql';
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/** `adjust` changes values that are fixed in production (time limits, the scheduler's timer) for a test. */
+export async function startTestApp(env: Record<string, string> = {}, adjust?: (config: AppConfig) => void): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-test-'));
   const database = usesMysql() ? await createMysqlDatabase() : undefined;
   const config = loadConfig({
@@ -52,6 +53,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...env,
   });
+  adjust?.(config);
   const app = await createApp(config);
   const dataSource = app.get(DataSource);
   return {

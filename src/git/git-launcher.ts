@@ -1,0 +1,150 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+
+/**
+ * The launcher process: a plain node script with a small heap that spawns git on request. Spawning from the
+ * server process forks the whole server (its heap and page tables: tens of milliseconds on a busy machine, all
+ * of it blocking the event loop); forking this small process instead costs about a millisecond. It is the
+ * same argv-array spawn with the environment it is given, and it kills each git (or its process group) when
+ * told to, or all of them when the server goes away.
+ */
+const LAUNCHER_SOURCE = `
+'use strict';
+const { spawn } = require('node:child_process');
+const running = new Map();
+const stop = (child, group) => {
+  try {
+    if (group) return process.kill(-child.pid, 'SIGKILL');
+  } catch {}
+  try { child.kill('SIGKILL'); } catch {}
+};
+process.on('message', (message) => {
+  if (message.type === 'kill') {
+    const entry = running.get(message.id);
+    if (entry) stop(entry.child, entry.group);
+    return;
+  }
+  let done = false;
+  const reply = (answer) => {
+    if (done) return;
+    done = true;
+    running.delete(message.id);
+    if (process.connected) process.send({ id: message.id, ...answer });
+  };
+  let child;
+  try {
+    child = spawn('git', message.args, { env: message.env, stdio: ['pipe', 'pipe', 'pipe'], detached: message.group, shell: false });
+  } catch (error) {
+    return reply({ error: String(error && error.message) });
+  }
+  running.set(message.id, { child, group: message.group });
+  const out = [];
+  const err = [];
+  let outBytes = 0;
+  let errBytes = 0;
+  child.stdout.on('data', (chunk) => { outBytes += chunk.length; if (outBytes <= message.maxOutput) out.push(chunk); });
+  child.stderr.on('data', (chunk) => { errBytes += chunk.length; if (errBytes <= 65536) err.push(chunk); });
+  child.on('error', (error) => reply({ error: String(error && error.message) }));
+  child.on('close', (code) => reply({ code, stdout: Buffer.concat(out).toString('base64'), stderr: Buffer.concat(err).toString('utf8') }));
+  child.stdin.on('error', () => undefined);
+  child.stdin.end(message.input ? Buffer.from(message.input, 'base64') : '');
+});
+process.on('disconnect', () => {
+  for (const entry of running.values()) stop(entry.child, entry.group);
+  process.exit(0);
+});
+`;
+
+export interface LaunchRequest {
+  args: string[];
+  env: Record<string, string>;
+  input?: Buffer;
+  processGroup: boolean;
+  maxOutputBytes: number;
+}
+
+export interface LaunchResult {
+  code: number | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+interface Pending {
+  resolve(result: LaunchResult): void;
+  reject(error: Error): void;
+}
+
+/**
+ * Runs git through the launcher process (started on first use, restarted if it dies). Used for the commands a
+ * server runs in bulk in the background (mirror fetches), so that they do not stall API requests.
+ */
+@Injectable()
+export class GitLauncher implements OnApplicationShutdown {
+  private readonly logger = new Logger('GitLauncher');
+  private launcher: ChildProcess | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+
+  /** Starts git; `kill()` of the answer stops it. */
+  launch(request: LaunchRequest): { result: Promise<LaunchResult>; kill(): void } {
+    const launcher = this.ensureLauncher();
+    const id = this.nextId++;
+    const result = new Promise<LaunchResult>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+    });
+    // The channel keeps the process alive only while an answer is awaited.
+    if (this.pending.size === 1) channelOf(launcher)?.ref?.();
+    launcher.send({
+      id,
+      args: request.args,
+      env: request.env,
+      input: request.input && request.input.length > 0 ? request.input.toString('base64') : undefined,
+      group: request.processGroup,
+      maxOutput: request.maxOutputBytes,
+    });
+    return { result, kill: () => this.launcher?.connected && this.launcher.send({ type: 'kill', id }) };
+  }
+
+  /**
+   * After every `beforeApplicationShutdown` (the mirror runner drains there, through this launcher): closing the
+   * channel makes the launcher kill whatever still runs and exit.
+   */
+  onApplicationShutdown(): void {
+    if (this.launcher?.connected) this.launcher.disconnect();
+    this.launcher = null;
+  }
+
+  private ensureLauncher(): ChildProcess {
+    if (this.launcher?.connected) return this.launcher;
+    const launcher = spawn(process.execPath, ['--max-old-space-size=64', '-e', LAUNCHER_SOURCE], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    });
+    launcher.on('message', (message: { id: number; code?: number | null; stdout?: string; stderr?: string; error?: string }) => {
+      const entry = this.pending.get(message.id);
+      if (!entry) return;
+      this.pending.delete(message.id);
+      if (this.pending.size === 0) channelOf(launcher)?.unref?.();
+      if (message.error !== undefined) return entry.reject(new Error(message.error));
+      entry.resolve({ code: message.code ?? null, stdout: Buffer.from(message.stdout ?? '', 'base64'), stderr: message.stderr ?? '' });
+    });
+    launcher.on('exit', () => {
+      if (this.launcher === launcher) this.launcher = null;
+      for (const [id, entry] of this.pending) {
+        this.pending.delete(id);
+        entry.reject(new Error('the git launcher process exited'));
+      }
+    });
+    launcher.on('error', (error) => this.logger.error(`git launcher: ${error.message}`));
+    // It must not keep the server alive on its own.
+    launcher.unref();
+    channelOf(launcher)?.unref?.();
+    this.launcher = launcher;
+    return launcher;
+  }
+}
+
+function channelOf(child: ChildProcess): { ref?: () => void; unref?: () => void } | undefined {
+  return child.channel as { ref?: () => void; unref?: () => void } | undefined;
+}

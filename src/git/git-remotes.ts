@@ -1,0 +1,120 @@
+import { Injectable } from '@nestjs/common';
+import { GitCommand, GitRunOptions } from './git-command';
+
+/** HTTP Basic credentials for a remote; they reach git only through its environment. */
+export interface RemoteCredentials {
+  username: string;
+  password: string;
+}
+
+/** Where and how git may reach a remote. */
+export interface RemoteAccess {
+  credentials?: RemoteCredentials;
+  /** host, port and the addresses the host policy vetted: HTTP(S) connects to exactly these (DNS pinning). */
+  pin?: { host: string; port: number; addresses: string[] };
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * git's configuration for one command through GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n (git
+ * 2.31+): never on a command line (visible in `ps`), never in the repository's config. Only protocols a
+ * migration may use are enabled, so no remote helper (`ext::`, `file://`) can be reached indirectly.
+ */
+export function remoteEnvironment(access: Pick<RemoteAccess, 'credentials' | 'pin'>): Record<string, string> {
+  const entries: [string, string][] = [['http.followRedirects', 'false']];
+  if (access.credentials) {
+    const basic = Buffer.from(`${access.credentials.username}:${access.credentials.password}`, 'utf8').toString('base64');
+    entries.push(['http.extraHeader', `Authorization: Basic ${basic}`]);
+  }
+  if (access.pin && access.pin.addresses.length > 0) {
+    const host = access.pin.host.includes(':') ? `[${access.pin.host}]` : access.pin.host;
+    const addresses = access.pin.addresses.map((address) => (address.includes(':') ? `[${address}]` : address));
+    entries.push(['http.curloptResolve', `${host}:${access.pin.port}:${addresses.join(',')}`]);
+  }
+  const env: Record<string, string> = { GIT_ALLOW_PROTOCOL: 'http:https:git', GIT_CONFIG_COUNT: String(entries.length) };
+  entries.forEach(([key, value], index) => {
+    env[`GIT_CONFIG_KEY_${index}`] = key;
+    env[`GIT_CONFIG_VALUE_${index}`] = value;
+  });
+  return env;
+}
+
+/** Errors after which Forgejo prunes broken references and fetches once more (git-transport.md 3.5). */
+const BROKEN_REF_PATTERNS = ['cannot lock ref', 'unable to resolve reference', 'not our ref', 'Unable to create'];
+
+export function isBrokenRefError(stderr: string): boolean {
+  return BROKEN_REF_PATTERNS.some((pattern) => stderr.includes(pattern));
+}
+
+/**
+ * Clones and fetches of remote repositories (migrations and pull mirrors), through GitCommand. Redirects are
+ * never followed (`http.followRedirects=false`, git-transport.md 3.2).
+ */
+@Injectable()
+export class GitRemotes {
+  constructor(private readonly git: GitCommand) {}
+
+  /**
+   * `git clone --mirror` into `dir` (which must not exist). The mirror's config keeps the remote URL and
+   * `http.followRedirects=false`, nothing else of the access.
+   */
+  async cloneMirror(url: string, dir: string, access: RemoteAccess): Promise<void> {
+    await this.git.run(['clone', '--mirror', '--quiet', '-c', 'http.followRedirects=false', '--', url, dir], this.options(access));
+  }
+
+  /** For a pull mirror: tags are fetched explicitly too (`+refs/tags/*:refs/tags/*`). */
+  async addTagRefspec(dir: string): Promise<void> {
+    await this.git.run(['config', '--add', 'remote.origin.fetch', '+refs/tags/*:refs/tags/*'], { gitDir: dir });
+  }
+
+  /** For a plain migration: the copy forgets where it came from. */
+  async removeOrigin(dir: string): Promise<void> {
+    await this.git.run(['remote', 'remove', 'origin'], { gitDir: dir });
+  }
+
+  /**
+   * `git fetch --prune --tags origin`, all ref updates in one transaction (`--atomic`), so a fetch that fails
+   * or is stopped leaves every ref as it was.
+   */
+  async fetchMirror(dir: string, access: RemoteAccess): Promise<void> {
+    await this.git.run(['fetch', '--quiet', '--prune', '--tags', '--atomic', 'origin'], { ...this.options(access), gitDir: dir });
+  }
+
+  /** Removes the remote-tracking refs the remote no longer has (the broken-ref recovery of 3.5). */
+  async pruneOrigin(dir: string, access: RemoteAccess): Promise<void> {
+    await this.git.run(['remote', 'prune', 'origin'], { ...this.options(access), gitDir: dir });
+  }
+
+  /** The branch HEAD names, or null when HEAD is detached or missing. */
+  async headBranch(dir: string): Promise<string | null> {
+    const result = await this.git.probe(['symbolic-ref', '--quiet', '--short', 'HEAD'], { gitDir: dir, offload: true });
+    return result.exitCode === 0 ? result.stdout.trim() : null;
+  }
+
+  async hasCommits(dir: string): Promise<boolean> {
+    return (await this.git.run(['rev-list', '-n1', '--all'], { gitDir: dir, offload: true })).trim() !== '';
+  }
+
+  async objectFormat(dir: string): Promise<'sha1' | 'sha256'> {
+    const format = (await this.git.run(['rev-parse', '--show-object-format'], { gitDir: dir })).trim();
+    return format === 'sha256' ? 'sha256' : 'sha1';
+  }
+
+  /** Branch names in ref order. */
+  async branches(dir: string): Promise<string[]> {
+    const out = await this.git.run(['for-each-ref', '--format=%(refname:strip=2)', 'refs/heads/'], { gitDir: dir, offload: true });
+    return out.split('\n').filter((line) => line !== '');
+  }
+
+  /** The newest committer date among `refs/heads/*` (unix seconds), or null without branches. */
+  async newestBranchCommitTime(dir: string): Promise<number | null> {
+    const out = await this.git.run(['for-each-ref', '--sort=-committerdate', '--count=1', '--format=%(committerdate:unix)', 'refs/heads/'], { gitDir: dir, offload: true });
+    const value = Number(out.trim());
+    return out.trim() === '' || !Number.isFinite(value) ? null : value;
+  }
+
+  private options(access: RemoteAccess): GitRunOptions {
+    return { env: remoteEnvironment(access), timeoutMs: access.timeoutMs, signal: access.signal, processGroup: true, offload: true };
+  }
+}

@@ -1,0 +1,37 @@
+import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, Public, SignedIn } from '../auth/route-auth';
+import { ApiEmpty, ApiErrors } from '../common/openapi';
+import { RepositoryWire } from '../repos/repository.wire';
+import { MigrateRepositoryOption } from './migrate-repository.option';
+import { MigrationsService } from './migrations.service';
+import { MirrorSyncService } from './mirror-sync.service';
+
+@ApiTags('repository')
+@Controller()
+export class MigrationsController {
+  constructor(
+    private readonly migrations: MigrationsService,
+    private readonly mirrorSyncs: MirrorSyncService,
+  ) {}
+
+  @Post('repos/migrate')
+  @SignedIn('repository')
+  @ApiOperation({ operationId: 'repoMigrate', summary: 'Migrate a remote git repository' })
+  @ApiCreatedResponse({ type: RepositoryWire })
+  @ApiErrors(403, 409, 413, 422, 500)
+  migrate(@Caller() caller: AuthContext, @Body() option: MigrateRepositoryOption): Promise<RepositoryWire> {
+    return this.migrations.migrate(caller, option);
+  }
+
+  @Post('repos/:owner/:repo/mirror-sync')
+  @Public('repository')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'repoMirrorSync', summary: "Sync a mirrored repository's remote" })
+  @ApiEmpty(200, 'APIEmpty is an empty response')
+  @ApiErrors(400, 403, 404, 413)
+  async mirrorSync(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<void> {
+    await this.mirrorSyncs.requestSync(caller, owner, repo);
+  }
+}

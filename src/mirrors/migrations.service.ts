@@ -1,0 +1,166 @@
+import * as fs from 'node:fs/promises';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { requireSignedIn } from '../auth/route-auth';
+import { ForbiddenError, InvalidInputError } from '../common/errors';
+import { Clock } from '../common/time';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { GitError, GitTimeoutError, GitUnavailableError } from '../git/git-command';
+import { RemoteCredentials, GitRemotes } from '../git/git-remotes';
+import { GitRepositories } from '../git/git-repositories';
+import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
+import { RepositoriesService } from '../repos/repositories.service';
+import { DEFAULT_BRANCH } from '../repos/repository-names';
+import type { RepositoryWire } from '../repos/repository.wire';
+import { OrganizationStore } from '../users/organization.store';
+import { UserEntity } from '../users/user.entity';
+import { UserStore } from '../users/user.store';
+import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
+import { HostPolicy } from './host-policy';
+import type { MigrateRepositoryOption } from './migrate-repository.option';
+import { MirrorCredentials } from './mirror-credentials';
+import { parseMirrorInterval } from './mirror-interval';
+import { MirrorStore } from './mirror.store';
+
+/**
+ * POST /repos/migrate (behaviour 10.7, git-transport.md 3.1–3.3): the checks in their order, a clone into a
+ * temporary directory, then the row and the directory together (the repository is invisible until then).
+ */
+@Injectable()
+export class MigrationsService {
+  private readonly logger = new Logger('MigrationsService');
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+    private readonly users: UserStore,
+    private readonly organizations: OrganizationStore,
+    private readonly repositories: RepositoriesService,
+    private readonly policy: HostPolicy,
+    private readonly remotes: GitRemotes,
+    private readonly gitRepositories: GitRepositories,
+    private readonly credentials: MirrorCredentials,
+    private readonly mirrors: MirrorStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async migrate(viewer: AuthContext, option: MigrateRepositoryOption): Promise<RepositoryWire> {
+    requireSignedIn(viewer);
+    // A body rule (M2): checked before every handler check, and only for a mirror.
+    const interval = option.mirror === true ? parseMirrorInterval(option.mirror_interval) : null;
+    const owner = await this.owner(viewer, option);
+    await this.quota.assertCanCreateRepository(owner);
+    await this.assertMayCreateIn(viewer, owner);
+    const url = parseCloneAddress(option.clone_addr);
+    const source = await this.policy.vet(url);
+    await this.repositories.assertNameAvailable(owner, option.repo_name);
+
+    const credentials = credentialsOf(option);
+    const workDir = await this.gitRepositories.incomingPath();
+    try {
+      try {
+        await this.remotes.cloneMirror(url.href, workDir, { credentials, pin: source, timeoutMs: this.config.mirrors.cloneTimeoutMs });
+      } catch (error) {
+        throw this.cloneFailure(error);
+      }
+      if (interval) await this.remotes.addTagRefspec(workDir);
+      else await this.remotes.removeOrigin(workDir);
+      const isEmpty = !(await this.remotes.hasCommits(workDir));
+      // The source's HEAD branch; `main` for an empty source (3.3).
+      const defaultBranch = isEmpty ? DEFAULT_BRANCH : ((await this.remotes.headBranch(workDir)) ?? DEFAULT_BRANCH);
+      await this.gitRepositories.setHead(workDir, defaultBranch);
+      const now = this.clock.nowUnix();
+      return await this.repositories.createFromDirectory(
+        viewer,
+        owner,
+        {
+          name: option.repo_name,
+          description: option.description ?? '',
+          isPrivate: option.private === true,
+          isEmpty,
+          isMirror: interval !== null,
+          mirrorInterval: interval?.display ?? '',
+          mirrorUpdatedUnix: interval ? now : 0,
+          originalUrl: url.href,
+          defaultBranch,
+          objectFormatName: await this.remotes.objectFormat(workDir),
+          gitSize: await this.gitRepositories.size(workDir),
+        },
+        workDir,
+        async (tx, row) => {
+          if (!interval) return;
+          await this.mirrors.insert(tx, {
+            repoId: row.id,
+            intervalSeconds: interval.seconds,
+            nextUpdateUnix: interval.seconds > 0 ? now + interval.seconds : 0,
+            credentials: credentials ? this.credentials.seal(credentials) : '',
+          });
+        },
+      );
+    } finally {
+      // Gone already when it was moved into place; otherwise nothing of the attempt stays.
+      await fs.rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  /** `repo_owner`, else `uid`, else the caller; unknown → 422 with Forgejo's ErrUserNotExist text. */
+  private async owner(viewer: AuthContext, option: MigrateRepositoryOption): Promise<UserEntity> {
+    requireSignedIn(viewer);
+    if (option.repo_owner) {
+      const owner = await this.users.findByName(option.repo_owner);
+      if (!owner) throw new InvalidInputError(`user does not exist [uid: 0, name: ${option.repo_owner}]`);
+      return owner;
+    }
+    if (option.uid) {
+      const owner = await this.users.findById(option.uid);
+      if (!owner) throw new InvalidInputError(`user does not exist [uid: ${option.uid}, name: ]`);
+      return owner;
+    }
+    return viewer.user;
+  }
+
+  private async assertMayCreateIn(viewer: AuthContext, owner: UserEntity): Promise<void> {
+    requireSignedIn(viewer);
+    if (viewer.isAdmin) return;
+    if (!owner.isOrganization) {
+      if (owner.id !== viewer.user.id) throw new ForbiddenError('Given user is not an organization.');
+      return;
+    }
+    if (!(await this.organizations.isOwner(owner.id, viewer.user.id))) throw new ForbiddenError('Given user is not owner of organization.');
+  }
+
+  /** git-transport.md 3.3: authentication and other git failures → 422 with git's first `fatal:` line; the rest → 500. */
+  private cloneFailure(error: unknown): Error {
+    if (error instanceof GitTimeoutError) {
+      return new InvalidInputError(`Migration failed: clone timed out after ${Math.round(this.config.mirrors.cloneTimeoutMs / 1000)} s.`);
+    }
+    if (!(error instanceof GitError) || error instanceof GitUnavailableError) return error as Error;
+    const reason = gitFailureReason(error.stderr);
+    this.logger.warn(`migration clone failed: ${reason}`);
+    if (/Authentication failed|could not read Username|Bad credentials/.test(error.stderr)) {
+      return new InvalidInputError(`Authentication failed: ${reason}.`);
+    }
+    return new InvalidInputError(`Migration failed: ${reason}.`);
+  }
+}
+
+/** git's first `fatal:` line without its prefix (else its first line), credentials in URLs replaced. */
+export function gitFailureReason(stderr: string): string {
+  const lines = stderr.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const fatal = lines.find((line) => line.startsWith('fatal:'));
+  const reason = fatal ? fatal.slice('fatal:'.length).trim() : (lines[0] ?? 'git failed');
+  return sanitizeCredentialUrls(reason).replace(/\.$/, '');
+}
+
+/** 3.3 and decision M4: Basic credentials, or the token as the password of `auth_username` or `oauth2`. */
+export function credentialsOf(option: Pick<MigrateRepositoryOption, 'auth_username' | 'auth_password' | 'auth_token'>): RemoteCredentials | undefined {
+  const username = option.auth_username ?? '';
+  const password = option.auth_password ?? '';
+  const token = option.auth_token ?? '';
+  if (username !== '' || password !== '') {
+    if (password === '' && token !== '') return { username: username || 'oauth2', password: token };
+    return { username, password };
+  }
+  if (token !== '') return { username: 'oauth2', password: token };
+  return undefined;
+}

@@ -1,0 +1,125 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../common/time';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { Transactions } from '../database/transactions';
+import { GitAbortedError, GitError } from '../git/git-command';
+import { GitRemotes, isBrokenRefError, RemoteAccess } from '../git/git-remotes';
+import { GitRepositories } from '../git/git-repositories';
+import { RepositoryPaths } from '../git/repository-paths';
+import { firstBranch } from '../repos/repository-pushes.service';
+import type { RepositoryEntity } from '../repos/repository.entity';
+import { RepositoryStore } from '../repos/repository.store';
+import { UserStore } from '../users/user.store';
+import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
+import { HostPolicy } from './host-policy';
+import { MirrorCredentials } from './mirror-credentials';
+import { MirrorStore } from './mirror.store';
+
+/** A failed sync is tried again this long after (decision M9). */
+export const RETRY_AFTER_FAILURE_SECONDS = 600;
+
+export type SyncOutcome = 'synced' | 'failed' | 'busy' | 'gone' | 'stopped';
+
+/**
+ * One sync of one pull mirror (git-transport.md 3.5), under the mirror's claim in the database: policy
+ * recheck → `fetch --prune --tags` (all refs in one transaction) with the broken-ref recovery → on success
+ * the repository's record follows; on failure nothing changes but the next due time.
+ */
+@Injectable()
+export class MirrorSyncProcedure {
+  private readonly logger = new Logger('MirrorSync');
+  /** Who holds claims taken by this process. */
+  readonly holder = `${hostname().slice(0, 32)}:${process.pid}:${randomBytes(4).toString('hex')}`;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly mirrors: MirrorStore,
+    private readonly repositories: RepositoryStore,
+    private readonly users: UserStore,
+    private readonly paths: RepositoryPaths,
+    private readonly remotes: GitRemotes,
+    private readonly gitRepositories: GitRepositories,
+    private readonly policy: HostPolicy,
+    private readonly credentials: MirrorCredentials,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * A claim outlives the longest sync (two fetches and a prune), so only a dead holder's claim expires while it
+   * is still wanted.
+   */
+  private get claimSeconds(): number {
+    return Math.ceil((3 * this.config.mirrors.fetchTimeoutMs) / 1000) + 60;
+  }
+
+  async run(repoId: number, signal: AbortSignal): Promise<SyncOutcome> {
+    const now = this.clock.nowUnix();
+    if (!(await this.mirrors.claim(repoId, this.holder, now, now + this.claimSeconds))) return 'busy';
+    let nextUpdate: number | null = null;
+    try {
+      const repo = await this.repositories.findById(repoId);
+      const mirror = await this.mirrors.findByRepository(repoId);
+      const owner = repo ? await this.users.findById(repo.ownerId) : null;
+      if (!repo || !repo.isMirror || !mirror || !owner) return 'gone';
+      const dir = this.paths.repository(owner.name, repo.name);
+      try {
+        await this.fetch(dir, repo, mirror.credentials, signal);
+      } catch (error) {
+        if (error instanceof GitAbortedError) return 'stopped';
+        this.logger.warn(`sync of mirror ${owner.name}/${repo.name} failed: ${describe(error)}`);
+        nextUpdate = this.clock.nowUnix() + RETRY_AFTER_FAILURE_SECONDS;
+        return 'failed';
+      }
+      const done = this.clock.nowUnix();
+      await this.recordSuccess(repo, dir, done);
+      nextUpdate = mirror.intervalSeconds > 0 ? done + mirror.intervalSeconds : 0;
+      return 'synced';
+    } finally {
+      await this.mirrors.release(repoId, this.holder, nextUpdate);
+    }
+  }
+
+  private async fetch(dir: string, repo: RepositoryEntity, sealedCredentials: string, signal: AbortSignal): Promise<void> {
+    // Step 1: the address may resolve elsewhere by now (3.2); the vetted addresses are pinned for the fetch.
+    const source = await this.policy.vet(parseCloneAddress(repo.originalUrl));
+    const access: RemoteAccess = {
+      credentials: this.credentials.open(sealedCredentials),
+      pin: source,
+      timeoutMs: this.config.mirrors.fetchTimeoutMs,
+      signal,
+    };
+    try {
+      await this.remotes.fetchMirror(dir, access);
+    } catch (error) {
+      if (!(error instanceof GitError) || !isBrokenRefError(error.stderr)) throw error;
+      await this.remotes.pruneOrigin(dir, access);
+      await this.remotes.fetchMirror(dir, access);
+    }
+  }
+
+  /** 3.5 step 3: `mirror_updated`, size, the first branch of an empty mirror, `updated_at` from the newest branch. */
+  private async recordSuccess(repo: RepositoryEntity, dir: string, now: number): Promise<void> {
+    const changes: Partial<RepositoryEntity> = { mirrorUpdatedUnix: now };
+    if (repo.isEmpty) {
+      const branch = firstBranch(repo.defaultBranch, await this.remotes.branches(dir));
+      if (branch !== undefined) {
+        await this.gitRepositories.setHead(dir, branch);
+        changes.defaultBranch = branch;
+        changes.isEmpty = false;
+      }
+    }
+    const newest = await this.remotes.newestBranchCommitTime(dir);
+    if (newest !== null) changes.updatedUnix = newest;
+    changes.gitSize = await this.gitRepositories.size(dir);
+    await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+  }
+}
+
+/** A failure for the log: git's message (which names the URL, never credentials), sanitised once more. */
+function describe(error: unknown): string {
+  const message = error instanceof GitError ? `${error.message}${error.stderr ? ` — ${error.stderr.trim().split('\n').slice(-1)[0]}` : ''}` : (error as Error).message;
+  return sanitizeCredentialUrls(message);
+}
