@@ -135,7 +135,7 @@ export class GitHttpHandler {
       throw new GitHttpRefusal(403, `token does not have at least one of required scope(s): [${level}:repository]`);
     }
     if (!(await this.access.canRead(auth, target))) throw new GitHttpRefusal(404, 'Repository not found');
-    if (auth.publicOnly && this.access.isBeyondPublicOnly(target)) {
+    if (auth.publicOnly && target.repo!.isPrivate) {
       throw new GitHttpRefusal(403, 'token scope is limited to public repos');
     }
     if (service === 'receive-pack') {

@@ -67,11 +67,6 @@ export class RepositoryGitAccess {
     return administers(await this.access.of(viewer), target.repo);
   }
 
-  /** What a public-only token may not reach: a private repository or one of an owner who is not public. */
-  isBeyondPublicOnly(target: GitTarget): boolean {
-    return !this.isPublicPull(target);
-  }
-
   directory(target: { owner: UserEntity; repo: RepositoryEntity }): string {
     return this.paths.repository(target.owner.name, target.repo.name);
   }

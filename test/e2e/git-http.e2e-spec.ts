@@ -252,6 +252,13 @@ describe('git over smart HTTP (git-transport.md 1)', () => {
       expect((await t.http.get(infoRefs(pub, 'git-receive-pack')).set(withToken(publicOnly))).status).toBe(200);
     });
 
+    it('judges a public-only token by the repository alone: a limited owner\'s public repository is not refused (step 9)', async () => {
+      const limited = await makeUser(t, { visibility: 'limited' });
+      const repository = await seeded(limited);
+      const publicOnly = await makeToken(t, limited.user, ['public-only', 'write:repository']);
+      expect((await t.http.get(infoRefs(repository, 'git-receive-pack')).set(withToken(publicOnly))).status).toBe(200);
+    });
+
     it('keeps pull mirrors read-only (step 10)', async () => {
       const mirror = await seeded(alice);
       const repo = await t.app.get(RepositoryStore).findByOwnerAndName(alice.user.id, mirror.split('/')[1]);
