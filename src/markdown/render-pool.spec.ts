@@ -9,6 +9,7 @@ import { RenderFailure, RenderPool, RenderPoolOptions } from './render-pool';
  * "fail" answers an error), so the pool's recovery can be watched without a slow document.
  */
 const STAND_IN = `
+import { readlinkSync } from 'node:fs';
 import { parentPort, threadId } from 'node:worker_threads';
 parentPort.on('message', ({ id, text }) => {
   if (text === 'hang') for (;;);
@@ -17,8 +18,11 @@ parentPort.on('message', ({ id, text }) => {
   if (text.startsWith('wait ')) return setTimeout(() => parentPort.postMessage({ id, html: text + ' on ' + threadId }), Number(text.slice(5)));
   parentPort.postMessage({ id, html: text + ' on ' + threadId });
 });
-parentPort.postMessage({ ready: true });
+parentPort.postMessage({ ready: true, threadId: Number(readlinkSync('/proc/thread-self').split('/').pop()) });
 `;
+
+/** The same stand-in, but it reports no thread id: the pool then budgets jobs in wall-clock time. */
+const WALL_CLOCK_STAND_IN = STAND_IN.replace(/parentPort\.postMessage\(\{ ready: true, [^\n]*/, 'parentPort.postMessage({ ready: true });');
 
 describe('RenderPool', () => {
   let directory: string;
@@ -67,6 +71,23 @@ describe('RenderPool', () => {
     await expect(subject.render('wait 200', {})).resolves.toMatch(/^wait 200/);
   });
 
+  it('budgets a job in its worker\'s CPU time: waiting costs nothing, spinning does', async () => {
+    const subject = pool({ timeoutMs: 100 });
+    // Idle in the worker for three times the budget: no CPU used, so the job is not failed, however long the
+    // wait stretches on a loaded machine.
+    await expect(subject.render('wait 300', {})).resolves.toMatch(/^wait 300/);
+    await expect(subject.render('hang', {})).rejects.toThrow('markdown rendering took longer than 100 ms');
+  });
+
+  it('budgets in wall-clock time when the worker reports no thread', async () => {
+    const wallClock = path.join(directory, 'wall-clock.worker.mjs');
+    fs.writeFileSync(wallClock, WALL_CLOCK_STAND_IN);
+    const subject = pool({ workerFile: wallClock, timeoutMs: 100 });
+    await subject.render('warm', {});
+    // The job would answer after 60 s; only the wall-clock budget can end it.
+    await expect(subject.render('wait 60000', {})).rejects.toThrow('markdown rendering took longer than 100 ms');
+  });
+
   it('fails the job of a worker that dies, and carries on', async () => {
     const subject = pool();
     await expect(subject.render('crash', {})).rejects.toBeInstanceOf(RenderFailure);
@@ -111,7 +132,9 @@ describe('RenderPool', () => {
 
   it('does not count a worker\'s start-up against a waiting job', async () => {
     const slowStart = path.join(directory, 'slow-start.worker.mjs');
-    fs.writeFileSync(slowStart, STAND_IN.replace('parentPort.postMessage({ ready: true });', 'setTimeout(() => parentPort.postMessage({ ready: true }), 300);'));
+    const slowed = WALL_CLOCK_STAND_IN.replace('parentPort.postMessage({ ready: true });', 'setTimeout(() => parentPort.postMessage({ ready: true }), 300);');
+    expect(slowed).toContain('setTimeout(() => parentPort.postMessage({ ready: true }), 300)');
+    fs.writeFileSync(slowStart, slowed);
     const subject = pool({ workerFile: slowStart, queueTimeoutMs: 20 });
     await expect(subject.render('first', {})).resolves.toMatch(/^first on /);
   });

@@ -1,14 +1,18 @@
 import { Worker } from 'node:worker_threads';
+import { threadCpuMs } from './thread-cpu';
 
 export interface RenderPoolOptions {
   /**
-   * The worker script: an ES module that posts `{ready: true}` once loaded, then answers `{id, html}` or
+   * The worker script: an ES module that posts `{ready: true, threadId?}` once loaded, then answers `{id, html}` or
    * `{id, error}` to each `{id, text, options}`.
    */
   workerFile: string;
   /** Number of workers, started when jobs wait for them. */
   size: number;
-  /** Longest a job may run on a worker, unless the job says otherwise; the worker is then ended and replaced. */
+  /**
+   * Longest a job may run on a worker, unless the job says otherwise; the worker is then ended and replaced.
+   * Counted in the worker thread's CPU time when the worker reports its thread id (Linux), else wall-clock time.
+   */
   timeoutMs: number;
   /** Longest a job may wait for a busy worker; time spent while workers start does not count. */
   queueTimeoutMs: number;
@@ -47,11 +51,18 @@ interface Slot {
   worker: Worker;
   /** Loaded and listening; a job's time starts only then, so start-up never counts against it. */
   ready: boolean;
+  /** The worker's OS thread, when it reported one: jobs are then budgeted in its CPU time. */
+  threadId?: number;
   job?: Job;
   timer?: NodeJS.Timeout;
 }
 
-type WorkerMessage = { ready: true } | { id: number; html?: string; error?: string };
+type WorkerMessage = { ready: true; threadId?: number } | { id: number; html?: string; error?: string };
+
+/** How often a running job's CPU time is looked at. */
+const CPU_CHECK_MS = 50;
+/** A job budgeted in CPU time still ends after this many times its budget in wall-clock time. */
+const WALL_CLOCK_CEILING = 10;
 
 /**
  * A small pool of worker threads that render documents off the main thread, so a large or hostile document
@@ -127,10 +138,22 @@ export class RenderPool {
 
   private run(slot: Slot, job: Job): void {
     slot.job = job;
-    slot.timer = setTimeout(() => {
+    const overBudget = () => {
       this.fail(slot, new RenderFailure(`markdown rendering took longer than ${job.timeoutMs} ms`));
       this.drop(slot);
-    }, job.timeoutMs);
+    };
+    const cpuAtStart = slot.threadId === undefined ? undefined : threadCpuMs(slot.threadId);
+    if (cpuAtStart === undefined) {
+      slot.timer = setTimeout(overBudget, job.timeoutMs);
+    } else {
+      // CPU time, so that a loaded machine does not fail jobs that would pass on an idle one; a wall-clock
+      // ceiling still ends a job whose thread gets almost no CPU at all.
+      const deadline = Date.now() + job.timeoutMs * WALL_CLOCK_CEILING;
+      slot.timer = setInterval(() => {
+        const used = (threadCpuMs(slot.threadId!) ?? Number.POSITIVE_INFINITY) - cpuAtStart;
+        if (used >= job.timeoutMs || Date.now() >= deadline) overBudget();
+      }, Math.min(CPU_CHECK_MS, job.timeoutMs));
+    }
     slot.timer.unref();
     // The worker holds the event loop only while it has work.
     slot.worker.ref();
@@ -144,6 +167,7 @@ export class RenderPool {
     worker.on('message', (message: WorkerMessage) => {
       if ('ready' in message) {
         slot.ready = true;
+        slot.threadId = message.threadId;
         this.dispatch();
         return;
       }
@@ -174,7 +198,7 @@ export class RenderPool {
   }
 
   private finish(slot: Slot): void {
-    clearTimeout(slot.timer);
+    clearInterval(slot.timer);
     slot.timer = undefined;
     slot.job = undefined;
     slot.worker.unref();

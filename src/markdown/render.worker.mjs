@@ -2,9 +2,10 @@
 // blocks the server. Plain JavaScript ESM on purpose: remark and rehype are ESM-only, and this file is loaded
 // by node:worker_threads directly, both from src/ (tests) and from dist/ (see workerFile() in markdown-renderer.ts).
 //
-// Once loaded it says { ready: true }; then
+// Once loaded it says { ready: true, threadId } (its Linux thread id, so the pool can budget jobs in CPU time); then
 // message in:  { id, text, options: { special, comment, wiki, base, rootUrl, mentions: [[lowerName, name]] } }
 // message out: { id, html } or { id, error }
+import { readlinkSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import GithubSlugger from 'github-slugger';
 import { toString } from 'hast-util-to-string';
@@ -278,4 +279,13 @@ parentPort?.on('message', (message) => {
     parentPort.postMessage({ id: message.id, error: error instanceof Error ? error.message : String(error) });
   }
 });
-parentPort?.postMessage({ ready: true });
+/** This thread's id as /proc knows it; undefined off Linux (the pool then budgets in wall-clock time). */
+function ownThreadId() {
+  try {
+    const id = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+parentPort?.postMessage({ ready: true, threadId: ownThreadId() });

@@ -31,4 +31,13 @@ parentPort.on('message', (message) => {
       parentPort.postMessage({ id: message.id, error: error instanceof GpgKeyParseError ? `PARSE:${error.message}` : String(error && error.message ? error.message : error) }),
   );
 });
-parentPort.postMessage({ ready: true });
+/** This thread's id as /proc knows it, so that the pool budgets jobs in CPU time; undefined off Linux. */
+function ownThreadId() {
+  try {
+    const id = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+parentPort.postMessage({ ready: true, threadId: ownThreadId() });
