@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, HttpCode, Param, Put, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, createParamDecorator, Delete, ExecutionContext, Get, HttpCode, Param, Put, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { AuthContext } from '../auth/auth-context';
@@ -6,7 +6,13 @@ import { Caller, Public } from '../auth/route-auth';
 import { sendBlob } from '../blobs/blob-download';
 import { BlobStore } from '../blobs/blob-store';
 import { PackageErrorsFilter } from './package-errors.filter';
-import { GENERIC, PackagesService } from './packages.service';
+import { GENERIC, GenericFileRef, PackagesService } from './packages.service';
+
+/** The four path parameters that name one file of a generic package version. */
+const GenericFile = createParamDecorator((_data: unknown, context: ExecutionContext): GenericFileRef => {
+  const params = context.switchToHttp().getRequest<Request>().params as Record<string, string>;
+  return { owner: params.owner, name: params.name, version: params.version, filename: params.filename };
+});
 
 /**
  * The generic package registry at `{ROOT_URL}api/packages/{owner}/generic/…` (outside /api/v1, as Forgejo):
@@ -27,27 +33,21 @@ export class GenericPackagesController {
   @HttpCode(201)
   async upload(
     @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('name') name: string,
-    @Param('version') version: string,
-    @Param('filename') filename: string,
+    @GenericFile() file: GenericFileRef,
     @Req() request: Request,
   ): Promise<void> {
-    await this.packages.upload(caller, { owner, name, version, filename }, request);
+    await this.packages.upload(caller, file, request);
   }
 
   @Get('api/packages/:owner/generic/:name/:version/:filename')
   @Public('package')
   async download(
     @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('name') name: string,
-    @Param('version') version: string,
-    @Param('filename') filename: string,
+    @GenericFile() file: GenericFileRef,
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    await sendBlob(this.blobs, request, response, await this.packages.download(caller, { owner, name, version, filename }));
+    await sendBlob(this.blobs, request, response, await this.packages.download(caller, file));
   }
 
   @Delete('api/packages/:owner/generic/:name/:version/:filename')
@@ -55,12 +55,9 @@ export class GenericPackagesController {
   @HttpCode(204)
   async deleteFile(
     @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('name') name: string,
-    @Param('version') version: string,
-    @Param('filename') filename: string,
+    @GenericFile() file: GenericFileRef,
   ): Promise<void> {
-    await this.packages.deleteFile(caller, { owner, name, version, filename });
+    await this.packages.deleteFile(caller, file);
   }
 
   @Delete('api/packages/:owner/generic/:name/:version')
