@@ -1,21 +1,17 @@
-import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
-import { LoggerModule } from 'nestjs-pino';
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
-import { AuthenticationMiddleware } from './auth/authentication.middleware';
-import { BodyInterceptor, BodyPipe } from './common/body';
+import { BodyPipe } from './common/body';
 import { CommonModule } from './common/common.module';
 import { ContentModule } from './content/content.module';
 import { HttpErrorFilter } from './common/http-error.filter';
-import { requestLogOptions } from './common/request-log';
-import { ResponseInterceptor } from './common/response.interceptor';
-import { SecurityHeadersMiddleware } from './common/security-headers.middleware';
 import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { GitHttpModule } from './git-http/git-http.module';
 import { KeysModule } from './keys/keys.module';
+import { LoggingModule } from './logging/logging.module';
 import { MarkdownModule } from './markdown/markdown.module';
 import { PagesModule } from './pages/pages.module';
 import { MirrorsModule } from './mirrors/mirrors.module';
@@ -27,15 +23,15 @@ import { ServerModule } from './server/server.module';
 import { SshModule } from './ssh/ssh.module';
 import { UsersModule } from './users/users.module';
 
-/** Imports the modules; nothing else. */
+/** Imports the modules; nothing else. The global request pipeline is assembled once, in bootstrap.ts. */
 @Module({})
-export class AppModule implements NestModule {
+export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggerModule.forRoot(requestLogOptions(config)),
+        LoggingModule,
         DatabaseModule.forRoot(config),
         CommonModule,
         AuthModule,
@@ -57,15 +53,8 @@ export class AppModule implements NestModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },
-        { provide: APP_INTERCEPTOR, useClass: BodyInterceptor },
-        { provide: APP_INTERCEPTOR, useClass: ResponseInterceptor },
         { provide: APP_PIPE, useClass: BodyPipe },
-        SecurityHeadersMiddleware,
       ],
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(SecurityHeadersMiddleware, AuthenticationMiddleware).forRoutes('{*path}');
   }
 }

@@ -1,13 +1,17 @@
 import 'reflect-metadata';
+import * as fs from 'node:fs';
 import type { Server } from 'node:http';
+import * as path from 'node:path';
 import './common/request-context';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Logger } from 'nestjs-pino';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
-import { corsOptions } from './common/cors';
+import { AuthenticationMiddleware } from './auth/authentication.middleware';
+import { frontDoor } from './common/front-door';
+import { writeJsonAnswers } from './common/json-answer';
 import { withErrorExamples } from './common/openapi';
 import { handlerOperationId, withForgejoOperationIds } from './common/operation-ids';
 import { GitHttpHandler } from './git-http/git-http.handler';
@@ -17,9 +21,11 @@ import type { AppConfig } from './config/config';
 import { secureDataDirectory } from './server/data-directory';
 import { applyHttpServerSettings } from './server/http-server-settings';
 import { MarkdownRenderer } from './markdown/markdown-renderer';
-import { AppMetrics } from './metrics/metrics';
 import { PAGE_PATHS } from './pages/pages.module';
 import { QuietStartLogger } from './server/quiet-start-logger';
+import { NestLogAdapter } from './logging/app-log';
+import { APP_LOG } from './logging/logging.module';
+import { RequestLog } from './logging/request-log';
 
 export const API_PREFIX = 'api/v1';
 
@@ -34,19 +40,24 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
     logger: false,
     abortOnError: false,
   });
-  app.useLogger(new QuietStartLogger(app.get(Logger)));
-  // Metrics count every request, git's too (their route label is `unmatched`: they are not API routes).
-  if (config.metrics.enabled) mountMetrics(app, config.metrics.token);
-  // Git routes come first: they stream and must meet none of the API's middleware (body parser and its limit).
-  app.use(app.get(GitHttpHandler).middleware());
+  app.useLogger(new QuietStartLogger(new NestLogAdapter(app.get<PinoLogger>(APP_LOG))));
+  const requestLog = app.get(RequestLog);
+  // The global pipeline, each concern registered once, in this order: metrics (when enabled) count every
+  // request; git routes stream and meet none of the API's middleware; then the front door (request log,
+  // security headers, CORS) and authentication, for everything else.
+  if (config.metrics.enabled) await mountMetrics(app, config.metrics.token);
+  app.use(app.get(GitHttpHandler).middleware(requestLog));
+  app.use(frontDoor({ requestLog, corsAllowedOrigins: config.corsAllowedOrigins }));
+  const authentication = app.get(AuthenticationMiddleware);
+  app.use(authentication.handle);
   expectContinueOnlyForTrustedUploads(app.getHttpServer() as Server);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
+  writeJsonAnswers(app.getHttpAdapter().getInstance(), config.rootUrl);
   app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg', ...OUTSIDE_API_ROUTES, ...PAGE_PATHS] });
-  app.enableCors(corsOptions(config.corsAllowedOrigins));
   applyHttpServerSettings(app.getHttpServer(), config.http);
-  setUpOpenApi(app, config);
+  serveOpenApi(app, config);
   await app.init();
   return app;
 }
@@ -55,7 +66,9 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
  * METRICS_ENABLED: counting starts before any other handler, and GET /metrics is answered ahead of the API's
  * authentication (Prometheus sends METRICS_TOKEN as its bearer token, which is not an API token).
  */
-function mountMetrics(app: NestExpressApplication, token: string | undefined): void {
+async function mountMetrics(app: NestExpressApplication, token: string | undefined): Promise<void> {
+  // Loaded only when enabled: prom-client is not needed otherwise.
+  const { AppMetrics } = await import('./metrics/metrics');
   const metrics = new AppMetrics({ dataSource: app.get(DataSource), markdown: app.get(MarkdownRenderer) });
   app.use(metrics.requestCounter());
   app.use('/metrics', metrics.endpoint(token));
@@ -91,8 +104,24 @@ export function openApiDocument(app: NestExpressApplication, config: AppConfig) 
   return withErrorExamples(withForgejoOperationIds(document), config.rootUrl);
 }
 
-function setUpOpenApi(app: NestExpressApplication, config: AppConfig): void {
-  const document = openApiDocument(app, config);
+/**
+ * The OpenAPI document is built at build time (`npm run openapi` writes openapi/swagger.v1.json, a test keeps
+ * it current, `npm run build` copies it into dist/) and only read here, with this server's ROOT_URL put in.
+ */
+export const OPENAPI_FILE = path.join(__dirname, '..', 'openapi', 'swagger.v1.json');
+/** The ROOT_URL the committed document was written with (test/support/test-app.ts). */
+export const OPENAPI_FILE_ROOT_URL = 'http://anvil.test/';
+
+export function builtOpenApiDocument(config: AppConfig): OpenAPIObject {
+  const text = fs.readFileSync(OPENAPI_FILE, 'utf8');
+  const swaggerUrl = JSON.stringify(`${config.rootUrl}api/swagger`);
+  const document = JSON.parse(text.split(JSON.stringify(`${OPENAPI_FILE_ROOT_URL}api/swagger`)).join(swaggerUrl)) as OpenAPIObject;
+  document.servers = [{ url: `${new URL(config.rootUrl).pathname}api/v1` }];
+  return document;
+}
+
+function serveOpenApi(app: NestExpressApplication, config: AppConfig): void {
+  const document = builtOpenApiDocument(config);
   SwaggerModule.setup('api/swagger', app, document, {
     useGlobalPrefix: false,
     jsonDocumentUrl: 'swagger.v1.json',

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body } from '../common/body';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SiteAdmin } from '../auth/route-auth';

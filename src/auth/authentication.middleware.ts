@@ -1,41 +1,59 @@
-import { Inject, Injectable, NestMiddleware } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { AuthContext } from './auth-context';
-import { clientAddress, CredentialChain, readCredential } from './credentials';
+import { clientAddress, Credential, CredentialChain, readCredential } from './credentials';
 
 export { SIGN_IN_FAILED } from './credentials';
 
 /**
  * The credential chain every request passes (behaviour 1.4 and 1.6): authentication (401), account state
  * (403), sudo (403/404). It runs before routing, so bad credentials are a 401 even on unknown paths.
+ * Registered once, as plain Express middleware (bootstrap.ts): `handle`.
  */
 @Injectable()
-export class AuthenticationMiddleware implements NestMiddleware {
+export class AuthenticationMiddleware {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly credentials: CredentialChain,
     private readonly users: UserStore,
   ) {}
 
-  async use(request: Request, response: Response, next: NextFunction): Promise<void> {
+  readonly handle = (request: Request, response: Response, next: NextFunction): void => {
+    let credential: Credential | undefined;
     try {
-      const credential = readCredential(request);
-      if (credential?.kind === 'token' && credential.fromQuery) {
-        response.setHeader('Warning', '299 - "token and access_token API authentication is deprecated and will be removed in a future release"');
-      }
-      let auth = credential ? await this.credentials.authenticate(credential, clientAddress(request)) : AuthContext.anonymous();
-      if (auth.user) this.assertAccountUsable(auth.user);
-      auth = await this.applySudo(request, auth);
-      request.auth = auth;
-      next();
+      credential = readCredential(request);
     } catch (error) {
-      request.auth ??= AuthContext.anonymous();
-      next(error);
+      request.auth = AuthContext.anonymous();
+      return next(error);
     }
+    // An anonymous request without sudo needs no lookup: it goes on at once, without a promise.
+    if (credential === undefined && request.query.sudo === undefined && request.headers.sudo === undefined) {
+      request.auth = AuthContext.anonymous();
+      return next();
+    }
+    this.authenticate(request, response, credential).then(
+      (auth) => {
+        request.auth = auth;
+        next();
+      },
+      (error: unknown) => {
+        request.auth ??= AuthContext.anonymous();
+        next(error);
+      },
+    );
+  };
+
+  private async authenticate(request: Request, response: Response, credential: Credential | undefined): Promise<AuthContext> {
+    if (credential?.kind === 'token' && credential.fromQuery) {
+      response.setHeader('Warning', '299 - "token and access_token API authentication is deprecated and will be removed in a future release"');
+    }
+    const auth = credential ? await this.credentials.authenticate(credential, clientAddress(request)) : AuthContext.anonymous();
+    if (auth.user) this.assertAccountUsable(auth.user);
+    return this.applySudo(request, auth);
   }
 
   private assertAccountUsable(user: UserEntity): void {

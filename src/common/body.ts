@@ -1,5 +1,6 @@
 import {
   ArgumentMetadata,
+  Body as NestBody,
   CallHandler,
   createParamDecorator,
   ExecutionContext,
@@ -9,9 +10,8 @@ import {
   PipeTransform,
   SetMetadata,
 } from '@nestjs/common';
-import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { INTERCEPTORS_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
-import { Reflector } from '@nestjs/core';
 import Busboy from 'busboy';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
@@ -54,8 +54,28 @@ export interface BodyReading {
  * here; a `@Body()` parameter opts in by itself. Nothing else is ever read: no body byte is consumed before
  * the route is matched and its auth guard has passed.
  */
-export function ReadsBody(reading: BodyReading = {}) {
-  return SetMetadata(READS_BODY, reading);
+export function ReadsBody(reading: BodyReading = {}): MethodDecorator {
+  return (target, key, descriptor) => {
+    SetMetadata(READS_BODY, reading)(target, key, descriptor);
+    withBodyInterceptor(descriptor.value as Function);
+    return descriptor;
+  };
+}
+
+/**
+ * `@Body()` as Nest's, and the route gets BodyInterceptor: only routes that read a body have it, so every
+ * other route runs with no interceptor at all. Use this one, never Nest's (a test walks the routes).
+ */
+export function Body(): ParameterDecorator {
+  return (target, key, index) => {
+    NestBody()(target, key, index);
+    withBodyInterceptor((target as Record<string | symbol, Function>)[key!]);
+  };
+}
+
+function withBodyInterceptor(handler: Function): void {
+  const interceptors = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) ?? []) as unknown[];
+  if (!interceptors.includes(BodyInterceptor)) Reflect.defineMetadata(INTERCEPTORS_METADATA, [...interceptors, BodyInterceptor], handler);
 }
 
 /**
@@ -65,15 +85,12 @@ export function ReadsBody(reading: BodyReading = {}) {
  */
 @Injectable()
 export class BodyInterceptor implements NestInterceptor {
-  constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly reflector: Reflector,
-  ) {}
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<Request>();
-    const reading = this.reading(context);
-    if (!reading || !BODY_METHODS.has(request.method)) {
+    const reading = BODY_METHODS.has(request.method) ? bodyReading(context.getClass(), context.getHandler()) : undefined;
+    if (!reading) {
       request.body = new DecodedBody({}, false);
       return next.handle();
     }
@@ -85,13 +102,6 @@ export class BodyInterceptor implements NestInterceptor {
       return next.handle();
     }
     return from(read()).pipe(switchMap(() => next.handle()));
-  }
-
-  private reading(context: ExecutionContext): BodyReading | undefined {
-    const declared = this.reflector.get<BodyReading | undefined>(READS_BODY, context.getHandler());
-    if (declared) return declared;
-    const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), context.getHandler().name) ?? {}) as Record<string, unknown>;
-    return Object.keys(args).some((key) => key.startsWith(`${RouteParamtypes.BODY}:`)) ? {} : undefined;
   }
 
   private async read(request: Request, limit: number): Promise<DecodedBody> {
@@ -295,4 +305,16 @@ export const DeferredBody = createParamDecorator((_data: unknown, context: Execu
 /** What `@Body() option: T` does, run later: reading, decoding errors (400/413/422), then the option's field rules (422). */
 export async function bindOption<T extends object>(body: LazyBody, target: new () => T): Promise<T> {
   return new BodyPipe().transform(await body.read(), { type: 'body', metatype: target }) as T;
+}
+
+/** A route reads a body when it declares so (ReadsBody) or binds one (`@Body()`). */
+export function readsBody(controller: Function, handler: Function): boolean {
+  return bodyReading(controller, handler) !== undefined;
+}
+
+function bodyReading(controller: Function, handler: Function): BodyReading | undefined {
+  const declared = Reflect.getMetadata(READS_BODY, handler) as BodyReading | undefined;
+  if (declared) return declared;
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler.name) ?? {}) as Record<string, unknown>;
+  return Object.keys(args).some((key) => key.startsWith(`${RouteParamtypes.BODY}:`)) ? {} : undefined;
 }

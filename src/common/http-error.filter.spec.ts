@@ -9,7 +9,6 @@ import type { RouteTable } from './route-table';
 interface Sent {
   status?: number;
   body?: string;
-  type?: string;
   ended?: boolean;
 }
 
@@ -21,12 +20,8 @@ function run(exception: unknown, auth = AuthContext.anonymous(), otherMethod = f
       sent.status = code;
       return this;
     },
-    type(value: string) {
-      sent.type = value;
-      return this;
-    },
-    send(body: string) {
-      sent.body = body;
+    json(body: unknown) {
+      sent.body = `${JSON.stringify(body)}\n`;
       return this;
     },
     end() {

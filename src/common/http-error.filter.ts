@@ -67,7 +67,8 @@ export class HttpErrorFilter implements ExceptionFilter {
   }
 
   private sendJson(response: Response, status: number, body: unknown): void {
-    response.status(status).type('application/json;charset=utf-8').send(`${JSON.stringify(body)}\n`);
+    // common/json-answer.ts writes it, as every other JSON answer.
+    response.status(status).json(body);
   }
 }
 

@@ -2,7 +2,7 @@ import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
 import { applyDecorators } from '@nestjs/common';
 import type { Request } from 'express';
-import { isSecretParameter } from './request-log';
+import { isSecretParameter } from '../logging/request-log';
 
 /** One page of a list, as every store and service speaks it (behaviour 1.9). */
 export interface PageQuery {

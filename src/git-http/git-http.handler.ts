@@ -3,11 +3,10 @@ import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { Options, pinoHttp } from 'pino-http';
 import { AuthContext } from '../auth/auth-context';
 import { clientAddress, CredentialChain, readCredential } from '../auth/credentials';
 import { TooManyRequestsError, UnauthorizedError } from '../common/errors';
-import { requestLogOptions } from '../common/request-log';
+import type { RequestLog } from '../logging/request-log';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { GitBusyError, GitProcesses, isSafeGitProtocol, ServingProcess } from '../git/git-processes';
 import { accountStateProblem, GitTarget, RepositoryGitAccess, ServedTarget } from '../repos/repository-git-access';
@@ -50,8 +49,6 @@ const RETRY_AFTER_SECONDS = '10';
 export class GitHttpHandler {
   private readonly logger = new Logger('GitHttp');
   private readonly basePath: string;
-  /** The API's request log (one line per request, no headers, query tokens redacted), for git routes too. */
-  private readonly requestLog: (request: IncomingMessage, response: ServerResponse) => void;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -60,15 +57,17 @@ export class GitHttpHandler {
     private readonly processes: GitProcesses,
   ) {
     this.basePath = new URL(config.rootUrl).pathname;
-    this.requestLog = pinoHttp(requestLogOptions(config).pinoHttp as Options);
   }
 
-  /** The Express middleware; requests that are not git routes go on to the API. */
-  middleware(): RequestHandler {
+  /**
+   * The Express middleware; requests that are not git routes go on to the API. Git routes are logged by the
+   * API's request log (one line per request, no headers, query tokens redacted).
+   */
+  middleware(requestLog: RequestLog): RequestHandler {
     return (request: Request, response: Response, next: NextFunction) => {
       const route = this.match(request.path);
       if (!route) return next();
-      this.requestLog(request, response);
+      requestLog.track(request, response);
       this.serve(route, request, response).catch((error: unknown) => this.fail(response, request, error));
     };
   }

@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SiteAdmin } from '../auth/route-auth';
-import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
+import { Body, DeferredBody, LazyBody, ReadsBody, bindOption } from '../common/body';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { toUserWire } from '../users/user.mapper';

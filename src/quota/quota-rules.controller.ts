@@ -1,7 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { SiteAdmin } from '../auth/route-auth';
-import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
+import { Body, DeferredBody, LazyBody, ReadsBody, bindOption } from '../common/body';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { toQuotaRuleInfo } from './quota.mapper';

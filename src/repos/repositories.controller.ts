@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, requireSignedIn, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { CreateRepositoryOption } from './create-repository.option';
-import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
+import { Body, DeferredBody, LazyBody, ReadsBody, bindOption } from '../common/body';
 import { EditRepositoryOption } from './edit-repository.option';
 import { RepositoriesService } from './repositories.service';
 import { RepositoryWire } from './repository.wire';

@@ -116,10 +116,9 @@ export class RepositoriesService implements OnModuleInit {
    * public-only token on a private repository or a non-public owner → 403.
    */
   async findReadable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ReadableRepository> {
-    const owner = await this.users.findByName(ownerName);
-    if (!owner) throw new NotFoundError();
-    const repo = await this.repositories.findByOwnerAndName(owner.id, repoName);
-    if (!repo) throw new NotFoundError();
+    const found = await this.repositories.findWithOwnerByNames(ownerName, repoName);
+    if (!found) throw new NotFoundError();
+    const { repo, owner } = found;
     const access = await this.access.of(viewer);
     if (!isReadable(access, repo, owner)) throw new NotFoundError();
     if (viewer.publicOnly && (repo.isPrivate || owner.visibility !== Visibility.Public)) {

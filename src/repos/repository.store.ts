@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
+import { RowReader } from '../database/row-reader';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { VisibilityScope } from './repository-access';
 import { RepositoryEntity } from './repository.entity';
@@ -52,19 +53,41 @@ const SORT_COLUMNS: Record<RepositorySortKey, string> = {
 /** The only door to the repository table. */
 @Injectable()
 export class RepositoryStore {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly rows: RowReader<RepositoryEntity>;
+  private readonly byId: string;
+  private readonly byOwnerAndName: string;
+  private readonly ownerRows: RowReader<UserEntity>;
+  private readonly withOwnerByNames: string;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.rows = new RowReader(dataSource, RepositoryEntity);
+    this.ownerRows = new RowReader(dataSource, UserEntity);
+    this.byId = `${this.rows.select()}WHERE id = ?`;
+    this.byOwnerAndName = `${this.rows.select()}WHERE owner_id = ? AND lower_name = ?`;
+    const owners = dataSource.driver.escape(dataSource.getMetadata(UserEntity).tableName);
+    this.withOwnerByNames =
+      `SELECT ${this.rows.columnList('r')}, ${this.ownerRows.columnList('o')} FROM ${owners} o ` +
+      'JOIN repository r ON r.owner_id = o.id AND r.lower_name = ? WHERE o.lower_name = ?';
+  }
 
   private repositories(tx?: EntityManager) {
     return (tx ?? this.dataSource.manager).getRepository(RepositoryEntity);
   }
 
   findById(id: number, tx?: EntityManager): Promise<RepositoryEntity | null> {
-    return this.repositories(tx).findOneBy({ id });
+    return this.rows.one(this.byId, [id], tx);
   }
 
-  /** Case-insensitive lookup by owner and name. */
+  /** Case-insensitive lookup by owner and name (the unique index on both). */
   findByOwnerAndName(ownerId: number, name: string, tx?: EntityManager): Promise<RepositoryEntity | null> {
-    return this.repositories(tx).findOneBy({ ownerId, lowerName: name.toLowerCase() });
+    return this.rows.one(this.byOwnerAndName, [ownerId, name.toLowerCase()], tx);
+  }
+
+  /** A repository and its owner by their names (case-insensitive), in one read of two unique indexes. */
+  async findWithOwnerByNames(ownerName: string, repoName: string): Promise<{ repo: RepositoryEntity; owner: UserEntity } | null> {
+    const rows = (await this.dataSource.query(this.withOwnerByNames, [repoName.toLowerCase(), ownerName.toLowerCase()])) as Record<string, unknown>[];
+    if (rows.length === 0) return null;
+    return { repo: this.rows.hydrate(rows[0], 'r'), owner: this.ownerRows.hydrate(rows[0], 'o') };
   }
 
   insert(tx: EntityManager, repository: Partial<RepositoryEntity>): Promise<RepositoryEntity> {

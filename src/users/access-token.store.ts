@@ -1,12 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
+import { RowReader } from '../database/row-reader';
 import { AccessTokenEntity } from './access-token.entity';
+import { UserEntity } from './user.entity';
 
 /** The only door to the access_token table. */
 @Injectable()
 export class AccessTokenStore {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly tokenRows: RowReader<AccessTokenEntity>;
+  private readonly userRows: RowReader<UserEntity>;
+  private readonly withOwnerById: string;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.tokenRows = new RowReader(dataSource, AccessTokenEntity);
+    this.userRows = new RowReader(dataSource, UserEntity);
+    const user = dataSource.driver.escape(dataSource.getMetadata(UserEntity).tableName);
+    const token = dataSource.driver.escape(dataSource.getMetadata(AccessTokenEntity).tableName);
+    this.withOwnerById = `SELECT ${this.tokenRows.columnList('t')}, ${this.userRows.columnList('u')} FROM ${token} t JOIN ${user} u ON u.id = t.uid WHERE t.id = ?`;
+  }
 
   private tokens(tx?: EntityManager) {
     return (tx ?? this.dataSource.manager).getRepository(AccessTokenEntity);
@@ -18,6 +30,13 @@ export class AccessTokenStore {
 
   findById(id: number): Promise<AccessTokenEntity | null> {
     return this.tokens().findOneBy({ id });
+  }
+
+  /** A token and its owner in one primary-key read: every authenticated request makes it. */
+  async findWithOwner(id: number): Promise<{ token: AccessTokenEntity; user: UserEntity } | null> {
+    const rows = (await this.dataSource.query(this.withOwnerById, [id])) as Record<string, unknown>[];
+    if (rows.length === 0) return null;
+    return { token: this.tokenRows.hydrate(rows[0], 't'), user: this.userRows.hydrate(rows[0], 'u') };
   }
 
   /** Candidates for a presented token: lookup is by the indexed last eight characters, then by hash. */

@@ -13,7 +13,7 @@ import { Transactions } from '../database/transactions';
 import { AccessTokenEntity } from './access-token.entity';
 import { AccessTokenStore } from './access-token.store';
 import { UserEntity } from './user.entity';
-import { UserStore } from './user.store';
+import { TokenVerifications, Verification } from './token-verifications';
 
 export interface NewAccessToken {
   token: AccessTokenEntity;
@@ -21,22 +21,18 @@ export interface NewAccessToken {
   plaintext: string;
 }
 
+/** Presented tokens whose verification is remembered (VERIFICATION_CACHE_SIZE entries, least recently used out first). */
+export const VERIFICATION_CACHE_SIZE = 10_000;
+
 /** How often a token's last-used time is written at most: a write per request would cost more than it tells. */
 const TOUCH_INTERVAL_SECONDS = 60;
 
 @Injectable()
 export class AccessTokensService {
-  /** sha256(token) → token id of tokens that verified recently, so that PBKDF2 runs once, not per request. */
-  private readonly verified = new Map<string, number>();
-  /**
-   * sha256(token) of presented tokens that matched a stored last-eight but failed verification: without it,
-   * a token ending in a known last-eight would cost one PBKDF2 per request (issue 12, suspicion 2).
-   */
-  private readonly rejected = new Set<string>();
+  private readonly verifications = new TokenVerifications(VERIFICATION_CACHE_SIZE, (plaintext) => this.verify(plaintext));
 
   constructor(
     private readonly tokens: AccessTokenStore,
-    private readonly users: UserStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
   ) {}
@@ -91,35 +87,34 @@ export class AccessTokensService {
 
   /** Resolves a presented token to its row and owner; a token of the wrong shape simply does not exist. */
   async authenticate(plaintext: string): Promise<{ token: AccessTokenEntity; user: UserEntity }> {
-    const token = TOKEN_PATTERN.test(plaintext) ? await this.findToken(plaintext) : null;
-    const user = token ? await this.users.findById(token.uid) : null;
-    if (!token || !user) throw new UnauthorizedError(TOKEN_FAILED);
+    const found = TOKEN_PATTERN.test(plaintext) ? await this.findToken(plaintext) : null;
+    if (!found) throw new UnauthorizedError(TOKEN_FAILED);
     const now = this.clock.nowUnix();
-    if (now - token.updatedUnix >= TOUCH_INTERVAL_SECONDS) await this.tokens.touch(token.id, now);
-    return { token, user };
+    if (now - found.token.updatedUnix >= TOUCH_INTERVAL_SECONDS) await this.tokens.touch(found.token.id, now);
+    return found;
   }
 
-  private async findToken(plaintext: string): Promise<AccessTokenEntity | null> {
-    const cacheKey = digest(plaintext);
-    if (this.rejected.has(cacheKey)) return null;
-    const cachedId = this.verified.get(cacheKey);
-    if (cachedId !== undefined) {
-      const cached = await this.tokens.findById(cachedId);
-      if (cached && cached.tokenLastEight === plaintext.slice(-8)) return cached;
-      this.verified.delete(cacheKey);
+  /** The token and its owner, read on every request (a deleted token or changed account counts at once). */
+  private async findToken(plaintext: string): Promise<{ token: AccessTokenEntity; user: UserEntity } | null> {
+    const key = digest(plaintext);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const verification = await this.verifications.get(key, plaintext);
+      if (verification === undefined || verification.id === undefined) return null;
+      const found = await this.tokens.findWithOwner(verification.id);
+      if (found && found.token.tokenLastEight === plaintext.slice(-8)) return found;
+      // Deleted since it was verified: forget it, and verify once more against what is stored now.
+      this.verifications.forget(key);
     }
+    return null;
+  }
+
+  /** PBKDF2 against the stored tokens with the same last eight characters; undefined (not kept) when none has them. */
+  private async verify(plaintext: string): Promise<Verification | undefined> {
     const candidates = await this.tokens.findByLastEight(plaintext.slice(-8));
     for (const candidate of candidates) {
-      if (sameHash(await hashToken(plaintext, candidate.tokenSalt), candidate.tokenHash)) {
-        if (this.verified.size >= 10_000) this.verified.clear();
-        this.verified.set(cacheKey, candidate.id);
-        return candidate;
-      }
+      if (sameHash(await hashToken(plaintext, candidate.tokenSalt), candidate.tokenHash)) return { id: candidate.id };
     }
-    if (candidates.length === 0) return null;
-    if (this.rejected.size >= 10_000) this.rejected.clear();
-    this.rejected.add(cacheKey);
-    return null;
+    return candidates.length === 0 ? undefined : { id: undefined };
   }
 
   /** Guards token management routes: only the user themselves or a site admin (D18). */

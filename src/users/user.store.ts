@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
+import { RowReader } from '../database/row-reader';
 import { EmailAddressEntity } from './email-address.entity';
 import { indexUserForSearch, removeUserFromSearch } from './user-search.store';
 import { UserEntity, UserType } from './user.entity';
@@ -7,7 +8,15 @@ import { UserEntity, UserType } from './user.entity';
 /** The only door to the user and email_address tables. */
 @Injectable()
 export class UserStore {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly rows: RowReader<UserEntity>;
+  private readonly byId: string;
+  private readonly byLowerName: string;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.rows = new RowReader(dataSource, UserEntity);
+    this.byId = `${this.rows.select()}WHERE id = ?`;
+    this.byLowerName = `${this.rows.select()}WHERE lower_name = ?`;
+  }
 
   private users(tx?: EntityManager) {
     return (tx ?? this.dataSource.manager).getRepository(UserEntity);
@@ -18,7 +27,7 @@ export class UserStore {
   }
 
   findById(id: number, tx?: EntityManager): Promise<UserEntity | null> {
-    return this.users(tx).findOneBy({ id });
+    return this.rows.one(this.byId, [id], tx);
   }
 
   findByIds(ids: number[]): Promise<UserEntity[]> {
@@ -27,7 +36,7 @@ export class UserStore {
 
   /** Case-insensitive lookup of a user or organisation by name. */
   findByName(name: string, tx?: EntityManager): Promise<UserEntity | null> {
-    return this.users(tx).findOneBy({ lowerName: name.toLowerCase() });
+    return this.rows.one(this.byLowerName, [name.toLowerCase()], tx);
   }
 
   findIndividualByName(name: string): Promise<UserEntity | null> {

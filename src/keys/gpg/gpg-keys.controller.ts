@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthContext } from '../../auth/auth-context';
 import { Caller, SignedIn } from '../../auth/route-auth';
-import { ReadsBody } from '../../common/body';
+import { Body, ReadsBody } from '../../common/body';
 import { ApiEmpty, ApiErrors } from '../../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../../common/paging';
 import { parseKeyId } from '../key-owners';

@@ -1,32 +1,9 @@
 import * as openpgp from 'openpgp';
+import { GpgEntity, GpgKeyFacts, GpgKeyParseError, MAX_ARMORED_KEY_LENGTH } from './gpg-key-facts';
 import { keyRingPolicyFailure } from './key-policy';
 
-/** What Anvil keeps of one OpenPGP key, primary or subkey (behaviour 2.6, 12.2). */
-export interface GpgKeyFacts {
-  /** 16 uppercase hex digits. */
-  keyId: string;
-  /** Base64 of the serialized public-key packet (header included), as Forgejo serves it. */
-  publicKey: string;
-  createdUnix: number;
-  /** 0 when the key never expires. */
-  expiresUnix: number;
-  canSign: boolean;
-  canEncryptComms: boolean;
-  canEncryptStorage: boolean;
-  canCertify: boolean;
-}
-
-export interface GpgEntity extends GpgKeyFacts {
-  /** Addresses of the identities that carry a valid self-certification and are not revoked, as written. */
-  identityEmails: string[];
-  /** Subkeys bound to the primary by a valid binding signature. */
-  subkeys: GpgKeyFacts[];
-  /**
-   * The entity (merged when it came in several parts), ASCII-armored, for the plain-text export: its key
-   * packets, identities and self-signatures, without third-party certifications, photo IDs or unbound subkeys.
-   */
-  armored: string;
-}
+export type { GpgEntity, GpgKeyFacts } from './gpg-key-facts';
+export { GpgKeyParseError, MAX_ARMORED_KEY_LENGTH } from './gpg-key-facts';
 
 /** The submitted key ring: what the service reads, plus the parsed keys the signature check needs. */
 export class GpgKeyRing {
@@ -37,17 +14,8 @@ export class GpgKeyRing {
   ) {}
 }
 
-/** The armored text is not a public key ring; the message is the reason after `failed to parse gpg key `. */
-export class GpgKeyParseError extends Error {}
-
 /** Old RSA keys (1024 bits) are still read, as Forgejo reads them; everything else is openpgp's default. */
 const CONFIG: openpgp.Config = { ...openpgp.config, minRSABits: 1024 };
-
-/**
- * Largest armored key ring read. openpgp spends microseconds per armor line, so a body of millions of tiny
- * lines would tie up the process for seconds; real keys, even heavily certified ones, stay well below this.
- */
-export const MAX_ARMORED_KEY_LENGTH = 1024 * 1024;
 
 /** What a `text` column holds on MySQL: the stored armor and each key packet must fit. */
 const MAX_STORED_LENGTH = 65_535;

@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { RenderFailure, RenderPool } from '../../markdown/render-pool';
-import type { GpgEntity } from './openpgp-inspector';
-import { GpgKeyParseError } from './openpgp-inspector';
+import type { GpgEntity } from './gpg-key-facts';
+import { GpgKeyParseError } from './gpg-key-facts';
 
-export type { GpgEntity, GpgKeyFacts } from './openpgp-inspector';
-export { GpgKeyParseError, MAX_ARMORED_KEY_LENGTH } from './openpgp-inspector';
+export type { GpgEntity, GpgKeyFacts } from './gpg-key-facts';
+export { GpgKeyParseError, MAX_ARMORED_KEY_LENGTH } from './gpg-key-facts';
 
 /** What one upload holds, and which of its entities made the signature (when one was given). */
 export interface InspectedKeyRing {

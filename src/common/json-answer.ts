@@ -1,0 +1,36 @@
+import type { Express, Response } from 'express';
+import { linkHeader, PagedList } from './paging';
+
+/**
+ * Every JSON answer is written here (behaviour 1.2: `application/json;charset=utf-8`, one document and a
+ * newline), and a PagedList adds its paging headers (behaviour 1.9). It replaces Express's `res.json` for the
+ * application once, at start-up: handlers return objects, Nest hands them to `res.json`, and no per-request
+ * interceptor is needed. Strings and buffers never come here: handlers that answer text or HTML set their
+ * own type and send.
+ */
+const JSON_TYPE = 'application/json;charset=utf-8';
+
+export function writeJsonAnswers(app: Express, rootUrl: string): void {
+  const apiBase = `${rootUrl}api/v1`;
+  (app.response as Response).json = function json(this: Response, value: unknown): Response {
+    let body = value;
+    if (value instanceof PagedList) {
+      this.setHeader('X-Total-Count', String(value.total));
+      const request = this.req;
+      const apiPath = request.path.replace(/^\/api\/v1/, '');
+      const link = linkHeader(apiBase, apiPath, request.query as Record<string, unknown>, value.query.page, value.query.limit, value.total);
+      if (link) this.setHeader('Link', link);
+      body = value.body();
+    }
+    const text = `${JSON.stringify(body)}\n`;
+    // Written as is: Express's send() would respell the type with a space ("application/json; charset=utf-8").
+    this.setHeader('Content-Type', JSON_TYPE);
+    if (this.statusCode === 204 || this.statusCode === 304) {
+      this.end();
+      return this;
+    }
+    this.setHeader('Content-Length', Buffer.byteLength(text));
+    this.end(text);
+    return this;
+  };
+}
