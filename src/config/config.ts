@@ -71,12 +71,19 @@ export interface HttpServerConfig {
 
 /** Requests allowed per window; 0 turns a limit off. */
 export interface RateLimitConfig {
+  /**
+   * RATE_LIMIT_STORE: where the counts live. `memory` (default): this process only; `database`: the
+   * `rate_limit` table of DATABASE_URL, so that every instance on that database shares one budget.
+   */
+  store: 'memory' | 'database';
   windowMs: number;
   signInPerIp: number;
   signInPerAccount: number;
   markdown: number;
   tokenCreation: number;
   keyUpload: number;
+  /** Attempts at the change-password page, per client address and user name. */
+  changePassword: number;
 }
 
 /** The built-in SSH server (git-transport.md 0.1). */
@@ -155,12 +162,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     maxBodyBytes: byteSize(env, 'MAX_BODY_SIZE', 1024 * 1024),
     http: parseHttpServer(env),
     rateLimits: {
+      store: oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'database'], 'memory'),
       windowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, { min: 1 }),
       signInPerIp: integer(env, 'RATE_LIMIT_SIGN_IN_PER_IP', 30, { min: 0 }),
       signInPerAccount: integer(env, 'RATE_LIMIT_SIGN_IN_PER_ACCOUNT', 10, { min: 0 }),
       markdown: integer(env, 'RATE_LIMIT_MARKDOWN', 120, { min: 0 }),
       tokenCreation: integer(env, 'RATE_LIMIT_TOKEN_CREATION', 20, { min: 0 }),
       keyUpload: integer(env, 'RATE_LIMIT_KEY_UPLOAD', 20, { min: 0 }),
+      changePassword: integer(env, 'RATE_LIMIT_CHANGE_PASSWORD', 10, { min: 0 }),
     },
     logFile: nonEmpty(env, 'LOG_FILE'),
     uploads: {
