@@ -4,6 +4,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { AuthenticationMiddleware } from './auth/authentication.middleware';
+import { ApiRequestTimeout } from './common/api-request-timeout';
 import { BodyInterceptor, BodyPipe } from './common/body';
 import { CommonModule } from './common/common.module';
 import { ContentModule } from './content/content.module';
@@ -57,6 +58,8 @@ export class AppModule implements NestModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },
+        // Outermost: the API request timeout counts from the guard's pass, body reading included.
+        { provide: APP_INTERCEPTOR, useClass: ApiRequestTimeout },
         { provide: APP_INTERCEPTOR, useClass: BodyInterceptor },
         { provide: APP_INTERCEPTOR, useClass: ResponseInterceptor },
         { provide: APP_PIPE, useClass: BodyPipe },

@@ -64,6 +64,11 @@ export interface HttpServerConfig {
   requestTimeoutMs: number;
   /** Time an API route waits for its body once it starts reading it. */
   bodyTimeoutMs: number;
+  /**
+   * API_REQUEST_TIMEOUT: time an /api/v1 JSON route's handler has to answer before a 503 (0: none). Not git,
+   * not streamed uploads, downloads or archives (src/common/api-request-timeout.ts).
+   */
+  apiRequestTimeoutMs: number;
   /** Concurrent connections of the whole server (0: unlimited) and of one client address. */
   maxConnections: number;
   maxConnectionsPerClient: number;
@@ -215,6 +220,7 @@ function parseHttpServer(env: Env): HttpServerConfig {
     headersTimeoutMs,
     requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT', 0, { min: 0 }) * 1000,
     bodyTimeoutMs: integer(env, 'HTTP_BODY_TIMEOUT', 30, { min: 1 }) * 1000,
+    apiRequestTimeoutMs: integer(env, 'API_REQUEST_TIMEOUT', 60, { min: 0 }) * 1000,
     maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 4096, { min: 0 }),
     maxConnectionsPerClient: integer(env, 'HTTP_MAX_CONNECTIONS_PER_CLIENT', 128, { min: 1 }),
   };

@@ -16,9 +16,9 @@ function databaseUrl(config: AppConfig): string {
  * with the default memory store each instance has its own.
  */
 describe.each([
-  ['database', 'share one budget'],
-  ['memory', 'each have their own budget'],
-] as const)('RATE_LIMIT_STORE=%s: two instances on one database %s', (store) => {
+  { store: 'database', sharing: 'share one budget' },
+  { store: 'memory', sharing: 'each have their own budget' },
+])('RATE_LIMIT_STORE=$store: two instances on one database $sharing', ({ store }) => {
   let first: TestApp;
   let second: TestApp;
   const env = { RATE_LIMIT_STORE: store, RATE_LIMIT_MARKDOWN: '4', RATE_LIMIT_SIGN_IN_PER_ACCOUNT: '2' };

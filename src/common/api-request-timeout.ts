@@ -1,0 +1,64 @@
+import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { RESPONSE_PASSTHROUGH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { Observable, throwError, timeout } from 'rxjs';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { DomainError } from './errors';
+
+/** 503: the handler did not answer within API_REQUEST_TIMEOUT. */
+export class RequestTimedOutError extends DomainError {
+  readonly status = 503;
+  constructor() {
+    super('the request took too long to answer; try again later');
+  }
+}
+
+const NO_REQUEST_TIMEOUT = 'anvil:no-request-timeout';
+
+/** A route that streams a request body of its own (an upload) and so may take as long as the upload does. */
+export function NoRequestTimeout() {
+  return SetMetadata(NO_REQUEST_TIMEOUT, true);
+}
+
+/**
+ * API_REQUEST_TIMEOUT (SECURITY.md): an /api/v1 route whose handler has not answered in time gets a 503 with the
+ * standard error body, and its connection is free for the next request. It covers JSON routes only: git (served
+ * before Nest), routes outside /api/v1 (uploads of packages and downloads of attachments), handlers that write the
+ * response themselves (`@Res()` without passthrough: downloads, archives, raw files) and routes marked
+ * `@NoRequestTimeout()` (streamed uploads) take as long as their transfer does. What the handler had started
+ * may still finish after the 503 (its result is dropped): like a gateway's timeout, the answer says "unknown",
+ * not "undone".
+ */
+@Injectable()
+export class ApiRequestTimeout implements NestInterceptor {
+  private readonly applies = new WeakMap<object, boolean>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly reflector: Reflector,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const limit = this.config.http.apiRequestTimeoutMs;
+    if (limit <= 0 || context.getType() !== 'http') return next.handle();
+    if (!context.switchToHttp().getRequest<Request>().path.startsWith('/api/v1/') || !this.appliesTo(context)) return next.handle();
+    return next.handle().pipe(timeout({ first: limit, with: () => throwError(() => new RequestTimedOutError()) }));
+  }
+
+  private appliesTo(context: ExecutionContext): boolean {
+    const handler = context.getHandler();
+    let applies = this.applies.get(handler);
+    if (applies === undefined) {
+      const controller = context.getClass();
+      const parameters = Object.keys((Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler.name) ?? {}) as Record<string, unknown>);
+      const ownsResponse =
+        parameters.some((key) => key.startsWith(`${RouteParamtypes.RESPONSE}:`) || key.startsWith(`${RouteParamtypes.NEXT}:`)) &&
+        !Reflect.getMetadata(RESPONSE_PASSTHROUGH_METADATA, controller, handler.name);
+      applies = !ownsResponse && !this.reflector.get<boolean | undefined>(NO_REQUEST_TIMEOUT, handler);
+      this.applies.set(handler, applies);
+    }
+    return applies;
+  }
+}
