@@ -35,10 +35,22 @@ export function loggablePath(url: string | undefined): string {
   return `${text.slice(0, mark)}?${parts.join('&')}`;
 }
 
+/** One open destination per LOG_FILE in a process: the API's and git's request loggers (and every app) share it. */
+const destinations = new Map<string, pino.DestinationStream>();
+
+function fileDestination(file: string): pino.DestinationStream {
+  let destination = destinations.get(file);
+  if (!destination) {
+    destination = pino.destination({ dest: file, sync: true, append: true });
+    destinations.set(file, destination);
+  }
+  return destination;
+}
+
 /** One structured line per request: method, path, status, duration. Headers (and so credentials) are never logged. */
 export function requestLogOptions(config: AppConfig): Params {
   // LOG_FILE sends the log to a file (appended, written synchronously) instead of standard output.
-  const stream = config.logFile ? pino.destination({ dest: config.logFile, sync: true, append: true }) : undefined;
+  const stream = config.logFile ? fileDestination(config.logFile) : undefined;
   return {
     // Express 5 route syntax for "every path" (nestjs-pino's default '*' is the legacy spelling).
     forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
