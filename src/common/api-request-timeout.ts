@@ -17,7 +17,10 @@ export class RequestTimedOutError extends DomainError {
 
 const NO_REQUEST_TIMEOUT = 'anvil:no-request-timeout';
 
-/** A route that streams a request body of its own (an upload) and so may take as long as the upload does. */
+/**
+ * A route that takes as long as its transfer (a streamed upload) or has a longer limit of its own (a migration's
+ * clone, 600 s), which API_REQUEST_TIMEOUT must not cut short.
+ */
 export function NoRequestTimeout() {
   return SetMetadata(NO_REQUEST_TIMEOUT, true);
 }
@@ -27,7 +30,7 @@ export function NoRequestTimeout() {
  * standard error body, and its connection is free for the next request. It covers JSON routes only: git (served
  * before Nest), routes outside /api/v1 (uploads of packages and downloads of attachments), handlers that write the
  * response themselves (`@Res()` without passthrough: downloads, archives, raw files) and routes marked
- * `@NoRequestTimeout()` (streamed uploads) take as long as their transfer does. What the handler had started
+ * `@NoRequestTimeout()` (streamed uploads, migrations) take as long as their transfer or their own limit. What the handler had started
  * may still finish after the 503 (its result is dropped): like a gateway's timeout, the answer says "unknown",
  * not "undone".
  */

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DownloadsService } from '../../src/content/downloads.service';
+import { MigrationsService } from '../../src/mirrors/migrations.service';
 import { ReleaseAttachmentsService } from '../../src/releases/release-attachments.service';
 import { RepositoryListsService } from '../../src/repos/repository-lists.service';
 import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
@@ -97,6 +98,22 @@ describe('API request timeout', () => {
       const answer = await pending;
       expect(answer.status).toBe(201);
       expect(answer.body.size).toBe('slow upload'.length);
+    } finally {
+      held.release();
+      held.restore();
+    }
+  });
+
+  it('does not cut a migration, whose clone has its own longer limit', async () => {
+    const held = hold(t.app.get(MigrationsService), 'migrate');
+    t.config.http.apiRequestTimeoutMs = TIMEOUT_MS;
+    try {
+      // Refused by the service once released (no such source): an answer from the handler, not the timeout's 503.
+      const pending = t.http.post(t.api('/repos/migrate')).set(withToken(alice.token)).send({ clone_addr: 'ftp://example.invalid/x.git', repo_name: 'held' }).then((response) => response);
+      await held.entered;
+      await sleep(TIMEOUT_MS * 3);
+      held.release();
+      expect((await pending).status).toBe(422);
     } finally {
       held.release();
       held.restore();
