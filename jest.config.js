@@ -20,6 +20,9 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
+      // Every test app logs to one directory per run; the teardown fails the run if a created secret is in it.
+      globalSetup: '<rootDir>/test/support/e2e-log.setup.js',
+      globalTeardown: '<rootDir>/test/support/e2e-log.teardown.js',
       slowTestThreshold: 30,
     },
   ],

@@ -1,7 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
+import { ApiRequestTimeout } from './common/api-request-timeout';
 import { BodyPipe } from './common/body';
 import { CommonModule } from './common/common.module';
 import { ContentModule } from './content/content.module';
@@ -53,6 +54,8 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },
+        // API_REQUEST_TIMEOUT: one timer per routed API request, cleared when the answer ends.
+        { provide: APP_GUARD, useClass: ApiRequestTimeout },
         { provide: APP_PIPE, useClass: BodyPipe },
       ],
     };

@@ -13,6 +13,8 @@ const JSON_TYPE = 'application/json;charset=utf-8';
 export function writeJsonAnswers(app: Express, rootUrl: string): void {
   const apiBase = `${rootUrl}api/v1`;
   (app.response as Response).json = function json(this: Response, value: unknown): Response {
+    // An answer that comes after another was sent (API_REQUEST_TIMEOUT's 503) is dropped.
+    if (this.headersSent) return this;
     let body = value;
     if (value instanceof PagedList) {
       this.setHeader('X-Total-Count', String(value.total));

@@ -1,37 +1,57 @@
-import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, Optional, SetMetadata, UseGuards } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, OnModuleDestroy, Optional, SetMetadata, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { APP_CONFIG, AppConfig, RateLimitConfig } from '../config/config';
 import { ApiErrors } from './openapi';
+import { RateLimitStore } from './rate-limit.store';
 import { TooManyRequestsError } from './errors';
 
-export type RateLimitName = Exclude<keyof RateLimitConfig, 'windowMs'>;
+export type RateLimitName = Exclude<keyof RateLimitConfig, 'windowMs' | 'store'>;
 
 /**
- * Builds the limiter of one name. The default keeps counts in this process's memory; a deployment running
- * several instances provides a factory whose limiters share a store (rate-limiter-flexible's Redis, MySQL or
- * Postgres limiters) under this token.
+ * Builds the limiter of one name. RATE_LIMIT_STORE chooses between this process's memory and the database
+ * (shared by every instance on it); a deployment wanting another shared store (rate-limiter-flexible's Redis
+ * or Postgres limiters) can still provide a factory under this token, which wins over the setting.
  */
 export const RATE_LIMITER_FACTORY = Symbol('RATE_LIMITER_FACTORY');
 export type RateLimiterFactory = (name: RateLimitName, points: number, durationSeconds: number) => RateLimiterAbstract;
 
 const inMemory: RateLimiterFactory = (name, points, duration) => new RateLimiterMemory({ keyPrefix: name, points, duration });
 
+/** How often expired counts are deleted from the database store. */
+const CLEAR_EXPIRED_EVERY_MS = 10 * 60_000;
+
+/** Keys longer than this (a user name from a form, say) are hashed: the database column holds 255 characters. */
+const MAX_PLAIN_KEY_LENGTH = 128;
+
 /** The project's rate limits (SECURITY.md): RATE_LIMIT_* settings, one window, a 429 with Retry-After. */
 @Injectable()
-export class RateLimits {
+export class RateLimits implements OnModuleDestroy {
   private readonly limiters = new Map<RateLimitName, RateLimiterAbstract>();
+  private readonly sweeper?: NodeJS.Timeout;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
+    @Optional() store?: RateLimitStore,
     @Optional() @Inject(RATE_LIMITER_FACTORY) factory?: RateLimiterFactory,
   ) {
-    const { windowMs, ...limits } = config.rateLimits;
+    const { windowMs, store: storeName, ...limits } = config.rateLimits;
     const duration = Math.max(1, Math.ceil(windowMs / 1000));
+    const inDatabase = storeName === 'database' && store !== undefined && factory === undefined;
+    const build: RateLimiterFactory = factory ?? (inDatabase ? (name, points, seconds) => store.limiter(name, points, seconds) : inMemory);
     for (const [name, points] of Object.entries(limits) as [RateLimitName, number][]) {
-      if (points > 0) this.limiters.set(name, (factory ?? inMemory)(name, points, duration));
+      if (points > 0) this.limiters.set(name, build(name, points, duration));
     }
+    if (inDatabase) {
+      this.sweeper = setInterval(() => void store.clearExpired(Date.now()).catch(() => undefined), CLEAR_EXPIRED_EVERY_MS);
+      this.sweeper.unref();
+    }
+  }
+
+  onModuleDestroy(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
   }
 
   /** Counts one event for `key`; a 429 once the window's allowance is spent. */
@@ -39,7 +59,7 @@ export class RateLimits {
     const limiter = this.limiters.get(name);
     if (!limiter) return;
     try {
-      await limiter.consume(key);
+      await limiter.consume(storeKey(key));
     } catch (error) {
       if (error instanceof RateLimiterRes) throw tooMany(error);
       throw error;
@@ -49,13 +69,17 @@ export class RateLimits {
   /** A 429 if `key` has already spent its allowance; counts nothing. */
   async check(name: RateLimitName, key: string): Promise<void> {
     const limiter = this.limiters.get(name);
-    const state = limiter ? await limiter.get(key) : null;
+    const state = limiter ? await limiter.get(storeKey(key)) : null;
     if (limiter && state && state.consumedPoints >= limiter.points) throw tooMany(state);
   }
 
   async reset(name: RateLimitName, key: string): Promise<void> {
-    await this.limiters.get(name)?.delete(key);
+    await this.limiters.get(name)?.delete(storeKey(key));
   }
+}
+
+function storeKey(key: string): string {
+  return key.length <= MAX_PLAIN_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 }
 
 function tooMany(state: RateLimiterRes): TooManyRequestsError {

@@ -64,6 +64,11 @@ export interface HttpServerConfig {
   requestTimeoutMs: number;
   /** Time an API route waits for its body once it starts reading it. */
   bodyTimeoutMs: number;
+  /**
+   * API_REQUEST_TIMEOUT: time an /api/v1 JSON route's handler has to answer before a 503 (0: none). Not git,
+   * not streamed uploads, downloads or archives (src/common/api-request-timeout.ts).
+   */
+  apiRequestTimeoutMs: number;
   /** Concurrent connections of the whole server (0: unlimited) and of one client address. */
   maxConnections: number;
   maxConnectionsPerClient: number;
@@ -71,12 +76,19 @@ export interface HttpServerConfig {
 
 /** Requests allowed per window; 0 turns a limit off. */
 export interface RateLimitConfig {
+  /**
+   * RATE_LIMIT_STORE: where the counts live. `memory` (default): this process only; `database`: the
+   * `rate_limit` table of DATABASE_URL, so that every instance on that database shares one budget.
+   */
+  store: 'memory' | 'database';
   windowMs: number;
   signInPerIp: number;
   signInPerAccount: number;
   markdown: number;
   tokenCreation: number;
   keyUpload: number;
+  /** Attempts at the change-password page, per client address and user name. */
+  changePassword: number;
 }
 
 /** The built-in SSH server (git-transport.md 0.1). */
@@ -155,12 +167,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     maxBodyBytes: byteSize(env, 'MAX_BODY_SIZE', 1024 * 1024),
     http: parseHttpServer(env),
     rateLimits: {
+      store: oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'database'], 'memory'),
       windowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, { min: 1 }),
       signInPerIp: integer(env, 'RATE_LIMIT_SIGN_IN_PER_IP', 30, { min: 0 }),
       signInPerAccount: integer(env, 'RATE_LIMIT_SIGN_IN_PER_ACCOUNT', 10, { min: 0 }),
       markdown: integer(env, 'RATE_LIMIT_MARKDOWN', 120, { min: 0 }),
       tokenCreation: integer(env, 'RATE_LIMIT_TOKEN_CREATION', 20, { min: 0 }),
       keyUpload: integer(env, 'RATE_LIMIT_KEY_UPLOAD', 20, { min: 0 }),
+      changePassword: integer(env, 'RATE_LIMIT_CHANGE_PASSWORD', 10, { min: 0 }),
     },
     logFile: nonEmpty(env, 'LOG_FILE'),
     uploads: {
@@ -206,6 +220,7 @@ function parseHttpServer(env: Env): HttpServerConfig {
     headersTimeoutMs,
     requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT', 0, { min: 0 }) * 1000,
     bodyTimeoutMs: integer(env, 'HTTP_BODY_TIMEOUT', 30, { min: 1 }) * 1000,
+    apiRequestTimeoutMs: integer(env, 'API_REQUEST_TIMEOUT', 60, { min: 0 }) * 1000,
     maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 4096, { min: 0 }),
     maxConnectionsPerClient: integer(env, 'HTTP_MAX_CONNECTIONS_PER_CLIENT', 128, { min: 1 }),
   };

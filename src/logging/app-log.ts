@@ -2,10 +2,21 @@ import type { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 
+/** One open destination per LOG_FILE in a process: every app in it (the e2e tests start many) shares it. */
+const destinations = new Map<string, pino.DestinationStream>();
+
+function fileDestination(file: string): pino.DestinationStream {
+  let destination = destinations.get(file);
+  if (!destination) {
+    destination = pino.destination({ dest: file, sync: true, append: true });
+    destinations.set(file, destination);
+  }
+  return destination;
+}
+
 /** The application's one logger: JSON lines at LOG_LEVEL, to LOG_FILE (appended, written synchronously) or standard output. */
 export function createAppLog(config: Pick<AppConfig, 'logLevel' | 'logFile'>): Logger {
-  const stream = config.logFile ? pino.destination({ dest: config.logFile, sync: true, append: true }) : undefined;
-  return pino({ level: config.logLevel }, stream);
+  return pino({ level: config.logLevel }, config.logFile ? fileDestination(config.logFile) : undefined);
 }
 
 /**

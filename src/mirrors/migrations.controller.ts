@@ -3,6 +3,7 @@ import { Body } from '../common/body';
 import { ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, SignedIn } from '../auth/route-auth';
+import { NoRequestTimeout } from '../common/api-request-timeout';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { RepositoryWire } from '../repos/repository.wire';
 import { MigrateRepositoryOption } from './migrate-repository.option';
@@ -19,6 +20,9 @@ export class MigrationsController {
 
   @Post('repos/migrate')
   @SignedIn('repository')
+  // The clone has its own, longer limit (600 s, git-transport.md 3): API_REQUEST_TIMEOUT would answer 503 while it
+  // goes on and then creates the repository.
+  @NoRequestTimeout()
   @ApiOperation({ operationId: 'repoMigrate', summary: 'Migrate a remote git repository' })
   @ApiCreatedResponse({ type: RepositoryWire })
   @ApiErrors(403, 409, 413, 422, 500)

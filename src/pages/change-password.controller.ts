@@ -1,10 +1,10 @@
-import { Controller, Get, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { ThrottlerStorage } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/route-auth';
 import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
-import { DomainError } from '../common/errors';
+import { DomainError, TooManyRequestsError } from '../common/errors';
+import { RateLimits } from '../common/rate-limits';
 import { ChangePasswordForm } from './change-password.form';
 import { ChangePasswordService } from './change-password.service';
 import { PageCsrf } from './page-csrf';
@@ -35,9 +35,6 @@ ${notice}
   );
 }
 
-/** At most this many attempts a minute per client address and user name: the form checks a password. */
-const ATTEMPTS_PER_MINUTE = 10;
-
 /**
  * `/user/settings/change_password`, where the API's "You must change your password" 403 points: a small
  * server-rendered form (no scripts), CSRF-protected and rate-limited per client address and user name.
@@ -48,7 +45,7 @@ export class ChangePasswordController {
   constructor(
     private readonly passwords: ChangePasswordService,
     private readonly csrf: PageCsrf,
-    @Inject(ThrottlerStorage) private readonly attempts: ThrottlerStorage,
+    private readonly limits: RateLimits,
   ) {}
 
   @Get(CHANGE_PASSWORD_PATH)
@@ -69,10 +66,14 @@ export class ChangePasswordController {
       send(response, 400, formPage(this.csrf.token(request, response), '', { error: true, text: 'Fill in every field.' }));
       return;
     }
-    // Counted per client address and user name: one address cannot try more than the limit against an account,
-    // and people behind one address do not lock each other out.
-    const key = `${String(request.ip)}|${form.user_name.toLowerCase()}`;
-    if ((await this.attempts.increment(key, 60_000, ATTEMPTS_PER_MINUTE, 60_000, 'change-password')).isBlocked) {
+    // Counted per client address and user name (RATE_LIMIT_CHANGE_PASSWORD, in RATE_LIMIT_STORE like every
+    // limit): one address cannot try more than the limit against an account, and people behind one address do
+    // not lock each other out.
+    try {
+      await this.limits.consume('changePassword', `${String(request.ip)}|${form.user_name.toLowerCase()}`);
+    } catch (error) {
+      if (!(error instanceof TooManyRequestsError)) throw error;
+      response.setHeader('Retry-After', String(error.retryAfterSeconds));
       send(response, 429, page('Too many attempts · Anvil', html`<h1>Too many attempts</h1><p class="error">Wait a minute, then try again.</p>`));
       return;
     }

@@ -1,5 +1,4 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import { ThrottlerModule } from '@nestjs/throttler';
 import cookieParser from 'cookie-parser';
 import { UsersModule } from '../users/users.module';
 import { CHANGE_PASSWORD_PATH, ChangePasswordController } from './change-password.controller';
@@ -15,8 +14,7 @@ export const PAGE_PATHS = ['/', CHANGE_PASSWORD_PATH, 'assets/img/avatar_default
  * must-change-password answer points to, and the default avatar. No other web UI.
  */
 @Module({
-  // The throttler's storage counts password-change attempts (see ChangePasswordController).
-  imports: [UsersModule, ThrottlerModule.forRoot([{ ttl: 60_000, limit: 10 }])],
+  imports: [UsersModule],
   controllers: [HomeController, ChangePasswordController],
   providers: [ChangePasswordService, PageCsrf],
 })

@@ -11,6 +11,7 @@ import { ReleaseAttachmentsService } from './release-attachments.service';
 import { CreateReleaseOption, EditAttachmentOption, EditReleaseOption } from './release.options';
 import { AttachmentWire, ReleaseWire } from './release.wire';
 import { ReleasesService } from './releases.service';
+import { NoRequestTimeout } from '../common/api-request-timeout';
 
 /** `/repos/{owner}/{repo}/releases…` (Forgejo's API v1). The repository's read and write rules decide access. */
 @ApiTags('repository')
@@ -121,6 +122,7 @@ export class ReleasesController {
 
   @Post('repos/:owner/:repo/releases/:id/assets')
   @Public('repository')
+  @NoRequestTimeout()
   @ApiOperation({ operationId: 'repoCreateReleaseAttachment', summary: 'Create a release attachment (multipart field `attachment`, or the raw body with `name`)' })
   @ApiConsumes('multipart/form-data', 'application/octet-stream')
   @ApiQuery({ name: 'name', required: false, type: String, description: 'name of the attachment' })

@@ -63,7 +63,8 @@ export class RepositoryListsService {
         if (alternatives.length > 0) criteria.keyword = { alternatives, includeDescription: request.includeDescription, ownerAndName };
         if (ownerAndName) criteria.priorityOwnerName = ownerAndName[0];
       }
-      if (request.priorityOwnerId > 0) criteria.priorityOwnerId = request.priorityOwnerId;
+      // Only ordering, but still a user named by id: an invisible one changes nothing (not even the order).
+      if (request.priorityOwnerId > 0 && (await this.visibleById(viewer, request.priorityOwnerId))) criteria.priorityOwnerId = request.priorityOwnerId;
       return await this.views.page(await this.repositories.list(criteria, page), viewer, access);
     } catch (error) {
       if (error instanceof DomainError) throw error;

@@ -1,4 +1,5 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import * as openpgp from 'openpgp';
 import * as sshpk from 'sshpk';
 import { MAX_KEYS_PER_USER } from '../../src/keys/key-owners';
 import { RepositoryTemplates } from '../../src/repos/templates/repository-templates';
@@ -61,6 +62,33 @@ describe('caps and validation', () => {
     expect((await t.http.get(t.api('/repos/search')).query({ uid: hidden.user.id }).set(withToken(hidden.token)).expect(200)).body.data.length).toBeGreaterThan(0);
   });
 
+  it('9: priority_owner_id naming a user the caller cannot see changes nothing, not even the order', async () => {
+    const keyword = uniqueName('prio');
+    const hidden = await makeUser(t, { visibility: 'private' });
+    const hiddenOrg = await makeOrg(t, hidden.user, { visibility: 'private' });
+    // Public repositories whose names sort last, under a private user and a private organisation.
+    await makeRepo(t, hidden, { name: `zz-${keyword}` });
+    await makeRepo(t, hidden, { name: `zy-${keyword}`, org: hiddenOrg.name });
+    for (const prefix of ['aa', 'ab', 'ac']) await makeRepo(t, alice, { name: `${prefix}-${keyword}` });
+    const stranger = await makeUser(t);
+    const search = (query: Record<string, unknown>, token?: string) => {
+      const request = t.http.get(t.api('/repos/search')).query({ q: keyword, ...query });
+      return (token ? request.set(withToken(token)) : request).expect(200);
+    };
+    const names = (body: { data: { name: string }[] }) => body.data.map((repo) => repo.name);
+    for (const token of [undefined, stranger.token]) {
+      const plain = await search({}, token);
+      expect(names(plain.body)).toEqual([`aa-${keyword}`, `ab-${keyword}`, `ac-${keyword}`]);
+      for (const id of [hidden.user.id, hiddenOrg.id]) {
+        const prioritised = await search({ priority_owner_id: id }, token);
+        expect(prioritised.body).toEqual(plain.body);
+        expect(prioritised.headers['x-total-count']).toBe(plain.headers['x-total-count']);
+      }
+    }
+    // The parameter works for whoever may see that user: their repository comes first.
+    expect(names((await search({ priority_owner_id: hidden.user.id }, hidden.token)).body)[0]).toBe(`zz-${keyword}`);
+  });
+
   it('10: a repository website must be an http(s) URL', async () => {
     const repo = await makeRepo(t, alice, { name: uniqueName('web') });
     const path = t.api(`/repos/${alice.name}/${repo.name}`);
@@ -86,6 +114,28 @@ describe('caps and validation', () => {
     expect(over.body.message).toBe('too many keys: a user may hold at most 100 keys of a kind');
     const long = await t.http.post(t.api('/user/keys')).set(withToken(alice.token)).send({ title: 'long', key: sshLine('c'.repeat(32_000)) }).expect(422);
     expect(long.body.message).toBe('Invalid key content: the key comment is too long');
+  });
+
+  it('12: a user holds at most the cap of GPG primary keys, however the uploads are batched', async () => {
+    const holder = await makeUser(t);
+    const keys = await Promise.all(
+      Array.from({ length: MAX_KEYS_PER_USER + 8 }, () =>
+        openpgp.generateKey({ type: 'ecc', curve: 'ed25519Legacy', userIDs: [{ email: holder.email }], format: 'object' }),
+      ),
+    );
+    // Several keys in one armor block (the policy allows 8 per upload): fewer requests, and the cap must count
+    // every key of an upload, not the upload.
+    const armor = (batch: typeof keys) =>
+      openpgp.armor(openpgp.enums.armor.publicKey, Buffer.concat(batch.map(({ publicKey }) => Buffer.from(publicKey.write()))));
+    const upload = (batch: typeof keys) => t.http.post(t.api('/user/gpg_keys')).set(withToken(holder.token)).send({ armored_public_key: armor(batch) });
+    for (let start = 0; start < MAX_KEYS_PER_USER - 4; start += 8) await upload(keys.slice(start, start + 8)).expect(201);
+    const overByBatch = await upload(keys.slice(MAX_KEYS_PER_USER - 4, MAX_KEYS_PER_USER + 4)).expect(422);
+    expect(overByBatch.body.message).toBe('too many keys: a user may hold at most 100 keys of a kind');
+    await upload(keys.slice(MAX_KEYS_PER_USER - 4, MAX_KEYS_PER_USER)).expect(201);
+    const over = await upload(keys.slice(MAX_KEYS_PER_USER, MAX_KEYS_PER_USER + 1)).expect(422);
+    expect(over.body.message).toBe('too many keys: a user may hold at most 100 keys of a kind');
+    const listed = await t.http.get(t.api('/user/gpg_keys')).query({ limit: 50, page: 3 }).set(withToken(holder.token)).expect(200);
+    expect(listed.headers['x-total-count']).toBe(String(MAX_KEYS_PER_USER));
   });
 
   it('16: an RSA key over 16 384 bits is refused', async () => {

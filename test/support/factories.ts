@@ -1,6 +1,7 @@
 import { AccessTokensService } from '../../src/users/access-tokens.service';
 import { UserEntity } from '../../src/users/user.entity';
 import { UsersService } from '../../src/users/users.service';
+import { recordSecrets } from './e2e-log';
 import type { TestApp } from './test-app';
 
 export interface TestUser {
@@ -34,6 +35,7 @@ export interface MakeUserOptions {
 export async function makeUser(t: TestApp, options: MakeUserOptions = {}): Promise<TestUser> {
   const name = options.name ?? uniqueName();
   const password = options.password ?? 'correct-horse-battery';
+  recordSecrets(password);
   const email = options.email ?? `${name.toLowerCase()}@example.com`;
   const users = t.app.get(UsersService);
   let user = await users.create({
@@ -51,6 +53,7 @@ export async function makeUser(t: TestApp, options: MakeUserOptions = {}): Promi
 
 export async function makeToken(t: TestApp, user: UserEntity, scopes: string[], name = uniqueName('token')): Promise<string> {
   const created = await t.app.get(AccessTokensService).create(user, name, scopes);
+  recordSecrets(created.plaintext);
   return created.plaintext;
 }
 

@@ -11,6 +11,7 @@ import type TestAgent from 'supertest/lib/agent';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../src/bootstrap';
 import { AppConfig, loadConfig } from '../../src/config/config';
+import { e2eLogFile } from './e2e-log';
 
 /**
  * The real application on a fresh database and a fresh data directory. SQLite by default; with
@@ -40,10 +41,13 @@ export const usesMysql = (): boolean => process.env.TEST_DATABASE === 'mysql';
 export async function startTestApp(env: Record<string, string> = {}, adjust?: (config: AppConfig) => void): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-test-'));
   const database = usesMysql() ? await createMysqlDatabase() : undefined;
+  const logFile = e2eLogFile();
   const config = loadConfig({
     DATA_DIR: dataDir,
     ROOT_URL: 'http://anvil.test/',
-    LOG_LEVEL: 'silent',
+    // In a jest e2e run every app logs what a default deployment logs, to the run's log (test/support/e2e-log.ts),
+    // which the run's teardown scans for every secret the helpers created.
+    ...(logFile ? { LOG_LEVEL: 'info', LOG_FILE: logFile } : { LOG_LEVEL: 'silent' }),
     // Test files make hundreds of calls from one address and one user: the rate limits have their own tests
     // (sign-in-abuse), which set the limits they exercise.
     ...LIFTED_RATE_LIMITS,

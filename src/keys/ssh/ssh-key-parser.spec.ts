@@ -66,6 +66,39 @@ describe('SSH public key parsing', () => {
     expect(reasonOf(`${line} ${'c'.repeat(1024)}`)).toBe('accepted');
   });
 
+  describe('on the main thread: size policy before any parser or number work (SECURITY.md)', () => {
+    // The worst keys within the 16 KiB blob cap: the biggest modulus, the biggest exponent, a PEM of the same size.
+    const hugeModulus = Buffer.concat([Buffer.from([0]), Buffer.alloc(16_300, 0xc5)]);
+    const worst = {
+      modulus: `ssh-rsa ${sshStrings('ssh-rsa', Buffer.from([1, 0, 1]), hugeModulus).toString('base64')}`,
+      exponent: `ssh-rsa ${sshStrings('ssh-rsa', Buffer.alloc(15_900, 0xff), Buffer.alloc(385, 0xff)).toString('base64')}`,
+      paddedExponent: `ssh-rsa ${sshStrings('ssh-rsa', Buffer.concat([Buffer.alloc(15_900), Buffer.from([1, 0, 1])]), Buffer.concat([Buffer.from([0]), Buffer.alloc(384, 0xc5)])).toString('base64')}`,
+      pem: `-----BEGIN PUBLIC KEY-----\n${Buffer.alloc(20_000, 0x30).toString('base64')}\n-----END PUBLIC KEY-----`,
+    };
+    const parsers = () => {
+      const sshpk = jest.requireActual<typeof import('sshpk')>('sshpk');
+      const crypto = jest.requireActual<typeof import('node:crypto')>('node:crypto');
+      return [jest.spyOn(sshpk, 'parseKey'), jest.spyOn(crypto, 'createPublicKey'), jest.spyOn(globalThis, 'BigInt')];
+    };
+    afterEach(() => jest.restoreAllMocks());
+
+    it('refuses an oversized RSA modulus, exponent or PEM before sshpk, OpenSSL or BigInt see it', () => {
+      const spies = parsers();
+      expect(reasonOf(worst.modulus)).toBe('key is too large: got 130400 bits, at most 16384');
+      expect(reasonOf(worst.exponent)).toBe('invalid ssh public key: exponent too large');
+      expect(reasonOf(worst.pem)).toBe('invalid ssh public key: key is larger than 16384 bytes');
+      for (const spy of spies) expect(spy).not.toHaveBeenCalled();
+    });
+
+    it('reads a small exponent behind any number of zero bytes from its significant bytes only', () => {
+      const spies = parsers();
+      // Within every cap: accepted as a 3072-bit key with exponent 65537, without BigInt.
+      expect(reasonOf(worst.paddedExponent)).toBe('accepted');
+      expect(spies[0]).toHaveBeenCalled();
+      expect(spies[2]).not.toHaveBeenCalled();
+    });
+  });
+
   it('reports only the first line of a library error, without its preamble', () => {
     const reason = reasonOf('-----BEGIN PUBLIC KEY-----\nMAMCAQU=\n-----END PUBLIC KEY-----');
     expect(reason).toMatch(/^failed to parse DER encoded public key as either PKIX or PEM RSA Key: /);

@@ -9,6 +9,13 @@ import { SshWireReader, sshStrings } from './ssh-wire';
  * it (an ECDSA point must lie on its curve). sshpk knows neither the FIDO security-key types (`sk-…`) nor
  * strict framing (it accepts trailing bytes and short Ed25519 keys), so the blob is first split into its
  * fields here, exactly as OpenSSH lays them out.
+ *
+ * Cost (SECURITY.md, "SSH keys on the main thread"): this runs on the event loop, so every step is linear in
+ * the input and no step does big-number arithmetic on attacker-chosen sizes. The input is capped (body limit,
+ * then MAX_BLOB_BYTES on the blob or the PEM's DER) before any parsing; the RSA modulus size and exponent size
+ * are checked from the byte lengths of their fields before sshpk or OpenSSH's decoder sees them; ECDSA points
+ * are checked on fixed curves (at most 521 bits); nothing is ever verified (no signature comes with an SSH key).
+ * sshpk and OpenSSL only copy the fields into their structures.
  */
 export type SshKeyKind = 'rsa' | 'dsa' | 'ecdsa' | 'ed25519' | 'ecdsa-sk' | 'ed25519-sk';
 
@@ -143,6 +150,8 @@ function pemToBlob(content: string): Buffer {
     throw new SshKeyError('failed to parse PEM block containing the public key');
   }
   const der = Buffer.from(body, 'base64');
+  // The blob cap, before sshpk parses anything: a PKIX or PKCS#1 encoding is no smaller than the SSH blob.
+  if (der.length > MAX_BLOB_BYTES) throw new SshKeyError(`invalid ssh public key: key is larger than ${MAX_BLOB_BYTES} bytes`);
   let key: sshpk.Key;
   try {
     key = sshpk.parseKey(pemText('PUBLIC KEY', der), 'pem');
@@ -290,7 +299,10 @@ function measureKey(algorithm: string, kind: SshKeyKind, fields: Buffer[]): Meas
       return { kind, bits: CURVE_BITS[curve], plainBlob };
     }
     case 'rsa': {
+      // Size policy first, from the fields' byte lengths: sshpk and OpenSSL never see an oversized modulus.
       checkRsaExponent(fields[0]);
+      const modulusBits = unsignedBits(fields[1]);
+      if (modulusBits > MAX_RSA_BITS) throw new SshKeyError(`key is too large: got ${modulusBits} bits, at most ${MAX_RSA_BITS}`);
       const key = sshpk.parseKey(plainBlob, 'rfc4253');
       createPublicKey(key.toString('pkcs8'));
       // ssh-keygen re-encodes the key before hashing; so does sshpk (canonical mpints).
@@ -316,11 +328,21 @@ function checkCurvePoint(curve: string, point: Buffer): void {
   }
 }
 
-/** As Go's ssh package: an exponent below 3, even, or over 24 bits is refused. */
+/** Bits of an unsigned big-endian number (an SSH mpint's magnitude), from its bytes alone. */
+function unsignedBits(bytes: Buffer): number {
+  let start = 0;
+  while (start < bytes.length && bytes[start] === 0) start++;
+  if (start === bytes.length) return 0;
+  return (bytes.length - start - 1) * 8 + (32 - Math.clz32(bytes[start]));
+}
+
+/** As Go's ssh package: an exponent below 3, even, or over 24 bits is refused (by its length, before its value). */
 function checkRsaExponent(exponent: Buffer): void {
-  const value = exponent.length === 0 ? 0n : BigInt(`0x${exponent.toString('hex')}`);
-  if (value.toString(2).length > 24) throw new SshKeyError('invalid ssh public key: exponent too large');
-  if (value < 3n || value % 2n === 0n) throw new SshKeyError('invalid ssh public key: incorrect exponent');
+  const bits = unsignedBits(exponent);
+  if (bits > 24) throw new SshKeyError('invalid ssh public key: exponent too large');
+  const significant = Math.ceil(bits / 8);
+  const value = significant === 0 ? 0 : exponent.readUIntBE(exponent.length - significant, significant);
+  if (value < 3 || value % 2 === 0) throw new SshKeyError('invalid ssh public key: incorrect exponent');
 }
 
 /** The first line of a library's message, without sshpk's "Failed to parse … key: " preamble. */
