@@ -11,7 +11,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { AuthenticationMiddleware } from './auth/authentication.middleware';
 import { frontDoor } from './common/front-door';
-import { writeJsonAnswers } from './common/json-answer';
+import { JsonAnswersAdapter } from './common/json-answer';
 import { withErrorExamples } from './common/openapi';
 import { handlerOperationId, withForgejoOperationIds } from './common/operation-ids';
 import { GitHttpHandler } from './git-http/git-http.handler';
@@ -32,7 +32,7 @@ export const API_PREFIX = 'api/v1';
 /** Builds the application exactly as it serves: main.ts and the e2e tests both start here. */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
   secureDataDirectory(config.dataDir);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new JsonAnswersAdapter(config.rootUrl), {
     bodyParser: false,
     bufferLogs: true,
     // Until the application logger takes over, Nest stays quiet, and a failure is thrown for the caller to
@@ -54,7 +54,6 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
-  writeJsonAnswers(app.getHttpAdapter().getInstance(), config.rootUrl);
   app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg', ...OUTSIDE_API_ROUTES, ...PAGE_PATHS] });
   applyHttpServerSettings(app.getHttpServer(), config.http);
   serveOpenApi(app, config);

@@ -1,3 +1,4 @@
+import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express, Response } from 'express';
 import { linkHeader, PagedList } from './paging';
 
@@ -35,4 +36,21 @@ export function writeJsonAnswers(app: Express, rootUrl: string): void {
     this.end(text);
     return this;
   };
+}
+
+/**
+ * The HTTP adapter the application runs on: Express, with JSON answers written by `writeJsonAnswers`, and a
+ * handler's boolean or number answered as JSON too (Nest's own adapter sends those as text).
+ */
+export class JsonAnswersAdapter extends ExpressAdapter {
+  constructor(rootUrl: string) {
+    super();
+    writeJsonAnswers(this.getInstance<Express>(), rootUrl);
+  }
+
+  override reply(response: Response, body: unknown, statusCode?: number): unknown {
+    if (typeof body !== 'boolean' && typeof body !== 'number') return super.reply(response, body, statusCode);
+    if (statusCode) response.status(statusCode);
+    return response.json(body);
+  }
 }
