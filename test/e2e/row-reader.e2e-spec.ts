@@ -1,0 +1,61 @@
+import { DataSource } from 'typeorm';
+import { RepositoryEntity } from '../../src/repos/repository.entity';
+import { RepositoryStore } from '../../src/repos/repository.store';
+import { AccessTokenEntity } from '../../src/users/access-token.entity';
+import { AccessTokenStore } from '../../src/users/access-token.store';
+import { UserEntity } from '../../src/users/user.entity';
+import { UserStore } from '../../src/users/user.store';
+import { makeOrg, makeRepo, makeUser } from '../support/factories';
+import { startTestApp, TestApp } from '../support/test-app';
+
+/**
+ * Issue 14, item 6: the hot lookups now run plain SQL with bound parameters (database/row-reader.ts) instead of
+ * TypeORM's find builders. For the same rows they must return exactly the entities the builders returned.
+ */
+describe('hot lookups with bound parameters return what TypeORM returned', () => {
+  let t: TestApp;
+  let dataSource: DataSource;
+  beforeAll(async () => {
+    t = await startTestApp();
+    dataSource = t.app.get(DataSource);
+  });
+  afterAll(() => t.close());
+
+  it('user by id and by name (any case), organisation included; nothing for an unknown one', async () => {
+    const { user } = await makeUser(t, { fullName: 'Zoë Ünïcode' });
+    const org = await makeOrg(t, user);
+    const users = t.app.get(UserStore);
+    for (const entity of [user, org]) {
+      const expected = await dataSource.getRepository(UserEntity).findOneBy({ id: entity.id });
+      expect(await users.findById(entity.id)).toEqual(expected);
+      expect(await users.findByName(entity.name.toUpperCase())).toEqual(expected);
+      expect(await users.findById(entity.id)).toBeInstanceOf(UserEntity);
+    }
+    expect(await users.findById(987_654_321)).toBeNull();
+    expect(await users.findByName('no-such-user')).toBeNull();
+  });
+
+  it('repository by id, by owner and name, and with its owner by both names', async () => {
+    const owner = await makeUser(t);
+    const wire = await makeRepo(t, owner, { private: true, description: 'd' });
+    const repositories = t.app.get(RepositoryStore);
+    const expected = await dataSource.getRepository(RepositoryEntity).findOneBy({ id: wire.id });
+    expect(expected).not.toBeNull();
+    expect(await repositories.findById(wire.id)).toEqual(expected);
+    expect(await repositories.findByOwnerAndName(owner.user.id, wire.name.toUpperCase())).toEqual(expected);
+    const both = await repositories.findWithOwnerByNames(owner.name.toUpperCase(), wire.name);
+    expect(both?.repo).toEqual(expected);
+    expect(both?.owner).toEqual(await dataSource.getRepository(UserEntity).findOneBy({ id: owner.user.id }));
+    expect(await repositories.findWithOwnerByNames(owner.name, 'no-such-repo')).toBeNull();
+    expect(await repositories.findWithOwnerByNames('no-such-owner', wire.name)).toBeNull();
+  });
+
+  it('a token with its owner in one read', async () => {
+    const owner = await makeUser(t);
+    const stored = await dataSource.getRepository(AccessTokenEntity).findOneByOrFail({ uid: owner.user.id });
+    const found = await t.app.get(AccessTokenStore).findWithOwner(stored.id);
+    expect(found?.token).toEqual(stored);
+    expect(found?.user).toEqual(await dataSource.getRepository(UserEntity).findOneBy({ id: owner.user.id }));
+    expect(await t.app.get(AccessTokenStore).findWithOwner(987_654_321)).toBeNull();
+  });
+});
