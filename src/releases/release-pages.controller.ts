@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public } from '../auth/route-auth';
+import { NotFoundError } from '../common/errors';
 import { WildcardParam } from '../content/route-params';
 import { html, page, PAGE_CSP } from '../pages/page-layout';
 import { UsersService } from '../users/users.service';
@@ -34,9 +35,11 @@ export class ReleasePagesController {
   @Get(':owner/:repo/archive/*archive')
   @Public('repository')
   archive(@Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('archive') archive: string, @Res() response: Response): void {
-    const base = new URL(this.users.site.rootUrl).pathname;
-    const ref = archive.split('/').map(encodeURIComponent).join('/');
-    response.redirect(302, `${base}api/v1/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/archive/${ref}`);
+    const segments = [owner, repo, ...archive.split('/')];
+    // A `.` or `..` segment would make the client resolve the Location to some other API route: nothing to alias.
+    if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) throw new NotFoundError();
+    const [ownerPart, repoPart, ...ref] = segments.map(encodeURIComponent);
+    response.redirect(302, `${new URL(this.users.site.rootUrl).pathname}api/v1/repos/${ownerPart}/${repoPart}/archive/${ref.join('/')}`);
   }
 }
 

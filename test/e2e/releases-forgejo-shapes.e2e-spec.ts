@@ -153,6 +153,8 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
       // The repository is private: nobody else reaches anything through the same URLs.
       expect([url, (await follow(url, withToken(bob.token))).status]).toEqual([url, 404]);
     }
+    // The alias never points anywhere but the archive route (a `..` would climb to another API route).
+    await t.http.get(`/${alice.name}/${repo.name}/archive/..%2F..%2F..%2Fuser`).set(withToken(alice.token)).expect(404);
     const archive = await follow(full.tarball_url, withToken(alice.token));
     expect(archive.redirects).toEqual([`/api/v1/repos/${alice.name}/${repo.name}/archive/release/v2.0.tar.gz`]);
     expect(archive.type).toMatch(/gzip/);
