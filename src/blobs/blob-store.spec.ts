@@ -12,7 +12,7 @@ import { BlobStore } from './blob-store';
  */
 class Collector extends Writable {
   readonly chunks: Buffer[] = [];
-  _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     setImmediate(() => {
       this.chunks.push(Buffer.from(chunk));
       callback();

@@ -85,7 +85,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
       // Forgejo: a raw body is always a file, so a link as well is one thing too many.
       if (query.externalUrl) throw new BadRequestError("'attachment' and 'external_url' are mutually exclusive");
       if (query.name === '') throw new BadRequestError('Could not determine name of attachment.');
-      return this.store_(found, viewer, rawUpload(request), query.name, maxBytes);
+      return this.storeFile(found, viewer, rawUpload(request), query.name, maxBytes);
     }
     const { file, fields } = await multipartUpload(request, 'attachment');
     const externalUrl = query.externalUrl || fields.external_url || '';
@@ -94,7 +94,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
       file.stream.resume();
       throw new BadRequestError("'attachment' and 'external_url' are mutually exclusive");
     }
-    if (file) return this.store_(found, viewer, file, name || file.filename, maxBytes);
+    if (file) return this.storeFile(found, viewer, file, name || file.filename, maxBytes);
     if (!externalUrl) throw new BadRequestError("One of 'attachment' or 'external_url' is required");
     const link = releaseAssetUrl(externalUrl);
     const attachment = await this.transactions.run(async (tx) => {
@@ -114,7 +114,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
   }
 
   /** Streams the file to the blob store, then keeps it with its row. */
-  private async store_(found: VisibleRelease, viewer: AuthContext, source: UploadSource, name: string, maxBytes: number): Promise<AttachmentWire> {
+  private async storeFile(found: VisibleRelease, viewer: AuthContext, source: UploadSource, name: string, maxBytes: number): Promise<AttachmentWire> {
     if (name === '') {
       source.stream.resume();
       throw new BadRequestError('Could not determine name of attachment.');
@@ -243,7 +243,7 @@ export interface UploadQuery {
   externalUrl: string;
 }
 
-/** An external asset's link: an absolute http(s) URL (Forgejo's IsValidReleaseAssetURL), else 400. */
+/** An external asset's link: an absolute http(s) URL (Forgejo's IsValidReleaseAssetURL) that fits its column, else 400. */
 function releaseAssetUrl(text: string): URL {
   let url: URL;
   try {
@@ -251,7 +251,7 @@ function releaseAssetUrl(text: string): URL {
   } catch {
     throw new BadRequestError(`invalid external URL: '${text}'`);
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '' || text.length > 2048) {
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '' || url.href.length > 2048) {
     throw new BadRequestError(`invalid external URL: '${text}'`);
   }
   return url;

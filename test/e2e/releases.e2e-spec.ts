@@ -306,7 +306,7 @@ describe('releases and release attachments', () => {
     expect(both.body.message).toBe("'attachment' and 'external_url' are mutually exclusive");
     const neither = await t.http.post(assets).set(withToken(owner.token)).field('name', 'x').expect(400);
     expect(neither.body.message).toBe("One of 'attachment' or 'external_url' is required");
-    for (const bad of ['ftp://example.com/a', 'not a url', '/relative/path']) {
+    for (const bad of ['ftp://example.com/a', 'not a url', '/relative/path', `https://example.com/${'a'.repeat(2100)}`]) {
       await t.http.post(assets).set(withToken(owner.token)).field('external_url', bad).expect(400);
     }
     await t.http.post(`${assets}?name=raw.bin&external_url=${encodeURIComponent('https://example.com/a')}`).set(withToken(owner.token)).set('Content-Type', 'application/octet-stream').send(Buffer.from('x')).expect(400);
