@@ -55,7 +55,10 @@ export function toAttachmentWires(place: ReleasePlace, release: ReleaseEntity, a
   return attachments.map((attachment) => toAttachmentWire(attachment, site, byName));
 }
 
-/** Pure: `Release` JSON for a viewer. Archive links are empty when the release hides them (as Forgejo). */
+/**
+ * Pure: `Release` JSON for a viewer. The archive URLs are given even when `hide_archive_links` is set: as in
+ * Forgejo's API, that flag only tells pages (ours: release-pages.controller.ts) not to show them.
+ */
 export function toReleaseWire(
   place: ReleasePlace,
   release: ReleaseEntity,
@@ -73,8 +76,8 @@ export function toReleaseWire(
     body: release.note,
     url: urls.api,
     html_url: urls.html,
-    tarball_url: release.hideArchiveLinks ? '' : `${urls.archive}.tar.gz`,
-    zipball_url: release.hideArchiveLinks ? '' : `${urls.archive}.zip`,
+    tarball_url: `${urls.archive}.tar.gz`,
+    zipball_url: `${urls.archive}.zip`,
     hide_archive_links: release.hideArchiveLinks,
     upload_url: `${urls.api}/assets`,
     draft: release.isDraft,

@@ -163,6 +163,14 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
     expect(page.text).toContain('Two &lt;b&gt;');
     expect(page.text).toContain('notes &amp; more');
     expect(page.text).toContain(`href="${full.assets[0].browser_download_url}"`);
+    // hide_archive_links hides them from the page only: the API still names them (as Forgejo), and they resolve.
+    const hidden = (await t.http.patch(`${releases(alice.name, repo.name)}/${release.id}`).set(withToken(alice.token)).send({ hide_archive_links: true }).expect(200)).body;
+    expect(hidden.tarball_url).toBe(full.tarball_url);
+    expect((await follow(hidden.zipball_url, withToken(alice.token))).status).toBe(200);
+    const hiddenPage = await t.http.get(new URL(full.html_url).pathname).set(withToken(alice.token)).expect(200);
+    expect(hiddenPage.text).not.toContain(full.tarball_url);
+    expect(page.text).toContain(`href="${full.tarball_url}"`);
+
     // A draft's page is shown to writers only; readers of a public repository get 404.
     const open = await makeRepo(t, alice, { autoInit: true });
     const draft = (await t.http.post(releases(alice.name, open.name)).set(withToken(alice.token)).send({ tag_name: 'v3', draft: true }).expect(201)).body;
