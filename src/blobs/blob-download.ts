@@ -1,4 +1,3 @@
-import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import parseRange from 'range-parser';
 import type { BlobStore } from './blob-store';
@@ -46,6 +45,6 @@ export async function sendBlob(blobs: BlobStore, request: Request, response: Res
     response.end();
     return;
   }
-  // A client that goes away ends the pipeline with an error; there is no one left to answer.
-  await pipeline(blobs.read(blob.key, range), response).catch(() => undefined);
+  // A client that goes away ends the transfer with an error; there is no one left to answer.
+  await blobs.send(blob.key, response, range).catch(() => response.destroy());
 }

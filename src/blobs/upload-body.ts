@@ -64,11 +64,19 @@ export function expectContinueOnlyForTrustedUploads(server: Server): void {
   });
 }
 
+/** A multipart body read up to its file part: the text fields before it, and the file (null when there is none). */
+export interface MultipartUpload {
+  file: UploadSource | null;
+  /** Text fields that came before the file part (all of them when there is no file part). */
+  fields: Record<string, string>;
+}
+
 /**
- * The part named `field` of a multipart body, streamed (busboy): other parts are skipped, a body without that
- * part is a 400, and a body cut off while the part streams fails the part's stream.
+ * The part named `field` of a multipart body, streamed (busboy), with the text fields sent before it (curl -F
+ * sends them in the order given); other file parts are skipped. Without that part, the whole body has been read
+ * when this resolves (`file` is null). A body cut off while the part streams fails the part's stream.
  */
-export function multipartUpload(request: IncomingMessage, field: string): Promise<UploadSource> {
+export function multipartUpload(request: IncomingMessage, field: string): Promise<MultipartUpload> {
   return new Promise((resolve, reject) => {
     let parser: Busboy.Busboy;
     try {
@@ -76,22 +84,26 @@ export function multipartUpload(request: IncomingMessage, field: string): Promis
     } catch {
       return reject(new BadRequestError('malformed multipart body'));
     }
+    const fields: Record<string, string> = {};
     let current: PassThrough | null = null;
     const fail = (error: Error) => {
       if (current) current.destroy(error);
       else reject(new BadRequestError('malformed multipart body'));
     };
+    parser.on('field', (name, value) => {
+      if (!current) fields[name] = value;
+    });
     parser.on('file', (name, stream, info) => {
       if (name !== field || current) return stream.resume();
       // A PassThrough we own, so that an abort of the request reaches the consumer as an error.
       current = new PassThrough();
       stream.on('error', (error) => current!.destroy(error));
       stream.pipe(current);
-      resolve({ stream: current, filename: info.filename ?? '' });
+      resolve({ file: { stream: current, filename: info.filename ?? '' }, fields });
     });
     parser.on('error', (error: Error) => fail(error));
     parser.on('close', () => {
-      if (!current) reject(new BadRequestError(`the multipart body has no "${field}" file`));
+      if (!current) resolve({ file: null, fields });
     });
     request.on('close', () => {
       if (!request.complete) fail(new Error('the request was cut off'));
@@ -101,5 +113,15 @@ export function multipartUpload(request: IncomingMessage, field: string): Promis
   });
 }
 
-/** Download and package routes served at ROOT_URL, outside /api/v1 (as Forgejo's web and package routes). */
-export const OUTSIDE_API_ROUTES = ['attachments/:uuid', ':owner/:repo/releases/download/:tag/:name', 'api/packages/{*path}'];
+/**
+ * Download, package and page routes served at ROOT_URL, outside /api/v1 (as Forgejo's web and package routes):
+ * every URL that a release, an attachment or a package names resolves.
+ */
+export const OUTSIDE_API_ROUTES = [
+  'attachments/:uuid',
+  ':owner/:repo/releases/download/:tag/:name',
+  ':owner/:repo/releases/tag/{*tag}',
+  ':owner/:repo/archive/{*archive}',
+  ':owner/-/packages/:type/:name/:version',
+  'api/packages/{*path}',
+];

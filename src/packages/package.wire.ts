@@ -5,7 +5,7 @@ import { UserWire } from '../users/user.wire';
 /** `Package` (Forgejo's API v1): one version of a package. */
 @ApiSchema({ name: 'Package' })
 export class PackageWire {
-  @ApiProperty({ format: 'int64' }) id: number;
+  @ApiProperty({ type: 'integer', format: 'int64' }) id: number;
   @ApiProperty({ type: UserWire }) owner: UserWire;
   @ApiProperty({ type: RepositoryWire, nullable: true, description: 'always null: Anvil does not link packages to repositories' }) repository: null;
   @ApiProperty({ type: UserWire }) creator: UserWire;
@@ -19,8 +19,8 @@ export class PackageWire {
 /** `PackageFile` (Forgejo's API v1; `Size` is capitalised there). */
 @ApiSchema({ name: 'PackageFile' })
 export class PackageFileWire {
-  @ApiProperty({ format: 'int64' }) id: number;
-  @ApiProperty({ format: 'int64' }) Size: number;
+  @ApiProperty({ type: 'integer', format: 'int64' }) id: number;
+  @ApiProperty({ type: 'integer', format: 'int64' }) Size: number;
   @ApiProperty() name: string;
   @ApiProperty() md5: string;
   @ApiProperty() sha1: string;

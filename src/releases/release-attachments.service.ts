@@ -17,7 +17,7 @@ import { RepositoryStore } from '../repos/repository.store';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 import { AttachmentEntity, ReleaseEntity } from './release.entities';
-import { releaseUrls, toAttachmentWire } from './release.mapper';
+import { releaseUrls, toAttachmentWire, toAttachmentWires } from './release.mapper';
 import type { EditAttachmentOption } from './release.options';
 import { ReleaseStore } from './release.store';
 import type { AttachmentWire } from './release.wire';
@@ -29,6 +29,9 @@ export interface AttachmentDownload {
   size: number;
   key: string;
 }
+
+/** A download answer: the stored file, or the link of an external asset (Forgejo redirects there). */
+export type AttachmentTarget = { file: AttachmentDownload } | { redirect: string };
 
 /**
  * Release attachments: uploads stream to the blob store (never whole in memory) after every check has passed
@@ -60,26 +63,58 @@ export class ReleaseAttachmentsService implements OnModuleInit {
 
   async list(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number): Promise<AttachmentWire[]> {
     const found = await this.releases.visible(viewer, ownerName, repoName, releaseId);
-    return (await this.store.attachmentsOf([found.release.id])).map((attachment) => this.wire(found, attachment));
+    return toAttachmentWires(found, found.release, await this.store.attachmentsOf([found.release.id]), this.usersService.site);
   }
 
   async get(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, id: number): Promise<AttachmentWire> {
     const found = await this.releases.visible(viewer, ownerName, repoName, releaseId);
-    return this.wire(found, await this.attachmentOf(found.release, id));
+    return this.wire(await this.attachmentOf(found.release, id));
   }
 
   /**
-   * POST …/releases/{id}/assets: multipart field `attachment` (`?name=` overrides its file name) or the raw
-   * body with `?name=`. Nothing of the body is read before the checks.
+   * POST …/releases/{id}/assets: multipart field `attachment` (`name` in the query or an earlier form field
+   * overrides its file name), the raw body with `?name=`, or (multipart) an `external_url` instead of a file
+   * (Forgejo's external asset: a link, no file, no bytes counted). Nothing of the body is read before the checks.
    */
-  async upload(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, request: IncomingMessage, queryName: string): Promise<AttachmentWire> {
+  async upload(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, request: IncomingMessage, query: UploadQuery): Promise<AttachmentWire> {
     const found = await this.releases.writable(viewer, ownerName, repoName, releaseId);
     const maxBytes = this.config.uploads.attachmentMaxBytes;
     assertDeclaredLength(request, maxBytes);
     await this.quota.assertCanWrite(found.owner, 'size:assets:attachments:releases');
-    if (!isMultipart(request) && queryName === '') throw new BadRequestError('Could not determine name of attachment.');
-    const source: UploadSource = isMultipart(request) ? await multipartUpload(request, 'attachment') : rawUpload(request);
-    const name = queryName || source.filename;
+    if (!isMultipart(request)) {
+      // Forgejo: a raw body is always a file, so a link as well is one thing too many.
+      if (query.externalUrl) throw new BadRequestError("'attachment' and 'external_url' are mutually exclusive");
+      if (query.name === '') throw new BadRequestError('Could not determine name of attachment.');
+      return this.storeFile(found, viewer, rawUpload(request), query.name, maxBytes);
+    }
+    const { file, fields } = await multipartUpload(request, 'attachment');
+    const externalUrl = query.externalUrl || fields.external_url || '';
+    const name = query.name || fields.name || '';
+    if (file && externalUrl) {
+      file.stream.resume();
+      throw new BadRequestError("'attachment' and 'external_url' are mutually exclusive");
+    }
+    if (file) return this.storeFile(found, viewer, file, name || file.filename, maxBytes);
+    if (!externalUrl) throw new BadRequestError("One of 'attachment' or 'external_url' is required");
+    const link = releaseAssetUrl(externalUrl);
+    const attachment = await this.transactions.run(async (tx) => {
+      if (!(await this.store.findById(found.repo.id, found.release.id, tx))) throw new NotFoundError();
+      return this.store.insertAttachment(tx, {
+        uuid: randomUUID(),
+        repoId: found.repo.id,
+        releaseId: found.release.id,
+        uploaderId: viewer.user!.id,
+        name: (name || externalName(link)).slice(0, 255),
+        size: 0,
+        externalUrl: link.href,
+        createdUnix: this.clock.nowUnix(),
+      });
+    });
+    return this.wire(attachment);
+  }
+
+  /** Streams the file to the blob store, then keeps it with its row. */
+  private async storeFile(found: VisibleRelease, viewer: AuthContext, source: UploadSource, name: string, maxBytes: number): Promise<AttachmentWire> {
     if (name === '') {
       source.stream.resume();
       throw new BadRequestError('Could not determine name of attachment.');
@@ -94,7 +129,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
       size: staged.size,
       createdUnix: this.clock.nowUnix(),
     });
-    return this.wire(found, attachment);
+    return this.wire(attachment);
   }
 
   /** Renames into place, then the row; the release may have gone meanwhile (then neither is kept). */
@@ -113,16 +148,22 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     }
   }
 
-  /** PATCH …/assets/{id}: Forgejo answers 201 with the renamed attachment. */
+  /**
+   * PATCH …/assets/{id}: Forgejo answers 201 with the renamed attachment; `browser_download_url` changes the
+   * link of an external asset only (400 for a stored file or a link that is not http(s)).
+   */
   async edit(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, id: number, bind: () => Promise<EditAttachmentOption>): Promise<AttachmentWire> {
     const found = await this.releases.writable(viewer, ownerName, repoName, releaseId);
     const attachment = await this.attachmentOf(found.release, id);
     const option = await bind();
-    if (option.name) {
-      await this.store.renameAttachment(attachment.id, option.name);
-      attachment.name = option.name;
+    const changes: Partial<AttachmentEntity> = {};
+    if (option.name) changes.name = option.name;
+    if (option.browser_download_url) {
+      if (!attachment.externalUrl) throw new BadRequestError('existing attachment is not external');
+      changes.externalUrl = releaseAssetUrl(option.browser_download_url).href;
     }
-    return this.wire(found, attachment);
+    await this.store.updateAttachment(attachment.id, changes);
+    return this.wire({ ...attachment, ...changes });
   }
 
   async delete(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, id: number): Promise<void> {
@@ -133,7 +174,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
   }
 
   /** GET {ROOT_URL}attachments/{uuid}: the repository's read rules; drafts only for writers. */
-  async downloadByUuid(viewer: AuthContext, uuid: string): Promise<AttachmentDownload> {
+  async downloadByUuid(viewer: AuthContext, uuid: string): Promise<AttachmentTarget> {
     const attachment = await this.store.findAttachmentByUuid(uuid);
     if (!attachment) throw new NotFoundError();
     const release = await this.store.findReleaseOf(attachment);
@@ -145,19 +186,21 @@ export class ReleaseAttachmentsService implements OnModuleInit {
   }
 
   /** GET {ROOT_URL}{owner}/{repo}/releases/download/{tag}/{name}. */
-  async downloadByName(viewer: AuthContext, ownerName: string, repoName: string, tag: string, name: string): Promise<AttachmentDownload> {
+  async downloadByName(viewer: AuthContext, ownerName: string, repoName: string, tag: string, name: string): Promise<AttachmentTarget> {
     const found = await this.releases.visibleByTag(viewer, ownerName, repoName, tag);
     const attachment = await this.store.findAttachmentByName(found.release.id, name);
     if (!attachment) throw new NotFoundError();
     return this.download(attachment);
   }
 
-  private async download(attachment: AttachmentEntity): Promise<AttachmentDownload> {
+  /** An external asset redirects to its link (as Forgejo, uncounted); a stored one is counted and sent. */
+  private async download(attachment: AttachmentEntity): Promise<AttachmentTarget> {
+    if (attachment.externalUrl) return { redirect: attachment.externalUrl };
     const key = attachmentKey(attachment.uuid);
     const size = await this.blobs.size(key);
     if (size === null) throw new NotFoundError();
     await this.store.countDownload(attachment.id);
-    return { name: attachment.name, size, key };
+    return { file: { name: attachment.name, size, key } };
   }
 
   private async attachmentOf(release: ReleaseEntity, id: number): Promise<AttachmentEntity> {
@@ -166,8 +209,9 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     return attachment;
   }
 
-  private wire(found: VisibleRelease, attachment: AttachmentEntity): AttachmentWire {
-    return toAttachmentWire(found, found.release, attachment, this.usersService.site);
+  /** One attachment, as Forgejo answers it: downloadable by uuid (a listing uses names: `list`). */
+  private wire(attachment: AttachmentEntity): AttachmentWire {
+    return toAttachmentWire(attachment, this.usersService.site);
   }
 
   /** The owner's release attachments for the quota views (behaviour 2.10), largest first. */
@@ -190,5 +234,36 @@ export class ReleaseAttachmentsService implements OnModuleInit {
         };
       }),
     };
+  }
+}
+
+/** The query of an upload: `name` and `external_url`, '' when absent. */
+export interface UploadQuery {
+  name: string;
+  externalUrl: string;
+}
+
+/** An external asset's link: an absolute http(s) URL (Forgejo's IsValidReleaseAssetURL) that fits its column, else 400. */
+function releaseAssetUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new BadRequestError(`invalid external URL: '${text}'`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '' || url.href.length > 2048) {
+    throw new BadRequestError(`invalid external URL: '${text}'`);
+  }
+  return url;
+}
+
+/** Forgejo names an unnamed external asset after the link's last path segment, else its host. */
+function externalName(url: URL): string {
+  const segments = url.pathname.split('/').filter((part) => part !== '');
+  const last = segments.length > 0 ? segments[segments.length - 1] : '';
+  try {
+    return decodeURIComponent(last) || url.host;
+  } catch {
+    return last || url.host;
   }
 }

@@ -5,7 +5,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public } from '../auth/route-auth';
 import { BlobStore } from '../blobs/blob-store';
 import { sendBlob } from '../blobs/blob-download';
-import { ReleaseAttachmentsService } from './release-attachments.service';
+import { AttachmentTarget, ReleaseAttachmentsService } from './release-attachments.service';
 
 /**
  * Attachment downloads outside the API, at ROOT_URL (as Forgejo's web routes): `attachments/{uuid}` and
@@ -22,7 +22,7 @@ export class ReleaseDownloadsController {
   @Get('attachments/:uuid')
   @Public('repository')
   async byUuid(@Caller() caller: AuthContext, @Param('uuid') uuid: string, @Req() request: Request, @Res() response: Response): Promise<void> {
-    await sendBlob(this.blobs, request, response, await this.attachments.downloadByUuid(caller, uuid));
+    await this.send(request, response, await this.attachments.downloadByUuid(caller, uuid));
   }
 
   @Get(':owner/:repo/releases/download/:tag/:name')
@@ -36,6 +36,11 @@ export class ReleaseDownloadsController {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    await sendBlob(this.blobs, request, response, await this.attachments.downloadByName(caller, owner, repo, tag, name));
+    await this.send(request, response, await this.attachments.downloadByName(caller, owner, repo, tag, name));
+  }
+
+  private async send(request: Request, response: Response, target: AttachmentTarget): Promise<void> {
+    if ('redirect' in target) return response.redirect(302, target.redirect);
+    await sendBlob(this.blobs, request, response, target.file);
   }
 }

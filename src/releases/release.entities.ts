@@ -80,4 +80,8 @@ export class AttachmentEntity {
 
   @UnixTimeColumn()
   createdUnix: number;
+
+  /** Set for an external asset (Forgejo's `type: "external"`): a link the uploader gave; no file, size 0. */
+  @TextColumn(2048)
+  externalUrl: string;
 }

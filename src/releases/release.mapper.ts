@@ -14,15 +14,28 @@ export interface ReleasePlace {
 
 const segment = (text: string) => encodeURIComponent(text);
 
+/**
+ * The URLs of a release, as Forgejo builds them: the web pages and archives under `{ROOT_URL}{owner}/{repo}`
+ * (Anvil serves them: release-pages.controller.ts), the API under `{ROOT_URL}api/v1`. The tag's `/` stays a
+ * path separator in the page and archive URLs, and is escaped in a download URL, whose tag is one segment.
+ */
 export function releaseUrls(place: ReleasePlace, release: ReleaseEntity, site: SiteUrls) {
   const web = `${site.rootUrl}${segment(place.owner.name)}/${segment(place.repo.name)}`;
   const api = `${site.rootUrl}api/v1/repos/${segment(place.owner.name)}/${segment(place.repo.name)}/releases/${release.id}`;
   const tag = release.tagName.split('/').map(segment).join('/');
-  return { web, api, html: `${web}/releases/tag/${tag}`, archive: `${web}/archive/${tag}`, download: `${web}/releases/download/${tag}/` };
+  return { web, api, html: `${web}/releases/tag/${tag}`, archive: `${web}/archive/${tag}`, download: `${web}/releases/download/${segment(release.tagName)}/` };
 }
 
-/** Pure: `Attachment` JSON; release attachments download from `/releases/download/{tag}/{name}` (as Forgejo). */
-export function toAttachmentWire(place: ReleasePlace, release: ReleaseEntity, attachment: AttachmentEntity, site: SiteUrls): AttachmentWire {
+/** Where an attachment downloads from: its own link when external, else by uuid (Forgejo's attachment answers). */
+function downloadUrl(attachment: AttachmentEntity, site: SiteUrls): string {
+  return attachment.externalUrl || `${site.rootUrl}attachments/${segment(attachment.uuid)}`;
+}
+
+/**
+ * Pure: `Attachment` JSON. `byName` is the release's `/releases/download/{tag}/` prefix, given when the release's
+ * attachments are listed and their names are unique (Forgejo's "predictable URLs"); else the uuid URL.
+ */
+export function toAttachmentWire(attachment: AttachmentEntity, site: SiteUrls, byName?: string): AttachmentWire {
   return {
     id: attachment.id,
     name: attachment.name,
@@ -30,12 +43,22 @@ export function toAttachmentWire(place: ReleasePlace, release: ReleaseEntity, at
     download_count: attachment.downloadCount,
     created_at: formatTime(attachment.createdUnix),
     uuid: attachment.uuid,
-    browser_download_url: `${releaseUrls(place, release, site).download}${segment(attachment.name)}`,
-    type: 'attachment',
+    browser_download_url: attachment.externalUrl || !byName ? downloadUrl(attachment, site) : `${byName}${segment(attachment.name)}`,
+    type: attachment.externalUrl ? 'external' : 'attachment',
   };
 }
 
-/** Pure: `Release` JSON for a viewer. Archive links are empty when the release hides them (as Forgejo). */
+/** Pure: a release's attachments as Forgejo lists them (with the release, or GET …/assets). */
+export function toAttachmentWires(place: ReleasePlace, release: ReleaseEntity, attachments: AttachmentEntity[], site: SiteUrls): AttachmentWire[] {
+  const unique = new Set(attachments.map((attachment) => attachment.name)).size === attachments.length;
+  const byName = unique ? releaseUrls(place, release, site).download : undefined;
+  return attachments.map((attachment) => toAttachmentWire(attachment, site, byName));
+}
+
+/**
+ * Pure: `Release` JSON for a viewer. The archive URLs are given even when `hide_archive_links` is set: as in
+ * Forgejo's API, that flag only tells pages (ours: release-pages.controller.ts) not to show them.
+ */
 export function toReleaseWire(
   place: ReleasePlace,
   release: ReleaseEntity,
@@ -53,8 +76,8 @@ export function toReleaseWire(
     body: release.note,
     url: urls.api,
     html_url: urls.html,
-    tarball_url: release.hideArchiveLinks ? '' : `${urls.archive}.tar.gz`,
-    zipball_url: release.hideArchiveLinks ? '' : `${urls.archive}.zip`,
+    tarball_url: `${urls.archive}.tar.gz`,
+    zipball_url: `${urls.archive}.zip`,
     hide_archive_links: release.hideArchiveLinks,
     upload_url: `${urls.api}/assets`,
     draft: release.isDraft,
@@ -62,7 +85,7 @@ export function toReleaseWire(
     created_at: formatTime(release.createdUnix),
     published_at: formatTime(release.createdUnix),
     author: toUserWire(publisher, viewer, site, { seesRepository: viewer.isSignedIn }),
-    assets: attachments.map((attachment) => toAttachmentWire(place, release, attachment, site)),
+    assets: toAttachmentWires(place, release, attachments, site),
     archive_download_count: { tar_gz: 0, zip: 0 },
   };
 }

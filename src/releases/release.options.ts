@@ -42,6 +42,6 @@ export class EditAttachmentOption {
   @Field({ field: 'Name', type: 'string', maxSize: 255 })
   name?: string;
 
-  @Field({ field: 'DownloadURL', type: 'string', description: 'only for external assets, which Anvil does not store; ignored' })
+  @Field({ field: 'DownloadURL', type: 'string', maxSize: 2048, description: '(Can only be set if existing attachment is of external type)' })
   browser_download_url?: string;
 }

@@ -2,12 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { RepositoryEntity } from '../repos/repository.entity';
+import { likePattern } from '../repos/repository.store';
 import { AttachmentEntity, ReleaseEntity } from './release.entities';
 
 export interface ReleaseFilter {
   includeDrafts: boolean;
   draft?: boolean;
   prerelease?: boolean;
+  /** Forgejo's `q`: part of the tag name, title or notes, any case; '' for all. */
+  keyword?: string;
 }
 
 /** An attachment counted against its repository owner's quota, with what its URLs need. */
@@ -49,6 +52,11 @@ export class ReleaseStore {
     if (!filter.includeDrafts) query.andWhere('rel.is_draft = 0');
     if (filter.draft !== undefined) query.andWhere('rel.is_draft = :draft', { draft: filter.draft ? 1 : 0 });
     if (filter.prerelease !== undefined) query.andWhere('rel.is_prerelease = :prerelease', { prerelease: filter.prerelease ? 1 : 0 });
+    if (filter.keyword) {
+      query.andWhere("(LOWER(rel.tag_name) LIKE :keyword ESCAPE '!' OR LOWER(rel.title) LIKE :keyword ESCAPE '!' OR LOWER(rel.note) LIKE :keyword ESCAPE '!')", {
+        keyword: likePattern(filter.keyword.toLowerCase()),
+      });
+    }
     const total = await query.getCount();
     const items = await query.orderBy('rel.created_unix', 'DESC').addOrderBy('rel.id', 'DESC').offset(page.offset).limit(page.limit).getMany();
     return { items, total };
@@ -107,8 +115,8 @@ export class ReleaseStore {
     return this.attachments(tx).save(this.attachments(tx).create(attachment));
   }
 
-  async renameAttachment(id: number, name: string): Promise<void> {
-    await this.attachments().update({ id }, { name });
+  async updateAttachment(id: number, changes: Partial<Pick<AttachmentEntity, 'name' | 'externalUrl'>>): Promise<void> {
+    if (Object.keys(changes).length > 0) await this.attachments().update({ id }, changes);
   }
 
   async deleteAttachment(tx: EntityManager, id: number): Promise<boolean> {
@@ -131,13 +139,14 @@ export class ReleaseStore {
     return Number(row?.total ?? 0);
   }
 
-  /** The owner's release attachments, largest first. */
+  /** The owner's stored release attachments (external assets hold no bytes), largest first. */
   async listOfOwner(ownerId: number, page: PageQuery): Promise<Page<OwnedAttachment>> {
     const query = this.attachments()
       .createQueryBuilder('a')
       .innerJoin(RepositoryEntity, 'r', 'r.id = a.repo_id')
       .innerJoin(ReleaseEntity, 'rel', 'rel.id = a.release_id')
-      .where('r.owner_id = :ownerId', { ownerId });
+      .where('r.owner_id = :ownerId', { ownerId })
+      .andWhere("a.external_url = ''");
     const total = await query.getCount();
     const rows: Record<string, unknown>[] = await query
       .select(['a.id AS id', 'a.uuid AS uuid', 'a.name AS name', 'a.size AS size', 'a.repo_id AS repo_id', 'a.release_id AS release_id'])

@@ -1,29 +1,24 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { TagArchiveDownloadCountWire } from '../content/content.wire';
 import { UserWire } from '../users/user.wire';
 
 /** `Attachment` (Forgejo's API v1). */
 @ApiSchema({ name: 'Attachment' })
 export class AttachmentWire {
-  @ApiProperty({ format: 'int64' }) id: number;
+  @ApiProperty({ type: 'integer', format: 'int64' }) id: number;
   @ApiProperty() name: string;
-  @ApiProperty({ format: 'int64' }) size: number;
-  @ApiProperty({ format: 'int64' }) download_count: number;
+  @ApiProperty({ type: 'integer', format: 'int64' }) size: number;
+  @ApiProperty({ type: 'integer', format: 'int64' }) download_count: number;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty() uuid: string;
-  @ApiProperty() browser_download_url: string;
+  @ApiProperty({ description: 'the file at ROOT_URL, or the link an external asset was given' }) browser_download_url: string;
   @ApiProperty({ enum: ['attachment', 'external'] }) type: string;
-}
-
-@ApiSchema({ name: 'ReleaseArchiveDownloadCount' })
-export class ReleaseArchiveDownloadCountWire {
-  @ApiProperty({ format: 'int64' }) tar_gz: number;
-  @ApiProperty({ format: 'int64' }) zip: number;
 }
 
 /** `Release` (Forgejo's API v1), fields in Forgejo's order. */
 @ApiSchema({ name: 'Release' })
 export class ReleaseWire {
-  @ApiProperty({ format: 'int64' }) id: number;
+  @ApiProperty({ type: 'integer', format: 'int64' }) id: number;
   @ApiProperty() tag_name: string;
   @ApiProperty() target_commitish: string;
   @ApiProperty() name: string;
@@ -40,5 +35,5 @@ export class ReleaseWire {
   @ApiProperty({ format: 'date-time' }) published_at: string;
   @ApiProperty({ type: UserWire }) author: UserWire;
   @ApiProperty({ type: [AttachmentWire] }) assets: AttachmentWire[];
-  @ApiProperty({ type: ReleaseArchiveDownloadCountWire }) archive_download_count: ReleaseArchiveDownloadCountWire;
+  @ApiProperty({ type: TagArchiveDownloadCountWire }) archive_download_count: TagArchiveDownloadCountWire;
 }

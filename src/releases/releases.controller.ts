@@ -27,6 +27,7 @@ export class ReleasesController {
   @ApiOperation({ operationId: 'repoListReleases', summary: "List a repo's releases" })
   @ApiQuery({ name: 'draft', required: false, type: Boolean, description: 'filter (exclude / include) drafts, if you dont have repo write access none will show' })
   @ApiQuery({ name: 'pre-release', required: false, type: Boolean, description: 'filter (exclude / include) pre-releases' })
+  @ApiQuery({ name: 'q', required: false, type: String, description: 'Search string (in the tag name, title or notes)' })
   @ApiPaging()
   @ApiOkResponse({ type: [ReleaseWire], description: 'ReleaseList' })
   @ApiErrors(404)
@@ -36,9 +37,10 @@ export class ReleasesController {
     @Param('repo') repo: string,
     @Query('draft') draft: unknown,
     @Query('pre-release') prerelease: unknown,
+    @Query('q') keyword: unknown,
     @Paging() page: PageQuery,
   ): Promise<PagedList<ReleaseWire>> {
-    const filter = { draft: queryFlag(draft), prerelease: queryFlag(prerelease) };
+    const filter = { draft: queryFlag(draft), prerelease: queryFlag(prerelease), keyword: queryText(keyword).trim() };
     return pagedList(await this.releases.list(caller, owner, repo, filter, page), page, same);
   }
 
@@ -123,14 +125,33 @@ export class ReleasesController {
   @Post('repos/:owner/:repo/releases/:id/assets')
   @Public('repository')
   @NoRequestTimeout()
-  @ApiOperation({ operationId: 'repoCreateReleaseAttachment', summary: 'Create a release attachment (multipart field `attachment`, or the raw body with `name`)' })
+  @ApiOperation({
+    operationId: 'repoCreateReleaseAttachment',
+    summary: 'Create a release attachment (multipart field `attachment` or `external_url`, or the raw body with `name`)',
+  })
   @ApiConsumes('multipart/form-data', 'application/octet-stream')
   @ApiQuery({ name: 'name', required: false, type: String, description: 'name of the attachment' })
-  @ApiBody({ schema: { type: 'object', properties: { attachment: { type: 'string', format: 'binary', description: 'attachment to upload' } } } })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      properties: {
+        attachment: { type: 'string', format: 'binary', description: 'attachment to upload (this or external_url)' },
+        external_url: { type: 'string', description: 'url to external asset (this or attachment)' },
+      },
+    },
+  })
   @ApiCreatedResponse({ type: AttachmentWire })
   @ApiErrors(400, 404, 413)
-  upload(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Query('name') name: unknown, @Req() request: Request): Promise<AttachmentWire> {
-    return this.attachments.upload(caller, owner, repo, idParam(id), request, typeof name === 'string' ? name : '');
+  upload(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('repo') repo: string,
+    @Param('id') id: string,
+    @Query('name') name: unknown,
+    @Query('external_url') externalUrl: unknown,
+    @Req() request: Request,
+  ): Promise<AttachmentWire> {
+    return this.attachments.upload(caller, owner, repo, idParam(id), request, { name: queryText(name), externalUrl: queryText(externalUrl) });
   }
 
   @Get('repos/:owner/:repo/releases/:id/assets/:attachment_id')
@@ -149,7 +170,7 @@ export class ReleasesController {
   @ApiOperation({ operationId: 'repoEditReleaseAttachment', summary: 'Edit a release attachment' })
   @ApiBody({ type: EditAttachmentOption })
   @ApiCreatedResponse({ type: AttachmentWire })
-  @ApiErrors(404, 422)
+  @ApiErrors(400, 404, 422)
   editAttachment(
     @Caller() caller: AuthContext,
     @Param('owner') owner: string,
@@ -178,6 +199,11 @@ const same = <T>(item: T) => item;
 export function idParam(raw: string): number {
   if (!/^\d{1,15}$/.test(raw)) throw new NotFoundError();
   return Number(raw);
+}
+
+/** A query string's text, '' when absent or repeated. */
+function queryText(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }
 
 /** `true`/`false` filter; anything else (or absent) does not filter. */

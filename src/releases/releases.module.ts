@@ -6,6 +6,7 @@ import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
 import { ReleaseAttachmentsService } from './release-attachments.service';
 import { ReleaseDownloadsController } from './release-downloads.controller';
+import { ReleasePagesController } from './release-pages.controller';
 import { ReleaseStore } from './release.store';
 import { ReleasesController } from './releases.controller';
 import { ReleasesService } from './releases.service';
@@ -13,7 +14,7 @@ import { ReleasesService } from './releases.service';
 /** Releases and their attachments; files in the shared blob store, sizes reported to quota. */
 @Module({
   imports: [UsersModule, ReposModule, GitModule, BlobsModule],
-  controllers: [ReleasesController, ReleaseDownloadsController],
+  controllers: [ReleasesController, ReleaseDownloadsController, ReleasePagesController],
   providers: [ReleaseStore, ReleasesService, ReleaseAttachmentsService],
 })
 export class ReleasesModule implements OnModuleInit {

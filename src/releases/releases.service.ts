@@ -161,8 +161,9 @@ export class ReleasesService {
       changes.tagName = option.tag_name;
     }
     if (option.target_commitish) changes.target = option.target_commitish;
-    if (option.name !== undefined && option.name !== null) changes.title = option.name;
-    if (option.body !== undefined && option.body !== null) changes.note = option.body;
+    // Forgejo changes the texts only when given non-empty: "" leaves a title or notes as they are.
+    if (option.name) changes.title = option.name;
+    if (option.body) changes.note = option.body;
     if (option.draft !== undefined && option.draft !== null) changes.isDraft = option.draft;
     if (option.prerelease !== undefined && option.prerelease !== null) changes.isPrerelease = option.prerelease;
     if (option.hide_archive_links !== undefined && option.hide_archive_links !== null) changes.hideArchiveLinks = option.hide_archive_links;

@@ -31,13 +31,17 @@ describe('gitea-js client', () => {
     expect(listed[0].assets?.map((asset) => asset.name)).toEqual(['build.tar.gz']);
     const byTag = (await api.repos.repoGetReleaseByTag(alice.name, repo.name!, 'v1.0.0')).data;
     expect(byTag.id).toBe(release.id);
+    // As Forgejo: a release lists its assets by name ("predictable URLs"); one attachment answers its uuid URL.
+    expect(listed[0].assets?.[0].browser_download_url).toBe(`http://anvil.test/${alice.name}/${repo.name}/releases/download/v1.0.0/build.tar.gz`);
     const asset = (await api.repos.repoGetReleaseAttachment(alice.name, repo.name!, release.id!, uploaded.id!)).data;
-    expect(asset.browser_download_url).toBe(`http://anvil.test/${alice.name}/${repo.name}/releases/download/v1.0.0/build.tar.gz`);
+    expect(asset.browser_download_url).toBe(`http://anvil.test/attachments/${uploaded.uuid}`);
 
-    // browser_download_url is built from ROOT_URL (http://anvil.test/ in tests); fetch the same path here.
-    const download = await fetch(`${base}/${alice.name}/${repo.name}/releases/download/v1.0.0/build.tar.gz`);
-    expect(download.status).toBe(200);
-    expect(Buffer.compare(Buffer.from(await download.arrayBuffer()), content)).toBe(0);
+    // browser_download_url is built from ROOT_URL (http://anvil.test/ in tests); fetch the same paths here.
+    for (const url of [listed[0].assets![0].browser_download_url!, asset.browser_download_url!]) {
+      const download = await fetch(`${base}${new URL(url).pathname}`);
+      expect(download.status).toBe(200);
+      expect(Buffer.compare(Buffer.from(await download.arrayBuffer()), content)).toBe(0);
+    }
 
     await api.repos.repoDeleteRelease(alice.name, repo.name!, release.id!);
     const gone = await api.repos.repoGetRelease(alice.name, repo.name!, release.id!).catch((error: Response) => error);

@@ -129,7 +129,8 @@ describe('releases and release attachments', () => {
     expect(one.body.size).toBe(1);
     const multi = await t.http.post(`${releases(alice.name, repo.name)}/${release.id}/assets`).set(withToken(alice.token)).attach('attachment', big, 'big file.bin').expect(201);
     expect(multi.body).toMatchObject({ name: 'big file.bin', size: big.length });
-    expect(multi.body.browser_download_url).toBe(`http://anvil.test/${alice.name}/${repo.name}/releases/download/${tag}/big%20file.bin`);
+    // As Forgejo: one attachment answers its uuid URL; the release's listing names it (below).
+    expect(multi.body.browser_download_url).toBe(`http://anvil.test/attachments/${multi.body.uuid}`);
 
     const byName = await t.http.get(`/${alice.name}/${repo.name}/releases/download/${tag}/big%20file.bin`).buffer(true).parse(binary as never).expect(200);
     expect(Buffer.compare(byName.body as Buffer, big)).toBe(0);
@@ -148,6 +149,7 @@ describe('releases and release attachments', () => {
 
     const listed = await t.http.get(`${releases(alice.name, repo.name)}/${release.id}/assets`).expect(200);
     expect(listed.body.map((a: { name: string }) => a.name)).toEqual(['zero.bin', 'one.bin', 'big file.bin']);
+    expect(listed.body[2].browser_download_url).toBe(`http://anvil.test/${alice.name}/${repo.name}/releases/download/${tag}/big%20file.bin`);
     const got = await t.http.get(`${releases(alice.name, repo.name)}/${release.id}/assets/${multi.body.id}`).expect(200);
     // Every download request that reached the file counts, range requests included (as Forgejo).
     expect(got.body.download_count).toBe(3);
@@ -265,6 +267,61 @@ describe('releases and release attachments', () => {
     expect((await t.http.get(t.api('/user/quota')).set(withToken(owner.token))).body.used.size.assets.attachments.releases).toBe(0);
     expect(storedFiles(t.dataDir).length).toBe(before - 2);
     expect((await t.http.get(t.api('/user/quota/attachments')).set(withToken(owner.token))).body).toEqual([]);
+  });
+
+  it('external assets (multipart external_url): a link without a file, redirected to, renamed and relinked, never counted', async () => {
+    const owner = await makeUser(t);
+    const repo = await makeRepo(t, owner, { autoInit: true });
+    const rel = (await t.http.post(releases(owner.name, repo.name)).set(withToken(owner.token)).send({ tag_name: 'v1' }).expect(201)).body;
+    const assets = `${releases(owner.name, repo.name)}/${rel.id}/assets`;
+    const before = storedFiles(t.dataDir).length;
+    const link = await t.http.post(assets).set(withToken(owner.token)).field('external_url', 'https://downloads.example.com/v1/tool%20linux.tgz?x=1').expect(201);
+    expect(link.body).toMatchObject({ name: 'tool linux.tgz', size: 0, type: 'external', browser_download_url: 'https://downloads.example.com/v1/tool%20linux.tgz?x=1' });
+    const named = await t.http.post(`${assets}?name=mirror`).set(withToken(owner.token)).field('external_url', 'http://mirror.example.org').expect(201);
+    expect(named.body).toMatchObject({ name: 'mirror', type: 'external', browser_download_url: 'http://mirror.example.org/' });
+    const hostOnly = await t.http.post(assets).set(withToken(owner.token)).field('external_url', 'https://cdn.example.net/').expect(201);
+    expect(hostOnly.body.name).toBe('cdn.example.net');
+    expect(storedFiles(t.dataDir).length).toBe(before);
+
+    // The release lists the link as it is; both download routes redirect to it, uncounted.
+    const listed = (await t.http.get(`${releases(owner.name, repo.name)}/${rel.id}`).expect(200)).body.assets as { name: string; type: string; browser_download_url: string }[];
+    expect(listed.find((a) => a.name === 'mirror')).toMatchObject({ type: 'external', browser_download_url: 'http://mirror.example.org/' });
+    const byUuid = await t.http.get(`/attachments/${named.body.uuid}`).expect(302);
+    expect(byUuid.headers.location).toBe('http://mirror.example.org/');
+    const byName = await t.http.get(`/${owner.name}/${repo.name}/releases/download/v1/mirror`).expect(302);
+    expect(byName.headers.location).toBe('http://mirror.example.org/');
+    expect((await t.http.get(`${assets}/${named.body.id}`).expect(200)).body.download_count).toBe(0);
+
+    // Edits: a new link for an external asset only; the link must be http(s).
+    const relinked = await t.http.patch(`${assets}/${named.body.id}`).set(withToken(owner.token)).send({ name: 'mirror2', browser_download_url: 'https://mirror.example.org/v1' }).expect(201);
+    expect(relinked.body).toMatchObject({ name: 'mirror2', type: 'external', browser_download_url: 'https://mirror.example.org/v1' });
+    await t.http.patch(`${assets}/${named.body.id}`).set(withToken(owner.token)).send({ browser_download_url: 'javascript:alert(1)' }).expect(400);
+    const stored = await t.http.post(`${assets}?name=real.bin`).set(withToken(owner.token)).set('Content-Type', 'application/octet-stream').send(Buffer.from('real')).expect(201);
+    const refused = await t.http.patch(`${assets}/${stored.body.id}`).set(withToken(owner.token)).send({ browser_download_url: 'https://example.com/x' }).expect(400);
+    expect(refused.body.message).toBe('existing attachment is not external');
+
+    // 400s, and nothing kept: a link and a file at once, neither, a link that is not http(s), a link with a raw body.
+    const count = await rows(`SELECT COUNT(*) AS n FROM attachment WHERE release_id = ${rel.id}`);
+    const both = await t.http.post(assets).set(withToken(owner.token)).field('external_url', 'https://example.com/a').attach('attachment', Buffer.from('x'), 'x.bin').expect(400);
+    expect(both.body.message).toBe("'attachment' and 'external_url' are mutually exclusive");
+    const neither = await t.http.post(assets).set(withToken(owner.token)).field('name', 'x').expect(400);
+    expect(neither.body.message).toBe("One of 'attachment' or 'external_url' is required");
+    for (const bad of ['ftp://example.com/a', 'not a url', '/relative/path', `https://example.com/${'a'.repeat(2100)}`]) {
+      await t.http.post(assets).set(withToken(owner.token)).field('external_url', bad).expect(400);
+    }
+    await t.http.post(`${assets}?name=raw.bin&external_url=${encodeURIComponent('https://example.com/a')}`).set(withToken(owner.token)).set('Content-Type', 'application/octet-stream').send(Buffer.from('x')).expect(400);
+    await t.http.post(assets).set(withToken(bob.token)).field('external_url', 'https://example.com/a').expect(403);
+    expect(await rows(`SELECT COUNT(*) AS n FROM attachment WHERE release_id = ${rel.id}`)).toBe(count);
+
+    // A multipart `name` field before the file names a stored upload too (Forgejo reads the form's `name`).
+    const formNamed = await t.http.post(assets).set(withToken(owner.token)).field('name', 'from-form.bin').attach('attachment', Buffer.from('abc'), 'original.bin').expect(201);
+    expect(formNamed.body).toMatchObject({ name: 'from-form.bin', size: 3, type: 'attachment' });
+
+    // Quota: only the stored files count, and only they are listed.
+    const usage = await t.http.get(t.api('/user/quota')).set(withToken(owner.token)).expect(200);
+    expect(usage.body.used.size.assets.attachments.releases).toBe(4 + 3);
+    const list = await t.http.get(t.api('/user/quota/attachments')).set(withToken(owner.token)).expect(200);
+    expect(list.body.map((item: { name: string }) => item.name).sort()).toEqual(['from-form.bin', 'real.bin']);
   });
 
   it('organisation quota view lists the attachments of the organisation repositories', async () => {
