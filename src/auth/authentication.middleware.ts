@@ -31,7 +31,7 @@ export class AuthenticationMiddleware {
       return next(error);
     }
     // An anonymous request without sudo needs no lookup: it goes on at once, without a promise.
-    if (credential === undefined && request.query.sudo === undefined && request.headers.sudo === undefined) {
+    if (credential === undefined && request.headers.sudo === undefined && !(request.url.includes('?') && request.query.sudo !== undefined)) {
       request.auth = AuthContext.anonymous();
       return next();
     }

@@ -83,8 +83,11 @@ export function clientAddress(request: Request): string {
 export function readCredential(request: Request): Credential | undefined {
   const header = request.headers.authorization;
   if (header !== undefined) return parseAuthorization(header);
+  // Express parses the query string at every read of `request.query`: only a URL with one is read.
+  if (!request.url.includes('?')) return undefined;
+  const query = request.query;
   for (const name of ['token', 'access_token']) {
-    const value = request.query[name];
+    const value = query[name];
     if (typeof value === 'string' && value !== '') return { kind: 'token', token: value, fromQuery: true };
   }
   return undefined;
