@@ -3,6 +3,7 @@ import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { VisibilityScope } from './repository-access';
+import { RepositoryCountCache } from './repository-count-cache';
 import { candidateLookup, searchTerms } from './repository-search';
 import { RepositoryEntity } from './repository.entity';
 import { StarEntity } from './star.entity';
@@ -63,9 +64,15 @@ const MAX_PROBED_GRAMS = 8;
  */
 const WALK_FACTOR = 0.1;
 
+/** Keyword search totals kept per process. */
+const COUNT_CACHE_KEYS = 1000;
+
 /** The only door to the repository table and its search index. */
 @Injectable()
 export class RepositoryStore {
+  /** Exact totals of keyword searches, per search generation (repository-count-cache.ts). */
+  private readonly counts = new RepositoryCountCache(COUNT_CACHE_KEYS);
+
   constructor(private readonly dataSource: DataSource) {}
 
   private repositories(tx?: EntityManager) {
@@ -127,20 +134,25 @@ export class RepositoryStore {
    */
   async list(criteria: RepositoryCriteria, page: PageQuery): Promise<Page<RepositoryEntity>> {
     const exact = this.filtered(criteria);
-    let indexed = exact;
-    if (criteria.keyword) {
-      indexed = exact.clone();
-      const narrowed = await this.narrowByIndex(indexed, criteria.keyword);
-      if (narrowed === 'nothing') return { items: [], total: 0 };
-      // MariaDB otherwise drives the join from the owners; the candidates are looked up by primary key.
-      if (narrowed === 'narrowed') indexed.useIndex('PRIMARY');
-    }
-    // COUNT(*), not TypeORM's COUNT(DISTINCT id): every join here is one row per repository.
-    const counted = await indexed.clone().select('COUNT(*)', 'total').getRawOne<{ total: number | string }>();
-    const total = Number(counted?.total ?? 0);
+    // The query narrowed by the search index, built once and only when needed (a stored total and a walk of
+    // the name index need no candidates).
+    let narrowed: Promise<SelectQueryBuilder<RepositoryEntity> | 'nothing'> | undefined;
+    const indexed = () => (narrowed ??= this.narrowed(exact, criteria));
+    const count = async () => {
+      const query = await indexed();
+      if (query === 'nothing') return 0;
+      // COUNT(*), not TypeORM's COUNT(DISTINCT id): every join here is one row per repository.
+      const counted = await query.clone().select('COUNT(*)', 'total').getRawOne<{ total: number | string }>();
+      return Number(counted?.total ?? 0);
+    };
+    const key = countCacheKey(criteria);
+    const total = key === undefined ? await count() : await this.counts.get(key, await this.searchGeneration(), count);
     if (total === 0 || page.offset >= total) return { items: [], total };
-    let query = indexed;
-    if (indexed !== exact && (await this.walkByName(criteria, page, total))) query = exact.useIndex('IDX_repository_lower_name');
+    let query = exact;
+    if (criteria.keyword) {
+      if (await this.walkByName(criteria, page, total)) query = exact.useIndex('IDX_repository_lower_name');
+      else query = (await indexed()) as SelectQueryBuilder<RepositoryEntity>;
+    }
     if (criteria.priorityOwnerId !== undefined) {
       query.addOrderBy(`CASE WHEN r.owner_id = ${Number(criteria.priorityOwnerId)} THEN 0 ELSE 1 END`, 'ASC');
     } else if (criteria.priorityOwnerName !== undefined) {
@@ -152,6 +164,23 @@ export class RepositoryStore {
     // offset/limit, not skip/take: the owner join is one-to-one, so plain LIMIT pages correctly.
     const items = await query.offset(page.offset).limit(page.limit).getMany();
     return { items, total };
+  }
+
+  /** `exact` narrowed by the search index ('nothing' when the index shows that nothing matches). */
+  private async narrowed(exact: SelectQueryBuilder<RepositoryEntity>, criteria: RepositoryCriteria): Promise<SelectQueryBuilder<RepositoryEntity> | 'nothing'> {
+    if (!criteria.keyword) return exact;
+    const query = exact.clone();
+    const narrowed = await this.narrowByIndex(query, criteria.keyword);
+    if (narrowed === 'nothing') return 'nothing';
+    // MariaDB otherwise drives the join from the owners; the candidates are looked up by primary key.
+    if (narrowed === 'narrowed') query.useIndex('PRIMARY');
+    return query;
+  }
+
+  /** The search generation (migration 1764500100000): raised by every write a search total depends on. */
+  private async searchGeneration(): Promise<number> {
+    const [row] = await this.dataSource.query('SELECT generation FROM repository_search_generation WHERE id = 1');
+    return Number(row?.generation ?? 0);
   }
 
   /**
@@ -297,6 +326,17 @@ function applyScope(query: SelectQueryBuilder<RepositoryEntity>, scope: Visibili
       return;
     }
   }
+}
+
+/**
+ * The key of a keyword search's total: every filter of the criteria (not the order or the page), or undefined
+ * when the total is not kept: no keyword (cheap by index already), or a filter on stars (not in the
+ * generation).
+ */
+function countCacheKey(criteria: RepositoryCriteria): string | undefined {
+  if (!criteria.keyword || criteria.starredBy !== undefined) return undefined;
+  const { scope, publicOwnersOnly, ownerIds, keyword, isPrivate, isTemplate, isMirror } = criteria;
+  return JSON.stringify([scope, publicOwnersOnly ?? false, ownerIds ?? null, keyword, isPrivate ?? null, isTemplate ?? null, isMirror ?? null]);
 }
 
 /** At most `max` items, evenly spread and always keeping the first and the last. */

@@ -7,7 +7,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 /**
  * The repository search index (repos/repository-search.ts) only narrows the candidates: every answer must be
  * the one the plain LIKE scan gives for the same data. The scan is the same store with the index switched off
- * (narrowByIndex answering 'scan'), i.e. the query as it was before the index.
+ * (narrowByIndex answering 'scan') and no stored totals, i.e. the queries as they were before the index.
  */
 describe('repository search index', () => {
   let t: TestApp;
@@ -27,6 +27,12 @@ describe('repository search index', () => {
     const original = (RepositoryStore.prototype as any).narrowByIndex;
     jest.spyOn(RepositoryStore.prototype as any, 'narrowByIndex').mockImplementation(function (this: RepositoryStore, ...args: unknown[]) {
       return scanOnly ? Promise.resolve('scan') : original.apply(this, args);
+    });
+    // The scan never reuses a stored total: each of its counts gets a generation of its own.
+    const generation = (RepositoryStore.prototype as any).searchGeneration;
+    let scanGeneration = 0;
+    jest.spyOn(RepositoryStore.prototype as any, 'searchGeneration').mockImplementation(function (this: RepositoryStore) {
+      return scanOnly ? Promise.resolve(-++scanGeneration) : generation.apply(this);
     });
     // Owners and repositories written with plain SQL, as a bulk import from outside Anvil would: the index
     // triggers must see them all the same.
@@ -184,6 +190,41 @@ describe('repository search index', () => {
     it('template and initialised repositories are indexed like any other', async () => {
       await t.http.post(t.api('/user/repos')).set(withToken(owner.token)).send({ name: 'Blueprintbase', template: true, auto_init: true }).expect(201);
       expect(await find('eprintb')).toEqual(['Blueprintbase']);
+    });
+
+    const anonymousTotal = async (q: string) => Number((await t.http.get(t.api('/repos/search')).query({ q }).expect(200)).headers['x-total-count']);
+    const generation = async () => Number((await t.dataSource.query('SELECT generation FROM repository_search_generation WHERE id = 1'))[0].generation);
+
+    it('stored totals follow every write they depend on: private flag, owner visibility, rename, insert by SQL', async () => {
+      const other = await makeUser(t);
+      await makeRepo(t, other, { name: 'Totalcheck-one' });
+      await makeRepo(t, other, { name: 'Totalcheck-two' });
+      expect(await anonymousTotal('totalcheck')).toBe(2);
+      expect(await anonymousTotal('totalcheck')).toBe(2);
+
+      await t.http.patch(t.api(`/repos/${other.name}/Totalcheck-two`)).set(withToken(other.token)).send({ private: true }).expect(200);
+      expect(await anonymousTotal('totalcheck')).toBe(1);
+      await t.dataSource.query('UPDATE repository SET is_private = 0 WHERE owner_id = ?', [other.user.id]);
+      expect(await anonymousTotal('totalcheck')).toBe(2);
+
+      await t.http.patch(t.api(`/admin/users/${other.name}`)).set(withToken((await makeUser(t, { admin: true })).token)).send({ visibility: 'private' }).expect(200);
+      expect(await anonymousTotal('totalcheck')).toBe(0);
+      await t.dataSource.query(`UPDATE ${t.dataSource.driver.escape('user')} SET visibility = 0 WHERE id = ?`, [other.user.id]);
+      expect(await anonymousTotal('totalcheck')).toBe(2);
+
+      await t.dataSource.query('INSERT INTO repository (owner_id, lower_name, name) VALUES (?, ?, ?)', [other.user.id, 'totalcheck-three', 'Totalcheck-three']);
+      expect(await anonymousTotal('totalcheck')).toBe(3);
+      await t.http.patch(t.api(`/repos/${other.name}/Totalcheck-one`)).set(withToken(other.token)).send({ name: 'Renamed-one' }).expect(200);
+      expect(await anonymousTotal('totalcheck')).toBe(2);
+    });
+
+    it('a star does not raise the search generation (counters are not searched)', async () => {
+      await makeRepo(t, owner, { name: 'Starless' });
+      const before = await generation();
+      await t.http.put(t.api(`/user/starred/${owner.name}/Starless`)).set(withToken(owner.token)).expect(204);
+      expect(await generation()).toBe(before);
+      await t.http.patch(t.api(`/repos/${owner.name}/Starless`)).set(withToken(owner.token)).send({ description: 'now described' }).expect(200);
+      expect(await generation()).toBe(before + 1);
     });
 
     it('rows changed by SQL from outside Anvil (update, delete)', async () => {
