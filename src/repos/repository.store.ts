@@ -128,9 +128,10 @@ export class RepositoryStore {
   }
 
   /**
-   * One page of the repositories matching `criteria`, filtered and counted in SQL: one count and one page
-   * query. A keyword narrows through the search index (repository-search.ts); the exact conditions stay and
-   * decide, so totals and pages are those of a plain scan.
+   * One page of the repositories matching `criteria`, filtered and counted in SQL: one count (none when a
+   * keyword search's total is stored for the current search generation) and one page query. A keyword narrows
+   * through the search index (repository-search.ts); the exact conditions stay and decide, so totals and pages
+   * are those of a plain scan.
    */
   async list(criteria: RepositoryCriteria, page: PageQuery): Promise<Page<RepositoryEntity>> {
     const exact = this.filtered(criteria);
