@@ -14,6 +14,9 @@ describe('repository search index lookups', () => {
     expect(candidateLookup(searchTerms(['abc'], false, ['x', 'y']), 'mysql')).toEqual({ kind: 'scan' });
     expect(candidateLookup(searchTerms(['🚀🚀'], false), 'sqlite')).toEqual({ kind: 'scan' });
     expect(candidateLookup(searchTerms(['🚀🚀🚀'], false), 'sqlite').kind).toBe('fts');
+    // FTS5 reads its query as a C string; the gram table takes any character.
+    expect(candidateLookup(searchTerms(['a\u0000bc'], false), 'sqlite')).toEqual({ kind: 'scan' });
+    expect(candidateLookup(searchTerms(['a\u0000bc'], false), 'mysql').kind).toBe('grams');
   });
 
   it('SQLite: phrases joined by OR, descriptions only for the terms that search them, quotes doubled', () => {

@@ -54,6 +54,8 @@ export function searchTerms(alternatives: readonly string[], includeDescription:
 export function candidateLookup(terms: readonly SearchTerm[], database: 'sqlite' | 'mysql'): CandidateLookup {
   if (terms.length === 0 || terms.some((term) => Array.from(term.text).length < TRIGRAM)) return { kind: 'scan' };
   if (database === 'sqlite') {
+    // FTS5 parses its query as a C string: a NUL would end it.
+    if (terms.some((term) => term.text.includes('\u0000'))) return { kind: 'scan' };
     const inDescriptions = terms.filter((term) => term.includeDescription);
     return { kind: 'fts', names: ftsMatch(terms), ...(inDescriptions.length > 0 ? { descriptions: ftsMatch(inDescriptions) } : {}) };
   }

@@ -147,6 +147,11 @@ describe('repository search index', () => {
       ['pub/cli', {}],
       ['kit,%', { page: '2' }],
       ['nothing-has-this', {}],
+      // FTS5 query syntax and odd characters are plain text to the search.
+      ['"""', {}],
+      ['NEAR(api cli)', { includeDesc: 'true' }],
+      ['a\u0000bc', {}],
+      ['*:^', {}],
     ] as [string, Record<string, string>][]) {
       const get = () => t.http.get(t.api('/repos/search')).query({ q, limit: '4', ...extra }).expect(200);
       scanOnly = false;
