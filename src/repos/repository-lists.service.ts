@@ -96,6 +96,6 @@ export class RepositoryListsService {
     await this.userVisibility.assertVisible(viewer, owner);
     const access = await this.access.of(viewer);
     const criteria: RepositoryCriteria = { scope: visibilityScope(access), ownerIds: [owner.id], sort: [{ key: 'id' }] };
-    return this.views.page(await this.repositories.list(criteria, page), viewer, access);
+    return this.views.page(await this.repositories.list(criteria, page), viewer, access, [owner]);
   }
 }

@@ -21,9 +21,11 @@ export class RepositoryViews {
     return toRepositoryWire(repo, owner, viewer, permission, this.usersService.site);
   }
 
-  async page(page: Page<RepositoryEntity>, viewer: AuthContext, access: ViewerAccess): Promise<Page<RepositoryWire>> {
-    const ownerIds = [...new Set(page.items.map((repo) => repo.ownerId))];
-    const owners = new Map((await this.users.findByIds(ownerIds)).map((owner) => [owner.id, owner]));
+  /** `knownOwners`: owners the caller has loaded already (a list of one owner's repositories), not read again. */
+  async page(page: Page<RepositoryEntity>, viewer: AuthContext, access: ViewerAccess, knownOwners: UserEntity[] = []): Promise<Page<RepositoryWire>> {
+    const owners = new Map(knownOwners.map((owner) => [owner.id, owner]));
+    const missing = [...new Set(page.items.map((repo) => repo.ownerId))].filter((id) => !owners.has(id));
+    if (missing.length > 0) for (const owner of await this.users.findByIds(missing)) owners.set(owner.id, owner);
     const items = page.items
       .filter((repo) => owners.has(repo.ownerId))
       .map((repo) => this.one(repo, owners.get(repo.ownerId)!, viewer, permissionOf(access, repo)));

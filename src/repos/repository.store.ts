@@ -4,6 +4,8 @@ import { Page, PageQuery } from '../common/paging';
 import { RowReader } from '../database/row-reader';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { VisibilityScope } from './repository-access';
+import { RepositoryCountCache } from './repository-count-cache';
+import { candidateLookup, searchTerms } from './repository-search';
 import { RepositoryEntity } from './repository.entity';
 import { StarEntity } from './star.entity';
 import { WatchEntity } from './watch.entity';
@@ -50,7 +52,23 @@ const SORT_COLUMNS: Record<RepositorySortKey, string> = {
   stars: 'r.num_stars',
 };
 
-/** The only door to the repository table. */
+/** How far rarestGram counts a trigram's repositories: beyond this, a trigram is simply common. */
+const RAREST_PROBE = 5000;
+
+/** A term with more trigrams than this probes an evenly spread subset of them for the rarest. */
+const MAX_PROBED_GRAMS = 8;
+
+/**
+ * A keyword page walks the name index when total² ≥ WALK_FACTOR × (offset + limit) × table size: testing a
+ * repository met on the walk costs about a tenth of fetching and sorting a candidate (measured on both
+ * databases).
+ */
+const WALK_FACTOR = 0.1;
+
+/** Keyword search totals kept per process. */
+const COUNT_CACHE_KEYS = 1000;
+
+/** The only door to the repository table and its search index. */
 @Injectable()
 export class RepositoryStore {
   private readonly rows: RowReader<RepositoryEntity>;
@@ -58,6 +76,9 @@ export class RepositoryStore {
   private readonly byOwnerAndName: string;
   private readonly ownerRows: RowReader<UserEntity>;
   private readonly withOwnerByNames: string;
+
+  /** Exact totals of keyword searches, per search generation (repository-count-cache.ts). */
+  private readonly counts = new RepositoryCountCache(COUNT_CACHE_KEYS);
 
   constructor(private readonly dataSource: DataSource) {
     this.rows = new RowReader(dataSource, RepositoryEntity);
@@ -129,10 +150,33 @@ export class RepositoryStore {
     return (result.affected ?? 0) > 0;
   }
 
-  /** One page of the repositories matching `criteria`, filtered and counted in SQL. */
+  /**
+   * One page of the repositories matching `criteria`, filtered and counted in SQL: one count (none when a
+   * keyword search's total is stored for the current search generation) and one page query. A keyword narrows
+   * through the search index (repository-search.ts); the exact conditions stay and decide, so totals and pages
+   * are those of a plain scan.
+   */
   async list(criteria: RepositoryCriteria, page: PageQuery): Promise<Page<RepositoryEntity>> {
-    const query = this.filtered(criteria);
-    const total = await query.getCount();
+    const exact = this.filtered(criteria);
+    // The query narrowed by the search index, built once and only when needed (a stored total and a walk of
+    // the name index need no candidates).
+    let narrowed: Promise<SelectQueryBuilder<RepositoryEntity> | 'nothing'> | undefined;
+    const indexed = () => (narrowed ??= this.narrowed(exact, criteria));
+    const count = async () => {
+      const query = await indexed();
+      if (query === 'nothing') return 0;
+      // COUNT(*), not TypeORM's COUNT(DISTINCT id): every join here is one row per repository.
+      const counted = await query.clone().select('COUNT(*)', 'total').getRawOne<{ total: number | string }>();
+      return Number(counted?.total ?? 0);
+    };
+    const key = countCacheKey(criteria);
+    const total = key === undefined ? await count() : await this.counts.get(key, await this.searchGeneration(), count);
+    if (total === 0 || page.offset >= total) return { items: [], total };
+    let query = exact;
+    if (criteria.keyword) {
+      if (await this.walkByName(criteria, page, total)) query = exact.useIndex('IDX_repository_lower_name');
+      else query = (await indexed()) as SelectQueryBuilder<RepositoryEntity>;
+    }
     if (criteria.priorityOwnerId !== undefined) {
       query.addOrderBy(`CASE WHEN r.owner_id = ${Number(criteria.priorityOwnerId)} THEN 0 ELSE 1 END`, 'ASC');
     } else if (criteria.priorityOwnerName !== undefined) {
@@ -144,6 +188,87 @@ export class RepositoryStore {
     // offset/limit, not skip/take: the owner join is one-to-one, so plain LIMIT pages correctly.
     const items = await query.offset(page.offset).limit(page.limit).getMany();
     return { items, total };
+  }
+
+  /** `exact` narrowed by the search index ('nothing' when the index shows that nothing matches). */
+  private async narrowed(exact: SelectQueryBuilder<RepositoryEntity>, criteria: RepositoryCriteria): Promise<SelectQueryBuilder<RepositoryEntity> | 'nothing'> {
+    if (!criteria.keyword) return exact;
+    const query = exact.clone();
+    const narrowed = await this.narrowByIndex(query, criteria.keyword);
+    if (narrowed === 'nothing') return 'nothing';
+    // MariaDB otherwise drives the join from the owners; the candidates are looked up by primary key.
+    if (narrowed === 'narrowed') query.useIndex('PRIMARY');
+    return query;
+  }
+
+  /** The search generation (migration 1764500100000): raised by every write a search total depends on. */
+  private async searchGeneration(): Promise<number> {
+    const [row] = await this.dataSource.query('SELECT generation FROM repository_search_generation WHERE id = 1');
+    return Number(row?.generation ?? 0);
+  }
+
+  /**
+   * Whether a keyword page is cheaper found by walking the name index in order and testing each repository
+   * (about (offset + limit) * table size / total rows) than by sorting all `total` candidates: so for
+   * common keywords, in the default order (name ascending, id breaking ties, as the index holds them).
+   */
+  private async walkByName(criteria: RepositoryCriteria, page: PageQuery, total: number): Promise<boolean> {
+    const byName = criteria.sort.length === 1 && criteria.sort[0].key === 'name' && !criteria.sort[0].descending;
+    if (!byName || criteria.priorityOwnerId !== undefined || criteria.priorityOwnerName !== undefined) return false;
+    const [row] = await this.dataSource.query('SELECT MAX(id) AS last FROM repository');
+    const tableSize = Number(row?.last ?? 0);
+    return total * total >= WALK_FACTOR * (page.offset + page.limit) * tableSize;
+  }
+
+  /**
+   * Adds the search index's candidate condition for a keyword: 'scan' when a term is too short for the index
+   * (nothing added), 'nothing' when the index already shows that no repository can match.
+   */
+  private async narrowByIndex(query: SelectQueryBuilder<RepositoryEntity>, keyword: NonNullable<RepositoryCriteria['keyword']>): Promise<'narrowed' | 'scan' | 'nothing'> {
+    const terms = searchTerms(keyword.alternatives, keyword.includeDescription, keyword.ownerAndName);
+    const lookup = candidateLookup(terms, this.dataSource.options.type === 'better-sqlite3' ? 'sqlite' : 'mysql');
+    if (lookup.kind === 'fts') {
+      let candidates = 'SELECT rowid FROM repository_name_search WHERE repository_name_search MATCH :searchNames';
+      if (lookup.descriptions !== undefined) {
+        candidates += ' UNION SELECT rowid FROM repository_description_search WHERE repository_description_search MATCH :searchDescriptions';
+      }
+      query.andWhere(`r.id IN (${candidates})`, { searchNames: lookup.names, searchDescriptions: lookup.descriptions });
+      return 'narrowed';
+    } else if (lookup.kind === 'grams') {
+      const conditions: string[] = [];
+      for (const [index, term] of lookup.terms.entries()) {
+        const gram = await this.rarestGram(term.grams, term.sources);
+        // A term with a trigram no repository has matches nothing: it needs no candidates.
+        if (gram === undefined) continue;
+        conditions.push(`(rg.source IN (:...searchSources${index}) AND rg.gram = :searchGram${index})`);
+        query.setParameters({ [`searchSources${index}`]: term.sources, [`searchGram${index}`]: gram });
+      }
+      if (conditions.length === 0) return 'nothing';
+      query.andWhere(`r.id IN (SELECT rg.repo_id FROM repository_search_gram rg WHERE ${conditions.join(' OR ')})`);
+      return 'narrowed';
+    }
+    return 'scan';
+  }
+
+  /**
+   * The trigram (of a term) held by the fewest repositories in `sources`, counted up to RAREST_PROBE each
+   * (bounded index range scans), or undefined when one of them is held by none (then the term matches
+   * nothing). Every match of the term holds all its trigrams, so the holders of the rarest are a complete
+   * candidate set, and the smallest this index gives.
+   */
+  private async rarestGram(grams: string[], sources: number[]): Promise<string | undefined> {
+    let rarest: string | undefined;
+    let fewest = Infinity;
+    for (const gram of spread(grams, MAX_PROBED_GRAMS)) {
+      const [row] = await this.dataSource.query(
+        `SELECT COUNT(*) AS holders FROM (SELECT 1 FROM repository_search_gram WHERE source IN (${sources.map(() => '?').join(', ')}) AND gram = ? LIMIT ?) probe`,
+        [...sources, gram, RAREST_PROBE],
+      );
+      const holders = Number(row?.holders ?? 0);
+      if (holders === 0) return undefined;
+      if (holders < fewest) [rarest, fewest] = [gram, holders];
+    }
+    return rarest;
   }
 
   /** Repositories `uid` starred, oldest star first, as the viewer may see them. */
@@ -172,7 +297,9 @@ export class RepositoryStore {
   private filtered(criteria: RepositoryCriteria): SelectQueryBuilder<RepositoryEntity> {
     const query = this.base(criteria.scope);
     if (criteria.publicOwnersOnly) applyScope(query, { kind: 'public' });
-    if (criteria.ownerIds !== undefined) query.andWhere('r.owner_id IN (:...ownerIds)', { ownerIds: nonEmpty(criteria.ownerIds) });
+    // One owner is an equality, so that the owner_id index serves ORDER BY id without a sort.
+    if (criteria.ownerIds?.length === 1) query.andWhere('r.owner_id = :ownerId', { ownerId: criteria.ownerIds[0] });
+    else if (criteria.ownerIds !== undefined) query.andWhere('r.owner_id IN (:...ownerIds)', { ownerIds: nonEmpty(criteria.ownerIds) });
     if (criteria.keyword) {
       const { alternatives, includeDescription, ownerAndName } = criteria.keyword;
       const terms: string[] = [];
@@ -223,6 +350,25 @@ function applyScope(query: SelectQueryBuilder<RepositoryEntity>, scope: Visibili
       return;
     }
   }
+}
+
+/**
+ * The key of a keyword search's total: every filter of the criteria (not the order or the page), or undefined
+ * when the total is not kept: no keyword (cheap by index already), or a filter on stars (not in the
+ * generation).
+ */
+function countCacheKey(criteria: RepositoryCriteria): string | undefined {
+  if (!criteria.keyword || criteria.starredBy !== undefined) return undefined;
+  const { scope, publicOwnersOnly, ownerIds, keyword, isPrivate, isTemplate, isMirror } = criteria;
+  return JSON.stringify([scope, publicOwnersOnly ?? false, ownerIds ?? null, keyword, isPrivate ?? null, isTemplate ?? null, isMirror ?? null]);
+}
+
+/** At most `max` items, evenly spread and always keeping the first and the last. */
+function spread<T>(items: T[], max: number): T[] {
+  if (items.length <= max) return items;
+  const picked: T[] = [];
+  for (let i = 0; i < max; i++) picked.push(items[Math.round((i * (items.length - 1)) / (max - 1))]);
+  return [...new Set(picked)];
 }
 
 /** `IN ()` is not SQL: an id no row has stands in for the empty list. */

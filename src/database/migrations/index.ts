@@ -6,8 +6,23 @@ import { CreateQuota1763800000000 } from './1763800000000-create-quota';
 import { CreateMirrors1764300000000 } from './1764300000000-create-mirrors';
 import { CreateReleases1764400000000 } from './1764400000000-create-releases';
 import { CreatePackages1764400100000 } from './1764400100000-create-packages';
+import { RepositorySearchIndex1764500000000 } from './1764500000000-repository-search-index';
+import { RepositorySearchGeneration1764500100000 } from './1764500100000-repository-search-generation';
 import { CreateRateLimits1764520000000 } from './1764520000000-create-rate-limits';
 import { ExternalAttachments1764530000000 } from './1764530000000-external-attachments';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
-export const MIGRATIONS = [CreateUsers1763700000000, CreateKeys1763700100000, FollowsAndUserSearch1763700200000, CreateRepositories1763700300000, CreateQuota1763800000000, CreateMirrors1764300000000, CreateReleases1764400000000, CreatePackages1764400100000, CreateRateLimits1764520000000, ExternalAttachments1764530000000];
+export const MIGRATIONS = [
+  CreateUsers1763700000000,
+  CreateKeys1763700100000,
+  FollowsAndUserSearch1763700200000,
+  CreateRepositories1763700300000,
+  CreateQuota1763800000000,
+  CreateMirrors1764300000000,
+  CreateReleases1764400000000,
+  CreatePackages1764400100000,
+  RepositorySearchIndex1764500000000,
+  RepositorySearchGeneration1764500100000,
+  CreateRateLimits1764520000000,
+  ExternalAttachments1764530000000,
+];
