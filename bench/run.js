@@ -20,6 +20,7 @@
  *   BENCH_WARMUP   warm-up seconds per endpoint (default 2, at most 60; 0 skips)
  *   BENCH_ONLY     comma-separated endpoint keys (see ENDPOINTS below; default all)
  *   BENCH_KEEP     1 keeps the data directory (and the MariaDB database) afterwards; its path is printed
+ *   BENCH_CPU_PROF a directory: the server runs with --cpu-prof there (summarise with bench/profile-summary.js)
  *   DATABASE_URL   mysql://USER@127.0.0.1:PORT/NAME (loopback only): the database NAME is created for the run
  *                  (utf8mb4_bin) and dropped afterwards; an existing one is refused unless BENCH_RESET=1
  *   SEED_USERS 10000, SEED_REPOS 100000, SEED_STARS 5 and SEED_FOLLOWS 3 (means per user), SEED_TOKENS 200
@@ -225,7 +226,8 @@ async function startServer(env, logFile) {
   const port = await freePort();
   const out = fs.openSync(logFile, 'a');
   const t0 = process.hrtime.bigint();
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], {
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const child = spawn(process.execPath, [...profile, path.join(ROOT, 'dist', 'src', 'main.js')], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), ROOT_URL: `http://127.0.0.1:${port}/`, LOG_LEVEL: 'warn', SSH_LISTEN_PORT: '0' },
     stdio: ['ignore', out, out],
@@ -354,7 +356,9 @@ function load(port, items, seconds, perClient) {
         pipelining: 1,
         duration: seconds,
         timeout: 30,
-        requests: items.length > 0 ? items : perClient(0),
+        // Every connection would build request buffers for this whole list before setupClient replaces it:
+        // give it the list only when no per-connection list follows.
+        requests: (perClient?.(0) ?? items).length > 0 && perClient?.(0) ? [{ ...perClient(0)[0] }] : items.map((item) => ({ ...item })),
         setupClient: (client) => {
           const index = clientIndex++;
           const own = perClient ? perClient(index) : null;

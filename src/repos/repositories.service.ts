@@ -16,7 +16,7 @@ import type { EditRepositoryOption } from './edit-repository.option';
 import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from './quota-gate';
-import { administers, isReadable, permissionOf, RepositoryAccess, ViewerAccess } from './repository-access';
+import { administers, isReadable, permissionOf, readableByVisibilityAlone, RepositoryAccess, ViewerAccess } from './repository-access';
 import { RepositoryEntity } from './repository.entity';
 import { repositoryUrls } from './repository.mapper';
 import { assertUsableRepositoryName, DEFAULT_BRANCH } from './repository-names';
@@ -126,6 +126,23 @@ export class RepositoriesService implements OnModuleInit {
       throw new ForbiddenError('token scope is limited to public repos');
     }
     return { repo, owner, access };
+  }
+
+  /**
+   * The same answer as `findReadable` (404, or 403 for a public-only token), for callers that need only the
+   * rows (star, unstar): the caller's organisation lists are read only when the repository's and its owner's
+   * visibility do not decide alone.
+   */
+  async findReadableRepository(viewer: AuthContext, ownerName: string, repoName: string): Promise<{ repo: RepositoryEntity; owner: UserEntity }> {
+    const owner = await this.users.findByName(ownerName);
+    if (!owner) throw new NotFoundError();
+    const repo = await this.repositories.findByOwnerAndName(owner.id, repoName);
+    if (!repo) throw new NotFoundError();
+    if (!readableByVisibilityAlone(viewer, repo, owner) && !isReadable(await this.access.of(viewer), repo, owner)) throw new NotFoundError();
+    if (viewer.publicOnly && (repo.isPrivate || owner.visibility !== Visibility.Public)) {
+      throw new ForbiddenError('token scope is limited to public repos');
+    }
+    return { repo, owner };
   }
 
   async get(viewer: AuthContext, ownerName: string, repoName: string): Promise<RepositoryWire> {
