@@ -263,6 +263,19 @@ async function stopServer(server) {
   clearTimeout(timer);
 }
 
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+
+/** CPU seconds (user + system) the process has used so far, from /proc/PID/stat; NaN where there is no /proc. */
+function cpuSeconds(pid) {
+  try {
+    // Fields after the command name (which may hold spaces, hence the last ')'): utime and stime are 12th and 13th.
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop().trim().split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
 function memory(pid) {
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -513,9 +526,12 @@ async function main() {
       if (failed(warm)) log(`warm-up ${endpoint.key}: ${warm.non2xx} non-2xx, ${warm.errors} errors, ${warm.timeouts} timeouts`);
       if (endpoint.write) before = await rowCount(dataSource, endpoint.write.table);
     }
+    const cpuBefore = cpuSeconds(server.child.pid);
     const run = summarize(await load(server.port, items, SECONDS, perClient));
+    // The server's own CPU per answered request: unlike req/s, it hardly moves with what else loads the machine.
+    run.cpuMicros = ((cpuSeconds(server.child.pid) - cpuBefore) * 1e6) / Math.max(1, run.total);
     await settle(server.port, items[0] ?? endpoint.perClient(0)[0]);
-    log(`${endpoint.key}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms${failed(run) ? `, ${run.non2xx} non-2xx, ${run.errors} errors, ${run.timeouts} timeouts` : ''}`);
+    log(`${endpoint.key}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.cpuMicros.toFixed(0)} µs CPU/req${failed(run) ? `, ${run.non2xx} non-2xx, ${run.errors} errors, ${run.timeouts} timeouts` : ''}`);
     if (endpoint.write) {
       const after = await rowCount(dataSource, endpoint.write.table);
       notes.push(`${endpoint.label}: ${run.total} requests, ${after - before >= 0 ? '+' : ''}${after - before} ${endpoint.write.table} rows` +
@@ -537,11 +553,11 @@ async function main() {
   // 5. The table.
   const number = (n) => Math.round(n).toLocaleString('en-US');
   const lines = [
-    '| endpoint | req/s | p50 ms | p99 ms | non-2xx |',
-    '|---|---:|---:|---:|---:|',
+    '| endpoint | req/s | p50 ms | p99 ms | non-2xx | server CPU µs/req |',
+    '|---|---:|---:|---:|---:|---:|',
     ...rows.map(({ endpoint, run }) => {
       const bad = run.errors + run.timeouts ? ` (+${run.errors} errors, ${run.timeouts} timeouts)` : '';
-      return `| ${endpoint.label} | ${number(run.rps)} | ${run.p50} | ${run.p99} | ${run.non2xx}${bad} |`;
+      return `| ${endpoint.label} | ${number(run.rps)} | ${run.p50} | ${run.p99} | ${run.non2xx}${bad} | ${Number.isNaN(run.cpuMicros) ? '–' : number(run.cpuMicros)} |`;
     }),
     '',
     `- Peak RSS (VmHWM) of the server after the runs: ${mem ? `${mem.hwm.toFixed(0)} MiB (VmRSS ${mem.rss.toFixed(0)} MiB)` : 'unavailable'}`,

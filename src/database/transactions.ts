@@ -44,7 +44,14 @@ export class Transactions {
   private async drain(): Promise<void> {
     this.draining = true;
     try {
-      while (this.queued.length > 0) await this.commitGroup(this.queued.splice(0, GROUP_COMMIT_MAX));
+      while (this.queued.length > 0) {
+        // One turn of the event loop first: the requests that arrived meanwhile get to queue their transactions
+        // (their lookups run on promises alone), so that they share this group's commit instead of each
+        // waiting for one of their own. Without it, a group would hold little more than the one work that
+        // started it.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        await this.commitGroup(this.queued.splice(0, GROUP_COMMIT_MAX));
+      }
     } finally {
       this.draining = false;
     }
