@@ -3,8 +3,12 @@ import { DataSource, EntityManager } from 'typeorm';
 
 const MYSQL_RETRYABLE = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
 const ATTEMPTS = 10;
-/** At most this many queued transactions share one SQLite commit. */
+/**
+ * At most this many queued transactions share one SQLite commit, and no more are added once a group has run this
+ * long: a slow transaction delays the answers of the group it is in, not of every group after it.
+ */
 const GROUP_COMMIT_MAX = 128;
+const GROUP_COMMIT_MS = 10;
 
 interface QueuedWork {
   work: (tx: EntityManager) => Promise<unknown>;
@@ -67,7 +71,13 @@ export class Transactions {
       for (const item of group) item.reject(error);
       return;
     }
+    const started = performance.now();
     for (let index = 0; index < group.length; index++) {
+      if (index > 0 && performance.now() - started > GROUP_COMMIT_MS) {
+        // The rest goes first into the next group.
+        this.queued.unshift(...group.splice(index));
+        break;
+      }
       const item = group[index];
       await runner.startTransaction();
       try {
