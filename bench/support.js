@@ -83,4 +83,62 @@ function seedTag(fallback) {
   return tag;
 }
 
-module.exports = { bounded, baseUrl, percentile, loadDist, random, insertRows, seedTag };
+/**
+ * Words that seeded repository names are made of, most frequent first: picked with Zipf weights (1/rank), so
+ * that single words match from over 10% down to under 0.1% of the repositories (search at every selectivity).
+ */
+const REPOSITORY_WORDS = (
+  'api server client tool web app cli lib core data config utils plugin service test docs demo bot parser engine ' +
+  'manager kit framework sdk node react python rust java kotlin swift ruby script dashboard monitor logger cache ' +
+  'queue proxy router gateway auth storage backup sync deploy build template starter example sample blog site ' +
+  'theme game chat mail search index graph chart image video audio stream player editor viewer reader writer ' +
+  'converter generator compiler runtime scheduler worker crawler scraper analyzer validator formatter linter ' +
+  'bundler loader wrapper binding driver adapter connector bridge toolkit helper common shared legacy next lite ' +
+  'mini micro fast simple smart open free home cloud edge mobile desktop terminal shell dotfiles notes wiki ' +
+  'journal tracker planner todo calendar budget invoice shop store market crypto wallet ledger vault secret ' +
+  'cipher hash sign verify scan probe fuzz bench perf trace metrics alert pager oncall incident status health ' +
+  'ping uptime cron timer clock weather forecast climate ocean forest river mountain desert island planet comet ' +
+  'nebula quasar pulsar photon quantum neuron tensor vector matrix kernel module package bundle archive mirror ' +
+  'fork patch diff merge rebase commit branch release version changelog license readme guide tutorial course ' +
+  'lesson exercise homework thesis paper research notebook dataset model training inference pipeline workflow ' +
+  'orchestrator operator controller reconciler webhook callback listener emitter reactor actor fiber coroutine ' +
+  'thread mutex semaphore barrier latch channel socket packet frame codec muxer tunnel relay beacon lighthouse ' +
+  'harbor anchor compass sextant astrolabe zephyr monsoon typhoon aurora borealis solstice equinox obsidian ' +
+  'basalt granite marble quartz topaz sapphire emerald garnet onyx jasper agate beryl zircon'
+).split(' ');
+
+/** A picker of REPOSITORY_WORDS with Zipf weights, driven by `next` (a `random` sequence). */
+function wordPicker(next) {
+  const cumulative = [];
+  let sum = 0;
+  for (let rank = 1; rank <= REPOSITORY_WORDS.length; rank++) cumulative.push((sum += 1 / rank));
+  return () => {
+    const target = next() * sum;
+    let low = 0;
+    let high = cumulative.length - 1;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (cumulative[middle] < target) low = middle + 1;
+      else high = middle;
+    }
+    return REPOSITORY_WORDS[low];
+  };
+}
+
+/**
+ * Adds per-row deltas to an integer counter column (`deltas`: id -> delta) inside the caller's transaction, 500
+ * rows per UPDATE (one CASE per batch), so that seeding a few hundred thousand rows costs a few hundred statements.
+ */
+async function addToCounters(tx, table, column, deltas) {
+  const entries = [...deltas].filter(([, delta]) => delta !== 0);
+  for (let start = 0; start < entries.length; start += 500) {
+    const chunk = entries.slice(start, start + 500);
+    const cases = chunk.map(() => 'WHEN ? THEN ?').join(' ');
+    await tx.query(
+      `UPDATE ${table} SET ${column} = ${column} + CASE id ${cases} END WHERE id IN (${chunk.map(() => '?').join(',')})`,
+      [...chunk.flat(), ...chunk.map(([id]) => id)],
+    );
+  }
+}
+
+module.exports = { bounded, baseUrl, percentile, loadDist, random, insertRows, seedTag, REPOSITORY_WORDS, wordPicker, addToCounters };

@@ -16,7 +16,7 @@ import type { EditRepositoryOption } from './edit-repository.option';
 import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from './quota-gate';
-import { administers, isReadable, permissionOf, RepositoryAccess, ViewerAccess } from './repository-access';
+import { administers, isReadable, permissionOf, readableByVisibilityAlone, RepositoryAccess, ViewerAccess } from './repository-access';
 import { RepositoryEntity } from './repository.entity';
 import { repositoryUrls } from './repository.mapper';
 import { assertUsableRepositoryName, DEFAULT_BRANCH } from './repository-names';
@@ -125,6 +125,22 @@ export class RepositoriesService implements OnModuleInit {
       throw new ForbiddenError('token scope is limited to public repos');
     }
     return { repo, owner, access };
+  }
+
+  /**
+   * The same answer as `findReadable` (404, or 403 for a public-only token), for callers that need only the
+   * rows (star, unstar): the caller's organisation lists are read only when the repository's and its owner's
+   * visibility do not decide alone.
+   */
+  async findReadableRepository(viewer: AuthContext, ownerName: string, repoName: string): Promise<{ repo: RepositoryEntity; owner: UserEntity }> {
+    const found = await this.repositories.findWithOwnerByNames(ownerName, repoName);
+    if (!found) throw new NotFoundError();
+    const { repo, owner } = found;
+    if (!readableByVisibilityAlone(viewer, repo, owner) && !isReadable(await this.access.of(viewer), repo, owner)) throw new NotFoundError();
+    if (viewer.publicOnly && (repo.isPrivate || owner.visibility !== Visibility.Public)) {
+      throw new ForbiddenError('token scope is limited to public repos');
+    }
+    return { repo, owner };
   }
 
   async get(viewer: AuthContext, ownerName: string, repoName: string): Promise<RepositoryWire> {

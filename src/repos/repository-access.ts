@@ -75,6 +75,17 @@ export function isReadable(access: ViewerAccess, repo: RepositoryEntity, owner: 
   return owner.visibility !== Visibility.Private;
 }
 
+/**
+ * True when `isReadable` is true whatever the caller's organisations: a public repository whose owner every
+ * caller of this kind sees (anonymous: a public owner; unrestricted signed-in: any owner but a private one).
+ * False means "ask isReadable", not "unreadable".
+ */
+export function readableByVisibilityAlone(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity): boolean {
+  if (repo.isPrivate) return false;
+  if (!viewer.user) return owner.visibility === Visibility.Public;
+  return !viewer.user.isRestricted && owner.visibility !== Visibility.Private;
+}
+
 /** Behaviour 1.10: administrators get everything, any other viewer who can see the repository pulls. */
 export function permissionOf(access: ViewerAccess, repo: RepositoryEntity): RepositoryPermission {
   const admin = administers(access, repo);

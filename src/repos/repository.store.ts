@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { RowReader } from '../database/row-reader';
+import { changeRows } from '../database/transactions';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { VisibilityScope } from './repository-access';
 import { RepositoryCountCache } from './repository-count-cache';
@@ -141,13 +142,7 @@ export class RepositoryStore {
    */
   async addToCounter(tx: EntityManager, id: number, counter: 'numStars' | 'numWatches', delta: number): Promise<boolean> {
     const column = counter === 'numStars' ? 'num_stars' : 'num_watches';
-    const result = await tx
-      .createQueryBuilder()
-      .update(RepositoryEntity)
-      .set({ [counter]: () => `${tx.connection.driver.escape(column)} + ${Number(delta)}` })
-      .where('id = :id', { id })
-      .execute();
-    return (result.affected ?? 0) > 0;
+    return (await changeRows(tx, `UPDATE repository SET ${column} = ${column} + ? WHERE id = ?`, [delta, id])) > 0;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { changeRows, insertUnlessPresent } from '../database/transactions';
 import { UserEntity } from '../users/user.entity';
 import { RepositoryEntity } from './repository.entity';
 import { StarEntity } from './star.entity';
@@ -13,15 +14,17 @@ export class StarStore {
     return (await this.dataSource.manager.getRepository(StarEntity).countBy({ uid, repoId })) > 0;
   }
 
-  /** Inserts the star; a duplicate fails on the unique index (the caller treats it as "already starred"). */
-  async insert(tx: EntityManager, uid: number, repoId: number, nowUnix: number): Promise<void> {
-    await tx.getRepository(StarEntity).insert({ uid, repoId, createdUnix: nowUnix });
+  /**
+   * Inserts the star unless it is there; true when a row was inserted. The unique index decides, also between
+   * concurrent callers, and a duplicate costs no error.
+   */
+  async insertIfAbsent(tx: EntityManager, uid: number, repoId: number, nowUnix: number): Promise<boolean> {
+    return (await changeRows(tx, insertUnlessPresent(tx, 'star', ['uid', 'repo_id', 'created_unix']), [uid, repoId, nowUnix])) > 0;
   }
 
   /** True when a row was really removed. */
   async delete(tx: EntityManager, uid: number, repoId: number): Promise<boolean> {
-    const result = await tx.getRepository(StarEntity).delete({ uid, repoId });
-    return (result.affected ?? 0) > 0;
+    return (await changeRows(tx, 'DELETE FROM star WHERE uid = ? AND repo_id = ?', [uid, repoId])) > 0;
   }
 
   /** A repository is going: each user who starred it loses one from `num_stars`, then the stars go. */

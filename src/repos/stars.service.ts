@@ -4,7 +4,7 @@ import { requireSignedIn } from '../auth/route-auth';
 import { NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
-import { isUniqueViolation, Transactions } from '../database/transactions';
+import { Transactions } from '../database/transactions';
 import { UserVisibility } from '../users/user-visibility';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
@@ -44,25 +44,21 @@ export class StarsService {
   async star(viewer: AuthContext, ownerName: string, repoName: string): Promise<void> {
     requireSignedIn(viewer);
     const uid = viewer.user.id;
-    const { repo } = await this.repositoriesService.findReadable(viewer, ownerName, repoName);
-    try {
-      await this.transactions.run(async (tx) => {
-        await this.stars.insert(tx, uid, repo.id, this.clock.nowUnix());
-        // The repository may have been deleted meanwhile: then nothing is kept.
-        if (!(await this.repositories.addToCounter(tx, repo.id, 'numStars', 1))) throw new NotFoundError();
-        await this.users.addToCounter(tx, uid, 'numStars', 1);
-      });
-    } catch (error) {
+    const { repo } = await this.repositoriesService.findReadableRepository(viewer, ownerName, repoName);
+    const now = this.clock.nowUnix();
+    await this.transactions.run(async (tx) => {
       // Already starred (or a concurrent request starred it first): nothing to do.
-      if (isUniqueViolation(error)) return;
-      throw error;
-    }
+      if (!(await this.stars.insertIfAbsent(tx, uid, repo.id, now))) return;
+      // The repository may have been deleted meanwhile: then nothing is kept.
+      if (!(await this.repositories.addToCounter(tx, repo.id, 'numStars', 1))) throw new NotFoundError();
+      await this.users.addToCounter(tx, uid, 'numStars', 1);
+    });
   }
 
   async unstar(viewer: AuthContext, ownerName: string, repoName: string): Promise<void> {
     requireSignedIn(viewer);
     const uid = viewer.user.id;
-    const { repo } = await this.repositoriesService.findReadable(viewer, ownerName, repoName);
+    const { repo } = await this.repositoriesService.findReadableRepository(viewer, ownerName, repoName);
     await this.transactions.run(async (tx) => {
       if (!(await this.stars.delete(tx, uid, repo.id))) return;
       await this.repositories.addToCounter(tx, repo.id, 'numStars', -1);

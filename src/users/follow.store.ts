@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { AuthContext } from '../auth/auth-context';
 import { Page, PageQuery } from '../common/paging';
-import { isUniqueViolation } from '../database/transactions';
+import { changeRows, insertUnlessPresent } from '../database/transactions';
 import { FollowEntity } from './follow.entity';
 import { UserEntity, UserType } from './user.entity';
 import { visibleUsersCondition } from './user-visibility.condition';
@@ -20,24 +20,19 @@ export class FollowStore {
   ) {}
 
   /**
-   * Inserts "`userId` follows `followId`". Returns false, changing nothing, when the row already exists
-   * (including a concurrent insert that won: the unique index decides).
+   * Inserts "`userId` follows `followId`" and counts it. Returns false, changing nothing, when the row already
+   * exists (including a concurrent insert that won: the unique index decides, and a duplicate costs no error).
    */
   async insert(tx: EntityManager, userId: number, followId: number, nowUnix: number): Promise<boolean> {
-    try {
-      await tx.getRepository(FollowEntity).insert({ userId, followId, createdUnix: nowUnix });
-    } catch (error) {
-      if (isUniqueViolation(error)) return false;
-      throw error;
-    }
+    const sql = insertUnlessPresent(tx, 'follow', ['user_id', 'follow_id', 'created_unix']);
+    if ((await changeRows(tx, sql, [userId, followId, nowUnix])) === 0) return false;
     await this.addToCounters(tx, userId, followId, 1);
     return true;
   }
 
   /** Deletes the row if there is one; returns whether a row was deleted. */
   async delete(tx: EntityManager, userId: number, followId: number): Promise<boolean> {
-    const result = await tx.getRepository(FollowEntity).delete({ userId, followId });
-    if (!result.affected) return false;
+    if ((await changeRows(tx, 'DELETE FROM follow WHERE user_id = ? AND follow_id = ?', [userId, followId])) === 0) return false;
     await this.addToCounters(tx, userId, followId, -1);
     return true;
   }

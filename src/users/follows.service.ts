@@ -50,7 +50,7 @@ export class FollowsService {
   async follow(viewer: SignedInViewer, name: string): Promise<void> {
     const target = await this.target(viewer, name);
     if (target.id === viewer.user.id) return;
-    if (!(await this.listVisibility.isVisible(viewer, target.id))) throw new NotFoundError();
+    if (!(await this.listVisibility.isVisibleUser(viewer, target))) throw new NotFoundError();
     const now = this.clock.nowUnix();
     await this.transactions.run((tx) => this.follows.insert(tx, viewer.user.id, target.id, now));
   }
@@ -63,7 +63,7 @@ export class FollowsService {
     const target = await this.target(viewer, name);
     if (target.id === viewer.user.id) return;
     const removed = await this.transactions.run((tx) => this.follows.delete(tx, viewer.user.id, target.id));
-    if (!removed && !(await this.listVisibility.isVisible(viewer, target.id))) throw new NotFoundError();
+    if (!removed && !(await this.listVisibility.isVisibleUser(viewer, target))) throw new NotFoundError();
   }
 
   /** GET /users/{username}/followers (group B; the guard has checked sign-in). */

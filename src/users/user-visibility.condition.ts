@@ -57,6 +57,19 @@ export class UserListVisibility {
     return visibleUsersCondition(viewer, alias);
   }
 
+  /**
+   * `isVisible` for a row already read: answered from its visibility where the rule decides on that alone
+   * (anonymous and public-only callers, admins, public rows, limited rows for unrestricted callers, oneself),
+   * and with the query otherwise (follows and shared organisations).
+   */
+  async isVisibleUser(viewer: AuthContext, target: UserEntity): Promise<boolean> {
+    const user = viewer.user;
+    if (!user || viewer.publicOnly) return target.visibility === Visibility.Public;
+    if (viewer.isAdmin || target.id === user.id || target.visibility === Visibility.Public) return true;
+    if (target.visibility === Visibility.Limited && !user.isRestricted) return true;
+    return this.isVisible(viewer, target.id);
+  }
+
   /** Would `viewer` see user (or organisation) `id` in a list? Used before acting on a user by name. */
   async isVisible(viewer: AuthContext, id: number): Promise<boolean> {
     const visible = visibleUsersCondition(viewer, 'u');

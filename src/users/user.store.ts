@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { RowReader } from '../database/row-reader';
+import { changeRows } from '../database/transactions';
 import { EmailAddressEntity } from './email-address.entity';
 import { indexUserForSearch, removeUserFromSearch } from './user-search.store';
 import { UserEntity, UserType } from './user.entity';
@@ -128,12 +129,8 @@ export class UserStore {
     counter: 'numFollowers' | 'numFollowing' | 'numStars' | 'numRepos',
     delta: number,
   ): Promise<void> {
-    await tx
-      .createQueryBuilder()
-      .update(UserEntity)
-      .set({ [counter]: () => `${tx.connection.driver.escape(columnName(counter))} + ${Number(delta)}` })
-      .where('id = :id', { id })
-      .execute();
+    const column = columnName(counter);
+    await changeRows(tx, `UPDATE ${tx.connection.driver.escape('user')} SET ${column} = ${column} + ? WHERE id = ?`, [delta, id]);
   }
 }
 

@@ -72,6 +72,19 @@ describe('follows: /user/followers, /user/following, /users/{username}/followers
       await t.http.get(t.api(`/user/following/${hidden.name}`)).set(withToken(me.token)).expect(204);
     });
 
+    it('lets any unrestricted caller follow a limited user, and a restricted caller only one who follows them', async () => {
+      const limited = await makeUser(t, { visibility: 'limited' });
+      const me = await makeUser(t);
+      await follow(me, limited.name).expect(204);
+      const restricted = await makeUser(t);
+      await patch(restricted.name, { restricted: true });
+      await follow(restricted, limited.name).expect(404);
+      await follow(limited, restricted.name).expect(204);
+      await follow(restricted, limited.name).expect(204);
+      expect((await profile(limited.name)).followers_count).toBe(2);
+      expect((await profile(restricted.name)).following_count).toBe(1);
+    });
+
     it('still lets a caller unfollow a user who became invisible to them', async () => {
       const me = await makeUser(t);
       const shy = await makeUser(t);

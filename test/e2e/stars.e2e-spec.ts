@@ -1,4 +1,4 @@
-import { makeRepo, makeToken, makeUser, TestUser, withToken } from '../support/factories';
+import { makeOrg, makeRepo, makeToken, makeUser, TestUser, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('stars', () => {
@@ -165,6 +165,49 @@ describe('stars', () => {
     await Promise.all(users.flatMap((user) => [unstar(user, alice.name, repo.name), unstar(user, alice.name, repo.name)]));
     expect(await starsOf(alice.name, repo.name)).toBe(0);
     for (const user of users) expect(await starredCount(user)).toBe(0);
+  });
+
+  it('who may star: any signed-in user a limited owner\'s public repository; a restricted user only in their organisations; a private owner\'s is unknown', async () => {
+    const limitedOwner = await makeUser(t, { visibility: 'limited' });
+    const ofLimited = await makeRepo(t, limitedOwner);
+    await star(bob, limitedOwner.name, ofLimited.name).expect(204);
+    const restricted = await makeUser(t);
+    await t.http.patch(t.api(`/admin/users/${restricted.name}`)).set(withToken(admin.token)).send({ restricted: true }).expect(200);
+    await star(restricted, limitedOwner.name, ofLimited.name).expect(404);
+    const ofAlice = await makeRepo(t, alice);
+    await star(restricted, alice.name, ofAlice.name).expect(404);
+    const org = await makeOrg(t, restricted.user);
+    const ofOrg = await makeRepo(t, restricted, { org: org.name });
+    await star(restricted, org.name, ofOrg.name).expect(204);
+    const privateOwner = await makeUser(t, { visibility: 'private' });
+    const ofPrivate = await makeRepo(t, privateOwner);
+    await star(bob, privateOwner.name, ofPrivate.name).expect(404);
+    await star(privateOwner, privateOwner.name, ofPrivate.name).expect(204);
+    expect(await starsOf(limitedOwner.name, ofLimited.name)).toBe(1);
+    expect(await starsOf(alice.name, ofAlice.name)).toBe(0);
+    expect(await starsOf(org.name, ofOrg.name)).toBe(1);
+    expect(await starsOf(privateOwner.name, ofPrivate.name)).toBe(1);
+    expect(await starredCount(restricted)).toBe(1);
+  });
+
+  it('96 concurrent PUT and DELETE of the same star by 16 callers leave num_stars equal to the star rows', async () => {
+    const repo = await makeRepo(t, alice);
+    const users: TestUser[] = [];
+    for (let index = 0; index < 16; index++) users.push(await makeUser(t));
+    // Each caller races itself too: two PUTs and two DELETEs of its own star among the others' requests.
+    const requests = users.flatMap((user, index) =>
+      (index % 3 === 0 ? ['put', 'delete', 'put', 'put', 'delete', 'put'] : ['put', 'put', 'delete', 'delete', 'put', 'delete']).map((method) =>
+        method === 'put' ? star(user, alice.name, repo.name) : unstar(user, alice.name, repo.name),
+      ),
+    );
+    const statuses = await Promise.all(requests.map(async (request) => (await request).status));
+    expect(statuses.filter((status) => status !== 204)).toEqual([]);
+    const starRows = await rows(`SELECT COUNT(*) AS n FROM star WHERE repo_id = ${repo.id}`);
+    expect(await rows(`SELECT num_stars AS n FROM repository WHERE id = ${repo.id}`)).toBe(starRows);
+    expect(await starsOf(alice.name, repo.name)).toBe(starRows);
+    for (const user of users) {
+      expect(await starredCount(user)).toBe(await rows(`SELECT COUNT(*) AS n FROM star WHERE uid = ${user.user.id}`));
+    }
   });
 
   it("a deleted user's stars and watches go, and the repositories' counters follow", async () => {

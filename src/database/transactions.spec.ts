@@ -1,0 +1,98 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { changeRows, insertUnlessPresent, Transactions } from './transactions';
+
+/** SQLite group commit: what the callers of Transactions.run can rely on, on a real (in-memory) database. */
+describe('Transactions on SQLite (group commit)', () => {
+  let dataSource: DataSource;
+  let transactions: Transactions;
+  let statements: string[];
+
+  const insert = (tx: EntityManager, id: number) => changeRows(tx, insertUnlessPresent(tx, 'item', ['id']), [id]);
+  const ids = async () => ((await dataSource.query('SELECT id FROM item ORDER BY id')) as { id: number }[]).map((row) => row.id);
+
+  beforeEach(async () => {
+    dataSource = new DataSource({ type: 'better-sqlite3', database: ':memory:' });
+    await dataSource.initialize();
+    await dataSource.query('CREATE TABLE item (id INTEGER PRIMARY KEY)');
+    transactions = new Transactions(dataSource);
+    statements = [];
+    const runner = dataSource.createQueryRunner();
+    const query = runner.query.bind(runner);
+    jest.spyOn(runner, 'query').mockImplementation((sql: string, ...rest: unknown[]) => {
+      statements.push(sql);
+      return (query as (sql: string, ...rest: unknown[]) => Promise<unknown>)(sql, ...rest);
+    });
+  });
+
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await dataSource.destroy();
+  });
+
+  it('runs transactions queued together under one COMMIT, each in its own savepoint, and returns each result', async () => {
+    const results = await Promise.all([1, 2, 3].map((id) => transactions.run((tx) => insert(tx, id))));
+    expect(results).toEqual([1, 1, 1]);
+    expect(statements.filter((sql) => sql === 'COMMIT')).toHaveLength(1);
+    expect(statements.filter((sql) => sql.startsWith('SAVEPOINT'))).toHaveLength(3);
+    expect(await ids()).toEqual([1, 2, 3]);
+  });
+
+  it('rolls back a failing transaction alone: its caller gets its error, the others of the group are kept', async () => {
+    const outcomes = await Promise.allSettled([
+      transactions.run((tx) => insert(tx, 1)),
+      transactions.run(async (tx) => {
+        await insert(tx, 2);
+        throw new Error('refused');
+      }),
+      transactions.run((tx) => insert(tx, 3)),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toEqual(new Error('refused'));
+    expect(await ids()).toEqual([1, 3]);
+  });
+
+  it('answers a caller only once its group is committed', async () => {
+    let activeWhenAnswered: boolean | undefined;
+    await transactions.run((tx) => insert(tx, 1)).then(() => {
+      activeWhenAnswered = dataSource.createQueryRunner().isTransactionActive;
+    });
+    expect(activeWhenAnswered).toBe(false);
+    expect(statements.indexOf('COMMIT')).toBeGreaterThan(-1);
+  });
+
+  it('runs a transaction queued during a group in a later group', async () => {
+    let later: Promise<number> | undefined;
+    await transactions.run(async (tx) => {
+      later = transactions.run((inner) => insert(inner, 2));
+      return insert(tx, 1);
+    });
+    await expect(later).resolves.toBe(1);
+    expect(statements.filter((sql) => sql === 'COMMIT')).toHaveLength(2);
+    expect(await ids()).toEqual([1, 2]);
+  });
+
+  it('fails every caller of a group whose COMMIT fails, keeps nothing of it, and goes on with the next group', async () => {
+    const runner = dataSource.createQueryRunner();
+    const commit = runner.commitTransaction.bind(runner);
+    let failed = false;
+    jest.spyOn(runner, 'commitTransaction').mockImplementation(async () => {
+      // The outer COMMIT (depth 1) of the first group only; savepoint releases pass.
+      if (!failed && (runner as unknown as { transactionDepth: number }).transactionDepth === 1) {
+        failed = true;
+        throw new Error('disk I/O error');
+      }
+      return commit();
+    });
+    const outcomes = await Promise.allSettled([1, 2].map((id) => transactions.run((tx) => insert(tx, id))));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+    expect(await ids()).toEqual([]);
+    await expect(transactions.run((tx) => insert(tx, 3))).resolves.toBe(1);
+    expect(await ids()).toEqual([3]);
+  });
+
+  it('inserts nothing and reports 0 rows for a key already there', async () => {
+    expect(await transactions.run((tx) => insert(tx, 7))).toBe(1);
+    expect(await transactions.run((tx) => insert(tx, 7))).toBe(0);
+    expect(await ids()).toEqual([7]);
+  });
+});
