@@ -18,6 +18,17 @@ interface Pending {
   reject(error: Error): void;
 }
 
+/**
+ * The reader stopped (killed as idle, replaced, crashed) before it answered: nothing is wrong with the request,
+ * which a new reader can answer (GitObjects asks again once).
+ */
+export class ReaderStoppedError extends GitError {
+  constructor(message: string, exitCode: number | null = null) {
+    super(['cat-file', '--batch-command'], exitCode, '', message);
+    this.name = 'ReaderStoppedError';
+  }
+}
+
 /** Object names are written one per line: no line breaks or other control characters, never empty. */
 function isBatchName(name: string): boolean {
   return name !== '' && !/[\x00-\x1f\x7f]/.test(name);
@@ -53,12 +64,12 @@ export class BatchReader {
     this.exited = new Promise((resolve) => {
       child.on('error', () => {
         this.ended = true;
-        this.fail(new GitError(['cat-file'], null, '', 'git cat-file could not be started'));
+        this.fail(new ReaderStoppedError('git cat-file could not be started'));
         resolve();
       });
       child.on('close', (code) => {
         this.ended = true;
-        this.fail(new GitError(['cat-file'], code, '', `git cat-file --batch-command exited (${code ?? 'killed'})`));
+        this.fail(new ReaderStoppedError(`git cat-file --batch-command exited (${code ?? 'killed'})`, code));
         resolve();
       });
     });
@@ -102,7 +113,7 @@ export class BatchReader {
 
   private request(kind: 'info' | 'contents', name: string): Promise<BatchObject | null> {
     if (!isBatchName(name)) return Promise.reject(new GitError(['cat-file'], null, '', 'not an object name git can read in batch mode'));
-    if (!this.usable) return Promise.reject(new GitError(['cat-file'], null, '', 'the batch reader has stopped'));
+    if (!this.usable) return Promise.reject(new ReaderStoppedError('the batch reader has stopped'));
     this.lastUsed = this.now();
     return new Promise<BatchObject | null>((resolve, reject) => {
       const args = ['cat-file', '--batch-command', kind];

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
+import { BatchReader, ReaderStoppedError } from './git-batch-reader';
 import { GitObjectReaders } from './git-object-readers';
 import { isPlainRevision, TreeEntry } from './git-trees';
 
@@ -32,8 +33,7 @@ export class GitObjects implements RefLookup {
   async peelRefs(dir: string, refs: string[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
     if (refs.length === 0) return found;
-    const reader = await this.readers.reader(dir);
-    const answers = await Promise.all(refs.map((ref) => (isRefName(ref) ? reader.info(`${ref}^{commit}`) : Promise.resolve(null))));
+    const answers = await this.read(dir, (reader) => Promise.all(refs.map((ref) => (isRefName(ref) ? reader.info(`${ref}^{commit}`) : Promise.resolve(null)))));
     for (const [index, answer] of answers.entries()) {
       // git reads `refs/heads/x` as a revision and, when that ref is missing, tries `refs/tags/refs/heads/x` and
       // others: only an answer for a ref that exists under exactly that name counts (for-each-ref's rule).
@@ -45,21 +45,20 @@ export class GitObjects implements RefLookup {
   /** As GitTrees.resolveCommit: the commit `revision` names (branch, tag, full or short id), or null. */
   async resolveCommit(dir: string, revision: string): Promise<string | null> {
     if (!isPlainRevision(revision)) return null;
-    const answer = await (await this.readers.reader(dir)).info(`${revision}^{commit}`);
+    const answer = await this.read(dir, (reader) => reader.info(`${revision}^{commit}`));
     return answer?.type === 'commit' ? answer.oid : null;
   }
 
   /** As GitTrees.entry: the entry at `path` in `commit`, or null; the empty path is the root tree. */
   async entry(dir: string, commit: string, entryPath: string): Promise<TreeEntry | null> {
-    const reader = await this.readers.reader(dir);
     if (entryPath === '') {
-      const root = await reader.info(`${commit}^{tree}`);
+      const root = await this.read(dir, (reader) => reader.info(`${commit}^{tree}`));
       return root ? { mode: '040000', type: 'tree', oid: root.oid, size: 0, path: '' } : null;
     }
     const slash = entryPath.lastIndexOf('/');
     const parent = slash < 0 ? `${commit}^{tree}` : `${commit}:${entryPath.slice(0, slash)}`;
     // The mode (symlink, executable, submodule) is only in the parent tree; the size only in the object's header.
-    const [tree, object] = await Promise.all([reader.contents(parent), reader.info(`${commit}:${entryPath}`)]);
+    const [tree, object] = await this.read(dir, (reader) => Promise.all([reader.contents(parent), reader.info(`${commit}:${entryPath}`)]));
     if (!tree || tree.type !== 'tree' || !tree.content) return null;
     const found = findInTree(tree.content, entryPath.slice(slash + 1), commit.length / 2);
     if (!found) return null;
@@ -75,8 +74,18 @@ export class GitObjects implements RefLookup {
 
   /** The bytes of a blob (callers know its size and bound it), or null when it is missing. */
   async blob(dir: string, oid: string): Promise<Buffer | null> {
-    const answer = await (await this.readers.reader(dir)).contents(oid);
+    const answer = await this.read(dir, (reader) => reader.contents(oid));
     return answer?.type === 'blob' ? (answer.content ?? Buffer.alloc(0)) : null;
+  }
+
+  /** Reads are idempotent: a reader that stopped under a request (reaped, replaced) is replaced once. */
+  private async read<T>(dir: string, work: (reader: BatchReader) => Promise<T>): Promise<T> {
+    try {
+      return await work(await this.readers.reader(dir));
+    } catch (error) {
+      if (!(error instanceof ReaderStoppedError)) throw error;
+      return work(await this.readers.reader(dir));
+    }
   }
 
   /** Whether `ref` exists under exactly that name: a loose ref file, else a line of packed-refs. */
