@@ -75,6 +75,8 @@ export class ContentsService {
     }
     let lastCommit = this.lastCommits.cached(target.dir, ref.commit, entry.path);
     let submoduleUrl: string | null = null;
+    // The first miss for a commit starts one walk of its history that learns the answers for most files.
+    if (lastCommit === undefined) void this.lastCommits.walk(target.dir, ref.commit);
     if (lastCommit === undefined || type === 'submodule') {
       await this.repositories.withGit(async () => {
         lastCommit = await this.lastCommits.find(target.dir, ref.commit, entry.path);
