@@ -49,6 +49,7 @@ export class BatchReader {
   private buffered = 0;
   private ended = false;
   private retired = false;
+  private corked = false;
   private lastUsed: number;
 
   constructor(
@@ -123,6 +124,15 @@ export class BatchReader {
         this.kill();
       }, this.timeoutMs);
       this.queue.push({ args, kind, timer, resolve, reject });
+      // Requests made in the same tick (a ref's candidates, a tree and an entry) go to git in one write.
+      if (!this.corked) {
+        this.corked = true;
+        this.child.stdin.cork();
+        process.nextTick(() => {
+          this.corked = false;
+          this.child.stdin.uncork();
+        });
+      }
       this.child.stdin.write(`${kind} ${name}\n`);
     });
   }

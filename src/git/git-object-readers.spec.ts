@@ -118,6 +118,17 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
     expect((await objects.entry(dir, commit, 'a.txt'))?.size).toBe(6);
   });
 
+  it('forgets the readers of a repository moved or deleted on disk: later reads get a new one', async () => {
+    const { dir } = await makeRepository('forgotten');
+    const { pool } = setUp();
+    const first = await pool.reader(dir);
+    pool.forget(dir);
+    await first.exited;
+    const second = await pool.reader(dir);
+    expect(second).not.toBe(first);
+    expect((await second.info('refs/heads/main'))?.type).toBe('commit');
+  });
+
   it('stops readers idle for READER_IDLE_MS (on the pool clock), not sooner', async () => {
     const { dir } = await makeRepository('idle');
     const { pool } = setUp();
