@@ -24,6 +24,9 @@ export interface DirectoryListing {
  */
 export const MAX_UNPAGED_ENTRIES = 1_000;
 
+/** How long a `contents` answer waits for the history walk of its commit before asking git for its one path. */
+export const WALK_WAIT_MS = 2_000;
+
 /**
  * Reading files and directories (Forgejo's services/repository/files/content.go): a file with its base64
  * content (up to MAX_DISPLAY_FILE_SIZE, else `content: null`), a symlink with its target, a submodule with its
@@ -75,8 +78,11 @@ export class ContentsService {
     }
     let lastCommit = this.lastCommits.cached(target.dir, ref.commit, entry.path);
     let submoduleUrl: string | null = null;
-    // The first miss for a commit starts one walk of its history that learns the answers for most files.
-    if (lastCommit === undefined) void this.lastCommits.walk(target.dir, ref.commit);
+    // The first miss for a commit starts one walk of its history that learns the answers for most files: a
+    // light process, so misses meanwhile wait for it (a while at most) rather than each start their own.
+    if (lastCommit === undefined && (await this.lastCommits.walked(target.dir, ref.commit, WALK_WAIT_MS))) {
+      lastCommit = this.lastCommits.cached(target.dir, ref.commit, entry.path);
+    }
     if (lastCommit === undefined || type === 'submodule') {
       await this.repositories.withGit(async () => {
         lastCommit = await this.lastCommits.find(target.dir, ref.commit, entry.path);

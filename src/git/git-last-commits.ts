@@ -68,6 +68,22 @@ export class GitLastCommits {
     return running;
   }
 
+  /**
+   * Starts the walk of `commit` (if not yet) and waits for it, `waitMs` at most: true when it is over, false
+   * when it still runs (the caller then asks for its path alone).
+   */
+  async walked(dir: string, commit: string, waitMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), waitMs);
+    });
+    try {
+      return await Promise.race([this.walk(dir, commit).then(() => true as const), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   get size(): number {
     return this.known.size;
   }
