@@ -62,7 +62,11 @@ export class GitLastCommits {
     if (known) return known;
     const running = this.processes
       .withSlot(() => this.walkHistory(dir, commit))
-      .catch((error: Error) => this.logger.warn(`last-commit walk of ${commit} skipped: ${error.message}`));
+      .catch((error: Error) => {
+        // Not remembered as done: a later miss may walk again.
+        if (this.walks.get(key) === running) this.walks.delete(key);
+        this.logger.warn(`last-commit walk of ${commit} skipped: ${error.message}`);
+      });
     this.walks.set(key, running);
     if (this.walks.size > WALKS_KEPT) this.walks.delete(this.walks.keys().next().value as string);
     return running;

@@ -180,8 +180,9 @@ export class GitProcesses implements BeforeApplicationShutdown {
   }
 
   /**
-   * Long-lived holders of slots (idle batch readers) register here: when a caller would have to wait for a
-   * slot, one idle holder is asked to stop, so that idle readers never keep clones or pushes waiting.
+   * Long-lived holders of slots (batch readers) register here: when a caller would have to wait for a slot, one
+   * holder that has been idle for a while is asked to stop, so that idle readers do not keep clones or pushes
+   * waiting (the freed slot goes to the first waiter).
    */
   onSlotWanted(reclaim: () => boolean): void {
     this.reclaimers.push(reclaim);
