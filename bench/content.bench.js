@@ -7,8 +7,8 @@
  *   2. sends BENCH_REQUESTS requests (default 4 000), BENCH_CONNECTIONS at once (default 64), half
  *      GET /repos/{o}/{r}/contents/{file} and half GET /repos/{o}/{r}/raw/{file} for random files, and prints
  *      p50/p90/p99/max per route and requests/s;
- *   3. meanwhile samples the git processes that are children of the server (BENCH_SERVER_PID, Linux /proc) and
- *      prints the most seen at once, to compare with the server's GIT_MAX_PROCESSES.
+ *   3. meanwhile samples the git processes the server started (its children and its git launcher's; BENCH_SERVER_PID,
+ *      Linux /proc) and prints the most seen at once, to compare with the server's GIT_MAX_PROCESSES.
  *
  *   BENCH_TOKEN=<token> BENCH_SERVER_PID=<pid> node bench/content.bench.js
  *
@@ -93,22 +93,26 @@ async function api(method, apiPath, body) {
   return text ? JSON.parse(text) : null;
 }
 
-/** Git processes whose parent is the server, from /proc. */
+/**
+ * Git processes started by the server, from /proc: its children, and those of the small launcher process it
+ * starts git through (git-launcher.ts); both count against GIT_MAX_PROCESSES.
+ */
 function gitChildren() {
   if (!SERVER_PID) return 0;
-  let count = 0;
+  const processes = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === SERVER_PID && comm.startsWith('git')) count++;
+      processes.push({ pid: Number(entry), ppid, comm });
     } catch {
       // Gone meanwhile.
     }
   }
-  return count;
+  const launchers = new Set(processes.filter((p) => p.ppid === SERVER_PID && p.comm.startsWith('node')).map((p) => p.pid));
+  return processes.filter((p) => (p.ppid === SERVER_PID || launchers.has(p.ppid)) && p.comm.startsWith('git')).length;
 }
 
 async function main() {

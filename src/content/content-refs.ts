@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../common/errors';
+import type { RefLookup } from '../git/git-objects';
 import { GitTrees, isPlainRevision } from '../git/git-trees';
 import type { UserWire } from '../users/user.wire';
 import { UserStore } from '../users/user.store';
@@ -21,21 +22,25 @@ export class ContentRefs {
     private readonly usersService: UsersService,
   ) {}
 
-  async resolve(target: ContentRepository, name: string | undefined): Promise<NamedRef | null> {
+  /**
+   * `via` is how refs are read: GitTrees (a command each, inside a slot the caller holds) by default, or
+   * GitObjects (the batch readers, with no slot held).
+   */
+  async resolve(target: ContentRepository, name: string | undefined, via: RefLookup = this.trees): Promise<NamedRef | null> {
     const wanted = name === undefined || name === '' ? target.repo.defaultBranch : name;
     if (!isPlainRevision(wanted)) return null;
-    const refs = await this.trees.peelRefs(target.dir, [`refs/heads/${wanted}`, `refs/tags/${wanted}`]);
+    const refs = await via.peelRefs(target.dir, [`refs/heads/${wanted}`, `refs/tags/${wanted}`]);
     const named = namedRef(refs, wanted);
     if (named) return named;
     if (/^[0-9a-fA-F]{4,64}$/.test(wanted)) {
-      const commit = await this.trees.resolveCommit(target.dir, wanted);
+      const commit = await via.resolveCommit(target.dir, wanted);
       if (commit) return { name: commit, kind: 'commit', commit };
     }
     return null;
   }
 
-  async require(target: ContentRepository, name: string | undefined): Promise<NamedRef> {
-    const ref = await this.resolve(target, name);
+  async require(target: ContentRepository, name: string | undefined, via: RefLookup = this.trees): Promise<NamedRef> {
+    const ref = await this.resolve(target, name, via);
     if (!ref) throw new NotFoundError();
     return ref;
   }
@@ -45,19 +50,19 @@ export class ContentRefs {
    * that names a branch or tag (all candidates looked up in one call), or a leading full commit id; otherwise the
    * default branch and the whole path.
    */
-  async split(target: ContentRepository, path: string): Promise<{ ref: NamedRef | null; path: string }> {
+  async split(target: ContentRepository, path: string, via: RefLookup = this.trees): Promise<{ ref: NamedRef | null; path: string }> {
     const segments = path.split('/');
     const candidates = segments.slice(0, -1).map((_, index) => segments.slice(0, index + 1).join('/')).filter(isPlainRevision);
-    const refs = await this.trees.peelRefs(target.dir, candidates.flatMap((name) => [`refs/heads/${name}`, `refs/tags/${name}`]));
+    const refs = await via.peelRefs(target.dir, candidates.flatMap((name) => [`refs/heads/${name}`, `refs/tags/${name}`]));
     for (const name of [...candidates].reverse()) {
       const named = namedRef(refs, name);
       if (named) return { ref: named, path: path.slice(name.length + 1) };
     }
     if (segments.length > 1 && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(segments[0])) {
-      const commit = await this.trees.resolveCommit(target.dir, segments[0]);
+      const commit = await via.resolveCommit(target.dir, segments[0]);
       if (commit) return { ref: { name: commit, kind: 'commit', commit }, path: segments.slice(1).join('/') };
     }
-    return { ref: await this.resolve(target, undefined), path };
+    return { ref: await this.resolve(target, undefined, via), path };
   }
 
   /** The Anvil users whose e-mail addresses appear, by lowercased address. */

@@ -78,6 +78,19 @@ export class ContentRepositories {
   }
 
   /**
+   * Runs reads through the batch readers (GitObjects), which hold slots of the cap themselves: no slot is taken
+   * here (and none may be held around them), but a reader that cannot start in time is the same 503.
+   */
+  async withReaders<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof GitBusyError) throw new GitBusyDomainError(error.message);
+      throw error;
+    }
+  }
+
+  /**
    * Deletes the ref `find` returns (404 when there is none) with compare-and-swap on the value it read (409 when
    * a concurrent writer moved it), then records the change.
    */

@@ -45,7 +45,7 @@ export class ContentsController {
   @ApiOperation({
     operationId: 'repoGetContents',
     summary: 'Gets the metadata and contents (if a file) of an entry in a repository, or a list of entries if a dir',
-    description: 'A directory answers the whole list, as Forgejo; `page`/`limit` (optional) page a large directory, with X-Total-Count.',
+    description: 'A directory answers the whole list, as Forgejo, up to 1 000 entries (then X-Total-Count gives the full count); `page`/`limit` (optional) page a large directory, with X-Total-Count.',
   })
   @ApiParam({ name: 'filepath', type: String })
   @ApiQuery({ name: 'ref', required: false, description: 'The name of the commit/branch/tag. Default the repository’s default branch' })
@@ -97,6 +97,10 @@ export class ContentsController {
     const paged = query.page !== undefined || query.limit !== undefined;
     const found = await this.contents.get(caller, owner, repo, path, queryString(query.ref), paged ? page : null);
     if (!('items' in found)) return found;
-    return paged ? new PagedList(found.items, found.total, page) : found.items;
+    if (paged) return new PagedList(found.items, found.total, page);
+    // A directory cut at MAX_UNPAGED_ENTRIES says how large it is (X-Total-Count); the caller pages with
+    // page/limit (no Link header: its pages would be of the default size, not of this answer's).
+    if (found.total > found.items.length) return new PagedList(found.items, found.total, { page: 1, limit: found.total, offset: 0 });
+    return found.items;
   }
 }

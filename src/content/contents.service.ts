@@ -3,6 +3,8 @@ import type { AuthContext } from '../auth/auth-context';
 import { NotFoundError } from '../common/errors';
 import { PageQuery } from '../common/paging';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { GitLastCommits } from '../git/git-last-commits';
+import { GitObjects } from '../git/git-objects';
 import { GitTrees, TreeEntry } from '../git/git-trees';
 import { ContentRefs } from './content-refs';
 import { ContentRepositories, ContentRepository } from './content-repository';
@@ -17,6 +19,15 @@ export interface DirectoryListing {
 }
 
 /**
+ * A directory listing asked for without `page`/`limit` holds at most this many entries (GitHub's contents API
+ * stops at 1 000 too): the answer, and the history walk behind it, stay bounded however large the directory.
+ */
+export const MAX_UNPAGED_ENTRIES = 1_000;
+
+/** How long a `contents` answer waits for the history walk of its commit before asking git for its one path. */
+export const WALK_WAIT_MS = 2_000;
+
+/**
  * Reading files and directories (Forgejo's services/repository/files/content.go): a file with its base64
  * content (up to MAX_DISPLAY_FILE_SIZE, else `content: null`), a symlink with its target, a submodule with its
  * URL, and a directory as the list of its entries.
@@ -27,6 +38,8 @@ export class ContentsService {
     private readonly repositories: ContentRepositories,
     private readonly trees: GitTrees,
     private readonly refs: ContentRefs,
+    private readonly objects: GitObjects,
+    private readonly lastCommits: GitLastCommits,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -35,15 +48,48 @@ export class ContentsService {
     const path = assertSafePath(rawPath);
     // An empty repository has no ref to read from (Forgejo: 404).
     if (target.repo.isEmpty) throw new NotFoundError();
+    // The ref, the entry and a file's bytes come from the batch readers (no process start, no slot held); only
+    // what they cannot answer (a last commit not yet known, a listing, submodule URLs) runs commands in a slot.
+    const { ref, entry } = await this.repositories.withReaders(async () => {
+      const found = await this.refs.require(target, refName, this.objects);
+      return { ref: found, entry: await this.objects.entry(target.dir, found.commit, path) };
+    });
+    if (!entry) throw new NotFoundError();
+    if (entry.type !== 'tree') return this.describeOne(target, ref, entry);
+    // Forgejo answers a directory whole; a huge one is cut at MAX_UNPAGED_ENTRIES (X-Total-Count tells the rest).
+    const window = page ?? { page: 1, limit: MAX_UNPAGED_ENTRIES, offset: 0 };
     return this.repositories.withGit(async () => {
-      const ref = await this.refs.require(target, refName);
-      const entry = await this.trees.entry(target.dir, ref.commit, path);
-      if (!entry) throw new NotFoundError();
-      if (entry.type !== 'tree') return this.describe(target, ref, entry, true);
       const all = await this.trees.list(target.dir, ref.commit, path);
-      const entries = page ? all.slice(page.offset, page.offset + page.limit) : all;
+      const entries = all.slice(window.offset, window.offset + window.limit);
       return { items: await this.describeAll(target, ref, path, entries), total: all.length };
     });
+  }
+
+  /** One file, symlink or submodule, as `get` answers it. */
+  private async describeOne(target: ContentRepository, ref: NamedRef, entry: TreeEntry): Promise<ContentsWire> {
+    const type = contentType(entry);
+    let content: string | null = null;
+    let linkTarget: string | null = null;
+    if ((type === 'file' && entry.size <= this.config.maxDisplayFileBytes) || type === 'symlink') {
+      const bytes = await this.repositories.withReaders(() => this.objects.blob(target.dir, entry.oid));
+      if (!bytes) throw new NotFoundError();
+      if (type === 'file') content = bytes.toString('base64');
+      else linkTarget = bytes.toString('utf8');
+    }
+    let lastCommit = this.lastCommits.cached(target.dir, ref.commit, entry.path);
+    let submoduleUrl: string | null = null;
+    // The first miss for a commit starts one walk of its history that learns the answers for most files: a
+    // light process, so misses meanwhile wait for it (a while at most) rather than each start their own.
+    if (lastCommit === undefined && (await this.lastCommits.walked(target.dir, ref.commit, WALK_WAIT_MS))) {
+      lastCommit = this.lastCommits.cached(target.dir, ref.commit, entry.path);
+    }
+    if (lastCommit === undefined || type === 'submodule') {
+      await this.repositories.withGit(async () => {
+        lastCommit = await this.lastCommits.find(target.dir, ref.commit, entry.path);
+        if (type === 'submodule') submoduleUrl = (await this.trees.submoduleUrls(target.dir, ref.commit)).get(entry.path) ?? null;
+      });
+    }
+    return toContentsWire(target.urls, ref, entry, { lastCommit: lastCommit ?? '', content, target: linkTarget, submoduleUrl });
   }
 
   /** The `ContentsResponse` of entries at a commit (the answer of writes), inside a git slot already held. */

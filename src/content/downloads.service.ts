@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { NotFoundError } from '../common/errors';
 import { GitStream } from '../git/git-command';
-import { GitTrees } from '../git/git-trees';
+import { GitObjects } from '../git/git-objects';
+import { GitTrees, TreeEntry } from '../git/git-trees';
 import { ContentRefs } from './content-refs';
 import { ContentRepositories } from './content-repository';
 import { assertSafePath } from './content-paths';
@@ -21,6 +22,8 @@ export interface Download {
 export type Deliver = (download: Download) => Promise<void>;
 
 const SNIFF_BYTES = 1024;
+/** Raw files up to this size come whole from a batch reader; larger ones stream from their own `cat-file`. */
+export const RAW_FROM_READER_BYTES = 1024 * 1024;
 
 function disposition(kind: 'inline' | 'attachment', filename: string): string {
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
@@ -37,6 +40,7 @@ export class DownloadsService {
     private readonly repositories: ContentRepositories,
     private readonly trees: GitTrees,
     private readonly refs: ContentRefs,
+    private readonly objects: GitObjects,
   ) {}
 
   /**
@@ -47,27 +51,26 @@ export class DownloadsService {
     const target = await this.repositories.readable(viewer, owner, repo);
     const requested = assertSafePath(rawPath);
     if (target.repo.isEmpty || requested === '') throw new NotFoundError();
+    // The ref, the entry and a small file come from the batch readers (no process start, no slot held).
+    const { path, entry } = await this.repositories.withReaders(async () => {
+      const split = refName ? { ref: await this.refs.resolve(target, refName, this.objects), path: requested } : await this.refs.split(target, requested, this.objects);
+      if (!split.ref || split.path === '') return { path: split.path, entry: null };
+      return { path: split.path, entry: await this.objects.entry(target.dir, split.ref.commit, split.path) };
+    });
+    if (!entry || (contentType(entry) !== 'file' && contentType(entry) !== 'symlink')) throw new NotFoundError();
+    const etag = `"${entry.oid}"`;
+    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').map((tag) => tag.trim()).includes(etag)) {
+      return deliver({ status: 304, headers: { ETag: etag }, body: null });
+    }
+    if (entry.size <= RAW_FROM_READER_BYTES) {
+      const bytes = await this.repositories.withReaders(() => this.objects.blob(target.dir, entry.oid));
+      if (!bytes) throw new NotFoundError();
+      return deliver({ status: 200, headers: rawHeaders(entry, path, sniffContentType(bytes.subarray(0, SNIFF_BYTES))), body: Readable.from([bytes]) });
+    }
     await this.repositories.withGit(async () => {
-      const { ref, path } = refName ? { ref: await this.refs.resolve(target, refName), path: requested } : await this.refs.split(target, requested);
-      if (!ref || path === '') throw new NotFoundError();
-      const entry = await this.trees.entry(target.dir, ref.commit, path);
-      if (!entry || (contentType(entry) !== 'file' && contentType(entry) !== 'symlink')) throw new NotFoundError();
-      const etag = `"${entry.oid}"`;
-      if (ifNoneMatch !== undefined && ifNoneMatch.split(',').map((tag) => tag.trim()).includes(etag)) {
-        return deliver({ status: 304, headers: { ETag: etag }, body: null });
-      }
       const stream = this.trees.streamBlob(target.dir, entry.oid);
       const { head, body } = await sniffable(stream);
-      const type = sniffContentType(head);
-      const headers: Record<string, string> = {
-        'Content-Type': type,
-        'Content-Length': String(entry.size),
-        'Content-Disposition': disposition('inline', path.split('/').pop() ?? path),
-        ETag: etag,
-        'Access-Control-Expose-Headers': 'Content-Disposition',
-      };
-      if (type === 'image/svg+xml') headers['Content-Security-Policy'] = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
-      await this.deliverStream(stream, { status: 200, headers, body }, deliver);
+      await this.deliverStream(stream, { status: 200, headers: rawHeaders(entry, path, sniffContentType(head)), body }, deliver);
     });
   }
 
@@ -101,6 +104,18 @@ export class DownloadsService {
       await stream.exited.catch(() => undefined);
     }
   }
+}
+
+function rawHeaders(entry: TreeEntry, path: string, type: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    'Content-Type': type,
+    'Content-Length': String(entry.size),
+    'Content-Disposition': disposition('inline', path.split('/').pop() ?? path),
+    ETag: `"${entry.oid}"`,
+    'Access-Control-Expose-Headers': 'Content-Disposition',
+  };
+  if (type === 'image/svg+xml') headers['Content-Security-Policy'] = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
+  return headers;
 }
 
 /** Reads the first bytes for sniffing and hands back a stream that still yields every byte. */

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
@@ -151,6 +151,16 @@ export class GitCommand {
         child.kill('SIGKILL');
       },
     };
+  }
+
+  /**
+   * Starts a long-lived git that answers requests on its standard input (`cat-file --batch-command`), with the
+   * same clean environment; its owner (git-object-readers.ts) bounds each request in time and stops it.
+   */
+  startSession(args: string[], options: Pick<GitRunOptions, 'gitDir'> = {}): ChildProcessWithoutNullStreams {
+    this.ensureHome();
+    const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
+    return spawn('git', fullArgs, { env: gitEnvironment(this.config.dataDir), stdio: ['pipe', 'pipe', 'pipe'], shell: false });
   }
 
   /** Runs git and returns the exit code as well, for commands whose exit code is an answer (show-ref). */

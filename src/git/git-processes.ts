@@ -120,6 +120,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
   private readonly waiting: { grant(): void; refuse(error: Error): void }[] = [];
   private slotsInUse = 0;
   private draining = false;
+  private readonly reclaimers: (() => boolean)[] = [];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -162,6 +163,29 @@ export class GitProcesses implements BeforeApplicationShutdown {
     } finally {
       this.releaseSlot();
     }
+  }
+
+  /**
+   * A slot for a long-lived process (the batch readers of git-object-readers.ts): waits like `start`, and hands
+   * back the release, to call once that process has exited.
+   */
+  async reserveSlot(): Promise<() => void> {
+    await this.acquireSlot();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.releaseSlot();
+    };
+  }
+
+  /**
+   * Long-lived holders of slots (batch readers) register here: when a caller would have to wait for a slot, one
+   * holder that has been idle for a while is asked to stop, so that idle readers do not keep clones or pushes
+   * waiting (the freed slot goes to the first waiter).
+   */
+  onSlotWanted(reclaim: () => boolean): void {
+    this.reclaimers.push(reclaim);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -216,6 +240,8 @@ export class GitProcesses implements BeforeApplicationShutdown {
       this.slotsInUse += 1;
       return Promise.resolve();
     }
+    // The slot freed by a stopped idle reader goes to the first waiter, as any released slot does.
+    for (const reclaim of this.reclaimers) if (reclaim()) break;
     return new Promise<void>((resolve, reject) => {
       const waiter = {
         grant: () => {

@@ -3,6 +3,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
 import { GitCommand } from './git-command';
+import { GitObjectReaders } from './git-object-readers';
 import { RepositoryPaths } from './repository-paths';
 
 export type ObjectFormat = 'sha1' | 'sha256';
@@ -54,6 +55,7 @@ export class GitRepositories {
   constructor(
     private readonly git: GitCommand,
     private readonly paths: RepositoryPaths,
+    private readonly readers: GitObjectReaders,
   ) {}
 
   /**
@@ -62,6 +64,7 @@ export class GitRepositories {
    * deletion that was interrupted after its row was gone (the caller holds the row for this path now).
    */
   async create(dir: string, spec: NewRepository): Promise<void> {
+    this.readers.forget(dir);
     await this.clearLeftover(dir);
     try {
       await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
@@ -89,6 +92,9 @@ export class GitRepositories {
    * taken, except by the leftover of an interrupted deletion (the caller holds the row for that path now).
    */
   async move(from: string, to: string): Promise<void> {
+    // A batch reader keeps packs open: none may go on answering for a path that now holds another repository.
+    this.readers.forget(from);
+    this.readers.forget(to);
     await this.clearLeftover(to);
     try {
       await fs.mkdir(path.dirname(to), { recursive: true });
@@ -142,6 +148,7 @@ export class GitRepositories {
    * deleted repository at `dir` is cleared first, as in `create`; the caller holds the row for this path.
    */
   async adopt(sourceDir: string, dir: string): Promise<void> {
+    this.readers.forget(dir);
     await this.clearLeftover(dir);
     await fs.mkdir(path.dirname(dir), { recursive: true });
     await fs.rename(sourceDir, dir);
@@ -226,6 +233,7 @@ export class GitRepositories {
   }
 
   private async park(dir: string): Promise<string | null> {
+    this.readers.forget(dir);
     const trash = this.paths.trash();
     await fs.mkdir(trash, { recursive: true });
     const parked = path.join(trash, `${path.basename(dir)}-${Date.now()}-${randomBytes(4).toString('hex')}`);

@@ -220,11 +220,14 @@ export class GitTrees {
     return this.git.stream(['archive', `--format=${format}`, `--prefix=${prefix}/`, commit], { gitDir: dir });
   }
 
-  /** The last commit that touched `path` (or the whole tree) from `commit`. */
+  /**
+   * The last commit that touched `path` (or the whole tree) from `commit`. Started through the launcher: run for
+   * most `contents` answers, it would otherwise fork the whole server each time (git-launcher.ts).
+   */
   async lastCommit(dir: string, commit: string, path: string): Promise<string> {
     const args = ['log', '-1', '--format=%H', commit];
     if (path !== '') args.push('--', path);
-    return (await this.git.run(args, { gitDir: dir, env: LITERAL })).trim();
+    return (await this.git.run(args, { gitDir: dir, env: LITERAL, offload: true })).trim();
   }
 
   /**

@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import { GitCommand } from './git-command';
+import { GitLastCommits } from './git-last-commits';
 import { GitLauncher } from './git-launcher';
+import { GitObjectReaders } from './git-object-readers';
+import { GitObjects } from './git-objects';
 import { GitProcesses } from './git-processes';
 import { GitRemotes } from './git-remotes';
 import { GitRepositories } from './git-repositories';
@@ -15,7 +18,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites],
-  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits],
+  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits],
 })
 export class GitModule {}

@@ -248,6 +248,43 @@ describe('repository content (Forgejo API v1)', () => {
       expect(page.body.map((entry: { name: string }) => entry.name)).toEqual(Array.from({ length: 20 }, (_, index) => `f${String(100 + index).padStart(3, '0')}.txt`));
     });
 
+    it('cuts an unpaged listing of a huge directory at 1 000 entries, with X-Total-Count; pages reach the rest', async () => {
+      const files: Record<string, string> = {};
+      for (let index = 0; index < 1_005; index++) files[`huge/h${String(index).padStart(4, '0')}.txt`] = `${index}\n`;
+      const { full: hugeRepo } = await pushed(files);
+      const whole = await get(`/repos/${hugeRepo}/contents/huge`).expect(200);
+      expect(whole.body).toHaveLength(1_000);
+      expect(whole.headers['x-total-count']).toBe('1005');
+      expect(whole.body[999].name).toBe('h0999.txt');
+      const last = await get(`/repos/${hugeRepo}/contents/huge?page=21&limit=50`).expect(200);
+      expect(last.body.map((entry: { name: string }) => entry.name)).toEqual(['h1000.txt', 'h1001.txt', 'h1002.txt', 'h1003.txt', 'h1004.txt']);
+    });
+
+    it('answers last_commit_sha as git log -1 -- <path> does, across a merge too', async () => {
+      const { full: merged, work } = await pushed({ 'kept.txt': 'kept\n', 'side.txt': 'base\n' });
+      const repoDir = repositoryDir(t.dataDir, alice.name, merged.split('/')[1]);
+      await client.ok(['checkout', '--quiet', '-b', 'side'], { cwd: work });
+      fs.writeFileSync(path.join(work, 'side.txt'), 'changed on the side\n');
+      await client.ok(['commit', '--quiet', '-am', 'side change'], { cwd: work });
+      await client.ok(['checkout', '--quiet', 'main'], { cwd: work });
+      fs.writeFileSync(path.join(work, 'main.txt'), 'main\n');
+      await client.ok(['add', 'main.txt'], { cwd: work });
+      await client.ok(['commit', '--quiet', '-m', 'main change'], { cwd: work });
+      await client.ok(['merge', '--quiet', '--no-ff', '-m', 'merge side', 'side'], { cwd: work });
+      fs.writeFileSync(path.join(work, 'top.txt'), 'top\n');
+      await client.ok(['add', 'top.txt'], { cwd: work });
+      await client.ok(['commit', '--quiet', '-m', 'after the merge'], { cwd: work });
+      await client.ok(['push', '--quiet', withCredentials(base, `${merged}.git`, alice.name, alice.token), 'main'], { cwd: work });
+      const expected = (file: string) => git(repoDir, 'log', '-1', '--format=%H', 'main', '--', file).trim();
+      // Twice: the first answers start the history walk, the second come from what it learnt.
+      for (let round = 0; round < 2; round++) {
+        for (const file of ['top.txt', 'side.txt', 'main.txt', 'kept.txt']) {
+          const answer = await get(`/repos/${merged}/contents/${file}`).expect(200);
+          expect({ file, sha: answer.body.last_commit_sha }).toEqual({ file, sha: expected(file) });
+        }
+      }
+    });
+
     it('leaves files above MAX_DISPLAY_FILE_SIZE out of the answer, with the download URL', async () => {
       const small = await startTestApp({ MAX_DISPLAY_FILE_SIZE: '10' });
       try {

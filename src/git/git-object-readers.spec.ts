@@ -1,0 +1,190 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { AppConfig } from '../config/config';
+import { BatchReader, ReaderStoppedError } from './git-batch-reader';
+import { GitCommand, GitError, GitTimeoutError } from './git-command';
+import { GitLauncher } from './git-launcher';
+import { GitObjectReaders, READER_IDLE_MS, READERS_PER_REPOSITORY, RECLAIM_AFTER_MS } from './git-object-readers';
+import { GitObjects } from './git-objects';
+import { GitProcesses } from './git-processes';
+import type { PushHooks } from './push-hooks';
+
+describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-readers-'));
+  const launcher = new GitLauncher();
+  const pools: GitObjectReaders[] = [];
+
+  function setUp(maxProcesses = 8): { pool: GitObjectReaders; processes: GitProcesses; objects: GitObjects; git: GitCommand } {
+    const config = { dataDir, git: { maxProcesses, queueTimeoutMs: 30_000, idleTimeoutMs: 600_000, drainTimeoutMs: 1_000 } } as AppConfig;
+    const git = new GitCommand(config, launcher);
+    const processes = new GitProcesses(config, {} as PushHooks);
+    const pool = new GitObjectReaders(config, git, processes);
+    pools.push(pool);
+    return { pool, processes, objects: new GitObjects(pool), git };
+  }
+
+  /** A bare repository with one commit on main: a.txt, dir/b.txt, a symlink and `count` numbered files. */
+  async function makeRepository(name: string, count = 0): Promise<{ dir: string; commit: string }> {
+    const { git } = setUp();
+    const dir = path.join(dataDir, `${name}.git`);
+    await git.run(['init', '--bare', '--quiet', dir]);
+    const blob = async (text: string) => (await git.run(['hash-object', '-w', '--stdin'], { gitDir: dir, input: text })).trim();
+    const lines = [
+      `100644 blob ${await blob('alpha\n')}\ta.txt`,
+      `120000 blob ${await blob('a.txt')}\tlink`,
+      `100755 blob ${await blob('#!/bin/sh\n')}\trun.sh`,
+    ];
+    for (let index = 0; index < count; index++) lines.push(`100644 blob ${await blob(`file ${index}\n`)}\tn${index}.txt`);
+    const sub = (await git.run(['mktree'], { gitDir: dir, input: `100644 blob ${await blob('beta\n')}\tb.txt\n` })).trim();
+    lines.push(`040000 tree ${sub}\tdir`);
+    const tree = (await git.run(['mktree'], { gitDir: dir, input: lines.join('\n') + '\n' })).trim();
+    const env = { GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@example.com' };
+    const commit = (await git.run(['commit-tree', tree, '-m', 'first'], { gitDir: dir, env })).trim();
+    await git.run(['update-ref', 'refs/heads/main', commit], { gitDir: dir });
+    return { dir, commit };
+  }
+
+  afterAll(async () => {
+    for (const pool of pools) pool.onApplicationShutdown();
+    launcher.onApplicationShutdown();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('reads refs, tree entries with their modes and sizes, and blobs; a missing object is null', async () => {
+    const { dir, commit } = await makeRepository('read');
+    const { objects } = setUp();
+    expect(await objects.peelRefs(dir, ['refs/heads/main', 'refs/tags/main'])).toEqual(new Map([['refs/heads/main', commit]]));
+    expect(await objects.resolveCommit(dir, commit.slice(0, 10))).toBe(commit);
+    const file = await objects.entry(dir, commit, 'dir/b.txt');
+    expect(file).toMatchObject({ mode: '100644', type: 'blob', size: 5, path: 'dir/b.txt' });
+    expect((await objects.blob(dir, file!.oid))!.toString()).toBe('beta\n');
+    expect(await objects.entry(dir, commit, 'link')).toMatchObject({ mode: '120000', type: 'blob', size: 5 });
+    expect(await objects.entry(dir, commit, 'run.sh')).toMatchObject({ mode: '100755' });
+    expect(await objects.entry(dir, commit, 'dir')).toMatchObject({ mode: '040000', type: 'tree', size: 0 });
+    expect(await objects.entry(dir, commit, 'dir/missing.txt')).toBeNull();
+    expect(await objects.entry(dir, commit, 'a.txt/below')).toBeNull();
+    expect(await objects.blob(dir, '0'.repeat(40))).toBeNull();
+    expect(await objects.resolveCommit(dir, 'no-such-branch')).toBeNull();
+  });
+
+  it('counts a ref only under its exact name (git would fall back to refs/tags/refs/heads/x)', async () => {
+    const { dir, commit } = await makeRepository('exact');
+    const { objects, git } = setUp();
+    await git.run(['update-ref', 'refs/tags/refs/heads/ghost', commit], { gitDir: dir });
+    expect(await objects.peelRefs(dir, ['refs/heads/ghost'])).toEqual(new Map());
+    // Packed refs count as well.
+    await git.run(['pack-refs', '--all'], { gitDir: dir });
+    expect(await objects.peelRefs(dir, ['refs/heads/main', 'refs/heads/ghost'])).toEqual(new Map([['refs/heads/main', commit]]));
+  });
+
+  it('answers many concurrent requests each with its own object', async () => {
+    const { dir, commit } = await makeRepository('concurrent', 60);
+    const { pool, objects } = setUp();
+    const names = Array.from({ length: 60 }, (_, index) => `n${index}.txt`);
+    const entries = await Promise.all(names.map((name) => objects.entry(dir, commit, name)));
+    const bodies = await Promise.all(entries.map((entry) => objects.blob(dir, entry!.oid)));
+    expect(bodies.map((body) => body!.toString())).toEqual(names.map((_, index) => `file ${index}\n`));
+    // Callers arriving together shared the readers: at most READERS_PER_REPOSITORY were started.
+    expect(pool.runningCount).toBeLessThanOrEqual(READERS_PER_REPOSITORY);
+  });
+
+  it('asks a new reader again when the one it used stopped under the request', async () => {
+    const { dir, commit } = await makeRepository('retried');
+    const { pool, objects } = setUp();
+    const first = await pool.reader(dir);
+    const reading = objects.entry(dir, commit, 'a.txt');
+    // Stopped once the requests are written: they fail with ReaderStoppedError (unless git answered first), and
+    // the read asks a new reader; either way the answer is right.
+    while (first.pendingCount === 0) await new Promise((resolve) => setImmediate(resolve));
+    first.kill();
+    expect((await reading)?.size).toBe(6);
+    await expect(first.info('HEAD')).rejects.toBeInstanceOf(ReaderStoppedError);
+  });
+
+  it('replaces a reader that was killed; what was in flight fails with GitError', async () => {
+    const { dir, commit } = await makeRepository('killed');
+    const { pool, objects } = setUp();
+    const first = await pool.reader(dir);
+    const inFlight = first.info(`${commit}:a.txt`);
+    first.kill();
+    await first.exited;
+    // Either answered before the kill or failed by it; never hangs, never a wrong answer.
+    const outcome = await inFlight.then((answer) => answer?.type, (error: unknown) => error);
+    if (outcome !== 'blob') expect(outcome).toBeInstanceOf(GitError);
+    const second = await pool.reader(dir);
+    expect(second).not.toBe(first);
+    expect((await objects.entry(dir, commit, 'a.txt'))?.size).toBe(6);
+  });
+
+  it('forgets the readers of a repository moved or deleted on disk: later reads get a new one', async () => {
+    const { dir } = await makeRepository('forgotten');
+    const { pool } = setUp();
+    const first = await pool.reader(dir);
+    pool.forget(dir);
+    await first.exited;
+    const second = await pool.reader(dir);
+    expect(second).not.toBe(first);
+    expect((await second.info('refs/heads/main'))?.type).toBe('commit');
+  });
+
+  it('stops readers idle for READER_IDLE_MS (on the pool clock), not sooner', async () => {
+    const { dir } = await makeRepository('idle');
+    const { pool } = setUp();
+    let now = 1_000_000;
+    pool.now = () => now;
+    const reader = await pool.reader(dir);
+    await reader.info('HEAD');
+    now += READER_IDLE_MS - 1;
+    expect(pool.reapIdle()).toBe(0);
+    now += 1;
+    expect(pool.reapIdle()).toBe(1);
+    await reader.exited;
+    expect(pool.runningCount).toBe(0);
+  });
+
+  it('keeps readers within the process cap: an idle reader gives its slot to a command that wants one', async () => {
+    const { dir } = await makeRepository('cap');
+    const { pool, processes } = setUp(1);
+    let now = 1_000_000;
+    pool.now = () => now;
+    const reader = await pool.reader(dir);
+    await reader.info('HEAD');
+    // Unused long enough to give way (a reader in steady use is not stopped and started again each time).
+    now += RECLAIM_AFTER_MS;
+    const order: string[] = [];
+    await processes.withSlot(async () => {
+      order.push('command');
+    });
+    await reader.exited;
+    order.push('reader gone');
+    expect(order).toEqual(['command', 'reader gone']);
+    expect(reader.usable).toBe(false);
+    // With one slot, a reader for another repository waits for that command, then runs.
+    const other = await makeRepository('cap-other');
+    const next = await pool.reader(other.dir);
+    expect((await next.info('refs/heads/main'))?.type).toBe('commit');
+    expect(pool.runningCount).toBe(1);
+  });
+
+  it('fails every request in flight with GitTimeoutError when git does not answer in time, and stops', async () => {
+    // A stand-in that reads requests and never answers.
+    const child = spawn('sleep', ['30'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const reader = new BatchReader(child, 50);
+    const answers = [reader.info('a'), reader.contents('b')].map((request) => request.catch((error: unknown) => error));
+    expect(await answers[0]).toBeInstanceOf(GitTimeoutError);
+    expect(await answers[1]).toBeInstanceOf(GitTimeoutError);
+    await reader.exited;
+    expect(reader.usable).toBe(false);
+  });
+
+  it('refuses object names it cannot write on one line', async () => {
+    const { dir } = await makeRepository('names');
+    const { pool } = setUp();
+    const reader = await pool.reader(dir);
+    await expect(reader.info('a\nb')).rejects.toBeInstanceOf(GitError);
+    await expect(reader.info('')).rejects.toBeInstanceOf(GitError);
+    expect((await reader.info('refs/heads/main'))?.type).toBe('commit');
+  });
+});
