@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DataSource, DataSourceOptions } from 'typeorm';
+import { DataSource, DataSourceOptions, ObjectLiteral } from 'typeorm';
 import type { AppConfig, DatabaseConfig } from '../config/config';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
@@ -57,8 +57,30 @@ export async function openDatabase(config: Pick<AppConfig, 'database'>): Promise
   await dataSource.initialize();
   if (config.database.type === 'sqlite' && config.database.file !== ':memory:') secureDatabaseFiles(config.database.file);
   adaptColumnTypes(dataSource);
+  bindIntegerParameters(dataSource);
   await dataSource.runMigrations({ transaction: 'each' });
   return dataSource;
+}
+
+/**
+ * TypeORM's SQLite driver writes a number parameter into the SQL text instead of binding it, so a statement
+ * keyed by id (`WHERE id = :id`) is a new statement for every id: prepared again each time, and it pushes the
+ * others out of the statement cache. Integers are handed to it as BigInt, which it binds as `?` like any other
+ * value (better-sqlite3 binds a BigInt as an INTEGER); everything else is unchanged.
+ */
+export function bindIntegerParameters(dataSource: DataSource): void {
+  if (dataSource.options.type !== 'better-sqlite3') return;
+  const driver = dataSource.driver;
+  const escape = driver.escapeQueryWithParameters.bind(driver);
+  driver.escapeQueryWithParameters = (sql, parameters, nativeParameters) => escape(sql, integersAsBigInt(parameters), nativeParameters);
+}
+
+function integersAsBigInt(parameters: ObjectLiteral): ObjectLiteral {
+  let bound: ObjectLiteral | undefined;
+  for (const [key, value] of Object.entries(parameters ?? {})) {
+    if (typeof value === 'number' && Number.isSafeInteger(value)) (bound ??= { ...parameters })[key] = BigInt(value);
+  }
+  return bound ?? parameters;
 }
 
 /**
