@@ -104,3 +104,21 @@ export function visibilityScope(access: ViewerAccess): VisibilityScope {
     seesOtherOwners: !access.restricted,
   };
 }
+
+/**
+ * Which of one owner's repositories a scope lets the viewer see, decided from the owner alone: the same
+ * answer as the scope's SQL (repository.store.ts `applyScope`) restricted to that owner, so that a list of one
+ * owner's repositories needs no join with the owners.
+ */
+export function ownerRepositoryFilter(scope: VisibilityScope, owner: { id: number; visibility: Visibility }): 'all' | 'public' | 'none' {
+  switch (scope.kind) {
+    case 'everything':
+      return 'all';
+    case 'public':
+      return owner.visibility === Visibility.Public ? 'public' : 'none';
+    case 'signed-in':
+      if (scope.ownIds.includes(owner.id)) return 'all';
+      if (scope.memberOrgIds.includes(owner.id)) return 'public';
+      return scope.seesOtherOwners && (owner.visibility === Visibility.Public || owner.visibility === Visibility.Limited) ? 'public' : 'none';
+  }
+}

@@ -7,7 +7,7 @@ import { UserVisibility } from '../users/user-visibility';
 import { Visibility } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
-import { RepositoryAccess, visibilityScope } from './repository-access';
+import { RepositoryAccess, visibilityScope, ownerRepositoryFilter } from './repository-access';
 import { parseSearchQuery, parseUserRepositoryOrder, RawQuery } from './repository-queries';
 import { RepositoryCriteria, RepositoryStore } from './repository.store';
 import { RepositoryViews } from './repository-views';
@@ -95,7 +95,8 @@ export class RepositoryListsService {
     const owner = await this.users.byName(username);
     await this.userVisibility.assertVisible(viewer, owner);
     const access = await this.access.of(viewer);
-    const criteria: RepositoryCriteria = { scope: visibilityScope(access), ownerIds: [owner.id], sort: [{ key: 'id' }] };
-    return this.views.page(await this.repositories.list(criteria, page), viewer, access, [owner]);
+    const filter = ownerRepositoryFilter(visibilityScope(access), owner);
+    const repositories = filter === 'none' ? { items: [], total: 0 } : await this.repositories.listOfOwner(owner.id, filter, page);
+    return this.views.page(repositories, viewer, access, [owner]);
   }
 }

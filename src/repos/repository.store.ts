@@ -266,6 +266,19 @@ export class RepositoryStore {
     return rarest;
   }
 
+  /**
+   * One page of one owner's repositories, by id, with the owner's visibility already decided by the caller
+   * (repository-access.ts `ownerRepositoryFilter`): one count and one page on the owner's index, values bound.
+   */
+  async listOfOwner(ownerId: number, filter: 'all' | 'public', page: PageQuery): Promise<Page<RepositoryEntity>> {
+    const where = filter === 'all' ? 'WHERE owner_id = ?' : 'WHERE owner_id = ? AND is_private = 0';
+    const [counted] = (await this.dataSource.query(`SELECT COUNT(*) AS total FROM repository ${where}`, [ownerId])) as { total: number | string }[];
+    const total = Number(counted?.total ?? 0);
+    if (total === 0 || page.offset >= total) return { items: [], total };
+    const rows = (await this.dataSource.query(`${this.rows.select()}${where} ORDER BY id LIMIT ? OFFSET ?`, [ownerId, page.limit, page.offset])) as Record<string, unknown>[];
+    return { items: rows.map((row) => this.rows.hydrate(row)), total };
+  }
+
   /** Repositories `uid` starred, oldest star first, as the viewer may see them. */
   listStarredBy(uid: number, scope: VisibilityScope, page: PageQuery): Promise<Page<RepositoryEntity>> {
     return this.listJoined(StarEntity, uid, scope, page);
