@@ -14,7 +14,8 @@
  *
  * Environment: BENCH_URL (default http://127.0.0.1:3000, loopback only), BENCH_TOKEN (write:repository),
  * BENCH_SERVER_PID (optional), BENCH_FILES (at most 50 000), BENCH_COMMITS (at most 100 000), BENCH_REQUESTS (at
- * most 100 000), BENCH_CONNECTIONS (at most 256). The local files live in a temporary directory removed at the end;
+ * most 100 000), BENCH_CONNECTIONS (at most 256), BENCH_WARMUP (requests sent first and reported apart, default
+ * 1 000: the cold start of the fresh repository; 0 measures it with the rest). The local files live in a temporary directory removed at the end;
  * the repository is deleted again. Exits 1 when a request fails.
  */
 'use strict';
@@ -34,6 +35,8 @@ const FILES = bounded('BENCH_FILES', 5_000, 50_000);
 const COMMITS = bounded('BENCH_COMMITS', 10_000, 100_000);
 const REQUESTS = bounded('BENCH_REQUESTS', 4_000, 100_000);
 const CONNECTIONS = bounded('BENCH_CONNECTIONS', 64, 256);
+/** Requests sent first and reported apart: the cold start (history walk, readers starting) of a fresh repository. */
+const WARMUP = bounded('BENCH_WARMUP', 1_000, 100_000);
 if (!TOKEN) {
   console.error('BENCH_TOKEN is required');
   process.exit(2);
@@ -133,13 +136,12 @@ async function main() {
     console.log(`pushed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
     const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-    const timings = { contents: [], raw: [] };
     let failures = 0;
     let maxGit = 0;
     const sampler = setInterval(() => {
       maxGit = Math.max(maxGit, gitChildren());
     }, 5);
-    const request = (route, file) =>
+    const request = (timings, route, file) =>
       new Promise((resolve) => {
         const encoded = file.split('/').map(encodeURIComponent).join('/');
         const url = new URL(`${BASE}/api/v1/repos/${me.login}/${name}/${route}/${encoded}`);
@@ -161,25 +163,31 @@ async function main() {
           resolve();
         });
       });
-    let next = 0;
-    started = Date.now();
-    const worker = async () => {
-      while (next < REQUESTS) {
-        const index = next++;
-        const file = fileName(Math.floor(Math.random() * FILES));
-        await request(index % 2 === 0 ? 'contents' : 'raw', file);
+    // `total` requests, CONNECTIONS at once, half contents and half raw, for random files; prints the figures.
+    const phase = async (label, total) => {
+      const timings = { contents: [], raw: [] };
+      let next = 0;
+      const phaseStarted = Date.now();
+      const worker = async () => {
+        while (next < total) {
+          const index = next++;
+          await request(timings, index % 2 === 0 ? 'contents' : 'raw', fileName(Math.floor(Math.random() * FILES)));
+        }
+      };
+      await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+      const seconds = (Date.now() - phaseStarted) / 1000;
+      console.log(`${label}: ${total} requests at ${CONNECTIONS} connections in ${seconds.toFixed(1)} s: ${(total / seconds).toFixed(0)} requests/s`);
+      for (const [route, list] of Object.entries(timings)) {
+        const sorted = list.sort((a, b) => a - b);
+        const ms = (p) => percentile(sorted, p).toFixed(1);
+        console.log(`  ${route.padEnd(8)} p50 ${ms(50)} ms  p90 ${ms(90)} ms  p99 ${ms(99)} ms  max ${sorted[sorted.length - 1].toFixed(1)} ms`);
       }
     };
-    await Promise.all(Array.from({ length: CONNECTIONS }, worker));
-    const seconds = (Date.now() - started) / 1000;
+    if (WARMUP > 0) await phase('warm-up (includes the cold start of the new repository)', WARMUP);
+    await phase('measured', REQUESTS);
     clearInterval(sampler);
     agent.destroy();
-    console.log(`${REQUESTS} requests at ${CONNECTIONS} connections in ${seconds.toFixed(1)} s: ${(REQUESTS / seconds).toFixed(0)} requests/s, ${failures} failed`);
-    for (const [route, list] of Object.entries(timings)) {
-      const sorted = list.sort((a, b) => a - b);
-      const ms = (p) => percentile(sorted, p).toFixed(1);
-      console.log(`${route.padEnd(8)} p50 ${ms(50)} ms  p90 ${ms(90)} ms  p99 ${ms(99)} ms  max ${sorted[sorted.length - 1].toFixed(1)} ms`);
-    }
+    console.log(`${failures} failed`);
     if (SERVER_PID) console.log(`git processes of the server at once: at most ${maxGit} (sampled every 5 ms)`);
     if (failures > 0) process.exitCode = 1;
   } finally {

@@ -6,6 +6,7 @@ import { bigintAsNumber, CounterColumn, FlagColumn, IdColumn, RefColumn, TextCol
 @Index('IDX_repository_owner_id_lower_name', ['ownerId', 'lowerName'], { unique: true })
 @Index('IDX_repository_lower_name', ['lowerName'])
 @Index('IDX_repository_owner_id', ['ownerId'])
+@Index('IDX_repository_owner_private_size', ['ownerId', 'isPrivate', 'gitSize'])
 @Index('IDX_repository_created_unix', ['createdUnix'])
 @Index('IDX_repository_updated_unix', ['updatedUnix'])
 @Index('IDX_repository_num_stars', ['numStars'])

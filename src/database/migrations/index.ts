@@ -10,6 +10,7 @@ import { RepositorySearchIndex1764500000000 } from './1764500000000-repository-s
 import { RepositorySearchGeneration1764500100000 } from './1764500100000-repository-search-generation';
 import { CreateRateLimits1764520000000 } from './1764520000000-create-rate-limits';
 import { ExternalAttachments1764530000000 } from './1764530000000-external-attachments';
+import { RepositoryUsageIndex1764550000000 } from './1764550000000-repository-usage-index';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   RepositorySearchGeneration1764500100000,
   CreateRateLimits1764520000000,
   ExternalAttachments1764530000000,
+  RepositoryUsageIndex1764550000000,
 ];
