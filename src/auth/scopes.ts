@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 /**
  * Access-token scopes (behaviour 1.5). A token holds, per category, no access, read or write; `write:X`
  * implies `read:X`; `all` is every write scope; `public-only` restricts the token to public things.
@@ -24,6 +25,9 @@ export class InvalidScopeError extends Error {
     super(`invalid access token scope: ${scope}`);
   }
 }
+
+/** Parsed stored scope strings (ScopeSet.fromStored), the least recently used out first. */
+const STORED_SCOPES = new LRUCache<string, ScopeSet>({ max: 1000 });
 
 export class ScopeSet {
   private constructor(
@@ -58,11 +62,17 @@ export class ScopeSet {
 
   /** The stored form: comma-joined normalised scopes. */
   static fromStored(stored: string): ScopeSet {
-    try {
-      return ScopeSet.parse(stored === '' ? [] : stored.split(','));
-    } catch {
-      return ScopeSet.parse([]);
+    // Every token-authenticated request reads its token's scopes; a set is immutable, so each stored form is parsed once.
+    let set = STORED_SCOPES.get(stored);
+    if (set === undefined) {
+      try {
+        set = ScopeSet.parse(stored === '' ? [] : stored.split(','));
+      } catch {
+        set = ScopeSet.parse([]);
+      }
+      STORED_SCOPES.set(stored, set);
     }
+    return set;
   }
 
   get isEmpty(): boolean {

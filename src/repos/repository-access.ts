@@ -44,7 +44,7 @@ export class RepositoryAccess {
     if (!user) {
       return { userId: null, isAdmin: false, restricted: false, publicOnly: false, ownedOrgIds: new Set(), memberOrgIds: new Set() };
     }
-    const [owned, member] = await Promise.all([this.organizations.ownedOrgIds(user.id), this.organizations.memberOrgIds(user.id)]);
+    const { owned, member } = await this.organizations.orgIdsOf(user.id);
     return {
       userId: user.id,
       isAdmin: viewer.isAdmin,

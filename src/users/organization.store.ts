@@ -33,6 +33,23 @@ export class OrganizationStore {
   }
 
   /** Ids of the organisations where `uid` is an owner. */
+  /**
+   * The organisations `uid` owns (a member of their Owners team) and those they belong to, in one read with
+   * bound values: every signed-in request that checks repository access asks it.
+   */
+  async orgIdsOf(uid: number): Promise<{ owned: number[]; member: number[] }> {
+    const table = (entity: Function) => this.dataSource.driver.escape(this.dataSource.getMetadata(entity).tableName);
+    this.orgIdsSql ??=
+      `SELECT DISTINCT 1 AS owned, tu.org_id AS org_id FROM ${table(TeamUserEntity)} tu JOIN ${table(TeamEntity)} t ON t.id = tu.team_id ` +
+      `WHERE tu.uid = ? AND t.authorize = ? UNION ALL SELECT 0 AS owned, ou.org_id AS org_id FROM ${table(OrgUserEntity)} ou WHERE ou.uid = ?`;
+    const rows = (await this.dataSource.query(this.orgIdsSql, [uid, OWNER_ACCESS_MODE, uid])) as { owned: number | string; org_id: number | string }[];
+    const ids = { owned: [] as number[], member: [] as number[] };
+    for (const row of rows) (Number(row.owned) === 1 ? ids.owned : ids.member).push(Number(row.org_id));
+    return ids;
+  }
+
+  private orgIdsSql?: string;
+
   async ownedOrgIds(uid: number): Promise<number[]> {
     const rows = await this.manager()
       .getRepository(TeamUserEntity)

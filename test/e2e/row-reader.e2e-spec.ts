@@ -5,6 +5,7 @@ import { AccessTokenEntity } from '../../src/users/access-token.entity';
 import { AccessTokenStore } from '../../src/users/access-token.store';
 import { UserEntity } from '../../src/users/user.entity';
 import { UserStore } from '../../src/users/user.store';
+import { OrganizationStore } from '../../src/users/organization.store';
 import { makeOrg, makeRepo, makeUser } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -57,5 +58,19 @@ describe('hot lookups with bound parameters return what TypeORM returned', () =>
     expect(found?.token).toEqual(stored);
     expect(found?.user).toEqual(await dataSource.getRepository(UserEntity).findOneBy({ id: owner.user.id }));
     expect(await t.app.get(AccessTokenStore).findWithOwner(987_654_321)).toBeNull();
+  });
+
+  it("a user's owned and member organisations in one read, as the two queries before", async () => {
+    const founder = (await makeUser(t)).user;
+    const loner = (await makeUser(t)).user;
+    const orgs = [await makeOrg(t, founder), await makeOrg(t, founder, { visibility: 'private' })];
+    const organizations = t.app.get(OrganizationStore);
+    for (const user of [founder, loner]) {
+      const both = await organizations.orgIdsOf(user.id);
+      expect(both.owned.sort()).toEqual((await organizations.ownedOrgIds(user.id)).sort());
+      expect(both.member.sort()).toEqual((await organizations.memberOrgIds(user.id)).sort());
+    }
+    expect((await organizations.orgIdsOf(founder.id)).owned.sort()).toEqual(orgs.map((org) => org.id).sort());
+    expect(await organizations.orgIdsOf(loner.id)).toEqual({ owned: [], member: [] });
   });
 });
