@@ -1,5 +1,6 @@
-import { isAllowed, ruleAllows, ruleMatches } from './quota-evaluation';
-import { isQuotaSubject, NO_USAGE, QUOTA_SUBJECTS, subjectAndAncestors, usageOf } from './quota-subjects';
+import fc from 'fast-check';
+import { isAllowed, ruleAllows, ruleMatches, usageNeededFor } from './quota-evaluation';
+import { isQuotaSubject, MeasuredItem, NO_USAGE, QUOTA_SUBJECTS, QuotaUsage, subjectAndAncestors, usageOf } from './quota-subjects';
 
 const used = { ...NO_USAGE, reposPublic: 100, reposPrivate: 50, packages: 7 };
 
@@ -69,5 +70,37 @@ describe('quota rules and groups (behaviour 11.2-11.5)', () => {
     const allowing = { rules: [{ limit: 1000, subjects: ['size:git:all'] }] };
     expect(isAllowed([refusing, allowing], 'size:repos:all', used)).toBe(true);
     expect(isAllowed([refusing, allowing], 'size:assets:packages:all', used)).toBe(false);
+  });
+});
+
+describe('usage a check needs', () => {
+  it('reads nothing when the matching rules are unlimited or none matches, and only what a limited rule sums', () => {
+    expect(usageNeededFor([{ rules: [{ limit: -1, subjects: ['size:all'] }] }], 'size:repos:all')).toEqual([]);
+    expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:git:lfs'] }] }], 'size:repos:all')).toEqual([]);
+    expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:repos:all'] }] }], 'size:repos:public')).toEqual(['repos']);
+    expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:all'] }] }], 'size:assets:packages:all')).toEqual(['repos', 'attachmentsReleases', 'packages']);
+    expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:repos:all', 'size:assets:packages:all'] }] }], 'size:repos:all')).toEqual(['repos', 'packages']);
+  });
+
+  it('gives the same decision as the full usage, for any groups, subject and usage (property)', () => {
+    const subject = fc.constantFrom(...QUOTA_SUBJECTS);
+    const rule = fc.record({ limit: fc.oneof(fc.constant(-1), fc.constant(0), fc.nat(1000)), subjects: fc.array(subject, { maxLength: 3 }) });
+    const groups = fc.array(fc.record({ rules: fc.array(rule, { maxLength: 3 }) }), { maxLength: 3 });
+    const bytes = fc.nat(600);
+    const usage = fc.record({ reposPublic: bytes, reposPrivate: bytes, attachmentsReleases: bytes, packages: bytes });
+    fc.assert(
+      fc.property(groups, subject, usage, (groupList, checked, measured) => {
+        const full: QuotaUsage = { ...NO_USAGE, ...measured };
+        const needed = new Set<MeasuredItem>(usageNeededFor(groupList, checked));
+        const partial: QuotaUsage = {
+          ...NO_USAGE,
+          ...(needed.has('repos') ? { reposPublic: measured.reposPublic, reposPrivate: measured.reposPrivate } : {}),
+          ...(needed.has('attachmentsReleases') ? { attachmentsReleases: measured.attachmentsReleases } : {}),
+          ...(needed.has('packages') ? { packages: measured.packages } : {}),
+        };
+        expect(isAllowed(groupList, checked, partial)).toBe(isAllowed(groupList, checked, full));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { QuotaSubject, QuotaUsage, subjectAndAncestors, usageOf } from './quota-subjects';
+import { MEASURED_ITEMS, MeasuredItem, measuredItemsOf, QuotaSubject, QuotaUsage, subjectAndAncestors, usageOf } from './quota-subjects';
 
 /** A rule as evaluation needs it (behaviour 11.2). */
 export interface EvaluatedRule {
@@ -33,4 +33,16 @@ export function isAllowed(groups: EvaluatedGroup[], subject: QuotaSubject, used:
     const matching = group.rules.filter((rule) => ruleMatches(rule, subject));
     return matching.length > 0 && matching.every((rule) => ruleAllows(rule, used));
   });
+}
+
+/** The measured items that isAllowed(groups, subject, …) reads: those summed by the matching rules that have a limit. */
+export function usageNeededFor(groups: EvaluatedGroup[], subject: QuotaSubject): MeasuredItem[] {
+  const needed = new Set<MeasuredItem>();
+  for (const group of groups) {
+    for (const rule of group.rules) {
+      if (rule.limit === -1 || !ruleMatches(rule, subject)) continue;
+      for (const listed of rule.subjects) for (const item of measuredItemsOf(listed as QuotaSubject)) needed.add(item);
+    }
+  }
+  return MEASURED_ITEMS.filter((item) => needed.has(item));
 }

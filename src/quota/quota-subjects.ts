@@ -115,3 +115,19 @@ export function usageOf(subject: QuotaSubject, used: QuotaUsage): number {
       return used.packages;
   }
 }
+
+/** The usage figures Anvil measures from its tables (the other items of QuotaUsage are always 0). */
+export type MeasuredItem = 'repos' | 'attachmentsReleases' | 'packages';
+
+export const MEASURED_ITEMS: readonly MeasuredItem[] = ['repos', 'attachmentsReleases', 'packages'];
+
+const ONE_OF: Record<MeasuredItem, QuotaUsage> = {
+  repos: { ...NO_USAGE, reposPublic: 1, reposPrivate: 1 },
+  attachmentsReleases: { ...NO_USAGE, attachmentsReleases: 1 },
+  packages: { ...NO_USAGE, packages: 1 },
+};
+
+/** The measured items that the usage of `subject` sums (derived from usageOf, so the two cannot disagree). */
+export function measuredItemsOf(subject: QuotaSubject): MeasuredItem[] {
+  return MEASURED_ITEMS.filter((item) => usageOf(subject, ONE_OF[item]) > 0);
+}

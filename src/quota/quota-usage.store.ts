@@ -1,14 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { RepositoryEntity } from '../repos/repository.entity';
-import { NO_USAGE, QuotaUsage } from './quota-subjects';
+import { MEASURED_ITEMS, MeasuredItem, NO_USAGE, QuotaUsage } from './quota-subjects';
 import { QuotaUsageSources } from './quota-usage-sources';
 
 /**
- * What a target uses, summed in SQL from stored sizes, never from the disk (behaviour 11.1): one indexed
- * query over the target's repositories (the `owner_id` prefix of the owner/name index), split public/private.
- * LFS, issue attachments and artifacts do not exist in Anvil; release attachments and packages are summed by
- * the modules that store them, through QuotaUsageSources.
+ * What a target uses, from stored sizes, never from the disk (behaviour 11.1). Its repositories' sizes, public
+ * and private apart, are one row read by primary key: `repository_usage`, which database triggers keep equal to
+ * the sum of the repositories' stored git sizes in the same transaction as every repository write (migration
+ * 1764560000000), so a check costs the same whatever the number of repositories. LFS, issue attachments and
+ * artifacts do not exist in Anvil; release attachments and packages are summed by the modules that store them,
+ * through QuotaUsageSources.
  */
 @Injectable()
 export class QuotaUsageStore {
@@ -17,25 +18,21 @@ export class QuotaUsageStore {
     private readonly sources: QuotaUsageSources,
   ) {}
 
-  async usageOf(targetId: number): Promise<QuotaUsage> {
-    const rows: { is_private: number | string | boolean; total: number | string | null }[] = await this.dataSource
-      .getRepository(RepositoryEntity)
-      .createQueryBuilder('r')
-      .select('r.is_private', 'is_private')
-      .addSelect('SUM(r.git_size)', 'total')
-      .where('r.owner_id = :targetId', { targetId })
-      .groupBy('r.is_private')
-      .getRawMany();
-    const [attachmentsReleases, packages] = await Promise.all([
-      this.sources.of('attachmentsReleases').bytesOf(targetId),
-      this.sources.of('packages').bytesOf(targetId),
+  /** The target's usage; only `items` are measured (a check reads only what its matching rules sum), the rest 0. */
+  async usageOf(targetId: number, items: readonly MeasuredItem[] = MEASURED_ITEMS): Promise<QuotaUsage> {
+    const [repos, attachmentsReleases, packages] = await Promise.all([
+      items.includes('repos') ? this.reposOf(targetId) : undefined,
+      items.includes('attachmentsReleases') ? this.sources.of('attachmentsReleases').bytesOf(targetId) : 0,
+      items.includes('packages') ? this.sources.of('packages').bytesOf(targetId) : 0,
     ]);
-    const usage = { ...NO_USAGE, attachmentsReleases, packages };
-    for (const row of rows) {
-      const total = Number(row.total ?? 0);
-      if (Number(row.is_private) === 1 || row.is_private === true) usage.reposPrivate += total;
-      else usage.reposPublic += total;
-    }
-    return usage;
+    return { ...NO_USAGE, ...repos, attachmentsReleases, packages };
+  }
+
+  private async reposOf(targetId: number): Promise<{ reposPublic: number; reposPrivate: number }> {
+    const rows = (await this.dataSource.query('SELECT public_bytes, private_bytes FROM repository_usage WHERE owner_id = ?', [targetId])) as {
+      public_bytes: number | string;
+      private_bytes: number | string;
+    }[];
+    return rows.length === 0 ? { reposPublic: 0, reposPrivate: 0 } : { reposPublic: Number(rows[0].public_bytes), reposPrivate: Number(rows[0].private_bytes) };
   }
 }

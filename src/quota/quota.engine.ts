@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { QuotaExceededError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { EvaluatedGroup, isAllowed } from './quota-evaluation';
+import { EvaluatedGroup, isAllowed, usageNeededFor } from './quota-evaluation';
 import type { QuotaGate, QuotaTarget } from './quota-gate';
-import { QuotaSubject, QuotaUsage } from './quota-subjects';
+import { NO_USAGE, QuotaSubject, QuotaUsage } from './quota-subjects';
 import { QuotaUsageStore } from './quota-usage.store';
 import { QuotaGroupWithRules, QuotaStore } from './quota.store';
 
@@ -44,11 +44,17 @@ export class QuotaEngine implements QuotaGate {
     return { used, groups };
   }
 
-  /** Behaviour 11.5; the effective groups fall back to the built-in `size:all` rule when none is listed. */
+  /**
+   * Behaviour 11.5; the effective groups fall back to the built-in `size:all` rule when none is listed. The
+   * groups are read first, then only the usage that the matching limited rules sum (none at all when every
+   * matching rule is unlimited or no rule matches).
+   */
   async evaluate(targetId: number, subject: QuotaSubject): Promise<boolean> {
     if (!this.enabled) return true;
-    const { used, groups } = await this.state(targetId);
+    const groups = await this.listedGroups(targetId);
     const effective: EvaluatedGroup[] = groups.length > 0 ? groups : [{ rules: [{ limit: this.config.quota.defaultTotal, subjects: ['size:all'] }] }];
+    const items = usageNeededFor(effective, subject);
+    const used = items.length > 0 ? await this.usage.usageOf(targetId, items) : NO_USAGE;
     return isAllowed(effective, subject, used);
   }
 

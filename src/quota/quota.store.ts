@@ -104,8 +104,8 @@ export class QuotaStore {
   /** The rules of each group, in the order they were added to it; groups in the order given. */
   async withRules(groups: QuotaGroupEntity[], tx?: EntityManager): Promise<QuotaGroupWithRules[]> {
     if (groups.length === 0) return [];
-    const query = this.manager(tx).createQueryBuilder().from(QuotaGroupEntity, 'g').where('g.id IN (:...ids)', { ids: groups.map((group) => group.id) });
-    const loaded = new Map((await this.groupsWithRules(query)).map((group) => [group.id, group]));
+    const sql = this.groupsWithRulesSql('FROM quota_group g', `g.id IN (${groups.map(() => '?').join(', ')})`);
+    const loaded = new Map(groupsFromRows(await this.manager(tx).query(sql, groups.map((group) => group.id))).map((group) => [group.id, group]));
     return groups.map((group) => loaded.get(group.id) ?? { id: group.id, name: group.name, rules: [] });
   }
 
@@ -154,45 +154,46 @@ export class QuotaStore {
   }
 
   /**
-   * The groups a target is explicitly mapped to, each with its rules, in one query (the hot path of every
-   * quota check): mapping → group → links → rules.
+   * The groups a target is explicitly mapped to, each with its rules, in one statement with the value bound (the
+   * hot path of every quota check): mapping → group → links → rules.
    */
-  explicitGroupsOf(targetId: number): Promise<QuotaGroupWithRules[]> {
-    const query = this.manager()
-      .createQueryBuilder()
-      .from(QuotaGroupMappingEntity, 'm')
-      .innerJoin(QuotaGroupEntity, 'g', 'g.id = m.group_id')
-      .where('m.target_id = :targetId', { targetId });
-    return this.groupsWithRules(query);
+  async explicitGroupsOf(targetId: number): Promise<QuotaGroupWithRules[]> {
+    this.explicitGroupsSql ??= this.groupsWithRulesSql('FROM quota_group_mapping m INNER JOIN quota_group g ON g.id = m.group_id', 'm.target_id = ?');
+    return groupsFromRows(await this.dataSource.query(this.explicitGroupsSql, [targetId]));
   }
 
   /** The existing groups among `names`, with their rules, by id. */
-  groupsNamed(names: string[]): Promise<QuotaGroupWithRules[]> {
-    if (names.length === 0) return Promise.resolve([]);
-    const query = this.manager().createQueryBuilder().from(QuotaGroupEntity, 'g').where('g.name IN (:...names)', { names });
-    return this.groupsWithRules(query);
+  async groupsNamed(names: string[]): Promise<QuotaGroupWithRules[]> {
+    if (names.length === 0) return [];
+    const sql = this.groupsNamedSql.get(names.length) ?? this.groupsWithRulesSql('FROM quota_group g', `g.name IN (${names.map(() => '?').join(', ')})`);
+    this.groupsNamedSql.set(names.length, sql);
+    return groupsFromRows(await this.dataSource.query(sql, names));
   }
 
-  /** Completes a query that has the group alias `g`: its rules joined, groups by id, rules in link order. */
-  private async groupsWithRules(query: SelectQueryBuilder<object>): Promise<QuotaGroupWithRules[]> {
-    const rows: RawGroupRule[] = await query
-      .select(['g.id AS group_id', 'g.name AS group_name', 'r.id AS rule_id', 'r.name AS rule_name', 'r.limit_bytes AS rule_limit', 'r.subjects AS rule_subjects'])
-      .leftJoin(QuotaGroupRuleEntity, 'gr', 'gr.group_id = g.id')
-      .leftJoin(QuotaRuleEntity, 'r', 'r.id = gr.rule_id')
-      .orderBy('g.id', 'ASC')
-      .addOrderBy('gr.id', 'ASC')
-      .getRawMany();
-    const groups = new Map<number, QuotaGroupWithRules>();
-    for (const row of rows) {
-      const groupId = Number(row.group_id);
-      let group = groups.get(groupId);
-      if (!group) groups.set(groupId, (group = { id: groupId, name: row.group_name, rules: [] }));
-      if (row.rule_id !== null && row.rule_id !== undefined) {
-        group.rules.push({ id: Number(row.rule_id), name: row.rule_name!, limit: Number(row.rule_limit), subjects: JSON.parse(row.rule_subjects!) as string[] });
-      }
-    }
-    return [...groups.values()];
+  private explicitGroupsSql?: string;
+  private readonly groupsNamedSql = new Map<number, string>();
+
+  /** Groups (alias `g`, from `from`, filtered by `where`) with their rules joined, by group id, rules in link order. */
+  private groupsWithRulesSql(from: string, where: string): string {
+    return (
+      'SELECT g.id AS group_id, g.name AS group_name, r.id AS rule_id, r.name AS rule_name, r.limit_bytes AS rule_limit, r.subjects AS rule_subjects ' +
+      `${from} LEFT JOIN quota_group_rule gr ON gr.group_id = g.id LEFT JOIN quota_rule r ON r.id = gr.rule_id WHERE ${where} ORDER BY g.id ASC, gr.id ASC`
+    );
   }
+}
+
+/** Rows of groupsWithRulesSql as groups, rules decoded. */
+function groupsFromRows(rows: RawGroupRule[]): QuotaGroupWithRules[] {
+  const groups = new Map<number, QuotaGroupWithRules>();
+  for (const row of rows) {
+    const groupId = Number(row.group_id);
+    let group = groups.get(groupId);
+    if (!group) groups.set(groupId, (group = { id: groupId, name: row.group_name, rules: [] }));
+    if (row.rule_id !== null && row.rule_id !== undefined) {
+      group.rules.push({ id: Number(row.rule_id), name: row.rule_name!, limit: Number(row.rule_limit), subjects: JSON.parse(row.rule_subjects!) as string[] });
+    }
+  }
+  return [...groups.values()];
 }
 
 interface RawGroupRule {

@@ -11,6 +11,7 @@ import { RepositorySearchGeneration1764500100000 } from './1764500100000-reposit
 import { CreateRateLimits1764520000000 } from './1764520000000-create-rate-limits';
 import { ExternalAttachments1764530000000 } from './1764530000000-external-attachments';
 import { RepositoryUsageIndex1764550000000 } from './1764550000000-repository-usage-index';
+import { RepositoryUsageTotals1764560000000 } from './1764560000000-repository-usage-totals';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   CreateRateLimits1764520000000,
   ExternalAttachments1764530000000,
   RepositoryUsageIndex1764550000000,
+  RepositoryUsageTotals1764560000000,
 ];
