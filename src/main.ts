@@ -1,8 +1,10 @@
 import { ConfigError, loadConfig } from './config/config';
+import { applyHeapGrowth } from './server/heap-growth';
 import { serve, StartupError } from './server/serve';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  applyHeapGrowth(config.heapGrowthPercent);
   const server = await serve(config);
   // Shutdown is logged when it starts and when it ends; a second signal does not start a second shutdown.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

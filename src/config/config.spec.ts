@@ -43,6 +43,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SSH_PORT: '0' })).toThrow(/SSH_PORT/);
   });
 
+  it('reads HEAP_GROWTH_PERCENT (10 by default, 0 for V8 own heuristics)', () => {
+    expect(loadConfig({}).heapGrowthPercent).toBe(10);
+    expect(loadConfig({ HEAP_GROWTH_PERCENT: '0' }).heapGrowthPercent).toBe(0);
+    expect(() => loadConfig({ HEAP_GROWTH_PERCENT: '-1' })).toThrow(/HEAP_GROWTH_PERCENT/);
+  });
+
   it('normalises ROOT_URL to end with a slash', () => {
     expect(loadConfig({ ROOT_URL: 'https://git.example.com/forge' }).rootUrl).toBe('https://git.example.com/forge/');
     expect(loadConfig({ ROOT_URL: 'https://git.example.com/forge' }).rootHost).toBe('git.example.com');

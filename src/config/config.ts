@@ -38,6 +38,11 @@ export interface AppConfig {
   /** SECRET_KEY: encrypts stored secrets (mirror credentials); null = generated into DATA_DIR/secret_key. */
   secretKey: string | null;
   mirrors: MirrorConfig;
+  /**
+   * HEAP_GROWTH_PERCENT: how far V8 lets the old generation grow past what survived its last full collection
+   * before it collects again; 0 leaves V8's own heuristics (see server/heap-growth.ts).
+   */
+  heapGrowthPercent: number;
 }
 
 /** Migrations and pull mirrors (git-transport.md 0.1, 3.6). Only the concurrency is a setting. */
@@ -206,6 +211,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       fetchTimeoutMs: 300_000,
       tickMs: 60_000,
     },
+    heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 10, { min: 0, max: 1000 }),
   };
 }
 

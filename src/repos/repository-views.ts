@@ -2,11 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { Page } from '../common/paging';
 import { UserEntity } from '../users/user.entity';
+import type { UserWire } from '../users/user.wire';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 import { permissionOf, RepositoryPermission, ViewerAccess } from './repository-access';
 import type { RepositoryEntity } from './repository.entity';
-import { toRepositoryWire } from './repository.mapper';
+import { toRepositoryOwnerWire, toRepositoryWire } from './repository.mapper';
 import type { RepositoryWire } from './repository.wire';
 
 /** Turns repository rows into `Repository` JSON for a viewer, loading the owners of a whole page at once. */
@@ -26,9 +27,17 @@ export class RepositoryViews {
     const owners = new Map(knownOwners.map((owner) => [owner.id, owner]));
     const missing = [...new Set(page.items.map((repo) => repo.ownerId))].filter((id) => !owners.has(id));
     if (missing.length > 0) for (const owner of await this.users.findByIds(missing)) owners.set(owner.id, owner);
-    const items = page.items
-      .filter((repo) => owners.has(repo.ownerId))
-      .map((repo) => this.one(repo, owners.get(repo.ownerId)!, viewer, permissionOf(access, repo)));
+    // One owner's JSON serves all of their repositories on the page (a user's list: all thirty).
+    const ownerWires = new Map<number, UserWire>();
+    const site = this.usersService.site;
+    const items: RepositoryWire[] = [];
+    for (const repo of page.items) {
+      const owner = owners.get(repo.ownerId);
+      if (!owner) continue;
+      let ownerWire = ownerWires.get(owner.id);
+      if (!ownerWire) ownerWires.set(owner.id, (ownerWire = toRepositoryOwnerWire(owner, viewer, site)));
+      items.push(toRepositoryWire(repo, owner, viewer, permissionOf(access, repo), site, ownerWire));
+    }
     return { items, total: page.total };
   }
 }

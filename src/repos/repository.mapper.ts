@@ -3,6 +3,7 @@ import { sshCloneUrl } from '../common/ssh-endpoint';
 import { formatTime } from '../common/time';
 import { toUserWire, type SiteUrls } from '../users/user.mapper';
 import { UserEntity, Visibility } from '../users/user.entity';
+import type { UserWire } from '../users/user.wire';
 import type { RepositoryPermission } from './repository-access';
 import type { RepositoryEntity } from './repository.entity';
 import type { RepositoryWire, WatchInfoWire } from './repository.wire';
@@ -22,6 +23,8 @@ export function repositoryUrls(owner: UserEntity, repo: RepositoryEntity, site: 
  * Pure: the `Repository` JSON of `repo` for `viewer`. Only repositories the viewer can see are rendered, so
  * for the owner's e-mail "can see the repository" holds for every signed-in viewer — and anonymous callers
  * always get the placeholder (behaviour 1.11).
+ * `ownerWire`: the owner's JSON from `toRepositoryOwnerWire` when a list has built it once for all of that
+ * owner's repositories.
  */
 export function toRepositoryWire(
   repo: RepositoryEntity,
@@ -29,11 +32,12 @@ export function toRepositoryWire(
   viewer: AuthContext,
   permission: RepositoryPermission,
   site: SiteUrls,
+  ownerWire: UserWire = toRepositoryOwnerWire(owner, viewer, site),
 ): RepositoryWire {
   const urls = repositoryUrls(owner, repo, site);
   return {
     id: repo.id,
-    owner: toUserWire(owner, viewer, site, { seesRepository: viewer.isSignedIn }),
+    owner: ownerWire,
     name: repo.name,
     full_name: `${owner.name}/${repo.name}`,
     description: repo.description,
@@ -65,6 +69,11 @@ export function toRepositoryWire(
     object_format_name: repo.objectFormatName,
     topics: [],
   };
+}
+
+/** `Repository.owner`: the same for every repository of one owner, for one viewer. */
+export function toRepositoryOwnerWire(owner: UserEntity, viewer: AuthContext, site: SiteUrls): UserWire {
+  return toUserWire(owner, viewer, site, { seesRepository: viewer.isSignedIn });
 }
 
 /** Forgejo sends the repository's creation time as `created_at` of a watch (behaviour 2.8). */
