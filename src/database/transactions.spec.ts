@@ -15,6 +15,8 @@ describe('Transactions on SQLite (group commit)', () => {
     await dataSource.initialize();
     await dataSource.query('CREATE TABLE item (id INTEGER PRIMARY KEY)');
     transactions = new Transactions(dataSource);
+    // A stopped clock: a group is never cut short by its duration, however slow the machine.
+    transactions.clock = () => 0;
     statements = [];
     const runner = dataSource.createQueryRunner();
     const query = runner.query.bind(runner);
@@ -34,6 +36,23 @@ describe('Transactions on SQLite (group commit)', () => {
     expect(results).toEqual([1, 1, 1]);
     expect(statements.filter((sql) => sql === 'COMMIT')).toHaveLength(1);
     expect(statements.filter((sql) => sql.startsWith('SAVEPOINT'))).toHaveLength(3);
+    expect(await ids()).toEqual([1, 2, 3]);
+  });
+
+  it('starts a new group once a group has run longer than its time budget (on the injected clock)', async () => {
+    let now = 0;
+    transactions.clock = () => now;
+    const results = await Promise.all(
+      [1, 2, 3].map((id) =>
+        transactions.run(async (tx) => {
+          const inserted = await insert(tx, id);
+          now += 6; // each work takes 6 ms on this clock: the third starts after 12 ms, past the 10 ms budget
+          return inserted;
+        }),
+      ),
+    );
+    expect(results).toEqual([1, 1, 1]);
+    expect(statements.filter((sql) => sql === 'COMMIT')).toHaveLength(2);
     expect(await ids()).toEqual([1, 2, 3]);
   });
 
