@@ -36,7 +36,8 @@ export function parseGoDuration(text: string): bigint | undefined {
     rest = rest.slice(number[0].length);
     const unitMatch = /^[^\d.]+/.exec(rest);
     if (!unitMatch) return undefined;
-    const unit = UNITS[unitMatch[0]];
+    // Own keys only: a unit such as `constructor` must not find Object.prototype's.
+    const unit = Object.hasOwn(UNITS, unitMatch[0]) ? UNITS[unitMatch[0]] : undefined;
     if (unit === undefined) return undefined;
     rest = rest.slice(unitMatch[0].length);
     let value = BigInt(whole === '' ? '0' : whole) * unit;

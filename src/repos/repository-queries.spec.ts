@@ -38,6 +38,10 @@ describe('GET /repos/search query', () => {
   it.each([
     [{ mode: 'other' }, 'Invalid search mode: "other"'],
     [{ sort: 'other' }, 'Invalid sort mode: "other"'],
+    // Names of Object.prototype's members are not sort modes (the fuzzer found sort=valueOf answering 500).
+    [{ sort: 'valueOf' }, 'Invalid sort mode: "valueOf"'],
+    [{ sort: '__proto__' }, 'Invalid sort mode: "__proto__"'],
+    [{ sort: 'constructor', order: 'desc' }, 'Invalid sort mode: "constructor"'],
     [{ sort: 'id', order: 'up' }, 'Invalid sort order: "up"'],
     [{ sort: 'other', order: 'up' }, 'Invalid sort order: "up"'],
     [{ mode: 'other', sort: 'other' }, 'Invalid search mode: "other"'],

@@ -58,7 +58,8 @@ export function parseSearchQuery(query: RawQuery, signedIn: boolean): SearchRequ
   if (sortMode !== '') {
     const order = text(query.order) || 'asc';
     if (order !== 'asc' && order !== 'desc') throw new InvalidInputError(`Invalid sort order: "${order}"`);
-    const parts = SEARCH_SORTS[sortMode];
+    // Own keys only: `sort=valueOf` must not find Object.prototype's.
+    const parts = Object.hasOwn(SEARCH_SORTS, sortMode) ? SEARCH_SORTS[sortMode] : undefined;
     if (!parts) throw new InvalidInputError(`Invalid sort mode: "${sortMode}"`);
     sort = parts.map((part) => ({ ...part, descending: order === 'desc' }));
   }
