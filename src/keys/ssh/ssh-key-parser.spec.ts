@@ -59,6 +59,14 @@ describe('SSH public key parsing', () => {
     expect(reasonOf(`ssh-rsa ${sshStrings('ssh-rsa', Buffer.from([1, 0, 0, 1]), n).toString('base64')}`)).toBe('invalid ssh public key: exponent too large');
   });
 
+  it('knows no algorithm named after a member of Object.prototype', () => {
+    for (const name of ['constructor', 'toString', '__proto__', 'valueOf']) {
+      const blob = sshStrings(name, Buffer.alloc(32, 1), Buffer.alloc(32, 2)).toString('base64');
+      expect(reasonOf(`${name} ${blob}`)).toBe(`invalid ssh public key: unknown key algorithm: ${name}`);
+      expect(reasonOf(blob)).toBe(`invalid ssh public key: unknown key algorithm: ${name}`);
+    }
+  });
+
   it('refuses blobs over OpenSSH’s 16384-byte limit and lines too long to store', () => {
     expect(reasonOf(`ssh-rsa ${rsaBlob(16384 * 8).toString('base64')}`)).toBe('invalid ssh public key: key is larger than 16384 bytes');
     expect(reasonOf(`${line} ${'é'.repeat(20_000)}`)).toBe('the key comment is too long');

@@ -264,7 +264,7 @@ function measureBlob(blob: Buffer, name: string): Measured {
   reader.string();
   const certified = certifiedAlgorithm(name);
   const algorithm = certified ?? name;
-  const layout = LAYOUTS[algorithm];
+  const layout = Object.hasOwn(LAYOUTS, algorithm) ? LAYOUTS[algorithm] : undefined;
   if (!layout) throw new SshKeyError(`invalid ssh public key: unknown key algorithm: ${name}`);
   if (certified) reader.string(); // nonce
   const fields = Array.from({ length: layout.fields }, () => reader.string());
