@@ -1,3 +1,5 @@
+import * as http from 'node:http';
+import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express, Response } from 'express';
 import { linkHeader, PagedList } from './paging';
@@ -39,13 +41,48 @@ export function writeJsonAnswers(app: Express, rootUrl: string): void {
 }
 
 /**
+ * Request and response classes whose instances are born with the Express application's prototypes
+ * (`app.request`, `app.response`), for `http.createServer`. Express gives every request and response those
+ * prototypes with `Object.setPrototypeOf` when it starts handling them; on an object that has them already
+ * that is a no-op, while changing the prototype of each new object makes V8 keep every request's objects
+ * through young-generation collections: measured on a bare Express 5 app, a third of the throughput, young
+ * collections ten times longer, and old-generation collections every few hundred milliseconds under load.
+ */
+export function expressMessageClasses(app: Express): { IncomingMessage: typeof http.IncomingMessage; ServerResponse: typeof http.ServerResponse } {
+  function ExpressRequest(this: http.IncomingMessage, socket: unknown): void {
+    (http.IncomingMessage as unknown as Function).call(this, socket);
+  }
+  ExpressRequest.prototype = app.request;
+  function ExpressResponse(this: http.ServerResponse, request: unknown, options: unknown): void {
+    (http.ServerResponse as unknown as Function).call(this, request, options);
+  }
+  ExpressResponse.prototype = app.response;
+  return {
+    IncomingMessage: ExpressRequest as unknown as typeof http.IncomingMessage,
+    ServerResponse: ExpressResponse as unknown as typeof http.ServerResponse,
+  };
+}
+
+/**
  * The HTTP adapter the application runs on: Express, with JSON answers written by `writeJsonAnswers`, and a
- * handler's boolean or number answered as JSON too (Nest's own adapter sends those as text).
+ * handler's boolean or number answered as JSON too (Nest's own adapter sends those as text). Its server
+ * creates requests and responses with Express's prototypes already in place (`expressMessageClasses`).
  */
 export class JsonAnswersAdapter extends ExpressAdapter {
   constructor(rootUrl: string) {
     super();
     writeJsonAnswers(this.getInstance<Express>(), rootUrl);
+  }
+
+  /** As Nest's (plain HTTP; HTTPS is not used: TLS ends at the gateway), with Express's message classes. */
+  override initHttpServer(options: NestApplicationOptions): void {
+    if (options?.httpsOptions) {
+      super.initHttpServer(options);
+      return;
+    }
+    const app = this.getInstance<Express>();
+    this.setHttpServer(http.createServer(expressMessageClasses(app), app));
+    if (options?.forceCloseConnections) (this as unknown as { trackOpenConnections(): void }).trackOpenConnections();
   }
 
   override reply(response: Response, body: unknown, statusCode?: number): unknown {

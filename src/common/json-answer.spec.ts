@@ -1,0 +1,52 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { expressMessageClasses } from './json-answer';
+
+describe('expressMessageClasses', () => {
+  it('makes requests and responses with the application prototypes, still IncomingMessage and ServerResponse', () => {
+    const app = express();
+    const { IncomingMessage, ServerResponse } = expressMessageClasses(app);
+    const request = new IncomingMessage(null as never);
+    const response = new ServerResponse(request);
+    expect(Object.getPrototypeOf(request)).toBe(app.request);
+    expect(Object.getPrototypeOf(response)).toBe(app.response);
+    expect(request).toBeInstanceOf(http.IncomingMessage);
+    expect(response).toBeInstanceOf(http.ServerResponse);
+    expect(response.statusCode).toBe(200);
+  });
+
+  it('serves Express through a server built with them, and Express changes no prototype on the way', async () => {
+    const app = express();
+    const seen: { requestProto: boolean; responseProto: boolean; changed: number }[] = [];
+    let changed = 0;
+    app.get('/probe', (request, response) => {
+      seen.push({ requestProto: Object.getPrototypeOf(request) === app.request, responseProto: Object.getPrototypeOf(response) === app.response, changed });
+      response.status(201).json({ host: request.get('host'), path: request.path });
+    });
+    const server = http.createServer(expressMessageClasses(app), app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const setPrototypeOf = Object.setPrototypeOf;
+    // Counts the prototype changes that actually change something (Express calls it on every request).
+    Object.setPrototypeOf = ((target: object, proto: object | null) => {
+      if (Object.getPrototypeOf(target) !== proto) changed++;
+      return setPrototypeOf(target, proto);
+    }) as typeof Object.setPrototypeOf;
+    try {
+      const { port } = server.address() as AddressInfo;
+      for (let i = 0; i < 3; i++) {
+        const answer = await fetch(`http://127.0.0.1:${port}/probe`);
+        expect(answer.status).toBe(201);
+        expect(await answer.json()).toEqual({ host: `127.0.0.1:${port}`, path: '/probe' });
+      }
+    } finally {
+      Object.setPrototypeOf = setPrototypeOf;
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(seen).toEqual([
+      { requestProto: true, responseProto: true, changed: 0 },
+      { requestProto: true, responseProto: true, changed: 0 },
+      { requestProto: true, responseProto: true, changed: 0 },
+    ]);
+  });
+});
