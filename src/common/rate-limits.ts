@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, OnModuleDestroy, Optional, SetMetadata, UseGuards } from '@nestjs/common';
+import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, OnModuleDestroy, Optional, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { APP_CONFIG, AppConfig, RateLimitConfig } from '../config/config';
+import { GuardedBeforeBody } from './body';
 import { ApiErrors } from './openapi';
 import { RateLimitStore } from './rate-limit.store';
 import { TooManyRequestsError } from './errors';
@@ -95,7 +96,7 @@ const RATE_LIMIT = 'anvil:rate-limit';
 
 /** Counts each call of the route against the named limit, after the auth guard has identified the caller. */
 export function RateLimit(name: RateLimitName) {
-  return applyDecorators(SetMetadata(RATE_LIMIT, name), UseGuards(RateLimitGuard), ApiErrors(429));
+  return applyDecorators(SetMetadata(RATE_LIMIT, name), GuardedBeforeBody(RateLimitGuard), ApiErrors(429));
 }
 
 @Injectable()

@@ -4,7 +4,7 @@ declare module 'express-serve-static-core' {
   interface Request {
     /** Who is calling; set by the authentication middleware on every request. */
     auth?: AuthContext;
-    /** The request body as received, read once, after routing and the auth guard, by BodyInterceptor. */
+    /** The request body as received, read once, after routing and the auth guard, by BodyGuard. */
     rawBody?: Buffer;
   }
 }

@@ -14,7 +14,7 @@ describe('request bodies are read only after routing and authentication', () => 
   let alice: TestUser;
 
   beforeAll(async () => {
-    t = await startTestApp({ HTTP_BODY_TIMEOUT: '1', HTTP_MAX_CONNECTIONS_PER_CLIENT: '40' });
+    t = await startTestApp({ HTTP_BODY_TIMEOUT: '1', HTTP_MAX_CONNECTIONS_PER_CLIENT: '40', RATE_LIMIT_KEY_UPLOAD: '1' });
     address = await listen(t);
     alice = await makeUser(t);
   });
@@ -41,6 +41,14 @@ describe('request bodies are read only after routing and authentication', () => 
   it('a PATCH refused by its permission check never reads the body', async () => {
     const exchange = rawRequest(address, announced('PATCH', `/api/v1/repos/${alice.name}/missing-repo`, withToken(alice.token)));
     expect(await exchange.status()).toBe(404);
+    exchange.socket.destroy();
+  });
+
+  it('a caller over a route\'s rate limit gets its 429 before its body arrives (the limit is a guard before BodyGuard)', async () => {
+    const first = await t.http.post('/api/v1/user/keys').set(withToken(alice.token)).send({ title: 'k', key: 'not a key' });
+    expect(first.status).toBe(422);
+    const exchange = rawRequest(address, announced('POST', '/api/v1/user/keys', withToken(alice.token)));
+    expect(await exchange.status()).toBe(429);
     exchange.socket.destroy();
   });
 
