@@ -17,6 +17,8 @@
  *   BENCH_REQUESTS     requests per scenario (default 2000, at most 100000)
  *   BENCH_CONCURRENCY  requests in flight (default 8, at most 32)
  *   BENCH_MAX_SECONDS  stop a scenario after this long (default 120, at most 900)
+ *   BENCH_WARMUP       requests sent first for each scenario and reported apart (default 2000, at most 100000):
+ *                      the JIT compiling the route's code, not the steady state, is what a cold run measures
  * Prints latency percentiles per scenario (autocannon, whole milliseconds), first for `GET /user` as a baseline
  * (same authentication, no quota work), so that the quota paths' own cost shows on a loaded machine; exits 1 on
  * any unexpected answer.
@@ -92,7 +94,7 @@ function scenario(base, headers, label, total, concurrency, maxSeconds, request,
         const failed = errors + result.errors + result.timeouts;
         const l = result.latency;
         console.log(
-          `${label.padEnd(28)} n=${String(result.requests.total).padStart(6)}  p50=${String(l.p50).padStart(4)}  p90=${String(l.p90).padStart(4)}  p99=${String(l.p99).padStart(4)}  max=${String(l.max).padStart(4)} ms  ${result.requests.average.toFixed(0)} req/s  errors=${failed}`,
+          `${label.padEnd(36)} n=${String(result.requests.total).padStart(6)}  p50=${String(l.p50).padStart(4)}  p90=${String(l.p90).padStart(4)}  p99=${String(l.p99).padStart(4)}  max=${String(l.max).padStart(4)} ms  ${result.requests.average.toFixed(0)} req/s  errors=${failed}`,
         );
         resolve(failed);
       },
@@ -110,27 +112,28 @@ async function main() {
   const total = bounded('BENCH_REQUESTS', 2000, 100_000);
   const concurrency = bounded('BENCH_CONCURRENCY', 8, 32);
   const maxSeconds = bounded('BENCH_MAX_SECONDS', 120, 900);
+  const warmup = bounded('BENCH_WARMUP', 2000, 100_000);
   const headers = { Authorization: `token ${token}` };
   await setUp(base, headers);
   // Warm up connections and caches (token verification) before measuring.
   for (let i = 0; i < 20; i++) await call(base, headers, 'GET', '/user/quota/check?subject=size:repos:all');
 
   let errors = 0;
+  // Each scenario: its warm-up (reported apart, marked "warm-up"), then the measured run.
+  const measure = async (label, request, accept) => {
+    if (warmup > 0) errors += await scenario(base, headers, `${label} warm-up`, warmup, concurrency, maxSeconds, request, accept);
+    errors += await scenario(base, headers, label, total, concurrency, maxSeconds, request, accept);
+  };
   // The same authentication and routing without any quota work: what the machine gives any request.
-  errors += await scenario(base, headers, 'GET /user (baseline)', total, concurrency, maxSeconds, () => ({ method: 'GET', path: `${api(base)}/user` }), (status) => status === 200);
-  errors += await scenario(
-    base,
-    headers,
+  await measure('GET /user (baseline)', () => ({ method: 'GET', path: `${api(base)}/user` }), (status) => status === 200);
+  await measure(
     'GET /user/quota/check',
-    total,
-    concurrency,
-    maxSeconds,
     () => ({ method: 'GET', path: `${api(base)}/user/quota/check?subject=size:repos:all` }),
     (status, body) => status === 200 && body.trim() === 'true',
   );
   const refused = (index) => ({ method: 'POST', path: `${api(base)}/user/repos`, body: JSON.stringify({ name: `bench-refused-${index}` }) });
   refused.json = true;
-  errors += await scenario(base, headers, 'POST /user/repos (413)', total, concurrency, maxSeconds, refused, (status) => status === 413);
+  await measure('POST /user/repos (413)', refused, (status) => status === 413);
   if (errors > 0) {
     console.error(`${errors} unexpected answers`);
     process.exit(1);
