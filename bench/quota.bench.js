@@ -17,7 +17,7 @@
  *   BENCH_REQUESTS     requests per scenario (default 2000, at most 100000)
  *   BENCH_CONCURRENCY  requests in flight (default 8, at most 32)
  *   BENCH_MAX_SECONDS  stop a scenario after this long (default 120, at most 900)
- *   BENCH_WARMUP       requests sent first for each scenario and reported apart (default 2000, at most 100000):
+ *   BENCH_WARMUP       requests sent first for each scenario and reported apart (default 2000, 0 for none, at most 100000):
  *                      the JIT compiling the route's code, not the steady state, is what a cold run measures
  * Prints latency percentiles per scenario (autocannon, whole milliseconds), first for `GET /user` as a baseline
  * (same authentication, no quota work), so that the quota paths' own cost shows on a loaded machine; exits 1 on
@@ -112,7 +112,7 @@ async function main() {
   const total = bounded('BENCH_REQUESTS', 2000, 100_000);
   const concurrency = bounded('BENCH_CONCURRENCY', 8, 32);
   const maxSeconds = bounded('BENCH_MAX_SECONDS', 120, 900);
-  const warmup = bounded('BENCH_WARMUP', 2000, 100_000);
+  const warmup = process.env.BENCH_WARMUP === '0' ? 0 : bounded('BENCH_WARMUP', 2000, 100_000);
   const headers = { Authorization: `token ${token}` };
   await setUp(base, headers);
   // Warm up connections and caches (token verification) before measuring.
