@@ -1,5 +1,6 @@
 import { MARKDOWN_CSP } from '../../src/markdown/markdown.controller';
 import { makeOrg, makeUser, TestUser, withToken } from '../support/factories';
+import { UNFINISHABLE_MARKDOWN } from '../support/markdown-documents';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /** Issue 12, findings 5, 14, 15, 18: the renderer's monopoly and amplification, spoofed mentions, CSP. */
@@ -10,9 +11,14 @@ describe('markdown abuse', () => {
   const ROOT = 'http://anvil.test/';
   const render = (user: TestUser | string, body: Record<string, unknown>) =>
     t.http.post(t.api('/markdown')).set(withToken(typeof user === 'string' ? user : user.token)).send(body);
+  const busyWorkers = async () => {
+    const series = 'anvil_markdown_render_pool{state="busy"} ';
+    const line = (await t.http.get('/metrics').expect(200)).text.split('\n').find((candidate) => candidate.startsWith(series));
+    return Number(line?.slice(series.length));
+  };
 
   beforeAll(async () => {
-    t = await startTestApp({ MARKDOWN_RENDER_BUDGET_MS: '3000', MARKDOWN_MAX_OUTPUT_SIZE: '256KiB' });
+    t = await startTestApp({ MARKDOWN_RENDER_BUDGET_MS: '3000', MARKDOWN_MAX_OUTPUT_SIZE: '256KiB', METRICS_ENABLED: 'true' });
     alice = await makeUser(t);
     bob = await makeUser(t);
     // Two renders at once start both workers, so that no worker start-up is timed below.
@@ -22,14 +28,14 @@ describe('markdown abuse', () => {
 
   it("5: one user's pathological document neither holds up another user's render nor runs twice at once", async () => {
     const events: string[] = [];
-    const slow = render(alice, { Text: '*a'.repeat(16_000) }).then((response) => {
+    const slow = render(alice, { Text: UNFINISHABLE_MARKDOWN }).then((response) => {
       events.push('pathological');
       return response;
     });
-    // Wait until the slow render holds its worker: a second one by the same user is refused meanwhile.
-    let second;
-    do second = await render(alice, { Text: 'hi' });
-    while (second.status === 200);
+    // Wait until the slow render holds its worker (the pool's gauge says so): a second one by the same user is
+    // then refused. Asking before that would race the slow document's upload.
+    while (events.length === 0 && (await busyWorkers()) < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    const second = await render(alice, { Text: 'hi' });
     expect(second.status).toBe(429);
     expect(second.headers['retry-after']).toBe('1');
     const quick = await render(bob, { Text: '*quick*' }).expect(200);

@@ -1,5 +1,6 @@
 import { makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
+import { UNFINISHABLE_MARKDOWN } from '../support/markdown-documents';
 import { findDanger, XSS_VECTORS } from './fixtures/xss-vectors';
 
 const HTML = 'text/html; charset=utf-8';
@@ -350,11 +351,11 @@ describe('markdown rendering', () => {
 
   describe('rendering off the main thread', () => {
     it('a render that runs into its time budget does not stall unrelated requests', async () => {
-      // Nested emphasis is quadratic in the parser: this document would take minutes, so it always runs until
-      // the renderer's time budget stops it, however fast or busy the machine is. Only the order of events is
-      // asserted: had rendering run on the main thread, the /version answers would queue behind it.
+      // This document would take minutes of CPU, so it always runs until the renderer's time budget stops it,
+      // however fast or busy the machine is. Only the order of events is asserted: had rendering run on the main
+      // thread, the /version answers would queue behind it.
       const events: string[] = [];
-      const rendering = markdown({ Text: '*a'.repeat(32_000), Mode: 'markdown' }).then((response) => {
+      const rendering = markdown({ Text: UNFINISHABLE_MARKDOWN, Mode: 'markdown' }).then((response) => {
         events.push('render');
         return response;
       });
