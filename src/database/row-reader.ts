@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import { BoundStatements } from './bound-statements';
 
 /**
  * Hot single-row lookups as plain SQL with bound parameters, for the stores (house style: only stores use it).
@@ -13,11 +14,13 @@ export class RowReader<T extends ObjectLiteral> {
   private readonly metadata: EntityMetadata;
   private readonly columns: readonly ColumnMetadata[];
   private readonly table: string;
+  private readonly statements: BoundStatements;
 
   constructor(
     private readonly dataSource: DataSource,
     entity: EntityTarget<T>,
   ) {
+    this.statements = new BoundStatements(dataSource);
     const metadata = dataSource.getMetadata(entity);
     this.metadata = metadata;
     this.columns = metadata.columns;
@@ -37,8 +40,13 @@ export class RowReader<T extends ObjectLiteral> {
 
   /** The first row of `sql` (positional `?` parameters) as an entity, or null. */
   async one(sql: string, parameters: unknown[], tx?: EntityManager): Promise<T | null> {
-    const rows = (await (tx ?? this.dataSource.manager).query(sql, parameters)) as Record<string, unknown>[];
+    const rows = await this.rows(sql, parameters, tx);
     return rows.length > 0 ? this.hydrate(rows[0]) : null;
+  }
+
+  /** The raw rows of `sql` (positional `?` parameters), bound as BoundStatements runs them; hydrate them after. */
+  rows(sql: string, parameters: readonly unknown[], tx?: EntityManager): Promise<Record<string, unknown>[]> {
+    return this.statements.rows(sql, parameters, tx);
   }
 
   /** Builds the entity from a raw row; `alias` names the prefix its columns were selected with. */

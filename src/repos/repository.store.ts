@@ -77,6 +77,8 @@ export class RepositoryStore {
   private readonly byOwnerAndName: string;
   private readonly ownerRows: RowReader<UserEntity>;
   private readonly withOwnerByNames: string;
+  /** One owner's repositories (all, or the public ones): the count and the page, on the owner_id index. */
+  private readonly ofOwner: Record<'all' | 'public', { count: string; page: string }>;
 
   /** Exact totals of keyword searches, per search generation (repository-count-cache.ts). */
   private readonly counts = new RepositoryCountCache(COUNT_CACHE_KEYS);
@@ -90,6 +92,11 @@ export class RepositoryStore {
     this.withOwnerByNames =
       `SELECT ${this.rows.columnList('r')}, ${this.ownerRows.columnList('o')} FROM ${owners} o ` +
       'JOIN repository r ON r.owner_id = o.id AND r.lower_name = ? WHERE o.lower_name = ?';
+    const ofOwner = (where: string) => ({
+      count: `SELECT COUNT(*) AS total FROM repository ${where}`,
+      page: `${this.rows.select()}${where} ORDER BY id LIMIT ? OFFSET ?`,
+    });
+    this.ofOwner = { all: ofOwner('WHERE owner_id = ?'), public: ofOwner('WHERE owner_id = ? AND is_private = 0') };
   }
 
   private repositories(tx?: EntityManager) {
@@ -107,7 +114,7 @@ export class RepositoryStore {
 
   /** A repository and its owner by their names (case-insensitive), in one read of two unique indexes. */
   async findWithOwnerByNames(ownerName: string, repoName: string): Promise<{ repo: RepositoryEntity; owner: UserEntity } | null> {
-    const rows = (await this.dataSource.query(this.withOwnerByNames, [repoName.toLowerCase(), ownerName.toLowerCase()])) as Record<string, unknown>[];
+    const rows = await this.rows.rows(this.withOwnerByNames, [repoName.toLowerCase(), ownerName.toLowerCase()]);
     if (rows.length === 0) return null;
     return { repo: this.rows.hydrate(rows[0], 'r'), owner: this.ownerRows.hydrate(rows[0], 'o') };
   }
@@ -271,11 +278,11 @@ export class RepositoryStore {
    * (repository-access.ts `ownerRepositoryFilter`): one count and one page on the owner's index, values bound.
    */
   async listOfOwner(ownerId: number, filter: 'all' | 'public', page: PageQuery): Promise<Page<RepositoryEntity>> {
-    const where = filter === 'all' ? 'WHERE owner_id = ?' : 'WHERE owner_id = ? AND is_private = 0';
-    const [counted] = (await this.dataSource.query(`SELECT COUNT(*) AS total FROM repository ${where}`, [ownerId])) as { total: number | string }[];
+    const statements = this.ofOwner[filter];
+    const [counted] = await this.rows.rows(statements.count, [ownerId]);
     const total = Number(counted?.total ?? 0);
     if (total === 0 || page.offset >= total) return { items: [], total };
-    const rows = (await this.dataSource.query(`${this.rows.select()}${where} ORDER BY id LIMIT ? OFFSET ?`, [ownerId, page.limit, page.offset])) as Record<string, unknown>[];
+    const rows = await this.rows.rows(statements.page, [ownerId, page.limit, page.offset]);
     return { items: rows.map((row) => this.rows.hydrate(row)), total };
   }
 

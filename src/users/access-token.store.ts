@@ -34,7 +34,7 @@ export class AccessTokenStore {
 
   /** A token and its owner in one primary-key read: every authenticated request makes it. */
   async findWithOwner(id: number): Promise<{ token: AccessTokenEntity; user: UserEntity } | null> {
-    const rows = (await this.dataSource.query(this.withOwnerById, [id])) as Record<string, unknown>[];
+    const rows = await this.tokenRows.rows(this.withOwnerById, [id]);
     if (rows.length === 0) return null;
     return { token: this.tokenRows.hydrate(rows[0], 't'), user: this.userRows.hydrate(rows[0], 'u') };
   }

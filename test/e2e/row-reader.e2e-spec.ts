@@ -6,6 +6,8 @@ import { AccessTokenStore } from '../../src/users/access-token.store';
 import { UserEntity } from '../../src/users/user.entity';
 import { UserStore } from '../../src/users/user.store';
 import { OrganizationStore } from '../../src/users/organization.store';
+import { BoundStatements } from '../../src/database/bound-statements';
+import { RowReader } from '../../src/database/row-reader';
 import { makeOrg, makeRepo, makeUser } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -72,5 +74,26 @@ describe('hot lookups with bound parameters return what TypeORM returned', () =>
     }
     expect((await organizations.orgIdsOf(founder.id)).owned.sort()).toEqual(orgs.map((org) => org.id).sort());
     expect(await organizations.orgIdsOf(loner.id)).toEqual({ owned: [], member: [] });
+  });
+
+  it('bound statements (prepared on MySQL) page with LIMIT/OFFSET and return the values TypeORM reads, large sizes included', async () => {
+    const owner = await makeUser(t);
+    const made = [];
+    for (let i = 0; i < 4; i++) made.push(await makeRepo(t, owner, { private: i === 1, description: `ü ${i}` }));
+    // Past 2^32, inside JavaScript's safe integers: the bigint column must come back as the same number.
+    await dataSource.getRepository(RepositoryEntity).update({ id: made[2].id }, { gitSize: 2 ** 40 + 3 });
+    const statements = new BoundStatements(dataSource);
+    const sql = 'SELECT id, name, description, is_private, git_size, created_unix FROM repository WHERE owner_id = ? ORDER BY id LIMIT ? OFFSET ?';
+    const bound = await statements.rows(sql, [owner.user.id, 2, 1]);
+    expect(bound.map((row) => Number(row.id))).toEqual([made[1].id, made[2].id]);
+    const reader = new RowReader(dataSource, RepositoryEntity);
+    const entities = bound.map((row) => reader.hydrate({ ...row, owner_id: owner.user.id }));
+    const stored = await dataSource.getRepository(RepositoryEntity).findOneByOrFail({ id: made[1].id });
+    expect(entities.map((entity) => [entity.isPrivate, entity.gitSize, entity.description])).toEqual([
+      [true, stored.gitSize, 'ü 1'],
+      [false, 2 ** 40 + 3, 'ü 2'],
+    ]);
+    expect(bound).toEqual(await dataSource.query(sql, [owner.user.id, 2, 1]));
+    await expect(statements.rows(sql, [owner.user.id, 0, 0])).resolves.toEqual([]);
   });
 });
