@@ -92,9 +92,11 @@ export class RepositoryStore {
     this.withOwnerByNames =
       `SELECT ${this.rows.columnList('r')}, ${this.ownerRows.columnList('o')} FROM ${owners} o ` +
       'JOIN repository r ON r.owner_id = o.id AND r.lower_name = ? WHERE o.lower_name = ?';
+    // The page carries the owner's total (an uncorrelated subquery, evaluated once): one round trip instead of
+    // two, unless the page is empty (past the end, or no repositories), when the total is counted alone.
     const ofOwner = (where: string) => ({
       count: `SELECT COUNT(*) AS total FROM repository ${where}`,
-      page: `${this.rows.select()}${where} ORDER BY id LIMIT ? OFFSET ?`,
+      page: `SELECT ${this.rows.columnList()}, (SELECT COUNT(*) FROM repository ${where}) AS page_total FROM repository ${where} ORDER BY id LIMIT ? OFFSET ?`,
     });
     this.ofOwner = { all: ofOwner('WHERE owner_id = ?'), public: ofOwner('WHERE owner_id = ? AND is_private = 0') };
   }
@@ -275,15 +277,14 @@ export class RepositoryStore {
 
   /**
    * One page of one owner's repositories, by id, with the owner's visibility already decided by the caller
-   * (repository-access.ts `ownerRepositoryFilter`): one count and one page on the owner's index, values bound.
+   * (repository-access.ts `ownerRepositoryFilter`): the page and its total in one statement on the owner's index, values bound.
    */
   async listOfOwner(ownerId: number, filter: 'all' | 'public', page: PageQuery): Promise<Page<RepositoryEntity>> {
     const statements = this.ofOwner[filter];
+    const rows = await this.rows.rows(statements.page, [ownerId, ownerId, page.limit, page.offset]);
+    if (rows.length > 0) return { items: rows.map((row) => this.rows.hydrate(row)), total: Number(rows[0].page_total) };
     const [counted] = await this.rows.rows(statements.count, [ownerId]);
-    const total = Number(counted?.total ?? 0);
-    if (total === 0 || page.offset >= total) return { items: [], total };
-    const rows = await this.rows.rows(statements.page, [ownerId, page.limit, page.offset]);
-    return { items: rows.map((row) => this.rows.hydrate(row)), total };
+    return { items: [], total: Number(counted?.total ?? 0) };
   }
 
   /** Repositories `uid` starred, oldest star first, as the viewer may see them. */
