@@ -37,4 +37,4 @@ VOLUME ["/data"]
 EXPOSE 3000 2222
 HEALTHCHECK --interval=30s --timeout=3s --start-period=30s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/api/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=24", "dist/src/main.js"]

@@ -2,11 +2,11 @@
 /*
  * `npm run bench`: Anvil's own benchmark suite, end to end and bounded in time. It builds dist/ if a source
  * changed (scripts/build-if-changed.js), seeds a fresh database through the seeders beside it (users,
- * repositories, stars and follows, tokens), starts the built server (`node dist/src/main.js` on a free loopback
- * port) and measures its cold start, loads each endpoint with autocannon (hot reads, searches, then the star and
- * follow writes spread over many users' tokens), checks afterwards that every counter equals its row count
- * (repository num_stars; user num_stars, num_followers, num_following), and prints ONE Markdown table on
- * standard output, with the server's peak RSS (VmHWM), its cold start, the seed and the machine under it.
+ * repositories, stars and follows, tokens), starts the built server (`node dist/src/main.js` with the flags of
+ * `npm start`, on a free loopback port) and measures its cold start, loads each endpoint with autocannon (hot
+ * reads, searches, then the star and follow writes spread over many users' tokens), checks afterwards that every
+ * counter equals its row count (repository num_stars; user num_stars, num_followers, num_following), and prints
+ * ONE Markdown table on standard output, with the server's peak RSS (VmHWM), its cold start, the seed and the machine under it.
  * Progress goes to standard error.
  *
  *   npm run --silent bench                                            # SQLite in a new temporary DATA_DIR
@@ -222,12 +222,15 @@ function healthy(port) {
 }
 
 /** Starts the built server; resolves once /api/healthz answered 200, with the cold start in milliseconds. */
+/** The Node.js flags `npm start` runs the server with (package.json), so that the suite measures what users run. */
+const START_FLAGS = require('../package.json').scripts.start.split(' ').filter((word) => word.startsWith('--'));
+
 async function startServer(env, logFile) {
   const port = await freePort();
   const out = fs.openSync(logFile, 'a');
   const t0 = process.hrtime.bigint();
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  const child = spawn(process.execPath, [...profile, path.join(ROOT, 'dist', 'src', 'main.js')], {
+  const child = spawn(process.execPath, [...START_FLAGS, ...profile, path.join(ROOT, 'dist', 'src', 'main.js')], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), ROOT_URL: `http://127.0.0.1:${port}/`, LOG_LEVEL: 'warn', SSH_LISTEN_PORT: '0' },
     stdio: ['ignore', out, out],
