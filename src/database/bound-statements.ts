@@ -12,9 +12,10 @@ interface PreparingPool {
  * RowReader). On MySQL/MariaDB a prepared statement on the connection pool: mysql2 prepares each statement text
  * once per connection and keeps it, values travel in the binary protocol, and rows come back without text
  * parsing. TypeORM's `query` instead escapes the values into the SQL text, so the server parses and plans every
- * call anew, and wraps each call in a query runner of its own; at 64 connections that was a third of a
- * repository list's cost on MariaDB. On SQLite, and inside a transaction (whose connection TypeORM holds),
- * TypeORM's `query` serves: its SQLite driver already caches prepared statements by their text.
+ * call anew, and wraps each call in a query runner of its own (at 64 connections, `GET /users/{u}/repos` on
+ * MariaDB went from 0.59 to 0.76 of the perf floor's throughput). On SQLite, and inside a transaction (whose
+ * connection TypeORM holds), TypeORM's `query` serves: its SQLite driver already caches prepared statements by
+ * their text.
  */
 export class BoundStatements {
   private readonly pool?: PreparingPool;

@@ -77,7 +77,7 @@ export class RepositoryStore {
   private readonly byOwnerAndName: string;
   private readonly ownerRows: RowReader<UserEntity>;
   private readonly withOwnerByNames: string;
-  /** One owner's repositories (all, or the public ones): the count and the page, on the owner_id index. */
+  /** One owner's repositories (all, or the public ones): the page with its total, and the count alone. */
   private readonly ofOwner: Record<'all' | 'public', { count: string; page: string }>;
 
   /** Exact totals of keyword searches, per search generation (repository-count-cache.ts). */
@@ -277,7 +277,8 @@ export class RepositoryStore {
 
   /**
    * One page of one owner's repositories, by id, with the owner's visibility already decided by the caller
-   * (repository-access.ts `ownerRepositoryFilter`): the page and its total in one statement on the owner's index, values bound.
+   * (repository-access.ts `ownerRepositoryFilter`): the page and its total in one statement on the owner's index,
+   * values bound.
    */
   async listOfOwner(ownerId: number, filter: 'all' | 'public', page: PageQuery): Promise<Page<RepositoryEntity>> {
     const statements = this.ofOwner[filter];
