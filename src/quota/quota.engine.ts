@@ -47,21 +47,18 @@ export class QuotaEngine implements QuotaGate {
   }
 
   /**
-   * Behaviour 11.5; the effective groups fall back to the built-in `size:all` rule when none is listed. The
-   * groups are read first, then only the usage that the matching limited rules sum (none at all when every
-   * matching rule is unlimited or no rule matches).
+   * Behaviour 11.5; the effective groups fall back to the built-in `size:all` rule when none is listed. Only the
+   * usage that the matching limited rules sum is read (none when every matching rule is unlimited or no rule
+   * matches), after the groups; the repositories' row (one primary-key read) is read beside the groups when the
+   * subject counts repositories, since it is needed unless every matching rule is unlimited.
    */
   async evaluate(targetId: number, subject: QuotaSubject): Promise<boolean> {
     if (!this.enabled) return true;
-    // The repositories' row (one primary-key read) is read beside the groups when the subject counts
-    // repositories: it is needed unless every matching rule is unlimited. Other sums wait for the rules.
-    const [groups, early] = await Promise.all([this.listedGroups(targetId), measuredItemsOf(subject).includes('repos') ? this.usage.usageOf(targetId, ['repos']) : undefined]);
+    const [groups, repos] = await Promise.all([this.listedGroups(targetId), measuredItemsOf(subject).includes('repos') ? this.usage.usageOf(targetId, ['repos']) : undefined]);
     const effective: EvaluatedGroup[] = groups.length > 0 ? groups : [{ rules: [{ limit: this.config.quota.defaultTotal, subjects: ['size:all'] }] }];
-    const items = usageNeededFor(effective, subject);
-    const later = early ? items.filter((item) => item !== 'repos') : items;
-    let used = later.length > 0 ? await this.usage.usageOf(targetId, later) : NO_USAGE;
-    if (early && items.includes('repos')) used = { ...used, reposPublic: early.reposPublic, reposPrivate: early.reposPrivate };
-    return isAllowed(effective, subject, used);
+    const rest = usageNeededFor(effective, subject).filter((item) => !(repos && item === 'repos'));
+    const used = rest.length > 0 ? await this.usage.usageOf(targetId, rest) : NO_USAGE;
+    return isAllowed(effective, subject, repos ? { ...used, reposPublic: repos.reposPublic, reposPrivate: repos.reposPrivate } : used);
   }
 
   canWrite(ownerId: number, subject: QuotaSubject): Promise<boolean> {

@@ -7,6 +7,9 @@ import { assembleGitignore, expandReadme, fillLicense, goList, LicenseValues, Re
 /** Distinct gitignore templates one repository may combine (SECURITY.md); repeats count once. */
 export const MAX_GITIGNORE_TEMPLATES = 32;
 
+/** spdx-license-list's one file per license, `<SPDX id>.json` with its `licenseText`. */
+const LICENSE_FOLDER = path.join(path.dirname(require.resolve('spdx-license-list/package.json')), 'licenses');
+
 /** The readme templates Anvil ships (behaviour 13: at least `Default`). */
 const READMES: Record<string, string> = {
   Default: '# {Name}\n\n{Description}',
@@ -113,8 +116,7 @@ export class RepositoryTemplates implements OnModuleInit {
   /** The text of a known license (the id has passed assertKnown, so it names a file of the package). */
   private licenseText(id: string): string {
     if (!this.licenseIds().has(id)) throw new InvalidInputError(`license template does not exist: ${id}`);
-    const folder = path.join(path.dirname(require.resolve('spdx-license-list/package.json')), 'licenses');
-    return (JSON.parse(fs.readFileSync(path.join(folder, `${id}.json`), 'utf8')) as { licenseText: string }).licenseText;
+    return (JSON.parse(fs.readFileSync(path.join(LICENSE_FOLDER, `${id}.json`), 'utf8')) as { licenseText: string }).licenseText;
   }
 }
 
