@@ -29,9 +29,9 @@ export class ContentRefs {
   async resolve(target: ContentRepository, name: string | undefined, via: RefLookup = this.trees): Promise<NamedRef | null> {
     const wanted = name === undefined || name === '' ? target.repo.defaultBranch : name;
     if (!isPlainRevision(wanted)) return null;
-    const refs = await via.peelRefs(target.dir, [`refs/heads/${wanted}`, `refs/tags/${wanted}`]);
-    const named = namedRef(refs, wanted);
-    if (named) return named;
+    // A branch wins over a tag of the same name, as in Forgejo.
+    const found = await via.peelFirst(target.dir, [`refs/heads/${wanted}`, `refs/tags/${wanted}`]);
+    if (found) return { name: wanted, kind: found.ref.startsWith('refs/heads/') ? 'branch' : 'tag', commit: found.commit };
     if (/^[0-9a-fA-F]{4,64}$/.test(wanted)) {
       const commit = await via.resolveCommit(target.dir, wanted);
       if (commit) return { name: commit, kind: 'commit', commit };

@@ -13,8 +13,9 @@ function deliverTo(response: Response): Deliver {
   return async (download) => {
     response.status(download.status);
     for (const [name, value] of Object.entries(download.headers)) response.setHeader(name, value);
-    if (!download.body) {
-      response.end();
+    if (!download.body || Buffer.isBuffer(download.body)) {
+      // Nothing, or a small file already in memory: one write, no stream machinery.
+      response.end(download.body ?? undefined);
       return;
     }
     try {

@@ -11,11 +11,11 @@ import { assertSafePath } from './content-paths';
 import { contentType } from './content.mapper';
 import { sniffContentType } from './media-types';
 
-/** A response to stream: status, headers, and the bytes (null for 304). */
+/** A response: status, headers, and the bytes (a stream, a small file read whole, or null for 304). */
 export interface Download {
   status: number;
   headers: Record<string, string>;
-  body: Readable | null;
+  body: Readable | Buffer | null;
 }
 
 /** Hands a download to the transport; resolves once the last byte is written or the reader went away. */
@@ -65,7 +65,7 @@ export class DownloadsService {
     if (entry.size <= RAW_FROM_READER_BYTES) {
       const bytes = await this.repositories.withReaders(() => this.objects.blob(target.dir, entry.oid));
       if (!bytes) throw new NotFoundError();
-      return deliver({ status: 200, headers: rawHeaders(entry, path, sniffContentType(bytes.subarray(0, SNIFF_BYTES))), body: Readable.from([bytes]) });
+      return deliver({ status: 200, headers: rawHeaders(entry, path, sniffContentType(bytes.subarray(0, SNIFF_BYTES))), body: bytes });
     }
     await this.repositories.withGit(async () => {
       const stream = this.trees.streamBlob(target.dir, entry.oid);

@@ -187,4 +187,86 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
     await expect(reader.info('')).rejects.toBeInstanceOf(GitError);
     expect((await reader.info('refs/heads/main'))?.type).toBe('commit');
   });
+
+  describe('GitObjects: what objects determine is remembered, refs are read afresh', () => {
+    /** A second commit on top of `parent` whose a.txt says `text`. */
+    async function nextCommit(git: GitCommand, dir: string, parent: string, text: string): Promise<string> {
+      const blob = (await git.run(['hash-object', '-w', '--stdin'], { gitDir: dir, input: text })).trim();
+      const tree = (await git.run(['mktree'], { gitDir: dir, input: `100644 blob ${blob}\ta.txt\n` })).trim();
+      const env = { GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@example.com' };
+      return (await git.run(['commit-tree', tree, '-p', parent, '-m', text], { gitDir: dir, env })).trim();
+    }
+
+    it('answers a second read of an entry, a blob and a ref from memory, without asking a reader', async () => {
+      const { dir, commit } = await makeRepository('remembered');
+      const { pool, objects } = setUp();
+      const asked = jest.spyOn(pool, 'reader');
+      const first = await objects.entry(dir, commit, 'dir/b.txt');
+      expect((await objects.blob(dir, first!.oid))!.toString()).toBe('beta\n');
+      expect(await objects.peelFirst(dir, ['refs/heads/main', 'refs/tags/main'])).toEqual({ ref: 'refs/heads/main', commit });
+      expect(await objects.entry(dir, commit, 'dir/missing.txt')).toBeNull();
+      const calls = asked.mock.calls.length;
+      expect(calls).toBeGreaterThan(0);
+      expect(await objects.entry(dir, commit, 'dir/b.txt')).toEqual(first);
+      expect((await objects.blob(dir, first!.oid))!.toString()).toBe('beta\n');
+      expect(await objects.peelFirst(dir, ['refs/heads/main', 'refs/tags/main'])).toEqual({ ref: 'refs/heads/main', commit });
+      expect(await objects.entry(dir, commit, 'dir/missing.txt')).toBeNull();
+      expect(asked.mock.calls.length).toBe(calls);
+      // A caller changing the entry it got does not change what the next caller gets.
+      (await objects.entry(dir, commit, 'dir/b.txt'))!.size = 99;
+      expect((await objects.entry(dir, commit, 'dir/b.txt'))!.size).toBe(5);
+    });
+
+    it('sees every change of a ref at once: loose, packed, symbolic, deleted', async () => {
+      const { dir, commit } = await makeRepository('moving');
+      const { objects, git } = setUp();
+      const peel = async (ref: string) => (await objects.peelRefs(dir, [ref])).get(ref);
+      expect(await peel('refs/heads/main')).toBe(commit);
+      const second = await nextCommit(git, dir, commit, 'second\n');
+      await git.run(['update-ref', 'refs/heads/main', second], { gitDir: dir });
+      expect(await peel('refs/heads/main')).toBe(second);
+      // Packed: the loose file goes, packed-refs holds the value; then a new loose value wins over the packed one.
+      await git.run(['pack-refs', '--all'], { gitDir: dir });
+      expect(fs.existsSync(path.join(dir, 'refs/heads/main'))).toBe(false);
+      expect(await peel('refs/heads/main')).toBe(second);
+      await git.run(['update-ref', 'refs/heads/main', commit], { gitDir: dir });
+      expect(await peel('refs/heads/main')).toBe(commit);
+      // A symbolic ref is resolved by git; a tag is peeled to its commit.
+      await git.run(['symbolic-ref', 'refs/heads/alias', 'refs/heads/main'], { gitDir: dir });
+      expect(await peel('refs/heads/alias')).toBe(commit);
+      await git.run(['tag', '-a', '-m', 'annotated', 'v1', second], { gitDir: dir, env: { GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@example.com' } });
+      expect(await peel('refs/tags/v1')).toBe(second);
+      // A branch wins over a tag of the same name; without the branch, the tag answers.
+      await git.run(['update-ref', 'refs/tags/main', second], { gitDir: dir });
+      expect(await objects.peelFirst(dir, ['refs/heads/main', 'refs/tags/main'])).toEqual({ ref: 'refs/heads/main', commit });
+      await git.run(['update-ref', '-d', 'refs/heads/main'], { gitDir: dir });
+      expect(await peel('refs/heads/main')).toBeUndefined();
+      expect(await objects.peelFirst(dir, ['refs/heads/main', 'refs/tags/main'])).toEqual({ ref: 'refs/tags/main', commit: second });
+      // A tag of a blob names no commit (asked twice: the second answer comes from memory).
+      const blob = (await git.run(['hash-object', '-w', '--stdin'], { gitDir: dir, input: 'not a commit' })).trim();
+      await git.run(['update-ref', 'refs/tags/blob', blob], { gitDir: dir });
+      expect(await peel('refs/tags/blob')).toBeUndefined();
+      expect(await peel('refs/tags/blob')).toBeUndefined();
+    });
+
+    it('reads packed-refs again when it was written too recently for its stat to tell a rewrite apart', async () => {
+      const { dir, commit } = await makeRepository('racy');
+      const { objects, git } = setUp();
+      const second = await nextCommit(git, dir, commit, 'racy\n');
+      await git.run(['pack-refs', '--all'], { gitDir: dir });
+      const file = path.join(dir, 'packed-refs');
+      // A whole second, which utimes can set again exactly.
+      const stamp = Math.floor(Date.now() / 1000);
+      fs.utimesSync(file, stamp, stamp);
+      const before = fs.statSync(file);
+      objects.now = () => before.mtimeMs + 1_000;
+      expect((await objects.peelRefs(dir, ['refs/heads/main'])).get('refs/heads/main')).toBe(commit);
+      // Rewritten in place within the same timestamp: same inode, size and modification time.
+      fs.writeFileSync(file, fs.readFileSync(file, 'latin1').replace(commit, second));
+      fs.utimesSync(file, stamp, stamp);
+      const after = fs.statSync(file);
+      expect([after.ino, after.size, after.mtimeMs]).toEqual([before.ino, before.size, before.mtimeMs]);
+      expect((await objects.peelRefs(dir, ['refs/heads/main'])).get('refs/heads/main')).toBe(second);
+    });
+  });
 });

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { BatchReader, ReaderStoppedError } from './git-batch-reader';
 import { GitObjectReaders } from './git-object-readers';
 import { isPlainRevision, TreeEntry } from './git-trees';
@@ -8,38 +9,105 @@ import { isPlainRevision, TreeEntry } from './git-trees';
 /** Looking up refs and commits: GitTrees spawns a command for each, GitObjects asks a batch reader. */
 export interface RefLookup {
   peelRefs(dir: string, refs: string[]): Promise<Map<string, string>>;
+  /** The first of `refs` (in their order) that exists and peels to a commit, with that commit; null if none. */
+  peelFirst(dir: string, refs: string[]): Promise<{ ref: string; commit: string } | null>;
   resolveCommit(dir: string, revision: string): Promise<string | null>;
 }
 
+/** packed-refs as last read: its names and the ids they hold, and the file's stat when it was read. */
 interface PackedRefs {
   mtimeMs: number;
   size: number;
   ino: number;
-  refs: Set<string>;
+  refs: Map<string, string>;
 }
+
+/** A loose ref that names another ref (`ref: refs/heads/main`). */
+const SYMBOLIC = Symbol('symbolic ref');
+
+/** Tree entries remembered by (repository, commit, path): about 300 bytes each. */
+export const ENTRIES_KEPT = 20_000;
+/** Blobs up to this size are remembered by (repository, id) ... */
+export const BLOB_KEPT_MAX_BYTES = 64 * 1024;
+/** ... up to this many bytes in all. */
+export const BLOBS_KEPT_BYTES = 16 * 1024 * 1024;
+/** Ids a ref may hold, with the commit they peel to (null: not a commit). */
+const PEELED_KEPT = 10_000;
+/**
+ * packed-refs written this recently is read again on every lookup: a rewrite within the file system's timestamp
+ * granularity could leave mtime, size and inode as they were (git's "racy" rule for its index).
+ */
+const RACY_MS = 2_000;
 
 /**
  * The hot reads of the content API (refs, tree entries, small blobs) through the long-lived batch readers
  * (git-object-readers.ts): no process start per request. Answers are the same as GitTrees' commands give.
  * Callers must not hold a slot of the process cap around these calls (the readers hold their own).
+ *
+ * Objects never change, so what an object id or a commit determines is remembered (least recently used out):
+ * the commit an id peels to, the entry at a path of a commit, the bytes of small blobs. Refs do change: each
+ * lookup reads the loose ref file, else packed-refs (kept while its stat is unchanged), as git itself does, and
+ * a ref that is neither does not exist without git being asked. A warm `contents` or `raw` answer needs no
+ * round trip to git at all.
  */
 @Injectable()
 export class GitObjects implements RefLookup {
   private readonly packedRefs = new Map<string, PackedRefs>();
+  private readonly peeled = new LRUCache<string, { commit: string | null }>({ max: PEELED_KEPT });
+  private readonly entries = new LRUCache<string, { entry: TreeEntry | null }>({ max: ENTRIES_KEPT });
+  private readonly blobs = new LRUCache<string, Buffer>({ maxSize: BLOBS_KEPT_BYTES, sizeCalculation: (bytes) => Math.max(1, bytes.length) });
+  /** The clock of the racy rule; tests replace it. */
+  now: () => number = Date.now;
 
   constructor(private readonly readers: GitObjectReaders) {}
 
   /** As GitTrees.peelRefs: the commits the given full ref names peel to, for those that exist. */
   async peelRefs(dir: string, refs: string[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
-    if (refs.length === 0) return found;
-    const answers = await this.read(dir, (reader) => Promise.all(refs.map((ref) => (isRefName(ref) ? reader.info(`${ref}^{commit}`) : Promise.resolve(null)))));
-    for (const [index, answer] of answers.entries()) {
-      // git reads `refs/heads/x` as a revision and, when that ref is missing, tries `refs/tags/refs/heads/x` and
-      // others: only an answer for a ref that exists under exactly that name counts (for-each-ref's rule).
-      if (answer?.type === 'commit' && (await this.refExists(dir, refs[index]))) found.set(refs[index], answer.oid);
+    // git reads `refs/heads/x` as a revision and, when that ref is missing, tries `refs/tags/refs/heads/x` and
+    // others: only a ref that exists under exactly that name counts (for-each-ref's rule), so the name is looked
+    // up in the ref store first and git is asked only to peel what it holds.
+    const held = new Map<string, string>();
+    const symbolic: string[] = [];
+    let packed: Map<string, string> | undefined;
+    for (const ref of refs) {
+      if (!isRefName(ref)) continue;
+      const value = this.looseRef(dir, ref) ?? (packed ??= this.packed(dir)).get(ref) ?? null;
+      if (value === SYMBOLIC) symbolic.push(ref);
+      else if (value !== null) held.set(ref, value);
+    }
+    const commits = new Map<string, string | null>();
+    for (const oid of held.values()) {
+      const known = this.peeled.get(`${dir}\0${oid}`);
+      if (known) commits.set(oid, known.commit);
+    }
+    const unknown = [...new Set(held.values())].filter((oid) => !commits.has(oid));
+    if (unknown.length > 0 || symbolic.length > 0) {
+      const answers = await this.read(dir, (reader) => Promise.all([...unknown, ...symbolic].map((name) => reader.info(`${name}^{commit}`))));
+      for (const [index, oid] of unknown.entries()) {
+        const commit = answers[index]?.type === 'commit' ? answers[index].oid : null;
+        commits.set(oid, commit);
+        this.peeled.set(`${dir}\0${oid}`, { commit });
+      }
+      for (const [index, ref] of symbolic.entries()) {
+        const answer = answers[unknown.length + index];
+        if (answer?.type === 'commit') found.set(ref, answer.oid);
+      }
+    }
+    for (const [ref, oid] of held) {
+      const commit = commits.get(oid);
+      if (commit) found.set(ref, commit);
     }
     return found;
+  }
+
+  /** Looks the refs up one after the other, and stops at the first (a branch found needs no tag lookup). */
+  async peelFirst(dir: string, refs: string[]): Promise<{ ref: string; commit: string } | null> {
+    for (const ref of refs) {
+      const commit = (await this.peelRefs(dir, [ref])).get(ref);
+      if (commit) return { ref, commit };
+    }
+    return null;
   }
 
   /** As GitTrees.resolveCommit: the commit `revision` names (branch, tag, full or short id), or null. */
@@ -51,6 +119,27 @@ export class GitObjects implements RefLookup {
 
   /** As GitTrees.entry: the entry at `path` in `commit`, or null; the empty path is the root tree. */
   async entry(dir: string, commit: string, entryPath: string): Promise<TreeEntry | null> {
+    const key = `${dir}\0${commit}\0${entryPath}`;
+    const known = this.entries.get(key);
+    if (known) return known.entry && { ...known.entry };
+    const entry = await this.readEntry(dir, commit, entryPath);
+    this.entries.set(key, { entry });
+    return entry && { ...entry };
+  }
+
+  /** The bytes of a blob (callers know its size and bound it), or null when it is missing. */
+  async blob(dir: string, oid: string): Promise<Buffer | null> {
+    const key = `${dir}\0${oid}`;
+    const known = this.blobs.get(key);
+    if (known) return known;
+    const answer = await this.read(dir, (reader) => reader.contents(oid));
+    if (answer?.type !== 'blob') return null;
+    const bytes = answer.content ?? Buffer.alloc(0);
+    if (bytes.length <= BLOB_KEPT_MAX_BYTES) this.blobs.set(key, bytes);
+    return bytes;
+  }
+
+  private async readEntry(dir: string, commit: string, entryPath: string): Promise<TreeEntry | null> {
     if (entryPath === '') {
       const root = await this.read(dir, (reader) => reader.info(`${commit}^{tree}`));
       return root ? { mode: '040000', type: 'tree', oid: root.oid, size: 0, path: '' } : null;
@@ -72,12 +161,6 @@ export class GitObjects implements RefLookup {
     };
   }
 
-  /** The bytes of a blob (callers know its size and bound it), or null when it is missing. */
-  async blob(dir: string, oid: string): Promise<Buffer | null> {
-    const answer = await this.read(dir, (reader) => reader.contents(oid));
-    return answer?.type === 'blob' ? (answer.content ?? Buffer.alloc(0)) : null;
-  }
-
   /** Reads are idempotent: a reader that stopped under a request (reaped, replaced) is replaced once. */
   private async read<T>(dir: string, work: (reader: BatchReader) => Promise<T>): Promise<T> {
     try {
@@ -88,29 +171,43 @@ export class GitObjects implements RefLookup {
     }
   }
 
-  /** Whether `ref` exists under exactly that name: a loose ref file, else a line of packed-refs. */
-  private async refExists(dir: string, ref: string): Promise<boolean> {
-    const loose = await fs.promises.lstat(path.join(dir, ref)).catch(() => null);
-    if (loose?.isFile()) return true;
-    return (await this.packed(dir)).has(ref);
+  /**
+   * The id the loose ref file of `ref` holds, SYMBOLIC for a symbolic ref (git resolves it), or undefined when
+   * there is no such file (packed-refs decides). Read synchronously: a file of 41 bytes in the repository, where
+   * a promise would cost more than the read.
+   */
+  private looseRef(dir: string, ref: string): string | typeof SYMBOLIC | undefined {
+    const file = path.join(dir, ref);
+    let text: string;
+    try {
+      // stat first: a missing file (the usual case for a tag looked up by a branch's name) costs no exception.
+      if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) return undefined;
+      text = fs.readFileSync(file, 'latin1');
+    } catch {
+      // A file where a directory would be, or the ref removed between the two calls.
+      return undefined;
+    }
+    const oid = /^([0-9a-f]{40}|[0-9a-f]{64})\n?$/.exec(text);
+    return oid ? oid[1] : SYMBOLIC;
   }
 
-  /** packed-refs' names, read again only when the file changed. */
-  private async packed(dir: string): Promise<Set<string>> {
+  /** packed-refs' names and ids, read again only when the file changed. */
+  private packed(dir: string): Map<string, string> {
     const file = path.join(dir, 'packed-refs');
-    const stat = await fs.promises.stat(file).catch(() => null);
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
     if (!stat) {
       this.packedRefs.delete(dir);
-      return new Set();
+      return new Map();
     }
     const known = this.packedRefs.get(dir);
     if (known && known.mtimeMs === stat.mtimeMs && known.size === stat.size && known.ino === stat.ino) return known.refs;
-    const refs = new Set<string>();
-    for (const line of (await fs.promises.readFile(file, 'utf8')).split('\n')) {
+    const refs = new Map<string, string>();
+    for (const line of fs.readFileSync(file, 'latin1').split('\n')) {
       if (line === '' || line.startsWith('#') || line.startsWith('^')) continue;
       const space = line.indexOf(' ');
-      if (space > 0) refs.add(line.slice(space + 1));
+      if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
     }
+    if (this.now() - stat.mtimeMs < RACY_MS) return refs;
     // Bounded: one entry per repository read recently.
     if (this.packedRefs.size >= 256) this.packedRefs.delete(this.packedRefs.keys().next().value as string);
     this.packedRefs.set(dir, { mtimeMs: stat.mtimeMs, size: stat.size, ino: stat.ino, refs });

@@ -108,6 +108,13 @@ export class GitTrees {
     return found;
   }
 
+  /** RefLookup.peelFirst, with one command for all the refs. */
+  async peelFirst(dir: string, refs: string[]): Promise<{ ref: string; commit: string } | null> {
+    const found = await this.peelRefs(dir, refs);
+    const ref = refs.find((name) => found.has(name));
+    return ref === undefined ? null : { ref, commit: found.get(ref)! };
+  }
+
   /** Refs under `prefix` (`refs/heads/`, `refs/tags/`), with the commit each peels to, in one call. */
   async refs(dir: string, prefix: string, sort = 'refname'): Promise<RefInfo[]> {
     const fields = [
