@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
-import { BoundStatements } from './bound-statements';
+import { BoundStatements, RowSet } from './bound-statements';
 
 /**
  * Hot single-row lookups as plain SQL with bound parameters, for the stores (house style: only stores use it).
@@ -15,6 +15,8 @@ export class RowReader<T extends ObjectLiteral> {
   private readonly columns: readonly ColumnMetadata[];
   private readonly table: string;
   private readonly statements: BoundStatements;
+  /** Column positions by statement (its columns Map) and alias. */
+  private readonly known = new WeakMap<ReadonlyMap<string, number>, Map<string, readonly number[]>>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -40,23 +42,40 @@ export class RowReader<T extends ObjectLiteral> {
 
   /** The first row of `sql` (positional `?` parameters) as an entity, or null. */
   async one(sql: string, parameters: unknown[], tx?: EntityManager): Promise<T | null> {
-    const rows = await this.rows(sql, parameters, tx);
-    return rows.length > 0 ? this.hydrate(rows[0]) : null;
+    const set = await this.rows(sql, parameters, tx);
+    return set.rows.length > 0 ? this.hydrate(set, 0) : null;
   }
 
-  /** The raw rows of `sql` (positional `?` parameters), bound as BoundStatements runs them; hydrate them after. */
-  rows(sql: string, parameters: readonly unknown[], tx?: EntityManager): Promise<Record<string, unknown>[]> {
+  /** The rows of `sql` (positional `?` parameters), bound as BoundStatements runs them; hydrate them after. */
+  rows(sql: string, parameters: readonly unknown[], tx?: EntityManager): Promise<RowSet> {
     return this.statements.rows(sql, parameters, tx);
   }
 
-  /** Builds the entity from a raw row; `alias` names the prefix its columns were selected with. */
-  hydrate(row: Record<string, unknown>, alias?: string): T {
+  /** Builds the entity from row `index` of `set`; `alias` names the prefix its columns were selected with. */
+  hydrate(set: RowSet, index: number, alias?: string): T {
+    const positions = this.positions(set.columns, alias);
+    const row = set.rows[index];
     const entity = this.metadata.create() as T;
     const driver = this.dataSource.driver;
-    for (const column of this.columns) {
-      const value = row[alias ? `${alias}_${column.databaseName}` : column.databaseName];
-      (entity as Record<string, unknown>)[column.propertyName] = driver.prepareHydratedValue(value, column);
+    for (let column = 0; column < this.columns.length; column++) {
+      const position = positions[column];
+      (entity as Record<string, unknown>)[this.columns[column].propertyName] = driver.prepareHydratedValue(position < 0 ? undefined : row[position], this.columns[column]);
     }
     return entity;
+  }
+
+  /** Where each of the entity's columns is in rows of `columns` (-1: not selected), worked out once per statement. */
+  private positions(columns: ReadonlyMap<string, number>, alias = ''): readonly number[] {
+    let byAlias = this.known.get(columns);
+    if (!byAlias) {
+      byAlias = new Map();
+      this.known.set(columns, byAlias);
+    }
+    let positions = byAlias.get(alias);
+    if (!positions) {
+      positions = this.columns.map((column) => columns.get(alias ? `${alias}_${column.databaseName}` : column.databaseName) ?? -1);
+      byAlias.set(alias, positions);
+    }
+    return positions;
   }
 }

@@ -217,6 +217,24 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
       expect((await objects.entry(dir, commit, 'dir/b.txt'))!.size).toBe(5);
     });
 
+    it('learns the other entries of a directory it read, in the background, as they would be read one by one', async () => {
+      const { dir, commit } = await makeRepository('siblings', 5);
+      const { pool, objects } = setUp();
+      const asked = jest.spyOn(pool, 'reader');
+      await objects.entry(dir, commit, 'n0.txt');
+      await objects.entry(dir, commit, 'dir/b.txt');
+      // Wait for the background reads to be answered.
+      for (const reader of [await pool.reader(dir)]) while (reader.pendingCount > 0) await new Promise((resolve) => setImmediate(resolve));
+      const calls = asked.mock.calls.length;
+      const names = ['n1.txt', 'n4.txt', 'a.txt', 'link', 'run.sh', 'dir', 'dir/missing.txt'];
+      const learned = await Promise.all(names.map((name) => objects.entry(dir, commit, name)));
+      // Only the missing file needed git; the rest equal what a fresh reader reads one by one.
+      expect(asked.mock.calls.length).toBe(calls + 1);
+      const { objects: fresh } = setUp();
+      expect(learned).toEqual(await Promise.all(names.map((name) => fresh.entry(dir, commit, name))));
+      expect(learned[0]).toMatchObject({ size: 7, type: 'blob', mode: '100644', path: 'n1.txt' });
+    });
+
     it('sees every change of a ref at once: loose, packed, symbolic, deleted', async () => {
       const { dir, commit } = await makeRepository('moving');
       const { objects, git } = setUp();
@@ -247,6 +265,31 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
       await git.run(['update-ref', 'refs/tags/blob', blob], { gitDir: dir });
       expect(await peel('refs/tags/blob')).toBeUndefined();
       expect(await peel('refs/tags/blob')).toBeUndefined();
+    });
+
+    it('keeps a loose ref value only while the file stat stands: a rename over it or an in-place rewrite is read again', async () => {
+      const { dir, commit } = await makeRepository('stamped');
+      const { objects, git } = setUp();
+      const file = path.join(dir, 'refs/heads/main');
+      const peel = async () => (await objects.peelRefs(dir, ['refs/heads/main'])).get('refs/heads/main');
+      // Long after every write (the clock moved on), so values are kept by their stat.
+      objects.now = () => Date.now() + 60_000;
+      const stamp = Math.floor(Date.now() / 1000) - 10;
+      fs.utimesSync(file, stamp, stamp);
+      expect(await peel()).toBe(commit);
+      // git renames a new file over it.
+      const second = await nextCommit(git, dir, commit, 'stamped\n');
+      await git.run(['update-ref', 'refs/heads/main', second], { gitDir: dir });
+      expect(await peel()).toBe(second);
+      // Rewritten in place with the same size, inode and modification time: only the change time tells.
+      fs.utimesSync(file, stamp, stamp);
+      expect(await peel()).toBe(second);
+      const before = fs.statSync(file);
+      fs.writeFileSync(file, `${commit}\n`);
+      fs.utimesSync(file, stamp, stamp);
+      const after = fs.statSync(file);
+      expect([after.ino, after.size, after.mtimeMs]).toEqual([before.ino, before.size, before.mtimeMs]);
+      expect(await peel()).toBe(commit);
     });
 
     it('reads packed-refs again when it was written too recently for its stat to tell a rewrite apart', async () => {

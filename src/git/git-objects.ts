@@ -27,15 +27,21 @@ const SYMBOLIC = Symbol('symbolic ref');
 
 /** Tree entries remembered by (repository, commit, path): about 300 bytes each. */
 export const ENTRIES_KEPT = 20_000;
+/** A directory of up to this many entries has them all remembered when one of them is read. */
+export const SIBLINGS_LEARNED = 1_000;
+/** Directories remembered as learned. */
+const LEARNED_KEPT = 10_000;
 /** Blobs up to this size are remembered by (repository, id) ... */
 export const BLOB_KEPT_MAX_BYTES = 64 * 1024;
 /** ... up to this many bytes in all. */
 export const BLOBS_KEPT_BYTES = 16 * 1024 * 1024;
+/** Loose ref files remembered with their stat. */
+const LOOSE_REFS_KEPT = 10_000;
 /** Ids a ref may hold, with the commit they peel to (null: not a commit). */
 const PEELED_KEPT = 10_000;
 /**
- * packed-refs written this recently is read again on every lookup: a rewrite within the file system's timestamp
- * granularity could leave mtime, size and inode as they were (git's "racy" rule for its index).
+ * A ref file or packed-refs written this recently is read again on every lookup: a rewrite within the file
+ * system's timestamp granularity could leave its stat as it was (git's "racy" rule for its index).
  */
 const RACY_MS = 2_000;
 
@@ -46,15 +52,19 @@ const RACY_MS = 2_000;
  *
  * Objects never change, so what an object id or a commit determines is remembered (least recently used out):
  * the commit an id peels to, the entry at a path of a commit, the bytes of small blobs. Refs do change: each
- * lookup reads the loose ref file, else packed-refs (kept while its stat is unchanged), as git itself does, and
- * a ref that is neither does not exist without git being asked. A warm `contents` or `raw` answer needs no
- * round trip to git at all.
+ * lookup looks at the loose ref file, else packed-refs (each read again when its stat changed), as git itself
+ * does, and a ref that is neither does not exist without git being asked. A warm `contents` or `raw` answer
+ * needs no round trip to git at all, and one stat of the branch's ref file.
  */
 @Injectable()
 export class GitObjects implements RefLookup {
   private readonly packedRefs = new Map<string, PackedRefs>();
+  /** Loose ref files as last read, by path, with their stat then. */
+  private readonly looseRefs = new LRUCache<string, { ino: number; size: number; mtimeMs: number; ctimeMs: number; value: string | typeof SYMBOLIC }>({ max: LOOSE_REFS_KEPT });
   private readonly peeled = new LRUCache<string, { commit: string | null }>({ max: PEELED_KEPT });
   private readonly entries = new LRUCache<string, { entry: TreeEntry | null }>({ max: ENTRIES_KEPT });
+  /** Directories (of a commit) whose entries were learned at once. */
+  private readonly learned = new LRUCache<string, true>({ max: LEARNED_KEPT });
   private readonly blobs = new LRUCache<string, Buffer>({ maxSize: BLOBS_KEPT_BYTES, sizeCalculation: (bytes) => Math.max(1, bytes.length) });
   /** The clock of the racy rule; tests replace it. */
   now: () => number = Date.now;
@@ -150,6 +160,7 @@ export class GitObjects implements RefLookup {
     const [tree, object] = await this.read(dir, (reader) => Promise.all([reader.contents(parent), reader.info(`${commit}:${entryPath}`)]));
     if (!tree || tree.type !== 'tree' || !tree.content) return null;
     const found = findInTree(tree.content, entryPath.slice(slash + 1), commit.length / 2);
+    this.learnSiblings(dir, commit, slash < 0 ? '' : entryPath.slice(0, slash + 1), tree.content);
     if (!found) return null;
     const type: TreeEntry['type'] = found.mode === '40000' ? 'tree' : found.mode === '160000' ? 'commit' : 'blob';
     return {
@@ -159,6 +170,38 @@ export class GitObjects implements RefLookup {
       size: type === 'blob' && object?.oid === found.oid ? object.size : 0,
       path: entryPath,
     };
+  }
+
+  /**
+   * The other entries of a directory just read are likely asked next (files of one directory are read together):
+   * in the background, their sizes are asked in one write to the reader and every entry is remembered, so that
+   * they cost no round trip for their entry. Once per directory of a commit, for directories of up to
+   * SIBLINGS_LEARNED entries.
+   */
+  private learnSiblings(dir: string, commit: string, prefix: string, tree: Buffer): void {
+    const key = `${dir}\0${commit}\0${prefix}`;
+    if (this.learned.has(key)) return;
+    this.learned.set(key, true);
+    const siblings = treeEntries(tree, commit.length / 2, SIBLINGS_LEARNED + 1);
+    if (siblings.length > SIBLINGS_LEARNED) return;
+    const blobs = siblings.filter((sibling) => sibling.mode !== '40000' && sibling.mode !== '160000');
+    void this.read(dir, (reader) => Promise.all(blobs.map((sibling) => reader.info(sibling.oid))))
+      .then((answers) => {
+        const sizes = new Map(blobs.map((sibling, index) => [sibling.oid, answers[index]?.type === 'blob' ? answers[index].size : 0]));
+        for (const sibling of siblings) {
+          // A name that is not UTF-8 cannot be asked for by its bytes: it is read one by one, as before.
+          if (sibling.name.includes('\uFFFD')) continue;
+          const type: TreeEntry['type'] = sibling.mode === '40000' ? 'tree' : sibling.mode === '160000' ? 'commit' : 'blob';
+          const path = prefix + sibling.name;
+          const entry = { mode: sibling.mode.padStart(6, '0'), type, oid: sibling.oid, size: type === 'blob' ? (sizes.get(sibling.oid) ?? 0) : 0, path };
+          const entryKey = `${dir}\0${commit}\0${path}`;
+          if (!this.entries.has(entryKey)) this.entries.set(entryKey, { entry });
+        }
+      })
+      .catch(() => {
+        // A hint only: the entries are read one by one when asked.
+        this.learned.delete(key);
+      });
   }
 
   /** Reads are idempotent: a reader that stopped under a request (reaped, replaced) is replaced once. */
@@ -173,22 +216,41 @@ export class GitObjects implements RefLookup {
 
   /**
    * The id the loose ref file of `ref` holds, SYMBOLIC for a symbolic ref (git resolves it), or undefined when
-   * there is no such file (packed-refs decides). Read synchronously: a file of 41 bytes in the repository, where
-   * a promise would cost more than the read.
+   * there is no such file (packed-refs decides). One stat per lookup: the file is read again only when its stat
+   * changed (git replaces a ref file by renaming a new one over it: a new inode and change time), or when it was
+   * written within RACY_MS of the last read. Synchronous: a stat of a small local file costs less than a
+   * promise.
    */
   private looseRef(dir: string, ref: string): string | typeof SYMBOLIC | undefined {
     const file = path.join(dir, ref);
+    let stat: fs.Stats | undefined;
+    try {
+      // A missing file (the usual case for a tag looked up by a branch's name) costs no exception.
+      stat = fs.statSync(file, { throwIfNoEntry: false });
+    } catch {
+      // A file where a directory would be.
+    }
+    if (!stat?.isFile()) {
+      this.looseRefs.delete(file);
+      return undefined;
+    }
+    const known = this.looseRefs.get(file);
+    if (known && known.ino === stat.ino && known.size === stat.size && known.mtimeMs === stat.mtimeMs && known.ctimeMs === stat.ctimeMs) return known.value;
     let text: string;
     try {
-      // stat first: a missing file (the usual case for a tag looked up by a branch's name) costs no exception.
-      if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) return undefined;
       text = fs.readFileSync(file, 'latin1');
     } catch {
-      // A file where a directory would be, or the ref removed between the two calls.
+      // Removed between the two calls.
       return undefined;
     }
     const oid = /^([0-9a-f]{40}|[0-9a-f]{64})\n?$/.exec(text);
-    return oid ? oid[1] : SYMBOLIC;
+    const value = oid ? oid[1] : SYMBOLIC;
+    if (this.now() - Math.max(stat.mtimeMs, stat.ctimeMs) >= RACY_MS) {
+      this.looseRefs.set(file, { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, value });
+    } else {
+      this.looseRefs.delete(file);
+    }
+    return value;
   }
 
   /** packed-refs' names and ids, read again only when the file changed. */
@@ -217,6 +279,20 @@ export class GitObjects implements RefLookup {
 
 function isRefName(ref: string): boolean {
   return ref.startsWith('refs/') && isPlainRevision(ref);
+}
+
+/** The entries of a raw tree object, at most `limit` of them. */
+export function treeEntries(tree: Buffer, idBytes: number, limit: number): { mode: string; name: string; oid: string }[] {
+  const entries: { mode: string; name: string; oid: string }[] = [];
+  let offset = 0;
+  while (offset < tree.length && entries.length < limit) {
+    const space = tree.indexOf(0x20, offset);
+    const nul = tree.indexOf(0x00, space + 1);
+    if (space < 0 || nul < 0 || nul + 1 + idBytes > tree.length) break;
+    entries.push({ mode: tree.toString('latin1', offset, space), name: tree.toString('utf8', space + 1, nul), oid: tree.toString('hex', nul + 1, nul + 1 + idBytes) });
+    offset = nul + 1 + idBytes;
+  }
+  return entries;
 }
 
 /** The entry `name` of a raw tree object: `<octal mode> <name>\0<binary id>` after one another. */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
+import { valueOf } from '../database/bound-statements';
 import { RowReader } from '../database/row-reader';
 import { changeRows } from '../database/transactions';
 import { UserEntity, Visibility } from '../users/user.entity';
@@ -116,9 +117,9 @@ export class RepositoryStore {
 
   /** A repository and its owner by their names (case-insensitive), in one read of two unique indexes. */
   async findWithOwnerByNames(ownerName: string, repoName: string): Promise<{ repo: RepositoryEntity; owner: UserEntity } | null> {
-    const rows = await this.rows.rows(this.withOwnerByNames, [repoName.toLowerCase(), ownerName.toLowerCase()]);
-    if (rows.length === 0) return null;
-    return { repo: this.rows.hydrate(rows[0], 'r'), owner: this.ownerRows.hydrate(rows[0], 'o') };
+    const set = await this.rows.rows(this.withOwnerByNames, [repoName.toLowerCase(), ownerName.toLowerCase()]);
+    if (set.rows.length === 0) return null;
+    return { repo: this.rows.hydrate(set, 0, 'r'), owner: this.ownerRows.hydrate(set, 0, 'o') };
   }
 
   insert(tx: EntityManager, repository: Partial<RepositoryEntity>): Promise<RepositoryEntity> {
@@ -282,10 +283,10 @@ export class RepositoryStore {
    */
   async listOfOwner(ownerId: number, filter: 'all' | 'public', page: PageQuery): Promise<Page<RepositoryEntity>> {
     const statements = this.ofOwner[filter];
-    const rows = await this.rows.rows(statements.page, [ownerId, ownerId, page.limit, page.offset]);
-    if (rows.length > 0) return { items: rows.map((row) => this.rows.hydrate(row)), total: Number(rows[0].page_total) };
-    const [counted] = await this.rows.rows(statements.count, [ownerId]);
-    return { items: [], total: Number(counted?.total ?? 0) };
+    const set = await this.rows.rows(statements.page, [ownerId, ownerId, page.limit, page.offset]);
+    if (set.rows.length > 0) return { items: set.rows.map((_, index) => this.rows.hydrate(set, index)), total: Number(valueOf(set, 0, 'page_total')) };
+    const counted = await this.rows.rows(statements.count, [ownerId]);
+    return { items: [], total: Number(valueOf(counted, 0, 'total') ?? 0) };
   }
 
   /** Repositories `uid` starred, oldest star first, as the viewer may see them. */

@@ -34,9 +34,9 @@ export class AccessTokenStore {
 
   /** A token and its owner in one primary-key read: every authenticated request makes it. */
   async findWithOwner(id: number): Promise<{ token: AccessTokenEntity; user: UserEntity } | null> {
-    const rows = await this.tokenRows.rows(this.withOwnerById, [id]);
-    if (rows.length === 0) return null;
-    return { token: this.tokenRows.hydrate(rows[0], 't'), user: this.userRows.hydrate(rows[0], 'u') };
+    const set = await this.tokenRows.rows(this.withOwnerById, [id]);
+    if (set.rows.length === 0) return null;
+    return { token: this.tokenRows.hydrate(set, 0, 't'), user: this.userRows.hydrate(set, 0, 'u') };
   }
 
   /** Candidates for a presented token: lookup is by the indexed last eight characters, then by hash. */

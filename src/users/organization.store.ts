@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
+import { BoundStatements, valueOf } from '../database/bound-statements';
 import { isUniqueViolation } from '../database/transactions';
 import { OrgUserEntity, OWNER_ACCESS_MODE, TeamEntity, TeamUserEntity } from './organization.entities';
 import { UserEntity } from './user.entity';
@@ -11,7 +12,11 @@ export type TeamRemoval = 'removed' | 'not-a-member' | 'last-owner';
 /** The only door to org_user, team and team_user. Anvil's only team is each organisation's Owners team. */
 @Injectable()
 export class OrganizationStore {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly statements: BoundStatements;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.statements = new BoundStatements(dataSource);
+  }
 
   private manager(tx?: EntityManager): EntityManager {
     return tx ?? this.dataSource.manager;
@@ -32,7 +37,6 @@ export class OrganizationStore {
     return count > 0;
   }
 
-  /** Ids of the organisations where `uid` is an owner. */
   /**
    * The organisations `uid` owns (a member of their Owners team) and those they belong to, in one read with
    * bound values: every signed-in request that checks repository access asks it.
@@ -42,14 +46,15 @@ export class OrganizationStore {
     this.orgIdsSql ??=
       `SELECT DISTINCT 1 AS owned, tu.org_id AS org_id FROM ${table(TeamUserEntity)} tu JOIN ${table(TeamEntity)} t ON t.id = tu.team_id ` +
       `WHERE tu.uid = ? AND t.authorize = ? UNION ALL SELECT 0 AS owned, ou.org_id AS org_id FROM ${table(OrgUserEntity)} ou WHERE ou.uid = ?`;
-    const rows = (await this.dataSource.query(this.orgIdsSql, [uid, OWNER_ACCESS_MODE, uid])) as { owned: number | string; org_id: number | string }[];
+    const set = await this.statements.rows(this.orgIdsSql, [uid, OWNER_ACCESS_MODE, uid]);
     const ids = { owned: [] as number[], member: [] as number[] };
-    for (const row of rows) (Number(row.owned) === 1 ? ids.owned : ids.member).push(Number(row.org_id));
+    set.rows.forEach((_, index) => (Number(valueOf(set, index, 'owned')) === 1 ? ids.owned : ids.member).push(Number(valueOf(set, index, 'org_id'))));
     return ids;
   }
 
   private orgIdsSql?: string;
 
+  /** Ids of the organisations where `uid` is an owner. */
   async ownedOrgIds(uid: number): Promise<number[]> {
     const rows = await this.manager()
       .getRepository(TeamUserEntity)

@@ -6,7 +6,7 @@ import { AccessTokenStore } from '../../src/users/access-token.store';
 import { UserEntity } from '../../src/users/user.entity';
 import { UserStore } from '../../src/users/user.store';
 import { OrganizationStore } from '../../src/users/organization.store';
-import { BoundStatements } from '../../src/database/bound-statements';
+import { BoundStatements, valueOf } from '../../src/database/bound-statements';
 import { RowReader } from '../../src/database/row-reader';
 import { makeOrg, makeRepo, makeUser } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -85,15 +85,23 @@ describe('hot lookups with bound parameters return what TypeORM returned', () =>
     const statements = new BoundStatements(dataSource);
     const sql = 'SELECT id, name, description, is_private, git_size, created_unix FROM repository WHERE owner_id = ? ORDER BY id LIMIT ? OFFSET ?';
     const bound = await statements.rows(sql, [owner.user.id, 2, 1]);
-    expect(bound.map((row) => Number(row.id))).toEqual([made[1].id, made[2].id]);
+    expect(bound.rows.map((_, index) => Number(valueOf(bound, index, 'id')))).toEqual([made[1].id, made[2].id]);
     const reader = new RowReader(dataSource, RepositoryEntity);
-    const entities = bound.map((row) => reader.hydrate({ ...row, owner_id: owner.user.id }));
+    const entities = bound.rows.map((_, index) => reader.hydrate(bound, index));
     const stored = await dataSource.getRepository(RepositoryEntity).findOneByOrFail({ id: made[1].id });
     expect(entities.map((entity) => [entity.isPrivate, entity.gitSize, entity.description])).toEqual([
       [true, stored.gitSize, 'ü 1'],
       [false, 2 ** 40 + 3, 'ü 2'],
     ]);
-    expect(bound).toEqual(await dataSource.query(sql, [owner.user.id, 2, 1]));
-    await expect(statements.rows(sql, [owner.user.id, 0, 0])).resolves.toEqual([]);
+    // Column by column, the values TypeORM's own query reads.
+    const asObjects = bound.rows.map((row) => Object.fromEntries([...bound.columns].map(([name, index]) => [name, row[index]])));
+    expect(asObjects).toEqual(await dataSource.query(sql, [owner.user.id, 2, 1]));
+    // A whole entity, hydrated from an aliased join, equals TypeORM's.
+    const joined = await statements.rows(`SELECT ${reader.columnList('r')} FROM repository r WHERE r.id = ?`, [made[2].id]);
+    expect(reader.hydrate(joined, 0, 'r')).toEqual(await dataSource.getRepository(RepositoryEntity).findOneByOrFail({ id: made[2].id }));
+    // Inside a transaction too.
+    const inTx = await dataSource.transaction((tx) => statements.rows(sql, [owner.user.id, 2, 1], tx));
+    expect(inTx.rows).toEqual(bound.rows);
+    expect((await statements.rows(sql, [owner.user.id, 0, 0])).rows).toEqual([]);
   });
 });
