@@ -24,7 +24,7 @@ export interface DirectoryListing {
  */
 export const MAX_UNPAGED_ENTRIES = 1_000;
 
-/** How long a `contents` answer waits for the history walk of its commit before asking git for its one path. */
+/** How long a `contents` answer waits for the history walk of its commit to reach its path before asking git. */
 export const WALK_WAIT_MS = 2_000;
 
 /**
@@ -76,13 +76,11 @@ export class ContentsService {
       if (type === 'file') content = bytes.toString('base64');
       else linkTarget = bytes.toString('utf8');
     }
-    let lastCommit = this.lastCommits.cached(target.dir, ref.commit, entry.path);
-    let submoduleUrl: string | null = null;
     // The first miss for a commit starts one walk of its history that learns the answers for most files: a
-    // light process, so misses meanwhile wait for it (a while at most) rather than each start their own.
-    if (lastCommit === undefined && (await this.lastCommits.walked(target.dir, ref.commit, WALK_WAIT_MS))) {
-      lastCommit = this.lastCommits.cached(target.dir, ref.commit, entry.path);
-    }
+    // light process, so misses meanwhile wait for it to reach their path (a while at most) rather than each
+    // start their own.
+    let lastCommit = await this.lastCommits.learned(target.dir, ref.commit, entry.path, WALK_WAIT_MS);
+    let submoduleUrl: string | null = null;
     if (lastCommit === undefined || type === 'submodule') {
       await this.repositories.withGit(async () => {
         lastCommit = await this.lastCommits.find(target.dir, ref.commit, entry.path);

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { PassThrough } from 'node:stream';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AppConfig } from '../config/config';
@@ -62,5 +63,33 @@ describe('GitLastCommits: the last commit of a path, remembered and learnt by on
     for (const file of ['main.txt', 'kept.txt', 'side.txt']) {
       expect(lastCommits.cached(dir, main, file)).toBe(await trees.lastCommit(dir, main, file));
     }
+  });
+
+  it('answers a caller waiting for its path as soon as the walk reaches it, before the walk ends', async () => {
+    // git's output fed by hand: the walk is still running when the first path's answer is known.
+    const output = new PassThrough();
+    let exit!: () => void;
+    const exited = new Promise<void>((resolve) => (exit = resolve));
+    const fakeGit = { stream: () => ({ stdout: output, exited, kill: () => output.end() }) } as unknown as GitCommand;
+    const lastCommits = new GitLastCommits(trees, fakeGit, new GitProcesses(config, {} as PushHooks));
+    const [c1, c2, head] = ['1'.repeat(40), '2'.repeat(40), 'f'.repeat(40)];
+    let walkEnded = false;
+    void lastCommits.walk(dir, head).then(() => (walkEnded = true));
+    const early = lastCommits.learned(dir, head, 'b.txt', 60_000);
+    const later = lastCommits.learned(dir, head, 'old.txt', 60_000);
+    const never = lastCommits.learned(dir, head, 'missing.txt', 60_000);
+    output.write(`\x01${c1} ${c2}\0\na.txt\0b.txt\0`);
+    expect(await early).toBe(c1);
+    expect(walkEnded).toBe(false);
+    output.write(`\x01${c2}\0\nold.txt\0`);
+    expect(await later).toBe(c2);
+    expect(walkEnded).toBe(false);
+    // The walk ends without the path: undefined, for the caller to ask git.
+    output.end();
+    exit();
+    expect(await never).toBeUndefined();
+    expect(walkEnded).toBe(true);
+    // A known answer comes at once, whatever the wait.
+    expect(await lastCommits.learned(dir, head, 'a.txt', 0)).toBe(c1);
   });
 });

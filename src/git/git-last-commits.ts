@@ -27,6 +27,8 @@ export class GitLastCommits {
   private readonly logger = new Logger('GitLastCommits');
   private readonly known = new Map<string, string>();
   private readonly walks = new Map<string, Promise<void>>();
+  /** Callers waiting for the walk to reach their path, by (repository, commit, path). */
+  private readonly waiters = new Map<string, Set<(answer: string | undefined) => void>>();
 
   constructor(
     private readonly trees: GitTrees,
@@ -73,19 +75,28 @@ export class GitLastCommits {
   }
 
   /**
-   * Starts the walk of `commit` (if not yet) and waits for it, `waitMs` at most: true when it is over, false
-   * when it still runs (the caller then asks for its path alone).
+   * The answer for `path` as the walk of `commit` learns it: at once when remembered, else as soon as the walk
+   * (started if not yet) sees the path, without waiting for the rest of the history; undefined when the walk
+   * ended without it or `waitMs` passed first (the caller then asks for its path alone).
    */
-  async walked(dir: string, commit: string, waitMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), waitMs);
+  learned(dir: string, commit: string, path: string, waitMs: number): Promise<string | undefined> {
+    const known = this.cached(dir, commit, path);
+    if (known !== undefined) return Promise.resolve(known);
+    const walk = this.walk(dir, commit);
+    const key = keyOf(dir, commit, path);
+    return new Promise((resolve) => {
+      const waiting = this.waiters.get(key) ?? new Set<(answer: string | undefined) => void>();
+      this.waiters.set(key, waiting);
+      const done = (answer: string | undefined) => {
+        if (!waiting.delete(done)) return;
+        clearTimeout(timer);
+        if (waiting.size === 0 && this.waiters.get(key) === waiting) this.waiters.delete(key);
+        resolve(answer);
+      };
+      waiting.add(done);
+      const timer = setTimeout(() => done(undefined), waitMs);
+      void walk.then(() => done(this.cached(dir, commit, path)));
     });
-    try {
-      return await Promise.race([this.walk(dir, commit).then(() => true as const), late]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   get size(): number {
@@ -138,6 +149,7 @@ export class GitLastCommits {
     this.known.delete(key);
     this.known.set(key, lastCommit);
     if (this.known.size > LAST_COMMITS_KEPT) this.known.delete(this.known.keys().next().value as string);
+    for (const done of [...(this.waiters.get(key) ?? [])]) done(lastCommit);
   }
 }
 
