@@ -5,7 +5,6 @@ import { Page, PageQuery } from '../common/paging';
 import { GitTrees, RefInfo } from '../git/git-trees';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
-import { administers } from '../repos/repository-access';
 import type { CreateBranchOption } from './content.options';
 import { ContentRefs } from './content-refs';
 import { ContentRepositories, ContentRepository } from './content-repository';
@@ -76,7 +75,7 @@ export class BranchesService {
 
   private async toWires(viewer: AuthContext, target: ContentRepository, refs: RefInfo[]): Promise<BranchWire[]> {
     const usernames = await this.refs.usernamesByEmail(viewer, refs.flatMap((ref) => [ref.commit.authorEmail, ref.commit.committerEmail]));
-    const canPush = !viewer.publicOnly && administers(target.access, target.repo);
+    const canPush = await this.repositories.mayPush(viewer, target);
     return refs.map((ref) => toBranchWire(target.urls, ref, canPush, usernames));
   }
 }

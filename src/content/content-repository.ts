@@ -7,7 +7,6 @@ import type { RefInfo } from '../git/git-trees';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
 import { RepositoriesService } from '../repos/repositories.service';
-import { administers, ViewerAccess } from '../repos/repository-access';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { RepositoryPushes } from '../repos/repository-pushes.service';
@@ -31,7 +30,6 @@ export interface ContentUrls {
 export interface ContentRepository {
   repo: RepositoryEntity;
   owner: UserEntity;
-  access: ViewerAccess;
   dir: string;
   urls: ContentUrls;
 }
@@ -51,20 +49,27 @@ export class ContentRepositories {
     private readonly writes: GitWrites,
   ) {}
 
+  /**
+   * The read rule only: the caller's organisations are read just when the visibility of the repository and its
+   * owner does not decide alone (reads of public repositories, the hot path, need none).
+   */
   async readable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ContentRepository> {
-    const { repo, owner, access } = await this.repositories.findReadable(viewer, ownerName, repoName);
+    const { repo, owner } = await this.repositories.findReadableRepository(viewer, ownerName, repoName);
     const urls = repositoryUrls(owner, repo, this.users.site);
-    return { repo, owner, access, dir: this.paths.repository(owner.name, repo.name), urls: { api: urls.api, html: urls.html } };
+    return { repo, owner, dir: this.paths.repository(owner.name, repo.name), urls: { api: urls.api, html: urls.html } };
   }
 
   /** Readable, signed in, and allowed to push (owner, organisation owner, site admin); else 403. */
   async writable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ContentRepository> {
     const target = await this.readable(viewer, ownerName, repoName);
     requireSignedIn(viewer);
-    if (viewer.publicOnly || !administers(target.access, target.repo)) {
-      throw new ForbiddenError('user should have a permission to write to the repository');
-    }
+    if (!(await this.mayPush(viewer, target))) throw new ForbiddenError('user should have a permission to write to the repository');
     return target;
+  }
+
+  /** Whether the caller may push to the repository (never with a public-only token). */
+  async mayPush(viewer: AuthContext, target: ContentRepository): Promise<boolean> {
+    return !viewer.publicOnly && (await this.repositories.administeredBy(viewer, target.repo));
   }
 
   /** Runs git work inside one slot of the process cap; a full cap that does not free in time is a 503. */

@@ -143,6 +143,11 @@ export class RepositoriesService implements OnModuleInit {
     return { repo, owner };
   }
 
+  /** Whether the caller administers `repo` (owner, owner of its organisation, site admin): may push to it. */
+  async administeredBy(viewer: AuthContext, repo: RepositoryEntity): Promise<boolean> {
+    return administers(await this.access.of(viewer), repo);
+  }
+
   async get(viewer: AuthContext, ownerName: string, repoName: string): Promise<RepositoryWire> {
     const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
     return this.views.one(repo, owner, viewer, permissionOf(access, repo));

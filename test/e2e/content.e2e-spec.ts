@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
+import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { git, repositoryDir } from '../support/git';
 import { GitClient, withCredentials } from '../support/git-client';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -309,6 +309,18 @@ describe('repository content (Forgejo API v1)', () => {
       await get(`/repos/${secret.full_name}/contents/README.md`, bob).expect(404);
       await get(`/repos/${secret.full_name}/raw/README.md`, null).expect(404);
       await get(`/repos/${secret.full_name}/contents/README.md`).expect(200);
+    });
+
+    it("reads and writes an organisation's private repository for its owners only (their organisations are looked up)", async () => {
+      const org = await makeOrg(t, bob.user);
+      const secret = await makeRepo(t, bob, { private: true, autoInit: true, org: org.name });
+      await get(`/repos/${secret.full_name}/contents/README.md`, bob).expect(200);
+      await get(`/repos/${secret.full_name}/raw/README.md`, bob).expect(200);
+      const branches = await get(`/repos/${secret.full_name}/branches`, bob).expect(200);
+      expect(branches.body[0].user_can_push).toBe(true);
+      await send('post', `/repos/${secret.full_name}/contents/org.txt`, { content: b64('org') }, bob).expect(201);
+      await get(`/repos/${secret.full_name}/contents/org.txt`, alice).expect(404);
+      await send('post', `/repos/${secret.full_name}/contents/other.txt`, { content: b64('x') }, alice).expect(404);
     });
   });
 
