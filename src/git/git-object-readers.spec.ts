@@ -240,6 +240,10 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
       const { objects, git } = setUp();
       const peel = async (ref: string) => (await objects.peelRefs(dir, [ref])).get(ref);
       expect(await peel('refs/heads/main')).toBe(commit);
+      // Other spellings of a ref's path are no ref names (git refuses them; they would reach the same file).
+      for (const spelling of ['refs/heads/./main', 'refs/heads//main', 'refs/heads/main/', 'refs/heads/.main', 'refs/heads/main.lock']) {
+        expect(await peel(spelling)).toBeUndefined();
+      }
       const second = await nextCommit(git, dir, commit, 'second\n');
       await git.run(['update-ref', 'refs/heads/main', second], { gitDir: dir });
       expect(await peel('refs/heads/main')).toBe(second);

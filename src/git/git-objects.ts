@@ -277,8 +277,12 @@ export class GitObjects implements RefLookup {
   }
 }
 
+/**
+ * A full ref name as git allows it (check-ref-format): no empty component, none starting with a dot or ending
+ * in `.lock`. It is also a path under the repository, so no other spelling may reach the same file.
+ */
 function isRefName(ref: string): boolean {
-  return ref.startsWith('refs/') && isPlainRevision(ref);
+  return ref.startsWith('refs/') && isPlainRevision(ref) && ref.split('/').every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'));
 }
 
 /** The entries of a raw tree object, at most `limit` of them. */
