@@ -6,7 +6,7 @@ import { BoundStatements, RowSet } from './bound-statements';
  * Hot single-row lookups as plain SQL with bound parameters, for the stores (house style: only stores use it).
  * TypeORM's find builders rebuild the SQL text on every call, and its SQLite driver inlines numeric parameters,
  * so every new id is a new statement to prepare; here the text is built once, the statement is prepared once
- * (TypeORM's SQLite statement cache is keyed by the text) and values are always bound. Rows are hydrated with
+ * (BoundStatements) and values are always bound. Rows come as arrays and are hydrated with
  * the entity's own column mapping, value transformers included, so callers get the same entities as from
  * `findOneBy`.
  */

@@ -14,12 +14,12 @@ export interface RefLookup {
   resolveCommit(dir: string, revision: string): Promise<string | null>;
 }
 
-/** packed-refs as last read: its names and the ids they hold, and the file's stat when it was read. */
-interface PackedRefs {
-  mtimeMs: number;
-  size: number;
+/** What tells one version of a ref file from another: git writes a new file and renames it over the old one. */
+interface FileStamp {
   ino: number;
-  refs: Map<string, string>;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
 }
 
 /** A loose ref that names another ref (`ref: refs/heads/main`). */
@@ -37,6 +37,8 @@ export const BLOB_KEPT_MAX_BYTES = 64 * 1024;
 export const BLOBS_KEPT_BYTES = 16 * 1024 * 1024;
 /** Loose ref files remembered with their stat. */
 const LOOSE_REFS_KEPT = 10_000;
+/** Repositories whose packed-refs is remembered. */
+const PACKED_REFS_KEPT = 256;
 /** Ids a ref may hold, with the commit they peel to (null: not a commit). */
 const PEELED_KEPT = 10_000;
 /**
@@ -58,9 +60,10 @@ const RACY_MS = 2_000;
  */
 @Injectable()
 export class GitObjects implements RefLookup {
-  private readonly packedRefs = new Map<string, PackedRefs>();
-  /** Loose ref files as last read, by path, with their stat then. */
-  private readonly looseRefs = new LRUCache<string, { ino: number; size: number; mtimeMs: number; ctimeMs: number; value: string | typeof SYMBOLIC }>({ max: LOOSE_REFS_KEPT });
+  /** packed-refs as last read (names and the ids they hold), by repository, with its stamp then. */
+  private readonly packedRefs = new LRUCache<string, { stamp: FileStamp; refs: Map<string, string> }>({ max: PACKED_REFS_KEPT });
+  /** Loose ref files as last read, by path, with their stamp then. */
+  private readonly looseRefs = new LRUCache<string, { stamp: FileStamp; value: string | typeof SYMBOLIC }>({ max: LOOSE_REFS_KEPT });
   private readonly peeled = new LRUCache<string, { commit: string | null }>({ max: PEELED_KEPT });
   private readonly entries = new LRUCache<string, { entry: TreeEntry | null }>({ max: ENTRIES_KEPT });
   /** Directories (of a commit) whose entries were learned at once. */
@@ -162,14 +165,7 @@ export class GitObjects implements RefLookup {
     const found = findInTree(tree.content, entryPath.slice(slash + 1), commit.length / 2);
     this.learnSiblings(dir, commit, slash < 0 ? '' : entryPath.slice(0, slash + 1), tree.content);
     if (!found) return null;
-    const type: TreeEntry['type'] = found.mode === '40000' ? 'tree' : found.mode === '160000' ? 'commit' : 'blob';
-    return {
-      mode: found.mode.padStart(6, '0'),
-      type,
-      oid: found.oid,
-      size: type === 'blob' && object?.oid === found.oid ? object.size : 0,
-      path: entryPath,
-    };
+    return toTreeEntry(found, entryPath, object?.oid === found.oid ? object.size : 0);
   }
 
   /**
@@ -184,18 +180,16 @@ export class GitObjects implements RefLookup {
     this.learned.set(key, true);
     const siblings = treeEntries(tree, commit.length / 2, SIBLINGS_LEARNED + 1);
     if (siblings.length > SIBLINGS_LEARNED) return;
-    const blobs = siblings.filter((sibling) => sibling.mode !== '40000' && sibling.mode !== '160000');
+    const blobs = siblings.filter((sibling) => toTreeEntry(sibling, '', 0).type === 'blob');
     void this.read(dir, (reader) => Promise.all(blobs.map((sibling) => reader.info(sibling.oid))))
       .then((answers) => {
         const sizes = new Map(blobs.map((sibling, index) => [sibling.oid, answers[index]?.type === 'blob' ? answers[index].size : 0]));
         for (const sibling of siblings) {
           // A name that is not UTF-8 cannot be asked for by its bytes: it is read one by one, as before.
           if (sibling.name.includes('\uFFFD')) continue;
-          const type: TreeEntry['type'] = sibling.mode === '40000' ? 'tree' : sibling.mode === '160000' ? 'commit' : 'blob';
           const path = prefix + sibling.name;
-          const entry = { mode: sibling.mode.padStart(6, '0'), type, oid: sibling.oid, size: type === 'blob' ? (sizes.get(sibling.oid) ?? 0) : 0, path };
           const entryKey = `${dir}\0${commit}\0${path}`;
-          if (!this.entries.has(entryKey)) this.entries.set(entryKey, { entry });
+          if (!this.entries.has(entryKey)) this.entries.set(entryKey, { entry: toTreeEntry(sibling, path, sizes.get(sibling.oid) ?? 0) });
         }
       })
       .catch(() => {
@@ -235,7 +229,7 @@ export class GitObjects implements RefLookup {
       return undefined;
     }
     const known = this.looseRefs.get(file);
-    if (known && known.ino === stat.ino && known.size === stat.size && known.mtimeMs === stat.mtimeMs && known.ctimeMs === stat.ctimeMs) return known.value;
+    if (known && sameStamp(known.stamp, stat)) return known.value;
     let text: string;
     try {
       text = fs.readFileSync(file, 'latin1');
@@ -245,11 +239,8 @@ export class GitObjects implements RefLookup {
     }
     const oid = /^([0-9a-f]{40}|[0-9a-f]{64})\n?$/.exec(text);
     const value = oid ? oid[1] : SYMBOLIC;
-    if (this.now() - Math.max(stat.mtimeMs, stat.ctimeMs) >= RACY_MS) {
-      this.looseRefs.set(file, { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, value });
-    } else {
-      this.looseRefs.delete(file);
-    }
+    if (this.settled(stat)) this.looseRefs.set(file, { stamp: stampOf(stat), value });
+    else this.looseRefs.delete(file);
     return value;
   }
 
@@ -262,19 +253,30 @@ export class GitObjects implements RefLookup {
       return new Map();
     }
     const known = this.packedRefs.get(dir);
-    if (known && known.mtimeMs === stat.mtimeMs && known.size === stat.size && known.ino === stat.ino) return known.refs;
+    if (known && sameStamp(known.stamp, stat)) return known.refs;
     const refs = new Map<string, string>();
     for (const line of fs.readFileSync(file, 'latin1').split('\n')) {
       if (line === '' || line.startsWith('#') || line.startsWith('^')) continue;
       const space = line.indexOf(' ');
       if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
     }
-    if (this.now() - stat.mtimeMs < RACY_MS) return refs;
-    // Bounded: one entry per repository read recently.
-    if (this.packedRefs.size >= 256) this.packedRefs.delete(this.packedRefs.keys().next().value as string);
-    this.packedRefs.set(dir, { mtimeMs: stat.mtimeMs, size: stat.size, ino: stat.ino, refs });
+    if (this.settled(stat)) this.packedRefs.set(dir, { stamp: stampOf(stat), refs });
+    else this.packedRefs.delete(dir);
     return refs;
   }
+
+  /** Whether a file's stamp tells its versions apart: it was written at least RACY_MS ago (git's racy rule). */
+  private settled(stat: fs.Stats): boolean {
+    return this.now() - Math.max(stat.mtimeMs, stat.ctimeMs) >= RACY_MS;
+  }
+}
+
+function stampOf(stat: fs.Stats): FileStamp {
+  return { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs };
+}
+
+function sameStamp(stamp: FileStamp, stat: fs.Stats): boolean {
+  return stamp.ino === stat.ino && stamp.size === stat.size && stamp.mtimeMs === stat.mtimeMs && stamp.ctimeMs === stat.ctimeMs;
 }
 
 /**
@@ -285,32 +287,52 @@ function isRefName(ref: string): boolean {
   return ref.startsWith('refs/') && isPlainRevision(ref) && ref.split('/').every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'));
 }
 
-/** The entries of a raw tree object, at most `limit` of them. */
-export function treeEntries(tree: Buffer, idBytes: number, limit: number): { mode: string; name: string; oid: string }[] {
-  const entries: { mode: string; name: string; oid: string }[] = [];
-  let offset = 0;
-  while (offset < tree.length && entries.length < limit) {
-    const space = tree.indexOf(0x20, offset);
-    const nul = tree.indexOf(0x00, space + 1);
-    if (space < 0 || nul < 0 || nul + 1 + idBytes > tree.length) break;
-    entries.push({ mode: tree.toString('latin1', offset, space), name: tree.toString('utf8', space + 1, nul), oid: tree.toString('hex', nul + 1, nul + 1 + idBytes) });
-    offset = nul + 1 + idBytes;
-  }
-  return entries;
+/** A raw tree object's entry: its octal mode as git stores it (`40000` for a tree), name and id. */
+interface RawEntry {
+  mode: string;
+  name: string;
+  oid: string;
 }
 
-/** The entry `name` of a raw tree object: `<octal mode> <name>\0<binary id>` after one another. */
-export function findInTree(tree: Buffer, name: string, idBytes: number): { mode: string; oid: string } | null {
-  const wanted = Buffer.from(name, 'utf8');
+/**
+ * Walks a raw tree object (`<octal mode> <name>\0<binary id>` after one another) until `visit` answers true;
+ * the name is handed over as bytes, decoded only by callers that want it.
+ */
+function walkTree(tree: Buffer, idBytes: number, visit: (mode: string, name: Buffer, oid: () => string) => boolean): void {
   let offset = 0;
   while (offset < tree.length) {
     const space = tree.indexOf(0x20, offset);
     const nul = tree.indexOf(0x00, space + 1);
-    if (space < 0 || nul < 0 || nul + 1 + idBytes > tree.length) return null;
-    if (nul - space - 1 === wanted.length && tree.compare(wanted, 0, wanted.length, space + 1, nul) === 0) {
-      return { mode: tree.toString('latin1', offset, space), oid: tree.toString('hex', nul + 1, nul + 1 + idBytes) };
-    }
-    offset = nul + 1 + idBytes;
+    if (space < 0 || nul < 0 || nul + 1 + idBytes > tree.length) return;
+    const start = nul + 1;
+    if (visit(tree.toString('latin1', offset, space), tree.subarray(space + 1, nul), () => tree.toString('hex', start, start + idBytes))) return;
+    offset = start + idBytes;
   }
-  return null;
+}
+
+/** The entries of a raw tree object, at most `limit` of them. */
+export function treeEntries(tree: Buffer, idBytes: number, limit: number): RawEntry[] {
+  const entries: RawEntry[] = [];
+  walkTree(tree, idBytes, (mode, name, oid) => {
+    entries.push({ mode, name: name.toString('utf8'), oid: oid() });
+    return entries.length >= limit;
+  });
+  return entries;
+}
+
+/** The entry `name` of a raw tree object, or null. */
+export function findInTree(tree: Buffer, name: string, idBytes: number): { mode: string; oid: string } | null {
+  const wanted = Buffer.from(name, 'utf8');
+  let found: { mode: string; oid: string } | null = null;
+  walkTree(tree, idBytes, (mode, entryName, oid) => {
+    if (entryName.equals(wanted)) found = { mode, oid: oid() };
+    return found !== null;
+  });
+  return found;
+}
+
+/** The TreeEntry of a raw entry at `path`, with the size of a blob (0 for trees and submodules). */
+function toTreeEntry(raw: { mode: string; oid: string }, path: string, blobSize: number): TreeEntry {
+  const type: TreeEntry['type'] = raw.mode === '40000' ? 'tree' : raw.mode === '160000' ? 'commit' : 'blob';
+  return { mode: raw.mode.padStart(6, '0'), type, oid: raw.oid, size: type === 'blob' ? blobSize : 0, path };
 }
