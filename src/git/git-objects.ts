@@ -180,7 +180,7 @@ export class GitObjects implements RefLookup {
     this.learned.set(key, true);
     const siblings = treeEntries(tree, commit.length / 2, SIBLINGS_LEARNED + 1);
     if (siblings.length > SIBLINGS_LEARNED) return;
-    const blobs = siblings.filter((sibling) => toTreeEntry(sibling, '', 0).type === 'blob');
+    const blobs = siblings.filter((sibling) => entryType(sibling.mode) === 'blob');
     void this.read(dir, (reader) => Promise.all(blobs.map((sibling) => reader.info(sibling.oid))))
       .then((answers) => {
         const sizes = new Map(blobs.map((sibling, index) => [sibling.oid, answers[index]?.type === 'blob' ? answers[index].size : 0]));
@@ -331,8 +331,13 @@ export function findInTree(tree: Buffer, name: string, idBytes: number): { mode:
   return found;
 }
 
+/** What a raw entry's mode makes it: a tree, a submodule's commit, or a blob (file or symlink). */
+function entryType(mode: string): TreeEntry['type'] {
+  return mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob';
+}
+
 /** The TreeEntry of a raw entry at `path`, with the size of a blob (0 for trees and submodules). */
 function toTreeEntry(raw: { mode: string; oid: string }, path: string, blobSize: number): TreeEntry {
-  const type: TreeEntry['type'] = raw.mode === '40000' ? 'tree' : raw.mode === '160000' ? 'commit' : 'blob';
+  const type = entryType(raw.mode);
   return { mode: raw.mode.padStart(6, '0'), type, oid: raw.oid, size: type === 'blob' ? blobSize : 0, path };
 }

@@ -143,8 +143,13 @@ export class RepositoriesService implements OnModuleInit {
     return { repo, owner };
   }
 
-  /** Whether the caller administers `repo` (owner, owner of its organisation, site admin): may push to it. */
+  /**
+   * Whether the caller administers `repo` (owner, owner of its organisation, site admin): may push to it. The
+   * caller's organisations are read only when the caller is neither a site admin nor the owner.
+   */
   async administeredBy(viewer: AuthContext, repo: RepositoryEntity): Promise<boolean> {
+    if (!viewer.user) return false;
+    if (viewer.isAdmin || viewer.user.id === repo.ownerId) return true;
     return administers(await this.access.of(viewer), repo);
   }
 
