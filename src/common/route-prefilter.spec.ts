@@ -1,0 +1,106 @@
+import fc from 'fast-check';
+import Router from 'router';
+import { fixedSegments, prefilterRoutes } from './route-prefilter';
+
+interface TestLayer {
+  route?: unknown;
+  rawPath?: unknown;
+  match(path: string): unknown;
+}
+
+/** A router 2.x (Express 5's) with one route per pattern; its layers, and a copy of them left as they were. */
+function layersFor(patterns: string[]): { filtered: TestLayer[]; plain: TestLayer[] } {
+  const build = () => {
+    const router = new Router();
+    for (const pattern of patterns) router.get(pattern, () => undefined);
+    return (router as unknown as { stack: TestLayer[] }).stack;
+  };
+  const filtered = build();
+  prefilterRoutes(filtered);
+  return { filtered, plain: build() };
+}
+
+/** What a layer's match says, as a comparable value (params and matched path, or false). */
+function outcome(layer: TestLayer, path: string): string {
+  try {
+    return JSON.stringify(layer.match(path) ?? null);
+  } catch (error) {
+    return `threw ${(error as Error).name}`;
+  }
+}
+
+describe('route prefilter', () => {
+  it('keeps the literal segments a pattern has at fixed places, up to a wildcard or an optional group', () => {
+    expect(fixedSegments('/api/v1/repos/:owner/:repo/contents/*filepath')).toEqual([undefined, 'api', 'v1', 'repos', undefined, undefined, 'contents']);
+    expect(fixedSegments('/api/v1/repos/:owner/:repo/raw/{*filepath}')).toEqual([undefined, 'api', 'v1', 'repos', undefined, undefined, 'raw']);
+    expect(fixedSegments('/api/v1/Version')).toEqual([undefined, 'api', 'v1', 'version']);
+    expect(fixedSegments('/api/v1/users{/:name}/keys')).toEqual([undefined, 'api', 'v1']);
+    // Nothing literal at a fixed place: left to the regular expression alone.
+    expect(fixedSegments('/:username.keys')).toBeNull();
+    expect(fixedSegments('/*path')).toBeNull();
+  });
+
+  it('answers exactly as the route did for the paths Anvil routes see', () => {
+    const patterns = [
+      '/api/v1/version',
+      '/api/v1/repos/search',
+      '/api/v1/repos/:owner/:repo',
+      '/api/v1/repos/:owner/:repo/contents',
+      '/api/v1/repos/:owner/:repo/contents/*filepath',
+      '/api/v1/repos/:owner/:repo/raw/{*filepath}',
+      '/api/v1/users/:username/repos',
+      '/:username.keys',
+      '/api/healthz',
+    ];
+    const { filtered, plain } = layersFor(patterns);
+    const paths = [
+      '/api/v1/version',
+      '/API/V1/VERSION',
+      '/api/v1/version/',
+      '/api/v1//version',
+      '/api/v1/repos/search',
+      '/api/v1/repos/o/r',
+      '/api/v1/repos/o/r/contents',
+      '/api/v1/repos/o/r/contents/',
+      '/api/v1/repos/o/r/contents/a/b%20c.txt',
+      '/api/v1/repos/o/r/CONTENTS/a',
+      '/api/v1/repos/o%2Fx/r/raw/main/README.md',
+      '/api/v1/repos/o/r/raw',
+      '/api/v1/users/alice/repos',
+      '/alice.keys',
+      '/api/healthz',
+      '/',
+      '',
+      '/api/v1/repos/%E0%A4%A/r',
+    ];
+    for (const path of paths) {
+      for (let index = 0; index < patterns.length; index++) {
+        expect([path, patterns[index], outcome(filtered[index], path)]).toEqual([path, patterns[index], outcome(plain[index], path)]);
+      }
+    }
+  });
+
+  it('never changes whether or how a route matches (random patterns and paths)', () => {
+    const word = fc.constantFrom('api', 'v1', 'repos', 'Repos', 'contents', 'raw', 'a', 'b.c', 'x-y', '~u');
+    const patternSegment = fc.oneof(word, fc.constantFrom(':owner', ':repo', ':name.keys', '*rest', '{*rest}', '{:opt}'));
+    const pathSegment = fc.oneof(word, fc.constantFrom('', 'API', 'CONTENTS', 'a%20b', '%2F', 'o', 'r', 'README.md', 'b.C'));
+    const patternOf = fc.array(patternSegment, { minLength: 1, maxLength: 6 }).map((segments) => {
+      // A route pattern names each parameter once.
+      let count = 0;
+      return `/${segments.map((segment) => segment.replace(/(owner|repo|name|rest|opt)/, (name) => `${name}${count++}`)).join('/')}`;
+    });
+    const pathOf = fc.array(pathSegment, { minLength: 0, maxLength: 8 }).map((segments) => `/${segments.join('/')}`);
+    fc.assert(
+      fc.property(fc.array(patternOf, { minLength: 1, maxLength: 5 }), fc.array(pathOf, { minLength: 1, maxLength: 10 }), (patterns, paths) => {
+        const { filtered, plain } = layersFor(patterns);
+        for (const path of paths) {
+          for (let index = 0; index < patterns.length; index++) {
+            if (outcome(filtered[index], path) !== outcome(plain[index], path)) return false;
+          }
+        }
+        return true;
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
