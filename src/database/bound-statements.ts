@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import type { DataSource, EntityManager } from 'typeorm';
 
 /**
@@ -19,8 +18,6 @@ interface PreparingPool {
 /** The part of better-sqlite3 used here (TypeORM's driver keeps its one connection as `databaseConnection`). */
 interface SqliteConnection {
   prepare(sql: string): SqliteStatement;
-  /** Inside BEGIN … COMMIT/ROLLBACK (better-sqlite3: not in autocommit mode). */
-  readonly inTransaction: boolean;
 }
 interface SqliteStatement {
   raw(toggle: boolean): SqliteStatement;
@@ -30,49 +27,6 @@ interface SqliteStatement {
 
 /** Statement texts kept prepared on SQLite (the stores' hot reads: a handful of fixed texts). */
 const SQLITE_STATEMENTS_KEPT = 64;
-/** Answers kept per lookup statement on SQLite (`lookup`): a row with its owner is a few hundred bytes. */
-export const SQLITE_LOOKUPS_KEPT = 2_048;
-
-/**
- * The answers of lookups on one SQLite connection, kept until the database changes. What has changed is one pair
- * of numbers, read in about 2 µs: `total_changes()` counts the rows this connection has inserted, updated or
- * deleted (in any transaction, committed or rolled back), and `data_version` moves when another connection
- * commits (the CLI, another process on the same file). While the pair stays the same, so does every row.
- */
-class SqliteLookups {
-  private readonly generation: SqliteStatement;
-  private stamp: string | undefined;
-  private readonly kept = new Map<string, LRUCache<string, RowSet>>();
-
-  constructor(connection: SqliteConnection) {
-    this.generation = connection.prepare('SELECT total_changes(), data_version FROM pragma_data_version').raw(true);
-  }
-
-  /** Forgets every answer when the database has changed since the last call. */
-  refresh(): void {
-    const [changes, version] = this.generation.all()[0];
-    const stamp = `${String(changes)}:${String(version)}`;
-    if (stamp === this.stamp) return;
-    this.stamp = stamp;
-    this.kept.clear();
-  }
-
-  get(sql: string, key: string): RowSet | undefined {
-    return this.kept.get(sql)?.get(key);
-  }
-
-  set(sql: string, key: string, set: RowSet): void {
-    let answers = this.kept.get(sql);
-    if (!answers) {
-      answers = new LRUCache<string, RowSet>({ max: SQLITE_LOOKUPS_KEPT });
-      this.kept.set(sql, answers);
-    }
-    answers.set(key, set);
-  }
-}
-
-/** One SqliteLookups per connection, shared by every store's BoundStatements. */
-const sqliteLookups = new WeakMap<SqliteConnection, SqliteLookups>();
 
 /**
  * Hot reads with bound parameters, run the cheapest way each database offers (only stores use it, through
@@ -116,42 +70,10 @@ export class BoundStatements {
     });
   }
 
-  /**
-   * `rows` for the lookups made on most requests (a token with its owner, a user by name, a repository by its
-   * names), outside any transaction. On SQLite their answers are kept (SqliteLookups) until anything in the
-   * database changes, so a revoked token, a renamed user or a deleted repository counts at the next request as
-   * before, with no staleness window. A 2 µs check instead of 15-30 µs for a join of two rows of 40 columns;
-   * the rows are arrays no caller changes (RowReader builds a new entity from them each time). Inside a
-   * transaction (another request's, on the one connection) the database is asked: what it sees there may yet
-   * be rolled back. On MySQL/MariaDB there is no such cheap and exact signal: the database is asked.
-   */
-  async lookup(sql: string, parameters: readonly unknown[]): Promise<RowSet> {
-    if (this.dataSource.options.type !== 'better-sqlite3') return this.rows(sql, parameters);
-    const connection = this.sqliteConnection();
-    if (connection.inTransaction) return this.sqliteRows(sql, parameters);
-    let lookups = sqliteLookups.get(connection);
-    if (!lookups) {
-      lookups = new SqliteLookups(connection);
-      sqliteLookups.set(connection, lookups);
-    }
-    lookups.refresh();
-    // The parameters' types are part of the key: SQLite compares 1 and '1' differently in some columns.
-    const key = JSON.stringify(parameters);
-    const kept = lookups.get(sql, key);
-    if (kept) return kept;
-    const set = this.sqliteRows(sql, parameters);
-    lookups.set(sql, key, set);
-    return set;
-  }
-
-  private sqliteConnection(): SqliteConnection {
-    return (this.dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
-  }
-
   private sqliteRows(sql: string, parameters: readonly unknown[]): RowSet {
     let prepared = this.sqlite.get(sql);
     if (!prepared) {
-      const connection = this.sqliteConnection();
+      const connection = (this.dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
       const statement = connection.prepare(sql).raw(true);
       prepared = { statement, columns: indexOf(statement.columns().map((column) => column.name)) };
       if (this.sqlite.size >= SQLITE_STATEMENTS_KEPT) this.sqlite.delete(this.sqlite.keys().next().value as string);

@@ -51,17 +51,6 @@ export class RowReader<T extends ObjectLiteral> {
     return this.statements.rows(sql, parameters, tx);
   }
 
-  /** `one` for a lookup made on most requests, outside a transaction (BoundStatements.lookup: kept on SQLite). */
-  async lookupOne(sql: string, parameters: unknown[]): Promise<T | null> {
-    const set = await this.statements.lookup(sql, parameters);
-    return set.rows.length > 0 ? this.hydrate(set, 0) : null;
-  }
-
-  /** `rows` for a lookup made on most requests, outside a transaction (BoundStatements.lookup). */
-  lookupRows(sql: string, parameters: readonly unknown[]): Promise<RowSet> {
-    return this.statements.lookup(sql, parameters);
-  }
-
   /** Builds the entity from row `index` of `set`; `alias` names the prefix its columns were selected with. */
   hydrate(set: RowSet, index: number, alias?: string): T {
     const positions = this.positions(set.columns, alias);

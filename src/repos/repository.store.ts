@@ -117,7 +117,7 @@ export class RepositoryStore {
 
   /** A repository and its owner by their names (case-insensitive), in one read of two unique indexes. */
   async findWithOwnerByNames(ownerName: string, repoName: string): Promise<{ repo: RepositoryEntity; owner: UserEntity } | null> {
-    const set = await this.rows.lookupRows(this.withOwnerByNames, [repoName.toLowerCase(), ownerName.toLowerCase()]);
+    const set = await this.rows.rows(this.withOwnerByNames, [repoName.toLowerCase(), ownerName.toLowerCase()]);
     if (set.rows.length === 0) return null;
     return { repo: this.rows.hydrate(set, 0, 'r'), owner: this.ownerRows.hydrate(set, 0, 'o') };
   }

@@ -34,7 +34,7 @@ export class AccessTokenStore {
 
   /** A token and its owner in one primary-key read: every authenticated request makes it. */
   async findWithOwner(id: number): Promise<{ token: AccessTokenEntity; user: UserEntity } | null> {
-    const set = await this.tokenRows.lookupRows(this.withOwnerById, [id]);
+    const set = await this.tokenRows.rows(this.withOwnerById, [id]);
     if (set.rows.length === 0) return null;
     return { token: this.tokenRows.hydrate(set, 0, 't'), user: this.userRows.hydrate(set, 0, 'u') };
   }

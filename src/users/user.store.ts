@@ -37,7 +37,7 @@ export class UserStore {
 
   /** Case-insensitive lookup of a user or organisation by name. */
   findByName(name: string, tx?: EntityManager): Promise<UserEntity | null> {
-    return tx ? this.rows.one(this.byLowerName, [name.toLowerCase()], tx) : this.rows.lookupOne(this.byLowerName, [name.toLowerCase()]);
+    return this.rows.one(this.byLowerName, [name.toLowerCase()], tx);
   }
 
   findIndividualByName(name: string): Promise<UserEntity | null> {
