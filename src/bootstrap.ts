@@ -12,7 +12,7 @@ import { AppModule } from './app.module';
 import { AuthenticationMiddleware } from './auth/authentication.middleware';
 import { frontDoor } from './common/front-door';
 import { JsonAnswersAdapter } from './common/json-answer';
-import { prefilterRoutes } from './common/route-prefilter';
+import { prefilterRoutes, routerStack } from './common/route-prefilter';
 import { withErrorExamples } from './common/openapi';
 import { handlerOperationId, withForgejoOperationIds } from './common/operation-ids';
 import { GitHttpHandler } from './git-http/git-http.handler';
@@ -59,8 +59,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   applyHttpServerSettings(app.getHttpServer(), config.http);
   serveOpenApi(app, config);
   await app.init();
-  const express = app.getHttpAdapter().getInstance() as unknown as { router?: { stack: Parameters<typeof prefilterRoutes>[0] } };
-  prefilterRoutes(express.router?.stack ?? []);
+  prefilterRoutes(routerStack(app.getHttpAdapter().getInstance()));
   return app;
 }
 

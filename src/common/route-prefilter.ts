@@ -1,3 +1,9 @@
+/** The layers of an Express application's router, in the order requests try them (Express 5; 4 as `_router`). */
+export function routerStack<Layer>(express: unknown): Layer[] {
+  const app = express as { router?: { stack: Layer[] }; _router?: { stack: Layer[] } } | undefined;
+  return app?.router?.stack ?? app?._router?.stack ?? [];
+}
+
 /** The part of a router Layer (router 2.x, under Express 5) used here. */
 interface RouteLayer {
   route?: unknown;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { routerStack } from './route-prefilter';
 
 interface RouterLayer {
   route?: { methods: Record<string, boolean> };
@@ -22,10 +23,7 @@ export class RouteTable {
   }
 
   private layers(): RouterLayer[] {
-    const app = this.adapterHost.httpAdapter?.getInstance() as
-      | { router?: { stack: RouterLayer[] }; _router?: { stack: RouterLayer[] } }
-      | undefined;
-    return app?.router?.stack ?? app?._router?.stack ?? [];
+    return routerStack<RouterLayer>(this.adapterHost.httpAdapter?.getInstance());
   }
 }
 
