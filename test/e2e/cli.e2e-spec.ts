@@ -169,7 +169,7 @@ describe('admin CLI', () => {
       try {
         await served.http.get(served.api('/user')).set(withBasic('first', 'first-password')).expect(200);
       } finally {
-        await served.app.close();
+        await served.close();
       }
     } finally {
       await database?.drop();

@@ -39,8 +39,11 @@ export const usesMysql = (): boolean => process.env.TEST_DATABASE === 'mysql';
 
 /** `adjust` changes values that are fixed in production (time limits, the scheduler's timer) for a test. */
 export async function startTestApp(env: Record<string, string> = {}, adjust?: (config: AppConfig) => void): Promise<TestApp> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-test-'));
-  const database = usesMysql() ? await createMysqlDatabase() : undefined;
+  // A data directory or database the caller names is the caller's to remove; only what is made here is removed
+  // by `close` (or here, when the application does not start).
+  const ownDataDir = env.DATA_DIR === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-test-')) : undefined;
+  const dataDir = env.DATA_DIR ?? ownDataDir!;
+  const database = usesMysql() && env.DATABASE_URL === undefined ? await createMysqlDatabase() : undefined;
   const logFile = e2eLogFile();
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -58,7 +61,17 @@ export async function startTestApp(env: Record<string, string> = {}, adjust?: (c
     ...env,
   });
   adjust?.(config);
-  const app = await createApp(config);
+  const removeOwn = async () => {
+    if (database) await database.drop();
+    if (ownDataDir) fs.rmSync(ownDataDir, { recursive: true, force: true });
+  };
+  let app: NestExpressApplication;
+  try {
+    app = await createApp(config);
+  } catch (error) {
+    await removeOwn();
+    throw error;
+  }
   const dataSource = app.get(DataSource);
   return {
     app,
@@ -74,8 +87,7 @@ export async function startTestApp(env: Record<string, string> = {}, adjust?: (c
     },
     close: async () => {
       await app.close();
-      if (database) await database.drop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await removeOwn();
     },
   };
 }
