@@ -1,12 +1,8 @@
 import fc from 'fast-check';
 import Router from 'router';
-import { fixedSegments, prefilterRoutes } from './route-prefilter';
+import { fixedSegments, isPrefiltered, prefilterRoutes, RouterLayer } from './route-prefilter';
 
-interface TestLayer {
-  route?: unknown;
-  rawPath?: unknown;
-  match(path: string): unknown;
-}
+type TestLayer = RouterLayer;
 
 /** A router 2.x (Express 5's) with one route per pattern; its layers, and a copy of them left as they were. */
 function layersFor(patterns: string[]): { filtered: TestLayer[]; plain: TestLayer[] } {
@@ -53,6 +49,11 @@ describe('route prefilter', () => {
       '/api/healthz',
     ];
     const { filtered, plain } = layersFor(patterns);
+    // Every pattern with a literal at a fixed place got the check; applying it again changes nothing.
+    expect(filtered.map(isPrefiltered)).toEqual(patterns.map((pattern) => fixedSegments(pattern) !== null));
+    const checked = filtered.map((layer) => layer.match);
+    prefilterRoutes(filtered);
+    expect(filtered.map((layer) => layer.match)).toEqual(checked);
     const paths = [
       '/api/v1/version',
       '/API/V1/VERSION',

@@ -1,11 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { routerStack } from './route-prefilter';
-
-interface RouterLayer {
-  route?: { methods: Record<string, boolean> };
-  match(path: string): boolean;
-}
+import { RouterLayer, routerStack } from './route-prefilter';
 
 /**
  * Knows which paths the application serves, so that a known path called with the wrong method answers
@@ -23,13 +18,13 @@ export class RouteTable {
   }
 
   private layers(): RouterLayer[] {
-    return routerStack<RouterLayer>(this.adapterHost.httpAdapter?.getInstance());
+    return routerStack(this.adapterHost.httpAdapter?.getInstance());
   }
 }
 
 function safeMatch(layer: RouterLayer, path: string): boolean {
   try {
-    return layer.match(path);
+    return Boolean(layer.match(path));
   } catch {
     return false;
   }

@@ -6,6 +6,7 @@ import { BodyGuard, readsBody } from '../../src/common/body';
 import { ROUTE_AUTH } from '../../src/auth/route-auth';
 import { openApiDocument } from '../../src/bootstrap';
 import { forgejoOperation } from '../../src/common/operation-ids';
+import { fixedSegments, isPrefiltered, routerStack } from '../../src/common/route-prefilter';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('OpenAPI document and route declarations', () => {
@@ -114,6 +115,15 @@ describe('OpenAPI document and route declarations', () => {
   it('serves Swagger UI at /api/swagger', async () => {
     const response = await t.http.get('/api/swagger').redirects(1).expect(200);
     expect(response.text).toContain('swagger');
+  });
+
+  it('routes of the running application are tried with the literal-segment check first (route-prefilter.ts)', () => {
+    const routes = routerStack(t.app.getHttpAdapter().getInstance()).filter((layer) => layer.route);
+    expect(routes.length).toBeGreaterThan(100);
+    // All but the few whose patterns start with a parameter (`/:username.keys`) and have no literal after it.
+    const unchecked = routes.filter((layer) => !isPrefiltered(layer)).map((layer) => String(layer.rawPath));
+    expect(unchecked.every((pattern) => fixedSegments(pattern) === null)).toBe(true);
+    expect(unchecked.length).toBeLessThan(10);
   });
 
   it('every route declares its auth (public, signed in, site admin)', () => {
