@@ -15,7 +15,8 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
- && sh scripts/prune-native-builds.sh node_modules
+ && sh scripts/prune-native-builds.sh node_modules \
+ && node scripts/write-module-map.js
 
 # Runtime stage: git (repositories are real git repositories on disk), a non-root user, data in a volume.
 FROM ${NODE_IMAGE}

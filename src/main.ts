@@ -1,3 +1,5 @@
+// First: the module map answers the requires below (module-map.ts).
+import './server/module-map-install';
 import { ConfigError, loadConfig } from './config/config';
 import { applyHeapGrowth } from './server/heap-growth';
 import { serve, StartupError } from './server/serve';

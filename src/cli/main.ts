@@ -1,3 +1,5 @@
+// First: the module map answers the requires below (server/module-map.ts).
+import '../server/module-map-install';
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from '../config/config';
 import { runCli } from './cli';
