@@ -67,7 +67,8 @@ export function recordModuleMap(root: string, load: () => void): ModuleMap {
  * Answers module names from the project's map when it was written for this installation; true when it was.
  * Call it before anything else is required.
  */
-export function useModuleMap(root: string): boolean {
+export function useModuleMap(projectRoot: string): boolean {
+  const root = path.resolve(projectRoot);
   let map: ModuleMap;
   try {
     map = JSON.parse(fs.readFileSync(path.join(root, MODULE_MAP_FILE), 'utf8')) as ModuleMap;
@@ -77,10 +78,14 @@ export function useModuleMap(root: string): boolean {
   if (typeof map?.fingerprint !== 'string' || typeof map.entries !== 'object' || map.entries === null) return false;
   if (map.fingerprint !== moduleMapFingerprint(root)) return false;
   const known = new Map<string, string>();
+  // The recorded paths are path.relative's (normalised; '' for the project itself): joined by hand, which is
+  // several times cheaper than path.join for the ~4 000 entries.
+  const prefix = root.endsWith(path.sep) ? root : `${root}${path.sep}`;
+  const under = (relative: string) => (relative === '' ? root : `${prefix}${relative}`);
   for (const [key, file] of Object.entries(map.entries)) {
     const separator = key.indexOf('\0');
     if (separator < 0 || typeof file !== 'string') return false;
-    known.set(`${path.join(root, key.slice(0, separator))}\0${key.slice(separator + 1)}`, path.join(root, file));
+    known.set(`${under(key.slice(0, separator))}\0${key.slice(separator + 1)}`, under(file));
   }
   const resolve = loader._resolveFilename;
   loader._resolveFilename = function mapped(request, parent, isMain, options) {
