@@ -29,6 +29,13 @@ export class ReaderStoppedError extends GitError {
   }
 }
 
+/**
+ * How a reader's git is started. With `--buffer`, git keeps its answers until it reads `flush`, which the reader
+ * writes after the requests of each turn of the event loop: the answers to one turn's requests come back in one
+ * write, not one write (and one wake-up of the server) each.
+ */
+export const BATCH_READER_ARGS: readonly string[] = ['cat-file', '--batch-command', '--buffer'];
+
 /** Object names are written one per line: no line breaks or other control characters, never empty. */
 function isBatchName(name: string): boolean {
   return name !== '' && !/[\x00-\x1f\x7f]/.test(name);
@@ -124,12 +131,14 @@ export class BatchReader {
         this.kill();
       }, this.timeoutMs);
       this.queue.push({ args, kind, timer, resolve, reject });
-      // Requests made in the same tick (a ref's candidates, a tree and an entry) go to git in one write.
+      // Requests made in the same tick (a ref's candidates, a tree and an entry, other requests' reads) go to git
+      // in one write, ended by `flush`: git answers them all in one write (BATCH_READER_ARGS).
       if (!this.corked) {
         this.corked = true;
         this.child.stdin.cork();
         process.nextTick(() => {
           this.corked = false;
+          this.child.stdin.write('flush\n');
           this.child.stdin.uncork();
         });
       }

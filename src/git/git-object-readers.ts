@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { BatchReader } from './git-batch-reader';
+import { BATCH_READER_ARGS, BatchReader } from './git-batch-reader';
 import { GitCommand } from './git-command';
 import { GitProcesses } from './git-processes';
 
@@ -121,7 +121,7 @@ export class GitObjectReaders implements OnApplicationShutdown {
     }
     let reader: BatchReader;
     try {
-      reader = new BatchReader(this.git.startSession(['cat-file', '--batch-command'], { gitDir: dir }), REQUEST_TIMEOUT_MS, () => this.now());
+      reader = new BatchReader(this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir }), REQUEST_TIMEOUT_MS, () => this.now());
     } catch (error) {
       release();
       throw error;
