@@ -13,12 +13,12 @@ const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..');
 const dist = (file) => path.join(ROOT, 'dist', 'src', file);
-const target = path.join(ROOT, 'dist', 'module-map.json');
 
 function write() {
   try {
+    const { MODULE_MAP_FILE, recordModuleMap } = require(dist('server/module-map.js'));
+    const target = path.join(ROOT, MODULE_MAP_FILE);
     fs.rmSync(target, { force: true });
-    const { recordModuleMap } = require(dist('server/module-map.js'));
     const map = recordModuleMap(ROOT, () => {
       // What the entry points require at start, and what they load later in the start only (the metrics module
       // when METRICS is on, the database drivers TypeORM loads for the configured database).
@@ -36,9 +36,9 @@ function write() {
 }
 
 function check() {
-  const { moduleMapFingerprint } = require(dist('server/module-map.js'));
-  const map = JSON.parse(fs.readFileSync(target, 'utf8'));
-  if (map.fingerprint !== moduleMapFingerprint(ROOT)) return `${target} was written for another installation or build`;
+  const { MODULE_MAP_FILE, readModuleMap } = require(dist('server/module-map.js'));
+  const map = readModuleMap(ROOT);
+  if (!map) return `${MODULE_MAP_FILE} is missing, malformed, or written for another installation or build`;
   const differing = [];
   for (const [key, file] of Object.entries(map.entries)) {
     const [directory, request] = key.split('\0');

@@ -63,20 +63,26 @@ export function recordModuleMap(root: string, load: () => void): ModuleMap {
   return { fingerprint, entries };
 }
 
+/** The project's map when it is one and was written for this installation and build, else null. */
+export function readModuleMap(root: string): ModuleMap | null {
+  let map: ModuleMap;
+  try {
+    map = JSON.parse(fs.readFileSync(path.join(root, MODULE_MAP_FILE), 'utf8')) as ModuleMap;
+  } catch {
+    return null;
+  }
+  if (typeof map?.fingerprint !== 'string' || typeof map.entries !== 'object' || map.entries === null) return null;
+  return map.fingerprint === moduleMapFingerprint(root) ? map : null;
+}
+
 /**
  * Answers module names from the project's map when it was written for this installation; true when it was.
  * Call it before anything else is required.
  */
 export function useModuleMap(projectRoot: string): boolean {
   const root = path.resolve(projectRoot);
-  let map: ModuleMap;
-  try {
-    map = JSON.parse(fs.readFileSync(path.join(root, MODULE_MAP_FILE), 'utf8')) as ModuleMap;
-  } catch {
-    return false;
-  }
-  if (typeof map?.fingerprint !== 'string' || typeof map.entries !== 'object' || map.entries === null) return false;
-  if (map.fingerprint !== moduleMapFingerprint(root)) return false;
+  const map = readModuleMap(root);
+  if (!map) return false;
   const known = new Map<string, string>();
   // The recorded paths are path.relative's (normalised; '' for the project itself): joined by hand, which is
   // several times cheaper than path.join for the ~4 000 entries.
