@@ -1,7 +1,8 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { expressMessageClasses } from './json-answer';
+import fc from 'fast-check';
+import { expressMessageClasses, jsonBytes } from './json-answer';
 
 describe('expressMessageClasses', () => {
   it('makes requests and responses with the application prototypes, still IncomingMessage and ServerResponse', () => {
@@ -48,5 +49,17 @@ describe('expressMessageClasses', () => {
       { requestProto: true, responseProto: true, changed: 0 },
       { requestProto: true, responseProto: true, changed: 0 },
     ]);
+  });
+});
+
+describe('jsonBytes', () => {
+  it('is the UTF-8 of the JSON text and a newline, for any value (one-byte, two-byte and astral text, lone surrogates)', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 3 }), fc.string({ unit: 'binary' }), fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)) }), (value, text, units) => {
+        for (const answer of [value, { text, units, value }, [units, text], [value, undefined, () => 1, Symbol('s'), new Date(0), null, [value]], []]) {
+          expect(jsonBytes(answer).equals(Buffer.from(`${JSON.stringify(answer)}\n`, 'utf8'))).toBe(true);
+        }
+      }),
+    );
   });
 });

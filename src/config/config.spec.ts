@@ -43,8 +43,8 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SSH_PORT: '0' })).toThrow(/SSH_PORT/);
   });
 
-  it('reads HEAP_GROWTH_PERCENT (10 by default, 0 for V8 own heuristics)', () => {
-    expect(loadConfig({}).heapGrowthPercent).toBe(10);
+  it('reads HEAP_GROWTH_PERCENT (30 by default, 0 for V8 own heuristics)', () => {
+    expect(loadConfig({}).heapGrowthPercent).toBe(30);
     expect(loadConfig({ HEAP_GROWTH_PERCENT: '0' }).heapGrowthPercent).toBe(0);
     expect(() => loadConfig({ HEAP_GROWTH_PERCENT: '-1' })).toThrow(/HEAP_GROWTH_PERCENT/);
   });

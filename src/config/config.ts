@@ -211,7 +211,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       fetchTimeoutMs: 300_000,
       tickMs: 60_000,
     },
-    heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 10, { min: 0, max: 1000 }),
+    heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 30, { min: 0, max: 1000 }),
   };
 }
 
