@@ -55,7 +55,7 @@ export function writeJsonAnswers(app: Express, rootUrl: string): void {
  */
 export function jsonBytes(value: unknown): Buffer {
   const list = Array.isArray(value) && (value as { toJSON?: unknown }).toJSON === undefined;
-  const texts = list ? (value as unknown[]).map(itemText) : [JSON.stringify(value) ?? 'null'];
+  const texts = list ? Array.from(value as unknown[], itemText) : [JSON.stringify(value) ?? 'null'];
   const lengths = texts.map((text) => Buffer.byteLength(text, 'utf8'));
   const framing = list ? 2 + Math.max(0, texts.length - 1) : 0;
   const bytes = Buffer.allocUnsafe(lengths.reduce((sum, length) => sum + length, framing + 1));
