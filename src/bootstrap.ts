@@ -41,6 +41,19 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
     logger: false,
     abortOnError: false,
   });
+  try {
+    await prepareApp(app, config);
+  } catch (error) {
+    // A failure part-way (the SSH port taken, say) closes what had started: the push hooks' listener, the
+    // database connection. A server that fails to start leaves nothing open behind it.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
+  return app;
+}
+
+/** The global pipeline and settings of a created application, then its modules' start-up (`app.init`). */
+async function prepareApp(app: NestExpressApplication, config: AppConfig): Promise<void> {
   app.useLogger(new QuietStartLogger(new NestLogAdapter(app.get<PinoLogger>(APP_LOG))));
   const requestLog = app.get(RequestLog);
   // The global pipeline, each concern registered once, in this order: metrics (when enabled) count every
@@ -60,7 +73,6 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   serveOpenApi(app, config);
   await app.init();
   prefilterRoutes(routerStack(app.getHttpAdapter().getInstance()));
-  return app;
 }
 
 /**

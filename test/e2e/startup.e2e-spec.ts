@@ -115,13 +115,23 @@ describe('start-up and shutdown', () => {
     }
   });
 
-  it('an SSH port in use is one clear StartupError', async () => {
+  it('an SSH port in use is one clear StartupError, and leaves no listener behind', async () => {
     const taken = await takenPort();
+    // Every server the start-up tries to listen with (the push hooks' listener starts before the SSH server).
+    const started: net.Server[] = [];
+    const listen = net.Server.prototype.listen;
+    const spy = jest.spyOn(net.Server.prototype, 'listen').mockImplementation(function (this: net.Server, ...args: unknown[]) {
+      started.push(this);
+      return (listen as (...args: unknown[]) => net.Server).apply(this, args);
+    });
     try {
       await expect(serve(loadConfig({ ...env(), SSH_LISTEN_PORT: String(taken.port), SSH_LISTEN_HOST: '0.0.0.0' }), { info: () => undefined })).rejects.toThrow(
         new StartupError(`SSH port ${taken.port} is already in use: stop the other server, set SSH_LISTEN_PORT, or SSH_ENABLED=false`),
       );
+      expect(started.length).toBeGreaterThanOrEqual(2);
+      expect(started.filter((server) => server.listening).map((server) => server.address())).toEqual([]);
     } finally {
+      spy.mockRestore();
       await taken.release();
     }
   });
