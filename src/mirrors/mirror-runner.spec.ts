@@ -5,10 +5,18 @@ import type { MirrorSyncProcedure, SyncOutcome } from './mirror-sync.procedure';
 /** A procedure whose runs finish when the test says so. */
 class ControlledProcedure {
   readonly started: number[] = [];
+  /** The request time each run was given. */
+  readonly requestedAt: number[] = [];
+  now = 1000;
   private readonly finishers: ((outcome: SyncOutcome) => void)[] = [];
 
-  run(repoId: number): Promise<SyncOutcome> {
+  nowUnix(): number {
+    return this.now;
+  }
+
+  run(repoId: number, _signal: AbortSignal, requestedUnix: number): Promise<SyncOutcome> {
     this.started.push(repoId);
+    this.requestedAt.push(requestedUnix);
     return new Promise((resolve) => this.finishers.push(resolve));
   }
 
@@ -80,5 +88,21 @@ describe('MirrorRunner (git-transport.md 3.4)', () => {
     expect(procedure.started).toEqual([1]);
     runner.request(3);
     expect(procedure.started).toEqual([1]);
+  });
+
+  it('gives each run the time of the request it serves, and drops a request served by another process', async () => {
+    const { procedure, runner } = runnerWith(1);
+    runner.request(7);
+    await flush();
+    procedure.now = 1005;
+    runner.request(7);
+    procedure.finish();
+    await flush();
+    expect(procedure.requestedAt).toEqual([1000, 1005]);
+    // Another instance's claim, taken after this request, serves it: no retry is scheduled.
+    procedure.finish('elsewhere');
+    await runner.whenIdle();
+    expect(runner.knownIds()).toEqual([]);
+    expect(procedure.started).toEqual([7, 7]);
   });
 });

@@ -20,7 +20,11 @@ import { MirrorStore } from './mirror.store';
 /** A failed sync is tried again this long after (decision M9). */
 export const RETRY_AFTER_FAILURE_SECONDS = 600;
 
-export type SyncOutcome = 'synced' | 'failed' | 'busy' | 'gone' | 'stopped';
+/**
+ * `elsewhere`: another process holds the mirror's claim and took it after this request arrived, so its sync
+ * serves this request too (two requests at once on two instances fetch once).
+ */
+export type SyncOutcome = 'synced' | 'failed' | 'busy' | 'elsewhere' | 'gone' | 'stopped';
 
 /**
  * One sync of one pull mirror (git-transport.md 3.5), under the mirror's claim in the database: policy
@@ -55,9 +59,26 @@ export class MirrorSyncProcedure {
     return Math.ceil((3 * this.config.mirrors.fetchTimeoutMs) / 1000) + 60;
   }
 
-  async run(repoId: number, signal: AbortSignal): Promise<SyncOutcome> {
+  nowUnix(): number {
+    return this.clock.nowUnix();
+  }
+
+  /** `requestedUnix`: when the request this run serves arrived (a claim taken since serves it as well). */
+  async run(repoId: number, signal: AbortSignal, requestedUnix = 0): Promise<SyncOutcome> {
     const now = this.clock.nowUnix();
-    if (!(await this.mirrors.claim(repoId, this.holder, now, now + this.claimSeconds))) return 'busy';
+    let claimed: boolean;
+    try {
+      claimed = await this.mirrors.claim(repoId, this.holder, now, now + this.claimSeconds);
+    } catch (error) {
+      // Galera refused this claim at certification: another node's claim of the same mirror won.
+      if (!isWriteConflict(error)) throw error;
+      claimed = false;
+    }
+    if (!claimed) {
+      const holder = await this.mirrors.findByRepository(repoId);
+      const claimedSince = holder && holder.claimedBy !== '' ? holder.claimExpiresUnix - this.claimSeconds : -1;
+      return claimedSince >= requestedUnix && requestedUnix > 0 ? 'elsewhere' : 'busy';
+    }
     let nextUpdate: number | null = null;
     try {
       const repo = await this.repositories.findById(repoId);
@@ -122,4 +143,10 @@ export class MirrorSyncProcedure {
 function describe(error: unknown): string {
   const message = error instanceof GitError ? `${error.message}${error.stderr ? ` — ${error.stderr.trim().split('\n').slice(-1)[0]}` : ''}` : (error as Error).message;
   return sanitizeCredentialUrls(message);
+}
+
+function isWriteConflict(error: unknown): boolean {
+  const e = error as { code?: string; driverError?: { code?: string } };
+  const code = e.driverError?.code ?? e.code;
+  return code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT';
 }
