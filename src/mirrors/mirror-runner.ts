@@ -6,10 +6,10 @@ interface MirrorState {
   phase: 'queued' | 'running';
   /** A request arrived while it ran: exactly one more run follows (decision M8). */
   again: boolean;
-  /** When the earliest request this run serves arrived (unix seconds). */
-  requestedUnix: number;
-  /** When the request that set `again` arrived. */
-  againUnix: number;
+  /** The mirror's claim as it stood when the earliest request this run serves arrived (see MirrorSyncProcedure.run). */
+  seenClaim: Promise<string | undefined>;
+  /** The same for the request that set `again`. */
+  againSeenClaim?: Promise<string | undefined>;
 }
 
 /** How long a request waits before claiming again a mirror another process is syncing. */
@@ -40,19 +40,24 @@ export class MirrorRunner implements BeforeApplicationShutdown {
     private readonly procedure: MirrorSyncProcedure,
   ) {}
 
-  /** `requestedUnix`: when the request arrived, if earlier than now (one retried after another's claim). */
-  request(repoId: number, requestedUnix?: number): void {
+  /** `seenClaim`: the claim as it stood when the request arrived, for a request retried after another's claim. */
+  request(repoId: number, seenClaim?: Promise<string | undefined>): void {
     if (this.stopping) return;
     const state = this.states.get(repoId);
     if (state?.phase === 'running') {
-      if (!state.again) state.againUnix = this.procedure.nowUnix();
+      if (!state.again) state.againSeenClaim = this.claimNow(repoId);
       state.again = true;
       return;
     }
     if (state) return;
-    this.states.set(repoId, { phase: 'queued', again: false, requestedUnix: requestedUnix ?? this.procedure.nowUnix(), againUnix: 0 });
+    this.states.set(repoId, { phase: 'queued', again: false, seenClaim: seenClaim ?? this.claimNow(repoId) });
     this.pending.push(repoId);
     this.pump();
+  }
+
+  private claimNow(repoId: number): Promise<string | undefined> {
+    const claim = this.procedure.claimOf(repoId).catch(() => undefined);
+    return claim;
   }
 
   /** Mirrors queued or running here. */
@@ -111,7 +116,7 @@ export class MirrorRunner implements BeforeApplicationShutdown {
     state.phase = 'running';
     let outcome: SyncOutcome;
     try {
-      outcome = await this.procedure.run(repoId, this.abort.signal, state.requestedUnix);
+      outcome = await this.procedure.run(repoId, this.abort.signal, await state.seenClaim);
     } catch (error) {
       this.logger.error(`mirror sync of repository ${repoId} failed: ${(error as Error).message}`);
       outcome = 'failed';
@@ -122,14 +127,14 @@ export class MirrorRunner implements BeforeApplicationShutdown {
       this.states.delete(repoId);
       const timer = setTimeout(() => {
         this.retries.delete(timer);
-        this.request(repoId, state.requestedUnix);
+        this.request(repoId, state.seenClaim);
       }, BUSY_RETRY_MS);
       timer.unref();
       this.retries.add(timer);
     } else if (state.again && !this.stopping) {
       state.phase = 'queued';
       state.again = false;
-      state.requestedUnix = state.againUnix;
+      state.seenClaim = state.againSeenClaim ?? this.claimNow(repoId);
       this.pending.push(repoId);
     } else {
       this.states.delete(repoId);

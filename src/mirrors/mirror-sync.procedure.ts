@@ -59,12 +59,18 @@ export class MirrorSyncProcedure {
     return Math.ceil((3 * this.config.mirrors.fetchTimeoutMs) / 1000) + 60;
   }
 
-  nowUnix(): number {
-    return this.clock.nowUnix();
+  /** The mirror's claim as it stands: holder and expiry, '' when unclaimed (or lapsed). */
+  async claimOf(repoId: number): Promise<string> {
+    const mirror = await this.mirrors.findByRepository(repoId);
+    if (!mirror || mirror.claimedBy === '' || mirror.claimExpiresUnix < this.clock.nowUnix()) return '';
+    return `${mirror.claimedBy}@${mirror.claimExpiresUnix}`;
   }
 
-  /** `requestedUnix`: when the request this run serves arrived (a claim taken since serves it as well). */
-  async run(repoId: number, signal: AbortSignal, requestedUnix = 0): Promise<SyncOutcome> {
+  /**
+   * `seenClaim`: the claim as it stood when the request this run serves arrived (claimOf). A claim held now that
+   * is not that one was taken since, and its sync serves the request as well.
+   */
+  async run(repoId: number, signal: AbortSignal, seenClaim?: string): Promise<SyncOutcome> {
     const now = this.clock.nowUnix();
     let claimed: boolean;
     try {
@@ -75,9 +81,8 @@ export class MirrorSyncProcedure {
       claimed = false;
     }
     if (!claimed) {
-      const holder = await this.mirrors.findByRepository(repoId);
-      const claimedSince = holder && holder.claimedBy !== '' ? holder.claimExpiresUnix - this.claimSeconds : -1;
-      return claimedSince >= requestedUnix && requestedUnix > 0 ? 'elsewhere' : 'busy';
+      const current = await this.claimOf(repoId);
+      return seenClaim !== undefined && current !== '' && current !== seenClaim ? 'elsewhere' : 'busy';
     }
     let nextUpdate: number | null = null;
     try {
