@@ -10,6 +10,7 @@ import { HttpErrorFilter } from './common/http-error.filter';
 import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { EventsModule } from './events/events.module';
 import { GitHttpModule } from './git-http/git-http.module';
 import { KeysModule } from './keys/keys.module';
 import { LoggingModule } from './logging/logging.module';
@@ -22,6 +23,7 @@ import { ReleasesModule } from './releases/releases.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
 import { SshModule } from './ssh/ssh.module';
+import { StatusesModule } from './statuses/statuses.module';
 import { UsersModule } from './users/users.module';
 
 /** Imports the modules; nothing else. The global request pipeline is assembled once, in bootstrap.ts. */
@@ -35,6 +37,7 @@ export class AppModule {
         LoggingModule,
         DatabaseModule.forRoot(config),
         CommonModule,
+        EventsModule,
         AuthModule,
         UsersModule,
         KeysModule,
@@ -50,6 +53,7 @@ export class AppModule {
         MarkdownModule,
         ServerModule,
         ContentModule,
+        StatusesModule,
         PagesModule,
       ],
       providers: [

@@ -21,5 +21,6 @@ import { TagsService } from './tags.service';
   imports: [GitModule, ReposModule, UsersModule],
   controllers: [BranchesController, TagsController, CommitsController, ContentsController, DownloadsController],
   providers: [ContentRepositories, ContentRefs, BranchesService, TagsService, CommitsService, ContentsService, FileWritesService, DownloadsService],
+  exports: [ContentRepositories, ContentRefs],
 })
 export class ContentModule {}
