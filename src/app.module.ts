@@ -25,6 +25,7 @@ import { ServerModule } from './server/server.module';
 import { SshModule } from './ssh/ssh.module';
 import { StatusesModule } from './statuses/statuses.module';
 import { UsersModule } from './users/users.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** Imports the modules; nothing else. The global request pipeline is assembled once, in bootstrap.ts. */
 @Module({})
@@ -54,6 +55,7 @@ export class AppModule {
         ServerModule,
         ContentModule,
         StatusesModule,
+        WebhooksModule,
         PagesModule,
       ],
       providers: [

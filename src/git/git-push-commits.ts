@@ -44,11 +44,13 @@ function parseRecord(record: string): PushedCommit {
     removed: [],
     modified: [],
   };
-  const changes = fields.slice(7).map((field) => field.replace(/^\n+/, ''));
+  const changes = fields
+    .slice(7)
+    .map((field) => field.replace(/^\n+/, ''))
+    .filter((field) => field !== '');
   for (let index = 0; index + 1 < changes.length; index += 2) {
     const status = changes[index];
     const file = changes[index + 1];
-    if (status === '' || file === undefined) break;
     if (status.startsWith('A')) commit.added.push(file);
     else if (status.startsWith('D')) commit.removed.push(file);
     else commit.modified.push(file);

@@ -54,6 +54,14 @@ export class WebhookEntity {
   @FlagColumn(false)
   isActive: boolean;
 
+  /** The process delivering this hook's queue now ('' when none): one at a time keeps the queue's order. */
+  @TextColumn(64)
+  leaseToken: string;
+
+  /** The lease is void after this time (its process died). */
+  @UnixTimeColumn()
+  leaseExpiresMs: number;
+
   @UnixTimeColumn()
   createdUnix: number;
 

@@ -42,6 +42,8 @@ export class CreateWebhooksAndStatuses1764600000000 implements MigrationInterfac
           k.text('events', 512),
           k.text('branch_filter', 255),
           k.flag('is_active'),
+          k.text('lease_token', 64),
+          k.time('lease_expires_ms'),
           k.time('created_unix'),
           k.time('updated_unix'),
         ],
