@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
-import { DomainError, SearchError } from '../common/errors';
+import { DomainError, NotFoundError, SearchError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { OrganizationStore } from '../users/organization.store';
 import { UserVisibility } from '../users/user-visibility';
-import { Visibility } from '../users/user.entity';
+import { UserEntity, Visibility } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 import { RepositoryAccess, visibilityScope, ownerRepositoryFilter } from './repository-access';
@@ -93,6 +93,17 @@ export class RepositoryListsService {
   /** GET /users/{username}/repos (users group A): owned repositories the caller can see, by id. */
   async listOwnedBy(viewer: AuthContext, username: string, page: PageQuery): Promise<Page<RepositoryWire>> {
     const owner = await this.users.byName(username);
+    return this.listOfOwner(viewer, owner, page);
+  }
+
+  /** GET /orgs/{org}/repos: as a user's list (by id, the caller's visibility), for an organisation only. */
+  async listOfOrganization(viewer: AuthContext, orgName: string, page: PageQuery): Promise<Page<RepositoryWire>> {
+    const org = await this.userStore.findByName(orgName);
+    if (!org || !org.isOrganization) throw new NotFoundError();
+    return this.listOfOwner(viewer, org, page);
+  }
+
+  private async listOfOwner(viewer: AuthContext, owner: UserEntity, page: PageQuery): Promise<Page<RepositoryWire>> {
     await this.userVisibility.assertVisible(viewer, owner);
     const access = await this.access.of(viewer);
     const filter = ownerRepositoryFilter(visibilityScope(access), owner);
