@@ -10,7 +10,7 @@ export class HookWire {
   @ApiProperty({ type: [String] }) events: string[];
   @ApiProperty({ description: 'never returned: always empty' }) authorization_header: string;
   @ApiProperty() content_type: string;
-  @ApiProperty({ type: 'object', nullable: true, description: 'always null for the formats Anvil sends' }) metadata: null;
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'always null for the formats Anvil sends' }) metadata: null;
   @ApiProperty() active: boolean;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
