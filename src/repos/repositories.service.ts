@@ -376,6 +376,13 @@ export class RepositoriesService implements OnModuleInit {
     if (option.website !== undefined && option.website !== null) changes.website = option.website;
     if (option.private !== undefined && option.private !== null) changes.isPrivate = option.private;
     if (option.template !== undefined && option.template !== null) changes.isTemplate = option.template;
+    if (option.archived !== undefined && option.archived !== null) {
+      if (repo.isMirror) throw new InvalidInputError('repo is a mirror, cannot archive/un-archive');
+      if (option.archived !== repo.isArchived) {
+        changes.isArchived = option.archived;
+        changes.archivedUnix = option.archived ? this.clock.nowUnix() : 0;
+      }
+    }
     const newName = option.name && option.name !== repo.name ? option.name : undefined;
     // Only a change beyond letter case moves the directory (paths on disk are lowercased).
     const moves = newName !== undefined && newName.toLowerCase() !== repo.lowerName;

@@ -33,13 +33,14 @@ export class RepositoryListsService {
     const request = parseSearchQuery(query, viewer.isSignedIn);
     try {
       const access = await this.access.of(viewer);
-      // No repository has topics, forks or an archived flag: those filters match nothing.
-      if ((request.topicOnly && request.keyword !== '') || request.mode === 'fork' || request.archived === true) return NOTHING;
+      // No repository is a fork: that filter matches nothing.
+      if (request.mode === 'fork') return NOTHING;
       const criteria: RepositoryCriteria = {
         scope: visibilityScope(access),
         publicOwnersOnly: !request.includePrivate,
         isPrivate: request.isPrivate,
         isTemplate: request.template,
+        archived: request.archived,
         sort: request.sort,
       };
       if (request.mode === 'source' || request.mode === 'collaborative') criteria.isMirror = false;
@@ -56,7 +57,10 @@ export class RepositoryListsService {
         criteria.ownerIds = request.mode === 'collaborative' && !request.exclusive ? ownedOrgs : [request.uid, ...ownedOrgs];
       }
       if (request.starredBy > 0) criteria.starredBy = request.starredBy;
-      if (request.keyword !== '') {
+      if (request.topicOnly && request.keyword !== '') {
+        // With `topic`, each comma-separated term is a topic name matched exactly, through the topic index.
+        criteria.topics = [...new Set(request.keyword.split(',').map((term) => term.trim().toLowerCase()).filter((term) => term !== ''))];
+      } else if (request.keyword !== '') {
         const alternatives = request.keyword.split(',').filter((alternative) => alternative !== '');
         const pieces = request.keyword.split('/');
         const ownerAndName = pieces.length === 2 ? (pieces as [string, string]) : undefined;
