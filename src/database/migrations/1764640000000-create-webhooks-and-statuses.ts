@@ -2,8 +2,8 @@ import { MigrationInterface, QueryRunner, Table } from 'typeorm';
 import { migrationKit } from '../migration-kit';
 
 /** Commit statuses, webhooks, their events and the delivery outbox, and the lease of the pruning job. */
-export class CreateWebhooksAndStatuses1764620000000 implements MigrationInterface {
-  name = 'CreateWebhooksAndStatuses1764620000000';
+export class CreateWebhooksAndStatuses1764640000000 implements MigrationInterface {
+  name = 'CreateWebhooksAndStatuses1764640000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const k = migrationKit(queryRunner);
