@@ -10,6 +10,8 @@ export interface AppConfig {
   port: number;
   dataDir: string;
   database: DatabaseConfig;
+  /** How long the server waits on its database before it answers 503 (data-source.ts, database-timeouts.ts). */
+  databaseTimeouts: DatabaseTimeouts;
   /** Public base URL, always ending with '/'. */
   rootUrl: string;
   /** Host name of ROOT_URL: the no-reply e-mail domain and the SSH host. */
@@ -148,6 +150,17 @@ export interface GitServingConfig {
   drainTimeoutMs: number;
 }
 
+/**
+ * DATABASE_CONNECT_TIMEOUT, DATABASE_ACQUIRE_TIMEOUT, DATABASE_QUERY_TIMEOUT (seconds): a database that refuses,
+ * hangs or is saturated costs a request at most these, then a 503, instead of a request that never ends.
+ * MySQL/MariaDB only: SQLite runs in the process.
+ */
+export interface DatabaseTimeouts {
+  connectMs: number;
+  acquireMs: number;
+  queryMs: number;
+}
+
 export type DatabaseConfig =
   | { type: 'sqlite'; file: string }
   | {
@@ -186,6 +199,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port,
     dataDir,
     database: parseDatabaseUrl(nonEmpty(env, 'DATABASE_URL'), dataDir),
+    databaseTimeouts: {
+      connectMs: integer(env, 'DATABASE_CONNECT_TIMEOUT', 5, { min: 1 }) * 1000,
+      acquireMs: integer(env, 'DATABASE_ACQUIRE_TIMEOUT', 10, { min: 1 }) * 1000,
+      queryMs: integer(env, 'DATABASE_QUERY_TIMEOUT', 30, { min: 1 }) * 1000,
+    },
     rootUrl: rootUrl.href,
     rootHost: rootUrl.hostname,
     quota: {
