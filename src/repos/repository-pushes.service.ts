@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Clock } from '../common/time';
+import { Leases } from '../database/leases';
 import { RefChange, RepositoryEvents } from '../events/repository-events';
 import { GitPushCommits } from '../git/git-push-commits';
 import { Transactions } from '../database/transactions';
@@ -28,6 +29,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     private readonly git: GitRepositories,
     private readonly paths: RepositoryPaths,
     private readonly transactions: Transactions,
+    private readonly leases: Leases,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly events: RepositoryEvents,
@@ -70,32 +72,38 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    * the change are recorded in the transaction that records it, so a push that was answered is never lost.
    */
   async recordRefChanges(repositoryId: number, updates: RefUpdate[], senderId: number): Promise<void> {
-    const repo = await this.repositories.findById(repositoryId);
-    if (!repo) return;
     const created = updates
       .filter((update) => update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId))
       .map((update) => update.ref.slice(BRANCH_PREFIX.length));
-    const owner = await this.users.findById(repo.ownerId);
-    if (!owner) return;
-    const dir = this.paths.repository(owner.name, repo.name);
-    const changes: Partial<RepositoryEntity> = {};
-    if (repo.isEmpty) {
-      const branch = firstBranch(repo.defaultBranch, created);
-      if (branch !== undefined) {
-        if (branch !== repo.defaultBranch) changes.defaultBranch = branch;
-        await this.git.setHead(dir, branch);
-        changes.isEmpty = false;
+    // One at a time per repository, on every instance: the size is measured and stored under the lease, so the
+    // last one stored is the last one measured, after every push that finished before it (concurrent pushes
+    // no longer store a size taken before another's objects arrived), and two commit-graph writers never meet.
+    const recorded = await this.leases.run(`repository-refs:${repositoryId}`, async () => {
+      const repo = await this.repositories.findById(repositoryId);
+      if (!repo) return false;
+      const owner = await this.users.findById(repo.ownerId);
+      if (!owner) return false;
+      const dir = this.paths.repository(owner.name, repo.name);
+      const changes: Partial<RepositoryEntity> = {};
+      if (repo.isEmpty) {
+        const branch = firstBranch(repo.defaultBranch, created);
+        if (branch !== undefined) {
+          if (branch !== repo.defaultBranch) changes.defaultBranch = branch;
+          await this.git.setHead(dir, branch);
+          changes.isEmpty = false;
+        }
       }
-    }
-    await this.git.refreshCommitGraph(dir);
-    changes.gitSize = await this.git.size(dir);
-    changes.updatedUnix = this.clock.nowUnix();
-    const refChanges = updates.length > 0 && (await this.events.listensTo(repo)) ? await this.refChanges(dir, updates) : [];
-    await this.transactions.run(async (tx) => {
-      await this.repositories.update(tx, repo.id, changes);
-      if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId, changes: refChanges });
+      await this.git.refreshCommitGraph(dir);
+      changes.gitSize = await this.git.size(dir);
+      changes.updatedUnix = this.clock.nowUnix();
+      const refChanges = updates.length > 0 && (await this.events.listensTo(repo)) ? await this.refChanges(dir, updates) : [];
+      await this.transactions.run(async (tx) => {
+        await this.repositories.update(tx, repo.id, changes);
+        if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId, changes: refChanges });
+      });
+      return refChanges.length > 0;
     });
-    if (refChanges.length > 0) this.events.committed();
+    if (recorded) this.events.committed();
   }
 
   /** The commits each branch update brought (none for deletions and tags), read before the transaction. */
