@@ -1,3 +1,4 @@
+import { LanguagesModule } from './languages/languages.module';
 import { SettingsModule } from './settings/settings.module';
 import { LabelsModule } from './labels/labels.module';
 import { DynamicModule, Module } from '@nestjs/common';
@@ -48,6 +49,7 @@ export class AppModule {
         ReleasesModule,
         LabelsModule,
         SettingsModule,
+        LanguagesModule,
         PackagesModule,
         MirrorsModule,
         GitHttpModule,
