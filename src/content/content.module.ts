@@ -21,14 +21,8 @@ import { TagsService } from './tags.service';
 /** What is inside a repository, over the API: branches, tags, commits, files, raw downloads and archives. */
 @Module({
   imports: [GitModule, ReposModule, UsersModule],
-<<<<<<< HEAD
-  controllers: [BranchesController, TagsController, CommitsController, ContentsController, DownloadsController],
-  providers: [ContentRepositories, ContentRefs, BranchesService, TagsService, CommitsService, ContentsService, FileWritesService, DownloadsService],
-  exports: [ContentRepositories, ContentRefs],
-=======
   controllers: [BranchesController, TagsController, CommitsController, ContentsController, DownloadsController, GitDataController],
   providers: [ContentRepositories, ContentRefs, BranchesService, TagsService, CommitsService, ContentsService, FileWritesService, DownloadsService, GitDataService],
-  exports: [ContentRepositories],
->>>>>>> main
+  exports: [ContentRepositories, ContentRefs],
 })
 export class ContentModule {}
