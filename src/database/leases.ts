@@ -75,6 +75,21 @@ export class Leases {
     }
   }
 
+  /**
+   * Records a moment (milliseconds) under `name` for every process to read, keeping the latest of those written:
+   * a row of the same table that nobody holds (its `expires_at` is the moment).
+   */
+  async mark(name: string, moment: number): Promise<void> {
+    if ((await this.change(this.insertSql(), [name, '', moment])) > 0) return;
+    await this.change('UPDATE lease SET expires_at = ? WHERE name = ? AND expires_at < ?', [moment, name, moment]);
+  }
+
+  /** The moment recorded under `name` by `mark`, 0 when none was. */
+  async markOf(name: string): Promise<number> {
+    const rows: { expires_at: number | string }[] = await this.dataSource.query('SELECT expires_at FROM lease WHERE name = ?', [name]);
+    return rows.length > 0 ? Number(rows[0].expires_at) : 0;
+  }
+
   /** Takes the lease when it is free or lapsed; false when another process holds it. */
   async tryAcquire(name: string, ttlMs = DEFAULT_LEASE_MS): Promise<boolean> {
     const now = this.clock();

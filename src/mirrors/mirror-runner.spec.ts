@@ -5,18 +5,13 @@ import type { MirrorSyncProcedure, SyncOutcome } from './mirror-sync.procedure';
 /** A procedure whose runs finish when the test says so. */
 class ControlledProcedure {
   readonly started: number[] = [];
-  /** The claim each run was told stood when its request arrived. */
-  readonly seenClaims: (string | undefined)[] = [];
-  claim = '';
+  /** The request time each run was given. */
+  readonly requestedAt: (number | undefined)[] = [];
   private readonly finishers: ((outcome: SyncOutcome) => void)[] = [];
 
-  async claimOf(): Promise<string> {
-    return this.claim;
-  }
-
-  run(repoId: number, _signal: AbortSignal, seenClaim?: string): Promise<SyncOutcome> {
+  run(repoId: number, _signal: AbortSignal, requestedAt?: number): Promise<SyncOutcome> {
     this.started.push(repoId);
-    this.seenClaims.push(seenClaim);
+    this.requestedAt.push(requestedAt);
     return new Promise((resolve) => this.finishers.push(resolve));
   }
 
@@ -44,7 +39,6 @@ describe('MirrorRunner (git-transport.md 3.4)', () => {
     runner.request(1);
     runner.request(2);
     runner.request(2); // absorbed: 2 is still queued
-    await flush(); // a run starts once the claim seen at its request has been read
     expect(procedure.started).toEqual([1]);
     runner.request(1); // 1 is running: one more run
     runner.request(1); // absorbed by that one
@@ -64,7 +58,6 @@ describe('MirrorRunner (git-transport.md 3.4)', () => {
   it('never runs more than MIRROR_MAX_CONCURRENCY syncs at once', async () => {
     const { procedure, runner } = runnerWith(3);
     for (let id = 1; id <= 10; id++) runner.request(id);
-    await flush();
     expect(procedure.running).toBe(3);
     for (let done = 0; done < 10; done++) {
       expect(procedure.running).toBeLessThanOrEqual(3);
@@ -92,16 +85,15 @@ describe('MirrorRunner (git-transport.md 3.4)', () => {
     expect(procedure.started).toEqual([1]);
   });
 
-  it('gives each run the claim that stood when its request arrived, and drops a request served by another process', async () => {
+  it('gives each run the time of the request it serves, and drops a request served by another process', async () => {
     const { procedure, runner } = runnerWith(1);
-    runner.request(7);
-    await flush();
-    procedure.claim = 'other@1';
+    runner.request(7, 1000);
+    const during = Date.now();
     runner.request(7);
     procedure.finish();
     await flush();
-    await flush();
-    expect(procedure.seenClaims).toEqual(['', 'other@1']);
+    expect(procedure.requestedAt[0]).toBe(1000);
+    expect(procedure.requestedAt[1]).toBeGreaterThanOrEqual(during);
     // Another instance's claim, taken after this request, serves it: no retry is scheduled.
     procedure.finish('elsewhere');
     await runner.whenIdle();

@@ -6,10 +6,10 @@ interface MirrorState {
   phase: 'queued' | 'running';
   /** A request arrived while it ran: exactly one more run follows (decision M8). */
   again: boolean;
-  /** The mirror's claim as it stood when the earliest request this run serves arrived (see MirrorSyncProcedure.run). */
-  seenClaim: Promise<string | undefined>;
-  /** The same for the request that set `again`. */
-  againSeenClaim?: Promise<string | undefined>;
+  /** When the earliest request this run serves arrived, in milliseconds (see MirrorSyncProcedure.run). */
+  requestedAt: number;
+  /** When the request that set `again` arrived. */
+  againAt: number;
 }
 
 /** How long a request waits before claiming again a mirror another process is syncing. */
@@ -40,24 +40,19 @@ export class MirrorRunner implements BeforeApplicationShutdown {
     private readonly procedure: MirrorSyncProcedure,
   ) {}
 
-  /** `seenClaim`: the claim as it stood when the request arrived, for a request retried after another's claim. */
-  request(repoId: number, seenClaim?: Promise<string | undefined>): void {
+  /** `requestedAt`: when the request arrived, for one retried after another process's claim. */
+  request(repoId: number, requestedAt = Date.now()): void {
     if (this.stopping) return;
     const state = this.states.get(repoId);
     if (state?.phase === 'running') {
-      if (!state.again) state.againSeenClaim = this.claimNow(repoId);
+      if (!state.again) state.againAt = Date.now();
       state.again = true;
       return;
     }
     if (state) return;
-    this.states.set(repoId, { phase: 'queued', again: false, seenClaim: seenClaim ?? this.claimNow(repoId) });
+    this.states.set(repoId, { phase: 'queued', again: false, requestedAt, againAt: 0 });
     this.pending.push(repoId);
     this.pump();
-  }
-
-  private claimNow(repoId: number): Promise<string | undefined> {
-    const claim = this.procedure.claimOf(repoId).catch(() => undefined);
-    return claim;
   }
 
   /** Mirrors queued or running here. */
@@ -116,7 +111,7 @@ export class MirrorRunner implements BeforeApplicationShutdown {
     state.phase = 'running';
     let outcome: SyncOutcome;
     try {
-      outcome = await this.procedure.run(repoId, this.abort.signal, await state.seenClaim);
+      outcome = await this.procedure.run(repoId, this.abort.signal, state.requestedAt);
     } catch (error) {
       this.logger.error(`mirror sync of repository ${repoId} failed: ${(error as Error).message}`);
       outcome = 'failed';
@@ -127,14 +122,14 @@ export class MirrorRunner implements BeforeApplicationShutdown {
       this.states.delete(repoId);
       const timer = setTimeout(() => {
         this.retries.delete(timer);
-        this.request(repoId, state.seenClaim);
+        this.request(repoId, state.requestedAt);
       }, BUSY_RETRY_MS);
       timer.unref();
       this.retries.add(timer);
     } else if (state.again && !this.stopping) {
       state.phase = 'queued';
       state.again = false;
-      state.seenClaim = state.againSeenClaim ?? this.claimNow(repoId);
+      state.requestedAt = state.againAt;
       this.pending.push(repoId);
     } else {
       this.states.delete(repoId);

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/time';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { Leases } from '../database/leases';
 import { Transactions } from '../database/transactions';
 import { GitAbortedError, GitError } from '../git/git-command';
 import { GitRemotes, isBrokenRefError, RemoteAccess } from '../git/git-remotes';
@@ -48,6 +49,7 @@ export class MirrorSyncProcedure {
     private readonly policy: HostPolicy,
     private readonly credentials: MirrorCredentials,
     private readonly transactions: Transactions,
+    private readonly leases: Leases,
     private readonly clock: Clock,
   ) {}
 
@@ -59,18 +61,12 @@ export class MirrorSyncProcedure {
     return Math.ceil((3 * this.config.mirrors.fetchTimeoutMs) / 1000) + 60;
   }
 
-  /** The mirror's claim as it stands: holder and expiry, '' when unclaimed (or lapsed). */
-  async claimOf(repoId: number): Promise<string> {
-    const mirror = await this.mirrors.findByRepository(repoId);
-    if (!mirror || mirror.claimedBy === '' || mirror.claimExpiresUnix < this.clock.nowUnix()) return '';
-    return `${mirror.claimedBy}@${mirror.claimExpiresUnix}`;
-  }
-
   /**
-   * `seenClaim`: the claim as it stood when the request this run serves arrived (claimOf). A claim held now that
-   * is not that one was taken since, and its sync serves the request as well.
+   * `requestedAt`: when the request this run serves arrived (milliseconds). A sync of this mirror that started
+   * since, in any process, serves the request as well: every sync records when it started, before it fetches.
    */
-  async run(repoId: number, signal: AbortSignal, seenClaim?: string): Promise<SyncOutcome> {
+  async run(repoId: number, signal: AbortSignal, requestedAt?: number): Promise<SyncOutcome> {
+    const startedAt = Date.now();
     const now = this.clock.nowUnix();
     let claimed: boolean;
     try {
@@ -80,12 +76,13 @@ export class MirrorSyncProcedure {
       if (!isWriteConflict(error)) throw error;
       claimed = false;
     }
-    if (!claimed) {
-      const current = await this.claimOf(repoId);
-      return seenClaim !== undefined && current !== '' && current !== seenClaim ? 'elsewhere' : 'busy';
-    }
+    const servedElsewhere = async () => requestedAt !== undefined && (await this.leases.markOf(syncStartMark(repoId))) > requestedAt;
+    if (!claimed) return (await servedElsewhere()) ? 'elsewhere' : 'busy';
     let nextUpdate: number | null = null;
     try {
+      // Another process's sync started after the request and has finished (its claim is free): nothing to add.
+      if (await servedElsewhere()) return 'elsewhere';
+      await this.leases.mark(syncStartMark(repoId), startedAt);
       const repo = await this.repositories.findById(repoId);
       const mirror = await this.mirrors.findByRepository(repoId);
       const owner = repo ? await this.users.findById(repo.ownerId) : null;
@@ -148,6 +145,11 @@ export class MirrorSyncProcedure {
 function describe(error: unknown): string {
   const message = error instanceof GitError ? `${error.message}${error.stderr ? ` — ${error.stderr.trim().split('\n').slice(-1)[0]}` : ''}` : (error as Error).message;
   return sanitizeCredentialUrls(message);
+}
+
+/** Where every process records when a sync of the mirror last started. */
+function syncStartMark(repoId: number): string {
+  return `mirror-sync-started:${repoId}`;
 }
 
 function isWriteConflict(error: unknown): boolean {
