@@ -13,7 +13,9 @@
  *      push returned) to its arrival at the sink, p50/p99.
  *   3. The sink stops answering, pushes until BENCH_PENDING (default 5000) deliveries wait in the outbox, the
  *      server gets SIGKILL, the sink answers again, the server restarts: every delivery of phase 3 must arrive;
- *      a UUID may arrive twice only when it was in flight (received by the sink, unanswered) at the kill.
+ *      a UUID may arrive twice only when it was in flight (received by the sink, unanswered) at the kill. The
+ *      drain of that backlog gives the delivery rate with work always waiting (phase 2's rate is bounded by the
+ *      pushes when they are slower than the deliveries).
  * Exits 1 when a delivery is missing or a duplicate was not in flight.
  */
 'use strict';
@@ -213,6 +215,9 @@ async function main() {
     const phase3Uuids = () => [...sink.byUuid.keys()].filter((uuid) => !phase3Before.has(uuid));
     while (phase3Uuids().length < phase3Expected) await new Promise((resolve) => { sink.waiters.push(resolve); setTimeout(resolve, 500); });
     const recovered = performance.now() - restartStarted;
+    // The drain rate: a backlog of PENDING deliveries, from the first arrival after the restart to the last.
+    const afterRestart = sink.arrivals.filter((arrival) => arrival.arrival >= restartStarted).map((arrival) => arrival.arrival);
+    const drainSeconds = (Math.max(...afterRestart) - Math.min(...afterRestart)) / 1000;
     const duplicates = phase3Uuids().filter((uuid) => sink.byUuid.get(uuid) > 1);
     const unexpected = duplicates.filter((uuid) => !inFlightAtKill.has(uuid));
 
@@ -223,6 +228,7 @@ async function main() {
     console.log(`push with ${HOOKS} hooks: p50 ${ms(p(hookedDurations, 50))}, p99 ${ms(p(hookedDurations, 99))} (${PUSHES} pushes, deliveries flowing)`);
     console.log(`deliveries: ${expected} in ${((phase2End - phase2Start) / 1000).toFixed(1)} s = ${(expected / ((phase2End - phase2Start) / 1000)).toFixed(0)} deliveries/s`);
     console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}`);
+    console.log(`backlog drain after the restart: ${afterRestart.length} deliveries in ${drainSeconds.toFixed(1)} s = ${(afterRestart.length / drainSeconds).toFixed(0)} deliveries/s`);
     console.log(`kill -9 with ${waiting} deliveries waiting (${inFlightAtKill.size} in flight at the sink): all ${phase3Expected} arrived ${(recovered / 1000).toFixed(1)} s after the restart began; duplicates ${duplicates.length}, of them not in flight ${unexpected.length}`);
     if (phase3Uuids().length < phase3Expected || unexpected.length > 0) process.exitCode = 1;
   } finally {
