@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { bodyLeftUnread } from './body';
+import { settleUnreadBody } from './body';
 import { DomainError, MethodNotAllowedError, NotFoundError, SearchError, TooManyRequestsError } from './errors';
 import { RouteTable } from './route-table';
 
@@ -26,8 +26,8 @@ export class HttpErrorFilter implements ExceptionFilter {
       this.logger.error(`error after the response started: ${describe(exception)}`);
       return;
     }
-    // A refused request's body is never read: close the connection rather than drain it.
-    if (bodyLeftUnread(request)) response.setHeader('Connection', 'close');
+    // A refused request's body is thrown away (a small one, so its sender reads the answer) or left unread.
+    settleUnreadBody(request, response);
     const error = this.toDomainError(exception, request);
     if (error instanceof NotFoundError) {
       response.status(404).end();
