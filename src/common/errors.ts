@@ -84,6 +84,11 @@ export class TooManyRequestsError extends DomainError {
   }
 }
 
+/** 503: a dependency (the database behind a limit, a queue of background work) cannot take the request now. */
+export class ServiceUnavailableError extends DomainError {
+  readonly status = 503;
+}
+
 /** 422: a field rule failed, or a value is well formed but semantically invalid. */
 export class InvalidInputError extends DomainError {
   readonly status = 422;
