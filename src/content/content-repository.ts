@@ -6,6 +6,7 @@ import { GitBusyError, GitProcesses } from '../git/git-processes';
 import type { RefInfo } from '../git/git-trees';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
+import type { QuotaReservation } from '../repos/quota-gate';
 import { RepositoriesService } from '../repos/repositories.service';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { assertNotArchived } from '../repos/repository-access';
@@ -116,7 +117,7 @@ export class ContentRepositories {
   }
 
   /** After a ref changed on the server: size, update time, and the first branch of an empty repository. */
-  async recordRefChanges(target: ContentRepository, createdBranches: string[]): Promise<void> {
-    await this.pushes.recordRefChanges(target.repo.id, createdBranches);
+  async recordRefChanges(target: ContentRepository, createdBranches: string[], reservation?: QuotaReservation): Promise<void> {
+    await this.pushes.recordRefChanges(target.repo.id, createdBranches, reservation);
   }
 }

@@ -1,11 +1,12 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { QuotaExceededError } from '../common/errors';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { GitRepositories } from '../git/git-repositories';
-import { isZeroId, PushContext, PushHandler, PushHooks, PushRefused, RefUpdate } from '../git/push-hooks';
+import { isZeroId, PushAllowance, PushContext, PushHandler, PushHooks, PushRefused, RefUpdate } from '../git/push-hooks';
 import { RepositoryPaths } from '../git/repository-paths';
 import { UserStore } from '../users/user.store';
-import { QUOTA_GATE, QuotaGate } from './quota-gate';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from './quota-gate';
 import type { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
 
@@ -18,6 +19,9 @@ const BRANCH_PREFIX = 'refs/heads/';
  */
 @Injectable()
 export class RepositoryPushes implements PushHandler, OnModuleInit {
+  /** The quota reserved by each push in flight (gone with the push's context). */
+  private readonly reservations = new WeakMap<PushContext, QuotaReservation>();
+
   constructor(
     private readonly hooks: PushHooks,
     private readonly repositories: RepositoryStore,
@@ -33,11 +37,34 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     this.hooks.handle(this);
   }
 
+  /**
+   * What the owner has left of `size:repos:all` is reserved for the push before its pack is read, and is the
+   * largest pack receive-pack accepts; other pushes, uploads and migrations of the owner see it as used until
+   * post-receive records the new size (in the same commit) or the push ends. An owner already over quota, or
+   * whose writes nothing limits, gets no cap: pre-receive decides as before.
+   */
+  async allowance(push: PushContext): Promise<PushAllowance | null> {
+    const repo = await this.repositories.findById(push.repositoryId);
+    const owner = repo ? await this.users.findById(repo.ownerId) : null;
+    if (!repo || !owner) return null;
+    let reservation: QuotaReservation;
+    try {
+      reservation = await this.quota.reserve({ id: owner.id, name: owner.name }, 'size:repos:all', repo.isPrivate ? 'reposPrivate' : 'reposPublic', 'remaining');
+    } catch (error) {
+      if (error instanceof QuotaExceededError) return null;
+      throw error;
+    }
+    if (reservation.amount === Infinity) return null;
+    this.reservations.set(push, reservation);
+    return { maxInputBytes: reservation.amount, release: () => reservation.release() };
+  }
+
   /** Refuses the whole push on the first failing rule, in the order of 0.4. */
   async preReceive(push: PushContext, updates: RefUpdate[]): Promise<void> {
     const repo = await this.repository(push);
-    // Deletions-only pushes always pass; otherwise the owner must be allowed `size:repos:all`.
-    if (!(await this.quota.canAcceptPush(repo.ownerId, updates.map((update) => update.newId)))) {
+    // Deletions-only pushes always pass; otherwise the owner must be allowed `size:repos:all` (which a push
+    // holding a reservation was, when it was made).
+    if (!this.reservations.has(push) && !(await this.quota.canAcceptPush(repo.ownerId, updates.map((update) => update.newId)))) {
       throw new PushRefused('Quota exceeded');
     }
     const defaultRef = `${BRANCH_PREFIX}${repo.defaultBranch}`;
@@ -58,14 +85,14 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     const created = updates
       .filter((update) => update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId))
       .map((update) => update.ref.slice(BRANCH_PREFIX.length));
-    await this.recordRefChanges(push.repositoryId, created);
+    await this.recordRefChanges(push.repositoryId, created, this.reservations.get(push));
   }
 
   /**
    * The effects of post-receive, for every ref change made on the server as well (content API writes, branch
    * and tag creation): `created` are the branches that were written.
    */
-  async recordRefChanges(repositoryId: number, created: string[]): Promise<void> {
+  async recordRefChanges(repositoryId: number, created: string[], reservation?: QuotaReservation): Promise<void> {
     const repo = await this.repositories.findById(repositoryId);
     if (!repo) return;
     const owner = await this.users.findById(repo.ownerId);
@@ -83,7 +110,11 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     await this.git.refreshCommitGraph(dir);
     changes.gitSize = await this.git.size(dir);
     changes.updatedUnix = this.clock.nowUnix();
-    await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+    await this.transactions.run(async (tx) => {
+      await this.repositories.update(tx, repo.id, changes);
+      // What the write reserved of the quota gives way, in the same commit, to the size it recorded.
+      await reservation?.settle(tx);
+    });
   }
 
   private async repository(push: PushContext): Promise<RepositoryEntity> {
