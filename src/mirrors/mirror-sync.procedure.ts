@@ -1,7 +1,10 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Claims } from '../claims/claims';
+import { QuotaExceededError } from '../common/errors';
 import { Clock } from '../common/time';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Transactions } from '../database/transactions';
 import { GitAbortedError, GitError } from '../git/git-command';
@@ -45,6 +48,8 @@ export class MirrorSyncProcedure {
     private readonly credentials: MirrorCredentials,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly claims: Claims,
+    @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
 
   /**
@@ -65,24 +70,48 @@ export class MirrorSyncProcedure {
       const owner = repo ? await this.users.findById(repo.ownerId) : null;
       if (!repo || !repo.isMirror || !mirror || !owner) return 'gone';
       const dir = this.paths.repository(owner.name, repo.name);
+      // At most MIRROR_SYNC_MAX_PER_USER syncs of one owner's mirrors run at once over every instance; the
+      // others are busy and come back later.
+      const turn = await this.claims.take('mirror-syncs', async (active) =>
+        active.filter((claim) => claim.ownerId === owner.id).length >= this.config.mirrors.syncMaxPerOwner ? 'full' : { item: 'sync', ownerId: owner.id, amount: 1 },
+      );
+      if (turn === 'full') return 'busy';
       try {
-        await this.fetch(dir, repo, mirror.credentials, signal);
-      } catch (error) {
-        if (error instanceof GitAbortedError) return 'stopped';
-        this.logger.warn(`sync of mirror ${owner.name}/${repo.name} failed: ${describe(error)}`);
-        nextUpdate = this.clock.nowUnix() + RETRY_AFTER_FAILURE_SECONDS;
-        return 'failed';
+        // The fetch's byte budget is what the owner has left of `size:repos:all`, reserved before it starts.
+        let reservation: QuotaReservation;
+        try {
+          reservation = await this.quota.reserve({ id: owner.id, name: owner.name }, 'size:repos:all', repo.isPrivate ? 'reposPrivate' : 'reposPublic', 'remaining');
+        } catch (error) {
+          if (!(error instanceof QuotaExceededError)) throw error;
+          this.logger.warn(`sync of mirror ${owner.name}/${repo.name} skipped: the owner is over quota`);
+          nextUpdate = this.clock.nowUnix() + RETRY_AFTER_FAILURE_SECONDS;
+          return 'failed';
+        }
+        try {
+          try {
+            await this.fetch(dir, repo, mirror.credentials, signal, reservation.amount === Infinity ? undefined : reservation.amount);
+          } catch (error) {
+            if (error instanceof GitAbortedError) return 'stopped';
+            this.logger.warn(`sync of mirror ${owner.name}/${repo.name} failed: ${describe(error)}`);
+            nextUpdate = this.clock.nowUnix() + RETRY_AFTER_FAILURE_SECONDS;
+            return 'failed';
+          }
+          const done = this.clock.nowUnix();
+          await this.recordSuccess(repo, dir, done, reservation);
+          nextUpdate = mirror.intervalSeconds > 0 ? done + mirror.intervalSeconds : 0;
+          return 'synced';
+        } finally {
+          await reservation.release();
+        }
+      } finally {
+        await turn.release();
       }
-      const done = this.clock.nowUnix();
-      await this.recordSuccess(repo, dir, done);
-      nextUpdate = mirror.intervalSeconds > 0 ? done + mirror.intervalSeconds : 0;
-      return 'synced';
     } finally {
       await this.mirrors.release(repoId, this.holder, nextUpdate);
     }
   }
 
-  private async fetch(dir: string, repo: RepositoryEntity, sealedCredentials: string, signal: AbortSignal): Promise<void> {
+  private async fetch(dir: string, repo: RepositoryEntity, sealedCredentials: string, signal: AbortSignal, maxBytes: number | undefined): Promise<void> {
     // Step 1: the address may resolve elsewhere by now (3.2); the vetted addresses are pinned for the fetch.
     const source = await this.policy.vet(parseCloneAddress(repo.originalUrl));
     const access: RemoteAccess = {
@@ -90,6 +119,7 @@ export class MirrorSyncProcedure {
       pin: source,
       timeoutMs: this.config.mirrors.fetchTimeoutMs,
       signal,
+      maxBytes,
     };
     try {
       await this.remotes.fetchMirror(dir, access);
@@ -101,7 +131,7 @@ export class MirrorSyncProcedure {
   }
 
   /** 3.5 step 3: `mirror_updated`, size, the first branch of an empty mirror, `updated_at` from the newest branch. */
-  private async recordSuccess(repo: RepositoryEntity, dir: string, now: number): Promise<void> {
+  private async recordSuccess(repo: RepositoryEntity, dir: string, now: number, reservation: QuotaReservation): Promise<void> {
     const changes: Partial<RepositoryEntity> = { mirrorUpdatedUnix: now };
     if (repo.isEmpty) {
       const branch = firstBranch(repo.defaultBranch, await this.remotes.branches(dir));
@@ -114,7 +144,10 @@ export class MirrorSyncProcedure {
     const newest = await this.remotes.newestBranchCommitTime(dir);
     if (newest !== null) changes.updatedUnix = newest;
     changes.gitSize = await this.gitRepositories.size(dir);
-    await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+    await this.transactions.run(async (tx) => {
+      await this.repositories.update(tx, repo.id, changes);
+      await reservation.settle(tx);
+    });
   }
 }
 

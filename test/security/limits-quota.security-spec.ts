@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
+import { GitClient } from '../support/git-client';
+import { GitUpstream } from '../support/git-upstream';
 import { makeRepo, makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 import { recordFigures } from './figures';
@@ -168,5 +171,142 @@ describe('one client\'s flood of sign-ins does not queue others behind it (H7)',
     expect(position).toBeGreaterThanOrEqual(0);
     // First come, first served would answer every queued guess first (position >= 20).
     expect(position).toBeLessThan(10);
+  });
+});
+
+/** Polls `condition` every 50 ms for at most `limitMs` (a bound on a broken server, never a measurement). */
+async function eventually(condition: () => boolean, limitMs = 30_000): Promise<boolean> {
+  const ends = Date.now() + limitMs;
+  while (!condition()) {
+    if (Date.now() > ends) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+describe('migrations are admitted, budgeted and stopped with their caller (H5)', () => {
+  let t: TestApp;
+  let client: GitClient;
+  let stall: GitUpstream;
+  let open: GitUpstream;
+  let admin: TestUser;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      ALLOW_LOCAL_NETWORKS: 'true',
+      QUOTA_ENABLED: 'true',
+      MIGRATION_MAX_CONCURRENCY: '4',
+      MIGRATION_MAX_PER_USER: '2',
+      MIGRATION_QUEUE_TIMEOUT: '2',
+      MIRROR_MAX_PER_USER: '1',
+    });
+    await t.listen();
+    client = new GitClient();
+    stall = await GitUpstream.start({ kind: 'stall' });
+    open = await GitUpstream.start();
+    admin = await makeUser(t, { admin: true });
+  });
+  afterAll(async () => {
+    await Promise.all([stall.close(), open.close()]);
+    client.dispose();
+    await t.close();
+  });
+
+  async function seed(name: string, files: Record<string, string>): Promise<void> {
+    await client.ok(['init', '--bare', '--quiet', '--initial-branch', 'main', open.dir(name)]);
+    const work = await client.workingCopy('main', files);
+    await client.ok(['push', '--quiet', open.dir(name), 'main:main'], { cwd: work });
+  }
+
+  it('one user\'s 6 migrations from a stalling source: 2 clone, 4 wait and get 503; the 2 stop when their callers leave', async () => {
+    const mallory = await makeUser(t);
+    const server = t.app.getHttpServer() as http.Server;
+    const port = (server.address() as { port: number }).port;
+    const answers: number[] = [];
+    const requests = Array.from({ length: 6 }, (_, index) => {
+      const body = JSON.stringify({ clone_addr: stall.url(`slow${index}`), repo_name: uniqueName('slow') });
+      const request = http.request({
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/api/v1/repos/migrate',
+        headers: { ...withToken(mallory.token), 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) },
+      });
+      request.on('response', (response) => {
+        answers.push(response.statusCode ?? 0);
+        response.resume();
+      });
+      request.on('error', () => undefined);
+      request.end(body);
+      return request;
+    });
+    // The four beyond MIGRATION_MAX_PER_USER wait for a turn and are refused when the wait ends.
+    expect(await eventually(() => answers.length >= 4)).toBe(true);
+    expect(answers).toEqual([503, 503, 503, 503]);
+    // Only two clones ever reached the source.
+    const reached = new Set(stall.seen.map((seen) => seen.url.split('/')[1]));
+    recordFigures('migration admission', { sourcesReached: reached.size, refused: answers.length });
+    expect(reached.size).toBe(2);
+    // Their callers leave: the clones are stopped (their connections to the source close), long before the
+    // clone's own 600 s limit.
+    for (const request of requests) request.destroy();
+    expect(await eventually(() => stall.stallsClosedByClient >= 2)).toBe(true);
+    // And the user's turns are free again.
+    await seed('after', { 'README.md': 'hello\n' });
+    await t.http.post(t.api('/repos/migrate')).set(withToken(mallory.token)).send({ clone_addr: open.url('after'), repo_name: uniqueName('after') }).expect(201);
+  });
+
+  it('a migration larger than the owner\'s remaining quota is stopped (413) and leaves nothing', async () => {
+    const erin = await makeUser(t);
+    const group = uniqueName('group');
+    await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: uniqueName('rule'), limit: 200 * KIB, subjects: ['size:repos:all'] }] }).expect(201);
+    await t.http.put(t.api(`/admin/quota/groups/${group}/users/${erin.name}`)).set(withToken(admin.token)).expect(204);
+    await seed('big', { 'noise.bin': randomBytes(2 * MIB).toString('base64') });
+    const name = uniqueName('big');
+    const refused = await t.http.post(t.api('/repos/migrate')).set(withToken(erin.token)).send({ clone_addr: open.url('big'), repo_name: name });
+    expect(refused.status).toBe(413);
+    await t.http.get(t.api(`/repos/${erin.name}/${name}`)).set(withToken(erin.token)).expect(404);
+    // A small one fits.
+    await seed('small', { 'README.md': 'small\n' });
+    await t.http.post(t.api('/repos/migrate')).set(withToken(erin.token)).send({ clone_addr: open.url('small'), repo_name: uniqueName('small') }).expect(201);
+  });
+
+  it('MIRROR_MAX_PER_USER caps the pull mirrors an owner may have', async () => {
+    const frank = await makeUser(t);
+    await seed('mirrored', { 'README.md': 'm\n' });
+    await t.http.post(t.api('/repos/migrate')).set(withToken(frank.token)).send({ clone_addr: open.url('mirrored'), repo_name: uniqueName('m'), mirror: true }).expect(201);
+    const second = await t.http.post(t.api('/repos/migrate')).set(withToken(frank.token)).send({ clone_addr: open.url('mirrored'), repo_name: uniqueName('m'), mirror: true });
+    expect(second.status).toBe(403);
+    expect(second.body.message).toMatch(/limit of 1 pull mirrors/);
+    // A plain copy is not a mirror.
+    await t.http.post(t.api('/repos/migrate')).set(withToken(frank.token)).send({ clone_addr: open.url('mirrored'), repo_name: uniqueName('copy') }).expect(201);
+  });
+});
+
+describe('external release assets (open redirect)', () => {
+  let t: TestApp;
+  let owner: TestUser;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    owner = await makeUser(t);
+  });
+  afterAll(() => t.close());
+
+  it('redirects only to an absolute http(s) link, and says where; any other stored value is 404', async () => {
+    const repo = await makeRepo(t, owner, { autoInit: true });
+    const release = await t.http.post(t.api(`/repos/${repo.full_name}/releases`)).set(withToken(owner.token)).send({ tag_name: 'v1' }).expect(201);
+    const assets = t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets`);
+    const link = await t.http.post(assets).set(withToken(owner.token)).field('external_url', 'https://downloads.example.com/tool.tgz').expect(201);
+    const followed = await t.http.get(`/attachments/${link.body.uuid}`).expect(302);
+    expect(followed.headers.location).toBe('https://downloads.example.com/tool.tgz');
+    expect(followed.text).toContain('https://downloads.example.com/tool.tgz');
+    expect(followed.headers['cache-control']).toBe('no-store');
+    // Values that no API accepts but a stored row might hold (an older version, a restore, a direct edit).
+    for (const stored of ['//evil.example/phish', '/user/settings', 'javascript:alert(1)', 'ftp://evil.example/x', '\\\\evil.example']) {
+      await t.dataSource.query('UPDATE attachment SET external_url = ? WHERE uuid = ?', [stored, link.body.uuid]);
+      const answer = await t.http.get(`/attachments/${link.body.uuid}`);
+      expect(`${stored} → ${answer.status} ${answer.headers.location ?? ''}`).toBe(`${stored} → 404 `);
+    }
   });
 });
