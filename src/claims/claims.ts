@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { ServiceUnavailableError } from '../common/errors';
+import { ServiceUnavailableError } from '../common/dependency-errors';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { ActiveClaim, ClaimStore } from './claim.store';
@@ -80,7 +80,7 @@ export class Claims implements OnModuleDestroy {
       // so that many contenders do not keep colliding.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
     }
-    throw new ServiceUnavailableError('too many concurrent claims on one budget, try again later');
+    throw new ServiceUnavailableError('too many concurrent claims on one budget, try again later', 1);
   }
 
   /** As `take`, but a 'full' scope is looked at again until there is room, `signal` fires or `deadlineMs` passes. */

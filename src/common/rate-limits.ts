@@ -7,7 +7,8 @@ import { APP_CONFIG, AppConfig, RateLimitConfig } from '../config/config';
 import { GuardedBeforeBody } from './body';
 import { ApiErrors } from './openapi';
 import { RateLimitStore } from './rate-limit.store';
-import { ServiceUnavailableError, TooManyRequestsError } from './errors';
+import { ServiceUnavailableError } from './dependency-errors';
+import { TooManyRequestsError } from './errors';
 
 export type RateLimitName = Exclude<keyof RateLimitConfig, 'windowMs' | 'store'>;
 
@@ -125,7 +126,7 @@ export class RateLimits implements OnModuleDestroy {
           continue;
         }
         this.logger.error(`rate limit ${name}: the store failed after ${attempt} attempt(s): ${error instanceof Error ? error.message : String(error)}`);
-        throw new ServiceUnavailableError('the rate limit store is unavailable, try again later');
+        throw new ServiceUnavailableError('the rate limit store is unavailable, try again later', 5);
       }
     }
   }

@@ -3,7 +3,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { Claim, Claims, ClaimWaitEnded } from '../claims/claims';
-import { ForbiddenError, InvalidInputError, QuotaExceededError, ServiceUnavailableError } from '../common/errors';
+import { ServiceUnavailableError } from '../common/dependency-errors';
+import { ForbiddenError, InvalidInputError, QuotaExceededError } from '../common/errors';
 import { Clock } from '../common/time';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { GitAbortedError, GitError, GitTimeoutError, GitUnavailableError } from '../git/git-command';
@@ -100,7 +101,7 @@ export class MigrationsService {
         { signal: clientGone, deadlineMs: settings.migrationQueueTimeoutMs },
       );
     } catch (error) {
-      if (error instanceof ClaimWaitEnded) throw new ServiceUnavailableError('too many migrations in progress, try again later');
+      if (error instanceof ClaimWaitEnded) throw new ServiceUnavailableError('too many migrations in progress, try again later', 10);
       throw error;
     }
   }
@@ -128,7 +129,7 @@ export class MigrationsService {
         });
       } catch (error) {
         if (error instanceof RemoteTooLargeError) throw new QuotaExceededError(owner.id, owner.name);
-        if (error instanceof GitAbortedError) throw new ServiceUnavailableError('the migration was stopped: its client went away');
+        if (error instanceof GitAbortedError) throw new ServiceUnavailableError('the migration was stopped: its client went away', 1);
         throw this.cloneFailure(error);
       }
       if (interval) await this.remotes.addTagRefspec(workDir);

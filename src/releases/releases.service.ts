@@ -241,6 +241,8 @@ export class ReleasesService {
       const now = await this.tags.commitOf(dir, tag);
       if (now) return now;
     }
+    // The new ref is on disk: the size quota counts it, as after a push.
+    await this.repositories.refreshGitSize(place.owner.name, place.repo);
     return commit;
   }
 }

@@ -13,7 +13,8 @@ import { ExternalAttachments1764530000000 } from './1764530000000-external-attac
 import { RepositoryUsageIndex1764550000000 } from './1764550000000-repository-usage-index';
 import { RepositoryUsageTotals1764560000000 } from './1764560000000-repository-usage-totals';
 import { TopicsArchiveLanguages1764610000000 } from './1764610000000-topics-archive-languages';
-import { CreateClaims1764620000000 } from './1764620000000-create-claims';
+import { CreateLabels1764620000000 } from './1764620000000-create-labels';
+import { CreateClaims1764630000000 } from './1764630000000-create-claims';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -32,5 +33,6 @@ export const MIGRATIONS = [
   RepositoryUsageIndex1764550000000,
   RepositoryUsageTotals1764560000000,
   TopicsArchiveLanguages1764610000000,
-  CreateClaims1764620000000,
+  CreateLabels1764620000000,
+  CreateClaims1764630000000,
 ];
