@@ -17,7 +17,7 @@ export interface NewClaim extends ActiveClaim {
 }
 
 /**
- * The only door to `claim` and `claim_ledger` (migration 1764630000000). Every statement is a single-row
+ * The only door to `claim` and `claim_ledger` (migration 1764650000000). Every statement is a single-row
  * conditional write or a plain read, so it means the same on SQLite, on one MySQL server and on a Galera
  * cluster (where a conflicting write on another node makes the later commit fail with 1213 and the
  * transaction is tried again); no lock is held across statements.

@@ -8,8 +8,8 @@ import { migrationKit } from '../migration-kit';
  * by a conditional update with every claim taken or settled, so that two instances (or two Galera nodes)
  * cannot both take the last of a budget. No entities: only src/claims/claim.store.ts reads them.
  */
-export class CreateClaims1764630000000 implements MigrationInterface {
-  name = 'CreateClaims1764630000000';
+export class CreateClaims1764650000000 implements MigrationInterface {
+  name = 'CreateClaims1764650000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const k = migrationKit(queryRunner);
