@@ -11,7 +11,9 @@ import { GitAbortedError, GitError } from '../git/git-command';
 import { GitRemotes, isBrokenRefError, RemoteAccess } from '../git/git-remotes';
 import { GitRepositories } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
-import { firstBranch } from '../repos/repository-pushes.service';
+import { RepositoryEvents } from '../events/repository-events';
+import { diffRefs, GitPushCommits } from '../git/git-push-commits';
+import { firstBranch, RepositoryPushes } from '../repos/repository-pushes.service';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { RepositoryStore } from '../repos/repository.store';
 import { UserStore } from '../users/user.store';
@@ -48,6 +50,9 @@ export class MirrorSyncProcedure {
     private readonly credentials: MirrorCredentials,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly events: RepositoryEvents,
+    private readonly refLister: GitPushCommits,
+    private readonly pushes: RepositoryPushes,
     private readonly claims: Claims,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
@@ -88,6 +93,8 @@ export class MirrorSyncProcedure {
           return 'failed';
         }
         try {
+          // The refs before the fetch, only when a hook listens: their changes are the sync's push events.
+          const refsBefore = (await this.events.listensTo(repo)) ? await this.refLister.refs(dir) : null;
           try {
             await this.fetch(dir, repo, mirror.credentials, signal, reservation.amount === Infinity ? undefined : reservation.amount);
           } catch (error) {
@@ -97,7 +104,7 @@ export class MirrorSyncProcedure {
             return 'failed';
           }
           const done = this.clock.nowUnix();
-          await this.recordSuccess(repo, dir, done, reservation);
+          await this.recordSuccess(repo, dir, done, refsBefore, reservation);
           nextUpdate = mirror.intervalSeconds > 0 ? done + mirror.intervalSeconds : 0;
           return 'synced';
         } finally {
@@ -131,7 +138,7 @@ export class MirrorSyncProcedure {
   }
 
   /** 3.5 step 3: `mirror_updated`, size, the first branch of an empty mirror, `updated_at` from the newest branch. */
-  private async recordSuccess(repo: RepositoryEntity, dir: string, now: number, reservation: QuotaReservation): Promise<void> {
+  private async recordSuccess(repo: RepositoryEntity, dir: string, now: number, refsBefore: Map<string, string> | null, reservation: QuotaReservation): Promise<void> {
     const changes: Partial<RepositoryEntity> = { mirrorUpdatedUnix: now };
     if (repo.isEmpty) {
       const branch = firstBranch(repo.defaultBranch, await this.remotes.branches(dir));
@@ -144,10 +151,15 @@ export class MirrorSyncProcedure {
     const newest = await this.remotes.newestBranchCommitTime(dir);
     if (newest !== null) changes.updatedUnix = newest;
     changes.gitSize = await this.gitRepositories.size(dir);
+    const refChanges = refsBefore ? await this.pushes.refChanges(dir, diffRefs(refsBefore, await this.refLister.refs(dir))) : [];
     await this.transactions.run(async (tx) => {
       await this.repositories.update(tx, repo.id, changes);
+      // A sync is pushed by the mirror's owner, as Forgejo reports it.
+      if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId: repo.ownerId, changes: refChanges });
+      // The fetch's quota reservation gives way, in the same commit, to the size recorded.
       await reservation.settle(tx);
     });
+    if (refChanges.length > 0) this.events.committed();
   }
 }
 
