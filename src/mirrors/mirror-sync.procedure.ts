@@ -72,8 +72,9 @@ export class MirrorSyncProcedure {
   }
 
   /**
-   * `requestedAt`: when the request this run serves arrived (milliseconds). A sync of this mirror that started
-   * since, in any process, serves the request as well: every sync records when it started, before it fetches.
+   * `requestedAt`: when the request this run serves arrived (milliseconds). A sync of this mirror that another
+   * process started since (or at once: AT_ONCE_MS) serves the request as well: every sync records when it
+   * started, before it fetches.
    */
   async run(repoId: number, signal: AbortSignal, requestedAt?: number): Promise<SyncOutcome> {
     const startedAt = Date.now();
@@ -86,7 +87,11 @@ export class MirrorSyncProcedure {
       if (!isWriteConflict(error)) throw error;
       claimed = false;
     }
-    const servedElsewhere = async () => requestedAt !== undefined && (await this.leases.markOf(syncStartMark(repoId))) > requestedAt;
+    const servedElsewhere = async () => {
+      if (requestedAt === undefined) return false;
+      const started = await this.leases.markOf(syncStartMark(repoId));
+      return !started.mine && started.moment > requestedAt - AT_ONCE_MS;
+    };
     if (!claimed) return (await servedElsewhere()) ? 'elsewhere' : 'busy';
     let nextUpdate: number | null = null;
     try {
@@ -191,6 +196,14 @@ function describe(error: unknown): string {
   const message = error instanceof GitError ? `${error.message}${error.stderr ? ` — ${error.stderr.trim().split('\n').slice(-1)[0]}` : ''}` : (error as Error).message;
   return sanitizeCredentialUrls(message);
 }
+
+/**
+ * Requests on two instances this close together count as made at once: the sync another process started up to
+ * this long before a request arrived serves it too (the two HTTP requests race through each instance's
+ * authentication and queue, so "at once" is never the same millisecond). Within one process a request for a
+ * running sync still queues exactly one more run.
+ */
+const AT_ONCE_MS = 2_000;
 
 /** Where every process records when a sync of the mirror last started. */
 function syncStartMark(repoId: number): string {
