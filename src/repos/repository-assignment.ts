@@ -6,7 +6,7 @@ import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy'
 import { AuthContext } from '../auth/auth-context';
 import { GuardedBeforeBody } from '../common/body';
 import { NotFoundError } from '../common/errors';
-import { ApiErrors } from '../common/openapi';
+import { ApiParam } from '@nestjs/swagger';
 import { RepositoryStore } from './repository.store';
 
 declare module 'express-serve-static-core' {
@@ -29,7 +29,12 @@ export interface RepositoryRouteOptions {
  * `@TargetRepository()`. Every repository route declares this; a test walks the routes to prove it.
  */
 export function RepositoryRoute(options: RepositoryRouteOptions = {}) {
-  return applyDecorators(SetMetadata(REPOSITORY_ROUTE, options), GuardedBeforeBody(RepositoryAssignment), ApiErrors(404));
+  return applyDecorators(
+    SetMetadata(REPOSITORY_ROUTE, options),
+    GuardedBeforeBody(RepositoryAssignment),
+    ApiParam({ name: 'owner', type: String, required: true }),
+    ApiParam({ name: 'repo', type: String, required: true }),
+  );
 }
 
 /**
