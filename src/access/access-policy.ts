@@ -1,3 +1,4 @@
+import { RepositoryArchivedError } from '../common/errors';
 import { Visibility } from '../users/user.entity';
 import { AccessMode, REPOSITORY_UNITS, RepositoryUnit, UnitModes } from './access-mode';
 import { RepositoryPermission } from './repository-permission';
@@ -49,12 +50,21 @@ export interface AccessGrants {
 export const NO_GRANTS: AccessGrants = { orgMember: false, teams: [], collaboration: null };
 
 /**
- * Whether a repository in this state takes writes at all, whoever asks. Repository states that refuse every
- * write (an archived repository, for one) belong here, so that every door refuses them alike; the
- * administrator's settings (`isAdmin`) stay, so that the state can be changed back.
+ * Repository states that refuse every write whoever asks, after the caller's permission was checked: an
+ * archived repository is read-only at every door (REST writes with 423 as Forgejo, git pushes over HTTP and
+ * SSH with Forgejo's words, mirror sync); the administrator's settings stay, so that it can be unarchived.
+ * A new such state belongs here, and every door then refuses it alike.
  */
-export function acceptsWrites(_repo: PolicyRepository): boolean {
-  return true;
+export function assertAcceptsWrites(repo: { name: string; isArchived: boolean }, owner: { name: string }): void {
+  if (repo.isArchived) throw new RepositoryArchivedError(`${owner.name}/${repo.name}`);
+}
+
+/** What git over HTTP answers (403) to a push into an archived repository, in Forgejo's words. */
+export const ARCHIVED_PUSH_HTTP = 'This repo is archived. You can view files and clone it, but cannot push or open issues/pull-requests.';
+
+/** What the SSH server answers to a push into an archived repository, in Forgejo's words. */
+export function archivedPushSsh(ownerName: string, repoName: string): string {
+  return `Repo: ${ownerName}/${repoName} is archived.`;
 }
 
 /** Whether the caller sees the owner at all, before grants: a collaborator sees the repository regardless. */
@@ -78,12 +88,11 @@ function seesOwner(subject: AccessSubject, owner: PolicyOwner, grants: AccessGra
  * every unit no team of theirs names. Restricted users reach only what teams and collaborations give.
  */
 export function resolvePermission(subject: AccessSubject, repo: PolicyRepository, owner: PolicyOwner, grants: AccessGrants): RepositoryPermission {
-  const writable = acceptsWrites(repo);
   if (subject.userId === null) {
     const readable = !repo.isPrivate && owner.visibility === Visibility.Public;
-    return readable ? RepositoryPermission.uniform(AccessMode.Read, writable) : RepositoryPermission.NONE;
+    return readable ? RepositoryPermission.uniform(AccessMode.Read) : RepositoryPermission.NONE;
   }
-  if (subject.isAdmin || subject.userId === repo.ownerId) return RepositoryPermission.uniform(AccessMode.Owner, writable);
+  if (subject.isAdmin || subject.userId === repo.ownerId) return RepositoryPermission.uniform(AccessMode.Owner);
   const collaborator = grants.collaboration !== null;
   if (!seesOwner(subject, owner, grants) && !collaborator) return RepositoryPermission.NONE;
   const publicDefault = !repo.isPrivate && !subject.restricted;
@@ -92,9 +101,9 @@ export function resolvePermission(subject: AccessSubject, repo: PolicyRepository
   for (const team of grants.teams) mode = Math.max(mode, Math.min(team.mode, AccessMode.Write));
   if (grants.teams.some((team) => team.mode >= AccessMode.Admin)) {
     const best = Math.max(...grants.teams.map((team) => team.mode)) as AccessMode;
-    return RepositoryPermission.uniform(best, writable);
+    return RepositoryPermission.uniform(best);
   }
-  if (!owner.isOrganization) return RepositoryPermission.uniform(mode, writable);
+  if (!owner.isOrganization) return RepositoryPermission.uniform(mode);
   const units = new Map<RepositoryUnit, AccessMode>();
   for (const unit of REPOSITORY_UNITS) {
     let unitMode = collaborator ? mode : AccessMode.None;
@@ -109,7 +118,7 @@ export function resolvePermission(subject: AccessSubject, repo: PolicyRepository
     if (!named && !collaborator && publicDefault) unitMode = AccessMode.Read;
     if (unitMode > AccessMode.None) units.set(unit, unitMode);
   }
-  return RepositoryPermission.perUnit(mode, units, writable);
+  return RepositoryPermission.perUnit(mode, units);
 }
 
 /**

@@ -18,16 +18,14 @@ export class RepositoryPermission {
     readonly mode: AccessMode,
     /** Per unit; null when every unit has `mode`. */
     private readonly units: ReadonlyMap<RepositoryUnit, AccessMode> | null,
-    /** False when the repository's state refuses every write whatever the caller's mode. */
-    private readonly acceptsWrites: boolean,
   ) {}
 
-  static uniform(mode: AccessMode, acceptsWrites = true): RepositoryPermission {
-    return new RepositoryPermission(mode, null, acceptsWrites);
+  static uniform(mode: AccessMode): RepositoryPermission {
+    return new RepositoryPermission(mode, null);
   }
 
-  static perUnit(mode: AccessMode, units: ReadonlyMap<RepositoryUnit, AccessMode>, acceptsWrites = true): RepositoryPermission {
-    return new RepositoryPermission(mode, units, acceptsWrites);
+  static perUnit(mode: AccessMode, units: ReadonlyMap<RepositoryUnit, AccessMode>): RepositoryPermission {
+    return new RepositoryPermission(mode, units);
   }
 
   static readonly NONE = RepositoryPermission.uniform(AccessMode.None);
@@ -49,7 +47,7 @@ export class RepositoryPermission {
   }
 
   canWrite(unit: RepositoryUnit): boolean {
-    return this.acceptsWrites && this.unitMode(unit) >= AccessMode.Write;
+    return this.unitMode(unit) >= AccessMode.Write;
   }
 
   /** Administers the repository: its settings, collaborators, teams, deploy keys, rename, delete. */

@@ -5,7 +5,7 @@ import { ForbiddenError, NotFoundError } from '../common/errors';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { RepositoryUnit } from './access-mode';
-import { AccessSubject, NO_GRANTS, readableWithoutGrants, resolvePermission } from './access-policy';
+import { AccessSubject, assertAcceptsWrites, NO_GRANTS, readableWithoutGrants, resolvePermission } from './access-policy';
 import { AccessStore, ViewerStanding } from './access.store';
 import { RepositoryPermission } from './repository-permission';
 
@@ -35,10 +35,11 @@ export class RepositoryTarget {
     return this.resolved;
   }
 
-  /** Sign-in (401), then write on `unit` (403 with `message`). */
+  /** Sign-in (401), then write on `unit` (403 with `message`), then the repository's state (archived: 423). */
   async assertCanWrite(unit: RepositoryUnit, message = 'user should have a permission to write to the repository'): Promise<void> {
     requireSignedIn(this.viewer);
     if (!(await this.permission()).canWrite(unit)) throw new ForbiddenError(message);
+    assertAcceptsWrites(this.repo, this.owner);
   }
 
   /** Sign-in (401), then admin of the repository (403 with `message`). */

@@ -16,7 +16,7 @@ import type { EditRepositoryOption } from './edit-repository.option';
 import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from './quota-gate';
-import type { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryPolicy, type RepositoryTarget } from '../access/repository-policy';
 import { RepositoryEntity } from './repository.entity';
 import { repositoryUrls } from './repository.mapper';
 import { assertUsableRepositoryName, DEFAULT_BRANCH } from './repository-names';
@@ -80,6 +80,7 @@ export class RepositoriesService implements OnModuleInit {
     private readonly organizations: OrganizationStore,
     private readonly userVisibility: UserVisibility,
     private readonly views: RepositoryViews,
+    private readonly policy: RepositoryPolicy,
     private readonly templates: RepositoryTemplates,
     private readonly git: GitRepositories,
     private readonly paths: RepositoryPaths,
@@ -105,6 +106,16 @@ export class RepositoriesService implements OnModuleInit {
 
   async get(target: RepositoryTarget): Promise<RepositoryWire> {
     return this.views.one(target.repo, target.owner, target.viewer, (await target.permission()).toWire());
+  }
+
+  /** GET /repositories/{id}: the answer of GET /repos/{owner}/{repo}, found by id; 404 for a bad or unseen id. */
+  async getById(viewer: AuthContext, id: string): Promise<RepositoryWire> {
+    const number = /^\d{1,15}$/.test(id) ? Number(id) : 0;
+    if (number <= 0) throw new NotFoundError();
+    const repo = await this.repositories.findById(number);
+    const owner = repo ? await this.users.findById(repo.ownerId) : null;
+    if (!repo || !owner) throw new NotFoundError();
+    return this.get(await this.policy.open(viewer, repo, owner));
   }
 
   /** POST /user/repos (behaviour 10.5): quota on the caller, then the shared rules. */
@@ -297,6 +308,13 @@ export class RepositoriesService implements OnModuleInit {
     if (option.website !== undefined && option.website !== null) changes.website = option.website;
     if (option.private !== undefined && option.private !== null) changes.isPrivate = option.private;
     if (option.template !== undefined && option.template !== null) changes.isTemplate = option.template;
+    if (option.archived !== undefined && option.archived !== null) {
+      if (repo.isMirror) throw new InvalidInputError('repo is a mirror, cannot archive/un-archive');
+      if (option.archived !== repo.isArchived) {
+        changes.isArchived = option.archived;
+        changes.archivedUnix = option.archived ? this.clock.nowUnix() : 0;
+      }
+    }
     const newName = option.name && option.name !== repo.name ? option.name : undefined;
     // Only a change beyond letter case moves the directory (paths on disk are lowercased).
     const moves = newName !== undefined && newName.toLowerCase() !== repo.lowerName;

@@ -13,6 +13,7 @@ import { ExternalAttachments1764530000000 } from './1764530000000-external-attac
 import { RepositoryUsageIndex1764550000000 } from './1764550000000-repository-usage-index';
 import { RepositoryUsageTotals1764560000000 } from './1764560000000-repository-usage-totals';
 import { TeamsCollaboratorsDeployKeys1764600000000 } from './1764600000000-teams-collaborators-deploy-keys';
+import { TopicsArchiveLanguages1764610000000 } from './1764610000000-topics-archive-languages';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   RepositoryUsageIndex1764550000000,
   RepositoryUsageTotals1764560000000,
   TeamsCollaboratorsDeployKeys1764600000000,
+  TopicsArchiveLanguages1764610000000,
 ];
