@@ -9,6 +9,7 @@ import { isUniqueViolation, Transactions } from '../database/transactions';
 import { GitTags, isValidTagName } from '../git/git-tags';
 import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
+import { RepositoriesService } from '../repos/repositories.service';
 import { UserEntity, Visibility } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
@@ -39,6 +40,7 @@ export class ReleasesService {
 
   constructor(
     private readonly releases: ReleaseStore,
+    private readonly repositories: RepositoriesService,
     private readonly users: UserStore,
     private readonly usersService: UsersService,
     private readonly tags: GitTags,
@@ -240,6 +242,8 @@ export class ReleasesService {
       const now = await this.tags.commitOf(dir, tag);
       if (now) return now;
     }
+    // The new ref is on disk: the size quota counts it, as after a push.
+    await this.repositories.refreshGitSize(place.owner.name, place.repo);
     return commit;
   }
 }

@@ -184,6 +184,13 @@ export class OrganizationsService {
     return this.userStore.listOrganizations(page);
   }
 
+  /** The organisation of an owners-only /orgs/{org} route: visible (404), signed in (401), owner (403). */
+  async ownedByName(viewer: AuthContext, name: string): Promise<UserEntity> {
+    const org = await this.visibleByName(viewer, name);
+    await this.assertOwner(viewer, org);
+    return org;
+  }
+
   /** DELETE /orgs/{org}: owners and site admins; refused while the organisation owns repositories. */
   async delete(viewer: AuthContext, name: string): Promise<void> {
     const org = await this.visibleByName(viewer, name);
