@@ -28,6 +28,7 @@ import { StarStore } from './star.store';
 import { RepositoryTemplates } from './templates/repository-templates';
 import { WatchStore } from './watch.store';
 import { KeyedLeases, Leases } from '../database/leases';
+import { RepositoryEvents } from '../events/repository-events';
 
 const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
 
@@ -95,6 +96,7 @@ export class RepositoriesService implements OnModuleInit {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+    private readonly events: RepositoryEvents,
   ) {}
 
   /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
@@ -184,8 +186,8 @@ export class RepositoriesService implements OnModuleInit {
     return this.pathLocks.run(pathKey(this.paths.repository(owner.name, option.name)), async () => {
       let repo: RepositoryEntity;
       try {
-        repo = await this.transactions.run((tx) =>
-          this.insertRow(tx, owner, creator, now, {
+        repo = await this.transactions.run(async (tx) => {
+          const row = await this.insertRow(tx, owner, creator, now, {
             name: option.name,
             description: option.description ?? '',
             originalUrl: '',
@@ -198,8 +200,11 @@ export class RepositoriesService implements OnModuleInit {
             mirrorInterval: '',
             mirrorUpdatedUnix: 0,
             gitSize: 0,
-          }),
-        );
+          });
+          await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: creator.id });
+          return row;
+        });
+        this.events.committed();
       } catch (error) {
         if (isUniqueViolation(error)) throw duplicateName();
         throw error;
@@ -276,6 +281,7 @@ export class RepositoriesService implements OnModuleInit {
           moved = false;
           const row = await this.insertRow(tx, owner, viewer.user, now, { ...fields });
           await withRow(tx, row);
+          await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: viewer.user.id });
           await this.git.adopt(sourceDir, dir);
           moved = true;
           return row;
@@ -396,7 +402,12 @@ export class RepositoriesService implements OnModuleInit {
     // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
     // rather than having its new directory removed by this deletion (issue 12, suspicion 1).
     await this.pathLocks.run(pathKey(dir), async () => {
-      const afterCommit = await this.transactions.run((tx) => this.deleteRow(tx, repo));
+      const afterCommit = await this.transactions.run(async (tx) => {
+        const steps = await this.deleteRow(tx, repo);
+        await this.events.record(tx, { kind: 'repository', action: 'deleted', repo, senderId: target.viewer.user!.id });
+        return steps;
+      });
+      this.events.committed();
       try {
         await this.git.remove(dir);
       } catch (error) {
