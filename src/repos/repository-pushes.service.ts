@@ -107,7 +107,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
   }
 
   /** The commits each branch update brought (none for deletions and tags), read before the transaction. */
-  private async refChanges(dir: string, updates: RefUpdate[]): Promise<RefChange[]> {
+  async refChanges(dir: string, updates: RefUpdate[]): Promise<RefChange[]> {
     const limit = this.config.webhooks.payloadCommitLimit;
     const result: RefChange[] = [];
     for (const update of updates) {
