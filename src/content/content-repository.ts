@@ -7,6 +7,7 @@ import type { RefUpdate } from '../git/push-hooks';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
 import type { RepositoryTarget } from '../access/repository-policy';
+import type { QuotaReservation } from '../repos/quota-gate';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { RepositoryPushes } from '../repos/repository-pushes.service';
@@ -113,8 +114,8 @@ export class ContentRepositories {
    * After refs changed on the server: size, update time, the first branch of an empty repository, and the
    * events of the change (sent by `viewer`).
    */
-  async recordRefChanges(viewer: AuthContext, target: ContentRepository, updates: RefUpdate[]): Promise<void> {
-    await this.pushes.recordRefChanges(target.repo.id, updates, viewer.user?.id ?? 0);
+  async recordRefChanges(viewer: AuthContext, target: ContentRepository, updates: RefUpdate[], reservation?: QuotaReservation): Promise<void> {
+    await this.pushes.recordRefChanges(target.repo.id, updates, viewer.user?.id ?? 0, reservation);
   }
 }
 

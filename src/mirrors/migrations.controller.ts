@@ -6,6 +6,7 @@ import { RepositoryRoute, TargetRepository } from '../repos/repository-assignmen
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, SignedIn } from '../auth/route-auth';
 import { NoRequestTimeout } from '../common/api-request-timeout';
+import { ClientGone } from '../common/client-gone';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { RepositoryWire } from '../repos/repository.wire';
 import { MigrateRepositoryOption } from './migrate-repository.option';
@@ -27,9 +28,9 @@ export class MigrationsController {
   @NoRequestTimeout()
   @ApiOperation({ operationId: 'repoMigrate', summary: 'Migrate a remote git repository' })
   @ApiCreatedResponse({ type: RepositoryWire })
-  @ApiErrors(403, 409, 413, 422, 500)
-  migrate(@Caller() caller: AuthContext, @Body() option: MigrateRepositoryOption): Promise<RepositoryWire> {
-    return this.migrations.migrate(caller, option);
+  @ApiErrors(403, 409, 413, 422, 500, 503)
+  migrate(@Caller() caller: AuthContext, @Body() option: MigrateRepositoryOption, @ClientGone() clientGone: AbortSignal): Promise<RepositoryWire> {
+    return this.migrations.migrate(caller, option, clientGone);
   }
 
   @Post('repos/:owner/:repo/mirror-sync')

@@ -16,6 +16,7 @@ import { TeamsCollaboratorsDeployKeys1764600000000 } from './1764600000000-teams
 import { TopicsArchiveLanguages1764610000000 } from './1764610000000-topics-archive-languages';
 import { CreateLabels1764620000000 } from './1764620000000-create-labels';
 import { CreateWebhooksAndStatuses1764640000000 } from './1764640000000-create-webhooks-and-statuses';
+import { CreateClaims1764650000000 } from './1764650000000-create-claims';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   TopicsArchiveLanguages1764610000000,
   CreateLabels1764620000000,
   CreateWebhooksAndStatuses1764640000000,
+  CreateClaims1764650000000,
 ];
