@@ -11,6 +11,7 @@ import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { GitHttpModule } from './git-http/git-http.module';
+import { IntegrityModule } from './integrity/integrity.module';
 import { KeysModule } from './keys/keys.module';
 import { LoggingModule } from './logging/logging.module';
 import { MarkdownModule } from './markdown/markdown.module';
@@ -51,6 +52,7 @@ export class AppModule {
         ServerModule,
         ContentModule,
         PagesModule,
+        IntegrityModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },

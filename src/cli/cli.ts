@@ -8,6 +8,7 @@ import { AppModule } from '../app.module';
 import { AuthContext } from '../auth/auth-context';
 import { validateOption } from '../common/body';
 import { NotFoundError } from '../common/errors';
+import { Reconciliation } from '../integrity/reconciliation.service';
 import type { AppConfig } from '../config/config';
 import { AccessTokensService } from '../users/access-tokens.service';
 import { UsersService } from '../users/users.service';
@@ -82,6 +83,13 @@ export async function runCli(argv: string[], config: AppConfig, output: CliOutpu
     .requiredOption('--username <name>', 'user name')
     .action((flags: { username: string }) => {
       action = () => deleteUser(flags.username, config, output);
+    });
+  program
+    .command('doctor')
+    .description('compare the database with DATA_DIR (what a crash may leave half-made); report only, unless --fix')
+    .option('--fix', 'repair what was found (leftovers that could be user data go to DATA_DIR/lost+found)')
+    .action((flags: { fix?: boolean }) => {
+      action = () => doctor(flags.fix === true, config, output);
     });
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -195,6 +203,17 @@ async function deleteUser(username: string, config: AppConfig, output: CliOutput
     await context.get(UsersService).delete(AuthContext.anonymous(), username);
     output.out(`User '${username}' has been deleted.`);
     return 0;
+  });
+}
+
+/** One line per finding; exit 1 when something was found and left as it was. */
+async function doctor(fix: boolean, config: AppConfig, output: CliOutput): Promise<number> {
+  return withServices(config, async (context) => {
+    const report = await context.get(Reconciliation).run({ fix });
+    for (const finding of report.findings) output.out(`${finding.kind}: ${finding.subject}: ${finding.action}`);
+    const unrepaired = report.findings.filter((finding) => !fix || finding.action.startsWith('not repaired')).length;
+    output.out(`${report.findings.length} found, ${report.findings.length - unrepaired} repaired`);
+    return unrepaired > 0 ? 1 : 0;
   });
 }
 

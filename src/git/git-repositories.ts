@@ -122,11 +122,16 @@ export class GitRepositories {
     await this.git.run(['commit-graph', 'write', '--reachable', '--changed-paths', '--split'], { gitDir: dir });
   }
 
-  /** Total bytes of the regular files under `dir` (behaviour 11.1: the stored git size). */
+  /**
+   * Total bytes of the regular files under `dir` (behaviour 11.1: the stored git size), without git's
+   * transient files (locks, the quarantine of a push in progress, packs being written), which are either
+   * about to become part of the repository or about to go.
+   */
   async size(dir: string): Promise<number> {
     let total = 0;
     const entries = await fs.readdir(dir, { withFileTypes: true });
     for (const entry of entries) {
+      if (isTransientGitFile(entry.name)) continue;
       const child = path.join(dir, entry.name);
       if (entry.isDirectory()) total += await this.size(child);
       else if (entry.isFile()) total += (await fs.lstat(child)).size;
@@ -151,7 +156,17 @@ export class GitRepositories {
     this.readers.forget(dir);
     await this.clearLeftover(dir);
     await fs.mkdir(path.dirname(dir), { recursive: true });
+    // The directory's time tells the start-up reconciliation how long it has been in place: a directory without a
+    // row is a crash's leftover only once it is older than any transaction could be.
+    const now = new Date();
+    await fs.utimes(sourceDir, now, now);
     await fs.rename(sourceDir, dir);
+  }
+
+  /** Removes what was built in the incoming area (a missing directory is not an error). */
+  async removeAside(dir: string): Promise<void> {
+    if (path.dirname(dir) !== this.paths.incoming()) throw new Error(`not in the incoming area: ${dir}`);
+    await fs.rm(dir, { recursive: true, force: true });
   }
 
   /** A fresh, empty path under the incoming directory (not created). */
@@ -253,6 +268,15 @@ export class GitRepositories {
       this.logger.error(`could not remove ${dir} after a failed creation: ${(error as Error).message}`);
     }
   }
+}
+
+/**
+ * Names of files git writes only for the time of one operation: `*.lock` (a ref, the config, packed-refs),
+ * `tmp_objdir-*` (a push's objects before its refs move), `tmp_pack_*`/`tmp_idx_*`/`tmp_obj_*` (a pack or loose
+ * object being written), and the temporary index of an older Anvil (`anvil-index-*`).
+ */
+export function isTransientGitFile(name: string): boolean {
+  return name.endsWith('.lock') || name.startsWith('tmp_objdir-') || /^tmp_(pack|idx|obj|rev|mtimes)_/.test(name) || name.startsWith('anvil-index-');
 }
 
 async function exists(file: string): Promise<boolean> {

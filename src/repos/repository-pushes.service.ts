@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { faultPoint } from '../common/fault-points';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { GitRepositories } from '../git/git-repositories';
@@ -35,6 +36,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
 
   /** Refuses the whole push on the first failing rule, in the order of 0.4. */
   async preReceive(push: PushContext, updates: RefUpdate[]): Promise<void> {
+    faultPoint('push.received');
     const repo = await this.repository(push);
     // Deletions-only pushes always pass; otherwise the owner must be allowed `size:repos:all`.
     if (!(await this.quota.canAcceptPush(repo.ownerId, updates.map((update) => update.newId)))) {
