@@ -56,8 +56,9 @@ export class Reconciliation {
     this.quarantine = path.join(this.dataDir, 'lost+found', new Date().toISOString().replace(/[:.]/g, '-'));
   }
 
-  async run(options: { fix: boolean; now?: number }): Promise<ReconciliationReport> {
-    const staleBefore = (options.now ?? Date.now()) - this.config.reconcileStaleAfterMs;
+  /** `allStale`: no other instance can be using DATA_DIR (a restore into it), so every leftover is one. */
+  async run(options: { fix: boolean; allStale?: boolean }): Promise<ReconciliationReport> {
+    const staleBefore = options.allStale ? Infinity : Date.now() - this.config.reconcileStaleAfterMs;
     const run = new Run(options.fix, staleBefore, this.logger);
     await this.repositories(run);
     await this.repositoryAreas(run);

@@ -17,10 +17,13 @@ const ADMIN = 'faults-admin';
 interface Round {
   point: string;
   /** Makes the round's write number `n` (1 is acknowledged, 2 is killed); returns the check of an acknowledged one. */
-  write(server: ServerProcess, n: number): Promise<() => Promise<void>>;
+  write(server: ServerProcess, n: number): Promise<Check>;
   /** The restart must have repaired something (the point leaves a leftover by construction). */
   leavesLeftover: boolean;
 }
+
+/** Checks an acknowledged write against a (restarted) server. */
+type Check = (server: ServerProcess) => Promise<void>;
 
 let token = '';
 let round = 0;
@@ -37,7 +40,7 @@ function api(server: ServerProcess, method: string, route: string, body?: unknow
 async function json<T>(response: Promise<Response>, status: number): Promise<T> {
   const answer = await response;
   const text = await answer.text();
-  if (answer.status !== status) throw new Error(`expected ${status}, got ${answer.status}: ${text}`);
+  if (answer.status !== status) throw new Error(`${answer.url}: expected ${status}, got ${answer.status}: ${text}`);
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
@@ -64,7 +67,7 @@ const rounds: Round[] = [
       const name = `created-${round}-${n}`;
       await createRepository(server, name);
       const head = await headOf(server, name);
-      return async () => {
+      return async (server: ServerProcess) => {
         const repo = await json<{ empty: boolean; size: number }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${name}`), 200);
         expect(repo.empty).toBe(false);
         expect(repo.size).toBeGreaterThan(0);
@@ -79,7 +82,7 @@ const rounds: Round[] = [
       const name = `deleted-${round}-${n}`;
       await createRepository(server, name);
       await json(api(server, 'DELETE', `/api/v1/repos/${ADMIN}/${name}`), 204);
-      return async () => {
+      return async (server: ServerProcess) => {
         await json(api(server, 'GET', `/api/v1/repos/${ADMIN}/${name}`), 404);
       };
     },
@@ -92,7 +95,7 @@ const rounds: Round[] = [
       const release = await json<{ id: number }>(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/releases`, { tag_name: `v${n}`, name: `v${n}` }), 201);
       const bytes = randomBytes(200_000 + n);
       const asset = await json<{ uuid: string }>(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/releases/${release.id}/assets?name=file-${n}.bin`, bytes), 201);
-      return async () => {
+      return async (server: ServerProcess) => {
         const download = await fetch(`${server.url}/attachments/${asset.uuid}`, { headers: { Authorization: `token ${token}` } });
         expect(download.status).toBe(200);
         expect(Buffer.compare(Buffer.from(await download.arrayBuffer()), bytes)).toBe(0);
@@ -103,14 +106,15 @@ const rounds: Round[] = [
     point,
     leavesLeftover: true,
     async write(server: ServerProcess, n: number) {
-      const route = `/api/packages/${ADMIN}/generic/pkg-${round}/1.0.${n}/file-${n}.bin`;
+      const version = `/generic/pkg-${round}/1.0.${n}`;
+      const route = `/api/packages/${ADMIN}${version}/file-${n}.bin`;
       const bytes = randomBytes(150_000 + n);
       await json(api(server, 'PUT', route, bytes), 201);
-      return async () => {
+      return async (server: ServerProcess) => {
         const download = await api(server, 'GET', route);
         expect(download.status).toBe(200);
         expect(Buffer.compare(Buffer.from(await download.arrayBuffer()), bytes)).toBe(0);
-        await json(api(server, 'GET', `/api/v1/packages/${ADMIN}/generic/pkg-${round}/1.0.${n}`), 200);
+        await json(api(server, 'GET', `/api/v1/packages/${ADMIN}${version}`), 200);
       };
     },
   })),
@@ -124,7 +128,7 @@ const rounds: Round[] = [
         api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/contents/data-${n}.bin`, { content: content.toString('base64'), message: `file ${n}` }),
         201,
       );
-      return async () => {
+      return async (server: ServerProcess) => {
         const raw = await api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/raw/data-${n}.bin`);
         expect(raw.status).toBe(200);
         expect(Buffer.compare(Buffer.from(await raw.arrayBuffer()), content)).toBe(0);
@@ -146,7 +150,7 @@ const rounds: Round[] = [
         await git(['commit', '--quiet', '-m', `push ${n}`], work);
         const sha = (await git(['rev-parse', 'HEAD'], work)).trim();
         await git(['push', '--quiet', 'origin', 'HEAD:main'], work);
-        return async () => expect(await headOf(server, repo)).toBe(sha);
+        return async (server: ServerProcess) => expect(await headOf(server, repo)).toBe(sha);
       } finally {
         fs.rmSync(work, { recursive: true, force: true });
       }
@@ -159,7 +163,7 @@ const rounds: Round[] = [
       const repo = `starred-${round}-${n}`;
       await createRepository(server, repo);
       await json(api(server, 'PUT', `/api/v1/user/starred/${ADMIN}/${repo}`), 204);
-      return async () => {
+      return async (server: ServerProcess) => {
         await json(api(server, 'GET', `/api/v1/user/starred/${ADMIN}/${repo}`), 204);
         expect((await json<{ stars_count: number }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}`), 200)).stars_count).toBe(1);
       };
@@ -172,7 +176,7 @@ describe(`kill -9 at named points of every write path (${usesMysql() ? 'MariaDB'
   let database: { url: string; drop(): Promise<void> } | undefined;
   let env: Record<string, string>;
   /** Checks of every write acknowledged so far, in every round: all must still hold at the end. */
-  const acknowledged: (() => Promise<void>)[] = [];
+  const acknowledged: Check[] = [];
 
   beforeAll(async () => {
     buildOnce();
@@ -202,7 +206,11 @@ describe(`kill -9 at named points of every write path (${usesMysql() ? 'MariaDB'
       const repaired = Number(/reconciliation repaired (\d+)/.exec(restarted.startupLine)?.[1]);
       if (item.leavesLeftover) expect(repaired).toBeGreaterThan(0);
       else expect(repaired).toBeGreaterThanOrEqual(0);
-      for (const check of acknowledged) await check();
+      try {
+        for (const check of acknowledged) await check(restarted);
+      } catch (error) {
+        throw new Error(`${(error as Error).message}\nreconciliation: ${restarted.output().split('\n').filter((line) => line.includes('Reconciliation')).join('\n')}`);
+      }
     } finally {
       await restarted.stop();
     }
