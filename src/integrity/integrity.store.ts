@@ -7,6 +7,8 @@ export interface RepositoryRecord {
   ownerName: string;
   name: string;
   gitSize: number;
+  /** Seconds; every recorded change on disk (push, API commit) sets it after measuring the size. */
+  updatedUnix: number;
   isEmpty: boolean;
   defaultBranch: string;
   objectFormatName: string;
@@ -52,7 +54,7 @@ export class IntegrityStore {
     let after = 0;
     for (;;) {
       const rows: Record<string, unknown>[] = await this.dataSource.query(
-        `SELECT r.id AS id, u.name AS owner_name, r.name AS name, r.git_size AS git_size, r.is_empty AS is_empty, ` +
+        `SELECT r.id AS id, u.name AS owner_name, r.name AS name, r.git_size AS git_size, r.updated_unix AS updated_unix, r.is_empty AS is_empty, ` +
           `r.default_branch AS default_branch, r.object_format_name AS object_format_name ` +
           `FROM repository r INNER JOIN ${this.q('user')} u ON u.id = r.owner_id WHERE r.id > ? ORDER BY r.id LIMIT ${PAGE}`,
         [after],
@@ -64,6 +66,7 @@ export class IntegrityStore {
         ownerName: String(row.owner_name),
         name: String(row.name),
         gitSize: Number(row.git_size),
+        updatedUnix: Number(row.updated_unix),
         isEmpty: Number(row.is_empty) !== 0,
         defaultBranch: String(row.default_branch),
         objectFormatName: String(row.object_format_name),
@@ -78,9 +81,13 @@ export class IntegrityStore {
     return paths;
   }
 
-  async recordRepository(id: number, changes: { gitSize?: number; isEmpty?: boolean }): Promise<void> {
+  async recordRepository(id: number, changes: { gitSize?: number; isEmpty?: boolean; updatedUnix?: number }): Promise<void> {
     const sets: string[] = [];
     const values: unknown[] = [];
+    if (changes.updatedUnix !== undefined) {
+      sets.push('updated_unix = ?');
+      values.push(changes.updatedUnix);
+    }
     if (changes.gitSize !== undefined) {
       sets.push('git_size = ?');
       values.push(changes.gitSize);

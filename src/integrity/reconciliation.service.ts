@@ -102,7 +102,9 @@ export class Reconciliation {
       });
       return;
     }
-    let suspicious = repo.gitSize <= 0;
+    // A ref or pack newer than the last recorded change: a write whose recording (size, emptiness) a crash cut off.
+    const changedSince = (await newestChange(dir)) >= repo.updatedUnix * 1000;
+    let suspicious = repo.gitSize <= 0 || changedSince;
     for (const leftover of await this.gitLeftovers(dir, run.staleBefore)) {
       suspicious = true;
       await run.found('stale-git-leftover', `${subject}: ${path.relative(dir, leftover)}`, 'removed', () => fs.rm(leftover, { recursive: true, force: true }));
@@ -116,7 +118,8 @@ export class Reconciliation {
     if (suspicious) {
       const size = await this.git.size(dir);
       if (size !== repo.gitSize) {
-        await run.found('size-recomputed', subject, `size ${repo.gitSize} -> ${size}`, () => this.store.recordRepository(repo.id, { gitSize: size }));
+        const updatedUnix = changedSince ? Math.floor(Date.now() / 1000) : undefined;
+        await run.found('size-recomputed', subject, `size ${repo.gitSize} -> ${size}`, () => this.store.recordRepository(repo.id, { gitSize: size, updatedUnix }));
       }
     }
   }
@@ -349,6 +352,26 @@ async function staleFiles(dir: string, staleBefore: number): Promise<string[]> {
     }
   }
   return stale;
+}
+
+/** The newest modification time (ms) of the places a ref or object change touches: refs, packed-refs, objects. */
+async function newestChange(dir: string): Promise<number> {
+  let newest = 0;
+  const stamp = async (file: string) => {
+    const stat = await fs.lstat(file).catch(() => null);
+    if (stat) newest = Math.max(newest, stat.mtimeMs);
+    return stat;
+  };
+  await stamp(path.join(dir, 'packed-refs'));
+  await stamp(path.join(dir, 'objects'));
+  await stamp(path.join(dir, 'objects', 'pack'));
+  const walk = async (folder: string): Promise<void> => {
+    await stamp(folder);
+    const entries = await fs.readdir(folder, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) if (entry.isDirectory()) await walk(path.join(folder, entry.name));
+  };
+  await walk(path.join(dir, 'refs'));
+  return newest;
 }
 
 /** Branch names of a bare repository, from its loose refs and packed-refs, without spawning git. */

@@ -52,6 +52,20 @@ async function headOf(server: ServerProcess, repo: string): Promise<string> {
   return (await git(['ls-remote', `${server.url}/${ADMIN}/${repo}.git`, 'refs/heads/main'])).split('\t')[0];
 }
 
+/**
+ * The acknowledged commit is on the branch: it or a later commit (a write that was not acknowledged may still
+ * have landed) is its head.
+ */
+async function assertOnMain(server: ServerProcess, repo: string, sha: string): Promise<void> {
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-check-'));
+  try {
+    await git(['clone', '--quiet', '--bare', server.url.replace('http://', `http://${ADMIN}:${token}@`) + `/${ADMIN}/${repo}.git`, copy]);
+    await git(['--git-dir', copy, 'merge-base', '--is-ancestor', sha, 'refs/heads/main']);
+  } finally {
+    fs.rmSync(copy, { recursive: true, force: true });
+  }
+}
+
 /** A repository made through the API (the first write of rounds that need one). */
 async function fixtureRepository(server: ServerProcess): Promise<string> {
   const name = `fixture-${round}`;
@@ -120,7 +134,8 @@ const rounds: Round[] = [
   })),
   ...['commit.tree-written', 'contents.ref-updated'].map((point) => ({
     point,
-    leavesLeftover: point === 'commit.tree-written',
+    // The tree's temporary index stays behind; a ref moved without its recording leaves a stale size.
+    leavesLeftover: true,
     async write(server: ServerProcess, n: number) {
       const repo = n === 1 ? await fixtureRepository(server) : `fixture-${round}`;
       const content = randomBytes(5000 + n);
@@ -132,7 +147,7 @@ const rounds: Round[] = [
         const raw = await api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/raw/data-${n}.bin`);
         expect(raw.status).toBe(200);
         expect(Buffer.compare(Buffer.from(await raw.arrayBuffer()), content)).toBe(0);
-        expect(await headOf(server, repo)).toBe(written.commit.sha);
+        await assertOnMain(server, repo, written.commit.sha);
       };
     },
   })),
@@ -150,7 +165,7 @@ const rounds: Round[] = [
         await git(['commit', '--quiet', '-m', `push ${n}`], work);
         const sha = (await git(['rev-parse', 'HEAD'], work)).trim();
         await git(['push', '--quiet', 'origin', 'HEAD:main'], work);
-        return async (server: ServerProcess) => expect(await headOf(server, repo)).toBe(sha);
+        return (server: ServerProcess) => assertOnMain(server, repo, sha);
       } finally {
         fs.rmSync(work, { recursive: true, force: true });
       }
