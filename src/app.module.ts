@@ -1,3 +1,6 @@
+import { LanguagesModule } from './languages/languages.module';
+import { SettingsModule } from './settings/settings.module';
+import { LabelsModule } from './labels/labels.module';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
@@ -41,6 +44,9 @@ export class AppModule {
         KeysModule,
         ReposModule,
         ReleasesModule,
+        LabelsModule,
+        SettingsModule,
+        LanguagesModule,
         PackagesModule,
         MirrorsModule,
         GitHttpModule,

@@ -10,6 +10,7 @@ import type { RequestLog } from '../logging/request-log';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { GitBusyError, GitProcesses, isSafeGitProtocol, ServingProcess } from '../git/git-processes';
 import { accountStateProblem, GitTarget, RepositoryGitAccess, ServedTarget } from '../repos/repository-git-access';
+import { ARCHIVED_PUSH_HTTP } from '../repos/repository-access';
 
 type Service = 'upload-pack' | 'receive-pack';
 
@@ -142,6 +143,7 @@ export class GitHttpHandler {
       if (!(await this.access.canWrite(auth, target))) {
         throw new GitHttpRefusal(403, `User '${auth.user!.name}' is not allowed to push to '${target.owner!.name}/${target.repo!.name}'.`);
       }
+      if (target.repo!.isArchived) throw new GitHttpRefusal(403, ARCHIVED_PUSH_HTTP);
     }
   }
 

@@ -1,10 +1,11 @@
-import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { gitEnvironment, gitHome } from './git-environment';
 import { GitLauncher } from './git-launcher';
+import { spawnGit } from './spawn-git';
 
 /** A git command that failed: it exited non-zero, was killed, or could not start. */
 export class GitError extends Error {
@@ -40,6 +41,8 @@ export class GitUnavailableError extends GitError {
   constructor(args: readonly string[], cause: Error) {
     super(args, null, '', `git could not be started: ${cause.message}`);
     this.name = 'GitUnavailableError';
+    // Its code (EAGAIN, ENOMEM) chooses the answer: 503, the server being out of resources.
+    this.cause = cause;
   }
 }
 
@@ -116,7 +119,7 @@ export class GitCommand {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const child = spawn('git', fullArgs, { env: gitEnvironment(this.config.dataDir, options.env), stdio: ['pipe', 'pipe', 'pipe'], shell: false });
+    const child = spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir, options.env), shell: false });
     const stderr: Buffer[] = [];
     let timedOut = false;
     let killed = false;
@@ -160,7 +163,7 @@ export class GitCommand {
   startSession(args: string[], options: Pick<GitRunOptions, 'gitDir'> = {}): ChildProcessWithoutNullStreams {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
-    return spawn('git', fullArgs, { env: gitEnvironment(this.config.dataDir), stdio: ['pipe', 'pipe', 'pipe'], shell: false });
+    return spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir), shell: false });
   }
 
   /** Runs git and returns the exit code as well, for commands whose exit code is an answer (show-ref). */
@@ -175,7 +178,7 @@ export class GitCommand {
     const env = gitEnvironment(this.config.dataDir, options.env);
     if (options.offload) return this.executeOffloaded(args, fullArgs, env, options, timeoutMs, acceptAnyExit);
     return new Promise<GitResult & { bytes: Buffer }>((resolve, reject) => {
-      const child = spawn('git', fullArgs, { env, stdio: ['pipe', 'pipe', 'pipe'], shell: false, detached: options.processGroup === true });
+      const child = spawnGit(fullArgs, { env, shell: false, detached: options.processGroup === true });
       const stdout: Buffer[] = [];
       const stderr: Buffer[] = [];
       let outputBytes = 0;

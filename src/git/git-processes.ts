@@ -1,16 +1,26 @@
-import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { gitEnvironment, gitHome } from './git-environment';
 import { PushContext, PushHooks } from './push-hooks';
+import { gitStarted, spawnGit } from './spawn-git';
 
 /** No slot became free in time, or the server is shutting down: HTTP answers 503, SSH an error line. */
 export class GitBusyError extends Error {
   constructor(message = 'too many git operations are running, try again later') {
     super(message);
     this.name = 'GitBusyError';
+  }
+}
+
+/** git could not be started (no descriptors, processes or memory left): answered as busy, its slot freed. */
+export class GitSpawnError extends GitBusyError {
+  constructor(cause: unknown) {
+    super('the server is out of resources (processes, file descriptors or memory), try again later');
+    this.name = 'GitSpawnError';
+    this.cause = cause;
   }
 }
 
@@ -145,7 +155,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
   async start(spec: ServeSpec): Promise<ServingProcess> {
     await this.acquireSlot();
     try {
-      return this.spawn(spec);
+      return await this.spawn(spec);
     } catch (error) {
       this.releaseSlot();
       throw error;
@@ -206,7 +216,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
     clearTimeout(timer);
   }
 
-  private spawn(spec: ServeSpec): ServingProcess {
+  private async spawn(spec: ServeSpec): Promise<ServingProcess> {
     const args = [
       `-c`, `core.hooksPath=${this.hooks.hooksDir}`,
       `-c`, 'receive.hideRefs=refs/pull/',
@@ -222,10 +232,19 @@ export class GitProcesses implements BeforeApplicationShutdown {
       ...(spec.protocol ? { GIT_PROTOCOL: spec.protocol } : {}),
       ...(push?.env ?? {}),
     });
-    fs.mkdirSync(gitHome(this.config.dataDir), { recursive: true });
-    // A process group of its own, so that killing git also stops the helpers it started.
-    const child = spawn('git', args, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, shell: false });
-    const serving = new ServingProcess(child, this.config.git.idleTimeoutMs, () => {
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      fs.mkdirSync(gitHome(this.config.dataDir), { recursive: true });
+      // A process group of its own, so that killing git also stops the helpers it started.
+      child = spawnGit(args, { env, detached: true, shell: false });
+      await gitStarted(child);
+    } catch (error) {
+      // Nothing runs: the caller frees the slot (start), the push's hooks are ended here; the server goes on.
+      push?.end();
+      this.logger.warn(`git could not be started: ${(error as Error).message}`);
+      throw new GitSpawnError(error);
+    }
+    const serving: ServingProcess = new ServingProcess(child, this.config.git.idleTimeoutMs, () => {
       this.running.delete(serving);
       push?.end();
       this.releaseSlot();

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { GitCommand } from './git-command';
+import { GitData } from './git-data';
 import { GitLastCommits } from './git-last-commits';
 import { GitLauncher } from './git-launcher';
 import { GitObjectReaders } from './git-object-readers';
@@ -18,7 +19,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits],
-  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData],
+  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData],
 })
 export class GitModule {}

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import * as path from 'node:path';
 import { EntityManager } from 'typeorm';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
@@ -26,8 +27,8 @@ import type { RepositoryWire } from './repository.wire';
 import { StarStore } from './star.store';
 import { RepositoryTemplates } from './templates/repository-templates';
 import { WatchStore } from './watch.store';
-import { KeyedLock } from '../common/keyed-lock';
 import { faultPoint } from '../common/fault-points';
+import { KeyedLeases, Leases } from '../database/leases';
 
 /** A repository the caller may read, with its owner and the caller's access facts. */
 export interface ReadableRepository {
@@ -74,8 +75,15 @@ export type RepositoryDeletionListener = (tx: EntityManager, repo: RepositoryEnt
 @Injectable()
 export class RepositoriesService implements OnModuleInit {
   private readonly logger = new Logger('RepositoriesService');
-  /** Per repository path: creation and deletion each change a row and a directory as one step. */
-  private readonly pathLocks = new KeyedLock();
+  /**
+   * Per repository path, across every instance on this database: creation, rename and deletion each change a
+   * row and a directory as one step.
+   */
+  @Inject(Leases) private readonly leases!: Leases;
+  private pathLeases?: KeyedLeases;
+  private get pathLocks(): KeyedLeases {
+    return (this.pathLeases ??= this.leases.keyed('repository-path'));
+  }
   private readonly deletionListeners: RepositoryDeletionListener[] = [];
   private mirrorIntervalEditor: MirrorIntervalEditor | null = null;
 
@@ -119,7 +127,18 @@ export class RepositoriesService implements OnModuleInit {
   async findReadable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ReadableRepository> {
     const found = await this.repositories.findWithOwnerByNames(ownerName, repoName);
     if (!found) throw new NotFoundError();
-    const { repo, owner } = found;
+    return this.readable(viewer, found.repo, found.owner);
+  }
+
+  /** The same answer as `findReadable` for a repository named by its id (GET /repositories/{id}). */
+  async findReadableById(viewer: AuthContext, id: number): Promise<ReadableRepository> {
+    const repo = await this.repositories.findById(id);
+    const owner = repo ? await this.users.findById(repo.ownerId) : null;
+    if (!repo || !owner) throw new NotFoundError();
+    return this.readable(viewer, repo, owner);
+  }
+
+  private async readable(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity): Promise<ReadableRepository> {
     const access = await this.access.of(viewer);
     if (!isReadable(access, repo, owner)) throw new NotFoundError();
     if (viewer.publicOnly && (repo.isPrivate || owner.visibility !== Visibility.Public)) {
@@ -156,6 +175,14 @@ export class RepositoriesService implements OnModuleInit {
 
   async get(viewer: AuthContext, ownerName: string, repoName: string): Promise<RepositoryWire> {
     const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
+    return this.views.one(repo, owner, viewer, permissionOf(access, repo));
+  }
+
+  /** GET /repositories/{id}: the answer of GET /repos/{owner}/{repo}, found by id; 404 for a bad or unseen id. */
+  async getById(viewer: AuthContext, id: string): Promise<RepositoryWire> {
+    const number = /^\d{1,15}$/.test(id) ? Number(id) : 0;
+    if (number <= 0) throw new NotFoundError();
+    const { repo, owner, access } = await this.findReadableById(viewer, number);
     return this.views.one(repo, owner, viewer, permissionOf(access, repo));
   }
 
@@ -292,7 +319,7 @@ export class RepositoriesService implements OnModuleInit {
     let repo: RepositoryEntity;
     try {
       // Under the path's lock, as creation: a deletion of the same path cannot run between row and directory.
-      repo = await this.pathLocks.run(dir.toLowerCase(), () =>
+      repo = await this.pathLocks.run(pathKey(dir), () =>
         this.transactions.run(async (tx) => {
           // A retried transaction (a MySQL deadlock) starts again from the directory aside.
           if (moved) await this.git.adopt(dir, sourceDir);
@@ -344,6 +371,13 @@ export class RepositoriesService implements OnModuleInit {
     if (option.website !== undefined && option.website !== null) changes.website = option.website;
     if (option.private !== undefined && option.private !== null) changes.isPrivate = option.private;
     if (option.template !== undefined && option.template !== null) changes.isTemplate = option.template;
+    if (option.archived !== undefined && option.archived !== null) {
+      if (repo.isMirror) throw new InvalidInputError('repo is a mirror, cannot archive/un-archive');
+      if (option.archived !== repo.isArchived) {
+        changes.isArchived = option.archived;
+        changes.archivedUnix = option.archived ? this.clock.nowUnix() : 0;
+      }
+    }
     const newName = option.name && option.name !== repo.name ? option.name : undefined;
     // Only a change beyond letter case moves the directory (paths on disk are lowercased).
     const moves = newName !== undefined && newName.toLowerCase() !== repo.lowerName;
@@ -371,33 +405,37 @@ export class RepositoriesService implements OnModuleInit {
     }
     const undoHead = () => (changes.defaultBranch ? this.git.setHead(dir, repo.defaultBranch).catch(() => undefined) : undefined);
     const newDir = moves ? this.paths.repository(owner.name, newName!) : dir;
-    if (moves) {
+    // A move holds both paths, as creation and deletion hold theirs: no other instance creates at the new path
+    // or deletes at the old one between the move and the row's change.
+    await this.pathLocks.runAll(moves ? [pathKey(dir), pathKey(newDir)] : [], async () => {
+      if (moves) {
+        try {
+          await this.git.move(dir, newDir);
+        } catch (error) {
+          await undoHead();
+          // As Forgejo's ErrRepoFilesAlreadyExist: files without a row at the target path are the admin's to clear.
+          if (error instanceof RepositoryPathTakenError) throw new ConflictError('The repository files already exist. Please contact the system administrator.');
+          throw error;
+        }
+      }
+      changes.updatedUnix = this.clock.nowUnix();
       try {
-        await this.git.move(dir, newDir);
+        await this.transactions.run(async (tx) => {
+          if (moves && (await this.repositories.findByOwnerAndName(owner.id, newName!, tx))) throw duplicateName();
+          await this.repositories.update(tx, repo.id, changes);
+          await mirrorChange?.apply(tx);
+        });
       } catch (error) {
+        if (moves) {
+          await this.git.move(newDir, dir).catch((undo: Error) => {
+            this.logger.error(`renaming ${owner.name}/${repo.name} failed and its directory could not move back: ${undo.message}`);
+          });
+        }
         await undoHead();
-        // As Forgejo's ErrRepoFilesAlreadyExist: files without a row at the target path are the admin's to clear.
-        if (error instanceof RepositoryPathTakenError) throw new ConflictError('The repository files already exist. Please contact the system administrator.');
+        if (isUniqueViolation(error)) throw duplicateName();
         throw error;
       }
-    }
-    changes.updatedUnix = this.clock.nowUnix();
-    try {
-      await this.transactions.run(async (tx) => {
-        if (moves && (await this.repositories.findByOwnerAndName(owner.id, newName!, tx))) throw duplicateName();
-        await this.repositories.update(tx, repo.id, changes);
-        await mirrorChange?.apply(tx);
-      });
-    } catch (error) {
-      if (moves) {
-        await this.git.move(newDir, dir).catch((undo: Error) => {
-          this.logger.error(`renaming ${owner.name}/${repo.name} failed and its directory could not move back: ${undo.message}`);
-        });
-      }
-      await undoHead();
-      if (isUniqueViolation(error)) throw duplicateName();
-      throw error;
-    }
+    });
     const stored = (await this.repositories.findById(repo.id))!;
     return this.views.one(stored, owner, viewer, permissionOf(access, stored));
   }
@@ -413,7 +451,7 @@ export class RepositoriesService implements OnModuleInit {
     const dir = this.paths.repository(owner.name, repo.name);
     // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
     // rather than having its new directory removed by this deletion (issue 12, suspicion 1).
-    await this.pathLocks.run(dir.toLowerCase(), async () => {
+    await this.pathLocks.run(pathKey(dir), async () => {
       const afterCommit = await this.transactions.run((tx) => this.deleteRow(tx, repo));
       faultPoint('repository.delete.committed');
       try {
@@ -472,4 +510,9 @@ export function gitSignature(user: UserEntity, site: { rootUrl: string; rootHost
   const name = usable(safe(user.fullName)) || usable(safe(user.name)) || `user-${user.id}`;
   const email = user.keepEmailPrivate || user.email === '' ? noReplyEmail(user, site) : user.email;
   return { name, email, whenUnix };
+}
+
+/** A repository directory's lease key: `owner/name.git`, the same on every instance whatever DATA_DIR's mount. */
+function pathKey(dir: string): string {
+  return `${path.basename(path.dirname(dir))}/${path.basename(dir)}`.toLowerCase();
 }

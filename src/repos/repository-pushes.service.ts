@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { faultPoint } from '../common/fault-points';
 import { Clock } from '../common/time';
+import { Leases } from '../database/leases';
 import { Transactions } from '../database/transactions';
 import { GitRepositories } from '../git/git-repositories';
 import { isZeroId, PushContext, PushHandler, PushHooks, PushRefused, RefUpdate } from '../git/push-hooks';
@@ -26,6 +27,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     private readonly git: GitRepositories,
     private readonly paths: RepositoryPaths,
     private readonly transactions: Transactions,
+    private readonly leases: Leases,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
@@ -68,24 +70,29 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    * and tag creation): `created` are the branches that were written.
    */
   async recordRefChanges(repositoryId: number, created: string[]): Promise<void> {
-    const repo = await this.repositories.findById(repositoryId);
-    if (!repo) return;
-    const owner = await this.users.findById(repo.ownerId);
-    if (!owner) return;
-    const dir = this.paths.repository(owner.name, repo.name);
-    const changes: Partial<RepositoryEntity> = {};
-    if (repo.isEmpty) {
-      const branch = firstBranch(repo.defaultBranch, created);
-      if (branch !== undefined) {
-        if (branch !== repo.defaultBranch) changes.defaultBranch = branch;
-        await this.git.setHead(dir, branch);
-        changes.isEmpty = false;
+    // One at a time per repository, on every instance: the size is measured and stored under the lease, so the
+    // last one stored is the last one measured, after every push that finished before it (concurrent pushes
+    // no longer store a size taken before another's objects arrived), and two commit-graph writers never meet.
+    await this.leases.run(`repository-refs:${repositoryId}`, async () => {
+      const repo = await this.repositories.findById(repositoryId);
+      if (!repo) return;
+      const owner = await this.users.findById(repo.ownerId);
+      if (!owner) return;
+      const dir = this.paths.repository(owner.name, repo.name);
+      const changes: Partial<RepositoryEntity> = {};
+      if (repo.isEmpty) {
+        const branch = firstBranch(repo.defaultBranch, created);
+        if (branch !== undefined) {
+          if (branch !== repo.defaultBranch) changes.defaultBranch = branch;
+          await this.git.setHead(dir, branch);
+          changes.isEmpty = false;
+        }
       }
-    }
-    await this.git.refreshCommitGraph(dir);
-    changes.gitSize = await this.git.size(dir);
-    changes.updatedUnix = this.clock.nowUnix();
-    await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+      await this.git.refreshCommitGraph(dir);
+      changes.gitSize = await this.git.size(dir);
+      changes.updatedUnix = this.clock.nowUnix();
+      await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+    });
   }
 
   private async repository(push: PushContext): Promise<RepositoryEntity> {

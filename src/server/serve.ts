@@ -9,7 +9,9 @@ import type { AppConfig, DatabaseConfig } from '../config/config';
 import { armFaultPoints } from '../common/fault-points';
 import { Reconciliation } from '../integrity/reconciliation.service';
 import { SshServer } from '../ssh/ssh-server';
+import { fitToDescriptorLimit } from './descriptor-limit';
 import { PACKAGE_VERSION } from './package-version';
+import { Readiness } from './readiness';
 
 /** The server cannot start; the message is one line that says why and what to check. */
 export class StartupError extends Error {
@@ -44,6 +46,7 @@ export interface RunningServer {
 export async function serve(config: AppConfig, reporter?: ServerReporter): Promise<RunningServer> {
   assertWritableDataDir(config.dataDir);
   armFaultPoints(config.faultKillAt);
+  const descriptorWarnings = fitToDescriptorLimit(config);
   let app: NestExpressApplication;
   let repaired: number;
   try {
@@ -51,6 +54,7 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
   } catch (error) {
     throw startupFailure(error, config);
   }
+  if (descriptorWarnings.length > 0) new Logger('Anvil').warn(descriptorWarnings.join('; '));
   const report = reporter ?? appReporter();
   let httpAddress: string;
   try {
@@ -71,6 +75,13 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
     httpAddress,
     stop: (reason) => {
       stopping ??= (async () => {
+        // Readiness answers 503 at once; the listener stays open SHUTDOWN_DELAY longer, so that a gateway's
+        // health check sees it and sends new requests elsewhere before connections are refused.
+        app.get(Readiness).drain();
+        if (config.http.shutdownDelayMs > 0) {
+          report.info(`shutting down (${reason}): not ready, still serving for ${config.http.shutdownDelayMs} ms`);
+          await new Promise((resolve) => setTimeout(resolve, config.http.shutdownDelayMs).unref());
+        }
         report.info(`shutting down (${reason}): no new connections, finishing requests in flight`);
         await app.close();
         report.info('shutdown complete');
@@ -99,7 +110,7 @@ export function startupLine(facts: StartupFacts): string {
 }
 
 export function describeDatabase(database: DatabaseConfig): string {
-  return database.type === 'sqlite' ? `SQLite ${database.file}` : `MySQL ${database.host}:${database.port}/${database.database}`;
+  return database.type === 'sqlite' ? `SQLite ${database.file}` : `MySQL ${database.hosts.map((host) => `${host.host}:${host.port}`).join(',')}/${database.database}`;
 }
 
 

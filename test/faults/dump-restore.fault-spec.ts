@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { createMysqlDatabase, usesMysql } from '../support/test-app';
-import { adminToken, baseEnv, buildOnce, cli, git, ServerProcess, startServer } from './support/server-process';
+import { adminToken, baseEnv, buildOnce, cli, git, ServerProcess, startServer } from './support/built-server';
 
 /**
  * `anvil dump` taken while a bounded load writes (repositories, package files, release attachments, stars), then

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createMysqlDatabase, usesMysql } from '../support/test-app';
-import { adminToken, baseEnv, buildOnce, cli, git, ServerProcess, startServer } from './support/server-process';
+import { adminToken, baseEnv, buildOnce, cli, git, ServerProcess, startServer } from './support/built-server';
 
 /**
  * kill -9 at named points of every write path (ANVIL_FAULT_KILL_AT, src/common/fault-points.ts), on the database
