@@ -293,8 +293,8 @@ export class GitRepositories {
 
 /**
  * Names of files git writes only for the time of one operation: `*.lock` (a ref, the config, packed-refs),
- * `tmp_objdir-*` and `incoming-*` (a push's objects before its refs move), `tmp_pack_*`/`tmp_idx_*`/`tmp_obj_*` (a pack or loose
- * object being written), and the temporary index of an older Anvil (`anvil-index-*`).
+ * `tmp_objdir-*` and `incoming-*` (a push's objects before its refs move), `tmp_pack_*`/`tmp_idx_*`/`tmp_obj_*`
+ * (a pack or loose object being written), and the temporary index of an older Anvil (`anvil-index-*`).
  */
 export function isTransientGitFile(name: string): boolean {
   return name.endsWith('.lock') || name.startsWith('tmp_objdir-') || name.startsWith('incoming-') || /^tmp_(pack|idx|obj|rev|mtimes)_/.test(name) || name.startsWith('anvil-index-');

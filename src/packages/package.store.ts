@@ -44,10 +44,10 @@ export class PackageStore {
       .then((row) => (row ? toVersionOfPackage(row) : null));
   }
 
-  async findFile(versionId: number, name: string): Promise<StoredPackageFile | null> {
-    const file = await this.manager().getRepository(PackageFileEntity).findOneBy({ versionId, lowerName: name.toLowerCase() });
+  async findFile(versionId: number, name: string, tx?: EntityManager): Promise<StoredPackageFile | null> {
+    const file = await this.manager(tx).getRepository(PackageFileEntity).findOneBy({ versionId, lowerName: name.toLowerCase() });
     if (!file) return null;
-    const blob = await this.manager().getRepository(PackageBlobEntity).findOneBy({ id: file.blobId });
+    const blob = await this.manager(tx).getRepository(PackageBlobEntity).findOneBy({ id: file.blobId });
     return blob ? { file, blob } : null;
   }
 

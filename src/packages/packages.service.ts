@@ -119,6 +119,7 @@ export class PackagesService implements OnModuleInit {
       // transaction, and the next attempt finds the rows. A file that exists fails every attempt (409).
       await retryOnUniqueViolation(3, () => this.transactions.run(async (tx) => {
         const found = await this.store.ensureVersion(tx, owner.id, GENERIC, ref.name, ref.version, creator.id, now);
+        if (await this.store.findFile(found.version.id, ref.filename, tx)) throw fileExists();
         const blob =
           (await this.store.findBlob(staged.digests.sha256!, tx)) ??
           (await this.store.insertBlob(tx, {

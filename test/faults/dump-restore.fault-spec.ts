@@ -22,8 +22,11 @@ interface SqliteHandle {
 const Database = require('better-sqlite3') as new (file: string, options: { readonly: boolean }) => SqliteHandle;
 
 const ADMIN = 'dump-admin';
-/** Counters and times that writes after the dump move in the source; the restored copy keeps the dump's. */
-const MOVING_COLUMNS = new Set(['num_repos', 'num_stars', 'num_watches', 'num_followers', 'num_following', 'updated_unix']);
+/**
+ * Counters, sizes and times that writes after the dump move in the source; the restored copy keeps the dump's
+ * (and `anvil doctor` checks them against what was restored).
+ */
+const MOVING_COLUMNS = new Set(['num_repos', 'num_stars', 'num_watches', 'num_followers', 'num_following', 'updated_unix', 'git_size']);
 /**
  * Kept by triggers from other tables (usage sums, the search indexes and their full-text shadow tables), whose
  * internal layout later writes change: checked through the rows they derive from.
