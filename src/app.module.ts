@@ -13,6 +13,7 @@ import { HttpErrorFilter } from './common/http-error.filter';
 import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { EventsModule } from './events/events.module';
 import { GitHttpModule } from './git-http/git-http.module';
 import { IntegrityModule } from './integrity/integrity.module';
 import { KeysModule } from './keys/keys.module';
@@ -26,7 +27,9 @@ import { ReleasesModule } from './releases/releases.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
 import { SshModule } from './ssh/ssh.module';
+import { StatusesModule } from './statuses/statuses.module';
 import { UsersModule } from './users/users.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** Imports the modules; nothing else. The global request pipeline is assembled once, in bootstrap.ts. */
 @Module({})
@@ -39,6 +42,7 @@ export class AppModule {
         LoggingModule,
         DatabaseModule.forRoot(config),
         CommonModule,
+        EventsModule,
         AuthModule,
         UsersModule,
         KeysModule,
@@ -57,6 +61,8 @@ export class AppModule {
         MarkdownModule,
         ServerModule,
         ContentModule,
+        StatusesModule,
+        WebhooksModule,
         PagesModule,
         IntegrityModule,
       ],

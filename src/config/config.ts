@@ -56,6 +56,28 @@ export interface AppConfig {
    * with SIGKILL, for the crash tests; `point:N` at the point's N-th pass. Unset in production.
    */
   faultKillAt: string[];
+  webhooks: WebhookConfig;
+}
+
+/** Outgoing webhooks: who may be called, how hard Anvil tries, how long it remembers. */
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOWED_HOSTS: `loopback`, `private`, `external`, `*`, CIDRs and host globs, comma-separated. */
+  allowedHosts: string;
+  /** WEBHOOK_MAX_ATTEMPTS: tries of one delivery before it is given up. */
+  maxAttempts: number;
+  /** WEBHOOK_DELIVERY_WORKERS: requests one process has in flight at once. */
+  workers: number;
+  /** WEBHOOK_TIMEOUT (seconds): one request, connection to last byte of the answer. */
+  timeoutMs: number;
+  /** WEBHOOK_HISTORY_DAYS: finished deliveries are kept this long. */
+  historyDays: number;
+  /** WEBHOOK_PAYLOAD_COMMIT_LIMIT: commits listed in one push payload. */
+  payloadCommitLimit: number;
+  /** Fixed: how often an idle process looks for work another instance queued; 0 starts no timer. */
+  pollMs: number;
+  /** Fixed: first retry delay, doubled per attempt up to retryMaxMs. */
+  retryBaseMs: number;
+  retryMaxMs: number;
 }
 
 /** Migrations and pull mirrors (git-transport.md 0.1, 3.6). Only the concurrency is a setting. */
@@ -261,6 +283,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
       .split(',')
       .map((point) => point.trim())
       .filter((point) => point !== ''),
+    webhooks: {
+      allowedHosts: nonEmpty(env, 'WEBHOOK_ALLOWED_HOSTS') ?? 'external',
+      maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 8, { min: 1, max: 100 }),
+      workers: integer(env, 'WEBHOOK_DELIVERY_WORKERS', 16, { min: 1, max: 1024 }),
+      timeoutMs: 1000 * integer(env, 'WEBHOOK_TIMEOUT', 10, { min: 1, max: 600 }),
+      historyDays: integer(env, 'WEBHOOK_HISTORY_DAYS', 30, { min: 1 }),
+      payloadCommitLimit: integer(env, 'WEBHOOK_PAYLOAD_COMMIT_LIMIT', 15, { min: 1, max: 1000 }),
+      pollMs: 1000,
+      retryBaseMs: 1000,
+      retryMaxMs: 3_600_000,
+    },
   };
 }
 

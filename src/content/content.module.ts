@@ -23,6 +23,6 @@ import { TagsService } from './tags.service';
   imports: [GitModule, ReposModule, UsersModule],
   controllers: [BranchesController, TagsController, CommitsController, ContentsController, DownloadsController, GitDataController],
   providers: [ContentRepositories, ContentRefs, BranchesService, TagsService, CommitsService, ContentsService, FileWritesService, DownloadsService, GitDataService],
-  exports: [ContentRepositories],
+  exports: [ContentRepositories, ContentRefs],
 })
 export class ContentModule {}

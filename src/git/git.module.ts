@@ -9,6 +9,7 @@ import { GitProcesses } from './git-processes';
 import { GitRemotes } from './git-remotes';
 import { GitRepositories } from './git-repositories';
 import { GitTags } from './git-tags';
+import { GitPushCommits } from './git-push-commits';
 import { GitTrees } from './git-trees';
 import { GitWrites } from './git-writes';
 import { PushHooks } from './push-hooks';
@@ -19,7 +20,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData],
-  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits],
+  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits],
 })
 export class GitModule {}

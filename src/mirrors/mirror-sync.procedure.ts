@@ -8,7 +8,9 @@ import { GitAbortedError, GitError } from '../git/git-command';
 import { GitRemotes, isBrokenRefError, RemoteAccess } from '../git/git-remotes';
 import { GitRepositories } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
-import { firstBranch } from '../repos/repository-pushes.service';
+import { RepositoryEvents } from '../events/repository-events';
+import { diffRefs, GitPushCommits } from '../git/git-push-commits';
+import { firstBranch, RepositoryPushes } from '../repos/repository-pushes.service';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { RepositoryStore } from '../repos/repository.store';
 import { UserStore } from '../users/user.store';
@@ -45,6 +47,9 @@ export class MirrorSyncProcedure {
     private readonly credentials: MirrorCredentials,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly events: RepositoryEvents,
+    private readonly refLister: GitPushCommits,
+    private readonly pushes: RepositoryPushes,
   ) {}
 
   /**
@@ -65,6 +70,8 @@ export class MirrorSyncProcedure {
       const owner = repo ? await this.users.findById(repo.ownerId) : null;
       if (!repo || !repo.isMirror || !mirror || !owner) return 'gone';
       const dir = this.paths.repository(owner.name, repo.name);
+      // The refs before the fetch, only when a hook listens: their changes are the sync's push events.
+      const refsBefore = (await this.events.listensTo(repo)) ? await this.refLister.refs(dir) : null;
       try {
         await this.fetch(dir, repo, mirror.credentials, signal);
       } catch (error) {
@@ -74,7 +81,7 @@ export class MirrorSyncProcedure {
         return 'failed';
       }
       const done = this.clock.nowUnix();
-      await this.recordSuccess(repo, dir, done);
+      await this.recordSuccess(repo, dir, done, refsBefore);
       nextUpdate = mirror.intervalSeconds > 0 ? done + mirror.intervalSeconds : 0;
       return 'synced';
     } finally {
@@ -101,7 +108,7 @@ export class MirrorSyncProcedure {
   }
 
   /** 3.5 step 3: `mirror_updated`, size, the first branch of an empty mirror, `updated_at` from the newest branch. */
-  private async recordSuccess(repo: RepositoryEntity, dir: string, now: number): Promise<void> {
+  private async recordSuccess(repo: RepositoryEntity, dir: string, now: number, refsBefore: Map<string, string> | null): Promise<void> {
     const changes: Partial<RepositoryEntity> = { mirrorUpdatedUnix: now };
     if (repo.isEmpty) {
       const branch = firstBranch(repo.defaultBranch, await this.remotes.branches(dir));
@@ -114,7 +121,13 @@ export class MirrorSyncProcedure {
     const newest = await this.remotes.newestBranchCommitTime(dir);
     if (newest !== null) changes.updatedUnix = newest;
     changes.gitSize = await this.gitRepositories.size(dir);
-    await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+    const refChanges = refsBefore ? await this.pushes.refChanges(dir, diffRefs(refsBefore, await this.refLister.refs(dir))) : [];
+    await this.transactions.run(async (tx) => {
+      await this.repositories.update(tx, repo.id, changes);
+      // A sync is pushed by the mirror's owner, as Forgejo reports it.
+      if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId: repo.ownerId, changes: refChanges });
+    });
+    if (refChanges.length > 0) this.events.committed();
   }
 }
 

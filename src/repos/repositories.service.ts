@@ -29,6 +29,7 @@ import { RepositoryTemplates } from './templates/repository-templates';
 import { WatchStore } from './watch.store';
 import { faultPoint } from '../common/fault-points';
 import { KeyedLeases, Leases } from '../database/leases';
+import { RepositoryEvents } from '../events/repository-events';
 
 /** A repository the caller may read, with its owner and the caller's access facts. */
 export interface ReadableRepository {
@@ -103,6 +104,7 @@ export class RepositoriesService implements OnModuleInit {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+    private readonly events: RepositoryEvents,
   ) {}
 
   /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
@@ -191,6 +193,15 @@ export class RepositoriesService implements OnModuleInit {
     requireSignedIn(viewer);
     await this.quota.assertCanCreateRepository(viewer.user);
     return this.create(viewer, viewer.user, option);
+  }
+
+  /** POST /admin/users/{username}/repos: a site admin creates a repository owned by a user or organisation. */
+  async createForOwnerByAdmin(viewer: AuthContext, ownerName: string, option: CreateRepositoryOption): Promise<RepositoryWire> {
+    requireSignedIn(viewer);
+    const owner = await this.users.findByName(ownerName);
+    if (!owner) throw new NotFoundError();
+    await this.quota.assertCanCreateRepository(owner);
+    return this.create(viewer, owner, option);
   }
 
   /**
@@ -326,6 +337,7 @@ export class RepositoriesService implements OnModuleInit {
           moved = false;
           const row = await this.insertRow(tx, owner, viewer.user, now, { ...fields });
           await withRow(tx, row);
+          await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: viewer.user.id });
           await this.git.adopt(sourceDir, dir);
           moved = true;
           faultPoint('repository.create.moved');
@@ -333,6 +345,7 @@ export class RepositoriesService implements OnModuleInit {
         }),
       );
       faultPoint('repository.create.committed');
+      this.events.committed();
     } catch (error) {
       // The commit failed after the move: the directory goes back to the caller's temporary place.
       if (moved) await this.git.remove(dir).catch(() => undefined);
