@@ -465,8 +465,13 @@ export class RepositoriesService implements OnModuleInit {
     // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
     // rather than having its new directory removed by this deletion (issue 12, suspicion 1).
     await this.pathLocks.run(pathKey(dir), async () => {
-      const afterCommit = await this.transactions.run((tx) => this.deleteRow(tx, repo));
+      const afterCommit = await this.transactions.run(async (tx) => {
+        const steps = await this.deleteRow(tx, repo);
+        await this.events.record(tx, { kind: 'repository', action: 'deleted', repo, senderId: viewer.user.id });
+        return steps;
+      });
       faultPoint('repository.delete.committed');
+      this.events.committed();
       try {
         await this.git.remove(dir);
       } catch (error) {
