@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
+import { RequestGitClient } from '../git/request-git-client';
 import { AuthContext } from './auth-context';
 import { clientAddress, Credential, CredentialChain, readCredential } from './credentials';
 
@@ -33,12 +34,12 @@ export class AuthenticationMiddleware {
     // An anonymous request without sudo needs no lookup: it goes on at once, without a promise.
     if (credential === undefined && request.headers.sudo === undefined && !(request.url.includes('?') && request.query.sudo !== undefined)) {
       request.auth = AuthContext.anonymous();
-      return next();
+      return RequestGitClient.run(request, response, null, next);
     }
     this.authenticate(request, response, credential).then(
       (auth) => {
         request.auth = auth;
-        next();
+        RequestGitClient.run(request, response, auth.id, next);
       },
       (error: unknown) => {
         request.auth ??= AuthContext.anonymous();

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
-import { ConflictError, DomainError, ForbiddenError, NotFoundError } from '../common/errors';
+import { ConflictError, DomainError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { GitBudgetError } from '../git/git-command';
 import { GitBusyError, GitProcesses } from '../git/git-processes';
 import type { RefInfo } from '../git/git-trees';
 import { GitWrites, RefChangedError } from '../git/git-writes';
@@ -16,6 +17,12 @@ import { UsersService } from '../users/users.service';
 /** 503: every git slot is taken and none freed in time (the process cap, GIT_MAX_PROCESSES). */
 export class GitBusyDomainError extends DomainError {
   readonly status = 503;
+}
+
+function domainErrorOf(error: unknown): unknown {
+  if (error instanceof GitBusyError) return new GitBusyDomainError(error.message);
+  if (error instanceof GitBudgetError) return new InvalidInputError('the repository is too large to answer this request: git ran out of its memory or CPU budget');
+  return error;
 }
 
 /** The URLs content answers are built from. */
@@ -72,13 +79,15 @@ export class ContentRepositories {
     return !viewer.publicOnly && (await this.repositories.administeredBy(viewer, target.repo));
   }
 
-  /** Runs git work inside one slot of the process cap; a full cap that does not free in time is a 503. */
+  /**
+   * Runs git work inside one slot of the process cap (counted against the caller's share); a full cap that
+   * does not free in time is a 503, and git that ran out of its memory or CPU budget a 422.
+   */
   async withGit<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await this.processes.withSlot(work);
     } catch (error) {
-      if (error instanceof GitBusyError) throw new GitBusyDomainError(error.message);
-      throw error;
+      throw domainErrorOf(error);
     }
   }
 
@@ -90,8 +99,7 @@ export class ContentRepositories {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof GitBusyError) throw new GitBusyDomainError(error.message);
-      throw error;
+      throw domainErrorOf(error);
     }
   }
 

@@ -228,6 +228,39 @@ export class GitTrees {
   }
 
   /**
+   * Whether the files of `commit`'s tree stay within `budget` (how many, how many bytes in all), counted from
+   * a streamed `ls-tree -r` that is stopped as soon as either is passed: a tree of a few kilobytes can expand to
+   * billions of paths, and only counting says so (git itself would write such an archive for hours).
+   */
+  async withinBudget(dir: string, commit: string, budget: { entries: number; bytes: number }): Promise<boolean> {
+    const stream = this.git.stream(['ls-tree', '-r', '-z', '--long', '--full-tree', commit], { gitDir: dir });
+    let entries = 0;
+    let bytes = 0;
+    let pending = '';
+    let within = true;
+    try {
+      for await (const chunk of stream.stdout) {
+        pending += (chunk as Buffer).toString('latin1');
+        const lines = pending.split('\0');
+        pending = lines.pop() ?? '';
+        for (const line of lines) {
+          entries += 1;
+          const size = /^\S+ \S+ \S+ +(\d+)\t/.exec(line);
+          if (size) bytes += Number(size[1]);
+        }
+        if (entries > budget.entries || bytes > budget.bytes) {
+          within = false;
+          break;
+        }
+      }
+    } finally {
+      if (!within) stream.kill();
+    }
+    await stream.exited;
+    return within;
+  }
+
+  /**
    * The last commit that touched `path` (or the whole tree) from `commit`. Started through the launcher: run for
    * most `contents` answers, it would otherwise fork the whole server each time (git-launcher.ts).
    */
