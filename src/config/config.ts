@@ -296,13 +296,15 @@ function origins(env: Env, name: string): string[] {
 function gitServingConfig(env: Env): GitServingConfig {
   const maxProcesses = integer(env, 'GIT_MAX_PROCESSES', 4 * os.availableParallelism(), { min: 1 });
   const half = Math.max(1, Math.ceil(maxProcesses / 2));
+  // A user's share plus the batch readers' (at most half the cap) still leaves room for others.
+  const quarter = Math.max(1, Math.ceil(maxProcesses / 4));
   return {
     maxProcesses,
     queueTimeoutMs: 1000 * integer(env, 'GIT_QUEUE_TIMEOUT', 10, { min: 0 }),
     idleTimeoutMs: 1000 * integer(env, 'GIT_IDLE_TIMEOUT', 600, { min: 1 }),
     drainTimeoutMs: 1000 * integer(env, 'GIT_DRAIN_TIMEOUT', 60, { min: 0 }),
     maxProcessesPerAddress: integer(env, 'GIT_MAX_PROCESSES_PER_ADDRESS', half, { min: 1 }),
-    maxProcessesPerUser: integer(env, 'GIT_MAX_PROCESSES_PER_USER', half, { min: 1 }),
+    maxProcessesPerUser: integer(env, 'GIT_MAX_PROCESSES_PER_USER', quarter, { min: 1 }),
     maxProcessesAnonymous: integer(env, 'GIT_MAX_PROCESSES_ANONYMOUS', half, { min: 1 }),
     exchangeTimeoutMs: 1000 * integer(env, 'GIT_EXCHANGE_TIMEOUT', 3600, { min: 1 }),
     minTransferRate: byteSize(env, 'GIT_MIN_TRANSFER_RATE', 1024),

@@ -31,7 +31,8 @@ function prlimit(): string | null {
 /**
  * `git <args>` with the budget applied: through prlimit, else through `sh` and its `ulimit` (POSIX sh has
  * both), else (no budget) git itself. Arguments stay an array: nothing reaches a shell as text but the fixed
- * script.
+ * script. Only the soft limits are set: git and its helpers never raise them, while Anvil's own hooks (a node
+ * program, which reserves more address space than any budget for git) raise theirs back (push-hooks.ts).
  */
 export function budgetedGit(args: string[], budget: ProcessBudget = {}): BudgetedCommand {
   const memory = budget.memoryBytes && budget.memoryBytes > 0 ? Math.floor(budget.memoryBytes) : 0;
@@ -40,10 +41,10 @@ export function budgetedGit(args: string[], budget: ProcessBudget = {}): Budgete
   const gitArgs = [...memoryOptions(memory), ...args];
   const tool = prlimit();
   if (tool) {
-    const limits = [...(memory > 0 ? [`--as=${memory}`] : []), ...(cpu > 0 ? [`--cpu=${cpu}`] : [])];
+    const limits = [...(memory > 0 ? [`--as=${memory}:unlimited`] : []), ...(cpu > 0 ? [`--cpu=${cpu}:unlimited`] : [])];
     return { file: tool, args: [...limits, '--', 'git', ...gitArgs] };
   }
-  const script = [...(memory > 0 ? [`ulimit -v ${Math.floor(memory / 1024)}`] : []), ...(cpu > 0 ? [`ulimit -t ${cpu}`] : []), 'exec git "$@"'].join(' && ');
+  const script = [...(memory > 0 ? [`ulimit -S -v ${Math.floor(memory / 1024)}`] : []), ...(cpu > 0 ? [`ulimit -S -t ${cpu}`] : []), 'exec git "$@"'].join(' && ');
   return { file: '/bin/sh', args: ['-c', script, 'git', ...gitArgs] };
 }
 

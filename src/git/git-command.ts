@@ -179,6 +179,8 @@ export class GitCommand {
       kill: () => {
         killed = true;
         child.kill('SIGKILL');
+        // Output nobody will read must not keep the process from closing (a paused pipe never ends).
+        child.stdout.destroy();
       },
     };
   }

@@ -206,6 +206,16 @@ export class GitProcesses implements BeforeApplicationShutdown {
     return this.running.size;
   }
 
+  /** Slots taken now: serving processes, the content API's commands and the batch readers. */
+  get slotsHeld(): number {
+    return this.slotsInUse;
+  }
+
+  /** Slots taken on behalf of clients (requests), not by the server's own readers and walks. */
+  get clientSlotsHeld(): number {
+    return this.shares.held;
+  }
+
   /** Requests waiting for a slot. */
   get queuedCount(): number {
     return this.waiting.length;

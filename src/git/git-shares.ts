@@ -18,6 +18,13 @@ export class GitShares {
 
   constructor(private readonly limits: ShareLimits) {}
 
+  /** Slots held for clients now (the server's own work not counted). */
+  get held(): number {
+    let total = 0;
+    for (const count of this.byAddress.values()) total += count;
+    return total;
+  }
+
   /** Whether `client` may take one more slot now. */
   fits(client: GitClient | undefined): boolean {
     if (!client) return true;
