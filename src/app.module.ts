@@ -1,3 +1,5 @@
+import { SettingsModule } from './settings/settings.module';
+import { LabelsModule } from './labels/labels.module';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
@@ -40,6 +42,8 @@ export class AppModule {
         KeysModule,
         ReposModule,
         ReleasesModule,
+        LabelsModule,
+        SettingsModule,
         PackagesModule,
         MirrorsModule,
         GitHttpModule,

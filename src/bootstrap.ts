@@ -68,7 +68,7 @@ async function prepareApp(app: NestExpressApplication, config: AppConfig): Promi
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
-  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', ':username.keys', ':username.gpg', ...OUTSIDE_API_ROUTES, ...PAGE_PATHS] });
+  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', 'api/healthz/ready', ':username.keys', ':username.gpg', ...OUTSIDE_API_ROUTES, ...PAGE_PATHS] });
   applyHttpServerSettings(app.getHttpServer(), config.http);
   serveOpenApi(app, config);
   await app.init();

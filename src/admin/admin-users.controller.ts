@@ -1,6 +1,8 @@
-import { Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { Body } from '../common/body';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { UserDirectoryService } from '../users/user-directory.service';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SiteAdmin } from '../auth/route-auth';
 import { InvalidInputError } from '../common/errors';
@@ -14,7 +16,29 @@ import { EditUserOption } from './edit-user.option';
 @ApiTags('admin')
 @Controller()
 export class AdminUsersController {
-  constructor(private readonly users: UsersService) {}
+  constructor(
+    private readonly users: UsersService,
+    private readonly directory: UserDirectoryService,
+  ) {}
+
+  @Get('admin/users')
+  @SiteAdmin()
+  @ApiOperation({ summary: 'Search users according filter conditions' })
+  @ApiQuery({ name: 'q', required: false, description: 'substring of the login, full name or e-mail' })
+  @ApiQuery({ name: 'login_name', required: false, description: "user's login name to search for" })
+  @ApiQuery({ name: 'source_id', required: false, type: Number, description: 'ignored: Anvil has no external sign-in sources' })
+  @ApiQuery({
+    name: 'sort',
+    required: false,
+    enum: ['oldest', 'newest', 'alphabetically', 'reversealphabetically', 'recentupdate', 'leastupdate'],
+    description: 'alphabetically by default',
+  })
+  @ApiPaging()
+  @ApiOkResponse({ type: [UserWire], description: 'UserList' })
+  async search(@Caller() caller: AuthContext, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
+    const found = await this.directory.adminSearch(caller, query, page);
+    return pagedList(found, page, (user) => toUserWire(user, caller, this.users.site));
+  }
 
   @Post('admin/users')
   @SiteAdmin()

@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
+import { KeysModule } from '../keys/keys.module';
 import { UsersModule } from '../users/users.module';
+import { AdminKeysController } from './admin-keys.controller';
+import { AdminOrganizationsController } from './admin-organizations.controller';
 import { AdminUsersController } from './admin-users.controller';
 
 /** /admin routes: thin controllers over the feature services. */
-@Module({ imports: [UsersModule], controllers: [AdminUsersController] })
+@Module({ imports: [UsersModule, KeysModule], controllers: [AdminUsersController, AdminOrganizationsController, AdminKeysController] })
 export class AdminModule {}

@@ -55,6 +55,14 @@ export class ConflictError extends DomainError {
   readonly status = 409;
 }
 
+/** 423: the repository is archived, so read-only (Forgejo's answer to writes on an archived repository). */
+export class RepositoryArchivedError extends DomainError {
+  readonly status = 423;
+  constructor(fullName: string) {
+    super(`repo ${fullName} is archived`);
+  }
+}
+
 export class PayloadTooLargeError extends DomainError {
   readonly status = 413;
 }

@@ -63,8 +63,25 @@ describe('loadConfig', () => {
       type: 'mysql',
       host: 'db.internal',
       port: 3307,
+      hosts: [{ host: 'db.internal', port: 3307 }],
       username: 'anvil',
       password: 's@cret',
+      database: 'forge',
+    });
+  });
+
+  it('reads several hosts in a MySQL DATABASE_URL (the nodes of a cluster), in their order', () => {
+    expect(loadConfig({ DATABASE_URL: 'mysql://anvil:pw@db1:3307,db2,[::1]:3309/forge' }).database).toEqual({
+      type: 'mysql',
+      host: 'db1',
+      port: 3307,
+      hosts: [
+        { host: 'db1', port: 3307 },
+        { host: 'db2', port: 3306 },
+        { host: '::1', port: 3309 },
+      ],
+      username: 'anvil',
+      password: 'pw',
       database: 'forge',
     });
   });
@@ -81,6 +98,8 @@ describe('loadConfig', () => {
   it.each([
     [{ DATABASE_URL: 'postgres://localhost/db' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'mysql://localhost/' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'mysql://db1,db2:99999/forge' }, 'DATABASE_URL'],
+    [{ SHUTDOWN_DELAY: '-1' }, 'SHUTDOWN_DELAY'],
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
     [{ ROOT_URL: 'ftp://example.com' }, 'ROOT_URL'],

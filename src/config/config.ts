@@ -77,6 +77,11 @@ export interface HttpServerConfig {
   /** Concurrent connections of the whole server (0: unlimited) and of one client address. */
   maxConnections: number;
   maxConnectionsPerClient: number;
+  /**
+   * SHUTDOWN_DELAY: on SIGTERM, how long the instance goes on serving, with /api/healthz/ready answering 503,
+   * before it stops listening (a gateway's health-check interval times its failure count).
+   */
+  shutdownDelayMs: number;
 }
 
 /** Requests allowed per window; 0 turns a limit off. */
@@ -158,7 +163,17 @@ export interface GitServingConfig {
 
 export type DatabaseConfig =
   | { type: 'sqlite'; file: string }
-  | { type: 'mysql'; host: string; port: number; username: string; password: string; database: string };
+  | {
+      type: 'mysql';
+      /** The first of `hosts`. */
+      host: string;
+      port: number;
+      /** Every server named in DATABASE_URL (`mysql://user@a:3306,b:3306/db`), tried in this order. */
+      hosts: { host: string; port: number }[];
+      username: string;
+      password: string;
+      database: string;
+    };
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -264,6 +279,7 @@ function parseHttpServer(env: Env): HttpServerConfig {
     apiRequestTimeoutMs: integer(env, 'API_REQUEST_TIMEOUT', 60, { min: 0 }) * 1000,
     maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 4096, { min: 0 }),
     maxConnectionsPerClient: integer(env, 'HTTP_MAX_CONNECTIONS_PER_CLIENT', 128, { min: 1 }),
+    shutdownDelayMs: integer(env, 'SHUTDOWN_DELAY', 0, { min: 0, max: 600 }) * 1000,
   };
 }
 
@@ -392,13 +408,35 @@ function parseRootUrl(raw: string): URL {
   return url;
 }
 
+/** `scheme://user@a:1,b:2/db` → [`scheme://user@a:1/db`, ['b:2']]; a URL with one host is returned as it is. */
+function splitHosts(raw: string): [string, string[]] {
+  const match = /^([a-z]+:\/\/(?:[^@/]*@)?)([^/?#]*)(.*)$/i.exec(raw);
+  if (!match || !match[2].includes(',')) return [raw, []];
+  const [first, ...more] = match[2].split(',');
+  return [`${match[1]}${first}${match[3]}`, more];
+}
+
+function parseHost(text: string): { host: string; port: number } {
+  const match = /^(\[[0-9a-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/i.exec(text.trim());
+  const port = match?.[2] === undefined ? 3306 : Number(match[2]);
+  if (!match || port < 1 || port > 65535) throw new ConfigError('DATABASE_URL', `not a host: "${text}" (use host or host:port)`);
+  return { host: match[1].replace(/^\[|\]$/g, ''), port };
+}
+
+function redactPassword(raw: string): string {
+  return raw.replace(/^([a-z]+:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
+}
+
 export function parseDatabaseUrl(raw: string | undefined, dataDir: string): DatabaseConfig {
   if (raw === undefined) return { type: 'sqlite', file: path.join(dataDir, 'anvil.db') };
+  // Several servers (the nodes of a cluster) are a comma-separated list where a URL has one host; the URL is
+  // parsed with the first, the others apart.
+  const [first, more] = splitHosts(raw);
   let url: URL;
   try {
-    url = new URL(raw);
+    url = new URL(first);
   } catch {
-    throw new ConfigError('DATABASE_URL', `not a URL: "${raw}"`);
+    throw new ConfigError('DATABASE_URL', `not a URL: "${redactPassword(raw)}"`);
   }
   switch (url.protocol) {
     case 'sqlite:': {
@@ -411,10 +449,12 @@ export function parseDatabaseUrl(raw: string | undefined, dataDir: string): Data
     case 'mariadb:': {
       const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
       if (database === '') throw new ConfigError('DATABASE_URL', 'mysql URL names no database');
+      const hosts = [{ host: url.hostname || '127.0.0.1', port: url.port ? Number(url.port) : 3306 }, ...more.map((host) => parseHost(host))];
       return {
         type: 'mysql',
-        host: url.hostname || '127.0.0.1',
-        port: url.port ? Number(url.port) : 3306,
+        host: hosts[0].host,
+        port: hosts[0].port,
+        hosts,
         username: decodeURIComponent(url.username) || 'root',
         password: decodeURIComponent(url.password),
         database,

@@ -9,6 +9,7 @@ import { GitWrites, RefChangedError } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
 import { RepositoriesService } from '../repos/repositories.service';
 import type { RepositoryEntity } from '../repos/repository.entity';
+import { assertNotArchived } from '../repos/repository-access';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { RepositoryPushes } from '../repos/repository-pushes.service';
 import type { UserEntity } from '../users/user.entity';
@@ -71,6 +72,7 @@ export class ContentRepositories {
     const target = await this.readable(viewer, ownerName, repoName);
     requireSignedIn(viewer);
     if (!(await this.mayPush(viewer, target))) throw new ForbiddenError('user should have a permission to write to the repository');
+    assertNotArchived(target.repo, target.owner);
     return target;
   }
 

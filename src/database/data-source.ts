@@ -6,6 +6,8 @@ import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { SnakeNamingStrategy } from './naming-strategy';
 import { secureDatabaseFiles } from '../server/data-directory';
+import { adaptMysqlPool } from './mysql-pool';
+import { runSchemaMigrations } from './schema-migrations';
 
 export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
   const common = {
@@ -54,11 +56,13 @@ export async function openDatabase(config: Pick<AppConfig, 'database'>): Promise
     fs.mkdirSync(path.dirname(config.database.file), { recursive: true, mode: 0o700 });
   }
   const dataSource = new DataSource(dataSourceOptions(config.database));
+  if (config.database.type === 'mysql') adaptMysqlPool(dataSource, config.database.hosts);
   await dataSource.initialize();
   if (config.database.type === 'sqlite' && config.database.file !== ':memory:') secureDatabaseFiles(config.database.file);
   adaptColumnTypes(dataSource);
   bindIntegerParameters(dataSource);
-  await dataSource.runMigrations({ transaction: 'each' });
+  // One process at a time, whichever instance or database node it runs on (schema-migrations.ts).
+  await runSchemaMigrations(dataSource);
   return dataSource;
 }
 

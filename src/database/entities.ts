@@ -1,9 +1,12 @@
+import { LabelEntity } from '../labels/label.entity';
+import { LanguageStatEntity } from '../languages/language-stat.entity';
 import { MirrorEntity } from '../mirrors/mirror.entity';
 import { QuotaGroupEntity, QuotaGroupMappingEntity, QuotaGroupRuleEntity, QuotaRuleEntity } from '../quota/quota.entities';
 import { PackageBlobEntity, PackageEntity, PackageFileEntity, PackageVersionEntity } from '../packages/package.entities';
 import { AttachmentEntity, ReleaseEntity } from '../releases/release.entities';
 import { RepositoryEntity } from '../repos/repository.entity';
 import { StarEntity } from '../repos/star.entity';
+import { RepoTopicEntity, TopicEntity } from '../repos/topic.entities';
 import { WatchEntity } from '../repos/watch.entity';
 import { GpgKeyEntity } from '../keys/gpg/gpg-key.entity';
 import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
@@ -15,4 +18,4 @@ import { UserSearchGramEntity, UserSearchTextEntity } from '../users/user-search
 import { UserEntity } from '../users/user.entity';
 
 /** Every entity the data source knows; a module adds its own here. */
-export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity];
+export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity];

@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 
 const MYSQL_RETRYABLE = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
 const ATTEMPTS = 10;
@@ -26,10 +26,13 @@ interface QueuedWork {
  * write at a few hundred a second. Each queued transaction runs inside its own SAVEPOINT: one that fails is
  * rolled back to it alone and its caller gets the error; the others are kept. Every caller learns its outcome
  * only after the shared COMMIT, so a resolved `run` is as durable as with a commit of its own; should the
- * COMMIT fail, every caller of the group gets that error and nothing of the group is kept.
+ * COMMIT fail, every caller of the group gets that error and nothing of the group is kept. After any failed
+ * COMMIT, RELEASE or ROLLBACK the connection's real state (`inTransaction`) is checked and reset, so that no later
+ * write is acknowledged inside a transaction that will never commit.
  */
 @Injectable()
 export class Transactions {
+  private readonly logger = new Logger('Transactions');
   private readonly queued: QueuedWork[] = [];
   private draining = false;
   /** The clock that bounds a group's duration (GROUP_COMMIT_MS); tests give their own, so no test depends on speed. */
@@ -66,10 +69,15 @@ export class Transactions {
   /** One SQLite transaction for `group`, a savepoint per work; settles every work's promise after the COMMIT. */
   private async commitGroup(group: QueuedWork[]): Promise<void> {
     const runner = this.dataSource.createQueryRunner();
+    const connection = sqliteConnection(this.dataSource);
     const outcomes: (() => void)[] = [];
+    // Only this method opens transactions on the one SQLite connection, and it closes each; one found open was left
+    // by a failure, and the group's writes would join it and never be committed.
+    if (connection.inTransaction || runner.isTransactionActive) this.resetConnection(runner, 'a transaction was left open');
     try {
       await runner.startTransaction();
     } catch (error) {
+      this.resetConnection(runner);
       for (const item of group) item.reject(error);
       return;
     }
@@ -81,45 +89,95 @@ export class Transactions {
         break;
       }
       const item = group[index];
-      await runner.startTransaction();
       try {
+        await runner.startTransaction();
         const value = await item.work(runner.manager);
+        // A statement that failed with a full disk or an I/O error may have rolled back the whole transaction; a
+        // work that went on after it would have written outside any transaction.
+        if (!connection.inTransaction) throw new TransactionLostError();
         await runner.commitTransaction();
         outcomes.push(() => item.resolve(value));
       } catch (error) {
-        try {
-          await runner.rollbackTransaction();
+        if (connection.inTransaction && (await this.rollBackSavepoint(runner))) {
           outcomes.push(() => item.reject(error));
-        } catch (rollbackError) {
-          // The savepoint is gone (SQLite rolled the whole transaction back, e.g. on a full disk): nothing of
-          // the group is kept. This work and those done fail; those not yet run go back to the queue.
-          await runner.rollbackTransaction().catch(() => undefined);
-          item.reject(error);
-          for (const done of group.slice(0, index)) done.reject(rollbackError);
-          this.queued.unshift(...group.slice(index + 1));
-          await runner.release();
-          return;
+          continue;
         }
+        // The group's transaction is gone (SQLite rolled it back, e.g. on a full disk): nothing of the group is
+        // kept. This work and those done fail with the cause; those not yet run go back to the queue.
+        this.resetConnection(runner);
+        item.reject(error);
+        for (const done of group.slice(0, index)) done.reject(error);
+        this.queued.unshift(...group.slice(index + 1));
+        return;
       }
     }
     try {
       await runner.commitTransaction();
+      if (connection.inTransaction) throw new TransactionLostError();
     } catch (error) {
-      await runner.rollbackTransaction().catch(() => undefined);
+      // A failed COMMIT has kept nothing: SQLite rolled back already, or the ROLLBACK here does it.
+      this.resetConnection(runner);
       for (const item of group) item.reject(error);
-      await runner.release();
       return;
     }
-    await runner.release();
     for (const settle of outcomes) settle();
+  }
+
+  private async rollBackSavepoint(runner: QueryRunner): Promise<boolean> {
+    try {
+      await runner.rollbackTransaction();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Puts the connection and TypeORM's view of it back to "no transaction": rolls back what SQLite still holds open
+   * and clears the query runner's depth, which a failed COMMIT, RELEASE or ROLLBACK leaves as it was (its next
+   * "transaction" would otherwise be a SAVEPOINT inside one that is never committed).
+   */
+  private resetConnection(runner: QueryRunner, reason?: string): void {
+    const connection = sqliteConnection(this.dataSource);
+    if (reason) this.logger.warn(`SQLite connection reset: ${reason}`);
+    if (connection.inTransaction) {
+      try {
+        connection.exec('ROLLBACK');
+      } catch (error) {
+        this.logger.error(`SQLite ROLLBACK failed: ${(error as Error).message}`);
+      }
+    }
+    const state = runner as unknown as { isTransactionActive: boolean; transactionDepth: number };
+    state.isTransactionActive = false;
+    state.transactionDepth = 0;
+  }
+
+  /**
+   * One MySQL transaction. TypeORM's own helper swallows a failed ROLLBACK and hands the connection back to the
+   * pool, where it may still be inside the transaction; here such a connection is destroyed instead (the server
+   * rolls back what it held), so no later caller's writes join a transaction that is never committed.
+   */
+  private async mysqlTransaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      // READ COMMITTED: InnoDB then takes no gap locks for ordinary reads and writes, the main source of
+      // deadlocks between concurrent inserts of neighbouring rows.
+      await runner.startTransaction('READ COMMITTED');
+      const value = await work(runner.manager);
+      await runner.commitTransaction();
+      return value;
+    } catch (error) {
+      if (runner.isTransactionActive && !(await this.rollBackSavepoint(runner))) destroyConnection(runner);
+      throw error;
+    } finally {
+      await runner.release();
+    }
   }
 
   private async withDeadlockRetry<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        // READ COMMITTED: InnoDB then takes no gap locks for ordinary reads and writes, the main source of
-        // deadlocks between concurrent inserts of neighbouring rows.
-        return await this.dataSource.transaction('READ COMMITTED', work);
+        return await this.mysqlTransaction(work);
       } catch (error) {
         const code = (error as { code?: string; driverError?: { code?: string } }).driverError?.code ?? (error as { code?: string }).code;
         if (attempt >= ATTEMPTS || !code || !MYSQL_RETRYABLE.has(code)) throw error;
@@ -127,6 +185,26 @@ export class Transactions {
       }
     }
   }
+}
+
+/** The transaction ended under a write that went on as if it were open: nothing of it was kept. */
+export class TransactionLostError extends Error {
+  constructor() {
+    super('the transaction was rolled back by the database (a full disk or an I/O error)');
+  }
+}
+
+function sqliteConnection(dataSource: DataSource): { inTransaction: boolean; exec(sql: string): unknown } {
+  return (dataSource.driver as unknown as { databaseConnection: { inTransaction: boolean; exec(sql: string): unknown } }).databaseConnection;
+}
+
+/** Closes a MySQL connection whose transaction state is unknown, and takes it out of the pool. */
+function destroyConnection(runner: QueryRunner): void {
+  const connection = (runner as unknown as { databaseConnection?: { destroy?: () => void } }).databaseConnection;
+  connection?.destroy?.();
+  const state = runner as unknown as { isTransactionActive: boolean; transactionDepth: number; databaseConnection?: unknown };
+  state.isTransactionActive = false;
+  state.transactionDepth = 0;
 }
 
 /** True when a write failed on a unique index: the row is already there (a lost race, or a duplicate). */

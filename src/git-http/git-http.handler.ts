@@ -12,6 +12,7 @@ import type { GitClient } from '../git/git-client';
 import { GitBusyError, GitProcesses, isSafeGitProtocol, ServingProcess } from '../git/git-processes';
 import { TransferWatch } from '../git/transfer-watch';
 import { accountStateProblem, GitTarget, RepositoryGitAccess, ServedTarget } from '../repos/repository-git-access';
+import { ARCHIVED_PUSH_HTTP } from '../repos/repository-access';
 
 type Service = 'upload-pack' | 'receive-pack';
 
@@ -145,6 +146,7 @@ export class GitHttpHandler {
       if (!(await this.access.canWrite(auth, target))) {
         throw new GitHttpRefusal(403, `User '${auth.user!.name}' is not allowed to push to '${target.owner!.name}/${target.repo!.name}'.`);
       }
+      if (target.repo!.isArchived) throw new GitHttpRefusal(403, ARCHIVED_PUSH_HTTP);
     }
   }
 

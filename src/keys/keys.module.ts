@@ -16,7 +16,7 @@ import { PublicKeysService } from './ssh/public-keys.service';
   imports: [UsersModule],
   controllers: [PublicKeysController, GpgKeysController, PlainTextKeysController],
   providers: [PublicKeyStore, PublicKeysService, GpgKeyStore, GpgKeysService, OpenPgpAdapter, KeyOwners],
-  exports: [PublicKeyStore],
+  exports: [PublicKeyStore, PublicKeysService],
 })
 export class KeysModule implements OnModuleInit {
   constructor(

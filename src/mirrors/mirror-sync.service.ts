@@ -3,7 +3,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { BadRequestError, ForbiddenError } from '../common/errors';
 import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
-import { permissionOf } from '../repos/repository-access';
+import { assertNotArchived, permissionOf } from '../repos/repository-access';
 import { RepositoriesService } from '../repos/repositories.service';
 import { MirrorRunner } from './mirror-runner';
 
@@ -24,6 +24,7 @@ export class MirrorSyncService {
     const { repo, owner, access } = await this.repositories.findReadable(viewer, ownerName, repoName);
     requireSignedIn(viewer);
     if (!permissionOf(access, repo).push) throw new ForbiddenError('user should have a permission to write to a repo');
+    assertNotArchived(repo, owner);
     await this.quota.assertCanWrite(owner, 'size:git:all');
     if (!repo.isMirror) throw new BadRequestError('Repository is not a mirror');
     this.runner.request(repo.id);

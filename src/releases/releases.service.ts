@@ -10,7 +10,7 @@ import { GitTags, isValidTagName } from '../git/git-tags';
 import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { RepositoriesService } from '../repos/repositories.service';
-import { administers } from '../repos/repository-access';
+import { administers, assertNotArchived } from '../repos/repository-access';
 import { UserEntity, Visibility } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
@@ -63,6 +63,7 @@ export class ReleasesService {
     const place = await this.repository(viewer, ownerName, repoName);
     requireSignedIn(viewer);
     if (!place.canWrite) throw new ForbiddenError('user should have a permission to write to a repo');
+    assertNotArchived(place.repo, place.owner);
     return place;
   }
 

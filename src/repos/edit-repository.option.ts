@@ -33,6 +33,9 @@ export class EditRepositoryOption {
   })
   default_branch?: string;
 
+  @Field({ field: 'Archived', type: 'boolean', description: 'archive (read-only at every door) or unarchive; not for mirrors (422)' })
+  archived?: boolean;
+
   @Field({ field: 'MirrorInterval', type: 'string', description: 'a pull mirror only: Go duration, `0` or at least `10m`', example: '8h0m0s' })
   mirror_interval?: string;
 }

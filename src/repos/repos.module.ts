@@ -19,11 +19,14 @@ import { RepositoryTemplates } from './templates/repository-templates';
 import { WatchStore } from './watch.store';
 import { WatchesController } from './watches.controller';
 import { WatchesService } from './watches.service';
+import { TopicStore } from './topic.store';
+import { TopicsController } from './topics.controller';
+import { TopicsService } from './topics.service';
 
 /** Repositories: git storage, creation, search, lists, stars and watches. */
 @Module({
   imports: [UsersModule, QuotaModule, GitModule],
-  controllers: [RepositoriesController, RepositoryListsController, StarsController, WatchesController],
+  controllers: [RepositoriesController, RepositoryListsController, StarsController, WatchesController, TopicsController],
   providers: [
     RepositoryTemplates,
     RepositoryStore,
@@ -37,6 +40,8 @@ import { WatchesService } from './watches.service';
     RepositoryListsService,
     StarsService,
     WatchesService,
+    TopicStore,
+    TopicsService,
   ],
   exports: [RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
 })
@@ -45,6 +50,8 @@ export class ReposModule implements OnModuleInit {
     private readonly users: UsersService,
     private readonly stars: StarStore,
     private readonly watches: WatchStore,
+    private readonly repositories: RepositoriesService,
+    private readonly topics: TopicStore,
   ) {}
 
   onModuleInit(): void {
@@ -53,5 +60,7 @@ export class ReposModule implements OnModuleInit {
       await this.stars.deleteAllOfUser(tx, user.id);
       await this.watches.deleteAllOfUser(tx, user.id);
     });
+    // A deleted repository's topics lose it from their counts.
+    this.repositories.onRepositoryDeleted((tx, repo) => this.topics.deleteAllOfRepository(tx, repo.id));
   }
 }

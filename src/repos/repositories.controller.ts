@@ -56,6 +56,15 @@ export class RepositoriesController {
     return this.repositories.get(caller, owner, repo);
   }
 
+  @Get('repositories/:id')
+  @SignedIn('repository')
+  @ApiOperation({ summary: 'Get a repository by id' })
+  @ApiOkResponse({ type: RepositoryWire })
+  @ApiErrors(404)
+  getById(@Caller() caller: AuthContext, @Param('id') id: string): Promise<RepositoryWire> {
+    return this.repositories.getById(caller, id);
+  }
+
   @Patch('repos/:owner/:repo')
   @Public('repository')
   @ReadsBody({ deferred: true })

@@ -118,7 +118,18 @@ export class RepositoriesService implements OnModuleInit {
   async findReadable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ReadableRepository> {
     const found = await this.repositories.findWithOwnerByNames(ownerName, repoName);
     if (!found) throw new NotFoundError();
-    const { repo, owner } = found;
+    return this.readable(viewer, found.repo, found.owner);
+  }
+
+  /** The same answer as `findReadable` for a repository named by its id (GET /repositories/{id}). */
+  async findReadableById(viewer: AuthContext, id: number): Promise<ReadableRepository> {
+    const repo = await this.repositories.findById(id);
+    const owner = repo ? await this.users.findById(repo.ownerId) : null;
+    if (!repo || !owner) throw new NotFoundError();
+    return this.readable(viewer, repo, owner);
+  }
+
+  private async readable(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity): Promise<ReadableRepository> {
     const access = await this.access.of(viewer);
     if (!isReadable(access, repo, owner)) throw new NotFoundError();
     if (viewer.publicOnly && (repo.isPrivate || owner.visibility !== Visibility.Public)) {
@@ -155,6 +166,14 @@ export class RepositoriesService implements OnModuleInit {
 
   async get(viewer: AuthContext, ownerName: string, repoName: string): Promise<RepositoryWire> {
     const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
+    return this.views.one(repo, owner, viewer, permissionOf(access, repo));
+  }
+
+  /** GET /repositories/{id}: the answer of GET /repos/{owner}/{repo}, found by id; 404 for a bad or unseen id. */
+  async getById(viewer: AuthContext, id: string): Promise<RepositoryWire> {
+    const number = /^\d{1,15}$/.test(id) ? Number(id) : 0;
+    if (number <= 0) throw new NotFoundError();
+    const { repo, owner, access } = await this.findReadableById(viewer, number);
     return this.views.one(repo, owner, viewer, permissionOf(access, repo));
   }
 
@@ -351,6 +370,13 @@ export class RepositoriesService implements OnModuleInit {
     if (option.website !== undefined && option.website !== null) changes.website = option.website;
     if (option.private !== undefined && option.private !== null) changes.isPrivate = option.private;
     if (option.template !== undefined && option.template !== null) changes.isTemplate = option.template;
+    if (option.archived !== undefined && option.archived !== null) {
+      if (repo.isMirror) throw new InvalidInputError('repo is a mirror, cannot archive/un-archive');
+      if (option.archived !== repo.isArchived) {
+        changes.isArchived = option.archived;
+        changes.archivedUnix = option.archived ? this.clock.nowUnix() : 0;
+      }
+    }
     const newName = option.name && option.name !== repo.name ? option.name : undefined;
     // Only a change beyond letter case moves the directory (paths on disk are lowercased).
     const moves = newName !== undefined && newName.toLowerCase() !== repo.lowerName;

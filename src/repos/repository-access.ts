@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { RepositoryArchivedError } from '../common/errors';
 import type { AuthContext } from '../auth/auth-context';
 import { OrganizationStore } from '../users/organization.store';
 import { UserEntity, Visibility } from '../users/user.entity';
@@ -121,4 +122,20 @@ export function ownerRepositoryFilter(scope: VisibilityScope, owner: { id: numbe
       if (scope.memberOrgIds.includes(owner.id)) return 'public';
       return scope.seesOtherOwners && (owner.visibility === Visibility.Public || owner.visibility === Visibility.Limited) ? 'public' : 'none';
   }
+}
+
+/**
+ * An archived repository is read-only at every door (REST writes, git push over HTTP and SSH, mirror sync),
+ * whoever asks; each door checks this after its permission check. The REST answer is 423, as Forgejo's.
+ */
+export function assertNotArchived(repo: RepositoryEntity, owner: { name: string }): void {
+  if (repo.isArchived) throw new RepositoryArchivedError(`${owner.name}/${repo.name}`);
+}
+
+/** What git over HTTP answers (403) to a push into an archived repository, in Forgejo's words. */
+export const ARCHIVED_PUSH_HTTP = 'This repo is archived. You can view files and clone it, but cannot push or open issues/pull-requests.';
+
+/** What the SSH server answers to a push into an archived repository, in Forgejo's words. */
+export function archivedPushSsh(ownerName: string, repoName: string): string {
+  return `Repo: ${ownerName}/${repoName} is archived.`;
 }

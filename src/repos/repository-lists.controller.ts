@@ -62,6 +62,16 @@ export class RepositoryListsController {
   async listOwnedBy(@Caller() caller: AuthContext, @Param('username') username: string, @Paging() page: PageQuery): Promise<PagedList<RepositoryWire>> {
     return pagedList(await this.lists.listOwnedBy(caller, username, page), page, (repo) => repo);
   }
+
+  @Get('orgs/:org/repos')
+  @Public('organization')
+  @ApiOperation({ summary: "List an organization's repos" })
+  @ApiPaging()
+  @ApiOkResponse({ type: [RepositoryWire], description: 'RepositoryList' })
+  @ApiErrors(404)
+  async listOfOrganization(@Caller() caller: AuthContext, @Param('org') org: string, @Paging() page: PageQuery): Promise<PagedList<RepositoryWire>> {
+    return pagedList(await this.lists.listOfOrganization(caller, org, page), page, (repo) => repo);
+  }
 }
 
 function SearchParameters(): MethodDecorator {

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
-import { DomainError, SearchError } from '../common/errors';
+import { DomainError, NotFoundError, SearchError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { OrganizationStore } from '../users/organization.store';
 import { UserVisibility } from '../users/user-visibility';
-import { Visibility } from '../users/user.entity';
+import { UserEntity, Visibility } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 import { RepositoryAccess, visibilityScope, ownerRepositoryFilter } from './repository-access';
@@ -33,13 +33,14 @@ export class RepositoryListsService {
     const request = parseSearchQuery(query, viewer.isSignedIn);
     try {
       const access = await this.access.of(viewer);
-      // No repository has topics, forks or an archived flag: those filters match nothing.
-      if ((request.topicOnly && request.keyword !== '') || request.mode === 'fork' || request.archived === true) return NOTHING;
+      // No repository is a fork: that filter matches nothing.
+      if (request.mode === 'fork') return NOTHING;
       const criteria: RepositoryCriteria = {
         scope: visibilityScope(access),
         publicOwnersOnly: !request.includePrivate,
         isPrivate: request.isPrivate,
         isTemplate: request.template,
+        archived: request.archived,
         sort: request.sort,
       };
       if (request.mode === 'source' || request.mode === 'collaborative') criteria.isMirror = false;
@@ -56,7 +57,10 @@ export class RepositoryListsService {
         criteria.ownerIds = request.mode === 'collaborative' && !request.exclusive ? ownedOrgs : [request.uid, ...ownedOrgs];
       }
       if (request.starredBy > 0) criteria.starredBy = request.starredBy;
-      if (request.keyword !== '') {
+      if (request.topicOnly && request.keyword !== '') {
+        // With `topic`, each comma-separated term is a topic name matched exactly, through the topic index.
+        criteria.topics = [...new Set(request.keyword.split(',').map((term) => term.trim().toLowerCase()).filter((term) => term !== ''))];
+      } else if (request.keyword !== '') {
         const alternatives = request.keyword.split(',').filter((alternative) => alternative !== '');
         const pieces = request.keyword.split('/');
         const ownerAndName = pieces.length === 2 ? (pieces as [string, string]) : undefined;
@@ -93,6 +97,17 @@ export class RepositoryListsService {
   /** GET /users/{username}/repos (users group A): owned repositories the caller can see, by id. */
   async listOwnedBy(viewer: AuthContext, username: string, page: PageQuery): Promise<Page<RepositoryWire>> {
     const owner = await this.users.byName(username);
+    return this.listOfOwner(viewer, owner, page);
+  }
+
+  /** GET /orgs/{org}/repos: as a user's list (by id, the caller's visibility), for an organisation only. */
+  async listOfOrganization(viewer: AuthContext, orgName: string, page: PageQuery): Promise<Page<RepositoryWire>> {
+    const org = await this.userStore.findByName(orgName);
+    if (!org || !org.isOrganization) throw new NotFoundError();
+    return this.listOfOwner(viewer, org, page);
+  }
+
+  private async listOfOwner(viewer: AuthContext, owner: UserEntity, page: PageQuery): Promise<Page<RepositoryWire>> {
     await this.userVisibility.assertVisible(viewer, owner);
     const access = await this.access.of(viewer);
     const filter = ownerRepositoryFilter(visibilityScope(access), owner);

@@ -61,6 +61,22 @@ export class RepositoryEntity {
   @UnixTimeColumn()
   mirrorUpdatedUnix: number;
 
+  /** Read-only for everyone: no push, no content, branch, tag or release writes, no mirror sync. */
+  @FlagColumn(false)
+  isArchived: boolean;
+
+  /** When it was last archived; 0 when never. */
+  @UnixTimeColumn()
+  archivedUnix: number;
+
+  /** The topic names, sorted and comma-separated (the repo_topic rows are the index; see topic.store.ts). */
+  @TextColumn(1024)
+  topics: string;
+
+  /** The language with the most bytes at the default branch when last measured (languages.service.ts); '' before. */
+  @TextColumn(50)
+  primaryLanguage: string;
+
   @CounterColumn()
   numStars: number;
 

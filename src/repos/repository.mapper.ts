@@ -7,6 +7,7 @@ import type { UserWire } from '../users/user.wire';
 import type { RepositoryPermission } from './repository-access';
 import type { RepositoryEntity } from './repository.entity';
 import type { RepositoryWire, WatchInfoWire } from './repository.wire';
+import { splitTopics } from './topic-names';
 
 /** The URLs of a repository, all built from ROOT_URL (behaviour 2.4). */
 export function repositoryUrls(owner: UserEntity, repo: RepositoryEntity, site: SiteUrls) {
@@ -48,8 +49,11 @@ export function toRepositoryWire(
     parent: null,
     mirror: repo.isMirror,
     size: Math.floor(repo.gitSize / 1024),
+    language: repo.primaryLanguage ?? '',
+    languages_url: `${urls.api}/languages`,
     html_url: urls.html,
     url: urls.api,
+    link: '',
     ssh_url: urls.ssh,
     clone_url: urls.clone,
     original_url: repo.originalUrl,
@@ -58,16 +62,40 @@ export function toRepositoryWire(
     forks_count: 0,
     watchers_count: repo.numWatches,
     open_issues_count: 0,
+    open_pr_counter: 0,
     default_branch: repo.defaultBranch,
-    archived: false,
+    archived: repo.isArchived,
     created_at: formatTime(repo.createdUnix),
     updated_at: formatTime(repo.updatedUnix),
+    // Forgejo renders an unset archive time as the Unix epoch (not Go's zero time, as for other times).
+    archived_at: repo.archivedUnix ? formatTime(repo.archivedUnix) : '1970-01-01T00:00:00Z',
     permissions: { admin: permission.admin, push: permission.push, pull: permission.pull },
+    has_issues: false,
+    has_wiki: false,
+    globally_editable_wiki: false,
+    has_pull_requests: false,
+    has_projects: false,
+    has_releases: true,
+    has_packages: true,
+    has_actions: false,
+    ignore_whitespace_conflicts: false,
+    allow_merge_commits: false,
+    allow_rebase: false,
+    allow_rebase_explicit: false,
+    allow_squash_merge: false,
+    allow_fast_forward_only_merge: false,
+    allow_rebase_update: false,
+    default_delete_branch_after_merge: false,
+    default_merge_style: 'merge',
+    default_allow_maintainer_edit: false,
+    avatar_url: '',
     internal: !repo.isPrivate && owner.visibility === Visibility.Private,
     mirror_interval: repo.isMirror ? repo.mirrorInterval : '',
-    mirror_updated: formatTime(repo.isMirror ? repo.mirrorUpdatedUnix : 0),
     object_format_name: repo.objectFormatName,
-    topics: [],
+    mirror_updated: formatTime(repo.isMirror ? repo.mirrorUpdatedUnix : 0),
+    repo_transfer: null,
+    topics: splitTopics(repo.topics ?? ''),
+    licenses: [],
   };
 }
 

@@ -34,9 +34,12 @@ export interface RepositoryCriteria {
     ownerAndName?: [string, string];
   };
   starredBy?: number;
+  /** Repositories carrying any of these topics (exact names, through the topic index). */
+  topics?: string[];
   isPrivate?: boolean;
   isTemplate?: boolean;
   isMirror?: boolean;
+  archived?: boolean;
   /** Listed first: repositories of this owner (search `priority_owner_id`). */
   priorityOwnerId?: number;
   /** Listed first: repositories whose owner is exactly this name (the owner part of `owner/name`). */
@@ -335,6 +338,12 @@ export class RepositoryStore {
     if (criteria.starredBy !== undefined) {
       query.andWhere('r.id IN (SELECT s.repo_id FROM star s WHERE s.uid = :starredBy)', { starredBy: criteria.starredBy });
     }
+    if (criteria.topics !== undefined) {
+      query.andWhere('r.id IN (SELECT rt.repo_id FROM repo_topic rt INNER JOIN topic t ON t.id = rt.topic_id WHERE t.name IN (:...topicNames))', {
+        topicNames: criteria.topics.length > 0 ? criteria.topics : [''],
+      });
+    }
+    if (criteria.archived !== undefined) query.andWhere('r.is_archived = :isArchived', { isArchived: flag(criteria.archived) });
     if (criteria.isPrivate !== undefined) query.andWhere('r.is_private = :isPrivate', { isPrivate: flag(criteria.isPrivate) });
     if (criteria.isTemplate !== undefined) query.andWhere('r.is_template = :isTemplate', { isTemplate: flag(criteria.isTemplate) });
     if (criteria.isMirror !== undefined) query.andWhere('r.is_mirror = :isMirror', { isMirror: flag(criteria.isMirror) });
@@ -358,7 +367,7 @@ function walkingNames(query: SelectQueryBuilder<RepositoryEntity>): SelectQueryB
  * The SQL form of repository visibility (repository-access.ts `isReadable`), so that totals and pages count
  * only what the viewer may see.
  */
-function applyScope(query: SelectQueryBuilder<RepositoryEntity>, scope: VisibilityScope): void {
+export function applyScope(query: SelectQueryBuilder<any>, scope: VisibilityScope): void {
   switch (scope.kind) {
     case 'everything':
       return;
@@ -388,7 +397,8 @@ function applyScope(query: SelectQueryBuilder<RepositoryEntity>, scope: Visibili
  * generation).
  */
 function countCacheKey(criteria: RepositoryCriteria): string | undefined {
-  if (!criteria.keyword || criteria.starredBy !== undefined) return undefined;
+  // Stars, topics and the archived flag do not raise the search generation: totals filtered on them are not kept.
+  if (!criteria.keyword || criteria.starredBy !== undefined || criteria.topics !== undefined || criteria.archived !== undefined) return undefined;
   const { scope, publicOwnersOnly, ownerIds, keyword, isPrivate, isTemplate, isMirror } = criteria;
   return JSON.stringify([scope, publicOwnersOnly ?? false, ownerIds ?? null, keyword, isPrivate ?? null, isTemplate ?? null, isMirror ?? null]);
 }

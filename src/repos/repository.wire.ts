@@ -8,7 +8,20 @@ export class PermissionWire {
   @ApiProperty() pull: boolean;
 }
 
-/** The `Repository` JSON (behaviour 2.4), fields in Forgejo's order. */
+/** A pending transfer; Anvil has no transfers, so `repo_transfer` is always null. */
+@ApiSchema({ name: 'RepoTransfer' })
+export class RepoTransferWire {
+  @ApiProperty({ type: Object }) doer: unknown;
+  @ApiProperty({ type: Object }) recipient: unknown;
+  @ApiProperty({ type: [Object] }) teams: unknown[];
+}
+
+/**
+ * The `Repository` JSON (behaviour 2.4), fields in Forgejo's order. Fields of features Anvil does not have say
+ * so: no issues, wiki, pull requests, projects or actions (`has_*` false, every `allow_*` false), no forks, no
+ * transfers; `internal_tracker`, `external_tracker` and `external_wiki` are left out, as Forgejo leaves them
+ * out when those units are off.
+ */
 @ApiSchema({ name: 'Repository' })
 export class RepositoryWire {
   @ApiProperty({ format: 'int64' }) id: number;
@@ -23,8 +36,11 @@ export class RepositoryWire {
   @ApiProperty({ type: Object, nullable: true, description: 'always null: forking is out of scope' }) parent: null;
   @ApiProperty() mirror: boolean;
   @ApiProperty({ format: 'int64', description: 'KiB' }) size: number;
+  @ApiProperty({ description: 'the language with the most bytes at the default branch, once measured; "" before' }) language: string;
+  @ApiProperty() languages_url: string;
   @ApiProperty() html_url: string;
   @ApiProperty() url: string;
+  @ApiProperty({ description: 'always ""' }) link: string;
   @ApiProperty() ssh_url: string;
   @ApiProperty() clone_url: string;
   @ApiProperty() original_url: string;
@@ -32,17 +48,40 @@ export class RepositoryWire {
   @ApiProperty({ format: 'int64' }) stars_count: number;
   @ApiProperty({ format: 'int64' }) forks_count: number;
   @ApiProperty({ format: 'int64' }) watchers_count: number;
-  @ApiProperty({ format: 'int64' }) open_issues_count: number;
+  @ApiProperty({ format: 'int64', description: 'always 0: Anvil has no issues' }) open_issues_count: number;
+  @ApiProperty({ format: 'int64', description: 'always 0: Anvil has no pull requests' }) open_pr_counter: number;
   @ApiProperty() default_branch: string;
   @ApiProperty() archived: boolean;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
+  @ApiProperty({ format: 'date-time', description: 'when it was last archived; the Unix epoch when never' }) archived_at: string;
   @ApiProperty({ type: PermissionWire }) permissions: PermissionWire;
+  @ApiProperty() has_issues: boolean;
+  @ApiProperty() has_wiki: boolean;
+  @ApiProperty() globally_editable_wiki: boolean;
+  @ApiProperty() has_pull_requests: boolean;
+  @ApiProperty() has_projects: boolean;
+  @ApiProperty() has_releases: boolean;
+  @ApiProperty() has_packages: boolean;
+  @ApiProperty() has_actions: boolean;
+  @ApiProperty() ignore_whitespace_conflicts: boolean;
+  @ApiProperty() allow_merge_commits: boolean;
+  @ApiProperty() allow_rebase: boolean;
+  @ApiProperty() allow_rebase_explicit: boolean;
+  @ApiProperty() allow_squash_merge: boolean;
+  @ApiProperty() allow_fast_forward_only_merge: boolean;
+  @ApiProperty() allow_rebase_update: boolean;
+  @ApiProperty() default_delete_branch_after_merge: boolean;
+  @ApiProperty({ description: "Forgejo's value for a repository without pull requests" }) default_merge_style: string;
+  @ApiProperty() default_allow_maintainer_edit: boolean;
+  @ApiProperty({ description: '"": repositories have no avatar of their own' }) avatar_url: string;
   @ApiProperty({ description: 'a public repository of a private owner' }) internal: boolean;
   @ApiProperty({ example: '8h0m0s' }) mirror_interval: string;
-  @ApiProperty({ format: 'date-time' }) mirror_updated: string;
   @ApiProperty({ enum: ['sha1', 'sha256'] }) object_format_name: string;
+  @ApiProperty({ format: 'date-time' }) mirror_updated: string;
+  @ApiProperty({ type: RepoTransferWire, nullable: true }) repo_transfer: null;
   @ApiProperty({ type: [String] }) topics: string[];
+  @ApiProperty({ type: [String], description: 'always empty: Anvil does not detect licenses' }) licenses: string[];
 }
 
 /** `GET /repos/search` answer (behaviour 2.9). */

@@ -8,6 +8,7 @@ import { createApp } from '../bootstrap';
 import type { AppConfig, DatabaseConfig } from '../config/config';
 import { SshServer } from '../ssh/ssh-server';
 import { PACKAGE_VERSION } from './package-version';
+import { Readiness } from './readiness';
 
 /** The server cannot start; the message is one line that says why and what to check. */
 export class StartupError extends Error {
@@ -63,6 +64,13 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
     httpAddress,
     stop: (reason) => {
       stopping ??= (async () => {
+        // Readiness answers 503 at once; the listener stays open SHUTDOWN_DELAY longer, so that a gateway's
+        // health check sees it and sends new requests elsewhere before connections are refused.
+        app.get(Readiness).drain();
+        if (config.http.shutdownDelayMs > 0) {
+          report.info(`shutting down (${reason}): not ready, still serving for ${config.http.shutdownDelayMs} ms`);
+          await new Promise((resolve) => setTimeout(resolve, config.http.shutdownDelayMs).unref());
+        }
         report.info(`shutting down (${reason}): no new connections, finishing requests in flight`);
         await app.close();
         report.info('shutdown complete');
@@ -88,7 +96,7 @@ export function startupLine(facts: StartupFacts): string {
 }
 
 export function describeDatabase(database: DatabaseConfig): string {
-  return database.type === 'sqlite' ? `SQLite ${database.file}` : `MySQL ${database.host}:${database.port}/${database.database}`;
+  return database.type === 'sqlite' ? `SQLite ${database.file}` : `MySQL ${database.hosts.map((host) => `${host.host}:${host.port}`).join(',')}/${database.database}`;
 }
 
 

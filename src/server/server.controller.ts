@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/route-auth';
 import { PACKAGE_VERSION } from './package-version';
+import { Readiness } from './readiness';
 
 @ApiSchema({ name: 'ServerVersion' })
 export class ServerVersionWire {
@@ -14,7 +15,10 @@ export class ServerVersionWire {
 @ApiTags('miscellaneous')
 @Controller()
 export class ServerController {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly readiness: Readiness,
+  ) {}
 
   /** Both keys (D2): Forgejo clients read `version`, the spec names `Version`. */
   @Get('version')
@@ -38,5 +42,23 @@ export class ServerController {
       response.status(503);
       return { status: 'fail', database: 'fail' };
     }
+  }
+
+  /**
+   * For a gateway's health check (outside /api/v1): 503 from the moment shutdown begins (SIGTERM), while the
+   * instance still serves what reaches it, so the gateway drains it before its listener closes; 503 as well
+   * while its database does not answer; 200 otherwise.
+   */
+  @Get('api/healthz/ready')
+  @Public()
+  @HttpCode(200)
+  @ApiOkResponse({ description: 'the instance takes new requests' })
+  @ApiServiceUnavailableResponse({ description: 'the instance is shutting down, or its database does not answer' })
+  async ready(@Res({ passthrough: true }) response: Response): Promise<{ status: string; database: string }> {
+    if (this.readiness.draining) {
+      response.status(503);
+      return { status: 'draining', database: 'unchecked' };
+    }
+    return this.health(response);
   }
 }

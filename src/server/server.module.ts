@@ -1,5 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
+import { Readiness } from './readiness';
 import { ServerController } from './server.controller';
 
-@Module({ controllers: [ServerController] })
+@Global()
+@Module({ controllers: [ServerController], providers: [Readiness], exports: [Readiness] })
 export class ServerModule {}

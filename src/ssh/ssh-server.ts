@@ -12,6 +12,7 @@ import { GitBusyError, GitProcesses, isSafeGitProtocol } from '../git/git-proces
 import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
 import { PublicKeyStore } from '../keys/ssh/public-key.store';
 import { accountStateProblem, RepositoryGitAccess } from '../repos/repository-git-access';
+import { archivedPushSsh } from '../repos/repository-access';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { parseSshCommand } from './ssh-command';
@@ -292,6 +293,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
         const key = identity.key;
         throw new SshRefusal(`User: ${user.id}:${user.name} with Key: ${key.id}:${key.name} is not authorized to write to ${typed}.`);
       }
+      if (repo.isArchived) throw new SshRefusal(archivedPushSsh(owner.name, repo.name));
     }
     let git;
     try {

@@ -21,6 +21,10 @@ export class OrgUserEntity {
 
 /** Anvil has one team per organisation, "Owners" (authorize = owner), as Forgejo creates for every org. */
 export const OWNER_ACCESS_MODE = 4;
+/** Forgejo's other access modes, as `team.authorize` stores them. */
+export const READ_ACCESS_MODE = 1;
+export const WRITE_ACCESS_MODE = 2;
+export const ADMIN_ACCESS_MODE = 3;
 
 @Entity('team')
 @Index('IDX_team_org_id_lower_name', ['orgId', 'lowerName'], { unique: true })

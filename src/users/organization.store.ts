@@ -4,7 +4,7 @@ import { Page, PageQuery } from '../common/paging';
 import { BoundStatements, valueOf } from '../database/bound-statements';
 import { isUniqueViolation } from '../database/transactions';
 import { OrgUserEntity, OWNER_ACCESS_MODE, TeamEntity, TeamUserEntity } from './organization.entities';
-import { UserEntity } from './user.entity';
+import { UserEntity, Visibility } from './user.entity';
 
 /** What removing a member from a team did. */
 export type TeamRemoval = 'removed' | 'not-a-member' | 'last-owner';
@@ -180,6 +180,33 @@ export class OrganizationStore {
     }
     const deleted = await tx.getRepository(OrgUserEntity).delete({ orgId, uid });
     return removed || deleted.affected ? 'removed' : 'not-a-member';
+  }
+
+  /**
+   * The organisations `uid` belongs to, by name: all of them with `includePrivate`, else only public
+   * organisations where the membership is public (as Forgejo lists another user's organisations).
+   */
+  async listOrganizationsOf(uid: number, includePrivate: boolean, page: PageQuery): Promise<Page<UserEntity>> {
+    const query = this.manager()
+      .getRepository(UserEntity)
+      .createQueryBuilder('u')
+      .innerJoin(OrgUserEntity, 'ou', 'ou.org_id = u.id')
+      .where('ou.uid = :uid', { uid });
+    if (!includePrivate) query.andWhere('ou.is_public = 1 AND u.visibility = :public', { public: Visibility.Public });
+    const [items, total] = await query.orderBy('u.lower_name', 'ASC').offset(page.offset).limit(page.limit).getManyAndCount();
+    return { items, total };
+  }
+
+  /**
+   * What `uid`'s teams in the organisation grant: the highest access mode (0 none … 4 owner) and whether one
+   * of them may create repositories.
+   */
+  async grantsOf(orgId: number, uid: number): Promise<{ accessMode: number; canCreateRepository: boolean }> {
+    const teams = await this.teamsOfMember(orgId, uid);
+    return {
+      accessMode: teams.reduce((best, team) => Math.max(best, team.authorize), 0),
+      canCreateRepository: teams.some((team) => team.canCreateOrgRepo || team.authorize === OWNER_ACCESS_MODE),
+    };
   }
 
   /** The teams of an organisation that `uid` is in. */

@@ -16,3 +16,13 @@ export class OrganizationWire {
   @ApiProperty({ format: 'date-time' }) created: string;
   @ApiProperty() username: string;
 }
+
+/** What a user may do in an organisation (GET /users/{username}/orgs/{org}/permissions). */
+@ApiSchema({ name: 'OrganizationPermissions' })
+export class OrganizationPermissionsWire {
+  @ApiProperty() is_owner: boolean;
+  @ApiProperty() is_admin: boolean;
+  @ApiProperty() can_write: boolean;
+  @ApiProperty() can_read: boolean;
+  @ApiProperty() can_create_repository: boolean;
+}

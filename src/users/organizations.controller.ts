@@ -1,13 +1,14 @@
-import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { Body } from '../common/body';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, requireSignedIn, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { CreateOrganizationOption } from './create-organization.option';
 import { toOrganizationWire } from './organization.mapper';
-import { OrganizationWire } from './organization.wire';
+import { OrganizationPermissionsWire, OrganizationWire } from './organization.wire';
+import { EditOrganizationOption } from './edit-organization.option';
 import { OrganizationsService } from './organizations.service';
 import { toUserWire } from './user.mapper';
 import { UserWire } from './user.wire';
@@ -47,6 +48,61 @@ export class OrganizationsController {
   @ApiErrors(404)
   async get(@Caller() caller: AuthContext, @Param('org') name: string): Promise<OrganizationWire> {
     return toOrganizationWire(await this.organizations.visibleByName(caller, name), caller, this.users.site);
+  }
+
+  @Patch('orgs/:org')
+  @Public('organization')
+  @ApiOperation({ summary: 'Edit an organization' })
+  @ApiOkResponse({ type: OrganizationWire })
+  @ApiErrors(403, 404, 422)
+  async edit(@Caller() caller: AuthContext, @Param('org') name: string, @Body() option: EditOrganizationOption): Promise<OrganizationWire> {
+    const org = await this.organizations.edit(caller, name, {
+      fullName: option.full_name,
+      email: option.email,
+      description: option.description,
+      website: option.website,
+      location: option.location,
+      visibility: option.visibility,
+      repoAdminChangeTeamAccess: option.repo_admin_change_team_access,
+    });
+    return toOrganizationWire(org, caller, this.users.site);
+  }
+
+  @Get('user/orgs')
+  @SignedIn('user', 'organization')
+  @ApiOperation({ summary: "List the current user's organizations" })
+  @ApiPaging()
+  @ApiOkResponse({ type: [OrganizationWire], description: 'OrganizationList' })
+  async listMine(@Caller() caller: AuthContext, @Paging() page: PageQuery): Promise<PagedList<OrganizationWire>> {
+    const orgs = await this.organizations.organizationsOf(caller, null, page);
+    return pagedList(orgs, page, (org) => toOrganizationWire(org, caller, this.users.site));
+  }
+
+  @Get('users/:username/orgs')
+  @SignedIn('user', 'organization')
+  @ApiOperation({ summary: "List a user's organizations" })
+  @ApiPaging()
+  @ApiOkResponse({ type: [OrganizationWire], description: 'OrganizationList' })
+  @ApiErrors(404)
+  async listOfUser(@Caller() caller: AuthContext, @Param('username') username: string, @Paging() page: PageQuery): Promise<PagedList<OrganizationWire>> {
+    const orgs = await this.organizations.organizationsOf(caller, username, page);
+    return pagedList(orgs, page, (org) => toOrganizationWire(org, caller, this.users.site));
+  }
+
+  @Get('users/:username/orgs/:org/permissions')
+  @SignedIn('user', 'organization')
+  @ApiOperation({ summary: 'Get user permissions in organization' })
+  @ApiOkResponse({ type: OrganizationPermissionsWire })
+  @ApiErrors(404)
+  async permissions(@Caller() caller: AuthContext, @Param('username') username: string, @Param('org') org: string): Promise<OrganizationPermissionsWire> {
+    const granted = await this.organizations.permissionsOf(caller, username, org);
+    return {
+      is_owner: granted.isOwner,
+      is_admin: granted.isAdmin,
+      can_write: granted.canWrite,
+      can_read: granted.canRead,
+      can_create_repository: granted.canCreateRepository,
+    };
   }
 
   @Delete('orgs/:org')

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import type { AuthContext } from '../auth/auth-context';
+import { AuthContext } from '../auth/auth-context';
+import { EMAIL } from '../common/fields';
 import { requireSignedIn } from '../auth/route-auth';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { isUniqueViolation, Transactions } from '../database/transactions';
-import { TeamEntity } from './organization.entities';
+import { ADMIN_ACCESS_MODE, OWNER_ACCESS_MODE, READ_ACCESS_MODE, TeamEntity, WRITE_ACCESS_MODE } from './organization.entities';
 import { OrganizationStore, TeamRemoval } from './organization.store';
 import { parseVisibility, UserEntity, UserType, Visibility } from './user.entity';
 import { assertUsableUserName } from './user-names';
@@ -23,6 +24,24 @@ export interface NewOrganization {
   location?: string;
   visibility?: string;
   repoAdminChangeTeamAccess?: boolean;
+}
+
+export interface OrganizationChanges {
+  fullName?: string;
+  email?: string;
+  description?: string;
+  website?: string;
+  location?: string;
+  visibility?: string;
+  repoAdminChangeTeamAccess?: boolean;
+}
+
+export interface OrganizationPermissions {
+  isOwner: boolean;
+  isAdmin: boolean;
+  canWrite: boolean;
+  canRead: boolean;
+  canCreateRepository: boolean;
 }
 
 type SignedInViewer = AuthContext & { user: UserEntity };
@@ -52,6 +71,15 @@ export class OrganizationsService {
   /** POST /orgs: the creator becomes the only member of the new Owners team. */
   async create(viewer: SignedInViewer, input: NewOrganization): Promise<UserEntity> {
     if (!viewer.isAdmin && !viewer.user.allowCreateOrganization) throw new ForbiddenError('Create organization not allowed');
+    return this.createOwnedBy(viewer.user, input);
+  }
+
+  /** POST /admin/users/{username}/orgs: a site admin creates an organisation owned by an individual user. */
+  async createForUser(username: string, input: NewOrganization): Promise<UserEntity> {
+    return this.createOwnedBy(await this.users.individualByName(username), input);
+  }
+
+  private async createOwnedBy(owner: UserEntity, input: NewOrganization): Promise<UserEntity> {
     assertUsableUserName(input.username);
     const visibility = input.visibility === undefined || input.visibility === '' ? Visibility.Public : parseVisibility(input.visibility);
     if (visibility === undefined) throw new InvalidInputError('[Visibility]: In');
@@ -75,7 +103,7 @@ export class OrganizationsService {
           createdUnix: now,
           updatedUnix: now,
         });
-        await this.organizations.addOwnersTeam(tx, org.id, viewer.user.id);
+        await this.organizations.addOwnersTeam(tx, org.id, owner.id);
         return org;
       });
     } catch (error) {
@@ -90,6 +118,76 @@ export class OrganizationsService {
     const org = await this.userStore.findByName(name);
     if (!org || !org.isOrganization) throw new NotFoundError();
     await this.visibility.assertVisible(viewer, org);
+    return org;
+  }
+
+  /**
+   * PATCH /orgs/{org}: owners and site admins. As Forgejo, the text fields take the values sent (absent ones
+   * become empty), an empty e-mail keeps the address, and visibility changes only when given.
+   */
+  async edit(viewer: AuthContext, name: string, input: OrganizationChanges): Promise<UserEntity> {
+    const org = await this.visibleByName(viewer, name);
+    await this.assertOwner(viewer, org);
+    const changes: Partial<UserEntity> = {
+      fullName: input.fullName ?? '',
+      description: input.description ?? '',
+      website: input.website ?? '',
+      location: input.location ?? '',
+      updatedUnix: this.clock.nowUnix(),
+    };
+    if (input.email) {
+      if (!EMAIL.test(input.email)) throw new InvalidInputError(`e-mail invalid [email: ${input.email}]`);
+      changes.email = input.email;
+    }
+    if (input.visibility) changes.visibility = parseVisibility(input.visibility);
+    if (input.repoAdminChangeTeamAccess !== undefined) changes.repoAdminChangeTeamAccess = input.repoAdminChangeTeamAccess;
+    await this.transactions.run((tx) => this.userStore.update(tx, org.id, changes));
+    return (await this.userStore.findById(org.id))!;
+  }
+
+  /**
+   * GET /user/orgs and GET /users/{username}/orgs: the caller themselves and site admins see every
+   * organisation of the user; anyone else only public organisations where the membership is public.
+   */
+  async organizationsOf(viewer: AuthContext, username: string | null, page: PageQuery): Promise<Page<UserEntity>> {
+    requireSignedIn(viewer);
+    const user = username === null ? viewer.user : await this.users.byName(username);
+    if (username !== null) await this.visibility.assertVisible(viewer, user);
+    const includePrivate = viewer.isAdmin || viewer.user.id === user.id;
+    return this.organizations.listOrganizationsOf(user.id, includePrivate, page);
+  }
+
+  /**
+   * GET /users/{username}/orgs/{org}/permissions: what the user's teams grant in the organisation (nothing
+   * for a non-member); 404 when the organisation is unknown or the user may not see it.
+   */
+  async permissionsOf(viewer: AuthContext, username: string, orgName: string): Promise<OrganizationPermissions> {
+    requireSignedIn(viewer);
+    const user = await this.users.byName(username);
+    await this.visibility.assertVisible(viewer, user);
+    const org = await this.userStore.findByName(orgName);
+    if (!org || !org.isOrganization) throw new NotFoundError();
+    // As Forgejo, the question is whether the named user (not the caller) can see the organisation.
+    if (!(await this.visibility.canSee(new AuthContext(user, 'password', null), org))) throw new NotFoundError();
+    const grants = await this.organizations.grantsOf(org.id, user.id);
+    return {
+      isOwner: grants.accessMode >= OWNER_ACCESS_MODE,
+      isAdmin: grants.accessMode >= ADMIN_ACCESS_MODE,
+      canWrite: grants.accessMode >= WRITE_ACCESS_MODE,
+      canRead: grants.accessMode >= READ_ACCESS_MODE,
+      canCreateRepository: grants.canCreateRepository,
+    };
+  }
+
+  /** GET /admin/orgs: every organisation, by name. */
+  listAll(page: PageQuery): Promise<Page<UserEntity>> {
+    return this.userStore.listOrganizations(page);
+  }
+
+  /** The organisation of an owners-only /orgs/{org} route: visible (404), signed in (401), owner (403). */
+  async ownedByName(viewer: AuthContext, name: string): Promise<UserEntity> {
+    const org = await this.visibleByName(viewer, name);
+    await this.assertOwner(viewer, org);
     return org;
   }
 

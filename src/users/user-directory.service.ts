@@ -42,6 +42,24 @@ export class UserDirectoryService {
     if (synthetic) return { items: page.offset === 0 ? [synthetic] : [], total: 1 };
     return this.searchStore.search(viewer, query, page);
   }
+
+  /**
+   * GET /admin/users (a site admin: every individual user): `q` and `sort` as the user search; `login_name`
+   * the exact login (Anvil has no external sign-in sources, so the login name is the user name).
+   */
+  async adminSearch(viewer: AuthContext, parameters: AdminUserSearchParameters, page: PageQuery): Promise<Page<UserEntity>> {
+    const loginName = (firstString(parameters.login_name) ?? '').trim();
+    // Every account signs in locally (source 0): another source has no users.
+    const source = (firstString(parameters.source_id) ?? '').trim();
+    if (/^\d+$/.test(source) && Number(source) > 0) return { items: [], total: 0 };
+    return this.searchStore.search(viewer, { ...parseSearch({ q: parameters.q, sort: parameters.sort }), loginName }, page);
+  }
+}
+
+/** The raw query string of GET /admin/users. */
+export interface AdminUserSearchParameters extends UserSearchParameters {
+  login_name?: unknown;
+  source_id?: unknown;
 }
 
 function parseSearch(parameters: UserSearchParameters): UserSearchQuery {

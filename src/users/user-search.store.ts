@@ -57,6 +57,8 @@ export interface UserSearchQuery {
   /** Restricts the result to this id when positive. */
   uid: number;
   sort: UserSearchSort;
+  /** Only the user with exactly this login (case-insensitive), when not empty. */
+  loginName?: string;
 }
 
 const ORDER: Record<UserSearchSort, [string, 'ASC' | 'DESC'][]> = {
@@ -83,6 +85,7 @@ export class UserSearchStore {
     const visible = visibleUsersCondition(viewer, 'u');
     const builder = this.dataSource.getRepository(UserEntity).createQueryBuilder('u').where(visible.sql, visible.parameters);
     if (query.uid > 0) builder.andWhere('u.id = :uid', { uid: query.uid });
+    if (query.loginName) builder.andWhere('u.lower_name = :loginName', { loginName: query.loginName.toLowerCase() });
     // With a keyword the candidates come from the index, which holds individuals only, so no type condition:
     // an equality on the indexed `type` column makes SQLite's planner (which has no statistics) walk every
     // individual and probe the candidates, instead of looking the few candidates up by id.

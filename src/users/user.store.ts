@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
+import { Page, PageQuery } from '../common/paging';
 import { RowReader } from '../database/row-reader';
 import { changeRows } from '../database/transactions';
 import { EmailAddressEntity } from './email-address.entity';
@@ -57,6 +58,17 @@ export class UserStore {
   /** Every individual account (no organisations), oldest first. */
   listIndividuals(tx?: EntityManager): Promise<UserEntity[]> {
     return this.users(tx).find({ where: { type: UserType.Individual }, order: { id: 'ASC' } });
+  }
+
+  /** Every organisation, by name (the site admin's list). */
+  async listOrganizations(page: PageQuery): Promise<Page<UserEntity>> {
+    const [items, total] = await this.users().findAndCount({
+      where: { type: UserType.Organization },
+      order: { lowerName: 'ASC' },
+      skip: page.offset,
+      take: page.limit,
+    });
+    return { items, total };
   }
 
   countIndividuals(tx?: EntityManager): Promise<number> {

@@ -8,9 +8,14 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { SshEndpoint } from '../../src/common/ssh-endpoint';
 
 const REPOSITORY_KEYS = [
-  'archived', 'clone_url', 'created_at', 'default_branch', 'description', 'empty', 'fork', 'forks_count', 'full_name',
-  'html_url', 'id', 'internal', 'mirror', 'mirror_interval', 'mirror_updated', 'name', 'object_format_name',
-  'open_issues_count', 'original_url', 'owner', 'parent', 'permissions', 'private', 'size', 'ssh_url', 'stars_count',
+  'allow_fast_forward_only_merge', 'allow_merge_commits', 'allow_rebase', 'allow_rebase_explicit',
+  'allow_rebase_update', 'allow_squash_merge', 'archived', 'archived_at', 'avatar_url', 'clone_url', 'created_at',
+  'default_allow_maintainer_edit', 'default_branch', 'default_delete_branch_after_merge', 'default_merge_style',
+  'description', 'empty', 'fork', 'forks_count', 'full_name', 'globally_editable_wiki', 'has_actions', 'has_issues',
+  'has_packages', 'has_projects', 'has_pull_requests', 'has_releases', 'has_wiki', 'html_url', 'id',
+  'ignore_whitespace_conflicts', 'internal', 'language', 'languages_url', 'licenses', 'link', 'mirror',
+  'mirror_interval', 'mirror_updated', 'name', 'object_format_name', 'open_issues_count', 'open_pr_counter',
+  'original_url', 'owner', 'parent', 'permissions', 'private', 'repo_transfer', 'size', 'ssh_url', 'stars_count',
   'template', 'topics', 'updated_at', 'url', 'watchers_count', 'website',
 ];
 

@@ -1,4 +1,9 @@
-import { startTestApp, TestApp } from '../support/test-app';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { loadConfig } from '../../src/config/config';
+import { serve } from '../../src/server/serve';
+import { createMysqlDatabase, startTestApp, TestApp, usesMysql } from '../support/test-app';
 
 describe('server routes', () => {
   let t: TestApp;
@@ -48,6 +53,44 @@ describe('health when the database is gone', () => {
       expect(response.body.status).toBe('fail');
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('readiness for a gateway', () => {
+  it('GET /api/healthz/ready answers 200 while the instance takes requests', async () => {
+    const t = await startTestApp();
+    try {
+      const response = await t.http.get('/api/healthz/ready').expect(200);
+      expect(response.body.status).toBe('pass');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('from the moment shutdown begins, readiness answers 503 while the listener still serves other requests', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-ready-'));
+    const database = usesMysql() ? await createMysqlDatabase() : undefined;
+    const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', SSH_ENABLED: 'false', LOG_LEVEL: 'silent', SHUTDOWN_DELAY: '30', ...(database ? { DATABASE_URL: database.url } : {}) });
+    const lines: string[] = [];
+    const server = await serve(config, { info: (line) => lines.push(line) });
+    const base = `http://${server.httpAddress}`;
+    try {
+      expect((await fetch(`${base}/api/healthz/ready`)).status).toBe(200);
+      const stopping = server.stop('SIGTERM');
+      const ready = await fetch(`${base}/api/healthz/ready`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toEqual({ status: 'draining', database: 'unchecked' });
+      // Still listening and answering everything else.
+      expect((await fetch(`${base}/api/v1/version`)).status).toBe(200);
+      expect((await fetch(`${base}/api/healthz`)).status).toBe(200);
+      expect(lines.some((line) => line.includes('not ready, still serving'))).toBe(true);
+      stopping.catch(() => undefined);
+    } finally {
+      // The delay is long on purpose (the checks above run inside it); the test ends the server itself.
+      await server.app.close();
+      await database?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

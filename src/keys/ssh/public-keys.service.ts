@@ -88,6 +88,14 @@ export class PublicKeysService {
     await this.transactions.run((tx) => this.keys.delete(tx, key.id));
   }
 
+  /** DELETE /admin/users/{username}/keys/{id}: unknown → 404; a key of someone else → 403 (as Forgejo). */
+  async deleteOfUser(owner: UserEntity, id: number): Promise<void> {
+    const key = await this.keys.findById(id);
+    if (!key) throw new NotFoundError();
+    if (key.ownerId !== owner.id) throw new ForbiddenError('You do not have access to this key');
+    await this.transactions.run((tx) => this.keys.delete(tx, key.id));
+  }
+
   /** `GET /{username}.keys`: one `type base64` line per key, as in an authorized_keys file. */
   async authorizedKeys(viewer: AuthContext, username: string): Promise<string> {
     const owner = await this.owners.visibleOrAbsent(viewer, username);

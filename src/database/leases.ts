@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import * as os from 'node:os';
+import type { DataSource } from 'typeorm';
+
+/**
+ * The table of leases: one row per name while some process holds it. Created before the migrations run (the
+ * migrations themselves run under a lease), so it is not an entity and no migration creates it.
+ */
+const CREATE_TABLE = {
+  mysql: 'CREATE TABLE IF NOT EXISTS lease (name varchar(191) NOT NULL PRIMARY KEY, holder varchar(100) NOT NULL, expires_at bigint NOT NULL) ENGINE=InnoDB',
+  sqlite: 'CREATE TABLE IF NOT EXISTS lease (name varchar(191) PRIMARY KEY NOT NULL, holder varchar(100) NOT NULL, expires_at integer NOT NULL)',
+};
+
+/** How a holder proves it is alive: its lease is renewed at a third of this, and lapses after it. */
+export const DEFAULT_LEASE_MS = 30_000;
+
+export interface LeaseOptions {
+  /** The lease lapses this long after its last renewal, should its holder die. */
+  ttlMs?: number;
+  /** Give up (LeaseTimeout) after waiting this long for another holder; default: wait as long as it takes. */
+  waitMs?: number;
+}
+
+/** The lease stayed held by another process for longer than the caller would wait. */
+export class LeaseTimeout extends Error {
+  constructor(name: string) {
+    super(`the lease "${name}" is held by another process`);
+    this.name = 'LeaseTimeout';
+  }
+}
+
+/**
+ * Mutual exclusion that holds across processes, machines and Galera nodes: a row in the `lease` table, taken
+ * with an insert that only one writer can make (its primary key) or with an update that only succeeds on a
+ * lapsed row, and given back by deleting it. A holder renews its row while its work runs; a holder that died
+ * leaves a row that lapses, and the next taker takes it over. Nothing here relies on `SELECT ... FOR UPDATE`
+ * or `GET_LOCK`, which Galera holds on one node only: a conflicting write on another node is refused at
+ * certification (1213), and the loser simply tries again.
+ */
+export class Leases {
+  /** This process, as it appears in the rows it holds. */
+  readonly holder = `${os.hostname().slice(0, 40)}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  clock: () => number = () => Date.now();
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Creates the table when missing: harmless when several processes do it at once. */
+  async prepare(): Promise<void> {
+    await this.dataSource.query(this.dataSource.options.type === 'mysql' ? CREATE_TABLE.mysql : CREATE_TABLE.sqlite);
+  }
+
+  /** Runs `work` while holding the lease `name`, waiting for another holder to give it back (or lapse). */
+  async run<T>(name: string, work: () => Promise<T>, options: LeaseOptions = {}): Promise<T> {
+    const ttlMs = options.ttlMs ?? DEFAULT_LEASE_MS;
+    await this.acquire(name, ttlMs, options.waitMs);
+    const renewal = setInterval(() => void this.renew(name, ttlMs).catch(() => undefined), Math.max(10, Math.floor(ttlMs / 3)));
+    renewal.unref();
+    try {
+      return await work();
+    } finally {
+      clearInterval(renewal);
+      await this.release(name).catch(() => undefined);
+    }
+  }
+
+  /** Takes the lease when it is free or lapsed; false when another process holds it. */
+  async tryAcquire(name: string, ttlMs = DEFAULT_LEASE_MS): Promise<boolean> {
+    const now = this.clock();
+    try {
+      if ((await this.change(this.insertSql(), [name, this.holder, now + ttlMs])) > 0) return true;
+      return (await this.change('UPDATE lease SET holder = ?, expires_at = ? WHERE name = ? AND expires_at < ?', [this.holder, now + ttlMs, name, now])) > 0;
+    } catch (error) {
+      // Another node's taker won certification, or the row was busy: the lease is someone else's for now.
+      if (isContention(error)) return false;
+      throw error;
+    }
+  }
+
+  private async acquire(name: string, ttlMs: number, waitMs: number | undefined): Promise<void> {
+    const started = this.clock();
+    for (let attempt = 0; ; attempt++) {
+      if (await this.tryAcquire(name, ttlMs)) return;
+      if (waitMs !== undefined && this.clock() - started >= waitMs) throw new LeaseTimeout(name);
+      // Short waits first (a repository creation holds its lease for milliseconds), then at most half a second.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500, 5 * 2 ** Math.min(attempt, 7)) * (0.5 + Math.random())));
+    }
+  }
+
+  private async renew(name: string, ttlMs: number): Promise<void> {
+    await this.change('UPDATE lease SET expires_at = ? WHERE name = ? AND holder = ?', [this.clock() + ttlMs, name, this.holder]);
+  }
+
+  private async release(name: string): Promise<void> {
+    await this.change('DELETE FROM lease WHERE name = ? AND holder = ?', [name, this.holder]);
+  }
+
+  private insertSql(): string {
+    return this.dataSource.options.type === 'mysql'
+      ? 'INSERT IGNORE INTO lease (name, holder, expires_at) VALUES (?, ?, ?)'
+      : 'INSERT INTO lease (name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING';
+  }
+
+  private async change(sql: string, parameters: unknown[]): Promise<number> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const result = await runner.query(sql, parameters, true);
+      return result.affected ?? 0;
+    } finally {
+      await runner.release();
+    }
+  }
+}
+
+function isContention(error: unknown): boolean {
+  const e = error as { code?: string; driverError?: { code?: string } };
+  const code = e.driverError?.code ?? e.code;
+  return code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT' || code === 'SQLITE_BUSY';
+}

@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Page, PageQuery } from '../common/paging';
+import { LabelEntity } from './label.entity';
+
+/** Whose labels: a repository's or an organisation's. */
+export type LabelOwner = { repoId: number; orgId: 0 } | { repoId: 0; orgId: number };
+
+export type LabelSort = 'alphabetically' | 'reversealphabetically';
+
+/** The only door to the label table. */
+@Injectable()
+export class LabelStore {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private labels(tx?: EntityManager) {
+    return (tx ?? this.dataSource.manager).getRepository(LabelEntity);
+  }
+
+  async list(owner: LabelOwner, sort: LabelSort, page: PageQuery): Promise<Page<LabelEntity>> {
+    const direction = sort === 'reversealphabetically' ? 'DESC' : 'ASC';
+    const [items, total] = await this.labels().findAndCount({
+      where: { repoId: owner.repoId, orgId: owner.orgId },
+      order: { name: direction, id: direction },
+      skip: page.offset,
+      take: page.limit,
+    });
+    return { items, total };
+  }
+
+  count(owner: LabelOwner, tx?: EntityManager): Promise<number> {
+    return this.labels(tx).countBy({ repoId: owner.repoId, orgId: owner.orgId });
+  }
+
+  findById(owner: LabelOwner, id: number, tx?: EntityManager): Promise<LabelEntity | null> {
+    return this.labels(tx).findOneBy({ id, repoId: owner.repoId, orgId: owner.orgId });
+  }
+
+  findByName(owner: LabelOwner, name: string, tx?: EntityManager): Promise<LabelEntity | null> {
+    return this.labels(tx).findOneBy({ name, repoId: owner.repoId, orgId: owner.orgId });
+  }
+
+  insert(tx: EntityManager, label: Partial<LabelEntity>): Promise<LabelEntity> {
+    return tx.getRepository(LabelEntity).save(tx.getRepository(LabelEntity).create(label));
+  }
+
+  async update(tx: EntityManager, id: number, changes: Partial<LabelEntity>): Promise<void> {
+    await tx.getRepository(LabelEntity).update({ id }, changes);
+  }
+
+  /** True when a row was really deleted. */
+  async delete(tx: EntityManager, owner: LabelOwner, id: number): Promise<boolean> {
+    const result = await tx.getRepository(LabelEntity).delete({ id, repoId: owner.repoId, orgId: owner.orgId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  async deleteAllOf(tx: EntityManager, owner: LabelOwner): Promise<void> {
+    await tx.getRepository(LabelEntity).delete({ repoId: owner.repoId, orgId: owner.orgId });
+  }
+}

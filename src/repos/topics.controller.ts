@@ -1,0 +1,75 @@
+import { Controller, Delete, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, Public } from '../auth/route-auth';
+import { Body } from '../common/body';
+import { ApiEmpty, ApiErrors } from '../common/openapi';
+import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { formatTime } from '../common/time';
+import { RepoTopicOption } from './repo-topic.option';
+import { TopicListWire, TopicNameWire, TopicResponseWire } from './topic.wire';
+import { TopicsService } from './topics.service';
+
+@ApiTags('repository')
+@Controller()
+export class TopicsController {
+  constructor(private readonly topics: TopicsService) {}
+
+  @Get('repos/:owner/:repo/topics')
+  @Public('repository')
+  @ApiOperation({ summary: "Get list of topics that a repository has" })
+  @ApiPaging()
+  @ApiOkResponse({ type: TopicNameWire })
+  @ApiErrors(404)
+  async list(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Paging() page: PageQuery): Promise<PagedList<string>> {
+    const found = await this.topics.list(caller, owner, repo, page);
+    return pagedList(found, page, (topic) => topic.name, (topics) => ({ topics }));
+  }
+
+  @Put('repos/:owner/:repo/topics')
+  @Public('repository')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Replace list of topics for a repository' })
+  @ApiEmpty()
+  @ApiErrors(403, 404, 422)
+  async replace(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Body() option: RepoTopicOption): Promise<void> {
+    await this.topics.replace(caller, owner, repo, option.topics ?? []);
+  }
+
+  @Put('repos/:owner/:repo/topics/:topic')
+  @Public('repository')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Add a topic to a repository' })
+  @ApiEmpty()
+  @ApiErrors(403, 404, 422)
+  async add(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('topic') topic: string): Promise<void> {
+    await this.topics.add(caller, owner, repo, topic);
+  }
+
+  @Delete('repos/:owner/:repo/topics/:topic')
+  @Public('repository')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a topic from a repository' })
+  @ApiEmpty()
+  @ApiErrors(403, 404, 422)
+  async remove(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('topic') topic: string): Promise<void> {
+    await this.topics.remove(caller, owner, repo, topic);
+  }
+
+  @Get('topics/search')
+  @Public('repository')
+  @ApiOperation({ summary: 'search topics via keyword' })
+  @ApiQuery({ name: 'q', required: false, description: 'keyword to search for' })
+  @ApiPaging()
+  @ApiOkResponse({ type: TopicListWire })
+  async search(@Caller() caller: AuthContext, @Query('q') q: unknown, @Paging() page: PageQuery): Promise<PagedList<TopicResponseWire>> {
+    const keyword = typeof q === 'string' ? q : Array.isArray(q) && typeof q[0] === 'string' ? q[0] : '';
+    const found = await this.topics.search(caller, keyword, page);
+    return pagedList(
+      found,
+      page,
+      (topic) => ({ id: topic.id, topic_name: topic.name, repo_count: topic.repoCount, created: formatTime(topic.createdUnix), updated: formatTime(topic.updatedUnix) }),
+      (topics) => ({ topics }),
+    );
+  }
+}

@@ -1,0 +1,49 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { GIT_TREES_PER_PAGE } from '../git-data/git-data-limits';
+import type { GeneralApiSettingsWire, GeneralAttachmentSettingsWire, GeneralRepoSettingsWire, GeneralUiSettingsWire } from './settings.wire';
+
+const MIB = 1024 * 1024;
+
+/**
+ * The /settings answers: Anvil's real limits and features, read from the configuration, so that a client that
+ * sizes its pages or uploads from them gets what the server enforces.
+ */
+@Injectable()
+export class SettingsService {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  api(): GeneralApiSettingsWire {
+    return {
+      max_response_items: this.config.paging.maxLimit,
+      default_paging_num: this.config.paging.defaultLimit,
+      default_git_trees_per_page: GIT_TREES_PER_PAGE,
+      default_max_blob_size: this.config.maxDisplayFileBytes,
+    };
+  }
+
+  repository(): GeneralRepoSettingsWire {
+    return {
+      mirrors_disabled: false,
+      http_git_disabled: false,
+      migrations_disabled: false,
+      stars_disabled: false,
+      time_tracking_disabled: true,
+      lfs_disabled: true,
+      forks_disabled: true,
+    };
+  }
+
+  attachment(): GeneralAttachmentSettingsWire {
+    return {
+      enabled: true,
+      allowed_types: '*/*',
+      max_size: Math.floor(this.config.uploads.attachmentMaxBytes / MIB),
+      max_files: 1,
+    };
+  }
+
+  ui(): GeneralUiSettingsWire {
+    return { default_theme: 'forgejo-auto', allowed_reactions: [], custom_emojis: [] };
+  }
+}

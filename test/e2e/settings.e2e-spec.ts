@@ -1,0 +1,45 @@
+import { makeRepo, makeUser, withToken } from '../support/factories';
+import { startTestApp, TestApp } from '../support/test-app';
+
+describe('settings: /settings/api|repository|attachment|ui tell the limits the server enforces', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ MAX_RESPONSE_ITEMS: '4', DEFAULT_PAGING_NUM: '2', ATTACHMENT_MAX_SIZE: '5MiB', MAX_DISPLAY_FILE_SIZE: '1024' });
+  });
+  afterAll(() => t.close());
+
+  it('/settings/api gives the paging limits the lists apply', async () => {
+    const settings = await t.http.get(t.api('/settings/api')).expect(200);
+    expect(settings.body).toEqual({ max_response_items: 4, default_paging_num: 2, default_git_trees_per_page: 1000, default_max_blob_size: 1024 });
+    const user = await makeUser(t);
+    for (let i = 0; i < 5; i++) await makeRepo(t, user);
+    const byDefault = await t.http.get(t.api(`/users/${user.name}/repos`)).expect(200);
+    expect(byDefault.body).toHaveLength(settings.body.default_paging_num);
+    const capped = await t.http.get(t.api(`/users/${user.name}/repos?limit=50`)).set(withToken(user.token)).expect(200);
+    expect(capped.body).toHaveLength(settings.body.max_response_items);
+  });
+
+  it('/settings/repository tells which features Anvil has', async () => {
+    const settings = await t.http.get(t.api('/settings/repository')).expect(200);
+    expect(settings.body).toEqual({
+      mirrors_disabled: false,
+      http_git_disabled: false,
+      migrations_disabled: false,
+      stars_disabled: false,
+      time_tracking_disabled: true,
+      lfs_disabled: true,
+      forks_disabled: true,
+    });
+  });
+
+  it('/settings/attachment gives the attachment size limit in MiB', async () => {
+    const settings = await t.http.get(t.api('/settings/attachment')).expect(200);
+    expect(settings.body).toEqual({ enabled: true, allowed_types: '*/*', max_size: 5, max_files: 1 });
+  });
+
+  it('/settings/ui answers Forgejo’s shape', async () => {
+    const settings = await t.http.get(t.api('/settings/ui')).expect(200);
+    expect(settings.body).toEqual({ default_theme: 'forgejo-auto', allowed_reactions: [], custom_emojis: [] });
+  });
+});
