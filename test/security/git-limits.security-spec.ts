@@ -289,7 +289,7 @@ describe('budgets for what a repository makes git do (H2, H6)', () => {
   let keyCommand: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ GIT_MAX_MEMORY: '256MiB', GIT_COMMAND_MAX_MEMORY: '256MiB' });
+    t = await startTestApp({ GIT_MAX_MEMORY: '256MiB', GIT_COMMAND_MAX_MEMORY: '256MiB', GIT_ARCHIVE_MAX_SIZE: '64MiB' });
     base = await t.listen();
     client = new GitClient();
     alice = await makeUser(t);
@@ -317,6 +317,30 @@ describe('budgets for what a repository makes git do (H2, H6)', () => {
       expect(response.body.message).toMatch(/more than \d+ files/);
     }
     expect(t.app.get(GitProcesses).slotsHeld).toBe(0);
+  });
+
+  it('refuses archives whose files add up to more than GIT_ARCHIVE_MAX_SIZE, and serves ordinary ones whole', async () => {
+    const name = uniqueName('copies');
+    await makeRepo(t, alice, { name });
+    const work = await client.workingCopy('main');
+    // One 1 MiB blob named 100 times: 100 MiB of files from a few kilobytes of objects.
+    fs.writeFileSync(path.join(work, 'zeros'), Buffer.alloc(1024 * 1024));
+    const blob = (await client.ok(['hash-object', '-w', 'zeros'], { cwd: work })).trim();
+    const entries = Array.from({ length: 100 }, (_, index) => `100644 blob ${blob}\tcopy${index}`).join('\n');
+    const tree = (await client.run(['mktree'], { cwd: work, input: `${entries}\n` })).stdout.trim();
+    const commit = (await client.ok(['commit-tree', '-m', 'copies', tree], { cwd: work })).trim();
+    await client.ok(['push', '--quiet', withCredentials(base, `${alice.name}/${name}.git`, alice.name, alice.password), `${commit}:refs/heads/main`], { cwd: work });
+    const refused = await t.http.get(t.api(`/repos/${alice.name}/${name}/archive/main.zip`));
+    expect(refused.status).toBe(413);
+    const ordinary = (await makeRepo(t, alice, { autoInit: true })).full_name;
+    const archive = await t.http.get(t.api(`/repos/${ordinary}/archive/main.zip`)).buffer(true).parse((response, done) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => done(null, Buffer.concat(chunks)));
+    });
+    expect(archive.status).toBe(200);
+    // A whole zip ends with its end-of-central-directory record.
+    expect((archive.body as Buffer).includes(Buffer.from([0x50, 0x4b, 0x05, 0x06]))).toBe(true);
   });
 
   it('answers the contents listing and the history of such a tree with 422 once git ran out of its budget', async () => {
