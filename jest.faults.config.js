@@ -13,6 +13,4 @@ module.exports = {
   testMatch: ['<rootDir>/test/faults/**/*.fault-spec.ts'],
   transform: { '^.+\\.ts$': tsJest },
   slowTestThreshold: 60,
-  // Until the first fault tests land; removed with them.
-  passWithNoTests: true,
 };

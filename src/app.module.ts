@@ -1,3 +1,4 @@
+import { LanguagesModule } from './languages/languages.module';
 import { SettingsModule } from './settings/settings.module';
 import { LabelsModule } from './labels/labels.module';
 import { DynamicModule, Module } from '@nestjs/common';
@@ -12,6 +13,7 @@ import { HttpErrorFilter } from './common/http-error.filter';
 import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { EventsModule } from './events/events.module';
 import { GitHttpModule } from './git-http/git-http.module';
 import { KeysModule } from './keys/keys.module';
 import { LoggingModule } from './logging/logging.module';
@@ -24,7 +26,9 @@ import { ReleasesModule } from './releases/releases.module';
 import { ReposModule } from './repos/repos.module';
 import { ServerModule } from './server/server.module';
 import { SshModule } from './ssh/ssh.module';
+import { StatusesModule } from './statuses/statuses.module';
 import { UsersModule } from './users/users.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** Imports the modules; nothing else. The global request pipeline is assembled once, in bootstrap.ts. */
 @Module({})
@@ -37,6 +41,7 @@ export class AppModule {
         LoggingModule,
         DatabaseModule.forRoot(config),
         CommonModule,
+        EventsModule,
         AuthModule,
         UsersModule,
         KeysModule,
@@ -44,6 +49,7 @@ export class AppModule {
         ReleasesModule,
         LabelsModule,
         SettingsModule,
+        LanguagesModule,
         PackagesModule,
         MirrorsModule,
         GitHttpModule,
@@ -54,6 +60,8 @@ export class AppModule {
         MarkdownModule,
         ServerModule,
         ContentModule,
+        StatusesModule,
+        WebhooksModule,
         PagesModule,
       ],
       providers: [

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { markRequestStart, RequestTimedOutError } from '../common/api-request-timeout';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
@@ -36,12 +37,29 @@ export class AuthenticationMiddleware {
       request.auth = AuthContext.anonymous();
       return RequestGitClient.run(request, response, null, next);
     }
+    // API_REQUEST_TIMEOUT covers the lookups of authentication too: a database that hangs answers 503 here,
+    // before any route's own timer is armed (common/api-request-timeout.ts counts from this start).
+    const limit = this.config.http.apiRequestTimeoutMs;
+    let settled = false;
+    const timer =
+      limit > 0
+        ? setTimeout(() => {
+            settled = true;
+            request.auth ??= AuthContext.anonymous();
+            next(new RequestTimedOutError());
+          }, limit)
+        : undefined;
+    markRequestStart(request);
     this.authenticate(request, response, credential).then(
       (auth) => {
+        clearTimeout(timer);
+        if (settled) return;
         request.auth = auth;
         RequestGitClient.run(request, response, auth.id, next);
       },
       (error: unknown) => {
+        clearTimeout(timer);
+        if (settled) return;
         request.auth ??= AuthContext.anonymous();
         next(error);
       },

@@ -15,6 +15,12 @@ export class RequestTimedOutError extends DomainError {
 }
 
 const NO_REQUEST_TIMEOUT = 'anvil:no-request-timeout';
+const STARTED = Symbol('anvil:request-started');
+
+/** Authentication marks when its database lookups began: the route's timer then has what is left of the limit. */
+export function markRequestStart(request: Request): void {
+  (request as Request & { [STARTED]?: number })[STARTED] = performance.now();
+}
 
 /**
  * A route that takes as long as its transfer (a streamed upload) or has a longer limit of its own (a migration's
@@ -50,7 +56,9 @@ export class ApiRequestTimeout implements CanActivate {
     const request = http.getRequest<Request>();
     if (!request.path.startsWith('/api/v1/') || !this.appliesTo(context)) return true;
     const response = http.getResponse<Response>();
-    const timer = setTimeout(() => this.expire(response), limit);
+    const started = (request as Request & { [STARTED]?: number })[STARTED];
+    const left = started === undefined ? limit : Math.max(0, limit - (performance.now() - started));
+    const timer = setTimeout(() => this.expire(response), left);
     response.once('close', () => clearTimeout(timer));
     return true;
   }

@@ -99,7 +99,17 @@ export class InvalidInputError extends DomainError {
 
 export const SIGN_IN_REQUIRED = 'token is required';
 
-/** A failure of GET /repos/search, which answers `{ok: false, error}` instead of the standard body. */
+/**
+ * A failure of GET /repos/search, which answers `{ok: false, error}` instead of the standard body: 500, or the
+ * 503/507 of a failing dependency (with its `Retry-After`). The message is the service's; the cause is logged.
+ */
 export class SearchError extends DomainError {
-  readonly status = 500;
+  readonly status: number;
+  readonly retryAfterSeconds?: number;
+  constructor(message: string, options: { status?: number; retryAfterSeconds?: number; cause?: unknown } = {}) {
+    super(message);
+    this.status = options.status ?? 500;
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
+    this.cause = options.cause;
+  }
 }

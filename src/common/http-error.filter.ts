@@ -2,12 +2,15 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } 
 import type { Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { bodyLeftUnread } from './body';
-import { DomainError, MethodNotAllowedError, NotFoundError, SearchError, TooManyRequestsError } from './errors';
+import { dependencyFailure } from './dependency-errors';
+import { DomainError, MethodNotAllowedError, NotFoundError, SearchError } from './errors';
 import { RouteTable } from './route-table';
 
 /**
  * The one place where errors become HTTP answers (behaviour 1.7): every 404 has an empty body; everything
- * else is `{message, url}` (plus the error's extra fields); a 500 hides its cause from all but site admins.
+ * else is `{message, url}` (plus the error's extra fields); a 500 hides its cause from all but site admins. A failing
+ * dependency (a full disk, a database that does not answer, no descriptors left) is a 507 or a 503 in the service's
+ * words, its cause in the log only.
  */
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
@@ -29,16 +32,22 @@ export class HttpErrorFilter implements ExceptionFilter {
     // A refused request's body is never read: close the connection rather than drain it.
     if (bodyLeftUnread(request)) response.setHeader('Connection', 'close');
     const error = this.toDomainError(exception, request);
+    if (error && (error.status === 503 || error.status === 507) && !(exception instanceof DomainError)) {
+      // The cause goes to the log only: the answer says what failed in the service's words.
+      this.logger.warn(`${request.method} ${request.path} answered ${error.status}: ${describe(exception)}`);
+    }
     if (error instanceof NotFoundError) {
       response.status(404).end();
       return;
     }
+    if (error && 'retryAfterSeconds' in error && typeof error.retryAfterSeconds === 'number') {
+      response.setHeader('Retry-After', String(error.retryAfterSeconds));
+    }
     if (error instanceof SearchError) {
-      this.logger.error(`repository search failed: ${error.message}`);
-      this.sendJson(response, 500, { ok: false, error: error.message });
+      if (error.status === 500) this.logger.error(`repository search failed: ${describe(error.cause ?? error)}`);
+      this.sendJson(response, error.status, { ok: false, error: error.message });
       return;
     }
-    if (error instanceof TooManyRequestsError) response.setHeader('Retry-After', String(error.retryAfterSeconds));
     if (error) {
       this.sendJson(response, error.status, { message: error.message, url: this.swaggerUrl(), ...error.extraFields() });
       return;
@@ -59,7 +68,7 @@ export class HttpErrorFilter implements ExceptionFilter {
         readonly status = status;
       })(httpMessage(exception));
     }
-    return undefined;
+    return dependencyFailure(exception);
   }
 
   private swaggerUrl(): string {

@@ -10,6 +10,8 @@ export interface AppConfig {
   port: number;
   dataDir: string;
   database: DatabaseConfig;
+  /** How long the server waits on its database before it answers 503 (data-source.ts, database-timeouts.ts). */
+  databaseTimeouts: DatabaseTimeouts;
   /** Public base URL, always ending with '/'. */
   rootUrl: string;
   /** Host name of ROOT_URL: the no-reply e-mail domain and the SSH host. */
@@ -43,6 +45,28 @@ export interface AppConfig {
    * before it collects again; 0 leaves V8's own heuristics (see server/heap-growth.ts).
    */
   heapGrowthPercent: number;
+  webhooks: WebhookConfig;
+}
+
+/** Outgoing webhooks: who may be called, how hard Anvil tries, how long it remembers. */
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOWED_HOSTS: `loopback`, `private`, `external`, `*`, CIDRs and host globs, comma-separated. */
+  allowedHosts: string;
+  /** WEBHOOK_MAX_ATTEMPTS: tries of one delivery before it is given up. */
+  maxAttempts: number;
+  /** WEBHOOK_DELIVERY_WORKERS: requests one process has in flight at once. */
+  workers: number;
+  /** WEBHOOK_TIMEOUT (seconds): one request, connection to last byte of the answer. */
+  timeoutMs: number;
+  /** WEBHOOK_HISTORY_DAYS: finished deliveries are kept this long. */
+  historyDays: number;
+  /** WEBHOOK_PAYLOAD_COMMIT_LIMIT: commits listed in one push payload. */
+  payloadCommitLimit: number;
+  /** Fixed: how often an idle process looks for work another instance queued; 0 starts no timer. */
+  pollMs: number;
+  /** Fixed: first retry delay, doubled per attempt up to retryMaxMs. */
+  retryBaseMs: number;
+  retryMaxMs: number;
 }
 
 /** Migrations and pull mirrors (git-transport.md 0.1, 3.6). Only the concurrency is a setting. */
@@ -161,6 +185,17 @@ export interface GitServingConfig {
   archiveMaxBytes: number;
 }
 
+/**
+ * DATABASE_CONNECT_TIMEOUT, DATABASE_ACQUIRE_TIMEOUT, DATABASE_QUERY_TIMEOUT (seconds): a database that refuses,
+ * hangs or is saturated costs a request at most these, then a 503, instead of a request that never ends.
+ * MySQL/MariaDB only: SQLite runs in the process.
+ */
+export interface DatabaseTimeouts {
+  connectMs: number;
+  acquireMs: number;
+  queryMs: number;
+}
+
 export type DatabaseConfig =
   | { type: 'sqlite'; file: string }
   | {
@@ -199,6 +234,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port,
     dataDir,
     database: parseDatabaseUrl(nonEmpty(env, 'DATABASE_URL'), dataDir),
+    databaseTimeouts: {
+      connectMs: integer(env, 'DATABASE_CONNECT_TIMEOUT', 5, { min: 1 }) * 1000,
+      acquireMs: integer(env, 'DATABASE_ACQUIRE_TIMEOUT', 10, { min: 1 }) * 1000,
+      queryMs: integer(env, 'DATABASE_QUERY_TIMEOUT', 30, { min: 1 }) * 1000,
+    },
     rootUrl: rootUrl.href,
     rootHost: rootUrl.hostname,
     quota: {
@@ -262,6 +302,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
       tickMs: 60_000,
     },
     heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 30, { min: 0, max: 1000 }),
+    webhooks: {
+      allowedHosts: nonEmpty(env, 'WEBHOOK_ALLOWED_HOSTS') ?? 'external',
+      maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 8, { min: 1, max: 100 }),
+      workers: integer(env, 'WEBHOOK_DELIVERY_WORKERS', 16, { min: 1, max: 1024 }),
+      timeoutMs: 1000 * integer(env, 'WEBHOOK_TIMEOUT', 10, { min: 1, max: 600 }),
+      historyDays: integer(env, 'WEBHOOK_HISTORY_DAYS', 30, { min: 1 }),
+      payloadCommitLimit: integer(env, 'WEBHOOK_PAYLOAD_COMMIT_LIMIT', 15, { min: 1, max: 1000 }),
+      pollMs: 1000,
+      retryBaseMs: 1000,
+      retryMaxMs: 3_600_000,
+    },
   };
 }
 

@@ -7,7 +7,7 @@ import { GitWrites, RefChangedError } from '../git/git-writes';
 import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
 import type { CreateBranchOption } from './content.options';
 import { ContentRefs } from './content-refs';
-import { ContentRepositories, ContentRepository } from './content-repository';
+import { ContentRepositories, ContentRepository, zeroIdLike } from './content-repository';
 import { toBranchWire } from './content.mapper';
 import type { BranchWire } from './content.wire';
 
@@ -42,7 +42,7 @@ export class BranchesService {
   async delete(viewer: AuthContext, owner: string, repo: string, branch: string): Promise<void> {
     const target = await this.repositories.writable(viewer, owner, repo);
     if (branch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');
-    await this.repositories.deleteRef(target, () => this.find(target, branch));
+    await this.repositories.deleteRef(viewer, target, () => this.find(target, branch));
   }
 
   /** Order: 404 → 403 → quota 413 → empty 404 → start ref 404 → existing branch 409. */
@@ -63,7 +63,7 @@ export class BranchesService {
       }
       return this.find(target, body.new_branch_name);
     });
-    await this.repositories.recordRefChanges(target, [body.new_branch_name]);
+    if (ref) await this.repositories.recordRefChanges(viewer, target, [{ ref: ref.ref, oldId: zeroIdLike(ref.oid), newId: ref.oid }]);
     if (!ref) throw new NotFoundError();
     return (await this.toWires(viewer, target, [ref]))[0];
   }

@@ -5,6 +5,7 @@ import { ConflictError, DomainError, ForbiddenError, InvalidInputError, NotFound
 import { GitBudgetError } from '../git/git-command';
 import { GitBusyError, GitProcesses } from '../git/git-processes';
 import type { RefInfo } from '../git/git-trees';
+import type { RefUpdate } from '../git/push-hooks';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
 import { RepositoriesService } from '../repos/repositories.service';
@@ -109,8 +110,8 @@ export class ContentRepositories {
    * Deletes the ref `find` returns (404 when there is none) with compare-and-swap on the value it read (409 when
    * a concurrent writer moved it), then records the change.
    */
-  async deleteRef(target: ContentRepository, find: () => Promise<RefInfo | undefined>): Promise<void> {
-    await this.withGit(async () => {
+  async deleteRef(viewer: AuthContext, target: ContentRepository, find: () => Promise<RefInfo | undefined>): Promise<void> {
+    const deleted = await this.withGit(async () => {
       const ref = await find();
       if (!ref) throw new NotFoundError();
       try {
@@ -119,12 +120,21 @@ export class ContentRepositories {
         if (error instanceof RefChangedError) throw new ConflictError(`${ref.ref} was changed by another writer`);
         throw error;
       }
+      return ref;
     });
-    await this.recordRefChanges(target, []);
+    await this.recordRefChanges(viewer, target, [{ ref: deleted.ref, oldId: deleted.oid, newId: zeroIdLike(deleted.oid) }]);
   }
 
-  /** After a ref changed on the server: size, update time, and the first branch of an empty repository. */
-  async recordRefChanges(target: ContentRepository, createdBranches: string[]): Promise<void> {
-    await this.pushes.recordRefChanges(target.repo.id, createdBranches);
+  /**
+   * After refs changed on the server: size, update time, the first branch of an empty repository, and the
+   * events of the change (sent by `viewer`).
+   */
+  async recordRefChanges(viewer: AuthContext, target: ContentRepository, updates: RefUpdate[]): Promise<void> {
+    await this.pushes.recordRefChanges(target.repo.id, updates, viewer.user?.id ?? 0);
   }
+}
+
+/** The all-zero id of the same object format as `id`: the old value of a created ref, the new of a deleted one. */
+export function zeroIdLike(id: string): string {
+  return '0'.repeat(id.length);
 }

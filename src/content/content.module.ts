@@ -14,12 +14,15 @@ import { DownloadsController } from './downloads.controller';
 import { DownloadsService } from './downloads.service';
 import { FileWritesService } from './file-writes.service';
 import { TagsController } from './tags.controller';
+import { GitDataController } from './git-data.controller';
+import { GitDataService } from './git-data.service';
 import { TagsService } from './tags.service';
 
 /** What is inside a repository, over the API: branches, tags, commits, files, raw downloads and archives. */
 @Module({
   imports: [GitModule, ReposModule, UsersModule],
-  controllers: [BranchesController, TagsController, CommitsController, ContentsController, DownloadsController],
-  providers: [ContentRepositories, ContentRefs, BranchesService, TagsService, CommitsService, ContentsService, FileWritesService, DownloadsService],
+  controllers: [BranchesController, TagsController, CommitsController, ContentsController, DownloadsController, GitDataController],
+  providers: [ContentRepositories, ContentRefs, BranchesService, TagsService, CommitsService, ContentsService, FileWritesService, DownloadsService, GitDataService],
+  exports: [ContentRepositories, ContentRefs],
 })
 export class ContentModule {}

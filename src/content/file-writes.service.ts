@@ -9,7 +9,8 @@ import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
 import { gitSignature } from '../repos/repositories.service';
 import { UsersService } from '../users/users.service';
 import type { ChangeFilesOption, CreateFileOption, DeleteFileOption, FileOptions, IdentityWire, UpdateFileOption } from './content.options';
-import { ContentRepositories, ContentRepository } from './content-repository';
+import type { RefUpdate } from '../git/push-hooks';
+import { ContentRepositories, ContentRepository, zeroIdLike } from './content-repository';
 import { assertFilePath } from './content-paths';
 import { ContentsService } from './contents.service';
 import { NamedRef, NOT_SIGNED, toFileCommitWire } from './content.mapper';
@@ -26,6 +27,8 @@ interface FileOperation {
 
 interface WriteResult {
   ref: NamedRef;
+  /** The branch's move, for the push's records and events. */
+  update: RefUpdate;
   files: (import('./content.wire').ContentsWire | null)[];
   commit: FileResponseWire['commit'];
 }
@@ -155,11 +158,12 @@ export class FileWritesService {
       const described = await this.contents.describeFiles(target, ref, operations.filter((op) => op.operation !== 'delete').map((op) => op.path));
       return {
         ref,
+        update: { ref: `refs/heads/${written}`, oldId: newBranch === undefined && parent ? parent : zeroIdLike(oid), newId: oid },
         files: operations.map((op) => (op.operation === 'delete' ? null : described.get(op.path) ?? null)),
         commit: toFileCommitWire(target.urls, commits.get(oid)!),
       };
     });
-    await this.repositories.recordRefChanges(target, [written]);
+    await this.repositories.recordRefChanges(viewer, target, [result.update]);
     return result;
   }
 

@@ -12,7 +12,7 @@ import { gitSignature } from '../repos/repositories.service';
 import { UsersService } from '../users/users.service';
 import type { CreateTagOption } from './content.options';
 import { ContentRefs } from './content-refs';
-import { ContentRepositories, ContentRepository } from './content-repository';
+import { ContentRepositories, ContentRepository, zeroIdLike } from './content-repository';
 import { toTagWire } from './content.mapper';
 import type { TagWire } from './content.wire';
 
@@ -47,7 +47,7 @@ export class TagsService {
 
   async delete(viewer: AuthContext, owner: string, repo: string, tag: string): Promise<void> {
     const target = await this.repositories.writable(viewer, owner, repo);
-    await this.repositories.deleteRef(target, () => this.find(target, tag));
+    await this.repositories.deleteRef(viewer, target, () => this.find(target, tag));
   }
 
   /**
@@ -74,8 +74,8 @@ export class TagsService {
       }
       return this.find(target, body.tag_name);
     });
-    await this.repositories.recordRefChanges(target, []);
     if (!ref) throw new NotFoundError();
+    await this.repositories.recordRefChanges(viewer, target, [{ ref: ref.ref, oldId: zeroIdLike(ref.oid), newId: ref.oid }]);
     return toTagWire(target.urls, ref);
   }
 

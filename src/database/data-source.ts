@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DataSource, DataSourceOptions, ObjectLiteral } from 'typeorm';
-import type { AppConfig, DatabaseConfig } from '../config/config';
+import type { AppConfig, DatabaseConfig, DatabaseTimeouts } from '../config/config';
+import { applyDatabaseTimeouts } from './database-timeouts';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { SnakeNamingStrategy } from './naming-strategy';
@@ -9,7 +10,7 @@ import { secureDatabaseFiles } from '../server/data-directory';
 import { adaptMysqlPool } from './mysql-pool';
 import { runSchemaMigrations } from './schema-migrations';
 
-export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
+export function dataSourceOptions(database: DatabaseConfig, timeouts?: DatabaseTimeouts): DataSourceOptions {
   const common = {
     entities: ENTITIES,
     migrations: MIGRATIONS,
@@ -34,6 +35,7 @@ export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
       supportBigNumbers: true,
       bigNumberStrings: false,
       extra: { connectionLimit: 10 },
+      ...(timeouts ? { connectTimeout: timeouts.connectMs } : {}),
     };
   }
   return {
@@ -51,11 +53,11 @@ export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
 /**
  * Opens the database and applies pending migrations: the server, the CLI and the tests all start here.
  */
-export async function openDatabase(config: Pick<AppConfig, 'database'>): Promise<DataSource> {
+export async function openDatabase(config: Pick<AppConfig, 'database'> & Partial<Pick<AppConfig, 'databaseTimeouts'>>): Promise<DataSource> {
   if (config.database.type === 'sqlite' && config.database.file !== ':memory:') {
     fs.mkdirSync(path.dirname(config.database.file), { recursive: true, mode: 0o700 });
   }
-  const dataSource = new DataSource(dataSourceOptions(config.database));
+  const dataSource = new DataSource(dataSourceOptions(config.database, config.databaseTimeouts));
   if (config.database.type === 'mysql') adaptMysqlPool(dataSource, config.database.hosts);
   await dataSource.initialize();
   if (config.database.type === 'sqlite' && config.database.file !== ':memory:') secureDatabaseFiles(config.database.file);
@@ -63,6 +65,7 @@ export async function openDatabase(config: Pick<AppConfig, 'database'>): Promise
   bindIntegerParameters(dataSource);
   // One process at a time, whichever instance or database node it runs on (schema-migrations.ts).
   await runSchemaMigrations(dataSource);
+  if (config.databaseTimeouts) applyDatabaseTimeouts(dataSource, config.databaseTimeouts);
   return dataSource;
 }
 

@@ -2,9 +2,11 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from '../config/config';
 import { dataSourceOptions, openDatabase } from './data-source';
-import { Transactions } from './transactions';
+import { DataSource } from 'typeorm';
+import { Leases } from './leases';
+import { changeRows, Transactions } from './transactions';
 
-/** The data source (migrated at start) and the transaction helper, for every module. */
+/** The data source (migrated at start), the transaction helper and the cross-process leases, for every module. */
 @Global()
 @Module({})
 export class DatabaseModule {
@@ -19,8 +21,16 @@ export class DatabaseModule {
           dataSourceFactory: () => openDatabase(config),
         }),
       ],
-      providers: [Transactions],
-      exports: [Transactions],
+      providers: [
+        Transactions,
+        {
+          provide: Leases,
+          inject: [DataSource, Transactions],
+          useFactory: (dataSource: DataSource, transactions: Transactions) =>
+            new Leases(dataSource, (sql, parameters) => transactions.run((tx) => changeRows(tx, sql, parameters))),
+        },
+      ],
+      exports: [Transactions, Leases],
     };
   }
 }

@@ -16,6 +16,8 @@ import { FollowEntity } from '../users/follow.entity';
 import { OrgUserEntity, TeamEntity, TeamUserEntity } from '../users/organization.entities';
 import { UserSearchGramEntity, UserSearchTextEntity } from '../users/user-search.entities';
 import { UserEntity } from '../users/user.entity';
+import { CommitStatusEntity } from '../statuses/commit-status.entity';
+import { WebhookDeliveryEntity, WebhookEntity, WebhookEventEntity, WebhookLeaseEntity } from '../webhooks/webhook.entities';
 
 /** Every entity the data source knows; a module adds its own here. */
-export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity];
+export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity];

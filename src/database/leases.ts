@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import type { DataSource } from 'typeorm';
 
@@ -42,7 +42,19 @@ export class Leases {
   readonly holder = `${os.hostname().slice(0, 40)}:${process.pid}:${randomUUID().slice(0, 8)}`;
   clock: () => number = () => Date.now();
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    /**
+     * On SQLite, lease writes go through the group commit of the application's transactions (one connection,
+     * whose open transaction would otherwise take them in); absent while migrations run, before any exists.
+     */
+    private readonly sqliteWrites?: (sql: string, parameters: unknown[]) => Promise<number>,
+  ) {}
+
+  /** A lock per key (a repository's path, say) that holds across processes: one lease per key under `scope`. */
+  keyed(scope: string): KeyedLeases {
+    return new KeyedLeases(this, scope);
+  }
 
   /** Creates the table when missing: harmless when several processes do it at once. */
   async prepare(): Promise<void> {
@@ -101,6 +113,7 @@ export class Leases {
   }
 
   private async change(sql: string, parameters: unknown[]): Promise<number> {
+    if (this.sqliteWrites && this.dataSource.options.type !== 'mysql') return this.sqliteWrites(sql, parameters);
     const runner = this.dataSource.createQueryRunner();
     try {
       const result = await runner.query(sql, parameters, true);
@@ -115,4 +128,34 @@ function isContention(error: unknown): boolean {
   const e = error as { code?: string; driverError?: { code?: string } };
   const code = e.driverError?.code ?? e.code;
   return code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT' || code === 'SQLITE_BUSY';
+}
+
+/** Lease names longer than this are hashed (the column holds 191 characters). */
+const LONGEST_NAME = 150;
+
+/**
+ * One holder at a time per key, across processes; waiters take turns as the lease frees (no strict order).
+ * Used where a database row and a directory change together (a repository's creation, rename and deletion).
+ */
+export class KeyedLeases {
+  constructor(
+    private readonly leases: Leases,
+    private readonly scope: string,
+  ) {}
+
+  run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    return this.leases.run(this.nameOf(key), work);
+  }
+
+  /** Holds every key of `keys` (taken in one order, so two callers never wait on each other in a circle). */
+  async runAll<T>(keys: string[], work: () => Promise<T>): Promise<T> {
+    const names = [...new Set(keys.map((key) => this.nameOf(key)))].sort();
+    const hold = (index: number): Promise<T> => (index === names.length ? work() : this.leases.run(names[index], () => hold(index + 1)));
+    return hold(0);
+  }
+
+  private nameOf(key: string): string {
+    const name = `${this.scope}:${key}`;
+    return name.length <= LONGEST_NAME ? name : `${this.scope}:#${createHash('sha256').update(key).digest('hex')}`;
+  }
 }

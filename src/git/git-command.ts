@@ -1,4 +1,4 @@
-import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
@@ -7,6 +7,7 @@ import { budgetedGit, exhaustedBudget, ProcessBudget } from './git-budget';
 import { currentGitClient } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
 import { GitLauncher, LaunchResult } from './git-launcher';
+import { spawnGit } from './spawn-git';
 
 /** A git command that failed: it exited non-zero, was killed, or could not start. */
 export class GitError extends Error {
@@ -53,6 +54,8 @@ export class GitUnavailableError extends GitError {
   constructor(args: readonly string[], cause: Error) {
     super(args, null, '', `git could not be started: ${cause.message}`);
     this.name = 'GitUnavailableError';
+    // Its code (EAGAIN, ENOMEM) chooses the answer: 503, the server being out of resources.
+    this.cause = cause;
   }
 }
 
@@ -132,8 +135,7 @@ export class GitCommand {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const command = budgetedGit(fullArgs, this.budget(options, timeoutMs));
-    const child = spawn(command.file, command.args, { env: gitEnvironment(this.config.dataDir, options.env), stdio: ['pipe', 'pipe', 'pipe'], shell: false });
+    const child = spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir, options.env), shell: false }, this.budget(options, timeoutMs));
     const stderr: Buffer[] = [];
     let timedOut = false;
     let killed = false;
@@ -192,8 +194,7 @@ export class GitCommand {
   startSession(args: string[], options: Pick<GitRunOptions, 'gitDir'> = {}): ChildProcessWithoutNullStreams {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
-    const command = budgetedGit(fullArgs, { memoryBytes: this.config.git?.commandMaxMemoryBytes });
-    return spawn(command.file, command.args, { env: gitEnvironment(this.config.dataDir), stdio: ['pipe', 'pipe', 'pipe'], shell: false });
+    return spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir), shell: false }, { memoryBytes: this.config.git?.commandMaxMemoryBytes });
   }
 
   /** Runs git and returns the exit code as well, for commands whose exit code is an answer (show-ref). */
@@ -210,7 +211,7 @@ export class GitCommand {
     const signal = options.signal ?? currentGitClient()?.signal;
     if (options.offload) return this.executeOffloaded(args, command.file, command.args, env, { ...options, signal }, timeoutMs, acceptAnyExit);
     return new Promise<GitResult & { bytes: Buffer }>((resolve, reject) => {
-      const child = spawn(command.file, command.args, { env, stdio: ['pipe', 'pipe', 'pipe'], shell: false, detached: options.processGroup === true });
+      const child = spawnGit(fullArgs, { env, shell: false, detached: options.processGroup === true }, this.budget(options, timeoutMs));
       const stdout: Buffer[] = [];
       const stderr: Buffer[] = [];
       let outputBytes = 0;

@@ -35,7 +35,12 @@ process.on('message', (message) => {
   try {
     child = spawn(message.file || 'git', message.args, { env: message.env, stdio: ['pipe', 'pipe', 'pipe'], detached: message.group, shell: false });
   } catch (error) {
-    return reply({ error: String(error && error.message) });
+    return reply({ error: String(error && error.message), errorCode: error && error.code });
+  }
+  // No descriptors left: Node started nothing and gave no pipes; the error event follows on the next tick.
+  if (!child.stdout || !child.stderr || !child.stdin) {
+    child.on('error', () => undefined);
+    return reply({ error: 'git could not be started: too many open files', errorCode: 'EMFILE' });
   }
   running.set(message.id, { child, group: message.group });
   const out = [];
@@ -44,7 +49,7 @@ process.on('message', (message) => {
   let errBytes = 0;
   child.stdout.on('data', (chunk) => { outBytes += chunk.length; if (outBytes <= message.maxOutput) out.push(chunk); });
   child.stderr.on('data', (chunk) => { errBytes += chunk.length; if (errBytes <= 65536) err.push(chunk); });
-  child.on('error', (error) => reply({ error: String(error && error.message) }));
+  child.on('error', (error) => reply({ error: String(error && error.message), errorCode: error && error.code }));
   child.on('close', (code, signal) => reply({ code, signal, stdout: Buffer.concat(out).toString('base64'), stderr: Buffer.concat(err).toString('utf8') }));
   child.stdin.on('error', () => undefined);
   child.stdin.end(message.input ? Buffer.from(message.input, 'base64') : '');
@@ -125,12 +130,12 @@ export class GitLauncher implements OnApplicationShutdown {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       serialization: 'advanced',
     });
-    launcher.on('message', (message: { id: number; code?: number | null; signal?: NodeJS.Signals | null; stdout?: string; stderr?: string; error?: string }) => {
+    launcher.on('message', (message: { id: number; code?: number | null; signal?: NodeJS.Signals | null; stdout?: string; stderr?: string; error?: string; errorCode?: string }) => {
       const entry = this.pending.get(message.id);
       if (!entry) return;
       this.pending.delete(message.id);
       if (this.pending.size === 0) channelOf(launcher)?.unref?.();
-      if (message.error !== undefined) return entry.reject(new Error(message.error));
+      if (message.error !== undefined) return entry.reject(Object.assign(new Error(message.error), message.errorCode ? { code: message.errorCode } : {}));
       entry.resolve({ code: message.code ?? null, signal: message.signal ?? null, stdout: Buffer.from(message.stdout ?? '', 'base64'), stderr: message.stderr ?? '' });
     });
     launcher.on('exit', () => {

@@ -1,4 +1,4 @@
-import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
@@ -8,6 +8,7 @@ import { currentGitClient, GitClient } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
 import { GitShares } from './git-shares';
 import { PushContext, PushHooks } from './push-hooks';
+import { gitStarted, spawnGit } from './spawn-git';
 import { TransferWatch } from './transfer-watch';
 
 /** No slot became free in time, or the server is shutting down: HTTP answers 503, SSH an error line. */
@@ -15,6 +16,15 @@ export class GitBusyError extends Error {
   constructor(message = 'too many git operations are running, try again later') {
     super(message);
     this.name = 'GitBusyError';
+  }
+}
+
+/** git could not be started (no descriptors, processes or memory left): answered as busy, its slot freed. */
+export class GitSpawnError extends GitBusyError {
+  constructor(cause: unknown) {
+    super('the server is out of resources (processes, file descriptors or memory), try again later');
+    this.name = 'GitSpawnError';
+    this.cause = cause;
   }
 }
 
@@ -225,7 +235,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
   async start(spec: ServeSpec): Promise<ServingProcess> {
     await this.acquireSlot(spec.client);
     try {
-      return this.spawn(spec);
+      return await this.spawn(spec);
     } catch (error) {
       this.releaseSlot(spec.client);
       throw error;
@@ -286,7 +296,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
     clearTimeout(timer);
   }
 
-  private spawn(spec: ServeSpec): ServingProcess {
+  private async spawn(spec: ServeSpec): Promise<ServingProcess> {
     const args = [
       `-c`, `core.hooksPath=${this.hooks.hooksDir}`,
       `-c`, 'receive.hideRefs=refs/pull/',
@@ -308,10 +318,18 @@ export class GitProcesses implements BeforeApplicationShutdown {
       ...(spec.protocol ? { GIT_PROTOCOL: spec.protocol } : {}),
       ...(push?.env ?? {}),
     });
-    fs.mkdirSync(gitHome(this.config.dataDir), { recursive: true });
-    // A process group of its own, so that killing git also stops the helpers it started.
-    const command = budgetedGit(args, { memoryBytes: this.config.git.maxMemoryBytes, cpuSeconds: this.config.git.maxCpuSeconds });
-    const child = spawn(command.file, command.args, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, shell: false });
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      fs.mkdirSync(gitHome(this.config.dataDir), { recursive: true });
+      // A process group of its own, so that killing git also stops the helpers it started.
+      child = spawnGit(args, { env, detached: true, shell: false }, { memoryBytes: this.config.git.maxMemoryBytes, cpuSeconds: this.config.git.maxCpuSeconds });
+      await gitStarted(child);
+    } catch (error) {
+      // Nothing runs: the caller frees the slot (start), the push's hooks are ended here; the server goes on.
+      push?.end();
+      this.logger.warn(`git could not be started: ${(error as Error).message}`);
+      throw new GitSpawnError(error);
+    }
     const git = this.config.git;
     const limits: ExchangeLimits = {
       idleTimeoutMs: git.idleTimeoutMs,
@@ -319,7 +337,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
       minTransferRate: git.minTransferRate ?? 0,
       transferWindowMs: git.transferWindowMs ?? 30_000,
     };
-    const serving = new ServingProcess(child, limits, () => {
+    const serving: ServingProcess = new ServingProcess(child, limits, () => {
       this.running.delete(serving);
       push?.end();
       this.releaseSlot(spec.client);

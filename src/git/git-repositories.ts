@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import * as path from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
-import { GitCommand } from './git-command';
+import { GitCommand, GitError } from './git-command';
 import { GitObjectReaders } from './git-object-readers';
 import { RepositoryPaths } from './repository-paths';
 
@@ -119,17 +120,42 @@ export class GitRepositories {
    * writes only the commits that are new since the last call, as a new layer.
    */
   async refreshCommitGraph(dir: string): Promise<void> {
-    await this.git.run(['commit-graph', 'write', '--reachable', '--changed-paths', '--split'], { gitDir: dir });
+    try {
+      await this.git.run(['commit-graph', 'write', '--reachable', '--changed-paths', '--split'], { gitDir: dir });
+    } catch (error) {
+      // Another git process (a push on another instance, a maintenance run) holds commit-graph-chain.lock: the
+      // graph is a cache, and the next push or write brings it up to date.
+      if (error instanceof GitError && /\.lock'?:? File exists|Unable to create .*\.lock/i.test(error.message)) return;
+      throw error;
+    }
   }
 
-  /** Total bytes of the regular files under `dir` (behaviour 11.1: the stored git size). */
+  /**
+   * Total bytes of the regular files under `dir` (behaviour 11.1: the stored git size), measured while other
+   * pushes may run: their quarantine directories (objects not yet accepted) are not counted, and a file or
+   * directory that vanishes while it is walked (a quarantine moved in, a lock file given back, a repack) counts
+   * as gone rather than failing the walk.
+   */
   async size(dir: string): Promise<number> {
+    let entries: Dirent[];
+    try {
+      entries = await fs.readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      if (isVanished(error)) return 0;
+      throw error;
+    }
     let total = 0;
-    const entries = await fs.readdir(dir, { withFileTypes: true });
     for (const entry of entries) {
+      if (QUARANTINE.test(entry.name) || entry.name.endsWith('.lock')) continue;
       const child = path.join(dir, entry.name);
       if (entry.isDirectory()) total += await this.size(child);
-      else if (entry.isFile()) total += (await fs.lstat(child)).size;
+      else if (entry.isFile()) {
+        try {
+          total += (await fs.lstat(child)).size;
+        } catch (error) {
+          if (!isVanished(error)) throw error;
+        }
+      }
     }
     return total;
   }
@@ -264,3 +290,10 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
+/** git receive-pack's quarantine directories, under objects/, holding a push's objects until it is accepted. */
+const QUARANTINE = /^(tmp_objdir-)?incoming-/;
+
+function isVanished(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { GitCommand } from './git-command';
+import { GitData } from './git-data';
 import { GitLastCommits } from './git-last-commits';
 import { GitLauncher } from './git-launcher';
 import { GitObjectReaders } from './git-object-readers';
@@ -8,6 +9,7 @@ import { GitProcesses } from './git-processes';
 import { GitRemotes } from './git-remotes';
 import { GitRepositories } from './git-repositories';
 import { GitTags } from './git-tags';
+import { GitPushCommits } from './git-push-commits';
 import { GitTrees } from './git-trees';
 import { GitWrites } from './git-writes';
 import { PushHooks } from './push-hooks';
@@ -18,7 +20,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits],
-  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitPushCommits, GitData],
+  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitPushCommits, GitData],
 })
 export class GitModule {}

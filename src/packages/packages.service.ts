@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import type { AuthContext } from '../auth/auth-context';
+import type { EntityManager } from 'typeorm';
+import { AuthContext } from '../auth/auth-context';
+import { RepositoryEvents } from '../events/repository-events';
 import { BlobStore, fannedKey, StagedBlob } from '../blobs/blob-store';
 import type { BlobDownload } from '../blobs/blob-download';
 import { assertDeclaredLength, rawUpload } from '../blobs/upload-body';
@@ -55,6 +57,7 @@ export class PackagesService implements OnModuleInit {
     private readonly usageSources: QuotaUsageSources,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+    private readonly events: RepositoryEvents,
   ) {}
 
   onModuleInit(): void {
@@ -125,8 +128,12 @@ export class PackagesService implements OnModuleInit {
             size: staged.size,
             createdUnix: now,
           }));
+        // The first file of a version creates the package version: the `package` event `created`.
+        const first = (await this.store.fileRowsOf(tx, found.version.id)).length === 0;
         await this.store.insertFile(tx, { versionId: found.version.id, blobId: blob.id, name: ref.filename, lowerName: ref.filename.toLowerCase(), createdUnix: now });
+        if (first) await this.recordEvent(tx, 'created', owner, creator, found);
       });
+      this.events.committed();
     } catch (error) {
       await staged.discard();
       if (!(await this.store.findBlob(staged.digests.sha256!))) await this.blobs.remove(key);
@@ -164,8 +171,20 @@ export class PackagesService implements OnModuleInit {
     const owner = await this.writableOwner(viewer, ownerName);
     const found = await this.store.findVersion(owner.id, type, name, version);
     if (!found) throw new NotFoundError('package does not exist');
-    const unused = await this.transactions.run(async (tx) => this.store.deleteFiles(tx, await this.store.fileRowsOf(tx, found.version.id), found, true));
+    const unused = await this.transactions.run(async (tx) => {
+      const removed = await this.store.deleteFiles(tx, await this.store.fileRowsOf(tx, found.version.id), found, true);
+      await this.recordEvent(tx, 'deleted', owner, viewer.user!, found);
+      return removed;
+    });
+    this.events.committed();
     await this.removeContent(unused);
+  }
+
+  /** The `package` event for the owner's hooks, in the transaction of the change. */
+  private async recordEvent(tx: EntityManager, action: 'created' | 'deleted', owner: UserEntity, sender: UserEntity, found: VersionOfPackage): Promise<void> {
+    const creator = (await this.users.findById(found.version.creatorId, tx)) ?? owner;
+    const wire = toPackageWire(owner, creator, found, AuthContext.anonymous(), this.usersService.site);
+    await this.events.record(tx, { kind: 'package', action, ownerId: owner.id, senderId: sender.id, package: wire });
   }
 
   async list(viewer: AuthContext, ownerName: string, search: VersionSearch, page: PageQuery): Promise<Page<PackageWire>> {

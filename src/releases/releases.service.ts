@@ -1,5 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { AuthContext } from '../auth/auth-context';
+import type { EntityManager } from 'typeorm';
+import { AuthContext } from '../auth/auth-context';
+import { RepositoryEvents } from '../events/repository-events';
 import { requireSignedIn } from '../auth/route-auth';
 import { BlobStore, fannedKey } from '../blobs/blob-store';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
@@ -50,6 +52,7 @@ export class ReleasesService {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+    private readonly events: RepositoryEvents,
   ) {}
 
   /** The repository of a /repos/{owner}/{repo}/releases route (404/403 as every repository route). */
@@ -126,8 +129,8 @@ export class ReleasesService {
     const sha1 = draft ? '' : await this.ensureTag(place, option.tag_name, target);
     let release: ReleaseEntity;
     try {
-      release = await this.transactions.run((tx) =>
-        this.releases.insert(tx, {
+      release = await this.transactions.run(async (tx) => {
+        const row = await this.releases.insert(tx, {
           repoId: place.repo.id,
           publisherId: viewer.user!.id,
           tagName: option.tag_name,
@@ -139,8 +142,11 @@ export class ReleasesService {
           isPrerelease: option.prerelease ?? false,
           hideArchiveLinks: option.hide_archive_links ?? false,
           createdUnix: this.clock.nowUnix(),
-        }),
-      );
+        });
+        if (!row.isDraft) await this.recordEvent(tx, 'published', place, row, viewer.user!.id);
+        return row;
+      });
+      this.events.committed();
     } catch (error) {
       // A concurrent creation won; its tag (if this call made it) is the one it points at, so it stays.
       if (isUniqueViolation(error)) throw releaseExists(option.tag_name);
@@ -173,7 +179,12 @@ export class ReleasesService {
       changes.sha1 = await this.ensureTag(found, next.tagName, next.target);
     }
     try {
-      await this.transactions.run((tx) => this.releases.update(tx, release.id, changes));
+      await this.transactions.run(async (tx) => {
+        await this.releases.update(tx, release.id, changes);
+        // Publishing a draft is `published`; a change of a published release is `updated`; drafts are silent.
+        if (!next.isDraft) await this.recordEvent(tx, release.isDraft ? 'published' : 'updated', found, { ...next, ...changes }, viewer.user!.id);
+      });
+      this.events.committed();
     } catch (error) {
       if (isUniqueViolation(error)) throw releaseExists(next.tagName);
       throw error;
@@ -183,7 +194,7 @@ export class ReleasesService {
 
   async delete(viewer: AuthContext, ownerName: string, repoName: string, id: number): Promise<void> {
     const found = await this.writable(viewer, ownerName, repoName, id);
-    await this.remove(found.release);
+    await this.remove(found, found.release, viewer.user!.id);
   }
 
   /** DELETE /repos/{owner}/{repo}/releases/tags/{tag}: the release goes, the git tag stays. */
@@ -191,12 +202,17 @@ export class ReleasesService {
     const place = await this.writableRepository(viewer, ownerName, repoName);
     const release = await this.releases.findByTag(place.repo.id, tag);
     if (!release) throw new NotFoundError();
-    await this.remove(release);
+    await this.remove(place, release, viewer.user!.id);
   }
 
   /** The row and its attachments' rows in one transaction, then their files. */
-  private async remove(release: ReleaseEntity): Promise<void> {
-    const uuids = await this.transactions.run((tx) => this.releases.delete(tx, release.id));
+  private async remove(place: ReleasePlace, release: ReleaseEntity, senderId: number): Promise<void> {
+    const uuids = await this.transactions.run(async (tx) => {
+      const removed = await this.releases.delete(tx, release.id);
+      if (removed !== null && !release.isDraft) await this.recordEvent(tx, 'deleted', place, release, senderId);
+      return removed;
+    });
+    this.events.committed();
     if (uuids === null) throw new NotFoundError();
     await this.removeFiles(uuids);
   }
@@ -206,6 +222,13 @@ export class ReleasesService {
     for (const uuid of uuids) {
       await this.blobs.remove(attachmentKey(uuid)).catch((error: Error) => this.logger.error(`attachment ${uuid} kept its file: ${error.message}`));
     }
+  }
+
+  /** The `release` event, in the transaction of the change; the release as an anonymous reader sees it. */
+  private async recordEvent(tx: EntityManager, action: 'published' | 'updated' | 'deleted', place: ReleasePlace, release: ReleaseEntity, senderId: number): Promise<void> {
+    if (!(await this.events.listensTo(place.repo))) return;
+    const wire = await this.wire(AuthContext.anonymous(), place, release);
+    await this.events.record(tx, { kind: 'release', action, repo: place.repo, senderId, release: wire });
   }
 
   async wire(viewer: AuthContext, place: ReleasePlace, release: ReleaseEntity): Promise<ReleaseWire> {
@@ -241,6 +264,8 @@ export class ReleasesService {
       const now = await this.tags.commitOf(dir, tag);
       if (now) return now;
     }
+    // The new ref is on disk: the size quota counts it, as after a push.
+    await this.repositories.refreshGitSize(place.owner.name, place.repo);
     return commit;
   }
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import * as path from 'node:path';
 import { EntityManager } from 'typeorm';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
@@ -26,7 +27,8 @@ import type { RepositoryWire } from './repository.wire';
 import { StarStore } from './star.store';
 import { RepositoryTemplates } from './templates/repository-templates';
 import { WatchStore } from './watch.store';
-import { KeyedLock } from '../common/keyed-lock';
+import { KeyedLeases, Leases } from '../database/leases';
+import { RepositoryEvents } from '../events/repository-events';
 
 /** A repository the caller may read, with its owner and the caller's access facts. */
 export interface ReadableRepository {
@@ -73,8 +75,15 @@ export type RepositoryDeletionListener = (tx: EntityManager, repo: RepositoryEnt
 @Injectable()
 export class RepositoriesService implements OnModuleInit {
   private readonly logger = new Logger('RepositoriesService');
-  /** Per repository path: creation and deletion each change a row and a directory as one step. */
-  private readonly pathLocks = new KeyedLock();
+  /**
+   * Per repository path, across every instance on this database: creation, rename and deletion each change a
+   * row and a directory as one step.
+   */
+  @Inject(Leases) private readonly leases!: Leases;
+  private pathLeases?: KeyedLeases;
+  private get pathLocks(): KeyedLeases {
+    return (this.pathLeases ??= this.leases.keyed('repository-path'));
+  }
   private readonly deletionListeners: RepositoryDeletionListener[] = [];
   private mirrorIntervalEditor: MirrorIntervalEditor | null = null;
 
@@ -94,6 +103,7 @@ export class RepositoriesService implements OnModuleInit {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+    private readonly events: RepositoryEvents,
   ) {}
 
   /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
@@ -232,11 +242,11 @@ export class RepositoriesService implements OnModuleInit {
     const defaultBranch = option.default_branch || DEFAULT_BRANCH;
     const objectFormat = (option.object_format_name || 'sha1') as ObjectFormat;
     // The row and the directory change together: a deletion of the same path cannot run between the two.
-    return this.pathLocks.run(this.paths.repository(owner.name, option.name).toLowerCase(), async () => {
+    return this.pathLocks.run(pathKey(this.paths.repository(owner.name, option.name)), async () => {
       let repo: RepositoryEntity;
       try {
-        repo = await this.transactions.run((tx) =>
-          this.insertRow(tx, owner, creator, now, {
+        repo = await this.transactions.run(async (tx) => {
+          const row = await this.insertRow(tx, owner, creator, now, {
             name: option.name,
             description: option.description ?? '',
             originalUrl: '',
@@ -249,8 +259,11 @@ export class RepositoriesService implements OnModuleInit {
             mirrorInterval: '',
             mirrorUpdatedUnix: 0,
             gitSize: 0,
-          }),
-        );
+          });
+          await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: creator.id });
+          return row;
+        });
+        this.events.committed();
       } catch (error) {
         if (isUniqueViolation(error)) throw duplicateName();
         throw error;
@@ -322,11 +335,12 @@ export class RepositoriesService implements OnModuleInit {
     let repo: RepositoryEntity;
     try {
       // Under the path's lock, as creation: a deletion of the same path cannot run between row and directory.
-      repo = await this.pathLocks.run(dir.toLowerCase(), () =>
+      repo = await this.pathLocks.run(pathKey(dir), () =>
         this.transactions.run(async (tx) => {
           moved = false;
           const row = await this.insertRow(tx, owner, viewer.user, now, { ...fields });
           await withRow(tx, row);
+          await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: viewer.user.id });
           await this.git.adopt(sourceDir, dir);
           moved = true;
           return row;
@@ -404,33 +418,37 @@ export class RepositoriesService implements OnModuleInit {
     }
     const undoHead = () => (changes.defaultBranch ? this.git.setHead(dir, repo.defaultBranch).catch(() => undefined) : undefined);
     const newDir = moves ? this.paths.repository(owner.name, newName!) : dir;
-    if (moves) {
+    // A move holds both paths, as creation and deletion hold theirs: no other instance creates at the new path
+    // or deletes at the old one between the move and the row's change.
+    await this.pathLocks.runAll(moves ? [pathKey(dir), pathKey(newDir)] : [], async () => {
+      if (moves) {
+        try {
+          await this.git.move(dir, newDir);
+        } catch (error) {
+          await undoHead();
+          // As Forgejo's ErrRepoFilesAlreadyExist: files without a row at the target path are the admin's to clear.
+          if (error instanceof RepositoryPathTakenError) throw new ConflictError('The repository files already exist. Please contact the system administrator.');
+          throw error;
+        }
+      }
+      changes.updatedUnix = this.clock.nowUnix();
       try {
-        await this.git.move(dir, newDir);
+        await this.transactions.run(async (tx) => {
+          if (moves && (await this.repositories.findByOwnerAndName(owner.id, newName!, tx))) throw duplicateName();
+          await this.repositories.update(tx, repo.id, changes);
+          await mirrorChange?.apply(tx);
+        });
       } catch (error) {
+        if (moves) {
+          await this.git.move(newDir, dir).catch((undo: Error) => {
+            this.logger.error(`renaming ${owner.name}/${repo.name} failed and its directory could not move back: ${undo.message}`);
+          });
+        }
         await undoHead();
-        // As Forgejo's ErrRepoFilesAlreadyExist: files without a row at the target path are the admin's to clear.
-        if (error instanceof RepositoryPathTakenError) throw new ConflictError('The repository files already exist. Please contact the system administrator.');
+        if (isUniqueViolation(error)) throw duplicateName();
         throw error;
       }
-    }
-    changes.updatedUnix = this.clock.nowUnix();
-    try {
-      await this.transactions.run(async (tx) => {
-        if (moves && (await this.repositories.findByOwnerAndName(owner.id, newName!, tx))) throw duplicateName();
-        await this.repositories.update(tx, repo.id, changes);
-        await mirrorChange?.apply(tx);
-      });
-    } catch (error) {
-      if (moves) {
-        await this.git.move(newDir, dir).catch((undo: Error) => {
-          this.logger.error(`renaming ${owner.name}/${repo.name} failed and its directory could not move back: ${undo.message}`);
-        });
-      }
-      await undoHead();
-      if (isUniqueViolation(error)) throw duplicateName();
-      throw error;
-    }
+    });
     const stored = (await this.repositories.findById(repo.id))!;
     return this.views.one(stored, owner, viewer, permissionOf(access, stored));
   }
@@ -446,8 +464,13 @@ export class RepositoriesService implements OnModuleInit {
     const dir = this.paths.repository(owner.name, repo.name);
     // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
     // rather than having its new directory removed by this deletion (issue 12, suspicion 1).
-    await this.pathLocks.run(dir.toLowerCase(), async () => {
-      const afterCommit = await this.transactions.run((tx) => this.deleteRow(tx, repo));
+    await this.pathLocks.run(pathKey(dir), async () => {
+      const afterCommit = await this.transactions.run(async (tx) => {
+        const steps = await this.deleteRow(tx, repo);
+        await this.events.record(tx, { kind: 'repository', action: 'deleted', repo, senderId: viewer.user.id });
+        return steps;
+      });
+      this.events.committed();
       try {
         await this.git.remove(dir);
       } catch (error) {
@@ -504,4 +527,9 @@ export function gitSignature(user: UserEntity, site: { rootUrl: string; rootHost
   const name = usable(safe(user.fullName)) || usable(safe(user.name)) || `user-${user.id}`;
   const email = user.keepEmailPrivate || user.email === '' ? noReplyEmail(user, site) : user.email;
   return { name, email, whenUnix };
+}
+
+/** A repository directory's lease key: `owner/name.git`, the same on every instance whatever DATA_DIR's mount. */
+function pathKey(dir: string): string {
+  return `${path.basename(path.dirname(dir))}/${path.basename(dir)}`.toLowerCase();
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
+import { dependencyFailure } from '../common/dependency-errors';
 import { DomainError, NotFoundError, SearchError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { OrganizationStore } from '../users/organization.store';
@@ -72,7 +73,11 @@ export class RepositoryListsService {
       return await this.views.page(await this.repositories.list(criteria, page), viewer, access);
     } catch (error) {
       if (error instanceof DomainError) throw error;
-      throw new SearchError((error as Error).message);
+      const failure = dependencyFailure(error);
+      if (failure) {
+        throw new SearchError(failure.message, { status: failure.status, retryAfterSeconds: (failure as { retryAfterSeconds?: number }).retryAfterSeconds, cause: error });
+      }
+      throw new SearchError((error as Error).message, { cause: error });
     }
   }
 

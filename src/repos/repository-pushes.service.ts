@@ -1,5 +1,9 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/config';
 import { Clock } from '../common/time';
+import { Leases } from '../database/leases';
+import { RefChange, RepositoryEvents } from '../events/repository-events';
+import { GitPushCommits } from '../git/git-push-commits';
 import { Transactions } from '../database/transactions';
 import { GitRepositories } from '../git/git-repositories';
 import { isZeroId, PushContext, PushHandler, PushHooks, PushRefused, RefUpdate } from '../git/push-hooks';
@@ -25,8 +29,12 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     private readonly git: GitRepositories,
     private readonly paths: RepositoryPaths,
     private readonly transactions: Transactions,
+    private readonly leases: Leases,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+    private readonly events: RepositoryEvents,
+    private readonly pushCommits: GitPushCommits,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
@@ -55,35 +63,59 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    */
   async postReceive(push: PushContext, updates: RefUpdate[]): Promise<void> {
     await this.repository(push);
-    const created = updates
-      .filter((update) => update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId))
-      .map((update) => update.ref.slice(BRANCH_PREFIX.length));
-    await this.recordRefChanges(push.repositoryId, created);
+    await this.recordRefChanges(push.repositoryId, updates, push.pusherId);
   }
 
   /**
    * The effects of post-receive, for every ref change made on the server as well (content API writes, branch
-   * and tag creation): `created` are the branches that were written.
+   * and tag creation, deletions): `updates` are the refs that moved, `senderId` who moved them. The events of
+   * the change are recorded in the transaction that records it, so a push that was answered is never lost.
    */
-  async recordRefChanges(repositoryId: number, created: string[]): Promise<void> {
-    const repo = await this.repositories.findById(repositoryId);
-    if (!repo) return;
-    const owner = await this.users.findById(repo.ownerId);
-    if (!owner) return;
-    const dir = this.paths.repository(owner.name, repo.name);
-    const changes: Partial<RepositoryEntity> = {};
-    if (repo.isEmpty) {
-      const branch = firstBranch(repo.defaultBranch, created);
-      if (branch !== undefined) {
-        if (branch !== repo.defaultBranch) changes.defaultBranch = branch;
-        await this.git.setHead(dir, branch);
-        changes.isEmpty = false;
+  async recordRefChanges(repositoryId: number, updates: RefUpdate[], senderId: number): Promise<void> {
+    const created = updates
+      .filter((update) => update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId))
+      .map((update) => update.ref.slice(BRANCH_PREFIX.length));
+    // One at a time per repository, on every instance: the size is measured and stored under the lease, so the
+    // last one stored is the last one measured, after every push that finished before it (concurrent pushes
+    // no longer store a size taken before another's objects arrived), and two commit-graph writers never meet.
+    const recorded = await this.leases.run(`repository-refs:${repositoryId}`, async () => {
+      const repo = await this.repositories.findById(repositoryId);
+      if (!repo) return false;
+      const owner = await this.users.findById(repo.ownerId);
+      if (!owner) return false;
+      const dir = this.paths.repository(owner.name, repo.name);
+      const changes: Partial<RepositoryEntity> = {};
+      if (repo.isEmpty) {
+        const branch = firstBranch(repo.defaultBranch, created);
+        if (branch !== undefined) {
+          if (branch !== repo.defaultBranch) changes.defaultBranch = branch;
+          await this.git.setHead(dir, branch);
+          changes.isEmpty = false;
+        }
       }
+      await this.git.refreshCommitGraph(dir);
+      changes.gitSize = await this.git.size(dir);
+      changes.updatedUnix = this.clock.nowUnix();
+      const refChanges = updates.length > 0 && (await this.events.listensTo(repo)) ? await this.refChanges(dir, updates) : [];
+      await this.transactions.run(async (tx) => {
+        await this.repositories.update(tx, repo.id, changes);
+        if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId, changes: refChanges });
+      });
+      return refChanges.length > 0;
+    });
+    if (recorded) this.events.committed();
+  }
+
+  /** The commits each branch update brought (none for deletions and tags), read before the transaction. */
+  private async refChanges(dir: string, updates: RefUpdate[]): Promise<RefChange[]> {
+    const limit = this.config.webhooks.payloadCommitLimit;
+    const result: RefChange[] = [];
+    for (const update of updates) {
+      const listed = update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId);
+      const { commits, total } = listed ? await this.pushCommits.read(dir, update.oldId, update.newId, limit) : { commits: [], total: 0 };
+      result.push({ ref: update.ref, before: update.oldId, after: update.newId, commits, totalCommits: total });
     }
-    await this.git.refreshCommitGraph(dir);
-    changes.gitSize = await this.git.size(dir);
-    changes.updatedUnix = this.clock.nowUnix();
-    await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+    return result;
   }
 
   private async repository(push: PushContext): Promise<RepositoryEntity> {

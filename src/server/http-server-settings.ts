@@ -9,13 +9,33 @@ import type { HttpServerConfig } from '../config/config';
  * timeout; a whole request within requestTimeout; and one client address may hold only so many connections,
  * so that slow clients cannot take every socket.
  */
+const BUSY_BODY = JSON.stringify({ message: 'the server has too many connections; try again later' });
+const BUSY_ANSWER = [
+  'HTTP/1.1 503 Service Unavailable',
+  'Content-Type: application/json;charset=utf-8',
+  `Content-Length: ${Buffer.byteLength(BUSY_BODY)}`,
+  'Retry-After: 2',
+  'Connection: close',
+  '',
+  BUSY_BODY,
+].join('\r\n');
+
 export function applyHttpServerSettings(server: Server, config: HttpServerConfig): void {
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
   server.headersTimeout = config.headersTimeoutMs;
   server.requestTimeout = config.requestTimeoutMs;
-  if (config.maxConnections > 0) server.maxConnections = config.maxConnections;
   const perClient = new Map<string, number>();
+  let open = 0;
   server.on('connection', (socket: Socket) => {
+    // Over HTTP_MAX_CONNECTIONS a client gets an answer it can act on, not the reset of a dropped socket
+    // (Node's own server.maxConnections drops it): the 503 is written at once and the connection ended.
+    if (config.maxConnections > 0 && open >= config.maxConnections) {
+      socket.on('error', () => undefined);
+      socket.end(BUSY_ANSWER);
+      return;
+    }
+    open += 1;
+    socket.once('close', () => (open -= 1));
     const address = socket.remoteAddress ?? '';
     const count = (perClient.get(address) ?? 0) + 1;
     if (count > config.maxConnectionsPerClient) {

@@ -7,6 +7,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from '../bootstrap';
 import type { AppConfig, DatabaseConfig } from '../config/config';
 import { SshServer } from '../ssh/ssh-server';
+import { fitToDescriptorLimit } from './descriptor-limit';
 import { PACKAGE_VERSION } from './package-version';
 import { Readiness } from './readiness';
 
@@ -42,12 +43,14 @@ export interface RunningServer {
  */
 export async function serve(config: AppConfig, reporter?: ServerReporter): Promise<RunningServer> {
   assertWritableDataDir(config.dataDir);
+  const descriptorWarnings = fitToDescriptorLimit(config);
   let app: NestExpressApplication;
   try {
     app = await createApp(config);
   } catch (error) {
     throw startupFailure(error, config);
   }
+  if (descriptorWarnings.length > 0) new Logger('Anvil').warn(descriptorWarnings.join('; '));
   const report = reporter ?? appReporter();
   let httpAddress: string;
   try {

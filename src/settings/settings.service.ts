@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { GIT_TREES_PER_PAGE } from '../git-data/git-data-limits';
+import { GIT_TREES_PER_PAGE } from '../content/git-data-limits';
 import type { GeneralApiSettingsWire, GeneralAttachmentSettingsWire, GeneralRepoSettingsWire, GeneralUiSettingsWire } from './settings.wire';
 
 const MIB = 1024 * 1024;

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CredentialChain } from '../../src/auth/credentials';
 import { DownloadsService } from '../../src/content/downloads.service';
 import { MigrationsService } from '../../src/mirrors/migrations.service';
 import { ReleaseAttachmentsService } from '../../src/releases/release-attachments.service';
@@ -60,6 +61,21 @@ describe('API request timeout', () => {
     }
     // The late result is dropped without harm; the next request is answered normally.
     await t.http.get(t.api('/repos/search')).set(withToken(alice.token)).expect(200);
+  });
+
+  it("covers authentication's database lookups: a credential check that hangs answers 503, and the server goes on", async () => {
+    const held = hold(t.app.get(CredentialChain), 'authenticate');
+    t.config.http.apiRequestTimeoutMs = TIMEOUT_MS;
+    try {
+      const answer = await t.http.get(t.api('/user')).set(withToken(alice.token));
+      expect(answer.status).toBe(503);
+      expect(answer.body).toEqual({ message: 'the request took too long to answer; try again later', url: 'http://anvil.test/api/swagger' });
+      await held.entered;
+    } finally {
+      held.release();
+      held.restore();
+    }
+    await t.http.get(t.api('/user')).set(withToken(alice.token)).expect(200);
   });
 
   it('does not cut a download, which writes its own response', async () => {

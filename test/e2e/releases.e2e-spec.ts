@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { makeOrg, makeRepo, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
-import { git, repositoryDir } from '../support/git';
+import { git, regularFileBytes, repositoryDir } from '../support/git';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /** Every file under DATA_DIR/attachments (and the upload area), to prove that nothing was kept. */
@@ -66,6 +66,19 @@ describe('releases and release attachments', () => {
     const dir = repositoryDir(t.dataDir, alice.name, repo.name);
     expect(git(dir, 'rev-parse', `refs/tags/${tag}`).trim()).toBe(git(dir, 'rev-parse', 'refs/heads/main').trim());
     await t.http.post(releases(alice.name, repo.name)).set(withToken(alice.token)).send({ tag_name: tag }).expect(409);
+  });
+
+  it("counts the tag a release creates in the repository's size (no drift of size and quota)", async () => {
+    const repo = await makeRepo(t, alice, { autoInit: true });
+    const dir = repositoryDir(t.dataDir, alice.name, repo.name);
+    const stored = async () => Number((await t.dataSource.query('SELECT git_size AS n FROM repository WHERE id = ?', [repo.id]))[0].n);
+    const before = await stored();
+    expect(before).toBe(regularFileBytes(dir));
+    for (const tag of [uniqueName('v'), uniqueName('v')]) {
+      await t.http.post(releases(alice.name, repo.name)).set(withToken(alice.token)).send({ tag_name: tag }).expect(201);
+      expect(await stored()).toBe(regularFileBytes(dir));
+    }
+    expect(await stored()).toBeGreaterThan(before);
   });
 
   it('refuses an empty repository (422), an unknown target (404), a bad tag (422) and non-writers (403/401)', async () => {

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeUser, TestUser, withToken } from '../support/factories';
-import { git, repositoryDir } from '../support/git';
+import { git, regularFileBytes, repositoryDir } from '../support/git';
+import { GitClient, withCredentials } from '../support/git-client';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -34,5 +35,43 @@ describe('delete and re-create under the same name', () => {
       expect(git(dir, 'rev-parse', 'refs/heads/main')).toMatch(/^[0-9a-f]{40}/);
       await t.http.delete(t.api(`/repos/${owner.name}/phoenix`)).set(withToken(owner.token)).expect(204);
     }
+  });
+});
+
+/**
+ * Concurrent pushes to one repository: each measured the directory while the others' quarantine directories
+ * came and went, and stored what it measured whenever it finished, so the last to store could hold a size from
+ * before another's objects arrived (or fail on a vanished file, or on another's commit-graph lock).
+ */
+describe('concurrent pushes to one repository', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let base: string;
+  const client = new GitClient();
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    owner = await makeUser(t);
+    base = await t.listen();
+  });
+  afterAll(async () => {
+    client.dispose();
+    await t.close();
+  });
+
+  it('every push is accepted, the stored size is the size on disk, and git fsck finds nothing wrong', async () => {
+    await t.http.post(t.api('/user/repos')).set(withToken(owner.token)).send({ name: 'busy', auto_init: true }).expect(201);
+    const url = withCredentials(base, `${owner.name}/busy.git`, owner.name, owner.token);
+    const branches = Array.from({ length: 8 }, (_, index) => `b${index}`);
+    const copies = await Promise.all(
+      branches.map((branch) => client.workingCopy(branch, Object.fromEntries(Array.from({ length: 3 }, (_, file) => [`${branch}-${file}.txt`, `${branch} ${file} ${'x'.repeat(2000 * (file + 1))}\n`])))),
+    );
+    const outcomes = await Promise.all(copies.map((dir, index) => client.run(['push', '--quiet', url, `${branches[index]}:${branches[index]}`], { cwd: dir })));
+    expect(outcomes.map((outcome) => [outcome.code, outcome.stderr.includes('internal error')])).toEqual(branches.map(() => [0, false]));
+    const dir = repositoryDir(t.dataDir, owner.name, 'busy');
+    const [row]: { git_size: number | string }[] = await t.dataSource.query('SELECT git_size FROM repository WHERE lower_name = ?', ['busy']);
+    expect(Number(row.git_size)).toBe(regularFileBytes(dir));
+    expect(() => git(dir, 'fsck', '--strict', '--no-progress')).not.toThrow();
+    for (const branch of branches) expect(git(dir, 'rev-parse', `refs/heads/${branch}`)).toMatch(/^[0-9a-f]{40}/);
   });
 });

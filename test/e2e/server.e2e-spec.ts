@@ -22,7 +22,7 @@ describe('server routes', () => {
 
   it('GET /api/healthz answers 200 while the database answers', async () => {
     const response = await t.http.get('/api/healthz').expect(200);
-    expect(response.body.status).toBe('pass');
+    expect(response.body).toEqual({ status: 'pass', database: 'pass', storage: 'pass' });
   });
 
   it('an unknown route is a 404 with an empty body and no content type', async () => {
@@ -50,7 +50,8 @@ describe('health when the database is gone', () => {
     try {
       await t.dataSource.destroy();
       const response = await t.http.get('/api/healthz').expect(503);
-      expect(response.body.status).toBe('fail');
+      expect(response.body).toEqual({ status: 'fail', database: 'fail', storage: 'pass', message: 'the database does not answer' });
+      expect(response.headers['retry-after']).toBe('5');
     } finally {
       await t.close();
     }

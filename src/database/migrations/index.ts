@@ -14,6 +14,7 @@ import { RepositoryUsageIndex1764550000000 } from './1764550000000-repository-us
 import { RepositoryUsageTotals1764560000000 } from './1764560000000-repository-usage-totals';
 import { TopicsArchiveLanguages1764610000000 } from './1764610000000-topics-archive-languages';
 import { CreateLabels1764620000000 } from './1764620000000-create-labels';
+import { CreateWebhooksAndStatuses1764640000000 } from './1764640000000-create-webhooks-and-statuses';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   RepositoryUsageTotals1764560000000,
   TopicsArchiveLanguages1764610000000,
   CreateLabels1764620000000,
+  CreateWebhooksAndStatuses1764640000000,
 ];

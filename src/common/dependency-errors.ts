@@ -1,0 +1,98 @@
+import { TransactionLostError } from '../database/transactions';
+import { DomainError } from './errors';
+
+/** 503 with `Retry-After`: the database, or the machine's processes or descriptors, cannot serve this now. */
+export class ServiceUnavailableError extends DomainError {
+  readonly status = 503;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
+/** 507: the disk under DATA_DIR (or the database's) is full; nothing of the request was kept. */
+export class InsufficientStorageError extends DomainError {
+  readonly status = 507;
+  constructor() {
+    super('the server has no storage space left; nothing was saved');
+  }
+}
+
+export const DATABASE_UNAVAILABLE = 'the database is unavailable; try again later';
+export const OUT_OF_RESOURCES = 'the server is out of resources (processes, file descriptors or memory); try again later';
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+const RESOURCES_RETRY_AFTER_SECONDS = 2;
+
+/** No space: the file system's, a quota's, SQLite's and MySQL/MariaDB's words for it. */
+const STORAGE_FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL', 'ER_RECORD_FILE_FULL', 'ER_DISK_FULL']);
+/** The database does not answer, refuses, or has no connection or time for this request. */
+const DATABASE_DOWN = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+  'PROTOCOL_ENQUEUE_AFTER_QUIT',
+  'PROTOCOL_ENQUEUE_HANDSHAKE_TWICE',
+  'POOL_CLOSED',
+  'ER_CON_COUNT_ERROR',
+  'ER_TOO_MANY_USER_CONNECTIONS',
+  'ER_SERVER_SHUTDOWN',
+  'ER_QUERY_INTERRUPTED',
+  'ER_STATEMENT_TIMEOUT',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_LOCK_DEADLOCK',
+  'ER_CONNECTION_KILLED',
+  'ANVIL_DATABASE_ACQUIRE_TIMEOUT',
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_IOERR',
+  'SQLITE_CANTOPEN',
+  'SQLITE_READONLY',
+]);
+/** The machine is out of descriptors, processes or memory: a spawn, an open or an accept failed. */
+const RESOURCES_EXHAUSTED = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
+
+/** Codes along an error's chain: TypeORM keeps the driver's error as `driverError`, Node as `cause`. */
+function codes(error: unknown): string[] {
+  const found: string[] = [];
+  const queue: unknown[] = [error];
+  const seen = new Set<unknown>();
+  while (queue.length > 0 && seen.size < 8) {
+    const current = queue.shift();
+    if (!current || typeof current !== 'object' || seen.has(current)) continue;
+    seen.add(current);
+    const { code, errno, driverError, cause, message } = current as { code?: unknown; errno?: unknown; driverError?: unknown; cause?: unknown; message?: unknown };
+    // SQLite's extended codes (SQLITE_IOERR_WRITE) count as their primary code (SQLITE_IOERR).
+    if (typeof code === 'string') found.push(code, code.replace(/^(SQLITE_[A-Z]+)_.*$/, '$1'));
+    // MariaDB reports a full disk on write as "Errcode: 28" (ENOSPC) inside another error.
+    if (typeof message === 'string' && /errcode: 28\b|no space left on device/i.test(message)) found.push('ENOSPC');
+    if (errno === -28 && typeof code !== 'string') found.push('ENOSPC');
+    queue.push(driverError, cause);
+  }
+  return found;
+}
+
+/**
+ * The answer for a failure of what the server depends on: a full disk is a 507, a database that does not answer
+ * and a machine out of descriptors or processes are a 503 with `Retry-After`; never the driver's words. Undefined
+ * for anything else (a fault of the server itself, answered 500).
+ */
+export function dependencyFailure(error: unknown): DomainError | undefined {
+  if (error instanceof DomainError) return undefined;
+  const found = codes(error);
+  if (found.some((code) => STORAGE_FULL.has(code))) return new InsufficientStorageError();
+  if (found.some((code) => RESOURCES_EXHAUSTED.has(code))) return new ServiceUnavailableError(OUT_OF_RESOURCES, RESOURCES_RETRY_AFTER_SECONDS);
+  if (found.some((code) => DATABASE_DOWN.has(code)) || error instanceof TransactionLostError) {
+    return new ServiceUnavailableError(DATABASE_UNAVAILABLE, DATABASE_RETRY_AFTER_SECONDS);
+  }
+  return undefined;
+}

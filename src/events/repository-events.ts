@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { RepositoryEntity } from '../repos/repository.entity';
+
+/** One commit of a push, as git tells it (read before the transaction that records the push). */
+export interface PushedCommit {
+  id: string;
+  message: string;
+  authorName: string;
+  authorEmail: string;
+  committerName: string;
+  committerEmail: string;
+  /** Committer time, unix seconds. */
+  timestamp: number;
+  added: string[];
+  removed: string[];
+  modified: string[];
+}
+
+/** One ref a push (or a server-side write) moved: all-zero `before` creates it, all-zero `after` deletes it. */
+export interface RefChange {
+  ref: string;
+  before: string;
+  after: string;
+  /** Newest first, at most the payload commit limit. */
+  commits: PushedCommit[];
+  totalCommits: number;
+}
+
+/** What happened, in domain terms; the webhooks module turns it into payloads for the hooks that want it. */
+export type RepositoryEvent =
+  | { kind: 'push'; repo: RepositoryEntity; senderId: number; changes: RefChange[] }
+  | { kind: 'repository'; action: 'created' | 'deleted'; repo: RepositoryEntity; senderId: number }
+  | { kind: 'release'; action: 'published' | 'updated' | 'deleted'; repo: RepositoryEntity; senderId: number; release: object }
+  | { kind: 'package'; action: 'created' | 'deleted'; ownerId: number; senderId: number; package: object }
+  | { kind: 'status'; repo: RepositoryEntity; senderId: number; status: StatusFacts };
+
+export interface StatusFacts {
+  id: number;
+  sha: string;
+  state: string;
+  context: string;
+  description: string;
+  targetUrl: string;
+  createdUnix: number;
+  updatedUnix: number;
+}
+
+/** What records events: the webhooks module, which writes its outbox rows in the caller's transaction. */
+export interface EventRecorder {
+  /** Whether anything listens to events of this repository (lets a push skip reading its commits). */
+  listensTo(repo: RepositoryEntity): Promise<boolean>;
+  record(tx: EntityManager, event: RepositoryEvent): Promise<void>;
+  /** Called after the transaction committed: the recorded work may start. */
+  committed(): void;
+}
+
+/**
+ * The one door through which domain modules report what happened. They call `record` inside the transaction
+ * of the change, so that the report is kept exactly when the change is; without a recorder nothing is kept.
+ */
+@Injectable()
+export class RepositoryEvents {
+  private recorder: EventRecorder | null = null;
+
+  use(recorder: EventRecorder): void {
+    this.recorder = recorder;
+  }
+
+  listensTo(repo: RepositoryEntity): Promise<boolean> {
+    return this.recorder ? this.recorder.listensTo(repo) : Promise.resolve(false);
+  }
+
+  async record(tx: EntityManager, event: RepositoryEvent): Promise<void> {
+    if (this.recorder) await this.recorder.record(tx, event);
+  }
+
+  committed(): void {
+    this.recorder?.committed();
+  }
+}

@@ -1,0 +1,113 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { InvalidInputError } from '../common/errors';
+import type { Page, PageQuery } from '../common/paging';
+import { Clock } from '../common/time';
+import { ContentRefs } from '../content/content-refs';
+import { ContentRepositories, ContentRepository } from '../content/content-repository';
+import { Transactions } from '../database/transactions';
+import { RepositoryEvents } from '../events/repository-events';
+import { RepositoriesService } from '../repos/repositories.service';
+import { toUserWire } from '../users/user.mapper';
+import { UserStore } from '../users/user.store';
+import { UsersService } from '../users/users.service';
+import type { UserWire } from '../users/user.wire';
+import type { CommitStatusEntity } from './commit-status.entity';
+import { combinedState, toCommitStatusWire } from './commit-status.mapper';
+import { CommitStatusStore, StatusSort } from './commit-status.store';
+import type { CombinedStatusWire, CommitStatusWire } from './commit-status.wire';
+import { COMMIT_STATUS_STATES, CreateStatusOption } from './create-status.option';
+
+/**
+ * Commit statuses (CI results): any reader sees them, writers (push permission) add them; each one added is
+ * also the `status` event, recorded in the same transaction.
+ */
+@Injectable()
+export class StatusesService {
+  constructor(
+    private readonly content: ContentRepositories,
+    private readonly refs: ContentRefs,
+    private readonly repositories: RepositoriesService,
+    private readonly statuses: CommitStatusStore,
+    private readonly users: UserStore,
+    private readonly usersService: UsersService,
+    private readonly transactions: Transactions,
+    private readonly events: RepositoryEvents,
+    private readonly clock: Clock,
+  ) {}
+
+  /** POST /repos/{owner}/{repo}/statuses/{sha}. Order: 404 → 401 → 403 → body 422 → state 422 → commit 422. */
+  async create(viewer: AuthContext, ownerName: string, repoName: string, sha: string, bind: () => Promise<CreateStatusOption>): Promise<CommitStatusWire> {
+    const target = await this.content.writable(viewer, ownerName, repoName);
+    const option = await bind();
+    const state = option.state ?? '';
+    if (!(COMMIT_STATUS_STATES as readonly string[]).includes(state)) throw new InvalidInputError(`invalid state: "${state}"`);
+    const commit = target.repo.isEmpty || !/^[0-9a-fA-F]{4,64}$/.test(sha) ? null : await this.content.withReaders(() => this.refs.resolve(target, sha));
+    if (!commit) throw new InvalidInputError(`object does not exist [id: ${sha}]`);
+    const now = this.clock.nowUnix();
+    const status = await this.transactions.run(async (tx) => {
+      const row = await this.statuses.insert(tx, {
+        repoId: target.repo.id,
+        sha: commit.commit,
+        state,
+        targetUrl: option.target_url ?? '',
+        description: option.description ?? '',
+        context: option.context ?? '',
+        creatorId: viewer.user!.id,
+        createdUnix: now,
+        updatedUnix: now,
+      });
+      await this.events.record(tx, { kind: 'status', repo: target.repo, senderId: viewer.user!.id, status: { ...row } });
+      return row;
+    });
+    this.events.committed();
+    return toCommitStatusWire(status, target.urls.api, toUserWire(viewer.user!, viewer, this.usersService.site));
+  }
+
+  /** GET …/statuses/{sha} and …/commits/{ref}/statuses: every status of the commit, paged. */
+  async list(viewer: AuthContext, ownerName: string, repoName: string, ref: string, filter: { state: string; sort: string }, page: PageQuery): Promise<Page<CommitStatusWire>> {
+    const target = await this.content.readable(viewer, ownerName, repoName);
+    const sha = await this.resolve(target, ref);
+    const sort = (['oldest', 'recentupdate', 'leastupdate', 'leastindex', 'highestindex'].includes(filter.sort) ? filter.sort : '') as StatusSort;
+    const found = await this.statuses.list(target.repo.id, sha, { state: filter.state, sort }, page);
+    return { items: await this.wires(viewer, target, found.items), total: found.total };
+  }
+
+  /** GET …/commits/{ref}/status: the latest status per context and their combined state. */
+  async combined(viewer: AuthContext, ownerName: string, repoName: string, ref: string, page: PageQuery): Promise<{ combined: CombinedStatusWire; total: number }> {
+    const target = await this.content.readable(viewer, ownerName, repoName);
+    const sha = await this.resolve(target, ref);
+    const found = await this.statuses.latestPerContext(target.repo.id, sha, page);
+    if (found.items.length === 0) {
+      // Forgejo answers an empty object's zero values when a commit has no status.
+      return { combined: { state: '', sha: '', total_count: 0, statuses: null, repository: null, commit_url: '', url: '' }, total: 0 };
+    }
+    const repository = await this.repositories.get(viewer, ownerName, repoName);
+    return {
+      combined: {
+        state: combinedState(found.items),
+        sha,
+        total_count: found.items.length,
+        statuses: await this.wires(viewer, target, found.items),
+        repository,
+        commit_url: '',
+        url: '',
+      },
+      total: found.total,
+    };
+  }
+
+  /** A branch, tag or (abbreviated) commit id; an unknown ref gives no statuses (as Forgejo: the name is the sha). */
+  private async resolve(target: ContentRepository, ref: string): Promise<string> {
+    if (target.repo.isEmpty) return ref;
+    const found = await this.content.withReaders(() => this.refs.resolve(target, ref));
+    return found ? found.commit : ref;
+  }
+
+  private async wires(viewer: AuthContext, target: ContentRepository, statuses: CommitStatusEntity[]): Promise<CommitStatusWire[]> {
+    const site = this.usersService.site;
+    const creators = new Map<number, UserWire>();
+    for (const user of await this.users.findByIds([...new Set(statuses.map((status) => status.creatorId))])) creators.set(user.id, toUserWire(user, viewer, site));
+    return statuses.map((status) => toCommitStatusWire(status, target.urls.api, creators.get(status.creatorId) ?? null));
+  }
+}

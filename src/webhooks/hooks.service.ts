@@ -1,0 +1,263 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { requireSignedIn } from '../auth/route-auth';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import type { Page, PageQuery } from '../common/paging';
+import { Clock } from '../common/time';
+import { Transactions } from '../database/transactions';
+import { GitPushCommits } from '../git/git-push-commits';
+import { RepositoryPaths } from '../git/repository-paths';
+import { SecretBox } from '../mirrors/secret-box';
+import { RepositoriesService } from '../repos/repositories.service';
+import { administers } from '../repos/repository-access';
+import { repositoryUrls, toRepositoryWire } from '../repos/repository.mapper';
+import type { RepositoryEntity } from '../repos/repository.entity';
+import { toUserWire } from '../users/user.mapper';
+import type { UserEntity } from '../users/user.entity';
+import { OrganizationStore } from '../users/organization.store';
+import { UserStore } from '../users/user.store';
+import { UsersService } from '../users/users.service';
+import { isValidBranchFilter } from './branch-filter';
+import { toDeliveryWire, toHookWire } from './hook.mapper';
+import type { CreateHookOption, EditHookOption } from './hook.options';
+import type { HookWire, WebhookDeliveryWire } from './hook.wire';
+import { WebhookDispatcher } from './webhook-dispatcher';
+import type { WebhookEntity } from './webhook.entities';
+import { WebhookOutbox } from './webhook-outbox';
+import { pushBody } from './webhook-payloads';
+import { HookScope, WebhookStore } from './webhook.store';
+
+/** Formats Anvil sends; every other type Forgejo knows (slack, discord, …) is refused. */
+export const HOOK_TYPES = ['forgejo', 'gitea', 'gogs'];
+
+/** Event names a hook may choose (Forgejo's list); Anvil emits create, delete, push, repository, release, package, status. */
+const KNOWN_EVENTS = new Set([
+  'create', 'delete', 'fork', 'push', 'issues', 'issue_assign', 'issue_label', 'issue_milestone', 'issue_comment',
+  'pull_request', 'pull_request_assign', 'pull_request_label', 'pull_request_milestone', 'pull_request_comment',
+  'pull_request_review', 'pull_request_review_request', 'pull_request_sync', 'wiki', 'repository', 'release', 'package', 'status',
+]);
+
+/** Which hooks a route manages: a repository's, an organisation's, the caller's own, or the system's. */
+export type HookPlace =
+  | { kind: 'repository'; owner: string; repo: string }
+  | { kind: 'organization'; org: string }
+  | { kind: 'user' }
+  | { kind: 'system' };
+
+interface ResolvedPlace {
+  scope: HookScope;
+  repository?: { repo: RepositoryEntity; owner: UserEntity };
+}
+
+/**
+ * Webhooks of every scope. Who may manage them is decided in `resolve`, the one place: repository
+ * administrators (owner, owners of the owning organisation, site admins), organisation owners and site admins,
+ * the signed-in user for their own hooks, site admins for system hooks.
+ */
+@Injectable()
+export class HooksService {
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly repositories: RepositoriesService,
+    private readonly users: UserStore,
+    private readonly usersService: UsersService,
+    private readonly organizations: OrganizationStore,
+    private readonly box: SecretBox,
+    private readonly transactions: Transactions,
+    private readonly outbox: WebhookOutbox,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly pushCommits: GitPushCommits,
+    private readonly paths: RepositoryPaths,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Order: the repository or organisation (404) → sign-in (401) → the right to manage hooks there (403). */
+  async resolve(viewer: AuthContext, place: HookPlace): Promise<ResolvedPlace> {
+    switch (place.kind) {
+      case 'repository': {
+        const { repo, owner, access } = await this.repositories.findReadable(viewer, place.owner, place.repo);
+        requireSignedIn(viewer);
+        if (viewer.publicOnly || !administers(access, repo)) throw new ForbiddenError('user should be an owner or a collaborator with admin write of a repo');
+        return { scope: { kind: 'repository', repoId: repo.id }, repository: { repo, owner } };
+      }
+      case 'organization': {
+        const org = await this.users.findByName(place.org);
+        if (!org || !org.isOrganization) throw new NotFoundError();
+        requireSignedIn(viewer);
+        if (!viewer.isAdmin && !(await this.organizations.isOwner(org.id, viewer.user.id))) throw new ForbiddenError('must be an organization owner');
+        return { scope: { kind: 'owner', ownerId: org.id } };
+      }
+      case 'user':
+        requireSignedIn(viewer);
+        return { scope: { kind: 'owner', ownerId: viewer.user.id } };
+      case 'system':
+        requireSignedIn(viewer);
+        if (!viewer.isAdmin) throw new ForbiddenError('user should be the site admin');
+        return { scope: { kind: 'system' } };
+    }
+  }
+
+  async list(viewer: AuthContext, place: HookPlace, page: PageQuery): Promise<Page<HookWire>> {
+    const { scope } = await this.resolve(viewer, place);
+    const found = await this.store.list(scope, page);
+    return { items: found.items.map(toHookWire), total: found.total };
+  }
+
+  async get(viewer: AuthContext, place: HookPlace, id: number): Promise<HookWire> {
+    return toHookWire(await this.hook(viewer, place, id));
+  }
+
+  async create(viewer: AuthContext, place: HookPlace, bind: () => Promise<CreateHookOption>): Promise<HookWire> {
+    const { scope } = await this.resolve(viewer, place);
+    const option = await bind();
+    if (!HOOK_TYPES.includes(option.type)) throw new InvalidInputError(`Invalid hook type: ${option.type}`);
+    const config = stringConfig(option.config);
+    for (const name of ['url', 'content_type']) if (config[name] === undefined) throw new InvalidInputError(`Missing config option: ${name}`);
+    const now = this.clock.nowUnix();
+    const hook = await this.transactions.run((tx) =>
+      this.store.insert(tx, {
+        repoId: scope.kind === 'repository' ? scope.repoId : 0,
+        ownerId: scope.kind === 'owner' ? scope.ownerId : 0,
+        isSystem: scope.kind === 'system',
+        type: option.type,
+        url: checkedUrl(config.url),
+        httpMethod: checkedMethod(config.http_method),
+        contentType: checkedContentType(config.content_type),
+        secret: config.secret ? this.box.seal(config.secret) : '',
+        authorizationHeader: option.authorization_header ? this.box.seal(option.authorization_header) : '',
+        events: chosenEvents(option.events),
+        branchFilter: checkedBranchFilter(option.branch_filter ?? ''),
+        isActive: option.active ?? false,
+        createdUnix: now,
+        updatedUnix: now,
+      }),
+    );
+    return toHookWire(hook);
+  }
+
+  async edit(viewer: AuthContext, place: HookPlace, id: number, bind: () => Promise<EditHookOption>): Promise<HookWire> {
+    const hook = await this.hook(viewer, place, id);
+    const option = await bind();
+    const changes: Partial<WebhookEntity> = {};
+    if (option.config) {
+      const config = stringConfig(option.config);
+      if (config.url !== undefined) changes.url = checkedUrl(config.url);
+      if (config.content_type !== undefined) changes.contentType = checkedContentType(config.content_type);
+      if (config.http_method !== undefined) changes.httpMethod = checkedMethod(config.http_method);
+      if (config.secret !== undefined) changes.secret = config.secret === '' ? '' : this.box.seal(config.secret);
+    }
+    if (option.events !== undefined && option.events !== null && option.events.length > 0) changes.events = chosenEvents(option.events);
+    if (option.branch_filter !== undefined && option.branch_filter !== null) changes.branchFilter = checkedBranchFilter(option.branch_filter);
+    if (option.authorization_header !== undefined && option.authorization_header !== null) {
+      changes.authorizationHeader = option.authorization_header === '' ? '' : this.box.seal(option.authorization_header);
+    }
+    if (option.active !== undefined && option.active !== null) changes.isActive = option.active;
+    changes.updatedUnix = this.clock.nowUnix();
+    await this.transactions.run((tx) => this.store.update(tx, hook.id, changes));
+    return toHookWire({ ...hook, ...changes });
+  }
+
+  async delete(viewer: AuthContext, place: HookPlace, id: number): Promise<void> {
+    const hook = await this.hook(viewer, place, id);
+    await this.transactions.run((tx) => this.store.delete(tx, hook.id));
+  }
+
+  /** POST …/hooks/{id}/tests: Forgejo's test push (the head commit of `ref`, else the default branch) to this hook. */
+  async test(viewer: AuthContext, place: HookPlace & { kind: 'repository' }, id: number, ref: string): Promise<void> {
+    const resolved = await this.resolve(viewer, place);
+    const hook = await this.store.find(resolved.scope, id);
+    if (!hook) throw new NotFoundError();
+    const { repo, owner } = resolved.repository!;
+    const branch = ref.replace(/^refs\/heads\//, '') || repo.defaultBranch;
+    const site = this.usersService.site;
+    const dir = this.paths.repository(owner.name, repo.name);
+    const head = repo.isEmpty ? null : await this.pushCommits.read(dir, '0', `refs/heads/${branch}`, 1).catch(() => null);
+    const commit = head?.commits[0];
+    const sha = commit?.id ?? '0'.repeat(40);
+    const sender = toUserWire(viewer.user!, viewer, site);
+    const repository = toRepositoryWire(repo, owner, viewer, { admin: true, push: true, pull: true }, site);
+    const body = pushBody(
+      { ref: `refs/heads/${branch}`, before: sha, after: sha, commits: commit ? [commit] : [], totalCommits: commit ? 1 : 0 },
+      repositoryUrls(owner, repo, site).html,
+      repository,
+      sender,
+      1,
+    );
+    body.compare_url = '';
+    await this.transactions.run((tx) => this.outbox.enqueue(tx, { event: 'push', branch: null, body }, [hook]));
+    this.dispatcher.wake();
+  }
+
+  async deliveries(viewer: AuthContext, place: HookPlace, id: number, page: PageQuery): Promise<Page<WebhookDeliveryWire>> {
+    const hook = await this.hook(viewer, place, id);
+    const found = await this.store.history(hook.id, page);
+    return { items: found.items.map(toDeliveryWire), total: found.total };
+  }
+
+  async delivery(viewer: AuthContext, place: HookPlace, id: number, uuid: string): Promise<WebhookDeliveryWire> {
+    const hook = await this.hook(viewer, place, id);
+    const delivery = await this.store.findDelivery(hook.id, uuid);
+    if (!delivery) throw new NotFoundError();
+    return toDeliveryWire(delivery);
+  }
+
+  /** A new delivery of the same event to the same hook, with a UUID of its own, queued behind the others. */
+  async redeliver(viewer: AuthContext, place: HookPlace, id: number, uuid: string): Promise<WebhookDeliveryWire> {
+    const hook = await this.hook(viewer, place, id);
+    const original = await this.store.findDelivery(hook.id, uuid);
+    if (!original) throw new NotFoundError();
+    const copy = await this.transactions.run((tx) => this.store.redeliver(tx, original, randomUUID(), Date.now()));
+    this.dispatcher.wake();
+    return toDeliveryWire(copy);
+  }
+
+  private async hook(viewer: AuthContext, place: HookPlace, id: number): Promise<WebhookEntity> {
+    const { scope } = await this.resolve(viewer, place);
+    const hook = Number.isSafeInteger(id) && id > 0 ? await this.store.find(scope, id) : null;
+    if (!hook) throw new NotFoundError();
+    return hook;
+  }
+}
+
+function stringConfig(config: Record<string, unknown>): Record<string, string | undefined> {
+  const result: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (value === null || value === undefined) continue;
+    if (typeof value !== 'string') throw new InvalidInputError(`config option ${key} must be a string`);
+    result[key] = value;
+  }
+  return result;
+}
+
+function checkedUrl(value: string | undefined): string {
+  let url: URL;
+  try {
+    url = new URL(value ?? '');
+  } catch {
+    throw new InvalidInputError('Invalid url');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') throw new InvalidInputError('Invalid url');
+  if (url.username !== '' || url.password !== '') throw new InvalidInputError('The URL contains credentials: use authorization_header');
+  return url.href;
+}
+
+function checkedContentType(value: string | undefined): string {
+  if (value !== 'json' && value !== 'form') throw new InvalidInputError('Invalid content type');
+  return value;
+}
+
+function checkedMethod(value: string | undefined): string {
+  if (value === undefined || value === '' || value.toUpperCase() === 'POST') return 'POST';
+  throw new InvalidInputError('Invalid http method: only POST is supported');
+}
+
+function checkedBranchFilter(value: string): string {
+  if (!isValidBranchFilter(value)) throw new InvalidInputError('[BranchFilter]: GlobPattern');
+  return value;
+}
+
+function chosenEvents(events: string[] | undefined): string {
+  const chosen = (events ?? []).filter((event) => KNOWN_EVENTS.has(event));
+  return [...new Set(chosen.length > 0 || (events ?? []).length > 0 ? chosen : ['push'])].join(',');
+}

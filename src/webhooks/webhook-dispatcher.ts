@@ -1,0 +1,172 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { Transactions } from '../database/transactions';
+import { SecretBox } from '../mirrors/secret-box';
+import { bodyForType } from './webhook-payloads';
+import { AttemptOutcome, WebhookStore } from './webhook.store';
+import { AttemptResult, WebhookSender } from './webhook-sender';
+
+/** Deliveries one lease of a hook sends before the queue is looked at again (others get their turn). */
+const BATCH = 50;
+const PRUNE_EVERY_MS = 3_600_000;
+
+/**
+ * Sends the outbox. Per hook, one process at a time holds the hook's queue (a lease taken with a conditional
+ * update, void after its holder died) and sends its deliveries in order; a delivery that fails with a
+ * retryable error waits at the head of its queue for its next attempt (exponential backoff, Retry-After
+ * honoured) while other hooks go on. At most WEBHOOK_DELIVERY_WORKERS hooks are sent to at once.
+ */
+@Injectable()
+export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Webhooks');
+  private readonly token = randomBytes(16).toString('hex');
+  private readonly active = new Set<number>();
+  private readonly running = new Set<Promise<void>>();
+  private pumping = false;
+  private again = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
+  private nextPruneCheck = 0;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly store: WebhookStore,
+    private readonly transactions: Transactions,
+    private readonly sender: WebhookSender,
+    private readonly box: SecretBox,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.webhooks.pollMs > 0) {
+      this.timer = setInterval(() => this.wake(), this.config.webhooks.pollMs);
+      this.timer.unref();
+    }
+    this.wake();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    // What is in flight finishes briefly; anything cut off is sent again later with the same UUID.
+    await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+  }
+
+  /** Looks for work now (after a commit that queued some, or when a hook's queue was released). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      do {
+        this.again = false;
+        await this.fill();
+        await this.pruneWhenDue();
+      } while (this.again && !this.stopped);
+    } catch (error) {
+      if (!this.stopped) this.logger.error(`webhook dispatch failed: ${(error as Error).message}`);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private async fill(): Promise<void> {
+    const free = this.config.webhooks.workers - this.active.size;
+    if (free <= 0) return;
+    const now = Date.now();
+    const heads = (await this.store.queueHeads())
+      .filter((head) => !this.active.has(head.hookId) && head.nextAttemptMs <= now && head.leaseExpiresMs < now)
+      .sort((a, b) => a.nextAttemptMs - b.nextAttemptMs || a.deliveryId - b.deliveryId)
+      .slice(0, free);
+    for (const head of heads) {
+      if (this.stopped) return;
+      const won = await this.transactions.run((tx) => this.store.lease(tx, head.hookId, this.token, now, now + this.leaseMs()));
+      if (won === 0) continue;
+      this.active.add(head.hookId);
+      const run: Promise<void> = this.drain(head.hookId)
+        .catch((error: Error) => {
+          if (!this.stopped) this.logger.error(`webhook ${head.hookId}: ${error.message}`);
+        })
+        .finally(() => {
+          this.active.delete(head.hookId);
+          this.running.delete(run);
+          this.wake();
+        });
+      this.running.add(run);
+    }
+  }
+
+  private leaseMs(): number {
+    return this.config.webhooks.timeoutMs + 5000;
+  }
+
+  /** Sends the head of one hook's queue and what follows it, in order, while the lease is held. */
+  private async drain(hookId: number): Promise<void> {
+    try {
+      const hook = await this.store.findById(hookId);
+      const batch = await this.store.nextOfHook(hookId, BATCH);
+      for (const delivery of batch) {
+        if (this.stopped) return;
+        const now = Date.now();
+        const expires = now + this.leaseMs();
+        const held = await this.transactions.run(async (tx) => (await this.store.lease(tx, hookId, this.token, now, expires)) > 0 && (await this.store.claim(tx, delivery.id, this.token, expires)) > 0);
+        if (!held) return;
+        const result: AttemptResult = hook
+          ? await this.sender.send({
+              url: hook.url,
+              contentType: hook.contentType === 'form' ? 'form' : 'json',
+              secret: hook.secret === '' ? '' : this.box.open(hook.secret),
+              authorization: hook.authorizationHeader === '' ? '' : this.box.open(hook.authorizationHeader),
+              uuid: delivery.uuid,
+              event: delivery.event,
+              payload: bodyForType(hook.type, delivery.event, delivery.payload),
+            })
+          : { delivered: false, retryable: false, status: 0, body: 'the hook was deleted', headers: {}, durationMs: 0 };
+        const outcome = this.outcome(delivery.attempts + 1, result);
+        await this.transactions.run((tx) => this.store.finish(tx, delivery.id, this.token, outcome));
+        if (!outcome.done) return;
+      }
+    } finally {
+      await this.transactions.run((tx) => this.store.releaseLease(tx, hookId, this.token)).catch(() => undefined);
+    }
+  }
+
+  private outcome(attempts: number, result: AttemptResult): AttemptOutcome {
+    const finished = Date.now();
+    const recorded = {
+      requestHeaders: JSON.stringify(result.headers),
+      responseStatus: result.status,
+      responseBody: result.body,
+      durationMs: result.durationMs,
+      deliveredMs: finished,
+    };
+    if (result.delivered) return { done: true, status: 'delivered', nextAttemptMs: 0, ...recorded };
+    if (!result.retryable || attempts >= this.config.webhooks.maxAttempts) return { done: true, status: 'failed', nextAttemptMs: 0, ...recorded };
+    return { done: false, status: 'pending', nextAttemptMs: finished + retryDelayMs(attempts, result.retryAfterMs, this.config.webhooks), ...recorded };
+  }
+
+  /** Deletes finished deliveries older than WEBHOOK_HISTORY_DAYS, once an hour across all instances. */
+  private async pruneWhenDue(): Promise<void> {
+    const now = Date.now();
+    if (now < this.nextPruneCheck) return;
+    this.nextPruneCheck = now + 60_000;
+    const removed = await this.transactions.run(async (tx) => {
+      if (!(await this.store.takeTurn(tx, 'prune-history', now, now + PRUNE_EVERY_MS))) return 0;
+      return this.store.prune(tx, now - this.config.webhooks.historyDays * 86_400_000);
+    });
+    if (removed > 0) this.logger.log(`pruned ${removed} webhook deliveries older than ${this.config.webhooks.historyDays} days`);
+  }
+}
+
+/** Exponential backoff from the first retry delay, at least what Retry-After asked, never above the cap. */
+export function retryDelayMs(attempts: number, retryAfter: number | undefined, limits: { retryBaseMs: number; retryMaxMs: number }): number {
+  const backoff = limits.retryBaseMs * 2 ** Math.max(0, attempts - 1);
+  return Math.min(limits.retryMaxMs, Math.max(backoff, retryAfter ?? 0));
+}

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { Clock } from '../common/time';
+import type { EventRecorder, RepositoryEvent } from '../events/repository-events';
+import type { RepositoryEntity } from '../repos/repository.entity';
+import { UserStore } from '../users/user.store';
+import { UsersService } from '../users/users.service';
+import { branchMatches } from './branch-filter';
+import { WebhookDispatcher } from './webhook-dispatcher';
+import type { WebhookEntity } from './webhook.entities';
+import { OutgoingPayload, payloadsOf } from './webhook-payloads';
+import { WebhookStore } from './webhook.store';
+
+/**
+ * The outbox: an event becomes, in the transaction of the change it reports, one event row (its JSON) and
+ * one pending delivery per hook that wants it. Nothing is sent from here; the dispatcher sends after commit.
+ */
+@Injectable()
+export class WebhookOutbox implements EventRecorder {
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly users: UserStore,
+    private readonly usersService: UsersService,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  listensTo(repo: RepositoryEntity): Promise<boolean> {
+    return this.store.anyActiveFor(repo.id, repo.ownerId);
+  }
+
+  async record(tx: EntityManager, event: RepositoryEvent): Promise<void> {
+    const repo = 'repo' in event ? event.repo : null;
+    const ownerId = repo ? repo.ownerId : event.kind === 'package' ? event.ownerId : 0;
+    const hooks = await this.store.activeFor(tx, repo ? repo.id : -1, ownerId);
+    if (hooks.length === 0) return;
+    const owner = await this.users.findById(ownerId, tx);
+    if (!owner) return;
+    const sender = await this.users.findById(event.senderId, tx);
+    const payloads = payloadsOf(event, { repo, owner, sender, site: this.usersService.site }, this.config.webhooks.payloadCommitLimit);
+    for (const payload of payloads) await this.enqueue(tx, payload, hooks.filter((hook) => wants(hook, payload)));
+  }
+
+  /** Queues one payload for the given hooks (a hook test, or an event). */
+  async enqueue(tx: EntityManager, payload: OutgoingPayload, hooks: WebhookEntity[]): Promise<string[]> {
+    if (hooks.length === 0) return [];
+    const deliveries = hooks.map((hook) => ({ uuid: randomUUID(), hookId: hook.id }));
+    await this.store.enqueue(tx, { event: payload.event, payload: JSON.stringify(payload.body), createdUnix: this.clock.nowUnix() }, deliveries, Date.now());
+    return deliveries.map((delivery) => delivery.uuid);
+  }
+
+  committed(): void {
+    this.dispatcher.wake();
+  }
+}
+
+/** Whether a hook is sent a payload: its event is chosen, and a branch's name passes the branch filter. */
+export function wants(hook: WebhookEntity, payload: OutgoingPayload): boolean {
+  if (!hook.events.split(',').includes(payload.event)) return false;
+  return payload.branch === null || branchMatches(hook.branchFilter, payload.branch);
+}

@@ -1,0 +1,225 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { Page, PageQuery } from '../common/paging';
+import { changeRows, insertUnlessPresent } from '../database/transactions';
+import { WebhookDeliveryEntity, WebhookEntity, WebhookEventEntity } from './webhook.entities';
+
+/** Where a hook applies: one repository, an owner's repositories, or every repository. */
+export type HookScope = { kind: 'repository'; repoId: number } | { kind: 'owner'; ownerId: number } | { kind: 'system' };
+
+/** A delivery with its event's payload, as a worker sends it. */
+export interface QueuedDelivery {
+  id: number;
+  uuid: string;
+  hookId: number;
+  event: string;
+  attempts: number;
+  payload: string;
+}
+
+/** The outcome of one attempt, written to the delivery row. */
+export interface AttemptOutcome {
+  done: boolean;
+  status: 'pending' | 'delivered' | 'failed';
+  nextAttemptMs: number;
+  requestHeaders: string;
+  responseStatus: number;
+  responseBody: string;
+  durationMs: number;
+  deliveredMs: number;
+}
+
+/** The only door to the webhook tables. */
+@Injectable()
+export class WebhookStore {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private hooks(tx?: EntityManager) {
+    return (tx ?? this.dataSource.manager).getRepository(WebhookEntity);
+  }
+
+  private scopeCondition(scope: HookScope): Partial<WebhookEntity> {
+    if (scope.kind === 'repository') return { repoId: scope.repoId, ownerId: 0, isSystem: false };
+    if (scope.kind === 'owner') return { repoId: 0, ownerId: scope.ownerId, isSystem: false };
+    return { repoId: 0, ownerId: 0, isSystem: true };
+  }
+
+  async list(scope: HookScope, page: PageQuery): Promise<Page<WebhookEntity>> {
+    const [items, total] = await this.hooks().findAndCount({ where: this.scopeCondition(scope), order: { id: 'ASC' }, skip: page.offset, take: page.limit });
+    return { items, total };
+  }
+
+  find(scope: HookScope, id: number): Promise<WebhookEntity | null> {
+    return this.hooks().findOneBy({ ...this.scopeCondition(scope), id });
+  }
+
+  findById(id: number): Promise<WebhookEntity | null> {
+    return this.hooks().findOneBy({ id });
+  }
+
+  insert(tx: EntityManager, hook: Omit<WebhookEntity, 'id' | 'leaseToken' | 'leaseExpiresMs'>): Promise<WebhookEntity> {
+    const repository = this.hooks(tx);
+    return repository.save(repository.create({ ...hook, leaseToken: '', leaseExpiresMs: 0 }));
+  }
+
+  async update(tx: EntityManager, id: number, changes: Partial<WebhookEntity>): Promise<void> {
+    await this.hooks(tx).update({ id }, changes);
+  }
+
+  /** The hook, its deliveries and the events no other delivery needs. */
+  async delete(tx: EntityManager, id: number): Promise<void> {
+    await this.hooks(tx).delete({ id });
+    await tx.getRepository(WebhookDeliveryEntity).delete({ hookId: id });
+  }
+
+  async deleteOfRepository(tx: EntityManager, repoId: number): Promise<void> {
+    const ids = (await this.hooks(tx).find({ select: { id: true }, where: { repoId } })).map((hook) => hook.id);
+    for (const id of ids) await this.delete(tx, id);
+  }
+
+  /** Active hooks that see events of a repository of `ownerId` (repository, owner and system hooks). */
+  activeFor(tx: EntityManager | undefined, repoId: number, ownerId: number): Promise<WebhookEntity[]> {
+    return this.hooks(tx)
+      .createQueryBuilder('h')
+      .where('h.is_active = :active', { active: 1 })
+      .andWhere('(h.repo_id = :repoId OR (h.owner_id = :ownerId AND h.repo_id = 0) OR h.is_system = :system)', { repoId, ownerId, system: 1 })
+      .orderBy('h.id', 'ASC')
+      .getMany();
+  }
+
+  async anyActiveFor(repoId: number, ownerId: number): Promise<boolean> {
+    const row = await this.hooks()
+      .createQueryBuilder('h')
+      .select('h.id')
+      .where('h.is_active = :active', { active: 1 })
+      .andWhere('(h.repo_id = :repoId OR (h.owner_id = :ownerId AND h.repo_id = 0) OR h.is_system = :system)', { repoId, ownerId, system: 1 })
+      .limit(1)
+      .getRawOne();
+    return row !== undefined;
+  }
+
+  /** The outbox write: the event and one pending delivery per hook, in the caller's transaction. */
+  async enqueue(tx: EntityManager, event: { event: string; payload: string; createdUnix: number }, deliveries: { uuid: string; hookId: number }[], nowMs: number): Promise<void> {
+    const saved = await tx.getRepository(WebhookEventEntity).save(tx.getRepository(WebhookEventEntity).create(event));
+    const columns = ['uuid', 'hook_id', 'event_id', 'event', 'done', 'status', 'attempts', 'next_attempt_ms', 'claim_token', 'claim_expires_ms', 'request_headers', 'response_status', 'response_body', 'duration_ms', 'created_ms', 'delivered_ms'];
+    // Rows go in batches of one statement each: a push to a repository with many hooks costs a few statements.
+    for (let start = 0; start < deliveries.length; start += 200) {
+      const batch = deliveries.slice(start, start + 200);
+      const values = batch.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ');
+      const parameters = batch.flatMap((delivery) => [delivery.uuid, delivery.hookId, saved.id, event.event, 0, 'pending', 0, nowMs, '', 0, '', 0, '', 0, nowMs, 0]);
+      await changeRows(tx, `INSERT INTO webhook_delivery (${columns.join(', ')}) VALUES ${values}`, parameters);
+    }
+  }
+
+  /**
+   * The head of every hook's queue: its oldest unfinished delivery, with when it is due and whether another
+   * process holds the hook.
+   */
+  async queueHeads(): Promise<{ hookId: number; deliveryId: number; nextAttemptMs: number; leaseExpiresMs: number }[]> {
+    const rows = await this.dataSource.query(
+      `SELECT d.hook_id AS hook_id, d.id AS id, d.next_attempt_ms AS next_attempt_ms, h.lease_expires_ms AS lease_expires_ms
+         FROM webhook_delivery d
+         JOIN (SELECT hook_id, MIN(id) AS head FROM webhook_delivery WHERE done = ? GROUP BY hook_id) q ON q.head = d.id
+         JOIN webhook h ON h.id = d.hook_id`,
+      [0],
+    );
+    return (rows as Record<string, number | string>[]).map((row) => ({
+      hookId: Number(row.hook_id),
+      deliveryId: Number(row.id),
+      nextAttemptMs: Number(row.next_attempt_ms),
+      leaseExpiresMs: Number(row.lease_expires_ms),
+    }));
+  }
+
+  /** Takes a hook's queue for `token` until `expiresMs`, when no live lease of another process holds it. */
+  lease(tx: EntityManager, hookId: number, token: string, nowMs: number, expiresMs: number): Promise<number> {
+    return changeRows(tx, 'UPDATE webhook SET lease_token = ?, lease_expires_ms = ? WHERE id = ? AND (lease_expires_ms < ? OR lease_token = ?)', [token, expiresMs, hookId, nowMs, token]);
+  }
+
+  releaseLease(tx: EntityManager, hookId: number, token: string): Promise<number> {
+    return changeRows(tx, "UPDATE webhook SET lease_token = '', lease_expires_ms = 0 WHERE id = ? AND lease_token = ?", [hookId, token]);
+  }
+
+  /** The first `limit` unfinished deliveries of a hook, in order, with their payloads. */
+  async nextOfHook(hookId: number, limit: number): Promise<QueuedDelivery[]> {
+    const rows = await this.dataSource.query(
+      `SELECT d.id AS id, d.uuid AS uuid, d.hook_id AS hook_id, d.event AS event, d.attempts AS attempts, e.payload AS payload
+         FROM webhook_delivery d JOIN webhook_event e ON e.id = d.event_id
+        WHERE d.hook_id = ? AND d.done = ? ORDER BY d.id LIMIT ${Number(limit)}`,
+      [hookId, 0],
+    );
+    return (rows as Record<string, unknown>[]).map((row) => ({
+      id: Number(row.id),
+      uuid: String(row.uuid),
+      hookId: Number(row.hook_id),
+      event: String(row.event),
+      attempts: Number(row.attempts),
+      payload: String(row.payload),
+    }));
+  }
+
+  /** Marks a delivery as being sent by `token` (the history shows it in flight). */
+  claim(tx: EntityManager, id: number, token: string, expiresMs: number): Promise<number> {
+    return changeRows(tx, 'UPDATE webhook_delivery SET claim_token = ?, claim_expires_ms = ? WHERE id = ? AND done = ?', [token, expiresMs, id, 0]);
+  }
+
+  /** Writes an attempt's outcome, only while `token` still holds the delivery. */
+  finish(tx: EntityManager, id: number, token: string, outcome: AttemptOutcome): Promise<number> {
+    return changeRows(
+      tx,
+      `UPDATE webhook_delivery SET done = ?, status = ?, attempts = attempts + 1, next_attempt_ms = ?, claim_token = '', claim_expires_ms = 0,
+         request_headers = ?, response_status = ?, response_body = ?, duration_ms = ?, delivered_ms = ? WHERE id = ? AND claim_token = ?`,
+      [outcome.done ? 1 : 0, outcome.status, outcome.nextAttemptMs, outcome.requestHeaders, outcome.responseStatus, outcome.responseBody, outcome.durationMs, outcome.deliveredMs, id, token],
+    );
+  }
+
+  async history(hookId: number, page: PageQuery): Promise<Page<WebhookDeliveryEntity>> {
+    const [items, total] = await this.dataSource
+      .getRepository(WebhookDeliveryEntity)
+      .findAndCount({ where: { hookId }, order: { id: 'DESC' }, skip: page.offset, take: page.limit });
+    return { items, total };
+  }
+
+  findDelivery(hookId: number, uuid: string): Promise<WebhookDeliveryEntity | null> {
+    return this.dataSource.getRepository(WebhookDeliveryEntity).findOneBy({ hookId, uuid });
+  }
+
+  /** A new delivery (its own UUID) of an earlier delivery's event, at the end of the hook's queue. */
+  async redeliver(tx: EntityManager, original: WebhookDeliveryEntity, uuid: string, nowMs: number): Promise<WebhookDeliveryEntity> {
+    const repository = tx.getRepository(WebhookDeliveryEntity);
+    return repository.save(
+      repository.create({
+        uuid,
+        hookId: original.hookId,
+        eventId: original.eventId,
+        event: original.event,
+        done: false,
+        status: 'pending',
+        attempts: 0,
+        nextAttemptMs: nowMs,
+        claimToken: '',
+        claimExpiresMs: 0,
+        requestHeaders: '',
+        responseStatus: 0,
+        responseBody: '',
+        durationMs: 0,
+        createdMs: nowMs,
+        deliveredMs: 0,
+      }),
+    );
+  }
+
+  /** Takes the named job's turn when it is due (one process of several wins); false when not due or taken. */
+  async takeTurn(tx: EntityManager, name: string, nowMs: number, nextRunMs: number): Promise<boolean> {
+    await changeRows(tx, insertUnlessPresent(tx, 'webhook_lease', ['name', 'next_run_ms']), [name, 0]);
+    return (await changeRows(tx, 'UPDATE webhook_lease SET next_run_ms = ? WHERE name = ? AND next_run_ms <= ?', [nextRunMs, name, nowMs])) > 0;
+  }
+
+  /** Finished deliveries older than `cutoffMs`, then events no delivery refers to. */
+  async prune(tx: EntityManager, cutoffMs: number): Promise<number> {
+    const removed = await changeRows(tx, 'DELETE FROM webhook_delivery WHERE done = ? AND delivered_ms < ?', [1, cutoffMs]);
+    await changeRows(tx, 'DELETE FROM webhook_event WHERE created_unix < ? AND id NOT IN (SELECT event_id FROM webhook_delivery)', [Math.floor(cutoffMs / 1000)]);
+    return removed;
+  }
+}
+

@@ -1,0 +1,40 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { RepositoryEvents } from '../events/repository-events';
+import { GitModule } from '../git/git.module';
+import { HOST_RESOLVER, systemResolver } from '../mirrors/host-policy';
+import { SecretBox } from '../mirrors/secret-box';
+import { ReposModule } from '../repos/repos.module';
+import { RepositoriesService } from '../repos/repositories.service';
+import { UsersModule } from '../users/users.module';
+import { HooksService } from './hooks.service';
+import { OrganizationHooksController } from './organization-hooks.controller';
+import { RepositoryHooksController } from './repository-hooks.controller';
+import { SystemHooksController } from './system-hooks.controller';
+import { UserHooksController } from './user-hooks.controller';
+import { WebhookDispatcher } from './webhook-dispatcher';
+import { WebhookOutbox } from './webhook-outbox';
+import { WebhookSender } from './webhook-sender';
+import { WebhookStore } from './webhook.store';
+
+/**
+ * Webhooks: the hooks API of every scope, the outbox that records events with the changes they report, and
+ * the dispatcher that delivers them (retries, per-hook order, host policy, history).
+ */
+@Module({
+  imports: [UsersModule, ReposModule, GitModule],
+  controllers: [RepositoryHooksController, OrganizationHooksController, UserHooksController, SystemHooksController],
+  providers: [{ provide: HOST_RESOLVER, useValue: systemResolver }, SecretBox, WebhookStore, WebhookSender, WebhookDispatcher, WebhookOutbox, HooksService],
+})
+export class WebhooksModule implements OnModuleInit {
+  constructor(
+    private readonly events: RepositoryEvents,
+    private readonly outbox: WebhookOutbox,
+    private readonly repositories: RepositoriesService,
+    private readonly store: WebhookStore,
+  ) {}
+
+  onModuleInit(): void {
+    this.events.use(this.outbox);
+    this.repositories.onRepositoryDeleted((tx, repo) => this.store.deleteOfRepository(tx, repo.id));
+  }
+}

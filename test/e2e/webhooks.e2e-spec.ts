@@ -1,0 +1,353 @@
+import { createHmac } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
+import { GitClient, withCredentials } from '../support/git-client';
+import { startTestApp, TestApp } from '../support/test-app';
+import { closedPort, SinkRequest, WebhookSink } from '../support/webhook-sink';
+
+const SECRET = 'hook-secret-value-7f3a';
+const AUTHORIZATION = 'Bearer hook-authorization-91c2';
+
+/** Webhooks (issue 32): the hooks API, events from pushes and the API, headers, signatures, retries, history. */
+describe('webhooks', () => {
+  let t: TestApp;
+  let base: string;
+  let client: GitClient;
+  let sink: WebhookSink;
+  let alice: TestUser;
+  let bob: TestUser;
+  let admin: TestUser;
+
+  const api = (method: 'get' | 'post' | 'patch' | 'delete', apiPath: string, user: TestUser | null = alice) => {
+    const request = t.http[method](t.api(apiPath));
+    return user ? request.set(withToken(user.token)) : request;
+  };
+
+  async function hook(full: string, config: Record<string, string>, extra: Record<string, unknown> = {}): Promise<Record<string, any>> {
+    const response = await api('post', `/repos/${full}/hooks`).send({ type: 'forgejo', active: true, events: ['push', 'create', 'delete', 'repository', 'release', 'status'], config: { content_type: 'json', ...config }, ...extra });
+    expect(response.status).toBe(201);
+    return response.body;
+  }
+
+  async function repoWithPush(): Promise<{ full: string; work: string }> {
+    const name = uniqueName('repo');
+    await makeRepo(t, alice, { name });
+    const work = await client.workingCopy('main', { 'README.md': 'hello\n' });
+    return { full: `${alice.name}/${name}`, work };
+  }
+
+  const push = (full: string, work: string, ...refs: string[]) => client.ok(['push', '--quiet', withCredentials(base, `${full}.git`, alice.name, alice.token), ...refs], { cwd: work });
+  const forPath = (pathName: string) => (requests: SinkRequest[]) => requests.filter((request) => request.path === pathName);
+  const signature = (algorithm: string, body: Buffer, secret = SECRET) => createHmac(algorithm, secret).update(body).digest('hex');
+
+  beforeAll(async () => {
+    t = await startTestApp({ WEBHOOK_ALLOWED_HOSTS: 'loopback' }, (config) => {
+      config.webhooks.retryBaseMs = 50;
+      config.webhooks.pollMs = 100;
+    });
+    base = await t.listen();
+    client = new GitClient();
+    sink = await new WebhookSink().start();
+    alice = await makeUser(t);
+    bob = await makeUser(t);
+    admin = await makeUser(t, { admin: true });
+  });
+
+  afterAll(async () => {
+    await sink?.stop();
+    client?.dispose();
+    await t?.close();
+  });
+
+  it('creates, reads, edits and deletes repository hooks in Forgejo shape, never returning secrets', async () => {
+    const { full } = await repoWithPush();
+    const created = await hook(full, { url: `${sink.url}/crud`, secret: SECRET }, { authorization_header: AUTHORIZATION, branch_filter: 'main' });
+    expect(created).toMatchObject({ type: 'forgejo', active: true, branch_filter: 'main', content_type: 'json', authorization_header: '', config: { url: `${sink.url}/crud`, content_type: 'json', http_method: 'POST' } });
+    expect(created.events.sort()).toEqual(['create', 'delete', 'push', 'release', 'repository', 'status']);
+    expect(JSON.stringify(created)).not.toContain(SECRET);
+    const listed = await api('get', `/repos/${full}/hooks`);
+    expect(listed.status).toBe(200);
+    expect(listed.headers['x-total-count']).toBe('1');
+    expect(JSON.stringify(listed.body)).not.toContain(SECRET);
+    expect(JSON.stringify(listed.body)).not.toContain('hook-authorization');
+    const edited = await api('patch', `/repos/${full}/hooks/${created.id}`).send({ active: false, events: ['push'], config: { content_type: 'form' } });
+    expect(edited.status).toBe(200);
+    expect(edited.body).toMatchObject({ active: false, events: ['push'], content_type: 'form' });
+    expect((await api('get', `/repos/${full}/hooks/${created.id}`)).body.content_type).toBe('form');
+    // Secrets are sealed at rest.
+    const rows = await t.dataSource.query('SELECT secret, authorization_header FROM webhook WHERE id = ?', [created.id]);
+    expect(rows[0].secret).toMatch(/^v1:/);
+    expect(rows[0].secret).not.toContain(SECRET);
+    expect(rows[0].authorization_header).not.toContain('hook-authorization');
+    expect((await api('delete', `/repos/${full}/hooks/${created.id}`)).status).toBe(204);
+    expect((await api('get', `/repos/${full}/hooks/${created.id}`)).status).toBe(404);
+  });
+
+  it('refuses other hook types, bad content types, bad URLs and bad branch filters with 422', async () => {
+    const { full } = await repoWithPush();
+    const post = (body: object) => api('post', `/repos/${full}/hooks`).send(body);
+    expect((await post({ type: 'slack', config: { url: sink.url, content_type: 'json' } })).status).toBe(422);
+    expect((await post({ type: 'gitea', config: { url: sink.url, content_type: 'xml' } })).status).toBe(422);
+    expect((await post({ type: 'gitea', config: { content_type: 'json' } })).status).toBe(422);
+    expect((await post({ type: 'gitea', config: { url: 'ftp://x', content_type: 'json' } })).status).toBe(422);
+    expect((await post({ type: 'gitea', config: { url: sink.url, content_type: 'json' }, branch_filter: '{main' })).status).toBe(422);
+  });
+
+  it('lets only administrators manage hooks: 401 anonymous, 403 others, 404 for unseen repositories, on every scope', async () => {
+    const { full } = await repoWithPush();
+    const privateName = uniqueName('private');
+    await makeRepo(t, alice, { name: privateName, private: true });
+    const created = await hook(full, { url: `${sink.url}/perm` });
+    expect((await api('get', `/repos/${full}/hooks`, null)).status).toBe(401);
+    expect((await api('get', `/repos/${full}/hooks`, bob)).status).toBe(403);
+    expect((await api('get', `/repos/${full}/hooks/${created.id}`, bob)).status).toBe(403);
+    expect((await api('patch', `/repos/${full}/hooks/${created.id}`, bob).send({ active: false })).status).toBe(403);
+    expect((await api('delete', `/repos/${full}/hooks/${created.id}`, bob)).status).toBe(403);
+    expect((await api('post', `/repos/${full}/hooks/${created.id}/tests`, bob)).status).toBe(403);
+    expect((await api('get', `/repos/${full}/hooks/${created.id}/deliveries`, bob)).status).toBe(403);
+    expect((await api('get', `/repos/${alice.name}/${privateName}/hooks`, bob)).status).toBe(404);
+    expect((await api('get', `/repos/${full}/hooks`, admin)).status).toBe(200);
+    // Organisation hooks: owners and site admins.
+    const org = await makeOrg(t, alice.user);
+    const orgHook = await api('post', `/orgs/${org.name}/hooks`).send({ type: 'gitea', active: true, config: { url: `${sink.url}/org`, content_type: 'json' } });
+    expect(orgHook.status).toBe(201);
+    expect((await api('get', `/orgs/${org.name}/hooks`, bob)).status).toBe(403);
+    expect((await api('get', `/orgs/${org.name}/hooks/${orgHook.body.id}`, admin)).status).toBe(200);
+    expect((await api('get', `/orgs/nobody-${uniqueName()}/hooks`)).status).toBe(404);
+    // The caller's own hooks: another user's hook is not found.
+    const userHook = await api('post', '/user/hooks').send({ type: 'gogs', active: true, config: { url: `${sink.url}/user`, content_type: 'json' } });
+    expect(userHook.status).toBe(201);
+    expect((await api('get', `/user/hooks/${userHook.body.id}`, bob)).status).toBe(404);
+    expect((await api('get', '/user/hooks', null)).status).toBe(401);
+    // System hooks: site admins only.
+    expect((await api('get', '/admin/hooks', alice)).status).toBe(403);
+    const systemHook = await api('post', '/admin/hooks', admin).send({ type: 'forgejo', active: false, config: { url: `${sink.url}/system`, content_type: 'json', is_system_webhook: 'true' } });
+    expect(systemHook.status).toBe(201);
+    expect((await api('get', `/admin/hooks/${systemHook.body.id}/deliveries`, admin)).status).toBe(200);
+    expect((await api('delete', `/admin/hooks/${systemHook.body.id}`, admin)).status).toBe(204);
+  });
+
+  it('sends create and push for a pushed branch with every header family, valid signatures and the Authorization header', async () => {
+    const { full, work } = await repoWithPush();
+    const created = await hook(full, { url: `${sink.url}/push`, secret: SECRET }, { authorization_header: AUTHORIZATION });
+    await push(full, work, 'main');
+    await sink.waitFor((requests) => forPath('/push')(requests).length >= 2, 'create and push');
+    const [first, second] = forPath('/push')(sink.requests);
+    expect(first.headers['x-forgejo-event']).toBe('create');
+    expect(second.headers['x-forgejo-event']).toBe('push');
+    for (const request of [first, second]) {
+      const event = request.headers['x-forgejo-event'];
+      for (const family of ['forgejo', 'gitea', 'gogs']) {
+        expect(request.headers[`x-${family}-delivery`]).toBe(request.headers['x-github-delivery']);
+        expect(request.headers[`x-${family}-event`]).toBe(event);
+        expect(request.headers[`x-${family}-event-type`]).toBe(event);
+        expect(request.headers[`x-${family}-signature`]).toBe(signature('sha256', request.body));
+      }
+      expect(request.headers['x-github-event']).toBe(event);
+      expect(request.headers['x-github-event-type']).toBe(event);
+      expect(request.headers['x-hub-signature']).toBe(`sha1=${signature('sha1', request.body)}`);
+      expect(request.headers['x-hub-signature-256']).toBe(`sha256=${signature('sha256', request.body)}`);
+      expect(request.headers.authorization).toBe(AUTHORIZATION);
+      expect(request.headers['content-type']).toBe('application/json');
+    }
+    expect(first.json).toMatchObject({ ref: 'refs/heads/main', ref_type: 'branch', repository: { full_name: full }, sender: { login: alice.name } });
+    expect(second.json).toMatchObject({ ref: 'refs/heads/main', before: '0'.repeat(40), total_commits: 1, repository: { full_name: full }, pusher: { login: alice.name } });
+    expect(second.json.commits[0]).toMatchObject({ message: 'add README.md\n', added: ['README.md'], author: { name: 'Test Author', email: 'author@example.com' } });
+    expect(second.json.head_commit.id).toBe(second.json.after);
+    // The history shows both, newest first, without signatures or the Authorization header.
+    const history = await api('get', `/repos/${full}/hooks/${created.id}/deliveries`);
+    expect(history.status).toBe(200);
+    expect(history.body.map((delivery: any) => delivery.event)).toEqual(['push', 'create']);
+    expect(history.body[0]).toMatchObject({ status: 'delivered', attempts: 1, response_status: 200, response_body: 'sink answer 200' });
+    const shown = JSON.stringify(history.body);
+    expect(shown).not.toContain(SECRET);
+    expect(shown).not.toContain('hook-authorization');
+    expect(shown).not.toContain(signature('sha256', second.body));
+    expect(history.body[0].request_headers['X-Forgejo-Event']).toBe('push');
+  });
+
+  it('sends delete for a deleted branch, and the commits of an update with compare_url', async () => {
+    const { full, work } = await repoWithPush();
+    await push(full, work, 'main', 'main:feature');
+    await hook(full, { url: `${sink.url}/delete` });
+    fs.writeFileSync(path.join(work, 'two.txt'), '2\n');
+    await client.ok(['add', 'two.txt'], { cwd: work });
+    await client.ok(['commit', '--quiet', '-m', 'two'], { cwd: work });
+    await push(full, work, 'main', ':feature');
+    await sink.waitFor((requests) => forPath('/delete')(requests).length >= 2, 'push and delete');
+    const events = forPath('/delete')(sink.requests).map((request) => request.headers['x-forgejo-event']);
+    expect(events.sort()).toEqual(['delete', 'push']);
+    const pushed = forPath('/delete')(sink.requests).find((request) => request.headers['x-forgejo-event'] === 'push')!;
+    expect(pushed.json.compare_url).toContain(`/${full}/compare/`);
+    expect(pushed.json.commits.map((commit: any) => commit.message)).toEqual(['two\n']);
+    const deleted = forPath('/delete')(sink.requests).find((request) => request.headers['x-forgejo-event'] === 'delete')!;
+    expect(deleted.json).toMatchObject({ ref: 'feature', ref_type: 'branch', pusher_type: 'user' });
+  });
+
+  it('applies branch_filter to branch events, sends form bodies signed over their exact bytes, and shortens refs for gitea', async () => {
+    const { full, work } = await repoWithPush();
+    await api('post', `/repos/${full}/hooks`).send({ type: 'gitea', active: true, events: ['push', 'create'], branch_filter: 'release/*', config: { url: `${sink.url}/filtered`, content_type: 'form', secret: SECRET } }).expect(201);
+    await push(full, work, 'main');
+    await push(full, work, 'main:release/1.0');
+    await sink.waitFor((requests) => forPath('/filtered')(requests).length >= 2, 'release branch events');
+    const received = forPath('/filtered')(sink.requests);
+    expect(received.every((request) => request.json.ref !== 'refs/heads/main')).toBe(true);
+    const create = received.find((request) => request.headers['x-gitea-event'] === 'create')!;
+    expect(create.json.ref).toBe('release/1.0');
+    const form = received.find((request) => request.headers['x-gitea-event'] === 'push')!;
+    expect(form.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(form.body.toString('utf8').startsWith('payload=')).toBe(true);
+    expect(form.headers['x-gitea-signature']).toBe(signature('sha256', form.body));
+    expect(form.json.ref).toBe('refs/heads/release/1.0');
+  });
+
+  it('retries after 500 with the same UUID, honours the attempts in the history, and keeps order per hook', async () => {
+    const { full } = await repoWithPush();
+    const created = await hook(full, { url: `${sink.url}/retry` });
+    let failures = 0;
+    sink.answer = (request) => (request.path === '/retry' && request.headers['x-forgejo-event'] === 'push' && failures++ < 2 ? { status: 500 } : { status: 200 });
+    // Three content writes: three pushes in this order.
+    for (const name of ['a.txt', 'b.txt', 'c.txt']) {
+      const response = await api('post', `/repos/${full}/contents/${name}`).send({ content: Buffer.from(name).toString('base64'), message: `add ${name}` });
+      expect(response.status).toBe(201);
+    }
+    await sink.waitFor((requests) => forPath('/retry')(requests).filter((request) => request.headers['x-forgejo-event'] === 'push').length >= 5, 'retried pushes');
+    sink.answer = () => ({ status: 200 });
+    const pushes = forPath('/retry')(sink.requests).filter((request) => request.headers['x-forgejo-event'] === 'push');
+    // The first push was tried three times (same UUID), then the others followed in order.
+    expect(pushes[0].headers['x-forgejo-delivery']).toBe(pushes[1].headers['x-forgejo-delivery']);
+    expect(pushes[1].headers['x-forgejo-delivery']).toBe(pushes[2].headers['x-forgejo-delivery']);
+    const messages = [...new Map(pushes.map((request) => [request.headers['x-forgejo-delivery'], request.json.head_commit.message])).values()];
+    expect(messages).toEqual(['add a.txt\n', 'add b.txt\n', 'add c.txt\n']);
+    const history = await api('get', `/repos/${full}/hooks/${created.id}/deliveries`);
+    const first = history.body.find((delivery: any) => delivery.uuid === pushes[0].headers['x-forgejo-delivery']);
+    expect(first).toMatchObject({ status: 'delivered', attempts: 3 });
+  });
+
+  it('retries after a refused connection and shows it in the history; redeliver sends the event again', async () => {
+    const { full } = await repoWithPush();
+    const port = await closedPort();
+    const created = await hook(full, { url: `http://127.0.0.1:${port}/refused` });
+    const write = await api('post', `/repos/${full}/contents/x.txt`).send({ content: Buffer.from('x').toString('base64') });
+    expect(write.status).toBe(201);
+    let history: any[] = [];
+    for (let round = 0; round < 300 && !(history[0]?.attempts >= 2); round++) {
+      history = (await api('get', `/repos/${full}/hooks/${created.id}/deliveries`)).body;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const pushDelivery = history.find((delivery) => delivery.event === 'push');
+    expect(pushDelivery.attempts).toBeGreaterThanOrEqual(2);
+    expect(pushDelivery.response_status).toBe(0);
+    expect(pushDelivery.response_body).toMatch(/ECONNREFUSED/);
+    const one = await api('get', `/repos/${full}/hooks/${created.id}/deliveries/${pushDelivery.uuid}`);
+    expect(one.status).toBe(200);
+    expect(one.body.uuid).toBe(pushDelivery.uuid);
+    // Point the hook at the sink; a redelivery of the first event arrives with a new UUID.
+    await api('patch', `/repos/${full}/hooks/${created.id}`).send({ config: { url: `${sink.url}/redelivered` } }).expect(200);
+    const again = await api('post', `/repos/${full}/hooks/${created.id}/deliveries/${pushDelivery.uuid}/redeliver`);
+    expect(again.status).toBe(201);
+    expect(again.body.uuid).not.toBe(pushDelivery.uuid);
+    await sink.waitFor((requests) => requests.some((request) => request.path === '/redelivered' && request.headers['x-forgejo-delivery'] === again.body.uuid), 'redelivery');
+  });
+
+  it('sends the test push and the repository, release and status events', async () => {
+    const { full, work } = await repoWithPush();
+    await push(full, work, 'main');
+    const created = await hook(full, { url: `${sink.url}/events` });
+    expect((await api('post', `/repos/${full}/hooks/${created.id}/tests`)).status).toBe(204);
+    await sink.waitFor((requests) => forPath('/events')(requests).length >= 1, 'test push');
+    expect(forPath('/events')(sink.requests)[0].json).toMatchObject({ ref: 'refs/heads/main', total_commits: 1 });
+    const release = await api('post', `/repos/${full}/releases`).send({ tag_name: 'v1', name: 'one' });
+    expect(release.status).toBe(201);
+    const sha = forPath('/events')(sink.requests)[0].json.after;
+    const status = await api('post', `/repos/${full}/statuses/${sha}`).send({ state: 'success', context: 'ci/build', target_url: 'https://ci.example/1' });
+    expect(status.status).toBe(201);
+    await sink.waitFor((requests) => forPath('/events')(requests).some((request) => request.headers['x-forgejo-event'] === 'status'), 'status event');
+    const statusEvent = forPath('/events')(sink.requests).find((request) => request.headers['x-forgejo-event'] === 'status')!;
+    expect(statusEvent.json).toMatchObject({ sha, state: 'success', context: 'ci/build', target_url: 'https://ci.example/1', repository: { full_name: full } });
+    // Organisation hooks hear of repositories created and deleted in the organisation.
+    const org = await makeOrg(t, alice.user);
+    await api('post', `/orgs/${org.name}/hooks`).send({ type: 'forgejo', active: true, events: ['repository'], config: { url: `${sink.url}/org-events`, content_type: 'json' } }).expect(201);
+    const repoName = uniqueName('orgrepo');
+    await makeRepo(t, alice, { name: repoName, org: org.name });
+    expect((await api('delete', `/repos/${org.name}/${repoName}`)).status).toBe(204);
+    await sink.waitFor((requests) => forPath('/org-events')(requests).length >= 2, 'repository events');
+    expect(forPath('/org-events')(sink.requests).map((request) => request.json.action)).toEqual(['created', 'deleted']);
+    expect(forPath('/org-events')(sink.requests)[0].json).toMatchObject({ repository: { name: repoName }, organization: { login: org.name } });
+  });
+
+  it('keeps commit statuses: list, list by ref, combined view with the latest per context and its precedence', async () => {
+    const { full, work } = await repoWithPush();
+    await push(full, work, 'main');
+    const sha = (await client.ok(['rev-parse', 'HEAD'], { cwd: work })).trim();
+    const post = (body: object, user: TestUser = alice) => api('post', `/repos/${full}/statuses/${sha}`, user).send(body);
+    expect((await post({ state: 'bogus' })).status).toBe(422);
+    expect((await api('post', `/repos/${full}/statuses/${'1'.repeat(40)}`).send({ state: 'success' })).status).toBe(422);
+    expect((await post({ state: 'success' }, bob)).status).toBe(403);
+    expect((await api('post', `/repos/${full}/statuses/${sha}`, null).send({ state: 'success' })).status).toBe(401);
+    const first = await post({ state: 'pending', context: 'ci/a', description: 'running' });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ status: 'pending', context: 'ci/a', description: 'running', url: expect.stringContaining(`/repos/${full}/statuses/${sha}`), creator: { login: alice.name } });
+    await post({ state: 'success', context: 'ci/a' }).expect(201);
+    await post({ state: 'warning', context: 'ci/b' }).expect(201);
+    const all = await api('get', `/repos/${full}/statuses/${sha}`, bob);
+    expect(all.status).toBe(200);
+    expect(all.body).toHaveLength(3);
+    expect((await api('get', `/repos/${full}/commits/main/statuses?state=success`, bob)).body).toHaveLength(1);
+    const combined = await api('get', `/repos/${full}/commits/main/status`, bob);
+    expect(combined.status).toBe(200);
+    expect(combined.body).toMatchObject({ sha, state: 'warning', total_count: 2 });
+    expect(combined.body.statuses.map((status: any) => `${status.context}=${status.status}`)).toEqual(['ci/a=success', 'ci/b=warning']);
+    await post({ state: 'error', context: 'ci/b' }).expect(201);
+    expect((await api('get', `/repos/${full}/commits/${sha}/status`)).body.state).toBe('failure');
+    const empty = await api('get', `/repos/${full}/commits/${'2'.repeat(40)}/status`);
+    expect(empty.status).toBe(200);
+    expect(empty.body.total_count).toBe(0);
+  });
+});
+
+/** The host policy: loopback and private refused by default, even behind a DNS name; allowed by the setting. */
+describe('webhook host policy', () => {
+  let t: TestApp;
+  let sink: WebhookSink;
+  let alice: TestUser;
+
+  beforeAll(async () => {
+    t = await startTestApp({}, (config) => {
+      config.webhooks.retryBaseMs = 50;
+      config.webhooks.pollMs = 100;
+    });
+    sink = await new WebhookSink().start();
+    alice = await makeUser(t);
+  });
+
+  afterAll(async () => {
+    await sink?.stop();
+    await t?.close();
+  });
+
+  it('refuses loopback addresses and names that resolve to them by default, without retrying', async () => {
+    const name = uniqueName('repo');
+    await makeRepo(t, alice, { name });
+    const full = `${alice.name}/${name}`;
+    const ids: number[] = [];
+    for (const url of [`${sink.url}/direct`, `http://localhost:${sink.port}/named`, `http://10.0.0.1:${sink.port}/private`]) {
+      const created = await t.http.post(t.api(`/repos/${full}/hooks`)).set(withToken(alice.token)).send({ type: 'forgejo', active: true, config: { url, content_type: 'json' } });
+      expect(created.status).toBe(201);
+      ids.push(created.body.id);
+    }
+    await t.http.post(t.api(`/repos/${full}/contents/a.txt`)).set(withToken(alice.token)).send({ content: 'YQ==' }).expect(201);
+    for (const id of ids) {
+      let history: any[] = [];
+      for (let round = 0; round < 300 && !history.some((delivery) => delivery.event === 'push' && delivery.status === 'failed'); round++) {
+        history = (await t.http.get(t.api(`/repos/${full}/hooks/${id}/deliveries`)).set(withToken(alice.token))).body;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const pushed = history.find((delivery) => delivery.event === 'push');
+      expect(pushed).toMatchObject({ status: 'failed', attempts: 1, response_status: 0 });
+      expect(pushed.response_body).toContain('WEBHOOK_ALLOWED_HOSTS');
+    }
+    expect(sink.requests).toHaveLength(0);
+  });
+});
