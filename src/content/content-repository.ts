@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { ConflictError, DomainError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
-import { GitBudgetError } from '../git/git-command';
+import { GitAbortedError, GitBudgetError } from '../git/git-command';
 import { GitBusyError, GitProcesses } from '../git/git-processes';
 import type { RefInfo } from '../git/git-trees';
 import type { RefUpdate } from '../git/push-hooks';
@@ -24,6 +24,8 @@ export class GitBusyDomainError extends DomainError {
 function domainErrorOf(error: unknown): unknown {
   if (error instanceof GitBusyError) return new GitBusyDomainError(error.message);
   if (error instanceof GitBudgetError) return new InvalidInputError('the repository is too large to answer this request: git ran out of its memory or CPU budget');
+  // Stopped because the client went away: nobody reads the answer, and it is no server error.
+  if (error instanceof GitAbortedError) return new GitBusyDomainError('the request was stopped: its client went away');
   return error;
 }
 
