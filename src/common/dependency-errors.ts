@@ -73,8 +73,12 @@ function codes(error: unknown): string[] {
     const { code, errno, driverError, cause, message } = current as { code?: unknown; errno?: unknown; driverError?: unknown; cause?: unknown; message?: unknown };
     // SQLite's extended codes (SQLITE_IOERR_WRITE) count as their primary code (SQLITE_IOERR).
     if (typeof code === 'string') found.push(code, code.replace(/^(SQLITE_[A-Z]+)_.*$/, '$1'));
-    // MariaDB reports a full disk on write as "Errcode: 28" (ENOSPC) inside another error.
-    if (typeof message === 'string' && /errcode: 28\b|no space left on device/i.test(message)) found.push('ENOSPC');
+    // MariaDB reports a full disk on write as "Errcode: 28" (ENOSPC) inside another error; git, in its own words
+    // on its standard error, which its failures carry in their message.
+    if (typeof message === 'string') {
+      if (/errcode: 28\b|no space left on device|out of diskspace|disk quota exceeded/i.test(message)) found.push('ENOSPC');
+      if (/too many open files/i.test(message)) found.push('EMFILE');
+    }
     if (errno === -28 && typeof code !== 'string') found.push('ENOSPC');
     queue.push(driverError, cause);
   }

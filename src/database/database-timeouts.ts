@@ -11,71 +11,87 @@ export class DatabaseAcquireTimeoutError extends Error {
 
 interface PooledConnection {
   query(...args: unknown[]): unknown;
+  execute(...args: unknown[]): unknown;
   release(): void;
   destroy(): void;
+}
+
+type Callback = (error: Error | null, connection?: PooledConnection) => void;
+
+interface Pool {
+  getConnection(callback: Callback): void;
 }
 
 const WRAPPED = Symbol('anvil:query-timeout');
 
 /**
- * Bounds the two waits mysql2 leaves open: for a pooled connection (its pool queues without a limit) and for a
- * query's answer (a hung server never sends one). A connection whose query timed out is destroyed, not handed
- * back: its answer may still come and would be read as the next query's. Applied after the migrations, which
- * may legitimately run longer than any request's query.
+ * Bounds the two waits mysql2 leaves open: for a pooled connection (its pool queues without a limit, and a new
+ * connection to a hung server waits for its handshake) and for an answer to a statement (a hung server never
+ * sends one). A connection whose statement timed out is destroyed, not handed back: its answer may still come
+ * and would be read as the next statement's. On the pool itself, so TypeORM's queries and the stores' prepared
+ * statements (bound-statements.ts) are both bounded. Applied after the migrations, which may legitimately run
+ * longer than any request's statement.
  */
 export function applyDatabaseTimeouts(dataSource: DataSource, timeouts: DatabaseTimeouts): void {
   if (dataSource.options.type !== 'mysql') return;
-  const driver = dataSource.driver as unknown as Record<string, unknown>;
-  for (const name of ['obtainMasterConnection', 'obtainSlaveConnection']) {
-    const obtain = driver[name] as (() => Promise<PooledConnection>) | undefined;
-    if (typeof obtain !== 'function') continue;
-    driver[name] = () => withQueryTimeout(acquire(obtain.call(driver), timeouts.acquireMs), timeouts.queryMs);
-  }
-}
-
-function acquire(pending: Promise<PooledConnection>, milliseconds: number): Promise<PooledConnection> {
-  return new Promise((resolve, reject) => {
+  const pool = (dataSource.driver as unknown as { pool?: Pool }).pool;
+  if (!pool) return;
+  const getConnection = pool.getConnection.bind(pool);
+  pool.getConnection = (callback: Callback) => {
     let expired = false;
     const timer = setTimeout(() => {
       expired = true;
-      reject(new DatabaseAcquireTimeoutError(milliseconds));
-    }, milliseconds);
-    pending.then(
-      (connection) => {
-        clearTimeout(timer);
+      callback(new DatabaseAcquireTimeoutError(timeouts.acquireMs));
+    }, timeouts.acquireMs);
+    getConnection((error, connection) => {
+      clearTimeout(timer);
+      if (expired) {
         // Came too late for its caller: back to the pool for the next one.
-        if (expired) connection.release();
-        else resolve(connection);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        if (!expired) reject(error);
-      },
-    );
-  });
+        connection?.release();
+        return;
+      }
+      if (error || !connection) return callback(error);
+      callback(null, withStatementTimeout(connection, timeouts.queryMs));
+    });
+  };
 }
 
-async function withQueryTimeout(pending: Promise<PooledConnection>, milliseconds: number): Promise<PooledConnection> {
-  const connection = await pending;
+/** A statement without an answer within DATABASE_QUERY_TIMEOUT (mysql2's code for its own query timeout). */
+export class DatabaseQueryTimeoutError extends Error {
+  readonly code = 'PROTOCOL_SEQUENCE_TIMEOUT';
+  constructor(milliseconds: number) {
+    super(`the database did not answer within ${milliseconds} ms`);
+  }
+}
+
+/**
+ * Times each statement from the call (mysql2's own `timeout` starts only when the command reaches the server and
+ * does not cover the PREPARE of `execute`); at the limit the connection is destroyed and the caller told once.
+ */
+function withStatementTimeout(connection: PooledConnection, milliseconds: number): PooledConnection {
   const marked = connection as PooledConnection & { [WRAPPED]?: true };
   if (marked[WRAPPED]) return connection;
   marked[WRAPPED] = true;
-  const query = connection.query.bind(connection);
-  connection.query = (...args: unknown[]) => {
-    const [statement] = args;
-    if (typeof statement === 'string') args[0] = { sql: statement, timeout: milliseconds };
-    else if (statement && Object.getPrototypeOf(statement) === Object.prototype && (statement as { timeout?: number }).timeout === undefined) {
-      args[0] = { ...(statement as object), timeout: milliseconds };
-    }
-    const last = args.length - 1;
-    const callback = args[last];
-    if (typeof callback === 'function') {
-      args[last] = (error: { code?: string } | null, ...rest: unknown[]) => {
-        if (error?.code === 'PROTOCOL_SEQUENCE_TIMEOUT') connection.destroy();
-        (callback as (...values: unknown[]) => void)(error, ...rest);
+  for (const method of ['query', 'execute'] as const) {
+    const original = connection[method].bind(connection);
+    connection[method] = (...args: unknown[]) => {
+      const last = args.length - 1;
+      const callback = args[last];
+      if (typeof callback !== 'function') return original(...args);
+      let answered = false;
+      const timer = setTimeout(() => {
+        answered = true;
+        connection.destroy();
+        (callback as (error: Error) => void)(new DatabaseQueryTimeoutError(milliseconds));
+      }, milliseconds);
+      args[last] = (...results: unknown[]) => {
+        clearTimeout(timer);
+        if (answered) return;
+        answered = true;
+        (callback as (...values: unknown[]) => void)(...results);
       };
-    }
-    return query(...args);
-  };
+      return original(...args);
+    };
+  }
   return connection;
 }

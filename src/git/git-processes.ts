@@ -7,7 +7,7 @@ import { budgetedGit } from './git-budget';
 import { currentGitClient, GitClient } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
 import { GitShares } from './git-shares';
-import { PushContext, PushHooks } from './push-hooks';
+import { PushAllowance, PushContext, PushHooks } from './push-hooks';
 import { gitStarted, spawnGit } from './spawn-git';
 import { TransferWatch } from './transfer-watch';
 
@@ -233,11 +233,19 @@ export class GitProcesses implements BeforeApplicationShutdown {
 
   /** Waits for a slot (GitBusyError when none frees in time), then starts git. */
   async start(spec: ServeSpec): Promise<ServingProcess> {
-    await this.acquireSlot(spec.client);
+    // A push's quota is reserved before git reads a byte of its pack, and given back when git has exited.
+    const allowance = spec.service === 'receive-pack' && !spec.advertiseRefs ? await this.hooks.allowance(requirePush(spec)) : null;
     try {
-      return await this.spawn(spec);
+      await this.acquireSlot(spec.client);
+    } catch (error) {
+      await allowance?.release();
+      throw error;
+    }
+    try {
+      return await this.spawn(spec, allowance);
     } catch (error) {
       this.releaseSlot(spec.client);
+      await allowance?.release();
       throw error;
     }
   }
@@ -296,7 +304,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
     clearTimeout(timer);
   }
 
-  private async spawn(spec: ServeSpec): Promise<ServingProcess> {
+  private async spawn(spec: ServeSpec, allowance: PushAllowance | null = null): Promise<ServingProcess> {
     const args = [
       `-c`, `core.hooksPath=${this.hooks.hooksDir}`,
       `-c`, 'receive.hideRefs=refs/pull/',
@@ -308,6 +316,8 @@ export class GitProcesses implements BeforeApplicationShutdown {
       // and tree:<depth> filters stay.
       `-c`, 'uploadpackfilter.sparse:oid.allow=false',
       `-c`, 'uploadpack.allowAnySHA1InWant=true',
+      // A pack larger than the push may add is refused while it arrives, not once stored.
+      ...(allowance ? ['-c', `receive.maxInputSize=${Math.max(1, allowance.maxInputBytes)}`] : []),
       spec.service,
     ];
     if (spec.statelessRpc) args.push('--stateless-rpc');
@@ -340,6 +350,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
     const serving: ServingProcess = new ServingProcess(child, limits, () => {
       this.running.delete(serving);
       push?.end();
+      void allowance?.release().catch((error: Error) => this.logger.warn(`push quota reservation not released: ${error.message}`));
       this.releaseSlot(spec.client);
     });
     this.running.add(serving);

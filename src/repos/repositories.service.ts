@@ -194,6 +194,15 @@ export class RepositoriesService implements OnModuleInit {
     return this.create(viewer, viewer.user, option);
   }
 
+  /** POST /admin/users/{username}/repos: a site admin creates a repository owned by a user or organisation. */
+  async createForOwnerByAdmin(viewer: AuthContext, ownerName: string, option: CreateRepositoryOption): Promise<RepositoryWire> {
+    requireSignedIn(viewer);
+    const owner = await this.users.findByName(ownerName);
+    if (!owner) throw new NotFoundError();
+    await this.quota.assertCanCreateRepository(owner);
+    return this.create(viewer, owner, option);
+  }
+
   /**
    * POST /org/{org}/repos (behaviour 4.2): not an organisation → 422; invisible → 404; quota → 413; not
    * allowed → 403.

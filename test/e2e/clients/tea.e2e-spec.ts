@@ -1,0 +1,87 @@
+import type { giteaApi } from 'gitea-js';
+import { listeningApp } from '../../support/client-journey';
+import { makeOrg, makeUser, TestUser, uniqueName } from '../../support/factories';
+import type { TestApp } from '../../support/test-app';
+
+/**
+ * tea, Gitea's command line (gitea.com/gitea/tea), replayed through gitea-js (the same operations as tea's Go
+ * SDK calls): `tea repo create` (cmd/repos/create.go: CreateRepo or CreateOrgRepo, then ListRepoTopics for
+ * print.RepoDetails), `tea repo <owner/repo>` (cmd/repos.go runRepoDetail: GetRepo + ListRepoTopics),
+ * `tea repos ls` (cmd/repos/list.go: ListMyRepos), `tea org ls` (cmd/organizations/list.go: ListMyOrgs) and
+ * `tea admin users ls` (cmd/admin/users/list.go: AdminListUsers). The fields modules/print/repo.go,
+ * print/organization.go and print/user.go print are asserted.
+ */
+describe('client journey: tea', () => {
+  let t: TestApp;
+  let sdk: (token?: string) => ReturnType<typeof giteaApi>;
+  let admin: TestUser;
+  let alice: TestUser;
+
+  beforeAll(async () => {
+    ({ t, sdk } = await listeningApp());
+    admin = await makeUser(t, { admin: true });
+    alice = await makeUser(t, { fullName: 'Alice A' });
+  });
+  afterAll(() => t.close());
+
+  /** print.RepoDetails reads these. */
+  function expectPrintableRepository(repo: Record<string, any>) {
+    for (const field of ['name', 'full_name', 'description', 'html_url', 'ssh_url', 'clone_url', 'default_branch', 'updated_at']) expect(typeof repo[field]).toBe('string');
+    for (const field of ['stars_count', 'watchers_count', 'forks_count', 'open_issues_count', 'size']) expect(typeof repo[field]).toBe('number');
+    for (const field of ['fork', 'mirror', 'private', 'archived', 'empty']) expect(typeof repo[field]).toBe('boolean');
+    expect(repo.owner.login).toEqual(expect.any(String));
+    expect(repo.permissions).toEqual({ admin: expect.any(Boolean), push: expect.any(Boolean), pull: expect.any(Boolean) });
+  }
+
+  it('tea repo create, then its details with topics (before, the topics call failed and tea exited with an error)', async () => {
+    const api = sdk(alice.token);
+    const name = uniqueName('tea');
+    const created = (await api.user.createCurrentUserRepo({ name, description: 'from tea', private: false, auto_init: true, default_branch: 'main', trust_model: 'default' })).data;
+    expectPrintableRepository(created);
+    const topics = await api.repos.repoListTopics(alice.name, name);
+    expect(topics.status).toBe(200);
+    expect(topics.data).toEqual({ topics: [] });
+
+    // tea repo create --owner <org>
+    const org = await makeOrg(t, alice.user);
+    const inOrg = (await api.orgs.createOrgRepo(org.name, { name: 'service', private: true })).data;
+    expect(inOrg.full_name).toBe(`${org.name}/service`);
+    expect((await api.repos.repoListTopics(org.name, 'service')).data.topics).toEqual([]);
+  });
+
+  it('tea repo <owner/repo>: GetRepo and ListRepoTopics', async () => {
+    const api = sdk(alice.token);
+    const name = uniqueName('view');
+    await api.user.createCurrentUserRepo({ name });
+    await api.repos.repoUpdateTopics(alice.name, name, { topics: ['cli', 'go'] });
+    const repo = (await api.repos.repoGet(alice.name, name)).data;
+    expectPrintableRepository(repo);
+    expect(repo.topics).toEqual(['cli', 'go']);
+    expect((await api.repos.repoListTopics(repo.owner!.login!, repo.name!)).data.topics).toEqual(['cli', 'go']);
+  });
+
+  it('tea repos ls: the caller’s repositories, paged', async () => {
+    const api = sdk(alice.token);
+    const page = await api.user.userCurrentListRepos({ page: 1, limit: 2 });
+    expect(page.data).toHaveLength(2);
+    expect(Number(page.headers.get('x-total-count'))).toBeGreaterThanOrEqual(3);
+    for (const repo of page.data) expectPrintableRepository(repo);
+  });
+
+  it('tea org ls: the caller’s organisations with the fields tea prints', async () => {
+    const api = sdk(alice.token);
+    const org = await makeOrg(t, alice.user, { name: uniqueName('aaa-tea') });
+    const orgs = (await api.user.orgListCurrentUserOrgs({ page: 1, limit: 30 })).data;
+    const listed = orgs.find((candidate) => candidate.name === org.name);
+    expect(listed).toMatchObject({ name: org.name, full_name: expect.any(String), website: expect.any(String), location: expect.any(String), description: expect.any(String), visibility: 'public' });
+  });
+
+  it('tea admin users ls: every user for a site admin; refused to others', async () => {
+    const users = await sdk(admin.token).admin.adminSearchUsers({ page: 1, limit: 30 });
+    expect(users.status).toBe(200);
+    const row = users.data.find((user) => user.login === alice.name);
+    expect(row).toMatchObject({ id: alice.user.id, login: alice.name, full_name: 'Alice A', email: alice.email, is_admin: false, restricted: false, prohibit_login: false, active: true });
+    expect(typeof row!.created).toBe('string');
+    await expect(sdk(alice.token).admin.adminSearchUsers({})).rejects.toMatchObject({ status: 403 });
+  });
+});
