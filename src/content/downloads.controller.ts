@@ -1,9 +1,10 @@
 import { pipeline } from 'node:stream/promises';
-import { Controller, Get, Headers, Inject, Param, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { TransferWatch } from '../git/transfer-watch';
@@ -52,6 +53,7 @@ export class DownloadsController {
 
   @Get('repos/:owner/:repo/raw/*filepath')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoGetRawFile', summary: 'Get a file from a repository' })
   @ApiParam({ name: 'filepath', type: String, description: 'path of the file; may start with a branch, tag or commit when `ref` is not given' })
   @ApiQuery({ name: 'ref', required: false, description: 'The name of the commit/branch/tag. Default the repository’s default branch' })
@@ -59,19 +61,18 @@ export class DownloadsController {
   @ApiOkResponse({ description: 'Returns raw file content.', schema: { type: 'string', format: 'binary' } })
   @ApiErrors(404, 422)
   async raw(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @WildcardParam('filepath') path: string,
     @Query() query: Record<string, unknown>,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    await this.downloads.raw(caller, owner, repo, path, queryString(query.ref), ifNoneMatch, deliverTo(response, this.rate));
+    await this.downloads.raw(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response, this.rate));
   }
 
   @Get('repos/:owner/:repo/media/*filepath')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({
     operationId: 'repoGetRawFileOrLFS',
     summary: 'Get a file or its LFS object from a repository',
@@ -83,25 +84,24 @@ export class DownloadsController {
   @ApiOkResponse({ description: 'Returns raw file content.', schema: { type: 'string', format: 'binary' } })
   @ApiErrors(404, 422)
   async media(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @WildcardParam('filepath') path: string,
     @Query() query: Record<string, unknown>,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    await this.downloads.raw(caller, owner, repo, path, queryString(query.ref), ifNoneMatch, deliverTo(response, this.rate));
+    await this.downloads.raw(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response, this.rate));
   }
 
   @Get('repos/:owner/:repo/archive/*archive')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoGetArchive', summary: 'Get an archive of a repository' })
   @ApiParam({ name: 'archive', type: String, description: 'the git reference for download with attached archive format (e.g. main.zip, v1.0.tar.gz)' })
   @ApiProduces('application/zip', 'application/gzip')
   @ApiOkResponse({ description: 'success', schema: { type: 'string', format: 'binary' } })
   @ApiErrors(404)
-  async archive(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('archive') archive: string, @Res() response: Response): Promise<void> {
-    await this.downloads.archive(caller, owner, repo, archive, deliverTo(response, this.rate));
+  async archive(@TargetRepository() target: RepositoryTarget, @WildcardParam('archive') archive: string, @Res() response: Response): Promise<void> {
+    await this.downloads.archive(target, archive, deliverTo(response, this.rate));
   }
 }

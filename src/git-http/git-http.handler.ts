@@ -12,7 +12,7 @@ import type { GitClient } from '../git/git-client';
 import { GitBusyError, GitProcesses, isSafeGitProtocol, ServingProcess } from '../git/git-processes';
 import { TransferWatch } from '../git/transfer-watch';
 import { accountStateProblem, GitTarget, RepositoryGitAccess, ServedTarget } from '../repos/repository-git-access';
-import { ARCHIVED_PUSH_HTTP } from '../repos/repository-access';
+import { ARCHIVED_PUSH_HTTP } from '../access/access-policy';
 
 type Service = 'upload-pack' | 'receive-pack';
 
