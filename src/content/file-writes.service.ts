@@ -1,3 +1,4 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
@@ -5,7 +6,7 @@ import { Clock } from '../common/time';
 import { GitTrees, TreeEntry } from '../git/git-trees';
 import { GitIdentity, GitWrites, RefChangedError, TreeChange } from '../git/git-writes';
 import { isValidBranchName } from '../git/ref-names';
-import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
 import { gitSignature } from '../repos/repositories.service';
 import { UsersService } from '../users/users.service';
 import type { ChangeFilesOption, CreateFileOption, DeleteFileOption, FileOptions, IdentityWire, UpdateFileOption } from './content.options';
@@ -73,16 +74,18 @@ export class FileWritesService {
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
 
-  async create(viewer: AuthContext, owner: string, repo: string, path: string, option: () => Promise<CreateFileOption>): Promise<FileResponseWire> {
-    const target = await this.repositories.writable(viewer, owner, repo);
+  async create(repository: RepositoryTarget, path: string, option: () => Promise<CreateFileOption>): Promise<FileResponseWire> {
+    const target = await this.repositories.writable(repository);
+    const viewer = repository.viewer;
     const body = await option();
     const file = assertFilePath(path);
     const result = await this.write(viewer, target, body, [{ operation: 'create', path: file, content: decodeContent(body.content, file) }], `Add ${file}`);
     return { content: result.files[0], commit: result.commit, verification: NOT_SIGNED };
   }
 
-  async update(viewer: AuthContext, owner: string, repo: string, path: string, option: () => Promise<UpdateFileOption>): Promise<FileResponseWire> {
-    const target = await this.repositories.writable(viewer, owner, repo);
+  async update(repository: RepositoryTarget, path: string, option: () => Promise<UpdateFileOption>): Promise<FileResponseWire> {
+    const target = await this.repositories.writable(repository);
+    const viewer = repository.viewer;
     const body = await option();
     const file = assertFilePath(path);
     const fromPath = body.from_path ? assertFilePath(body.from_path) : undefined;
@@ -91,16 +94,18 @@ export class FileWritesService {
     return { content: result.files[0], commit: result.commit, verification: NOT_SIGNED };
   }
 
-  async delete(viewer: AuthContext, owner: string, repo: string, path: string, option: () => Promise<DeleteFileOption>): Promise<FileDeleteResponseWire> {
-    const target = await this.repositories.writable(viewer, owner, repo);
+  async delete(repository: RepositoryTarget, path: string, option: () => Promise<DeleteFileOption>): Promise<FileDeleteResponseWire> {
+    const target = await this.repositories.writable(repository);
+    const viewer = repository.viewer;
     const body = await option();
     const file = assertFilePath(path);
     const result = await this.write(viewer, target, body, [{ operation: 'delete', path: file, sha: body.sha }], `Delete ${file}`);
     return { content: null, commit: result.commit, verification: NOT_SIGNED };
   }
 
-  async change(viewer: AuthContext, owner: string, repo: string, option: () => Promise<ChangeFilesOption>): Promise<FilesResponseWire> {
-    const target = await this.repositories.writable(viewer, owner, repo);
+  async change(repository: RepositoryTarget, option: () => Promise<ChangeFilesOption>): Promise<FilesResponseWire> {
+    const target = await this.repositories.writable(repository);
+    const viewer = repository.viewer;
     const body = await option();
     if (!Array.isArray(body.files) || body.files.length === 0) throw new InvalidInputError('[Files]: Required');
     const operations = body.files.map((file, index): FileOperation => {
@@ -132,7 +137,26 @@ export class FileWritesService {
     const branch = option.branch || target.repo.defaultBranch;
     const newBranch = option.new_branch || undefined;
     if (!isValidBranchName(branch) || (newBranch !== undefined && !isValidBranchName(newBranch))) throw new InvalidInputError('[BranchName]: GitRefName');
-    await this.quota.assertCanWrite({ id: target.owner.id, name: target.owner.name }, 'size:repos:all');
+    // The written contents are reserved before git is asked to store them, and settled with the recorded size.
+    const bytes = operations.reduce((sum, operation) => sum + (operation.content?.length ?? 0), 0);
+    const reservation = await this.quota.reserve({ id: target.owner.id, name: target.owner.name }, 'size:repos:all', target.repo.isPrivate ? 'reposPrivate' : 'reposPublic', bytes);
+    try {
+      return await this.writeReserved(viewer, target, option, operations, defaultMessage, branch, newBranch, reservation);
+    } finally {
+      await reservation.release();
+    }
+  }
+
+  private async writeReserved(
+    viewer: AuthContext,
+    target: ContentRepository,
+    option: FileOptions,
+    operations: FileOperation[],
+    defaultMessage: string,
+    branch: string,
+    newBranch: string | undefined,
+    reservation: QuotaReservation,
+  ): Promise<WriteResult> {
     const now = this.clock.nowUnix();
     const { author, committer } = this.identities(viewer, option, now);
     let message = option.message?.trim() ? option.message : defaultMessage;
@@ -163,7 +187,7 @@ export class FileWritesService {
         commit: toFileCommitWire(target.urls, commits.get(oid)!),
       };
     });
-    await this.repositories.recordRefChanges(viewer, target, [result.update]);
+    await this.repositories.recordRefChanges(viewer, target, [result.update], reservation);
     return result;
   }
 

@@ -11,7 +11,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { dependencyFailure } from '../common/dependency-errors';
 import { GitBusyError, GitProcesses, isSafeGitProtocol, ServingProcess } from '../git/git-processes';
 import { accountStateProblem, GitTarget, RepositoryGitAccess, ServedTarget } from '../repos/repository-git-access';
-import { ARCHIVED_PUSH_HTTP } from '../repos/repository-access';
+import { ARCHIVED_PUSH_HTTP } from '../access/access-policy';
 
 type Service = 'upload-pack' | 'receive-pack';
 

@@ -1,9 +1,12 @@
-import { Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, HttpCode, Post } from '@nestjs/common';
 import { Body } from '../common/body';
 import { ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, SignedIn } from '../auth/route-auth';
 import { NoRequestTimeout } from '../common/api-request-timeout';
+import { ClientGone } from '../common/client-gone';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { RepositoryWire } from '../repos/repository.wire';
 import { MigrateRepositoryOption } from './migrate-repository.option';
@@ -25,18 +28,19 @@ export class MigrationsController {
   @NoRequestTimeout()
   @ApiOperation({ operationId: 'repoMigrate', summary: 'Migrate a remote git repository' })
   @ApiCreatedResponse({ type: RepositoryWire })
-  @ApiErrors(403, 409, 413, 422, 500)
-  migrate(@Caller() caller: AuthContext, @Body() option: MigrateRepositoryOption): Promise<RepositoryWire> {
-    return this.migrations.migrate(caller, option);
+  @ApiErrors(403, 409, 413, 422, 500, 503)
+  migrate(@Caller() caller: AuthContext, @Body() option: MigrateRepositoryOption, @ClientGone() clientGone: AbortSignal): Promise<RepositoryWire> {
+    return this.migrations.migrate(caller, option, clientGone);
   }
 
   @Post('repos/:owner/:repo/mirror-sync')
   @Public('repository')
+  @RepositoryRoute()
   @HttpCode(200)
   @ApiOperation({ operationId: 'repoMirrorSync', summary: "Sync a mirrored repository's remote" })
   @ApiEmpty(200, 'APIEmpty is an empty response')
   @ApiErrors(400, 403, 404, 413)
-  async mirrorSync(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<void> {
-    await this.mirrorSyncs.requestSync(caller, owner, repo);
+  async mirrorSync(@TargetRepository() target: RepositoryTarget): Promise<void> {
+    await this.mirrorSyncs.requestSync(target);
   }
 }

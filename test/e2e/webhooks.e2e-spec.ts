@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { recordSecrets } from '../support/e2e-log';
 import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
 import { GitUpstream } from '../support/git-upstream';
@@ -11,6 +12,8 @@ import { closedPort, SinkRequest, WebhookSink } from '../support/webhook-sink';
 
 const SECRET = 'hook-secret-value-7f3a';
 const AUTHORIZATION = 'Bearer hook-authorization-91c2';
+// The run's log scan (test/support/e2e-log.ts) fails the run when either appears in any log line.
+recordSecrets(SECRET, AUTHORIZATION);
 
 /** Webhooks (issue 32): the hooks API, events from pushes and the API, headers, signatures, retries, history. */
 describe('webhooks', () => {
