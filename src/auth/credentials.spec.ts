@@ -1,3 +1,4 @@
+import { TooManyRequestsError } from '../common/errors';
 import type { RateLimits } from '../common/rate-limits';
 import type { AccessTokensService } from '../users/access-tokens.service';
 import type { UserStore } from '../users/user.store';
@@ -10,12 +11,41 @@ describe('CredentialChain password sign-in', () => {
     const users = { findByName: async () => null } as unknown as UserStore;
     const tokens = { authenticate: async () => Promise.reject(new Error('no')) } as unknown as AccessTokensService;
     const counted: string[] = [];
-    const limits = { check: async () => undefined, consume: async (name: string, key: string) => void counted.push(`${name} ${key}`) } as unknown as RateLimits;
+    const refunded: string[] = [];
+    const limits = {
+      check: async () => undefined,
+      consume: async (name: string, key: string) => void counted.push(`${name} ${key}`),
+      reserve: async (name: string, key: string) => {
+        counted.push(`${name} ${key}`);
+        return async () => void refunded.push(`${name} ${key}`);
+      },
+    } as unknown as RateLimits;
     const chain = new CredentialChain(tokens, users, limits);
     const verify = jest.spyOn(secrets, 'verifyPassword');
     await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({ status: 401, message: SIGN_IN_FAILED });
-    expect(verify).toHaveBeenCalledWith('secret', secrets.DECOY_PASSWORD_HASH);
+    expect(verify).toHaveBeenCalledWith('secret', secrets.DECOY_PASSWORD_HASH, 'ip:192.0.2.1|account:ghost');
     expect(counted).toEqual(['signInPerIp ip:192.0.2.1', 'signInPerAccount account:ghost']);
+    expect(refunded).toEqual([]);
+    verify.mockRestore();
+  });
+
+  it('counts a password attempt before its key derivation, and runs none once the allowance is spent', async () => {
+    const users = { findByName: async () => null } as unknown as UserStore;
+    const tokens = { authenticate: async () => Promise.reject(new Error('no')) } as unknown as AccessTokensService;
+    const order: string[] = [];
+    const limits = {
+      reserve: async (name: string) => {
+        order.push(`reserve ${name}`);
+        if (name === 'signInPerAccount') throw new TooManyRequestsError('too many requests, try again later', 5);
+        return async () => void order.push(`refund ${name}`);
+      },
+    } as unknown as RateLimits;
+    const chain = new CredentialChain(tokens, users, limits);
+    const verify = jest.spyOn(secrets, 'verifyPassword');
+    await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({ status: 429 });
+    expect(verify).not.toHaveBeenCalled();
+    // The address's count is given back: the refusal was the account's.
+    expect(order).toEqual(['reserve signInPerIp', 'reserve signInPerAccount', 'refund signInPerIp']);
     verify.mockRestore();
   });
 });

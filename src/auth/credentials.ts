@@ -31,37 +31,57 @@ export class CredentialChain {
   ) {}
 
   /**
-   * Failed sign-ins count against the client address and, for passwords, the account. Password work is the
-   * same whether the account exists or not (a decoy hash stands in); account state is the caller's to check,
-   * once the password verified.
+   * Failed sign-ins count against the client address and, for passwords, the account. A password attempt is
+   * counted before its key derivation runs and given back once it succeeds, so concurrent attempts beyond the
+   * limit are refused (429) without any hashing; a token is looked up first (a key derivation runs only for a
+   * stored token with the same last eight characters), so it is checked before and counted after a failure.
+   * Password work is the same whether the account exists or not (a decoy hash stands in); account state is
+   * the caller's to check, once the password verified.
    */
   async authenticate(credential: Credential, address: string): Promise<AuthContext> {
-    const account = credential.kind === 'basic' ? `account:${credential.username.toLowerCase()}` : undefined;
-    await this.limits.check('signInPerIp', address);
-    if (account) await this.limits.check('signInPerAccount', account);
+    if (credential.kind === 'token') return this.authenticateToken(credential, address);
+    const account = `account:${credential.username.toLowerCase()}`;
+    const refunds: (() => Promise<void>)[] = [await this.limits.reserve('signInPerIp', address)];
     try {
-      return await this.verify(credential);
+      refunds.push(await this.limits.reserve('signInPerAccount', account));
     } catch (error) {
+      await refundAll(refunds);
+      throw error;
+    }
+    try {
+      const context = await this.verify(credential, `${address}|${account}`);
+      await refundAll(refunds);
+      return context;
+    } catch (error) {
+      if (!(error instanceof UnauthorizedError)) await refundAll(refunds);
       if (error instanceof KdfBusyError) throw new TooManyRequestsError(error.message, 1);
-      if (error instanceof UnauthorizedError) {
-        await this.limits.consume('signInPerIp', address).catch(() => undefined);
-        if (account) await this.limits.consume('signInPerAccount', account).catch(() => undefined);
-      }
       throw error;
     }
   }
 
-  private async verify(credential: Credential): Promise<AuthContext> {
+  private async authenticateToken(credential: Credential & { kind: 'token' }, address: string): Promise<AuthContext> {
+    await this.limits.check('signInPerIp', address);
+    try {
+      return await this.verify(credential, address);
+    } catch (error) {
+      if (error instanceof KdfBusyError) throw new TooManyRequestsError(error.message, 1);
+      if (error instanceof UnauthorizedError) await this.limits.consume('signInPerIp', address);
+      throw error;
+    }
+  }
+
+  /** `client` is whose turn a key derivation waits for (KDF work is shared fairly between clients). */
+  private async verify(credential: Credential, client: string): Promise<AuthContext> {
     if (credential.kind === 'token') {
       const { token, user } = await this.tokens.authenticate(credential.token);
       return new AuthContext(user, 'token', ScopeSet.fromStored(token.scope));
     }
     const { username, secret } = credential;
     // Forgejo: an empty password or "x-oauth-basic" means the user name is the token.
-    if (secret === '' || secret === 'x-oauth-basic') return this.verify({ kind: 'token', token: username, fromQuery: false });
+    if (secret === '' || secret === 'x-oauth-basic') return this.verify({ kind: 'token', token: username, fromQuery: false }, client);
     const found = await this.users.findByName(username);
     const user = found && !found.isOrganization && found.passwdHash !== '' ? found : undefined;
-    const verified = await verifyPassword(secret, user?.passwdHash ?? DECOY_PASSWORD_HASH);
+    const verified = await verifyPassword(secret, user?.passwdHash ?? DECOY_PASSWORD_HASH, client);
     if (user && verified) return new AuthContext(user, 'password', null);
     // The secret may be a token presented as the password.
     try {
@@ -72,6 +92,11 @@ export class CredentialChain {
       throw new UnauthorizedError(SIGN_IN_FAILED);
     }
   }
+}
+
+/** Gives back every reserved count; a refund the store refuses is logged there and does not hide the answer. */
+async function refundAll(refunds: (() => Promise<void>)[]): Promise<void> {
+  await Promise.all(refunds.map((refund) => refund().catch(() => undefined)));
 }
 
 /** Whom failed sign-ins are counted against: the client's socket address (Express's `request.ip`). */

@@ -1,4 +1,4 @@
-import { DECOY_PASSWORD_HASH, generateToken, hashPassword, hashToken, KDF_CONCURRENCY, kdfLoad, sameHash, TOKEN_PATTERN, verifyPassword } from './secrets';
+import { DECOY_PASSWORD_HASH, FairSlots, generateToken, hashPassword, hashToken, KDF_CONCURRENCY, KdfBusyError, kdfLoad, sameHash, TOKEN_PATTERN, verifyPassword } from './secrets';
 
 describe('secrets', () => {
   it('generates 40 lowercase hex characters', () => {
@@ -45,5 +45,37 @@ describe('KDF concurrency limit (issue 12, finding 4)', () => {
   it('the decoy hash is a real scrypt hash that no password matches', async () => {
     expect(await verifyPassword('', DECOY_PASSWORD_HASH)).toBe(false);
     expect(DECOY_PASSWORD_HASH.split('$').slice(0, 4)).toEqual((await hashPassword('x')).split('$').slice(0, 4));
+  });
+
+  it('starts waiting work round robin across clients: a flood waits behind itself', async () => {
+    const slots = new FairSlots(1, 100);
+    const started: string[] = [];
+    const gates: (() => void)[] = [];
+    const job = (name: string) => () =>
+      new Promise<void>((resolve) => {
+        started.push(name);
+        gates.push(resolve);
+      });
+    const all = [
+      ...Array.from({ length: 5 }, (_, index) => slots.run('flood', job(`flood${index}`))),
+      slots.run('honest', job('honest')),
+      slots.run('other', job('other')),
+    ];
+    while (gates.length > 0 || started.length < 7) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gates.shift()?.();
+    }
+    await Promise.all(all);
+    expect(started).toEqual(['flood0', 'flood1', 'honest', 'other', 'flood2', 'flood3', 'flood4']);
+  });
+
+  it('refuses work beyond the waiting cap', async () => {
+    const slots = new FairSlots(1, 1);
+    let release!: () => void;
+    const first = slots.run('a', () => new Promise<void>((resolve) => (release = resolve)));
+    const second = slots.run('a', () => Promise.resolve());
+    await expect(slots.run('b', () => Promise.resolve())).rejects.toBeInstanceOf(KdfBusyError);
+    release();
+    await Promise.all([first, second]);
   });
 });

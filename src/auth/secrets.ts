@@ -1,6 +1,5 @@
 import { pbkdf2, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import pLimit from 'p-limit';
 
 const pbkdf2Async = promisify(pbkdf2);
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
@@ -14,12 +13,13 @@ const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32, maxmem: 64 * 1024 * 1024 };
 
 /**
  * KDFs run on libuv's thread pool (4 threads by default), which file system and DNS work share: at most
- * this many run at once, so that a flood of wrong passwords queues behind itself instead of starving every
- * other request, and at most KDF_QUEUE_MAX wait; beyond that the caller is told to come back (429).
+ * this many run at once, and at most KDF_QUEUE_MAX wait; beyond that the caller is told to come back (429).
+ * The waiting ones are taken in turn per client (round robin over the keys they were queued under, each key's
+ * own in order): a client that floods the queue waits behind itself, and another client's sign-in starts
+ * after at most one derivation of each client queued before it.
  */
 export const KDF_CONCURRENCY = 2;
 export const KDF_QUEUE_MAX = 256;
-const kdfSlots = pLimit(KDF_CONCURRENCY);
 
 /** The KDF queue is full. */
 export class KdfBusyError extends Error {
@@ -28,14 +28,67 @@ export class KdfBusyError extends Error {
   }
 }
 
-function limited<T>(work: () => Promise<T>): Promise<T> {
-  if (kdfSlots.pendingCount >= KDF_QUEUE_MAX) return Promise.reject(new KdfBusyError());
-  return kdfSlots(work);
+/** A concurrency limit whose waiting work is started round robin across keys. */
+export class FairSlots {
+  private active = 0;
+  private waiting = 0;
+  /** Per key, the starts of its waiting work; Map order is the round-robin order (a served key goes last). */
+  private readonly queues = new Map<string, (() => void)[]>();
+
+  constructor(
+    private readonly concurrency: number,
+    private readonly maxWaiting: number,
+  ) {}
+
+  run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    if (this.active < this.concurrency) {
+      this.active++;
+      return this.execute(work);
+    }
+    if (this.waiting >= this.maxWaiting) return Promise.reject(new KdfBusyError());
+    return new Promise<T>((resolve, reject) => {
+      let queue = this.queues.get(key);
+      if (!queue) this.queues.set(key, (queue = []));
+      queue.push(() => void this.execute(work).then(resolve, reject));
+      this.waiting++;
+    });
+  }
+
+  load(): { active: number; pending: number } {
+    return { active: this.active, pending: this.waiting };
+  }
+
+  private async execute<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } finally {
+      this.active--;
+      this.startNext();
+    }
+  }
+
+  private startNext(): void {
+    const first = this.queues.entries().next();
+    if (first.done) return;
+    const [key, queue] = first.value;
+    const start = queue.shift()!;
+    this.waiting--;
+    this.queues.delete(key);
+    if (queue.length > 0) this.queues.set(key, queue);
+    this.active++;
+    start();
+  }
+}
+
+const kdfSlots = new FairSlots(KDF_CONCURRENCY, KDF_QUEUE_MAX);
+
+function limited<T>(work: () => Promise<T>, client = ''): Promise<T> {
+  return kdfSlots.run(client, work);
 }
 
 /** KDFs queued or running now; for tests and metrics. */
 export function kdfLoad(): { active: number; pending: number } {
-  return { active: kdfSlots.activeCount, pending: kdfSlots.pendingCount };
+  return kdfSlots.load();
 }
 
 /**
@@ -50,7 +103,8 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+/** `client` is whom the derivation is queued for (see FairSlots); one key for every caller by default. */
+export async function verifyPassword(password: string, stored: string, client = ''): Promise<boolean> {
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [, n, r, p, salt, hash] = parts;
@@ -62,6 +116,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
       p: Number(p),
       maxmem: SCRYPT.maxmem,
     }),
+    client,
   );
   return timingSafeEqual(actual, expected);
 }

@@ -21,6 +21,12 @@ export function assertDeclaredLength(request: IncomingMessage, maxBytes: number)
   }
 }
 
+/** The body's declared length (Content-Length), or undefined for a chunked body. */
+export function declaredLength(request: IncomingMessage): number | undefined {
+  const declared = Number(request.headers['content-length']);
+  return request.headers['content-length'] !== undefined && Number.isFinite(declared) && declared >= 0 ? declared : undefined;
+}
+
 /** A multipart body carries headers and boundaries around the file; allow for them in the early check. */
 function MULTIPART_OVERHEAD_ALLOWANCE(request: IncomingMessage): number {
   return isMultipart(request) ? 64 * 1024 : 0;

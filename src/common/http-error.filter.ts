@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { bodyLeftUnread } from './body';
+import { settleUnreadBody } from './body';
 import { dependencyFailure } from './dependency-errors';
 import { DomainError, MethodNotAllowedError, NotFoundError, SearchError } from './errors';
 import { RouteTable } from './route-table';
@@ -29,8 +29,8 @@ export class HttpErrorFilter implements ExceptionFilter {
       this.logger.error(`error after the response started: ${describe(exception)}`);
       return;
     }
-    // A refused request's body is never read: close the connection rather than drain it.
-    if (bodyLeftUnread(request)) response.setHeader('Connection', 'close');
+    // A refused request's body is thrown away (a small one, so its sender reads the answer) or left unread.
+    settleUnreadBody(request, response);
     const error = this.toDomainError(exception, request);
     if (error && (error.status === 503 || error.status === 507) && !(exception instanceof DomainError)) {
       // The cause goes to the log only: the answer says what failed in the service's words.

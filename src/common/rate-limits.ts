@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, OnModuleDestroy, Optional, SetMetadata } from '@nestjs/common';
+import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, Logger, OnModuleDestroy, Optional, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
@@ -7,6 +7,7 @@ import { APP_CONFIG, AppConfig, RateLimitConfig } from '../config/config';
 import { GuardedBeforeBody } from './body';
 import { ApiErrors } from './openapi';
 import { RateLimitStore } from './rate-limit.store';
+import { ServiceUnavailableError } from './dependency-errors';
 import { TooManyRequestsError } from './errors';
 
 export type RateLimitName = Exclude<keyof RateLimitConfig, 'windowMs' | 'store'>;
@@ -27,11 +28,25 @@ const CLEAR_EXPIRED_EVERY_MS = 10 * 60_000;
 /** Keys longer than this (a user name from a form, say) are hashed: the database column holds 255 characters. */
 const MAX_PLAIN_KEY_LENGTH = 128;
 
+/**
+ * A count the database refused for a reason that goes away when tried again: a deadlock or lock wait on one
+ * server, a certification conflict on a Galera cluster (also 1213), a busy SQLite file.
+ */
+const RETRYABLE_CODES = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'SQLITE_BUSY', 'SQLITE_LOCKED']);
+const RETRYABLE_ERRNOS = new Set([1213, 1205]);
+const STORE_ATTEMPTS = 8;
+
+export function isRetryableStoreError(error: unknown): boolean {
+  const e = error as { code?: string; errno?: number } | null;
+  return !!e && ((e.code !== undefined && RETRYABLE_CODES.has(e.code)) || (e.errno !== undefined && RETRYABLE_ERRNOS.has(e.errno)));
+}
+
 /** The project's rate limits (SECURITY.md): RATE_LIMIT_* settings, one window, a 429 with Retry-After. */
 @Injectable()
 export class RateLimits implements OnModuleDestroy {
   private readonly limiters = new Map<RateLimitName, RateLimiterAbstract>();
   private readonly sweeper?: NodeJS.Timeout;
+  private readonly logger = new Logger('RateLimits');
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -46,7 +61,10 @@ export class RateLimits implements OnModuleDestroy {
       if (points > 0) this.limiters.set(name, build(name, points, duration));
     }
     if (inDatabase) {
-      this.sweeper = setInterval(() => void store.clearExpired(Date.now()).catch(() => undefined), CLEAR_EXPIRED_EVERY_MS);
+      this.sweeper = setInterval(
+        () => void store.clearExpired(Date.now()).catch((error: Error) => this.logger.warn(`expired rate limit counts not cleared: ${error.message}`)),
+        CLEAR_EXPIRED_EVERY_MS,
+      );
       this.sweeper.unref();
     }
   }
@@ -60,22 +78,57 @@ export class RateLimits implements OnModuleDestroy {
     const limiter = this.limiters.get(name);
     if (!limiter) return;
     try {
-      await limiter.consume(storeKey(key));
+      await this.stored(name, () => limiter.consume(storeKey(key)));
     } catch (error) {
       if (error instanceof RateLimiterRes) throw tooMany(error);
       throw error;
     }
   }
 
+  /**
+   * Counts one attempt for `key` before the work it stands for (a 429 when the allowance is spent, so the work
+   * is never started) and answers how to give the count back when the attempt turns out to have been no
+   * fault of the caller's (a right password, a full queue). Concurrent attempts are counted one by one by the
+   * store, so no more than the allowance ever start.
+   */
+  async reserve(name: RateLimitName, key: string): Promise<() => Promise<void>> {
+    await this.consume(name, key);
+    const limiter = this.limiters.get(name);
+    if (!limiter) return () => Promise.resolve();
+    return () => this.stored(name, () => limiter.reward(storeKey(key), 1)).then(() => undefined);
+  }
+
   /** A 429 if `key` has already spent its allowance; counts nothing. */
   async check(name: RateLimitName, key: string): Promise<void> {
     const limiter = this.limiters.get(name);
-    const state = limiter ? await limiter.get(storeKey(key)) : null;
+    const state = limiter ? await this.stored(name, () => limiter.get(storeKey(key))) : null;
     if (limiter && state && state.consumedPoints >= limiter.points) throw tooMany(state);
   }
 
   async reset(name: RateLimitName, key: string): Promise<void> {
-    await this.limiters.get(name)?.delete(storeKey(key));
+    const limiter = this.limiters.get(name);
+    if (limiter) await this.stored(name, () => limiter.delete(storeKey(key)));
+  }
+
+  /**
+   * One call to the store: tried again when the database aborted it for a transient reason (an upsert that
+   * lost a deadlock or a Galera certification, 1213), so that no count is lost; a failure that remains is
+   * logged and answered 503, never taken for "allowed". A 429 (RateLimiterRes) passes through.
+   */
+  private async stored<T>(name: RateLimitName, call: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call();
+      } catch (error) {
+        if (error instanceof RateLimiterRes) throw error;
+        if (isRetryableStoreError(error) && attempt < STORE_ATTEMPTS) {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** attempt));
+          continue;
+        }
+        this.logger.error(`rate limit ${name}: the store failed after ${attempt} attempt(s): ${error instanceof Error ? error.message : String(error)}`);
+        throw new ServiceUnavailableError('the rate limit store is unavailable, try again later', 5);
+      }
+    }
   }
 }
 

@@ -69,10 +69,20 @@ export interface WebhookConfig {
   retryMaxMs: number;
 }
 
-/** Migrations and pull mirrors (git-transport.md 0.1, 3.6). Only the concurrency is a setting. */
+/** Migrations and pull mirrors (git-transport.md 0.1, 3.6): concurrency and admission are settings. */
 export interface MirrorConfig {
   /** MIRROR_MAX_CONCURRENCY: mirror fetches one process runs at once. */
   maxConcurrency: number;
+  /** MIRROR_SYNC_MAX_PER_USER: syncs of one owner's mirrors running at once, over every instance. */
+  syncMaxPerOwner: number;
+  /** MIRROR_MAX_PER_USER: pull mirrors one user or organisation may own (-1: no limit; site admins are exempt). */
+  maxPerOwner: number;
+  /** MIGRATION_MAX_CONCURRENCY: migrations running at once, over every instance sharing the database. */
+  migrationMaxConcurrency: number;
+  /** MIGRATION_MAX_PER_USER: migrations one user may have running at once, over every instance. */
+  migrationMaxPerUser: number;
+  /** MIGRATION_QUEUE_TIMEOUT: how long a migration waits for its turn before 503. */
+  migrationQueueTimeoutMs: number;
   /** Fixed: 600 s for a migration clone, 300 s for a mirror fetch. */
   cloneTimeoutMs: number;
   fetchTimeoutMs: number;
@@ -262,6 +272,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     secretKey: nonEmpty(env, 'SECRET_KEY') ?? null,
     mirrors: {
       maxConcurrency: integer(env, 'MIRROR_MAX_CONCURRENCY', 4, { min: 1 }),
+      syncMaxPerOwner: integer(env, 'MIRROR_SYNC_MAX_PER_USER', 2, { min: 1 }),
+      maxPerOwner: integer(env, 'MIRROR_MAX_PER_USER', 20, { min: -1 }),
+      migrationMaxConcurrency: integer(env, 'MIGRATION_MAX_CONCURRENCY', 4, { min: 1 }),
+      migrationMaxPerUser: integer(env, 'MIGRATION_MAX_PER_USER', 2, { min: 1 }),
+      migrationQueueTimeoutMs: 1000 * integer(env, 'MIGRATION_QUEUE_TIMEOUT', 60, { min: 0 }),
       cloneTimeoutMs: 600_000,
       fetchTimeoutMs: 300_000,
       tickMs: 60_000,

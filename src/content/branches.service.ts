@@ -38,9 +38,13 @@ export class BranchesService {
     return (await this.toWires(viewer, target, [ref]))[0];
   }
 
-  /** The default branch is refused with 403, as the push hook refuses deleting it (git-transport.md 0.4). */
+  /**
+   * The default branch is refused with 403, as the push hook refuses deleting it; an empty repository has no
+   * branch at all, so any name there is 404 (as Forgejo answers), the default one included.
+   */
   async delete(viewer: AuthContext, owner: string, repo: string, branch: string): Promise<void> {
     const target = await this.repositories.writable(viewer, owner, repo);
+    if (target.repo.isEmpty) throw new NotFoundError('Git Repository is empty.');
     if (branch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');
     await this.repositories.deleteRef(viewer, target, () => this.find(target, branch));
   }

@@ -55,6 +55,8 @@ export class CommitsService {
       const filters = { path, since, until };
       // One after the other: a slot stands for one git process.
       const total = await this.trees.count(target.dir, head.commit, filters);
+      // Forgejo: a path that no commit touched is 404, not an empty page.
+      if (path !== undefined && total === 0) throw new NotFoundError();
       const commits = await this.trees.log(target.dir, head.commit, { ...filters, skip: page.offset, limit: page.limit, withChanges: query.stat || query.files });
       return { commits, total };
     });

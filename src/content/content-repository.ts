@@ -7,6 +7,7 @@ import type { RefInfo } from '../git/git-trees';
 import type { RefUpdate } from '../git/push-hooks';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
+import type { QuotaReservation } from '../repos/quota-gate';
 import { RepositoriesService } from '../repos/repositories.service';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { assertNotArchived } from '../repos/repository-access';
@@ -121,8 +122,8 @@ export class ContentRepositories {
    * After refs changed on the server: size, update time, the first branch of an empty repository, and the
    * events of the change (sent by `viewer`).
    */
-  async recordRefChanges(viewer: AuthContext, target: ContentRepository, updates: RefUpdate[]): Promise<void> {
-    await this.pushes.recordRefChanges(target.repo.id, updates, viewer.user?.id ?? 0);
+  async recordRefChanges(viewer: AuthContext, target: ContentRepository, updates: RefUpdate[], reservation?: QuotaReservation): Promise<void> {
+    await this.pushes.recordRefChanges(target.repo.id, updates, viewer.user?.id ?? 0, reservation);
   }
 }
 

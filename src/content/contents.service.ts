@@ -46,8 +46,8 @@ export class ContentsService {
   async get(viewer: AuthContext, owner: string, repo: string, rawPath: string, refName: string | undefined, page: PageQuery | null): Promise<ContentsWire | DirectoryListing> {
     const target = await this.repositories.readable(viewer, owner, repo);
     const path = assertSafePath(rawPath);
-    // An empty repository has no ref to read from (Forgejo: 404).
-    if (target.repo.isEmpty) throw new NotFoundError();
+    // Forgejo answers an empty repository with an empty listing, whatever the path.
+    if (target.repo.isEmpty) return { items: [], total: 0 };
     // The ref, the entry and a file's bytes come from the batch readers (no process start, no slot held); only
     // what they cannot answer (a last commit not yet known, a listing, submodule URLs) runs commands in a slot.
     const { ref, entry } = await this.repositories.withReaders(async () => {

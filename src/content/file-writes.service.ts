@@ -5,7 +5,7 @@ import { Clock } from '../common/time';
 import { GitTrees, TreeEntry } from '../git/git-trees';
 import { GitIdentity, GitWrites, RefChangedError, TreeChange } from '../git/git-writes';
 import { isValidBranchName } from '../git/ref-names';
-import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
 import { gitSignature } from '../repos/repositories.service';
 import { UsersService } from '../users/users.service';
 import type { ChangeFilesOption, CreateFileOption, DeleteFileOption, FileOptions, IdentityWire, UpdateFileOption } from './content.options';
@@ -132,7 +132,26 @@ export class FileWritesService {
     const branch = option.branch || target.repo.defaultBranch;
     const newBranch = option.new_branch || undefined;
     if (!isValidBranchName(branch) || (newBranch !== undefined && !isValidBranchName(newBranch))) throw new InvalidInputError('[BranchName]: GitRefName');
-    await this.quota.assertCanWrite({ id: target.owner.id, name: target.owner.name }, 'size:repos:all');
+    // The written contents are reserved before git is asked to store them, and settled with the recorded size.
+    const bytes = operations.reduce((sum, operation) => sum + (operation.content?.length ?? 0), 0);
+    const reservation = await this.quota.reserve({ id: target.owner.id, name: target.owner.name }, 'size:repos:all', target.repo.isPrivate ? 'reposPrivate' : 'reposPublic', bytes);
+    try {
+      return await this.writeReserved(viewer, target, option, operations, defaultMessage, branch, newBranch, reservation);
+    } finally {
+      await reservation.release();
+    }
+  }
+
+  private async writeReserved(
+    viewer: AuthContext,
+    target: ContentRepository,
+    option: FileOptions,
+    operations: FileOperation[],
+    defaultMessage: string,
+    branch: string,
+    newBranch: string | undefined,
+    reservation: QuotaReservation,
+  ): Promise<WriteResult> {
     const now = this.clock.nowUnix();
     const { author, committer } = this.identities(viewer, option, now);
     let message = option.message?.trim() ? option.message : defaultMessage;
@@ -163,7 +182,7 @@ export class FileWritesService {
         commit: toFileCommitWire(target.urls, commits.get(oid)!),
       };
     });
-    await this.repositories.recordRefChanges(viewer, target, [result.update]);
+    await this.repositories.recordRefChanges(viewer, target, [result.update], reservation);
     return result;
   }
 

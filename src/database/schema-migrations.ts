@@ -47,13 +47,15 @@ export async function runSchemaMigrations(dataSource: DataSource): Promise<void>
   if (!(await hasPendingMigrations(dataSource))) return;
   // A long migration (a backfill over many rows) keeps its lease by renewing it; a killed one lets it lapse.
   await leases.run(MIGRATION_LEASE, async () => {
+    // SQLite's driver hands out one shared query runner: the tolerance must end with the migrations.
     const runner = dataSource.createQueryRunner();
+    const restore = tolerateFinishedWork(runner);
     try {
-      tolerateFinishedWork(runner);
       const executor = new MigrationExecutor(dataSource, runner);
       executor.transaction = 'each';
       await executor.executePendingMigrations();
     } finally {
+      restore();
       await runner.release();
     }
   });
@@ -80,9 +82,10 @@ const SQLITE_ALREADY_DROPPED = /^no such (table|index|trigger|column)/i;
 /**
  * Makes the statements of a migration re-runnable: one whose work is already there (ALREADY_DONE, or a seed
  * INSERT meeting the rows it wrote) counts as done. Triggers refused for want of a privilege stop the start
- * with the setting to change.
+ * with the setting to change. Returns the function that puts the runner's own `query` back.
  */
-export function tolerateFinishedWork(runner: QueryRunner): void {
+export function tolerateFinishedWork(runner: QueryRunner): () => void {
+  const ownQuery = Object.prototype.hasOwnProperty.call(runner, 'query') ? runner.query : undefined;
   const query = runner.query.bind(runner) as (sql: string, parameters?: unknown[], structured?: boolean) => Promise<unknown>;
   runner.query = (async (sql: string, parameters?: unknown[], structured?: boolean) => {
     try {
@@ -99,6 +102,10 @@ export function tolerateFinishedWork(runner: QueryRunner): void {
       throw error;
     }
   }) as QueryRunner['query'];
+  return () => {
+    if (ownQuery) runner.query = ownQuery;
+    else delete (runner as { query?: unknown }).query;
+  };
 }
 
 function alreadyDone(error: unknown, sql: string): boolean {

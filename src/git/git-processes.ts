@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { gitEnvironment, gitHome } from './git-environment';
-import { PushContext, PushHooks } from './push-hooks';
+import { PushAllowance, PushContext, PushHooks } from './push-hooks';
 import { gitStarted, spawnGit } from './spawn-git';
 
 /** No slot became free in time, or the server is shutting down: HTTP answers 503, SSH an error line. */
@@ -153,11 +153,19 @@ export class GitProcesses implements BeforeApplicationShutdown {
 
   /** Waits for a slot (GitBusyError when none frees in time), then starts git. */
   async start(spec: ServeSpec): Promise<ServingProcess> {
-    await this.acquireSlot();
+    // A push's quota is reserved before git reads a byte of its pack, and given back when git has exited.
+    const allowance = spec.service === 'receive-pack' && !spec.advertiseRefs ? await this.hooks.allowance(requirePush(spec)) : null;
     try {
-      return await this.spawn(spec);
+      await this.acquireSlot();
+    } catch (error) {
+      await allowance?.release();
+      throw error;
+    }
+    try {
+      return await this.spawn(spec, allowance);
     } catch (error) {
       this.releaseSlot();
+      await allowance?.release();
       throw error;
     }
   }
@@ -216,12 +224,14 @@ export class GitProcesses implements BeforeApplicationShutdown {
     clearTimeout(timer);
   }
 
-  private async spawn(spec: ServeSpec): Promise<ServingProcess> {
+  private async spawn(spec: ServeSpec, allowance: PushAllowance | null = null): Promise<ServingProcess> {
     const args = [
       `-c`, `core.hooksPath=${this.hooks.hooksDir}`,
       `-c`, 'receive.hideRefs=refs/pull/',
       `-c`, 'uploadpack.allowFilter=true',
       `-c`, 'uploadpack.allowAnySHA1InWant=true',
+      // A pack larger than the push may add is refused while it arrives, not once stored.
+      ...(allowance ? ['-c', `receive.maxInputSize=${Math.max(1, allowance.maxInputBytes)}`] : []),
       spec.service,
     ];
     if (spec.statelessRpc) args.push('--stateless-rpc');
@@ -247,6 +257,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
     const serving: ServingProcess = new ServingProcess(child, this.config.git.idleTimeoutMs, () => {
       this.running.delete(serving);
       push?.end();
+      void allowance?.release().catch((error: Error) => this.logger.warn(`push quota reservation not released: ${error.message}`));
       this.releaseSlot();
     });
     this.running.add(serving);

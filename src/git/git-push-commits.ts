@@ -27,6 +27,28 @@ export class GitPushCommits {
     }
     return { commits, total };
   }
+
+  /** Branches and tags with the object each holds: compared before and after a fetch, they are its ref changes. */
+  async refs(dir: string): Promise<Map<string, string>> {
+    const out = await this.git.run(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads', 'refs/tags'], { gitDir: dir });
+    const refs = new Map<string, string>();
+    for (const line of out.split('\n')) {
+      const space = line.indexOf(' ');
+      if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
+    }
+    return refs;
+  }
+}
+
+/** What moved between two ref listings, as a push hook would have been told. */
+export function diffRefs(before: Map<string, string>, after: Map<string, string>): { ref: string; oldId: string; newId: string }[] {
+  const updates: { ref: string; oldId: string; newId: string }[] = [];
+  for (const [ref, id] of after) {
+    const old = before.get(ref);
+    if (old !== id) updates.push({ ref, oldId: old ?? '0'.repeat(id.length), newId: id });
+  }
+  for (const [ref, id] of before) if (!after.has(ref)) updates.push({ ref, oldId: id, newId: '0'.repeat(id.length) });
+  return updates;
 }
 
 function parseRecord(record: string): PushedCommit {

@@ -1,3 +1,5 @@
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { GitCommand, GitRunOptions } from './git-command';
 
@@ -14,6 +16,38 @@ export interface RemoteAccess {
   pin?: { host: string; port: number; addresses: string[] };
   timeoutMs: number;
   signal?: AbortSignal;
+  /** The most the command may write (bytes of new packs); beyond it git is stopped (RemoteTooLargeError). */
+  maxBytes?: number;
+}
+
+/** A clone or fetch wrote more than its byte budget (RemoteAccess.maxBytes) and was stopped. */
+export class RemoteTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`the remote repository is larger than the ${maxBytes} bytes allowed`);
+  }
+}
+
+/** How often a running clone or fetch has its written bytes measured against its budget. */
+const BUDGET_POLL_MS = 200;
+
+/** Bytes in `dir`'s pack directory (where received packs are written, `tmp_pack_*` while they arrive). */
+async function packBytes(dir: string): Promise<number> {
+  const packs = path.join(dir, 'objects', 'pack');
+  let names: string[];
+  try {
+    names = await fs.readdir(packs);
+  } catch {
+    return 0;
+  }
+  let total = 0;
+  for (const name of names) {
+    try {
+      total += (await fs.stat(path.join(packs, name))).size;
+    } catch {
+      // Renamed or removed while measured.
+    }
+  }
+  return total;
 }
 
 /**
@@ -22,7 +56,9 @@ export interface RemoteAccess {
  * migration may use are enabled, so no remote helper (`ext::`, `file://`) can be reached indirectly.
  */
 export function remoteEnvironment(access: Pick<RemoteAccess, 'credentials' | 'pin'>): Record<string, string> {
-  const entries: [string, string][] = [['http.followRedirects', 'false']];
+  // Every fetched object is kept in a pack (never exploded into loose objects), so a byte budget measures the
+  // pack directory alone.
+  const entries: [string, string][] = [['http.followRedirects', 'false'], ['fetch.unpackLimit', '1'], ['transfer.unpackLimit', '1']];
   if (access.credentials) {
     const basic = Buffer.from(`${access.credentials.username}:${access.credentials.password}`, 'utf8').toString('base64');
     entries.push(['http.extraHeader', `Authorization: Basic ${basic}`]);
@@ -60,7 +96,9 @@ export class GitRemotes {
    * `http.followRedirects=false`, nothing else of the access.
    */
   async cloneMirror(url: string, dir: string, access: RemoteAccess): Promise<void> {
-    await this.git.run(['clone', '--mirror', '--quiet', '-c', 'http.followRedirects=false', '--', url, dir], this.options(access));
+    await this.withinBudget(dir, access, (signal) => this.git.run(['clone', '--mirror', '--quiet', '-c', 'http.followRedirects=false', '--', url, dir], this.options({ ...access, signal })));
+    // A clone that finished between two measurements is measured once more.
+    if (access.maxBytes !== undefined && (await packBytes(dir)) > access.maxBytes) throw new RemoteTooLargeError(access.maxBytes);
   }
 
   /** For a pull mirror: tags are fetched explicitly too (`+refs/tags/*:refs/tags/*`). */
@@ -78,7 +116,47 @@ export class GitRemotes {
    * or is stopped leaves every ref as it was.
    */
   async fetchMirror(dir: string, access: RemoteAccess): Promise<void> {
-    await this.git.run(['fetch', '--quiet', '--prune', '--tags', '--atomic', 'origin'], { ...this.options(access), gitDir: dir });
+    await this.withinBudget(dir, access, (signal) => this.git.run(['fetch', '--quiet', '--prune', '--tags', '--atomic', 'origin'], { ...this.options({ ...access, signal }), gitDir: dir }));
+  }
+
+  /**
+   * Runs `command` while the growth of `dir`'s packs is measured every BUDGET_POLL_MS; past `maxBytes` the
+   * command is stopped (through its signal) and RemoteTooLargeError thrown instead of git's abort.
+   */
+  private async withinBudget(dir: string, access: RemoteAccess, command: (signal: AbortSignal | undefined) => Promise<unknown>): Promise<void> {
+    const budget = access.maxBytes;
+    if (budget === undefined) {
+      await command(access.signal);
+      return;
+    }
+    const stop = new AbortController();
+    const forward = () => stop.abort();
+    if (access.signal?.aborted) stop.abort();
+    else access.signal?.addEventListener('abort', forward, { once: true });
+    const baseline = await packBytes(dir);
+    let over = false;
+    let measuring = false;
+    const timer = setInterval(() => {
+      if (measuring) return;
+      measuring = true;
+      void packBytes(dir)
+        .then((bytes) => {
+          if (bytes - baseline > budget) {
+            over = true;
+            stop.abort();
+          }
+        })
+        .finally(() => (measuring = false));
+    }, BUDGET_POLL_MS);
+    try {
+      await command(stop.signal);
+    } catch (error) {
+      if (over) throw new RemoteTooLargeError(budget);
+      throw error;
+    } finally {
+      clearInterval(timer);
+      access.signal?.removeEventListener('abort', forward);
+    }
   }
 
   /** Removes the remote-tracking refs the remote no longer has (the broken-ref recovery of 3.5). */

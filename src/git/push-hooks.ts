@@ -24,8 +24,19 @@ export interface RefUpdate {
 /** A refusal of pre-receive: git prints `remote: Anvil: <message>` and declines the whole push. */
 export class PushRefused extends Error {}
 
+/**
+ * What a push may add, decided before receive-pack reads its pack: `maxInputBytes` becomes
+ * `receive.maxInputSize`, and `release` gives the claim behind it back once the process has exited.
+ */
+export interface PushAllowance {
+  maxInputBytes: number;
+  release(): Promise<void>;
+}
+
 /** What a push does to Anvil's records; the repositories module provides it. */
 export interface PushHandler {
+  /** Before receive-pack starts: the most the push may add (the owner's remaining quota), or null for no cap. */
+  allowance(push: PushContext): Promise<PushAllowance | null>;
   /** Throws PushRefused to decline the whole push. */
   preReceive(push: PushContext, updates: RefUpdate[]): Promise<void>;
   postReceive(push: PushContext, updates: RefUpdate[]): Promise<void>;
@@ -81,6 +92,11 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
   /** The repositories module registers what pushes do. */
   handle(handler: PushHandler): void {
     this.handler = handler;
+  }
+
+  /** What the push about to start may add (PushHandler.allowance); null when nothing caps it. */
+  allowance(push: PushContext): Promise<PushAllowance | null> {
+    return this.handler ? this.handler.allowance(push) : Promise.resolve(null);
   }
 
   /**

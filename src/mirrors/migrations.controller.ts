@@ -4,6 +4,7 @@ import { ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, SignedIn } from '../auth/route-auth';
 import { NoRequestTimeout } from '../common/api-request-timeout';
+import { ClientGone } from '../common/client-gone';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { RepositoryWire } from '../repos/repository.wire';
 import { MigrateRepositoryOption } from './migrate-repository.option';
@@ -25,9 +26,9 @@ export class MigrationsController {
   @NoRequestTimeout()
   @ApiOperation({ operationId: 'repoMigrate', summary: 'Migrate a remote git repository' })
   @ApiCreatedResponse({ type: RepositoryWire })
-  @ApiErrors(403, 409, 413, 422, 500)
-  migrate(@Caller() caller: AuthContext, @Body() option: MigrateRepositoryOption): Promise<RepositoryWire> {
-    return this.migrations.migrate(caller, option);
+  @ApiErrors(403, 409, 413, 422, 500, 503)
+  migrate(@Caller() caller: AuthContext, @Body() option: MigrateRepositoryOption, @ClientGone() clientGone: AbortSignal): Promise<RepositoryWire> {
+    return this.migrations.migrate(caller, option, clientGone);
   }
 
   @Post('repos/:owner/:repo/mirror-sync')

@@ -2,13 +2,15 @@ import * as fs from 'node:fs/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
-import { ForbiddenError, InvalidInputError } from '../common/errors';
+import { Claim, Claims, ClaimWaitEnded } from '../claims/claims';
+import { ServiceUnavailableError } from '../common/dependency-errors';
+import { ForbiddenError, InvalidInputError, QuotaExceededError } from '../common/errors';
 import { Clock } from '../common/time';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { GitError, GitTimeoutError, GitUnavailableError } from '../git/git-command';
-import { RemoteCredentials, GitRemotes } from '../git/git-remotes';
+import { GitAbortedError, GitError, GitTimeoutError, GitUnavailableError } from '../git/git-command';
+import { RemoteCredentials, GitRemotes, RemoteTooLargeError } from '../git/git-remotes';
 import { GitRepositories } from '../git/git-repositories';
-import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
 import { RepositoriesService } from '../repos/repositories.service';
 import { DEFAULT_BRANCH } from '../repos/repository-names';
 import type { RepositoryWire } from '../repos/repository.wire';
@@ -42,9 +44,14 @@ export class MigrationsService {
     private readonly credentials: MirrorCredentials,
     private readonly mirrors: MirrorStore,
     private readonly clock: Clock,
+    private readonly claims: Claims,
   ) {}
 
-  async migrate(viewer: AuthContext, option: MigrateRepositoryOption): Promise<RepositoryWire> {
+  /**
+   * `clientGone` fires when the caller disconnects: a migration waiting for its turn stops waiting, a running
+   * clone is stopped, and nothing is created.
+   */
+  async migrate(viewer: AuthContext, option: MigrateRepositoryOption, clientGone?: AbortSignal): Promise<RepositoryWire> {
     requireSignedIn(viewer);
     // A body rule (M2): checked before every handler check, and only for a mirror.
     const interval = option.mirror === true ? parseMirrorInterval(option.mirror_interval) : null;
@@ -55,12 +62,74 @@ export class MigrationsService {
     const source = await this.policy.vet(url);
     await this.repositories.assertNameAvailable(owner, option.repo_name);
 
+    const slot = await this.admit(viewer, owner, interval !== null, clientGone);
+    try {
+      // The clone's byte budget is what the owner has left of `size:repos:all`, reserved before it starts and
+      // settled in the transaction that creates the repository.
+      const reservation = await this.quota.reserve(owner, 'size:repos:all', option.private === true ? 'reposPrivate' : 'reposPublic', 'remaining');
+      try {
+        return await this.cloneAndCreate(viewer, owner, option, interval, url, source, reservation, clientGone);
+      } finally {
+        await reservation.release();
+      }
+    } finally {
+      await slot.release();
+    }
+  }
+
+  /**
+   * Waits for a turn among the migrations of every instance (MIGRATION_MAX_CONCURRENCY in all,
+   * MIGRATION_MAX_PER_USER per requester), for at most MIGRATION_QUEUE_TIMEOUT (then 503); a new pull mirror
+   * also needs the owner below MIRROR_MAX_PER_USER, counting mirrors being migrated (403 otherwise).
+   */
+  private async admit(viewer: AuthContext & { user: UserEntity }, owner: UserEntity, mirror: boolean, clientGone?: AbortSignal): Promise<Claim> {
+    const settings = this.config.mirrors;
+    const mirrorItem = `mirror:${owner.id}`;
+    const mirrorLimit = mirror && !viewer.isAdmin && settings.maxPerOwner >= 0 ? settings.maxPerOwner : undefined;
+    try {
+      return await this.claims.takeWhenRoom(
+        'migrations',
+        async (active) => {
+          if (mirrorLimit !== undefined) {
+            const owned = (await this.mirrors.countOfOwner(owner.id)) + active.filter((claim) => claim.item === mirrorItem).length;
+            if (owned >= mirrorLimit) throw new ForbiddenError(`the owner has reached the limit of ${mirrorLimit} pull mirrors`);
+          }
+          if (active.length >= settings.migrationMaxConcurrency) return 'full';
+          if (active.filter((claim) => claim.ownerId === viewer.user.id).length >= settings.migrationMaxPerUser) return 'full';
+          return { item: mirror ? mirrorItem : 'copy', ownerId: viewer.user.id, amount: 1 };
+        },
+        { signal: clientGone, deadlineMs: settings.migrationQueueTimeoutMs },
+      );
+    } catch (error) {
+      if (error instanceof ClaimWaitEnded) throw new ServiceUnavailableError('too many migrations in progress, try again later', 10);
+      throw error;
+    }
+  }
+
+  private async cloneAndCreate(
+    viewer: AuthContext,
+    owner: UserEntity,
+    option: MigrateRepositoryOption,
+    interval: ReturnType<typeof parseMirrorInterval> | null,
+    url: URL,
+    source: Awaited<ReturnType<HostPolicy['vet']>>,
+    reservation: QuotaReservation,
+    clientGone?: AbortSignal,
+  ): Promise<RepositoryWire> {
     const credentials = credentialsOf(option);
     const workDir = await this.gitRepositories.incomingPath();
     try {
       try {
-        await this.remotes.cloneMirror(url.href, workDir, { credentials, pin: source, timeoutMs: this.config.mirrors.cloneTimeoutMs });
+        await this.remotes.cloneMirror(url.href, workDir, {
+          credentials,
+          pin: source,
+          timeoutMs: this.config.mirrors.cloneTimeoutMs,
+          signal: clientGone,
+          maxBytes: reservation.amount === Infinity ? undefined : reservation.amount,
+        });
       } catch (error) {
+        if (error instanceof RemoteTooLargeError) throw new QuotaExceededError(owner.id, owner.name);
+        if (error instanceof GitAbortedError) throw new ServiceUnavailableError('the migration was stopped: its client went away', 1);
         throw this.cloneFailure(error);
       }
       if (interval) await this.remotes.addTagRefspec(workDir);
@@ -88,6 +157,7 @@ export class MigrationsService {
         },
         workDir,
         async (tx, row) => {
+          await reservation.settle(tx);
           if (!interval) return;
           await this.mirrors.insert(tx, {
             repoId: row.id,

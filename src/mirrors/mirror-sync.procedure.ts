@@ -1,14 +1,19 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Claims } from '../claims/claims';
+import { QuotaExceededError } from '../common/errors';
 import { Clock } from '../common/time';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Transactions } from '../database/transactions';
 import { GitAbortedError, GitError } from '../git/git-command';
 import { GitRemotes, isBrokenRefError, RemoteAccess } from '../git/git-remotes';
 import { GitRepositories } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
-import { firstBranch } from '../repos/repository-pushes.service';
+import { RepositoryEvents } from '../events/repository-events';
+import { diffRefs, GitPushCommits } from '../git/git-push-commits';
+import { firstBranch, RepositoryPushes } from '../repos/repository-pushes.service';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { RepositoryStore } from '../repos/repository.store';
 import { UserStore } from '../users/user.store';
@@ -45,6 +50,11 @@ export class MirrorSyncProcedure {
     private readonly credentials: MirrorCredentials,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly events: RepositoryEvents,
+    private readonly refLister: GitPushCommits,
+    private readonly pushes: RepositoryPushes,
+    private readonly claims: Claims,
+    @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
 
   /**
@@ -65,24 +75,50 @@ export class MirrorSyncProcedure {
       const owner = repo ? await this.users.findById(repo.ownerId) : null;
       if (!repo || !repo.isMirror || !mirror || !owner) return 'gone';
       const dir = this.paths.repository(owner.name, repo.name);
+      // At most MIRROR_SYNC_MAX_PER_USER syncs of one owner's mirrors run at once over every instance; the
+      // others are busy and come back later.
+      const turn = await this.claims.take('mirror-syncs', async (active) =>
+        active.filter((claim) => claim.ownerId === owner.id).length >= this.config.mirrors.syncMaxPerOwner ? 'full' : { item: 'sync', ownerId: owner.id, amount: 1 },
+      );
+      if (turn === 'full') return 'busy';
       try {
-        await this.fetch(dir, repo, mirror.credentials, signal);
-      } catch (error) {
-        if (error instanceof GitAbortedError) return 'stopped';
-        this.logger.warn(`sync of mirror ${owner.name}/${repo.name} failed: ${describe(error)}`);
-        nextUpdate = this.clock.nowUnix() + RETRY_AFTER_FAILURE_SECONDS;
-        return 'failed';
+        // The fetch's byte budget is what the owner has left of `size:repos:all`, reserved before it starts.
+        let reservation: QuotaReservation;
+        try {
+          reservation = await this.quota.reserve({ id: owner.id, name: owner.name }, 'size:repos:all', repo.isPrivate ? 'reposPrivate' : 'reposPublic', 'remaining');
+        } catch (error) {
+          if (!(error instanceof QuotaExceededError)) throw error;
+          this.logger.warn(`sync of mirror ${owner.name}/${repo.name} skipped: the owner is over quota`);
+          nextUpdate = this.clock.nowUnix() + RETRY_AFTER_FAILURE_SECONDS;
+          return 'failed';
+        }
+        try {
+          // The refs before the fetch, only when a hook listens: their changes are the sync's push events.
+          const refsBefore = (await this.events.listensTo(repo)) ? await this.refLister.refs(dir) : null;
+          try {
+            await this.fetch(dir, repo, mirror.credentials, signal, reservation.amount === Infinity ? undefined : reservation.amount);
+          } catch (error) {
+            if (error instanceof GitAbortedError) return 'stopped';
+            this.logger.warn(`sync of mirror ${owner.name}/${repo.name} failed: ${describe(error)}`);
+            nextUpdate = this.clock.nowUnix() + RETRY_AFTER_FAILURE_SECONDS;
+            return 'failed';
+          }
+          const done = this.clock.nowUnix();
+          await this.recordSuccess(repo, dir, done, refsBefore, reservation);
+          nextUpdate = mirror.intervalSeconds > 0 ? done + mirror.intervalSeconds : 0;
+          return 'synced';
+        } finally {
+          await reservation.release();
+        }
+      } finally {
+        await turn.release();
       }
-      const done = this.clock.nowUnix();
-      await this.recordSuccess(repo, dir, done);
-      nextUpdate = mirror.intervalSeconds > 0 ? done + mirror.intervalSeconds : 0;
-      return 'synced';
     } finally {
       await this.mirrors.release(repoId, this.holder, nextUpdate);
     }
   }
 
-  private async fetch(dir: string, repo: RepositoryEntity, sealedCredentials: string, signal: AbortSignal): Promise<void> {
+  private async fetch(dir: string, repo: RepositoryEntity, sealedCredentials: string, signal: AbortSignal, maxBytes: number | undefined): Promise<void> {
     // Step 1: the address may resolve elsewhere by now (3.2); the vetted addresses are pinned for the fetch.
     const source = await this.policy.vet(parseCloneAddress(repo.originalUrl));
     const access: RemoteAccess = {
@@ -90,6 +126,7 @@ export class MirrorSyncProcedure {
       pin: source,
       timeoutMs: this.config.mirrors.fetchTimeoutMs,
       signal,
+      maxBytes,
     };
     try {
       await this.remotes.fetchMirror(dir, access);
@@ -101,7 +138,7 @@ export class MirrorSyncProcedure {
   }
 
   /** 3.5 step 3: `mirror_updated`, size, the first branch of an empty mirror, `updated_at` from the newest branch. */
-  private async recordSuccess(repo: RepositoryEntity, dir: string, now: number): Promise<void> {
+  private async recordSuccess(repo: RepositoryEntity, dir: string, now: number, refsBefore: Map<string, string> | null, reservation: QuotaReservation): Promise<void> {
     const changes: Partial<RepositoryEntity> = { mirrorUpdatedUnix: now };
     if (repo.isEmpty) {
       const branch = firstBranch(repo.defaultBranch, await this.remotes.branches(dir));
@@ -114,7 +151,15 @@ export class MirrorSyncProcedure {
     const newest = await this.remotes.newestBranchCommitTime(dir);
     if (newest !== null) changes.updatedUnix = newest;
     changes.gitSize = await this.gitRepositories.size(dir);
-    await this.transactions.run((tx) => this.repositories.update(tx, repo.id, changes));
+    const refChanges = refsBefore ? await this.pushes.refChanges(dir, diffRefs(refsBefore, await this.refLister.refs(dir))) : [];
+    await this.transactions.run(async (tx) => {
+      await this.repositories.update(tx, repo.id, changes);
+      // A sync is pushed by the mirror's owner, as Forgejo reports it.
+      if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId: repo.ownerId, changes: refChanges });
+      // The fetch's quota reservation gives way, in the same commit, to the size recorded.
+      await reservation.settle(tx);
+    });
+    if (refChanges.length > 0) this.events.committed();
   }
 }
 

@@ -27,6 +27,12 @@ export class MirrorStore {
     return repository.save(repository.create({ ...mirror, claimedBy: '', claimExpiresUnix: 0 }));
   }
 
+  /** How many pull mirrors `ownerId` owns. */
+  async countOfOwner(ownerId: number): Promise<number> {
+    const rows = (await this.dataSource.query('SELECT COUNT(*) AS n FROM mirror m INNER JOIN repository r ON r.id = m.repo_id WHERE r.owner_id = ?', [ownerId])) as { n: number | string }[];
+    return Number(rows[0]?.n ?? 0);
+  }
+
   async deleteOfRepository(tx: EntityManager, repoId: number): Promise<void> {
     await this.mirrors(tx).delete({ repoId });
   }

@@ -1,3 +1,4 @@
+import { ClaimsModule } from '../claims/claims.module';
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { Clock } from '../common/time';
 import { APP_CONFIG, AppConfig } from '../config/config';
@@ -19,7 +20,7 @@ import { loadSecretKey, SecretBox } from './secret-box';
 
 /** Migrations and pull mirrors: POST /repos/migrate, mirror-sync, the sync procedure and the scheduler. */
 @Module({
-  imports: [UsersModule, ReposModule, GitModule],
+  imports: [UsersModule, ReposModule, GitModule, ClaimsModule],
   controllers: [MigrationsController],
   providers: [
     { provide: HOST_RESOLVER, useValue: systemResolver },

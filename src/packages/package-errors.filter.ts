@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import { settleUnreadBody } from '../common/body';
 import { DomainError } from '../common/errors';
 
 /**
@@ -11,6 +12,7 @@ export class PackageErrorsFilter implements ExceptionFilter {
   catch(error: DomainError, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
     if (response.headersSent) return;
+    settleUnreadBody(host.switchToHttp().getRequest<Request>(), response);
     if (error.status === 401) response.setHeader('WWW-Authenticate', 'Basic realm="Gitea Package API"');
     response.status(error.status).type('text/plain; charset=utf-8').send(error.message);
   }

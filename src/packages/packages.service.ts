@@ -5,13 +5,13 @@ import { AuthContext } from '../auth/auth-context';
 import { RepositoryEvents } from '../events/repository-events';
 import { BlobStore, fannedKey, StagedBlob } from '../blobs/blob-store';
 import type { BlobDownload } from '../blobs/blob-download';
-import { assertDeclaredLength, rawUpload } from '../blobs/upload-body';
+import { assertDeclaredLength, declaredLength, rawUpload } from '../blobs/upload-body';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { isUniqueViolation, Transactions } from '../database/transactions';
-import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { QuotaUsageSources } from '../quota/quota-usage-sources';
 import type { QuotaUsedPackageWire } from '../quota/quota.wire';
 import { OrganizationStore } from '../users/organization.store';
@@ -100,18 +100,23 @@ export class PackagesService implements OnModuleInit {
     assertGenericRef(ref);
     const maxBytes = this.config.uploads.packageMaxBytes;
     assertDeclaredLength(request, maxBytes);
-    await this.quota.assertCanWrite(owner, 'size:assets:packages:all');
-    const existing = await this.store.findVersion(owner.id, GENERIC, ref.name, ref.version);
-    if (existing && (await this.store.findFile(existing.version.id, ref.filename))) throw fileExists();
-    const staged = await this.blobs.receive(rawUpload(request).stream, maxBytes, ['md5', 'sha1', 'sha256', 'sha512']);
-    await this.keep(staged, owner, viewer.user!, ref);
+    // The most this body can add is reserved before a byte of it is read, and settled with the file's row.
+    const reservation = await this.quota.reserve(owner, 'size:assets:packages:all', 'packages', declaredLength(request) ?? maxBytes);
+    try {
+      const existing = await this.store.findVersion(owner.id, GENERIC, ref.name, ref.version);
+      if (existing && (await this.store.findFile(existing.version.id, ref.filename))) throw fileExists();
+      const staged = await this.blobs.receive(rawUpload(request).stream, maxBytes, ['md5', 'sha1', 'sha256', 'sha512']);
+      await this.keep(staged, owner, viewer.user!, ref, reservation);
+    } finally {
+      await reservation.release();
+    }
   }
 
   /**
    * The content goes to its key (a rename over identical content is harmless), then blob and file rows in one
    * transaction; when that fails, content no row refers to is removed again.
    */
-  private async keep(staged: StagedBlob, owner: UserEntity, creator: UserEntity, ref: GenericFileRef): Promise<void> {
+  private async keep(staged: StagedBlob, owner: UserEntity, creator: UserEntity, ref: GenericFileRef, reservation: QuotaReservation): Promise<void> {
     const key = packageBlobKey(staged.digests.sha256!);
     const now = this.clock.nowUnix();
     try {
@@ -132,6 +137,7 @@ export class PackagesService implements OnModuleInit {
         const first = (await this.store.fileRowsOf(tx, found.version.id)).length === 0;
         await this.store.insertFile(tx, { versionId: found.version.id, blobId: blob.id, name: ref.filename, lowerName: ref.filename.toLowerCase(), createdUnix: now });
         if (first) await this.recordEvent(tx, 'created', owner, creator, found);
+        await reservation.settle(tx);
       });
       this.events.committed();
     } catch (error) {

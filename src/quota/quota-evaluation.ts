@@ -46,3 +46,25 @@ export function usageNeededFor(groups: EvaluatedGroup[], subject: QuotaSubject):
   }
   return MEASURED_ITEMS.filter((item) => needed.has(item));
 }
+
+/**
+ * How many more bytes of `subject` the usage `used` leaves: over the groups that allow the subject, the most
+ * any of them leaves, a group leaving the least of what its matching limited rules leave (Infinity when none
+ * of its matching rules has a limit). 0 when no group allows the subject.
+ */
+export function remainingFor(groups: EvaluatedGroup[], subject: QuotaSubject, used: QuotaUsage): number {
+  let best = 0;
+  for (const group of groups) {
+    const matching = group.rules.filter((rule) => ruleMatches(rule, subject));
+    if (matching.length === 0 || !matching.every((rule) => ruleAllows(rule, used))) continue;
+    let left = Infinity;
+    for (const rule of matching) {
+      if (rule.limit === -1) continue;
+      let usage = 0;
+      for (const listed of rule.subjects) usage += usageOf(listed as QuotaSubject, used);
+      left = Math.min(left, rule.limit - usage);
+    }
+    best = Math.max(best, left);
+  }
+  return best;
+}

@@ -1,3 +1,4 @@
+import type { Claim } from '../claims/claims';
 import type { QuotaSubject } from './quota-subjects';
 
 /** Who a quota check is about: the user or organisation that owns what is being written. */
@@ -29,6 +30,25 @@ export interface QuotaGate {
 
   /** POST /user/repos, /orgs/{org}/repos, /org/{org}/repos and /repos/migrate: `size:repos:all`, else 413. */
   assertCanCreateRepository(owner: QuotaTarget): Promise<void>;
+
+  /**
+   * The check of `assertCanWrite` (413 when refused), with what other writes have in flight counted as used,
+   * and the write's own size reserved, in one step that concurrent writes on any instance cannot interleave:
+   * `bytes` is the most the write can add (a declared length, else the size cap); 'remaining' reserves what
+   * the owner has left of `subject` (the byte budget of a push, a migration or a mirror sync). Every caller
+   * releases the reservation when done (in a `finally`), after settling it where the write is recorded.
+   */
+  reserve(owner: QuotaTarget, subject: QuotaSubject, item: ReservedItem, bytes: number | 'remaining'): Promise<QuotaReservation>;
 }
+
+/** The usage item that bytes reserved for a write will be counted under once recorded. */
+export type ReservedItem = 'reposPublic' | 'reposPrivate' | 'attachmentsReleases' | 'packages';
+
+/**
+ * Quota held for a write in flight: it counts as usage (for every instance on the database) from before the
+ * write's bytes are read until it is settled in the transaction that records the write, or released. `amount`
+ * is the number of bytes reserved, Infinity when nothing limits the write.
+ */
+export type QuotaReservation = Claim;
 
 export const QUOTA_GATE = Symbol('QUOTA_GATE');

@@ -1,8 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { QuotaExceededError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { EvaluatedGroup, isAllowed, usageNeededFor } from './quota-evaluation';
-import type { QuotaGate, QuotaTarget } from './quota-gate';
+import { ActiveClaim } from '../claims/claim.store';
+import { Claims } from '../claims/claims';
+import { EvaluatedGroup, isAllowed, remainingFor, usageNeededFor } from './quota-evaluation';
+import type { QuotaGate, QuotaReservation, QuotaTarget, ReservedItem } from './quota-gate';
 import { measuredItemsOf, NO_USAGE, QuotaSubject, QuotaUsage } from './quota-subjects';
 import { QuotaUsageStore } from './quota-usage.store';
 import { QuotaGroupWithRules, QuotaStore } from './quota.store';
@@ -27,6 +29,7 @@ export class QuotaEngine implements QuotaGate {
   constructor(
     private readonly store: QuotaStore,
     private readonly usage: QuotaUsageStore,
+    private readonly claims: Claims,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -77,4 +80,35 @@ export class QuotaEngine implements QuotaGate {
   assertCanCreateRepository(owner: QuotaTarget): Promise<void> {
     return this.assertCanWrite(owner, 'size:repos:all');
   }
+
+  /**
+   * Decided on the owner's groups, stored usage and the reservations in flight (claims of scope
+   * `quota:<owner id>`), and recorded only if no other reservation or settlement came in between (Claims).
+   */
+  async reserve(owner: QuotaTarget, subject: QuotaSubject, item: ReservedItem, bytes: number | 'remaining'): Promise<QuotaReservation> {
+    const unlimited: QuotaReservation = { amount: Infinity, settle: () => Promise.resolve(), release: () => Promise.resolve() };
+    if (!this.enabled) return unlimited;
+    const claim = await this.claims.take(`quota:${owner.id}`, async (active) => {
+      const groups = await this.listedGroups(owner.id);
+      const effective: EvaluatedGroup[] = groups.length > 0 ? groups : [{ rules: [{ limit: this.config.quota.defaultTotal, subjects: ['size:all'] }] }];
+      const needed = usageNeededFor(effective, subject);
+      const used = withReserved(needed.length > 0 ? await this.usage.usageOf(owner.id, needed) : NO_USAGE, active);
+      if (!isAllowed(effective, subject, used)) throw new QuotaExceededError(owner.id, owner.name);
+      const amount = bytes === 'remaining' ? remainingFor(effective, subject, used) : bytes;
+      if (needed.length === 0 || amount === Infinity) return 'unlimited';
+      return { item, ownerId: owner.id, amount: Math.max(0, Math.ceil(amount)) };
+    });
+    if (claim === 'full') throw new QuotaExceededError(owner.id, owner.name);
+    return claim;
+  }
+}
+
+/** Stored usage plus what reservations in flight will add, each under its item. */
+function withReserved(used: QuotaUsage, active: ActiveClaim[]): QuotaUsage {
+  if (active.length === 0) return used;
+  const total = { ...used };
+  for (const claim of active) {
+    if (claim.item in total) total[claim.item as keyof QuotaUsage] += claim.amount;
+  }
+  return total;
 }

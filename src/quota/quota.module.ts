@@ -1,4 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { ClaimsModule } from '../claims/claims.module';
 import { UsersModule } from '../users/users.module';
 import { UsersService } from '../users/users.service';
 import { QUOTA_GATE } from './quota-gate';
@@ -18,7 +19,7 @@ import { QuotaViewsService } from './quota-views.service';
  * allowed while QUOTA_ENABLED is false); its routes are QuotaRoutesModule.
  */
 @Module({
-  imports: [UsersModule],
+  imports: [UsersModule, ClaimsModule],
   providers: [QuotaStore, QuotaUsageStore, QuotaUsageSources, QuotaEngine, QuotaAdminService, QuotaViewsService, { provide: QUOTA_GATE, useExisting: QuotaEngine }],
   exports: [QUOTA_GATE, QuotaAdminService, QuotaViewsService, QuotaUsageSources],
 })

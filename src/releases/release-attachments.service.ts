@@ -3,13 +3,13 @@ import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { BlobStore, StagedBlob } from '../blobs/blob-store';
-import { assertDeclaredLength, isMultipart, multipartUpload, rawUpload, UploadSource } from '../blobs/upload-body';
+import { assertDeclaredLength, declaredLength, isMultipart, multipartUpload, rawUpload, UploadSource } from '../blobs/upload-body';
 import { BadRequestError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Transactions } from '../database/transactions';
-import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { QuotaUsageSources } from '../quota/quota-usage-sources';
 import type { QuotaUsedAttachmentWire } from '../quota/quota.wire';
 import { RepositoryEntity } from '../repos/repository.entity';
@@ -80,12 +80,21 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     const found = await this.releases.writable(viewer, ownerName, repoName, releaseId);
     const maxBytes = this.config.uploads.attachmentMaxBytes;
     assertDeclaredLength(request, maxBytes);
-    await this.quota.assertCanWrite(found.owner, 'size:assets:attachments:releases');
+    // The most this body can add is reserved before a byte of it is read, and settled with the row.
+    const reservation = await this.quota.reserve(found.owner, 'size:assets:attachments:releases', 'attachmentsReleases', declaredLength(request) ?? maxBytes);
+    try {
+      return await this.receive(found, viewer, request, query, maxBytes, reservation);
+    } finally {
+      await reservation.release();
+    }
+  }
+
+  private async receive(found: VisibleRelease, viewer: AuthContext, request: IncomingMessage, query: UploadQuery, maxBytes: number, reservation: QuotaReservation): Promise<AttachmentWire> {
     if (!isMultipart(request)) {
       // Forgejo: a raw body is always a file, so a link as well is one thing too many.
       if (query.externalUrl) throw new BadRequestError("'attachment' and 'external_url' are mutually exclusive");
       if (query.name === '') throw new BadRequestError('Could not determine name of attachment.');
-      return this.storeFile(found, viewer, rawUpload(request), query.name, maxBytes);
+      return this.storeFile(found, viewer, rawUpload(request), query.name, maxBytes, reservation);
     }
     const { file, fields } = await multipartUpload(request, 'attachment');
     const externalUrl = query.externalUrl || fields.external_url || '';
@@ -94,7 +103,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
       file.stream.resume();
       throw new BadRequestError("'attachment' and 'external_url' are mutually exclusive");
     }
-    if (file) return this.storeFile(found, viewer, file, name || file.filename, maxBytes);
+    if (file) return this.storeFile(found, viewer, file, name || file.filename, maxBytes, reservation);
     if (!externalUrl) throw new BadRequestError("One of 'attachment' or 'external_url' is required");
     const link = releaseAssetUrl(externalUrl);
     const attachment = await this.transactions.run(async (tx) => {
@@ -114,13 +123,13 @@ export class ReleaseAttachmentsService implements OnModuleInit {
   }
 
   /** Streams the file to the blob store, then keeps it with its row. */
-  private async storeFile(found: VisibleRelease, viewer: AuthContext, source: UploadSource, name: string, maxBytes: number): Promise<AttachmentWire> {
+  private async storeFile(found: VisibleRelease, viewer: AuthContext, source: UploadSource, name: string, maxBytes: number, reservation: QuotaReservation): Promise<AttachmentWire> {
     if (name === '') {
       source.stream.resume();
       throw new BadRequestError('Could not determine name of attachment.');
     }
     const staged = await this.blobs.receive(source.stream, maxBytes);
-    const attachment = await this.keep(staged, {
+    const attachment = await this.keep(staged, reservation, {
       uuid: randomUUID(),
       repoId: found.repo.id,
       releaseId: found.release.id,
@@ -133,13 +142,15 @@ export class ReleaseAttachmentsService implements OnModuleInit {
   }
 
   /** Renames into place, then the row; the release may have gone meanwhile (then neither is kept). */
-  private async keep(staged: StagedBlob, row: Partial<AttachmentEntity> & { uuid: string }): Promise<AttachmentEntity> {
+  private async keep(staged: StagedBlob, reservation: QuotaReservation, row: Partial<AttachmentEntity> & { uuid: string }): Promise<AttachmentEntity> {
     const key = attachmentKey(row.uuid);
     try {
       await staged.commit(key);
       return await this.transactions.run(async (tx) => {
         if (!(await this.store.findById(row.repoId!, row.releaseId!, tx))) throw new NotFoundError();
-        return this.store.insertAttachment(tx, row);
+        const inserted = await this.store.insertAttachment(tx, row);
+        await reservation.settle(tx);
+        return inserted;
       });
     } catch (error) {
       await staged.discard();
@@ -193,9 +204,17 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     return this.download(attachment);
   }
 
-  /** An external asset redirects to its link (as Forgejo, uncounted); a stored one is counted and sent. */
+  /**
+   * An external asset redirects to its link (as Forgejo, uncounted) only while that link is an absolute
+   * http(s) URL; any other stored value (a relative or scheme-relative path, another scheme) is 404, so an
+   * Anvil URL never forwards anywhere but to a web address named in the answer. A stored file is counted and sent.
+   */
   private async download(attachment: AttachmentEntity): Promise<AttachmentTarget> {
-    if (attachment.externalUrl) return { redirect: attachment.externalUrl };
+    if (attachment.externalUrl) {
+      const link = externalLink(attachment.externalUrl);
+      if (!link) throw new NotFoundError();
+      return { redirect: link };
+    }
     const key = attachmentKey(attachment.uuid);
     const size = await this.blobs.size(key);
     if (size === null) throw new NotFoundError();
@@ -255,6 +274,15 @@ function releaseAssetUrl(text: string): URL {
     throw new BadRequestError(`invalid external URL: '${text}'`);
   }
   return url;
+}
+
+/** The stored link of an external asset as an absolute http(s) URL, or null when it is not one. */
+export function externalLink(stored: string): string | null {
+  try {
+    return releaseAssetUrl(stored).href;
+  } catch {
+    return null;
+  }
 }
 
 /** Forgejo names an unnamed external asset after the link's last path segment, else its host. */

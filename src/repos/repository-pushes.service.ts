@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { QuotaExceededError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Clock } from '../common/time';
 import { Leases } from '../database/leases';
@@ -6,10 +7,10 @@ import { RefChange, RepositoryEvents } from '../events/repository-events';
 import { GitPushCommits } from '../git/git-push-commits';
 import { Transactions } from '../database/transactions';
 import { GitRepositories } from '../git/git-repositories';
-import { isZeroId, PushContext, PushHandler, PushHooks, PushRefused, RefUpdate } from '../git/push-hooks';
+import { isZeroId, PushAllowance, PushContext, PushHandler, PushHooks, PushRefused, RefUpdate } from '../git/push-hooks';
 import { RepositoryPaths } from '../git/repository-paths';
 import { UserStore } from '../users/user.store';
-import { QUOTA_GATE, QuotaGate } from './quota-gate';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from './quota-gate';
 import type { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
 
@@ -22,6 +23,9 @@ const BRANCH_PREFIX = 'refs/heads/';
  */
 @Injectable()
 export class RepositoryPushes implements PushHandler, OnModuleInit {
+  /** The quota reserved by each push in flight (gone with the push's context). */
+  private readonly reservations = new WeakMap<PushContext, QuotaReservation>();
+
   constructor(
     private readonly hooks: PushHooks,
     private readonly repositories: RepositoryStore,
@@ -41,11 +45,34 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     this.hooks.handle(this);
   }
 
+  /**
+   * What the owner has left of `size:repos:all` is reserved for the push before its pack is read, and is the
+   * largest pack receive-pack accepts; other pushes, uploads and migrations of the owner see it as used until
+   * post-receive records the new size (in the same commit) or the push ends. An owner already over quota, or
+   * whose writes nothing limits, gets no cap: pre-receive decides as before.
+   */
+  async allowance(push: PushContext): Promise<PushAllowance | null> {
+    const repo = await this.repositories.findById(push.repositoryId);
+    const owner = repo ? await this.users.findById(repo.ownerId) : null;
+    if (!repo || !owner) return null;
+    let reservation: QuotaReservation;
+    try {
+      reservation = await this.quota.reserve({ id: owner.id, name: owner.name }, 'size:repos:all', repo.isPrivate ? 'reposPrivate' : 'reposPublic', 'remaining');
+    } catch (error) {
+      if (error instanceof QuotaExceededError) return null;
+      throw error;
+    }
+    if (reservation.amount === Infinity) return null;
+    this.reservations.set(push, reservation);
+    return { maxInputBytes: reservation.amount, release: () => reservation.release() };
+  }
+
   /** Refuses the whole push on the first failing rule, in the order of 0.4. */
   async preReceive(push: PushContext, updates: RefUpdate[]): Promise<void> {
     const repo = await this.repository(push);
-    // Deletions-only pushes always pass; otherwise the owner must be allowed `size:repos:all`.
-    if (!(await this.quota.canAcceptPush(repo.ownerId, updates.map((update) => update.newId)))) {
+    // Deletions-only pushes always pass; otherwise the owner must be allowed `size:repos:all` (which a push
+    // holding a reservation was, when it was made).
+    if (!this.reservations.has(push) && !(await this.quota.canAcceptPush(repo.ownerId, updates.map((update) => update.newId)))) {
       throw new PushRefused('Quota exceeded');
     }
     const defaultRef = `${BRANCH_PREFIX}${repo.defaultBranch}`;
@@ -63,7 +90,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    */
   async postReceive(push: PushContext, updates: RefUpdate[]): Promise<void> {
     await this.repository(push);
-    await this.recordRefChanges(push.repositoryId, updates, push.pusherId);
+    await this.recordRefChanges(push.repositoryId, updates, push.pusherId, this.reservations.get(push));
   }
 
   /**
@@ -71,7 +98,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    * and tag creation, deletions): `updates` are the refs that moved, `senderId` who moved them. The events of
    * the change are recorded in the transaction that records it, so a push that was answered is never lost.
    */
-  async recordRefChanges(repositoryId: number, updates: RefUpdate[], senderId: number): Promise<void> {
+  async recordRefChanges(repositoryId: number, updates: RefUpdate[], senderId: number, reservation?: QuotaReservation): Promise<void> {
     const created = updates
       .filter((update) => update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId))
       .map((update) => update.ref.slice(BRANCH_PREFIX.length));
@@ -100,6 +127,8 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
       await this.transactions.run(async (tx) => {
         await this.repositories.update(tx, repo.id, changes);
         if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId, changes: refChanges });
+        // What the write reserved of the quota gives way, in the same commit, to the size it recorded.
+        await reservation?.settle(tx);
       });
       return refChanges.length > 0;
     });
@@ -107,7 +136,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
   }
 
   /** The commits each branch update brought (none for deletions and tags), read before the transaction. */
-  private async refChanges(dir: string, updates: RefUpdate[]): Promise<RefChange[]> {
+  async refChanges(dir: string, updates: RefUpdate[]): Promise<RefChange[]> {
     const limit = this.config.webhooks.payloadCommitLimit;
     const result: RefChange[] = [];
     for (const update of updates) {

@@ -21,6 +21,10 @@ describe('parseSshCommand (git-transport.md 2.2)', () => {
     [`git-upload-pack 'alice/'`, 'Invalid repo name'],
     [`git-upload-pack alice/proj; rm -rf /`, 'Error parsing arguments'],
     [`git-upload-pack alice/proj | cat`, 'Error parsing arguments'],
+    [`git-upload-pack 'alice/proj`, 'Error parsing arguments'],
+    [`git-upload-pack "alice/proj`, 'Error parsing arguments'],
+    [`git-upload-pack alice/proj\\`, 'Error parsing arguments'],
+    [`git-upload-pack 'alice/proj\\'"`, 'Error parsing arguments'],
   ])('refuses %s with %s', (command, error) => {
     expect(parseSshCommand(command)).toEqual({ error });
   });

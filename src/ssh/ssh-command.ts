@@ -17,6 +17,7 @@ const VERBS: readonly string[] = ['git-upload-pack', 'git-upload-archive', 'git-
  */
 export function parseSshCommand(command: string): SshCommand | { error: string } {
   let words: string[];
+  if (!quotesBalanced(command)) return { error: 'Error parsing arguments' };
   try {
     // Variables are kept literally: nothing here is a shell, so `$X` is just text.
     const parsed = parse(command, (name: string) => `$${name}`);
@@ -36,4 +37,26 @@ export function parseSshCommand(command: string): SshCommand | { error: string }
   const repo = rest.endsWith('.git') ? rest.slice(0, -'.git'.length) : rest;
   if (!/^[A-Za-z0-9_.-]+$/.test(repo)) return { error: 'Invalid repo name' };
   return { verb: verb as SshVerb, owner, repo };
+}
+
+/**
+ * False when a quote is left open or the command ends in a lone backslash: shell-quote reads such a command
+ * as if it were closed, where a POSIX shell (and Forgejo's parser) refuses it.
+ */
+export function quotesBalanced(command: string): boolean {
+  let quote: "'" | '"' | null = null;
+  for (let index = 0; index < command.length; index++) {
+    const char = command[index];
+    if (quote === "'") {
+      if (char === "'") quote = null;
+    } else if (char === '\\') {
+      if (index + 1 >= command.length) return false;
+      index++;
+    } else if (quote === '"') {
+      if (char === '"') quote = null;
+    } else if (char === "'" || char === '"') {
+      quote = char;
+    }
+  }
+  return quote === null;
 }

@@ -299,9 +299,10 @@ describe('repository content (Forgejo API v1)', () => {
       }
     });
 
-    it('answers 404 for an empty repository', async () => {
+    it('answers an empty listing for an empty repository, as Forgejo does', async () => {
       const empty = await makeRepo(t, alice);
-      await get(`/repos/${empty.full_name}/contents`).expect(404);
+      const listing = await get(`/repos/${empty.full_name}/contents`).expect(200);
+      expect(listing.body).toEqual([]);
     });
 
     it('hides private repositories (404) from others', async () => {

@@ -469,18 +469,26 @@ describe('git over smart HTTP (git-transport.md 1)', () => {
         await client.ok(['push', url(full), 'main:refs/heads/more'], { cwd: work });
       });
 
-      it('counts a push at once: the push that goes over the limit passes, the next one is refused', async () => {
+      it('caps a push at what the quota has left (receive.maxInputSize), and counts an accepted push at once', async () => {
         const owner = await makeUser(t);
         const name = uniqueName('grow');
         await makeRepo(t, owner, { name });
         const sized = (await t.http.get(t.api(`/repos/${owner.name}/${name}`)).set(withToken(owner.token))).body.size * 1024;
         await groupFor(owner.name, sized + 64 * 1024);
         const ownerUrl = withCredentials(base, `${owner.name}/${name}.git`, owner.name, owner.password);
-        const work = await client.workingCopy('main', { 'data.bin': randomBytes(256 * 1024).toString('base64') });
-        await client.ok(['push', ownerUrl, 'main'], { cwd: work });
-        const refused = await client.run(['push', ownerUrl, 'main:refs/heads/second'], { cwd: work });
-        expect(refused.code).toBe(1);
-        expect(refused.stderr).toContain('remote: Anvil: Quota exceeded');
+        // A pack larger than the 64 KiB left is refused while it arrives: nothing of it is kept.
+        const large = await client.workingCopy('main', { 'data.bin': randomBytes(256 * 1024).toString('base64') });
+        const tooLarge = await client.run(['push', ownerUrl, 'main'], { cwd: large });
+        expect(tooLarge.code).not.toBe(0);
+        expect(tooLarge.stderr).toMatch(/pack exceeds maximum allowed size/);
+        const after = (await t.http.get(t.api(`/repos/${owner.name}/${name}`)).set(withToken(owner.token))).body;
+        expect(after.empty).toBe(true);
+        // One that fits is accepted and its size counted at once.
+        const fits = await client.workingCopy('main', { 'data.bin': randomBytes(16 * 1024).toString('base64') });
+        await client.ok(['push', ownerUrl, 'main'], { cwd: fits });
+        const grown = (await t.http.get(t.api(`/repos/${owner.name}/${name}`)).set(withToken(owner.token))).body;
+        expect(grown.empty).toBe(false);
+        expect(grown.size * 1024).toBeGreaterThan(sized);
       });
     });
   });

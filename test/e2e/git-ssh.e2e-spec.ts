@@ -194,6 +194,15 @@ describe('git over the built-in SSH server (git-transport.md 2)', () => {
       expect(await refusal(aliceKey, `git-upload-pack '${pub}' ; ls`)).toBe('Anvil: Error parsing arguments');
     });
 
+    it('refuses a command with an unbalanced quote before running git (exit 1), as Forgejo does', async () => {
+      for (const command of [`git-upload-pack '${pub}`, `git-upload-pack "${pub}`, `git-upload-pack ${pub}\\`]) {
+        const outcome = await ssh(aliceKey, command);
+        expect(outcome.code).toBe(1);
+        expect(outcome.stderr).toContain('Anvil: Error parsing arguments');
+        expect(outcome.stderr).not.toContain('hung up');
+      }
+    });
+
     it('answers unknown and hidden repositories alike, on every verb', async () => {
       const unknown = `${alice.name}/nothing-here`;
       for (const verb of ['git-upload-pack', 'git-receive-pack', 'git-upload-archive']) {

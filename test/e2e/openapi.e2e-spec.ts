@@ -73,6 +73,8 @@ describe('OpenAPI document and route declarations', () => {
     expect(matched).toBeGreaterThanOrEqual(59);
     expect(document.paths['/user'].get.operationId).toBe('userGetCurrent');
     expect(document.paths['/org/{org}/repos'].post.operationId).toBe('createOrgRepoDeprecated');
+    // Forgejo corrected the typo adminDEleteQuotaRule (#10217); Anvil follows the corrected name.
+    expect(document.paths['/admin/quota/rules/{quotarule}'].delete.operationId).toBe('adminDeleteQuotaRule');
   });
 
   it('names the schemas as the spec does', () => {

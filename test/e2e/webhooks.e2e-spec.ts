@@ -1,13 +1,19 @@
 import { createHmac } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { recordSecrets } from '../support/e2e-log';
 import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
-import { startTestApp, TestApp } from '../support/test-app';
+import { GitUpstream } from '../support/git-upstream';
+import { createMysqlDatabase, startTestApp, TestApp, usesMysql } from '../support/test-app';
+import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher';
 import { closedPort, SinkRequest, WebhookSink } from '../support/webhook-sink';
 
 const SECRET = 'hook-secret-value-7f3a';
 const AUTHORIZATION = 'Bearer hook-authorization-91c2';
+// The run's log scan (test/support/e2e-log.ts) fails the run when either appears in any log line.
+recordSecrets(SECRET, AUTHORIZATION);
 
 /** Webhooks (issue 32): the hooks API, events from pushes and the API, headers, signatures, retries, history. */
 describe('webhooks', () => {
@@ -42,7 +48,7 @@ describe('webhooks', () => {
   const signature = (algorithm: string, body: Buffer, secret = SECRET) => createHmac(algorithm, secret).update(body).digest('hex');
 
   beforeAll(async () => {
-    t = await startTestApp({ WEBHOOK_ALLOWED_HOSTS: 'loopback' }, (config) => {
+    t = await startTestApp({ WEBHOOK_ALLOWED_HOSTS: 'loopback', ALLOW_LOCAL_NETWORKS: 'true' }, (config) => {
       config.webhooks.retryBaseMs = 50;
       config.webhooks.pollMs = 100;
     });
@@ -277,6 +283,32 @@ describe('webhooks', () => {
     expect(forPath('/org-events')(sink.requests)[0].json).toMatchObject({ repository: { name: repoName }, organization: { login: org.name } });
   });
 
+  it('sends push events for the refs a mirror sync moved', async () => {
+    const upstream = await GitUpstream.start();
+    try {
+      await client.ok(['init', '--bare', '--quiet', '--initial-branch', 'main', upstream.dir('source')]);
+      const work = await client.workingCopy('main', { 'README.md': 'hello\n' });
+      await client.ok(['push', '--quiet', upstream.dir('source'), 'main:main'], { cwd: work });
+      const name = uniqueName('mirror');
+      await api('post', '/repos/migrate').send({ clone_addr: upstream.url('source'), repo_name: name, mirror: true, mirror_interval: '0' }).expect(201);
+      const full = `${alice.name}/${name}`;
+      await hook(full, { url: `${sink.url}/mirror` });
+      fs.writeFileSync(path.join(work, 'new.txt'), 'new\n');
+      await client.ok(['add', 'new.txt'], { cwd: work });
+      await client.ok(['commit', '--quiet', '-m', 'upstream change'], { cwd: work });
+      await client.ok(['push', '--quiet', upstream.dir('source'), 'main:main', 'main:refs/heads/side'], { cwd: work });
+      await api('post', `/repos/${full}/mirror-sync`).expect(200);
+      await sink.waitFor((requests) => forPath('/mirror')(requests).filter((request) => request.headers['x-forgejo-event'] === 'push').length >= 2, 'mirror push events');
+      const received = forPath('/mirror')(sink.requests);
+      const main = received.find((request) => request.headers['x-forgejo-event'] === 'push' && request.json.ref === 'refs/heads/main')!;
+      expect(main.json.commits.map((commit: any) => commit.message)).toEqual(['upstream change\n']);
+      expect(main.json.sender.login).toBe(alice.name);
+      expect(received.some((request) => request.headers['x-forgejo-event'] === 'create' && request.json.ref === 'refs/heads/side')).toBe(true);
+    } finally {
+      await upstream.close();
+    }
+  });
+
   it('keeps commit statuses: list, list by ref, combined view with the latest per context and its precedence', async () => {
     const { full, work } = await repoWithPush();
     await push(full, work, 'main');
@@ -349,5 +381,51 @@ describe('webhook host policy', () => {
       expect(pushed.response_body).toContain('WEBHOOK_ALLOWED_HOSTS');
     }
     expect(sink.requests).toHaveLength(0);
+  });
+});
+
+/** The outbox survives the process: deliveries queued before a stop are sent by the next start, same UUIDs. */
+describe('webhook deliveries across a restart', () => {
+  it('sends the deliveries a stopped process left pending, once each, after a restart on the same database', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-webhook-restart-'));
+    const database = usesMysql() ? await createMysqlDatabase() : undefined;
+    const env = { DATA_DIR: dataDir, WEBHOOK_ALLOWED_HOSTS: 'loopback', ...(database ? { DATABASE_URL: database.url } : {}) };
+    const sink = await new WebhookSink().start();
+    let first: TestApp | undefined;
+    let second: TestApp | undefined;
+    try {
+      first = await startTestApp(env, (config) => {
+        config.webhooks.pollMs = 0;
+      });
+      const alice = await makeUser(first);
+      const name = uniqueName('repo');
+      await makeRepo(first, alice, { name });
+      const full = `${alice.name}/${name}`;
+      await first.http.post(first.api(`/repos/${full}/hooks`)).set(withToken(alice.token)).send({ type: 'forgejo', active: true, config: { url: `${sink.url}/restart`, content_type: 'json' } }).expect(201);
+      // This process stops sending: what it records now stays in the outbox.
+      await first.app.get(WebhookDispatcher).onApplicationShutdown();
+      for (const file of ['1.txt', '2.txt', '3.txt']) {
+        await first.http.post(first.api(`/repos/${full}/contents/${file}`)).set(withToken(alice.token)).send({ content: Buffer.from(file).toString('base64') }).expect(201);
+      }
+      const pending = await first.dataSource.query('SELECT uuid FROM webhook_delivery WHERE done = 0 ORDER BY id');
+      expect(pending.length).toBe(3);
+      await first.close();
+      first = undefined;
+      expect(sink.requests).toHaveLength(0);
+      second = await startTestApp(env, (config) => {
+        config.webhooks.pollMs = 100;
+      });
+      await sink.waitFor((requests) => requests.length >= 3, 'the pending deliveries');
+      expect(sink.requests.map((request) => request.headers['x-forgejo-delivery'])).toEqual(pending.map((row: { uuid: string }) => row.uuid));
+      expect(sink.requests.map((request) => request.headers['x-forgejo-event'])).toEqual(['push', 'push', 'push']);
+      const messages = sink.requests.map((request) => String(request.json.head_commit.message));
+      ['1.txt', '2.txt', '3.txt'].forEach((file, index) => expect(messages[index]).toContain(file));
+    } finally {
+      await first?.close();
+      await second?.close();
+      await sink.stop();
+      await database?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -32,6 +32,8 @@ export class GitUpstream {
   /** Requests being answered by git now, and the most there ever were at once. */
   inFlight = 0;
   peakInFlight = 0;
+  /** Stalled requests whose client (Anvil's git) has closed the connection. */
+  stallsClosedByClient = 0;
   private server!: http.Server;
   private readonly stalled = new Set<http.ServerResponse>();
   baseUrl = '';
@@ -63,7 +65,9 @@ export class GitUpstream {
   }
 
   async close(): Promise<void> {
-    for (const response of this.stalled) response.destroy();
+    const stalled = [...this.stalled];
+    this.stalled.clear();
+    for (const response of stalled) response.destroy();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     fs.rmSync(this.root, { recursive: true, force: true });
@@ -75,6 +79,9 @@ export class GitUpstream {
       case 'stall':
         this.stalled.add(response);
         request.resume();
+        response.on('close', () => {
+          if (this.stalled.delete(response)) this.stallsClosedByClient += 1;
+        });
         return;
       case 'redirect':
         request.resume();

@@ -15,6 +15,7 @@ import { RepositoryUsageTotals1764560000000 } from './1764560000000-repository-u
 import { TopicsArchiveLanguages1764610000000 } from './1764610000000-topics-archive-languages';
 import { CreateLabels1764620000000 } from './1764620000000-create-labels';
 import { CreateWebhooksAndStatuses1764640000000 } from './1764640000000-create-webhooks-and-statuses';
+import { CreateClaims1764650000000 } from './1764650000000-create-claims';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   TopicsArchiveLanguages1764610000000,
   CreateLabels1764620000000,
   CreateWebhooksAndStatuses1764640000000,
+  CreateClaims1764650000000,
 ];

@@ -1,0 +1,246 @@
+#!/usr/bin/env node
+/*
+ * Webhook delivery benchmark: a local sink on 127.0.0.1 that answers each request after 1–5 ms, BENCH_HOOKS
+ * (default 100) hooks on one repository, BENCH_PUSHES (default 1000) real `git push`es over HTTP.
+ *
+ *   npm run build && node bench/webhooks.bench.js
+ *
+ * The server runs as a child process (dist/src/main.js, SQLite in a temporary DATA_DIR) so that it can be
+ * killed with SIGKILL. Phases:
+ *   1. BENCH_BASELINE_PUSHES (default 100) pushes with no hook: the push duration without webhooks.
+ *   2. BENCH_PUSHES pushes with BENCH_HOOKS hooks: push durations, deliveries/s from the first push to the last
+ *      delivery, and per delivery the time from the end of its `git push` (the event was recorded before the
+ *      push returned) to its arrival at the sink, p50/p99.
+ *   3. The sink stops answering, pushes until BENCH_PENDING (default 5000) deliveries wait in the outbox, the
+ *      server gets SIGKILL, the sink answers again, the server restarts: every delivery of phase 3 must arrive;
+ *      a UUID may arrive twice only when it was in flight (received by the sink, unanswered) at the kill. The
+ *      drain of that backlog gives the delivery rate with work always waiting (phase 2's rate is bounded by the
+ *      pushes when they are slower than the deliveries).
+ * Exits 1 when a delivery is missing or a duplicate was not in flight.
+ */
+'use strict';
+
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const http = require('node:http');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { bounded, percentile } = require('./support');
+
+const HOOKS = bounded('BENCH_HOOKS', 100, 1000);
+const PUSHES = bounded('BENCH_PUSHES', 1000, 100000);
+const BASELINE = bounded('BENCH_BASELINE_PUSHES', 100, 10000);
+const PENDING = bounded('BENCH_PENDING', 5000, 1000000);
+const PUSHERS = bounded('BENCH_PUSHERS', 2, 16);
+const root = path.join(__dirname, '..');
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The sink: records (uuid, arrival) and answers after 1–5 ms, or holds answers while `paused`. */
+function startSink() {
+  const sink = { arrivals: [], byUuid: new Map(), paused: false, held: [], inFlight: new Set(), waiters: [] };
+  sink.server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      const uuid = request.headers['x-forgejo-delivery'];
+      const arrival = performance.now();
+      sink.arrivals.push({ uuid, arrival, ref: request.headers['x-forgejo-event'] });
+      sink.byUuid.set(uuid, (sink.byUuid.get(uuid) ?? 0) + 1);
+      const answer = () => {
+        sink.inFlight.delete(uuid);
+        if (!response.destroyed) response.end('ok');
+      };
+      sink.inFlight.add(uuid);
+      if (sink.paused) sink.held.push(answer);
+      else setTimeout(answer, 1 + Math.random() * 4);
+      for (const waiter of sink.waiters.splice(0)) waiter();
+    });
+  });
+  sink.server.keepAliveTimeout = 60_000;
+  return new Promise((resolve) => sink.server.listen(0, '127.0.0.1', () => resolve(sink)));
+}
+
+function run(command, args, options = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.stderr.on('data', (chunk) => (err += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')}: ${code}\n${err}`))));
+  });
+}
+
+async function waitForServer(base) {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    try {
+      const response = await fetch(`${base}/api/v1/version`);
+      if (response.ok) return;
+    } catch {
+      // not yet listening
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the server did not start');
+}
+
+async function main() {
+  if (!fs.existsSync(path.join(root, 'dist', 'src', 'main.js'))) {
+    console.error('run "npm run build" first');
+    process.exit(2);
+  }
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-webhooks-bench-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    ROOT_URL: `${base}/`,
+    SSH_ENABLED: 'false',
+    LOG_LEVEL: 'warn',
+    WEBHOOK_ALLOWED_HOSTS: 'loopback',
+  };
+  delete env.DATABASE_URL;
+  let server = null;
+  const startServer = async () => {
+    server = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    await waitForServer(base);
+  };
+  const sink = await startSink();
+  const sinkUrl = `http://127.0.0.1:${sink.server.address().port}`;
+  const gitEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', HOME: dataDir,
+    GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com' };
+  try {
+    const token = (
+      await run(process.execPath, [path.join(root, 'dist', 'src', 'cli', 'main.js'), 'admin', 'user', 'create', '--username', 'bench', '--email', 'bench@example.com', '--random-password', '--admin', '--access-token', '--must-change-password', 'false'], { env })
+    ).trim().split('\n').pop().trim();
+    await startServer();
+    const api = async (method, apiPath, body) => {
+      const response = await fetch(`${base}/api/v1${apiPath}`, { method, headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+      if (!response.ok) throw new Error(`${method} ${apiPath}: ${response.status} ${await response.text()}`);
+      return response.status === 204 ? null : response.json();
+    };
+    await api('POST', '/user/repos', { name: 'hooked' });
+    const remote = `http://bench:${token}@127.0.0.1:${port}/bench/hooked.git`;
+    // One working copy per pusher, each on its own branch, so that pushes run side by side.
+    const works = [];
+    for (let index = 0; index < PUSHERS; index++) {
+      const work = path.join(dataDir, `work-${index}`);
+      execFileSync('git', ['init', '--quiet', '--initial-branch', `b${index}`, work], { env: gitEnv });
+      works.push({ work, branch: `b${index}`, count: 0 });
+    }
+    const pushOnce = async (pusher) => {
+      pusher.count += 1;
+      fs.writeFileSync(path.join(pusher.work, 'file.txt'), `${pusher.count}\n`);
+      execFileSync('git', ['add', 'file.txt'], { cwd: pusher.work, env: gitEnv });
+      execFileSync('git', ['commit', '--quiet', '-m', `commit ${pusher.count}`], { cwd: pusher.work, env: gitEnv });
+      const started = performance.now();
+      await run('git', ['push', '--quiet', remote, `${pusher.branch}:${pusher.branch}`], { cwd: pusher.work, env: gitEnv });
+      return { started, ended: performance.now() };
+    };
+    const pushes = async (count) => {
+      const results = [];
+      let next = 0;
+      await Promise.all(works.map(async (pusher) => {
+        while (next < count) {
+          next += 1;
+          results.push(await pushOnce(pusher));
+        }
+      }));
+      return results;
+    };
+
+    // Phase 1: no hooks.
+    const baseline = await pushes(BASELINE);
+    const baselineDurations = baseline.map((push) => push.ended - push.started).sort((a, b) => a - b);
+
+    // Phase 2: HOOKS hooks.
+    for (let index = 0; index < HOOKS; index++) {
+      await api('POST', '/repos/bench/hooked/hooks', { type: 'forgejo', active: true, events: ['push'], config: { url: `${sinkUrl}/hook/${index}`, content_type: 'json', secret: `secret-${index}` } });
+    }
+    const phase2Start = performance.now();
+    const arrivalsBefore = sink.arrivals.length;
+    const hooked = await pushes(PUSHES);
+    const expected = PUSHES * HOOKS;
+    while (sink.arrivals.length - arrivalsBefore < expected) await new Promise((resolve) => sink.waiters.push(resolve));
+    const phase2End = performance.now();
+    const hookedDurations = hooked.map((push) => push.ended - push.started).sort((a, b) => a - b);
+    // Latency: each arrival against the end of the latest push that had ended before it (its event's push or a
+    // later one, so the figure never overstates).
+    const ends = hooked.map((push) => push.ended).sort((a, b) => a - b);
+    const latencies = [];
+    for (const arrival of sink.arrivals.slice(arrivalsBefore)) {
+      let low = 0;
+      let high = ends.length - 1;
+      let found = -1;
+      while (low <= high) {
+        const middle = (low + high) >> 1;
+        if (ends[middle] <= arrival.arrival) {
+          found = middle;
+          low = middle + 1;
+        } else high = middle - 1;
+      }
+      latencies.push(found < 0 ? 0 : arrival.arrival - ends[found]);
+    }
+    latencies.sort((a, b) => a - b);
+
+    // Phase 3: SIGKILL with PENDING deliveries waiting.
+    sink.paused = true;
+    const phase3Before = new Set(sink.byUuid.keys());
+    const phase3Pushes = Math.ceil(PENDING / HOOKS);
+    await pushes(phase3Pushes);
+    const inFlightAtKill = new Set(sink.inFlight);
+    server.kill('SIGKILL');
+    await new Promise((resolve) => server.once('exit', resolve));
+    const Database = require('better-sqlite3');
+    const database = new Database(path.join(dataDir, 'anvil.db'), { readonly: true });
+    const waiting = database.prepare('SELECT COUNT(*) AS n FROM webhook_delivery WHERE done = 0').get().n;
+    database.close();
+    sink.paused = false;
+    for (const answer of sink.held.splice(0)) answer();
+    const restartStarted = performance.now();
+    await startServer();
+    const phase3Expected = phase3Pushes * HOOKS;
+    const phase3Uuids = () => [...sink.byUuid.keys()].filter((uuid) => !phase3Before.has(uuid));
+    while (phase3Uuids().length < phase3Expected) await new Promise((resolve) => { sink.waiters.push(resolve); setTimeout(resolve, 500); });
+    const recovered = performance.now() - restartStarted;
+    // The drain rate: a backlog of PENDING deliveries, from the first arrival after the restart to the last.
+    const afterRestart = sink.arrivals.filter((arrival) => arrival.arrival >= restartStarted).map((arrival) => arrival.arrival);
+    const drainSeconds = (Math.max(...afterRestart) - Math.min(...afterRestart)) / 1000;
+    const duplicates = phase3Uuids().filter((uuid) => sink.byUuid.get(uuid) > 1);
+    const unexpected = duplicates.filter((uuid) => !inFlightAtKill.has(uuid));
+
+    const ms = (value) => `${value.toFixed(1)} ms`;
+    const p = (sorted, q) => percentile(sorted, q);
+    console.log(`hooks ${HOOKS}, pushes ${PUSHES} (${PUSHERS} pushers), sink 1–5 ms, SQLite, ${os.availableParallelism()} cores`);
+    console.log(`push without hooks: p50 ${ms(p(baselineDurations, 50))}, p99 ${ms(p(baselineDurations, 99))} (${BASELINE} pushes)`);
+    console.log(`push with ${HOOKS} hooks: p50 ${ms(p(hookedDurations, 50))}, p99 ${ms(p(hookedDurations, 99))} (${PUSHES} pushes, deliveries flowing)`);
+    console.log(`deliveries: ${expected} in ${((phase2End - phase2Start) / 1000).toFixed(1)} s = ${(expected / ((phase2End - phase2Start) / 1000)).toFixed(0)} deliveries/s`);
+    console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}`);
+    console.log(`backlog drain after the restart: ${afterRestart.length} deliveries in ${drainSeconds.toFixed(1)} s = ${(afterRestart.length / drainSeconds).toFixed(0)} deliveries/s`);
+    console.log(`kill -9 with ${waiting} deliveries waiting (${inFlightAtKill.size} in flight at the sink): all ${phase3Expected} arrived ${(recovered / 1000).toFixed(1)} s after the restart began; duplicates ${duplicates.length}, of them not in flight ${unexpected.length}`);
+    if (phase3Uuids().length < phase3Expected || unexpected.length > 0) process.exitCode = 1;
+  } finally {
+    if (server && server.exitCode === null) server.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    sink.server.closeAllConnections();
+    sink.server.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,105 @@
+import { createHmac } from 'node:crypto';
+import { combinedState } from '../statuses/commit-status.mapper';
+import { parseAllowedHosts } from './allowed-hosts';
+import { branchMatches, isValidBranchFilter } from './branch-filter';
+import { retryDelayMs } from './webhook-dispatcher';
+import { bodyForType } from './webhook-payloads';
+import { retryAfterMs, signedHeaders } from './webhook-sender';
+
+describe('branch_filter', () => {
+  it('matches every branch when empty or *', () => {
+    expect(branchMatches('', 'feature/x')).toBe(true);
+    expect(branchMatches('*', 'feature/x')).toBe(true);
+  });
+
+  it('lets * and ? cross slashes, and reads alternatives and classes', () => {
+    expect(branchMatches('release/*', 'release/1.0/hotfix')).toBe(true);
+    expect(branchMatches('release/*', 'main')).toBe(false);
+    expect(branchMatches('{main,develop}', 'develop')).toBe(true);
+    expect(branchMatches('{main,develop}', 'dev')).toBe(false);
+    expect(branchMatches('v[0-9].?', 'v1.x')).toBe(true);
+    expect(branchMatches('a.b', 'axb')).toBe(false);
+  });
+
+  it('refuses unclosed alternatives and classes', () => {
+    expect(isValidBranchFilter('{main')).toBe(false);
+    expect(isValidBranchFilter('[abc')).toBe(false);
+    expect(isValidBranchFilter('main')).toBe(true);
+  });
+});
+
+describe('WEBHOOK_ALLOWED_HOSTS', () => {
+  it('allows global addresses only by default', () => {
+    const policy = parseAllowedHosts('external');
+    expect(policy.allowsAddress('93.184.216.34')).toBe(true);
+    expect(policy.allowsAddress('127.0.0.1')).toBe(false);
+    expect(policy.allowsAddress('10.1.2.3')).toBe(false);
+    expect(policy.allowsAddress('::ffff:127.0.0.1')).toBe(false);
+    expect(policy.allowsAddress('169.254.169.254')).toBe(false);
+  });
+
+  it('reads loopback, private, *, CIDRs and host globs', () => {
+    expect(parseAllowedHosts('loopback').allowsAddress('127.0.0.1')).toBe(true);
+    expect(parseAllowedHosts('private').allowsAddress('192.168.1.1')).toBe(true);
+    expect(parseAllowedHosts('private').allowsAddress('fd00::1')).toBe(true);
+    expect(parseAllowedHosts('private').allowsAddress('127.0.0.1')).toBe(false);
+    expect(parseAllowedHosts('*').allowsAddress('169.254.169.254')).toBe(true);
+    expect(parseAllowedHosts('10.20.0.0/16').allowsAddress('10.20.3.4')).toBe(true);
+    expect(parseAllowedHosts('10.20.0.0/16').allowsAddress('10.21.3.4')).toBe(false);
+    const globs = parseAllowedHosts('*.ci.example.com');
+    expect(globs.allowsName('jenkins.ci.example.com')).toBe(true);
+    expect(globs.allowsName('ci.example.com.evil.test')).toBe(false);
+    expect(() => parseAllowedHosts('http://x/')).toThrow(/WEBHOOK_ALLOWED_HOSTS/);
+  });
+});
+
+describe('retries', () => {
+  const limits = { retryBaseMs: 1000, retryMaxMs: 3_600_000 };
+
+  it('doubles the delay per attempt, honours a longer Retry-After and stops at the cap', () => {
+    expect([1, 2, 3, 4].map((attempt) => retryDelayMs(attempt, undefined, limits))).toEqual([1000, 2000, 4000, 8000]);
+    expect(retryDelayMs(1, 30_000, limits)).toBe(30_000);
+    expect(retryDelayMs(30, undefined, limits)).toBe(3_600_000);
+    expect(retryDelayMs(1, 10 * 3_600_000, limits)).toBe(3_600_000);
+  });
+
+  it('reads Retry-After in seconds or as an HTTP date', () => {
+    expect(retryAfterMs('120')).toBe(120_000);
+    expect(retryAfterMs('Thu, 01 Jan 2026 00:01:00 GMT', Date.parse('2026-01-01T00:00:00Z'))).toBe(60_000);
+    expect(retryAfterMs('soon')).toBeUndefined();
+    expect(retryAfterMs(undefined)).toBeUndefined();
+  });
+});
+
+describe('signed headers', () => {
+  it('signs the exact body with the secret in every family, and leaves signatures empty without one', () => {
+    const body = Buffer.from('payload=%7B%7D');
+    const headers = signedHeaders({ contentType: 'form', secret: 's3cret', uuid: 'u-1', event: 'push' }, body);
+    const sha256 = createHmac('sha256', 's3cret').update(body).digest('hex');
+    expect(headers['X-Forgejo-Signature']).toBe(sha256);
+    expect(headers['X-Gitea-Signature']).toBe(sha256);
+    expect(headers['X-Gogs-Signature']).toBe(sha256);
+    expect(headers['X-Hub-Signature-256']).toBe(`sha256=${sha256}`);
+    expect(headers['X-Hub-Signature']).toBe(`sha1=${createHmac('sha1', 's3cret').update(body).digest('hex')}`);
+    expect(headers['Content-Type']).toBe('application/x-www-form-urlencoded');
+    expect(headers['X-GitHub-Delivery']).toBe('u-1');
+    expect(signedHeaders({ contentType: 'json', secret: '', uuid: 'u', event: 'push' }, body)['X-Forgejo-Signature']).toBe('');
+  });
+
+  it('shortens the ref of create and delete for the gitea format only', () => {
+    const payload = JSON.stringify({ ref: 'refs/tags/v1', ref_type: 'tag' });
+    expect(JSON.parse(bodyForType('gitea', 'create', payload)).ref).toBe('v1');
+    expect(bodyForType('forgejo', 'create', payload)).toBe(payload);
+    expect(bodyForType('gitea', 'push', payload)).toBe(payload);
+  });
+});
+
+describe('combined status', () => {
+  it('is the worst of the latest per context, error shown as failure, empty without statuses', () => {
+    expect(combinedState([{ state: 'success' }, { state: 'pending' }])).toBe('pending');
+    expect(combinedState([{ state: 'success' }, { state: 'warning' }, { state: 'pending' }])).toBe('warning');
+    expect(combinedState([{ state: 'failure' }, { state: 'error' }])).toBe('failure');
+    expect(combinedState([{ state: 'success' }])).toBe('success');
+    expect(combinedState([])).toBe('');
+  });
+});
