@@ -1,9 +1,10 @@
 import { pipeline } from 'node:stream/promises';
-import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { Deliver, DownloadsService } from './downloads.service';
 import { queryString, WildcardParam } from './route-params';
@@ -33,6 +34,7 @@ export class DownloadsController {
 
   @Get('repos/:owner/:repo/raw/*filepath')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoGetRawFile', summary: 'Get a file from a repository' })
   @ApiParam({ name: 'filepath', type: String, description: 'path of the file; may start with a branch, tag or commit when `ref` is not given' })
   @ApiQuery({ name: 'ref', required: false, description: 'The name of the commit/branch/tag. Default the repository’s default branch' })
@@ -40,19 +42,18 @@ export class DownloadsController {
   @ApiOkResponse({ description: 'Returns raw file content.', schema: { type: 'string', format: 'binary' } })
   @ApiErrors(404, 422)
   async raw(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @WildcardParam('filepath') path: string,
     @Query() query: Record<string, unknown>,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    await this.downloads.raw(caller, owner, repo, path, queryString(query.ref), ifNoneMatch, deliverTo(response));
+    await this.downloads.raw(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response));
   }
 
   @Get('repos/:owner/:repo/media/*filepath')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({
     operationId: 'repoGetRawFileOrLFS',
     summary: 'Get a file or its LFS object from a repository',
@@ -64,25 +65,24 @@ export class DownloadsController {
   @ApiOkResponse({ description: 'Returns raw file content.', schema: { type: 'string', format: 'binary' } })
   @ApiErrors(404, 422)
   async media(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @WildcardParam('filepath') path: string,
     @Query() query: Record<string, unknown>,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    await this.downloads.raw(caller, owner, repo, path, queryString(query.ref), ifNoneMatch, deliverTo(response));
+    await this.downloads.raw(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response));
   }
 
   @Get('repos/:owner/:repo/archive/*archive')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoGetArchive', summary: 'Get an archive of a repository' })
   @ApiParam({ name: 'archive', type: String, description: 'the git reference for download with attached archive format (e.g. main.zip, v1.0.tar.gz)' })
   @ApiProduces('application/zip', 'application/gzip')
   @ApiOkResponse({ description: 'success', schema: { type: 'string', format: 'binary' } })
   @ApiErrors(404)
-  async archive(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('archive') archive: string, @Res() response: Response): Promise<void> {
-    await this.downloads.archive(caller, owner, repo, archive, deliverTo(response));
+  async archive(@TargetRepository() target: RepositoryTarget, @WildcardParam('archive') archive: string, @Res() response: Response): Promise<void> {
+    await this.downloads.archive(target, archive, deliverTo(response));
   }
 }

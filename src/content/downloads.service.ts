@@ -1,6 +1,6 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
-import type { AuthContext } from '../auth/auth-context';
 import { NotFoundError } from '../common/errors';
 import { GitStream } from '../git/git-command';
 import { GitObjects } from '../git/git-objects';
@@ -47,8 +47,8 @@ export class DownloadsService {
    * GET /raw/{filepath} and /media/{filepath}: `ref` from the query, else the path starts with a branch, tag or
    * commit (Forgejo's RepoRefForAPI), else the default branch. Directories and submodules are 404.
    */
-  async raw(viewer: AuthContext, owner: string, repo: string, rawPath: string, refName: string | undefined, ifNoneMatch: string | undefined, deliver: Deliver): Promise<void> {
-    const target = await this.repositories.readable(viewer, owner, repo);
+  async raw(repository: RepositoryTarget, rawPath: string, refName: string | undefined, ifNoneMatch: string | undefined, deliver: Deliver): Promise<void> {
+    const target = this.repositories.open(repository);
     const requested = assertSafePath(rawPath);
     if (target.repo.isEmpty || requested === '') throw new NotFoundError();
     // The ref, the entry and a small file come from the batch readers (no process start, no slot held).
@@ -75,8 +75,8 @@ export class DownloadsService {
   }
 
   /** GET /archive/{ref}.zip and .tar.gz: every file under `<repo>/`, named `<repo>-<ref>.<ext>`. */
-  async archive(viewer: AuthContext, owner: string, repo: string, archive: string, deliver: Deliver): Promise<void> {
-    const target = await this.repositories.readable(viewer, owner, repo);
+  async archive(repository: RepositoryTarget, archive: string, deliver: Deliver): Promise<void> {
+    const target = this.repositories.open(repository);
     const format = archive.endsWith('.zip') ? 'zip' : archive.endsWith('.tar.gz') ? 'tar.gz' : null;
     if (!format) throw new NotFoundError();
     const refName = archive.slice(0, -(format.length + 1));

@@ -10,7 +10,7 @@ import type { RequestLog } from '../logging/request-log';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { GitBusyError, GitProcesses, isSafeGitProtocol, ServingProcess } from '../git/git-processes';
 import { accountStateProblem, GitTarget, RepositoryGitAccess, ServedTarget } from '../repos/repository-git-access';
-import { ARCHIVED_PUSH_HTTP } from '../repos/repository-access';
+import { ARCHIVED_PUSH_HTTP } from '../access/access-policy';
 
 type Service = 'upload-pack' | 'receive-pack';
 

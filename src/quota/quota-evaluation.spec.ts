@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { isAllowed, ruleAllows, ruleMatches, usageNeededFor } from './quota-evaluation';
+import { isAllowed, remainingFor, ruleAllows, ruleMatches, usageNeededFor } from './quota-evaluation';
 import { isQuotaSubject, MeasuredItem, NO_USAGE, QUOTA_SUBJECTS, QuotaUsage, subjectAndAncestors, usageOf } from './quota-subjects';
 
 const used = { ...NO_USAGE, reposPublic: 100, reposPrivate: 50, packages: 7 };
@@ -99,6 +99,33 @@ describe('usage a check needs', () => {
           ...(needed.has('packages') ? { packages: measured.packages } : {}),
         };
         expect(isAllowed(groupList, checked, partial)).toBe(isAllowed(groupList, checked, full));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('what a usage leaves of a subject (the budget a reservation takes)', () => {
+  it('is the least any matching limited rule of an allowing group leaves, the most over allowing groups', () => {
+    const used: QuotaUsage = { ...NO_USAGE, reposPublic: 300, packages: 50 };
+    expect(remainingFor([{ rules: [{ limit: 1000, subjects: ['size:repos:all'] }] }], 'size:repos:all', used)).toBe(700);
+    expect(remainingFor([{ rules: [{ limit: 1000, subjects: ['size:repos:all'] }, { limit: 400, subjects: ['size:all'] }] }], 'size:repos:all', used)).toBe(50);
+    expect(remainingFor([{ rules: [{ limit: 400, subjects: ['size:all'] }] }, { rules: [{ limit: 2000, subjects: ['size:git:all'] }] }], 'size:repos:public', used)).toBe(1700);
+    expect(remainingFor([{ rules: [{ limit: -1, subjects: ['size:all'] }] }], 'size:repos:all', used)).toBe(Infinity);
+    // A group that refuses leaves nothing, whatever another rule of it would leave.
+    expect(remainingFor([{ rules: [{ limit: 300, subjects: ['size:repos:all'] }] }], 'size:repos:all', used)).toBe(0);
+  });
+
+  it('is positive exactly when the subject is allowed (property)', () => {
+    const subject = fc.constantFrom(...QUOTA_SUBJECTS);
+    const rule = fc.record({ limit: fc.oneof(fc.constant(-1), fc.constant(0), fc.nat(1000)), subjects: fc.array(subject, { maxLength: 3 }) });
+    const groups = fc.array(fc.record({ rules: fc.array(rule, { maxLength: 3 }) }), { maxLength: 3 });
+    const bytes = fc.nat(600);
+    const usage = fc.record({ reposPublic: bytes, reposPrivate: bytes, attachmentsReleases: bytes, packages: bytes });
+    fc.assert(
+      fc.property(groups, subject, usage, (groupList, checked, measured) => {
+        const used: QuotaUsage = { ...NO_USAGE, ...measured };
+        expect(remainingFor(groupList, checked, used) > 0).toBe(isAllowed(groupList, checked, used));
       }),
       { numRuns: 2000 },
     );

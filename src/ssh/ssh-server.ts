@@ -11,7 +11,7 @@ import { GitBusyError, GitProcesses, isSafeGitProtocol } from '../git/git-proces
 import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
 import { PublicKeyStore } from '../keys/ssh/public-key.store';
 import { accountStateProblem, RepositoryGitAccess } from '../repos/repository-git-access';
-import { archivedPushSsh } from '../repos/repository-access';
+import { archivedPushSsh } from '../access/access-policy';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { parseSshCommand } from './ssh-command';

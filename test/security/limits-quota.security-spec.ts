@@ -298,15 +298,18 @@ describe('external release assets (open redirect)', () => {
     const release = await t.http.post(t.api(`/repos/${repo.full_name}/releases`)).set(withToken(owner.token)).send({ tag_name: 'v1' }).expect(201);
     const assets = t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets`);
     const link = await t.http.post(assets).set(withToken(owner.token)).field('external_url', 'https://downloads.example.com/tool.tgz').expect(201);
+    const forged = await t.http.post(assets).set(withToken(owner.token)).field('external_url', 'https://downloads.example.com/other.tgz').expect(201);
+    // Values that no API accepts but a stored row might hold (an older version, a restore, a direct edit): never
+    // followed through an Anvil URL.
+    for (const stored of ['//evil.example/phish', '/user/settings', 'javascript:alert(1)', 'ftp://evil.example/x', '\\\\evil.example']) {
+      await t.dataSource.query('UPDATE attachment SET external_url = ? WHERE uuid = ?', [stored, forged.body.uuid]);
+      const answer = await t.http.get(`/attachments/${forged.body.uuid}`);
+      expect(`${stored} → ${answer.status} ${answer.headers.location ?? ''}`).toBe(`${stored} → 404 `);
+    }
+    // An http(s) link is redirected to, and the answer names it.
     const followed = await t.http.get(`/attachments/${link.body.uuid}`).expect(302);
     expect(followed.headers.location).toBe('https://downloads.example.com/tool.tgz');
     expect(followed.text).toContain('https://downloads.example.com/tool.tgz');
     expect(followed.headers['cache-control']).toBe('no-store');
-    // Values that no API accepts but a stored row might hold (an older version, a restore, a direct edit).
-    for (const stored of ['//evil.example/phish', '/user/settings', 'javascript:alert(1)', 'ftp://evil.example/x', '\\\\evil.example']) {
-      await t.dataSource.query('UPDATE attachment SET external_url = ? WHERE uuid = ?', [stored, link.body.uuid]);
-      const answer = await t.http.get(`/attachments/${link.body.uuid}`);
-      expect(`${stored} → ${answer.status} ${answer.headers.location ?? ''}`).toBe(`${stored} → 404 `);
-    }
   });
 });

@@ -1,0 +1,63 @@
+import { Logger } from '@nestjs/common';
+import { RateLimiterAbstract, RateLimiterMemory } from 'rate-limiter-flexible';
+import type { AppConfig } from '../config/config';
+import { ServiceUnavailableError } from './dependency-errors';
+import { RateLimiterFactory, RateLimits } from './rate-limits';
+
+const CONFIG = {
+  rateLimits: { store: 'memory', windowMs: 60_000, signInPerIp: 3, signInPerAccount: 0, markdown: 0, tokenCreation: 0, keyUpload: 0, changePassword: 0 },
+} as unknown as AppConfig;
+
+/** A limiter whose store refuses its first `failures` calls with `error`, as a database losing a certification does. */
+function flaky(failures: number, error: object): { factory: RateLimiterFactory; calls: () => number } {
+  let calls = 0;
+  const factory: RateLimiterFactory = (name, points, duration) => {
+    const real = new RateLimiterMemory({ keyPrefix: name, points, duration });
+    const wrap =
+      <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+      (...args: A): Promise<R> => {
+        calls++;
+        if (calls <= failures) return Promise.reject(Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), error));
+        return call(...args);
+      };
+    return Object.assign(Object.create(real) as RateLimiterAbstract, {
+      consume: wrap(real.consume.bind(real)),
+      get: wrap(real.get.bind(real)),
+      reward: wrap(real.reward.bind(real)),
+      delete: wrap(real.delete.bind(real)),
+    });
+  };
+  return { factory, calls: () => calls };
+}
+
+describe('RateLimits and its store', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('retries a count the database aborted (deadlock, Galera certification 1213): no count is lost', async () => {
+    const store = flaky(3, { code: 'ER_LOCK_DEADLOCK', errno: 1213 });
+    const limits = new RateLimits(CONFIG, undefined, store.factory);
+    for (let attempt = 0; attempt < 3; attempt++) await limits.consume('signInPerIp', 'ip:a');
+    await expect(limits.consume('signInPerIp', 'ip:a')).rejects.toMatchObject({ status: 429 });
+    expect(store.calls()).toBe(3 + 4);
+  });
+
+  it('logs a store failure that is not transient and answers 503, never "allowed"', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const limits = new RateLimits(CONFIG, undefined, flaky(1000, { code: 'ECONNREFUSED' }).factory);
+    await expect(limits.consume('signInPerIp', 'ip:b')).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(limits.reserve('signInPerIp', 'ip:b')).rejects.toBeInstanceOf(ServiceUnavailableError);
+    expect(logged).toHaveBeenCalledWith(expect.stringContaining('rate limit signInPerIp: the store failed'));
+  });
+
+  it('reserve counts before the work and gives the count back when asked', async () => {
+    const limits = new RateLimits(CONFIG, undefined, flaky(0, {}).factory);
+    const refunds: (() => Promise<void>)[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) refunds.push(await limits.reserve('signInPerIp', 'ip:c'));
+    await expect(limits.reserve('signInPerIp', 'ip:c')).rejects.toMatchObject({ status: 429 });
+    await refunds[0]();
+    await refunds[1]();
+    // The refused attempt counted too (4 of 3); two came back (2 of 3): one more fits, the next does not.
+    await limits.reserve('signInPerIp', 'ip:c');
+    await expect(limits.reserve('signInPerIp', 'ip:c')).rejects.toMatchObject({ status: 429 });
+  });
+});
