@@ -15,6 +15,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { GitHttpModule } from './git-http/git-http.module';
+import { IntegrityModule } from './integrity/integrity.module';
 import { KeysModule } from './keys/keys.module';
 import { LoggingModule } from './logging/logging.module';
 import { MarkdownModule } from './markdown/markdown.module';
@@ -63,6 +64,7 @@ export class AppModule {
         StatusesModule,
         WebhooksModule,
         PagesModule,
+        IntegrityModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },

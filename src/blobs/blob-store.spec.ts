@@ -33,7 +33,8 @@ describe('BlobStore.send', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blob-store-'));
     store = new BlobStore({ dataDir: dir } as AppConfig);
     const staged = await store.receive(Readable.from([content]), content.length + 1);
-    await staged.commit(key);
+    await staged.park(key);
+    await staged.commit();
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -78,5 +79,42 @@ describe('BlobStore.send', () => {
     await sending;
     expect(Buffer.compare(Buffer.concat(received), content)).toBe(0);
     expect(maxBuffered).toBeLessThanOrEqual(2 * 256 * 1024);
+  });
+});
+
+describe('BlobStore parking', () => {
+  let dir: string;
+  let store: BlobStore;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blob-store-'));
+    store = new BlobStore({ dataDir: dir } as AppConfig);
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps a parked file out of its key until commit, and lists it with its key meanwhile', async () => {
+    const key = 'packages/a/b/ab-parked';
+    const staged = await store.receive(Readable.from([Buffer.from('parked')]), 100);
+    await staged.park(key);
+    expect(await store.size(key)).toBeNull();
+    const pending = await store.pendingBlobs();
+    expect(pending.map((blob) => blob.key)).toEqual([key]);
+    await staged.commit();
+    expect(await store.size(key)).toBe(6);
+    expect(await store.pendingBlobs()).toEqual([]);
+    expect((await store.storedBlobs('packages')).map((blob) => blob.key)).toEqual([key]);
+  });
+
+  it('commits without error when another process finished the move first, and fails when the file is lost', async () => {
+    const key = 'attachments/c/d/cd-finished';
+    const staged = await store.receive(Readable.from([Buffer.from('x')]), 100);
+    await staged.park(key);
+    const [pending] = await store.pendingBlobs();
+    await store.finish(pending.file, pending.key);
+    await expect(staged.commit()).resolves.toBeUndefined();
+    const lost = await store.receive(Readable.from([Buffer.from('y')]), 100);
+    await lost.park('attachments/e/f/ef-lost');
+    const [gone] = await store.pendingBlobs();
+    fs.rmSync(gone.file);
+    await expect(lost.commit()).rejects.toThrow();
   });
 });

@@ -45,6 +45,17 @@ export interface AppConfig {
    * before it collects again; 0 leaves V8's own heuristics (see server/heap-growth.ts).
    */
   heapGrowthPercent: number;
+  /**
+   * RECONCILE_STALE_AFTER (seconds): a temporary file, lock or half-made directory older than this is a crash's
+   * leftover that the start-up reconciliation may clear; younger ones may belong to a live request of another
+   * instance sharing DATA_DIR.
+   */
+  reconcileStaleAfterMs: number;
+  /**
+   * ANVIL_FAULT_KILL_AT: names of fault points (src/common/fault-points.ts) at which the server kills itself
+   * with SIGKILL, for the crash tests; `point:N` at the point's N-th pass. Unset in production.
+   */
+  faultKillAt: string[];
   webhooks: WebhookConfig;
 }
 
@@ -282,6 +293,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
       tickMs: 60_000,
     },
     heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 30, { min: 0, max: 1000 }),
+    reconcileStaleAfterMs: 1000 * integer(env, 'RECONCILE_STALE_AFTER', 3600, { min: 0 }),
+    faultKillAt: (env.ANVIL_FAULT_KILL_AT ?? '')
+      .split(',')
+      .map((point) => point.trim())
+      .filter((point) => point !== ''),
     webhooks: {
       allowedHosts: nonEmpty(env, 'WEBHOOK_ALLOWED_HOSTS') ?? 'external',
       maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 8, { min: 1, max: 100 }),

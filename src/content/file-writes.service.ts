@@ -2,6 +2,7 @@ import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
+import { faultPoint } from '../common/fault-points';
 import { Clock } from '../common/time';
 import { GitTrees, TreeEntry } from '../git/git-trees';
 import { GitIdentity, GitWrites, RefChangedError, TreeChange } from '../git/git-writes';
@@ -177,6 +178,7 @@ export class FileWritesService {
         if (error instanceof RefChangedError) throw new ConflictError(`branch ${written} was changed by another writer; read it again and retry`);
         throw error;
       }
+      faultPoint('contents.ref-updated');
       const ref: NamedRef = { name: written, kind: 'branch', commit: oid };
       const commits = await this.trees.commits(target.dir, [oid]);
       const described = await this.contents.describeFiles(target, ref, operations.filter((op) => op.operation !== 'delete').map((op) => op.path));

@@ -6,6 +6,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { BlobStore, StagedBlob } from '../blobs/blob-store';
 import { assertDeclaredLength, declaredLength, isMultipart, multipartUpload, rawUpload, UploadSource } from '../blobs/upload-body';
 import { BadRequestError, NotFoundError } from '../common/errors';
+import { faultPoint } from '../common/fault-points';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { APP_CONFIG, AppConfig } from '../config/config';
@@ -144,12 +145,17 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     return this.wire(attachment);
   }
 
-  /** Renames into place, then the row; the release may have gone meanwhile (then neither is kept). */
+  /**
+   * The complete file is parked, the row committed (with the quota reservation settled), then the file renamed
+   * under its key: the attachment is visible only with its row, and a crash after the commit leaves the parked
+   * file for the start-up reconciliation to move. The release may have gone meanwhile (then neither is kept).
+   */
   private async keep(staged: StagedBlob, reservation: QuotaReservation, row: Partial<AttachmentEntity> & { uuid: string }): Promise<AttachmentEntity> {
-    const key = attachmentKey(row.uuid);
+    let attachment: AttachmentEntity;
     try {
-      await staged.commit(key);
-      return await this.transactions.run(async (tx) => {
+      await staged.park(attachmentKey(row.uuid));
+      faultPoint('attachment.parked');
+      attachment = await this.transactions.run(async (tx) => {
         if (!(await this.store.findById(row.repoId!, row.releaseId!, tx))) throw new NotFoundError();
         const inserted = await this.store.insertAttachment(tx, row);
         await reservation.settle(tx);
@@ -157,9 +163,11 @@ export class ReleaseAttachmentsService implements OnModuleInit {
       });
     } catch (error) {
       await staged.discard();
-      await this.blobs.remove(key);
       throw error;
     }
+    faultPoint('attachment.committed');
+    await staged.commit();
+    return attachment;
   }
 
   /**

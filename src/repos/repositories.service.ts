@@ -27,6 +27,7 @@ import type { RepositoryWire } from './repository.wire';
 import { StarStore } from './star.store';
 import { RepositoryTemplates } from './templates/repository-templates';
 import { WatchStore } from './watch.store';
+import { faultPoint } from '../common/fault-points';
 import { KeyedLeases, Leases } from '../database/leases';
 import { RepositoryEvents } from '../events/repository-events';
 
@@ -176,8 +177,10 @@ export class RepositoriesService implements OnModuleInit {
 
   /**
    * Behaviour 4.1 after owner, quota and permission: templates (422) → duplicate (409) → reserved name (422)
-   * → the row (with the owner's counter and the creator's watch) in one transaction → the bare repository on
-   * disk. If the disk step fails, the row goes again (compensation), so there is both or neither.
+   * → the bare repository built aside (in the incoming area, measured there) → the row (with the owner's
+   * counter, the creator's watch and the measured size) in one transaction, inside which the directory moves
+   * into place. A crash at any step leaves either nothing visible or the whole repository; what it leaves
+   * aside the start-up reconciliation clears.
    */
   private async create(viewer: AuthContext, owner: UserEntity, option: CreateRepositoryOption): Promise<RepositoryWire> {
     requireSignedIn(viewer);
@@ -191,53 +194,36 @@ export class RepositoriesService implements OnModuleInit {
     const now = this.clock.nowUnix();
     const defaultBranch = option.default_branch || DEFAULT_BRANCH;
     const objectFormat = (option.object_format_name || 'sha1') as ObjectFormat;
-    // The row and the directory change together: a deletion of the same path cannot run between the two.
-    return this.pathLocks.run(pathKey(this.paths.repository(owner.name, option.name)), async () => {
-      let repo: RepositoryEntity;
-      try {
-        repo = await this.transactions.run(async (tx) => {
-          const row = await this.insertRow(tx, owner, creator, now, {
-            name: option.name,
-            description: option.description ?? '',
-            originalUrl: '',
-            defaultBranch,
-            objectFormatName: objectFormat,
-            isPrivate: option.private === true,
-            isEmpty: !autoInit,
-            isTemplate: option.template === true,
-            isMirror: false,
-            mirrorInterval: '',
-            mirrorUpdatedUnix: 0,
-            gitSize: 0,
-          });
-          await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: creator.id });
-          return row;
-        });
-        this.events.committed();
-      } catch (error) {
-        if (isUniqueViolation(error)) throw duplicateName();
-        throw error;
-      }
-
-      const dir = this.paths.repository(owner.name, repo.name);
-      let created = false;
-      try {
-        await this.git.create(dir, {
-          objectFormat,
-          defaultBranch,
-          initialCommit: autoInit ? this.initialCommit(creator, owner, repo, templateChoice, now) : undefined,
-        });
-        created = true;
-        await this.repositories.recordGitSize(repo.id, await this.git.size(dir));
-      } catch (error) {
-        this.logger.error(`creating ${owner.name}/${repo.name} failed on disk, removing it again: ${(error as Error).message}`);
-        if (created) await this.git.remove(dir).catch(() => undefined);
-        await this.transactions.run((tx) => this.deleteRow(tx, repo));
-        throw error;
-      }
-      const stored = (await this.repositories.findById(repo.id))!;
-      return this.views.one(stored, owner, viewer, ALL_PERMISSIONS);
-    });
+    const description = option.description ?? '';
+    const aside = await this.git.incomingPath();
+    try {
+      const planned = Object.assign(new RepositoryEntity(), { name: option.name, description });
+      await this.git.create(aside, {
+        objectFormat,
+        defaultBranch,
+        initialCommit: autoInit ? this.initialCommit(creator, owner, planned, templateChoice, now) : undefined,
+      });
+      const gitSize = await this.git.size(aside);
+      faultPoint('repository.create.built');
+      const fields: ImportedRepository & { isTemplate: boolean } = {
+        name: option.name,
+        description,
+        originalUrl: '',
+        defaultBranch,
+        objectFormatName: objectFormat,
+        isPrivate: option.private === true,
+        isEmpty: !autoInit,
+        isTemplate: option.template === true,
+        isMirror: false,
+        mirrorInterval: '',
+        mirrorUpdatedUnix: 0,
+        gitSize,
+      };
+      return await this.createFromDirectory(viewer, owner, fields, aside, async () => undefined);
+    } finally {
+      // Moved into place on success; otherwise what was built aside goes.
+      await this.git.removeAside(aside).catch((error: Error) => this.logger.error(`could not remove ${aside}: ${error.message}`));
+    }
   }
 
   /** The row with the owner's counter and the creator's watch (behaviour 1.3, 4.1), inside `tx`. */
@@ -287,15 +273,20 @@ export class RepositoriesService implements OnModuleInit {
       // Under the path's lock, as creation: a deletion of the same path cannot run between row and directory.
       repo = await this.pathLocks.run(pathKey(dir), () =>
         this.transactions.run(async (tx) => {
+          // A retried transaction (a MySQL deadlock) starts again from the directory aside.
+          if (moved) await this.git.adopt(dir, sourceDir);
           moved = false;
           const row = await this.insertRow(tx, owner, viewer.user, now, { ...fields });
           await withRow(tx, row);
           await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: viewer.user.id });
           await this.git.adopt(sourceDir, dir);
           moved = true;
+          faultPoint('repository.create.moved');
           return row;
         }),
       );
+      faultPoint('repository.create.committed');
+      this.events.committed();
     } catch (error) {
       // The commit failed after the move: the directory goes back to the caller's temporary place.
       if (moved) await this.git.remove(dir).catch(() => undefined);
@@ -416,6 +407,7 @@ export class RepositoriesService implements OnModuleInit {
         await this.events.record(tx, { kind: 'repository', action: 'deleted', repo, senderId: target.viewer.user!.id });
         return steps;
       });
+      faultPoint('repository.delete.committed');
       this.events.committed();
       try {
         await this.git.remove(dir);

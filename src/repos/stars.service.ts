@@ -3,6 +3,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
+import { faultPoint } from '../common/fault-points';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { UserVisibility } from '../users/user-visibility';
@@ -51,6 +52,7 @@ export class StarsService {
       // The repository may have been deleted meanwhile: then nothing is kept.
       if (!(await this.repositories.addToCounter(tx, repo.id, 'numStars', 1))) throw new NotFoundError();
       await this.users.addToCounter(tx, uid, 'numStars', 1);
+      faultPoint('star.written');
     });
   }
 
