@@ -8,6 +8,7 @@ import { AuthModule } from './auth/auth.module';
 import { ApiRequestTimeout } from './common/api-request-timeout';
 import { BodyPipe } from './common/body';
 import { CommonModule } from './common/common.module';
+import { CollaboratorsModule } from './collaborators/collaborators.module';
 import { ContentModule } from './content/content.module';
 import { HttpErrorFilter } from './common/http-error.filter';
 import type { AppConfig } from './config/config';
@@ -48,6 +49,7 @@ export class AppModule {
         KeysModule,
         ReposModule,
         ReleasesModule,
+        CollaboratorsModule,
         LabelsModule,
         SettingsModule,
         LanguagesModule,

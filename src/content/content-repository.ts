@@ -17,6 +17,8 @@ import { UsersService } from '../users/users.service';
 /** 503: every git slot is taken and none freed in time (the process cap, GIT_MAX_PROCESSES). */
 export class GitBusyDomainError extends DomainError {
   readonly status = 503;
+  /** As git over HTTP says when it is busy. */
+  readonly retryAfterSeconds = 10;
 }
 
 /** The URLs content answers are built from. */

@@ -8,6 +8,7 @@ import { clientAddress, CredentialChain, readCredential } from '../auth/credenti
 import { TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import type { RequestLog } from '../logging/request-log';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { dependencyFailure } from '../common/dependency-errors';
 import { GitBusyError, GitProcesses, isSafeGitProtocol, ServingProcess } from '../git/git-processes';
 import { accountStateProblem, GitTarget, RepositoryGitAccess, ServedTarget } from '../repos/repository-git-access';
 import { ARCHIVED_PUSH_HTTP } from '../access/access-policy';
@@ -233,6 +234,13 @@ export class GitHttpHandler {
 
   private fail(response: Response, request: Request, error: unknown): void {
     if (error instanceof GitHttpRefusal) return this.reply(response, request, error.status, error.message, error.headers);
+    // The database, the disk or the machine's descriptors failed: 503 or 507 in the service's words, not a 500.
+    const failure = dependencyFailure(error);
+    if (failure && !response.headersSent) {
+      this.logger.warn(`git request ${request.method} ${request.path} answered ${failure.status}: ${(error as Error).message}`);
+      const retryAfter = (failure as { retryAfterSeconds?: number }).retryAfterSeconds;
+      return this.reply(response, request, failure.status, failure.message, retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) });
+    }
     this.logger.error(`git request ${request.method} ${request.path} failed: ${(error as Error).stack ?? error}`);
     if (!response.headersSent) this.reply(response, request, 500, 'Internal Server Error');
     else response.destroy();
