@@ -82,6 +82,46 @@ describe('BlobStore.send', () => {
   });
 });
 
+describe('BlobStore scratch space shared by several instances on one DATA_DIR', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blob-scratch-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("another instance's start-up leaves an upload in flight alone, and the upload completes", async () => {
+    const first = new BlobStore({ dataDir: dir } as AppConfig);
+    const second = new BlobStore({ dataDir: dir } as AppConfig);
+    const source = new PassThrough();
+    const receiving = first.receive(source, 1024 * 1024);
+    source.write(Buffer.alloc(4096, 1));
+    // The file exists under the first instance's scratch directory before the second starts.
+    await new Promise((resolve) => setImmediate(resolve));
+    await second.clearTemporary();
+    source.end(Buffer.alloc(4096, 2));
+    const staged = await receiving;
+    expect(staged.size).toBe(8192);
+    await staged.park('attachments/a/b/ab-live');
+    await staged.commit();
+    expect(await first.size('attachments/a/b/ab-live')).toBe(8192);
+  });
+
+  it('start-up removes scratch directories and files nobody wrote to for an hour, and only those', async () => {
+    const scratch = path.join(dir, 'tmp', 'uploads');
+    const stale = path.join(scratch, 'dead-instance');
+    const fresh = path.join(scratch, 'live-instance');
+    for (const each of [stale, fresh]) {
+      fs.mkdirSync(each, { recursive: true });
+      fs.writeFileSync(path.join(each, 'part'), 'x');
+    }
+    fs.writeFileSync(path.join(scratch, 'old-layout-file'), 'x');
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    for (const each of [stale, path.join(stale, 'part'), path.join(scratch, 'old-layout-file')]) fs.utimesSync(each, twoHoursAgo, twoHoursAgo);
+    await new BlobStore({ dataDir: dir } as AppConfig).clearTemporary();
+    expect(fs.readdirSync(scratch)).toEqual(['live-instance']);
+  });
+});
+
 describe('BlobStore parking', () => {
   let dir: string;
   let store: BlobStore;

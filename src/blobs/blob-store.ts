@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import * as os from 'node:os';
 import { createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
@@ -64,13 +65,19 @@ export interface ByteRange {
 @Injectable()
 export class BlobStore {
   private readonly root: string;
+  /** Where every instance keeps its uploads in flight, each in a directory of its own. */
+  private readonly scratchRoot: string;
+  /** This instance's: other instances on the same DATA_DIR never touch it while it is in use. */
   private readonly tmp: string;
+  /** Now, for the age of leftovers (tests give their own). */
+  clock: () => number = () => Date.now();
   private readonly pending: string;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.root = path.resolve(config.dataDir);
-    this.tmp = path.join(this.root, 'tmp', 'uploads');
+    this.scratchRoot = path.join(this.root, 'tmp', 'uploads');
     this.pending = path.join(this.root, 'tmp', 'pending');
+    this.tmp = path.join(this.scratchRoot, `${os.hostname().replace(/[^0-9A-Za-z.-]/g, '_').slice(0, 40)}-${process.pid}-${randomUUID().slice(0, 8)}`);
   }
 
   /**
@@ -223,15 +230,49 @@ export class BlobStore {
     await fs.rm(this.pathOf(key), { force: true });
   }
 
-  /** Leftovers of uploads that were in flight when the process stopped. */
+  /**
+   * Leftovers of uploads that were in flight when some instance stopped: every scratch directory (or file)
+   * under DATA_DIR/tmp/uploads in which nothing was written for STALE_SCRATCH_MS. An upload in flight writes
+   * at least every HTTP_BODY_TIMEOUT (or is cut off), so another instance's live upload is never among them.
+   */
   async clearTemporary(): Promise<void> {
-    await fs.rm(this.tmp, { recursive: true, force: true });
+    let entries: string[];
+    try {
+      entries = await fs.readdir(this.scratchRoot);
+    } catch {
+      return;
+    }
+    const staleBefore = this.clock() - STALE_SCRATCH_MS;
+    for (const entry of entries) {
+      const entryPath = path.join(this.scratchRoot, entry);
+      if (entryPath === this.tmp) continue;
+      if ((await newestWrite(entryPath)) < staleBefore) await fs.rm(entryPath, { recursive: true, force: true });
+    }
   }
 
   private pathOf(key: string): string {
     if (!BLOB_KEY.test(key)) throw new Error(`unsafe blob key: ${JSON.stringify(key)}`);
     return path.join(this.root, key);
   }
+}
+
+/** Scratch files untouched for this long belong to no live upload (bodies time out after seconds of silence). */
+export const STALE_SCRATCH_MS = 60 * 60 * 1000;
+
+/** The latest modification time of `entry` or anything under it; 0 when it vanished meanwhile. */
+async function newestWrite(entry: string): Promise<number> {
+  let stat;
+  try {
+    stat = await fs.lstat(entry);
+  } catch {
+    return 0;
+  }
+  let newest = stat.mtimeMs;
+  if (stat.isDirectory()) {
+    const children = await fs.readdir(entry).catch(() => [] as string[]);
+    for (const child of children) newest = Math.max(newest, await newestWrite(path.join(entry, child)));
+  }
+  return newest;
 }
 
 const BLOB_KEY = /^[a-z]+(\/[0-9a-z-]+)+$/;

@@ -1,6 +1,7 @@
 import type { AuthContext } from '../auth/auth-context';
 import { Injectable } from '@nestjs/common';
-import { ConflictError, DomainError, NotFoundError } from '../common/errors';
+import { ConflictError, DomainError, InvalidInputError, NotFoundError } from '../common/errors';
+import { GitAbortedError, GitBudgetError } from '../git/git-command';
 import { GitBusyError, GitProcesses } from '../git/git-processes';
 import type { RefInfo } from '../git/git-trees';
 import type { RefUpdate } from '../git/push-hooks';
@@ -19,6 +20,14 @@ export class GitBusyDomainError extends DomainError {
   readonly status = 503;
   /** As git over HTTP says when it is busy. */
   readonly retryAfterSeconds = 10;
+}
+
+function domainErrorOf(error: unknown): unknown {
+  if (error instanceof GitBusyError) return new GitBusyDomainError(error.message);
+  if (error instanceof GitBudgetError) return new InvalidInputError('the repository is too large to answer this request: git ran out of its memory or CPU budget');
+  // Stopped because the client went away: nobody reads the answer, and it is no server error.
+  if (error instanceof GitAbortedError) return new GitBusyDomainError('the request was stopped: its client went away');
+  return error;
 }
 
 /** The URLs content answers are built from. */
@@ -70,13 +79,15 @@ export class ContentRepositories {
     return content.target.canWrite('repo.code');
   }
 
-  /** Runs git work inside one slot of the process cap; a full cap that does not free in time is a 503. */
+  /**
+   * Runs git work inside one slot of the process cap (counted against the caller's share); a full cap that
+   * does not free in time is a 503, and git that ran out of its memory or CPU budget a 422.
+   */
   async withGit<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await this.processes.withSlot(work);
     } catch (error) {
-      if (error instanceof GitBusyError) throw new GitBusyDomainError(error.message);
-      throw error;
+      throw domainErrorOf(error);
     }
   }
 
@@ -88,8 +99,7 @@ export class ContentRepositories {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof GitBusyError) throw new GitBusyDomainError(error.message);
-      throw error;
+      throw domainErrorOf(error);
     }
   }
 

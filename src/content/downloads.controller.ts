@@ -1,16 +1,22 @@
 import { pipeline } from 'node:stream/promises';
-import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { TransferWatch } from '../git/transfer-watch';
 import { Deliver, DownloadsService } from './downloads.service';
 import { queryString, WildcardParam } from './route-params';
 
-/** Streams a download to the HTTP response; a client that goes away ends it (and git with it). */
-function deliverTo(response: Response): Deliver {
+/**
+ * Streams a download to the HTTP response; a client that goes away ends it (and git with it), and so does one
+ * that reads slower than the minimum transfer rate (GIT_MIN_TRANSFER_RATE): a reader that stops must not
+ * keep git and its slot.
+ */
+function deliverTo(response: Response, rate: { minRate: number; windowMs: number }): Deliver {
   return async (download) => {
     response.status(download.status);
     for (const [name, value] of Object.entries(download.headers)) response.setHeader(name, value);
@@ -19,10 +25,16 @@ function deliverTo(response: Response): Deliver {
       response.end(download.body ?? undefined);
       return;
     }
+    const watch = new TransferWatch({ ...rate, waitingOnPeer: () => response.writableNeedDrain, onStall: () => response.destroy() });
+    const body = download.body;
+    body.on('data', (chunk: Buffer) => watch.count(chunk.length));
     try {
-      await pipeline(download.body, response);
+      await pipeline(body, response);
     } catch {
-      // The client went away: nothing to answer.
+      // The client went away, or git failed part-way: the response is cut, never ended as if complete.
+      response.destroy();
+    } finally {
+      watch.stop();
     }
   };
 }
@@ -30,7 +42,14 @@ function deliverTo(response: Response): Deliver {
 @ApiTags('repository')
 @Controller()
 export class DownloadsController {
-  constructor(private readonly downloads: DownloadsService) {}
+  private readonly rate: { minRate: number; windowMs: number };
+
+  constructor(
+    private readonly downloads: DownloadsService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.rate = { minRate: config.git.minTransferRate, windowMs: config.git.transferWindowMs };
+  }
 
   @Get('repos/:owner/:repo/raw/*filepath')
   @Public('repository')
@@ -48,7 +67,7 @@ export class DownloadsController {
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    await this.downloads.raw(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response));
+    await this.downloads.raw(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response, this.rate));
   }
 
   @Get('repos/:owner/:repo/media/*filepath')
@@ -71,7 +90,7 @@ export class DownloadsController {
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    await this.downloads.raw(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response));
+    await this.downloads.raw(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response, this.rate));
   }
 
   @Get('repos/:owner/:repo/archive/*archive')
@@ -83,6 +102,6 @@ export class DownloadsController {
   @ApiOkResponse({ description: 'success', schema: { type: 'string', format: 'binary' } })
   @ApiErrors(404)
   async archive(@TargetRepository() target: RepositoryTarget, @WildcardParam('archive') archive: string, @Res() response: Response): Promise<void> {
-    await this.downloads.archive(target, archive, deliverTo(response));
+    await this.downloads.archive(target, archive, deliverTo(response, this.rate));
   }
 }

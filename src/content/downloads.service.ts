@@ -1,7 +1,8 @@
 import type { RepositoryTarget } from '../access/repository-policy';
 import { Readable } from 'node:stream';
-import { Injectable } from '@nestjs/common';
-import { NotFoundError } from '../common/errors';
+import { Inject, Injectable } from '@nestjs/common';
+import { NotFoundError, PayloadTooLargeError } from '../common/errors';
+import { APP_CONFIG, AppConfig } from '../config/config';
 import { GitStream } from '../git/git-command';
 import { GitObjects } from '../git/git-objects';
 import { GitTrees, TreeEntry } from '../git/git-trees';
@@ -41,6 +42,7 @@ export class DownloadsService {
     private readonly trees: GitTrees,
     private readonly refs: ContentRefs,
     private readonly objects: GitObjects,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -84,6 +86,10 @@ export class DownloadsService {
     await this.repositories.withGit(async () => {
       const ref = await this.refs.resolve(target, refName);
       if (!ref) throw new NotFoundError();
+      const budget = { entries: this.config.git.archiveMaxEntries, bytes: this.config.git.archiveMaxBytes };
+      if (!(await this.trees.withinBudget(target.dir, ref.commit, budget))) {
+        throw new PayloadTooLargeError(`the archive would hold more than ${budget.entries} files or ${budget.bytes} bytes`);
+      }
       const stream = this.trees.streamArchive(target.dir, ref.commit, format, target.repo.name);
       const filename = `${target.repo.name}-${refName.replace(/\//g, '-')}.${format}`;
       const headers = {
@@ -91,7 +97,10 @@ export class DownloadsService {
         'Content-Disposition': disposition('attachment', filename),
         'Access-Control-Expose-Headers': 'Content-Disposition',
       };
-      await this.deliverStream(stream, { status: 200, headers, body: stream.stdout }, deliver);
+      // Nothing is answered before git wrote its first bytes: a git that fails at once is an error status.
+      const { head, body } = await sniffable(stream, 1);
+      if (head.length === 0) await stream.exited;
+      await this.deliverStream(stream, { status: 200, headers, body }, deliver);
     });
   }
 
@@ -118,13 +127,16 @@ function rawHeaders(entry: TreeEntry, path: string, type: string): Record<string
   return headers;
 }
 
-/** Reads the first bytes for sniffing and hands back a stream that still yields every byte. */
-async function sniffable(stream: GitStream): Promise<{ head: Buffer; body: Readable }> {
+/**
+ * Reads the first bytes for sniffing and hands back a stream that still yields every byte, and that fails
+ * (so that the response is aborted, never ended as if complete) when git exits with an error after all.
+ */
+async function sniffable(stream: GitStream, wanted = SNIFF_BYTES): Promise<{ head: Buffer; body: Readable }> {
   const iterator = stream.stdout[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const first: Buffer[] = [];
   let size = 0;
   let done = false;
-  while (size < SNIFF_BYTES) {
+  while (size < wanted) {
     const next = await iterator.next();
     if (next.done) {
       done = true;
@@ -137,12 +149,13 @@ async function sniffable(stream: GitStream): Promise<{ head: Buffer; body: Reada
   const body = Readable.from(
     (async function* () {
       if (head.length > 0) yield head;
-      if (done) return;
       for (;;) {
+        if (done) break;
         const next = await iterator.next();
-        if (next.done) return;
+        if (next.done) break;
         yield next.value;
       }
+      await stream.exited;
     })(),
   );
   return { head: head.subarray(0, SNIFF_BYTES), body };
