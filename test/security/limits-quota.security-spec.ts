@@ -21,6 +21,8 @@ interface HeldUpload {
   outcome: Promise<'continue' | number>;
   /** Sends the body (after 'continue') and resolves with the final status. */
   send(): Promise<number>;
+  /** Drops the request (a test that failed before sending its body must not leave it open). */
+  abort(): void;
 }
 
 function heldUpload(base: URL, method: string, path: string, headers: Record<string, string>, body: Buffer): HeldUpload {
@@ -49,6 +51,7 @@ function heldUpload(base: URL, method: string, path: string, headers: Record<str
       request.end(body);
       return final;
     },
+    abort: () => request.destroy(),
   };
 }
 
@@ -128,6 +131,7 @@ describe('quota holds under concurrent writes (H4)', () => {
       const after = await client.run(['push', url, 'main'], { cwd: work });
       expect(after.stderr).toContain('Anvil: Quota exceeded');
     } finally {
+      held.abort();
       client.dispose();
     }
   });
