@@ -13,4 +13,6 @@ module.exports = {
   testMatch: ['<rootDir>/test/faults/**/*.fault-spec.ts'],
   transform: { '^.+\\.ts$': tsJest },
   slowTestThreshold: 60,
+  // The servers and CLIs the tests start run from dist/, as `npm start` does: built here when a source changed.
+  globalSetup: '<rootDir>/test/faults/support/build.setup.js',
 };

@@ -8,6 +8,8 @@ import { AuthModule } from './auth/auth.module';
 import { ApiRequestTimeout } from './common/api-request-timeout';
 import { BodyPipe } from './common/body';
 import { CommonModule } from './common/common.module';
+import { CollaboratorsModule } from './collaborators/collaborators.module';
+import { TeamsModule } from './teams/teams.module';
 import { ContentModule } from './content/content.module';
 import { HttpErrorFilter } from './common/http-error.filter';
 import type { AppConfig } from './config/config';
@@ -15,6 +17,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { GitHttpModule } from './git-http/git-http.module';
+import { IntegrityModule } from './integrity/integrity.module';
 import { KeysModule } from './keys/keys.module';
 import { LoggingModule } from './logging/logging.module';
 import { MarkdownModule } from './markdown/markdown.module';
@@ -47,6 +50,8 @@ export class AppModule {
         KeysModule,
         ReposModule,
         ReleasesModule,
+        CollaboratorsModule,
+        TeamsModule,
         LabelsModule,
         SettingsModule,
         LanguagesModule,
@@ -63,6 +68,7 @@ export class AppModule {
         StatusesModule,
         WebhooksModule,
         PagesModule,
+        IntegrityModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },

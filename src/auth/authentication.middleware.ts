@@ -5,6 +5,7 @@ import { markRequestStart, RequestTimedOutError } from '../common/api-request-ti
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
+import { RequestGitClient } from '../git/request-git-client';
 import { AuthContext } from './auth-context';
 import { clientAddress, Credential, CredentialChain, readCredential } from './credentials';
 
@@ -34,7 +35,7 @@ export class AuthenticationMiddleware {
     // An anonymous request without sudo needs no lookup: it goes on at once, without a promise.
     if (credential === undefined && request.headers.sudo === undefined && !(request.url.includes('?') && request.query.sudo !== undefined)) {
       request.auth = AuthContext.anonymous();
-      return next();
+      return RequestGitClient.run(request, response, null, next);
     }
     // API_REQUEST_TIMEOUT covers the lookups of authentication too: a database that hangs answers 503 here,
     // before any route's own timer is armed (common/api-request-timeout.ts counts from this start).
@@ -54,7 +55,7 @@ export class AuthenticationMiddleware {
         clearTimeout(timer);
         if (settled) return;
         request.auth = auth;
-        next();
+        RequestGitClient.run(request, response, auth.id, next);
       },
       (error: unknown) => {
         clearTimeout(timer);

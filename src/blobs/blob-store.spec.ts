@@ -33,7 +33,8 @@ describe('BlobStore.send', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blob-store-'));
     store = new BlobStore({ dataDir: dir } as AppConfig);
     const staged = await store.receive(Readable.from([content]), content.length + 1);
-    await staged.commit(key);
+    await staged.park(key);
+    await staged.commit();
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -78,5 +79,82 @@ describe('BlobStore.send', () => {
     await sending;
     expect(Buffer.compare(Buffer.concat(received), content)).toBe(0);
     expect(maxBuffered).toBeLessThanOrEqual(2 * 256 * 1024);
+  });
+});
+
+describe('BlobStore scratch space shared by several instances on one DATA_DIR', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blob-scratch-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("another instance's start-up leaves an upload in flight alone, and the upload completes", async () => {
+    const first = new BlobStore({ dataDir: dir } as AppConfig);
+    const second = new BlobStore({ dataDir: dir } as AppConfig);
+    const source = new PassThrough();
+    const receiving = first.receive(source, 1024 * 1024);
+    source.write(Buffer.alloc(4096, 1));
+    // The file exists under the first instance's scratch directory before the second starts.
+    await new Promise((resolve) => setImmediate(resolve));
+    await second.clearTemporary();
+    source.end(Buffer.alloc(4096, 2));
+    const staged = await receiving;
+    expect(staged.size).toBe(8192);
+    await staged.park('attachments/a/b/ab-live');
+    await staged.commit();
+    expect(await first.size('attachments/a/b/ab-live')).toBe(8192);
+  });
+
+  it('start-up removes scratch directories and files nobody wrote to for an hour, and only those', async () => {
+    const scratch = path.join(dir, 'tmp', 'uploads');
+    const stale = path.join(scratch, 'dead-instance');
+    const fresh = path.join(scratch, 'live-instance');
+    for (const each of [stale, fresh]) {
+      fs.mkdirSync(each, { recursive: true });
+      fs.writeFileSync(path.join(each, 'part'), 'x');
+    }
+    fs.writeFileSync(path.join(scratch, 'old-layout-file'), 'x');
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    for (const each of [stale, path.join(stale, 'part'), path.join(scratch, 'old-layout-file')]) fs.utimesSync(each, twoHoursAgo, twoHoursAgo);
+    await new BlobStore({ dataDir: dir } as AppConfig).clearTemporary();
+    expect(fs.readdirSync(scratch)).toEqual(['live-instance']);
+  });
+});
+
+describe('BlobStore parking', () => {
+  let dir: string;
+  let store: BlobStore;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blob-store-'));
+    store = new BlobStore({ dataDir: dir } as AppConfig);
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps a parked file out of its key until commit, and lists it with its key meanwhile', async () => {
+    const key = 'packages/a/b/ab-parked';
+    const staged = await store.receive(Readable.from([Buffer.from('parked')]), 100);
+    await staged.park(key);
+    expect(await store.size(key)).toBeNull();
+    const pending = await store.pendingBlobs();
+    expect(pending.map((blob) => blob.key)).toEqual([key]);
+    await staged.commit();
+    expect(await store.size(key)).toBe(6);
+    expect(await store.pendingBlobs()).toEqual([]);
+    expect((await store.storedBlobs('packages')).map((blob) => blob.key)).toEqual([key]);
+  });
+
+  it('commits without error when another process finished the move first, and fails when the file is lost', async () => {
+    const key = 'attachments/c/d/cd-finished';
+    const staged = await store.receive(Readable.from([Buffer.from('x')]), 100);
+    await staged.park(key);
+    const [pending] = await store.pendingBlobs();
+    await store.finish(pending.file, pending.key);
+    await expect(staged.commit()).resolves.toBeUndefined();
+    const lost = await store.receive(Readable.from([Buffer.from('y')]), 100);
+    await lost.park('attachments/e/f/ef-lost');
+    const [gone] = await store.pendingBlobs();
+    fs.rmSync(gone.file);
+    await expect(lost.commit()).rejects.toThrow();
   });
 });

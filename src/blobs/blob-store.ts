@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import * as os from 'node:os';
 import { createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
@@ -13,10 +14,28 @@ export interface StagedBlob {
   size: number;
   /** Lowercase hex digests of the algorithms asked for (hashing costs CPU: only what the caller needs). */
   digests: Partial<Record<DigestAlgorithm, string>>;
-  /** Moves the file under `key` (one rename, so a reader never sees a partial file). */
-  commit(key: string): Promise<void>;
-  /** Removes the temporary file; harmless after commit. */
+  /**
+   * Moves the complete file to the pending place of `key`, before the row that makes it visible is written: a
+   * crash after that row's commit leaves it where the start-up reconciliation finds it and finishes the move.
+   */
+  park(key: string): Promise<void>;
+  /** Moves the file under its key (one rename, so a reader never sees a partial file); after the row's commit. */
+  commit(): Promise<void>;
+  /** Removes the temporary or pending file; harmless after commit. */
   discard(): Promise<void>;
+}
+
+/** A parked file: complete, waiting for its row's commit to be moved under `key`. */
+export interface PendingBlob {
+  key: string;
+  file: string;
+  mtimeMs: number;
+}
+
+/** A stored file, as the reconciliation walks them. */
+export interface StoredBlobFile {
+  key: string;
+  mtimeMs: number;
 }
 
 /**
@@ -46,11 +65,19 @@ export interface ByteRange {
 @Injectable()
 export class BlobStore {
   private readonly root: string;
+  /** Where every instance keeps its uploads in flight, each in a directory of its own. */
+  private readonly scratchRoot: string;
+  /** This instance's: other instances on the same DATA_DIR never touch it while it is in use. */
   private readonly tmp: string;
+  /** Now, for the age of leftovers (tests give their own). */
+  clock: () => number = () => Date.now();
+  private readonly pending: string;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.root = path.resolve(config.dataDir);
-    this.tmp = path.join(this.root, 'tmp', 'uploads');
+    this.scratchRoot = path.join(this.root, 'tmp', 'uploads');
+    this.pending = path.join(this.root, 'tmp', 'pending');
+    this.tmp = path.join(this.scratchRoot, `${os.hostname().replace(/[^0-9A-Za-z.-]/g, '_').slice(0, 40)}-${process.pid}-${randomUUID().slice(0, 8)}`);
   }
 
   /**
@@ -76,16 +103,85 @@ export class BlobStore {
       await fs.rm(file, { force: true });
       throw error;
     }
+    let current = file;
+    let parkedKey: string | null = null;
     return {
       size,
       digests: Object.fromEntries(hashes.map(([algorithm, hash]) => [algorithm, hash.digest('hex')])),
-      commit: async (key: string) => {
-        const target = this.pathOf(key);
-        await fs.mkdir(path.dirname(target), { recursive: true });
-        await fs.rename(file, target);
+      park: async (key: string) => {
+        const pending = path.join(this.pending, `${key.replaceAll('/', '.')}.${randomUUID()}`);
+        this.pathOf(key);
+        await fs.mkdir(this.pending, { recursive: true });
+        await fs.rename(current, pending);
+        current = pending;
+        parkedKey = key;
       },
-      discard: () => fs.rm(file, { force: true }),
+      commit: async () => {
+        if (parkedKey === null) throw new Error('a staged blob is committed only after it was parked');
+        await this.finish(current, parkedKey);
+      },
+      discard: () => fs.rm(current, { force: true }),
     };
+  }
+
+  /**
+   * Moves a parked file under its key. Another process (the start-up reconciliation of a second instance) may
+   * have done it already: a missing parked file is then no error.
+   */
+  async finish(pendingFile: string, key: string): Promise<void> {
+    const target = this.pathOf(key);
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    try {
+      await fs.rename(pendingFile, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || (await this.size(key)) === null) throw error;
+    }
+  }
+
+  /** Parked files (complete uploads whose row may or may not have committed). */
+  async pendingBlobs(): Promise<PendingBlob[]> {
+    let names: string[];
+    try {
+      names = await fs.readdir(this.pending);
+    } catch {
+      return [];
+    }
+    const found: PendingBlob[] = [];
+    for (const name of names) {
+      const file = path.join(this.pending, name);
+      const stat = await fs.lstat(file).catch(() => null);
+      const key = name.replace(/\.[0-9a-f-]{36}$/, '').replaceAll('.', '/');
+      if (stat?.isFile() && BLOB_KEY.test(key)) found.push({ key, file, mtimeMs: stat.mtimeMs });
+    }
+    return found;
+  }
+
+  /** Every stored file of an area (`attachments`, `packages`), by key. */
+  async storedBlobs(area: 'attachments' | 'packages'): Promise<StoredBlobFile[]> {
+    const found: StoredBlobFile[] = [];
+    const walk = async (dir: string, key: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await fs.readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const entry of entries) {
+        const child = path.join(dir, entry.name);
+        if (entry.isDirectory()) await walk(child, `${key}/${entry.name}`);
+        else if (entry.isFile() && BLOB_KEY.test(`${key}/${entry.name}`)) {
+          const stat = await fs.lstat(child).catch(() => null);
+          if (stat) found.push({ key: `${key}/${entry.name}`, mtimeMs: stat.mtimeMs });
+        }
+      }
+    };
+    await walk(path.join(this.root, area), area);
+    return found;
+  }
+
+  /** The file of `key` on disk (for moving it into quarantine). */
+  fileOf(key: string): string {
+    return this.pathOf(key);
   }
 
   /** The blob's size, or null when there is none under `key`. */
@@ -134,16 +230,52 @@ export class BlobStore {
     await fs.rm(this.pathOf(key), { force: true });
   }
 
-  /** Leftovers of uploads that were in flight when the process stopped. */
+  /**
+   * Leftovers of uploads that were in flight when some instance stopped: every scratch directory (or file)
+   * under DATA_DIR/tmp/uploads in which nothing was written for STALE_SCRATCH_MS. An upload in flight writes
+   * at least every HTTP_BODY_TIMEOUT (or is cut off), so another instance's live upload is never among them.
+   */
   async clearTemporary(): Promise<void> {
-    await fs.rm(this.tmp, { recursive: true, force: true });
+    let entries: string[];
+    try {
+      entries = await fs.readdir(this.scratchRoot);
+    } catch {
+      return;
+    }
+    const staleBefore = this.clock() - STALE_SCRATCH_MS;
+    for (const entry of entries) {
+      const entryPath = path.join(this.scratchRoot, entry);
+      if (entryPath === this.tmp) continue;
+      if ((await newestWrite(entryPath)) < staleBefore) await fs.rm(entryPath, { recursive: true, force: true });
+    }
   }
 
   private pathOf(key: string): string {
-    if (!/^[a-z]+(\/[0-9a-z-]+)+$/.test(key)) throw new Error(`unsafe blob key: ${JSON.stringify(key)}`);
+    if (!BLOB_KEY.test(key)) throw new Error(`unsafe blob key: ${JSON.stringify(key)}`);
     return path.join(this.root, key);
   }
 }
+
+/** Scratch files untouched for this long belong to no live upload (bodies time out after seconds of silence). */
+export const STALE_SCRATCH_MS = 60 * 60 * 1000;
+
+/** The latest modification time of `entry` or anything under it; 0 when it vanished meanwhile. */
+async function newestWrite(entry: string): Promise<number> {
+  let stat;
+  try {
+    stat = await fs.lstat(entry);
+  } catch {
+    return 0;
+  }
+  let newest = stat.mtimeMs;
+  if (stat.isDirectory()) {
+    const children = await fs.readdir(entry).catch(() => [] as string[]);
+    for (const child of children) newest = Math.max(newest, await newestWrite(path.join(entry, child)));
+  }
+  return newest;
+}
+
+const BLOB_KEY = /^[a-z]+(\/[0-9a-z-]+)+$/;
 
 /** Resolves once `target` has taken `chunk` (its write callback): from then on the buffer may be reused. */
 function writeTo(target: Writable, chunk: Buffer): Promise<void> {

@@ -8,6 +8,9 @@ import { AppModule } from '../app.module';
 import { AuthContext } from '../auth/auth-context';
 import { validateOption } from '../common/body';
 import { NotFoundError } from '../common/errors';
+import { Reconciliation } from '../integrity/reconciliation.service';
+import { assertEmptyDatabase, dump, loadMysqlRows, unpack } from '../backup/backup';
+import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/config';
 import { AccessTokensService } from '../users/access-tokens.service';
 import { UsersService } from '../users/users.service';
@@ -82,6 +85,27 @@ export async function runCli(argv: string[], config: AppConfig, output: CliOutpu
     .requiredOption('--username <name>', 'user name')
     .action((flags: { username: string }) => {
       action = () => deleteUser(flags.username, config, output);
+    });
+  program
+    .command('doctor')
+    .description('compare the database with DATA_DIR (what a crash may leave half-made); report only, unless --fix')
+    .option('--fix', 'repair what was found (leftovers that could be user data go to DATA_DIR/lost+found)')
+    .action((flags: { fix?: boolean }) => {
+      action = () => doctor(flags.fix === true, config, output);
+    });
+  program
+    .command('dump')
+    .description('write one consistent archive (tar.gz) of the database, repositories, uploads, SSH host key and secret key')
+    .requiredOption('--file <archive>', 'where to write the archive')
+    .action((flags: { file: string }) => {
+      action = () => dumpCommand(flags.file, config, output);
+    });
+  program
+    .command('restore')
+    .description('bring an archive of `anvil dump` back into an empty DATA_DIR and an empty database')
+    .requiredOption('--file <archive>', 'the archive to restore')
+    .action((flags: { file: string }) => {
+      action = () => restoreCommand(flags.file, config, output);
     });
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -195,6 +219,41 @@ async function deleteUser(username: string, config: AppConfig, output: CliOutput
     await context.get(UsersService).delete(AuthContext.anonymous(), username);
     output.out(`User '${username}' has been deleted.`);
     return 0;
+  });
+}
+
+async function dumpCommand(file: string, config: AppConfig, output: CliOutput): Promise<number> {
+  return withServices(config, async (context) => {
+    const manifest = await dump(context.get(DataSource), config, file);
+    output.out(`dumped ${manifest.repositories} repositories and ${manifest.files} files with the ${manifest.database} database to ${file}`);
+    return 0;
+  });
+}
+
+/** Unpacks, opens (and migrates) the database, loads MySQL rows, then reconciles what the dump's moment left. */
+async function restoreCommand(file: string, config: AppConfig, output: CliOutput): Promise<number> {
+  const { manifest, rowsFile } = await unpack(config, file);
+  return withServices(config, async (context) => {
+    const dataSource = context.get(DataSource);
+    if (rowsFile) {
+      await assertEmptyDatabase(dataSource);
+      await loadMysqlRows(dataSource, manifest, rowsFile);
+    }
+    const report = await context.get(Reconciliation).run({ fix: true, allStale: true });
+    for (const finding of report.findings) output.out(`${finding.kind}: ${finding.subject}: ${finding.action}`);
+    output.out(`restored ${manifest.repositories} repositories and ${manifest.files} files from Anvil ${manifest.anvilVersion}; reconciliation repaired ${report.findings.length}`);
+    return 0;
+  });
+}
+
+/** One line per finding; exit 1 when something was found and left as it was. */
+async function doctor(fix: boolean, config: AppConfig, output: CliOutput): Promise<number> {
+  return withServices(config, async (context) => {
+    const report = await context.get(Reconciliation).run({ fix });
+    for (const finding of report.findings) output.out(`${finding.kind}: ${finding.subject}: ${finding.action}`);
+    const unrepaired = report.findings.filter((finding) => !fix || finding.action.startsWith('not repaired')).length;
+    output.out(`${report.findings.length} found, ${report.findings.length - unrepaired} repaired`);
+    return unrepaired > 0 ? 1 : 0;
   });
 }
 

@@ -19,9 +19,32 @@ describe('loadConfig', () => {
       advertisedPort: null,
       user: 'git',
       hostKeyFile: path.resolve('./data/ssh/ssh_host_ed25519_key'),
+      loginGraceMs: 60_000,
+      maxConnections: 512,
+      maxUnauthenticated: 64,
+      maxUnauthenticatedPerAddress: 8,
+      maxAuthTries: 6,
     });
-    expect(config.git.maxProcesses).toBe(4 * require('node:os').availableParallelism());
-    expect(config.git).toMatchObject({ queueTimeoutMs: 10_000, idleTimeoutMs: 600_000, drainTimeoutMs: 60_000 });
+    const cap = 4 * require('node:os').availableParallelism();
+    expect(config.git.maxProcesses).toBe(cap);
+    expect(config.git).toMatchObject({
+      queueTimeoutMs: 10_000,
+      idleTimeoutMs: 600_000,
+      drainTimeoutMs: 60_000,
+      maxProcessesPerAddress: Math.ceil(cap / 2),
+      maxProcessesPerUser: Math.ceil(cap / 4),
+      maxProcessesAnonymous: Math.ceil(cap / 2),
+      exchangeTimeoutMs: 3_600_000,
+      minTransferRate: 1024,
+      transferWindowMs: 30_000,
+      requestBodyMaxBytes: 16 * 1024 ** 2,
+      requestBodyTimeoutMs: 60_000,
+      maxMemoryBytes: 2 * 1024 ** 3,
+      maxCpuSeconds: 1800,
+      commandMaxMemoryBytes: 1024 ** 3,
+      archiveMaxEntries: 200_000,
+      archiveMaxBytes: 4 * 1024 ** 3,
+    });
   });
 
   it('reads the SSH and git process settings', () => {
@@ -36,9 +59,58 @@ describe('loadConfig', () => {
       GIT_QUEUE_TIMEOUT: '0',
       GIT_IDLE_TIMEOUT: '30',
       GIT_DRAIN_TIMEOUT: '5',
+      GIT_MAX_PROCESSES_PER_ADDRESS: '2',
+      GIT_MAX_PROCESSES_PER_USER: '1',
+      GIT_MAX_PROCESSES_ANONYMOUS: '1',
+      GIT_EXCHANGE_TIMEOUT: '60',
+      GIT_MIN_TRANSFER_RATE: '2KiB',
+      GIT_TRANSFER_WINDOW: '5',
+      GIT_REQUEST_BODY_MAX_SIZE: '1MiB',
+      GIT_REQUEST_BODY_TIMEOUT: '7',
+      GIT_MAX_MEMORY: '512MiB',
+      GIT_MAX_CPU: '90',
+      GIT_COMMAND_MAX_MEMORY: '256MiB',
+      GIT_ARCHIVE_MAX_FILES: '1000',
+      GIT_ARCHIVE_MAX_SIZE: '10MiB',
+      SSH_LOGIN_GRACE_TIME: '20',
+      SSH_MAX_CONNECTIONS: '100',
+      SSH_MAX_UNAUTHENTICATED: '10',
+      SSH_MAX_UNAUTHENTICATED_PER_ADDRESS: '2',
+      SSH_MAX_AUTH_TRIES: '3',
     });
-    expect(config.ssh).toEqual({ enabled: false, listenHost: '127.0.0.1', listenPort: 0, advertisedPort: 22, user: 'forge', hostKeyFile: '/etc/anvil/host_key' });
-    expect(config.git).toEqual({ maxProcesses: 3, queueTimeoutMs: 0, idleTimeoutMs: 30_000, drainTimeoutMs: 5_000 });
+    expect(config.ssh).toEqual({
+      enabled: false,
+      listenHost: '127.0.0.1',
+      listenPort: 0,
+      advertisedPort: 22,
+      user: 'forge',
+      hostKeyFile: '/etc/anvil/host_key',
+      loginGraceMs: 20_000,
+      maxConnections: 100,
+      maxUnauthenticated: 10,
+      maxUnauthenticatedPerAddress: 2,
+      maxAuthTries: 3,
+    });
+    expect(config.git).toEqual({
+      maxProcesses: 3,
+      queueTimeoutMs: 0,
+      idleTimeoutMs: 30_000,
+      drainTimeoutMs: 5_000,
+      maxProcessesPerAddress: 2,
+      maxProcessesPerUser: 1,
+      maxProcessesAnonymous: 1,
+      exchangeTimeoutMs: 60_000,
+      minTransferRate: 2048,
+      transferWindowMs: 5_000,
+      requestBodyMaxBytes: 1024 ** 2,
+      requestBodyTimeoutMs: 7_000,
+      maxMemoryBytes: 512 * 1024 ** 2,
+      maxCpuSeconds: 90,
+      commandMaxMemoryBytes: 256 * 1024 ** 2,
+      archiveMaxEntries: 1000,
+      archiveMaxBytes: 10 * 1024 ** 2,
+    });
+    expect(() => loadConfig({ SSH_MAX_AUTH_TRIES: '0' })).toThrow(/SSH_MAX_AUTH_TRIES/);
     expect(() => loadConfig({ GIT_MAX_PROCESSES: '0' })).toThrow(/GIT_MAX_PROCESSES/);
     expect(() => loadConfig({ SSH_PORT: '0' })).toThrow(/SSH_PORT/);
   });

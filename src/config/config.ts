@@ -45,6 +45,17 @@ export interface AppConfig {
    * before it collects again; 0 leaves V8's own heuristics (see server/heap-growth.ts).
    */
   heapGrowthPercent: number;
+  /**
+   * RECONCILE_STALE_AFTER (seconds): a temporary file, lock or half-made directory older than this is a crash's
+   * leftover that the start-up reconciliation may clear; younger ones may belong to a live request of another
+   * instance sharing DATA_DIR.
+   */
+  reconcileStaleAfterMs: number;
+  /**
+   * ANVIL_FAULT_KILL_AT: names of fault points (src/common/fault-points.ts) at which the server kills itself
+   * with SIGKILL, for the crash tests; `point:N` at the point's N-th pass. Unset in production.
+   */
+  faultKillAt: string[];
   webhooks: WebhookConfig;
 }
 
@@ -146,6 +157,15 @@ export interface SshConfig {
   /** The only login name accepted, and the user part of `ssh_url`. */
   user: string;
   hostKeyFile: string;
+  /** SSH_LOGIN_GRACE_TIME: a connection that has not logged in within this time is closed. */
+  loginGraceMs: number;
+  /** SSH_MAX_CONNECTIONS: open connections in all, logged in or not; more are closed at once. */
+  maxConnections: number;
+  /** SSH_MAX_UNAUTHENTICATED: connections not (yet) logged in, in all and from one address. */
+  maxUnauthenticated: number;
+  maxUnauthenticatedPerAddress: number;
+  /** SSH_MAX_AUTH_TRIES: refused login attempts before the connection is closed. */
+  maxAuthTries: number;
 }
 
 /** Limits of the git processes that serve clones and pushes (git-transport.md 1.6, 2.5). */
@@ -158,6 +178,32 @@ export interface GitServingConfig {
   idleTimeoutMs: number;
   /** On shutdown, how long running git processes may go on before they are killed. */
   drainTimeoutMs: number;
+  /**
+   * Slots one client may hold at once: per address (any caller), per signed-in user, and for anonymous
+   * callers all together; an anonymous address gets half its address share. Work beyond a share waits.
+   */
+  maxProcessesPerAddress: number;
+  maxProcessesPerUser: number;
+  maxProcessesAnonymous: number;
+  /** Longest a whole git exchange (clone, fetch, push) may run. */
+  exchangeTimeoutMs: number;
+  /**
+   * While waiting on the peer (its request body, or room to write the answer), at least minTransferRate bytes a
+   * second must move, measured over each transferWindowMs; a slower peer loses its exchange and its slot.
+   */
+  minTransferRate: number;
+  transferWindowMs: number;
+  /** An upload-pack request body is read whole before git starts: at most this many bytes, within this time. */
+  requestBodyMaxBytes: number;
+  requestBodyTimeoutMs: number;
+  /** Address space (bytes) and CPU time (s) of each serving git process (clones, fetches, pushes, mirrors). */
+  maxMemoryBytes: number;
+  maxCpuSeconds: number;
+  /** Address space of the content API's git commands (their CPU time follows their time limit). */
+  commandMaxMemoryBytes: number;
+  /** Archives: at most this many files and bytes before git starts writing (413 beyond). */
+  archiveMaxEntries: number;
+  archiveMaxBytes: number;
 }
 
 /**
@@ -262,13 +308,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
       advertisedPort: nonEmpty(env, 'SSH_PORT') === undefined ? null : integer(env, 'SSH_PORT', 22, { min: 1, max: 65535 }),
       user: nonEmpty(env, 'SSH_USER') ?? 'git',
       hostKeyFile: path.resolve(nonEmpty(env, 'SSH_HOST_KEY') ?? path.join(dataDir, 'ssh', 'ssh_host_ed25519_key')),
+      loginGraceMs: 1000 * integer(env, 'SSH_LOGIN_GRACE_TIME', 60, { min: 1 }),
+      maxConnections: integer(env, 'SSH_MAX_CONNECTIONS', 512, { min: 1 }),
+      maxUnauthenticated: integer(env, 'SSH_MAX_UNAUTHENTICATED', 64, { min: 1 }),
+      maxUnauthenticatedPerAddress: integer(env, 'SSH_MAX_UNAUTHENTICATED_PER_ADDRESS', 8, { min: 1 }),
+      maxAuthTries: integer(env, 'SSH_MAX_AUTH_TRIES', 6, { min: 1 }),
     },
-    git: {
-      maxProcesses: integer(env, 'GIT_MAX_PROCESSES', 4 * os.availableParallelism(), { min: 1 }),
-      queueTimeoutMs: 1000 * integer(env, 'GIT_QUEUE_TIMEOUT', 10, { min: 0 }),
-      idleTimeoutMs: 1000 * integer(env, 'GIT_IDLE_TIMEOUT', 600, { min: 1 }),
-      drainTimeoutMs: 1000 * integer(env, 'GIT_DRAIN_TIMEOUT', 60, { min: 0 }),
-    },
+    git: gitServingConfig(env),
     secretKey: nonEmpty(env, 'SECRET_KEY') ?? null,
     mirrors: {
       maxConcurrency: integer(env, 'MIRROR_MAX_CONCURRENCY', 4, { min: 1 }),
@@ -282,6 +328,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
       tickMs: 60_000,
     },
     heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 30, { min: 0, max: 1000 }),
+    reconcileStaleAfterMs: 1000 * integer(env, 'RECONCILE_STALE_AFTER', 3600, { min: 0 }),
+    faultKillAt: (env.ANVIL_FAULT_KILL_AT ?? '')
+      .split(',')
+      .map((point) => point.trim())
+      .filter((point) => point !== ''),
     webhooks: {
       allowedHosts: nonEmpty(env, 'WEBHOOK_ALLOWED_HOSTS') ?? 'external',
       maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 8, { min: 1, max: 100 }),
@@ -338,6 +389,32 @@ function origins(env: Env, name: string): string[] {
     }
     return url.origin;
   });
+}
+
+function gitServingConfig(env: Env): GitServingConfig {
+  const maxProcesses = integer(env, 'GIT_MAX_PROCESSES', 4 * os.availableParallelism(), { min: 1 });
+  const half = Math.max(1, Math.ceil(maxProcesses / 2));
+  // A user's share plus the batch readers' (at most half the cap) still leaves room for others.
+  const quarter = Math.max(1, Math.ceil(maxProcesses / 4));
+  return {
+    maxProcesses,
+    queueTimeoutMs: 1000 * integer(env, 'GIT_QUEUE_TIMEOUT', 10, { min: 0 }),
+    idleTimeoutMs: 1000 * integer(env, 'GIT_IDLE_TIMEOUT', 600, { min: 1 }),
+    drainTimeoutMs: 1000 * integer(env, 'GIT_DRAIN_TIMEOUT', 60, { min: 0 }),
+    maxProcessesPerAddress: integer(env, 'GIT_MAX_PROCESSES_PER_ADDRESS', half, { min: 1 }),
+    maxProcessesPerUser: integer(env, 'GIT_MAX_PROCESSES_PER_USER', quarter, { min: 1 }),
+    maxProcessesAnonymous: integer(env, 'GIT_MAX_PROCESSES_ANONYMOUS', half, { min: 1 }),
+    exchangeTimeoutMs: 1000 * integer(env, 'GIT_EXCHANGE_TIMEOUT', 3600, { min: 1 }),
+    minTransferRate: byteSize(env, 'GIT_MIN_TRANSFER_RATE', 1024),
+    transferWindowMs: 1000 * integer(env, 'GIT_TRANSFER_WINDOW', 30, { min: 1 }),
+    requestBodyMaxBytes: byteSize(env, 'GIT_REQUEST_BODY_MAX_SIZE', 16 * 1024 ** 2),
+    requestBodyTimeoutMs: 1000 * integer(env, 'GIT_REQUEST_BODY_TIMEOUT', 60, { min: 1 }),
+    maxMemoryBytes: byteSize(env, 'GIT_MAX_MEMORY', 2 * 1024 ** 3),
+    maxCpuSeconds: integer(env, 'GIT_MAX_CPU', 1800, { min: 1 }),
+    commandMaxMemoryBytes: byteSize(env, 'GIT_COMMAND_MAX_MEMORY', 1024 ** 3),
+    archiveMaxEntries: integer(env, 'GIT_ARCHIVE_MAX_FILES', 200_000, { min: 1 }),
+    archiveMaxBytes: byteSize(env, 'GIT_ARCHIVE_MAX_SIZE', 4 * 1024 ** 3),
+  };
 }
 
 function integer(env: Env, name: string, fallback: number, range: { min?: number; max?: number } = {}): number {

@@ -1,7 +1,8 @@
-import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { Public } from '../auth/route-auth';
 import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, PageQuery, Paging } from '../common/paging';
@@ -17,44 +18,48 @@ export class BranchesController {
 
   @Get('repos/:owner/:repo/branches')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoListBranches', summary: "List a repository's branches" })
   @ApiPaging()
   @ApiOkResponse({ type: [BranchWire] })
   @ApiErrors(404)
-  async list(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Paging() page: PageQuery): Promise<PagedList<BranchWire>> {
-    const found = await this.branches.list(caller, owner, repo, page);
+  async list(@TargetRepository() target: RepositoryTarget, @Paging() page: PageQuery): Promise<PagedList<BranchWire>> {
+    const found = await this.branches.list(target, page);
     return new PagedList(found.items, found.total, page);
   }
 
   @Post('repos/:owner/:repo/branches')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateBranch', summary: 'Create a branch' })
   @ApiBody({ type: CreateBranchOption })
   @ApiCreatedResponse({ type: BranchWire })
   @ApiErrors(404, 409, 413, 422)
-  create(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @DeferredBody() body: LazyBody): Promise<BranchWire> {
-    return this.branches.create(caller, owner, repo, () => bindOption(body, CreateBranchOption));
+  create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<BranchWire> {
+    return this.branches.create(target, () => bindOption(body, CreateBranchOption));
   }
 
   @Get('repos/:owner/:repo/branches/*branch')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoGetBranch', summary: 'Retrieve a specific branch from a repository, including its effective branch protection' })
   @ApiParam({ name: 'branch', type: String })
   @ApiOkResponse({ type: BranchWire })
   @ApiErrors(404)
-  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('branch') branch: string): Promise<BranchWire> {
-    return this.branches.get(caller, owner, repo, branch);
+  get(@TargetRepository() target: RepositoryTarget, @WildcardParam('branch') branch: string): Promise<BranchWire> {
+    return this.branches.get(target, branch);
   }
 
   @Delete('repos/:owner/:repo/branches/*branch')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteBranch', summary: 'Delete a specific branch from a repository' })
   @ApiParam({ name: 'branch', type: String })
   @ApiEmpty()
   @ApiErrors(403, 404)
-  async delete(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('branch') branch: string): Promise<void> {
-    await this.branches.delete(caller, owner, repo, branch);
+  async delete(@TargetRepository() target: RepositoryTarget, @WildcardParam('branch') branch: string): Promise<void> {
+    await this.branches.delete(target, branch);
   }
 }

@@ -1,3 +1,4 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { ConflictError, ForbiddenError, NotFoundError } from '../common/errors';
@@ -24,15 +25,17 @@ export class BranchesService {
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
 
-  async list(viewer: AuthContext, owner: string, repo: string, query: PageQuery): Promise<Page<BranchWire>> {
-    const target = await this.repositories.readable(viewer, owner, repo);
+  async list(repository: RepositoryTarget, query: PageQuery): Promise<Page<BranchWire>> {
+    const target = this.repositories.open(repository);
+    const viewer = repository.viewer;
     const all = await this.repositories.withGit(() => this.trees.refs(target.dir, HEADS));
     const items = all.slice(query.offset, query.offset + query.limit);
     return { items: await this.toWires(viewer, target, items), total: all.length };
   }
 
-  async get(viewer: AuthContext, owner: string, repo: string, branch: string): Promise<BranchWire> {
-    const target = await this.repositories.readable(viewer, owner, repo);
+  async get(repository: RepositoryTarget, branch: string): Promise<BranchWire> {
+    const target = this.repositories.open(repository);
+    const viewer = repository.viewer;
     const ref = await this.repositories.withGit(() => this.find(target, branch));
     if (!ref) throw new NotFoundError();
     return (await this.toWires(viewer, target, [ref]))[0];
@@ -42,16 +45,17 @@ export class BranchesService {
    * The default branch is refused with 403, as the push hook refuses deleting it; an empty repository has no
    * branch at all, so any name there is 404 (as Forgejo answers), the default one included.
    */
-  async delete(viewer: AuthContext, owner: string, repo: string, branch: string): Promise<void> {
-    const target = await this.repositories.writable(viewer, owner, repo);
+  async delete(repository: RepositoryTarget, branch: string): Promise<void> {
+    const target = await this.repositories.writable(repository);
     if (target.repo.isEmpty) throw new NotFoundError('Git Repository is empty.');
     if (branch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');
-    await this.repositories.deleteRef(viewer, target, () => this.find(target, branch));
+    await this.repositories.deleteRef(repository.viewer, target, () => this.find(target, branch));
   }
 
   /** Order: 404 → 403 → quota 413 → empty 404 → start ref 404 → existing branch 409. */
-  async create(viewer: AuthContext, owner: string, repo: string, option: () => Promise<CreateBranchOption>): Promise<BranchWire> {
-    const target = await this.repositories.writable(viewer, owner, repo);
+  async create(repository: RepositoryTarget, option: () => Promise<CreateBranchOption>): Promise<BranchWire> {
+    const target = await this.repositories.writable(repository);
+    const viewer = repository.viewer;
     const body = await option();
     await this.quota.assertCanWrite({ id: target.owner.id, name: target.owner.name }, 'size:repos:all');
     if (target.repo.isEmpty) throw new NotFoundError('Git Repository is empty.');
@@ -79,7 +83,7 @@ export class BranchesService {
 
   private async toWires(viewer: AuthContext, target: ContentRepository, refs: RefInfo[]): Promise<BranchWire[]> {
     const usernames = await this.refs.usernamesByEmail(viewer, refs.flatMap((ref) => [ref.commit.authorEmail, ref.commit.committerEmail]));
-    const canPush = await this.repositories.mayPush(viewer, target);
+    const canPush = await this.repositories.mayPush(target);
     return refs.map((ref) => toBranchWire(target.urls, ref, canPush, usernames));
   }
 }

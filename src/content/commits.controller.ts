@@ -1,8 +1,9 @@
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, PageQuery, Paging } from '../common/paging';
 import { CommitsService, flag } from './commits.service';
@@ -16,6 +17,7 @@ export class CommitsController {
 
   @Get('repos/:owner/:repo/commits')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoGetAllCommits', summary: 'Get a list of all commits from a repository' })
   @ApiQuery({ name: 'sha', required: false, description: 'SHA or branch to start listing commits from (usually the default branch)' })
   @ApiQuery({ name: 'path', required: false, description: 'filepath of a file/dir' })
@@ -28,15 +30,13 @@ export class CommitsController {
   @ApiOkResponse({ type: [CommitWire] })
   @ApiErrors(404, 409, 422)
   async list(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @Query() query: Record<string, unknown>,
     @Paging() page: PageQuery,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PagedList<CommitWire>> {
     const found = await this.commits.list(
-      caller, owner, repo,
+      target,
       { sha: queryString(query.sha), path: queryString(query.path), since: queryString(query.since), until: queryString(query.until), stat: flag(queryString(query.stat)), files: flag(queryString(query.files)) },
       page,
     );
@@ -51,13 +51,14 @@ export class CommitsController {
 
   @Get('repos/:owner/:repo/git/commits/:sha')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoGetSingleCommit', summary: 'Get a single commit from a repository' })
   @ApiQuery({ name: 'stat', required: false, type: Boolean })
   @ApiQuery({ name: 'verification', required: false, type: Boolean })
   @ApiQuery({ name: 'files', required: false, type: Boolean })
   @ApiOkResponse({ type: CommitWire })
   @ApiErrors(404, 422)
-  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('sha') sha: string, @Query() query: Record<string, unknown>): Promise<CommitWire> {
-    return this.commits.get(caller, owner, repo, sha, { stat: flag(queryString(query.stat)), files: flag(queryString(query.files)) });
+  get(@TargetRepository() target: RepositoryTarget, @Param('sha') sha: string, @Query() query: Record<string, unknown>): Promise<CommitWire> {
+    return this.commits.get(target, sha, { stat: flag(queryString(query.stat)), files: flag(queryString(query.files)) });
   }
 }

@@ -1,5 +1,5 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Injectable } from '@nestjs/common';
-import type { AuthContext } from '../auth/auth-context';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { GitTrees, isPlainRevision } from '../git/git-trees';
@@ -43,8 +43,9 @@ export class CommitsService {
    * One count (`rev-list --count`, a single walk) for X-Total-Count, and one `log` that walks only up to the
    * page for the commits, their files and stats. An empty repository is 409, as Forgejo answers.
    */
-  async list(viewer: AuthContext, owner: string, repo: string, query: CommitListQuery, page: PageQuery): Promise<Page<CommitWire>> {
-    const target = await this.repositories.readable(viewer, owner, repo);
+  async list(repository: RepositoryTarget, query: CommitListQuery, page: PageQuery): Promise<Page<CommitWire>> {
+    const target = this.repositories.open(repository);
+    const viewer = repository.viewer;
     if (target.repo.isEmpty) throw new ConflictError('Git Repository is empty.');
     const path = query.path ? assertSafePath(query.path) : undefined;
     const since = isoTime('since', query.since);
@@ -64,8 +65,9 @@ export class CommitsService {
     return { items: commits.map((commit) => toCommitWire(target.urls, commit, users, query)), total };
   }
 
-  async get(viewer: AuthContext, owner: string, repo: string, sha: string, options: { stat: boolean; files: boolean }): Promise<CommitWire> {
-    const target = await this.repositories.readable(viewer, owner, repo);
+  async get(repository: RepositoryTarget, sha: string, options: { stat: boolean; files: boolean }): Promise<CommitWire> {
+    const target = this.repositories.open(repository);
+    const viewer = repository.viewer;
     if (!isPlainRevision(sha)) throw new InvalidInputError(`no valid ref or sha: ${sha}`);
     const commit = await this.repositories.withGit(async () => {
       const ref = await this.refs.resolve(target, sha);

@@ -1,16 +1,15 @@
-import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
-import { requireSignedIn } from '../auth/route-auth';
-import { ConflictError, DomainError, ForbiddenError, NotFoundError } from '../common/errors';
+import { Injectable } from '@nestjs/common';
+import { ConflictError, DomainError, InvalidInputError, NotFoundError } from '../common/errors';
+import { GitAbortedError, GitBudgetError } from '../git/git-command';
 import { GitBusyError, GitProcesses } from '../git/git-processes';
 import type { RefInfo } from '../git/git-trees';
 import type { RefUpdate } from '../git/push-hooks';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
+import type { RepositoryTarget } from '../access/repository-policy';
 import type { QuotaReservation } from '../repos/quota-gate';
-import { RepositoriesService } from '../repos/repositories.service';
 import type { RepositoryEntity } from '../repos/repository.entity';
-import { assertNotArchived } from '../repos/repository-access';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { RepositoryPushes } from '../repos/repository-pushes.service';
 import type { UserEntity } from '../users/user.entity';
@@ -19,6 +18,16 @@ import { UsersService } from '../users/users.service';
 /** 503: every git slot is taken and none freed in time (the process cap, GIT_MAX_PROCESSES). */
 export class GitBusyDomainError extends DomainError {
   readonly status = 503;
+  /** As git over HTTP says when it is busy. */
+  readonly retryAfterSeconds = 10;
+}
+
+function domainErrorOf(error: unknown): unknown {
+  if (error instanceof GitBusyError) return new GitBusyDomainError(error.message);
+  if (error instanceof GitBudgetError) return new InvalidInputError('the repository is too large to answer this request: git ran out of its memory or CPU budget');
+  // Stopped because the client went away: nobody reads the answer, and it is no server error.
+  if (error instanceof GitAbortedError) return new GitBusyDomainError('the request was stopped: its client went away');
+  return error;
 }
 
 /** The URLs content answers are built from. */
@@ -31,6 +40,7 @@ export interface ContentUrls {
 
 /** A repository a content route works on: its row, owner, directory on disk and URLs. */
 export interface ContentRepository {
+  target: RepositoryTarget;
   repo: RepositoryEntity;
   owner: UserEntity;
   dir: string;
@@ -38,13 +48,12 @@ export interface ContentRepository {
 }
 
 /**
- * The start of every content route: the repository read rule of /repos/{owner}/{repo} (404, public-only 403),
- * the write rule for changes (push permission, else 403), and the git process cap around the git work.
+ * What content routes share: the repository the route resolved (RepositoryAssignment), the access policy's
+ * write rule for changes (401, 403), and the git process cap around the git work.
  */
 @Injectable()
 export class ContentRepositories {
   constructor(
-    private readonly repositories: RepositoriesService,
     private readonly paths: RepositoryPaths,
     private readonly processes: GitProcesses,
     private readonly pushes: RepositoryPushes,
@@ -52,37 +61,33 @@ export class ContentRepositories {
     private readonly writes: GitWrites,
   ) {}
 
-  /**
-   * The read rule only: the caller's organisations are read just when the visibility of the repository and its
-   * owner does not decide alone (reads of public repositories, the hot path, need none).
-   */
-  async readable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ContentRepository> {
-    const { repo, owner } = await this.repositories.findReadableRepository(viewer, ownerName, repoName);
+  /** The content view of the repository the route resolved (RepositoryAssignment applied the read rule). */
+  open(target: RepositoryTarget): ContentRepository {
+    const { repo, owner } = target;
     const urls = repositoryUrls(owner, repo, this.users.site);
-    return { repo, owner, dir: this.paths.repository(owner.name, repo.name), urls: { api: urls.api, html: urls.html } };
+    return { repo, owner, target, dir: this.paths.repository(owner.name, repo.name), urls: { api: urls.api, html: urls.html } };
   }
 
-  /** Readable, signed in, and allowed to push (owner, organisation owner, site admin); else 403. */
-  async writable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ContentRepository> {
-    const target = await this.readable(viewer, ownerName, repoName);
-    requireSignedIn(viewer);
-    if (!(await this.mayPush(viewer, target))) throw new ForbiddenError('user should have a permission to write to the repository');
-    assertNotArchived(target.repo, target.owner);
-    return target;
+  /** Signed in (401) and allowed to write code (403), as the access policy says. */
+  async writable(target: RepositoryTarget): Promise<ContentRepository> {
+    await target.assertCanWrite('repo.code');
+    return this.open(target);
   }
 
-  /** Whether the caller may push to the repository (never with a public-only token). */
-  async mayPush(viewer: AuthContext, target: ContentRepository): Promise<boolean> {
-    return !viewer.publicOnly && (await this.repositories.administeredBy(viewer, target.repo));
+  /** Whether the caller may push to the repository. */
+  mayPush(content: ContentRepository): Promise<boolean> {
+    return content.target.canWrite('repo.code');
   }
 
-  /** Runs git work inside one slot of the process cap; a full cap that does not free in time is a 503. */
+  /**
+   * Runs git work inside one slot of the process cap (counted against the caller's share); a full cap that
+   * does not free in time is a 503, and git that ran out of its memory or CPU budget a 422.
+   */
   async withGit<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await this.processes.withSlot(work);
     } catch (error) {
-      if (error instanceof GitBusyError) throw new GitBusyDomainError(error.message);
-      throw error;
+      throw domainErrorOf(error);
     }
   }
 
@@ -94,8 +99,7 @@ export class ContentRepositories {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof GitBusyError) throw new GitBusyDomainError(error.message);
-      throw error;
+      throw domainErrorOf(error);
     }
   }
 

@@ -1,7 +1,8 @@
-import { Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { Public } from '../auth/route-auth';
 import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
 import { ApiErrors } from '../common/openapi';
 import { PagedList, PageQuery, Paging } from '../common/paging';
@@ -21,27 +22,30 @@ export class ContentsController {
 
   @Get('repos/:owner/:repo/contents')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoGetContentsList', summary: "Gets the metadata of all the entries of the root dir" })
   @ApiQuery({ name: 'ref', required: false, description: 'The name of the commit/branch/tag. Default the repository’s default branch (usually master)' })
   @ApiOkResponse({ type: [ContentsWire] })
   @ApiErrors(404)
-  list(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<unknown> {
-    return this.read(caller, owner, repo, '', query, page);
+  list(@TargetRepository() target: RepositoryTarget, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<unknown> {
+    return this.read(target, '', query, page);
   }
 
   @Post('repos/:owner/:repo/contents')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoChangeFiles', summary: 'Modify multiple files in a repository' })
   @ApiBody({ type: ChangeFilesOption })
   @ApiCreatedResponse({ type: FilesResponseWire })
   @ApiErrors(404, 409, 413, 422)
-  change(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @DeferredBody() body: LazyBody): Promise<FilesResponseWire> {
-    return this.writes.change(caller, owner, repo, () => bindOption(body, ChangeFilesOption));
+  change(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<FilesResponseWire> {
+    return this.writes.change(target, () => bindOption(body, ChangeFilesOption));
   }
 
   @Get('repos/:owner/:repo/contents/*filepath')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({
     operationId: 'repoGetContents',
     summary: 'Gets the metadata and contents (if a file) of an entry in a repository, or a list of entries if a dir',
@@ -51,36 +55,39 @@ export class ContentsController {
   @ApiQuery({ name: 'ref', required: false, description: 'The name of the commit/branch/tag. Default the repository’s default branch' })
   @ApiOkResponse({ type: ContentsWire })
   @ApiErrors(404, 422)
-  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('filepath') path: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<unknown> {
-    return this.read(caller, owner, repo, path, query, page);
+  get(@TargetRepository() target: RepositoryTarget, @WildcardParam('filepath') path: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<unknown> {
+    return this.read(target, path, query, page);
   }
 
   @Post('repos/:owner/:repo/contents/*filepath')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateFile', summary: 'Create a file in a repository' })
   @ApiParam({ name: 'filepath', type: String })
   @ApiBody({ type: CreateFileOption })
   @ApiCreatedResponse({ type: FileResponseWire })
   @ApiErrors(404, 409, 413, 422)
-  create(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('filepath') path: string, @DeferredBody() body: LazyBody): Promise<FileResponseWire> {
-    return this.writes.create(caller, owner, repo, path, () => bindOption(body, CreateFileOption));
+  create(@TargetRepository() target: RepositoryTarget, @WildcardParam('filepath') path: string, @DeferredBody() body: LazyBody): Promise<FileResponseWire> {
+    return this.writes.create(target, path, () => bindOption(body, CreateFileOption));
   }
 
   @Put('repos/:owner/:repo/contents/*filepath')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoUpdateFile', summary: 'Update a file in a repository' })
   @ApiParam({ name: 'filepath', type: String })
   @ApiBody({ type: UpdateFileOption })
   @ApiOkResponse({ type: FileResponseWire })
   @ApiErrors(404, 409, 413, 422)
-  update(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('filepath') path: string, @DeferredBody() body: LazyBody): Promise<FileResponseWire> {
-    return this.writes.update(caller, owner, repo, path, () => bindOption(body, UpdateFileOption));
+  update(@TargetRepository() target: RepositoryTarget, @WildcardParam('filepath') path: string, @DeferredBody() body: LazyBody): Promise<FileResponseWire> {
+    return this.writes.update(target, path, () => bindOption(body, UpdateFileOption));
   }
 
   @Delete('repos/:owner/:repo/contents/*filepath')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @HttpCode(200)
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoDeleteFile', summary: 'Delete a file in a repository' })
@@ -88,14 +95,14 @@ export class ContentsController {
   @ApiBody({ type: DeleteFileOption })
   @ApiOkResponse({ type: FileDeleteResponseWire })
   @ApiErrors(400, 404, 409, 413, 422)
-  delete(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('filepath') path: string, @DeferredBody() body: LazyBody): Promise<FileDeleteResponseWire> {
-    return this.writes.delete(caller, owner, repo, path, () => bindOption(body, DeleteFileOption));
+  delete(@TargetRepository() target: RepositoryTarget, @WildcardParam('filepath') path: string, @DeferredBody() body: LazyBody): Promise<FileDeleteResponseWire> {
+    return this.writes.delete(target, path, () => bindOption(body, DeleteFileOption));
   }
 
   /** A file answers one object; a directory the list (paged only when the caller asked for a page). */
-  private async read(caller: AuthContext, owner: string, repo: string, path: string, query: Record<string, unknown>, page: PageQuery): Promise<unknown> {
+  private async read(target: RepositoryTarget, path: string, query: Record<string, unknown>, page: PageQuery): Promise<unknown> {
     const paged = query.page !== undefined || query.limit !== undefined;
-    const found = await this.contents.get(caller, owner, repo, path, queryString(query.ref), paged ? page : null);
+    const found = await this.contents.get(target, path, queryString(query.ref), paged ? page : null);
     if (!('items' in found)) return found;
     if (paged) return new PagedList(found.items, found.total, page);
     // A directory cut at MAX_UNPAGED_ENTRIES says how large it is (X-Total-Count); the caller pages with

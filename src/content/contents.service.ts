@@ -1,5 +1,5 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable } from '@nestjs/common';
-import type { AuthContext } from '../auth/auth-context';
 import { NotFoundError } from '../common/errors';
 import { PageQuery } from '../common/paging';
 import { APP_CONFIG, AppConfig } from '../config/config';
@@ -43,8 +43,8 @@ export class ContentsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async get(viewer: AuthContext, owner: string, repo: string, rawPath: string, refName: string | undefined, page: PageQuery | null): Promise<ContentsWire | DirectoryListing> {
-    const target = await this.repositories.readable(viewer, owner, repo);
+  async get(repository: RepositoryTarget, rawPath: string, refName: string | undefined, page: PageQuery | null): Promise<ContentsWire | DirectoryListing> {
+    const target = this.repositories.open(repository);
     const path = assertSafePath(rawPath);
     // Forgejo answers an empty repository with an empty listing, whatever the path.
     if (target.repo.isEmpty) return { items: [], total: 0 };

@@ -1,15 +1,22 @@
 import { pipeline } from 'node:stream/promises';
-import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { TransferWatch } from '../git/transfer-watch';
 import { Deliver, DownloadsService } from './downloads.service';
 import { queryString, WildcardParam } from './route-params';
 
-/** Streams a download to the HTTP response; a client that goes away ends it (and git with it). */
-function deliverTo(response: Response): Deliver {
+/**
+ * Streams a download to the HTTP response; a client that goes away ends it (and git with it), and so does one
+ * that reads slower than the minimum transfer rate (GIT_MIN_TRANSFER_RATE): a reader that stops must not
+ * keep git and its slot.
+ */
+function deliverTo(response: Response, rate: { minRate: number; windowMs: number }): Deliver {
   return async (download) => {
     response.status(download.status);
     for (const [name, value] of Object.entries(download.headers)) response.setHeader(name, value);
@@ -18,10 +25,16 @@ function deliverTo(response: Response): Deliver {
       response.end(download.body ?? undefined);
       return;
     }
+    const watch = new TransferWatch({ ...rate, waitingOnPeer: () => response.writableNeedDrain, onStall: () => response.destroy() });
+    const body = download.body;
+    body.on('data', (chunk: Buffer) => watch.count(chunk.length));
     try {
-      await pipeline(download.body, response);
+      await pipeline(body, response);
     } catch {
-      // The client went away: nothing to answer.
+      // The client went away, or git failed part-way: the response is cut, never ended as if complete.
+      response.destroy();
+    } finally {
+      watch.stop();
     }
   };
 }
@@ -29,10 +42,18 @@ function deliverTo(response: Response): Deliver {
 @ApiTags('repository')
 @Controller()
 export class DownloadsController {
-  constructor(private readonly downloads: DownloadsService) {}
+  private readonly rate: { minRate: number; windowMs: number };
+
+  constructor(
+    private readonly downloads: DownloadsService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.rate = { minRate: config.git.minTransferRate, windowMs: config.git.transferWindowMs };
+  }
 
   @Get('repos/:owner/:repo/raw/*filepath')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoGetRawFile', summary: 'Get a file from a repository' })
   @ApiParam({ name: 'filepath', type: String, description: 'path of the file; may start with a branch, tag or commit when `ref` is not given' })
   @ApiQuery({ name: 'ref', required: false, description: 'The name of the commit/branch/tag. Default the repository’s default branch' })
@@ -40,19 +61,18 @@ export class DownloadsController {
   @ApiOkResponse({ description: 'Returns raw file content.', schema: { type: 'string', format: 'binary' } })
   @ApiErrors(404, 422)
   async raw(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @WildcardParam('filepath') path: string,
     @Query() query: Record<string, unknown>,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    await this.downloads.raw(caller, owner, repo, path, queryString(query.ref), ifNoneMatch, deliverTo(response));
+    await this.downloads.raw(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response, this.rate));
   }
 
   @Get('repos/:owner/:repo/media/*filepath')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({
     operationId: 'repoGetRawFileOrLFS',
     summary: 'Get a file or its LFS object from a repository',
@@ -64,25 +84,24 @@ export class DownloadsController {
   @ApiOkResponse({ description: 'Returns raw file content.', schema: { type: 'string', format: 'binary' } })
   @ApiErrors(404, 422)
   async media(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @WildcardParam('filepath') path: string,
     @Query() query: Record<string, unknown>,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    await this.downloads.raw(caller, owner, repo, path, queryString(query.ref), ifNoneMatch, deliverTo(response));
+    await this.downloads.raw(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response, this.rate));
   }
 
   @Get('repos/:owner/:repo/archive/*archive')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoGetArchive', summary: 'Get an archive of a repository' })
   @ApiParam({ name: 'archive', type: String, description: 'the git reference for download with attached archive format (e.g. main.zip, v1.0.tar.gz)' })
   @ApiProduces('application/zip', 'application/gzip')
   @ApiOkResponse({ description: 'success', schema: { type: 'string', format: 'binary' } })
   @ApiErrors(404)
-  async archive(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('archive') archive: string, @Res() response: Response): Promise<void> {
-    await this.downloads.archive(caller, owner, repo, archive, deliverTo(response));
+  async archive(@TargetRepository() target: RepositoryTarget, @WildcardParam('archive') archive: string, @Res() response: Response): Promise<void> {
+    await this.downloads.archive(target, archive, deliverTo(response, this.rate));
   }
 }

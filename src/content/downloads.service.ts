@@ -1,7 +1,8 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Readable } from 'node:stream';
-import { Injectable } from '@nestjs/common';
-import type { AuthContext } from '../auth/auth-context';
-import { NotFoundError } from '../common/errors';
+import { Inject, Injectable } from '@nestjs/common';
+import { NotFoundError, PayloadTooLargeError } from '../common/errors';
+import { APP_CONFIG, AppConfig } from '../config/config';
 import { GitStream } from '../git/git-command';
 import { GitObjects } from '../git/git-objects';
 import { GitTrees, TreeEntry } from '../git/git-trees';
@@ -41,14 +42,15 @@ export class DownloadsService {
     private readonly trees: GitTrees,
     private readonly refs: ContentRefs,
     private readonly objects: GitObjects,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
    * GET /raw/{filepath} and /media/{filepath}: `ref` from the query, else the path starts with a branch, tag or
    * commit (Forgejo's RepoRefForAPI), else the default branch. Directories and submodules are 404.
    */
-  async raw(viewer: AuthContext, owner: string, repo: string, rawPath: string, refName: string | undefined, ifNoneMatch: string | undefined, deliver: Deliver): Promise<void> {
-    const target = await this.repositories.readable(viewer, owner, repo);
+  async raw(repository: RepositoryTarget, rawPath: string, refName: string | undefined, ifNoneMatch: string | undefined, deliver: Deliver): Promise<void> {
+    const target = this.repositories.open(repository);
     const requested = assertSafePath(rawPath);
     if (target.repo.isEmpty || requested === '') throw new NotFoundError();
     // The ref, the entry and a small file come from the batch readers (no process start, no slot held).
@@ -75,8 +77,8 @@ export class DownloadsService {
   }
 
   /** GET /archive/{ref}.zip and .tar.gz: every file under `<repo>/`, named `<repo>-<ref>.<ext>`. */
-  async archive(viewer: AuthContext, owner: string, repo: string, archive: string, deliver: Deliver): Promise<void> {
-    const target = await this.repositories.readable(viewer, owner, repo);
+  async archive(repository: RepositoryTarget, archive: string, deliver: Deliver): Promise<void> {
+    const target = this.repositories.open(repository);
     const format = archive.endsWith('.zip') ? 'zip' : archive.endsWith('.tar.gz') ? 'tar.gz' : null;
     if (!format) throw new NotFoundError();
     const refName = archive.slice(0, -(format.length + 1));
@@ -84,6 +86,10 @@ export class DownloadsService {
     await this.repositories.withGit(async () => {
       const ref = await this.refs.resolve(target, refName);
       if (!ref) throw new NotFoundError();
+      const budget = { entries: this.config.git.archiveMaxEntries, bytes: this.config.git.archiveMaxBytes };
+      if (!(await this.trees.withinBudget(target.dir, ref.commit, budget))) {
+        throw new PayloadTooLargeError(`the archive would hold more than ${budget.entries} files or ${budget.bytes} bytes`);
+      }
       const stream = this.trees.streamArchive(target.dir, ref.commit, format, target.repo.name);
       const filename = `${target.repo.name}-${refName.replace(/\//g, '-')}.${format}`;
       const headers = {
@@ -91,7 +97,10 @@ export class DownloadsService {
         'Content-Disposition': disposition('attachment', filename),
         'Access-Control-Expose-Headers': 'Content-Disposition',
       };
-      await this.deliverStream(stream, { status: 200, headers, body: stream.stdout }, deliver);
+      // Nothing is answered before git wrote its first bytes: a git that fails at once is an error status.
+      const { head, body } = await sniffable(stream, 1);
+      if (head.length === 0) await stream.exited;
+      await this.deliverStream(stream, { status: 200, headers, body }, deliver);
     });
   }
 
@@ -118,13 +127,16 @@ function rawHeaders(entry: TreeEntry, path: string, type: string): Record<string
   return headers;
 }
 
-/** Reads the first bytes for sniffing and hands back a stream that still yields every byte. */
-async function sniffable(stream: GitStream): Promise<{ head: Buffer; body: Readable }> {
+/**
+ * Reads the first bytes for sniffing and hands back a stream that still yields every byte, and that fails
+ * (so that the response is aborted, never ended as if complete) when git exits with an error after all.
+ */
+async function sniffable(stream: GitStream, wanted = SNIFF_BYTES): Promise<{ head: Buffer; body: Readable }> {
   const iterator = stream.stdout[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const first: Buffer[] = [];
   let size = 0;
   let done = false;
-  while (size < SNIFF_BYTES) {
+  while (size < wanted) {
     const next = await iterator.next();
     if (next.done) {
       done = true;
@@ -137,12 +149,13 @@ async function sniffable(stream: GitStream): Promise<{ head: Buffer; body: Reada
   const body = Readable.from(
     (async function* () {
       if (head.length > 0) yield head;
-      if (done) return;
       for (;;) {
+        if (done) break;
         const next = await iterator.next();
-        if (next.done) return;
+        if (next.done) break;
         yield next.value;
       }
+      await stream.exited;
     })(),
   );
   return { head: head.subarray(0, SNIFF_BYTES), body };

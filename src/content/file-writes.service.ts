@@ -1,6 +1,8 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
+import { faultPoint } from '../common/fault-points';
 import { Clock } from '../common/time';
 import { GitTrees, TreeEntry } from '../git/git-trees';
 import { GitIdentity, GitWrites, RefChangedError, TreeChange } from '../git/git-writes';
@@ -73,16 +75,18 @@ export class FileWritesService {
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
 
-  async create(viewer: AuthContext, owner: string, repo: string, path: string, option: () => Promise<CreateFileOption>): Promise<FileResponseWire> {
-    const target = await this.repositories.writable(viewer, owner, repo);
+  async create(repository: RepositoryTarget, path: string, option: () => Promise<CreateFileOption>): Promise<FileResponseWire> {
+    const target = await this.repositories.writable(repository);
+    const viewer = repository.viewer;
     const body = await option();
     const file = assertFilePath(path);
     const result = await this.write(viewer, target, body, [{ operation: 'create', path: file, content: decodeContent(body.content, file) }], `Add ${file}`);
     return { content: result.files[0], commit: result.commit, verification: NOT_SIGNED };
   }
 
-  async update(viewer: AuthContext, owner: string, repo: string, path: string, option: () => Promise<UpdateFileOption>): Promise<FileResponseWire> {
-    const target = await this.repositories.writable(viewer, owner, repo);
+  async update(repository: RepositoryTarget, path: string, option: () => Promise<UpdateFileOption>): Promise<FileResponseWire> {
+    const target = await this.repositories.writable(repository);
+    const viewer = repository.viewer;
     const body = await option();
     const file = assertFilePath(path);
     const fromPath = body.from_path ? assertFilePath(body.from_path) : undefined;
@@ -91,16 +95,18 @@ export class FileWritesService {
     return { content: result.files[0], commit: result.commit, verification: NOT_SIGNED };
   }
 
-  async delete(viewer: AuthContext, owner: string, repo: string, path: string, option: () => Promise<DeleteFileOption>): Promise<FileDeleteResponseWire> {
-    const target = await this.repositories.writable(viewer, owner, repo);
+  async delete(repository: RepositoryTarget, path: string, option: () => Promise<DeleteFileOption>): Promise<FileDeleteResponseWire> {
+    const target = await this.repositories.writable(repository);
+    const viewer = repository.viewer;
     const body = await option();
     const file = assertFilePath(path);
     const result = await this.write(viewer, target, body, [{ operation: 'delete', path: file, sha: body.sha }], `Delete ${file}`);
     return { content: null, commit: result.commit, verification: NOT_SIGNED };
   }
 
-  async change(viewer: AuthContext, owner: string, repo: string, option: () => Promise<ChangeFilesOption>): Promise<FilesResponseWire> {
-    const target = await this.repositories.writable(viewer, owner, repo);
+  async change(repository: RepositoryTarget, option: () => Promise<ChangeFilesOption>): Promise<FilesResponseWire> {
+    const target = await this.repositories.writable(repository);
+    const viewer = repository.viewer;
     const body = await option();
     if (!Array.isArray(body.files) || body.files.length === 0) throw new InvalidInputError('[Files]: Required');
     const operations = body.files.map((file, index): FileOperation => {
@@ -172,6 +178,7 @@ export class FileWritesService {
         if (error instanceof RefChangedError) throw new ConflictError(`branch ${written} was changed by another writer; read it again and retry`);
         throw error;
       }
+      faultPoint('contents.ref-updated');
       const ref: NamedRef = { name: written, kind: 'branch', commit: oid };
       const commits = await this.trees.commits(target.dir, [oid]);
       const described = await this.contents.describeFiles(target, ref, operations.filter((op) => op.operation !== 'delete').map((op) => op.path));

@@ -1,7 +1,8 @@
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { GitDataService } from './git-data.service';
 import { AnnotatedTagWire, GitBlobResponseWire, GitTreeResponseWire, ReferenceWire } from './git-data.wire';
@@ -21,34 +22,38 @@ export class GitDataController {
 
   @Get('repos/:owner/:repo/git/refs')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ summary: 'Get specified ref or filtered repository\'s refs' })
   @ApiOkResponse({ type: [ReferenceWire], description: 'ReferenceList' })
   @ApiErrors(404)
-  all(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<ReferenceWire | ReferenceWire[]> {
-    return this.data.refs(caller, owner, repo, '');
+  all(@TargetRepository() target: RepositoryTarget): Promise<ReferenceWire | ReferenceWire[]> {
+    return this.data.refs(target, '');
   }
 
   @Get('repos/:owner/:repo/git/refs/*ref')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoListGitRefs', summary: "Get specified ref or filtered repository's refs" })
   @ApiParam({ name: 'ref', type: String, description: 'part or full name of the ref(s) after refs/' })
   @ApiOkResponse({ schema: { oneOf: [{ $ref: getSchemaPath(ReferenceWire) }, { type: 'array', items: { $ref: getSchemaPath(ReferenceWire) } }] }, description: 'one Reference when the name is complete, else a ReferenceList' })
   @ApiErrors(404)
-  filtered(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('ref') ref: string): Promise<ReferenceWire | ReferenceWire[]> {
-    return this.data.refs(caller, owner, repo, ref);
+  filtered(@TargetRepository() target: RepositoryTarget, @WildcardParam('ref') ref: string): Promise<ReferenceWire | ReferenceWire[]> {
+    return this.data.refs(target, ref);
   }
 
   @Get('repos/:owner/:repo/git/tags/:sha')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ summary: 'Gets the tag object of an annotated tag (not lightweight tags)' })
   @ApiOkResponse({ type: AnnotatedTagWire })
   @ApiErrors(400, 404)
-  tag(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('sha') sha: string): Promise<AnnotatedTagWire> {
-    return this.data.tag(caller, owner, repo, sha);
+  tag(@TargetRepository() target: RepositoryTarget, @Param('sha') sha: string): Promise<AnnotatedTagWire> {
+    return this.data.tag(target, sha);
   }
 
   @Get('repos/:owner/:repo/git/trees/:sha')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ summary: 'Gets the tree of a repository.' })
   @ApiQuery({ name: 'recursive', required: false, type: Boolean, description: 'show all directories and files' })
   @ApiQuery({ name: 'page', required: false, type: Number, description: 'page number; the first page is 1' })
@@ -56,22 +61,21 @@ export class GitDataController {
   @ApiOkResponse({ type: GitTreeResponseWire })
   @ApiErrors(400, 404)
   tree(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @Param('sha') sha: string,
     @Query() query: Record<string, unknown>,
   ): Promise<GitTreeResponseWire> {
     const recursive = ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(queryString(query.recursive) ?? '');
-    return this.data.tree(caller, owner, repo, sha, { recursive, page: integer(query.page), perPage: integer(query.per_page) });
+    return this.data.tree(target, sha, { recursive, page: integer(query.page), perPage: integer(query.per_page) });
   }
 
   @Get('repos/:owner/:repo/git/blobs/:sha')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ summary: 'Gets the blob of a repository.' })
   @ApiOkResponse({ type: GitBlobResponseWire })
   @ApiErrors(400, 404)
-  blob(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('sha') sha: string): Promise<GitBlobResponseWire> {
-    return this.data.blob(caller, owner, repo, sha);
+  blob(@TargetRepository() target: RepositoryTarget, @Param('sha') sha: string): Promise<GitBlobResponseWire> {
+    return this.data.blob(target, sha);
   }
 }

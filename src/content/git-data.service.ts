@@ -1,5 +1,5 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable } from '@nestjs/common';
-import type { AuthContext } from '../auth/auth-context';
 import { BadRequestError, NotFoundError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { GitData } from '../git/git-data';
@@ -24,8 +24,8 @@ export class GitDataService {
    * GET /repos/{o}/{r}/git/refs[/{ref}]: the refs whose full name starts with `refs/<filter>`; one object when
    * exactly one ref is named in full, a list otherwise; 404 when none.
    */
-  async refs(viewer: AuthContext, ownerName: string, repoName: string, filter: string): Promise<ReferenceWire | ReferenceWire[]> {
-    const target = await this.repositories.readable(viewer, ownerName, repoName);
+  async refs(repository: RepositoryTarget, filter: string): Promise<ReferenceWire | ReferenceWire[]> {
+    const target = await this.repositories.open(repository);
     const prefix = filter === '' ? '' : `refs/${filter}`;
     const refs = (await this.repositories.withGit(() => this.data.refs(target.dir))).filter((ref) => ref.ref.startsWith(prefix));
     if (refs.length === 0) throw new NotFoundError();
@@ -34,16 +34,16 @@ export class GitDataService {
   }
 
   /** GET /repos/{o}/{r}/git/tags/{sha}: an annotated tag object. */
-  async tag(viewer: AuthContext, ownerName: string, repoName: string, sha: string): Promise<AnnotatedTagWire> {
-    const target = await this.repositories.readable(viewer, ownerName, repoName);
+  async tag(repository: RepositoryTarget, sha: string): Promise<AnnotatedTagWire> {
+    const target = await this.repositories.open(repository);
     const tag = await this.repositories.withGit(() => this.data.tag(target.dir, sha));
     if (!tag) throw new BadRequestError(`tag not found: ${sha.slice(0, 64)}`);
     return toAnnotatedTagWire(target.urls, tag);
   }
 
   /** GET /repos/{o}/{r}/git/trees/{sha}: one page of the tree's entries (all below it with `recursive`). */
-  async tree(viewer: AuthContext, ownerName: string, repoName: string, sha: string, query: { recursive: boolean; page: number; perPage: number }): Promise<GitTreeResponseWire> {
-    const target = await this.repositories.readable(viewer, ownerName, repoName);
+  async tree(repository: RepositoryTarget, sha: string, query: { recursive: boolean; page: number; perPage: number }): Promise<GitTreeResponseWire> {
+    const target = await this.repositories.open(repository);
     const tree = await this.repositories.withGit(() => this.data.tree(target.dir, sha, query.recursive));
     if (!tree) throw new BadRequestError(`sha not found [${sha.slice(0, 64)}]`);
     const perPage = query.perPage <= 0 || query.perPage > GIT_TREES_PER_PAGE ? GIT_TREES_PER_PAGE : query.perPage;
@@ -61,8 +61,8 @@ export class GitDataService {
   }
 
   /** GET /repos/{o}/{r}/git/blobs/{sha}: the blob, its content in base64 up to MAX_DISPLAY_FILE_SIZE. */
-  async blob(viewer: AuthContext, ownerName: string, repoName: string, sha: string): Promise<GitBlobResponseWire> {
-    const target = await this.repositories.readable(viewer, ownerName, repoName);
+  async blob(repository: RepositoryTarget, sha: string): Promise<GitBlobResponseWire> {
+    const target = await this.repositories.open(repository);
     return this.repositories.withGit(async () => {
       const blob = await this.data.blobSize(target.dir, sha);
       if (!blob) throw new BadRequestError(`object does not exist [id: ${sha.slice(0, 64)}]`);

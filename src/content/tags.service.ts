@@ -1,5 +1,5 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable } from '@nestjs/common';
-import type { AuthContext } from '../auth/auth-context';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Clock } from '../common/time';
 import { Page, PageQuery } from '../common/paging';
@@ -32,22 +32,22 @@ export class TagsService {
   ) {}
 
   /** Newest first, as Forgejo lists tags (`--sort=-creatordate`). */
-  async list(viewer: AuthContext, owner: string, repo: string, query: PageQuery): Promise<Page<TagWire>> {
-    const target = await this.repositories.readable(viewer, owner, repo);
+  async list(repository: RepositoryTarget, query: PageQuery): Promise<Page<TagWire>> {
+    const target = this.repositories.open(repository);
     const all = await this.repositories.withGit(() => this.trees.refs(target.dir, TAGS, '-creatordate'));
     return { items: all.slice(query.offset, query.offset + query.limit).map((ref) => toTagWire(target.urls, ref)), total: all.length };
   }
 
-  async get(viewer: AuthContext, owner: string, repo: string, tag: string): Promise<TagWire> {
-    const target = await this.repositories.readable(viewer, owner, repo);
+  async get(repository: RepositoryTarget, tag: string): Promise<TagWire> {
+    const target = this.repositories.open(repository);
     const ref = await this.repositories.withGit(() => this.find(target, tag));
     if (!ref) throw new NotFoundError();
     return toTagWire(target.urls, ref);
   }
 
-  async delete(viewer: AuthContext, owner: string, repo: string, tag: string): Promise<void> {
-    const target = await this.repositories.writable(viewer, owner, repo);
-    await this.repositories.deleteRef(viewer, target, () => this.find(target, tag));
+  async delete(repository: RepositoryTarget, tag: string): Promise<void> {
+    const target = await this.repositories.writable(repository);
+    await this.repositories.deleteRef(repository.viewer, target, () => this.find(target, tag));
   }
 
   /**
@@ -55,8 +55,9 @@ export class TagsService {
    * (full name, else login; the no-reply address when the e-mail is private). Order: 404 → 403 → 422 → quota
    * 413 → target 404 → existing tag 409.
    */
-  async create(viewer: AuthContext, owner: string, repo: string, option: () => Promise<CreateTagOption>): Promise<TagWire> {
-    const target = await this.repositories.writable(viewer, owner, repo);
+  async create(repository: RepositoryTarget, option: () => Promise<CreateTagOption>): Promise<TagWire> {
+    const target = await this.repositories.writable(repository);
+    const viewer = repository.viewer;
     const body = await option();
     if (!isValidRefName(`${TAGS}${body.tag_name}`) || body.tag_name.startsWith('-')) {
       throw new InvalidInputError(`Tag name is invalid: ${body.tag_name}`);

@@ -75,6 +75,21 @@ export class Leases {
     }
   }
 
+  /**
+   * Records a moment (milliseconds) under `name` for every process to read, keeping the latest of those written:
+   * a row of the same table that nobody holds (its `expires_at` is the moment).
+   */
+  async mark(name: string, moment: number): Promise<void> {
+    if ((await this.change(this.insertSql(), [name, this.holder, moment])) > 0) return;
+    await this.change('UPDATE lease SET holder = ?, expires_at = ? WHERE name = ? AND expires_at < ?', [this.holder, moment, name, moment]);
+  }
+
+  /** The moment recorded under `name` by `mark`, and whether this process wrote it; 0 when none was. */
+  async markOf(name: string): Promise<{ moment: number; mine: boolean }> {
+    const rows: { holder: string; expires_at: number | string }[] = await this.dataSource.query('SELECT holder, expires_at FROM lease WHERE name = ?', [name]);
+    return rows.length > 0 ? { moment: Number(rows[0].expires_at), mine: rows[0].holder === this.holder } : { moment: 0, mine: false };
+  }
+
   /** Takes the lease when it is free or lapsed; false when another process holds it. */
   async tryAcquire(name: string, ttlMs = DEFAULT_LEASE_MS): Promise<boolean> {
     const now = this.clock();

@@ -8,9 +8,12 @@ import { clientAddress, CredentialChain, readCredential } from '../auth/credenti
 import { TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import type { RequestLog } from '../logging/request-log';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { dependencyFailure } from '../common/dependency-errors';
+import type { GitClient } from '../git/git-client';
 import { GitBusyError, GitProcesses, isSafeGitProtocol, ServingProcess } from '../git/git-processes';
+import { TransferWatch } from '../git/transfer-watch';
 import { accountStateProblem, GitTarget, RepositoryGitAccess, ServedTarget } from '../repos/repository-git-access';
-import { ARCHIVED_PUSH_HTTP } from '../repos/repository-access';
+import { ARCHIVED_PUSH_HTTP } from '../access/access-policy';
 
 type Service = 'upload-pack' | 'receive-pack';
 
@@ -106,10 +109,11 @@ export class GitHttpHandler {
     }
     // Public pull and authorize() both leave only existing, readable repositories.
     const served: ServedTarget = { owner: target.owner!, repo: target.repo!, pusherId: auth.id ?? 0 };
-    if (route.kind === 'info-refs') return this.advertise(service, served, request, response);
+    const client: GitClient = { address: clientAddress(request), userId: auth.id };
+    if (route.kind === 'info-refs') return this.advertise(service, served, client, request, response);
     // 12. Content type and encoding of the RPC.
     const input = this.requestBody(service, request);
-    return this.rpc(service, served, request, input, response);
+    return this.rpc(service, served, client, request, input, response);
   }
 
   private async authenticate(request: Request): Promise<AuthContext> {
@@ -157,13 +161,13 @@ export class GitHttpHandler {
     throw new GitHttpRefusal(415, 'Unsupported Media Type');
   }
 
-  private async advertise(service: Service, target: ServedTarget, request: Request, response: Response): Promise<void> {
+  private async advertise(service: Service, target: ServedTarget, client: GitClient, request: Request, response: Response): Promise<void> {
     const headers = { 'Content-Type': `application/x-git-${service}-advertisement`, ...NO_CACHE };
     if (request.method === 'HEAD') {
       response.status(200).set(headers).end();
       return;
     }
-    const git = await this.start(service, target, request, { advertiseRefs: true });
+    const git = await this.start(service, target, client, request, { advertiseRefs: true });
     response.status(200).set(headers);
     const header = `# service=git-${service}\n`;
     response.write(`${(header.length + 4).toString(16).padStart(4, '0')}${header}0000`);
@@ -171,22 +175,83 @@ export class GitHttpHandler {
     git.child.stdin.end();
   }
 
-  private async rpc(service: Service, target: ServedTarget, request: Request, input: Readable, response: Response): Promise<void> {
-    const git = await this.start(service, target, request, {});
+  private async rpc(service: Service, target: ServedTarget, client: GitClient, request: Request, input: Readable, response: Response): Promise<void> {
+    // A fetch's request (wants and haves) is small: it is read whole before git starts, so that a client that
+    // sends it slowly, or never finishes it, waits without holding a git slot. A push's pack streams through.
+    const buffered = service === 'upload-pack' ? await this.readNegotiation(input, request) : null;
+    const git = await this.start(service, target, client, request, {});
     response.status(200).set({ 'Content-Type': `application/x-git-${service}-result`, ...NO_CACHE });
-    if (input !== request) {
-      input.on('error', () => {
+    const rest = buffered ? buffered.rest : input;
+    if (rest && rest !== request) {
+      rest.on('error', () => {
         // A corrupt gzip stream: nothing reached the client yet, since git waits for the whole request.
         git.kill();
         if (!response.headersSent) this.reply(response, request, 400, 'Bad Request');
         else response.destroy();
       });
     }
-    git.feed(input);
+    if (buffered && !buffered.rest) git.child.stdin.end(buffered.head);
+    else {
+      if (buffered) git.child.stdin.write(buffered.head);
+      git.feed(rest!);
+    }
     this.pipeOut(git, request, response);
   }
 
-  private async start(service: Service, target: ServedTarget, request: Request, options: { advertiseRefs?: boolean }): Promise<ServingProcess> {
+  /**
+   * Reads an upload-pack request into memory, up to GIT_REQUEST_BODY_MAX_SIZE, within GIT_REQUEST_BODY_TIMEOUT
+   * and at no less than the minimum transfer rate (408 otherwise; a corrupt gzip stream is 400). A larger body
+   * (a negotiation with hundreds of thousands of haves) is not refused: what was read goes first, the rest
+   * streams to git as a push does.
+   */
+  private readNegotiation(input: Readable, request: Request): Promise<{ head: Buffer; rest: Readable | null }> {
+    const git = this.config.git;
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let settled = false;
+      const finish = (action: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        watch.stop();
+        input.off('data', onData);
+        input.off('end', onEnd);
+        input.off('error', onError);
+        request.off('close', onClose);
+        action();
+      };
+      const tooSlow = () =>
+        finish(() => {
+          input.pause();
+          reject(new GitHttpRefusal(408, 'Request Timeout: the request body came too slowly', { Connection: 'close' }));
+        });
+      const deadline = setTimeout(tooSlow, git.requestBodyTimeoutMs);
+      deadline.unref();
+      const watch = new TransferWatch({ minRate: git.minTransferRate, windowMs: git.transferWindowMs, waitingOnPeer: () => true, onStall: tooSlow });
+      const onData = (chunk: Buffer) => {
+        chunks.push(chunk);
+        size += chunk.length;
+        watch.count(chunk.length);
+        if (size > git.requestBodyMaxBytes) {
+          finish(() => {
+            input.pause();
+            resolve({ head: Buffer.concat(chunks), rest: input });
+          });
+        }
+      };
+      const onEnd = () => finish(() => resolve({ head: Buffer.concat(chunks), rest: null }));
+      const onError = () => finish(() => reject(new GitHttpRefusal(400, 'Bad Request')));
+      // The client went away before its request was complete: there is nobody to answer.
+      const onClose = () => !request.complete && finish(() => reject(new GitHttpRefusal(400, 'Bad Request')));
+      input.on('data', onData);
+      input.on('end', onEnd);
+      input.on('error', onError);
+      request.on('close', onClose);
+    });
+  }
+
+  private async start(service: Service, target: ServedTarget, client: GitClient, request: Request, options: { advertiseRefs?: boolean }): Promise<ServingProcess> {
     const protocol = request.header('git-protocol');
     try {
       return await this.processes.start({
@@ -196,6 +261,7 @@ export class GitHttpHandler {
         advertiseRefs: options.advertiseRefs,
         protocol: protocol !== undefined && isSafeGitProtocol(protocol) ? protocol : undefined,
         push: service === 'receive-pack' ? { repositoryId: target.repo.id, pusherId: target.pusherId } : undefined,
+        client,
       });
     } catch (error) {
       if (error instanceof GitBusyError) {
@@ -213,7 +279,7 @@ export class GitHttpHandler {
       if (stderrBytes < 16 * 1024) stderr.push(chunk);
       stderrBytes += chunk.length;
     });
-    git.child.stdout.pipe(response, { end: false });
+    git.deliver(response);
     response.on('close', () => {
       if (!response.writableFinished) git.kill();
     });
@@ -233,6 +299,13 @@ export class GitHttpHandler {
 
   private fail(response: Response, request: Request, error: unknown): void {
     if (error instanceof GitHttpRefusal) return this.reply(response, request, error.status, error.message, error.headers);
+    // The database, the disk or the machine's descriptors failed: 503 or 507 in the service's words, not a 500.
+    const failure = dependencyFailure(error);
+    if (failure && !response.headersSent) {
+      this.logger.warn(`git request ${request.method} ${request.path} answered ${failure.status}: ${(error as Error).message}`);
+      const retryAfter = (failure as { retryAfterSeconds?: number }).retryAfterSeconds;
+      return this.reply(response, request, failure.status, failure.message, retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) });
+    }
     this.logger.error(`git request ${request.method} ${request.path} failed: ${(error as Error).stack ?? error}`);
     if (!response.headersSent) this.reply(response, request, 500, 'Internal Server Error');
     else response.destroy();

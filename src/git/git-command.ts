@@ -3,8 +3,10 @@ import * as fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { budgetedGit, exhaustedBudget, ProcessBudget } from './git-budget';
+import { currentGitClient } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
-import { GitLauncher } from './git-launcher';
+import { GitLauncher, LaunchResult } from './git-launcher';
 import { spawnGit } from './spawn-git';
 
 /** A git command that failed: it exited non-zero, was killed, or could not start. */
@@ -36,6 +38,17 @@ export class GitAbortedError extends GitError {
   }
 }
 
+/**
+ * The command ran out of its memory or CPU budget (git-budget.ts): what it was asked to walk is too large to
+ * answer (a tree that expands to billions of paths), not a fault of the server.
+ */
+export class GitBudgetError extends GitError {
+  constructor(args: readonly string[], stderr: string) {
+    super(args, null, stderr, `git ${args[0] ?? ''} ran out of its memory or CPU budget`);
+    this.name = 'GitBudgetError';
+  }
+}
+
 /** The git executable could not be started (not installed, or not on the fixed PATH). */
 export class GitUnavailableError extends GitError {
   constructor(args: readonly string[], cause: Error) {
@@ -59,7 +72,10 @@ export interface GitRunOptions {
    * of its own and stop the whole group on timeout or abort, so that no helper outlives the command.
    */
   processGroup?: boolean;
-  /** Stops the command early (shutdown); it then fails with GitAbortedError. */
+  /**
+   * Stops the command early (shutdown); it then fails with GitAbortedError. Without one, the signal of the
+   * client the work is for (git-client.ts) stops it when that client goes away.
+   */
   signal?: AbortSignal;
   /**
    * Spawn through the small launcher process instead of forking the server (git-launcher.ts): for commands run
@@ -119,27 +135,40 @@ export class GitCommand {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const child = spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir, options.env), shell: false });
+    const child = spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir, options.env), shell: false }, this.budget(options, timeoutMs));
     const stderr: Buffer[] = [];
     let timedOut = false;
     let killed = false;
+    let aborted = false;
+    const signal = options.signal ?? currentGitClient()?.signal;
+    const onAbort = () => {
+      aborted = true;
+      child.kill('SIGKILL');
+    };
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
     }, timeoutMs);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < 64) stderr.push(chunk);
     });
     const exited = new Promise<void>((resolve, reject) => {
       child.on('error', (error) => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
         reject(new GitUnavailableError(args, error));
       });
-      child.on('close', (code) => {
+      child.on('close', (code, exitSignal) => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
         if (timedOut) return reject(new GitTimeoutError(args, timeoutMs));
-        if (code === 0 || killed) return resolve();
-        reject(new GitError(args, code, Buffer.concat(stderr).toString('utf8')));
+        if (killed) return resolve();
+        if (aborted) return reject(new GitAbortedError(args));
+        if (code === 0) return resolve();
+        const text = Buffer.concat(stderr).toString('utf8');
+        reject(exhaustedBudget(text, exitSignal) ? new GitBudgetError(args, text) : new GitError(args, code, text));
       });
     });
     // Callers that only await the stream must not see an unhandled rejection.
@@ -152,6 +181,8 @@ export class GitCommand {
       kill: () => {
         killed = true;
         child.kill('SIGKILL');
+        // Output nobody will read must not keep the process from closing (a paused pipe never ends).
+        child.stdout.destroy();
       },
     };
   }
@@ -163,7 +194,7 @@ export class GitCommand {
   startSession(args: string[], options: Pick<GitRunOptions, 'gitDir'> = {}): ChildProcessWithoutNullStreams {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
-    return spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir), shell: false });
+    return spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir), shell: false }, { memoryBytes: this.config.git?.commandMaxMemoryBytes });
   }
 
   /** Runs git and returns the exit code as well, for commands whose exit code is an answer (show-ref). */
@@ -176,9 +207,11 @@ export class GitCommand {
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const env = gitEnvironment(this.config.dataDir, options.env);
-    if (options.offload) return this.executeOffloaded(args, fullArgs, env, options, timeoutMs, acceptAnyExit);
+    const command = budgetedGit(fullArgs, this.budget(options, timeoutMs));
+    const signal = options.signal ?? currentGitClient()?.signal;
+    if (options.offload) return this.executeOffloaded(args, command.file, command.args, env, { ...options, signal }, timeoutMs, acceptAnyExit);
     return new Promise<GitResult & { bytes: Buffer }>((resolve, reject) => {
-      const child = spawnGit(fullArgs, { env, shell: false, detached: options.processGroup === true });
+      const child = spawnGit(fullArgs, { env, shell: false, detached: options.processGroup === true }, this.budget(options, timeoutMs));
       const stdout: Buffer[] = [];
       const stderr: Buffer[] = [];
       let outputBytes = 0;
@@ -204,15 +237,15 @@ export class GitCommand {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        options.signal?.removeEventListener('abort', onAbort);
+        signal?.removeEventListener('abort', onAbort);
         action();
       };
       const timer = setTimeout(() => {
         timedOut = true;
         stop();
       }, timeoutMs);
-      if (options.signal?.aborted) onAbort();
-      else options.signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
       child.stdout.on('data', (chunk: Buffer) => {
         outputBytes += chunk.length;
         if (outputBytes <= MAX_OUTPUT_BYTES) stdout.push(chunk);
@@ -221,14 +254,16 @@ export class GitCommand {
         if (Buffer.concat(stderr).length < 64 * 1024) stderr.push(chunk);
       });
       child.on('error', (error) => finish(() => reject(new GitUnavailableError(args, error))));
-      child.on('close', (code) => {
+      child.on('close', (code, exitSignal) => {
         finish(() => {
           if (timedOut) return reject(new GitTimeoutError(args, timeoutMs));
           if (aborted) return reject(new GitAbortedError(args));
           const bytes = Buffer.concat(stdout);
           const result = { stdout: bytes.toString('utf8'), bytes, exitCode: code ?? -1 };
+          const text = Buffer.concat(stderr).toString('utf8');
+          if (exhaustedBudget(text, exitSignal)) return reject(new GitBudgetError(args, text));
           if (code === 0 || (acceptAnyExit && code !== null)) return resolve(result);
-          reject(new GitError(args, code, Buffer.concat(stderr).toString('utf8')));
+          reject(new GitError(args, code, text));
         });
       });
       // A command that exits before reading its input closes the pipe: that is not an error of ours.
@@ -240,6 +275,7 @@ export class GitCommand {
   /** The same contract as the local spawn, through GitLauncher. */
   private async executeOffloaded(
     args: string[],
+    file: string,
     fullArgs: string[],
     env: Record<string, string>,
     options: GitRunOptions,
@@ -249,7 +285,7 @@ export class GitCommand {
     const input = options.input === undefined ? undefined : Buffer.isBuffer(options.input) ? options.input : Buffer.from(options.input, 'utf8');
     let launched: ReturnType<GitLauncher['launch']>;
     try {
-      launched = this.launcher.launch({ args: fullArgs, env, input, processGroup: options.processGroup === true, maxOutputBytes: MAX_OUTPUT_BYTES });
+      launched = this.launcher.launch({ file, args: fullArgs, env, input, processGroup: options.processGroup === true, maxOutputBytes: MAX_OUTPUT_BYTES });
     } catch (error) {
       throw new GitUnavailableError(args, error as Error);
     }
@@ -265,7 +301,7 @@ export class GitCommand {
     };
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener('abort', onAbort, { once: true });
-    let outcome: { code: number | null; stdout: Buffer; stderr: string };
+    let outcome: LaunchResult;
     try {
       outcome = await launched.result;
     } catch (error) {
@@ -276,9 +312,21 @@ export class GitCommand {
     }
     if (timedOut) throw new GitTimeoutError(args, timeoutMs);
     if (aborted) throw new GitAbortedError(args);
+    if (exhaustedBudget(outcome.stderr, outcome.signal ?? null)) throw new GitBudgetError(args, outcome.stderr);
     const result = { stdout: outcome.stdout.toString('utf8'), bytes: outcome.stdout, exitCode: outcome.code ?? -1 };
     if (outcome.code === 0 || (acceptAnyExit && outcome.code !== null)) return result;
     throw new GitError(args, outcome.code, outcome.stderr);
+  }
+
+  /**
+   * Network commands (clone, fetch: processGroup) get the budget of serving processes; the content API's
+   * commands the smaller command budget, with CPU time up to their time limit.
+   */
+  private budget(options: GitRunOptions, timeoutMs: number): ProcessBudget {
+    const git = this.config.git;
+    if (!git) return {};
+    if (options.processGroup) return { memoryBytes: git.maxMemoryBytes, cpuSeconds: git.maxCpuSeconds };
+    return { memoryBytes: git.commandMaxMemoryBytes, cpuSeconds: Math.ceil(timeoutMs / 1000) + 1 };
   }
 
   private ensureHome(): void {

@@ -105,6 +105,8 @@ export function parseTreeListing(output: string): TreeListingEntry[] {
     if (record === '') continue;
     const tab = record.indexOf('\t');
     const [mode, type, sha, size] = record.slice(0, tab).trim().split(/ +/);
+    // A record cut off by the output cap (a tree of hundreds of thousands of entries) is left out.
+    if (tab < 0 || sha === undefined || size === undefined) continue;
     entries.push({ path: record.slice(tab + 1), mode, type: type as TreeListingEntry['type'], sha, size: size === '-' ? 0 : Number(size) });
   }
   return entries;

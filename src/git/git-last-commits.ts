@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { runDetachedFromGitClient } from './git-client';
 import { GitCommand } from './git-command';
 import { GitProcesses } from './git-processes';
 import { GitTrees } from './git-trees';
@@ -62,8 +63,8 @@ export class GitLastCommits {
     const key = `${dir}\0${commit}`;
     const known = this.walks.get(key);
     if (known) return known;
-    const running = this.processes
-      .withSlot(() => this.walkHistory(dir, commit))
+    // The walk serves every request that waits for it: it belongs to none of them (no share, no stop signal).
+    const running = runDetachedFromGitClient(() => this.processes.withSlot(() => this.walkHistory(dir, commit)))
       .catch((error: Error) => {
         // Not remembered as done: a later miss may walk again.
         if (this.walks.get(key) === running) this.walks.delete(key);

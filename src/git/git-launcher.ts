@@ -33,7 +33,7 @@ process.on('message', (message) => {
   };
   let child;
   try {
-    child = spawn('git', message.args, { env: message.env, stdio: ['pipe', 'pipe', 'pipe'], detached: message.group, shell: false });
+    child = spawn(message.file || 'git', message.args, { env: message.env, stdio: ['pipe', 'pipe', 'pipe'], detached: message.group, shell: false });
   } catch (error) {
     return reply({ error: String(error && error.message), errorCode: error && error.code });
   }
@@ -50,7 +50,7 @@ process.on('message', (message) => {
   child.stdout.on('data', (chunk) => { outBytes += chunk.length; if (outBytes <= message.maxOutput) out.push(chunk); });
   child.stderr.on('data', (chunk) => { errBytes += chunk.length; if (errBytes <= 65536) err.push(chunk); });
   child.on('error', (error) => reply({ error: String(error && error.message), errorCode: error && error.code }));
-  child.on('close', (code) => reply({ code, stdout: Buffer.concat(out).toString('base64'), stderr: Buffer.concat(err).toString('utf8') }));
+  child.on('close', (code, signal) => reply({ code, signal, stdout: Buffer.concat(out).toString('base64'), stderr: Buffer.concat(err).toString('utf8') }));
   child.stdin.on('error', () => undefined);
   child.stdin.end(message.input ? Buffer.from(message.input, 'base64') : '');
 });
@@ -61,6 +61,8 @@ process.on('disconnect', () => {
 `;
 
 export interface LaunchRequest {
+  /** The program (git, or the tool that starts it under its budget); git when absent. */
+  file?: string;
   args: string[];
   env: Record<string, string>;
   input?: Buffer;
@@ -70,6 +72,7 @@ export interface LaunchRequest {
 
 export interface LaunchResult {
   code: number | null;
+  signal?: NodeJS.Signals | null;
   stdout: Buffer;
   stderr: string;
 }
@@ -101,6 +104,7 @@ export class GitLauncher implements OnApplicationShutdown {
     if (this.pending.size === 1) channelOf(launcher)?.ref?.();
     launcher.send({
       id,
+      file: request.file,
       args: request.args,
       env: request.env,
       input: request.input && request.input.length > 0 ? request.input.toString('base64') : undefined,
@@ -126,13 +130,13 @@ export class GitLauncher implements OnApplicationShutdown {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       serialization: 'advanced',
     });
-    launcher.on('message', (message: { id: number; code?: number | null; stdout?: string; stderr?: string; error?: string; errorCode?: string }) => {
+    launcher.on('message', (message: { id: number; code?: number | null; signal?: NodeJS.Signals | null; stdout?: string; stderr?: string; error?: string; errorCode?: string }) => {
       const entry = this.pending.get(message.id);
       if (!entry) return;
       this.pending.delete(message.id);
       if (this.pending.size === 0) channelOf(launcher)?.unref?.();
       if (message.error !== undefined) return entry.reject(Object.assign(new Error(message.error), message.errorCode ? { code: message.errorCode } : {}));
-      entry.resolve({ code: message.code ?? null, stdout: Buffer.from(message.stdout ?? '', 'base64'), stderr: message.stderr ?? '' });
+      entry.resolve({ code: message.code ?? null, signal: message.signal ?? null, stdout: Buffer.from(message.stdout ?? '', 'base64'), stderr: message.stderr ?? '' });
     });
     launcher.on('exit', () => {
       if (this.launcher === launcher) this.launcher = null;

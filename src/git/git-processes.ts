@@ -1,11 +1,15 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { budgetedGit } from './git-budget';
+import { currentGitClient, GitClient } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
+import { GitShares } from './git-shares';
 import { PushAllowance, PushContext, PushHooks } from './push-hooks';
 import { gitStarted, spawnGit } from './spawn-git';
+import { TransferWatch } from './transfer-watch';
 
 /** No slot became free in time, or the server is shutting down: HTTP answers 503, SSH an error line. */
 export class GitBusyError extends Error {
@@ -38,6 +42,16 @@ export interface ServeSpec {
   protocol?: string;
   /** Required for receive-pack: whose push it is, for the hooks. */
   push?: PushContext;
+  /** Whom it serves: the slot counts against this client's share (GitShares). */
+  client?: GitClient;
+}
+
+/** Limits of one exchange, from GIT_EXCHANGE_TIMEOUT, GIT_MIN_TRANSFER_RATE and GIT_TRANSFER_WINDOW. */
+export interface ExchangeLimits {
+  idleTimeoutMs: number;
+  exchangeTimeoutMs: number;
+  minTransferRate: number;
+  transferWindowMs: number;
 }
 
 /** Forgejo's safeGitProtocolHeader: other values are ignored, and git then speaks v0. */
@@ -54,16 +68,25 @@ export class ServingProcess {
   private lastActivity = Date.now();
   private killed = false;
   private idleTimer: NodeJS.Timeout | null = null;
+  private readonly deadline: NodeJS.Timeout;
+  private watch: TransferWatch | null = null;
+  private input: { source: Readable; ended: boolean } | null = null;
+  private output: Writable | null = null;
 
   constructor(
     readonly child: ChildProcessWithoutNullStreams,
-    private readonly idleTimeoutMs: number,
+    private readonly limits: ExchangeLimits,
     onExit: () => void,
   ) {
+    // However busy both ends are, an exchange ends by its total time limit.
+    this.deadline = setTimeout(() => this.kill(), limits.exchangeTimeoutMs);
+    this.deadline.unref();
     this.exited = new Promise((resolve) => {
       child.on('error', () => undefined);
       child.on('close', (code) => {
         if (this.idleTimer) clearTimeout(this.idleTimer);
+        clearTimeout(this.deadline);
+        this.watch?.stop();
         onExit();
         resolve(this.killed ? null : code);
       });
@@ -78,12 +101,33 @@ export class ServingProcess {
     this.watchIdle();
   }
 
-  /** Streams `source` into git's standard input, with backpressure; each chunk counts as activity. */
-  feed(source: Readable): void {
-    source.on('data', () => {
+  /**
+   * Streams `source` into git's standard input, with backpressure; each chunk counts as activity. While the
+   * source is open and git keeps up with it, the exchange waits on the peer (the minimum transfer rate).
+   */
+  feed(source: Readable, options: { peerPaced?: boolean } = {}): void {
+    const input = { source, ended: false };
+    if (options.peerPaced !== false) this.input = input;
+    source.on('data', (chunk: Buffer) => {
       this.lastActivity = Date.now();
+      this.watch?.count(chunk.length);
+    });
+    source.on('end', () => {
+      input.ended = true;
     });
     source.pipe(this.child.stdin);
+    this.watchTransfer();
+  }
+
+  /**
+   * Sends git's standard output to `destination` (not ending it: the caller decides how the exchange ends);
+   * while the destination is full, the exchange waits on the peer (the minimum transfer rate).
+   */
+  deliver(destination: Writable): void {
+    this.output = destination;
+    this.child.stdout.on('data', (chunk: Buffer) => this.watch?.count(chunk.length));
+    this.child.stdout.pipe(destination, { end: false });
+    this.watchTransfer();
   }
 
   /** Stops git and whatever it started (pack-objects, hooks): the whole process group. */
@@ -91,6 +135,7 @@ export class ServingProcess {
     if (this.killed || this.child.exitCode !== null || this.child.pid === undefined) return;
     this.killed = true;
     const pid = this.child.pid;
+    this.watch?.stop();
     signalGroup(pid, 'SIGTERM');
     const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
     timer.unref();
@@ -99,14 +144,32 @@ export class ServingProcess {
 
   /** One timer per process, re-armed for the remaining time rather than reset on every chunk. */
   private watchIdle(): void {
+    const idleTimeoutMs = this.limits.idleTimeoutMs;
     const check = () => {
       const idle = Date.now() - this.lastActivity;
-      if (idle >= this.idleTimeoutMs) return this.kill();
-      this.idleTimer = setTimeout(check, this.idleTimeoutMs - idle);
+      if (idle >= idleTimeoutMs) return this.kill();
+      this.idleTimer = setTimeout(check, idleTimeoutMs - idle);
       this.idleTimer.unref();
     };
-    this.idleTimer = setTimeout(check, this.idleTimeoutMs);
+    this.idleTimer = setTimeout(check, idleTimeoutMs);
     this.idleTimer.unref();
+  }
+
+  private watchTransfer(): void {
+    if (this.watch || this.killed) return;
+    this.watch = new TransferWatch({
+      minRate: this.limits.minTransferRate,
+      windowMs: this.limits.transferWindowMs,
+      waitingOnPeer: () => this.waitingOnPeer(),
+      onStall: () => this.kill(),
+    });
+  }
+
+  /** The request body is still coming and git is not the one behind, or the answer has no room to go. */
+  private waitingOnPeer(): boolean {
+    const input = this.input;
+    if (input && !input.ended && !this.child.stdin.writableNeedDrain && this.child.stdin.writable) return true;
+    return this.output !== null && this.output.writableNeedDrain === true;
   }
 }
 
@@ -127,15 +190,22 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 export class GitProcesses implements BeforeApplicationShutdown {
   private readonly logger = new Logger('GitProcesses');
   private readonly running = new Set<ServingProcess>();
-  private readonly waiting: { grant(): void; refuse(error: Error): void }[] = [];
+  private readonly waiting: Waiter[] = [];
   private slotsInUse = 0;
+  private readonly shares: GitShares;
   private draining = false;
   private readonly reclaimers: (() => boolean)[] = [];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly hooks: PushHooks,
-  ) {}
+  ) {
+    this.shares = new GitShares({
+      perAddress: config.git.maxProcessesPerAddress ?? config.git.maxProcesses,
+      perUser: config.git.maxProcessesPerUser ?? config.git.maxProcesses,
+      anonymous: config.git.maxProcessesAnonymous ?? config.git.maxProcesses,
+    });
+  }
 
   get isDraining(): boolean {
     return this.draining;
@@ -144,6 +214,16 @@ export class GitProcesses implements BeforeApplicationShutdown {
   /** Serving git processes now running. */
   get runningCount(): number {
     return this.running.size;
+  }
+
+  /** Slots taken now: serving processes, the content API's commands and the batch readers. */
+  get slotsHeld(): number {
+    return this.slotsInUse;
+  }
+
+  /** Slots taken on behalf of clients (requests), not by the server's own readers and walks. */
+  get clientSlotsHeld(): number {
+    return this.shares.held;
   }
 
   /** Requests waiting for a slot. */
@@ -156,7 +236,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
     // A push's quota is reserved before git reads a byte of its pack, and given back when git has exited.
     const allowance = spec.service === 'receive-pack' && !spec.advertiseRefs ? await this.hooks.allowance(requirePush(spec)) : null;
     try {
-      await this.acquireSlot();
+      await this.acquireSlot(spec.client);
     } catch (error) {
       await allowance?.release();
       throw error;
@@ -164,7 +244,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
     try {
       return await this.spawn(spec, allowance);
     } catch (error) {
-      this.releaseSlot();
+      this.releaseSlot(spec.client);
       await allowance?.release();
       throw error;
     }
@@ -174,12 +254,12 @@ export class GitProcesses implements BeforeApplicationShutdown {
    * Runs plumbing (the content API's reads and writes) inside one slot of the same cap, so that API traffic and
    * clones together never run more than GIT_MAX_PROCESSES git processes; waits like `start` (GitBusyError).
    */
-  async withSlot<T>(work: () => Promise<T>): Promise<T> {
-    await this.acquireSlot();
+  async withSlot<T>(work: () => Promise<T>, client: GitClient | undefined = currentGitClient()): Promise<T> {
+    await this.acquireSlot(client);
     try {
       return await work();
     } finally {
-      this.releaseSlot();
+      this.releaseSlot(client);
     }
   }
 
@@ -228,7 +308,13 @@ export class GitProcesses implements BeforeApplicationShutdown {
     const args = [
       `-c`, `core.hooksPath=${this.hooks.hooksDir}`,
       `-c`, 'receive.hideRefs=refs/pull/',
+      // Pushed objects are checked (a tree entry named `..` or `.git`, a malformed commit) before any ref moves.
+      `-c`, 'receive.fsckObjects=true',
       `-c`, 'uploadpack.allowFilter=true',
+      // A sparse:oid filter makes upload-pack parse a blob the client names as a sparse-checkout pattern list
+      // and match every path of the clone against it: unbounded work chosen by the client. blob:none, blob:limit
+      // and tree:<depth> filters stay.
+      `-c`, 'uploadpackfilter.sparse:oid.allow=false',
       `-c`, 'uploadpack.allowAnySHA1InWant=true',
       // A pack larger than the push may add is refused while it arrives, not once stored.
       ...(allowance ? ['-c', `receive.maxInputSize=${Math.max(1, allowance.maxInputBytes)}`] : []),
@@ -246,7 +332,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
     try {
       fs.mkdirSync(gitHome(this.config.dataDir), { recursive: true });
       // A process group of its own, so that killing git also stops the helpers it started.
-      child = spawnGit(args, { env, detached: true, shell: false });
+      child = spawnGit(args, { env, detached: true, shell: false }, { memoryBytes: this.config.git.maxMemoryBytes, cpuSeconds: this.config.git.maxCpuSeconds });
       await gitStarted(child);
     } catch (error) {
       // Nothing runs: the caller frees the slot (start), the push's hooks are ended here; the server goes on.
@@ -254,29 +340,41 @@ export class GitProcesses implements BeforeApplicationShutdown {
       this.logger.warn(`git could not be started: ${(error as Error).message}`);
       throw new GitSpawnError(error);
     }
-    const serving: ServingProcess = new ServingProcess(child, this.config.git.idleTimeoutMs, () => {
+    const git = this.config.git;
+    const limits: ExchangeLimits = {
+      idleTimeoutMs: git.idleTimeoutMs,
+      exchangeTimeoutMs: git.exchangeTimeoutMs ?? 3_600_000,
+      minTransferRate: git.minTransferRate ?? 0,
+      transferWindowMs: git.transferWindowMs ?? 30_000,
+    };
+    const serving: ServingProcess = new ServingProcess(child, limits, () => {
       this.running.delete(serving);
       push?.end();
       void allowance?.release().catch((error: Error) => this.logger.warn(`push quota reservation not released: ${error.message}`));
-      this.releaseSlot();
+      this.releaseSlot(spec.client);
     });
     this.running.add(serving);
     return serving;
   }
 
-  private acquireSlot(): Promise<void> {
+  /**
+   * A slot, when one is free and the client is within its share; otherwise the caller waits (up to
+   * GIT_QUEUE_TIMEOUT) for the first released slot it fits in, behind earlier waiters that fit.
+   */
+  private acquireSlot(client?: GitClient): Promise<void> {
     if (this.draining) return Promise.reject(new GitBusyError('the server is shutting down'));
-    if (this.slotsInUse < this.config.git.maxProcesses) {
-      this.slotsInUse += 1;
+    if (this.slotsInUse < this.config.git.maxProcesses && this.shares.fits(client)) {
+      this.take(client);
       return Promise.resolve();
     }
     // The slot freed by a stopped idle reader goes to the first waiter, as any released slot does.
-    for (const reclaim of this.reclaimers) if (reclaim()) break;
+    if (this.slotsInUse >= this.config.git.maxProcesses) for (const reclaim of this.reclaimers) if (reclaim()) break;
     return new Promise<void>((resolve, reject) => {
-      const waiter = {
+      const waiter: Waiter = {
+        client,
         grant: () => {
           clearTimeout(timer);
-          this.slotsInUse += 1;
+          this.take(client);
           resolve();
         },
         refuse: (error: Error) => {
@@ -286,17 +384,34 @@ export class GitProcesses implements BeforeApplicationShutdown {
       };
       const timer = setTimeout(() => {
         this.waiting.splice(this.waiting.indexOf(waiter), 1);
-        reject(new GitBusyError());
+        reject(new GitBusyError(this.shares.describeWait(client)));
       }, this.config.git.queueTimeoutMs);
       this.waiting.push(waiter);
     });
   }
 
-  private releaseSlot(): void {
-    this.slotsInUse -= 1;
-    const next = this.waiting.shift();
-    if (next) next.grant();
+  private take(client: GitClient | undefined): void {
+    this.slotsInUse += 1;
+    this.shares.take(client);
   }
+
+  private releaseSlot(client?: GitClient): void {
+    this.slotsInUse -= 1;
+    this.shares.give(client);
+    // Every free slot goes to the earliest waiter within its share (a client over its share waits for its own).
+    while (this.slotsInUse < this.config.git.maxProcesses) {
+      const index = this.waiting.findIndex((waiter) => this.shares.fits(waiter.client));
+      if (index < 0) return;
+      const [next] = this.waiting.splice(index, 1);
+      next.grant();
+    }
+  }
+}
+
+interface Waiter {
+  client: GitClient | undefined;
+  grant(): void;
+  refuse(error: Error): void;
 }
 
 function requirePush(spec: ServeSpec): PushContext {

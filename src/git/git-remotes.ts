@@ -76,6 +76,12 @@ export function remoteEnvironment(access: Pick<RemoteAccess, 'credentials' | 'pi
   return env;
 }
 
+/**
+ * Fetched objects are checked as pushed ones are (receive.fsckObjects): a remote must not bring in what a push
+ * may not (a tree entry named `..` or `.git`, a malformed object).
+ */
+const FSCK_FETCHED = 'fetch.fsckObjects=true';
+
 /** Errors after which Forgejo prunes broken references and fetches once more (git-transport.md 3.5). */
 const BROKEN_REF_PATTERNS = ['cannot lock ref', 'unable to resolve reference', 'not our ref', 'Unable to create'];
 
@@ -96,7 +102,7 @@ export class GitRemotes {
    * `http.followRedirects=false`, nothing else of the access.
    */
   async cloneMirror(url: string, dir: string, access: RemoteAccess): Promise<void> {
-    await this.withinBudget(dir, access, (signal) => this.git.run(['clone', '--mirror', '--quiet', '-c', 'http.followRedirects=false', '--', url, dir], this.options({ ...access, signal })));
+    await this.withinBudget(dir, access, (signal) => this.git.run(['-c', FSCK_FETCHED, 'clone', '--mirror', '--quiet', '-c', 'http.followRedirects=false', '--', url, dir], this.options({ ...access, signal })));
     // A clone that finished between two measurements is measured once more.
     if (access.maxBytes !== undefined && (await packBytes(dir)) > access.maxBytes) throw new RemoteTooLargeError(access.maxBytes);
   }
@@ -116,7 +122,7 @@ export class GitRemotes {
    * or is stopped leaves every ref as it was.
    */
   async fetchMirror(dir: string, access: RemoteAccess): Promise<void> {
-    await this.withinBudget(dir, access, (signal) => this.git.run(['fetch', '--quiet', '--prune', '--tags', '--atomic', 'origin'], { ...this.options({ ...access, signal }), gitDir: dir }));
+    await this.withinBudget(dir, access, (signal) => this.git.run(['-c', FSCK_FETCHED, 'fetch', '--quiet', '--prune', '--tags', '--atomic', 'origin'], { ...this.options({ ...access, signal }), gitDir: dir }));
   }
 
   /**

@@ -132,9 +132,9 @@ export class GitRepositories {
 
   /**
    * Total bytes of the regular files under `dir` (behaviour 11.1: the stored git size), measured while other
-   * pushes may run: their quarantine directories (objects not yet accepted) are not counted, and a file or
-   * directory that vanishes while it is walked (a quarantine moved in, a lock file given back, a repack) counts
-   * as gone rather than failing the walk.
+   * pushes may run: git's transient files (the quarantine of a push in progress, locks, packs being written) are
+   * not counted, and a file or directory that vanishes while it is walked (a quarantine moved in, a lock file
+   * given back, a repack) counts as gone rather than failing the walk.
    */
   async size(dir: string): Promise<number> {
     let entries: Dirent[];
@@ -146,7 +146,7 @@ export class GitRepositories {
     }
     let total = 0;
     for (const entry of entries) {
-      if (QUARANTINE.test(entry.name) || entry.name.endsWith('.lock')) continue;
+      if (isTransientGitFile(entry.name)) continue;
       const child = path.join(dir, entry.name);
       if (entry.isDirectory()) total += await this.size(child);
       else if (entry.isFile()) {
@@ -177,7 +177,17 @@ export class GitRepositories {
     this.readers.forget(dir);
     await this.clearLeftover(dir);
     await fs.mkdir(path.dirname(dir), { recursive: true });
+    // The directory's time tells the start-up reconciliation how long it has been in place: a directory without a
+    // row is a crash's leftover only once it is older than any transaction could be.
+    const now = new Date();
+    await fs.utimes(sourceDir, now, now);
     await fs.rename(sourceDir, dir);
+  }
+
+  /** Removes what was built in the incoming area (a missing directory is not an error). */
+  async removeAside(dir: string): Promise<void> {
+    if (path.dirname(dir) !== this.paths.incoming()) throw new Error(`not in the incoming area: ${dir}`);
+    await fs.rm(dir, { recursive: true, force: true });
   }
 
   /** A fresh, empty path under the incoming directory (not created). */
@@ -281,6 +291,15 @@ export class GitRepositories {
   }
 }
 
+/**
+ * Names of files git writes only for the time of one operation: `*.lock` (a ref, the config, packed-refs),
+ * `tmp_objdir-*` and `incoming-*` (a push's objects before its refs move), `tmp_pack_*`/`tmp_idx_*`/`tmp_obj_*`
+ * (a pack or loose object being written), and the temporary index of an older Anvil (`anvil-index-*`).
+ */
+export function isTransientGitFile(name: string): boolean {
+  return name.endsWith('.lock') || name.startsWith('tmp_objdir-') || name.startsWith('incoming-') || /^tmp_(pack|idx|obj|rev|mtimes)_/.test(name) || name.startsWith('anvil-index-');
+}
+
 async function exists(file: string): Promise<boolean> {
   try {
     await fs.lstat(file);
@@ -289,9 +308,6 @@ async function exists(file: string): Promise<boolean> {
     return false;
   }
 }
-
-/** git receive-pack's quarantine directories, under objects/, holding a push's objects until it is accepted. */
-const QUARANTINE = /^(tmp_objdir-)?incoming-/;
 
 function isVanished(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;

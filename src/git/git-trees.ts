@@ -228,6 +228,49 @@ export class GitTrees {
   }
 
   /**
+   * Whether the files of `commit`'s tree stay within `budget` (how many, how many bytes in all), counted from
+   * a streamed `ls-tree -r` that is stopped as soon as there are too many: a tree of a few kilobytes can expand
+   * to billions of paths (or name one large blob thousands of times), and only counting says so (git itself
+   * would write such an archive for hours).
+   */
+  async withinBudget(dir: string, commit: string, budget: { entries: number; bytes: number }): Promise<boolean> {
+    // Without --long: asking each entry's size reads each object again (100 times slower on loose objects);
+    // the sizes of the distinct blobs are asked once afterwards.
+    const stream = this.git.stream(['ls-tree', '-r', '-z', '--full-tree', commit], { gitDir: dir });
+    const blobs = new Map<string, number>();
+    let entries = 0;
+    let pending = '';
+    let within = true;
+    try {
+      for await (const chunk of stream.stdout) {
+        pending += (chunk as Buffer).toString('latin1');
+        const lines = pending.split('\0');
+        pending = lines.pop() ?? '';
+        for (const line of lines) {
+          entries += 1;
+          const blob = /^\S+ blob (\S+)\t/.exec(line);
+          if (blob) blobs.set(blob[1], (blobs.get(blob[1]) ?? 0) + 1);
+        }
+        if (entries > budget.entries) {
+          within = false;
+          break;
+        }
+      }
+    } finally {
+      if (!within) stream.kill();
+    }
+    await stream.exited;
+    if (!within || blobs.size === 0) return within;
+    const sizes = await this.git.run(['cat-file', '--batch-check=%(objectname) %(objectsize)'], { gitDir: dir, input: `${[...blobs.keys()].join('\n')}\n` });
+    let bytes = 0;
+    for (const line of sizes.split('\n')) {
+      const [oid, size] = line.split(' ');
+      if (oid && size && /^\d+$/.test(size)) bytes += Number(size) * (blobs.get(oid) ?? 0);
+    }
+    return bytes <= budget.bytes;
+  }
+
+  /**
    * The last commit that touched `path` (or the whole tree) from `commit`. Started through the launcher: run for
    * most `contents` answers, it would otherwise fork the whole server each time (git-launcher.ts).
    */

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
+import { faultPoint } from '../common/fault-points';
 import { GitCommand, GitError } from './git-command';
+import { RepositoryPaths } from './repository-paths';
 
 /** A person and a moment, as git records them in commits and tags. */
 export interface GitIdentity {
@@ -57,11 +59,18 @@ function identityEnvironment(author: GitIdentity, committer: GitIdentity): Recor
  */
 @Injectable()
 export class GitWrites {
-  constructor(private readonly git: GitCommand) {}
+  constructor(
+    private readonly git: GitCommand,
+    private readonly paths: RepositoryPaths,
+  ) {}
 
-  /** Builds the commit and returns its id; no ref moves. */
+  /**
+   * Builds the commit and returns its id; no ref moves. The temporary index lives outside the repository (a
+   * crash must leave nothing inside it that its size would count).
+   */
   async commit(dir: string, spec: CommitSpec): Promise<string> {
-    const indexFile = path.join(dir, `anvil-index-${randomBytes(8).toString('hex')}`);
+    await fs.mkdir(this.paths.gitIndexes(), { recursive: true });
+    const indexFile = path.join(this.paths.gitIndexes(), `anvil-index-${randomBytes(8).toString('hex')}`);
     const env = { GIT_INDEX_FILE: indexFile };
     try {
       if (spec.parent) await this.git.run(['read-tree', spec.parent], { gitDir: dir, env });
@@ -79,6 +88,7 @@ export class GitWrites {
       }
       if (lines.length > 0) await this.git.run(['update-index', '-z', '--index-info'], { gitDir: dir, env, input: lines.join('') });
       const tree = (await this.git.run(['write-tree'], { gitDir: dir, env })).trim();
+      faultPoint('commit.tree-written');
       const args = ['commit-tree', tree];
       if (spec.parent) args.push('-p', spec.parent);
       // Forgejo ends every message with a newline, as `git commit` does.
@@ -93,13 +103,8 @@ export class GitWrites {
    * Moves `ref` to `newOid` only if it still holds `oldOid` (null: only if it does not exist yet); otherwise
    * RefChangedError and nothing changes.
    */
-  async updateRef(dir: string, ref: string, newOid: string, oldOid: string | null): Promise<void> {
-    try {
-      await this.git.run(['update-ref', '--no-deref', ref, newOid, oldOid ?? MUST_NOT_EXIST], { gitDir: dir });
-    } catch (error) {
-      if (error instanceof GitError && error.exitCode !== null) throw new RefChangedError(ref);
-      throw error;
-    }
+  updateRef(dir: string, ref: string, newOid: string, oldOid: string | null): Promise<void> {
+    return compareAndSwapRef(this.git, dir, ref, newOid, oldOid);
   }
 
   /** Deletes `ref` only if it still holds `oldOid`. */
@@ -135,6 +140,15 @@ export async function createTag(git: GitCommand, dir: string, tag: NewTag): Prom
     const body = `object ${tag.target}\ntype commit\ntag ${tag.name}\ntagger ${who}\n\n${message}\n`;
     oid = (await git.run(['mktag'], { gitDir: dir, input: body })).trim();
   }
-  await new GitWrites(git).updateRef(dir, `refs/tags/${tag.name}`, oid, null);
+  await compareAndSwapRef(git, dir, `refs/tags/${tag.name}`, oid, null);
   return oid;
+}
+
+async function compareAndSwapRef(git: GitCommand, dir: string, ref: string, newOid: string, oldOid: string | null): Promise<void> {
+  try {
+    await git.run(['update-ref', '--no-deref', ref, newOid, oldOid ?? MUST_NOT_EXIST], { gitDir: dir });
+  } catch (error) {
+    if (error instanceof GitError && error.exitCode !== null) throw new RefChangedError(ref);
+    throw error;
+  }
 }

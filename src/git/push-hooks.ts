@@ -117,7 +117,9 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
     const program = path.join(this.hooksDir, 'anvil-hook.js');
     fs.writeFileSync(program, HOOK_PROGRAM, { mode: 0o644 });
     for (const name of ['pre-receive', 'post-receive']) {
-      const script = `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(program)} ${name}\n`;
+      // git runs under soft memory and CPU limits (git-budget.ts) that node, which reserves a large address
+      // space at start, would not start under: the hook lifts them for itself (the hard limits allow it).
+      const script = `#!/bin/sh\nulimit -S -v unlimited 2>/dev/null\nulimit -S -t unlimited 2>/dev/null\nexec ${shellQuote(process.execPath)} ${shellQuote(program)} ${name}\n`;
       const file = path.join(this.hooksDir, name);
       fs.writeFileSync(file, script, { mode: 0o755 });
       fs.chmodSync(file, 0o755);

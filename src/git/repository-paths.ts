@@ -28,6 +28,11 @@ export function incomingRoot(dataDir: string): string {
   return path.join(repositoriesRoot(dataDir), '.incoming');
 }
 
+/** Temporary index files of commits made by the API: outside every repository. */
+export function gitIndexesRoot(dataDir: string): string {
+  return path.join(dataDir, 'tmp', 'git-index');
+}
+
 /**
  * Names reach here validated (AlphaDashDot, reserved names refused); this is the last guard against a name
  * that would leave its directory.
@@ -55,5 +60,9 @@ export class RepositoryPaths {
 
   incoming(): string {
     return incomingRoot(this.config.dataDir);
+  }
+
+  gitIndexes(): string {
+    return gitIndexesRoot(this.config.dataDir);
   }
 }

@@ -1,3 +1,5 @@
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
@@ -25,56 +27,61 @@ export class RepositoryLabelsController {
 
   @Get('repos/:owner/:repo/labels')
   @Public('issue')
+  @RepositoryRoute()
   @ApiOperation({ summary: "Get all of a repository's labels" })
   @SORT
   @ApiPaging()
   @ApiOkResponse({ type: [LabelWire], description: 'LabelList' })
   @ApiErrors(404)
-  async list(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Query('sort') sort: unknown, @Paging() page: PageQuery): Promise<PagedList<LabelWire>> {
-    const place = await this.labels.repositoryPlace(caller, owner, repo, false);
+  async list(@TargetRepository() target: RepositoryTarget, @Query('sort') sort: unknown, @Paging() page: PageQuery): Promise<PagedList<LabelWire>> {
+    const place = await this.labels.repositoryPlace(target, false);
     return pagedList(await this.labels.list(place, firstString(sort), page), page, wire(place));
   }
 
   @Post('repos/:owner/:repo/labels')
   @Public('issue')
+  @RepositoryRoute()
   @ApiOperation({ summary: 'Create a label' })
   @ApiCreatedResponse({ type: LabelWire })
   @ApiErrors(404, 409, 422)
-  async create(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Body() option: CreateLabelOption): Promise<LabelWire> {
-    const place = await this.labels.repositoryPlace(caller, owner, repo, true);
+  async create(@TargetRepository() target: RepositoryTarget, @Body() option: CreateLabelOption): Promise<LabelWire> {
+    const place = await this.labels.repositoryPlace(target, true);
     const label = await this.labels.create(place, { name: option.name, color: option.color, description: option.description, exclusive: option.exclusive, isArchived: option.is_archived });
     return wire(place)(label);
   }
 
   @Get('repos/:owner/:repo/labels/:id')
   @Public('issue')
+  @RepositoryRoute()
   @ApiOperation({ summary: 'Get a single label' })
   @ApiOkResponse({ type: LabelWire })
   @ApiErrors(404)
-  async get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string): Promise<LabelWire> {
-    const place = await this.labels.repositoryPlace(caller, owner, repo, false);
+  async get(@TargetRepository() target: RepositoryTarget, @Param('id') id: string): Promise<LabelWire> {
+    const place = await this.labels.repositoryPlace(target, false);
     return wire(place)(await this.labels.get(place, id));
   }
 
   @Patch('repos/:owner/:repo/labels/:id')
   @Public('issue')
+  @RepositoryRoute()
   @ApiOperation({ summary: 'Update a label' })
   @ApiOkResponse({ type: LabelWire })
   @ApiErrors(404, 409, 422)
-  async edit(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Body() option: EditLabelOption): Promise<LabelWire> {
-    const place = await this.labels.repositoryPlace(caller, owner, repo, true);
+  async edit(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Body() option: EditLabelOption): Promise<LabelWire> {
+    const place = await this.labels.repositoryPlace(target, true);
     const label = await this.labels.edit(place, id, { name: option.name, color: option.color, description: option.description, exclusive: option.exclusive, isArchived: option.is_archived });
     return wire(place)(label);
   }
 
   @Delete('repos/:owner/:repo/labels/:id')
   @Public('issue')
+  @RepositoryRoute()
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a label' })
   @ApiEmpty()
   @ApiErrors(404)
-  async delete(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string): Promise<void> {
-    await this.labels.delete(await this.labels.repositoryPlace(caller, owner, repo, true), id);
+  async delete(@TargetRepository() target: RepositoryTarget, @Param('id') id: string): Promise<void> {
+    await this.labels.delete(await this.labels.repositoryPlace(target, true), id);
   }
 }
 

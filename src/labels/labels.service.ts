@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
-import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { isUniqueViolation, Transactions } from '../database/transactions';
-import { RepositoriesService } from '../repos/repositories.service';
-import { administers } from '../repos/repository-access';
+import type { RepositoryTarget } from '../access/repository-policy';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { OrganizationsService } from '../users/organizations.service';
 import { UsersService } from '../users/users.service';
@@ -50,19 +49,16 @@ const DUPLICATE = 'label with the same name already exists';
 export class LabelsService {
   constructor(
     private readonly labels: LabelStore,
-    private readonly repositories: RepositoriesService,
     private readonly organizations: OrganizationsService,
     private readonly users: UsersService,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
   ) {}
 
-  async repositoryPlace(viewer: AuthContext, ownerName: string, repoName: string, write: boolean): Promise<LabelPlace> {
-    const { repo, owner, access } = await this.repositories.findReadable(viewer, ownerName, repoName);
-    if (write) {
-      requireSignedIn(viewer);
-      if (viewer.publicOnly || !administers(access, repo)) throw new ForbiddenError('user should have a permission to write to a repo');
-    }
+  /** Labels belong to the issues unit: writing them takes write on it (401, 403), as Forgejo. */
+  async repositoryPlace(target: RepositoryTarget, write: boolean): Promise<LabelPlace> {
+    const { repo, owner } = target;
+    if (write) await target.assertCanWrite('repo.issues', 'user should have a permission to write to a repo');
     return { owner: { repoId: repo.id, orgId: 0 }, listUrl: `${repositoryUrls(owner, repo, this.users.site).api}/labels` };
   }
 

@@ -1,7 +1,8 @@
-import { Controller, Get, Param } from '@nestjs/common';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { LanguagesService } from './languages.service';
 
@@ -12,10 +13,11 @@ export class LanguagesController {
 
   @Get('repos/:owner/:repo/languages')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ summary: 'Get languages and number of bytes of code written' })
   @ApiOkResponse({ schema: { type: 'object', additionalProperties: { type: 'integer', format: 'int64' } }, description: 'LanguageStatistics' })
   @ApiErrors(404)
-  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<Record<string, number>> {
-    return this.languages.languages(caller, owner, repo);
+  get(@TargetRepository() target: RepositoryTarget): Promise<Record<string, number>> {
+    return this.languages.languages(target);
   }
 }

@@ -1,5 +1,5 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Injectable, Logger } from '@nestjs/common';
-import type { AuthContext } from '../auth/auth-context';
 import { ContentRepositories, ContentRepository } from '../content/content-repository';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { GitData } from '../git/git-data';
@@ -26,8 +26,8 @@ export class LanguagesService {
   ) {}
 
   /** GET /repos/{owner}/{repo}/languages: `{language: bytes}`, by name. */
-  async languages(viewer: AuthContext, ownerName: string, repoName: string): Promise<Record<string, number>> {
-    const target = await this.repositories.readable(viewer, ownerName, repoName);
+  async languages(repository: RepositoryTarget): Promise<Record<string, number>> {
+    const target = await this.repositories.open(repository);
     if (target.repo.isEmpty) return {};
     const head = await this.repositories.withGit(() => this.data.object(target.dir, `refs/heads/${target.repo.defaultBranch}`));
     if (!head || head.type !== 'commit') return {};

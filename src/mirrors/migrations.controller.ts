@@ -1,6 +1,8 @@
-import { Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, HttpCode, Post } from '@nestjs/common';
 import { Body } from '../common/body';
 import { ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, SignedIn } from '../auth/route-auth';
 import { NoRequestTimeout } from '../common/api-request-timeout';
@@ -33,11 +35,12 @@ export class MigrationsController {
 
   @Post('repos/:owner/:repo/mirror-sync')
   @Public('repository')
+  @RepositoryRoute()
   @HttpCode(200)
   @ApiOperation({ operationId: 'repoMirrorSync', summary: "Sync a mirrored repository's remote" })
   @ApiEmpty(200, 'APIEmpty is an empty response')
   @ApiErrors(400, 403, 404, 413)
-  async mirrorSync(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<void> {
-    await this.mirrorSyncs.requestSync(caller, owner, repo);
+  async mirrorSync(@TargetRepository() target: RepositoryTarget): Promise<void> {
+    await this.mirrorSyncs.requestSync(target);
   }
 }

@@ -5,10 +5,13 @@ import type { MirrorSyncProcedure, SyncOutcome } from './mirror-sync.procedure';
 /** A procedure whose runs finish when the test says so. */
 class ControlledProcedure {
   readonly started: number[] = [];
+  /** The request time each run was given. */
+  readonly requestedAt: (number | undefined)[] = [];
   private readonly finishers: ((outcome: SyncOutcome) => void)[] = [];
 
-  run(repoId: number): Promise<SyncOutcome> {
+  run(repoId: number, _signal: AbortSignal, requestedAt?: number): Promise<SyncOutcome> {
     this.started.push(repoId);
+    this.requestedAt.push(requestedAt);
     return new Promise((resolve) => this.finishers.push(resolve));
   }
 
@@ -80,5 +83,21 @@ describe('MirrorRunner (git-transport.md 3.4)', () => {
     expect(procedure.started).toEqual([1]);
     runner.request(3);
     expect(procedure.started).toEqual([1]);
+  });
+
+  it('gives each run the time of the request it serves, and drops a request served by another process', async () => {
+    const { procedure, runner } = runnerWith(1);
+    runner.request(7, 1000);
+    const during = Date.now();
+    runner.request(7);
+    procedure.finish();
+    await flush();
+    expect(procedure.requestedAt[0]).toBe(1000);
+    expect(procedure.requestedAt[1]).toBeGreaterThanOrEqual(during);
+    // Another instance's claim, taken after this request, serves it: no retry is scheduled.
+    procedure.finish('elsewhere');
+    await runner.whenIdle();
+    expect(runner.knownIds()).toEqual([]);
+    expect(procedure.started).toEqual([7, 7]);
   });
 });

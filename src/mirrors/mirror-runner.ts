@@ -6,6 +6,10 @@ interface MirrorState {
   phase: 'queued' | 'running';
   /** A request arrived while it ran: exactly one more run follows (decision M8). */
   again: boolean;
+  /** When the earliest request this run serves arrived, in milliseconds (see MirrorSyncProcedure.run). */
+  requestedAt: number;
+  /** When the request that set `again` arrived. */
+  againAt: number;
 }
 
 /** How long a request waits before claiming again a mirror another process is syncing. */
@@ -36,15 +40,17 @@ export class MirrorRunner implements BeforeApplicationShutdown {
     private readonly procedure: MirrorSyncProcedure,
   ) {}
 
-  request(repoId: number): void {
+  /** `requestedAt`: when the request arrived, for one retried after another process's claim. */
+  request(repoId: number, requestedAt = Date.now()): void {
     if (this.stopping) return;
     const state = this.states.get(repoId);
     if (state?.phase === 'running') {
+      if (!state.again) state.againAt = Date.now();
       state.again = true;
       return;
     }
     if (state) return;
-    this.states.set(repoId, { phase: 'queued', again: false });
+    this.states.set(repoId, { phase: 'queued', again: false, requestedAt, againAt: 0 });
     this.pending.push(repoId);
     this.pump();
   }
@@ -105,7 +111,7 @@ export class MirrorRunner implements BeforeApplicationShutdown {
     state.phase = 'running';
     let outcome: SyncOutcome;
     try {
-      outcome = await this.procedure.run(repoId, this.abort.signal);
+      outcome = await this.procedure.run(repoId, this.abort.signal, state.requestedAt);
     } catch (error) {
       this.logger.error(`mirror sync of repository ${repoId} failed: ${(error as Error).message}`);
       outcome = 'failed';
@@ -116,13 +122,14 @@ export class MirrorRunner implements BeforeApplicationShutdown {
       this.states.delete(repoId);
       const timer = setTimeout(() => {
         this.retries.delete(timer);
-        this.request(repoId);
+        this.request(repoId, state.requestedAt);
       }, BUSY_RETRY_MS);
       timer.unref();
       this.retries.add(timer);
     } else if (state.again && !this.stopping) {
       state.phase = 'queued';
       state.again = false;
+      state.requestedAt = state.againAt;
       this.pending.push(repoId);
     } else {
       this.states.delete(repoId);

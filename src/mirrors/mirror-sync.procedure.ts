@@ -6,6 +6,7 @@ import { QuotaExceededError } from '../common/errors';
 import { Clock } from '../common/time';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { Leases } from '../database/leases';
 import { Transactions } from '../database/transactions';
 import { GitAbortedError, GitError } from '../git/git-command';
 import { GitRemotes, isBrokenRefError, RemoteAccess } from '../git/git-remotes';
@@ -25,7 +26,11 @@ import { MirrorStore } from './mirror.store';
 /** A failed sync is tried again this long after (decision M9). */
 export const RETRY_AFTER_FAILURE_SECONDS = 600;
 
-export type SyncOutcome = 'synced' | 'failed' | 'busy' | 'gone' | 'stopped';
+/**
+ * `elsewhere`: another process holds the mirror's claim and took it after this request arrived, so its sync
+ * serves this request too (two requests at once on two instances fetch once).
+ */
+export type SyncOutcome = 'synced' | 'failed' | 'busy' | 'elsewhere' | 'gone' | 'stopped';
 
 /**
  * One sync of one pull mirror (git-transport.md 3.5), under the mirror's claim in the database: policy
@@ -49,6 +54,7 @@ export class MirrorSyncProcedure {
     private readonly policy: HostPolicy,
     private readonly credentials: MirrorCredentials,
     private readonly transactions: Transactions,
+    private readonly leases: Leases,
     private readonly clock: Clock,
     private readonly events: RepositoryEvents,
     private readonly refLister: GitPushCommits,
@@ -65,11 +71,33 @@ export class MirrorSyncProcedure {
     return Math.ceil((3 * this.config.mirrors.fetchTimeoutMs) / 1000) + 60;
   }
 
-  async run(repoId: number, signal: AbortSignal): Promise<SyncOutcome> {
+  /**
+   * `requestedAt`: when the request this run serves arrived (milliseconds). A sync of this mirror that another
+   * process started since (or at once: AT_ONCE_MS) serves the request as well: every sync records when it
+   * started, before it fetches.
+   */
+  async run(repoId: number, signal: AbortSignal, requestedAt?: number): Promise<SyncOutcome> {
+    const startedAt = Date.now();
     const now = this.clock.nowUnix();
-    if (!(await this.mirrors.claim(repoId, this.holder, now, now + this.claimSeconds))) return 'busy';
+    let claimed: boolean;
+    try {
+      claimed = await this.mirrors.claim(repoId, this.holder, now, now + this.claimSeconds);
+    } catch (error) {
+      // Galera refused this claim at certification: another node's claim of the same mirror won.
+      if (!isWriteConflict(error)) throw error;
+      claimed = false;
+    }
+    const servedElsewhere = async () => {
+      if (requestedAt === undefined) return false;
+      const started = await this.leases.markOf(syncStartMark(repoId));
+      return !started.mine && started.moment > requestedAt - AT_ONCE_MS;
+    };
+    if (!claimed) return (await servedElsewhere()) ? 'elsewhere' : 'busy';
     let nextUpdate: number | null = null;
     try {
+      // Another process's sync started after the request and has finished (its claim is free): nothing to add.
+      if (await servedElsewhere()) return 'elsewhere';
+      await this.leases.mark(syncStartMark(repoId), startedAt);
       const repo = await this.repositories.findById(repoId);
       const mirror = await this.mirrors.findByRepository(repoId);
       const owner = repo ? await this.users.findById(repo.ownerId) : null;
@@ -167,4 +195,23 @@ export class MirrorSyncProcedure {
 function describe(error: unknown): string {
   const message = error instanceof GitError ? `${error.message}${error.stderr ? ` — ${error.stderr.trim().split('\n').slice(-1)[0]}` : ''}` : (error as Error).message;
   return sanitizeCredentialUrls(message);
+}
+
+/**
+ * Requests on two instances this close together count as made at once: the sync another process started up to
+ * this long before a request arrived serves it too (the two HTTP requests race through each instance's
+ * authentication and queue, so "at once" is never the same millisecond). Within one process a request for a
+ * running sync still queues exactly one more run.
+ */
+const AT_ONCE_MS = 2_000;
+
+/** Where every process records when a sync of the mirror last started. */
+function syncStartMark(repoId: number): string {
+  return `mirror-sync-started:${repoId}`;
+}
+
+function isWriteConflict(error: unknown): boolean {
+  const e = error as { code?: string; driverError?: { code?: string } };
+  const code = e.driverError?.code ?? e.code;
+  return code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT';
 }

@@ -1,17 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AuthContext } from '../auth/auth-context';
-import { requireSignedIn } from '../auth/route-auth';
-import { BadRequestError, ForbiddenError } from '../common/errors';
+import type { RepositoryTarget } from '../access/repository-policy';
+import { BadRequestError } from '../common/errors';
 import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
-import { assertNotArchived, permissionOf } from '../repos/repository-access';
-import { RepositoriesService } from '../repos/repositories.service';
 import { MirrorRunner } from './mirror-runner';
 
 /** POST /repos/{owner}/{repo}/mirror-sync (behaviour 4.4, git-transport.md 3.4). */
 @Injectable()
 export class MirrorSyncService {
   constructor(
-    private readonly repositories: RepositoriesService,
     private readonly runner: MirrorRunner,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
@@ -20,11 +16,9 @@ export class MirrorSyncService {
    * 404 → public-only 403 → 401 → no write 403 → quota `size:git:all` 413 → not a mirror 400; then the sync is
    * queued and the caller gets 200 whatever the fetch later does.
    */
-  async requestSync(viewer: AuthContext, ownerName: string, repoName: string): Promise<void> {
-    const { repo, owner, access } = await this.repositories.findReadable(viewer, ownerName, repoName);
-    requireSignedIn(viewer);
-    if (!permissionOf(access, repo).push) throw new ForbiddenError('user should have a permission to write to a repo');
-    assertNotArchived(repo, owner);
+  async requestSync(target: RepositoryTarget): Promise<void> {
+    const { repo, owner } = target;
+    await target.assertCanWrite('repo.code', 'user should have a permission to write to a repo');
     await this.quota.assertCanWrite(owner, 'size:git:all');
     if (!repo.isMirror) throw new BadRequestError('Repository is not a mirror');
     this.runner.request(repo.id);

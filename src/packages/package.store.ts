@@ -44,21 +44,26 @@ export class PackageStore {
       .then((row) => (row ? toVersionOfPackage(row) : null));
   }
 
-  async findFile(versionId: number, name: string): Promise<StoredPackageFile | null> {
-    const file = await this.manager().getRepository(PackageFileEntity).findOneBy({ versionId, lowerName: name.toLowerCase() });
+  async findFile(versionId: number, name: string, tx?: EntityManager): Promise<StoredPackageFile | null> {
+    const file = await this.manager(tx).getRepository(PackageFileEntity).findOneBy({ versionId, lowerName: name.toLowerCase() });
     if (!file) return null;
-    const blob = await this.manager().getRepository(PackageBlobEntity).findOneBy({ id: file.blobId });
+    const blob = await this.manager(tx).getRepository(PackageBlobEntity).findOneBy({ id: file.blobId });
     return blob ? { file, blob } : null;
   }
 
-  /** The package and version rows, made when missing; concurrent callers end up with the same rows. */
-  async ensureVersion(ownerId: number, type: string, name: string, version: string, creatorId: number, now: number): Promise<VersionOfPackage> {
+  /**
+   * The package and version rows, made when missing, inside the caller's transaction (with the file that needs
+   * them, so that a version never exists without a file); concurrent callers end up with the same rows.
+   */
+  async ensureVersion(tx: EntityManager, ownerId: number, type: string, name: string, version: string, creatorId: number, now: number): Promise<VersionOfPackage> {
     const pkg = await this.insertOrFind(
+      tx,
       PackageEntity,
       { ownerId, type, name, lowerName: name.toLowerCase(), createdUnix: now },
       { ownerId, type, lowerName: name.toLowerCase() },
     );
     const row = await this.insertOrFind(
+      tx,
       PackageVersionEntity,
       { packageId: pkg.id, creatorId, version, lowerVersion: version.toLowerCase(), createdUnix: now },
       { packageId: pkg.id, lowerVersion: version.toLowerCase() },
@@ -66,16 +71,16 @@ export class PackageStore {
     return { pkg, version: row };
   }
 
-  private async insertOrFind<T extends object>(entity: new () => T, values: Partial<T>, key: Partial<T>): Promise<T> {
-    const repository = this.manager().getRepository(entity);
+  /**
+   * The row, inserted when missing. Inside a transaction a unique violation cannot be caught and read past on
+   * every database (PostgreSQL-like aborts, MySQL's gap locks), so a concurrent insert of the same key fails the
+   * transaction; the caller's retry (or the client's) then finds the row.
+   */
+  private async insertOrFind<T extends object>(tx: EntityManager, entity: new () => T, values: Partial<T>, key: Partial<T>): Promise<T> {
+    const repository = tx.getRepository(entity);
     const found = await repository.findOneBy(key as never);
     if (found) return found;
-    try {
-      return await repository.save(repository.create(values as never) as T);
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-      return (await repository.findOneBy(key as never))!;
-    }
+    return repository.save(repository.create(values as never) as T);
   }
 
   async ownsAny(ownerId: number, tx?: EntityManager): Promise<boolean> {

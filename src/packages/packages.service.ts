@@ -7,6 +7,7 @@ import { BlobStore, fannedKey, StagedBlob } from '../blobs/blob-store';
 import type { BlobDownload } from '../blobs/blob-download';
 import { assertDeclaredLength, declaredLength, rawUpload } from '../blobs/upload-body';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
+import { faultPoint } from '../common/fault-points';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { APP_CONFIG, AppConfig } from '../config/config';
@@ -113,16 +114,20 @@ export class PackagesService implements OnModuleInit {
   }
 
   /**
-   * The content goes to its key (a rename over identical content is harmless), then blob and file rows in one
-   * transaction; when that fails, content no row refers to is removed again.
+   * The complete content is parked; package, version, blob and file rows are written in one transaction; after
+   * its commit the content is renamed under its key (over identical content when the blob was already stored).
+   * A crash after the commit leaves the parked file for the start-up reconciliation to move.
    */
   private async keep(staged: StagedBlob, owner: UserEntity, creator: UserEntity, ref: GenericFileRef, reservation: QuotaReservation): Promise<void> {
-    const key = packageBlobKey(staged.digests.sha256!);
     const now = this.clock.nowUnix();
     try {
-      await staged.commit(key);
-      const found = await this.store.ensureVersion(owner.id, GENERIC, ref.name, ref.version, creator.id, now);
-      await this.transactions.run(async (tx) => {
+      await staged.park(packageBlobKey(staged.digests.sha256!));
+      faultPoint('package.parked');
+      // A concurrent upload may create the same package or version first: its unique key then fails this
+      // transaction, and the next attempt finds the rows. A file that exists fails every attempt (409).
+      await retryOnUniqueViolation(3, () => this.transactions.run(async (tx) => {
+        const found = await this.store.ensureVersion(tx, owner.id, GENERIC, ref.name, ref.version, creator.id, now);
+        if (await this.store.findFile(found.version.id, ref.filename, tx)) throw fileExists();
         const blob =
           (await this.store.findBlob(staged.digests.sha256!, tx)) ??
           (await this.store.insertBlob(tx, {
@@ -138,14 +143,15 @@ export class PackagesService implements OnModuleInit {
         await this.store.insertFile(tx, { versionId: found.version.id, blobId: blob.id, name: ref.filename, lowerName: ref.filename.toLowerCase(), createdUnix: now });
         if (first) await this.recordEvent(tx, 'created', owner, creator, found);
         await reservation.settle(tx);
-      });
+      }));
       this.events.committed();
     } catch (error) {
       await staged.discard();
-      if (!(await this.store.findBlob(staged.digests.sha256!))) await this.blobs.remove(key);
       if (isUniqueViolation(error)) throw fileExists();
       throw error;
     }
+    faultPoint('package.committed');
+    await staged.commit();
   }
 
   /** GET of a generic package file. */
@@ -247,6 +253,16 @@ function assertGenericRef(ref: GenericFileRef): void {
   if (!isValidPackageName(ref.name)) throw new BadRequestError('invalid package name');
   if (!isValidFileName(ref.filename)) throw new BadRequestError('invalid filename');
   if (!isValidPackageVersion(ref.version)) throw new BadRequestError('invalid package version');
+}
+
+async function retryOnUniqueViolation<T>(attempts: number, work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= attempts || !isUniqueViolation(error)) throw error;
+    }
+  }
 }
 
 function fileExists(): ConflictError {

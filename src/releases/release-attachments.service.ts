@@ -1,3 +1,4 @@
+import { RepositoryPolicy, type RepositoryTarget } from '../access/repository-policy';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
@@ -5,6 +6,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { BlobStore, StagedBlob } from '../blobs/blob-store';
 import { assertDeclaredLength, declaredLength, isMultipart, multipartUpload, rawUpload, UploadSource } from '../blobs/upload-body';
 import { BadRequestError, NotFoundError } from '../common/errors';
+import { faultPoint } from '../common/fault-points';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { APP_CONFIG, AppConfig } from '../config/config';
@@ -42,6 +44,7 @@ export type AttachmentTarget = { file: AttachmentDownload } | { redirect: string
 export class ReleaseAttachmentsService implements OnModuleInit {
   constructor(
     private readonly releases: ReleasesService,
+    private readonly policy: RepositoryPolicy,
     private readonly store: ReleaseStore,
     private readonly repositories: RepositoryStore,
     private readonly users: UserStore,
@@ -61,13 +64,13 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     });
   }
 
-  async list(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number): Promise<AttachmentWire[]> {
-    const found = await this.releases.visible(viewer, ownerName, repoName, releaseId);
+  async list(target: RepositoryTarget, releaseId: number): Promise<AttachmentWire[]> {
+    const found = await this.releases.visible(target, releaseId);
     return toAttachmentWires(found, found.release, await this.store.attachmentsOf([found.release.id]), this.usersService.site);
   }
 
-  async get(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, id: number): Promise<AttachmentWire> {
-    const found = await this.releases.visible(viewer, ownerName, repoName, releaseId);
+  async get(target: RepositoryTarget, releaseId: number, id: number): Promise<AttachmentWire> {
+    const found = await this.releases.visible(target, releaseId);
     return this.wire(await this.attachmentOf(found.release, id));
   }
 
@@ -76,8 +79,9 @@ export class ReleaseAttachmentsService implements OnModuleInit {
    * overrides its file name), the raw body with `?name=`, or (multipart) an `external_url` instead of a file
    * (Forgejo's external asset: a link, no file, no bytes counted). Nothing of the body is read before the checks.
    */
-  async upload(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, request: IncomingMessage, query: UploadQuery): Promise<AttachmentWire> {
-    const found = await this.releases.writable(viewer, ownerName, repoName, releaseId);
+  async upload(target: RepositoryTarget, releaseId: number, request: IncomingMessage, query: UploadQuery): Promise<AttachmentWire> {
+    const viewer = target.viewer;
+    const found = await this.releases.writable(target, releaseId);
     const maxBytes = this.config.uploads.attachmentMaxBytes;
     assertDeclaredLength(request, maxBytes);
     // The most this body can add is reserved before a byte of it is read, and settled with the row.
@@ -141,12 +145,17 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     return this.wire(attachment);
   }
 
-  /** Renames into place, then the row; the release may have gone meanwhile (then neither is kept). */
+  /**
+   * The complete file is parked, the row committed (with the quota reservation settled), then the file renamed
+   * under its key: the attachment is visible only with its row, and a crash after the commit leaves the parked
+   * file for the start-up reconciliation to move. The release may have gone meanwhile (then neither is kept).
+   */
   private async keep(staged: StagedBlob, reservation: QuotaReservation, row: Partial<AttachmentEntity> & { uuid: string }): Promise<AttachmentEntity> {
-    const key = attachmentKey(row.uuid);
+    let attachment: AttachmentEntity;
     try {
-      await staged.commit(key);
-      return await this.transactions.run(async (tx) => {
+      await staged.park(attachmentKey(row.uuid));
+      faultPoint('attachment.parked');
+      attachment = await this.transactions.run(async (tx) => {
         if (!(await this.store.findById(row.repoId!, row.releaseId!, tx))) throw new NotFoundError();
         const inserted = await this.store.insertAttachment(tx, row);
         await reservation.settle(tx);
@@ -154,17 +163,19 @@ export class ReleaseAttachmentsService implements OnModuleInit {
       });
     } catch (error) {
       await staged.discard();
-      await this.blobs.remove(key);
       throw error;
     }
+    faultPoint('attachment.committed');
+    await staged.commit();
+    return attachment;
   }
 
   /**
    * PATCH …/assets/{id}: Forgejo answers 201 with the renamed attachment; `browser_download_url` changes the
    * link of an external asset only (400 for a stored file or a link that is not http(s)).
    */
-  async edit(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, id: number, bind: () => Promise<EditAttachmentOption>): Promise<AttachmentWire> {
-    const found = await this.releases.writable(viewer, ownerName, repoName, releaseId);
+  async edit(target: RepositoryTarget, releaseId: number, id: number, bind: () => Promise<EditAttachmentOption>): Promise<AttachmentWire> {
+    const found = await this.releases.writable(target, releaseId);
     const attachment = await this.attachmentOf(found.release, id);
     const option = await bind();
     const changes: Partial<AttachmentEntity> = {};
@@ -177,8 +188,8 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     return this.wire({ ...attachment, ...changes });
   }
 
-  async delete(viewer: AuthContext, ownerName: string, repoName: string, releaseId: number, id: number): Promise<void> {
-    const found = await this.releases.writable(viewer, ownerName, repoName, releaseId);
+  async delete(target: RepositoryTarget, releaseId: number, id: number): Promise<void> {
+    const found = await this.releases.writable(target, releaseId);
     const attachment = await this.attachmentOf(found.release, id);
     if (!(await this.transactions.run((tx) => this.store.deleteAttachment(tx, attachment.id)))) throw new NotFoundError();
     await this.releases.removeFiles([attachment.uuid]);
@@ -192,13 +203,14 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     const repo = release ? await this.repositories.findById(release.repoId) : null;
     const owner = repo ? await this.users.findById(repo.ownerId) : null;
     if (!release || !repo || !owner) throw new NotFoundError();
-    await this.releases.visible(viewer, owner.name, repo.name, release.id);
+    // The attachment names its repository: the access policy's read rule for releases, as a route would apply it.
+    await this.releases.visible(await this.policy.open(viewer, repo, owner, 'repo.releases'), release.id);
     return this.download(attachment);
   }
 
   /** GET {ROOT_URL}{owner}/{repo}/releases/download/{tag}/{name}. */
-  async downloadByName(viewer: AuthContext, ownerName: string, repoName: string, tag: string, name: string): Promise<AttachmentTarget> {
-    const found = await this.releases.visibleByTag(viewer, ownerName, repoName, tag);
+  async downloadByName(target: RepositoryTarget, tag: string, name: string): Promise<AttachmentTarget> {
+    const found = await this.releases.visibleByTag(target, tag);
     const attachment = await this.store.findAttachmentByName(found.release.id, name);
     if (!attachment) throw new NotFoundError();
     return this.download(attachment);

@@ -1,6 +1,8 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public } from '../auth/route-auth';
 import { BlobStore } from '../blobs/blob-store';
@@ -27,16 +29,15 @@ export class ReleaseDownloadsController {
 
   @Get(':owner/:repo/releases/download/:tag/:name')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   async byName(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @Param('tag') tag: string,
     @Param('name') name: string,
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    await this.send(request, response, await this.attachments.downloadByName(caller, owner, repo, tag, name));
+    await this.send(request, response, await this.attachments.downloadByName(target, tag, name));
   }
 
   private async send(request: Request, response: Response, target: AttachmentTarget): Promise<void> {

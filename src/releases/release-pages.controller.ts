@@ -1,8 +1,9 @@
 import { Controller, Get, Header, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
-import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { Public } from '../auth/route-auth';
 import { NotFoundError } from '../common/errors';
 import { WildcardParam } from '../content/route-params';
 import { html, page, PAGE_CSP } from '../pages/page-layout';
@@ -25,15 +26,17 @@ export class ReleasePagesController {
 
   @Get(':owner/:repo/releases/tag/*tag')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Content-Security-Policy', PAGE_CSP)
-  async release(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('tag') tag: string): Promise<string> {
-    return releasePage(owner, repo, await this.releases.getByTag(caller, owner, repo, tag));
+  async release(@TargetRepository() target: RepositoryTarget, @WildcardParam('tag') tag: string): Promise<string> {
+    return releasePage(target.owner.name, target.repo.name, await this.releases.getByTag(target, tag));
   }
 
   /** `{ROOT_URL}{owner}/{repo}/archive/{ref}.tar.gz|.zip` → `{ROOT_URL}api/v1/repos/{owner}/{repo}/archive/…` (path only, so any host works). */
   @Get(':owner/:repo/archive/*archive')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   archive(@Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('archive') archive: string, @Res() response: Response): void {
     const segments = [owner, repo, ...archive.split('/')];
     // A `.` or `..` segment would make the client resolve the Location to some other API route: nothing to alias.

@@ -1,8 +1,9 @@
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { Public } from '../auth/route-auth';
 import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
 import { NotFoundError } from '../common/errors';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
@@ -24,6 +25,7 @@ export class ReleasesController {
 
   @Get('repos/:owner/:repo/releases')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @ApiOperation({ operationId: 'repoListReleases', summary: "List a repo's releases" })
   @ApiQuery({ name: 'draft', required: false, type: Boolean, description: 'filter (exclude / include) drafts, if you dont have repo write access none will show' })
   @ApiQuery({ name: 'pre-release', required: false, type: Boolean, description: 'filter (exclude / include) pre-releases' })
@@ -32,98 +34,105 @@ export class ReleasesController {
   @ApiOkResponse({ type: [ReleaseWire], description: 'ReleaseList' })
   @ApiErrors(404)
   async list(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @Query('draft') draft: unknown,
     @Query('pre-release') prerelease: unknown,
     @Query('q') keyword: unknown,
     @Paging() page: PageQuery,
   ): Promise<PagedList<ReleaseWire>> {
     const filter = { draft: queryFlag(draft), prerelease: queryFlag(prerelease), keyword: queryText(keyword).trim() };
-    return pagedList(await this.releases.list(caller, owner, repo, filter, page), page, same);
+    return pagedList(await this.releases.list(target, filter, page), page, same);
   }
 
   @Post('repos/:owner/:repo/releases')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateRelease', summary: 'Create a release' })
   @ApiBody({ type: CreateReleaseOption })
   @ApiCreatedResponse({ type: ReleaseWire })
   @ApiErrors(404, 409, 413, 422)
-  create(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @DeferredBody() body: LazyBody): Promise<ReleaseWire> {
-    return this.releases.create(caller, owner, repo, () => bindOption(body, CreateReleaseOption));
+  create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<ReleaseWire> {
+    return this.releases.create(target, () => bindOption(body, CreateReleaseOption));
   }
 
   @Get('repos/:owner/:repo/releases/latest')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @ApiOperation({ operationId: 'repoGetLatestRelease', summary: 'Gets the most recent non-prerelease, non-draft release of a repository, sorted by created_at' })
   @ApiOkResponse({ type: ReleaseWire })
   @ApiErrors(404)
-  latest(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<ReleaseWire> {
-    return this.releases.latest(caller, owner, repo);
+  latest(@TargetRepository() target: RepositoryTarget): Promise<ReleaseWire> {
+    return this.releases.latest(target);
   }
 
   @Get('repos/:owner/:repo/releases/tags/:tag')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @ApiOperation({ operationId: 'repoGetReleaseByTag', summary: 'Get a release by tag name' })
   @ApiOkResponse({ type: ReleaseWire })
   @ApiErrors(404)
-  getByTag(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('tag') tag: string): Promise<ReleaseWire> {
-    return this.releases.getByTag(caller, owner, repo, tag);
+  getByTag(@TargetRepository() target: RepositoryTarget, @Param('tag') tag: string): Promise<ReleaseWire> {
+    return this.releases.getByTag(target, tag);
   }
 
   @Delete('repos/:owner/:repo/releases/tags/:tag')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteReleaseByTag', summary: 'Delete a release by tag name (the tag stays)' })
   @ApiEmpty()
   @ApiErrors(404, 422)
-  async deleteByTag(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('tag') tag: string): Promise<void> {
-    await this.releases.deleteByTag(caller, owner, repo, tag);
+  async deleteByTag(@TargetRepository() target: RepositoryTarget, @Param('tag') tag: string): Promise<void> {
+    await this.releases.deleteByTag(target, tag);
   }
 
   @Get('repos/:owner/:repo/releases/:id')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @ApiOperation({ operationId: 'repoGetRelease', summary: 'Get a release' })
   @ApiOkResponse({ type: ReleaseWire })
   @ApiErrors(404)
-  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string): Promise<ReleaseWire> {
-    return this.releases.get(caller, owner, repo, idParam(id));
+  get(@TargetRepository() target: RepositoryTarget, @Param('id') id: string): Promise<ReleaseWire> {
+    return this.releases.get(target, idParam(id));
   }
 
   @Patch('repos/:owner/:repo/releases/:id')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoEditRelease', summary: 'Update a release' })
   @ApiBody({ type: EditReleaseOption })
   @ApiOkResponse({ type: ReleaseWire })
   @ApiErrors(404, 409, 422)
-  edit(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<ReleaseWire> {
-    return this.releases.edit(caller, owner, repo, idParam(id), () => bindOption(body, EditReleaseOption));
+  edit(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<ReleaseWire> {
+    return this.releases.edit(target, idParam(id), () => bindOption(body, EditReleaseOption));
   }
 
   @Delete('repos/:owner/:repo/releases/:id')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteRelease', summary: 'Delete a release (the tag stays)' })
   @ApiEmpty()
   @ApiErrors(404)
-  async delete(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string): Promise<void> {
-    await this.releases.delete(caller, owner, repo, idParam(id));
+  async delete(@TargetRepository() target: RepositoryTarget, @Param('id') id: string): Promise<void> {
+    await this.releases.delete(target, idParam(id));
   }
 
   @Get('repos/:owner/:repo/releases/:id/assets')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @ApiOperation({ operationId: 'repoListReleaseAttachments', summary: 'List release\'s attachments' })
   @ApiOkResponse({ type: [AttachmentWire], description: 'AttachmentList' })
   @ApiErrors(404)
-  listAttachments(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string): Promise<AttachmentWire[]> {
-    return this.attachments.list(caller, owner, repo, idParam(id));
+  listAttachments(@TargetRepository() target: RepositoryTarget, @Param('id') id: string): Promise<AttachmentWire[]> {
+    return this.attachments.list(target, idParam(id));
   }
 
   @Post('repos/:owner/:repo/releases/:id/assets')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @NoRequestTimeout()
   @ApiOperation({
     operationId: 'repoCreateReleaseAttachment',
@@ -143,28 +152,28 @@ export class ReleasesController {
   @ApiCreatedResponse({ type: AttachmentWire })
   @ApiErrors(400, 404, 413)
   upload(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @Param('id') id: string,
     @Query('name') name: unknown,
     @Query('external_url') externalUrl: unknown,
     @Req() request: Request,
   ): Promise<AttachmentWire> {
-    return this.attachments.upload(caller, owner, repo, idParam(id), request, { name: queryText(name), externalUrl: queryText(externalUrl) });
+    return this.attachments.upload(target, idParam(id), request, { name: queryText(name), externalUrl: queryText(externalUrl) });
   }
 
   @Get('repos/:owner/:repo/releases/:id/assets/:attachment_id')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @ApiOperation({ operationId: 'repoGetReleaseAttachment', summary: 'Get a release attachment' })
   @ApiOkResponse({ type: AttachmentWire })
   @ApiErrors(404)
-  getAttachment(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Param('attachment_id') attachmentId: string): Promise<AttachmentWire> {
-    return this.attachments.get(caller, owner, repo, idParam(id), idParam(attachmentId));
+  getAttachment(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Param('attachment_id') attachmentId: string): Promise<AttachmentWire> {
+    return this.attachments.get(target, idParam(id), idParam(attachmentId));
   }
 
   @Patch('repos/:owner/:repo/releases/:id/assets/:attachment_id')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @HttpCode(201)
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoEditReleaseAttachment', summary: 'Edit a release attachment' })
@@ -172,24 +181,23 @@ export class ReleasesController {
   @ApiCreatedResponse({ type: AttachmentWire })
   @ApiErrors(400, 404, 422)
   editAttachment(
-    @Caller() caller: AuthContext,
-    @Param('owner') owner: string,
-    @Param('repo') repo: string,
+    @TargetRepository() target: RepositoryTarget,
     @Param('id') id: string,
     @Param('attachment_id') attachmentId: string,
     @DeferredBody() body: LazyBody,
   ): Promise<AttachmentWire> {
-    return this.attachments.edit(caller, owner, repo, idParam(id), idParam(attachmentId), () => bindOption(body, EditAttachmentOption));
+    return this.attachments.edit(target, idParam(id), idParam(attachmentId), () => bindOption(body, EditAttachmentOption));
   }
 
   @Delete('repos/:owner/:repo/releases/:id/assets/:attachment_id')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.releases' })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteReleaseAttachment', summary: 'Delete a release attachment' })
   @ApiEmpty()
   @ApiErrors(404)
-  async deleteAttachment(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Param('attachment_id') attachmentId: string): Promise<void> {
-    await this.attachments.delete(caller, owner, repo, idParam(id), idParam(attachmentId));
+  async deleteAttachment(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Param('attachment_id') attachmentId: string): Promise<void> {
+    await this.attachments.delete(target, idParam(id), idParam(attachmentId));
   }
 }
 

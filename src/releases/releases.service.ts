@@ -1,10 +1,10 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuthContext } from '../auth/auth-context';
 import { RepositoryEvents } from '../events/repository-events';
-import { requireSignedIn } from '../auth/route-auth';
 import { BlobStore, fannedKey } from '../blobs/blob-store';
-import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { isUniqueViolation, Transactions } from '../database/transactions';
@@ -12,7 +12,6 @@ import { GitTags, isValidTagName } from '../git/git-tags';
 import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { RepositoriesService } from '../repos/repositories.service';
-import { administers, assertNotArchived } from '../repos/repository-access';
 import { UserEntity, Visibility } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
@@ -55,59 +54,59 @@ export class ReleasesService {
     private readonly events: RepositoryEvents,
   ) {}
 
-  /** The repository of a /repos/{owner}/{repo}/releases route (404/403 as every repository route). */
-  async repository(viewer: AuthContext, ownerName: string, repoName: string): Promise<ReleaseRepository> {
-    const { repo, owner, access } = await this.repositories.findReadable(viewer, ownerName, repoName);
-    return { repo, owner, canWrite: viewer.isSignedIn && administers(access, repo) };
+  /** The repository of a /repos/{owner}/{repo}/releases route, and whether the caller writes releases there. */
+  async repository(target: RepositoryTarget): Promise<ReleaseRepository> {
+    return { repo: target.repo, owner: target.owner, canWrite: await target.canWrite('repo.releases') };
   }
 
   /** As `repository`, then sign-in (401) and write access (403), in Forgejo's order. */
-  async writableRepository(viewer: AuthContext, ownerName: string, repoName: string): Promise<ReleaseRepository> {
-    const place = await this.repository(viewer, ownerName, repoName);
-    requireSignedIn(viewer);
-    if (!place.canWrite) throw new ForbiddenError('user should have a permission to write to a repo');
-    assertNotArchived(place.repo, place.owner);
-    return place;
+  async writableRepository(target: RepositoryTarget): Promise<ReleaseRepository> {
+    await target.assertCanWrite('repo.releases', 'user should have a permission to write to a repo');
+    return { repo: target.repo, owner: target.owner, canWrite: true };
   }
 
   /** A release by id, hidden (404) when it is a draft and the caller does not write to the repository. */
-  async visible(viewer: AuthContext, ownerName: string, repoName: string, id: number): Promise<VisibleRelease> {
-    const place = await this.repository(viewer, ownerName, repoName);
+  async visible(target: RepositoryTarget, id: number): Promise<VisibleRelease> {
+    const place = await this.repository(target);
     return { ...place, release: this.shown(place, await this.releases.findById(place.repo.id, id)) };
   }
 
-  async visibleByTag(viewer: AuthContext, ownerName: string, repoName: string, tag: string): Promise<VisibleRelease> {
-    const place = await this.repository(viewer, ownerName, repoName);
+  async visibleByTag(target: RepositoryTarget, tag: string): Promise<VisibleRelease> {
+    const place = await this.repository(target);
     return { ...place, release: this.shown(place, await this.releases.findByTag(place.repo.id, tag)) };
   }
 
-  async writable(viewer: AuthContext, ownerName: string, repoName: string, id: number): Promise<VisibleRelease> {
-    const place = await this.writableRepository(viewer, ownerName, repoName);
+  async writable(target: RepositoryTarget, id: number): Promise<VisibleRelease> {
+    const place = await this.writableRepository(target);
     const release = await this.releases.findById(place.repo.id, id);
     if (!release) throw new NotFoundError();
     return { ...place, release };
   }
 
-  async list(viewer: AuthContext, ownerName: string, repoName: string, filter: Omit<ReleaseFilter, 'includeDrafts'>, page: PageQuery): Promise<Page<ReleaseWire>> {
-    const place = await this.repository(viewer, ownerName, repoName);
+  async list(target: RepositoryTarget, filter: Omit<ReleaseFilter, 'includeDrafts'>, page: PageQuery): Promise<Page<ReleaseWire>> {
+    const viewer = target.viewer;
+    const place = await this.repository(target);
     // Forgejo: a reader asking for drafts gets none rather than an error.
     if (filter.draft === true && !place.canWrite) return { items: [], total: 0 };
     const releases = await this.releases.list(place.repo.id, { ...filter, includeDrafts: place.canWrite }, page);
     return { items: await this.wires(viewer, place, releases.items), total: releases.total };
   }
 
-  async get(viewer: AuthContext, ownerName: string, repoName: string, id: number): Promise<ReleaseWire> {
-    const found = await this.visible(viewer, ownerName, repoName, id);
+  async get(target: RepositoryTarget, id: number): Promise<ReleaseWire> {
+    const viewer = target.viewer;
+    const found = await this.visible(target, id);
     return this.wire(viewer, found, found.release);
   }
 
-  async getByTag(viewer: AuthContext, ownerName: string, repoName: string, tag: string): Promise<ReleaseWire> {
-    const found = await this.visibleByTag(viewer, ownerName, repoName, tag);
+  async getByTag(target: RepositoryTarget, tag: string): Promise<ReleaseWire> {
+    const viewer = target.viewer;
+    const found = await this.visibleByTag(target, tag);
     return this.wire(viewer, found, found.release);
   }
 
-  async latest(viewer: AuthContext, ownerName: string, repoName: string): Promise<ReleaseWire> {
-    const place = await this.repository(viewer, ownerName, repoName);
+  async latest(target: RepositoryTarget): Promise<ReleaseWire> {
+    const viewer = target.viewer;
+    const place = await this.repository(target);
     const release = await this.releases.latest(place.repo.id);
     if (!release) throw new NotFoundError();
     return this.wire(viewer, place, release);
@@ -117,16 +116,17 @@ export class ReleasesService {
    * POST /repos/{owner}/{repo}/releases. Order (Forgejo): repository 404, sign-in 401, write 403, quota
    * `size:repos:all` 413, body 422, empty repository 422, existing release 409, then the tag and the row.
    */
-  async create(viewer: AuthContext, ownerName: string, repoName: string, bind: () => Promise<CreateReleaseOption>): Promise<ReleaseWire> {
-    const place = await this.writableRepository(viewer, ownerName, repoName);
+  async create(target: RepositoryTarget, bind: () => Promise<CreateReleaseOption>): Promise<ReleaseWire> {
+    const viewer = target.viewer;
+    const place = await this.writableRepository(target);
     await this.quota.assertCanWrite(place.owner, 'size:repos:all');
     const option = await bind();
     if (place.repo.isEmpty) throw new InvalidInputError('repo is empty');
     if (!isValidTagName(option.tag_name)) throw new InvalidInputError('[TagName]: GitRefName');
     if (await this.releases.findByTag(place.repo.id, option.tag_name)) throw releaseExists(option.tag_name);
-    const target = option.target_commitish || place.repo.defaultBranch;
+    const commitish = option.target_commitish || place.repo.defaultBranch;
     const draft = option.draft ?? false;
-    const sha1 = draft ? '' : await this.ensureTag(place, option.tag_name, target);
+    const sha1 = draft ? '' : await this.ensureTag(place, option.tag_name, commitish);
     let release: ReleaseEntity;
     try {
       release = await this.transactions.run(async (tx) => {
@@ -134,7 +134,7 @@ export class ReleasesService {
           repoId: place.repo.id,
           publisherId: viewer.user!.id,
           tagName: option.tag_name,
-          target,
+          target: commitish,
           title: option.name ?? '',
           note: option.body ?? '',
           sha1,
@@ -156,8 +156,9 @@ export class ReleasesService {
   }
 
   /** PATCH /repos/{owner}/{repo}/releases/{id}: publishing a draft creates its tag when missing. */
-  async edit(viewer: AuthContext, ownerName: string, repoName: string, id: number, bind: () => Promise<EditReleaseOption>): Promise<ReleaseWire> {
-    const found = await this.writable(viewer, ownerName, repoName, id);
+  async edit(target: RepositoryTarget, id: number, bind: () => Promise<EditReleaseOption>): Promise<ReleaseWire> {
+    const viewer = target.viewer;
+    const found = await this.writable(target, id);
     const option = await bind();
     const { release } = found;
     const changes: Partial<ReleaseEntity> = {};
@@ -192,17 +193,17 @@ export class ReleasesService {
     return this.wire(viewer, found, (await this.releases.findById(found.repo.id, release.id)) ?? next);
   }
 
-  async delete(viewer: AuthContext, ownerName: string, repoName: string, id: number): Promise<void> {
-    const found = await this.writable(viewer, ownerName, repoName, id);
-    await this.remove(found, found.release, viewer.user!.id);
+  async delete(target: RepositoryTarget, id: number): Promise<void> {
+    const found = await this.writable(target, id);
+    await this.remove(found, found.release, target.viewer.user!.id);
   }
 
   /** DELETE /repos/{owner}/{repo}/releases/tags/{tag}: the release goes, the git tag stays. */
-  async deleteByTag(viewer: AuthContext, ownerName: string, repoName: string, tag: string): Promise<void> {
-    const place = await this.writableRepository(viewer, ownerName, repoName);
+  async deleteByTag(target: RepositoryTarget, tag: string): Promise<void> {
+    const place = await this.writableRepository(target);
     const release = await this.releases.findByTag(place.repo.id, tag);
     if (!release) throw new NotFoundError();
-    await this.remove(place, release, viewer.user!.id);
+    await this.remove(place, release, target.viewer.user!.id);
   }
 
   /** The row and its attachments' rows in one transaction, then their files. */

@@ -1,4 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
 import { QuotaModule } from '../quota/quota.module';
 import { UsersModule } from '../users/users.module';
 import { UsersService } from '../users/users.service';
@@ -6,6 +7,7 @@ import { GitModule } from '../git/git.module';
 import { RepositoriesController } from './repositories.controller';
 import { RepositoriesService } from './repositories.service';
 import { RepositoryAccess } from './repository-access';
+import { RepositoryAssignment } from './repository-assignment';
 import { RepositoryGitAccess } from './repository-git-access';
 import { RepositoryPushes } from './repository-pushes.service';
 import { RepositoryListsController } from './repository-lists.controller';
@@ -25,7 +27,7 @@ import { TopicsService } from './topics.service';
 
 /** Repositories: git storage, creation, search, lists, stars and watches. */
 @Module({
-  imports: [UsersModule, QuotaModule, GitModule],
+  imports: [UsersModule, QuotaModule, GitModule, AccessModule],
   controllers: [RepositoriesController, RepositoryListsController, StarsController, WatchesController, TopicsController],
   providers: [
     RepositoryTemplates,
@@ -33,6 +35,7 @@ import { TopicsService } from './topics.service';
     StarStore,
     WatchStore,
     RepositoryAccess,
+    RepositoryAssignment,
     RepositoryGitAccess,
     RepositoryPushes,
     RepositoryViews,
@@ -43,7 +46,7 @@ import { TopicsService } from './topics.service';
     TopicStore,
     TopicsService,
   ],
-  exports: [RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
+  exports: [AccessModule, RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryAssignment, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
 })
 export class ReposModule implements OnModuleInit {
   constructor(

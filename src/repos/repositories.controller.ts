@@ -1,5 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from './repository-assignment';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, requireSignedIn, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
@@ -49,11 +51,12 @@ export class RepositoriesController {
 
   @Get('repos/:owner/:repo')
   @Public('repository')
+  @RepositoryRoute()
   @ApiOperation({ summary: 'Get a repository' })
   @ApiOkResponse({ type: RepositoryWire })
   @ApiErrors(404)
-  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<RepositoryWire> {
-    return this.repositories.get(caller, owner, repo);
+  get(@TargetRepository() target: RepositoryTarget): Promise<RepositoryWire> {
+    return this.repositories.get(target);
   }
 
   @Get('repositories/:id')
@@ -67,22 +70,24 @@ export class RepositoriesController {
 
   @Patch('repos/:owner/:repo')
   @Public('repository')
+  @RepositoryRoute()
   @ReadsBody({ deferred: true })
   @ApiOperation({ summary: "Edit a repository's properties. Only fields that are set will be changed." })
   @ApiBody({ type: EditRepositoryOption })
   @ApiOkResponse({ type: RepositoryWire })
   @ApiErrors(400, 403, 404, 409, 422)
-  edit(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @DeferredBody() body: LazyBody): Promise<RepositoryWire> {
-    return this.repositories.edit(caller, owner, repo, () => bindOption(body, EditRepositoryOption));
+  edit(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<RepositoryWire> {
+    return this.repositories.edit(target, () => bindOption(body, EditRepositoryOption));
   }
 
   @Delete('repos/:owner/:repo')
   @Public('repository')
+  @RepositoryRoute()
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a repository' })
   @ApiEmpty()
   @ApiErrors(403, 404)
-  async delete(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<void> {
-    await this.repositories.delete(caller, owner, repo);
+  async delete(@TargetRepository() target: RepositoryTarget): Promise<void> {
+    await this.repositories.delete(target);
   }
 }

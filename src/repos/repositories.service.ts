@@ -9,7 +9,7 @@ import { isUniqueViolation, Transactions } from '../database/transactions';
 import { OrganizationStore } from '../users/organization.store';
 import { UserVisibility } from '../users/user-visibility';
 import { noReplyEmail } from '../users/user.mapper';
-import { UserEntity, Visibility } from '../users/user.entity';
+import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 import type { CreateRepositoryOption } from './create-repository.option';
@@ -17,7 +17,7 @@ import type { EditRepositoryOption } from './edit-repository.option';
 import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from './quota-gate';
-import { administers, isReadable, permissionOf, readableByVisibilityAlone, RepositoryAccess, ViewerAccess } from './repository-access';
+import { RepositoryPolicy, type RepositoryTarget } from '../access/repository-policy';
 import { RepositoryEntity } from './repository.entity';
 import { repositoryUrls } from './repository.mapper';
 import { assertUsableRepositoryName, DEFAULT_BRANCH } from './repository-names';
@@ -27,15 +27,9 @@ import type { RepositoryWire } from './repository.wire';
 import { StarStore } from './star.store';
 import { RepositoryTemplates } from './templates/repository-templates';
 import { WatchStore } from './watch.store';
+import { faultPoint } from '../common/fault-points';
 import { KeyedLeases, Leases } from '../database/leases';
 import { RepositoryEvents } from '../events/repository-events';
-
-/** A repository the caller may read, with its owner and the caller's access facts. */
-export interface ReadableRepository {
-  repo: RepositoryEntity;
-  owner: UserEntity;
-  access: ViewerAccess;
-}
 
 const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
 
@@ -95,8 +89,8 @@ export class RepositoriesService implements OnModuleInit {
     private readonly usersService: UsersService,
     private readonly organizations: OrganizationStore,
     private readonly userVisibility: UserVisibility,
-    private readonly access: RepositoryAccess,
     private readonly views: RepositoryViews,
+    private readonly policy: RepositoryPolicy,
     private readonly templates: RepositoryTemplates,
     private readonly git: GitRepositories,
     private readonly paths: RepositoryPaths,
@@ -121,70 +115,18 @@ export class RepositoriesService implements OnModuleInit {
     await this.git.emptyTrash();
   }
 
-  /**
-   * The start of every /repos/{owner}/{repo} route (behaviour 1.6): unknown or unreadable → 404; a
-   * public-only token on a private repository or a non-public owner → 403.
-   */
-  async findReadable(viewer: AuthContext, ownerName: string, repoName: string): Promise<ReadableRepository> {
-    const found = await this.repositories.findWithOwnerByNames(ownerName, repoName);
-    if (!found) throw new NotFoundError();
-    return this.readable(viewer, found.repo, found.owner);
-  }
-
-  /** The same answer as `findReadable` for a repository named by its id (GET /repositories/{id}). */
-  async findReadableById(viewer: AuthContext, id: number): Promise<ReadableRepository> {
-    const repo = await this.repositories.findById(id);
-    const owner = repo ? await this.users.findById(repo.ownerId) : null;
-    if (!repo || !owner) throw new NotFoundError();
-    return this.readable(viewer, repo, owner);
-  }
-
-  private async readable(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity): Promise<ReadableRepository> {
-    const access = await this.access.of(viewer);
-    if (!isReadable(access, repo, owner)) throw new NotFoundError();
-    if (viewer.publicOnly && (repo.isPrivate || owner.visibility !== Visibility.Public)) {
-      throw new ForbiddenError('token scope is limited to public repos');
-    }
-    return { repo, owner, access };
-  }
-
-  /**
-   * The same answer as `findReadable` (404, or 403 for a public-only token), for callers that need only the
-   * rows (star, unstar): the caller's organisation lists are read only when the repository's and its owner's
-   * visibility do not decide alone.
-   */
-  async findReadableRepository(viewer: AuthContext, ownerName: string, repoName: string): Promise<{ repo: RepositoryEntity; owner: UserEntity }> {
-    const found = await this.repositories.findWithOwnerByNames(ownerName, repoName);
-    if (!found) throw new NotFoundError();
-    const { repo, owner } = found;
-    if (!readableByVisibilityAlone(viewer, repo, owner) && !isReadable(await this.access.of(viewer), repo, owner)) throw new NotFoundError();
-    if (viewer.publicOnly && (repo.isPrivate || owner.visibility !== Visibility.Public)) {
-      throw new ForbiddenError('token scope is limited to public repos');
-    }
-    return { repo, owner };
-  }
-
-  /**
-   * Whether the caller administers `repo` (owner, owner of its organisation, site admin): may push to it. The
-   * caller's organisations are read only when the caller is neither a site admin nor the owner.
-   */
-  async administeredBy(viewer: AuthContext, repo: RepositoryEntity): Promise<boolean> {
-    if (!viewer.user) return false;
-    if (viewer.isAdmin || viewer.user.id === repo.ownerId) return true;
-    return administers(await this.access.of(viewer), repo);
-  }
-
-  async get(viewer: AuthContext, ownerName: string, repoName: string): Promise<RepositoryWire> {
-    const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
-    return this.views.one(repo, owner, viewer, permissionOf(access, repo));
+  async get(target: RepositoryTarget): Promise<RepositoryWire> {
+    return this.views.one(target.repo, target.owner, target.viewer, (await target.permission()).toWire());
   }
 
   /** GET /repositories/{id}: the answer of GET /repos/{owner}/{repo}, found by id; 404 for a bad or unseen id. */
   async getById(viewer: AuthContext, id: string): Promise<RepositoryWire> {
     const number = /^\d{1,15}$/.test(id) ? Number(id) : 0;
     if (number <= 0) throw new NotFoundError();
-    const { repo, owner, access } = await this.findReadableById(viewer, number);
-    return this.views.one(repo, owner, viewer, permissionOf(access, repo));
+    const repo = await this.repositories.findById(number);
+    const owner = repo ? await this.users.findById(repo.ownerId) : null;
+    if (!repo || !owner) throw new NotFoundError();
+    return this.get(await this.policy.open(viewer, repo, owner));
   }
 
   /** POST /user/repos (behaviour 10.5): quota on the caller, then the shared rules. */
@@ -235,8 +177,10 @@ export class RepositoriesService implements OnModuleInit {
 
   /**
    * Behaviour 4.1 after owner, quota and permission: templates (422) → duplicate (409) → reserved name (422)
-   * → the row (with the owner's counter and the creator's watch) in one transaction → the bare repository on
-   * disk. If the disk step fails, the row goes again (compensation), so there is both or neither.
+   * → the bare repository built aside (in the incoming area, measured there) → the row (with the owner's
+   * counter, the creator's watch and the measured size) in one transaction, inside which the directory moves
+   * into place. A crash at any step leaves either nothing visible or the whole repository; what it leaves
+   * aside the start-up reconciliation clears.
    */
   private async create(viewer: AuthContext, owner: UserEntity, option: CreateRepositoryOption): Promise<RepositoryWire> {
     requireSignedIn(viewer);
@@ -250,53 +194,36 @@ export class RepositoriesService implements OnModuleInit {
     const now = this.clock.nowUnix();
     const defaultBranch = option.default_branch || DEFAULT_BRANCH;
     const objectFormat = (option.object_format_name || 'sha1') as ObjectFormat;
-    // The row and the directory change together: a deletion of the same path cannot run between the two.
-    return this.pathLocks.run(pathKey(this.paths.repository(owner.name, option.name)), async () => {
-      let repo: RepositoryEntity;
-      try {
-        repo = await this.transactions.run(async (tx) => {
-          const row = await this.insertRow(tx, owner, creator, now, {
-            name: option.name,
-            description: option.description ?? '',
-            originalUrl: '',
-            defaultBranch,
-            objectFormatName: objectFormat,
-            isPrivate: option.private === true,
-            isEmpty: !autoInit,
-            isTemplate: option.template === true,
-            isMirror: false,
-            mirrorInterval: '',
-            mirrorUpdatedUnix: 0,
-            gitSize: 0,
-          });
-          await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: creator.id });
-          return row;
-        });
-        this.events.committed();
-      } catch (error) {
-        if (isUniqueViolation(error)) throw duplicateName();
-        throw error;
-      }
-
-      const dir = this.paths.repository(owner.name, repo.name);
-      let created = false;
-      try {
-        await this.git.create(dir, {
-          objectFormat,
-          defaultBranch,
-          initialCommit: autoInit ? this.initialCommit(creator, owner, repo, templateChoice, now) : undefined,
-        });
-        created = true;
-        await this.repositories.recordGitSize(repo.id, await this.git.size(dir));
-      } catch (error) {
-        this.logger.error(`creating ${owner.name}/${repo.name} failed on disk, removing it again: ${(error as Error).message}`);
-        if (created) await this.git.remove(dir).catch(() => undefined);
-        await this.transactions.run((tx) => this.deleteRow(tx, repo));
-        throw error;
-      }
-      const stored = (await this.repositories.findById(repo.id))!;
-      return this.views.one(stored, owner, viewer, ALL_PERMISSIONS);
-    });
+    const description = option.description ?? '';
+    const aside = await this.git.incomingPath();
+    try {
+      const planned = Object.assign(new RepositoryEntity(), { name: option.name, description });
+      await this.git.create(aside, {
+        objectFormat,
+        defaultBranch,
+        initialCommit: autoInit ? this.initialCommit(creator, owner, planned, templateChoice, now) : undefined,
+      });
+      const gitSize = await this.git.size(aside);
+      faultPoint('repository.create.built');
+      const fields: ImportedRepository & { isTemplate: boolean } = {
+        name: option.name,
+        description,
+        originalUrl: '',
+        defaultBranch,
+        objectFormatName: objectFormat,
+        isPrivate: option.private === true,
+        isEmpty: !autoInit,
+        isTemplate: option.template === true,
+        isMirror: false,
+        mirrorInterval: '',
+        mirrorUpdatedUnix: 0,
+        gitSize,
+      };
+      return await this.createFromDirectory(viewer, owner, fields, aside, async () => undefined);
+    } finally {
+      // Moved into place on success; otherwise what was built aside goes.
+      await this.git.removeAside(aside).catch((error: Error) => this.logger.error(`could not remove ${aside}: ${error.message}`));
+    }
   }
 
   /** The row with the owner's counter and the creator's watch (behaviour 1.3, 4.1), inside `tx`. */
@@ -346,15 +273,20 @@ export class RepositoriesService implements OnModuleInit {
       // Under the path's lock, as creation: a deletion of the same path cannot run between row and directory.
       repo = await this.pathLocks.run(pathKey(dir), () =>
         this.transactions.run(async (tx) => {
+          // A retried transaction (a MySQL deadlock) starts again from the directory aside.
+          if (moved) await this.git.adopt(dir, sourceDir);
           moved = false;
           const row = await this.insertRow(tx, owner, viewer.user, now, { ...fields });
           await withRow(tx, row);
           await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: viewer.user.id });
           await this.git.adopt(sourceDir, dir);
           moved = true;
+          faultPoint('repository.create.moved');
           return row;
         }),
       );
+      faultPoint('repository.create.committed');
+      this.events.committed();
     } catch (error) {
       // The commit failed after the move: the directory goes back to the caller's temporary place.
       if (moved) await this.git.remove(dir).catch(() => undefined);
@@ -381,12 +313,9 @@ export class RepositoriesService implements OnModuleInit {
    * changes and moves back when the row cannot change, so row and directory stay together. Stars and watches
    * hang on the repository id and are kept.
    */
-  async edit(viewer: AuthContext, ownerName: string, repoName: string, bind: () => Promise<EditRepositoryOption>): Promise<RepositoryWire> {
-    const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
-    requireSignedIn(viewer);
-    if (!administers(access, repo)) {
-      throw new ForbiddenError('user should be an owner or a collaborator with admin write of a repository');
-    }
+  async edit(target: RepositoryTarget, bind: () => Promise<EditRepositoryOption>): Promise<RepositoryWire> {
+    const { repo, owner, viewer } = target;
+    await target.assertAdmin('user should be an owner or a collaborator with admin write of a repository');
     const option = await bind();
     const changes: Partial<RepositoryEntity> = {};
     if (option.description !== undefined && option.description !== null) changes.description = option.description;
@@ -459,26 +388,26 @@ export class RepositoriesService implements OnModuleInit {
       }
     });
     const stored = (await this.repositories.findById(repo.id))!;
-    return this.views.one(stored, owner, viewer, permissionOf(access, stored));
+    return this.views.one(stored, owner, viewer, (await target.permission()).toWire());
   }
 
   /**
    * DELETE /repos/{owner}/{repo}: owner, org owner or site admin. The row goes first (the commit point), then
    * the directory; if the process dies between the two, the next creation at that path clears the leftover.
    */
-  async delete(viewer: AuthContext, ownerName: string, repoName: string): Promise<void> {
-    const { repo, owner, access } = await this.findReadable(viewer, ownerName, repoName);
-    requireSignedIn(viewer);
-    if (!administers(access, repo)) throw new ForbiddenError('user should be the owner of the repo');
+  async delete(target: RepositoryTarget): Promise<void> {
+    const { repo, owner } = target;
+    await target.assertAdmin('user should be the owner of the repo');
     const dir = this.paths.repository(owner.name, repo.name);
     // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
     // rather than having its new directory removed by this deletion (issue 12, suspicion 1).
     await this.pathLocks.run(pathKey(dir), async () => {
       const afterCommit = await this.transactions.run(async (tx) => {
         const steps = await this.deleteRow(tx, repo);
-        await this.events.record(tx, { kind: 'repository', action: 'deleted', repo, senderId: viewer.user.id });
+        await this.events.record(tx, { kind: 'repository', action: 'deleted', repo, senderId: target.viewer.user!.id });
         return steps;
       });
+      faultPoint('repository.delete.committed');
       this.events.committed();
       try {
         await this.git.remove(dir);

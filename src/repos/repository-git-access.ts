@@ -3,7 +3,8 @@ import type { AuthContext } from '../auth/auth-context';
 import { RepositoryPaths } from '../git/repository-paths';
 import { UserEntity, Visibility } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
-import { administers, isReadable, RepositoryAccess } from './repository-access';
+import { RepositoryPolicy } from '../access/repository-policy';
+import type { RepositoryPermission } from '../access/repository-permission';
 import type { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
 
@@ -11,6 +12,8 @@ import { RepositoryStore } from './repository.store';
 export interface GitTarget {
   owner: UserEntity | null;
   repo: RepositoryEntity | null;
+  /** The caller's permission, once asked (a transport asks for one caller per target). */
+  permission?: { viewer: AuthContext; value: Promise<RepositoryPermission> };
 }
 
 /** A repository a transport serves, and who asked. */
@@ -31,16 +34,16 @@ export function accountStateProblem(user: UserEntity, rootUrl: string): string |
 }
 
 /**
- * The access predicates of git-transport.md 0.2, for both transports. They are the API's own rules
- * (repository-access.ts), so that git access and API visibility always agree; each transport applies them in
- * its own order with its own messages.
+ * The access predicates of both git transports. They are the access policy's (access-policy.ts), as the API's
+ * are, so that git access and API visibility always agree; each transport applies them in its own order with
+ * its own messages.
  */
 @Injectable()
 export class RepositoryGitAccess {
   constructor(
     private readonly users: UserStore,
     private readonly repositories: RepositoryStore,
-    private readonly access: RepositoryAccess,
+    private readonly policy: RepositoryPolicy,
     private readonly paths: RepositoryPaths,
   ) {}
 
@@ -56,15 +59,20 @@ export class RepositoryGitAccess {
     return target.repo !== null && target.owner !== null && !target.repo.isPrivate && target.owner.visibility === Visibility.Public;
   }
 
+  /** Clone and fetch: the access policy's read of the code unit. */
   async canRead(viewer: AuthContext, target: GitTarget): Promise<boolean> {
-    if (!target.repo || !target.owner) return false;
-    return isReadable(await this.access.of(viewer), target.repo, target.owner);
+    return (await this.permission(viewer, target))?.canRead('repo.code') ?? false;
   }
 
-  /** permissions.push: owner, Owners team of the owning organisation, or site admin (not with a public-only token). */
+  /** Push: the access policy's write of the code unit (`permissions.push`). */
   async canWrite(viewer: AuthContext, target: GitTarget): Promise<boolean> {
-    if (!target.repo) return false;
-    return administers(await this.access.of(viewer), target.repo);
+    return (await this.permission(viewer, target))?.canWrite('repo.code') ?? false;
+  }
+
+  private async permission(viewer: AuthContext, target: GitTarget): Promise<RepositoryPermission | null> {
+    if (!target.repo || !target.owner) return null;
+    if (target.permission?.viewer !== viewer) target.permission = { viewer, value: this.policy.permission(viewer, target.repo, target.owner) };
+    return target.permission.value;
   }
 
   directory(target: { owner: UserEntity; repo: RepositoryEntity }): string {

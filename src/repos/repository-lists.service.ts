@@ -88,14 +88,17 @@ export class RepositoryListsService {
   }
 
   /**
-   * GET /user/repos: the caller's repositories and those of organisations they own, private ones included
-   * (a public-only token still sees only public ones).
+   * GET /user/repos: the caller's repositories, those of organisations where a team of theirs includes all
+   * repositories, and those they collaborate on or reach through a team, private ones included (a public-only
+   * token still sees only public ones).
    */
   async listMine(viewer: AuthContext, query: RawQuery, page: PageQuery): Promise<Page<RepositoryWire>> {
     const sort = parseUserRepositoryOrder(query);
     const access = await this.access.of(viewer);
-    const ownerIds = [access.userId!, ...access.ownedOrgIds];
+    const ownerIds = [viewer.user!.id, ...(access.standing?.allRepositoryOrgIds ?? [])];
+    // As Forgejo: also what the caller collaborates on or reaches through a team.
     const criteria: RepositoryCriteria = { scope: visibilityScope(access), ownerIds, sort };
+    if (access.standing?.hasRepositoryGrants) criteria.orGrantedTo = viewer.user!.id;
     return this.views.page(await this.repositories.list(criteria, page), viewer, access);
   }
 
@@ -116,7 +119,12 @@ export class RepositoryListsService {
     await this.userVisibility.assertVisible(viewer, owner);
     const access = await this.access.of(viewer);
     const filter = ownerRepositoryFilter(visibilityScope(access), owner);
-    const repositories = filter === 'none' ? { items: [], total: 0 } : await this.repositories.listOfOwner(owner.id, filter, page);
+    const repositories =
+      filter === 'none'
+        ? { items: [], total: 0 }
+        : filter === 'scoped'
+          ? await this.repositories.list({ scope: visibilityScope(access), ownerIds: [owner.id], sort: [{ key: 'id' }] }, page)
+          : await this.repositories.listOfOwner(owner.id, filter, page);
     return this.views.page(repositories, viewer, access, [owner]);
   }
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { faultPoint } from '../common/fault-points';
 import { QuotaExceededError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Clock } from '../common/time';
@@ -73,6 +74,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
 
   /** Refuses the whole push on the first failing rule, in the order of 0.4. */
   async preReceive(push: PushContext, updates: RefUpdate[]): Promise<void> {
+    faultPoint('push.received');
     const repo = await this.repository(push);
     // Deletions-only pushes always pass; otherwise the owner must be allowed `size:repos:all` (which a push
     // holding a reservation was, when it was made).

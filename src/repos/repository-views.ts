@@ -1,14 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
+import type { PermissionWire } from '../access/repository-permission';
 import { Page } from '../common/paging';
 import { UserEntity } from '../users/user.entity';
 import type { UserWire } from '../users/user.wire';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
-import { permissionOf, RepositoryPermission, ViewerAccess } from './repository-access';
+import { RepositoryAccess, ViewerAccess } from './repository-access';
 import type { RepositoryEntity } from './repository.entity';
 import { toRepositoryOwnerWire, toRepositoryWire } from './repository.mapper';
 import type { RepositoryWire } from './repository.wire';
+
+const NO_PERMISSION: PermissionWire = { admin: false, push: false, pull: false };
 
 /** Turns repository rows into `Repository` JSON for a viewer, loading the owners of a whole page at once. */
 @Injectable()
@@ -16,9 +19,10 @@ export class RepositoryViews {
   constructor(
     private readonly users: UserStore,
     private readonly usersService: UsersService,
+    private readonly access: RepositoryAccess,
   ) {}
 
-  one(repo: RepositoryEntity, owner: UserEntity, viewer: AuthContext, permission: RepositoryPermission): RepositoryWire {
+  one(repo: RepositoryEntity, owner: UserEntity, viewer: AuthContext, permission: PermissionWire): RepositoryWire {
     return toRepositoryWire(repo, owner, viewer, permission, this.usersService.site);
   }
 
@@ -27,16 +31,19 @@ export class RepositoryViews {
     const owners = new Map(knownOwners.map((owner) => [owner.id, owner]));
     const missing = [...new Set(page.items.map((repo) => repo.ownerId))].filter((id) => !owners.has(id));
     if (missing.length > 0) for (const owner of await this.users.findByIds(missing)) owners.set(owner.id, owner);
+    const rows = page.items.flatMap((repo) => {
+      const owner = owners.get(repo.ownerId);
+      return owner ? [{ repo, owner }] : [];
+    });
+    const permissions = await this.access.permissions(access, rows);
     // One owner's JSON serves all of their repositories on the page (a user's list: all thirty).
     const ownerWires = new Map<number, UserWire>();
     const site = this.usersService.site;
     const items: RepositoryWire[] = [];
-    for (const repo of page.items) {
-      const owner = owners.get(repo.ownerId);
-      if (!owner) continue;
+    for (const { repo, owner } of rows) {
       let ownerWire = ownerWires.get(owner.id);
       if (!ownerWire) ownerWires.set(owner.id, (ownerWire = toRepositoryOwnerWire(owner, viewer, site)));
-      items.push(toRepositoryWire(repo, owner, viewer, permissionOf(access, repo), site, ownerWire));
+      items.push(toRepositoryWire(repo, owner, viewer, permissions.get(repo.id) ?? NO_PERMISSION, site, ownerWire));
     }
     return { items, total: page.total };
   }

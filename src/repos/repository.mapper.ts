@@ -4,7 +4,7 @@ import { formatTime } from '../common/time';
 import { toUserWire, type SiteUrls } from '../users/user.mapper';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { UserWire } from '../users/user.wire';
-import type { RepositoryPermission } from './repository-access';
+import type { PermissionWire } from '../access/repository-permission';
 import type { RepositoryEntity } from './repository.entity';
 import type { RepositoryWire, WatchInfoWire } from './repository.wire';
 import { splitTopics } from './topic-names';
@@ -31,7 +31,7 @@ export function toRepositoryWire(
   repo: RepositoryEntity,
   owner: UserEntity,
   viewer: AuthContext,
-  permission: RepositoryPermission,
+  permission: PermissionWire,
   site: SiteUrls,
   ownerWire: UserWire = toRepositoryOwnerWire(owner, viewer, site),
 ): RepositoryWire {

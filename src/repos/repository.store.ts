@@ -26,6 +26,8 @@ export interface RepositoryCriteria {
   publicOwnersOnly?: boolean;
   /** Any of these owners. */
   ownerIds?: number[];
+  /** With `ownerIds`: also the repositories this user collaborates on or reaches through a team's link. */
+  orGrantedTo?: number;
   /** Case-insensitive substrings; a repository matches any of them. */
   keyword?: {
     alternatives: string[];
@@ -319,7 +321,13 @@ export class RepositoryStore {
     const query = this.base(criteria.scope);
     if (criteria.publicOwnersOnly) applyScope(query, { kind: 'public' });
     // One owner is an equality, so that the owner_id index serves ORDER BY id without a sort.
-    if (criteria.ownerIds?.length === 1) query.andWhere('r.owner_id = :ownerId', { ownerId: criteria.ownerIds[0] });
+    if (criteria.ownerIds !== undefined && criteria.orGrantedTo !== undefined) {
+      query.andWhere(
+        '(r.owner_id IN (:...ownerIds) OR r.id IN (SELECT c.repo_id FROM collaboration c WHERE c.user_id = :grantedTo) ' +
+          'OR r.id IN (SELECT tr.repo_id FROM team_user tu JOIN team_repo tr ON tr.team_id = tu.team_id WHERE tu.uid = :grantedTo))',
+        { ownerIds: nonEmpty(criteria.ownerIds), grantedTo: criteria.orGrantedTo },
+      );
+    } else if (criteria.ownerIds?.length === 1) query.andWhere('r.owner_id = :ownerId', { ownerId: criteria.ownerIds[0] });
     else if (criteria.ownerIds !== undefined) query.andWhere('r.owner_id IN (:...ownerIds)', { ownerIds: nonEmpty(criteria.ownerIds) });
     if (criteria.keyword) {
       const { alternatives, includeDescription, ownerAndName } = criteria.keyword;
@@ -364,7 +372,7 @@ function walkingNames(query: SelectQueryBuilder<RepositoryEntity>): SelectQueryB
 }
 
 /**
- * The SQL form of repository visibility (repository-access.ts `isReadable`), so that totals and pages count
+ * The SQL form of repository visibility (repository-access.ts `visibilityScope`), so that totals and pages count
  * only what the viewer may see.
  */
 export function applyScope(query: SelectQueryBuilder<any>, scope: VisibilityScope): void {
@@ -385,6 +393,12 @@ export function applyScope(query: SelectQueryBuilder<any>, scope: VisibilityScop
         terms.push('(r.is_private = 0 AND o.visibility IN (:...scopeSeenVisibilities))');
         query.setParameter('scopeSeenVisibilities', [Visibility.Public, Visibility.Limited]);
       }
+      if (scope.viaGrants) {
+        // Collaborations and team links, each on an index led by the caller's id.
+        terms.push('r.id IN (SELECT c.repo_id FROM collaboration c WHERE c.user_id = :scopeUid)');
+        terms.push('r.id IN (SELECT tr.repo_id FROM team_user tu JOIN team_repo tr ON tr.team_id = tu.team_id WHERE tu.uid = :scopeUid)');
+        query.setParameter('scopeUid', scope.uid);
+      }
       query.andWhere(`(${terms.join(' OR ')})`);
       return;
     }
@@ -399,6 +413,8 @@ export function applyScope(query: SelectQueryBuilder<any>, scope: VisibilityScop
 function countCacheKey(criteria: RepositoryCriteria): string | undefined {
   // Stars, topics and the archived flag do not raise the search generation: totals filtered on them are not kept.
   if (!criteria.keyword || criteria.starredBy !== undefined || criteria.topics !== undefined || criteria.archived !== undefined) return undefined;
+  // Grants change without a repository write, so the search generation would not tell a kept total is stale.
+  if (criteria.orGrantedTo !== undefined || (criteria.scope.kind === 'signed-in' && criteria.scope.viaGrants)) return undefined;
   const { scope, publicOwnersOnly, ownerIds, keyword, isPrivate, isTemplate, isMirror } = criteria;
   return JSON.stringify([scope, publicOwnersOnly ?? false, ownerIds ?? null, keyword, isPrivate ?? null, isTemplate ?? null, isMirror ?? null]);
 }

@@ -1,5 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from './repository-assignment';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
@@ -24,32 +26,35 @@ export class StarsController {
 
   @Get('user/starred/:owner/:repo')
   @SignedIn('user', 'repository')
+  @RepositoryRoute()
   @HttpCode(204)
   @ApiOperation({ summary: 'Whether the authenticated user is starring the repo' })
   @ApiEmpty(204, 'starred')
   @ApiErrors(404)
-  async isStarred(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<void> {
-    await this.stars.assertStarred(caller, owner, repo);
+  async isStarred(@TargetRepository() target: RepositoryTarget): Promise<void> {
+    await this.stars.assertStarred(target);
   }
 
   @Put('user/starred/:owner/:repo')
   @SignedIn('user', 'repository')
+  @RepositoryRoute()
   @HttpCode(204)
   @ApiOperation({ summary: 'Star the given repo' })
   @ApiEmpty()
   @ApiErrors(403, 404, 500)
-  async star(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<void> {
-    await this.stars.star(caller, owner, repo);
+  async star(@TargetRepository() target: RepositoryTarget): Promise<void> {
+    await this.stars.star(target);
   }
 
   @Delete('user/starred/:owner/:repo')
   @SignedIn('user', 'repository')
+  @RepositoryRoute()
   @HttpCode(204)
   @ApiOperation({ summary: 'Unstar the given repo' })
   @ApiEmpty()
   @ApiErrors(403, 404, 500)
-  async unstar(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<void> {
-    await this.stars.unstar(caller, owner, repo);
+  async unstar(@TargetRepository() target: RepositoryTarget): Promise<void> {
+    await this.stars.unstar(target);
   }
 
   @Get('users/:username/starred')

@@ -3,12 +3,13 @@ import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
+import { faultPoint } from '../common/fault-points';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { UserVisibility } from '../users/user-visibility';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
-import { RepositoriesService } from './repositories.service';
+import type { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryAccess, visibilityScope } from './repository-access';
 import { RepositoryStore } from './repository.store';
 import { RepositoryViews } from './repository-views';
@@ -24,7 +25,6 @@ export class StarsService {
   constructor(
     private readonly stars: StarStore,
     private readonly repositories: RepositoryStore,
-    private readonly repositoriesService: RepositoriesService,
     private readonly users: UserStore,
     private readonly usersService: UsersService,
     private readonly userVisibility: UserVisibility,
@@ -35,16 +35,16 @@ export class StarsService {
   ) {}
 
   /** GET /user/starred/{owner}/{repo}: 204 when starred, otherwise 404. */
-  async assertStarred(viewer: AuthContext, ownerName: string, repoName: string): Promise<void> {
+  async assertStarred(target: RepositoryTarget): Promise<void> {
+    const { repo, viewer } = target;
     requireSignedIn(viewer);
-    const { repo } = await this.repositoriesService.findReadable(viewer, ownerName, repoName);
     if (!(await this.stars.exists(viewer.user.id, repo.id))) throw new NotFoundError();
   }
 
-  async star(viewer: AuthContext, ownerName: string, repoName: string): Promise<void> {
+  async star(target: RepositoryTarget): Promise<void> {
+    const { repo, viewer } = target;
     requireSignedIn(viewer);
     const uid = viewer.user.id;
-    const { repo } = await this.repositoriesService.findReadableRepository(viewer, ownerName, repoName);
     const now = this.clock.nowUnix();
     await this.transactions.run(async (tx) => {
       // Already starred (or a concurrent request starred it first): nothing to do.
@@ -52,13 +52,14 @@ export class StarsService {
       // The repository may have been deleted meanwhile: then nothing is kept.
       if (!(await this.repositories.addToCounter(tx, repo.id, 'numStars', 1))) throw new NotFoundError();
       await this.users.addToCounter(tx, uid, 'numStars', 1);
+      faultPoint('star.written');
     });
   }
 
-  async unstar(viewer: AuthContext, ownerName: string, repoName: string): Promise<void> {
+  async unstar(target: RepositoryTarget): Promise<void> {
+    const { repo, viewer } = target;
     requireSignedIn(viewer);
     const uid = viewer.user.id;
-    const { repo } = await this.repositoriesService.findReadableRepository(viewer, ownerName, repoName);
     await this.transactions.run(async (tx) => {
       if (!(await this.stars.delete(tx, uid, repo.id))) return;
       await this.repositories.addToCounter(tx, repo.id, 'numStars', -1);

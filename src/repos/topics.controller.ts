@@ -1,3 +1,5 @@
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from './repository-assignment';
 import { Controller, Delete, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
@@ -17,43 +19,47 @@ export class TopicsController {
 
   @Get('repos/:owner/:repo/topics')
   @Public('repository')
+  @RepositoryRoute()
   @ApiOperation({ summary: "Get list of topics that a repository has" })
   @ApiPaging()
   @ApiOkResponse({ type: TopicNameWire })
   @ApiErrors(404)
-  async list(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Paging() page: PageQuery): Promise<PagedList<string>> {
-    const found = await this.topics.list(caller, owner, repo, page);
+  async list(@TargetRepository() target: RepositoryTarget, @Paging() page: PageQuery): Promise<PagedList<string>> {
+    const found = await this.topics.list(target, page);
     return pagedList(found, page, (topic) => topic.name, (topics) => ({ topics }));
   }
 
   @Put('repos/:owner/:repo/topics')
   @Public('repository')
+  @RepositoryRoute()
   @HttpCode(204)
   @ApiOperation({ summary: 'Replace list of topics for a repository' })
   @ApiEmpty()
   @ApiErrors(403, 404, 422)
-  async replace(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Body() option: RepoTopicOption): Promise<void> {
-    await this.topics.replace(caller, owner, repo, option.topics ?? []);
+  async replace(@TargetRepository() target: RepositoryTarget, @Body() option: RepoTopicOption): Promise<void> {
+    await this.topics.replace(target, option.topics ?? []);
   }
 
   @Put('repos/:owner/:repo/topics/:topic')
   @Public('repository')
+  @RepositoryRoute()
   @HttpCode(204)
   @ApiOperation({ summary: 'Add a topic to a repository' })
   @ApiEmpty()
   @ApiErrors(403, 404, 422)
-  async add(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('topic') topic: string): Promise<void> {
-    await this.topics.add(caller, owner, repo, topic);
+  async add(@TargetRepository() target: RepositoryTarget, @Param('topic') topic: string): Promise<void> {
+    await this.topics.add(target, topic);
   }
 
   @Delete('repos/:owner/:repo/topics/:topic')
   @Public('repository')
+  @RepositoryRoute()
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a topic from a repository' })
   @ApiEmpty()
   @ApiErrors(403, 404, 422)
-  async remove(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('topic') topic: string): Promise<void> {
-    await this.topics.remove(caller, owner, repo, topic);
+  async remove(@TargetRepository() target: RepositoryTarget, @Param('topic') topic: string): Promise<void> {
+    await this.topics.remove(target, topic);
   }
 
   @Get('topics/search')

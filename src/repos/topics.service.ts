@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
-import { requireSignedIn } from '../auth/route-auth';
-import { DomainError, ForbiddenError, NotFoundError } from '../common/errors';
+import { DomainError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
-import { RepositoriesService } from './repositories.service';
-import { administers, RepositoryAccess, visibilityScope } from './repository-access';
+import type { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryAccess, visibilityScope } from './repository-access';
 import type { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
 import { isValidTopic, joinTopics, MAX_TOPICS_PER_REPOSITORY, normalizeTopic, sortTopics } from './topic-names';
@@ -37,7 +36,6 @@ const NOT_ADMIN = 'user should be an owner or a collaborator with admin write of
 @Injectable()
 export class TopicsService {
   constructor(
-    private readonly repositories: RepositoriesService,
     private readonly repositoryStore: RepositoryStore,
     private readonly topics: TopicStore,
     private readonly access: RepositoryAccess,
@@ -46,14 +44,13 @@ export class TopicsService {
   ) {}
 
   /** GET /repos/{owner}/{repo}/topics */
-  async list(viewer: AuthContext, ownerName: string, repoName: string, page: PageQuery): Promise<Page<TopicEntity>> {
-    const { repo } = await this.repositories.findReadable(viewer, ownerName, repoName);
-    return this.topics.ofRepository(repo.id, page);
+  async list(target: RepositoryTarget, page: PageQuery): Promise<Page<TopicEntity>> {
+    return this.topics.ofRepository(target.repo.id, page);
   }
 
   /** PUT /repos/{owner}/{repo}/topics: the repository's topics become exactly these. */
-  async replace(viewer: AuthContext, ownerName: string, repoName: string, requested: string[]): Promise<void> {
-    const repo = await this.administered(viewer, ownerName, repoName);
+  async replace(target: RepositoryTarget, requested: string[]): Promise<void> {
+    const repo = await this.administered(target);
     const { valid, invalid } = sortTopics(requested);
     if (valid.length > MAX_TOPICS_PER_REPOSITORY) throw new InvalidTopicsError('Exceeding maximum number of topics per repo', null);
     if (invalid.length > 0) throw new InvalidTopicsError('Topic names are invalid', invalid);
@@ -67,8 +64,8 @@ export class TopicsService {
   }
 
   /** PUT /repos/{owner}/{repo}/topics/{topic}: idempotent; the 26th topic is refused. */
-  async add(viewer: AuthContext, ownerName: string, repoName: string, rawTopic: string): Promise<void> {
-    const repo = await this.administered(viewer, ownerName, repoName);
+  async add(target: RepositoryTarget, rawTopic: string): Promise<void> {
+    const repo = await this.administered(target);
     const topic = validTopic(rawTopic);
     const now = this.clock.nowUnix();
     await this.transactions.run(async (tx) => {
@@ -81,8 +78,8 @@ export class TopicsService {
   }
 
   /** DELETE /repos/{owner}/{repo}/topics/{topic}: 404 when the repository does not carry it. */
-  async remove(viewer: AuthContext, ownerName: string, repoName: string, rawTopic: string): Promise<void> {
-    const repo = await this.administered(viewer, ownerName, repoName);
+  async remove(target: RepositoryTarget, rawTopic: string): Promise<void> {
+    const repo = await this.administered(target);
     const topic = validTopic(rawTopic);
     const now = this.clock.nowUnix();
     await this.transactions.run(async (tx) => {
@@ -99,11 +96,9 @@ export class TopicsService {
     return { items: found.items.map((item) => item.topic), total: found.total };
   }
 
-  private async administered(viewer: AuthContext, ownerName: string, repoName: string): Promise<RepositoryEntity> {
-    const { repo, access } = await this.repositories.findReadable(viewer, ownerName, repoName);
-    requireSignedIn(viewer);
-    if (viewer.publicOnly || !administers(access, repo)) throw new ForbiddenError(NOT_ADMIN);
-    return repo;
+  private async administered(target: RepositoryTarget): Promise<RepositoryEntity> {
+    await target.assertAdmin(NOT_ADMIN);
+    return target.repo;
   }
 }
 

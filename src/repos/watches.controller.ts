@@ -1,5 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from './repository-assignment';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
@@ -16,30 +18,33 @@ export class WatchesController {
   // and the service asks for sign-in where the order says.
   @Get('repos/:owner/:repo/subscription')
   @Public('repository')
+  @RepositoryRoute()
   @ApiOperation({ summary: 'Check if the current user is watching a repo' })
   @ApiOkResponse({ type: WatchInfoWire })
   @ApiErrors(404)
-  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<WatchInfoWire> {
-    return this.watches.get(caller, owner, repo);
+  get(@TargetRepository() target: RepositoryTarget): Promise<WatchInfoWire> {
+    return this.watches.get(target);
   }
 
   @Put('repos/:owner/:repo/subscription')
   @Public('repository')
+  @RepositoryRoute()
   @ApiOperation({ summary: 'Watch a repo' })
   @ApiOkResponse({ type: WatchInfoWire })
   @ApiErrors(404, 500)
-  watch(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<WatchInfoWire> {
-    return this.watches.watch(caller, owner, repo);
+  watch(@TargetRepository() target: RepositoryTarget): Promise<WatchInfoWire> {
+    return this.watches.watch(target);
   }
 
   @Delete('repos/:owner/:repo/subscription')
   @Public('repository')
+  @RepositoryRoute()
   @HttpCode(204)
   @ApiOperation({ summary: 'Unwatch a repo' })
   @ApiEmpty()
   @ApiErrors(404, 500)
-  async unwatch(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string): Promise<void> {
-    await this.watches.unwatch(caller, owner, repo);
+  async unwatch(@TargetRepository() target: RepositoryTarget): Promise<void> {
+    await this.watches.unwatch(target);
   }
 
   @Get('user/subscriptions')

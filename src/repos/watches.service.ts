@@ -7,7 +7,7 @@ import { Clock } from '../common/time';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { UserVisibility } from '../users/user-visibility';
 import { UsersService } from '../users/users.service';
-import { RepositoriesService } from './repositories.service';
+import type { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryAccess, visibilityScope } from './repository-access';
 import { toWatchInfoWire } from './repository.mapper';
 import { RepositoryStore } from './repository.store';
@@ -24,7 +24,6 @@ export class WatchesService {
   constructor(
     private readonly watches: WatchStore,
     private readonly repositories: RepositoryStore,
-    private readonly repositoriesService: RepositoriesService,
     private readonly usersService: UsersService,
     private readonly userVisibility: UserVisibility,
     private readonly access: RepositoryAccess,
@@ -34,15 +33,15 @@ export class WatchesService {
   ) {}
 
   /** GET: 200 WatchInfo when watching, otherwise 404 (D11). */
-  async get(viewer: AuthContext, ownerName: string, repoName: string): Promise<WatchInfoWire> {
-    const { repo, owner } = await this.repositoriesService.findReadable(viewer, ownerName, repoName);
+  async get(target: RepositoryTarget): Promise<WatchInfoWire> {
+    const { repo, owner, viewer } = target;
     requireSignedIn(viewer);
     if (!(await this.watches.exists(viewer.user.id, repo.id))) throw new NotFoundError();
     return toWatchInfoWire(repo, owner, this.usersService.site);
   }
 
-  async watch(viewer: AuthContext, ownerName: string, repoName: string): Promise<WatchInfoWire> {
-    const { repo, owner } = await this.repositoriesService.findReadable(viewer, ownerName, repoName);
+  async watch(target: RepositoryTarget): Promise<WatchInfoWire> {
+    const { repo, owner, viewer } = target;
     requireSignedIn(viewer);
     const uid = viewer.user.id;
     try {
@@ -57,8 +56,8 @@ export class WatchesService {
     return toWatchInfoWire(repo, owner, this.usersService.site);
   }
 
-  async unwatch(viewer: AuthContext, ownerName: string, repoName: string): Promise<void> {
-    const { repo } = await this.repositoriesService.findReadable(viewer, ownerName, repoName);
+  async unwatch(target: RepositoryTarget): Promise<void> {
+    const { repo, viewer } = target;
     requireSignedIn(viewer);
     const uid = viewer.user.id;
     await this.transactions.run(async (tx) => {

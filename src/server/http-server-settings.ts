@@ -28,10 +28,14 @@ export function applyHttpServerSettings(server: Server, config: HttpServerConfig
   let open = 0;
   server.on('connection', (socket: Socket) => {
     // Over HTTP_MAX_CONNECTIONS a client gets an answer it can act on, not the reset of a dropped socket
-    // (Node's own server.maxConnections drops it): the 503 is written at once and the connection ended.
+    // (Node's own server.maxConnections drops it): the 503 is written at once and the connection closed.
     if (config.maxConnections > 0 && open >= config.maxConnections) {
+      // Closed at once rather than after the client's FIN: under a burst the server accepts every waiting
+      // connection in one go, and each refused one holding its descriptor until then would exhaust them
+      // (past which accept fails and the kernel resets the rest without an answer).
       socket.on('error', () => undefined);
-      socket.end(BUSY_ANSWER);
+      socket.write(BUSY_ANSWER);
+      socket.destroySoon();
       return;
     }
     open += 1;

@@ -6,6 +6,8 @@ import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from '../bootstrap';
 import type { AppConfig, DatabaseConfig } from '../config/config';
+import { armFaultPoints } from '../common/fault-points';
+import { Reconciliation } from '../integrity/reconciliation.service';
 import { SshServer } from '../ssh/ssh-server';
 import { fitToDescriptorLimit } from './descriptor-limit';
 import { PACKAGE_VERSION } from './package-version';
@@ -43,8 +45,10 @@ export interface RunningServer {
  */
 export async function serve(config: AppConfig, reporter?: ServerReporter): Promise<RunningServer> {
   assertWritableDataDir(config.dataDir);
+  armFaultPoints(config.faultKillAt);
   const descriptorWarnings = fitToDescriptorLimit(config);
   let app: NestExpressApplication;
+  let repaired: number;
   try {
     app = await createApp(config);
   } catch (error) {
@@ -54,13 +58,17 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
   const report = reporter ?? appReporter();
   let httpAddress: string;
   try {
+    // What a crash left half-made is repaired before the first request can see it.
+    repaired = (await app.get(Reconciliation).run({ fix: true })).findings.length;
     httpAddress = await listen(app, config.port);
   } catch (error) {
     await app.close().catch(() => undefined);
     throw error;
   }
   const ssh = config.ssh.enabled ? (app.get(SshServer).listeningAddress() ?? undefined) : undefined;
-  report.info(startupLine({ version: PACKAGE_VERSION, http: httpAddress, ssh, rootUrl: config.rootUrl, dataDir: config.dataDir, database: config.database }));
+  report.info(
+    startupLine({ version: PACKAGE_VERSION, http: httpAddress, ssh, rootUrl: config.rootUrl, dataDir: config.dataDir, database: config.database, repaired }),
+  );
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -90,12 +98,15 @@ export interface StartupFacts {
   rootUrl: string;
   dataDir: string;
   database: DatabaseConfig;
+  /** Findings the start-up reconciliation repaired (what a crash had left half-made). */
+  repaired?: number;
 }
 
 /** The one start-up line: where Anvil listens and where it keeps its data (never a password). */
 export function startupLine(facts: StartupFacts): string {
   const listening = [`HTTP on ${facts.http}`, ...(facts.ssh ? [`SSH on ${facts.ssh}`] : [])].join(', ');
-  return `Anvil ${facts.version} listening: ${listening}; ROOT_URL ${facts.rootUrl}; data directory ${facts.dataDir}; database ${describeDatabase(facts.database)}`;
+  const repaired = facts.repaired === undefined ? '' : `; reconciliation repaired ${facts.repaired}`;
+  return `Anvil ${facts.version} listening: ${listening}; ROOT_URL ${facts.rootUrl}; data directory ${facts.dataDir}; database ${describeDatabase(facts.database)}${repaired}`;
 }
 
 export function describeDatabase(database: DatabaseConfig): string {

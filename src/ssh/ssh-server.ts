@@ -1,17 +1,18 @@
 import { formatAddress } from '../common/net-address';
 import { createHash } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AlgorithmList, AuthContext as SshAuthContext, CipherAlgorithm, Connection, ServerChannel, Server as Ssh2Server, Session, utils } from 'ssh2';
 import { AuthContext } from '../auth/auth-context';
 import { SshEndpoint } from '../common/ssh-endpoint';
 import { Clock } from '../common/time';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { addressKey } from '../git/git-client';
 import { GitBusyError, GitProcesses, isSafeGitProtocol } from '../git/git-processes';
 import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
 import { PublicKeyStore } from '../keys/ssh/public-key.store';
 import { accountStateProblem, RepositoryGitAccess } from '../repos/repository-git-access';
-import { archivedPushSsh } from '../repos/repository-access';
+import { archivedPushSsh } from '../access/access-policy';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { parseSshCommand } from './ssh-command';
@@ -26,6 +27,14 @@ interface SshIdentity {
 /** A refusal written as `Anvil: <message>` with exit status 1 (git-transport.md 0.3). */
 class SshRefusal extends Error {}
 
+/** A TCP connection before and after login: what the pre-login limits count. */
+interface Arrival {
+  socket: Socket;
+  address: string;
+  authenticated: boolean;
+  grace: NodeJS.Timeout;
+}
+
 /**
  * The built-in SSH server (git-transport.md 2): public-key login as SSH_USER with a registered key, the greeting,
  * and git-upload-pack / git-receive-pack / git-upload-archive through the same serving processes and hooks as
@@ -35,7 +44,12 @@ class SshRefusal extends Error {}
 export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('SshServer');
   private server: Ssh2Server | null = null;
+  private listener: NetServer | null = null;
   private readonly connections = new Set<Connection>();
+  /** Open TCP connections by `address:port`, and how many have not logged in, in all and per address. */
+  private readonly arrivals = new Map<string, Arrival>();
+  private unauthenticated = 0;
+  private readonly unauthenticatedByAddress = new Map<string, number>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -60,18 +74,23 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
         // fast (bench/git.bench.js).
         algorithms: { cipher: { remove: 'chacha20-poly1305@openssh.com' } as AlgorithmList<CipherAlgorithm> },
       },
-      (client) => this.accept(client),
+      (client, info) => this.accept(client, info.ip, info.port),
     );
     server.on('error', (error: Error) => this.logger.error(`SSH server: ${error.message}`));
+    // Connections are accepted here, where the pre-login limits apply before ssh2 spends anything on them.
+    const listener = new NetServer((socket) => this.arrive(server, socket));
+    listener.maxConnections = this.config.ssh.maxConnections;
+    listener.on('error', (error: Error) => this.logger.error(`SSH server: ${error.message}`));
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.config.ssh.listenPort, this.config.ssh.listenHost, () => {
-        server.off('error', reject);
+      listener.once('error', reject);
+      listener.listen(this.config.ssh.listenPort, this.config.ssh.listenHost, () => {
+        listener.off('error', reject);
         resolve();
       });
     });
     this.server = server;
-    const address = server.address() as AddressInfo;
+    this.listener = listener;
+    const address = listener.address() as AddressInfo;
     this.endpoint.bound(address.port);
     // The start-up line (server/serve.ts) names this address; the details are for debugging.
     this.logger.debug(`SSH server listening on ${formatAddress(address)} (ssh_url port ${this.endpoint.port}, user ${this.config.ssh.user})`);
@@ -79,24 +98,75 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
 
   /** `host:port` as bound, or null while not listening. */
   listeningAddress(): string | null {
-    const address = this.server?.address() as AddressInfo | null | undefined;
+    const address = this.listener?.address() as AddressInfo | null | undefined;
     return address ? formatAddress(address) : null;
+  }
+
+  /** Connections not logged in yet (for tests and metrics). */
+  get unauthenticatedCount(): number {
+    return this.unauthenticated;
+  }
+
+  /**
+   * A new TCP connection: refused at once beyond the caps on connections not logged in (in all and from one
+   * address; the total cap is the listener's maxConnections), else handed to ssh2 with LOGIN_GRACE_TIME to log
+   * in. What it costs until then is one socket and one timer.
+   */
+  private arrive(server: Ssh2Server, socket: Socket): void {
+    const address = addressKey(socket.remoteAddress ?? '');
+    const fromAddress = this.unauthenticatedByAddress.get(address) ?? 0;
+    if (this.unauthenticated >= this.config.ssh.maxUnauthenticated || fromAddress >= this.config.ssh.maxUnauthenticatedPerAddress) {
+      socket.destroy();
+      return;
+    }
+    const key = `${socket.remoteAddress}|${socket.remotePort}`;
+    const grace = setTimeout(() => socket.destroy(), this.config.ssh.loginGraceMs);
+    grace.unref();
+    const arrival: Arrival = { socket, address, authenticated: false, grace };
+    this.arrivals.set(key, arrival);
+    this.countUnauthenticated(address, 1);
+    socket.once('close', () => {
+      clearTimeout(grace);
+      this.arrivals.delete(key);
+      if (!arrival.authenticated) this.countUnauthenticated(address, -1);
+    });
+    server.injectSocket(socket);
+  }
+
+  /** Login succeeded: the connection leaves the pre-login counts and its grace timer stops. */
+  private loggedIn(ip: string, port: number): void {
+    const arrival = this.arrivals.get(`${ip}|${port}`);
+    if (!arrival || arrival.authenticated) return;
+    arrival.authenticated = true;
+    clearTimeout(arrival.grace);
+    this.countUnauthenticated(arrival.address, -1);
+  }
+
+  private countUnauthenticated(address: string, delta: number): void {
+    this.unauthenticated += delta;
+    const next = (this.unauthenticatedByAddress.get(address) ?? 0) + delta;
+    if (next <= 0) this.unauthenticatedByAddress.delete(address);
+    else this.unauthenticatedByAddress.set(address, next);
   }
 
   /** Stops accepting connections; running git commands finish while GitProcesses drains. */
   async beforeApplicationShutdown(): Promise<void> {
-    this.server?.close();
+    this.listener?.close();
   }
 
   async onApplicationShutdown(): Promise<void> {
     for (const client of this.connections) client.end();
     this.connections.clear();
+    for (const arrival of this.arrivals.values()) arrival.socket.destroy();
     this.server = null;
+    this.listener = null;
   }
 
-  private accept(client: Connection): void {
+  private accept(client: Connection, ip: string, port: number): void {
     this.connections.add(client);
     let identity: SshIdentity | null = null;
+    let refusals = 0;
+    const address = ip;
     // A connection that never runs a command is closed after the idle limit, as an idle git exchange is.
     let idle: NodeJS.Timeout | null = setTimeout(() => client.end(), this.config.git.idleTimeoutMs);
     idle.unref();
@@ -110,22 +180,33 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       this.connections.delete(client);
     });
     client.on('authentication', (context) => {
+      // Each refused attempt counts (the `none` probe every client starts with does not); past
+      // SSH_MAX_AUTH_TRIES the connection is closed.
+      const refuse = () => {
+        if (context.method !== 'none') refusals += 1;
+        if (refusals >= this.config.ssh.maxAuthTries) {
+          client.end();
+          return;
+        }
+        context.reject(['publickey']);
+      };
       this.authenticate(context)
         .then((found) => {
           if (found === 'accept-query') return context.accept();
-          if (!found) return context.reject(['publickey']);
+          if (!found) return refuse();
           identity = found;
           context.accept();
         })
         .catch((error: unknown) => {
           this.logger.error(`SSH authentication failed with an error: ${(error as Error).message}`);
-          context.reject(['publickey']);
+          refuse();
         });
     });
     client.on('ready', () => {
+      this.loggedIn(ip, port);
       client.on('session', (acceptSession) => {
         const session = acceptSession();
-        this.serveSession(session, identity!, stopIdle);
+        this.serveSession(session, identity!, address, stopIdle);
       });
     });
   }
@@ -148,7 +229,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     return user ? { key, user } : null;
   }
 
-  private serveSession(session: Session, identity: SshIdentity, stopIdle: () => void): void {
+  private serveSession(session: Session, identity: SshIdentity, address: string, stopIdle: () => void): void {
     let protocol: string | undefined;
     session.on('env', (accept, _reject, info) => {
       if (info.key === 'GIT_PROTOCOL' && isSafeGitProtocol(info.val)) protocol = info.val;
@@ -165,7 +246,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     session.on('exec', (accept, _reject, info) => {
       stopIdle();
       const channel = accept();
-      this.execute(channel, identity, info.command, protocol).catch((error: unknown) => {
+      this.execute(channel, identity, address, info.command, protocol).catch((error: unknown) => {
         const message = error instanceof SshRefusal ? error.message : 'Internal error';
         if (!(error instanceof SshRefusal)) this.logger.error(`SSH command failed: ${(error as Error).stack ?? error}`);
         finish(channel, 1, message);
@@ -186,7 +267,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   }
 
   /** The decision order of 2.4, then git with the channel as its standard streams. */
-  private async execute(channel: ServerChannel, identity: SshIdentity, command: string, protocol: string | undefined): Promise<void> {
+  private async execute(channel: ServerChannel, identity: SshIdentity, address: string, command: string, protocol: string | undefined): Promise<void> {
     // 1. Account state, as stored now.
     const user = await this.users.findById(identity.user.id);
     if (!user) throw new SshRefusal('Your account is disabled.');
@@ -221,13 +302,16 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
         dir: this.access.directory({ owner, repo }),
         protocol,
         push: push ? { repositoryId: repo.id, pusherId: user.id, keyId: identity.key.id } : undefined,
+        client: { address, userId: user.id },
       });
     } catch (error) {
       if (error instanceof GitBusyError) throw new SshRefusal(error.message);
       throw error;
     }
-    git.feed(channel);
-    git.child.stdout.pipe(channel, { end: false });
+    // The channel stays open for the whole exchange (the client waits on it for the pack): only the output side
+    // is the peer's pace.
+    git.feed(channel, { peerPaced: false });
+    git.deliver(channel);
     git.child.stderr.pipe(channel.stderr, { end: false });
     channel.on('close', () => git.kill());
     const code = await git.exited;

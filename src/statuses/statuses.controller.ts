@@ -1,7 +1,8 @@
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { Public } from '../auth/route-auth';
 import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
 import { ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, PageQuery, Paging } from '../common/paging';
@@ -20,49 +21,53 @@ export class StatusesController {
 
   @Post('repos/:owner/:repo/statuses/:sha')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateStatus', summary: 'Create a commit status' })
   @ApiBody({ type: CreateStatusOption })
   @ApiCreatedResponse({ type: CommitStatusWire })
   @ApiErrors(400, 404, 422)
-  create(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('sha') sha: string, @DeferredBody() body: LazyBody): Promise<CommitStatusWire> {
-    return this.statuses.create(caller, owner, repo, sha, () => bindOption(body, CreateStatusOption));
+  create(@TargetRepository() target: RepositoryTarget, @Param('sha') sha: string, @DeferredBody() body: LazyBody): Promise<CommitStatusWire> {
+    return this.statuses.create(target, sha, () => bindOption(body, CreateStatusOption));
   }
 
   @Get('repos/:owner/:repo/statuses/:sha')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoListStatuses', summary: "Get a commit's statuses" })
   @ApiQuery({ name: 'sort', required: false, enum: SORT_VALUES, description: 'type of sort' })
   @ApiQuery({ name: 'state', required: false, enum: STATE_VALUES, description: 'type of state' })
   @ApiPaging()
   @ApiOkResponse({ type: [CommitStatusWire] })
   @ApiErrors(400, 404)
-  async list(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('sha') sha: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<CommitStatusWire>> {
-    const found = await this.statuses.list(caller, owner, repo, sha, filterOf(query), page);
+  async list(@TargetRepository() target: RepositoryTarget, @Param('sha') sha: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<CommitStatusWire>> {
+    const found = await this.statuses.list(target, sha, filterOf(query), page);
     return new PagedList(found.items, found.total, page);
   }
 
   @Get('repos/:owner/:repo/commits/:ref/statuses')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoListStatusesByRef', summary: "Get a commit's statuses, by branch/tag/commit reference" })
   @ApiQuery({ name: 'sort', required: false, enum: SORT_VALUES, description: 'type of sort' })
   @ApiQuery({ name: 'state', required: false, enum: STATE_VALUES, description: 'type of state' })
   @ApiPaging()
   @ApiOkResponse({ type: [CommitStatusWire] })
   @ApiErrors(400, 404)
-  async listByRef(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('ref') ref: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<CommitStatusWire>> {
-    const found = await this.statuses.list(caller, owner, repo, ref, filterOf(query), page);
+  async listByRef(@TargetRepository() target: RepositoryTarget, @Param('ref') ref: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<CommitStatusWire>> {
+    const found = await this.statuses.list(target, ref, filterOf(query), page);
     return new PagedList(found.items, found.total, page);
   }
 
   @Get('repos/:owner/:repo/commits/:ref/status')
   @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoGetCombinedStatusByRef', summary: "Get a commit's combined status, by branch/tag/commit reference" })
   @ApiPaging()
   @ApiOkResponse({ type: CombinedStatusWire })
   @ApiErrors(400, 404)
-  async combined(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('ref') ref: string, @Paging() page: PageQuery): Promise<PagedList<CombinedStatusWire>> {
-    const found = await this.statuses.combined(caller, owner, repo, ref, page);
+  async combined(@TargetRepository() target: RepositoryTarget, @Param('ref') ref: string, @Paging() page: PageQuery): Promise<PagedList<CombinedStatusWire>> {
+    const found = await this.statuses.combined(target, ref, page);
     return new PagedList([found.combined], found.total, page, (items) => items[0]);
   }
 }

@@ -1,3 +1,4 @@
+import type { RepositoryTarget } from '../access/repository-policy';
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { InvalidInputError } from '../common/errors';
@@ -37,8 +38,9 @@ export class StatusesService {
   ) {}
 
   /** POST /repos/{owner}/{repo}/statuses/{sha}. Order: 404 → 401 → 403 → body 422 → state 422 → commit 422. */
-  async create(viewer: AuthContext, ownerName: string, repoName: string, sha: string, bind: () => Promise<CreateStatusOption>): Promise<CommitStatusWire> {
-    const target = await this.content.writable(viewer, ownerName, repoName);
+  async create(repository: RepositoryTarget, sha: string, bind: () => Promise<CreateStatusOption>): Promise<CommitStatusWire> {
+    const viewer = repository.viewer;
+    const target = await this.content.writable(repository);
     const option = await bind();
     const state = option.state ?? '';
     if (!(COMMIT_STATUS_STATES as readonly string[]).includes(state)) throw new InvalidInputError(`invalid state: "${state}"`);
@@ -65,8 +67,9 @@ export class StatusesService {
   }
 
   /** GET …/statuses/{sha} and …/commits/{ref}/statuses: every status of the commit, paged. */
-  async list(viewer: AuthContext, ownerName: string, repoName: string, ref: string, filter: { state: string; sort: string }, page: PageQuery): Promise<Page<CommitStatusWire>> {
-    const target = await this.content.readable(viewer, ownerName, repoName);
+  async list(repository: RepositoryTarget, ref: string, filter: { state: string; sort: string }, page: PageQuery): Promise<Page<CommitStatusWire>> {
+    const viewer = repository.viewer;
+    const target = await this.content.open(repository);
     const sha = await this.resolve(target, ref);
     const sort = (['oldest', 'recentupdate', 'leastupdate', 'leastindex', 'highestindex'].includes(filter.sort) ? filter.sort : '') as StatusSort;
     const found = await this.statuses.list(target.repo.id, sha, { state: filter.state, sort }, page);
@@ -74,22 +77,23 @@ export class StatusesService {
   }
 
   /** GET …/commits/{ref}/status: the latest status per context and their combined state. */
-  async combined(viewer: AuthContext, ownerName: string, repoName: string, ref: string, page: PageQuery): Promise<{ combined: CombinedStatusWire; total: number }> {
-    const target = await this.content.readable(viewer, ownerName, repoName);
+  async combined(repository: RepositoryTarget, ref: string, page: PageQuery): Promise<{ combined: CombinedStatusWire; total: number }> {
+    const viewer = repository.viewer;
+    const target = await this.content.open(repository);
     const sha = await this.resolve(target, ref);
     const found = await this.statuses.latestPerContext(target.repo.id, sha, page);
     if (found.items.length === 0) {
       // Forgejo answers an empty object's zero values when a commit has no status.
       return { combined: { state: '', sha: '', total_count: 0, statuses: null, repository: null, commit_url: '', url: '' }, total: 0 };
     }
-    const repository = await this.repositories.get(viewer, ownerName, repoName);
+    const repositoryWire = await this.repositories.get(repository);
     return {
       combined: {
         state: combinedState(found.items),
         sha,
         total_count: found.items.length,
         statuses: await this.wires(viewer, target, found.items),
-        repository,
+        repository: repositoryWire,
         commit_url: '',
         url: '',
       },

@@ -19,7 +19,7 @@ export class OrgUserEntity {
   isPublic: boolean;
 }
 
-/** Anvil has one team per organisation, "Owners" (authorize = owner), as Forgejo creates for every org. */
+/** Every organisation has its "Owners" team (authorize = owner), as Forgejo creates for every org. */
 export const OWNER_ACCESS_MODE = 4;
 /** Forgejo's other access modes, as `team.authorize` stores them. */
 export const READ_ACCESS_MODE = 1;
@@ -55,6 +55,28 @@ export class TeamEntity {
 
   @CounterColumn()
   numMembers: number;
+
+  /** The team's mode per unit, as JSON (`{"repo.code":2}`); empty for the Owners team, which has every unit. */
+  @TextColumn(1024)
+  units: string;
+}
+
+/** A repository a team reaches (teams that include all repositories have no rows here). */
+@Entity('team_repo')
+@Index('IDX_team_repo_team_id_repo_id', ['teamId', 'repoId'], { unique: true })
+@Index('IDX_team_repo_repo_id', ['repoId'])
+export class TeamRepoEntity {
+  @IdColumn()
+  id: number;
+
+  @RefColumn()
+  orgId: number;
+
+  @RefColumn()
+  teamId: number;
+
+  @RefColumn()
+  repoId: number;
 }
 
 @Entity('team_user')

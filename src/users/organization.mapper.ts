@@ -1,6 +1,8 @@
+import { accessModeName } from '../access/access-mode';
+import { teamGrant } from '../access/access.store';
 import type { AuthContext } from '../auth/auth-context';
 import { formatTime } from '../common/time';
-import { TeamEntity } from './organization.entities';
+import { OWNER_ACCESS_MODE, TeamEntity } from './organization.entities';
 import type { OrganizationWire } from './organization.wire';
 import type { TeamWire } from './team.wire';
 import { UserEntity, VISIBILITY_NAMES } from './user.entity';
@@ -24,12 +26,16 @@ export function toOrganizationWire(org: UserEntity, viewer: AuthContext, site: S
   };
 }
 
-/** Forgejo's access modes, by the number stored in `team.authorize`. */
-const ACCESS_MODES: Record<number, string> = { 0: 'none', 1: 'read', 2: 'write', 3: 'admin', 4: 'owner' };
-
-/** Pure: the `Team` JSON. Anvil's only team, Owners, covers the one unit Anvil has (behaviour 2.3). */
+/** Pure: the `Team` JSON; admin and owner teams have every unit at their mode, others the units they name. */
 export function toTeamWire(team: TeamEntity): TeamWire {
-  const permission = ACCESS_MODES[team.authorize] ?? 'none';
+  const permission = accessModeName(team.authorize);
+  const unitsMap: Record<string, string> = {};
+  if (team.authorize >= OWNER_ACCESS_MODE) {
+    // The Owners team's JSON keeps the shape the seed contract gives it: the code unit at `owner`.
+    unitsMap['repo.code'] = permission;
+  } else {
+    for (const [unit, mode] of Object.entries(teamGrant(team.authorize, team.units).units)) if (mode > 0) unitsMap[unit] = accessModeName(mode);
+  }
   return {
     id: team.id,
     name: team.name,
@@ -37,8 +43,8 @@ export function toTeamWire(team: TeamEntity): TeamWire {
     organization: null,
     includes_all_repositories: team.includesAllRepositories,
     permission,
-    units: ['repo.code'],
-    units_map: { 'repo.code': permission },
+    units: Object.keys(unitsMap),
+    units_map: unitsMap,
     can_create_org_repo: team.canCreateOrgRepo,
   };
 }

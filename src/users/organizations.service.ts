@@ -261,7 +261,7 @@ export class OrganizationsService {
   }
 
   /** The team of a /teams/{id} route, for an owner of its organisation (or a site admin). */
-  private async teamForOwner(viewer: AuthContext, teamId: string): Promise<TeamEntity> {
+  async teamForOwner(viewer: AuthContext, teamId: string): Promise<TeamEntity> {
     const team = /^\d+$/.test(teamId) && Number.isSafeInteger(Number(teamId)) ? await this.organizations.findTeamById(Number(teamId)) : null;
     if (!team) throw new NotFoundError();
     const org = await this.userStore.findById(team.orgId);

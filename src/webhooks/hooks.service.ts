@@ -9,8 +9,7 @@ import { Transactions } from '../database/transactions';
 import { GitPushCommits } from '../git/git-push-commits';
 import { RepositoryPaths } from '../git/repository-paths';
 import { SecretBox } from '../mirrors/secret-box';
-import { RepositoriesService } from '../repos/repositories.service';
-import { administers } from '../repos/repository-access';
+import type { RepositoryTarget } from '../access/repository-policy';
 import { repositoryUrls, toRepositoryWire } from '../repos/repository.mapper';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { toUserWire } from '../users/user.mapper';
@@ -40,7 +39,7 @@ const KNOWN_EVENTS = new Set([
 
 /** Which hooks a route manages: a repository's, an organisation's, the caller's own, or the system's. */
 export type HookPlace =
-  | { kind: 'repository'; owner: string; repo: string }
+  | { kind: 'repository'; target: RepositoryTarget }
   | { kind: 'organization'; org: string }
   | { kind: 'user' }
   | { kind: 'system' };
@@ -59,7 +58,6 @@ interface ResolvedPlace {
 export class HooksService {
   constructor(
     private readonly store: WebhookStore,
-    private readonly repositories: RepositoriesService,
     private readonly users: UserStore,
     private readonly usersService: UsersService,
     private readonly organizations: OrganizationStore,
@@ -76,9 +74,8 @@ export class HooksService {
   async resolve(viewer: AuthContext, place: HookPlace): Promise<ResolvedPlace> {
     switch (place.kind) {
       case 'repository': {
-        const { repo, owner, access } = await this.repositories.findReadable(viewer, place.owner, place.repo);
-        requireSignedIn(viewer);
-        if (viewer.publicOnly || !administers(access, repo)) throw new ForbiddenError('user should be an owner or a collaborator with admin write of a repo');
+        const { repo, owner } = place.target;
+        await place.target.assertAdmin('user should be an owner or a collaborator with admin write of a repo');
         return { scope: { kind: 'repository', repoId: repo.id }, repository: { repo, owner } };
       }
       case 'organization': {

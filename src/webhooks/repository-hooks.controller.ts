@@ -1,3 +1,5 @@
+import { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
@@ -17,93 +19,102 @@ export class RepositoryHooksController {
 
   @Get('repos/:owner/:repo/hooks')
   @Public('repository')
+  @RepositoryRoute()
   @ApiOperation({ operationId: 'repoListHooks', summary: "List a repository's webhooks" })
   @ApiPaging()
   @ApiOkResponse({ type: [HookWire] })
   @ApiErrors(404)
-  async list(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Paging() page: PageQuery): Promise<PagedList<HookWire>> {
-    const found = await this.hooks.list(caller, { kind: 'repository', owner, repo }, page);
+  async list(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Paging() page: PageQuery): Promise<PagedList<HookWire>> {
+    const found = await this.hooks.list(caller, { kind: 'repository', target }, page);
     return new PagedList(found.items, found.total, page);
   }
 
   @Post('repos/:owner/:repo/hooks')
   @Public('repository')
+  @RepositoryRoute()
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateHook', summary: 'Create a hook' })
   @ApiBody({ type: CreateHookOption })
   @ApiCreatedResponse({ type: HookWire })
   @ApiErrors(404, 422)
-  create(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @DeferredBody() body: LazyBody): Promise<HookWire> {
-    return this.hooks.create(caller, { kind: 'repository', owner, repo }, () => bindOption(body, CreateHookOption));
+  create(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<HookWire> {
+    return this.hooks.create(caller, { kind: 'repository', target }, () => bindOption(body, CreateHookOption));
   }
 
   @Get('repos/:owner/:repo/hooks/:id')
   @Public('repository')
+  @RepositoryRoute()
   @ApiOperation({ operationId: 'repoGetHook', summary: 'Get a hook' })
   @ApiOkResponse({ type: HookWire })
   @ApiErrors(404)
-  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string): Promise<HookWire> {
-    return this.hooks.get(caller, { kind: 'repository', owner, repo }, Number(id));
+  get(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Param('id') id: string): Promise<HookWire> {
+    return this.hooks.get(caller, { kind: 'repository', target }, Number(id));
   }
 
   @Patch('repos/:owner/:repo/hooks/:id')
   @Public('repository')
+  @RepositoryRoute()
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoEditHook', summary: 'Edit a hook' })
   @ApiBody({ type: EditHookOption })
   @ApiOkResponse({ type: HookWire })
   @ApiErrors(404, 422)
-  edit(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<HookWire> {
-    return this.hooks.edit(caller, { kind: 'repository', owner, repo }, Number(id), () => bindOption(body, EditHookOption));
+  edit(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<HookWire> {
+    return this.hooks.edit(caller, { kind: 'repository', target }, Number(id), () => bindOption(body, EditHookOption));
   }
 
   @Delete('repos/:owner/:repo/hooks/:id')
   @Public('repository')
+  @RepositoryRoute()
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteHook', summary: 'Delete a hook' })
   @ApiEmpty()
   @ApiErrors(404)
-  async delete(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string): Promise<void> {
-    await this.hooks.delete(caller, { kind: 'repository', owner, repo }, Number(id));
+  async delete(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Param('id') id: string): Promise<void> {
+    await this.hooks.delete(caller, { kind: 'repository', target }, Number(id));
   }
 
   @Post('repos/:owner/:repo/hooks/:id/tests')
   @Public('repository')
+  @RepositoryRoute()
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoTestHook', summary: 'Test a push webhook' })
   @ApiQuery({ name: 'ref', required: false, description: 'The name of the commit/branch/tag, indicates which commit will be loaded to the webhook payload.' })
   @ApiEmpty()
   @ApiErrors(404)
-  async test(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Query('ref') ref: unknown): Promise<void> {
-    await this.hooks.test(caller, { kind: 'repository', owner, repo }, Number(id), typeof ref === 'string' ? ref : '');
+  async test(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Query('ref') ref: unknown): Promise<void> {
+    await this.hooks.test(caller, { kind: 'repository', target }, Number(id), typeof ref === 'string' ? ref : '');
   }
 
   @Get('repos/:owner/:repo/hooks/:id/deliveries')
   @Public('repository')
+  @RepositoryRoute()
   @ApiOperation({ operationId: 'repositoryHooksListDeliveries', summary: "List a hook's deliveries, newest first" })
   @ApiPaging()
   @ApiOkResponse({ type: [WebhookDeliveryWire] })
   @ApiErrors(404)
-  async deliveries(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Paging() page: PageQuery): Promise<PagedList<WebhookDeliveryWire>> {
-    const found = await this.hooks.deliveries(caller, { kind: 'repository', owner, repo }, Number(id), page);
+  async deliveries(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Paging() page: PageQuery): Promise<PagedList<WebhookDeliveryWire>> {
+    const found = await this.hooks.deliveries(caller, { kind: 'repository', target }, Number(id), page);
     return new PagedList(found.items, found.total, page);
   }
 
   @Get('repos/:owner/:repo/hooks/:id/deliveries/:uuid')
   @Public('repository')
+  @RepositoryRoute()
   @ApiOperation({ operationId: 'repositoryHooksGetDelivery', summary: 'Get one delivery of a hook' })
   @ApiOkResponse({ type: WebhookDeliveryWire })
   @ApiErrors(404)
-  delivery(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Param('uuid') uuid: string): Promise<WebhookDeliveryWire> {
-    return this.hooks.delivery(caller, { kind: 'repository', owner, repo }, Number(id), uuid);
+  delivery(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Param('uuid') uuid: string): Promise<WebhookDeliveryWire> {
+    return this.hooks.delivery(caller, { kind: 'repository', target }, Number(id), uuid);
   }
 
   @Post('repos/:owner/:repo/hooks/:id/deliveries/:uuid/redeliver')
   @Public('repository')
+  @RepositoryRoute()
   @ApiOperation({ operationId: 'repositoryHooksRedeliver', summary: "Send a delivery's event again, as a new delivery" })
   @ApiCreatedResponse({ type: WebhookDeliveryWire })
   @ApiErrors(404)
-  redeliver(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('repo') repo: string, @Param('id') id: string, @Param('uuid') uuid: string): Promise<WebhookDeliveryWire> {
-    return this.hooks.redeliver(caller, { kind: 'repository', owner, repo }, Number(id), uuid);
+  redeliver(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Param('uuid') uuid: string): Promise<WebhookDeliveryWire> {
+    return this.hooks.redeliver(caller, { kind: 'repository', target }, Number(id), uuid);
   }
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Transactions } from '../database/transactions';
 import { SecretBox } from '../mirrors/secret-box';
@@ -107,17 +108,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     return this.config.webhooks.timeoutMs + 5000;
   }
 
-  /** Sends the head of one hook's queue and what follows it, in order, while the lease is held. */
+  /**
+   * Sends the head of one hook's queue and what follows it, in order, while the lease is held. Each outcome is
+   * written in the transaction that renews the lease and claims the next delivery: one commit per delivery.
+   */
   private async drain(hookId: number): Promise<void> {
     try {
       const hook = await this.store.findById(hookId);
       const batch = await this.store.nextOfHook(hookId, BATCH);
-      for (const delivery of batch) {
-        if (this.stopped) return;
-        const now = Date.now();
-        const expires = now + this.leaseMs();
-        const held = await this.transactions.run(async (tx) => (await this.store.lease(tx, hookId, this.token, now, expires)) > 0 && (await this.store.claim(tx, delivery.id, this.token, expires)) > 0);
-        if (!held) return;
+      if (batch.length === 0 || this.stopped) return;
+      let held = await this.transactions.run((tx) => this.holdAndClaim(tx, hookId, batch[0].id));
+      for (let index = 0; index < batch.length && held; index++) {
+        const delivery = batch[index];
         const result: AttemptResult = hook
           ? await this.sender.send({
               url: hook.url,
@@ -130,12 +132,22 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
             })
           : { delivered: false, retryable: false, status: 0, body: 'the hook was deleted', headers: {}, durationMs: 0 };
         const outcome = this.outcome(delivery.attempts + 1, result);
-        await this.transactions.run((tx) => this.store.finish(tx, delivery.id, this.token, outcome));
-        if (!outcome.done) return;
+        const next = outcome.done && !this.stopped ? batch[index + 1] : undefined;
+        held = await this.transactions.run(async (tx) => {
+          await this.store.finish(tx, delivery.id, this.token, outcome);
+          return next ? this.holdAndClaim(tx, hookId, next.id) : false;
+        });
       }
     } finally {
       await this.transactions.run((tx) => this.store.releaseLease(tx, hookId, this.token)).catch(() => undefined);
     }
+  }
+
+  /** Renews this process's lease of the hook and claims one delivery; false when another process took over. */
+  private async holdAndClaim(tx: EntityManager, hookId: number, deliveryId: number): Promise<boolean> {
+    const now = Date.now();
+    const expires = now + this.leaseMs();
+    return (await this.store.lease(tx, hookId, this.token, now, expires)) > 0 && (await this.store.claim(tx, deliveryId, this.token, expires)) > 0;
   }
 
   private outcome(attempts: number, result: AttemptResult): AttemptOutcome {

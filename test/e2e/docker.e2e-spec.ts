@@ -66,7 +66,7 @@ describe('Docker image and compose file', () => {
     expect(anvil.environment.ROOT_URL).toBe('${ANVIL_ROOT_URL:-http://localhost:3000/}');
     // The URL Anvil gets, with a sample password substituted, is one its configuration accepts.
     const url = anvil.environment.DATABASE_URL.replace('${ANVIL_DB_PASSWORD:?set ANVIL_DB_PASSWORD}', 'sample-password');
-    expect(parseDatabaseUrl(url, '/data')).toEqual({ type: 'mysql', host: 'mariadb', port: 3306, username: 'anvil', password: 'sample-password', database: 'anvil' });
+    expect(parseDatabaseUrl(url, '/data')).toEqual({ type: 'mysql', host: 'mariadb', port: 3306, username: 'anvil', password: 'sample-password', database: 'anvil', hosts: [{ host: 'mariadb', port: 3306 }] });
     expect(mariadb.environment.MARIADB_DATABASE).toBe('anvil');
   });
 });

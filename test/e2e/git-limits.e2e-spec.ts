@@ -3,7 +3,10 @@ import { GitProcesses } from '../../src/git/git-processes';
 import { makeRepo, makeUser } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
-/** An upload-pack RPC whose body never ends: git waits for it, holding its process slot. */
+/**
+ * A receive-pack RPC (a push) whose body never ends: git waits for it, holding its process slot. (A fetch's
+ * request is read whole before git starts, so it cannot hold a slot this way.)
+ */
 interface HeldRequest {
   request: http.ClientRequest;
   /** The response status, or 'closed' when the connection broke without one. */
@@ -12,10 +15,14 @@ interface HeldRequest {
   finish(): void;
 }
 
-function hold(base: string, repoPath: string): HeldRequest {
-  const request = http.request(new URL(`/${repoPath}/git-upload-pack`, base), {
+function hold(base: string, repo: PushableRepo): HeldRequest {
+  const request = http.request(new URL(`/${repo.path}/git-receive-pack`, base), {
     method: 'POST',
-    headers: { 'Content-Type': 'application/x-git-upload-pack-request', 'Transfer-Encoding': 'chunked' },
+    headers: {
+      'Content-Type': 'application/x-git-receive-pack-request',
+      'Transfer-Encoding': 'chunked',
+      Authorization: `Basic ${Buffer.from(`${repo.owner}:${repo.password}`).toString('base64')}`,
+    },
   });
   const outcome = new Promise<number | 'closed'>((resolve) => {
     request.on('response', (response) => {
@@ -30,10 +37,16 @@ function hold(base: string, repoPath: string): HeldRequest {
   return { request, outcome, finish: () => request.end('0000') };
 }
 
-async function publicRepo(t: TestApp): Promise<string> {
+interface PushableRepo {
+  path: string;
+  owner: string;
+  password: string;
+}
+
+async function publicRepo(t: TestApp): Promise<PushableRepo> {
   const owner = await makeUser(t);
   const repo = await makeRepo(t, owner, { autoInit: true });
-  return repo.full_name;
+  return { path: repo.full_name, owner: owner.name, password: owner.password };
 }
 
 /** Polls (no fixed sleeps) until `probe` gives what `done` wants; fails after many attempts. */
@@ -50,7 +63,7 @@ describe('limits of git processes (git-transport.md 1.6, 2.5)', () => {
   describe('with one process slot', () => {
     let t: TestApp;
     let base: string;
-    let repo: string;
+    let repo: PushableRepo;
 
     beforeAll(async () => {
       t = await startTestApp({ GIT_MAX_PROCESSES: '1', GIT_QUEUE_TIMEOUT: '1' });
@@ -64,21 +77,21 @@ describe('limits of git processes (git-transport.md 1.6, 2.5)', () => {
 
     it('queues briefly, then answers 503 with Retry-After while every slot is busy', async () => {
       const held = hold(base, repo);
-      const busy = await eventually(() => t.http.get(`/${repo}/info/refs?service=git-upload-pack`), (response) => response.status === 503);
+      const busy = await eventually(() => t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`), (response) => response.status === 503);
       expect(busy.headers['retry-after']).toBe('10');
       expect(busy.headers['content-type']).toBe('text/plain; charset=utf-8');
       expect(busy.text).toContain('too many git operations');
       held.finish();
       expect(await held.outcome).toBe(200);
-      expect((await t.http.get(`/${repo}/info/refs?service=git-upload-pack`)).status).toBe(200);
+      expect((await t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`)).status).toBe(200);
     });
 
     it('kills git when the client disconnects, which frees its slot', async () => {
       const held = hold(base, repo);
-      await eventually(() => t.http.get(`/${repo}/info/refs?service=git-upload-pack`), (response) => response.status === 503);
+      await eventually(() => t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`), (response) => response.status === 503);
       // Without the kill, git would wait for the rest of the body for ever and the slot would stay taken.
       held.request.destroy();
-      await eventually(() => t.http.get(`/${repo}/info/refs?service=git-upload-pack`), (response) => response.status === 200);
+      await eventually(() => t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`), (response) => response.status === 200);
     });
   });
 
@@ -90,7 +103,7 @@ describe('limits of git processes (git-transport.md 1.6, 2.5)', () => {
       const processes = t.app.get(GitProcesses);
       const held = hold(base, repo);
       await eventually(async () => processes.runningCount, (count) => count === 1);
-      const queued = t.http.get(`/${repo}/info/refs?service=git-upload-pack`).then((response) => response.status);
+      const queued = t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`).then((response) => response.status);
       await eventually(async () => processes.queuedCount, (count) => count === 1);
       held.finish();
       expect(await held.outcome).toBe(200);
@@ -107,7 +120,7 @@ describe('limits of git processes (git-transport.md 1.6, 2.5)', () => {
       const repo = await publicRepo(t);
       const held = hold(base, repo);
       expect(await held.outcome).toBe('closed');
-      expect((await t.http.get(`/${repo}/info/refs?service=git-upload-pack`)).status).toBe(200);
+      expect((await t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`)).status).toBe(200);
     } finally {
       await t.close();
     }
@@ -126,7 +139,7 @@ describe('limits of git processes (git-transport.md 1.6, 2.5)', () => {
       closed = true;
     });
     await eventually(async () => processes.isDraining, (draining) => draining);
-    const refused = await t.http.get(`/${repo}/info/refs?service=git-upload-pack`);
+    const refused = await t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`);
     expect(refused.status).toBe(503);
     expect(refused.text).toContain('shutting down');
     expect(closed).toBe(false);

@@ -80,7 +80,7 @@ describe('repository search index', () => {
     const scopes: VisibilityScope[] = [
       { kind: 'public' },
       { kind: 'everything' },
-      { kind: 'signed-in', ownIds: [owners.limuser], memberOrgIds: [owners.privorg], seesOtherOwners: true },
+      { kind: 'signed-in', uid: 999_999, ownIds: [owners.limuser], memberOrgIds: [owners.privorg], seesOtherOwners: true, viaGrants: false },
     ];
     const sorts: RepositorySort[][] = [[{ key: 'name' }], [{ key: 'name', descending: true }], [{ key: 'stars', descending: true }], [{ key: 'id' }]];
     // A keyword: one or more comma-separated alternatives, each generated or a piece of an existing name.

@@ -309,6 +309,30 @@ describe('webhooks', () => {
     }
   });
 
+  it('sends package events to the owner\'s hooks when a version is created and deleted', async () => {
+    await api('post', '/user/hooks').send({ type: 'forgejo', active: true, events: ['package'], config: { url: `${sink.url}/packages/${alice.name}`, content_type: 'json' } }).expect(201);
+    const file = `/api/packages/${alice.name}/generic/tool/1.0.0/tool.bin`;
+    await t.http.put(file).set(withToken(alice.token)).send(Buffer.from('binary')).expect(201);
+    await t.http.put(`/api/packages/${alice.name}/generic/tool/1.0.0/second.bin`).set(withToken(alice.token)).send(Buffer.from('more')).expect(201);
+    await t.http.delete(`/api/packages/${alice.name}/generic/tool/1.0.0`).set(withToken(alice.token)).expect(204);
+    await sink.waitFor((requests) => forPath(`/packages/${alice.name}`)(requests).length >= 2, 'package events');
+    const received = forPath(`/packages/${alice.name}`)(sink.requests);
+    expect(received.map((request) => request.headers['x-forgejo-event'])).toEqual(['package', 'package']);
+    expect(received.map((request) => request.json.action)).toEqual(['created', 'deleted']);
+    expect(received[0].json).toMatchObject({ package: { name: 'tool', version: '1.0.0', type: 'generic' }, sender: { login: alice.name } });
+  });
+
+  it('documents the hook and status routes with Forgejo\'s operation ids', () => {
+    const document = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'openapi', 'swagger.v1.json'), 'utf8'));
+    const ids = new Set<string>();
+    for (const item of Object.values<Record<string, { operationId?: string }>>(document.paths)) for (const operation of Object.values(item)) if (operation?.operationId) ids.add(operation.operationId);
+    for (const id of ['repoListHooks', 'repoCreateHook', 'repoGetHook', 'repoEditHook', 'repoDeleteHook', 'repoTestHook', 'orgListHooks', 'orgCreateHook', 'orgGetHook', 'orgEditHook', 'orgDeleteHook',
+      'userListHooks', 'userCreateHook', 'userGetHook', 'userEditHook', 'userDeleteHook', 'adminListHooks', 'adminCreateHook', 'adminGetHook', 'adminEditHook', 'adminDeleteHook',
+      'repoCreateStatus', 'repoListStatuses', 'repoListStatusesByRef', 'repoGetCombinedStatusByRef']) {
+      expect(ids).toContain(id);
+    }
+  });
+
   it('keeps commit statuses: list, list by ref, combined view with the latest per context and its precedence', async () => {
     const { full, work } = await repoWithPush();
     await push(full, work, 'main');

@@ -12,6 +12,7 @@ import { CreateRateLimits1764520000000 } from './1764520000000-create-rate-limit
 import { ExternalAttachments1764530000000 } from './1764530000000-external-attachments';
 import { RepositoryUsageIndex1764550000000 } from './1764550000000-repository-usage-index';
 import { RepositoryUsageTotals1764560000000 } from './1764560000000-repository-usage-totals';
+import { TeamsCollaboratorsDeployKeys1764600000000 } from './1764600000000-teams-collaborators-deploy-keys';
 import { TopicsArchiveLanguages1764610000000 } from './1764610000000-topics-archive-languages';
 import { CreateLabels1764620000000 } from './1764620000000-create-labels';
 import { CreateWebhooksAndStatuses1764640000000 } from './1764640000000-create-webhooks-and-statuses';
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   ExternalAttachments1764530000000,
   RepositoryUsageIndex1764550000000,
   RepositoryUsageTotals1764560000000,
+  TeamsCollaboratorsDeployKeys1764600000000,
   TopicsArchiveLanguages1764610000000,
   CreateLabels1764620000000,
   CreateWebhooksAndStatuses1764640000000,

@@ -24,7 +24,7 @@ function environment(env: Record<string, string>): NodeJS.ProcessEnv {
   };
 }
 
-/** `node src/main.ts` as `npm start` runs it (transpiled on the fly); with `openFiles`, under `ulimit -n`. */
+/** The built server, as `npm start` runs it (jest.faults.config.js builds it first); with `openFiles`, under `ulimit -n`. */
 export interface ServerProcess {
   child: ChildProcess;
   /** http://127.0.0.1:<port> */
@@ -38,7 +38,7 @@ export interface ServerProcess {
 }
 
 export async function startServer(env: Record<string, string>, options: { openFiles?: number } = {}): Promise<ServerProcess> {
-  const main = `exec ${JSON.stringify(process.execPath)} -r ts-node/register ${JSON.stringify(path.join(ROOT, 'src', 'main.ts'))}`;
+  const main = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(ROOT, 'dist', 'src', 'main.js'))}`;
   const script = options.openFiles ? `ulimit -n ${options.openFiles} && ${main}` : main;
   const child = spawn('bash', ['-c', script], { cwd: ROOT, env: environment(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -77,7 +77,7 @@ export async function startServer(env: Record<string, string>, options: { openFi
 
 /** Runs the admin CLI (`npm run cli`) on the same settings; answers its standard output. */
 export async function cli(env: Record<string, string>, args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ['-r', 'ts-node/register', path.join(ROOT, 'src', 'cli', 'main.ts'), ...args], {
+  const { stdout } = await run(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args], {
     cwd: ROOT,
     env: environment({ ...env, LOG_LEVEL: 'warn' }),
   });

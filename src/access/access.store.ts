@@ -1,0 +1,154 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { CollaborationEntity } from '../collaborators/collaboration.entity';
+import { BoundStatements, RowSet, valueOf } from '../database/bound-statements';
+import { OrgUserEntity, TeamEntity, TeamRepoEntity, TeamUserEntity } from '../users/organization.entities';
+import { AccessMode, isRepositoryUnit, REPOSITORY_UNITS, UnitModes } from './access-mode';
+import { AccessGrants, TeamGrant } from './access-policy';
+
+/** The caller's standing across all repositories, for lists: read once per list request. */
+export interface ViewerStanding {
+  /** Organisations where a team of the caller includes every repository: the caller sees all of them. */
+  allRepositoryOrgIds: number[];
+  /** Organisations the caller belongs to. */
+  memberOrgIds: number[];
+  /** Whether the caller has any collaboration or team-repository link (else lists need no grant reads). */
+  hasRepositoryGrants: boolean;
+}
+
+/**
+ * The reads of the access policy: memberships, teams and collaborations in one bound statement per question,
+ * on indexes led by the caller's id. It reads other modules' tables on purpose, so that resolving access stays
+ * one indexed query whatever the number of teams; their writes stay with their modules.
+ */
+@Injectable()
+export class AccessStore {
+  private readonly statements: BoundStatements;
+  private sql?: { grants: string; standing: string; grantsOfMany: Map<number, string> };
+
+  constructor(private readonly dataSource: DataSource) {
+    this.statements = new BoundStatements(dataSource);
+  }
+
+  private texts() {
+    if (this.sql) return this.sql;
+    const table = (entity: Function) => this.dataSource.driver.escape(this.dataSource.getMetadata(entity).tableName);
+    const [team, teamUser, teamRepo, orgUser, collaboration] = [TeamEntity, TeamUserEntity, TeamRepoEntity, OrgUserEntity, CollaborationEntity].map(table);
+    this.sql = {
+      grants:
+        `SELECT 0 AS kind, t.authorize AS mode, t.units AS units FROM ${teamUser} tu JOIN ${team} t ON t.id = tu.team_id ` +
+        `WHERE tu.uid = ? AND tu.org_id = ? AND (t.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM ${teamRepo} tr WHERE tr.team_id = t.id AND tr.repo_id = ?))` +
+        ` UNION ALL SELECT 1 AS kind, 0 AS mode, '' AS units FROM ${orgUser} ou WHERE ou.uid = ? AND ou.org_id = ?` +
+        ` UNION ALL SELECT 2 AS kind, c.mode AS mode, '' AS units FROM ${collaboration} c WHERE c.repo_id = ? AND c.user_id = ?`,
+      standing:
+        `SELECT DISTINCT 0 AS kind, tu.org_id AS id FROM ${teamUser} tu JOIN ${team} t ON t.id = tu.team_id WHERE tu.uid = ? AND t.includes_all_repositories = 1` +
+        ` UNION ALL SELECT 1 AS kind, ou.org_id AS id FROM ${orgUser} ou WHERE ou.uid = ?` +
+        ` UNION ALL SELECT 2 AS kind, COUNT(*) AS id FROM ${collaboration} c WHERE c.user_id = ?` +
+        ` UNION ALL SELECT 3 AS kind, COUNT(*) AS id FROM ${teamUser} tu2 JOIN ${teamRepo} tr2 ON tr2.team_id = tu2.team_id WHERE tu2.uid = ?`,
+      grantsOfMany: new Map(),
+    };
+    return this.sql;
+  }
+
+  /** The caller's grants on one repository (owned by `ownerId`), in one statement. */
+  async grants(uid: number, repo: { id: number; ownerId: number }): Promise<AccessGrants> {
+    const set = await this.statements.rows(this.texts().grants, [uid, repo.ownerId, repo.id, uid, repo.ownerId, repo.id, uid]);
+    return this.grantsOf(set).get(-1) ?? { orgMember: false, teams: [], collaboration: null };
+  }
+
+  /**
+   * The caller's team and collaboration grants on several repositories (a page of a list), in one statement;
+   * organisation membership comes from the standing.
+   */
+  async grantsOfMany(uid: number, repos: { id: number; ownerId: number }[], memberOrgIds: ReadonlySet<number>): Promise<Map<number, AccessGrants>> {
+    const result = new Map<number, AccessGrants>();
+    if (repos.length === 0) return result;
+    const texts = this.texts();
+    let sql = texts.grantsOfMany.get(repos.length);
+    if (!sql) {
+      const table = (entity: Function) => this.dataSource.driver.escape(this.dataSource.getMetadata(entity).tableName);
+      const marks = repos.map(() => '?').join(', ');
+      sql =
+        `SELECT 0 AS kind, tr.repo_id AS repo_id, t.authorize AS mode, t.units AS units FROM ${table(TeamUserEntity)} tu JOIN ${table(TeamEntity)} t ON t.id = tu.team_id ` +
+        `JOIN ${table(TeamRepoEntity)} tr ON tr.team_id = t.id WHERE tu.uid = ? AND tr.repo_id IN (${marks})` +
+        ` UNION ALL SELECT 3 AS kind, tu.org_id AS repo_id, t.authorize AS mode, t.units AS units FROM ${table(TeamUserEntity)} tu JOIN ${table(TeamEntity)} t ON t.id = tu.team_id ` +
+        `WHERE tu.uid = ? AND t.includes_all_repositories = 1` +
+        ` UNION ALL SELECT 2 AS kind, c.repo_id AS repo_id, c.mode AS mode, '' AS units FROM ${table(CollaborationEntity)} c WHERE c.user_id = ? AND c.repo_id IN (${marks})`;
+      if (texts.grantsOfMany.size < 32) texts.grantsOfMany.set(repos.length, sql);
+    }
+    const ids = repos.map((repo) => repo.id);
+    const set = await this.statements.rows(sql, [uid, ...ids, uid, uid, ...ids]);
+    const allTeamsByOrg = new Map<number, TeamGrant[]>();
+    for (const repo of repos) result.set(repo.id, { orgMember: memberOrgIds.has(repo.ownerId), teams: [], collaboration: null });
+    set.rows.forEach((_, index) => {
+      const kind = Number(valueOf(set, index, 'kind'));
+      const id = Number(valueOf(set, index, 'repo_id'));
+      const mode = Number(valueOf(set, index, 'mode')) as AccessMode;
+      if (kind === 3) {
+        const list = allTeamsByOrg.get(id) ?? [];
+        list.push(teamGrant(mode, String(valueOf(set, index, 'units') ?? '')));
+        allTeamsByOrg.set(id, list);
+        return;
+      }
+      const grants = result.get(id);
+      if (!grants) return;
+      if (kind === 0) grants.teams.push(teamGrant(mode, String(valueOf(set, index, 'units') ?? '')));
+      else grants.collaboration = Math.max(grants.collaboration ?? AccessMode.None, mode);
+    });
+    for (const repo of repos) {
+      const teams = allTeamsByOrg.get(repo.ownerId);
+      if (teams) result.get(repo.id)!.teams.push(...teams);
+    }
+    return result;
+  }
+
+  /** What lists need to know of the caller, in one statement. */
+  async standing(uid: number): Promise<ViewerStanding> {
+    const set = await this.statements.rows(this.texts().standing, [uid, uid, uid, uid]);
+    const standing: ViewerStanding = { allRepositoryOrgIds: [], memberOrgIds: [], hasRepositoryGrants: false };
+    set.rows.forEach((_, index) => {
+      const kind = Number(valueOf(set, index, 'kind'));
+      const id = Number(valueOf(set, index, 'id'));
+      if (kind === 0) standing.allRepositoryOrgIds.push(id);
+      else if (kind === 1) standing.memberOrgIds.push(id);
+      else if (id > 0) standing.hasRepositoryGrants = true;
+    });
+    return standing;
+  }
+
+  private grantsOf(set: RowSet): Map<number, AccessGrants> {
+    const grants: AccessGrants = { orgMember: false, teams: [], collaboration: null };
+    set.rows.forEach((_, index) => {
+      const kind = Number(valueOf(set, index, 'kind'));
+      const mode = Number(valueOf(set, index, 'mode')) as AccessMode;
+      if (kind === 0) grants.teams.push(teamGrant(mode, String(valueOf(set, index, 'units') ?? '')));
+      else if (kind === 1) grants.orgMember = true;
+      else grants.collaboration = mode;
+    });
+    // A team of the caller reaching the repository makes them a member, whatever org_user says.
+    if (grants.teams.length > 0) grants.orgMember = true;
+    return new Map([[-1, grants]]);
+  }
+}
+
+/** A team row as the policy reads it: admin and owner teams have every unit at their mode. */
+export function teamGrant(mode: AccessMode, units: string): TeamGrant {
+  return { mode, units: mode >= AccessMode.Admin ? allUnits(mode) : parseUnits(units) };
+}
+
+function allUnits(mode: AccessMode): UnitModes {
+  return Object.fromEntries(REPOSITORY_UNITS.map((unit) => [unit, mode])) as UnitModes;
+}
+
+/** The stored JSON of a team's units; anything unreadable counts as no unit. */
+export function parseUnits(text: string): UnitModes {
+  if (!text) return {};
+  try {
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    const units: UnitModes = {};
+    for (const [name, mode] of Object.entries(parsed)) if (isRepositoryUnit(name) && typeof mode === 'number') units[name] = mode;
+    return units;
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,62 @@
+import { AccessMode, RepositoryUnit } from './access-mode';
+
+/** The `permissions` object of a `Repository` answer. */
+export interface PermissionWire {
+  admin: boolean;
+  push: boolean;
+  pull: boolean;
+}
+
+/**
+ * What one caller may do to one repository, unit by unit: an overall mode (what decides `admin`) and, for a
+ * repository of an organisation, the mode of each unit (teams grant units separately). Built only by the
+ * access policy (access-policy.ts); every door reads it.
+ */
+export class RepositoryPermission {
+  private constructor(
+    /** The overall mode: `admin` and the repository's settings (rename, delete, collaborators, keys). */
+    readonly mode: AccessMode,
+    /** Per unit; null when every unit has `mode`. */
+    private readonly units: ReadonlyMap<RepositoryUnit, AccessMode> | null,
+  ) {}
+
+  static uniform(mode: AccessMode): RepositoryPermission {
+    return new RepositoryPermission(mode, null);
+  }
+
+  static perUnit(mode: AccessMode, units: ReadonlyMap<RepositoryUnit, AccessMode>): RepositoryPermission {
+    return new RepositoryPermission(mode, units);
+  }
+
+  static readonly NONE = RepositoryPermission.uniform(AccessMode.None);
+
+  /** The mode the caller has on `unit`. */
+  unitMode(unit: RepositoryUnit): AccessMode {
+    return this.units === null ? this.mode : (this.units.get(unit) ?? AccessMode.None);
+  }
+
+  /** Whether the repository exists for the caller at all: some unit is readable (else 404). */
+  get hasAccess(): boolean {
+    if (this.units === null) return this.mode >= AccessMode.Read;
+    for (const mode of this.units.values()) if (mode >= AccessMode.Read) return true;
+    return false;
+  }
+
+  canRead(unit: RepositoryUnit): boolean {
+    return this.unitMode(unit) >= AccessMode.Read;
+  }
+
+  canWrite(unit: RepositoryUnit): boolean {
+    return this.unitMode(unit) >= AccessMode.Write;
+  }
+
+  /** Administers the repository: its settings, collaborators, teams, deploy keys, rename, delete. */
+  get isAdmin(): boolean {
+    return this.mode >= AccessMode.Admin;
+  }
+
+  /** As Forgejo: `admin` from the overall mode, `push` and `pull` from the code unit. */
+  toWire(): PermissionWire {
+    return { admin: this.isAdmin, push: this.canWrite('repo.code'), pull: this.canRead('repo.code') };
+  }
+}

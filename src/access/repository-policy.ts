@@ -1,0 +1,108 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthContext } from '../auth/auth-context';
+import { requireSignedIn } from '../auth/route-auth';
+import { ForbiddenError, NotFoundError } from '../common/errors';
+import type { RepositoryEntity } from '../repos/repository.entity';
+import { UserEntity, Visibility } from '../users/user.entity';
+import type { RepositoryUnit } from './access-mode';
+import { AccessSubject, assertAcceptsWrites, NO_GRANTS, readableWithoutGrants, resolvePermission } from './access-policy';
+import { AccessStore, ViewerStanding } from './access.store';
+import { RepositoryPermission } from './repository-permission';
+
+export function subjectOf(viewer: AuthContext): AccessSubject {
+  return { userId: viewer.user?.id ?? null, isAdmin: viewer.isAdmin, restricted: viewer.user?.isRestricted ?? false };
+}
+
+/**
+ * A repository resolved for one request, with the caller's permission on it, read at most once. Routes receive
+ * it from the repository assignment; services ask it, never the database, what the caller may do.
+ */
+export class RepositoryTarget {
+  private resolved: Promise<RepositoryPermission> | null;
+
+  constructor(
+    readonly repo: RepositoryEntity,
+    readonly owner: UserEntity,
+    readonly viewer: AuthContext,
+    private readonly resolve: () => Promise<RepositoryPermission>,
+    known: RepositoryPermission | null,
+  ) {
+    this.resolved = known ? Promise.resolve(known) : null;
+  }
+
+  permission(): Promise<RepositoryPermission> {
+    this.resolved ??= this.resolve();
+    return this.resolved;
+  }
+
+  /** Sign-in (401), then write on `unit` (403 with `message`), then the repository's state (archived: 423). */
+  async assertCanWrite(unit: RepositoryUnit, message = 'user should have a permission to write to the repository'): Promise<void> {
+    requireSignedIn(this.viewer);
+    if (!(await this.permission()).canWrite(unit)) throw new ForbiddenError(message);
+    assertAcceptsWrites(this.repo, this.owner);
+  }
+
+  /** Sign-in (401), then admin of the repository (403 with `message`). */
+  async assertAdmin(message: string): Promise<void> {
+    requireSignedIn(this.viewer);
+    if (!(await this.permission()).isAdmin) throw new ForbiddenError(message);
+  }
+
+  async canWrite(unit: RepositoryUnit): Promise<boolean> {
+    return this.viewer.isSignedIn && (await this.permission()).canWrite(unit);
+  }
+}
+
+/**
+ * The access policy as a service: the caller's permission on a repository (one indexed read of their grants,
+ * none when who they are decides), and the read rule every repository door starts with.
+ */
+@Injectable()
+export class RepositoryPolicy {
+  constructor(private readonly store: AccessStore) {}
+
+  async permission(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity): Promise<RepositoryPermission> {
+    const subject = subjectOf(viewer);
+    if (subject.userId === null || subject.isAdmin || subject.userId === repo.ownerId) return resolvePermission(subject, repo, owner, NO_GRANTS);
+    return resolvePermission(subject, repo, owner, await this.store.grants(subject.userId, repo));
+  }
+
+  /**
+   * The start of every repository door: unreadable (no unit readable, or not `unit`) → 404, as if it did not
+   * exist; then a public-only token on a private repository or a non-public owner → 403.
+   */
+  async open(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity, unit?: RepositoryUnit): Promise<RepositoryTarget> {
+    const resolve = () => this.permission(viewer, repo, owner);
+    let known: RepositoryPermission | null = null;
+    if (!readableWithoutGrants(subjectOf(viewer), repo, owner)) {
+      known = await resolve();
+      if (!known.hasAccess || (unit !== undefined && !known.canRead(unit))) throw new NotFoundError();
+    }
+    if (viewer.publicOnly && (repo.isPrivate || owner.visibility !== Visibility.Public)) throw new ForbiddenError('token scope is limited to public repos');
+    return new RepositoryTarget(repo, owner, viewer, resolve, known);
+  }
+
+  /** What lists need of the caller (null for anonymous callers). */
+  standing(viewer: AuthContext): Promise<ViewerStanding | null> {
+    return viewer.user ? this.store.standing(viewer.user.id) : Promise.resolve(null);
+  }
+
+  /** The caller's permission on each repository of a page, with at most one read of their grants. */
+  async permissions(viewer: AuthContext, standing: ViewerStanding | null, repos: { repo: RepositoryEntity; owner: UserEntity }[]): Promise<Map<number, RepositoryPermission>> {
+    const subject = subjectOf(viewer);
+    const result = new Map<number, RepositoryPermission>();
+    const undecided: { repo: RepositoryEntity; owner: UserEntity }[] = [];
+    const memberOrgs = new Set(standing?.memberOrgIds ?? []);
+    const needsGrants = (repo: RepositoryEntity) =>
+      subject.userId !== null && !subject.isAdmin && subject.userId !== repo.ownerId && (memberOrgs.has(repo.ownerId) || (standing?.hasRepositoryGrants ?? false));
+    for (const entry of repos) {
+      if (needsGrants(entry.repo)) undecided.push(entry);
+      else result.set(entry.repo.id, resolvePermission(subject, entry.repo, entry.owner, NO_GRANTS));
+    }
+    if (undecided.length > 0) {
+      const grants = await this.store.grantsOfMany(subject.userId!, undecided.map((entry) => entry.repo), memberOrgs);
+      for (const { repo, owner } of undecided) result.set(repo.id, resolvePermission(subject, repo, owner, grants.get(repo.id) ?? NO_GRANTS));
+    }
+    return result;
+  }
+}

@@ -1,0 +1,306 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import type { DataSource } from 'typeorm';
+import type { AppConfig } from '../config/config';
+import { isTransientGitFile } from '../git/git-repositories';
+import { repositoriesRoot } from '../git/repository-paths';
+import { PACKAGE_VERSION } from '../server/package-version';
+
+const run = promisify(execFile);
+
+/** What an archive holds, written first into it as `manifest.json`. */
+export interface DumpManifest {
+  format: 1;
+  anvilVersion: string;
+  createdUnix: number;
+  database: 'sqlite' | 'mysql';
+  /** Names of the migrations the dumped database had run (a MySQL restore needs the same). */
+  migrations: string[];
+  repositories: number;
+  files: number;
+}
+
+const MANIFEST = 'manifest.json';
+const SQLITE_FILE = 'database/anvil.db';
+const MYSQL_ROWS = 'database/rows.jsonl';
+/** Areas of DATA_DIR with user data besides the database. */
+const BLOB_AREAS = ['attachments', 'packages'];
+
+/**
+ * `anvil dump`: one archive (tar, gzip) of everything needed to bring the service back. The database first, as
+ * one consistent snapshot (SQLite's online backup; on MySQL/MariaDB every table read in one REPEATABLE READ
+ * transaction with a consistent snapshot), then the files, which the server never changes in place: repositories
+ * as hard links (copies across file systems) taken refs before objects, so every ref finds its objects (git adds
+ * objects before it moves a ref), attachments and package files, the SSH host key and the secret key that opens
+ * sealed credentials. Taken beside a serving server: what was written meanwhile is either in the archive whole
+ * or, when its row came after the snapshot, a leftover the reconciliation after `anvil restore` quarantines.
+ */
+export async function dump(dataSource: DataSource, config: AppConfig, output: string): Promise<DumpManifest> {
+  const dataDir = path.resolve(config.dataDir);
+  const staging = path.join(dataDir, 'tmp', `dump-${Date.now()}-${randomBytes(6).toString('hex')}`);
+  await fs.mkdir(path.join(staging, 'database'), { recursive: true, mode: 0o700 });
+  try {
+    const migrations = ((await dataSource.query('SELECT name FROM migrations ORDER BY id')) as { name: string }[]).map((row) => row.name);
+    if (config.database.type === 'sqlite') {
+      // better-sqlite3's online backup: pages copied while writers go on, restarted when one writes between steps.
+      const handle = (dataSource.driver as unknown as { databaseConnection: { backup(file: string): Promise<unknown> } }).databaseConnection;
+      await handle.backup(path.join(staging, SQLITE_FILE));
+    } else {
+      await dumpMysqlRows(dataSource, path.join(staging, MYSQL_ROWS));
+    }
+    let repositories = 0;
+    const root = repositoriesRoot(dataDir);
+    for (const owner of await directoryNames(root)) {
+      if (owner.startsWith('.')) continue;
+      for (const name of await directoryNames(path.join(root, owner))) {
+        if (!name.endsWith('.git')) continue;
+        await snapshotRepository(path.join(root, owner, name), path.join(staging, 'repositories', owner, name));
+        repositories += 1;
+      }
+    }
+    let files = 0;
+    for (const area of BLOB_AREAS) files += await linkTree(path.join(dataDir, area), path.join(staging, area));
+    await copyIfPresent(config.ssh.hostKeyFile, path.join(staging, 'ssh', 'ssh_host_ed25519_key'));
+    await copyIfPresent(`${config.ssh.hostKeyFile}.pub`, path.join(staging, 'ssh', 'ssh_host_ed25519_key.pub'));
+    await copyIfPresent(path.join(dataDir, 'secret_key'), path.join(staging, 'secret_key'));
+    const manifest: DumpManifest = {
+      format: 1,
+      anvilVersion: PACKAGE_VERSION,
+      createdUnix: Math.floor(Date.now() / 1000),
+      database: config.database.type,
+      migrations,
+      repositories,
+      files,
+    };
+    await fs.writeFile(path.join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+    const partial = `${output}.partial-${randomBytes(4).toString('hex')}`;
+    await run('tar', ['-C', staging, '-czf', partial, '.']);
+    await fs.chmod(partial, 0o600);
+    await fs.rename(partial, output);
+    return manifest;
+  } finally {
+    await fs.rm(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `anvil restore`, first part: the archive unpacked into an empty DATA_DIR (repositories, files, keys and, for
+ * SQLite, the database file). Returns the manifest and, for MySQL, the rows file to load once the schema exists.
+ */
+export async function unpack(config: AppConfig, archive: string): Promise<{ manifest: DumpManifest; rowsFile: string | null }> {
+  const dataDir = path.resolve(config.dataDir);
+  await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const present = (await fs.readdir(dataDir)).filter((name) => name !== 'lost+found');
+  if (present.length > 0) throw new Error(`DATA_DIR ${dataDir} is not empty (${present.slice(0, 3).join(', ')}): restore needs an empty one`);
+  const staging = path.join(dataDir, 'tmp', `restore-${randomBytes(6).toString('hex')}`);
+  await fs.mkdir(staging, { recursive: true, mode: 0o700 });
+  await run('tar', ['-C', staging, '-xzf', path.resolve(archive)]);
+  const manifest = JSON.parse(await fs.readFile(path.join(staging, MANIFEST), 'utf8')) as DumpManifest;
+  if (manifest.format !== 1) throw new Error(`unknown archive format ${String(manifest.format)}`);
+  if (manifest.database !== config.database.type) {
+    throw new Error(`the archive holds a ${manifest.database} database; DATABASE_URL names a ${config.database.type} one`);
+  }
+  for (const area of ['repositories', ...BLOB_AREAS]) await moveIfPresent(path.join(staging, area), path.join(dataDir, area));
+  await moveIfPresent(path.join(staging, 'ssh', 'ssh_host_ed25519_key'), config.ssh.hostKeyFile);
+  await moveIfPresent(path.join(staging, 'ssh', 'ssh_host_ed25519_key.pub'), `${config.ssh.hostKeyFile}.pub`);
+  await moveIfPresent(path.join(staging, 'secret_key'), path.join(dataDir, 'secret_key'));
+  if (config.database.type === 'sqlite') {
+    if (await exists(config.database.file)) throw new Error(`the database ${config.database.file} exists: restore needs none`);
+    await fs.mkdir(path.dirname(config.database.file), { recursive: true });
+    await fs.rename(path.join(staging, SQLITE_FILE), config.database.file);
+    await fs.rm(staging, { recursive: true, force: true });
+    return { manifest, rowsFile: null };
+  }
+  const rowsFile = path.join(dataDir, 'tmp', `rows-${randomBytes(6).toString('hex')}.jsonl`);
+  await fs.rename(path.join(staging, MYSQL_ROWS), rowsFile);
+  await fs.rm(staging, { recursive: true, force: true });
+  return { manifest, rowsFile };
+}
+
+/** True when the database holds no row of any user table but the migrations' own (a fresh, migrated one). */
+export async function assertEmptyDatabase(dataSource: DataSource): Promise<void> {
+  for (const table of ['user', 'repository']) {
+    const rows: { n: number | string }[] = await dataSource.query(`SELECT COUNT(*) AS n FROM ${dataSource.driver.escape(table)}`);
+    if (Number(rows[0].n) > 0) throw new Error(`the database is not empty (table ${table} has rows): restore needs an empty one`);
+  }
+}
+
+/**
+ * `anvil restore`, MySQL part: the rows loaded into the migrated, empty database. Its migrations must be the
+ * archive's (restore with the version that dumped, then upgrade). Triggers are set aside while the rows load,
+ * since the tables they maintain are restored as they were.
+ */
+export async function loadMysqlRows(dataSource: DataSource, manifest: DumpManifest, rowsFile: string): Promise<number> {
+  const migrations = ((await dataSource.query('SELECT name FROM migrations ORDER BY id')) as { name: string }[]).map((row) => row.name);
+  if (migrations.join('\n') !== manifest.migrations.join('\n')) {
+    throw new Error(`the archive was made by Anvil ${manifest.anvilVersion} with another schema: restore it with that version, then upgrade`);
+  }
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  let loaded = 0;
+  try {
+    const triggers: { Trigger: string }[] = await runner.query('SHOW TRIGGERS');
+    const definitions: string[] = [];
+    for (const trigger of triggers) {
+      const [shown] = (await runner.query(`SHOW CREATE TRIGGER \`${trigger.Trigger}\``)) as Record<string, string>[];
+      definitions.push(shown['SQL Original Statement']);
+      await runner.query(`DROP TRIGGER \`${trigger.Trigger}\``);
+    }
+    await runner.query('SET FOREIGN_KEY_CHECKS = 0');
+    const cleared = new Set<string>();
+    const batch: { table: string; row: Record<string, unknown> }[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const { table } = batch[0];
+      const columns = Object.keys(batch[0].row);
+      const placeholders = batch.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ');
+      await runner.query(
+        `INSERT INTO \`${table}\` (${columns.map((column) => `\`${column}\``).join(', ')}) VALUES ${placeholders}`,
+        batch.flatMap((item) => columns.map((column) => item.row[column])),
+      );
+      loaded += batch.length;
+      batch.length = 0;
+    };
+    const text = await fs.readFile(rowsFile, 'utf8');
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      const { table, row } = JSON.parse(line, reviveBuffers) as { table: string; row: Record<string, unknown> };
+      if (!cleared.has(table)) {
+        await flush();
+        // The migrations' own rows (the migrations table, seeded rows) give way to the archive's.
+        await runner.query(`DELETE FROM \`${table}\``);
+        cleared.add(table);
+      }
+      if (batch.length > 0 && (batch[0].table !== table || batch.length >= 200)) await flush();
+      batch.push({ table, row });
+    }
+    await flush();
+    await runner.query('SET FOREIGN_KEY_CHECKS = 1');
+    for (const definition of definitions) await runner.query(definition);
+  } finally {
+    await runner.release();
+  }
+  await fs.rm(rowsFile, { force: true });
+  return loaded;
+}
+
+/** Every table's rows in one REPEATABLE READ transaction with a consistent snapshot, one JSON line per row. */
+async function dumpMysqlRows(dataSource: DataSource, file: string): Promise<void> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  const out = await fs.open(file, 'wx', 0o600);
+  try {
+    await runner.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+    await runner.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+    const tables: { name: string }[] = await runner.query(
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE' ORDER BY table_name",
+    );
+    for (const { name } of tables) {
+      // A page at a time by primary key order would need each table's key; rows are read whole per table here.
+      const rows: Record<string, unknown>[] = await runner.query(`SELECT * FROM \`${name}\``);
+      let chunk = '';
+      for (const row of rows) {
+        chunk += `${JSON.stringify({ table: name, row }, replaceBuffers)}\n`;
+        if (chunk.length > 1 << 20) {
+          await out.write(chunk);
+          chunk = '';
+        }
+      }
+      await out.write(chunk);
+    }
+    await runner.query('COMMIT');
+  } finally {
+    await out.close();
+    await runner.release();
+  }
+}
+
+function replaceBuffers(this: Record<string, unknown>, key: string, value: unknown): unknown {
+  const original = this[key];
+  return Buffer.isBuffer(original) ? { $base64: original.toString('base64') } : value;
+}
+
+function reviveBuffers(_key: string, value: unknown): unknown {
+  if (value && typeof value === 'object' && typeof (value as { $base64?: unknown }).$base64 === 'string') {
+    return Buffer.from((value as { $base64: string }).$base64, 'base64');
+  }
+  return value;
+}
+
+/** Refs (HEAD, packed-refs, refs/), then the config, then objects: a ref never points past the objects copied. */
+async function snapshotRepository(source: string, target: string): Promise<void> {
+  await fs.mkdir(target, { recursive: true, mode: 0o700 });
+  for (const name of ['HEAD', 'packed-refs']) await linkFile(path.join(source, name), path.join(target, name));
+  await linkTree(path.join(source, 'refs'), path.join(target, 'refs'));
+  await fs.mkdir(path.join(target, 'refs', 'heads'), { recursive: true });
+  await fs.mkdir(path.join(target, 'refs', 'tags'), { recursive: true });
+  for (const name of await fs.readdir(source)) {
+    if (['HEAD', 'packed-refs', 'refs', 'objects'].includes(name) || isTransientGitFile(name)) continue;
+    const stat = await fs.lstat(path.join(source, name)).catch(() => null);
+    if (stat?.isDirectory()) await linkTree(path.join(source, name), path.join(target, name));
+    else if (stat?.isFile()) await linkFile(path.join(source, name), path.join(target, name));
+  }
+  await linkTree(path.join(source, 'objects'), path.join(target, 'objects'));
+}
+
+/** Hard links (copies across file systems) of every regular file under `source`, git's transient files left out. */
+async function linkTree(source: string, target: string): Promise<number> {
+  let count = 0;
+  const entries = await fs.readdir(source, { withFileTypes: true }).catch(() => null);
+  if (!entries) return 0;
+  await fs.mkdir(target, { recursive: true, mode: 0o700 });
+  for (const entry of entries) {
+    if (isTransientGitFile(entry.name)) continue;
+    const from = path.join(source, entry.name);
+    const to = path.join(target, entry.name);
+    if (entry.isDirectory()) count += await linkTree(from, to);
+    else if (entry.isFile() && (await linkFile(from, to))) count += 1;
+  }
+  return count;
+}
+
+/** A file that went meanwhile (a ref rewritten, a pack repacked) is skipped: false. */
+async function linkFile(from: string, to: string): Promise<boolean> {
+  try {
+    await fs.link(from, to);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return false;
+    if (code !== 'EXDEV' && code !== 'EPERM') throw error;
+  }
+  try {
+    await fs.copyFile(from, to);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+async function copyIfPresent(from: string, to: string): Promise<void> {
+  if (!(await exists(from))) return;
+  await fs.mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
+  await fs.copyFile(from, to);
+}
+
+async function moveIfPresent(from: string, to: string): Promise<void> {
+  if (!(await exists(from))) return;
+  await fs.mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
+  await fs.rename(from, to);
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.lstat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function directoryNames(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+}

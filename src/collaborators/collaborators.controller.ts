@@ -1,0 +1,71 @@
+import { Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { accessModeName } from '../access/access-mode';
+import { RepositoryTarget } from '../access/repository-policy';
+import { Public } from '../auth/route-auth';
+import { Body } from '../common/body';
+import { ApiEmpty, ApiErrors } from '../common/openapi';
+import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { toUserWire } from '../users/user.mapper';
+import { UsersService } from '../users/users.service';
+import { UserWire } from '../users/user.wire';
+import { AddCollaboratorOption, RepoCollaboratorPermissionWire } from './collaborator.wire';
+import { CollaboratorsService } from './collaborators.service';
+
+@ApiTags('repository')
+@Controller()
+export class CollaboratorsController {
+  constructor(
+    private readonly collaborators: CollaboratorsService,
+    private readonly users: UsersService,
+  ) {}
+
+  @Get('repos/:owner/:repo/collaborators')
+  @Public('repository')
+  @RepositoryRoute()
+  @ApiPaging()
+  @ApiOkResponse({ type: [UserWire], description: 'UserList' })
+  async list(@TargetRepository() target: RepositoryTarget, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
+    return pagedList(await this.collaborators.list(target, page), page, (user) => toUserWire(user, target.viewer, this.users.site));
+  }
+
+  @Get('repos/:owner/:repo/collaborators/:collaborator')
+  @Public('repository')
+  @RepositoryRoute()
+  @HttpCode(204)
+  @ApiEmpty()
+  async check(@TargetRepository() target: RepositoryTarget, @Param('collaborator') collaborator: string): Promise<void> {
+    await this.collaborators.assertCollaborator(target, collaborator);
+  }
+
+  @Put('repos/:owner/:repo/collaborators/:collaborator')
+  @Public('repository')
+  @RepositoryRoute()
+  @HttpCode(204)
+  @ApiEmpty()
+  @ApiErrors(403, 422)
+  async put(@TargetRepository() target: RepositoryTarget, @Param('collaborator') collaborator: string, @Body() option: AddCollaboratorOption): Promise<void> {
+    await this.collaborators.put(target, collaborator, option);
+  }
+
+  @Delete('repos/:owner/:repo/collaborators/:collaborator')
+  @Public('repository')
+  @RepositoryRoute()
+  @HttpCode(204)
+  @ApiEmpty()
+  @ApiErrors(403, 422)
+  async remove(@TargetRepository() target: RepositoryTarget, @Param('collaborator') collaborator: string): Promise<void> {
+    await this.collaborators.remove(target, collaborator);
+  }
+
+  @Get('repos/:owner/:repo/collaborators/:collaborator/permission')
+  @Public('repository')
+  @RepositoryRoute()
+  @ApiOkResponse({ type: RepoCollaboratorPermissionWire })
+  @ApiErrors(401, 403)
+  async permission(@TargetRepository() target: RepositoryTarget, @Param('collaborator') collaborator: string): Promise<RepoCollaboratorPermissionWire> {
+    const { mode, user } = await this.collaborators.permissionOf(target, collaborator);
+    return { permission: accessModeName(mode), role_name: accessModeName(mode), user: toUserWire(user, target.viewer, this.users.site) };
+  }
+}

@@ -1,0 +1,28 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { ReposModule } from '../repos/repos.module';
+import { RepositoriesService } from '../repos/repositories.service';
+import { UsersModule } from '../users/users.module';
+import { UsersService } from '../users/users.service';
+import { CollaborationStore } from './collaboration.store';
+import { CollaboratorsController } from './collaborators.controller';
+import { CollaboratorsService } from './collaborators.service';
+
+/** Repository collaborators: users given a mode on one repository beside its owner. */
+@Module({
+  imports: [UsersModule, ReposModule],
+  controllers: [CollaboratorsController],
+  providers: [CollaborationStore, CollaboratorsService],
+})
+export class CollaboratorsModule implements OnModuleInit {
+  constructor(
+    private readonly repositories: RepositoriesService,
+    private readonly users: UsersService,
+    private readonly collaborations: CollaborationStore,
+  ) {}
+
+  onModuleInit(): void {
+    // Nothing of a deleted repository or user stays behind: the collaborations go in the deleting transaction.
+    this.repositories.onRepositoryDeleted(async (tx, repo) => this.collaborations.deleteAllOfRepository(tx, repo.id));
+    this.users.onUserDeleted(async (tx, user) => this.collaborations.deleteAllOfUser(tx, user.id));
+  }
+}

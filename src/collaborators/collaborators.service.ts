@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import { AccessMode, parseAccessMode } from '../access/access-mode';
+import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { AuthContext } from '../auth/auth-context';
+import { requireSignedIn } from '../auth/route-auth';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { Page, PageQuery } from '../common/paging';
+import { Clock } from '../common/time';
+import type { UserEntity } from '../users/user.entity';
+import { UserStore } from '../users/user.store';
+import type { AddCollaboratorOption } from './collaborator.wire';
+import { CollaborationStore } from './collaboration.store';
+
+const NOT_ADMIN = 'user should be an owner or a collaborator with admin write of a repository';
+
+/** Collaborators: read by whoever reads the repository, managed by its administrators (as Forgejo). */
+@Injectable()
+export class CollaboratorsService {
+  constructor(
+    private readonly collaborations: CollaborationStore,
+    private readonly users: UserStore,
+    private readonly policy: RepositoryPolicy,
+    private readonly clock: Clock,
+  ) {}
+
+  list(target: RepositoryTarget, page: PageQuery): Promise<Page<UserEntity>> {
+    return this.collaborations.listUsers(target.repo.id, page);
+  }
+
+  /** GET …/collaborators/{c}: 204 when a collaborator; 404 otherwise, an unknown user included. */
+  async assertCollaborator(target: RepositoryTarget, username: string): Promise<void> {
+    const user = await this.users.findByName(username);
+    if (!user || !(await this.collaborations.find(target.repo.id, user.id))) throw new NotFoundError();
+  }
+
+  /** PUT: admin of the repository (403); unknown user or an organisation 422, as Forgejo; idempotent. */
+  async put(target: RepositoryTarget, username: string, option: AddCollaboratorOption): Promise<void> {
+    await target.assertAdmin(NOT_ADMIN);
+    const user = await this.users.findByName(username);
+    if (!user) throw new InvalidInputError(`user does not exist [uid: 0, name: ${username}]`);
+    if (user.isOrganization) throw new InvalidInputError('organization cannot be a collaborator');
+    const mode = parseAccessMode(option.permission ?? 'write') ?? AccessMode.Write;
+    await this.collaborations.put(target.repo.id, user.id, mode, this.clock.nowUnix());
+  }
+
+  /** DELETE: admin of the repository (403); an unknown user 422; not a collaborator is a no-op (204). */
+  async remove(target: RepositoryTarget, username: string): Promise<void> {
+    await target.assertAdmin(NOT_ADMIN);
+    const user = await this.users.findByName(username);
+    if (!user) throw new InvalidInputError(`user does not exist [uid: 0, name: ${username}]`);
+    await this.collaborations.delete(target.repo.id, user.id);
+  }
+
+  /**
+   * GET …/collaborators/{c}/permission: what the access policy gives that user on the repository. Site admins
+   * and repository admins may ask about anyone, others only about themselves (403), as Forgejo.
+   */
+  async permissionOf(target: RepositoryTarget, username: string): Promise<{ mode: AccessMode; user: UserEntity }> {
+    requireSignedIn(target.viewer);
+    const user = await this.users.findByName(username);
+    if (!user) throw new NotFoundError();
+    if (!target.viewer.is(user.id) && !(await target.permission()).isAdmin) {
+      throw new ForbiddenError('Only admins can query all permissions, repo admins can query all repo permissions, collaborators can query only their own');
+    }
+    const permission = await this.policy.permission(new AuthContext(user, 'password', null), target.repo, target.owner);
+    return { mode: permission.mode, user };
+  }
+}

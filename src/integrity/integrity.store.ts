@@ -1,0 +1,210 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+
+/** A repository's row as the reconciliation compares it with its directory. */
+export interface RepositoryRecord {
+  id: number;
+  ownerName: string;
+  name: string;
+  gitSize: number;
+  /** Seconds; every recorded change on disk (push, API commit) sets it after measuring the size. */
+  updatedUnix: number;
+  isEmpty: boolean;
+  defaultBranch: string;
+  objectFormatName: string;
+}
+
+/** A stored counter that disagrees with the rows it counts. */
+export interface CounterDrift {
+  table: 'repository' | 'user';
+  column: string;
+  /** How many rows hold a wrong value. */
+  rows: number;
+}
+
+/**
+ * The counters the reconciliation checks: each column of `table` must equal the count of `counted` rows whose
+ * `key` is the row's id.
+ */
+const COUNTERS: { table: 'repository' | 'user'; column: string; counted: string; key: string }[] = [
+  { table: 'repository', column: 'num_stars', counted: 'star', key: 'repo_id' },
+  { table: 'repository', column: 'num_watches', counted: 'watch', key: 'repo_id' },
+  { table: 'user', column: 'num_stars', counted: 'star', key: 'uid' },
+  { table: 'user', column: 'num_repos', counted: 'repository', key: 'owner_id' },
+  { table: 'user', column: 'num_followers', counted: 'follow', key: 'follow_id' },
+  { table: 'user', column: 'num_following', counted: 'follow', key: 'user_id' },
+];
+
+const PAGE = 1000;
+
+/**
+ * The reconciliation's door to the database: it reads across the tables of several modules (repositories,
+ * attachments, packages, counters) to compare them with the files on disk, and repairs only what it found.
+ */
+@Injectable()
+export class IntegrityStore {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private q(name: string): string {
+    return this.dataSource.driver.escape(name);
+  }
+
+  /** Every repository with its owner's name, a page at a time in id order. */
+  async *repositories(): AsyncGenerator<RepositoryRecord[]> {
+    let after = 0;
+    for (;;) {
+      const rows: Record<string, unknown>[] = await this.dataSource.query(
+        `SELECT r.id AS id, u.name AS owner_name, r.name AS name, r.git_size AS git_size, r.updated_unix AS updated_unix, r.is_empty AS is_empty, ` +
+          `r.default_branch AS default_branch, r.object_format_name AS object_format_name ` +
+          `FROM repository r INNER JOIN ${this.q('user')} u ON u.id = r.owner_id WHERE r.id > ? ORDER BY r.id LIMIT ${PAGE}`,
+        [after],
+      );
+      if (rows.length === 0) return;
+      after = Number(rows[rows.length - 1].id);
+      yield rows.map((row) => ({
+        id: Number(row.id),
+        ownerName: String(row.owner_name),
+        name: String(row.name),
+        gitSize: Number(row.git_size),
+        updatedUnix: Number(row.updated_unix),
+        isEmpty: Number(row.is_empty) !== 0,
+        defaultBranch: String(row.default_branch),
+        objectFormatName: String(row.object_format_name),
+      }));
+    }
+  }
+
+  /** Lowercased `owner/name` of every repository row (directories are named in lower case). */
+  async repositoryPaths(): Promise<Set<string>> {
+    const paths = new Set<string>();
+    for await (const page of this.repositories()) for (const repo of page) paths.add(`${repo.ownerName.toLowerCase()}/${repo.name.toLowerCase()}`);
+    return paths;
+  }
+
+  async recordRepository(id: number, changes: { gitSize?: number; isEmpty?: boolean; updatedUnix?: number }): Promise<void> {
+    const sets: string[] = [];
+    const values: unknown[] = [];
+    if (changes.updatedUnix !== undefined) {
+      sets.push('updated_unix = ?');
+      values.push(changes.updatedUnix);
+    }
+    if (changes.gitSize !== undefined) {
+      sets.push('git_size = ?');
+      values.push(changes.gitSize);
+    }
+    if (changes.isEmpty !== undefined) {
+      sets.push('is_empty = ?');
+      values.push(changes.isEmpty ? 1 : 0);
+    }
+    if (sets.length > 0) await this.dataSource.query(`UPDATE repository SET ${sets.join(', ')} WHERE id = ?`, [...values, id]);
+  }
+
+  /** Which of `uuids` have an attachment row. */
+  async attachmentUuids(uuids: string[]): Promise<Set<string>> {
+    return this.existing('attachment', 'uuid', uuids);
+  }
+
+  /** Which of `sha256s` have a package blob row. */
+  async packageBlobs(sha256s: string[]): Promise<Set<string>> {
+    return this.existing('package_blob', 'sha256', sha256s);
+  }
+
+  private async existing(table: string, column: string, values: string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let start = 0; start < values.length; start += PAGE) {
+      const chunk = values.slice(start, start + PAGE);
+      const rows: Record<string, unknown>[] = await this.dataSource.query(
+        `SELECT ${column} AS v FROM ${table} WHERE ${column} IN (${chunk.map(() => '?').join(', ')})`,
+        chunk,
+      );
+      for (const row of rows) found.add(String(row.v));
+    }
+    return found;
+  }
+
+  /** Every stored (not external) attachment, a page at a time. */
+  async *storedAttachments(): AsyncGenerator<{ id: number; uuid: string }[]> {
+    let after = 0;
+    for (;;) {
+      const rows: Record<string, unknown>[] = await this.dataSource.query(
+        `SELECT id, uuid FROM attachment WHERE id > ? AND external_url = '' ORDER BY id LIMIT ${PAGE}`,
+        [after],
+      );
+      if (rows.length === 0) return;
+      after = Number(rows[rows.length - 1].id);
+      yield rows.map((row) => ({ id: Number(row.id), uuid: String(row.uuid) }));
+    }
+  }
+
+  async deleteAttachment(id: number): Promise<void> {
+    await this.dataSource.query('DELETE FROM attachment WHERE id = ?', [id]);
+  }
+
+  /** Every package blob row, a page at a time. */
+  async *packageBlobRows(): AsyncGenerator<{ id: number; sha256: string }[]> {
+    let after = 0;
+    for (;;) {
+      const rows: Record<string, unknown>[] = await this.dataSource.query(`SELECT id, sha256 FROM package_blob WHERE id > ? ORDER BY id LIMIT ${PAGE}`, [after]);
+      if (rows.length === 0) return;
+      after = Number(rows[rows.length - 1].id);
+      yield rows.map((row) => ({ id: Number(row.id), sha256: String(row.sha256) }));
+    }
+  }
+
+  /** A blob whose content is lost: its file rows and itself, in one transaction. */
+  async deletePackageBlob(id: number): Promise<void> {
+    await this.dataSource.transaction(async (tx) => {
+      await tx.query('DELETE FROM package_file WHERE blob_id = ?', [id]);
+      await tx.query('DELETE FROM package_blob WHERE id = ?', [id]);
+    });
+  }
+
+  /** Package versions without a file, and packages without a version. */
+  async emptyPackageRows(): Promise<{ versions: number; packages: number }> {
+    const versions = await this.count('SELECT COUNT(*) AS n FROM package_version v WHERE NOT EXISTS (SELECT 1 FROM package_file f WHERE f.version_id = v.id)');
+    const packages = await this.count('SELECT COUNT(*) AS n FROM package p WHERE NOT EXISTS (SELECT 1 FROM package_version v WHERE v.package_id = p.id)');
+    return { versions, packages };
+  }
+
+  /**
+   * Deletes package versions without a file and packages without a version. A version's first file is written in
+   * the version's own transaction, so none of these can be an upload in progress.
+   */
+  async deleteEmptyPackageRows(): Promise<void> {
+    await this.dataSource.transaction(async (tx) => {
+      const empty: Record<string, unknown>[] = await tx.query('SELECT v.id AS id FROM package_version v WHERE NOT EXISTS (SELECT 1 FROM package_file f WHERE f.version_id = v.id)');
+      for (const row of empty) await tx.query('DELETE FROM package_version WHERE id = ?', [Number(row.id)]);
+      const lonely: Record<string, unknown>[] = await tx.query('SELECT p.id AS id FROM package p WHERE NOT EXISTS (SELECT 1 FROM package_version v WHERE v.package_id = p.id)');
+      for (const row of lonely) await tx.query('DELETE FROM package WHERE id = ?', [Number(row.id)]);
+    });
+  }
+
+  /** Counters that disagree with the rows they count. */
+  async counterDrifts(): Promise<CounterDrift[]> {
+    const drifts: CounterDrift[] = [];
+    for (const counter of COUNTERS) {
+      const rows = await this.count(`SELECT COUNT(*) AS n FROM ${this.q(counter.table)} t WHERE t.${counter.column} <> ${this.countOf(counter, 't')}`);
+      if (rows > 0) drifts.push({ table: counter.table, column: counter.column, rows });
+    }
+    return drifts;
+  }
+
+  /** Sets every drifted counter to the count of its rows, one statement each (atomic against concurrent writes). */
+  async repairCounters(drifts: CounterDrift[]): Promise<void> {
+    for (const drift of drifts) {
+      const counter = COUNTERS.find((item) => item.table === drift.table && item.column === drift.column)!;
+      const table = this.q(counter.table);
+      const count = this.countOf(counter, table);
+      await this.dataSource.query(`UPDATE ${table} SET ${counter.column} = ${count} WHERE ${counter.column} <> ${count}`);
+    }
+  }
+
+  private countOf(counter: { counted: string; key: string }, outer: string): string {
+    return `(SELECT COUNT(*) FROM ${this.q(counter.counted)} c WHERE c.${counter.key} = ${outer}.id)`;
+  }
+
+  private async count(sql: string): Promise<number> {
+    const rows: Record<string, unknown>[] = await this.dataSource.query(sql);
+    return Number(rows[0]?.n ?? 0);
+  }
+}

@@ -1,0 +1,71 @@
+import { applyDecorators, CanActivate, createParamDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import type { RepositoryUnit } from '../access/access-mode';
+import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { AuthContext } from '../auth/auth-context';
+import { GuardedBeforeBody } from '../common/body';
+import { NotFoundError } from '../common/errors';
+import { ApiParam } from '@nestjs/swagger';
+import { RepositoryStore } from './repository.store';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The repository of a `{owner}/{repo}` route with the caller's access, set by RepositoryAssignment. */
+    repository?: RepositoryTarget;
+  }
+}
+
+export const REPOSITORY_ROUTE = 'anvil:repository-route';
+
+export interface RepositoryRouteOptions {
+  /** The unit the route reads (404 when the caller cannot read it); none: any readable unit. */
+  unit?: RepositoryUnit;
+}
+
+/**
+ * A route on one repository named by its `:owner` and `:repo` parameters: RepositoryAssignment resolves it and
+ * the caller's access before the handler (and before any body is read), and the handler takes the result with
+ * `@TargetRepository()`. Every repository route declares this; a test walks the routes to prove it.
+ */
+export function RepositoryRoute(options: RepositoryRouteOptions = {}) {
+  return applyDecorators(
+    SetMetadata(REPOSITORY_ROUTE, options),
+    GuardedBeforeBody(RepositoryAssignment),
+    ApiParam({ name: 'owner', type: String, required: true }),
+    ApiParam({ name: 'repo', type: String, required: true }),
+  );
+}
+
+/**
+ * Forgejo's repoAssignment: once per request, the owner and repository by name (unknown → 404), then the
+ * access policy's read rule (unreadable → 404, public-only token on a non-public repository → 403). Runs after
+ * the route's auth guard (scopes), so the order stays scope → lookup → read → public-only → sign-in → permission.
+ */
+@Injectable()
+export class RepositoryAssignment implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly repositories: RepositoryStore,
+    private readonly policy: RepositoryPolicy,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const options = this.reflector.get<RepositoryRouteOptions | undefined>(REPOSITORY_ROUTE, context.getHandler()) ?? {};
+    const request = context.switchToHttp().getRequest<Request>();
+    const ownerName = request.params.owner;
+    const repoName = request.params.repo;
+    if (typeof ownerName !== 'string' || typeof repoName !== 'string') throw new Error('a repository route needs :owner and :repo');
+    const found = await this.repositories.findWithOwnerByNames(ownerName, repoName);
+    if (!found) throw new NotFoundError();
+    request.repository = await this.policy.open(request.auth ?? AuthContext.anonymous(), found.repo, found.owner, options.unit);
+    return true;
+  }
+}
+
+/** The repository RepositoryAssignment resolved for this request. */
+export const TargetRepository = createParamDecorator((_data: unknown, context: ExecutionContext): RepositoryTarget => {
+  const target = context.switchToHttp().getRequest<Request>().repository;
+  if (!target) throw new Error('route has no @RepositoryRoute()');
+  return target;
+});

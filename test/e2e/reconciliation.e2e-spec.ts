@@ -1,0 +1,112 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Reconciliation } from '../../src/integrity/reconciliation.service';
+import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
+import { startTestApp, TestApp } from '../support/test-app';
+
+/**
+ * The start-up reconciliation (and `anvil doctor`) against leftovers planted as a crash leaves them: it reports
+ * without changing anything unless told to fix, repairs each kind, quarantines what could be user data under
+ * DATA_DIR/lost+found, and leaves alone what is younger than RECONCILE_STALE_AFTER (another instance's live work).
+ */
+describe('reconciliation of the database with DATA_DIR', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  const past = new Date(Date.now() - 2 * 3600_000);
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    owner = await makeUser(t);
+  });
+  afterAll(() => t.close());
+
+  const reconciliation = () => t.app.get(Reconciliation);
+  const repoDir = (name: string) => path.join(t.dataDir, 'repositories', owner.name.toLowerCase(), `${name.toLowerCase()}.git`);
+  const kinds = (findings: { kind: string }[]) => findings.map((finding) => finding.kind).sort();
+  const aged = (file: string) => fs.utimesSync(file, past, past);
+
+  it('finds nothing in a consistent data directory', async () => {
+    await makeRepo(t, owner, { autoInit: true });
+    expect((await reconciliation().run({ fix: false })).findings).toEqual([]);
+  });
+
+  it('reports, then repairs: leftovers in a repository, a directory without a row, a stale temporary file, drifted counters', async () => {
+    const repo = await makeRepo(t, owner, { autoInit: true });
+    const lock = path.join(repoDir(repo.name), 'refs', 'heads', 'main.lock');
+    fs.writeFileSync(lock, 'x');
+    aged(lock);
+    const quarantine = path.join(repoDir(repo.name), 'objects', 'tmp_objdir-incoming-abc');
+    fs.mkdirSync(quarantine);
+    fs.writeFileSync(path.join(quarantine, 'pack'), 'y');
+    aged(quarantine);
+    const young = path.join(repoDir(repo.name), 'packed-refs.lock');
+    fs.writeFileSync(young, 'live');
+    const orphan = repoDir('orphan-repository');
+    fs.cpSync(repoDir(repo.name), orphan, { recursive: true });
+    fs.rmSync(path.join(orphan, 'refs', 'heads', 'main.lock'));
+    aged(orphan);
+    const index = path.join(t.dataDir, 'tmp', 'git-index', 'anvil-index-0123');
+    fs.mkdirSync(path.dirname(index), { recursive: true });
+    fs.writeFileSync(index, 'z');
+    aged(index);
+    await t.dataSource.query('UPDATE repository SET num_stars = 5, git_size = 0 WHERE id = ?', [repo.id]);
+
+    const report = await reconciliation().run({ fix: false });
+    expect(kinds(report.findings)).toEqual(['counter-drift', 'directory-without-repository', 'size-recomputed', 'stale-git-leftover', 'stale-git-leftover', 'stale-temporary-file']);
+    expect(report.findings.every((finding) => finding.action.startsWith('would be'))).toBe(true);
+    expect(fs.existsSync(lock) && fs.existsSync(orphan) && fs.existsSync(index)).toBe(true);
+
+    const repaired = await reconciliation().run({ fix: true });
+    expect(kinds(repaired.findings)).toEqual(kinds(report.findings));
+    expect(fs.existsSync(lock) || fs.existsSync(quarantine) || fs.existsSync(index) || fs.existsSync(orphan)).toBe(false);
+    // Younger than RECONCILE_STALE_AFTER: possibly another instance's live write.
+    expect(fs.existsSync(young)).toBe(true);
+    fs.rmSync(young);
+    // What could be user data is moved, never deleted.
+    const lostFound = path.join(t.dataDir, 'lost+found');
+    const moved = fs.readdirSync(lostFound).map((stamp) => path.join(lostFound, stamp, 'repositories', owner.name.toLowerCase(), 'orphan-repository.git'));
+    expect(moved.some((dir) => fs.existsSync(path.join(dir, 'HEAD')))).toBe(true);
+    const answer = await t.http.get(t.api(`/repos/${owner.name}/${repo.name}`)).set(withToken(owner.token)).expect(200);
+    expect(answer.body.stars_count).toBe(0);
+    expect(answer.body.size).toBeGreaterThan(0);
+    expect((await reconciliation().run({ fix: false })).findings).toEqual([]);
+  });
+
+  it('recreates a lost repository directory as an empty repository', async () => {
+    const lost = await makeRepo(t, owner, { autoInit: true });
+    fs.rmSync(repoDir(lost.name), { recursive: true });
+    const repaired = await reconciliation().run({ fix: true });
+    expect(kinds(repaired.findings)).toEqual(['repository-without-directory']);
+    const answer = await t.http.get(t.api(`/repos/${owner.name}/${lost.name}`)).set(withToken(owner.token)).expect(200);
+    expect(answer.body.empty).toBe(true);
+    expect((await reconciliation().run({ fix: false })).findings).toEqual([]);
+  });
+
+  it('moves a parked upload whose row committed into place, quarantines a file without a row, removes rows whose file is lost', async () => {
+    const put = (name: string, body: string) =>
+      t.http.put(`/api/packages/${owner.name}/generic/reconciled/1.0.0/${name}`).set(withToken(owner.token)).set('Content-Type', 'application/octet-stream').send(Buffer.from(body));
+    await put('kept.bin', 'kept content').expect(201);
+    await put('lost.bin', 'lost content').expect(201);
+    const [kept] = (await t.dataSource.query("SELECT b.sha256 AS sha256 FROM package_blob b INNER JOIN package_file f ON f.blob_id = b.id WHERE f.name = 'kept.bin'")) as { sha256: string }[];
+    const [lost] = (await t.dataSource.query("SELECT b.sha256 AS sha256 FROM package_blob b INNER JOIN package_file f ON f.blob_id = b.id WHERE f.name = 'lost.bin'")) as { sha256: string }[];
+    const fileOf = (sha256: string) => path.join(t.dataDir, 'packages', sha256[0], sha256[1], sha256);
+    // A crash between the row's commit and the rename: the content waits in the pending area.
+    const pending = path.join(t.dataDir, 'tmp', 'pending', `packages.${kept.sha256[0]}.${kept.sha256[1]}.${kept.sha256}.00000000-0000-4000-8000-000000000000`);
+    fs.mkdirSync(path.dirname(pending), { recursive: true });
+    fs.renameSync(fileOf(kept.sha256), pending);
+    fs.rmSync(fileOf(lost.sha256));
+    const stray = fileOf('f'.repeat(64));
+    fs.mkdirSync(path.dirname(stray), { recursive: true });
+    fs.writeFileSync(stray, 'no row');
+    await t.dataSource.query("INSERT INTO package_version (package_id, creator_id, version, lower_version, created_unix) SELECT package_id, creator_id, '9.9.9', '9.9.9', created_unix FROM package_version WHERE lower_version = '1.0.0'");
+
+    const repaired = await reconciliation().run({ fix: true });
+    expect(kinds(repaired.findings)).toEqual(['blob-without-row', 'package-blob-without-file', 'package-rows-without-file', 'parked-upload-finished']);
+    const download = await t.http.get(`/api/packages/${owner.name}/generic/reconciled/1.0.0/kept.bin`).set(withToken(owner.token)).buffer(true).expect(200);
+    expect(Buffer.from(download.body as Buffer).toString()).toBe('kept content');
+    await t.http.get(`/api/packages/${owner.name}/generic/reconciled/1.0.0/lost.bin`).set(withToken(owner.token)).expect(404);
+    await t.http.get(t.api(`/packages/${owner.name}/generic/reconciled/9.9.9`)).set(withToken(owner.token)).expect(404);
+    expect(fs.existsSync(stray)).toBe(false);
+    expect((await reconciliation().run({ fix: false })).findings).toEqual([]);
+  });
+});

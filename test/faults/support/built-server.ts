@@ -1,0 +1,100 @@
+/**
+ * The built server and CLI (`node dist/...`, built once per file when a source changed, as `npm start` does) for
+ * the fault tests that start and kill many servers: a start takes a second instead of a transpilation.
+ */
+import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+
+export const ROOT = path.join(__dirname, '..', '..', '..');
+const run = promisify(execFile);
+
+/** Builds dist/ when a source changed since the last build (as `npm start` does), once per test file. */
+export function buildOnce(): void {
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-if-changed.js')], { cwd: ROOT, stdio: 'ignore' });
+}
+
+/** A real server process (`node dist/src/main.js`), its output, and how it ended. */
+export interface ServerProcess {
+  child: ChildProcess;
+  /** `http://127.0.0.1:<port>` once it listens. */
+  url: string;
+  /** The start-up line (with the reconciliation's count). */
+  startupLine: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output(): string;
+  /** SIGTERM and wait for the end. */
+  stop(): Promise<void>;
+}
+
+export function baseEnv(dataDir: string, databaseUrl: string | undefined): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    DATA_DIR: dataDir,
+    ROOT_URL: 'http://anvil.test/',
+    PORT: '0',
+    SSH_LISTEN_PORT: '0',
+    SSH_LISTEN_HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    // One test drives everything from one address.
+    RATE_LIMIT_TOKEN_CREATION: '1000000',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  };
+}
+
+/** Starts the built server and waits for its start-up line (or its early end, which fails). */
+export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const pattern = /(Anvil \S+ listening: HTTP on \S*?:(\d+)[,;][^"]*)/;
+  for (;;) {
+    const match = pattern.exec(output);
+    if (match) {
+      return {
+        child,
+        url: `http://127.0.0.1:${match[2]}`,
+        startupLine: match[1],
+        exited,
+        output: () => output,
+        stop: async () => {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          await exited;
+        },
+      };
+    }
+    const ended = await Promise.race([exited.then(() => true), new Promise<false>((resolve) => child.stdout!.once('data', () => resolve(false)))]);
+    if (ended && !pattern.test(output)) throw new Error(`the server ended before listening:\n${output}`);
+  }
+}
+
+/** `node dist/src/cli/main.js <args>`: its output and exit status. */
+export async function cli(env: Record<string, string>, args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args], { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 });
+    return { status: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { status: typeof failed.code === 'number' ? failed.code : 1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+/** A site admin and a token for it, made with the CLI. */
+export async function adminToken(env: Record<string, string>, username = 'faults-admin'): Promise<string> {
+  const made = await cli(env, ['admin', 'user', 'create', '--username', username, '--password', 'faults-password', '--email', `${username}@example.com`, '--admin', '--access-token']);
+  if (made.status !== 0) throw new Error(`admin user create failed: ${made.stderr}${made.stdout}`);
+  return made.stdout.trim().split('\n').pop()!;
+}
+
+/** `git <args>`, failing with git's message. */
+export async function git(args: string[], cwd?: string): Promise<string> {
+  const { stdout } = await run('git', args, {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com' },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout;
+}
