@@ -26,6 +26,8 @@ const BRANCH_PREFIX = 'refs/heads/';
 export class RepositoryPushes implements PushHandler, OnModuleInit {
   /** The quota reserved by each push in flight (gone with the push's context). */
   private readonly reservations = new WeakMap<PushContext, QuotaReservation>();
+  /** Pushes whose owner had nothing left when they started (other writes in flight count). */
+  private readonly refusedAtStart = new WeakSet<PushContext>();
 
   constructor(
     private readonly hooks: PushHooks,
@@ -60,8 +62,10 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     try {
       reservation = await this.quota.reserve({ id: owner.id, name: owner.name }, 'size:repos:all', repo.isPrivate ? 'reposPrivate' : 'reposPublic', 'remaining');
     } catch (error) {
-      if (error instanceof QuotaExceededError) return null;
-      throw error;
+      if (!(error instanceof QuotaExceededError)) throw error;
+      // Over quota, counting what other writes have in flight: pre-receive refuses anything but deletions.
+      this.refusedAtStart.add(push);
+      return null;
     }
     if (reservation.amount === Infinity) return null;
     this.reservations.set(push, reservation);
@@ -74,6 +78,8 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     const repo = await this.repository(push);
     // Deletions-only pushes always pass; otherwise the owner must be allowed `size:repos:all` (which a push
     // holding a reservation was, when it was made).
+    const writes = updates.some((update) => !isZeroId(update.newId));
+    if (writes && this.refusedAtStart.has(push)) throw new PushRefused('Quota exceeded');
     if (!this.reservations.has(push) && !(await this.quota.canAcceptPush(repo.ownerId, updates.map((update) => update.newId)))) {
       throw new PushRefused('Quota exceeded');
     }

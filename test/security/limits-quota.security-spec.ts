@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
-import { GitClient } from '../support/git-client';
+import { GitClient, withCredentials } from '../support/git-client';
 import { GitUpstream } from '../support/git-upstream';
 import { makeRepo, makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -21,6 +21,8 @@ interface HeldUpload {
   outcome: Promise<'continue' | number>;
   /** Sends the body (after 'continue') and resolves with the final status. */
   send(): Promise<number>;
+  /** Drops the request (a test that failed before sending its body must not leave it open). */
+  abort(): void;
 }
 
 function heldUpload(base: URL, method: string, path: string, headers: Record<string, string>, body: Buffer): HeldUpload {
@@ -49,6 +51,7 @@ function heldUpload(base: URL, method: string, path: string, headers: Record<str
       request.end(body);
       return final;
     },
+    abort: () => request.destroy(),
   };
 }
 
@@ -105,6 +108,32 @@ describe('quota holds under concurrent writes (H4)', () => {
       .set('Content-Type', 'application/octet-stream')
       .send(body)
       .expect(201);
+  });
+
+  it('a push while an upload holds the rest of the quota is refused; once the upload is done, pushes are capped by what is left', async () => {
+    const gina = await limitedUser(MIB, ['size:all']);
+    const repo = await makeRepo(t, gina);
+    const release = await makeRepo(t, gina, { autoInit: true });
+    const published = await t.http.post(t.api(`/repos/${release.full_name}/releases`)).set(withToken(gina.token)).send({ tag_name: 'v1' }).expect(201);
+    // The upload is admitted (its 1 MiB reserved) and holds its body back.
+    const held = heldUpload(base, 'POST', `/api/v1/repos/${release.full_name}/releases/${published.body.id}/assets?name=big.bin`, withToken(gina.token), Buffer.alloc(MIB, 3));
+    expect(await held.outcome).toBe('continue');
+    const client = new GitClient();
+    try {
+      const work = await client.workingCopy('main', { 'README.md': 'hello\n' });
+      const url = withCredentials(base.href, `${repo.full_name}.git`, gina.name, gina.password);
+      const refused = await client.run(['push', url, 'main'], { cwd: work });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('Anvil: Quota exceeded');
+      expect((await t.http.get(t.api(`/repos/${repo.full_name}`)).set(withToken(gina.token))).body.empty).toBe(true);
+      // The upload completes (the one write that crosses the limit), and then nothing more is accepted.
+      expect(await held.send()).toBe(201);
+      const after = await client.run(['push', url, 'main'], { cwd: work });
+      expect(after.stderr).toContain('Anvil: Quota exceeded');
+    } finally {
+      held.abort();
+      client.dispose();
+    }
   });
 
   it('8 concurrent generic package files of 600 KiB against a 1 MiB limit: at most one stored over the limit', async () => {
