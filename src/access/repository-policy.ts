@@ -35,11 +35,14 @@ export class RepositoryTarget {
     return this.resolved;
   }
 
-  /** Sign-in (401), then write on `unit` (403 with `message`), then the repository's state (archived: 423). */
-  async assertCanWrite(unit: RepositoryUnit, message = 'user should have a permission to write to the repository'): Promise<void> {
+  /**
+   * Sign-in (401), then write on `unit` (403 with `message`), then the repository's state (archived: 423) unless
+   * the write is to metadata that Forgejo lets writers change on an archived repository (labels).
+   */
+  async assertCanWrite(unit: RepositoryUnit, message = 'user should have a permission to write to the repository', options: { evenWhenArchived?: boolean } = {}): Promise<void> {
     requireSignedIn(this.viewer);
     if (!(await this.permission()).canWrite(unit)) throw new ForbiddenError(message);
-    assertAcceptsWrites(this.repo, this.owner);
+    if (!options.evenWhenArchived) assertAcceptsWrites(this.repo, this.owner);
   }
 
   /** Sign-in (401), then admin of the repository (403 with `message`). */

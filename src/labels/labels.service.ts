@@ -55,10 +55,13 @@ export class LabelsService {
     private readonly clock: Clock,
   ) {}
 
-  /** Labels belong to the issues unit: writing them takes write on it (401, 403), as Forgejo. */
+  /**
+   * Labels belong to the issues unit: writing them takes write on it (401, 403), as Forgejo; an archived
+   * repository's labels stay writable, as Forgejo's label routes do not check the archive.
+   */
   async repositoryPlace(target: RepositoryTarget, write: boolean): Promise<LabelPlace> {
     const { repo, owner } = target;
-    if (write) await target.assertCanWrite('repo.issues', 'user should have a permission to write to a repo');
+    if (write) await target.assertCanWrite('repo.issues', 'user should have a permission to write to a repo', { evenWhenArchived: true });
     return { owner: { repoId: repo.id, orgId: 0 }, listUrl: `${repositoryUrls(owner, repo, this.users.site).api}/labels` };
   }
 

@@ -65,6 +65,20 @@ describe('labels: /repos/{o}/{r}/labels and /orgs/{org}/labels', () => {
       await t.http.get(t.api(`/repos/${repo.full_name}/labels/999999`)).expect(404);
     });
 
+    it('an archived repository keeps its labels writable, as Forgejo (its code stays read-only)', async () => {
+      const repo = await makeRepo(t, owner);
+      await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send({ archived: true }).expect(200);
+      const label = await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(owner.token)).send({ name: 'kept', color: '#00aa00' }).expect(201);
+      await t.http.patch(t.api(`/repos/${repo.full_name}/labels/${label.body.id}`)).set(withToken(owner.token)).send({ color: '00bb00' }).expect(200);
+      await t.http.delete(t.api(`/repos/${repo.full_name}/labels/${label.body.id}`)).set(withToken(owner.token)).expect(204);
+      await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(stranger.token)).send({ name: 'x', color: '#000000' }).expect(403);
+      await t.http
+        .post(t.api(`/repos/${repo.full_name}/contents/x.txt`))
+        .set(withToken(owner.token))
+        .send({ content: Buffer.from('x').toString('base64') })
+        .expect(423);
+    });
+
     it('a deleted repository takes its labels with it', async () => {
       const repo = await makeRepo(t, owner);
       await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(owner.token)).send({ name: 'l', color: '#000000' }).expect(201);
