@@ -75,7 +75,7 @@ export class Transactions {
     // by a failure, and the group's writes would join it and never be committed.
     if (connection.inTransaction || runner.isTransactionActive) this.resetConnection(runner, 'a transaction was left open');
     try {
-      await runner.startTransaction();
+      await beginImmediate(runner);
     } catch (error) {
       this.resetConnection(runner);
       for (const item of group) item.reject(error);
@@ -184,6 +184,24 @@ export class Transactions {
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** Math.min(attempt, 6)));
       }
     }
+  }
+}
+
+/**
+ * Opens the group's transaction with BEGIN IMMEDIATE: the write lock is taken at once, waiting (busy_timeout) while
+ * another process (a second instance, the CLI) writes. A deferred BEGIN would read first and then fail at its first
+ * write with SQLITE_BUSY, without waiting, whenever another process had committed since the read.
+ */
+async function beginImmediate(runner: QueryRunner): Promise<void> {
+  const ownQuery = Object.prototype.hasOwnProperty.call(runner, 'query') ? runner.query : undefined;
+  const query = runner.query.bind(runner) as (sql: string, ...rest: unknown[]) => Promise<unknown>;
+  runner.query = ((sql: string, ...rest: unknown[]) => query(sql === 'BEGIN TRANSACTION' ? 'BEGIN IMMEDIATE TRANSACTION' : sql, ...rest)) as QueryRunner['query'];
+  try {
+    await runner.startTransaction();
+  } finally {
+    // SQLite's driver shares one query runner: the rewrite must not outlive this BEGIN.
+    if (ownQuery) runner.query = ownQuery;
+    else delete (runner as { query?: unknown }).query;
   }
 }
 
