@@ -6,6 +6,7 @@ import { Body } from '../common/body';
 import { ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { CreateOrganizationOption } from '../users/create-organization.option';
+import { organizationProfile } from '../users/edit-organization.option';
 import { toOrganizationWire } from '../users/organization.mapper';
 import { OrganizationWire } from '../users/organization.wire';
 import { OrganizationsService } from '../users/organizations.service';
@@ -36,13 +37,7 @@ export class AdminOrganizationsController {
   async create(@Caller() caller: AuthContext, @Param('username') username: string, @Body() option: CreateOrganizationOption): Promise<OrganizationWire> {
     const org = await this.organizations.createForUser(username, {
       username: option.username,
-      fullName: option.full_name,
-      email: option.email,
-      description: option.description,
-      website: option.website,
-      location: option.location,
-      visibility: option.visibility,
-      repoAdminChangeTeamAccess: option.repo_admin_change_team_access,
+      ...organizationProfile(option),
     });
     return toOrganizationWire(org, caller, this.users.site);
   }

@@ -28,3 +28,16 @@ export class EditOrganizationOption {
   @Field({ field: 'RepoAdminChangeTeamAccess', type: 'boolean' })
   repo_admin_change_team_access?: boolean;
 }
+
+/** The profile fields of a create or edit body, in the service's terms (one binding for the three routes). */
+export function organizationProfile(option: EditOrganizationOption) {
+  return {
+    fullName: option.full_name,
+    email: option.email,
+    description: option.description,
+    website: option.website,
+    location: option.location,
+    visibility: option.visibility,
+    repoAdminChangeTeamAccess: option.repo_admin_change_team_access,
+  };
+}

@@ -8,7 +8,7 @@ import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/pa
 import { CreateOrganizationOption } from './create-organization.option';
 import { toOrganizationWire } from './organization.mapper';
 import { OrganizationPermissionsWire, OrganizationWire } from './organization.wire';
-import { EditOrganizationOption } from './edit-organization.option';
+import { EditOrganizationOption, organizationProfile } from './edit-organization.option';
 import { OrganizationsService } from './organizations.service';
 import { toUserWire } from './user.mapper';
 import { UserWire } from './user.wire';
@@ -31,13 +31,7 @@ export class OrganizationsController {
     requireSignedIn(caller);
     const org = await this.organizations.create(caller, {
       username: option.username,
-      fullName: option.full_name,
-      email: option.email,
-      description: option.description,
-      website: option.website,
-      location: option.location,
-      visibility: option.visibility,
-      repoAdminChangeTeamAccess: option.repo_admin_change_team_access,
+      ...organizationProfile(option),
     });
     return toOrganizationWire(org, caller, this.users.site);
   }
@@ -56,15 +50,7 @@ export class OrganizationsController {
   @ApiOkResponse({ type: OrganizationWire })
   @ApiErrors(403, 404, 422)
   async edit(@Caller() caller: AuthContext, @Param('org') name: string, @Body() option: EditOrganizationOption): Promise<OrganizationWire> {
-    const org = await this.organizations.edit(caller, name, {
-      fullName: option.full_name,
-      email: option.email,
-      description: option.description,
-      website: option.website,
-      location: option.location,
-      visibility: option.visibility,
-      repoAdminChangeTeamAccess: option.repo_admin_change_team_access,
-    });
+    const org = await this.organizations.edit(caller, name, organizationProfile(option));
     return toOrganizationWire(org, caller, this.users.site);
   }
 
