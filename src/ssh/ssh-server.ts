@@ -27,7 +27,7 @@ import { loadOrCreateHostKey } from './ssh-host-key';
 /** Who an authenticated connection is: a user by one of their keys, or a deploy key. */
 type SshIdentity = { kind: 'user'; key: PublicKeyEntity; user: UserEntity } | { kind: 'deploy'; key: DeployKeyEntity; principal: DeployKeyPrincipal };
 
-/** A refusal written as `Anvil: <message>` with exit status 1 (git-transport.md 0.3). */
+/** A refusal written as `Anvil: <message>` with exit status 1 (docs/git-transports.md). */
 class SshRefusal extends Error {}
 
 /** A TCP connection before and after login: what the pre-login limits count. */
@@ -39,7 +39,7 @@ interface Arrival {
 }
 
 /**
- * The built-in SSH server (git-transport.md 2): public-key login as SSH_USER with a registered key, the greeting,
+ * The built-in SSH server (docs/git-transports.md): public-key login as SSH_USER with a registered key, the greeting,
  * and git-upload-pack / git-receive-pack / git-upload-archive through the same serving processes and hooks as
  * smart HTTP.
  */

@@ -31,7 +31,7 @@ export function acceptableSshKey(content: string): SshPublicKey {
   }
 }
 
-/** SSH public keys of users (behaviour 5, 5.3, 6, 12.1). */
+/** SSH public keys of users. */
 @Injectable()
 export class PublicKeysService {
   private readonly otherHolders: KeyMaterialHolder[] = [];
@@ -67,7 +67,7 @@ export class PublicKeysService {
     return { items: found.items.map((key) => ({ key, owner })), total: found.total };
   }
 
-  /** The caller's own key, or any key for a site admin; anything else is not found (D15). */
+  /** The caller's own key, or any key for a site admin; anything else is not found. */
   async get(viewer: AuthContext, id: number): Promise<OwnedPublicKey> {
     const key = await this.keys.findById(id);
     if (!key || !viewer.isSelfOrAdmin(key.ownerId)) throw new NotFoundError();
@@ -105,7 +105,7 @@ export class PublicKeysService {
     }
   }
 
-  /** Unknown → 404; another user's key → 403 unless the caller is a site admin (D16). */
+  /** Unknown → 404; another user's key → 403 unless the caller is a site admin. */
   async delete(viewer: AuthContext, id: number): Promise<void> {
     const key = await this.keys.findById(id);
     if (!key) throw new NotFoundError();
