@@ -59,7 +59,7 @@ export class AppModule {
         MirrorsModule,
         GitHttpModule,
         SshModule,
-        // Quota routes exist only while quota is enabled; the engine itself always answers [D22].
+        // Quota routes exist only while quota is enabled; the engine itself always answers.
         ...(config.quota.enabled ? [QuotaRoutesModule] : []),
         AdminModule,
         MarkdownModule,

@@ -12,7 +12,7 @@ import { clientAddress, Credential, CredentialChain } from './credentials';
 export { SIGN_IN_FAILED } from './credentials';
 
 /**
- * The credential chain every request passes (behaviour 1.4 and 1.6): authentication (401), account state
+ * The credential chain every request passes (docs/check-order.md): authentication (401), account state
  * (403), sudo (403/404). It runs before routing, so bad credentials are a 401 even on unknown paths.
  * Registered once, as plain Express middleware (bootstrap.ts): `handle`.
  */

@@ -7,7 +7,7 @@ import type { UserStore } from '../users/user.store';
 import { CredentialChain, SIGN_IN_FAILED } from './credentials';
 import * as secrets from './secrets';
 
-/** Issue 12, finding 4: a sign-in for an account that does not exist does the same KDF work as a wrong password. */
+/** A sign-in for an account that does not exist does the same KDF work as a wrong password. */
 describe('CredentialChain password sign-in', () => {
   it('verifies against the decoy hash when the account does not exist, and answers the one failure', async () => {
     const users = { findByName: async () => null } as unknown as UserStore;

@@ -20,12 +20,12 @@ export type Credential =
 
 /**
  * The one answer to every failed password sign-in, whether the account exists, is an organisation, has no
- * password or the password is wrong: nothing tells accounts apart (issue 12, finding 4).
+ * password or the password is wrong: nothing tells accounts apart.
  */
 export const SIGN_IN_FAILED = 'user does not exist or password is invalid';
 
 /**
- * Verifies one credential (behaviour 1.4): a token, or Basic with a password or a token. Shared by the API's
+ * Verifies one credential (docs/check-order.md): a token, or Basic with a password or a token. Shared by the API's
  * middleware and the git routes, which answer the same credentials with their own statuses and texts.
  * Failures are UnauthorizedError; a client address or account over its failed sign-in limit, or a full KDF
  * queue, is a TooManyRequestsError, raised before any KDF runs.

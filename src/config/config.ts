@@ -97,7 +97,7 @@ export interface WebhookConfig {
   retryMaxMs: number;
 }
 
-/** Migrations and pull mirrors (git-transport.md 0.1, 3.6): concurrency and admission are settings. */
+/** Migrations and pull mirrors (docs/git-transports.md, docs/mirrors.md): concurrency and admission are settings. */
 export interface MirrorConfig {
   /** MIRROR_MAX_CONCURRENCY: mirror fetches one process runs at once. */
   maxConcurrency: number;
@@ -126,7 +126,7 @@ export interface HttpServerConfig {
   headersTimeoutMs: number;
   /**
    * Time to receive a whole request (0: none, the default): Node's 300 s would cut long pushes, and git
-   * exchanges end by their own idle limit (git-transport.md 1.6); API routes have bodyTimeoutMs.
+   * exchanges end by their own idle limit (docs/git-transports.md); API routes have bodyTimeoutMs.
    */
   requestTimeoutMs: number;
   /** Time an API route waits for its body once it starts reading it. */
@@ -163,7 +163,7 @@ export interface RateLimitConfig {
   changePassword: number;
 }
 
-/** The built-in SSH server (git-transport.md 0.1). */
+/** The built-in SSH server (docs/git-transports.md). */
 export interface SshConfig {
   enabled: boolean;
   listenHost: string;
@@ -185,7 +185,7 @@ export interface SshConfig {
   maxAuthTries: number;
 }
 
-/** Limits of the git processes that serve clones and pushes (git-transport.md 1.6, 2.5). */
+/** Limits of the git processes that serve clones and pushes (docs/git-transports.md). */
 export interface GitServingConfig {
   /** At most this many serving git processes at once. */
   maxProcesses: number;

@@ -9,7 +9,7 @@ describe('request log', () => {
     expect(path).toBe('/api/v1/user?page=2&token=[redacted]&access_token=[redacted]');
   });
 
-  it('redacts secrets by their decoded names, however the name is spelled on the wire (issue 12, finding 7)', () => {
+  it('redacts secrets by their decoded names, however the name is spelled on the wire', () => {
     const secret = 'b'.repeat(40);
     for (const name of ['%74oken', 'access%5Ftoken', 'TOKEN', 'Access_Token', 'to%6Ben', 'password']) {
       const path = loggablePath(`/api/v1/user?${name}=${secret}&page=2`);

@@ -25,7 +25,7 @@ export interface ServedTarget {
 }
 
 /**
- * Account state of an authenticated git caller (git-transport.md 1.4 step 2, 2.4 step 1), or null when usable.
+ * Account state of an authenticated git caller (docs/git-transports.md), or null when usable.
  */
 export function accountStateProblem(user: UserEntity, rootUrl: string): string | null {
   if (!user.isActive || user.prohibitLogin) return 'Your account is disabled.';

@@ -24,7 +24,7 @@ interface SshIdentity {
   user: UserEntity;
 }
 
-/** A refusal written as `Anvil: <message>` with exit status 1 (git-transport.md 0.3). */
+/** A refusal written as `Anvil: <message>` with exit status 1 (docs/git-transports.md). */
 class SshRefusal extends Error {}
 
 /** A TCP connection before and after login: what the pre-login limits count. */
@@ -36,7 +36,7 @@ interface Arrival {
 }
 
 /**
- * The built-in SSH server (git-transport.md 2): public-key login as SSH_USER with a registered key, the greeting,
+ * The built-in SSH server (docs/git-transports.md): public-key login as SSH_USER with a registered key, the greeting,
  * and git-upload-pack / git-receive-pack / git-upload-archive through the same serving processes and hooks as
  * smart HTTP.
  */

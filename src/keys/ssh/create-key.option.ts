@@ -1,7 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Field } from '../../common/fields';
 
-/** Body of POST /user/keys (behaviour 5.3). */
+/** Body of POST /user/keys. */
 @ApiSchema({ name: 'CreateKeyOption' })
 export class CreateKeyOption {
   @Field({ field: 'Title', type: 'string', required: true, maxSize: 50, description: 'Title of the key to add' })

@@ -16,7 +16,7 @@ import { MAX_KEYS_PER_USER, TOO_MANY_KEYS } from '../key-owners';
 const FINGERPRINT_TAKEN = 'Key content has been used as non-deploy key';
 const TITLE_TAKEN = 'Key title has been used';
 
-/** SSH public keys of users (behaviour 5, 5.3, 6, 12.1). */
+/** SSH public keys of users. */
 @Injectable()
 export class PublicKeysService {
   constructor(
@@ -40,7 +40,7 @@ export class PublicKeysService {
     return { items: found.items.map((key) => ({ key, owner })), total: found.total };
   }
 
-  /** The caller's own key, or any key for a site admin; anything else is not found (D15). */
+  /** The caller's own key, or any key for a site admin; anything else is not found. */
   async get(viewer: AuthContext, id: number): Promise<OwnedPublicKey> {
     const key = await this.keys.findById(id);
     if (!key || !viewer.isSelfOrAdmin(key.ownerId)) throw new NotFoundError();
@@ -80,7 +80,7 @@ export class PublicKeysService {
     }
   }
 
-  /** Unknown → 404; another user's key → 403 unless the caller is a site admin (D16). */
+  /** Unknown → 404; another user's key → 403 unless the caller is a site admin. */
   async delete(viewer: AuthContext, id: number): Promise<void> {
     const key = await this.keys.findById(id);
     if (!key) throw new NotFoundError();
