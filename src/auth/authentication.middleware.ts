@@ -7,7 +7,7 @@ import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { RequestGitClient } from '../git/request-git-client';
 import { AuthContext } from './auth-context';
-import { clientAddress, Credential, CredentialChain, readCredential } from './credentials';
+import { clientAddress, Credential, CredentialChain } from './credentials';
 
 export { SIGN_IN_FAILED } from './credentials';
 
@@ -27,7 +27,7 @@ export class AuthenticationMiddleware {
   readonly handle = (request: Request, response: Response, next: NextFunction): void => {
     let credential: Credential | undefined;
     try {
-      credential = readCredential(request);
+      credential = this.credentials.read(request);
     } catch (error) {
       request.auth = AuthContext.anonymous();
       return next(error);

@@ -12,7 +12,7 @@ export interface RouteAuth {
   access: Access;
   /** Token scope categories the route needs; read for GET/HEAD, write otherwise. */
   categories: ScopeCategory[];
-  /** Only Basic auth with the account password (token management, as Forgejo requires). */
+  /** Only Basic auth with the account password, or the gateway's sign-in (token management, as Forgejo requires). */
   passwordOnly?: boolean;
 }
 
@@ -66,7 +66,7 @@ export class RouteAuthGuard implements CanActivate {
     }
     if (routeAuth.access === 'public') return true;
     if (!auth.isSignedIn) throw new UnauthorizedError(SIGN_IN_REQUIRED);
-    if (routeAuth.passwordOnly && auth.method !== 'password') throw new UnauthorizedError('auth method not allowed');
+    if (routeAuth.passwordOnly && auth.method !== 'password' && auth.method !== 'reverse-proxy') throw new UnauthorizedError('auth method not allowed');
     if (routeAuth.access === 'site-admin' && !auth.isAdmin) throw new ForbiddenError('user should be the site admin');
     return true;
   }

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AuthContext } from '../auth/auth-context';
-import { clientAddress, CredentialChain, readCredential } from '../auth/credentials';
+import { clientAddress, CredentialChain } from '../auth/credentials';
 import { TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import type { RequestLog } from '../logging/request-log';
 import { APP_CONFIG, AppConfig } from '../config/config';
@@ -118,7 +118,7 @@ export class GitHttpHandler {
 
   private async authenticate(request: Request): Promise<AuthContext> {
     try {
-      const credential = readCredential(request);
+      const credential = this.credentials.read(request);
       return credential ? await this.credentials.authenticate(credential, clientAddress(request)) : AuthContext.anonymous();
     } catch (error) {
       if (error instanceof UnauthorizedError) {
