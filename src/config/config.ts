@@ -118,7 +118,7 @@ export interface MirrorConfig {
   tickMs: number;
 }
 
-/** Settings for life behind a gateway (SECURITY.md; README, "Behind a gateway"). */
+/** Settings for life behind a gateway (SECURITY.md; README, "Behind your gateway"). */
 export interface HttpServerConfig {
   /** Idle keep-alive connections are kept this long; above a gateway's idle timeout (commonly 60 s). */
   keepAliveTimeoutMs: number;
