@@ -124,6 +124,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           ? await this.sender.send({
               url: hook.url,
               contentType: hook.contentType === 'form' ? 'form' : 'json',
+              method: hook.httpMethod === 'GET' ? 'GET' : 'POST',
               secret: hook.secret === '' ? '' : this.box.open(hook.secret),
               authorization: hook.authorizationHeader === '' ? '' : this.box.open(hook.authorizationHeader),
               uuid: delivery.uuid,
