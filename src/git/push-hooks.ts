@@ -46,7 +46,7 @@ export interface PushHandler {
 const MAX_HOOK_BODY_BYTES = 16 * 1024 * 1024;
 
 /**
- * The hooks Anvil owns (git-transport.md 0.4). `DATA_DIR/hooks` holds a pre-receive and a post-receive script,
+ * The hooks Anvil owns (docs/git-transports.md). `DATA_DIR/hooks` holds a pre-receive and a post-receive script,
  * rewritten at every start; receive-pack runs with `core.hooksPath` pointing there, so hooks inside repository
  * directories never run. Each script is a small node program that posts its ref lines to this server's internal
  * endpoint on loopback. Why a callback rather than a script that opens the database: the rules and effects stay

@@ -18,7 +18,7 @@ import { RepositoryStore } from './repository.store';
 const BRANCH_PREFIX = 'refs/heads/';
 
 /**
- * What a push means for a repository's record (git-transport.md 0.4), the same for HTTP and SSH: the rules of
+ * What a push means for a repository's record (docs/git-transports.md), the same for HTTP and SSH: the rules of
  * pre-receive (quota, the default branch, `refs/for/`) and the effects of post-receive (first branch, size,
  * update time), done before `git push` returns.
  */
@@ -163,7 +163,10 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
   }
 }
 
-/** The mirror rule of 0.4 (Anvil's G12): current default, `main`, `master`, then push order. */
+/**
+ * Which branch becomes the default when a push fills an empty repository (or a mirror's first fetch): the current
+ * default, `main`, `master`, then push order.
+ */
 export function firstBranch(currentDefault: string, created: string[]): string | undefined {
   for (const preferred of [currentDefault, 'main', 'master']) {
     if (created.includes(preferred)) return preferred;

@@ -15,7 +15,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { recordFigures } from './figures';
 
 /**
- * Issue 28, findings H1, H2, H3 and H6: no client may take more than its share of git, and what a repository's
+ * No client may take more than its share of git, and what a repository's
  * owner pushes cannot make git do unbounded work. Every attacker here stops by itself (a byte budget, an
  * attempt budget, a kill after a bounded wait); what is asserted is what the server did (who got a slot, what
  * status, which connection it closed), never how fast.
