@@ -9,6 +9,7 @@ import { ApiRequestTimeout } from './common/api-request-timeout';
 import { BodyPipe } from './common/body';
 import { CommonModule } from './common/common.module';
 import { CollaboratorsModule } from './collaborators/collaborators.module';
+import { DeployKeysModule } from './deploy-keys/deploy-keys.module';
 import { TeamsModule } from './teams/teams.module';
 import { ContentModule } from './content/content.module';
 import { HttpErrorFilter } from './common/http-error.filter';
@@ -52,6 +53,7 @@ export class AppModule {
         ReposModule,
         ReleasesModule,
         CollaboratorsModule,
+        DeployKeysModule,
         TeamsModule,
         LabelsModule,
         SettingsModule,
@@ -60,7 +62,7 @@ export class AppModule {
         MirrorsModule,
         GitHttpModule,
         SshModule,
-        // Quota routes exist only while quota is enabled; the engine itself always answers [D22].
+        // Quota routes exist only while quota is enabled; the engine itself always answers.
         ...(config.quota.enabled ? [QuotaRoutesModule] : []),
         AdminModule,
         MarkdownModule,

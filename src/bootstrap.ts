@@ -10,6 +10,7 @@ import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { AuthenticationMiddleware } from './auth/authentication.middleware';
+import { clientAddresses, TrustedProxies } from './common/client-address';
 import { frontDoor } from './common/front-door';
 import { JsonAnswersAdapter } from './common/json-answer';
 import { prefilterRoutes, routerStack } from './common/route-prefilter';
@@ -58,9 +59,11 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
 async function prepareApp(app: NestExpressApplication, config: AppConfig): Promise<void> {
   app.useLogger(new QuietStartLogger(new NestLogAdapter(app.get<PinoLogger>(APP_LOG))));
   const requestLog = app.get(RequestLog);
-  // The global pipeline, each concern registered once, in this order: metrics (when enabled) count every
+  // The global pipeline, each concern registered once, in this order: the client's address (behind trusted
+  // proxies, the forwarded one), read by everything after; metrics (when enabled) count every
   // request; git routes stream and meet none of the API's middleware; then the front door (request log,
   // security headers, CORS) and authentication, for everything else.
+  app.use(clientAddresses(new TrustedProxies(config.reverseProxy.trustedProxies)));
   if (config.metrics.enabled) await mountMetrics(app, config.metrics.token);
   app.use(app.get(GitHttpHandler).middleware(requestLog));
   app.use(frontDoor({ requestLog, corsAllowedOrigins: config.corsAllowedOrigins }));

@@ -231,7 +231,7 @@ export class PackagesService implements OnModuleInit {
     }
   }
 
-  /** The owner's package versions for the quota views (behaviour 2.10), largest first. */
+  /** The owner's package versions for the quota views (docs/quota.md), largest first. */
   private async quotaList(ownerId: number, page: PageQuery): Promise<Page<QuotaUsedPackageWire>> {
     const owner = await this.users.findById(ownerId);
     if (!owner) return { items: [], total: 0 };

@@ -129,7 +129,7 @@ export class RepositoriesService implements OnModuleInit {
     return this.get(await this.policy.open(viewer, repo, owner));
   }
 
-  /** POST /user/repos (behaviour 10.5): quota on the caller, then the shared rules. */
+  /** POST /user/repos: quota on the caller, then the shared rules. */
   async createForCaller(viewer: AuthContext, option: CreateRepositoryOption): Promise<RepositoryWire> {
     requireSignedIn(viewer);
     await this.quota.assertCanCreateRepository(viewer.user);
@@ -146,7 +146,7 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   /**
-   * POST /org/{org}/repos (behaviour 4.2): not an organisation → 422; invisible → 404; quota → 413; not
+   * POST /org/{org}/repos: not an organisation → 422; invisible → 404; quota → 413; not
    * allowed → 403.
    */
   async createInOrganizationDeprecated(viewer: AuthContext, orgName: string, option: CreateRepositoryOption): Promise<RepositoryWire> {
@@ -226,7 +226,7 @@ export class RepositoriesService implements OnModuleInit {
     }
   }
 
-  /** The row with the owner's counter and the creator's watch (behaviour 1.3, 4.1), inside `tx`. */
+  /** The row with the owner's counter and the creator's watch, inside `tx`. */
   private async insertRow(tx: EntityManager, owner: UserEntity, creator: UserEntity, now: number, fields: Partial<RepositoryEntity> & { name: string }): Promise<RepositoryEntity> {
     if (await this.repositories.findByOwnerAndName(owner.id, fields.name, tx)) throw duplicateName();
     const row = await this.repositories.insert(tx, {
@@ -245,7 +245,7 @@ export class RepositoriesService implements OnModuleInit {
     return row;
   }
 
-  /** The duplicate (409) and reserved-name (422) checks of behaviour 4.1, for a creation that does work first. */
+  /** The duplicate (409) and reserved-name (422) checks of every creation, for a creation that does work first. */
   async assertNameAvailable(owner: UserEntity, name: string): Promise<void> {
     if (await this.repositories.findByOwnerAndName(owner.id, name)) throw duplicateName();
     assertUsableRepositoryName(name);
@@ -298,7 +298,7 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   /**
-   * Measures a repository's directory and stores the size quota usage counts (behaviour 11.1). Whatever
+   * Measures a repository's directory and stores the size quota usage counts (docs/quota.md). Whatever
    * changes a repository on disk (push, migration, mirror sync) calls this afterwards.
    */
   async refreshGitSize(ownerName: string, repo: { id: number; name: string }): Promise<number> {
@@ -400,7 +400,7 @@ export class RepositoriesService implements OnModuleInit {
     await target.assertAdmin('user should be the owner of the repo');
     const dir = this.paths.repository(owner.name, repo.name);
     // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
-    // rather than having its new directory removed by this deletion (issue 12, suspicion 1).
+    // rather than having its new directory removed by this deletion.
     await this.pathLocks.run(pathKey(dir), async () => {
       const afterCommit = await this.transactions.run(async (tx) => {
         const steps = await this.deleteRow(tx, repo);

@@ -14,7 +14,7 @@ import { toUserWire } from './user.mapper';
 import { UserWire } from './user.wire';
 import { UsersService } from './users.service';
 
-/** /orgs routes (behaviour 10.4). Sign-in comes after the organisation lookup (1.6), so the service checks it. */
+/** /orgs routes. Sign-in comes after the organisation lookup (docs/check-order.md), so the service checks it. */
 @ApiTags('organization')
 @Controller()
 export class OrganizationsController {

@@ -51,7 +51,7 @@ const MUST_BE_MEMBER = 'Must be an organization member';
 const MUST_BE_OWNER = 'Must be an organization owner';
 
 /**
- * Organisations (behaviour 10.4): creation, reading, deletion, the Owners team and membership. Every
+ * Organisations: creation, reading, deletion, the Owners team and membership. Every
  * `/orgs/{org}` route runs the order of 1.6: org lookup 404 → public-only 403 → visibility 404 → sign-in 401
  * → membership or ownership; `/teams/{id}` routes: team lookup 404 → public-only 403 → sign-in 401 →
  * membership 404 (Forgejo answers non-members of a team's organisation with 404).

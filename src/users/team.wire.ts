@@ -1,7 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { OrganizationWire } from './organization.wire';
 
-/** The `Team` JSON (behaviour 2.3). Anvil has only each organisation's Owners team. */
+/** The `Team` JSON. Anvil has only each organisation's Owners team. */
 @ApiSchema({ name: 'Team' })
 export class TeamWire {
   @ApiProperty({ format: 'int64' }) id: number;

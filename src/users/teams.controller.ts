@@ -8,7 +8,7 @@ import { toTeamWire } from './organization.mapper';
 import { OrganizationsService } from './organizations.service';
 import { TeamWire } from './team.wire';
 
-/** The Owners team of an organisation (behaviour 10.4); sign-in is checked after the lookup (1.6). */
+/** The Owners team of an organisation; sign-in is checked after the lookup (docs/check-order.md). */
 @ApiTags('organization')
 @Controller()
 export class TeamsController {
