@@ -228,6 +228,11 @@ export interface GitServingConfig {
    * A push bringing a larger one is refused, and listings and history walks of one answer 422 before git runs.
    */
   treeMaxEntries: number;
+  /**
+   * GIT_CGROUP: where each git's memory limit is a cgroup v2 of its own (`memory.max`, `cpu.max`): `auto` (the
+   * server's own cgroup, when delegated to it), `off`, or the path of a delegated cgroup; rlimits otherwise.
+   */
+  cgroup: string;
 }
 
 /**
@@ -469,6 +474,7 @@ function gitServingConfig(env: Env): GitServingConfig {
     archiveMaxEntries: integer(env, 'GIT_ARCHIVE_MAX_FILES', 200_000, { min: 1 }),
     archiveMaxBytes: byteSize(env, 'GIT_ARCHIVE_MAX_SIZE', 4 * 1024 ** 3),
     treeMaxEntries: integer(env, 'GIT_MAX_TREE_ENTRIES', 1_000_000, { min: 1 }),
+    cgroup: nonEmpty(env, 'GIT_CGROUP') ?? 'auto',
   };
 }
 
