@@ -161,6 +161,8 @@ export interface RateLimitConfig {
   keyUpload: number;
   /** Attempts at the change-password page, per client address and user name. */
   changePassword: number;
+  /** Requests to the OAuth2 authorize, token, userinfo and sign-in endpoints, per client address. */
+  oauth2: number;
 }
 
 /** The built-in SSH server (docs/git-transports.md). */
@@ -318,6 +320,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       tokenCreation: integer(env, 'RATE_LIMIT_TOKEN_CREATION', 20, { min: 0 }),
       keyUpload: integer(env, 'RATE_LIMIT_KEY_UPLOAD', 20, { min: 0 }),
       changePassword: integer(env, 'RATE_LIMIT_CHANGE_PASSWORD', 10, { min: 0 }),
+      oauth2: integer(env, 'RATE_LIMIT_OAUTH2', 60, { min: 0 }),
     },
     logFile: nonEmpty(env, 'LOG_FILE'),
     uploads: {
