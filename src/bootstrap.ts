@@ -10,6 +10,7 @@ import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { AuthenticationMiddleware } from './auth/authentication.middleware';
+import { clientAddresses, TrustedProxies } from './common/client-address';
 import { frontDoor } from './common/front-door';
 import { JsonAnswersAdapter } from './common/json-answer';
 import { prefilterRoutes, routerStack } from './common/route-prefilter';
@@ -23,6 +24,8 @@ import { secureDataDirectory } from './server/data-directory';
 import { applyHttpServerSettings } from './server/http-server-settings';
 import { MarkdownRenderer } from './markdown/markdown-renderer';
 import { PAGE_PATHS } from './pages/pages.module';
+import { OAUTH2_PAGE_PATHS } from './oauth2/oauth2.module';
+import { OAuth2Provider } from './oauth2/oauth2-provider';
 import { QuietStartLogger } from './server/quiet-start-logger';
 import { NestLogAdapter } from './logging/app-log';
 import { APP_LOG } from './logging/logging.module';
@@ -56,19 +59,23 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
 async function prepareApp(app: NestExpressApplication, config: AppConfig): Promise<void> {
   app.useLogger(new QuietStartLogger(new NestLogAdapter(app.get<PinoLogger>(APP_LOG))));
   const requestLog = app.get(RequestLog);
-  // The global pipeline, each concern registered once, in this order: metrics (when enabled) count every
+  // The global pipeline, each concern registered once, in this order: the client's address (behind trusted
+  // proxies, the forwarded one), read by everything after; metrics (when enabled) count every
   // request; git routes stream and meet none of the API's middleware; then the front door (request log,
   // security headers, CORS) and authentication, for everything else.
+  app.use(clientAddresses(new TrustedProxies(config.reverseProxy.trustedProxies)));
   if (config.metrics.enabled) await mountMetrics(app, config.metrics.token);
   app.use(app.get(GitHttpHandler).middleware(requestLog));
   app.use(frontDoor({ requestLog, corsAllowedOrigins: config.corsAllowedOrigins }));
+  // The OAuth2 provider's endpoints authenticate their clients themselves (Basic is a client's secret there).
+  app.use(app.get(OAuth2Provider).middleware());
   const authentication = app.get(AuthenticationMiddleware);
   app.use(authentication.handle);
   expectContinueOnlyForTrustedUploads(app.getHttpServer() as Server);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
-  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', 'api/healthz/ready', ':username.keys', ':username.gpg', ...OUTSIDE_API_ROUTES, ...PAGE_PATHS] });
+  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', 'api/healthz/ready', ':username.keys', ':username.gpg', ...OUTSIDE_API_ROUTES, ...PAGE_PATHS, ...OAUTH2_PAGE_PATHS] });
   applyHttpServerSettings(app.getHttpServer(), config.http);
   serveOpenApi(app, config);
   await app.init();

@@ -63,7 +63,7 @@ export class ApiRequestTimeout implements CanActivate {
     return true;
   }
 
-  /** The standard error body (behaviour 1.7), unless the answer has begun. */
+  /** The standard error body (docs/api-conventions.md), unless the answer has begun. */
   private expire(response: Response): void {
     if (response.headersSent) return;
     const error = new RequestTimedOutError();

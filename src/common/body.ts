@@ -22,7 +22,7 @@ import { fieldSpecs, FieldType } from './fields';
 
 /**
  * A request body as decoded by BodyGuard. Decoding problems are kept, not thrown, so that each route's
- * checks run in the order behaviour 1.6 gives (scope → sign-in → body): only a handler that binds the body
+ * checks run in the order docs/check-order.md gives (scope → sign-in → body): only a handler that binds the body
  * (`@Body()`) meets them, through BodyPipe.
  */
 export class DecodedBody {
@@ -95,7 +95,7 @@ export function GuardedBeforeBody(guard: Function): MethodDecorator {
  * Reads and decodes the body of routes that take one, as the route's last guard: after routing, the auth
  * guard and the route's own guards (a rate limit), within the route's size limit and the body-read time
  * budget. Decoding problems are kept in the DecodedBody, not thrown, so that each route's checks run in the
- * order behaviour 1.6 gives. A guard, not an interceptor: Nest wraps every interceptor call in rxjs and two
+ * order docs/check-order.md gives. A guard, not an interceptor: Nest wraps every interceptor call in rxjs and two
  * `AsyncResource.bind`s per request, which cost a body route a fifth of its throughput under load.
  */
 @Injectable()
@@ -351,7 +351,7 @@ export function validateOption(target: Function, plain: Record<string, unknown>)
 
 /**
  * The body, not yet read: for routes whose order puts body errors after lookups and permission checks
- * (PATCH /repos/{owner}/{repo}, POST /orgs/{org}/repos — behaviour 1.6, 10.5). The route declares
+ * (PATCH /repos/{owner}/{repo}, POST /orgs/{org}/repos — docs/check-order.md). The route declares
  * `@ReadsBody({ deferred: true })`; `bindOption` reads and checks it where the order says, so a caller the
  * checks refuse never gets a byte of their body read.
  */

@@ -3,7 +3,7 @@ import cors from 'cors';
 import type { RequestLog } from '../logging/request-log';
 import { corsOptions } from './cors';
 
-/** Headers every answer carries (behaviour 1.2), set in one call each. */
+/** Headers every answer carries (docs/api-conventions.md), set in one call each. */
 const SECURITY_HEADERS: [string, string][] = [
   ['X-Content-Type-Options', 'nosniff'],
   ['X-Frame-Options', 'SAMEORIGIN'],

@@ -5,8 +5,8 @@ import type { Express, Response } from 'express';
 import { linkHeader, PagedList } from './paging';
 
 /**
- * Every JSON answer is written here (behaviour 1.2: `application/json;charset=utf-8`, one document and a
- * newline), and a PagedList adds its paging headers (behaviour 1.9). It replaces Express's `res.json` for the
+ * Every JSON answer is written here (docs/api-conventions.md: `application/json;charset=utf-8`, one document and a
+ * newline), and a PagedList adds its paging headers (docs/api-conventions.md). It replaces Express's `res.json` for the
  * application once, at start-up: handlers return objects, Nest hands them to `res.json`, and no per-request
  * interceptor is needed. Strings and buffers never come here: handlers that answer text or HTML set their
  * own type and send.

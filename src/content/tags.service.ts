@@ -18,7 +18,7 @@ import type { TagWire } from './content.wire';
 
 const TAGS = 'refs/tags/';
 
-/** Tags of a repository (Forgejo's routers/api/v1/repo/tag.go): lightweight and annotated. */
+/** Tags of a repository (answers as Forgejo's tag API does): lightweight and annotated. */
 @Injectable()
 export class TagsService {
   constructor(

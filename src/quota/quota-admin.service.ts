@@ -18,7 +18,7 @@ const ruleExists = (name: string) => new ConflictError(`rule already exists: [na
 const groupExists = (name: string) => new ConflictError(`group already exists: [name: ${name}]`);
 
 /**
- * Administration of quota rules, groups and mappings. Every change runs in one transaction that first
+ * Administration of quota rules, groups and mappings (docs/quota.md). Every change runs in one transaction that first
  * advances one shared version (Claims.serialize): changes are ordered across instances and database nodes, and
  * each reads what the one before it committed, so that a concurrent deletion never leaves a link to a missing
  * rule or group.
@@ -195,13 +195,13 @@ export class QuotaAdminService {
     });
   }
 
-  /** GET /admin/users/{username}/quota (behaviour 10.9): a user or an organisation. */
+  /** GET /admin/users/{username}/quota (docs/quota.md): a user or an organisation. */
   async userQuota(username: string): Promise<QuotaState> {
     const user = (await this.users.findByName(username)) ?? notFound();
     return this.engine.state(user.id);
   }
 
-  /** Lookups in the order of behaviour 10.8: group (404), then user (404). */
+  /** Lookups in Forgejo's order: group (404), then user (404). */
   private async groupAndUser(groupName: string, username: string): Promise<{ group: QuotaGroupEntity; user: UserEntity }> {
     const group = (await this.store.findGroup(groupName)) ?? notFound();
     const user = (await this.users.findByName(username)) ?? notFound();

@@ -13,7 +13,7 @@ import { CreateQuotaGroupOption, inlineRules, SetUserQuotaGroupsOption } from '.
 import { QuotaGroupWire, QuotaInfoWire } from './quota.wire';
 import { QuotaAdminService } from './quota-admin.service';
 
-/** /admin/quota/groups and the per-user assignment (behaviour 10.8, 10.9); only while QUOTA_ENABLED [D22]. */
+/** /admin/quota/groups and the per-user assignment (docs/quota.md); only while QUOTA_ENABLED. */
 @ApiTags('admin')
 @Controller()
 export class QuotaGroupsController {

@@ -6,13 +6,13 @@ import type { UserWire } from './user.wire';
 export interface SiteUrls {
   rootUrl: string;
   rootHost: string;
-  /** Where `ssh_url` points (git-transport.md 0.1). */
+  /** Where `ssh_url` points (docs/git-transports.md). */
   ssh: { user: string; host: string; port: number };
 }
 
 export interface UserViewOptions {
   /**
-   * Inside `Repository.owner`, "signed in" becomes "can see the repository" (behaviour 1.11): pass true when
+   * Inside `Repository.owner`, "signed in" becomes "can see the repository" (docs/visibility.md): pass true when
    * the viewer can see the repository that carries this owner.
    */
   seesRepository?: boolean;
@@ -50,7 +50,7 @@ export function toUserWire(user: UserEntity, viewer: AuthContext, site: SiteUrls
     html_url: `${site.rootUrl}${encodeURIComponent(user.name)}`,
     is_admin: privileged && user.isAdmin,
     created: formatTime(user.createdUnix),
-    // Forgejo shows everyone the real flag; only is_admin, active and prohibit_login are private (2.1).
+    // Forgejo shows everyone the real flag; only is_admin, active and prohibit_login are private.
     restricted: user.isRestricted,
     active: privileged && user.isActive,
     prohibit_login: privileged && user.prohibitLogin,
