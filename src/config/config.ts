@@ -53,6 +53,11 @@ export interface AppConfig {
    */
   reconcileStaleAfterMs: number;
   /**
+   * RECONCILE_START_BUDGET: how many repositories each start-up checks in full (sizes, git leftovers, missing
+   * directories), continuing where the previous start stopped; `anvil doctor` checks all of them.
+   */
+  reconcileStartBudget: number;
+  /**
    * ANVIL_FAULT_KILL_AT: names of fault points (src/common/fault-points.ts) at which the server kills itself
    * with SIGKILL, for the crash tests; `point:N` at the point's N-th pass. Unset in production.
    */
@@ -161,6 +166,8 @@ export interface RateLimitConfig {
   keyUpload: number;
   /** Attempts at the change-password page, per client address and user name. */
   changePassword: number;
+  /** Requests to the OAuth2 authorize, token, userinfo and sign-in endpoints, per client address. */
+  oauth2: number;
 }
 
 /** The built-in SSH server (docs/git-transports.md). */
@@ -318,6 +325,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       tokenCreation: integer(env, 'RATE_LIMIT_TOKEN_CREATION', 20, { min: 0 }),
       keyUpload: integer(env, 'RATE_LIMIT_KEY_UPLOAD', 20, { min: 0 }),
       changePassword: integer(env, 'RATE_LIMIT_CHANGE_PASSWORD', 10, { min: 0 }),
+      oauth2: integer(env, 'RATE_LIMIT_OAUTH2', 60, { min: 0 }),
     },
     logFile: nonEmpty(env, 'LOG_FILE'),
     uploads: {
@@ -356,6 +364,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 30, { min: 0, max: 1000 }),
     reconcileStaleAfterMs: 1000 * integer(env, 'RECONCILE_STALE_AFTER', 3600, { min: 0 }),
+    reconcileStartBudget: integer(env, 'RECONCILE_START_BUDGET', 500, { min: 0 }),
     faultKillAt: (env.ANVIL_FAULT_KILL_AT ?? '')
       .split(',')
       .map((point) => point.trim())
