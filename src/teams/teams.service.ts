@@ -72,8 +72,7 @@ export class TeamsService {
   /** POST /orgs/{org}/teams: owners and site admins; a name taken in the organisation → 422. */
   async create(viewer: AuthContext, orgName: string, option: CreateTeamOption): Promise<TeamOfOrganization> {
     const org = await this.organizations.visibleByName(viewer, orgName);
-    await this.organizationPolicy.assertMember(viewer, org.id);
-    await this.organizationPolicy.assertOwner(viewer, org.id);
+    await this.organizationPolicy.assertManagesTeams(viewer, org.id);
     assertUsableTeamName(option.name);
     const requested = option.permission === undefined || option.permission === '' ? AccessMode.None : parseAccessMode(option.permission)!;
     const { authorize, units } = teamUnits(requested, option, null);
@@ -138,7 +137,10 @@ export class TeamsService {
     const { team, standing } = await this.open(viewer, teamId);
     this.organizationPolicy.assertManages(standing);
     if (team.authorize === OWNER_ACCESS_MODE) throw new InvalidInputError('the Owners team of an organization cannot be deleted');
-    await this.transactions.run((tx) => this.teams.delete(tx, team));
+    await this.transactions.run(async (tx) => {
+      await this.memberships.removeAllTeamMembers(tx, team);
+      await this.teams.delete(tx, team);
+    });
   }
 
   /** GET /teams/{id}/members. */

@@ -142,11 +142,15 @@ describe('teams: every route, the Owners rules, organisation members and the cle
     expect(names((await t.http.get(t.api(`/orgs/${org.name}/teams`)).set(as(member)).expect(200)).body)).toEqual(['alpha', 'beta', 'gamma-front', 'Owners']);
     expect((await t.http.get(t.api(`/orgs/${org.name}/teams`)).set(as(stranger)).expect(403)).body.message).toBe('Must be an organization member');
     await t.http.get(t.api(`/orgs/${hidden.name}/teams`)).set(as(stranger)).expect(404);
-    await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(as(member)).send({ name: 'mine', units: ['repo.code'], permission: 'read' }).expect(403);
+    const mine = { name: 'mine', units: ['repo.code'], permission: 'read' };
+    expect((await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(as(member)).send(mine).expect(403)).body.message).toBe('Must be an organization owner');
+    expect((await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(as(stranger)).send(mine).expect(403)).body.message).toBe('Must be an organization member');
+    await t.http.post(t.api(`/orgs/${org.name}/teams`)).send(mine).expect(401);
+    await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(as(admin)).send({ ...mine, name: 'by-admin' }).expect(201);
 
-    const mine = await t.http.get(t.api('/user/teams')).set(as(member)).expect(200);
-    expect(mine.body).toHaveLength(1);
-    expect(mine.body[0]).toMatchObject({ name: 'alpha', organization: { name: org.name } });
+    const own = await t.http.get(t.api('/user/teams')).set(as(member)).expect(200);
+    expect(own.body).toHaveLength(1);
+    expect(own.body[0]).toMatchObject({ name: 'alpha', organization: { name: org.name } });
     await t.http.get(t.api('/user/teams')).expect(401);
   });
 
@@ -363,8 +367,17 @@ describe('teams: every route, the Owners rules, organisation members and the cle
     expect(await rows.orgUser(org.id, racer.user.id)).toBe(memberships.length > 0 ? 1 : 0);
     for (const team of [first, second]) expect((await rows.team(team.id))!.numMembers).toBe(await rows.teamUsers(team.id));
     expect(await t.dataSource.getRepository(CollaborationEntity).countBy({ repoId: repo.id, userId: collaborator.user.id })).toBeLessThanOrEqual(1);
-    // A final, unraced change is kept exactly.
-    await join(second.id, racer);
-    expect(await rows.orgUser(org.id, racer.user.id)).toBe(1);
+    // Leaving one's last team while joining another: the organisation membership follows the teams.
+    for (let round = 0; round < 5; round++) {
+      await t.http.delete(t.api(`/teams/${second.id}/members/${racer.name}`)).set(as(owner)).expect(204);
+      await join(first.id, racer);
+      const [left, joined] = await Promise.all([
+        t.http.delete(t.api(`/teams/${first.id}/members/${racer.name}`)).set(as(owner)),
+        t.http.put(t.api(`/teams/${second.id}/members/${racer.name}`)).set(as(owner)),
+      ]);
+      expect([left.status, joined.status]).toEqual([204, 204]);
+      expect(await t.dataSource.getRepository(TeamUserEntity).findBy({ orgId: org.id, uid: racer.user.id })).toEqual([expect.objectContaining({ teamId: second.id })]);
+      expect(await rows.orgUser(org.id, racer.user.id)).toBe(1);
+    }
   });
 });
