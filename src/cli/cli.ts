@@ -6,7 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { CreateUserOption } from '../admin/create-user.option';
 import { AppModule } from '../app.module';
 import { AuthContext } from '../auth/auth-context';
-import { validateOption } from '../common/body';
+import { validateOption } from '../http/body-binding';
 import { NotFoundError } from '../common/errors';
 import { Reconciliation } from '../integrity/reconciliation.service';
 import { assertEmptyDatabase, dump, loadMysqlRows, unpack } from '../backup/backup';

@@ -116,7 +116,7 @@ export interface HttpServerConfig {
   bodyTimeoutMs: number;
   /**
    * API_REQUEST_TIMEOUT: time an /api/v1 JSON route's handler has to answer before a 503 (0: none). Not git,
-   * not streamed uploads, downloads or archives (src/common/api-request-timeout.ts).
+   * not streamed uploads, downloads or archives (src/http/request-timeout.ts).
    */
   apiRequestTimeoutMs: number;
   /** Concurrent connections of the whole server (0: unlimited) and of one client address. */

@@ -4,11 +4,11 @@ import type { RefLookup } from '../git/git-objects';
 import { GitTrees, isPlainRevision } from '../git/git-trees';
 import type { UserWire } from '../users/user.wire';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import { toUserWire } from '../users/user.mapper';
 import type { AuthContext } from '../auth/auth-context';
 import type { ContentRepository } from './content-repository';
 import type { NamedRef } from './content.mapper';
+import { SiteUrls } from '../common/site-urls';
 
 /**
  * Revisions as callers name them (Forgejo's RepoRefForAPI): a branch first, then a tag, then a commit id; no
@@ -17,9 +17,9 @@ import type { NamedRef } from './content.mapper';
 @Injectable()
 export class ContentRefs {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly trees: GitTrees,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
   ) {}
 
   /**
@@ -72,7 +72,7 @@ export class ContentRefs {
       const id = await this.users.emailOwnerId(email);
       if (id === null) continue;
       const user = await this.users.findById(id);
-      if (user) found.set(email, toUserWire(user, viewer, this.usersService.site));
+      if (user) found.set(email, toUserWire(user, viewer, this.siteUrls));
     }
     return found;
   }

@@ -9,7 +9,6 @@ import { GitIdentity, GitWrites, RefChangedError, TreeChange } from '../git/git-
 import { isValidBranchName } from '../git/ref-names';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
 import { gitSignature } from '../repos/repositories.service';
-import { UsersService } from '../users/users.service';
 import type { ChangeFilesOption, CreateFileOption, DeleteFileOption, FileOptions, IdentityWire, UpdateFileOption } from './content.options';
 import type { RefUpdate } from '../git/push-hooks';
 import { ContentRepositories, ContentRepository, zeroIdLike } from './content-repository';
@@ -17,6 +16,7 @@ import { assertFilePath } from './content-paths';
 import { ContentsService } from './contents.service';
 import { NamedRef, NOT_SIGNED, toFileCommitWire } from './content.mapper';
 import type { FileDeleteResponseWire, FileResponseWire, FilesResponseWire } from './content.wire';
+import { SiteUrls } from '../common/site-urls';
 
 /** One file operation of a write, as Forgejo's ChangeRepoFiles takes them. */
 interface FileOperation {
@@ -66,11 +66,11 @@ function dateOf(value: unknown, field: string, fallback: number): number {
 @Injectable()
 export class FileWritesService {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly repositories: ContentRepositories,
     private readonly trees: GitTrees,
     private readonly writes: GitWrites,
     private readonly contents: ContentsService,
-    private readonly users: UsersService,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
@@ -195,7 +195,7 @@ export class FileWritesService {
 
   /** Forgejo's rule: given author and committer as given; only one given → both; none → the caller. */
   private identities(viewer: AuthContext, option: FileOptions, now: number): { author: GitIdentity; committer: GitIdentity } {
-    const caller = gitSignature(viewer.user!, this.users.site, now);
+    const caller = gitSignature(viewer.user!, this.siteUrls, now);
     const givenAuthor = identity(option.author);
     const givenCommitter = identity(option.committer);
     const author = givenAuthor ?? givenCommitter ?? caller;

@@ -9,12 +9,12 @@ import { createTag, RefChangedError } from '../git/git-writes';
 import { isValidRefName } from '../git/ref-names';
 import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
 import { gitSignature } from '../repos/repositories.service';
-import { UsersService } from '../users/users.service';
 import type { CreateTagOption } from './content.options';
 import { ContentRefs } from './content-refs';
 import { ContentRepositories, ContentRepository, zeroIdLike } from './content-repository';
 import { toTagWire } from './content.mapper';
 import type { TagWire } from './content.wire';
+import { SiteUrls } from '../common/site-urls';
 
 const TAGS = 'refs/tags/';
 
@@ -22,11 +22,11 @@ const TAGS = 'refs/tags/';
 @Injectable()
 export class TagsService {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly repositories: ContentRepositories,
     private readonly trees: GitTrees,
     private readonly git: GitCommand,
     private readonly refs: ContentRefs,
-    private readonly users: UsersService,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
@@ -63,7 +63,7 @@ export class TagsService {
       throw new InvalidInputError(`Tag name is invalid: ${body.tag_name}`);
     }
     await this.quota.assertCanWrite({ id: target.owner.id, name: target.owner.name }, 'size:repos:all');
-    const tagger = gitSignature(viewer.user!, this.users.site, this.clock.nowUnix());
+    const tagger = gitSignature(viewer.user!, this.siteUrls, this.clock.nowUnix());
     const ref = await this.repositories.withGit(async () => {
       const commit = await this.refs.resolve(target, body.target || undefined);
       if (!commit) throw new NotFoundError('target not found');

@@ -11,7 +11,6 @@ import { UserVisibility } from '../users/user-visibility';
 import { noReplyEmail } from '../users/user.mapper';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import type { CreateRepositoryOption } from './create-repository.option';
 import type { EditRepositoryOption } from './edit-repository.option';
 import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from '../git/git-repositories';
@@ -30,6 +29,7 @@ import { WatchStore } from './watch.store';
 import { faultPoint } from '../common/fault-points';
 import { KeyedLeases, Leases } from '../database/leases';
 import { RepositoryEvents } from '../events/repository-events';
+import { SiteUrls } from '../common/site-urls';
 
 const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
 
@@ -82,11 +82,11 @@ export class RepositoriesService implements OnModuleInit {
   private mirrorIntervalEditor: MirrorIntervalEditor | null = null;
 
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly repositories: RepositoryStore,
     private readonly stars: StarStore,
     private readonly watches: WatchStore,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
     private readonly organizations: OrganizationStore,
     private readonly userVisibility: UserVisibility,
     private readonly views: RepositoryViews,
@@ -439,7 +439,7 @@ export class RepositoriesService implements OnModuleInit {
     choice: { readme: string; gitignores?: string; license?: string },
     now: number,
   ) {
-    const site = this.usersService.site;
+    const site = this.siteUrls;
     const author = gitSignature(creator, site, now);
     const urls = repositoryUrls(owner, repo, site);
     const files = this.templates.render(choice, {
