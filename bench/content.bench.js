@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /*
- * Repository content benchmark against a running Anvil (issue 16):
+ * Repository content benchmark against a running Anvil:
  *   1. generates a repository of BENCH_FILES files (default 5 000, in directories of 100) and BENCH_COMMITS commits
  *      (default 10 000: the first adds every file, each further one changes one file), with git fast-import, and
  *      pushes it into a new repository of the token's user over smart HTTP;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /*
- * Git transport benchmark against a running Anvil (git-transport.md 1, 2):
+ * Git transport benchmark against a running Anvil (docs/git-transports.md):
  *   1. generates a repository with BENCH_COMMITS commits (default 10 000, with git fast-import) and pushes it into
  *      a new repository of the token's user over smart HTTP;
  *   2. clones it BENCH_CLONES times, BENCH_PARALLEL at once (default 64 and 16), over HTTP and over SSH (a key made

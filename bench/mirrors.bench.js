@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /*
- * Mirror scheduler benchmark (git-transport.md 3.6): BENCH_MIRRORS (default 500) pull mirrors of local upstreams,
+ * Mirror scheduler benchmark (docs/mirrors.md): BENCH_MIRRORS (default 500) pull mirrors of local upstreams,
  * all due at once. The scheduler must drain them without starving the API (`GET /version` latency is sampled
  * by a separate process the whole time) and never run more than MIRROR_MAX_CONCURRENCY (default 4) fetches at
  * once (counted twice: by the runner, and by the upstream server as git requests in flight).

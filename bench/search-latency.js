@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /*
  * One request at a time: the latency of `GET /repos/search?q=WORD&limit=10` for each word, after one request
- * that stores its exact total (issue 14's p95 target at 1 000 000 repositories). Seed with ../shared/perf/seed.mjs
- * (SEED_REPOS=1000000); its bench.json lists words matching about 10%, 1% and 0.1% of the repositories.
+ * that stores its exact total (the target is a p95 at 1 000 000 repositories). Seed with bench/seed-users.js and
+ * bench/seed-repositories.js (SEED_REPOS=1000000); the words of support.js REPOSITORY_WORDS match from over 10%
+ * down to under 0.1% of the repositories.
  *
  *   BENCH_WORDS=client,ruby,emerald BENCH_REQUESTS=100 node bench/search-latency.js
  *

@@ -6,7 +6,7 @@
  * of words with Zipf weights (support.js REPOSITORY_WORDS), so that a search word matches anywhere from over 10%
  * down to under 0.1% of the repositories; about 70% with a description; each with a pseudo-random stored git
  * size, about 30% private; the owners' repository counters are raised to match. Only rows are written, no git
- * directories: quota usage is summed from the stored sizes and never reads the disk (behaviour 11.1), and
+ * directories: quota usage is summed from the stored sizes and never reads the disk (docs/quota.md), and
  * GET /repos/{o}/{r} and searches read only the database, so those paths see exactly what they would see with
  * real repositories. Do not open these repositories' contents.
  *

@@ -9,6 +9,7 @@ import { ApiRequestTimeout } from './http/request-timeout';
 import { BodyPipe } from './http/body-binding';
 import { CommonModule } from './common/common.module';
 import { CollaboratorsModule } from './collaborators/collaborators.module';
+import { DeployKeysModule } from './deploy-keys/deploy-keys.module';
 import { TeamsModule } from './teams/teams.module';
 import { ContentModule } from './content/content.module';
 import { HttpErrorFilter } from './common/http-error.filter';
@@ -22,6 +23,7 @@ import { KeysModule } from './keys/keys.module';
 import { LoggingModule } from './logging/logging.module';
 import { MarkdownModule } from './markdown/markdown.module';
 import { PagesModule } from './pages/pages.module';
+import { OAuth2Module } from './oauth2/oauth2.module';
 import { MirrorsModule } from './mirrors/mirrors.module';
 import { QuotaRoutesModule } from './quota/quota.module';
 import { PackagesModule } from './packages/packages.module';
@@ -51,6 +53,7 @@ export class AppModule {
         ReposModule,
         ReleasesModule,
         CollaboratorsModule,
+        DeployKeysModule,
         TeamsModule,
         LabelsModule,
         SettingsModule,
@@ -59,7 +62,7 @@ export class AppModule {
         MirrorsModule,
         GitHttpModule,
         SshModule,
-        // Quota routes exist only while quota is enabled; the engine itself always answers [D22].
+        // Quota routes exist only while quota is enabled; the engine itself always answers.
         ...(config.quota.enabled ? [QuotaRoutesModule] : []),
         AdminModule,
         MarkdownModule,
@@ -68,6 +71,7 @@ export class AppModule {
         StatusesModule,
         WebhooksModule,
         PagesModule,
+        OAuth2Module,
         IntegrityModule,
       ],
       providers: [

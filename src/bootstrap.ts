@@ -10,6 +10,7 @@ import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { AuthenticationMiddleware } from './auth/authentication.middleware';
+import { clientAddresses, TrustedProxies } from './common/client-address';
 import { frontDoor } from './http/front-door';
 import { JsonAnswersAdapter } from './http/json-answer';
 import { prefilterRoutes, routerStack } from './http/route-prefilter';
@@ -23,6 +24,7 @@ import type { AppConfig } from './config/config';
 import { secureDataDirectory } from './server/data-directory';
 import { applyHttpServerSettings } from './http/server-settings';
 import { MarkdownRenderer } from './markdown/markdown-renderer';
+import { OAuth2Provider } from './oauth2/oauth2-provider';
 import { QuietStartLogger } from './server/quiet-start-logger';
 import { NestLogAdapter } from './logging/app-log';
 import { APP_LOG } from './logging/logging.module';
@@ -56,12 +58,16 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
 async function prepareApp(app: NestExpressApplication, config: AppConfig): Promise<void> {
   app.useLogger(new QuietStartLogger(new NestLogAdapter(app.get<PinoLogger>(APP_LOG))));
   const requestLog = app.get(RequestLog);
-  // The global pipeline, each concern registered once, in this order: metrics (when enabled) count every
+  // The global pipeline, each concern registered once, in this order: the client's address (behind trusted
+  // proxies, the forwarded one), read by everything after; metrics (when enabled) count every
   // request; git routes stream and meet none of the API's middleware; then the front door (request log,
   // security headers, CORS) and authentication, for everything else.
+  app.use(clientAddresses(new TrustedProxies(config.reverseProxy.trustedProxies)));
   if (config.metrics.enabled) await mountMetrics(app, config.metrics.token);
   app.use(app.get(GitHttpHandler).middleware(requestLog));
   app.use(frontDoor({ requestLog, corsAllowedOrigins: config.corsAllowedOrigins }));
+  // The OAuth2 provider's endpoints authenticate their clients themselves (Basic is a client's secret there).
+  app.use(app.get(OAuth2Provider).middleware());
   const authentication = app.get(AuthenticationMiddleware);
   app.use(authentication.handle);
   expectContinueOnlyForTrustedUploads(app.getHttpServer() as Server);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { CollaborationEntity } from '../collaborators/collaboration.entity';
+import { DeployKeyEntity } from '../deploy-keys/deploy-key.entity';
 import { BoundStatements, RowSet, valueOf } from '../database/bound-statements';
 import { OrgUserEntity, TeamEntity, TeamRepoEntity, TeamUserEntity } from '../users/organization.entities';
 import { AccessMode, isRepositoryUnit, REPOSITORY_UNITS, UnitModes } from './access-mode';
@@ -16,6 +17,12 @@ export interface ViewerStanding {
   hasRepositoryGrants: boolean;
 }
 
+/** The caller's place in one organisation: membership and the teams they are in there. */
+export interface OrganizationStanding {
+  isMember: boolean;
+  teams: { id: number; mode: AccessMode; canCreateOrgRepo: boolean; includesAllRepositories: boolean; units: UnitModes }[];
+}
+
 /**
  * The reads of the access policy: memberships, teams and collaborations in one bound statement per question,
  * on indexes led by the caller's id. It reads other modules' tables on purpose, so that resolving access stays
@@ -24,7 +31,7 @@ export interface ViewerStanding {
 @Injectable()
 export class AccessStore {
   private readonly statements: BoundStatements;
-  private sql?: { grants: string; standing: string; grantsOfMany: Map<number, string> };
+  private sql?: { grants: string; standing: string; deployKey: string; grantsOfMany: Map<number, string> };
 
   constructor(private readonly dataSource: DataSource) {
     this.statements = new BoundStatements(dataSource);
@@ -45,6 +52,7 @@ export class AccessStore {
         ` UNION ALL SELECT 1 AS kind, ou.org_id AS id FROM ${orgUser} ou WHERE ou.uid = ?` +
         ` UNION ALL SELECT 2 AS kind, COUNT(*) AS id FROM ${collaboration} c WHERE c.user_id = ?` +
         ` UNION ALL SELECT 3 AS kind, COUNT(*) AS id FROM ${teamUser} tu2 JOIN ${teamRepo} tr2 ON tr2.team_id = tu2.team_id WHERE tu2.uid = ?`,
+      deployKey: `SELECT mode FROM ${table(DeployKeyEntity)} WHERE repo_id = ? AND fingerprint = ?`,
       grantsOfMany: new Map(),
     };
     return this.sql;
@@ -54,6 +62,12 @@ export class AccessStore {
   async grants(uid: number, repo: { id: number; ownerId: number }): Promise<AccessGrants> {
     const set = await this.statements.rows(this.texts().grants, [uid, repo.ownerId, repo.id, uid, repo.ownerId, repo.id, uid]);
     return this.grantsOf(set).get(-1) ?? { orgMember: false, teams: [], collaboration: null };
+  }
+
+  /** The mode of the deploy key with this material on one repository, or null when it was not added there. */
+  async deployKeyMode(fingerprint: string, repoId: number): Promise<AccessMode | null> {
+    const set = await this.statements.rows(this.texts().deployKey, [repoId, fingerprint]);
+    return set.rows.length === 0 ? null : (Number(valueOf(set, 0, 'mode')) as AccessMode);
   }
 
   /**
@@ -114,6 +128,23 @@ export class AccessStore {
       else if (id > 0) standing.hasRepositoryGrants = true;
     });
     return standing;
+  }
+
+  /** The caller's membership of one organisation and their teams there (for the organisation policy). */
+  async organizationStanding(uid: number, orgId: number): Promise<OrganizationStanding> {
+    const [member, teams] = await Promise.all([
+      this.dataSource.getRepository(OrgUserEntity).exists({ where: { uid, orgId } }),
+      this.dataSource
+        .getRepository(TeamEntity)
+        .createQueryBuilder('team')
+        .innerJoin(TeamUserEntity, 'tu', 'tu.team_id = team.id')
+        .where('tu.org_id = :orgId AND tu.uid = :uid', { orgId, uid })
+        .getMany(),
+    ]);
+    return {
+      isMember: member || teams.length > 0,
+      teams: teams.map((team) => ({ id: team.id, mode: team.authorize as AccessMode, canCreateOrgRepo: team.canCreateOrgRepo, includesAllRepositories: team.includesAllRepositories, units: teamGrant(team.authorize, team.units).units })),
+    };
   }
 
   private grantsOf(set: RowSet): Map<number, AccessGrants> {

@@ -1,7 +1,8 @@
 import type { UserEntity } from '../users/user.entity';
 import type { ScopeSet } from './scopes';
 
-export type AuthMethod = 'anonymous' | 'password' | 'token' | 'ssh-key';
+/** How the caller signed in; `reverse-proxy`: a trusted gateway named the user (a session with every scope). */
+export type AuthMethod = 'anonymous' | 'password' | 'token' | 'ssh-key' | 'reverse-proxy';
 
 /**
  * Who is calling, after authentication, account-state checks and sudo. Services receive it as the viewer

@@ -7,12 +7,12 @@ import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { RequestGitClient } from '../git/request-git-client';
 import { AuthContext } from './auth-context';
-import { clientAddress, Credential, CredentialChain, readCredential } from './credentials';
+import { clientAddress, Credential, CredentialChain } from './credentials';
 
 export { SIGN_IN_FAILED } from './credentials';
 
 /**
- * The credential chain every request passes (behaviour 1.4 and 1.6): authentication (401), account state
+ * The credential chain every request passes (docs/check-order.md): authentication (401), account state
  * (403), sudo (403/404). It runs before routing, so bad credentials are a 401 even on unknown paths.
  * Registered once, as plain Express middleware (bootstrap.ts): `handle`.
  */
@@ -27,7 +27,7 @@ export class AuthenticationMiddleware {
   readonly handle = (request: Request, response: Response, next: NextFunction): void => {
     let credential: Credential | undefined;
     try {
-      credential = readCredential(request);
+      credential = this.credentials.read(request);
     } catch (error) {
       request.auth = AuthContext.anonymous();
       return next(error);

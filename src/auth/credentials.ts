@@ -1,34 +1,64 @@
-import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { TooManyRequestsError, UnauthorizedError } from '../common/errors';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { clientIp, TrustedProxies } from '../common/client-address';
+import { DomainError, TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
-import { AccessTokensService } from '../users/access-tokens.service';
+import { OAuth2AccessTokens } from '../oauth2/oauth2-access-tokens';
+import { AccessTokensService, TOKEN_FAILED } from '../users/access-tokens.service';
 import { UserStore } from '../users/user.store';
+import { UsersService } from '../users/users.service';
 import { AuthContext } from './auth-context';
 import { ScopeSet } from './scopes';
 import { DECOY_PASSWORD_HASH, KdfBusyError, verifyPassword } from './secrets';
 
-export type Credential = { kind: 'token'; token: string; fromQuery: boolean } | { kind: 'basic'; username: string; secret: string };
+export type Credential =
+  | { kind: 'token'; token: string; fromQuery: boolean }
+  | { kind: 'basic'; username: string; secret: string }
+  /** The user a trusted gateway signed in, named in its header (REVERSE_PROXY_AUTH_*). */
+  | { kind: 'reverse-proxy'; username: string; email: string; fullName: string };
 
 /**
  * The one answer to every failed password sign-in, whether the account exists, is an organisation, has no
- * password or the password is wrong: nothing tells accounts apart (issue 12, finding 4).
+ * password or the password is wrong: nothing tells accounts apart.
  */
 export const SIGN_IN_FAILED = 'user does not exist or password is invalid';
 
 /**
- * Verifies one credential (behaviour 1.4): a token, or Basic with a password or a token. Shared by the API's
+ * Verifies one credential (docs/check-order.md): a token, or Basic with a password or a token. Shared by the API's
  * middleware and the git routes, which answer the same credentials with their own statuses and texts.
  * Failures are UnauthorizedError; a client address or account over its failed sign-in limit, or a full KDF
  * queue, is a TooManyRequestsError, raised before any KDF runs.
  */
 @Injectable()
 export class CredentialChain {
+  private readonly proxies: TrustedProxies;
+
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tokens: AccessTokensService,
     private readonly users: UserStore,
+    private readonly accounts: UsersService,
     private readonly limits: RateLimits,
-  ) {}
+    private readonly oauth2Tokens: OAuth2AccessTokens,
+  ) {
+    this.proxies = new TrustedProxies(config.reverseProxy.trustedProxies);
+  }
+
+  /**
+   * The credential a request carries: an Authorization header or a query token first (a token sent through
+   * the gateway keeps its own scopes), then, when REVERSE_PROXY_AUTH_ENABLED, the gateway's user header, but
+   * only when the socket's peer itself is a trusted proxy: from anywhere else the header is ignored.
+   */
+  read(request: Request): Credential | undefined {
+    const carried = readCredential(request);
+    if (carried !== undefined || !this.config.reverseProxy.authEnabled) return carried;
+    const { userHeader, emailHeader, fullNameHeader } = this.config.reverseProxy;
+    const username = headerValue(request, userHeader);
+    if (username === '' || !this.proxies.has(request.socket.remoteAddress ?? '')) return undefined;
+    return { kind: 'reverse-proxy', username, email: headerValue(request, emailHeader), fullName: headerValue(request, fullNameHeader) };
+  }
 
   /**
    * Failed sign-ins count against the client address and, for passwords, the account. A password attempt is
@@ -40,6 +70,7 @@ export class CredentialChain {
    */
   async authenticate(credential: Credential, address: string): Promise<AuthContext> {
     if (credential.kind === 'token') return this.authenticateToken(credential, address);
+    if (credential.kind === 'reverse-proxy') return this.authenticateGatewayUser(credential);
     const account = `account:${credential.username.toLowerCase()}`;
     const refunds: (() => Promise<void>)[] = [await this.limits.reserve('signInPerIp', address)];
     try {
@@ -70,12 +101,31 @@ export class CredentialChain {
     }
   }
 
-  /** `client` is whose turn a key derivation waits for (KDF work is shared fairly between clients). */
-  private async verify(credential: Credential, client: string): Promise<AuthContext> {
-    if (credential.kind === 'token') {
-      const { token, user } = await this.tokens.authenticate(credential.token);
-      return new AuthContext(user, 'token', ScopeSet.fromStored(token.scope));
+  /**
+   * The gateway has authenticated the user already: nothing to verify and no limit to count. An unknown name is
+   * registered when REVERSE_PROXY_AUTO_REGISTRATION allows, else refused (401), as is an organisation's name.
+   */
+  private async authenticateGatewayUser(credential: Credential & { kind: 'reverse-proxy' }): Promise<AuthContext> {
+    let user = await this.users.findByName(credential.username);
+    if (!user && this.config.reverseProxy.autoRegistration) {
+      try {
+        user = await this.accounts.registerFromGateway({
+          username: credential.username,
+          email: credential.email !== '' ? credential.email : `${randomUUID()}@noreply.localhost`,
+          fullName: credential.fullName,
+        });
+      } catch (error) {
+        if (error instanceof DomainError) throw new UnauthorizedError(`the gateway's user cannot be registered: ${error.message}`);
+        throw error;
+      }
     }
+    if (!user || user.isOrganization) throw new UnauthorizedError(SIGN_IN_FAILED);
+    return new AuthContext(user, 'reverse-proxy', null);
+  }
+
+  /** `client` is whose turn a key derivation waits for (KDF work is shared fairly between clients). */
+  private async verify(credential: Exclude<Credential, { kind: 'reverse-proxy' }>, client: string): Promise<AuthContext> {
+    if (credential.kind === 'token') return this.resolveToken(credential.token);
     const { username, secret } = credential;
     // Forgejo: an empty password or "x-oauth-basic" means the user name is the token.
     if (secret === '' || secret === 'x-oauth-basic') return this.verify({ kind: 'token', token: username, fromQuery: false }, client);
@@ -85,12 +135,25 @@ export class CredentialChain {
     if (user && verified) return new AuthContext(user, 'password', null);
     // The secret may be a token presented as the password.
     try {
-      const { token, user: owner } = await this.tokens.authenticate(secret);
-      return new AuthContext(owner, 'token', ScopeSet.fromStored(token.scope));
+      return await this.resolveToken(secret);
     } catch (error) {
       if (error instanceof KdfBusyError) throw error;
       throw new UnauthorizedError(SIGN_IN_FAILED);
     }
+  }
+
+  /**
+   * The one place a presented token is resolved: an API token, or an OAuth2 access token (a different shape),
+   * each with its scopes.
+   */
+  private async resolveToken(plaintext: string): Promise<AuthContext> {
+    if (OAuth2AccessTokens.looksLikeOne(plaintext)) {
+      const granted = await this.oauth2Tokens.authenticate(plaintext);
+      if (!granted) throw new UnauthorizedError(TOKEN_FAILED);
+      return new AuthContext(granted.user, 'token', granted.scopes);
+    }
+    const { token, user } = await this.tokens.authenticate(plaintext);
+    return new AuthContext(user, 'token', ScopeSet.fromStored(token.scope));
   }
 }
 
@@ -99,9 +162,9 @@ async function refundAll(refunds: (() => Promise<void>)[]): Promise<void> {
   await Promise.all(refunds.map((refund) => refund().catch(() => undefined)));
 }
 
-/** Whom failed sign-ins are counted against: the client's socket address (Express's `request.ip`). */
+/** Whom failed sign-ins are counted against: the client's address, as `ip:<address>`. */
 export function clientAddress(request: Request): string {
-  return `ip:${request.ip ?? request.socket.remoteAddress ?? ''}`;
+  return `ip:${clientIp(request)}`;
 }
 
 /** The credential a request carries (header first, then the query string); malformed headers throw. */
@@ -116,6 +179,12 @@ export function readCredential(request: Request): Credential | undefined {
     if (typeof value === 'string' && value !== '') return { kind: 'token', token: value, fromQuery: true };
   }
   return undefined;
+}
+
+/** A header's value, trimmed; the first of repeated ones. */
+function headerValue(request: Request, name: string): string {
+  const value = request.headers[name];
+  return (Array.isArray(value) ? (value[0] ?? '') : (value ?? '')).trim();
 }
 
 function parseAuthorization(header: string): Credential {

@@ -12,7 +12,7 @@ export interface RouteAuth {
   access: Access;
   /** Token scope categories the route needs; read for GET/HEAD, write otherwise. */
   categories: ScopeCategory[];
-  /** Only Basic auth with the account password (token management, behaviour 10.3). */
+  /** Only Basic auth with the account password, or the gateway's sign-in (token management, as Forgejo requires). */
   passwordOnly?: boolean;
 }
 
@@ -46,7 +46,7 @@ export function requiredLevel(method: string): ScopeLevel {
   return method === 'GET' || method === 'HEAD' ? 'read' : 'write';
 }
 
-/** Order (behaviour 1.6): scope 403 → sign-in 401 → auth method 401 → site admin 403. */
+/** Order (docs/check-order.md): scope 403 → sign-in 401 → auth method 401 → site admin 403. */
 @Injectable()
 export class RouteAuthGuard implements CanActivate {
   constructor(private readonly reflector: Reflector) {}
@@ -66,7 +66,7 @@ export class RouteAuthGuard implements CanActivate {
     }
     if (routeAuth.access === 'public') return true;
     if (!auth.isSignedIn) throw new UnauthorizedError(SIGN_IN_REQUIRED);
-    if (routeAuth.passwordOnly && auth.method !== 'password') throw new UnauthorizedError('auth method not allowed');
+    if (routeAuth.passwordOnly && auth.method !== 'password' && auth.method !== 'reverse-proxy') throw new UnauthorizedError('auth method not allowed');
     if (routeAuth.access === 'site-admin' && !auth.isAdmin) throw new ForbiddenError('user should be the site admin');
     return true;
   }
@@ -77,7 +77,7 @@ export const Caller = createParamDecorator((_data: unknown, context: ExecutionCo
   return context.switchToHttp().getRequest<Request>().auth ?? AuthContext.anonymous();
 });
 
-/** For routes whose order puts sign-in after a lookup (behaviour 1.6): call where the order says. */
+/** For routes whose order puts sign-in after a lookup (docs/check-order.md): call where the order says. */
 export function requireSignedIn(auth: AuthContext): asserts auth is AuthContext & { user: NonNullable<AuthContext['user']> } {
   if (!auth.isSignedIn) throw new UnauthorizedError(SIGN_IN_REQUIRED);
 }

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 /**
- * Access-token scopes (behaviour 1.5). A token holds, per category, no access, read or write; `write:X`
+ * Access-token scopes (docs/check-order.md). A token holds, per category, no access, read or write; `write:X`
  * implies `read:X`; `all` is every write scope; `public-only` restricts the token to public things.
  */
 export const SCOPE_CATEGORIES = [

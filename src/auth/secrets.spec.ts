@@ -25,7 +25,7 @@ describe('secrets', () => {
   });
 });
 
-describe('KDF concurrency limit (issue 12, finding 4)', () => {
+describe('KDF concurrency limit', () => {
   it('runs at most KDF_CONCURRENCY key derivations at once; the rest wait their turn', async () => {
     const stored = await hashPassword('right');
     let maxActive = 0;

@@ -44,7 +44,7 @@ interface ChangePasswordFlags extends PasswordFlags {
 class UsageError extends Error {}
 
 /**
- * The admin command line (behaviour 10.1). Runs against the same database and data directory as the server,
+ * The admin command line. Runs against the same database and data directory as the server,
  * migrating first, so it works on a fresh data directory. The services are the server's own, so a deletion
  * cleans up exactly as the API's does. Returns the exit status.
  */

@@ -23,7 +23,7 @@ export abstract class DomainError extends Error {
   }
 }
 
-/** 404 with an empty body: missing, or invisible to the caller (behaviour 1.7). */
+/** 404 with an empty body: missing, or invisible to the caller (docs/api-conventions.md). */
 export class NotFoundError extends DomainError {
   readonly status = 404;
   constructor(what = 'not found') {
@@ -46,8 +46,8 @@ export class ForbiddenError extends DomainError {
 
 export class MethodNotAllowedError extends DomainError {
   readonly status = 405;
-  constructor() {
-    super('method not allowed');
+  constructor(message = 'method not allowed') {
+    super(message);
   }
 }
 

@@ -4,7 +4,7 @@ import { ValidateBy } from 'class-validator';
 
 /**
  * One decorator per body field: it documents the field in OpenAPI and validates it with the rules in the
- * order given, reporting the first failure as Forgejo does: `[<Field>]: <Rule>` (behaviour 1.8), where
+ * order given, reporting the first failure as Forgejo does: `[<Field>]: <Rule>` (docs/api-conventions.md), where
  * <Field> is the Forgejo option-field name, not the JSON key.
  */
 export type FieldType = 'string' | 'boolean' | 'integer' | 'strings' | 'object';

@@ -7,7 +7,7 @@ import { DomainError, MethodNotAllowedError, NotFoundError, SearchError } from '
 import { RouteTable } from '../http/route-table';
 
 /**
- * The one place where errors become HTTP answers (behaviour 1.7): every 404 has an empty body; everything
+ * The one place where errors become HTTP answers (docs/api-conventions.md): every 404 has an empty body; everything
  * else is `{message, url}` (plus the error's extra fields); a 500 hides its cause from all but site admins. A failing
  * dependency (a full disk, a database that does not answer, no descriptors left) is a 507 or a 503 in the service's
  * words, its cause in the log only.

@@ -4,7 +4,7 @@ import { applyDecorators } from '@nestjs/common';
 import type { Request } from 'express';
 import { isSecretParameter } from '../logging/request-log';
 
-/** One page of a list, as every store and service speaks it (behaviour 1.9). */
+/** One page of a list, as every store and service speaks it (docs/api-conventions.md). */
 export interface PageQuery {
   page: number;
   limit: number;

@@ -5,6 +5,7 @@ import type { Request } from 'express';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { APP_CONFIG, AppConfig, RateLimitConfig } from '../config/config';
 import { GuardedBeforeBody } from '../http/body-guard';
+import { clientIp } from './client-address';
 import { ApiErrors } from './openapi';
 import { RateLimitStore } from './rate-limit.store';
 import { ServiceUnavailableError } from './dependency-errors';
@@ -142,7 +143,7 @@ function tooMany(state: RateLimiterRes): TooManyRequestsError {
 
 /** Who a request counts against: the signed-in user, else the client address. */
 export function rateLimitKey(request: Request): string {
-  return request.auth?.user ? `user:${request.auth.user.id}` : `ip:${request.ip ?? request.socket.remoteAddress ?? ''}`;
+  return request.auth?.user ? `user:${request.auth.user.id}` : `ip:${clientIp(request)}`;
 }
 
 const RATE_LIMIT = 'anvil:rate-limit';

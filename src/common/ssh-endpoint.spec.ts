@@ -1,7 +1,7 @@
 import { loadConfig } from '../config/config';
 import { sshCloneUrl, SshEndpoint } from './ssh-endpoint';
 
-describe('ssh_url (git-transport.md 0.1)', () => {
+describe('ssh_url', () => {
   it('takes the scp-like form on port 22 and the ssh:// form elsewhere', () => {
     expect(sshCloneUrl({ user: 'git', host: 'example.com', port: 22 }, 'alice/proj')).toBe('git@example.com:alice/proj.git');
     expect(sshCloneUrl({ user: 'git', host: 'example.com', port: 2222 }, 'alice/proj')).toBe('ssh://git@example.com:2222/alice/proj.git');

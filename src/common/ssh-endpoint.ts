@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 
 /**
- * Where clients reach the SSH server: user, host and port of `ssh_url` (git-transport.md 0.1). The port is
+ * Where clients reach the SSH server: user, host and port of `ssh_url` (docs/git-transports.md). The port is
  * SSH_PORT when set, else the port the server actually bound (SSH_LISTEN_PORT=0 takes a free one, known
  * only once it listens).
  */

@@ -1,5 +1,6 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { parseCidr } from '../common/client-address';
 
 /**
  * The one typed, validated configuration object. Nothing else in the code base reads process.env:
@@ -57,6 +58,22 @@ export interface AppConfig {
    */
   faultKillAt: string[];
   webhooks: WebhookConfig;
+  reverseProxy: ReverseProxyConfig;
+  audit: { retentionDays: number };
+}
+
+/** Life behind a gateway: whose forwarding headers are believed, and sign-in by a header the gateway sets. */
+export interface ReverseProxyConfig {
+  /** REVERSE_PROXY_AUTH_ENABLED: the user named in `userHeader` by a trusted proxy is signed in. */
+  authEnabled: boolean;
+  /** Header names, lower-cased (Node's request headers are). */
+  userHeader: string;
+  emailHeader: string;
+  fullNameHeader: string;
+  /** REVERSE_PROXY_AUTO_REGISTRATION: an unknown user named by the gateway is created. */
+  autoRegistration: boolean;
+  /** REVERSE_PROXY_TRUSTED_PROXIES: CIDRs (or addresses) of the proxies whose headers are believed. */
+  trustedProxies: string[];
 }
 
 /** Outgoing webhooks: who may be called, how hard Anvil tries, how long it remembers. */
@@ -80,7 +97,7 @@ export interface WebhookConfig {
   retryMaxMs: number;
 }
 
-/** Migrations and pull mirrors (git-transport.md 0.1, 3.6): concurrency and admission are settings. */
+/** Migrations and pull mirrors (docs/git-transports.md, docs/mirrors.md): concurrency and admission are settings. */
 export interface MirrorConfig {
   /** MIRROR_MAX_CONCURRENCY: mirror fetches one process runs at once. */
   maxConcurrency: number;
@@ -101,7 +118,7 @@ export interface MirrorConfig {
   tickMs: number;
 }
 
-/** Settings for life behind a gateway (SECURITY.md, README "HTTP server"). */
+/** Settings for life behind a gateway (SECURITY.md; README, "Behind your gateway"). */
 export interface HttpServerConfig {
   /** Idle keep-alive connections are kept this long; above a gateway's idle timeout (commonly 60 s). */
   keepAliveTimeoutMs: number;
@@ -109,7 +126,7 @@ export interface HttpServerConfig {
   headersTimeoutMs: number;
   /**
    * Time to receive a whole request (0: none, the default): Node's 300 s would cut long pushes, and git
-   * exchanges end by their own idle limit (git-transport.md 1.6); API routes have bodyTimeoutMs.
+   * exchanges end by their own idle limit (docs/git-transports.md); API routes have bodyTimeoutMs.
    */
   requestTimeoutMs: number;
   /** Time an API route waits for its body once it starts reading it. */
@@ -144,9 +161,11 @@ export interface RateLimitConfig {
   keyUpload: number;
   /** Attempts at the change-password page, per client address and user name. */
   changePassword: number;
+  /** Requests to the OAuth2 authorize, token, userinfo and sign-in endpoints, per client address. */
+  oauth2: number;
 }
 
-/** The built-in SSH server (git-transport.md 0.1). */
+/** The built-in SSH server (docs/git-transports.md). */
 export interface SshConfig {
   enabled: boolean;
   listenHost: string;
@@ -168,7 +187,7 @@ export interface SshConfig {
   maxAuthTries: number;
 }
 
-/** Limits of the git processes that serve clones and pushes (git-transport.md 1.6, 2.5). */
+/** Limits of the git processes that serve clones and pushes (docs/git-transports.md). */
 export interface GitServingConfig {
   /** At most this many serving git processes at once. */
   maxProcesses: number;
@@ -204,6 +223,16 @@ export interface GitServingConfig {
   /** Archives: at most this many files and bytes before git starts writing (413 beyond). */
   archiveMaxEntries: number;
   archiveMaxBytes: number;
+  /**
+   * GIT_MAX_TREE_ENTRIES: the most paths (files and directories at any depth) one commit's tree may expand to.
+   * A push bringing a larger one is refused, and listings and history walks of one answer 422 before git runs.
+   */
+  treeMaxEntries: number;
+  /**
+   * GIT_CGROUP: where each git's memory limit is a cgroup v2 of its own (`memory.max`, `cpu.max`): `auto` (the
+   * server's own cgroup, when delegated to it), `off`, or the path of a delegated cgroup; rlimits otherwise.
+   */
+  cgroup: string;
 }
 
 /**
@@ -291,6 +320,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       tokenCreation: integer(env, 'RATE_LIMIT_TOKEN_CREATION', 20, { min: 0 }),
       keyUpload: integer(env, 'RATE_LIMIT_KEY_UPLOAD', 20, { min: 0 }),
       changePassword: integer(env, 'RATE_LIMIT_CHANGE_PASSWORD', 10, { min: 0 }),
+      oauth2: integer(env, 'RATE_LIMIT_OAUTH2', 60, { min: 0 }),
     },
     logFile: nonEmpty(env, 'LOG_FILE'),
     uploads: {
@@ -344,7 +374,36 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retryBaseMs: 1000,
       retryMaxMs: 3_600_000,
     },
+    reverseProxy: {
+      authEnabled: boolean(env, 'REVERSE_PROXY_AUTH_ENABLED', false),
+      userHeader: headerName(env, 'REVERSE_PROXY_AUTH_USER', 'X-WEBAUTH-USER'),
+      emailHeader: headerName(env, 'REVERSE_PROXY_AUTH_EMAIL', 'X-WEBAUTH-EMAIL'),
+      fullNameHeader: headerName(env, 'REVERSE_PROXY_AUTH_FULL_NAME', 'X-WEBAUTH-FULLNAME'),
+      autoRegistration: boolean(env, 'REVERSE_PROXY_AUTO_REGISTRATION', false),
+      trustedProxies: cidrs(env, 'REVERSE_PROXY_TRUSTED_PROXIES', ['127.0.0.0/8', '::1/128']),
+    },
+    audit: { retentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, { min: 1 }) },
   };
+}
+
+function headerName(env: Env, name: string, fallback: string): string {
+  const value = nonEmpty(env, name) ?? fallback;
+  if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(value)) throw new ConfigError(name, `not a header name: "${value}"`);
+  return value.toLowerCase();
+}
+
+/** A comma-separated list of CIDRs or addresses; an empty list trusts no proxy. */
+function cidrs(env: Env, name: string, fallback: string[]): string[] {
+  const raw = env[name];
+  if (raw === undefined) return fallback;
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  for (const item of items) {
+    if (!parseCidr(item)) throw new ConfigError(name, `not a CIDR or an address: "${item}"`);
+  }
+  return items;
 }
 
 function parseHttpServer(env: Env): HttpServerConfig {
@@ -414,6 +473,8 @@ function gitServingConfig(env: Env): GitServingConfig {
     commandMaxMemoryBytes: byteSize(env, 'GIT_COMMAND_MAX_MEMORY', 1024 ** 3),
     archiveMaxEntries: integer(env, 'GIT_ARCHIVE_MAX_FILES', 200_000, { min: 1 }),
     archiveMaxBytes: byteSize(env, 'GIT_ARCHIVE_MAX_SIZE', 4 * 1024 ** 3),
+    treeMaxEntries: integer(env, 'GIT_MAX_TREE_ENTRIES', 1_000_000, { min: 1 }),
+    cgroup: nonEmpty(env, 'GIT_CGROUP') ?? 'auto',
   };
 }
 

@@ -14,7 +14,7 @@ import type { BranchWire } from './content.wire';
 
 const HEADS = 'refs/heads/';
 
-/** Branches of a repository (Forgejo's routers/api/v1/repo/branch.go), read from and written to git refs. */
+/** Branches of a repository (answers as Forgejo's branch API does), read from and written to git refs. */
 @Injectable()
 export class BranchesService {
   constructor(

@@ -30,7 +30,7 @@ function isoTime(name: string, value: string | undefined): string | undefined {
   return new Date(value).toISOString();
 }
 
-/** History (Forgejo's routers/api/v1/repo/commits.go): pages of commits and single commits. */
+/** History (answers as Forgejo's commits API does): pages of commits and single commits. */
 @Injectable()
 export class CommitsService {
   constructor(

@@ -28,7 +28,7 @@ export const MAX_UNPAGED_ENTRIES = 1_000;
 export const WALK_WAIT_MS = 2_000;
 
 /**
- * Reading files and directories (Forgejo's services/repository/files/content.go): a file with its base64
+ * Reading files and directories (answers as Forgejo's contents API does): a file with its base64
  * content (up to MAX_DISPLAY_FILE_SIZE, else `content: null`), a symlink with its target, a submodule with its
  * URL, and a directory as the list of its entries.
  */

@@ -58,7 +58,7 @@ function dateOf(value: unknown, field: string, fallback: number): number {
 }
 
 /**
- * Commits made through the API (Forgejo's services/repository/files/update.go): one commit built with
+ * Commits made through the API (as Forgejo's file-change API makes them): one commit built with
  * plumbing from the branch head, every blob sha checked against the tree it replaces (409 on a stale sha), the
  * branch moved with compare-and-swap (a concurrent push or write makes this one 409), quota `size:repos:all`
  * on the owner first (413, nothing written), then the repository's size and update time as after a push.

@@ -18,7 +18,7 @@ import { SiteUrls } from '../common/site-urls';
 
 const TAGS = 'refs/tags/';
 
-/** Tags of a repository (Forgejo's routers/api/v1/repo/tag.go): lightweight and annotated. */
+/** Tags of a repository (answers as Forgejo's tag API does): lightweight and annotated. */
 @Injectable()
 export class TagsService {
   constructor(

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AuthContext } from '../auth/auth-context';
-import { clientAddress, CredentialChain, readCredential } from '../auth/credentials';
+import { clientAddress, CredentialChain } from '../auth/credentials';
 import { TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import type { RequestLog } from '../logging/request-log';
 import { APP_CONFIG, AppConfig } from '../config/config';
@@ -24,7 +24,7 @@ interface GitRoute {
   kind: 'info-refs' | Service;
 }
 
-/** Answers the client as a failure git prints (`remote: <body>`): one line of text (git-transport.md 0.3). */
+/** Answers the client as a failure git prints (`remote: <body>`): one line of text (docs/git-transports.md). */
 class GitHttpRefusal extends Error {
   constructor(
     readonly status: number,
@@ -45,7 +45,7 @@ const NO_CACHE = {
 const RETRY_AFTER_SECONDS = '10';
 
 /**
- * Smart HTTP (git-transport.md 1): `info/refs`, `git-upload-pack` and `git-receive-pack` under ROOT_URL's path.
+ * Smart HTTP (docs/git-transports.md): `info/refs`, `git-upload-pack` and `git-receive-pack` under ROOT_URL's path.
  * Mounted before the API's middleware, so that no JSON body parser, body limit or API auth touches these
  * requests; bodies and answers stream through git's pipes in both directions.
  */
@@ -88,7 +88,7 @@ export class GitHttpHandler {
     return { owner: safeDecode(owner), repo: safeDecode(repo), kind };
   }
 
-  /** The decision order of git-transport.md 1.4; the first failing step answers. */
+  /** The decision order of docs/git-transports.md; the first failing step answers. */
   private async serve(route: GitRoute, request: Request, response: Response): Promise<void> {
     // 1. Method, then credentials that are present but wrong.
     const allowed = route.kind === 'info-refs' ? ['GET', 'HEAD'] : ['POST'];
@@ -118,7 +118,7 @@ export class GitHttpHandler {
 
   private async authenticate(request: Request): Promise<AuthContext> {
     try {
-      const credential = readCredential(request);
+      const credential = this.credentials.read(request);
       return credential ? await this.credentials.authenticate(credential, clientAddress(request)) : AuthContext.anonymous();
     } catch (error) {
       if (error instanceof UnauthorizedError) {

@@ -11,7 +11,7 @@ export function gitHome(dataDir: string): string {
   return path.join(dataDir, 'git-home');
 }
 
-/** The isolated environment of every git process (git-transport.md 0.1): no system or global configuration. */
+/** The isolated environment of every git process (docs/git-transports.md): no system or global configuration. */
 export function gitEnvironment(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: SEARCH_PATH,

@@ -82,7 +82,7 @@ export function remoteEnvironment(access: Pick<RemoteAccess, 'credentials' | 'pi
  */
 const FSCK_FETCHED = 'fetch.fsckObjects=true';
 
-/** Errors after which Forgejo prunes broken references and fetches once more (git-transport.md 3.5). */
+/** Errors after which Forgejo prunes broken references and fetches once more (docs/mirrors.md). */
 const BROKEN_REF_PATTERNS = ['cannot lock ref', 'unable to resolve reference', 'not our ref', 'Unable to create'];
 
 export function isBrokenRefError(stderr: string): boolean {
@@ -91,7 +91,7 @@ export function isBrokenRefError(stderr: string): boolean {
 
 /**
  * Clones and fetches of remote repositories (migrations and pull mirrors), through GitCommand. Redirects are
- * never followed (`http.followRedirects=false`, git-transport.md 3.2).
+ * never followed (`http.followRedirects=false`, docs/mirrors.md).
  */
 @Injectable()
 export class GitRemotes {

@@ -131,7 +131,7 @@ export class GitRepositories {
   }
 
   /**
-   * Total bytes of the regular files under `dir` (behaviour 11.1: the stored git size), measured while other
+   * Total bytes of the regular files under `dir` (the stored git size quota counts), measured while other
    * pushes may run: git's transient files (the quarantine of a push in progress, locks, packs being written) are
    * not counted, and a file or directory that vanishes while it is walked (a quarantine moved in, a lock file
    * given back, a repack) counts as gone rather than failing the walk.

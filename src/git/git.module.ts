@@ -3,6 +3,7 @@ import { GitCommand } from './git-command';
 import { GitData } from './git-data';
 import { GitLastCommits } from './git-last-commits';
 import { GitLauncher } from './git-launcher';
+import { GitLimits } from './git-limits';
 import { GitObjectReaders } from './git-object-readers';
 import { GitObjects } from './git-objects';
 import { GitProcesses } from './git-processes';
@@ -10,6 +11,7 @@ import { GitRemotes } from './git-remotes';
 import { GitRepositories } from './git-repositories';
 import { GitTags } from './git-tags';
 import { GitPushCommits } from './git-push-commits';
+import { GitTreeBudget } from './git-tree-budget';
 import { GitTrees } from './git-trees';
 import { GitWrites } from './git-writes';
 import { PushHooks } from './push-hooks';
@@ -20,7 +22,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits],
-  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits],
+  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget],
 })
 export class GitModule {}

@@ -1,6 +1,6 @@
 /**
  * `git check-ref-format --branch` semantics, without spawning git: whether `name` may be the branch part of
- * `refs/heads/<name>` (behaviour 4.1 `[DefaultBranch]: GitRefName`).
+ * `refs/heads/<name>` (a bad default branch is `[DefaultBranch]: GitRefName`).
  */
 export function isValidBranchName(name: string): boolean {
   if (name === '' || name === 'HEAD' || name.startsWith('-')) return false;

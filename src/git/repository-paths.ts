@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 
-/** The directory under DATA_DIR that holds every repository (behaviour 4.1). */
+/** The directory under DATA_DIR that holds every repository. */
 export function repositoriesRoot(dataDir: string): string {
   return path.join(dataDir, 'repositories');
 }

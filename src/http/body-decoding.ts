@@ -6,7 +6,7 @@ import { BadRequestError, DomainError, InvalidInputError, PayloadTooLargeError }
 
 /**
  * A request body as decoded by BodyGuard. Decoding problems are kept, not thrown, so that each route's
- * checks run in Forgejo's order (scope → sign-in → body): only a handler that binds the body
+ * checks run in the order docs/check-order.md gives (scope → sign-in → body): only a handler that binds the body
  * (`@Body()`) meets them, through BodyPipe.
  */
 export class DecodedBody {

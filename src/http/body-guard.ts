@@ -68,7 +68,7 @@ export function GuardedBeforeBody(guard: Function): MethodDecorator {
  * Reads and decodes the body of routes that take one, as the route's last guard: after routing, the auth
  * guard and the route's own guards (a rate limit), within the route's size limit and the body-read time
  * budget. Decoding problems are kept in the DecodedBody, not thrown, so that each route's checks run in the
- * order Forgejo gives them (scope → sign-in → body). A guard, not an interceptor: Nest wraps every interceptor call in rxjs and two
+ * order docs/check-order.md gives. A guard, not an interceptor: Nest wraps every interceptor call in rxjs and two
  * `AsyncResource.bind`s per request (docs/http-platform.md).
  */
 @Injectable()
@@ -143,7 +143,7 @@ function bodyReading(controller: Function, handler: Function): BodyReading | und
 
 /**
  * The body, not yet read: for routes whose order puts body errors after lookups and permission checks
- * (PATCH /repos/{owner}/{repo}, POST /orgs/{org}/repos, which Forgejo checks in that order). The route declares
+ * (PATCH /repos/{owner}/{repo}, POST /orgs/{org}/repos — docs/check-order.md). The route declares
  * `@ReadsBody({ deferred: true })`; `bindOption` reads and checks it where the order says, so a caller the
  * checks refuse never gets a byte of their body read.
  */

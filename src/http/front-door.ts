@@ -5,7 +5,7 @@ import { corsOptions } from './cors';
 
 // Why: the request log, security headers and CORS are one middleware registered once, not three.
 
-/** Headers every answer carries, as Forgejo's do, set in one call each. */
+/** Headers every answer carries (docs/api-conventions.md), set in one call each. */
 const SECURITY_HEADERS: [string, string][] = [
   ['X-Content-Type-Options', 'nosniff'],
   ['X-Frame-Options', 'SAMEORIGIN'],

@@ -7,8 +7,8 @@ import { linkHeader, PagedList } from '../common/paging';
 // Why: every JSON answer is encoded once, straight into bytes, by one writer (costs measured in docs/http-platform.md).
 
 /**
- * Every JSON answer is written here (`application/json;charset=utf-8`, one document and a
- * newline), and a PagedList adds its paging headers. It replaces Express's `res.json` for the
+ * Every JSON answer is written here (docs/api-conventions.md: `application/json;charset=utf-8`, one document and a
+ * newline), and a PagedList adds its paging headers (docs/api-conventions.md). It replaces Express's `res.json` for the
  * application once, at start-up: handlers return objects, Nest hands them to `res.json`, and no per-request
  * interceptor is needed. Strings and buffers never come here: handlers that answer text or HTML set their
  * own type and send.

@@ -65,7 +65,7 @@ export class ApiRequestTimeout implements CanActivate {
     return true;
   }
 
-  /** The standard error body, unless the answer has begun. */
+  /** The standard error body (docs/api-conventions.md), unless the answer has begun. */
   private expire(response: Response): void {
     if (response.headersSent) return;
     const error = new RequestTimedOutError();

@@ -6,7 +6,7 @@ import { RouterLayer, routerStack } from './route-prefilter';
 
 /**
  * Knows which paths the application serves, so that a known path called with the wrong method answers
- * 405 rather than 404, as Forgejo's router does.
+ * 405 rather than 404 (docs/api-conventions.md).
  */
 @Injectable()
 export class RouteTable {

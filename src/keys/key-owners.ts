@@ -20,7 +20,7 @@ export class KeyOwners {
     private readonly visibility: UserVisibility,
   ) {}
 
-  /** Users group B (behaviour 1.6): lookup 404 → public-only 403 → invisible 404. */
+  /** Users group B (docs/check-order.md): lookup 404 → public-only 403 → invisible 404. */
   async visibleTo(viewer: AuthContext, username: string): Promise<UserEntity> {
     const user = await this.users.byName(username);
     await this.visibility.assertVisible(viewer, user);
@@ -36,7 +36,7 @@ export class KeyOwners {
   }
 }
 
-/** A `{id}` path segment: an integer; anything else is "not found" (behaviour 1.2). */
+/** A `{id}` path segment: an integer; anything else is "not found" (docs/api-conventions.md). */
 export function parseKeyId(segment: string): number {
   const id = /^\d{1,16}$/.test(segment) ? Number(segment) : NaN;
   if (!Number.isSafeInteger(id) || id <= 0) throw new NotFoundError();

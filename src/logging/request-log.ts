@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
+import { clientIp } from '../common/client-address';
 
 /**
  * Query parameters never logged nor echoed (in Link headers), by their decoded, lower-cased name: `%74oken`
@@ -33,12 +34,15 @@ export function loggablePath(url: string | undefined): string {
   return `${text.slice(0, mark)}?${parts.join('&')}`;
 }
 
-type LoggedRequest = IncomingMessage & { originalUrl?: string };
+type LoggedRequest = IncomingMessage & { originalUrl?: string; clientIp?: string };
 
-/** What one request's line says: method, path (secrets redacted), status, duration. Never a header. */
+/**
+ * What one request's line says: method, path (secrets redacted), the client's address (behind trusted proxies,
+ * the forwarded one), status, duration. Never a header.
+ */
 export function requestLine(request: LoggedRequest, response: ServerResponse, durationMs: number) {
   return {
-    req: { method: request.method, path: loggablePath(request.originalUrl ?? request.url) },
+    req: { method: request.method, path: loggablePath(request.originalUrl ?? request.url), remote: clientIp(request) },
     res: { status: response.statusCode },
     duration_ms: Math.round(durationMs),
   };

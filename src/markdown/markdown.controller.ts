@@ -20,7 +20,7 @@ function markdownBodyLimit(config: AppConfig): number {
 
 /**
  * The fragment is sanitised; the policy is the second line should it ever be opened as a page: no script,
- * no plugin, no form, nothing loaded but images, and a sandbox (issue 12, finding 18).
+ * no plugin, no form, nothing loaded but images, and a sandbox.
  */
 export const MARKDOWN_CSP = "default-src 'none'; img-src http: https: data:; style-src 'unsafe-inline'; sandbox";
 
@@ -34,7 +34,7 @@ function sendsHtml(response: Response): void {
 export class MarkdownController {
   constructor(private readonly markdown: MarkdownService) {}
 
-  /** The body is read here, not bound with @Body(): its keys match case-insensitively (behaviour 1.2). */
+  /** The body is read here, not bound with @Body(): its keys match case-insensitively (docs/api-conventions.md). */
   @Post('markdown')
   @SignedIn()
   @RateLimit('markdown')
@@ -52,7 +52,7 @@ export class MarkdownController {
     return html;
   }
 
-  /** Any content type: the raw body is the document (behaviour 3). */
+  /** Any content type: the raw body is the document. */
   @Post('markdown/raw')
   @SignedIn()
   @RateLimit('markdown')

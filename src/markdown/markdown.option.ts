@@ -4,7 +4,7 @@ import { InvalidInputError } from '../common/errors';
 import { fieldFailure, FieldSpec } from '../common/fields';
 
 /**
- * The body of POST /markdown (behaviour 3). Documented here; read by readMarkdownOption, not by the global
+ * The body of POST /markdown. Documented here; read by readMarkdownOption, not by the global
  * body pipe, because its keys match case-insensitively (`text` and `Text` both work).
  */
 @ApiSchema({ name: 'MarkdownOption' })
@@ -70,7 +70,7 @@ function fromForm(name: string, values: string[]): unknown {
 
 export type RenderMode = 'markdown' | 'gfm' | 'comment';
 
-/** `gfm` and `comment` are special; any other mode, empty and unknown included, is plain `markdown` [D23]. */
+/** `gfm` and `comment` are special; any other mode, empty and unknown included, is plain `markdown`. */
 export function renderMode(mode: string): RenderMode {
   return mode === 'gfm' || mode === 'comment' ? mode : 'markdown';
 }

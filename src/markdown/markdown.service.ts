@@ -85,14 +85,14 @@ export class MarkdownService {
 
   /**
    * Existing users the caller may see, by lower-cased name. A user the caller may not see is not linked,
-   * so that rendering does not reveal who exists (behaviour 1.10).
+   * so that rendering does not reveal who exists (docs/visibility.md).
    */
   private async mentionable(viewer: Viewer, text: string): Promise<[string, string][]> {
     const names = mentionCandidates(text, MAX_MENTION_LOOKUPS);
     if (names.length === 0) return [];
     const mentions: [string, string][] = [];
     for (const user of await this.mentionStore.findByLowerNames(names)) {
-      // A public-only token links only the users GET /users/{u} would show it (issue 12, finding 15).
+      // A public-only token links only the users GET /users/{u} would show it.
       const tokenMaySee = !viewer.publicOnly || user.visibility === Visibility.Public || viewer.is(user.id);
       if (tokenMaySee && (await this.visibility.canSee(viewer, user))) mentions.push([user.lowerName, user.name]);
     }

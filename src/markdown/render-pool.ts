@@ -30,7 +30,7 @@ export class RenderOutputTooLarge extends Error {
   }
 }
 
-/** A render that failed, timed out or could not be queued; the HTTP layer answers 500 (behaviour 3). */
+/** A render that failed, timed out or could not be queued; the HTTP layer answers 500. */
 export class RenderFailure extends Error {
   constructor(message: string) {
     super(message);

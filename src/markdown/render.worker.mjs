@@ -1,4 +1,4 @@
-// The Markdown pipeline (behaviour 3), run inside a worker thread so that a large or hostile document never
+// The Markdown pipeline, run inside a worker thread so that a large or hostile document never
 // blocks the server. Plain JavaScript ESM on purpose: remark and rehype are ESM-only, and this file is loaded
 // by node:worker_threads directly, both from src/ (tests) and from dist/ (see workerFile() in markdown-renderer.ts).
 //
@@ -45,7 +45,7 @@ const MENTION = /(?<=^|[\s([{])@([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_-])?)(
 const WIKI_LINK = /\[\[([^\]|\n]+?)(?:\|([^\]|\n]+?))?\]\]/g;
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
-/** [[Page]], [[Label|Page]] and [[images/x.png]] (behaviour 3), when the request asks for wiki links. */
+/** [[Page]], [[Label|Page]] and [[images/x.png]], when the request asks for wiki links. */
 function remarkWikiLinks() {
   return (tree, file) => {
     const options = file.data.render;

@@ -1,6 +1,6 @@
 import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
 
-describe('clone_addr rules (git-transport.md 3.1)', () => {
+describe('clone_addr rules', () => {
   it.each(['http://example.com/a.git', ' https://example.com/a ', 'git://example.com/a.git'])('accepts %j', (address) => {
     expect(parseCloneAddress(address).href).toBe(new URL(address.trim()).href);
   });

@@ -3,7 +3,7 @@ import { InvalidInputError } from '../common/errors';
 const ALLOWED_SCHEMES = new Set(['http:', 'https:', 'git:']);
 
 /**
- * The `clone_addr` rules of git-transport.md 3.1, in the table's order. Returns the URL git will be given: the
+ * The `clone_addr` rules, in the order docs/mirrors.md lists them. Returns the URL git will be given: the
  * WHATWG-normalised form, so that the host the policy judges is exactly the host git connects to.
  */
 export function parseCloneAddress(raw: string): URL {

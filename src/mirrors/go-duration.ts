@@ -1,6 +1,6 @@
 /**
  * Go's `time.ParseDuration` and `Duration.String`, because mirror intervals are read and written in Go's
- * form (git-transport.md 3.1): `8h0m0s`, `10m0s`, `1h30m0s`, `0s`. Durations are nanoseconds held in a bigint
+ * form (docs/mirrors.md): `8h0m0s`, `10m0s`, `1h30m0s`, `0s`. Durations are nanoseconds held in a bigint
  * so that every value Go accepts (up to about 292 years) round-trips exactly.
  */
 const UNITS: Record<string, bigint> = {

@@ -37,7 +37,7 @@ describe('host policy', () => {
       return answers[host];
     });
 
-  it('allows a name only when every address it resolves to is allowed (M3)', async () => {
+  it('allows a name only when every address it resolves to is allowed', async () => {
     const answers = { 'mixed.example': ['8.8.8.8', '10.0.0.1'], 'public.example': ['8.8.8.8', '2606:4700:4700::1111'] };
     await expect(policy(false, answers).vet(new URL('https://mixed.example/x'))).rejects.toBeInstanceOf(DisallowedHostError);
     const vetted = await policy(false, answers).vet(new URL('https://public.example/x'));

@@ -6,7 +6,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 
 export const DISALLOWED_HOST = 'You can not import from disallowed hosts.';
 
-/** The address was refused by the host policy (git-transport.md 3.2). */
+/** The address was refused by the host policy (docs/mirrors.md). */
 export class DisallowedHostError extends InvalidInputError {
   constructor() {
     super(DISALLOWED_HOST);
@@ -59,11 +59,11 @@ export interface VettedSource {
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443, 'git:': 9418 };
 
 /**
- * Host policy (git-transport.md 3.2, decision M3): the host is resolved (A and AAAA, or taken as it is when it
+ * Host policy (docs/mirrors.md): the host is resolved (A and AAAA, or taken as it is when it
  * is an IP literal) and allowed only when every address is. It is asked before the clone and again before every
  * sync. The addresses it vetted are handed to git (`http.curloptResolve`) so that an HTTP(S) fetch connects to
  * exactly them, whatever the name resolves to a moment later (DNS rebinding). `git://` cannot be pinned that
- * way: there the window between this check and git's own lookup remains (README, "Mirrors").
+ * way: there the window between this check and git's own lookup remains (docs/mirrors.md).
  */
 @Injectable()
 export class HostPolicy {

@@ -3,7 +3,7 @@ import { ALPHA_DASH_DOT, Field } from '../common/fields';
 import { maxSize } from '../repos/repository-names';
 
 /**
- * Body of POST /repos/migrate (behaviour 10.7, git-transport.md 3.1), fields in Forgejo's order so that the
+ * Body of POST /repos/migrate (docs/mirrors.md), fields in Forgejo's order so that the
  * first failing rule is the one Forgejo reports.
  */
 @ApiSchema({ name: 'MigrateRepoOptions' })

@@ -23,7 +23,7 @@ export class MigrationsController {
 
   @Post('repos/migrate')
   @SignedIn('repository')
-  // The clone has its own, longer limit (600 s, git-transport.md 3): API_REQUEST_TIMEOUT would answer 503 while it
+  // The clone has its own, longer limit (600 s): API_REQUEST_TIMEOUT would answer 503 while it
   // goes on and then creates the repository.
   @NoRequestTimeout()
   @ApiOperation({ operationId: 'repoMigrate', summary: 'Migrate a remote git repository' })

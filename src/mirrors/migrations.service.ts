@@ -25,7 +25,7 @@ import { parseMirrorInterval } from './mirror-interval';
 import { MirrorStore } from './mirror.store';
 
 /**
- * POST /repos/migrate (behaviour 10.7, git-transport.md 3.1–3.3): the checks in their order, a clone into a
+ * POST /repos/migrate (docs/mirrors.md): the checks in their order, a clone into a
  * temporary directory, then the row and the directory together (the repository is invisible until then).
  */
 @Injectable()
@@ -53,7 +53,7 @@ export class MigrationsService {
    */
   async migrate(viewer: AuthContext, option: MigrateRepositoryOption, clientGone?: AbortSignal): Promise<RepositoryWire> {
     requireSignedIn(viewer);
-    // A body rule (M2): checked before every handler check, and only for a mirror.
+    // A body rule: checked before every handler check, and only for a mirror.
     const interval = option.mirror === true ? parseMirrorInterval(option.mirror_interval) : null;
     const owner = await this.owner(viewer, option);
     await this.quota.assertCanCreateRepository(owner);
@@ -135,7 +135,7 @@ export class MigrationsService {
       if (interval) await this.remotes.addTagRefspec(workDir);
       else await this.remotes.removeOrigin(workDir);
       const isEmpty = !(await this.remotes.hasCommits(workDir));
-      // The source's HEAD branch; `main` for an empty source (3.3).
+      // The source's HEAD branch; `main` for an empty source.
       const defaultBranch = isEmpty ? DEFAULT_BRANCH : ((await this.remotes.headBranch(workDir)) ?? DEFAULT_BRANCH);
       await this.gitRepositories.setHead(workDir, defaultBranch);
       const now = this.clock.nowUnix();
@@ -199,7 +199,7 @@ export class MigrationsService {
     if (!(await this.organizations.isOwner(owner.id, viewer.user.id))) throw new ForbiddenError('Given user is not owner of organization.');
   }
 
-  /** git-transport.md 3.3: authentication and other git failures → 422 with git's first `fatal:` line; the rest → 500. */
+  /** Authentication and other git failures → 422 with git's first `fatal:` line; the rest → 500. */
   private cloneFailure(error: unknown): Error {
     if (error instanceof GitTimeoutError) {
       return new InvalidInputError(`Migration failed: clone timed out after ${Math.round(this.config.mirrors.cloneTimeoutMs / 1000)} s.`);
@@ -222,7 +222,7 @@ export function gitFailureReason(stderr: string): string {
   return sanitizeCredentialUrls(reason).replace(/\.$/, '');
 }
 
-/** 3.3 and decision M4: Basic credentials, or the token as the password of `auth_username` or `oauth2`. */
+/** Basic credentials, or the token as the password of `auth_username` or `oauth2`. */
 export function credentialsOf(option: Pick<MigrateRepositoryOption, 'auth_username' | 'auth_password' | 'auth_token'>): RemoteCredentials | undefined {
   const username = option.auth_username ?? '';
   const password = option.auth_password ?? '';

@@ -1,6 +1,6 @@
 import { parseMirrorInterval } from './mirror-interval';
 
-describe('mirror interval (git-transport.md 3.1)', () => {
+describe('mirror interval', () => {
   it.each([
     [undefined, 0 + 8 * 3600, '8h0m0s'],
     ['', 8 * 3600, '8h0m0s'],

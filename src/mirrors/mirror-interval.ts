@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../common/errors';
 import { formatGoDuration, NANOS_PER_SECOND, parseGoDuration } from './go-duration';
 
-/** Fixed (behaviour 1.3): the interval of a mirror that names none, and the smallest one besides 0. */
+/** Fixed: the interval of a mirror that names none, and the smallest one besides 0. */
 export const DEFAULT_MIRROR_INTERVAL = '8h';
 const MINIMUM_NANOS = 10n * 60n * NANOS_PER_SECOND;
 
@@ -13,7 +13,7 @@ export interface MirrorInterval {
 }
 
 /**
- * git-transport.md 3.1 (decision M2), the texts of Forgejo's PATCH: unparsable → `time: invalid duration "<v>"`;
+ * docs/mirrors.md, the texts of Forgejo's PATCH: unparsable → `time: invalid duration "<v>"`;
  * not 0 and below 10m (negatives included) → `invalid mirror interval: <d> is below minimum interval: 10m0s`.
  * The value is truncated to whole seconds.
  */

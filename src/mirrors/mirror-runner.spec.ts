@@ -33,8 +33,8 @@ function runnerWith(maxConcurrency: number) {
   return { procedure, runner: new MirrorRunner(config, procedure as unknown as MirrorSyncProcedure) };
 }
 
-describe('MirrorRunner (git-transport.md 3.4)', () => {
-  it('absorbs a request for a queued mirror, and queues exactly one more for a running one (M8)', async () => {
+describe('MirrorRunner', () => {
+  it('absorbs a request for a queued mirror, and queues exactly one more for a running one', async () => {
     const { procedure, runner } = runnerWith(1);
     runner.request(1);
     runner.request(2);

@@ -4,7 +4,7 @@ import { MirrorSyncProcedure, SyncOutcome } from './mirror-sync.procedure';
 
 interface MirrorState {
   phase: 'queued' | 'running';
-  /** A request arrived while it ran: exactly one more run follows (decision M8). */
+  /** A request arrived while it ran: exactly one more run follows (not one per request). */
   again: boolean;
   /** When the earliest request this run serves arrived, in milliseconds (see MirrorSyncProcedure.run). */
   requestedAt: number;
@@ -16,7 +16,7 @@ interface MirrorState {
 const BUSY_RETRY_MS = 5_000;
 
 /**
- * The syncs of this process (git-transport.md 3.4): at most one per mirror, at most MIRROR_MAX_CONCURRENCY at
+ * The syncs of this process (docs/mirrors.md): at most one per mirror, at most MIRROR_MAX_CONCURRENCY at
  * once, first come first served. A request for a queued mirror is absorbed by it; one for a running mirror
  * queues exactly one more run. Across processes the claim in the database decides (MirrorSyncProcedure).
  */

@@ -5,11 +5,11 @@ import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
 import { MirrorRunner } from './mirror-runner';
 import { MirrorStore } from './mirror.store';
 
-/** Mirrors picked per tick (git-transport.md 3.6). */
+/** Mirrors picked per tick (docs/mirrors.md). */
 export const MIRRORS_PER_TICK = 50;
 
 /**
- * The periodic sync (git-transport.md 3.6): every tick (60 s; none at start-up), the due mirrors, oldest
+ * The periodic sync (docs/mirrors.md): every tick (60 s; none at start-up), the due mirrors, oldest
  * `mirror_updated` first, 50 at most, are queued; an owner over quota for `size:repos:all` is skipped and stays
  * due. The timer is the only thing tied to wall time: `tick()` is public so that tests drive the schedule with
  * the injected Clock instead of waiting.

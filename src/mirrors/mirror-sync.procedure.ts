@@ -23,7 +23,7 @@ import { HostPolicy } from './host-policy';
 import { MirrorCredentials } from './mirror-credentials';
 import { MirrorStore } from './mirror.store';
 
-/** A failed sync is tried again this long after (decision M9). */
+/** A failed sync is tried again this long after. */
 export const RETRY_AFTER_FAILURE_SECONDS = 600;
 
 /**
@@ -33,7 +33,7 @@ export const RETRY_AFTER_FAILURE_SECONDS = 600;
 export type SyncOutcome = 'synced' | 'failed' | 'busy' | 'elsewhere' | 'gone' | 'stopped';
 
 /**
- * One sync of one pull mirror (git-transport.md 3.5), under the mirror's claim in the database: policy
+ * One sync of one pull mirror (docs/mirrors.md), under the mirror's claim in the database: policy
  * recheck → `fetch --prune --tags` (all refs in one transaction) with the broken-ref recovery → on success
  * the repository's record follows; on failure nothing changes but the next due time.
  */
@@ -147,7 +147,7 @@ export class MirrorSyncProcedure {
   }
 
   private async fetch(dir: string, repo: RepositoryEntity, sealedCredentials: string, signal: AbortSignal, maxBytes: number | undefined): Promise<void> {
-    // Step 1: the address may resolve elsewhere by now (3.2); the vetted addresses are pinned for the fetch.
+    // Step 1: the address may resolve elsewhere by now (host policy, docs/mirrors.md); the vetted addresses are pinned for the fetch.
     const source = await this.policy.vet(parseCloneAddress(repo.originalUrl));
     const access: RemoteAccess = {
       credentials: this.credentials.open(sealedCredentials),

@@ -4,7 +4,7 @@ import { BadRequestError } from '../common/errors';
 import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
 import { MirrorRunner } from './mirror-runner';
 
-/** POST /repos/{owner}/{repo}/mirror-sync (behaviour 4.4, git-transport.md 3.4). */
+/** POST /repos/{owner}/{repo}/mirror-sync (docs/mirrors.md). */
 @Injectable()
 export class MirrorSyncService {
   constructor(

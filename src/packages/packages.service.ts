@@ -14,7 +14,7 @@ import { isUniqueViolation, Transactions } from '../database/transactions';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { QuotaUsageSources } from '../quota/quota-usage-sources';
 import type { QuotaUsedPackageWire } from '../quota/quota.wire';
-import { OrganizationStore } from '../users/organization.store';
+import { OrganizationPolicy } from '../access/organization-policy';
 import { UserVisibility } from '../users/user-visibility';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
@@ -50,7 +50,7 @@ export class PackagesService implements OnModuleInit {
     private readonly store: PackageStore,
     private readonly users: UserStore,
     private readonly visibility: UserVisibility,
-    private readonly organizations: OrganizationStore,
+    private readonly organizationPolicy: OrganizationPolicy,
     private readonly blobs: BlobStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
@@ -86,7 +86,7 @@ export class PackagesService implements OnModuleInit {
   async writableOwner(viewer: AuthContext, ownerName: string): Promise<UserEntity> {
     const owner = await this.readableOwner(viewer, ownerName);
     if (!viewer.user) throw new UnauthorizedError('reqPackageAccess');
-    const allowed = viewer.isAdmin || viewer.user.id === owner.id || (owner.isOrganization && (await this.organizations.isOwner(owner.id, viewer.user.id)));
+    const allowed = viewer.isAdmin || viewer.user.id === owner.id || (owner.isOrganization && (await this.organizationPolicy.mayWritePackages(viewer, owner.id)));
     if (!allowed) throw new ForbiddenError('reqPackageAccess');
     return owner;
   }
@@ -230,7 +230,7 @@ export class PackagesService implements OnModuleInit {
     }
   }
 
-  /** The owner's package versions for the quota views (behaviour 2.10), largest first. */
+  /** The owner's package versions for the quota views (docs/quota.md), largest first. */
   private async quotaList(ownerId: number, page: PageQuery): Promise<Page<QuotaUsedPackageWire>> {
     const owner = await this.users.findById(ownerId);
     if (!owner) return { items: [], total: 0 };

@@ -1,4 +1,5 @@
 import { Controller, Get, Post, Query, Req, Res } from '@nestjs/common';
+import { clientIp } from '../common/client-address';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/route-auth';
@@ -74,7 +75,7 @@ export class ChangePasswordController {
     // limit): one address cannot try more than the limit against an account, and people behind one address do
     // not lock each other out.
     try {
-      await this.limits.consume('changePassword', `${String(request.ip)}|${form.user_name.toLowerCase()}`);
+      await this.limits.consume('changePassword', `${clientIp(request)}|${form.user_name.toLowerCase()}`);
     } catch (error) {
       if (!(error instanceof TooManyRequestsError)) throw error;
       response.setHeader('Retry-After', String(error.retryAfterSeconds));

@@ -8,7 +8,7 @@ import { MIN_PASSWORD_LENGTH, UsersService } from '../users/users.service';
 const DECOY_HASH = hashPassword('decoy password, never stored');
 
 /**
- * The self-service password change (issue 13): who must change the password (`must_change_password`) proves
+ * The self-service password change: who must change the password (`must_change_password`) proves
  * it with the current one, sets a new one, and may then use the API.
  */
 @Injectable()

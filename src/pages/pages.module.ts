@@ -14,6 +14,7 @@ import { PageCsrf } from './page-csrf';
   imports: [UsersModule],
   controllers: [HomeController, ChangePasswordController],
   providers: [ChangePasswordService, PageCsrf],
+  exports: [PageCsrf],
 })
 export class PagesModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

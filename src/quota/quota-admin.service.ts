@@ -14,7 +14,7 @@ const ruleExists = (name: string) => new ConflictError(`rule already exists: [na
 const groupExists = (name: string) => new ConflictError(`group already exists: [name: ${name}]`);
 
 /**
- * Administration of quota rules, groups and mappings (behaviour 8, 10.8, 10.9). Every change runs in one
+ * Administration of quota rules, groups and mappings (docs/quota.md). Every change runs in one
  * transaction; the rows a link points to are read locked inside it, so that a concurrent deletion never leaves
  * a link to a missing rule or group (quota.store.ts).
  */
@@ -181,13 +181,13 @@ export class QuotaAdminService {
     });
   }
 
-  /** GET /admin/users/{username}/quota (behaviour 10.9): a user or an organisation. */
+  /** GET /admin/users/{username}/quota (docs/quota.md): a user or an organisation. */
   async userQuota(username: string): Promise<QuotaState> {
     const user = (await this.users.findByName(username)) ?? notFound();
     return this.engine.state(user.id);
   }
 
-  /** Lookups in the order of behaviour 10.8: group (404), then user (404). */
+  /** Lookups in Forgejo's order: group (404), then user (404). */
   private async groupAndUser(groupName: string, username: string): Promise<{ group: QuotaGroupEntity; user: UserEntity }> {
     const group = (await this.store.findGroup(groupName)) ?? notFound();
     const user = (await this.users.findByName(username)) ?? notFound();

@@ -4,7 +4,7 @@ import { isQuotaSubject, MeasuredItem, NO_USAGE, QUOTA_SUBJECTS, QuotaUsage, sub
 
 const used = { ...NO_USAGE, reposPublic: 100, reposPrivate: 50, packages: 7 };
 
-describe('quota subjects (behaviour 11.1)', () => {
+describe('quota subjects', () => {
   it('knows exactly the subjects of 11.1, case-sensitively', () => {
     expect(QUOTA_SUBJECTS).toHaveLength(14);
     expect(isQuotaSubject('size:repos:all')).toBe(true);
@@ -35,7 +35,7 @@ describe('quota subjects (behaviour 11.1)', () => {
   });
 });
 
-describe('quota rules and groups (behaviour 11.2-11.5)', () => {
+describe('quota rules and groups', () => {
   it('matches a subject through its parents, never none, never with no subjects', () => {
     expect(ruleMatches({ limit: 1, subjects: ['size:all'] }, 'size:repos:public')).toBe(true);
     expect(ruleMatches({ limit: 1, subjects: ['size:git:lfs'] }, 'size:repos:all')).toBe(false);

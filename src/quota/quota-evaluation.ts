@@ -1,6 +1,6 @@
 import { MEASURED_ITEMS, MeasuredItem, measuredItemsOf, QuotaSubject, QuotaUsage, subjectAndAncestors, usageOf } from './quota-subjects';
 
-/** A rule as evaluation needs it (behaviour 11.2). */
+/** A rule as evaluation needs it (docs/quota.md). */
 export interface EvaluatedRule {
   limit: number;
   subjects: string[];
@@ -10,7 +10,7 @@ export interface EvaluatedGroup {
   rules: EvaluatedRule[];
 }
 
-/** A rule matches S when it lists S or one of S's ancestors; `none` is never matched (behaviour 11.2). */
+/** A rule matches S when it lists S or one of S's ancestors; `none` is never matched (docs/quota.md). */
 export function ruleMatches(rule: EvaluatedRule, subject: QuotaSubject): boolean {
   const chain = subjectAndAncestors(subject);
   return rule.subjects.some((listed) => (chain as string[]).includes(listed));

@@ -9,20 +9,20 @@ export interface QuotaTarget {
 }
 
 /**
- * The one interface through which other modules ask the quota engine (behaviour 11.5, 11.6). Nothing outside
+ * The one interface through which other modules ask the quota engine (docs/quota.md). Nothing outside
  * src/quota reads the quota tables. Every method answers "allowed" while QUOTA_ENABLED is false. Usage is the
  * stored usage at the moment of the call (repository sizes as last recorded), so one accepted write can take a
  * target over its limit and the next one is refused.
  */
 export interface QuotaGate {
-  /** True when `subject` is allowed for the target `ownerId` (11.5); false when refused. */
+  /** True when `subject` is allowed for the target `ownerId` (docs/quota.md); false when refused. */
   canWrite(ownerId: number, subject: QuotaSubject): Promise<boolean>;
 
   /** Throws QuotaExceededError (413 with the body of 11.6) when `subject` is refused for `owner`. */
   assertCanWrite(owner: QuotaTarget, subject: QuotaSubject): Promise<void>;
 
   /**
-   * The pre-receive rule of git-transport.md 0.4: `newObjectIds` are the new values of the pushed ref updates.
+   * The pre-receive quota rule (docs/git-transports.md): `newObjectIds` are the new values of the pushed ref updates.
    * A push made only of deletions (every new value the zero id) is always accepted; otherwise the repository
    * owner must be allowed `size:repos:all`. False means: refuse the whole push with `Anvil: Quota exceeded`.
    */

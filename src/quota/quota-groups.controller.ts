@@ -14,7 +14,7 @@ import { QuotaGroupWire, QuotaInfoWire } from './quota.wire';
 import { QuotaAdminService } from './quota-admin.service';
 import { SiteUrls } from '../common/site-urls';
 
-/** /admin/quota/groups and the per-user assignment (behaviour 10.8, 10.9); only while QUOTA_ENABLED [D22]. */
+/** /admin/quota/groups and the per-user assignment (docs/quota.md); only while QUOTA_ENABLED. */
 @ApiTags('admin')
 @Controller()
 export class QuotaGroupsController {

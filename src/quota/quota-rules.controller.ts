@@ -10,7 +10,7 @@ import { assertSubjects, CreateQuotaRuleOption, EditQuotaRuleOption } from './qu
 import { QuotaRuleInfoWire } from './quota.wire';
 import { QuotaAdminService } from './quota-admin.service';
 
-/** /admin/quota/rules (behaviour 8); registered only while QUOTA_ENABLED is true [D22]. */
+/** /admin/quota/rules (docs/quota.md); registered only while QUOTA_ENABLED is true. */
 @ApiTags('admin')
 @Controller()
 export class QuotaRulesController {

@@ -1,5 +1,5 @@
 /**
- * The quota subjects of behaviour 11.1 and their parents. A rule covers a subject when it lists the subject
+ * The quota subjects (docs/quota.md) and their parents. A rule covers a subject when it lists the subject
  * or one of its ancestors; `none` is never covered.
  */
 export const QUOTA_SUBJECTS = [
@@ -21,7 +21,7 @@ export const QUOTA_SUBJECTS = [
 
 export type QuotaSubject = (typeof QUOTA_SUBJECTS)[number];
 
-/** Note that `size:repos:*` sits under `size:git:all` (behaviour 11.1). */
+/** Note that `size:repos:*` sits under `size:git:all` (docs/quota.md). */
 const PARENTS: Record<QuotaSubject, QuotaSubject | undefined> = {
   none: undefined,
   'size:all': undefined,
@@ -46,7 +46,7 @@ export function isQuotaSubject(value: unknown): value is QuotaSubject {
   return typeof value === 'string' && KNOWN.has(value);
 }
 
-/** The message of behaviour 8 and 9 for a subject that is not in 11.1. */
+/** The message for a subject that is not a known quota subject. */
 export function unrecognizedSubject(value: string): string {
   return `unrecognized quota limit subject: [subject: ${value}]`;
 }
@@ -59,7 +59,7 @@ export function subjectAndAncestors(subject: QuotaSubject): QuotaSubject[] {
   return chain;
 }
 
-/** Bytes counted per measured item; the composite subjects are sums of these (behaviour 11.1). */
+/** Bytes counted per measured item; the composite subjects are sums of these (docs/quota.md). */
 export interface QuotaUsage {
   reposPublic: number;
   reposPrivate: number;

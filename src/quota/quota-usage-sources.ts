@@ -12,7 +12,7 @@ export interface QuotaUsageSource<Item> {
   list(targetId: number, page: PageQuery): Promise<Page<Item>>;
 }
 
-/** The measured items of behaviour 11.1 that live outside repositories. */
+/** The measured items (docs/quota.md) that live outside repositories. */
 export interface QuotaUsageSourceMap {
   attachmentsReleases: QuotaUsageSource<QuotaUsedAttachmentWire>;
   packages: QuotaUsageSource<QuotaUsedPackageWire>;

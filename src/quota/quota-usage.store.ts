@@ -4,7 +4,7 @@ import { MEASURED_ITEMS, MeasuredItem, NO_USAGE, QuotaUsage } from './quota-subj
 import { QuotaUsageSources } from './quota-usage-sources';
 
 /**
- * What a target uses, from stored sizes, never from the disk (behaviour 11.1). Its repositories' sizes, public
+ * What a target uses, from stored sizes, never from the disk (docs/quota.md). Its repositories' sizes, public
  * and private apart, are one row read by primary key: `repository_usage`, which database triggers keep equal to
  * the sum of the repositories' stored git sizes in the same transaction as every repository write (migration
  * 1764560000000), so a check costs the same whatever the number of repositories. LFS, issue attachments and

@@ -14,8 +14,8 @@ const SUBJECT_QUERY = ApiQuery({ name: 'subject', required: true, type: String, 
 const CHECK_RESPONSE = ApiOkResponse({ type: Boolean, description: 'true when over quota for the subject: an action on it would be refused' });
 
 /**
- * /user/quota… for the caller and /orgs/{org}/quota… for an organisation's owners (behaviour 9), with the same
- * answers; group and rule names are not shown. Registered only while QUOTA_ENABLED is true [D22].
+ * /user/quota… for the caller and /orgs/{org}/quota… for an organisation's owners (docs/quota.md), with the same
+ * answers; group and rule names are not shown. Registered only while QUOTA_ENABLED is true.
  */
 @Controller()
 export class QuotaViewsController {

@@ -14,7 +14,7 @@ import type { QuotaUsedArtifactWire, QuotaUsedAttachmentWire, QuotaUsedPackageWi
 const EMPTY: Page<never> = { items: [], total: 0 };
 
 /**
- * What a user or an organisation's owners see of its quota (behaviour 9): state, the check, and the items
+ * What a user or an organisation's owners see of its quota (docs/quota.md): state, the check, and the items
  * that count against it. Release attachments and packages are listed by the modules that store them
  * (QuotaUsageSources); artifacts are always empty (Anvil has no CI runner).
  */
@@ -31,7 +31,7 @@ export class QuotaViewsService {
     return this.engine.state(target.id);
   }
 
-  /** `true` when the target is over quota for the subject, i.e. the action would be refused [D1]. */
+  /** `true` when the target is over quota for the subject, i.e. the action would be refused. */
   async isOverQuota(target: UserEntity, subject: string): Promise<boolean> {
     if (!isQuotaSubject(subject)) throw new InvalidInputError(unrecognizedSubject(subject));
     return !(await this.engine.evaluate(target.id, subject));
@@ -50,7 +50,7 @@ export class QuotaViewsService {
   }
 
   /**
-   * The organisation of an /orgs/{org}/quota route, in the order of behaviour 1.6: unknown or invisible 404,
+   * The organisation of an /orgs/{org}/quota route, in the order of docs/check-order.md: unknown or invisible 404,
    * public-only token 403, sign-in 401, then owners and site admins only (403).
    */
   async ownedOrganization(viewer: AuthContext, name: string): Promise<UserEntity> {

@@ -9,7 +9,7 @@ import { measuredItemsOf, NO_USAGE, QuotaSubject, QuotaUsage } from './quota-sub
 import { QuotaUsageStore } from './quota-usage.store';
 import { QuotaGroupWithRules, QuotaStore } from './quota.store';
 
-/** What a target sees of its quota: usage and the groups listed in /user/quota (behaviour 9). */
+/** What a target sees of its quota: usage and the groups listed in /user/quota (docs/quota.md). */
 export interface QuotaState {
   used: QuotaUsage;
   /** Explicit groups, else the existing default groups, else none (the built-in default is never listed). */
@@ -19,7 +19,7 @@ export interface QuotaState {
 const ZERO_ID = /^0+$/;
 
 /**
- * Evaluation (behaviour 11.4, 11.5) and the gate other modules call. A check is two indexed queries, the
+ * Evaluation (docs/quota.md) and the gate other modules call. A check is two indexed queries, the
  * target's groups with their rules and its usage, whatever the number of its repositories; for a subject that
  * counts repositories (creation, push, migration, mirror sync) both are sent at once, so a client/server
  * database is waited on once, not twice.

@@ -1,7 +1,7 @@
 import { Column, Entity, Index } from 'typeorm';
 import { bigintAsNumber, IdColumn, LongTextColumn, RefColumn, TextColumn } from '../database/columns';
 
-/** A quota rule (behaviour 11.2). `limit` is a reserved word in SQL, so the column is `limit_bytes`. */
+/** A quota rule (docs/quota.md). `limit` is a reserved word in SQL, so the column is `limit_bytes`. */
 @Entity('quota_rule')
 @Index('IDX_quota_rule_name', ['name'], { unique: true })
 export class QuotaRuleEntity {
@@ -15,12 +15,12 @@ export class QuotaRuleEntity {
   @Column({ name: 'limit_bytes', type: 'bigint', transformer: bigintAsNumber, default: 0 })
   limit: number;
 
-  /** JSON array of subject strings, in the order given, duplicates kept (behaviour 8). */
+  /** JSON array of subject strings, in the order given, duplicates kept (docs/quota.md). */
   @LongTextColumn()
   subjects: string;
 }
 
-/** A quota group (behaviour 11.3). */
+/** A quota group (docs/quota.md). */
 @Entity('quota_group')
 @Index('IDX_quota_group_name', ['name'], { unique: true })
 export class QuotaGroupEntity {

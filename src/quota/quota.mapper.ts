@@ -2,7 +2,7 @@ import type { QuotaUsage } from './quota-subjects';
 import type { QuotaGroupWithRules, QuotaRule } from './quota.store';
 import type { QuotaGroupWire, QuotaInfoWire, QuotaRuleInfoWire } from './quota.wire';
 
-/** Whether names are shown: the admin views show them, the user and organisation views do not (behaviour 2.10). */
+/** Whether names are shown: the admin views show them, the user and organisation views do not (docs/quota.md). */
 export type QuotaView = 'admin' | 'owner';
 
 export function toQuotaRuleInfo(rule: QuotaRule, view: QuotaView): QuotaRuleInfoWire {

@@ -14,7 +14,7 @@ import { QuotaViewsController } from './quota-views.controller';
 import { QuotaViewsService } from './quota-views.service';
 
 /**
- * Quota: rules, groups, usage, evaluation (behaviour 11). Other modules ask it only through QUOTA_GATE
+ * Quota: rules, groups, usage, evaluation (docs/quota.md). Other modules ask it only through QUOTA_GATE
  * (quota-gate.ts), never through its tables. It is always there, so that the gate answers (everything is
  * allowed while QUOTA_ENABLED is false); its routes are QuotaRoutesModule.
  */
@@ -35,7 +35,7 @@ export class QuotaModule implements OnModuleInit {
   }
 }
 
-/** The quota routes; AppModule imports this only while QUOTA_ENABLED is true, so that they are 404 otherwise [D22]. */
+/** The quota routes; AppModule imports this only while QUOTA_ENABLED is true, so that they are 404 otherwise. */
 @Module({
   imports: [QuotaModule, UsersModule],
   controllers: [QuotaRulesController, QuotaGroupsController, QuotaViewsController],

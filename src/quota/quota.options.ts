@@ -5,7 +5,7 @@ import { isQuotaSubject, unrecognizedSubject } from './quota-subjects';
 
 /**
  * Rule and group names go into URL paths (`{quotarule}`, `{quotagroup}`): a name that could not be
- * addressed there is refused (behaviour 8).
+ * addressed there is refused (docs/quota.md).
  */
 const ADDRESSABLE = /^[^/?#%\s\p{Cc}]+$/u;
 
@@ -23,12 +23,12 @@ const RULE_NAME_SPEC: FieldSpec = { field: 'Name', type: 'string', required: tru
 const LIMIT_SPEC: FieldSpec = { field: 'Limit', type: 'integer', required: true, rules: [SAFE_LIMIT], description: 'The limit set by the rule, in bytes (-1 unlimited)' };
 const SUBJECTS_SPEC: FieldSpec = { field: 'Subjects', type: 'strings', maxSize: MAX_SUBJECTS, description: 'The subjects affected by the rule' };
 
-/** Every subject must be one of behaviour 11.1, else 422 and nothing changes. */
+/** Every subject must be a known quota subject (docs/quota.md), else 422 and nothing changes. */
 export function assertSubjects(subjects: string[] | undefined | null): void {
   for (const subject of subjects ?? []) if (!isQuotaSubject(subject)) throw new InvalidInputError(unrecognizedSubject(subject));
 }
 
-/** Body of POST /admin/quota/rules (behaviour 8). */
+/** Body of POST /admin/quota/rules (docs/quota.md). */
 @ApiSchema({ name: 'CreateQuotaRuleOptions' })
 export class CreateQuotaRuleOption {
   @Field(RULE_NAME_SPEC)
@@ -51,14 +51,14 @@ export class EditQuotaRuleOption {
   subjects?: string[] | null;
 }
 
-/** A rule listed in a new group: created when its name does not exist yet (behaviour 10.8). */
+/** A rule listed in a new group: created when its name does not exist yet (docs/quota.md). */
 export interface InlineRule {
   name: string;
   limit: number;
   subjects: string[];
 }
 
-/** Body of POST /admin/quota/groups (behaviour 10.8). */
+/** Body of POST /admin/quota/groups (docs/quota.md). */
 @ApiSchema({ name: 'CreateQuotaGroupOptions' })
 export class CreateQuotaGroupOption {
   @Field({ field: 'Name', type: 'string', required: true, maxSize: MAX_NAME, rules: [GROUP_NAME], description: 'Name of the quota group to create' })
@@ -70,7 +70,7 @@ export class CreateQuotaGroupOption {
 
 /**
  * The inline rules of a new group, checked in order: each rule's name (`[Rules[<i>].Name]: …`), its limit
- * and subjects as the rule fields of behaviour 8. A missing limit becomes 0, missing subjects none.
+ * and subjects as the fields of a rule. A missing limit becomes 0, missing subjects none.
  */
 export function inlineRules(value: unknown): InlineRule[] {
   if (value === undefined || value === null) return [];

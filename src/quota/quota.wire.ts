@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 
-/** `QuotaRuleInfo` (behaviour 2.10): `name` only in the admin views, `subjects` omitted when empty. */
+/** `QuotaRuleInfo` (docs/quota.md): `name` only in the admin views, `subjects` omitted when empty. */
 @ApiSchema({ name: 'QuotaRuleInfo' })
 export class QuotaRuleInfoWire {
   @ApiPropertyOptional({ description: 'Name of the rule (only shown to admins)' }) name?: string;
@@ -8,7 +8,7 @@ export class QuotaRuleInfoWire {
   @ApiPropertyOptional({ type: [String], description: 'Subjects the rule affects' }) subjects?: string[];
 }
 
-/** `QuotaGroup` (behaviour 2.10). */
+/** `QuotaGroup` (docs/quota.md). */
 @ApiSchema({ name: 'QuotaGroup' })
 export class QuotaGroupWire {
   @ApiPropertyOptional({ description: 'Name of the group (only shown to admins)' }) name?: string;
@@ -56,7 +56,7 @@ export class QuotaUsedWire {
   @ApiProperty({ type: QuotaUsedSizeWire }) size: QuotaUsedSizeWire;
 }
 
-/** `QuotaInfo` (behaviour 2.10). */
+/** `QuotaInfo` (docs/quota.md). */
 @ApiSchema({ name: 'QuotaInfo' })
 export class QuotaInfoWire {
   @ApiProperty({ type: QuotaUsedWire }) used: QuotaUsedWire;

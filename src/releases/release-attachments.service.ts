@@ -244,7 +244,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     return toAttachmentWire(attachment, this.siteUrls);
   }
 
-  /** The owner's release attachments for the quota views (behaviour 2.10), largest first. */
+  /** The owner's release attachments for the quota views (docs/quota.md), largest first. */
   private async quotaList(ownerId: number, page: PageQuery): Promise<Page<QuotaUsedAttachmentWire>> {
     const owned = await this.store.listOfOwner(ownerId, page);
     const owner = await this.users.findById(ownerId);

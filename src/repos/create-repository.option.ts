@@ -2,7 +2,7 @@ import { ApiSchema } from '@nestjs/swagger';
 import { ALPHA_DASH_DOT, Field } from '../common/fields';
 import { GIT_REF_NAME, maxSize } from './repository-names';
 
-/** Body of POST /user/repos, /orgs/{org}/repos and /org/{org}/repos (behaviour 4.1). */
+/** Body of POST /user/repos, /orgs/{org}/repos and /org/{org}/repos. */
 @ApiSchema({ name: 'CreateRepoOption' })
 export class CreateRepositoryOption {
   @Field({ field: 'Name', type: 'string', required: true, rules: [ALPHA_DASH_DOT, maxSize(100)], description: 'unique per owner; at most 100 characters' })

@@ -1,5 +1,5 @@
 /**
- * Where repository code asks the quota engine (behaviour 11.6). The gate is owned by the quota module
+ * Where repository code asks the quota engine (docs/quota.md). The gate is owned by the quota module
  * (src/quota/quota-gate.ts); this re-export keeps the import path repository code already uses.
  */
 export { QUOTA_GATE } from '../quota/quota-gate';

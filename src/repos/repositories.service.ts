@@ -6,7 +6,6 @@ import { requireSignedIn } from '../auth/route-auth';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Clock } from '../common/time';
 import { isUniqueViolation, Transactions } from '../database/transactions';
-import { OrganizationStore } from '../users/organization.store';
 import { UserVisibility } from '../users/user-visibility';
 import { noReplyEmail } from '../users/user.mapper';
 import { UserEntity } from '../users/user.entity';
@@ -16,6 +15,7 @@ import type { EditRepositoryOption } from './edit-repository.option';
 import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from './quota-gate';
+import { OrganizationPolicy } from '../access/organization-policy';
 import { RepositoryPolicy, type RepositoryTarget } from '../access/repository-policy';
 import { RepositoryEntity } from './repository.entity';
 import { repositoryUrls } from './repository.mapper';
@@ -62,6 +62,9 @@ export interface MirrorIntervalEditor {
  */
 export type RepositoryDeletionListener = (tx: EntityManager, repo: RepositoryEntity) => Promise<(() => Promise<void>) | void>;
 
+/** Told inside the creation's transaction that a repository's row was inserted, by whom and for which owner. */
+export type RepositoryCreationListener = (tx: EntityManager, repo: RepositoryEntity, owner: UserEntity, creator: AuthContext) => Promise<void>;
+
 /**
  * Repositories: creation (row and bare git directory together, or neither), reading, changing, deleting,
  * and the lookup every /repos/{owner}/{repo} route starts with.
@@ -79,6 +82,7 @@ export class RepositoriesService implements OnModuleInit {
     return (this.pathLeases ??= this.leases.keyed('repository-path'));
   }
   private readonly deletionListeners: RepositoryDeletionListener[] = [];
+  private readonly creationListeners: RepositoryCreationListener[] = [];
   private mirrorIntervalEditor: MirrorIntervalEditor | null = null;
 
   constructor(
@@ -87,7 +91,6 @@ export class RepositoriesService implements OnModuleInit {
     private readonly stars: StarStore,
     private readonly watches: WatchStore,
     private readonly users: UserStore,
-    private readonly organizations: OrganizationStore,
     private readonly userVisibility: UserVisibility,
     private readonly views: RepositoryViews,
     private readonly policy: RepositoryPolicy,
@@ -98,6 +101,7 @@ export class RepositoriesService implements OnModuleInit {
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly events: RepositoryEvents,
+    private readonly organizationPolicy: OrganizationPolicy,
   ) {}
 
   /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
@@ -108,6 +112,11 @@ export class RepositoriesService implements OnModuleInit {
   /** Modules that keep rows per repository (releases, mirrors) register here to go with it. */
   onRepositoryDeleted(listener: RepositoryDeletionListener): void {
     this.deletionListeners.push(listener);
+  }
+
+  /** Modules that keep rows per repository from its creation on (the creator's collaboration) register here. */
+  onRepositoryCreated(listener: RepositoryCreationListener): void {
+    this.creationListeners.push(listener);
   }
 
   async onModuleInit(): Promise<void> {
@@ -129,7 +138,7 @@ export class RepositoriesService implements OnModuleInit {
     return this.get(await this.policy.open(viewer, repo, owner));
   }
 
-  /** POST /user/repos (behaviour 10.5): quota on the caller, then the shared rules. */
+  /** POST /user/repos: quota on the caller, then the shared rules. */
   async createForCaller(viewer: AuthContext, option: CreateRepositoryOption): Promise<RepositoryWire> {
     requireSignedIn(viewer);
     await this.quota.assertCanCreateRepository(viewer.user);
@@ -146,7 +155,7 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   /**
-   * POST /org/{org}/repos (behaviour 4.2): not an organisation → 422; invisible → 404; quota → 413; not
+   * POST /org/{org}/repos: not an organisation → 422; invisible → 404; quota → 413; not
    * allowed → 403.
    */
   async createInOrganizationDeprecated(viewer: AuthContext, orgName: string, option: CreateRepositoryOption): Promise<RepositoryWire> {
@@ -165,11 +174,11 @@ export class RepositoriesService implements OnModuleInit {
     return org;
   }
 
-  /** Quota on the organisation (413), then site admin or org owner (403), then the shared rules. */
+  /** Quota on the organisation (413), then a site admin, an owner or a team that may create repositories (403), then the shared rules. */
   async createInOrganization(viewer: AuthContext, org: UserEntity, option: CreateRepositoryOption): Promise<RepositoryWire> {
     requireSignedIn(viewer);
     await this.quota.assertCanCreateRepository(org);
-    if (!viewer.isAdmin && !(await this.organizations.isOwner(org.id, viewer.user.id))) {
+    if (!(await this.organizationPolicy.createsRepositories(viewer, org.id))) {
       throw new ForbiddenError('Given user is not allowed to create repository in organization.');
     }
     return this.create(viewer, org, option);
@@ -226,7 +235,7 @@ export class RepositoriesService implements OnModuleInit {
     }
   }
 
-  /** The row with the owner's counter and the creator's watch (behaviour 1.3, 4.1), inside `tx`. */
+  /** The row with the owner's counter and the creator's watch, inside `tx`. */
   private async insertRow(tx: EntityManager, owner: UserEntity, creator: UserEntity, now: number, fields: Partial<RepositoryEntity> & { name: string }): Promise<RepositoryEntity> {
     if (await this.repositories.findByOwnerAndName(owner.id, fields.name, tx)) throw duplicateName();
     const row = await this.repositories.insert(tx, {
@@ -245,7 +254,7 @@ export class RepositoriesService implements OnModuleInit {
     return row;
   }
 
-  /** The duplicate (409) and reserved-name (422) checks of behaviour 4.1, for a creation that does work first. */
+  /** The duplicate (409) and reserved-name (422) checks of every creation, for a creation that does work first. */
   async assertNameAvailable(owner: UserEntity, name: string): Promise<void> {
     if (await this.repositories.findByOwnerAndName(owner.id, name)) throw duplicateName();
     assertUsableRepositoryName(name);
@@ -278,6 +287,7 @@ export class RepositoriesService implements OnModuleInit {
           moved = false;
           const row = await this.insertRow(tx, owner, viewer.user, now, { ...fields });
           await withRow(tx, row);
+          for (const listener of this.creationListeners) await listener(tx, row, owner, viewer);
           await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: viewer.user.id });
           await this.git.adopt(sourceDir, dir);
           moved = true;
@@ -298,7 +308,7 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   /**
-   * Measures a repository's directory and stores the size quota usage counts (behaviour 11.1). Whatever
+   * Measures a repository's directory and stores the size quota usage counts (docs/quota.md). Whatever
    * changes a repository on disk (push, migration, mirror sync) calls this afterwards.
    */
   async refreshGitSize(ownerName: string, repo: { id: number; name: string }): Promise<number> {
@@ -400,7 +410,7 @@ export class RepositoriesService implements OnModuleInit {
     await target.assertAdmin('user should be the owner of the repo');
     const dir = this.paths.repository(owner.name, repo.name);
     // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
-    // rather than having its new directory removed by this deletion (issue 12, suspicion 1).
+    // rather than having its new directory removed by this deletion.
     await this.pathLocks.run(pathKey(dir), async () => {
       const afterCommit = await this.transactions.run(async (tx) => {
         const steps = await this.deleteRow(tx, repo);

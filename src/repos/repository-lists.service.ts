@@ -29,7 +29,7 @@ export class RepositoryListsService {
     private readonly userStore: UserStore,
   ) {}
 
-  /** GET /repos/search: bad mode/sort/order → 422; any other failure → SearchError (behaviour 4.3). */
+  /** GET /repos/search: bad mode/sort/order → 422; any other failure → SearchError. */
   async search(viewer: AuthContext, query: RawQuery, page: PageQuery): Promise<Page<RepositoryWire>> {
     const request = parseSearchQuery(query, viewer.isSignedIn);
     try {

@@ -1,6 +1,6 @@
 import { firstBranch } from './repository-pushes.service';
 
-describe('firstBranch (git-transport.md 0.4, G12)', () => {
+describe('firstBranch', () => {
   it('prefers the current default branch, then main, then master, then push order', () => {
     expect(firstBranch('develop', ['main', 'develop'])).toBe('develop');
     expect(firstBranch('develop', ['master', 'feature', 'main'])).toBe('main');

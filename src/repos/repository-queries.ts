@@ -3,8 +3,8 @@ import type { RepositorySort } from './repository.store';
 import { queryString } from '../http/query';
 
 /**
- * Pure parsing of the list queries: GET /repos/search (behaviour 4.3) and the `order_by` of GET /user/repos
- * (behaviour 5). Values are read as Forgejo reads form values: the first one, booleans as Go's ParseBool
+ * Pure parsing of the list queries: GET /repos/search and the `order_by` of GET /user/repos.
+ * Values are read as Forgejo reads form values: the first one, booleans as Go's ParseBool
  * (anything unrecognised is false), integers as 0 when they do not parse.
  */
 export type RawQuery = Record<string, unknown>;

@@ -1,5 +1,5 @@
 /**
- * The repository search index (GET /repos/search `q`, behaviour 4.3): how a keyword finds its candidate
+ * The repository search index (GET /repos/search `q`): how a keyword finds its candidate
  * repositories. Pure functions; RepositoryStore runs them.
  *
  * The search is a case-insensitive substring match (`r.lower_name LIKE '%q%'`, and `LOWER(r.description)`

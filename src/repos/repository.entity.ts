@@ -83,7 +83,7 @@ export class RepositoryEntity {
   @CounterColumn()
   numWatches: number;
 
-  /** Bytes of the regular files in the repository directory (behaviour 11.1). */
+  /** Bytes of the regular files in the repository directory (docs/quota.md). */
   @Column({ type: 'bigint', transformer: bigintAsNumber, default: 0 })
   gitSize: number;
 

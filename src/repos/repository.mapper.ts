@@ -10,7 +10,7 @@ import type { RepositoryEntity } from './repository.entity';
 import type { RepositoryWire, WatchInfoWire } from './repository.wire';
 import { splitTopics } from './topic-names';
 
-/** The URLs of a repository, all built from ROOT_URL (behaviour 2.4). */
+/** The URLs of a repository, all built from ROOT_URL. */
 export function repositoryUrls(owner: UserEntity, repo: RepositoryEntity, site: Site) {
   const path = `${owner.name}/${repo.name}`;
   return {
@@ -24,7 +24,7 @@ export function repositoryUrls(owner: UserEntity, repo: RepositoryEntity, site: 
 /**
  * Pure: the `Repository` JSON of `repo` for `viewer`. Only repositories the viewer can see are rendered, so
  * for the owner's e-mail "can see the repository" holds for every signed-in viewer — and anonymous callers
- * always get the placeholder (behaviour 1.11).
+ * always get the placeholder (docs/visibility.md).
  * `ownerWire`: the owner's JSON from `toRepositoryOwnerWire` when a list has built it once for all of that
  * owner's repositories.
  */
@@ -105,7 +105,7 @@ export function toRepositoryOwnerWire(owner: UserEntity, viewer: AuthContext, si
   return toUserWire(owner, viewer, site, { seesRepository: viewer.isSignedIn });
 }
 
-/** Forgejo sends the repository's creation time as `created_at` of a watch (behaviour 2.8). */
+/** Forgejo sends the repository's creation time as `created_at` of a watch. */
 export function toWatchInfoWire(repo: RepositoryEntity, owner: UserEntity, site: Site): WatchInfoWire {
   const urls = repositoryUrls(owner, repo, site);
   return {

@@ -136,7 +136,7 @@ export class RepositoryStore {
   }
 
   /**
-   * Records a repository's git size in bytes (behaviour 11.1), which quota usage sums: called after creation,
+   * Records a repository's git size in bytes (docs/quota.md), which quota usage sums: called after creation,
    * and by every path that changes the repository on disk (push, migration, mirror sync). False when the
    * repository is gone.
    */

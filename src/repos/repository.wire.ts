@@ -17,7 +17,7 @@ export class RepoTransferWire {
 }
 
 /**
- * The `Repository` JSON (behaviour 2.4), fields in Forgejo's order. Fields of features Anvil does not have say
+ * The `Repository` JSON, fields in Forgejo's order. Fields of features Anvil does not have say
  * so: no issues, wiki, pull requests, projects or actions (`has_*` false, every `allow_*` false), no forks, no
  * transfers; `internal_tracker`, `external_tracker` and `external_wiki` are left out, as Forgejo leaves them
  * out when those units are off.
@@ -84,7 +84,7 @@ export class RepositoryWire {
   @ApiProperty({ type: [String], description: 'always empty: Anvil does not detect licenses' }) licenses: string[];
 }
 
-/** `GET /repos/search` answer (behaviour 2.9). */
+/** `GET /repos/search` answer. */
 @ApiSchema({ name: 'SearchResults' })
 export class SearchResultsWire {
   @ApiProperty() ok: boolean;
@@ -97,7 +97,7 @@ export class SearchErrorWire {
   @ApiProperty() error: string;
 }
 
-/** The watch status of one repository (behaviour 2.8). */
+/** The watch status of one repository. */
 @ApiSchema({ name: 'WatchInfo' })
 export class WatchInfoWire {
   @ApiProperty() subscribed: boolean;

@@ -17,7 +17,7 @@ import type { RepositoryWire } from './repository.wire';
 import { StarStore } from './star.store';
 
 /**
- * Stars (behaviour 5): idempotent; the repository's `stars_count` and the user's `starred_repos_count` change
+ * Stars: idempotent; the repository's `stars_count` and the user's `starred_repos_count` change
  * in the star row's transaction, and only when a row is really inserted or deleted.
  */
 @Injectable()

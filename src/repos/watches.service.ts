@@ -17,7 +17,7 @@ import { WatchStore } from './watch.store';
 import { SiteUrls } from '../common/site-urls';
 
 /**
- * Watches (behaviour 4.5): the order of all three routes is scope → repository missing or invisible (404) →
+ * Watches: the order of all three routes is scope → repository missing or invisible (404) →
  * anonymous (401). `watchers_count` changes only when a watch row is really inserted or deleted.
  */
 @Injectable()
@@ -34,7 +34,7 @@ export class WatchesService {
     private readonly clock: Clock,
   ) {}
 
-  /** GET: 200 WatchInfo when watching, otherwise 404 (D11). */
+  /** GET: 200 WatchInfo when watching, otherwise 404. */
   async get(target: RepositoryTarget): Promise<WatchInfoWire> {
     const { repo, owner, viewer } = target;
     requireSignedIn(viewer);

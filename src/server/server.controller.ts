@@ -21,7 +21,7 @@ export class ServerController {
     private readonly readiness: Readiness,
   ) {}
 
-  /** Both keys (D2): Forgejo clients read `version`, the spec names `Version`. */
+  /** Both keys: Forgejo clients read `version`, the spec names `Version`. */
   @Get('version')
   @Public()
   @ApiOkResponse({ type: ServerVersionWire })

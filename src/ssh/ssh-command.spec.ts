@@ -1,6 +1,6 @@
 import { parseSshCommand } from './ssh-command';
 
-describe('parseSshCommand (git-transport.md 2.2)', () => {
+describe('parseSshCommand', () => {
   it.each([
     [`git-upload-pack 'alice/proj.git'`, { verb: 'git-upload-pack', owner: 'alice', repo: 'proj' }],
     [`git-upload-pack '/alice/proj.git'`, { verb: 'git-upload-pack', owner: 'alice', repo: 'proj' }],

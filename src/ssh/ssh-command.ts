@@ -12,7 +12,7 @@ export interface SshCommand {
 const VERBS: readonly string[] = ['git-upload-pack', 'git-upload-archive', 'git-receive-pack'];
 
 /**
- * Parses an SSH exec command as git-transport.md 2.2 says (Forgejo's runServ). Returns the command, or the
+ * Parses an SSH exec command as Forgejo's SSH command handler does (docs/git-transports.md). Returns the command, or the
  * message of the first failing rule.
  */
 export function parseSshCommand(command: string): SshCommand | { error: string } {

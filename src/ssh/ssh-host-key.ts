@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { utils } from 'ssh2';
 
 /**
- * The server's host key (git-transport.md 0.1): read from SSH_HOST_KEY, or, when the file is missing, an
+ * The server's host key (docs/git-transports.md): read from SSH_HOST_KEY, or, when the file is missing, an
  * ed25519 key generated there (private part mode 0600, `.pub` beside it), so that the key stays the same across
  * restarts and clients' known_hosts entries keep matching.
  */

@@ -44,7 +44,7 @@ export class AccessTokenStore {
     return this.tokens().findBy({ tokenLastEight: lastEight });
   }
 
-  /** Newest first (behaviour 6, D18). */
+  /** Newest first. */
   async listByUser(uid: number, page: PageQuery): Promise<Page<AccessTokenEntity>> {
     const [items, total] = await this.tokens().findAndCount({
       where: { uid },

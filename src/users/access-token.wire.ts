@@ -3,7 +3,7 @@ import { formatTime } from '../common/time';
 import { ScopeSet } from '../auth/scopes';
 import type { AccessTokenEntity } from './access-token.entity';
 
-/** The `AccessToken` JSON (behaviour 2.7). `sha1` carries the plaintext only in the creation response. */
+/** The `AccessToken` JSON. `sha1` carries the plaintext only in the creation response. */
 @ApiSchema({ name: 'AccessToken' })
 export class AccessTokenWire {
   @ApiProperty({ format: 'int64' }) id: number;

@@ -6,7 +6,7 @@ import type { AccessTokenStore } from './access-token.store';
 import { AccessTokensService } from './access-tokens.service';
 import { TokenVerifications } from './token-verifications';
 
-/** Issue 12, suspicion 2: a token ending in a known last-eight must not cost one PBKDF2 per request. */
+/** A token ending in a known last-eight must not cost one PBKDF2 per request. */
 describe('AccessTokensService.authenticate', () => {
   it('verifies a failing token with a known last-eight once, then answers from memory', async () => {
     const real = secrets.generateToken();

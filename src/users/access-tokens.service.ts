@@ -117,7 +117,7 @@ export class AccessTokensService {
     return candidates.length === 0 ? undefined : { id: undefined };
   }
 
-  /** Guards token management routes: only the user themselves or a site admin (D18). */
+  /** Guards token management routes: only the user themselves or a site admin. */
   assertMayManage(viewer: AuthContext, owner: UserEntity): void {
     if (!viewer.isSelfOrAdmin(owner.id)) {
       throw new ForbiddenError('doer should be the site admin or be same as the contextUser');

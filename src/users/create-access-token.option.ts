@@ -9,7 +9,7 @@ export class CreateAccessTokenOption {
   @Field({ field: 'Scopes', type: 'strings', example: ['read:user', 'write:repository'] })
   scopes?: string[];
 
-  /** Repository-limited tokens are not supported (behaviour 13): anything but null is a 400. */
+  /** Repository-limited tokens are not supported: anything but null is a 400. */
   @ApiProperty({ nullable: true, required: false, type: [Object], example: null })
   repositories?: unknown;
 }

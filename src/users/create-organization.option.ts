@@ -2,7 +2,7 @@ import { ApiSchema } from '@nestjs/swagger';
 import { Field, VALID_URL } from '../common/fields';
 import { USERNAME } from './user-names';
 
-/** Body of POST /orgs (behaviour 10.4). Field names in messages are Forgejo's CreateOrgOption names. */
+/** Body of POST /orgs. Field names in messages are Forgejo's CreateOrgOption names. */
 @ApiSchema({ name: 'CreateOrgOption' })
 export class CreateOrganizationOption {
   @Field({ field: 'UserName', type: 'string', required: true, maxSize: 40, rules: [USERNAME] })

@@ -10,7 +10,7 @@ import { toUserWire } from './user.mapper';
 import { UserWire } from './user.wire';
 import { SiteUrls } from '../common/site-urls';
 
-/** Followers and following: the caller's (behaviour 5) and another user's (users group B, behaviour 6). */
+/** Followers and following: the caller's and another user's. */
 @ApiTags('user')
 @Controller()
 export class FollowsController {

@@ -15,8 +15,8 @@ import { UsersService } from './users.service';
 type SignedInViewer = AuthContext & { user: UserEntity };
 
 /**
- * Following users and organisations (behaviour 5 and 6). Lists show only what the caller may see in lists
- * (1.10); the single-user checks answer 404 for anything the caller may not see, as if it did not exist.
+ * Following users and organisations. Lists show only what the caller may see in lists
+ * (docs/visibility.md); the single-user checks answer 404 for anything the caller may not see, as if it did not exist.
  */
 @Injectable()
 export class FollowsService {
@@ -46,7 +46,7 @@ export class FollowsService {
     if (!(await this.follows.followsVisible(viewer.user.id, target.id, viewer))) throw new NotFoundError();
   }
 
-  /** PUT /user/following/{username}: idempotent; following yourself does nothing (D24). */
+  /** PUT /user/following/{username}: idempotent; following yourself does nothing. */
   async follow(viewer: SignedInViewer, name: string): Promise<void> {
     const target = await this.target(viewer, name);
     if (target.id === viewer.user.id) return;
@@ -66,7 +66,7 @@ export class FollowsService {
     if (!removed && !(await this.listVisibility.isVisibleUser(viewer, target))) throw new NotFoundError();
   }
 
-  /** GET /users/{username}/followers (group B; the guard has checked sign-in). */
+  /** GET /users/{username}/followers (a users-group-B route, docs/check-order.md; the guard has checked sign-in). */
   async followersOf(viewer: AuthContext, name: string, page: PageQuery): Promise<Page<UserEntity>> {
     const user = await this.directory.visibleByName(viewer, name);
     return this.follows.followers(user.id, viewer, page);

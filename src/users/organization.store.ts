@@ -3,13 +3,13 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { BoundStatements, valueOf } from '../database/bound-statements';
 import { isUniqueViolation } from '../database/transactions';
-import { OrgUserEntity, OWNER_ACCESS_MODE, TeamEntity, TeamUserEntity } from './organization.entities';
+import { OrgUserEntity, OWNER_ACCESS_MODE, TeamEntity, TeamRepoEntity, TeamUserEntity } from './organization.entities';
 import { UserEntity, Visibility } from './user.entity';
 
 /** What removing a member from a team did. */
 export type TeamRemoval = 'removed' | 'not-a-member' | 'last-owner';
 
-/** The only door to org_user, team and team_user. Anvil's only team is each organisation's Owners team. */
+/** The door to org_user and team_user (membership of organisations and their teams), and the Owners team. */
 @Injectable()
 export class OrganizationStore {
   private readonly statements: BoundStatements;
@@ -109,18 +109,25 @@ export class OrganizationStore {
     return { items, total };
   }
 
-  /** The members of an organisation, in the order they joined. */
-  async listMembers(orgId: number, page: PageQuery): Promise<Page<UserEntity>> {
-    const [items, total] = await this.manager()
+  /** The members of an organisation (only those whose membership is public with `publicOnly`), in the order they joined. */
+  async listMembers(orgId: number, publicOnly: boolean, page: PageQuery): Promise<Page<UserEntity>> {
+    const query = this.manager()
       .getRepository(UserEntity)
       .createQueryBuilder('u')
       .innerJoin(OrgUserEntity, 'ou', 'ou.uid = u.id')
-      .where('ou.org_id = :orgId', { orgId })
-      .orderBy('ou.id', 'ASC')
-      .offset(page.offset)
-      .limit(page.limit)
-      .getManyAndCount();
+      .where('ou.org_id = :orgId', { orgId });
+    if (publicOnly) query.andWhere('ou.is_public = :public', { public: true });
+    const [items, total] = await query.orderBy('ou.id', 'ASC').offset(page.offset).limit(page.limit).getManyAndCount();
     return { items, total };
+  }
+
+  async isPublicMember(orgId: number, uid: number): Promise<boolean> {
+    return this.manager().getRepository(OrgUserEntity).exists({ where: { orgId, uid, isPublic: true } });
+  }
+
+  /** Makes a membership public or private; nothing for a non-member. */
+  async setMembershipPublic(orgId: number, uid: number, isPublic: boolean): Promise<void> {
+    await this.manager().getRepository(OrgUserEntity).update({ orgId, uid }, { isPublic });
   }
 
   /**
@@ -165,9 +172,17 @@ export class OrganizationStore {
       .where(`id = :id AND ${guard}`, { id: team.id })
       .execute();
     if (!updated.affected) return 'last-owner';
-    const remaining = await tx.getRepository(TeamUserEntity).countBy({ orgId: team.orgId, uid });
+    // A locking read: a concurrent addition of the user to another team of the organisation is waited for and
+    // counted, so that the organisation membership is not dropped from under it.
+    const remaining = await this.countTeamsOfMember(tx, team.orgId, uid);
     if (remaining === 0) await tx.getRepository(OrgUserEntity).delete({ orgId: team.orgId, uid });
     return 'removed';
+  }
+
+  private async countTeamsOfMember(tx: EntityManager, orgId: number, uid: number): Promise<number> {
+    const query = tx.getRepository(TeamUserEntity).createQueryBuilder('tu').where('tu.uid = :uid AND tu.org_id = :orgId', { uid, orgId });
+    if (this.dataSource.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
+    return (await query.getMany()).length;
   }
 
   /** Removes `uid` from every team of the organisation and from the organisation itself (see removeTeamMember). */
@@ -223,6 +238,7 @@ export class OrganizationStore {
   /** Removes an organisation's teams and memberships, inside the transaction that deletes it. */
   async deleteOrganizationRows(tx: EntityManager, orgId: number): Promise<void> {
     await tx.getRepository(TeamUserEntity).delete({ orgId });
+    await tx.getRepository(TeamRepoEntity).delete({ orgId });
     await tx.getRepository(TeamEntity).delete({ orgId });
     await tx.getRepository(OrgUserEntity).delete({ orgId });
   }

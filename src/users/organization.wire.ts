@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 
-/** The `Organization` JSON (behaviour 2.2). `username` is a copy of `name`, emitted last. */
+/** The `Organization` JSON. `username` is a copy of `name`, emitted last. */
 @ApiSchema({ name: 'Organization' })
 export class OrganizationWire {
   @ApiProperty({ format: 'int64' }) id: number;

@@ -1,6 +1,6 @@
 import { UserEntity, UserType, Visibility } from './user.entity';
 
-/** Forgejo's two synthetic users; they exist in no table and appear only in `/users/search?uid=` (behaviour 2.1). */
+/** Forgejo's two synthetic users; they exist in no table and appear only in `/users/search?uid=`. */
 export const GHOST_USER_ID = -1;
 export const ACTIONS_USER_ID = -2;
 

@@ -35,7 +35,7 @@ export class UserDirectoryService {
     return user;
   }
 
-  /** GET /users/search (behaviour 6): individual users only, filtered and paged in SQL. */
+  /** GET /users/search: individual users only, filtered and paged in SQL. */
   async search(viewer: AuthContext, parameters: UserSearchParameters, page: PageQuery): Promise<Page<UserEntity>> {
     const query = parseSearch(parameters);
     const synthetic = systemUser(query.uid);

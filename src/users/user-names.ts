@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../common/errors';
 import type { FieldRule } from '../common/fields';
 
-/** Names that cannot be users or organisations (behaviour 10.2): they collide with routes of a code host. */
+/** Names that cannot be users or organisations: they collide with routes of a code host. */
 export const RESERVED_USER_NAMES = new Set([
   '.', '..', '-', '.well-known', 'api', 'metrics', 'v2', 'assets', 'attachments', 'avatar', 'avatars',
   'repo-avatars', 'captcha', 'login', 'org', 'repo', 'user', 'admin', 'explore', 'issues', 'pulls',

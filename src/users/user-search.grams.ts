@@ -1,5 +1,5 @@
 /**
- * The text side of the user search index (GET /users/search, behaviour 6): pure functions, shared by the
+ * The text side of the user search index (GET /users/search): pure functions, shared by the
  * index writer (user-search.store.ts), the search query and the migration that backfills the index.
  *
  * Why grams: the search is a case-insensitive *substring* match on login, full name and (when the caller may

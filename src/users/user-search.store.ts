@@ -79,7 +79,7 @@ export class UserSearchStore {
    * Individual users matching the query that `viewer` may see, one page of them and the total, both in SQL.
    * The keyword narrows the candidates through the gram index, then the exact case-insensitive substring test
    * runs on those candidates only: login and full name always, e-mail where the viewer may see the address
-   * (behaviour 1.11: signed in, and the address is not hidden or the viewer is that user or a site admin).
+   * (docs/visibility.md: signed in, and the address is not hidden or the viewer is that user or a site admin).
    */
   async search(viewer: AuthContext, query: UserSearchQuery, page: PageQuery): Promise<Page<UserEntity>> {
     const visible = visibleUsersCondition(viewer, 'u');

@@ -10,7 +10,7 @@ export interface SqlCondition {
 }
 
 /**
- * Which users and organisations `viewer` sees in LISTS and SEARCH (behaviour 1.10), as one SQL condition on
+ * Which users and organisations `viewer` sees in LISTS and SEARCH (docs/visibility.md), as one SQL condition on
  * the `user` table alias `alias`, so that filtering, `X-Total-Count` and paging all happen in the database.
  *
  * - anonymous callers and public-only tokens: public rows only;

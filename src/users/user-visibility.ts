@@ -6,7 +6,7 @@ import { UserEntity, Visibility } from './user.entity';
 import { SqlCondition, visibleUsersCondition } from './user-visibility.condition';
 
 /**
- * Who may see a user or an organisation when it is named directly (behaviour 1.10; users group A and B):
+ * Who may see a user or an organisation when it is named directly (docs/visibility.md):
  * public → everyone; limited → signed-in callers (a restricted caller only for organisations it belongs to);
  * private → the user themselves and site admins, or, for an organisation, its members.
  */
@@ -35,7 +35,7 @@ export class UserVisibility {
     if (!(await this.canSee(viewer, user))) throw new NotFoundError();
   }
 
-  /** The public-only token step alone (behaviour 1.5): a non-public user or organisation → 403. */
+  /** The public-only token step alone (docs/check-order.md): a non-public user or organisation → 403. */
   assertTokenMaySee(viewer: AuthContext, user: UserEntity): void {
     if (viewer.publicOnly && user.visibility !== Visibility.Public && !viewer.is(user.id)) {
       throw new ForbiddenError(user.isOrganization ? 'token scope is limited to public orgs' : 'token scope is limited to public users');
@@ -43,7 +43,7 @@ export class UserVisibility {
   }
 
   /**
-   * The LIST rule of behaviour 1.10 (lists and search: private users who follow the viewer or share an
+   * The LIST rule of docs/visibility.md (lists and search: private users who follow the viewer or share an
    * organisation with them are included) as an SQL condition on the `user` alias `alias`; see
    * user-visibility.condition.ts.
    */

@@ -102,7 +102,7 @@ export class UserEntity {
   @UnixTimeColumn()
   updatedUnix: number;
 
-  /** Organisations only: Forgejo's `repo_admin_change_team_access` setting, stored and echoed (behaviour 2.2). */
+  /** Organisations only: Forgejo's `repo_admin_change_team_access` setting, stored and echoed. */
   @FlagColumn(false)
   repoAdminChangeTeamAccess: boolean;
 

@@ -6,7 +6,7 @@ import type { Site } from '../common/site-urls';
 
 export interface UserViewOptions {
   /**
-   * Inside `Repository.owner`, "signed in" becomes "can see the repository" (behaviour 1.11): pass true when
+   * Inside `Repository.owner`, "signed in" becomes "can see the repository" (docs/visibility.md): pass true when
    * the viewer can see the repository that carries this owner.
    */
   seesRepository?: boolean;
@@ -44,7 +44,7 @@ export function toUserWire(user: UserEntity, viewer: AuthContext, site: Site, op
     html_url: `${site.rootUrl}${encodeURIComponent(user.name)}`,
     is_admin: privileged && user.isAdmin,
     created: formatTime(user.createdUnix),
-    // Forgejo shows everyone the real flag; only is_admin, active and prohibit_login are private (2.1).
+    // Forgejo shows everyone the real flag; only is_admin, active and prohibit_login are private.
     restricted: user.isRestricted,
     active: privileged && user.isActive,
     prohibit_login: privileged && user.prohibitLogin,

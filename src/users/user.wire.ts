@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 
-/** The `User` JSON (behaviour 2.1). Field order follows Forgejo's; `username` is emitted last. */
+/** The `User` JSON. Field order follows Forgejo's; `username` is emitted last. */
 @ApiSchema({ name: 'User' })
 export class UserWire {
   @ApiProperty({ format: 'int64' }) id: number;

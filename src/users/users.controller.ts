@@ -9,7 +9,7 @@ import { UserWire } from './user.wire';
 import { UserDirectoryService } from './user-directory.service';
 import { SiteUrls } from '../common/site-urls';
 
-/** Users group A (behaviour 1.6, 6): the search and the profile of a user or organisation. */
+/** Users group A (docs/check-order.md): the search and the profile of a user or organisation. */
 @ApiTags('user')
 @Controller()
 export class UsersController {

@@ -7,7 +7,7 @@ import { EMAIL, isHttpUrl } from '../common/fields';
 import { Clock } from '../common/time';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { parseVisibility, UserEntity, UserType, Visibility } from './user.entity';
-import { assertUsableUserName } from './user-names';
+import { assertUsableUserName, USERNAME } from './user-names';
 import { OrganizationStore } from './organization.store';
 import { UserStore } from './user.store';
 
@@ -115,6 +115,46 @@ export class UsersService {
       // A concurrent creation won the race for the name or the address.
       if (isUniqueViolation(error)) throw new InvalidInputError(`user already exists [name: ${input.username}]`);
       throw error;
+    }
+  }
+
+  /**
+   * An account the gateway vouches for (REVERSE_PROXY_AUTO_REGISTRATION): no password (it signs in through the
+   * gateway, or with tokens), active at once; the first account of the site is its administrator, as Forgejo.
+   * A concurrent first request that created the same name wins, and its account is answered.
+   */
+  async registerFromGateway(input: { username: string; email: string; fullName: string }): Promise<UserEntity> {
+    if (!USERNAME.test(input.username)) throw new InvalidInputError(`invalid user name [name: ${input.username}]`);
+    assertUsableUserName(input.username);
+    if (!EMAIL.test(input.email)) throw new InvalidInputError(`e-mail invalid [email: ${input.email}]`);
+    const now = this.clock.nowUnix();
+    try {
+      return await this.transactions.run(async (tx) => {
+        const existing = await this.users.findByName(input.username, tx);
+        if (existing) return existing;
+        if ((await this.users.emailOwnerId(input.email, tx)) !== null) throw new InvalidInputError(`e-mail already in use [email: ${input.email}]`);
+        const first = (await this.users.countIndividuals(tx)) === 0;
+        return this.users.insert(tx, {
+          name: input.username,
+          lowerName: input.username.toLowerCase(),
+          fullName: input.fullName,
+          email: input.email,
+          passwdHash: '',
+          mustChangePassword: false,
+          isRestricted: false,
+          visibility: Visibility.Public,
+          isAdmin: first,
+          isActive: true,
+          type: UserType.Individual,
+          createdUnix: now,
+          updatedUnix: now,
+        });
+      });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const winner = await this.users.findByName(input.username);
+      if (!winner) throw new InvalidInputError(`user already exists [name: ${input.username}]`);
+      return winner;
     }
   }
 

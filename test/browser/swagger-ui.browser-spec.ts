@@ -4,7 +4,7 @@ import { makeUser, TestUser } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * Issue 13: Swagger UI's "Try it out" must work from whatever host the page is opened from, not only from
+ * Swagger UI's "Try it out" must work from whatever host the page is opened from, not only from
  * ROOT_URL's. ROOT_URL here names a host the browser cannot even resolve; the page is opened from 127.0.0.1 and
  * from localhost, authorised with a token, and GET /user must answer 200. Every request the page makes must go
  * to the server itself: Swagger UI comes from node_modules (swagger-ui-dist), never from a CDN.

@@ -2,7 +2,7 @@ import { AccessTokenEntity } from '../../src/users/access-token.entity';
 import { makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
-describe('access tokens (behaviour 1.5, 2.7, 6, 10.3)', () => {
+describe('access tokens', () => {
   let t: TestApp;
   let alice: TestUser;
   let bob: TestUser;

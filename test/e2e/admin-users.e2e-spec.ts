@@ -3,7 +3,7 @@ import { UserEntity } from '../../src/users/user.entity';
 import { makeOrg, makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
-describe('admin users (behaviour 10.2)', () => {
+describe('admin users', () => {
   let t: TestApp;
   let admin: TestUser;
   let alice: TestUser;

@@ -23,7 +23,7 @@ function hold<T extends object, K extends keyof T>(target: T, method: K) {
 }
 
 /**
- * API_REQUEST_TIMEOUT (issue 12, "a request timeout for API routes"): an /api/v1 JSON handler that has not
+ * API_REQUEST_TIMEOUT: an /api/v1 JSON handler that has not
  * answered in time gets a 503 with the standard error body; routes that stream (uploads, downloads) are not cut.
  * The timeout is made small only around the held handlers; the test never depends on how fast anything runs:
  * the held handler cannot answer before the test releases it, and the timeout's timer, set before the test's

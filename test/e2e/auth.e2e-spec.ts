@@ -2,7 +2,7 @@ import { UsersService } from '../../src/users/users.service';
 import { makeToken, makeUser, TestUser, withBasic, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
-describe('authentication and authorization (behaviour 1.4–1.6)', () => {
+describe('authentication and authorization', () => {
   let t: TestApp;
   let alice: TestUser;
   let admin: TestUser;

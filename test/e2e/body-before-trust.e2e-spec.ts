@@ -3,7 +3,7 @@ import { listen, rawRequest } from '../support/raw-http';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * Issue 12, finding 3 and the "work before trust" class: no body byte is read before the route is matched and
+ * Work before trust: no body byte is read before the route is matched and
  * the caller passes its auth guard; bodies have a 1 MiB default limit and caps on fields and depth. Each
  * attack announces a large body and sends only its first bytes: an answer that arrives while the body is
  * still unsent proves the server did not wait to read (or parse) it.

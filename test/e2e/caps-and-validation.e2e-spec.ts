@@ -7,7 +7,7 @@ import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '..
 import { git, repositoryDir } from '../support/git';
 import { startTestApp, TestApp } from '../support/test-app';
 
-/** Issue 12, findings 2, 8, 9, 10, 11, 12, 16: caps on untrusted sizes and validation of untrusted values. */
+/** Caps on untrusted sizes and validation of untrusted values. */
 describe('caps and validation', () => {
   let t: TestApp;
   let alice: TestUser;

@@ -8,7 +8,7 @@ import { withBasic, withToken } from '../support/factories';
 import { createMysqlDatabase, startTestApp, TestApp, usesMysql } from '../support/test-app';
 
 /**
- * The bootstrap CLI (behaviour 10.1) on a fresh data directory, then the server on the same database: the
+ * The bootstrap CLI on a fresh data directory, then the server on the same database: the
  * admin it created can create users and tokens over the API.
  */
 describe('admin CLI', () => {

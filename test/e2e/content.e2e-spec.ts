@@ -9,7 +9,7 @@ const UNICODE_DIR = 'dir with space';
 const UNICODE_FILE = 'ünïcødé file.txt';
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a9a40000000049454e44ae426082', 'hex');
 
-/** Repository content over the API (issue 16): branches, tags, commits, contents, raw, archives. */
+/** Repository content over the API: branches, tags, commits, contents, raw, archives. */
 describe('repository content (Forgejo API v1)', () => {
   let t: TestApp;
   let base: string;

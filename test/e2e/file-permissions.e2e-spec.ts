@@ -5,7 +5,7 @@ import { makeRepo, makeUser } from '../support/factories';
 import { repositoryDir } from '../support/git';
 import { startTestApp, TestApp, usesMysql } from '../support/test-app';
 
-/** Issue 12, finding 17: the data directory, the database and repositories are not readable by other users. */
+/** The data directory, the database and repositories are not readable by other users. */
 describe('files on disk are private to the server', () => {
   let t: TestApp;
   let dataDir: string;

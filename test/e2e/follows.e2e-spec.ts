@@ -152,7 +152,7 @@ describe('follows: /user/followers, /user/following, /users/{username}/followers
     });
   });
 
-  describe('list visibility (behaviour 1.10)', () => {
+  describe('list visibility', () => {
     let target: TestUser;
     let viewer: TestUser;
     let publicFan: TestUser;

@@ -3,10 +3,10 @@ import { rawRequest } from '../support/raw-http';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * Answers that differed from Forgejo's (issue 28, "Forgejo deviations"): each test names the Forgejo answer and
+ * Answers that once differed from Forgejo's: each test names the Forgejo answer and
  * fails on the answer Anvil gave before.
  */
-describe('Forgejo deviations of issue 28', () => {
+describe('answers that once differed from Forgejo', () => {
   let t: TestApp;
   let alice: TestUser;
   let bob: TestUser;

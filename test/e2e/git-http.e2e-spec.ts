@@ -18,7 +18,7 @@ const NO_CACHE = {
   'cache-control': 'no-cache, max-age=0, must-revalidate',
 };
 
-describe('git over smart HTTP (git-transport.md 1)', () => {
+describe('git over smart HTTP', () => {
   let t: TestApp;
   let base: string;
   let client: GitClient;
@@ -300,7 +300,7 @@ describe('git over smart HTTP (git-transport.md 1)', () => {
     });
   });
 
-  describe('with the real git client (1.5)', () => {
+  describe('with the real git client', () => {
     it('accepts every credential carrier git can send', async () => {
       const work = await client.workingCopy('main', { 'a.txt': 'a\n' });
       const target = await seeded(alice, { private: true });
@@ -343,7 +343,7 @@ describe('git over smart HTTP (git-transport.md 1)', () => {
     });
   });
 
-  describe('push effects (0.4)', () => {
+  describe('push effects', () => {
     const url = (full: string) => withCredentials(base, `${full}.git`, alice.name, alice.password);
 
     async function emptyRepo(): Promise<string> {
@@ -430,7 +430,7 @@ describe('git over smart HTTP (git-transport.md 1)', () => {
       expect(pushed.stderr).not.toContain('planted');
     });
 
-    describe('over quota (behaviour 11.6, a real quota group)', () => {
+    describe('over quota (a real quota group)', () => {
       let admin: TestUser;
       const asAdmin = () => withToken(admin.token);
 

@@ -59,7 +59,7 @@ async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolea
   throw new Error('condition never held');
 }
 
-describe('limits of git processes (git-transport.md 1.6, 2.5)', () => {
+describe('limits of git processes', () => {
   describe('with one process slot', () => {
     let t: TestApp;
     let base: string;

@@ -14,7 +14,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 
 const GIT_FAILURE = 'fatal: Could not read from remote repository.';
 
-describe('git over the built-in SSH server (git-transport.md 2)', () => {
+describe('git over the built-in SSH server', () => {
   let t: TestApp;
   let client: GitClient;
   let port: number;
@@ -76,7 +76,7 @@ describe('git over the built-in SSH server (git-transport.md 2)', () => {
     await t.close();
   });
 
-  describe('server and login (2.1)', () => {
+  describe('server and login', () => {
     it('advertises ssh_url with the bound port, and keeps its generated ed25519 host key in DATA_DIR', async () => {
       const repo = (await t.http.get(t.api(`/repos/${pub}`))).body;
       expect(repo.ssh_url).toBe(`ssh://git@anvil.test:${port}/${pub}.git`);
@@ -152,7 +152,7 @@ describe('git over the built-in SSH server (git-transport.md 2)', () => {
     });
   });
 
-  describe('greeting (2.3)', () => {
+  describe('greeting', () => {
     it('greets an authenticated user on stdout and exits 0', async () => {
       const greeting = await ssh(aliceKey);
       expect(greeting.code).toBe(0);

@@ -5,7 +5,7 @@ import { makeUser, TestUser, uniqueName, withToken } from '../support/factories'
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * GPG keys (behaviour 2.6, 5.1, 5.2, 6, 10.10, 12.2). Keys are generated here with openpgp (elliptic
+ * GPG keys. Keys are generated here with openpgp (elliptic
  * curves: milliseconds each).
  */
 type KeyPair = { privateKey: openpgp.PrivateKey; publicKey: openpgp.PublicKey };
@@ -265,7 +265,7 @@ describe('GPG keys', () => {
       ['an array', () => [armored()]],
     ];
 
-    it('refuses a DSA signature bomb by policy, before any verification (issue 12, finding 1)', async () => {
+    it('refuses a DSA signature bomb by policy, before any verification', async () => {
       const response = await post(owner, { armored_public_key: dsaSignatureBomb(8192, owner.email, 20) }).expect(422);
       expect(response.body.message).toBe('failed to parse gpg key DSA keys over 3072 bits (or a subgroup over 256 bits) are not accepted');
     });

@@ -4,7 +4,7 @@ import { bindStolenSubkey } from '../support/pgp-attacks';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * Issue 12, finding 6: another user's primary key packet, re-tagged as a subkey and bound to the attacker's key
+ * Another user's primary key packet, re-tagged as a subkey and bound to the attacker's key
  * (which needs none of the victim's secrets), must neither be stored as a signing subkey nor keep the real owner
  * from adding their key.
  */

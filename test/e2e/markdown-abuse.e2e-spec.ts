@@ -3,7 +3,7 @@ import { makeOrg, makeUser, TestUser, withToken } from '../support/factories';
 import { UNFINISHABLE_MARKDOWN } from '../support/markdown-documents';
 import { startTestApp, TestApp } from '../support/test-app';
 
-/** Issue 12, findings 5, 14, 15, 18: the renderer's monopoly and amplification, spoofed mentions, CSP. */
+/** The renderer's monopoly and amplification, spoofed mentions, CSP. */
 describe('markdown abuse', () => {
   let t: TestApp;
   let alice: TestUser;

@@ -40,7 +40,7 @@ function refs(gitDir: string): string {
 
 const CLONE_TIMEOUT_MS = 2_000;
 
-describe('migrations and pull mirrors (git-transport.md 3)', () => {
+describe('migrations and pull mirrors', () => {
   let t: TestApp;
   let client: GitClient;
   let upstream: GitUpstream;
@@ -98,7 +98,7 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
     await runner().whenIdle();
   }
 
-  describe('POST /repos/migrate: body rules (3.1)', () => {
+  describe('POST /repos/migrate: body rules', () => {
     it.each([
       [{ repo_name: 'x' }, '[CloneAddr]: Required'],
       [{ clone_addr: 'http://example.com/x' }, '[RepoName]: Required'],
@@ -149,7 +149,7 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
       const seen = upstream.seen.length;
       const own = await migrate(erin, { clone_addr: upstream.url('any'), repo_name: uniqueName('q') }).expect(413);
       expect(own.body).toMatchObject({ message: 'quota exceeded', username: erin.name });
-      // Another user's caller is told about the quota first, as behaviour 10.7 orders it.
+      // Another user's caller is told about the quota first, as Forgejo orders it.
       await migrate(bob, { clone_addr: upstream.url('any'), repo_name: uniqueName('q'), repo_owner: erin.name }).expect(413);
       expect(upstream.seen.length).toBe(seen);
     });
@@ -166,7 +166,7 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
       expect((await migrate(alice, { clone_addr: address, repo_name: uniqueName('r') }).expect(422)).body.message).toBe(message);
     });
 
-    it('refuses unspecified and link-local addresses even with local networks allowed (3.2)', async () => {
+    it('refuses unspecified and link-local addresses even with local networks allowed', async () => {
       for (const address of ['http://0.0.0.0/x.git', 'http://169.254.169.254/x.git', 'http://[::ffff:169.254.169.254]/x.git', 'http://[fe80::1]/x.git', 'http://224.0.0.1/x.git']) {
         expect((await migrate(alice, { clone_addr: address, repo_name: uniqueName('r') }).expect(422)).body.message).toBe('You can not import from disallowed hosts.');
       }
@@ -186,7 +186,7 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
     });
   });
 
-  describe('migration results (3.3)', () => {
+  describe('migration results', () => {
     it('copies every ref of the source into a plain repository without remote', async () => {
       const work = await seed('plain', { 'a.txt': 'a\n', 'b.txt': 'b\n' }, 'trunk');
       await client.ok(['tag', 'v1'], { cwd: work });
@@ -264,7 +264,7 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
       await Promise.all([redirect.close(), stall.close(), locked.close()]);
     });
 
-    it('never follows a redirect (3.2)', async () => {
+    it('never follows a redirect', async () => {
       await seed('target');
       const before = upstream.seen.length;
       const response = await migrate(alice, { clone_addr: redirect.url('target'), repo_name: uniqueName('r') }).expect(422);
@@ -320,7 +320,7 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
       expect(log.lines.join('\n')).not.toContain('wrong-password');
     });
 
-    it('uses auth_token as the password of oauth2 (M4)', async () => {
+    it('uses auth_token as the password of oauth2', async () => {
       const tokenServer = await GitUpstream.start({ kind: 'basic', username: 'oauth2', password: 'tok-123456' });
       try {
         await seed('tokened', undefined, 'main', tokenServer);
@@ -331,7 +331,7 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
     });
   });
 
-  describe('POST /repos/{owner}/{repo}/mirror-sync (3.4) and the sync procedure (3.5)', () => {
+  describe('POST /repos/{owner}/{repo}/mirror-sync and the sync procedure', () => {
     let work: string;
     let name: string;
     let mirrorDir: string;
@@ -424,7 +424,7 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
       expect(refs(mirrorDir)).toBe(refs(upstream.dir('followed')));
     });
 
-    it('fills an empty mirror: default branch main before master (M11)', async () => {
+    it('fills an empty mirror: default branch main before master', async () => {
       await client.ok(['init', '--bare', '--quiet', upstream.dir('late')]);
       const emptyName = uniqueName('late');
       await migrate(alice, { clone_addr: upstream.url('late'), repo_name: emptyName, mirror: true }).expect(201);
@@ -449,7 +449,7 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
     });
   });
 
-  describe('the scheduler (3.6)', () => {
+  describe('the scheduler', () => {
     it('syncs due mirrors on a tick, and only due ones', async () => {
       const work = await seed('scheduled');
       const name = uniqueName('sched');
@@ -543,7 +543,7 @@ describe('migrations and pull mirrors (git-transport.md 3)', () => {
   });
 });
 
-describe('host policy with ALLOW_LOCAL_NETWORKS=false (3.2)', () => {
+describe('host policy with ALLOW_LOCAL_NETWORKS=false', () => {
   let t: TestApp;
   let upstream: GitUpstream;
 
@@ -569,7 +569,7 @@ describe('host policy with ALLOW_LOCAL_NETWORKS=false (3.2)', () => {
   });
 });
 
-describe('shutdown while a sync runs (3.6)', () => {
+describe('shutdown while a sync runs', () => {
   it('waits for the sync (bounded), then stops its fetch without changing a ref', async () => {
     const t = await startTestApp({ ALLOW_LOCAL_NETWORKS: 'true', GIT_DRAIN_TIMEOUT: '1' }, (config) => {
       config.mirrors.tickMs = 0;

@@ -26,7 +26,7 @@ describe('OpenAPI document and route declarations', () => {
 
   it('has info.version 1.1.1 and the /api/v1 base path', () => {
     expect(document.info.version).toBe('1.1.1');
-    // Relative, so Swagger UI works from whatever host the page was opened (issue 13).
+    // Relative, so Swagger UI works from whatever host the page was opened.
     expect(document.servers).toEqual([{ url: '/api/v1' }]);
     expect(Object.keys(document.paths)).toContain('/version');
     expect(Object.keys(document.paths).every((path) => !path.startsWith('/api/v1'))).toBe(true);

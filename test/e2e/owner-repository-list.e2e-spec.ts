@@ -7,7 +7,7 @@ import { makeOrg, makeUser, uniqueName } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * Issue 14, item 6: GET /users/{u}/repos now reads one owner's repositories without the owners join
+ * GET /users/{u}/repos now reads one owner's repositories without the owners join
  * (RepositoryStore.listOfOwner after ownerRepositoryFilter). For every kind of owner and viewer scope it must
  * list and count exactly what the general query (RepositoryStore.list, the scope's SQL) lists and counts.
  */

@@ -1,7 +1,7 @@
 import { makeToken, makeUser, TestUser, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
-describe('paging limits (behaviour 1.9), configured with DEFAULT_PAGING_NUM and MAX_RESPONSE_ITEMS', () => {
+describe('paging limits, configured with DEFAULT_PAGING_NUM and MAX_RESPONSE_ITEMS', () => {
   let t: TestApp;
   let owner: TestUser;
 

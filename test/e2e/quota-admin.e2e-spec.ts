@@ -2,7 +2,7 @@ import { QuotaGroupMappingEntity, QuotaGroupRuleEntity, QuotaRuleEntity, QuotaGr
 import { makeOrg, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
-/** Administrator quota rules and groups (behaviour 8, 10.8, 10.9). */
+/** Administrator quota rules and groups (docs/quota.md). */
 describe('admin quota rules and groups', () => {
   let t: TestApp;
   let admin: TestUser;
@@ -37,7 +37,7 @@ describe('admin quota rules and groups', () => {
     expect(response.text).toBe('');
   }
 
-  describe('auth (behaviour 8)', () => {
+  describe('auth', () => {
     it('anonymous → 401, a non-admin → 403, a token without the admin scope → 403', async () => {
       const anonymous = await t.http.get(t.api('/admin/quota/rules')).expect(401);
       expect(anonymous.body).toEqual({ message: 'token is required', url: 'http://anvil.test/api/swagger' });
@@ -53,7 +53,7 @@ describe('admin quota rules and groups', () => {
     });
   });
 
-  describe('rules (behaviour 8)', () => {
+  describe('rules', () => {
     it('creates a rule: 201 QuotaRuleInfo with its name; subjects kept in order with duplicates', async () => {
       const name = uniqueName('rule');
       const subjects = ['size:repos:public', 'size:all', 'size:repos:public'];
@@ -178,7 +178,7 @@ describe('admin quota rules and groups', () => {
     });
   });
 
-  describe('groups (behaviour 10.8)', () => {
+  describe('groups', () => {
     it('two admins creating the same group at once: one 201, one 409, and the inline rule exists once', async () => {
       for (let round = 0; round < 3; round++) {
         const name = uniqueName('race');
@@ -310,7 +310,7 @@ describe('admin quota rules and groups', () => {
     });
   });
 
-  describe('POST /admin/users/{username}/quota/groups (behaviour 10.8)', () => {
+  describe('POST /admin/users/{username}/quota/groups', () => {
     it('replaces the explicit groups; unknown group → 422 and nothing changes; [] empties; absent or null → no change', async () => {
       const dave = await makeUser(t);
       const [g1, g2, g3] = [uniqueName('grp'), uniqueName('grp'), uniqueName('grp')];
@@ -346,7 +346,7 @@ describe('admin quota rules and groups', () => {
     });
   });
 
-  describe('GET /admin/users/{username}/quota (behaviour 10.9)', () => {
+  describe('GET /admin/users/{username}/quota', () => {
     it('answers QuotaInfo with group and rule names; unknown → 404', async () => {
       const erin = await makeUser(t);
       const group = uniqueName('grp');
@@ -363,7 +363,7 @@ describe('admin quota rules and groups', () => {
     });
   });
 
-  describe('consistency under concurrency (issue 9, item 6)', () => {
+  describe('consistency under concurrency', () => {
     it('linking, deleting and re-creating rules and groups in parallel never leaves a link to a missing rule or group', async () => {
       const frank = await makeUser(t);
       for (let round = 0; round < 6; round++) {

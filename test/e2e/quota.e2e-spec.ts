@@ -15,7 +15,7 @@ function usedSize(repos: { public: number; private: number }) {
   return { size: { repos, git: { LFS: 0 }, assets: { attachments: { issues: 0, releases: 0 }, artifacts: 0, packages: { all: 0 } } } };
 }
 
-/** The user and organisation quota views, usage accounting and enforcement (behaviour 9, 11). */
+/** The user and organisation quota views, usage accounting and enforcement (docs/quota.md). */
 describe('quota views and enforcement', () => {
   let t: TestApp;
   let admin: TestUser;
@@ -49,7 +49,7 @@ describe('quota views and enforcement', () => {
     return { public: sum(repos.filter((repo) => !repo.isPrivate)), private: sum(repos.filter((repo) => repo.isPrivate)) };
   }
 
-  describe('GET /user/quota (behaviour 9)', () => {
+  describe('GET /user/quota', () => {
     it('needs sign-in (401) and read:user (403)', async () => {
       const anonymous = await t.http.get(t.api('/user/quota')).expect(401);
       expect(anonymous.body).toEqual({ message: 'token is required', url: SWAGGER });
@@ -80,7 +80,7 @@ describe('quota views and enforcement', () => {
       const sizes = await storedSizes(user.user.id);
       expect(sizes.public).toBeGreaterThan(0);
       expect(sizes.private).toBeGreaterThan(0);
-      // The stored size is the bytes of the regular files in the repository's directory (behaviour 11.1).
+      // The stored size is the bytes of the regular files in the repository's directory (docs/quota.md).
       const stored = await t.dataSource.getRepository(RepositoryEntity).findOneByOrFail({ id: secret.id });
       expect(stored.gitSize).toBe(regularFileBytes(repositoryDir(t.dataDir, user.name, secret.name)));
       expect((await get(user, '/user/quota').expect(200)).body.used).toEqual(usedSize(sizes));
@@ -102,7 +102,7 @@ describe('quota views and enforcement', () => {
     });
   });
 
-  describe('GET /user/quota/check (behaviour 9, D1)', () => {
+  describe('GET /user/quota/check', () => {
     it('a missing or unknown subject → 422', async () => {
       const user = await makeUser(t);
       const missing = await get(user, '/user/quota/check').expect(422);
@@ -160,7 +160,7 @@ describe('quota views and enforcement', () => {
     });
   });
 
-  describe('usage lists (behaviour 9)', () => {
+  describe('usage lists', () => {
     it('attachments, packages and artifacts are empty lists with X-Total-Count 0', async () => {
       const user = await makeUser(t);
       for (const list of ['attachments', 'packages', 'artifacts']) {
@@ -173,7 +173,7 @@ describe('quota views and enforcement', () => {
     });
   });
 
-  describe('enforcement (behaviour 11.6)', () => {
+  describe('enforcement', () => {
     it('POST /user/repos over quota → 413 with the body of 11.6, and nothing is left behind', async () => {
       const user = await makeUser(t);
       await makeRepo(t, user, { autoInit: true });
@@ -184,7 +184,7 @@ describe('quota views and enforcement', () => {
       expect(await t.dataSource.getRepository(RepositoryEntity).countBy({ ownerId: user.user.id })).toBe(1);
       expect(fs.existsSync(repositoryDir(t.dataDir, user.name, name))).toBe(false);
       expectEmpty404(await get(user, `/repos/${user.name}/${name}`));
-      // The body is checked before quota (behaviour 10.5).
+      // The body is checked before quota.
       expect((await t.http.post(t.api('/user/repos')).set(withToken(user.token)).send({}).expect(422)).body.message).toBe('[Name]: Required');
     });
 
@@ -217,7 +217,7 @@ describe('quota views and enforcement', () => {
       expect(await t.dataSource.getRepository(RepositoryEntity).countBy({ ownerId: org.id })).toBe(0);
       expect(await check(owner, 'size:repos:all')).toBe(false);
       await makeRepo(t, owner);
-      // Quota (413) comes before the permission check (403) for organisations (behaviour 10.5).
+      // Quota (413) comes before the permission check (403) for organisations.
       const outsider = await makeUser(t);
       await t.http.post(t.api(`/orgs/${org.name}/repos`)).set(withToken(outsider.token)).send({ name: uniqueName('r') }).expect(413);
     });
@@ -231,7 +231,7 @@ describe('quota views and enforcement', () => {
     });
   });
 
-  describe('organisation views (behaviour 9)', () => {
+  describe('organisation views', () => {
     let owner: TestUser;
     let outsider: TestUser;
     let orgName: string;
@@ -277,7 +277,7 @@ describe('quota views and enforcement', () => {
   });
 });
 
-describe('quota defaults (behaviour 11.4)', () => {
+describe('quota defaults', () => {
   let t: TestApp;
 
   beforeAll(async () => {
@@ -314,7 +314,7 @@ describe('quota defaults (behaviour 11.4)', () => {
   });
 });
 
-describe('QUOTA_ENABLED=false (D22)', () => {
+describe('QUOTA_ENABLED=false', () => {
   let t: TestApp;
 
   beforeAll(async () => {

@@ -11,7 +11,7 @@ function databaseUrl(config: AppConfig): string {
 }
 
 /**
- * RATE_LIMIT_STORE=database (issue 12, "storage pluggable so several instances can share it"): two instances of
+ * RATE_LIMIT_STORE=database, the store several instances share: two instances of
  * the application on one database (SQLite here, MariaDB with TEST_DATABASE=mysql) count against one budget;
  * with the default memory store each instance has its own.
  */

@@ -11,7 +11,7 @@ function section(title: string): string {
   return README.slice(start, end < 0 ? undefined : end);
 }
 
-/** The README claims nothing the code and the tests do not back (issue 13). */
+/** The README claims nothing the code and the tests do not back. */
 describe('README', () => {
   it('lists only clients whose test exists, and each test file names the client', () => {
     const rows = section('Client compatibility')

@@ -350,7 +350,7 @@ describe('repository creation', () => {
   });
 
   describe('quota gate', () => {
-    // A real quota group refusing everything, for the caller and the organisation (behaviour 11.6).
+    // A real quota group refusing everything, for the caller and the organisation (docs/quota.md).
     const group = uniqueName('nothing');
     beforeAll(async () => {
       const adminPost = (apiPath: string, body: unknown) => t.http.post(t.api(apiPath)).set(withToken(admin.token)).send(body as object);

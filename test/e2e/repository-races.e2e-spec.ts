@@ -6,7 +6,7 @@ import { GitClient, withCredentials } from '../support/git-client';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * Issue 12, suspicion 1: a repository deleted and created again under the same name while the deletion is
+ * A repository deleted and created again under the same name while the deletion is
  * between its row and its directory must not lose the new repository's directory.
  */
 describe('delete and re-create under the same name', () => {

@@ -12,7 +12,7 @@ import { makeOrg, makeRepo, makeUser } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * Issue 14, item 6: the hot lookups now run plain SQL with bound parameters (database/row-reader.ts) instead of
+ * The hot lookups now run plain SQL with bound parameters (database/row-reader.ts) instead of
  * TypeORM's find builders. For the same rows they must return exactly the entities the builders returned.
  */
 describe('hot lookups with bound parameters return what TypeORM returned', () => {

@@ -5,7 +5,7 @@ import { makeRepo, makeUser, TestUser, withBasic, withToken } from '../support/f
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * Issue 12, finding 7 and "secrets never logged": the app logs at trace level to a file while every way of
+ * Secrets are never logged: the app logs at trace level to a file while every way of
  * presenting a credential is used; then every log line is scanned for every token and password created.
  */
 describe('secrets never reach the log', () => {

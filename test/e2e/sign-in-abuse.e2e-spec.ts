@@ -4,7 +4,7 @@ import { makeOrg, makeUser, withBasic, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * Issue 12, finding 4: one answer for every failed sign-in, account state only after the password verifies,
+ * One answer for every failed sign-in, account state only after the password verifies,
  * and rate limits (by address and by account) with Retry-After.
  */
 describe('sign-in gives one answer and is rate limited', () => {

@@ -7,7 +7,7 @@ import { makeUser, TestUser, uniqueName, withToken } from '../support/factories'
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * SSH keys (behaviour 2.5, 5, 5.3, 6, 12.1). Every fixture is made here with ssh-keygen (and Node's crypto
+ * SSH keys. Every fixture is made here with ssh-keygen (and Node's crypto
  * for the forms ssh-keygen cannot write), and every fingerprint is checked against `ssh-keygen -lf`.
  */
 interface KeyPair {

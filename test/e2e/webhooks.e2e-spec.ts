@@ -15,7 +15,7 @@ const AUTHORIZATION = 'Bearer hook-authorization-91c2';
 // The run's log scan (test/support/e2e-log.ts) fails the run when either appears in any log line.
 recordSecrets(SECRET, AUTHORIZATION);
 
-/** Webhooks (issue 32): the hooks API, events from pushes and the API, headers, signatures, retries, history. */
+/** Webhooks: the hooks API, events from pushes and the API, headers, signatures, retries, history. */
 describe('webhooks', () => {
   let t: TestApp;
   let base: string;

@@ -9,7 +9,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { percentile, recordFigures, STALL_TRIPWIRE_MS, watchEventLoop } from './figures';
 
 /**
- * The abuse set of issue 12: key-parsing bombs, the markdown XSS corpus (kept and extended), and a "slow
+ * The abuse set: key-parsing bombs, the markdown XSS corpus (kept and extended), and a "slow
  * attacker" set (trickled bodies, many connections, large anonymous bodies) during which /version keeps
  * answering. Latencies are printed as figures; what is asserted is the event-loop delay (a histogram in
  * this process) and generous bounds, never tight wall-clock numbers of a shared machine.

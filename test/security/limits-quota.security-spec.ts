@@ -7,8 +7,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { recordFigures } from './figures';
 
 /**
- * Issue 28, findings H4 (quota under concurrency), H7 (sign-in under concurrency) and the external-asset open
- * redirect. The attackers are bounded (a fixed number of requests, each of a fixed size) and every assertion
+ * Quota under concurrency, sign-in under concurrency and the external-asset open redirect. The attackers are bounded (a fixed number of requests, each of a fixed size) and every assertion
  * is about what the server did (statuses, what it stored), never about how fast.
  */
 

@@ -2,8 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 /**
- * The e2e run's log (issue 12, "a test that scans every log line of the e2e run for every token and password the
- * run created"): test/support/e2e-log.setup.js makes a directory for the run and names it in this variable; every
+ * The e2e run's log, so that a test can scan every line of it for every token and password the run created: test/support/e2e-log.setup.js makes a directory for the run and names it in this variable; every
  * test app of every worker appends its log there (test-app.ts), the factories record every password and token they
  * create, and test/support/e2e-log.teardown.js fails the run if any log line holds one of them.
  */

@@ -11,14 +11,14 @@ export function git(gitDir: string, ...args: string[]): string {
 }
 
 /**
- * Where behaviour 4.1 says a repository lives: `DATA_DIR/repositories/<owner>/<name>.git`, both lowercased.
+ * Where a repository lives: `DATA_DIR/repositories/<owner>/<name>.git`, both lowercased.
  * Written out here rather than imported from src/, so the tests check the rule, not the code's own idea of it.
  */
 export function repositoryDir(dataDir: string, owner: string, name: string): string {
   return path.join(dataDir, 'repositories', owner.toLowerCase(), `${name.toLowerCase()}.git`);
 }
 
-/** Bytes of the regular files under `dir`, walked here independently of the code (behaviour 11.1: git size). */
+/** Bytes of the regular files under `dir`, walked here independently of the code (the git size quota counts). */
 export function regularFileBytes(dir: string): number {
   let total = 0;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {

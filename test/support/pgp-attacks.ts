@@ -2,7 +2,7 @@ import * as openpgp from 'openpgp';
 import { createHash, randomBytes } from 'node:crypto';
 
 /**
- * Hand-built OpenPGP packets for the key-parsing attacks of issue 12 (finding 1): a v4 DSA key with huge
+ * Hand-built OpenPGP packets for the key-parsing attacks (a DSA signature bomb): a v4 DSA key with huge
  * random parameters and a self-certification whose hash prefix is correct, so that a verifier which does
  * not apply a size policy first goes on to the (BigInt) DSA arithmetic.
  */

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
 import { migrationKit } from '../migration-kit';
 
-/** Pull-mirror records: interval, schedule, sealed credentials and the sync claim (git-transport.md 3.5, 3.6). */
+/** Pull-mirror records: interval, schedule, sealed credentials and the sync claim (docs/mirrors.md). */
 export class CreateMirrors1764300000000 implements MigrationInterface {
   name = 'CreateMirrors1764300000000';
 

@@ -1,7 +1,7 @@
 import { ApiSchema } from '@nestjs/swagger';
 import { Field } from '../../common/fields';
 
-/** Body of POST /user/gpg_keys (behaviour 5.1). */
+/** Body of POST /user/gpg_keys. */
 @ApiSchema({ name: 'CreateGPGKeyOption' })
 export class CreateGpgKeyOption {
   @Field({ field: 'ArmoredKey', type: 'string', required: true, description: 'An armored GPG key to add' })

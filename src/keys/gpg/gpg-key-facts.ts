@@ -3,7 +3,7 @@
  * never needs the library itself (it runs in the worker, openpgp.worker.js), so it is loaded only there.
  */
 
-/** What Anvil keeps of one OpenPGP key, primary or subkey (behaviour 2.6, 12.2). */
+/** What Anvil keeps of one OpenPGP key, primary or subkey. */
 export interface GpgKeyFacts {
   /** 16 uppercase hex digits. */
   keyId: string;

@@ -3,7 +3,7 @@ import { FlagColumn, IdColumn, LongTextColumn, RefColumn, TextColumn, UnixTimeCo
 
 /**
  * One OpenPGP key: a primary key (`primaryKeyId` '') or one of its subkeys (`primaryKeyId` = the primary's
- * key id). Key ids are unique across the server, primaries and subkeys alike (behaviour 12.2).
+ * key id). Key ids are unique across the server, primaries and subkeys alike.
  */
 @Entity('gpg_key')
 @Index('IDX_gpg_key_key_id', ['keyId'], { unique: true })

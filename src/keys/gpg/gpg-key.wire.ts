@@ -8,7 +8,7 @@ export class GpgKeyEmailWire {
   @ApiProperty() verified: boolean;
 }
 
-/** The `GPGKey` JSON (behaviour 2.6). */
+/** The `GPGKey` JSON. */
 @ApiSchema({ name: 'GPGKey' })
 export class GpgKeyWire {
   @ApiProperty({ format: 'int64' }) id: number;

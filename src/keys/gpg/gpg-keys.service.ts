@@ -16,7 +16,7 @@ import { MAX_KEYS_PER_USER, TOO_MANY_KEYS } from '../key-owners';
 
 const KEY_ID_TAKEN = 'A key with the same id already exists';
 
-/** GPG keys of users (behaviour 5.1, 5.2, 10.10, 12.2). */
+/** GPG keys of users. */
 @Injectable()
 export class GpgKeysService {
   constructor(
@@ -50,7 +50,7 @@ export class GpgKeysService {
     return { key, subkeys: key.primaryKeyId === '' ? await this.keys.subkeysOf([key.keyId]) : [] };
   }
 
-  /** The checks of behaviour 5.1, in order; returns the first imported primary key. */
+  /** The checks of POST /user/gpg_keys, in Forgejo's order; returns the first imported primary key. */
   async create(owner: UserEntity, armoredKey: string, armoredSignature: string | undefined): Promise<GpgKeyView> {
     const now = this.clock.nowUnix();
     const next = verificationToken(owner, now, 1);
@@ -84,7 +84,7 @@ export class GpgKeysService {
         if ((await this.keys.countPrimaries(owner.id, tx)) + entities.length > MAX_KEYS_PER_USER) throw new InvalidInputError(TOO_MANY_KEYS);
         // A primary key proven here (by a verified address or the token signature; otherwise this transaction
         // is rolled back below) takes its key id back from another user's unproven subkey: binding someone
-        // else's key packet as an encryption subkey needs none of their secrets (issue 12, finding 6).
+        // else's key packet as an encryption subkey needs none of their secrets.
         for (const squatter of await this.keys.unprovenSubkeys(entities.map((entity) => entity.keyId), tx)) {
           await this.keys.delete(tx, squatter.id);
         }

@@ -250,7 +250,7 @@ describe('OpenPgpInspector', () => {
     expect(empty).toContain('-----END PGP PUBLIC KEY BLOCK-----');
   });
 
-  describe('policy and proofs before trust (issue 12, findings 1 and 6)', () => {
+  describe('policy and proofs before trust', () => {
     it('refuses a DSA key with oversized parameters before verifying any of its signatures', async () => {
       const bomb = dsaSignatureBomb(8192, 'bomb@example.com', 3);
       await expect(adapter.readKeyRing(bomb)).rejects.toThrow(new GpgKeyParseError('DSA keys over 3072 bits (or a subgroup over 256 bits) are not accepted'));

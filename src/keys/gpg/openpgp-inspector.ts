@@ -281,7 +281,7 @@ function keyFacts(packet: openpgp.AnyKeyPacket, keyId: string, signature: openpg
   };
 }
 
-/** From the key-flags subpacket when there is one, else from the algorithm (behaviour 2.6). */
+/** From the key-flags subpacket when there is one, else from the algorithm. */
 function capabilities(packet: openpgp.AnyKeyPacket, signature: openpgp.SignaturePacket | undefined) {
   const flags = signature?.keyFlags;
   if (flags && flags.length > 0) {

@@ -33,7 +33,7 @@ function workerFile(directory = __dirname): string {
 /**
  * OpenPGP work for the service, done in a worker thread (openpgp.worker.js) with a time budget per job:
  * parsing and verifying keys is CPU work on JavaScript BigInt, which on the main thread would hold up
- * every other request (issue 12, finding 1).
+ * every other request.
  */
 @Injectable()
 export class OpenPgpAdapter implements OnModuleDestroy {

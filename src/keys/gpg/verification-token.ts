@@ -12,7 +12,7 @@ export interface TokenOwner {
 export type TokenWindow = 0 | 1;
 
 /**
- * The GPG verification token (behaviour 10.10): SHA-256, in lowercase hex, over a one-minute time window and
+ * The GPG verification token: SHA-256, in lowercase hex, over a one-minute time window and
  * the owner's creation time, name, email and id. `GET /user/gpg_key_token` hands out the next window's value
  * and `POST /user/gpg_keys` accepts the next and the current one, so a token stays usable for a minute or more.
  * (Forgejo derives it the same way, but its digest call appends the hash to the input instead of hashing it.)

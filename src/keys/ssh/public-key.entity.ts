@@ -2,7 +2,7 @@ import { Entity, Index } from 'typeorm';
 import { IdColumn, LongTextColumn, RefColumn, TextColumn, UnixTimeColumn } from '../../database/columns';
 
 /**
- * A user's SSH public key. Fingerprints are unique across the server and titles per user (behaviour 12.1):
+ * A user's SSH public key. Fingerprints are unique across the server and titles per user:
  * both rules are unique indexes too, so that a lost race cannot store a duplicate.
  */
 @Entity('public_key')
@@ -30,7 +30,7 @@ export class PublicKeyEntity {
   @UnixTimeColumn()
   createdUnix: number;
 
-  /** Last use: set when a git command over SSH with this key succeeds (git-transport.md 2.4 step 6). */
+  /** Last use: set when a git command over SSH with this key succeeds (docs/git-transports.md). */
   @UnixTimeColumn()
   updatedUnix: number;
 }

@@ -7,7 +7,7 @@ import { UserEntity } from '../../users/user.entity';
 import { UserWire } from '../../users/user.wire';
 import type { PublicKeyEntity } from './public-key.entity';
 
-/** The `PublicKey` JSON (behaviour 2.5). */
+/** The `PublicKey` JSON. */
 @ApiSchema({ name: 'PublicKey' })
 export class PublicKeyWire {
   @ApiProperty({ format: 'int64' }) id: number;

@@ -3,7 +3,7 @@ import * as sshpk from 'sshpk';
 import { SshWireReader, sshStrings } from './ssh-wire';
 
 /**
- * Parsing and policy of SSH public keys (behaviour 12.1), as Forgejo's CheckPublicKeyString does it.
+ * Parsing and policy of SSH public keys, as Forgejo's CheckPublicKeyString does it.
  *
  * sshpk parses the key material (RSA, DSA, ECDSA, Ed25519, certificates, PEM) and Node's crypto validates
  * it (an ECDSA point must lie on its curve). sshpk knows neither the FIDO security-key types (`sk-…`) nor

@@ -10,7 +10,7 @@ export const MAX_GITIGNORE_TEMPLATES = 32;
 /** spdx-license-list's one file per license, `<SPDX id>.json` with its `licenseText`. */
 const LICENSE_FOLDER = path.join(path.dirname(require.resolve('spdx-license-list/package.json')), 'licenses');
 
-/** The readme templates Anvil ships (behaviour 13: at least `Default`). */
+/** The readme templates Anvil ships (at least `Default`, the one clients ask for). */
 const READMES: Record<string, string> = {
   Default: '# {Name}\n\n{Description}',
 };
@@ -58,7 +58,7 @@ export class RepositoryTemplates implements OnModuleInit {
     return [...this.licenseIds()].sort(byCodePoint);
   }
 
-  /** Unknown names → 422 naming the available ones (behaviour 4.1), readme first, then gitignores, then license. */
+  /** Unknown names → 422 naming the available ones, readme first, then gitignores, then license. */
   assertKnown(choice: TemplateChoice): void {
     if (!Object.prototype.hasOwnProperty.call(READMES, choice.readme)) {
       throw new InvalidInputError(`readme template does not exist, available templates: ${goList(this.readmeNames())}`);

@@ -1,5 +1,5 @@
 /**
- * The pure text work of a repository's first commit (behaviour 4.1): README templating, the .gitignore
+ * The pure text work of a repository's first commit: README templating, the .gitignore
  * assembled from named templates, and the placeholders of a license filled in.
  */
 

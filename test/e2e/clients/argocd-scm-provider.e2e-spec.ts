@@ -4,8 +4,7 @@ import { makeOrg, makeRepo, makeUser, TestUser } from '../../support/factories';
 import type { TestApp } from '../../support/test-app';
 
 /**
- * Argo CD's ApplicationSet SCM provider for Gitea (argoproj/argo-cd,
- * applicationset/services/scm_provider/gitea.go), replayed through gitea-js: ListRepos (ListOrgRepos, then
+ * Argo CD's ApplicationSet SCM provider for Gitea, replayed through gitea-js: ListRepos (ListOrgRepos, then
  * ListRepoLabels for every repository, failing on any error), GetBranches (GetRepoBranch of the default
  * branch, or ListRepoBranches with allBranches) and RepoHasPath (GetContents, 404 meaning "no"). The fields it
  * copies into its Repository records are asserted: name, default_branch, ssh_url/html_url, id, label names,

@@ -2,9 +2,8 @@ import { makeOrg, makeRepo, makeUser, TestUser, withToken } from '../../support/
 import { startTestApp, TestApp } from '../../support/test-app';
 
 /**
- * Jenkins' Gitea plugin scanning an organisation folder (jenkinsci/gitea-plugin,
- * src/main/java/org/jenkinsci/plugin/gitea/client/impl/DefaultGiteaConnection.java, driven by
- * GiteaSCMNavigator and GiteaSCMSource): fetchVersion, fetchCurrentUser, fetchOwner (organisation first),
+ * Jenkins' Gitea plugin scanning an organisation folder (its Gitea connection, driven by the plugin's SCM
+ * navigator and SCM source): fetchVersion, fetchCurrentUser, fetchOwner (organisation first),
  * fetchOrganizationRepositories, then per repository fetchRepository, fetchBranches, fetchTags,
  * fetchAnnotatedTag (git/tags/{sha}), fetchCommit (git/commits/{sha}), fetchPullRequests (a 404 reads as "none")
  * and fetchFile (raw/{ref}/{path}) for the Jenkinsfile. The fields its GiteaRepository, GiteaBranch, GiteaTag

@@ -2,7 +2,7 @@ import { makeRepo, makeUser, TestUser, withToken } from '../../support/factories
 import { startTestApp, TestApp } from '../../support/test-app';
 
 /**
- * Renovate's Gitea platform (renovatebot/renovate, lib/modules/platform/gitea/index.ts and gitea-helper.ts):
+ * Renovate's Gitea platform:
  * initPlatform (GET /user, GET /version), getRepos (autodiscovery through /repos/search with uid and
  * archived=false), and initRepo up to the point where it needs pull requests: GET /repos/{o}/{r}, then its
  * checks in its order (archived, mirror, pull and push permission, empty, an allowed merge method) and the

@@ -4,12 +4,11 @@ import { makeOrg, makeUser, TestUser, uniqueName } from '../../support/factories
 import type { TestApp } from '../../support/test-app';
 
 /**
- * tea, Gitea's command line (gitea.com/gitea/tea), replayed through gitea-js (the same operations as tea's Go
- * SDK calls): `tea repo create` (cmd/repos/create.go: CreateRepo or CreateOrgRepo, then ListRepoTopics for
- * print.RepoDetails), `tea repo <owner/repo>` (cmd/repos.go runRepoDetail: GetRepo + ListRepoTopics),
- * `tea repos ls` (cmd/repos/list.go: ListMyRepos), `tea org ls` (cmd/organizations/list.go: ListMyOrgs) and
- * `tea admin users ls` (cmd/admin/users/list.go: AdminListUsers). The fields modules/print/repo.go,
- * print/organization.go and print/user.go print are asserted.
+ * tea, Gitea's command line, replayed through gitea-js (the same operations as tea's Go SDK calls):
+ * `tea repo create` (CreateRepo or CreateOrgRepo, then ListRepoTopics for the details it prints),
+ * `tea repo <owner/repo>` (GetRepo + ListRepoTopics), `tea repos ls` (ListMyRepos), `tea org ls` (ListMyOrgs)
+ * and `tea admin users ls` (AdminListUsers). The fields tea prints for a repository, an organisation and a user
+ * are asserted.
  */
 describe('client journey: tea', () => {
   let t: TestApp;

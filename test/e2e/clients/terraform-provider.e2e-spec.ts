@@ -6,11 +6,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 /**
- * The Gitea Terraform provider (go-gitea/terraform-provider-gitea), replayed call by call as its resources make
- * them through the Go SDK: gitea/resource_gitea_repository.go (create via GetOrg → AdminListUsers →
+ * The Gitea Terraform provider, replayed call by call as its resources make them through the Go SDK: the
+ * repository resource (create via GetOrg → AdminListUsers →
  * AdminCreateRepo or CreateOrgRepo, read back by GetRepoByID, update via EditRepo with every field, import by
- * id, delete), gitea/resource_gitea_organisation.go (CreateOrg, read through AdminListOrgs and ListOrgRepos,
- * GetOrg + EditOrg, DeleteOrg) and gitea/resource_gitea_public_key.go (AdminCreateUserPublicKey, GetPublicKey,
+ * id, delete), the organisation resource (CreateOrg, read through AdminListOrgs and ListOrgRepos,
+ * GetOrg + EditOrg, DeleteOrg) and the public key resource (AdminCreateUserPublicKey, GetPublicKey,
  * AdminDeleteUserPublicKey). Every field setRepoResourceData, setOrgResourceData and setPublicKeyResourceData
  * read is asserted.
  */

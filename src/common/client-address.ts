@@ -1,0 +1,109 @@
+import { BlockList, isIP } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+/**
+ * The networks whose word is taken about the client behind them (REVERSE_PROXY_TRUSTED_PROXIES): forwarding
+ * headers and the reverse-proxy sign-in header are read only from a peer inside one of them.
+ */
+export class TrustedProxies {
+  private readonly list = new BlockList();
+
+  /** `cidrs` are validated by the configuration (`parseCidr`); a bare address is a network of one. */
+  constructor(readonly cidrs: readonly string[]) {
+    for (const text of cidrs) {
+      const network = parseCidr(text);
+      if (network) this.list.addSubnet(network.address, network.prefix, network.family);
+    }
+  }
+
+  has(address: string): boolean {
+    const plain = plainAddress(address);
+    const family = isIP(plain);
+    return family !== 0 && this.list.check(plain, family === 4 ? 'ipv4' : 'ipv6');
+  }
+}
+
+/** `10.0.0.0/8`, `::1/128` or a bare address; undefined when it is neither. */
+export function parseCidr(text: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
+  const [address, prefixText, ...rest] = text.trim().split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return undefined;
+  const longest = family === 4 ? 32 : 128;
+  if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return undefined;
+  const prefix = prefixText === undefined ? longest : Number(prefixText);
+  if (prefix > longest) return undefined;
+  return { address, prefix, family: family === 4 ? 'ipv4' : 'ipv6' };
+}
+
+/** An IPv4 client of a dual-stack socket shows as `::ffff:a.b.c.d`: the same client as `a.b.c.d`. */
+export function plainAddress(address: string): string {
+  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+}
+
+/**
+ * The client's address: the socket's peer, or, when that peer is a trusted proxy, the right-most hop of the
+ * forwarding chain (`Forwarded`, else `X-Forwarded-For`) that is not itself a trusted proxy. Hops left of it
+ * were written by the client or by proxies nobody vouches for, so they are never believed. A hop that is not
+ * an address (`unknown`, an obfuscated name) ends the walk at the last trusted one.
+ */
+export function resolveClientAddress(peer: string, headers: IncomingMessage['headers'], trusted: TrustedProxies): string {
+  let address = plainAddress(peer);
+  if (!trusted.has(address)) return address;
+  const hops = forwardingChain(headers);
+  for (let index = hops.length - 1; index >= 0; index--) {
+    const hop = plainAddress(hops[index]);
+    if (isIP(hop) === 0) return address;
+    address = hop;
+    if (!trusted.has(hop)) return address;
+  }
+  return address;
+}
+
+/** The forwarded-for hops, left (the first client) to right (the nearest proxy's peer). */
+function forwardingChain(headers: IncomingMessage['headers']): string[] {
+  const forwarded = headers.forwarded;
+  if (forwarded !== undefined && forwarded !== '') return forwardedFor(forwarded);
+  const xff = headers['x-forwarded-for'];
+  if (xff === undefined) return [];
+  const text = Array.isArray(xff) ? xff.join(',') : xff;
+  return text
+    .split(',')
+    .map((hop) => hop.trim())
+    .filter((hop) => hop !== '');
+}
+
+/** The `for=` values of a `Forwarded` header (RFC 7239), quotes, brackets and ports removed. */
+function forwardedFor(header: string): string[] {
+  const hops: string[] = [];
+  for (const element of header.split(',')) {
+    let value: string | undefined;
+    for (const pair of element.split(';')) {
+      const equals = pair.indexOf('=');
+      if (equals > 0 && pair.slice(0, equals).trim().toLowerCase() === 'for') value = pair.slice(equals + 1).trim();
+    }
+    if (value === undefined) continue;
+    value = value.replace(/^"(.*)"$/, '$1');
+    const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(value);
+    if (bracketed) value = bracketed[1];
+    else if (/^[\d.]+:\d+$/.test(value)) value = value.slice(0, value.lastIndexOf(':'));
+    hops.push(value);
+  }
+  return hops;
+}
+
+/**
+ * Resolves every request's client address once, before anything else reads it: the first middleware. Rate
+ * limits, logs, git's per-address slots and the audit log read it with `clientIp`.
+ */
+export function clientAddresses(trusted: TrustedProxies): RequestHandler {
+  return (request: Request, _response: Response, next: NextFunction) => {
+    request.clientIp = resolveClientAddress(request.socket.remoteAddress ?? '', request.headers, trusted);
+    next();
+  };
+}
+
+/** The one client address of a request (see `clientAddresses`). */
+export function clientIp(request: IncomingMessage & { clientIp?: string }): string {
+  return request.clientIp ?? plainAddress(request.socket?.remoteAddress ?? '');
+}
