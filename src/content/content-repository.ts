@@ -4,7 +4,7 @@ import { ConflictError, DomainError, InvalidInputError, NotFoundError } from '..
 import { GitAbortedError, GitBudgetError } from '../git/git-command';
 import { GitBusyError, GitProcesses } from '../git/git-processes';
 import { GitEntryBudgetError } from '../git/git-tree-budget';
-import type { RefInfo } from '../git/git-trees';
+import type { RefInfo } from '../git/git-refs';
 import type { RefUpdate } from '../git/push-hooks';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
