@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import Provider, { type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { hashToken, sameHash } from '../auth/secrets';
@@ -50,6 +50,9 @@ const TTL = {
   Session: 14 * 24 * 60 * 60,
 };
 
+/** How often expired records are removed. */
+const PURGE_EVERY_MS = 15 * 60 * 1000;
+
 /** Most organisations listed in the `groups` claim. */
 const MAX_GROUPS = 100;
 
@@ -63,9 +66,10 @@ const SESSION = 'Session';
  * instance serves every request. Its signing key is made once, sealed with SECRET_KEY, and shared.
  */
 @Injectable()
-export class OAuth2Provider implements OnModuleInit {
+export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('OAuth2');
   private provider!: Provider;
+  private sweeper?: NodeJS.Timeout;
   private handler!: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 
   constructor(
@@ -92,6 +96,15 @@ export class OAuth2Provider implements OnModuleInit {
     } as never;
     this.provider.on('server_error', (_ctx: unknown, error: Error) => this.logger.error(`OAuth2 provider error: ${error.message}`));
     this.handler = this.provider.callback() as never;
+    // Expired codes, tokens, sessions and interactions are removed now and then (by any instance; it is idempotent).
+    this.sweeper = setInterval(() => {
+      this.records.purgeExpired(this.clock.nowUnix()).catch((error: Error) => this.logger.warn(`expired OAuth2 records not removed: ${error.message}`));
+    }, PURGE_EVERY_MS);
+    this.sweeper.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
   }
 
   /** ROOT_URL, as Forgejo names its issuer. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, In, LessThan } from 'typeorm';
+import { Between, DataSource, EntityManager, In } from 'typeorm';
 import { OAuth2RecordEntity, OAuth2SigningKeyEntity } from './oauth2.entities';
 
 /** What the provider stores of one of its models, as it hands it to its adapter. */
@@ -94,8 +94,9 @@ export class OAuth2RecordStore {
     return rows.some((row) => row.expiresUnix === 0 || row.expiresUnix > nowUnix);
   }
 
+  /** Removes what expired before `nowUnix` (rows without an expiry, 0, stay). */
   async purgeExpired(nowUnix: number): Promise<number> {
-    const result = await this.records().delete({ expiresUnix: LessThan(nowUnix) });
+    const result = await this.records().delete({ expiresUnix: Between(1, nowUnix - 1) });
     return result.affected ?? 0;
   }
 

@@ -3,7 +3,7 @@ import { Brackets, DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { isUniqueViolation } from '../database/transactions';
 import { RepositoryEntity } from '../repos/repository.entity';
-import { OrgUserEntity, OWNER_ACCESS_MODE, TeamEntity, TeamRepoEntity, TeamUserEntity } from '../users/organization.entities';
+import { OWNER_ACCESS_MODE, TeamEntity, TeamRepoEntity, TeamUserEntity } from '../users/organization.entities';
 import { UserEntity } from '../users/user.entity';
 
 export interface TeamSearch {
@@ -79,18 +79,10 @@ export class TeamStore {
     for (let start = 0; start < missing.length; start += 100) await tx.getRepository(TeamRepoEntity).insert(missing.slice(start, start + 100));
   }
 
-  /**
-   * Deletes the team with its repository links and memberships, inside the caller's transaction; members left
-   * in no team of the organisation leave it.
-   */
+  /** Deletes the team and its repository links, inside the caller's transaction (its members go first). */
   async delete(tx: EntityManager, team: TeamEntity): Promise<void> {
-    const members = (await tx.getRepository(TeamUserEntity).find({ where: { teamId: team.id } })).map((row) => row.uid);
     await tx.getRepository(TeamRepoEntity).delete({ teamId: team.id });
-    await tx.getRepository(TeamUserEntity).delete({ teamId: team.id });
     await tx.getRepository(TeamEntity).delete({ id: team.id });
-    for (const uid of members) {
-      if ((await tx.getRepository(TeamUserEntity).countBy({ orgId: team.orgId, uid })) === 0) await tx.getRepository(OrgUserEntity).delete({ orgId: team.orgId, uid });
-    }
   }
 
   async listOfOrganization(orgId: number, page: PageQuery): Promise<Page<TeamEntity>> {

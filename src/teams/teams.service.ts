@@ -138,7 +138,10 @@ export class TeamsService {
     const { team, standing } = await this.open(viewer, teamId);
     this.organizationPolicy.assertManages(standing);
     if (team.authorize === OWNER_ACCESS_MODE) throw new InvalidInputError('the Owners team of an organization cannot be deleted');
-    await this.transactions.run((tx) => this.teams.delete(tx, team));
+    await this.transactions.run(async (tx) => {
+      await this.memberships.removeAllTeamMembers(tx, team);
+      await this.teams.delete(tx, team);
+    });
   }
 
   /** GET /teams/{id}/members. */

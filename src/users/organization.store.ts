@@ -135,6 +135,7 @@ export class OrganizationStore {
    * changing nothing, when the user is already in the team; `num_members` changes only on a real insert.
    */
   async addTeamMember(tx: EntityManager, team: TeamEntity, uid: number): Promise<boolean> {
+    await this.lockMembership(tx, team.orgId, uid, true);
     try {
       await tx.getRepository(TeamUserEntity).insert({ orgId: team.orgId, teamId: team.id, uid });
     } catch (error) {
@@ -147,12 +148,32 @@ export class OrganizationStore {
       .set({ numMembers: () => 'num_members + 1' })
       .where('id = :id', { id: team.id })
       .execute();
-    try {
-      await tx.getRepository(OrgUserEntity).insert({ orgId: team.orgId, uid, isPublic: false });
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-    }
     return true;
+  }
+
+  /**
+   * Locks the user's membership of the organisation (org_user) for the rest of the transaction, creating it
+   * with `create`. Every change of a user's teams in one organisation takes this lock first, so that adding
+   * them to one team and removing them from their last other team run one after the other, and the
+   * membership ends as their teams say. SQLite runs one write transaction at a time and needs no lock.
+   */
+  private async lockMembership(tx: EntityManager, orgId: number, uid: number, create: boolean): Promise<void> {
+    const sqlite = this.dataSource.options.type === 'better-sqlite3';
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (!sqlite) {
+        const query = tx.getRepository(OrgUserEntity).createQueryBuilder('ou').where('ou.org_id = :orgId AND ou.uid = :uid', { orgId, uid });
+        if (await query.setLock('pessimistic_write').getOne()) return;
+      }
+      if (!create) return;
+      try {
+        await tx.getRepository(OrgUserEntity).insert({ orgId, uid, isPublic: false });
+        return;
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        if (sqlite) return;
+        // Added concurrently: lock the row the other transaction created.
+      }
+    }
   }
 
   /**
@@ -162,6 +183,7 @@ export class OrganizationStore {
    * caller must abort the transaction (the membership row is already deleted).
    */
   async removeTeamMember(tx: EntityManager, team: TeamEntity, uid: number): Promise<TeamRemoval> {
+    await this.lockMembership(tx, team.orgId, uid, false);
     const deleted = await tx.getRepository(TeamUserEntity).delete({ teamId: team.id, uid });
     if (!deleted.affected) return 'not-a-member';
     const guard = team.authorize === OWNER_ACCESS_MODE ? 'num_members > 1' : 'num_members > 0';
@@ -172,17 +194,24 @@ export class OrganizationStore {
       .where(`id = :id AND ${guard}`, { id: team.id })
       .execute();
     if (!updated.affected) return 'last-owner';
-    // A locking read: a concurrent addition of the user to another team of the organisation is waited for and
-    // counted, so that the organisation membership is not dropped from under it.
-    const remaining = await this.countTeamsOfMember(tx, team.orgId, uid);
-    if (remaining === 0) await tx.getRepository(OrgUserEntity).delete({ orgId: team.orgId, uid });
+    await this.leaveWhenInNoTeam(tx, team.orgId, uid);
     return 'removed';
   }
 
-  private async countTeamsOfMember(tx: EntityManager, orgId: number, uid: number): Promise<number> {
-    const query = tx.getRepository(TeamUserEntity).createQueryBuilder('tu').where('tu.uid = :uid AND tu.org_id = :orgId', { uid, orgId });
-    if (this.dataSource.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
-    return (await query.getMany()).length;
+  /** Ends the user's membership of the organisation when no team of it holds them (membership locked). */
+  private async leaveWhenInNoTeam(tx: EntityManager, orgId: number, uid: number): Promise<void> {
+    if ((await tx.getRepository(TeamUserEntity).countBy({ orgId, uid })) === 0) await tx.getRepository(OrgUserEntity).delete({ orgId, uid });
+  }
+
+  /**
+   * Removes every member of a team being deleted, inside the deleting transaction; those left in no team of
+   * the organisation leave it.
+   */
+  async removeAllTeamMembers(tx: EntityManager, team: TeamEntity): Promise<void> {
+    const members = (await tx.getRepository(TeamUserEntity).find({ where: { teamId: team.id }, order: { uid: 'ASC' } })).map((row) => row.uid);
+    for (const uid of members) await this.lockMembership(tx, team.orgId, uid, false);
+    await tx.getRepository(TeamUserEntity).delete({ teamId: team.id });
+    for (const uid of members) await this.leaveWhenInNoTeam(tx, team.orgId, uid);
   }
 
   /** Removes `uid` from every team of the organisation and from the organisation itself (see removeTeamMember). */

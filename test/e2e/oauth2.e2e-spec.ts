@@ -13,11 +13,15 @@ const REDIRECT_URI = 'https://ci.example.com/authorize';
 class Browser {
   private readonly cookies = new Map<string, string>();
 
-  constructor(private readonly base: string) {}
+  constructor(
+    private readonly base: string,
+    /** Headers every request carries (a gateway's identity header, say). */
+    private readonly headers: Record<string, string> = {},
+  ) {}
 
   /** One request, redirects not followed; `url` may be on the issuer's host (it is sent to the test server). */
   async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Response> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...this.headers };
     if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     let body: string | undefined;
     if (init.form) {
@@ -71,13 +75,13 @@ describe('OAuth2 / OpenID Connect provider', () => {
     await t.close();
   });
 
-  async function discover(application: Application, confidential = true): Promise<client.Configuration> {
+  async function discover(application: Application, confidential = true, server = base): Promise<client.Configuration> {
     return client.discovery(
       new URL(ISSUER),
       application.client_id,
       confidential ? { client_secret: application.client_secret } : undefined,
       confidential ? client.ClientSecretBasic(application.client_secret) : client.None(),
-      { execute: [client.allowInsecureRequests], [client.customFetch]: (url, options) => fetch(onServer(url, base), options as RequestInit) },
+      { execute: [client.allowInsecureRequests], [client.customFetch]: (url, options) => fetch(onServer(url, server), options as RequestInit) },
     );
   }
 
@@ -237,6 +241,29 @@ describe('OAuth2 / OpenID Connect provider', () => {
     expect(created.body.owner.login).toBe(owner.name);
   });
 
+  it('refuses a sign-in form without its CSRF token, and a body over the cap', async () => {
+    const owner = await makeUser(t);
+    const application = await createApplication(t, owner);
+    const config = await discover(application);
+    const browser = new Browser(base);
+    const start = await browser.request(client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid', state: 's' }).href);
+    const interactionUrl = start.headers.get('location')!;
+    const page = await browser.request(interactionUrl);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    for (const csrf of ['forged', '']) {
+      const refused = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: csrf, decision: 'authorize', user_name: owner.name, password: owner.password } });
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('location')).toBeNull();
+    }
+    const tooLarge = await fetch(`${base}login/oauth/access_token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=authorization_code&code=${'x'.repeat(20_000)}`,
+    });
+    expect(tooLarge.status).toBe(413);
+  });
+
   it('a code from an unregistered redirect URI is never issued', async () => {
     const owner = await makeUser(t);
     const application = await createApplication(t, owner);
@@ -245,6 +272,57 @@ describe('OAuth2 / OpenID Connect provider', () => {
     const answer = await new Browser(base).request(url.href);
     expect(answer.status).toBe(400);
     expect(answer.headers.get('location')).toBeNull();
+  });
+
+  describe('behind a gateway that signs users in, with a tight OAuth2 rate limit', () => {
+    let g: TestApp;
+    let gatewayBase: string;
+    const LIMIT = 8;
+
+    beforeAll(async () => {
+      // The window is long so that no count expires while the test runs, however slow the machine.
+      g = await startTestApp({ REVERSE_PROXY_AUTH_ENABLED: 'true', RATE_LIMIT_OAUTH2: String(LIMIT), RATE_LIMIT_WINDOW_MS: '3600000' });
+      gatewayBase = await g.listen();
+    });
+    afterAll(() => g.close());
+
+    it('takes the gateway’s user on the consent page (no password asked), then refuses the client address past the limit', async () => {
+      const owner = await makeUser(g);
+      const application = await createApplication(g, owner);
+      const config = await discover(application, true, gatewayBase);
+      const browser = new Browser(gatewayBase, { 'X-WEBAUTH-USER': owner.name });
+      const start = await browser.request(client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid profile', state: 'gw' }).href);
+      expect(start.status).toBe(303);
+      const interactionUrl = start.headers.get('location')!;
+      const page = await (await browser.request(interactionUrl)).text();
+      expect(page).toContain(`Signed in as <strong>${owner.name}</strong>`);
+      expect(page).not.toContain('name="password"');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1];
+      const consented = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: csrf, decision: 'authorize' } });
+      expect(consented.status).toBe(303);
+      const resumed = await browser.request(consented.headers.get('location')!);
+      const callback = new URL(resumed.headers.get('location')!);
+      const tokens = await client.authorizationCodeGrant(config, callback, { expectedState: 'gw' });
+      recordSecrets(tokens.access_token, tokens.refresh_token ?? '');
+      expect(tokens.claims()).toMatchObject({ sub: String(owner.user.id), preferred_username: owner.name });
+      const me = await g.http.get(g.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
+      expect(me.body.login).toBe(owner.name);
+
+      // Four requests of the flow were counted (authorize, consent, resume, token); the token endpoint refuses
+      // this address once the limit is spent, and says when to come back.
+      let refused: Response | undefined;
+      for (let attempt = 0; attempt <= LIMIT && !refused; attempt++) {
+        const answer = await fetch(`${gatewayBase}login/oauth/access_token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${application.client_id}:${application.client_secret}`).toString('base64')}` },
+          body: 'grant_type=authorization_code&code=unknown&redirect_uri=' + encodeURIComponent(REDIRECT_URI),
+        });
+        if (answer.status === 429) refused = answer;
+        else expect(answer.status).toBe(400);
+      }
+      expect(refused).toBeDefined();
+      expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+    });
   });
 
   describe('applications API', () => {

@@ -363,8 +363,17 @@ describe('teams: every route, the Owners rules, organisation members and the cle
     expect(await rows.orgUser(org.id, racer.user.id)).toBe(memberships.length > 0 ? 1 : 0);
     for (const team of [first, second]) expect((await rows.team(team.id))!.numMembers).toBe(await rows.teamUsers(team.id));
     expect(await t.dataSource.getRepository(CollaborationEntity).countBy({ repoId: repo.id, userId: collaborator.user.id })).toBeLessThanOrEqual(1);
-    // A final, unraced change is kept exactly.
-    await join(second.id, racer);
-    expect(await rows.orgUser(org.id, racer.user.id)).toBe(1);
+    // Leaving one's last team while joining another: the organisation membership follows the teams.
+    for (let round = 0; round < 5; round++) {
+      await t.http.delete(t.api(`/teams/${second.id}/members/${racer.name}`)).set(as(owner)).expect(204);
+      await join(first.id, racer);
+      const [left, joined] = await Promise.all([
+        t.http.delete(t.api(`/teams/${first.id}/members/${racer.name}`)).set(as(owner)),
+        t.http.put(t.api(`/teams/${second.id}/members/${racer.name}`)).set(as(owner)),
+      ]);
+      expect([left.status, joined.status]).toEqual([204, 204]);
+      expect(await t.dataSource.getRepository(TeamUserEntity).findBy({ orgId: org.id, uid: racer.user.id })).toEqual([expect.objectContaining({ teamId: second.id })]);
+      expect(await rows.orgUser(org.id, racer.user.id)).toBe(1);
+    }
   });
 });
