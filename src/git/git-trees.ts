@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { forwardRef, Inject, Injectable } from '@nestjs/common';
 import { GitCommand, GitStream } from './git-command';
 import { LITERAL, RECORD } from './git-format';
 import { GitTreeBudget } from './git-tree-budget';
@@ -24,7 +24,9 @@ export interface TreeEntry {
 export class GitTrees {
   constructor(
     private readonly git: GitCommand,
-    private readonly budget: GitTreeBudget,
+    // Resolved lazily, so that no order of loading the git files (a test may load git-tree-budget first) leaves it
+    // undefined when this class is decorated.
+    @Inject(forwardRef(() => GitTreeBudget)) private readonly budget: GitTreeBudget,
   ) {}
 
   /** The entry at `path` in `commit`, or null; the empty path is the root tree. */

@@ -72,8 +72,7 @@ export class TeamsService {
   /** POST /orgs/{org}/teams: owners and site admins; a name taken in the organisation → 422. */
   async create(viewer: AuthContext, orgName: string, option: CreateTeamOption): Promise<TeamOfOrganization> {
     const org = await this.organizations.visibleByName(viewer, orgName);
-    await this.organizationPolicy.assertMember(viewer, org.id);
-    await this.organizationPolicy.assertOwner(viewer, org.id);
+    await this.organizationPolicy.assertManagesTeams(viewer, org.id);
     assertUsableTeamName(option.name);
     const requested = option.permission === undefined || option.permission === '' ? AccessMode.None : parseAccessMode(option.permission)!;
     const { authorize, units } = teamUnits(requested, option, null);
