@@ -8,7 +8,7 @@ import { RefInfo } from '../git/git-refs';
 import { createTag, RefChangedError } from '../git/git-writes';
 import { isValidRefName } from '../git/ref-names';
 import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
-import { gitSignature } from '../repos/repositories.service';
+import { gitSignature } from '../repos/git-signature';
 import type { CreateTagOption } from './content.options';
 import { ContentRefs } from './content-refs';
 import { ContentRepositories, ContentRepository, zeroIdLike } from './content-repository';
