@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import * as path from 'node:path';
 import { EntityManager } from 'typeorm';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';

@@ -76,13 +76,13 @@ const COUNT_CACHE_KEYS = 1000;
 /**
  * Plans and runs RepositoryStore's searches: the exact SQL conditions of the criteria, narrowed through the search
  * index (repository-search.ts) or answered by a walk of the name index, with keyword totals kept per search
- * generation. Used by RepositoryStore only: the store stays the one door to the repository table.
+ * generation. RepositoryStore extends it: the store stays the one door to the repository table.
  */
-export class RepositorySearchPlanner {
+export abstract class RepositorySearchPlanner {
   /** Exact totals of keyword searches, per search generation (repository-count-cache.ts). */
   private readonly counts = new RepositoryCountCache(COUNT_CACHE_KEYS);
 
-  constructor(private readonly dataSource: DataSource) {}
+  protected constructor(protected readonly dataSource: DataSource) {}
 
   /**
    * One page of the repositories matching `criteria`, filtered and counted in SQL: one count (none when a
@@ -206,7 +206,7 @@ export class RepositorySearchPlanner {
   }
 
   /** Repositories joined with their owners (`r`, `o`), narrowed to what `scope` may see. */
-  scoped(scope: VisibilityScope): SelectQueryBuilder<RepositoryEntity> {
+  protected scoped(scope: VisibilityScope): SelectQueryBuilder<RepositoryEntity> {
     const query = this.dataSource.manager.getRepository(RepositoryEntity).createQueryBuilder('r').innerJoin(UserEntity, 'o', 'o.id = r.owner_id');
     applyScope(query, scope);
     return query;

@@ -6,16 +6,16 @@ import { RowReader } from '../database/row-reader';
 import { changeRows } from '../database/transactions';
 import { UserEntity } from '../users/user.entity';
 import type { VisibilityScope } from './repository-access';
-import { RepositoryCriteria, RepositorySearchPlanner } from './repository-search-planner';
+import { RepositorySearchPlanner } from './repository-search-planner';
 import { RepositoryEntity } from './repository.entity';
 import { StarEntity } from './star.entity';
 import { WatchEntity } from './watch.entity';
 
 export type { RepositoryCriteria, RepositorySort, RepositorySortKey } from './repository-search-planner';
 
-/** The only door to the repository table and its search index. */
+/** The only door to the repository table and its search index (the searches: repository-search-planner.ts). */
 @Injectable()
-export class RepositoryStore {
+export class RepositoryStore extends RepositorySearchPlanner {
   private readonly rows: RowReader<RepositoryEntity>;
   private readonly byId: string;
   private readonly byOwnerAndName: string;
@@ -24,11 +24,8 @@ export class RepositoryStore {
   /** One owner's repositories (all, or the public ones): the page with its total, and the count alone. */
   private readonly ofOwner: Record<'all' | 'public', { count: string; page: string }>;
 
-  /** Keyword and filter searches (GET /repos/search and the lists built on it). */
-  private readonly search: RepositorySearchPlanner;
-
-  constructor(private readonly dataSource: DataSource) {
-    this.search = new RepositorySearchPlanner(dataSource);
+  constructor(dataSource: DataSource) {
+    super(dataSource);
     this.rows = new RowReader(dataSource, RepositoryEntity);
     this.ownerRows = new RowReader(dataSource, UserEntity);
     this.byId = `${this.rows.select()}WHERE id = ?`;
@@ -100,16 +97,6 @@ export class RepositoryStore {
   }
 
   /**
-   * One page of the repositories matching `criteria`, filtered and counted in SQL: one count (none when a
-   * keyword search's total is stored for the current search generation) and one page query. A keyword narrows
-   * through the search index (repository-search.ts); the exact conditions stay and decide, so totals and pages
-   * are those of a plain scan.
-   */
-  list(criteria: RepositoryCriteria, page: PageQuery): Promise<Page<RepositoryEntity>> {
-    return this.search.list(criteria, page);
-  }
-
-  /**
    * One page of one owner's repositories, by id, with the owner's visibility already decided by the caller
    * (repository-access.ts `ownerRepositoryFilter`): the page and its total in one statement on the owner's index,
    * values bound.
@@ -133,7 +120,7 @@ export class RepositoryStore {
   }
 
   private async listJoined(relation: typeof StarEntity | typeof WatchEntity, uid: number, scope: VisibilityScope, page: PageQuery): Promise<Page<RepositoryEntity>> {
-    const query = this.search.scoped(scope).innerJoin(relation, 'rel', 'rel.repo_id = r.id AND rel.uid = :relationUid', { relationUid: uid });
+    const query = this.scoped(scope).innerJoin(relation, 'rel', 'rel.repo_id = r.id AND rel.uid = :relationUid', { relationUid: uid });
     const total = await query.getCount();
     const items = await query.orderBy('rel.id', 'ASC').offset(page.offset).limit(page.limit).getMany();
     return { items, total };
