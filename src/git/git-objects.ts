@@ -5,8 +5,8 @@ import { LRUCache } from 'lru-cache';
 import { BatchReader, ReaderStoppedError } from './git-batch-reader';
 import { GitObjectReaders } from './git-object-readers';
 import { isPlainRevision } from './git-refs';
+import { findInTree, treeEntries } from './git-tree-format';
 import { TreeEntry } from './git-trees';
-import { entryType, findInTree, toTreeEntry, treeEntries } from './raw-trees';
 
 /** Looking up refs and commits: GitRefs spawns a command for each, GitObjects asks a batch reader. */
 export interface RefLookup {
@@ -287,4 +287,15 @@ function sameStamp(stamp: FileStamp, stat: fs.Stats): boolean {
  */
 function isRefName(ref: string): boolean {
   return ref.startsWith('refs/') && isPlainRevision(ref) && ref.split('/').every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'));
+}
+
+/** What a raw entry's mode makes it: a tree, a submodule's commit, or a blob (file or symlink). */
+function entryType(mode: string): TreeEntry['type'] {
+  return mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob';
+}
+
+/** The TreeEntry of a raw entry at `path`, with the size of a blob (0 for trees and submodules). */
+function toTreeEntry(raw: { mode: string; oid: string }, path: string, blobSize: number): TreeEntry {
+  const type = entryType(raw.mode);
+  return { mode: raw.mode.padStart(6, '0'), type, oid: raw.oid, size: type === 'blob' ? blobSize : 0, path };
 }

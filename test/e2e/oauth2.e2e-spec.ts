@@ -170,6 +170,13 @@ describe('OAuth2 / OpenID Connect provider', () => {
     expect(refreshed.refresh_token).toBeDefined();
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
 
+    // The database holds no code or token itself, only hashes of them.
+    const stored = (await t.dataSource.query('SELECT id_hash, payload FROM oauth2_record')) as { id_hash: string; payload: string }[];
+    expect(stored.length).toBeGreaterThan(0);
+    for (const secret of [callback.searchParams.get('code')!, tokens.access_token, tokens.refresh_token!, refreshed.access_token, refreshed.refresh_token!]) {
+      expect(stored.filter((row) => row.payload.includes(secret) || row.id_hash.includes(secret))).toEqual([]);
+    }
+
     // The access token on the API, as a bearer token, with the owner's rights.
     const me = await t.http.get(t.api('/user')).set('Authorization', `Bearer ${refreshed.access_token}`).expect(200);
     expect(me.body.login).toBe(owner.name);
@@ -268,6 +275,20 @@ describe('OAuth2 / OpenID Connect provider', () => {
     expect(typeof tokens.refresh_token).toBe('string');
     const me = await t.http.get(t.api('/user')).set('Authorization', `token ${tokens.access_token}`).expect(200);
     expect(me.body.login).toBe(owner.name);
+  });
+
+  it('revoking the grant (its refresh token, at the revocation endpoint) stops its access token at the next request', async () => {
+    const owner = await makeUser(t);
+    const application = await createApplication(t, owner);
+    const config = await discover(application);
+    const callback = await authorizeInBrowser(client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid', state: 'revoke' }), owner);
+    const tokens = await client.authorizationCodeGrant(config, callback, { expectedState: 'revoke' });
+    recordSecrets(tokens.access_token, tokens.refresh_token!);
+    await t.http.get(t.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
+    await client.tokenRevocation(config, tokens.refresh_token!, { token_type_hint: 'refresh_token' });
+    await t.http.get(t.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(401);
+    const rows = await t.dataSource.query("SELECT COUNT(*) AS n FROM oauth2_record WHERE client_id = ? AND kind IN ('Grant', 'AccessToken', 'RefreshToken')", [application.client_id]);
+    expect(Number(rows[0].n)).toBe(0);
   });
 
   it('refuses a sign-in form without its CSRF token, and a body over the cap', async () => {

@@ -1,6 +1,4 @@
-import type { TreeEntry } from './git-trees';
-
-// Why: raw tree objects (as a batch reader hands them over) are parsed here, without a git process.
+/** Reading raw tree objects (as `git cat-file` gives them), with no git process and no other module. */
 
 /** A raw tree object's entry: its octal mode as git stores it (`40000` for a tree), name and id. */
 export interface RawEntry {
@@ -44,15 +42,4 @@ export function findInTree(tree: Buffer, name: string, idBytes: number): { mode:
     return found !== null;
   });
   return found;
-}
-
-/** What a raw entry's mode makes it: a tree, a submodule's commit, or a blob (file or symlink). */
-export function entryType(mode: string): TreeEntry['type'] {
-  return mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob';
-}
-
-/** The TreeEntry of a raw entry at `path`, with the size of a blob (0 for trees and submodules). */
-export function toTreeEntry(raw: { mode: string; oid: string }, path: string, blobSize: number): TreeEntry {
-  const type = entryType(raw.mode);
-  return { mode: raw.mode.padStart(6, '0'), type, oid: raw.oid, size: type === 'blob' ? blobSize : 0, path };
 }
