@@ -19,7 +19,7 @@ export { SIGN_IN_FAILED } from './credentials';
 @Injectable()
 export class AuthenticationMiddleware {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'http' | 'rootUrl'>,
     private readonly credentials: CredentialChain,
     private readonly users: UserStore,
   ) {}

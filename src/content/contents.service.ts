@@ -37,7 +37,7 @@ export class ContentsService {
     private readonly repositories: ContentRepositories,
     private readonly reads: GitReads,
     private readonly refs: ContentRefs,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'maxDisplayFileBytes'>,
   ) {}
 
   async get(repository: RepositoryTarget, rawPath: string, refName: string | undefined, page: PageQuery | null): Promise<ContentsWire | DirectoryListing> {

@@ -41,7 +41,7 @@ export class DownloadsService {
     private readonly repositories: ContentRepositories,
     private readonly reads: GitReads,
     private readonly refs: ContentRefs,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git'>,
   ) {}
 
   /**

@@ -17,7 +17,7 @@ export class GitDataService {
   constructor(
     private readonly repositories: ContentRepositories,
     private readonly reads: GitReads,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'maxDisplayFileBytes'>,
   ) {}
 
   /**

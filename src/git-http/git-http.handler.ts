@@ -55,7 +55,7 @@ export class GitHttpHandler {
   private readonly basePath: string;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git' | 'rootUrl'>,
     private readonly credentials: CredentialChain,
     private readonly access: RepositoryGitAccess,
     private readonly processes: GitProcesses,

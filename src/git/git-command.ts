@@ -111,7 +111,7 @@ export class GitCommand {
   private homeReady = false;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir' | 'git'>,
     private readonly launcher: GitLauncher,
   ) {}
 

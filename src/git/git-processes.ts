@@ -197,7 +197,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
   private readonly reclaimers: (() => boolean)[] = [];
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir' | 'git'>,
     private readonly hooks: PushHooks,
   ) {
     this.shares = new GitShares({

@@ -47,7 +47,7 @@ export class ApiRequestTimeout implements CanActivate {
   private readonly applies = new WeakMap<object, boolean>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'http' | 'rootUrl'>,
     private readonly reflector: Reflector,
   ) {}
 

@@ -76,7 +76,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   private handler!: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootHost' | 'rootUrl'>,
     private readonly records: OAuth2RecordStore,
     private readonly applications: OAuth2ApplicationStore,
     private readonly users: UserStore,

@@ -38,7 +38,7 @@ export class OAuth2SignIn {
     private readonly credentials: CredentialChain,
     private readonly users: UserStore,
     private readonly limits: RateLimits,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootUrl'>,
   ) {}
 
   countAttempt(request: Request): Promise<void> {

@@ -52,7 +52,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly usageSources: QuotaUsageSources,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'uploads'>,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
 

@@ -55,7 +55,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   private readonly unauthenticatedByAddress = new Map<string, number>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git' | 'rootUrl' | 'ssh'>,
     private readonly endpoint: SshEndpoint,
     private readonly keys: PublicKeyStore,
     private readonly deployKeys: DeployKeyStore,

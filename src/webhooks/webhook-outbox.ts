@@ -25,7 +25,7 @@ export class WebhookOutbox implements EventRecorder {
     private readonly users: UserStore,
     private readonly dispatcher: WebhookDispatcher,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
   ) {}
 
   listensTo(repo: RepositoryEntity): Promise<boolean> {
