@@ -2,6 +2,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseCidr } from '../common/client-address';
 
+// One cohesive thing, kept whole though long: every setting, parsed and validated in one place.
+
 /**
  * The one typed, validated configuration object. Nothing else in the code base reads process.env:
  * every setting is parsed here once, at start, and a bad value stops the process with a message

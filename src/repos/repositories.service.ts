@@ -30,6 +30,9 @@ import { KeyedLeases, Leases } from '../database/leases';
 import { RepositoryEvents } from '../events/repository-events';
 import { SiteUrls } from '../common/site-urls';
 
+// One cohesive thing, kept whole though long: a repository's lifecycle (create, adopt, rename, delete), whose
+// steps share the path leases, the journal and the compensations that keep row and directory together.
+
 const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
 
 /** The fields of a repository whose directory was filled elsewhere (a migration) before its row exists. */

@@ -24,6 +24,8 @@ import type { PushContext } from '../git/push-hooks';
 import type { GitClient } from '../git/git-client';
 import { loadOrCreateHostKey } from './ssh-host-key';
 
+// One cohesive thing, kept whole though long: the SSH protocol server (authentication, git commands, channels).
+
 /** Who an authenticated connection is: a user by one of their keys, or a deploy key. */
 type SshIdentity = { kind: 'user'; key: PublicKeyEntity; user: UserEntity } | { kind: 'deploy'; key: DeployKeyEntity; principal: DeployKeyPrincipal };
 
