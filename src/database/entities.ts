@@ -1,3 +1,4 @@
+import { AuditEventEntity } from '../audit/audit-event.entity';
 import { LabelEntity } from '../labels/label.entity';
 import { LanguageStatEntity } from '../languages/language-stat.entity';
 import { MirrorEntity } from '../mirrors/mirror.entity';
@@ -22,4 +23,4 @@ import { CommitStatusEntity } from '../statuses/commit-status.entity';
 import { WebhookDeliveryEntity, WebhookEntity, WebhookEventEntity, WebhookLeaseEntity } from '../webhooks/webhook.entities';
 
 /** Every entity the data source knows; a module adds its own here. */
-export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, TeamRepoEntity, CollaborationEntity, DeployKeyEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity];
+export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, TeamRepoEntity, CollaborationEntity, DeployKeyEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity, AuditEventEntity];

@@ -17,6 +17,7 @@ import { TopicsArchiveLanguages1764610000000 } from './1764610000000-topics-arch
 import { CreateLabels1764620000000 } from './1764620000000-create-labels';
 import { CreateWebhooksAndStatuses1764640000000 } from './1764640000000-create-webhooks-and-statuses';
 import { CreateClaims1764650000000 } from './1764650000000-create-claims';
+import { CreateAuditEvents1795712695210 } from './1795712695210-create-audit-events';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   CreateLabels1764620000000,
   CreateWebhooksAndStatuses1764640000000,
   CreateClaims1764650000000,
+  CreateAuditEvents1795712695210,
 ];

@@ -1,3 +1,5 @@
+import type { EntityManager } from 'typeorm';
+import { AuditService } from '../../audit/audit.service';
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../../auth/auth-context';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '../../common/errors';
@@ -25,6 +27,7 @@ export class PublicKeysService {
     private readonly owners: KeyOwners,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   /** The caller's keys; with a fingerprint, the key with that fingerprint whoever owns it. */
@@ -61,7 +64,7 @@ export class PublicKeysService {
         if ((await this.keys.countByOwner(owner.id, tx)) >= MAX_KEYS_PER_USER) throw new InvalidInputError(TOO_MANY_KEYS);
         if (await this.keys.fingerprintTaken(parsed.fingerprint, tx)) throw new InvalidInputError(FINGERPRINT_TAKEN);
         if (await this.keys.titleTaken(owner.id, title, tx)) throw new InvalidInputError(TITLE_TAKEN);
-        return this.keys.insert(tx, {
+        const stored = await this.keys.insert(tx, {
           ownerId: owner.id,
           name: title,
           fingerprint: parsed.fingerprint,
@@ -69,6 +72,8 @@ export class PublicKeysService {
           createdUnix: now,
           updatedUnix: now,
         });
+        await this.audit.record(tx, { action: 'ssh_key.add', target: sshKeyTarget(stored), detail: { title, owner: owner.name } });
+        return stored;
       });
       return { key, owner };
     } catch (error) {
@@ -85,7 +90,7 @@ export class PublicKeysService {
     const key = await this.keys.findById(id);
     if (!key) throw new NotFoundError();
     if (!viewer.isSelfOrAdmin(key.ownerId)) throw new ForbiddenError('You do not have access to this key');
-    await this.transactions.run((tx) => this.keys.delete(tx, key.id));
+    await this.transactions.run((tx) => this.deleteRecorded(tx, key));
   }
 
   /** DELETE /admin/users/{username}/keys/{id}: unknown → 404; a key of someone else → 403 (as Forgejo). */
@@ -93,7 +98,12 @@ export class PublicKeysService {
     const key = await this.keys.findById(id);
     if (!key) throw new NotFoundError();
     if (key.ownerId !== owner.id) throw new ForbiddenError('You do not have access to this key');
-    await this.transactions.run((tx) => this.keys.delete(tx, key.id));
+    await this.transactions.run((tx) => this.deleteRecorded(tx, key));
+  }
+
+  private async deleteRecorded(tx: EntityManager, key: PublicKeyEntity): Promise<void> {
+    await this.keys.delete(tx, key.id);
+    await this.audit.record(tx, { action: 'ssh_key.delete', target: sshKeyTarget(key), detail: { title: key.name, owner_id: key.ownerId } });
   }
 
   /** `GET /{username}.keys`: one `type base64` line per key, as in an authorized_keys file. */
@@ -114,4 +124,9 @@ export class PublicKeysService {
     const items = page.items.filter((key) => owners.has(key.ownerId)).map((key) => ({ key, owner: owners.get(key.ownerId)! }));
     return { items, total: page.total };
   }
+}
+
+/** A key in the audit log by its fingerprint: never its content. */
+function sshKeyTarget(key: PublicKeyEntity) {
+  return { type: 'ssh_key' as const, id: key.id, name: key.fingerprint };
 }
