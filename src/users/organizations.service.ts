@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { Injectable } from '@nestjs/common';
 import { AuthContext } from '../auth/auth-context';
 import { EMAIL } from '../common/fields';
@@ -66,6 +67,7 @@ export class OrganizationsService {
     private readonly listVisibility: UserListVisibility,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   /** POST /orgs: the creator becomes the only member of the new Owners team. */
@@ -104,6 +106,7 @@ export class OrganizationsService {
           updatedUnix: now,
         });
         await this.organizations.addOwnersTeam(tx, org.id, owner.id);
+        await this.audit.record(tx, { action: 'organization.create', target: orgTarget(org), detail: { owner: owner.name, visibility: input.visibility || 'public' } });
         return org;
       });
     } catch (error) {
@@ -141,7 +144,11 @@ export class OrganizationsService {
     }
     if (input.visibility) changes.visibility = parseVisibility(input.visibility);
     if (input.repoAdminChangeTeamAccess !== undefined) changes.repoAdminChangeTeamAccess = input.repoAdminChangeTeamAccess;
-    await this.transactions.run((tx) => this.userStore.update(tx, org.id, changes));
+    await this.transactions.run(async (tx) => {
+      await this.userStore.update(tx, org.id, changes);
+      const fields = Object.keys(changes).filter((key) => key !== 'updatedUnix');
+      await this.audit.record(tx, { action: 'organization.edit', target: orgTarget(org), detail: { fields, ...(input.visibility ? { visibility: input.visibility } : {}) } });
+    });
     return (await this.userStore.findById(org.id))!;
   }
 
@@ -203,6 +210,7 @@ export class OrganizationsService {
       await this.users.runDeletionCleanups(tx, current);
       await this.organizations.deleteOrganizationRows(tx, org.id);
       await this.userStore.delete(tx, org.id);
+      await this.audit.record(tx, { action: 'organization.delete', target: orgTarget(org) });
     });
   }
 
@@ -238,6 +246,7 @@ export class OrganizationsService {
     const user = await this.users.byName(username);
     await this.transactions.run(async (tx) => {
       assertKept(await this.organizations.removeFromOrganization(tx, org.id, user.id));
+      await this.audit.record(tx, { action: 'team.member_remove', target: orgTarget(org), detail: { member: user.name, teams: 'all' } });
     });
   }
 
@@ -246,7 +255,10 @@ export class OrganizationsService {
     const team = await this.teamForOwner(viewer, teamId);
     const user = await this.users.individualByName(username);
     if (!(await this.listVisibility.isVisible(viewer, user.id))) throw new NotFoundError();
-    await this.transactions.run((tx) => this.organizations.addTeamMember(tx, team, user.id));
+    await this.transactions.run(async (tx) => {
+      await this.organizations.addTeamMember(tx, team, user.id);
+      await this.audit.record(tx, { action: 'team.member_add', target: teamTarget(team), detail: { member: user.name } });
+    });
   }
 
   /** DELETE /teams/{id}/members/{username}: not being a member is a no-op; the last owner stays. */
@@ -257,6 +269,7 @@ export class OrganizationsService {
       const result = await this.organizations.removeTeamMember(tx, team, user.id);
       if (result === 'not-a-member' && !(await this.listVisibility.isVisible(viewer, user.id))) throw new NotFoundError();
       assertKept(result);
+      if (result !== 'not-a-member') await this.audit.record(tx, { action: 'team.member_remove', target: teamTarget(team), detail: { member: user.name } });
     });
   }
 
@@ -285,4 +298,12 @@ export class OrganizationsService {
 /** Throwing inside the transaction rolls back the membership row that was already deleted. */
 function assertKept(result: TeamRemoval): void {
   if (result === 'last-owner') throw new InvalidInputError(LAST_OWNER);
+}
+
+function orgTarget(org: UserEntity) {
+  return { type: 'organization' as const, id: org.id, name: org.name };
+}
+
+function teamTarget(team: TeamEntity) {
+  return { type: 'team' as const, id: team.id, name: team.name };
 }
