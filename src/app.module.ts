@@ -10,6 +10,7 @@ import { ApiRequestTimeout } from './common/api-request-timeout';
 import { BodyPipe } from './common/body';
 import { CommonModule } from './common/common.module';
 import { CollaboratorsModule } from './collaborators/collaborators.module';
+import { DeployKeysModule } from './deploy-keys/deploy-keys.module';
 import { TeamsModule } from './teams/teams.module';
 import { ContentModule } from './content/content.module';
 import { HttpErrorFilter } from './common/http-error.filter';
@@ -53,6 +54,7 @@ export class AppModule {
         ReposModule,
         ReleasesModule,
         CollaboratorsModule,
+        DeployKeysModule,
         TeamsModule,
         LabelsModule,
         SettingsModule,

@@ -1,6 +1,6 @@
 import { Visibility } from '../users/user.entity';
 import { AccessMode } from './access-mode';
-import { AccessGrants, NO_GRANTS, readableWithoutGrants, resolvePermission } from './access-policy';
+import { AccessGrants, NO_GRANTS, readableWithoutGrants, resolveDeployKeyPermission, resolvePermission } from './access-policy';
 import { teamGrant } from './access.store';
 
 const OWNER = 10;
@@ -85,5 +85,13 @@ describe('the access policy', () => {
     expect(readableWithoutGrants(user(CALLER), repo(OWNER, false), owner(OWNER, false, Visibility.Private))).toBe(false);
     expect(readableWithoutGrants(user(CALLER), repo(OWNER, true), owner(OWNER, false))).toBe(false);
     expect(readableWithoutGrants(user(null), repo(OWNER, false), owner(OWNER, false, Visibility.Limited))).toBe(false);
+  });
+
+  it('gives a deploy key its own mode on its repository, at most write, and nothing elsewhere', () => {
+    expect(resolveDeployKeyPermission(AccessMode.Read).toWire()).toEqual({ admin: false, push: false, pull: true });
+    expect(resolveDeployKeyPermission(AccessMode.Write).toWire()).toEqual({ admin: false, push: true, pull: true });
+    expect(resolveDeployKeyPermission(AccessMode.Owner).isAdmin).toBe(false);
+    expect(resolveDeployKeyPermission(null).hasAccess).toBe(false);
+    expect(resolveDeployKeyPermission(AccessMode.None).hasAccess).toBe(false);
   });
 });

@@ -122,6 +122,16 @@ export function resolvePermission(subject: AccessSubject, repo: PolicyRepository
 }
 
 /**
+ * A deploy key is no user: it reaches only the repositories it was added to, each with its own mode (read for
+ * a read-only key, else write) on every unit, never more than write; on every other repository, public ones
+ * included, it has nothing. `mode` is the key's mode on this repository, or null when it was not added here.
+ */
+export function resolveDeployKeyPermission(mode: AccessMode | null): RepositoryPermission {
+  if (mode === null || mode < AccessMode.Read) return RepositoryPermission.NONE;
+  return RepositoryPermission.uniform(Math.min(mode, AccessMode.Write) as AccessMode);
+}
+
+/**
  * True when the repository is readable on every unit by this caller whatever their grants: a public repository
  * whose owner every caller of this kind sees. The hot path (reads of public repositories) then needs no read of
  * the caller's grants; false means "ask resolvePermission", not "unreadable".

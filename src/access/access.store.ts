@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { CollaborationEntity } from '../collaborators/collaboration.entity';
+import { DeployKeyEntity } from '../deploy-keys/deploy-key.entity';
 import { BoundStatements, RowSet, valueOf } from '../database/bound-statements';
 import { OrgUserEntity, TeamEntity, TeamRepoEntity, TeamUserEntity } from '../users/organization.entities';
 import { AccessMode, isRepositoryUnit, REPOSITORY_UNITS, UnitModes } from './access-mode';
@@ -24,7 +25,7 @@ export interface ViewerStanding {
 @Injectable()
 export class AccessStore {
   private readonly statements: BoundStatements;
-  private sql?: { grants: string; standing: string; grantsOfMany: Map<number, string> };
+  private sql?: { grants: string; standing: string; deployKey: string; grantsOfMany: Map<number, string> };
 
   constructor(private readonly dataSource: DataSource) {
     this.statements = new BoundStatements(dataSource);
@@ -45,6 +46,7 @@ export class AccessStore {
         ` UNION ALL SELECT 1 AS kind, ou.org_id AS id FROM ${orgUser} ou WHERE ou.uid = ?` +
         ` UNION ALL SELECT 2 AS kind, COUNT(*) AS id FROM ${collaboration} c WHERE c.user_id = ?` +
         ` UNION ALL SELECT 3 AS kind, COUNT(*) AS id FROM ${teamUser} tu2 JOIN ${teamRepo} tr2 ON tr2.team_id = tu2.team_id WHERE tu2.uid = ?`,
+      deployKey: `SELECT mode FROM ${table(DeployKeyEntity)} WHERE repo_id = ? AND fingerprint = ?`,
       grantsOfMany: new Map(),
     };
     return this.sql;
@@ -54,6 +56,12 @@ export class AccessStore {
   async grants(uid: number, repo: { id: number; ownerId: number }): Promise<AccessGrants> {
     const set = await this.statements.rows(this.texts().grants, [uid, repo.ownerId, repo.id, uid, repo.ownerId, repo.id, uid]);
     return this.grantsOf(set).get(-1) ?? { orgMember: false, teams: [], collaboration: null };
+  }
+
+  /** The mode of the deploy key with this material on one repository, or null when it was not added there. */
+  async deployKeyMode(fingerprint: string, repoId: number): Promise<AccessMode | null> {
+    const set = await this.statements.rows(this.texts().deployKey, [repoId, fingerprint]);
+    return set.rows.length === 0 ? null : (Number(valueOf(set, 0, 'mode')) as AccessMode);
   }
 
   /**

@@ -5,12 +5,17 @@ import { ForbiddenError, NotFoundError } from '../common/errors';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { RepositoryUnit } from './access-mode';
-import { AccessSubject, assertAcceptsWrites, NO_GRANTS, readableWithoutGrants, resolvePermission } from './access-policy';
+import { AccessSubject, assertAcceptsWrites, NO_GRANTS, readableWithoutGrants, resolveDeployKeyPermission, resolvePermission } from './access-policy';
 import { AccessStore, ViewerStanding } from './access.store';
 import { RepositoryPermission } from './repository-permission';
 
 export function subjectOf(viewer: AuthContext): AccessSubject {
   return { userId: viewer.user?.id ?? null, isAdmin: viewer.isAdmin, restricted: viewer.user?.isRestricted ?? false };
+}
+
+/** A caller over SSH who logged in with a deploy key: the key's material, not a user. */
+export class DeployKeyPrincipal {
+  constructor(readonly fingerprint: string) {}
 }
 
 /**
@@ -68,6 +73,14 @@ export class RepositoryPolicy {
     const subject = subjectOf(viewer);
     if (subject.userId === null || subject.isAdmin || subject.userId === repo.ownerId) return resolvePermission(subject, repo, owner, NO_GRANTS);
     return resolvePermission(subject, repo, owner, await this.store.grants(subject.userId, repo));
+  }
+
+  /**
+   * A deploy key's permission on a repository: read from the database on every call (one indexed row), so that
+   * deleting the key or the repository locks it out at the next connection on every instance.
+   */
+  async deployKeyPermission(principal: DeployKeyPrincipal, repo: RepositoryEntity): Promise<RepositoryPermission> {
+    return resolveDeployKeyPermission(await this.store.deployKeyMode(principal.fingerprint, repo.id));
   }
 
   /**

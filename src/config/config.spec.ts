@@ -44,6 +44,7 @@ describe('loadConfig', () => {
       commandMaxMemoryBytes: 1024 ** 3,
       archiveMaxEntries: 200_000,
       archiveMaxBytes: 4 * 1024 ** 3,
+      treeMaxEntries: 1_000_000,
     });
   });
 
@@ -72,6 +73,7 @@ describe('loadConfig', () => {
       GIT_COMMAND_MAX_MEMORY: '256MiB',
       GIT_ARCHIVE_MAX_FILES: '1000',
       GIT_ARCHIVE_MAX_SIZE: '10MiB',
+      GIT_MAX_TREE_ENTRIES: '5000',
       SSH_LOGIN_GRACE_TIME: '20',
       SSH_MAX_CONNECTIONS: '100',
       SSH_MAX_UNAUTHENTICATED: '10',
@@ -109,6 +111,7 @@ describe('loadConfig', () => {
       commandMaxMemoryBytes: 256 * 1024 ** 2,
       archiveMaxEntries: 1000,
       archiveMaxBytes: 10 * 1024 ** 2,
+      treeMaxEntries: 5000,
     });
     expect(() => loadConfig({ SSH_MAX_AUTH_TRIES: '0' })).toThrow(/SSH_MAX_AUTH_TRIES/);
     expect(() => loadConfig({ GIT_MAX_PROCESSES: '0' })).toThrow(/GIT_MAX_PROCESSES/);

@@ -118,7 +118,7 @@ export interface MirrorConfig {
   tickMs: number;
 }
 
-/** Settings for life behind a gateway (SECURITY.md, README "HTTP server"). */
+/** Settings for life behind a gateway (SECURITY.md; README, "Behind your gateway"). */
 export interface HttpServerConfig {
   /** Idle keep-alive connections are kept this long; above a gateway's idle timeout (commonly 60 s). */
   keepAliveTimeoutMs: number;
@@ -221,6 +221,11 @@ export interface GitServingConfig {
   /** Archives: at most this many files and bytes before git starts writing (413 beyond). */
   archiveMaxEntries: number;
   archiveMaxBytes: number;
+  /**
+   * GIT_MAX_TREE_ENTRIES: the most paths (files and directories at any depth) one commit's tree may expand to.
+   * A push bringing a larger one is refused, and listings and history walks of one answer 422 before git runs.
+   */
+  treeMaxEntries: number;
 }
 
 /**
@@ -460,6 +465,7 @@ function gitServingConfig(env: Env): GitServingConfig {
     commandMaxMemoryBytes: byteSize(env, 'GIT_COMMAND_MAX_MEMORY', 1024 ** 3),
     archiveMaxEntries: integer(env, 'GIT_ARCHIVE_MAX_FILES', 200_000, { min: 1 }),
     archiveMaxBytes: byteSize(env, 'GIT_ARCHIVE_MAX_SIZE', 4 * 1024 ** 3),
+    treeMaxEntries: integer(env, 'GIT_MAX_TREE_ENTRIES', 1_000_000, { min: 1 }),
   };
 }
 

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { ConflictError, DomainError, InvalidInputError, NotFoundError } from '../common/errors';
 import { GitAbortedError, GitBudgetError } from '../git/git-command';
 import { GitBusyError, GitProcesses } from '../git/git-processes';
+import { GitEntryBudgetError } from '../git/git-tree-budget';
 import type { RefInfo } from '../git/git-trees';
 import type { RefUpdate } from '../git/push-hooks';
 import { GitWrites, RefChangedError } from '../git/git-writes';
@@ -24,6 +25,7 @@ export class GitBusyDomainError extends DomainError {
 
 function domainErrorOf(error: unknown): unknown {
   if (error instanceof GitBusyError) return new GitBusyDomainError(error.message);
+  if (error instanceof GitEntryBudgetError) return new InvalidInputError(`the repository is too large to answer this request: ${error.message}`);
   if (error instanceof GitBudgetError) return new InvalidInputError('the repository is too large to answer this request: git ran out of its memory or CPU budget');
   // Stopped because the client went away: nobody reads the answer, and it is no server error.
   if (error instanceof GitAbortedError) return new GitBusyDomainError('the request was stopped: its client went away');

@@ -16,7 +16,7 @@ import { EmailAddressEntity } from '../users/email-address.entity';
 import { FollowEntity } from '../users/follow.entity';
 import { OrgUserEntity, TeamEntity, TeamRepoEntity, TeamUserEntity } from '../users/organization.entities';
 import { CollaborationEntity } from '../collaborators/collaboration.entity';
-import { DeployKeyEntity } from '../keys/deploy/deploy-key.entity';
+import { DeployKeyEntity } from '../deploy-keys/deploy-key.entity';
 import { UserSearchGramEntity, UserSearchTextEntity } from '../users/user-search.entities';
 import { UserEntity } from '../users/user.entity';
 import { CommitStatusEntity } from '../statuses/commit-status.entity';

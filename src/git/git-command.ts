@@ -191,10 +191,10 @@ export class GitCommand {
    * Starts a long-lived git that answers requests on its standard input (`cat-file --batch-command`), with the
    * same clean environment; its owner (git-object-readers.ts) bounds each request in time and stops it.
    */
-  startSession(args: string[], options: Pick<GitRunOptions, 'gitDir'> = {}): ChildProcessWithoutNullStreams {
+  startSession(args: string[], options: Pick<GitRunOptions, 'gitDir' | 'env'> = {}): ChildProcessWithoutNullStreams {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
-    return spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir), shell: false }, { memoryBytes: this.config.git?.commandMaxMemoryBytes });
+    return spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir, options.env), shell: false }, { memoryBytes: this.config.git?.commandMaxMemoryBytes });
   }
 
   /** Runs git and returns the exit code as well, for commands whose exit code is an answer (show-ref). */

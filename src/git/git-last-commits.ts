@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { runDetachedFromGitClient } from './git-client';
 import { GitCommand } from './git-command';
 import { GitProcesses } from './git-processes';
+import { GitTreeBudget } from './git-tree-budget';
 import { GitTrees } from './git-trees';
 
 /** Answers kept (about 200 bytes each). */
@@ -35,6 +36,7 @@ export class GitLastCommits {
     private readonly trees: GitTrees,
     private readonly git: GitCommand,
     private readonly processes: GitProcesses,
+    private readonly budget: GitTreeBudget,
   ) {}
 
   /** The remembered answer, or undefined; needs no git process. */
@@ -105,6 +107,9 @@ export class GitLastCommits {
   }
 
   private async walkHistory(dir: string, commit: string): Promise<void> {
+    // The walk diffs each commit against its parent; a tree too large to walk ends it before git starts (each
+    // path is then asked alone, which history simplification answers without expanding the tree).
+    await this.budget.assertWithin(dir, [commit]);
     const args = ['log', '-z', '--format=%x01%H %P', '--name-only', '--no-renames', `--max-count=${WALK_MAX_COMMITS}`, commit];
     const stream = this.git.stream(args, { gitDir: dir });
     const seen = new Set<string>();

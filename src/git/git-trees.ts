@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { GitCommand, GitStream } from './git-command';
+import { GitTreeBudget } from './git-tree-budget';
 
 /** One entry of a tree as `ls-tree --long` gives it. */
 export interface TreeEntry {
@@ -81,7 +82,10 @@ export function isPlainRevision(revision: string): boolean {
  */
 @Injectable()
 export class GitTrees {
-  constructor(private readonly git: GitCommand) {}
+  constructor(
+    private readonly git: GitCommand,
+    private readonly budget: GitTreeBudget,
+  ) {}
 
   /** The commit `revision` names (branch, tag, full or short id), or null. */
   async resolveCommit(dir: string, revision: string): Promise<string | null> {
@@ -158,12 +162,20 @@ export class GitTrees {
     return Number((await this.git.run(args, { gitDir: dir, env: LITERAL })).trim());
   }
 
-  /** A page of history from `head`, newest first, in one call. */
+  /**
+   * A page of history from `head`, newest first, in one call. With the changes of each commit, the trees of the
+   * page's commits and of their first parents are measured first (GitTreeBudget): git computes a commit's whole
+   * diff before it writes any of it, so only a count made beforehand can refuse a diff of billions of paths.
+   */
   async log(dir: string, head: string, query: LogQuery): Promise<CommitWithChanges[]> {
-    const args = ['log', `--format=${COMMIT_FORMAT}`, `--skip=${query.skip}`, `--max-count=${query.limit}`, ...historyFilters(query)];
+    const page = [`--skip=${query.skip}`, `--max-count=${query.limit}`, ...historyFilters(query), head, ...(query.path ? ['--', query.path] : [])];
+    if (query.withChanges) {
+      const listed = (await this.git.run(['log', '--format=%H %P', ...page], { gitDir: dir, env: LITERAL })).split(/\s+/);
+      await this.budget.assertWithin(dir, listed.filter((oid) => oid !== ''));
+    }
+    const args = ['log', `--format=${COMMIT_FORMAT}`];
     if (query.withChanges) args.push('-z', '--no-renames', '--raw', '--numstat', '--diff-merges=first-parent');
-    args.push(head);
-    if (query.path) args.push('--', query.path);
+    args.push(...page);
     return parseLog(await this.git.run(args, { gitDir: dir, env: LITERAL }), query.withChanges);
   }
 
@@ -287,6 +299,8 @@ export class GitTrees {
   async lastCommits(dir: string, commit: string, path: string, names: string[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
     if (names.length === 0) return found;
+    // A root commit's diff is its whole tree, produced in full before the walk reads a name of it.
+    await this.budget.assertWithin(dir, [commit]);
     const wanted = new Set(names);
     const prefix = path === '' ? '' : `${path}/`;
     const args = ['log', '-z', '--format=%x01%H', '--name-only', '--no-renames', '--diff-merges=first-parent', commit];

@@ -10,6 +10,7 @@ import { GitRemotes } from './git-remotes';
 import { GitRepositories } from './git-repositories';
 import { GitTags } from './git-tags';
 import { GitPushCommits } from './git-push-commits';
+import { GitTreeBudget } from './git-tree-budget';
 import { GitTrees } from './git-trees';
 import { GitWrites } from './git-writes';
 import { PushHooks } from './push-hooks';
@@ -20,7 +21,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits],
-  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget],
+  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget],
 })
 export class GitModule {}

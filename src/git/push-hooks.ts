@@ -37,8 +37,11 @@ export interface PushAllowance {
 export interface PushHandler {
   /** Before receive-pack starts: the most the push may add (the owner's remaining quota), or null for no cap. */
   allowance(push: PushContext): Promise<PushAllowance | null>;
-  /** Throws PushRefused to decline the whole push. */
-  preReceive(push: PushContext, updates: RefUpdate[]): Promise<void>;
+  /**
+   * Throws PushRefused to decline the whole push. `objects` are git's quarantine variables: run with them, git
+   * sees the objects the push brought, which stay out of the repository until pre-receive accepts them.
+   */
+  preReceive(push: PushContext, updates: RefUpdate[], objects: Record<string, string>): Promise<void>;
   postReceive(push: PushContext, updates: RefUpdate[]): Promise<void>;
 }
 
@@ -145,7 +148,7 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
     }
     const updates = parseRefUpdates(body);
     try {
-      if (hook === 'pre') await this.handler.preReceive(push, updates);
+      if (hook === 'pre') await this.handler.preReceive(push, updates, quarantineOf(request.headers));
       else await this.handler.postReceive(push, updates);
       answer(200);
     } catch (error) {
@@ -159,6 +162,18 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
     if (typeof header !== 'string' || !/^[0-9a-f]{64}$/.test(header)) return undefined;
     return this.pushes.get(header);
   }
+}
+
+/** The quarantine variables a pre-receive hook forwarded (checked by the handler before use). */
+const QUARANTINE_VARIABLES = ['GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_QUARANTINE_PATH'];
+
+function quarantineOf(headers: http.IncomingHttpHeaders): Record<string, string> {
+  const objects: Record<string, string> = {};
+  for (const name of QUARANTINE_VARIABLES) {
+    const value = headers[`x-anvil-${name.toLowerCase().replace(/_/g, '-')}`];
+    if (typeof value === 'string' && value !== '') objects[name] = decodeURIComponent(value);
+  }
+  return objects;
 }
 
 export function parseRefUpdates(text: string): RefUpdate[] {
@@ -211,12 +226,17 @@ const fail = (message) => {
 };
 if (!url || !token) fail('this hook runs only for pushes served by Anvil');
 const chunks = [];
+// Where git keeps the pushed objects until pre-receive accepts them: the server reads them from there.
+const objects = {};
+for (const name of ['GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_QUARANTINE_PATH']) {
+  if (process.env[name]) objects['X-Anvil-' + name.toLowerCase().replace(/_/g, '-')] = encodeURIComponent(process.env[name]);
+}
 process.stdin.on('data', (chunk) => chunks.push(chunk));
 process.stdin.on('end', () => {
   const body = Buffer.concat(chunks);
   const request = http.request(url + hook, {
     method: 'POST',
-    headers: { 'Content-Type': 'text/plain', 'Content-Length': body.length, 'X-Anvil-Push': token },
+    headers: { 'Content-Type': 'text/plain', 'Content-Length': body.length, 'X-Anvil-Push': token, ...objects },
   }, (response) => {
     const answer = [];
     response.on('data', (chunk) => answer.push(chunk));

@@ -63,7 +63,7 @@ const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443, 'git
  * is an IP literal) and allowed only when every address is. It is asked before the clone and again before every
  * sync. The addresses it vetted are handed to git (`http.curloptResolve`) so that an HTTP(S) fetch connects to
  * exactly them, whatever the name resolves to a moment later (DNS rebinding). `git://` cannot be pinned that
- * way: there the window between this check and git's own lookup remains (README, "Mirrors").
+ * way: there the window between this check and git's own lookup remains (docs/mirrors.md).
  */
 @Injectable()
 export class HostPolicy {

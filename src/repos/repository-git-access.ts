@@ -3,7 +3,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { RepositoryPaths } from '../git/repository-paths';
 import { UserEntity, Visibility } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
-import { RepositoryPolicy } from '../access/repository-policy';
+import { DeployKeyPrincipal, RepositoryPolicy } from '../access/repository-policy';
 import type { RepositoryPermission } from '../access/repository-permission';
 import type { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
@@ -13,8 +13,11 @@ export interface GitTarget {
   owner: UserEntity | null;
   repo: RepositoryEntity | null;
   /** The caller's permission, once asked (a transport asks for one caller per target). */
-  permission?: { viewer: AuthContext; value: Promise<RepositoryPermission> };
+  permission?: { viewer: GitCaller; value: Promise<RepositoryPermission> };
 }
+
+/** Who asks a git transport: a user (or anonymous), or a deploy key over SSH. */
+export type GitCaller = AuthContext | DeployKeyPrincipal;
 
 /** A repository a transport serves, and who asked. */
 export interface ServedTarget {
@@ -60,18 +63,21 @@ export class RepositoryGitAccess {
   }
 
   /** Clone and fetch: the access policy's read of the code unit. */
-  async canRead(viewer: AuthContext, target: GitTarget): Promise<boolean> {
+  async canRead(viewer: GitCaller, target: GitTarget): Promise<boolean> {
     return (await this.permission(viewer, target))?.canRead('repo.code') ?? false;
   }
 
   /** Push: the access policy's write of the code unit (`permissions.push`). */
-  async canWrite(viewer: AuthContext, target: GitTarget): Promise<boolean> {
+  async canWrite(viewer: GitCaller, target: GitTarget): Promise<boolean> {
     return (await this.permission(viewer, target))?.canWrite('repo.code') ?? false;
   }
 
-  private async permission(viewer: AuthContext, target: GitTarget): Promise<RepositoryPermission | null> {
+  private async permission(viewer: GitCaller, target: GitTarget): Promise<RepositoryPermission | null> {
     if (!target.repo || !target.owner) return null;
-    if (target.permission?.viewer !== viewer) target.permission = { viewer, value: this.policy.permission(viewer, target.repo, target.owner) };
+    if (target.permission?.viewer !== viewer) {
+      const value = viewer instanceof DeployKeyPrincipal ? this.policy.deployKeyPermission(viewer, target.repo) : this.policy.permission(viewer, target.repo, target.owner);
+      target.permission = { viewer, value };
+    }
     return target.permission.value;
   }
 

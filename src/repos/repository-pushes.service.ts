@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { faultPoint } from '../common/fault-points';
 import { QuotaExceededError } from '../common/errors';
@@ -8,6 +10,7 @@ import { RefChange, RepositoryEvents } from '../events/repository-events';
 import { GitPushCommits } from '../git/git-push-commits';
 import { Transactions } from '../database/transactions';
 import { GitRepositories } from '../git/git-repositories';
+import { GitTreeBudget } from '../git/git-tree-budget';
 import { isZeroId, PushAllowance, PushContext, PushHandler, PushHooks, PushRefused, RefUpdate } from '../git/push-hooks';
 import { RepositoryPaths } from '../git/repository-paths';
 import { UserStore } from '../users/user.store';
@@ -41,6 +44,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly events: RepositoryEvents,
     private readonly pushCommits: GitPushCommits,
+    private readonly treeBudget: GitTreeBudget,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -73,7 +77,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
   }
 
   /** Refuses the whole push on the first failing rule, in the order of 0.4. */
-  async preReceive(push: PushContext, updates: RefUpdate[]): Promise<void> {
+  async preReceive(push: PushContext, updates: RefUpdate[], objects: Record<string, string> = {}): Promise<void> {
     faultPoint('push.received');
     const repo = await this.repository(push);
     // Deletions-only pushes always pass; otherwise the owner must be allowed `size:repos:all` (which a push
@@ -89,6 +93,26 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     }
     if (updates.some((update) => update.ref.startsWith('refs/for/'))) {
       throw new PushRefused('refs/for/ (AGit pull requests) is not supported');
+    }
+    await this.assertTreesWithinBudget(repo, updates, objects);
+  }
+
+  /**
+   * Last, as the costliest rule: every commit the push brings (and every pushed tag or tree) must have a tree
+   * that expands to at most GIT_MAX_TREE_ENTRIES paths. A few kilobytes of objects can name billions of paths,
+   * which every later archive, listing or diff of them would have to walk.
+   */
+  private async assertTreesWithinBudget(repo: RepositoryEntity, updates: RefUpdate[], objects: Record<string, string>): Promise<void> {
+    const newIds = updates.map((update) => update.newId).filter((id) => !isZeroId(id));
+    if (newIds.length === 0) return;
+    const owner = await this.users.findById(repo.ownerId);
+    if (!owner) throw new PushRefused('Cannot find repository');
+    const dir = this.paths.repository(owner.name, repo.name);
+    const env = quarantineEnvironment(dir, objects);
+    const trees = await this.treeBudget.newTrees(dir, newIds, env);
+    const over = await this.treeBudget.firstOver(dir, [...newIds, ...trees], this.treeBudget.limit, env);
+    if (over !== null) {
+      throw new PushRefused(`tree ${over} has more than ${this.treeBudget.limit} files and directories: refusing the push (tree too large)`);
     }
   }
 
@@ -161,6 +185,21 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     if (!repo) throw new PushRefused('Cannot find repository');
     return repo;
   }
+}
+
+/**
+ * git's quarantine variables for `dir`, rebuilt from the forwarded ones: only a quarantine directory git made
+ * inside this repository's objects (`tmp_objdir-incoming-*`) is used, with the repository's objects as its
+ * alternate; anything else is ignored (git then sees the repository as it is).
+ */
+export function quarantineEnvironment(dir: string, objects: Record<string, string>): Record<string, string> {
+  const quarantine = objects.GIT_QUARANTINE_PATH ?? objects.GIT_OBJECT_DIRECTORY;
+  const name = quarantine ? path.basename(quarantine) : '';
+  if (!/^tmp_objdir-incoming-[A-Za-z0-9_]+$/.test(name)) return {};
+  const objectsDir = path.join(path.resolve(dir), 'objects');
+  const inside = path.join(objectsDir, name);
+  if (path.resolve(quarantine as string) !== inside || !fs.existsSync(inside)) return {};
+  return { GIT_OBJECT_DIRECTORY: inside, GIT_ALTERNATE_OBJECT_DIRECTORIES: objectsDir, GIT_QUARANTINE_PATH: inside };
 }
 
 /**

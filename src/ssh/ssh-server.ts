@@ -13,16 +13,19 @@ import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
 import { PublicKeyStore } from '../keys/ssh/public-key.store';
 import { accountStateProblem, RepositoryGitAccess } from '../repos/repository-git-access';
 import { archivedPushSsh } from '../access/access-policy';
+import { DeployKeyPrincipal } from '../access/repository-policy';
+import { DeployKeyEntity } from '../deploy-keys/deploy-key.entity';
+import { DeployKeyStore } from '../deploy-keys/deploy-key.store';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
-import { parseSshCommand } from './ssh-command';
+import { parseSshCommand, SshVerb } from './ssh-command';
+import type { RepositoryEntity } from '../repos/repository.entity';
+import type { PushContext } from '../git/push-hooks';
+import type { GitClient } from '../git/git-client';
 import { loadOrCreateHostKey } from './ssh-host-key';
 
-/** Who an authenticated connection is. */
-interface SshIdentity {
-  key: PublicKeyEntity;
-  user: UserEntity;
-}
+/** Who an authenticated connection is: a user by one of their keys, or a deploy key. */
+type SshIdentity = { kind: 'user'; key: PublicKeyEntity; user: UserEntity } | { kind: 'deploy'; key: DeployKeyEntity; principal: DeployKeyPrincipal };
 
 /** A refusal written as `Anvil: <message>` with exit status 1 (docs/git-transports.md). */
 class SshRefusal extends Error {}
@@ -55,6 +58,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly endpoint: SshEndpoint,
     private readonly keys: PublicKeyStore,
+    private readonly deployKeys: DeployKeyStore,
     private readonly users: UserStore,
     private readonly access: RepositoryGitAccess,
     private readonly processes: GitProcesses,
@@ -212,21 +216,25 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   }
 
   /**
-   * Only `publickey` as SSH_USER, with a key registered for a user (looked up on every connection, so a deleted
-   * key is locked out at once). Without a signature the client only asks whether the key would do.
+   * Only `publickey` as SSH_USER, with a key registered for a user or as a deploy key of some repository
+   * (looked up on every connection, so a deleted key is locked out at once). Without a signature the client
+   * only asks whether the key would do.
    */
   private async authenticate(context: SshAuthContext): Promise<SshIdentity | 'accept-query' | null> {
     if (context.method !== 'publickey' || context.username !== this.config.ssh.user) return null;
     if (context.key.algo.includes('-cert-')) return null;
     const fingerprint = `SHA256:${createHash('sha256').update(context.key.data).digest('base64').replace(/=+$/, '')}`;
-    const key = await this.keys.findByFingerprint(fingerprint);
-    if (!key) return null;
-    const parsed = utils.parseKey(key.content);
+    const userKey = await this.keys.findByFingerprint(fingerprint);
+    const deployKey = userKey ? null : await this.deployKeys.findFirstByFingerprint(fingerprint);
+    const content = userKey?.content ?? deployKey?.content;
+    if (content === undefined) return null;
+    const parsed = utils.parseKey(content);
     if (parsed instanceof Error || !parsed.getPublicSSH().equals(context.key.data)) return null;
     if (!context.signature || !context.blob) return 'accept-query';
     if (!parsed.verify(context.blob, context.signature, context.hashAlgo)) return null;
-    const user = await this.users.findById(key.ownerId);
-    return user ? { key, user } : null;
+    if (deployKey) return { kind: 'deploy', key: deployKey, principal: new DeployKeyPrincipal(fingerprint) };
+    const user = await this.users.findById(userKey!.ownerId);
+    return user ? { kind: 'user', key: userKey!, user } : null;
   }
 
   private serveSession(session: Session, identity: SshIdentity, address: string, stopIdle: () => void): void {
@@ -256,6 +264,10 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
 
   /** 2.3: the greeting on stdout and exit 0, or the account-state message and exit 1. */
   private async greet(channel: ServerChannel, identity: SshIdentity): Promise<void> {
+    if (identity.kind === 'deploy') {
+      channel.write(`Hi there! You've successfully authenticated with the deploy key named ${identity.key.name}, but Anvil does not provide shell access.\n`);
+      return finish(channel, 0);
+    }
     const user = (await this.users.findById(identity.user.id)) ?? identity.user;
     const problem = accountStateProblem(user, this.config.rootUrl);
     if (problem) return finish(channel, 1, problem);
@@ -268,6 +280,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
 
   /** The decision order of 2.4, then git with the channel as its standard streams. */
   private async execute(channel: ServerChannel, identity: SshIdentity, address: string, command: string, protocol: string | undefined): Promise<void> {
+    if (identity.kind === 'deploy') return this.executeForDeployKey(channel, identity, address, command, protocol);
     // 1. Account state, as stored now.
     const user = await this.users.findById(identity.user.id);
     if (!user) throw new SshRefusal('Your account is disabled.');
@@ -295,14 +308,66 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       }
       if (repo.isArchived) throw new SshRefusal(archivedPushSsh(owner.name, repo.name));
     }
+    const code = await this.runGit(channel, parsed.verb, { owner, repo }, protocol, push ? { repositoryId: repo.id, pusherId: user.id, keyId: identity.key.id } : undefined, {
+      address,
+      userId: user.id,
+    });
+    if (code === 0) await this.keys.touch(identity.key.id, this.clock.nowUnix());
+    finish(channel, code ?? 1);
+  }
+
+  /**
+   * A deploy key reaches only the repositories it was added to, as the access policy says: clone always, push
+   * when it is not read-only. Elsewhere it is refused as a caller without access is, with Forgejo's words where
+   * the repository is public and "cannot find" where it is not, so that a key learns nothing of private ones.
+   * Its pushes are recorded as the repository owner's, as Forgejo does.
+   */
+  private async executeForDeployKey(
+    channel: ServerChannel,
+    identity: Extract<SshIdentity, { kind: 'deploy' }>,
+    address: string,
+    command: string,
+    protocol: string | undefined,
+  ): Promise<void> {
+    const parsed = parseSshCommand(command);
+    if ('error' in parsed) throw new SshRefusal(parsed.error);
+    const typed = `${parsed.owner}/${parsed.repo}`;
+    const push = parsed.verb === 'git-receive-pack';
+    const target = await this.access.find(parsed.owner, parsed.repo);
+    const keyName = `${identity.key.id}:${identity.key.name}`;
+    if (!(await this.access.canRead(identity.principal, target))) {
+      if (!this.access.isPublicPull(target)) throw new SshRefusal(`Cannot find repository: ${typed}`);
+      throw new SshRefusal(`Public (Deploy) Key: ${keyName} is not authorized to ${push ? 'write to' : 'read'} ${typed}.`);
+    }
+    const owner = target.owner!;
+    const repo = target.repo!;
+    if (push) {
+      if (repo.isMirror) throw new SshRefusal(`Mirror Repository ${typed} is read-only`);
+      if (!(await this.access.canWrite(identity.principal, target))) throw new SshRefusal(`Deploy Key: ${keyName} is not authorized to write to ${typed}.`);
+      if (repo.isArchived) throw new SshRefusal(archivedPushSsh(owner.name, repo.name));
+    }
+    const code = await this.runGit(channel, parsed.verb, { owner, repo }, protocol, push ? { repositoryId: repo.id, pusherId: repo.ownerId } : undefined, { address, userId: null });
+    if (code === 0) await this.deployKeys.touch(repo.id, identity.principal.fingerprint, this.clock.nowUnix());
+    finish(channel, code ?? 1);
+  }
+
+  /** Runs git with the channel as its standard streams; its exit code. */
+  private async runGit(
+    channel: ServerChannel,
+    verb: SshVerb,
+    place: { owner: UserEntity; repo: RepositoryEntity },
+    protocol: string | undefined,
+    push: PushContext | undefined,
+    client: GitClient,
+  ): Promise<number | null> {
     let git;
     try {
       git = await this.processes.start({
-        service: parsed.verb.slice('git-'.length) as 'upload-pack' | 'receive-pack' | 'upload-archive',
-        dir: this.access.directory({ owner, repo }),
+        service: verb.slice('git-'.length) as 'upload-pack' | 'receive-pack' | 'upload-archive',
+        dir: this.access.directory(place),
         protocol,
-        push: push ? { repositoryId: repo.id, pusherId: user.id, keyId: identity.key.id } : undefined,
-        client: { address, userId: user.id },
+        push,
+        client,
       });
     } catch (error) {
       if (error instanceof GitBusyError) throw new SshRefusal(error.message);
@@ -314,9 +379,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     git.deliver(channel);
     git.child.stderr.pipe(channel.stderr, { end: false });
     channel.on('close', () => git.kill());
-    const code = await git.exited;
-    if (code === 0) await this.keys.touch(identity.key.id, this.clock.nowUnix());
-    finish(channel, code ?? 1);
+    return git.exited;
   }
 }
 

@@ -17,7 +17,7 @@ describe('npm scripts', () => {
 
   it('npm start, the Docker image and npm run bench run the server with the same Node.js flags', () => {
     // Semi-spaces of 24 MiB: with 64 requests in flight the default 16 MiB promoted each request's objects to the old
-    // generation (README, "Side by side with the floor").
+    // generation (bench/RESULTS.md, "Side by side with the floor").
     expect(pkg.scripts.start).toBe('node --max-semi-space-size=24 dist/src/main.js');
     expect(fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')).toContain('CMD ["node", "--max-semi-space-size=24", "dist/src/main.js"]');
     expect(fs.readFileSync(path.join(ROOT, 'bench', 'run.js'), 'utf8')).toContain("require('../package.json').scripts.start");

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiSchema } from '@nestjs/swagger';
 import { Field } from '../../common/fields';
 
 /** Body of POST /user/keys. */
@@ -10,7 +10,7 @@ export class CreateKeyOption {
   @Field({ field: 'Key', type: 'string', required: true, description: 'An armored SSH key to add' })
   key: string;
 
-  /** User keys are never read-only; the field is accepted and ignored. */
-  @ApiProperty({ required: false, type: Boolean, description: 'Describe if the key has only read access or read/write (ignored)' })
-  read_only?: unknown;
+  /** Deploy keys only (read-only unless false); user keys are never read-only and ignore it. */
+  @Field({ field: 'ReadOnly', type: 'boolean', description: 'Describe if the key has only read access or read/write' })
+  read_only?: boolean;
 }

@@ -29,8 +29,15 @@ export class PublicKeyStore {
     await this.keys().update({ id }, { updatedUnix: nowUnix });
   }
 
-  async fingerprintTaken(fingerprint: string, tx?: EntityManager): Promise<boolean> {
-    return (await this.keys(tx).countBy({ fingerprint })) > 0;
+  /**
+   * Whether a user holds this material. `locking` (inside a transaction that has just added the same material
+   * as a deploy key) reads with a lock on MySQL, so that it waits for a user key added but not yet committed
+   * by another transaction instead of missing it; SQLite runs one writer at a time anyway.
+   */
+  async fingerprintTaken(fingerprint: string, tx?: EntityManager, options: { locking?: boolean } = {}): Promise<boolean> {
+    const locking = options.locking && tx && tx.connection.options.type === 'mysql';
+    const found = await this.keys(tx).findOne({ where: { fingerprint }, select: { id: true }, ...(locking ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    return found !== null;
   }
 
   countByOwner(ownerId: number, tx?: EntityManager): Promise<number> {

@@ -1,4 +1,3 @@
-import type { EntityManager } from 'typeorm';
 import { AuditService } from '../../audit/audit.service';
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../../auth/auth-context';
@@ -12,15 +11,32 @@ import { KeyOwners } from '../key-owners';
 import { PublicKeyEntity } from './public-key.entity';
 import { PublicKeyStore } from './public-key.store';
 import type { OwnedPublicKey } from './public-key.wire';
-import { checkSshPublicKey, SshKeyError } from './ssh-key-parser';
+import { checkSshPublicKey, SshKeyError, SshPublicKey } from './ssh-key-parser';
+import type { EntityManager } from 'typeorm';
 import { MAX_KEYS_PER_USER, TOO_MANY_KEYS } from '../key-owners';
 
-const FINGERPRINT_TAKEN = 'Key content has been used as non-deploy key';
+/** Forgejo's answer when key material is a user's key already, or (for a user key) a deploy key. */
+export const KEY_MATERIAL_TAKEN = 'Key content has been used as non-deploy key';
 const TITLE_TAKEN = 'Key title has been used';
+
+/** Checks whether key material is held by keys that are not users' (deploy keys), as registered by their module. */
+export type KeyMaterialHolder = (fingerprint: string, tx: EntityManager, options: { locking?: boolean }) => Promise<boolean>;
+
+/** The key parsed and checked against the key policy; 422 `Invalid key content: …` as Forgejo. */
+export function acceptableSshKey(content: string): SshPublicKey {
+  try {
+    return checkSshPublicKey(content);
+  } catch (error) {
+    if (error instanceof SshKeyError) throw new InvalidInputError(`Invalid key content: ${error.message}`);
+    throw error;
+  }
+}
 
 /** SSH public keys of users. */
 @Injectable()
 export class PublicKeysService {
+  private readonly otherHolders: KeyMaterialHolder[] = [];
+
   constructor(
     private readonly keys: PublicKeyStore,
     private readonly users: UserStore,
@@ -29,6 +45,16 @@ export class PublicKeysService {
     private readonly clock: Clock,
     private readonly audit: AuditService,
   ) {}
+
+  /** Another kind of key that must never share material with a user's key (deploy keys register here). */
+  addKeyMaterialHolder(holder: KeyMaterialHolder): void {
+    this.otherHolders.push(holder);
+  }
+
+  /** Whether this material is a user's key; `locking` as PublicKeyStore.fingerprintTaken. */
+  materialTaken(fingerprint: string, tx: EntityManager, options: { locking?: boolean } = {}): Promise<boolean> {
+    return this.keys.fingerprintTaken(fingerprint, tx, options);
+  }
 
   /** The caller's keys; with a fingerprint, the key with that fingerprint whoever owns it. */
   async listForCaller(caller: UserEntity, page: PageQuery, fingerprint: string | undefined): Promise<Page<OwnedPublicKey>> {
@@ -51,20 +77,15 @@ export class PublicKeysService {
   }
 
   async create(owner: UserEntity, title: string, content: string): Promise<OwnedPublicKey> {
-    let parsed;
-    try {
-      parsed = checkSshPublicKey(content);
-    } catch (error) {
-      if (error instanceof SshKeyError) throw new InvalidInputError(`Invalid key content: ${error.message}`);
-      throw error;
-    }
+    const parsed = acceptableSshKey(content);
     const now = this.clock.nowUnix();
     try {
       const key = await this.transactions.run(async (tx) => {
         if ((await this.keys.countByOwner(owner.id, tx)) >= MAX_KEYS_PER_USER) throw new InvalidInputError(TOO_MANY_KEYS);
-        if (await this.keys.fingerprintTaken(parsed.fingerprint, tx)) throw new InvalidInputError(FINGERPRINT_TAKEN);
+        if (await this.keys.fingerprintTaken(parsed.fingerprint, tx)) throw new InvalidInputError(KEY_MATERIAL_TAKEN);
+        if (await this.heldElsewhere(parsed.fingerprint, tx, false)) throw new InvalidInputError(KEY_MATERIAL_TAKEN);
         if (await this.keys.titleTaken(owner.id, title, tx)) throw new InvalidInputError(TITLE_TAKEN);
-        const stored = await this.keys.insert(tx, {
+        const inserted = await this.keys.insert(tx, {
           ownerId: owner.id,
           name: title,
           fingerprint: parsed.fingerprint,
@@ -72,14 +93,16 @@ export class PublicKeysService {
           createdUnix: now,
           updatedUnix: now,
         });
-        await this.audit.record(tx, { action: 'ssh_key.add', target: sshKeyTarget(stored), detail: { title, owner: owner.name } });
-        return stored;
+        // Looked at again with a lock after the insert: a deploy key of the same material added meanwhile.
+        if (await this.heldElsewhere(parsed.fingerprint, tx, true)) throw new InvalidInputError(KEY_MATERIAL_TAKEN);
+        await this.audit.record(tx, { action: 'ssh_key.add', target: sshKeyTarget(inserted), detail: { title, owner: owner.name } });
+        return inserted;
       });
       return { key, owner };
     } catch (error) {
       // A concurrent request stored the same key or title first: the unique indexes refused this one.
       if (isUniqueViolation(error)) {
-        throw new InvalidInputError((await this.keys.fingerprintTaken(parsed.fingerprint)) ? FINGERPRINT_TAKEN : TITLE_TAKEN);
+        throw new InvalidInputError((await this.keys.fingerprintTaken(parsed.fingerprint)) ? KEY_MATERIAL_TAKEN : TITLE_TAKEN);
       }
       throw error;
     }
@@ -111,6 +134,11 @@ export class PublicKeysService {
     const owner = await this.owners.visibleOrAbsent(viewer, username);
     const keys = await this.keys.listAllByOwner(owner.id);
     return keys.map((key) => `${key.content.split(' ').slice(0, 2).join(' ')}\n`).join('');
+  }
+
+  private async heldElsewhere(fingerprint: string, tx: EntityManager, locking: boolean): Promise<boolean> {
+    for (const holder of this.otherHolders) if (await holder(fingerprint, tx, { locking })) return true;
+    return false;
   }
 
   private async withOwner(key: PublicKeyEntity): Promise<OwnedPublicKey> {

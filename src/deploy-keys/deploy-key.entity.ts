@@ -1,5 +1,5 @@
 import { Entity, Index } from 'typeorm';
-import { CounterColumn, IdColumn, LongTextColumn, RefColumn, TextColumn, UnixTimeColumn } from '../../database/columns';
+import { CounterColumn, IdColumn, LongTextColumn, RefColumn, TextColumn, UnixTimeColumn } from '../database/columns';
 
 /**
  * An SSH key that reaches one repository, not a user. The same key may be a deploy key of several repositories

@@ -1,0 +1,64 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { AppConfig } from '../config/config';
+import { GitCommand } from './git-command';
+import { GitLauncher } from './git-launcher';
+import { GitEntryBudgetError, GitTreeBudget } from './git-tree-budget';
+
+describe('GitTreeBudget: how many paths a tree expands to, over its distinct trees', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-tree-budget-'));
+  const launcher = new GitLauncher();
+  const config = { dataDir, git: { treeMaxEntries: 1000 } } as AppConfig;
+  const git = new GitCommand(config, launcher);
+  const dir = path.join(dataDir, 'r.git');
+  const env = { GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@example.com' };
+
+  /** `levels` levels of trees, each naming the one below `width` times, over one blob: width^levels files. */
+  async function bomb(levels: number, width: number): Promise<{ tree: string; commit: string }> {
+    const blob = (await git.run(['hash-object', '-w', '--stdin'], { gitDir: dir, input: 'x\n' })).trim();
+    let entries = Array.from({ length: width }, (_, index) => `100644 blob ${blob}\tf${index}`);
+    let tree = '';
+    for (let level = 0; level < levels; level += 1) {
+      tree = (await git.run(['mktree'], { gitDir: dir, input: `${entries.join('\n')}\n` })).trim();
+      entries = Array.from({ length: width }, (_, index) => `040000 tree ${tree}\td${index}`);
+    }
+    const commit = (await git.run(['commit-tree', '-m', 'bomb', tree], { gitDir: dir, env })).trim();
+    return { tree, commit };
+  }
+
+  beforeAll(async () => {
+    await git.run(['init', '--bare', '--quiet', dir]);
+  });
+
+  afterAll(() => {
+    launcher.onApplicationShutdown();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('counts files and directories at every depth, each distinct tree read once', async () => {
+    const budget = new GitTreeBudget(git, config);
+    // 3 levels of 4: 4^3 files, 4 + 4^2 directories.
+    const small = await bomb(3, 4);
+    expect(await budget.firstOver(dir, [small.commit], 84)).toBeNull();
+    expect(await budget.firstOver(dir, [small.commit], 83)).toBe(small.tree);
+  });
+
+  it('refuses a tree of 10 levels of 10 entries (10^10 paths) by reading its 10 trees', async () => {
+    const budget = new GitTreeBudget(git, config);
+    const big = await bomb(10, 10);
+    await expect(budget.assertWithin(dir, [big.commit])).rejects.toBeInstanceOf(GitEntryBudgetError);
+    await expect(budget.assertWithin(dir, [big.commit])).rejects.toThrow(/more than 1000 files and directories/);
+    // Names that are no tree-ish (a blob, an unknown id) are skipped.
+    const blob = (await git.run(['hash-object', '-w', '--stdin'], { gitDir: dir, input: 'y\n' })).trim();
+    await expect(budget.assertWithin(dir, [blob, '0'.repeat(40)])).resolves.toBeUndefined();
+  });
+
+  it('lists the trees of the commits no ref reaches', async () => {
+    const budget = new GitTreeBudget(git, config);
+    const first = await bomb(1, 2);
+    await git.run(['update-ref', 'refs/heads/main', first.commit], { gitDir: dir });
+    const second = await bomb(2, 2);
+    expect(await budget.newTrees(dir, [first.commit, second.commit], {})).toEqual([second.tree]);
+  });
+});
