@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
@@ -25,6 +26,7 @@ export class QuotaAdminService {
     private readonly engine: QuotaEngine,
     private readonly users: UserStore,
     private readonly transactions: Transactions,
+    private readonly audit: AuditService,
   ) {}
 
   listRules(page: PageQuery): Promise<Page<QuotaRule>> {
@@ -40,7 +42,9 @@ export class QuotaAdminService {
     try {
       return await this.transactions.run(async (tx) => {
         if (await this.store.findRule(rule.name, tx)) throw ruleExists(rule.name);
-        return this.store.insertRule(tx, rule);
+        const created = await this.store.insertRule(tx, rule);
+        await this.audit.record(tx, { action: 'quota.rule_create', target: ruleTarget(created), detail: ruleFacts(created) });
+        return created;
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw ruleExists(rule.name);
@@ -55,7 +59,9 @@ export class QuotaAdminService {
     return this.transactions.run(async (tx) => {
       const rule = (await this.store.findRule(name, tx)) ?? notFound();
       await this.store.updateRule(tx, rule.id, changes);
-      return (await this.store.findRule(name, tx))!;
+      const updated = (await this.store.findRule(name, tx))!;
+      await this.audit.record(tx, { action: 'quota.rule_edit', target: ruleTarget(updated), detail: ruleFacts(updated) });
+      return updated;
     });
   }
 
@@ -64,6 +70,7 @@ export class QuotaAdminService {
     await this.transactions.run(async (tx) => {
       const rule = (await this.store.findRule(name, tx)) ?? notFound();
       await this.store.deleteRule(tx, rule.id);
+      await this.audit.record(tx, { action: 'quota.rule_delete', target: ruleTarget(rule) });
     });
   }
 
@@ -102,13 +109,16 @@ export class QuotaAdminService {
       attached.add(rule.id);
       await this.store.addRuleToGroup(tx, group.id, rule.id);
     }
-    return (await this.store.withRules([group], tx))[0];
+    const created = (await this.store.withRules([group], tx))[0];
+    await this.audit.record(tx, { action: 'quota.group_create', target: { type: 'quota_group', id: group.id, name }, detail: { rules: created.rules.map((rule) => rule.name) } });
+    return created;
   }
 
   async deleteGroup(name: string): Promise<void> {
     await this.transactions.run(async (tx) => {
       const group = (await this.store.findGroup(name, tx)) ?? notFound();
       await this.store.deleteGroup(tx, group.id);
+      await this.audit.record(tx, { action: 'quota.group_delete', target: { type: 'quota_group', id: group.id, name: group.name } });
     });
   }
 
@@ -119,6 +129,7 @@ export class QuotaAdminService {
         const group = (await this.store.findGroup(groupName, tx)) ?? notFound();
         const rule = (await this.store.findRule(ruleName, tx)) ?? notFound();
         if (!(await this.store.addRuleToGroup(tx, group.id, rule.id))) throw conflict();
+        await this.audit.record(tx, { action: 'quota.group_rule_add', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { rule: rule.name } });
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict();
@@ -131,6 +142,7 @@ export class QuotaAdminService {
       const group = (await this.store.findGroup(groupName, tx)) ?? notFound();
       const rule = (await this.store.findRule(ruleName, tx)) ?? notFound();
       if (!(await this.store.removeRuleFromGroup(tx, group.id, rule.id))) notFound();
+      await this.audit.record(tx, { action: 'quota.group_rule_remove', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { rule: rule.name } });
     });
   }
 
@@ -149,6 +161,7 @@ export class QuotaAdminService {
       await this.transactions.run(async (tx) => {
         const locked = (await this.store.findGroup(group.name, tx)) ?? notFound();
         if (!(await this.store.addMapping(tx, locked.id, user.id))) throw conflict();
+        await this.audit.record(tx, { action: 'quota.group_user_add', target: { type: 'quota_group', id: locked.id, name: locked.name }, detail: { user: user.name } });
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict();
@@ -160,6 +173,7 @@ export class QuotaAdminService {
     const { group, user } = await this.groupAndUser(groupName, username);
     await this.transactions.run(async (tx) => {
       if (!(await this.store.removeMapping(tx, group.id, user.id))) notFound();
+      await this.audit.record(tx, { action: 'quota.group_user_remove', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { user: user.name } });
     });
   }
 
@@ -178,6 +192,7 @@ export class QuotaAdminService {
       const missing = unique.find((name) => !byName.has(name));
       if (missing !== undefined) throw new InvalidInputError(`group not found: [group: ${missing}]`);
       await this.store.replaceMappings(tx, user.id, groups.map((group) => group.id));
+      await this.audit.record(tx, { action: 'quota.group_user_add', target: { type: 'user', id: user.id, name: user.name }, detail: { groups: groups.map((group) => group.name), replaced: true } });
     });
   }
 
@@ -197,4 +212,12 @@ export class QuotaAdminService {
 
 function notFound(): never {
   throw new NotFoundError();
+}
+
+function ruleTarget(rule: QuotaRule) {
+  return { type: 'quota_rule' as const, id: rule.id, name: rule.name };
+}
+
+function ruleFacts(rule: QuotaRule) {
+  return { limit: rule.limit, subjects: rule.subjects };
 }

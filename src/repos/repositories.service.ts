@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import * as path from 'node:path';
 import { EntityManager } from 'typeorm';
@@ -98,6 +99,7 @@ export class RepositoriesService implements OnModuleInit {
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly events: RepositoryEvents,
+    private readonly audit: AuditService,
   ) {}
 
   /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
@@ -279,6 +281,11 @@ export class RepositoriesService implements OnModuleInit {
           const row = await this.insertRow(tx, owner, viewer.user, now, { ...fields });
           await withRow(tx, row);
           await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: viewer.user.id });
+          await this.audit.record(tx, {
+            action: 'repository.create',
+            target: { type: 'repository', id: row.id, name: `${owner.name}/${row.name}` },
+            detail: { private: row.isPrivate, mirror: row.isMirror },
+          });
           await this.git.adopt(sourceDir, dir);
           moved = true;
           faultPoint('repository.create.moved');
@@ -375,6 +382,7 @@ export class RepositoriesService implements OnModuleInit {
           if (moves && (await this.repositories.findByOwnerAndName(owner.id, newName!, tx))) throw duplicateName();
           await this.repositories.update(tx, repo.id, changes);
           await mirrorChange?.apply(tx);
+          await this.recordEdit(tx, owner, repo, changes);
         });
       } catch (error) {
         if (moves) {
@@ -405,6 +413,7 @@ export class RepositoriesService implements OnModuleInit {
       const afterCommit = await this.transactions.run(async (tx) => {
         const steps = await this.deleteRow(tx, repo);
         await this.events.record(tx, { kind: 'repository', action: 'deleted', repo, senderId: target.viewer.user!.id });
+        await this.audit.record(tx, { action: 'repository.delete', target: { type: 'repository', id: repo.id, name: `${owner.name}/${repo.name}` } });
         return steps;
       });
       faultPoint('repository.delete.committed');
@@ -416,6 +425,20 @@ export class RepositoriesService implements OnModuleInit {
       }
       for (const step of afterCommit) await step().catch((error: Error) => this.logger.error(`after deleting ${owner.name}/${repo.name}: ${error.message}`));
     });
+  }
+
+  /** The security-relevant parts of an edit, one audit event each: rename, visibility, archiving. */
+  private async recordEdit(tx: EntityManager, owner: UserEntity, repo: RepositoryEntity, changes: Partial<RepositoryEntity>): Promise<void> {
+    const target = { type: 'repository' as const, id: repo.id, name: `${owner.name}/${changes.name ?? repo.name}` };
+    if (changes.name !== undefined && changes.name !== repo.name) {
+      await this.audit.record(tx, { action: 'repository.rename', target, detail: { from: `${owner.name}/${repo.name}` } });
+    }
+    if (changes.isPrivate !== undefined && changes.isPrivate !== repo.isPrivate) {
+      await this.audit.record(tx, { action: 'repository.visibility', target, detail: { private: changes.isPrivate } });
+    }
+    if (changes.isArchived !== undefined) {
+      await this.audit.record(tx, { action: changes.isArchived ? 'repository.archive' : 'repository.unarchive', target });
+    }
   }
 
   /** The row, its stars (with the starrers' counters), its watches and the owner's counter, in one transaction. */

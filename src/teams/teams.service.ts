@@ -1,3 +1,5 @@
+import { AuditService } from '../audit/audit.service';
+import { Transactions } from '../database/transactions';
 import { Injectable } from '@nestjs/common';
 import { AccessMode, isRepositoryUnit, parseAccessMode, REPOSITORY_UNITS, UnitModes } from '../access/access-mode';
 import type { AuthContext } from '../auth/auth-context';
@@ -17,6 +19,8 @@ export class TeamsService {
     private readonly organizations: OrganizationsService,
     private readonly teams: TeamStore,
     private readonly repositories: RepositoryStore,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditService,
   ) {}
 
   /** POST /orgs/{org}/teams: organisation owners and site admins; a name taken in the organisation → 422. */
@@ -29,7 +33,8 @@ export class TeamsService {
     const modes = Object.values(units).filter((mode) => mode > AccessMode.None);
     const authorize = requested >= AccessMode.Admin ? requested : modes.length > 0 ? Math.min(...modes) : AccessMode.None;
     if (authorize < AccessMode.Admin && modes.length === 0) throw new InvalidInputError('units permission should not be empty');
-    const team = await this.teams.insert({
+    const team = await this.transactions.run(async (tx) => {
+      const created = await this.teams.insert(tx, {
       orgId: org.id,
       name: option.name,
       lowerName: option.name.toLowerCase(),
@@ -39,6 +44,15 @@ export class TeamsService {
       canCreateOrgRepo: option.can_create_org_repo ?? false,
       numMembers: 0,
       units: authorize >= AccessMode.Admin ? '' : JSON.stringify(units),
+      });
+      if (created) {
+        await this.audit.record(tx, {
+          action: 'team.create',
+          target: { type: 'team', id: created.id, name: created.name },
+          detail: { organization: org.name, permission: option.permission ?? 'none', units: Object.keys(units) },
+        });
+      }
+      return created;
     });
     if (!team) throw new InvalidInputError('team already exists');
     return team;
@@ -52,12 +66,20 @@ export class TeamsService {
   /** PUT /teams/{id}/repos/{org}/{repo}: a repository of the team's organisation (else 404). */
   async addRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string): Promise<void> {
     const { team, repo } = await this.teamAndRepository(viewer, teamId, orgName, repoName);
-    await this.teams.link(team, repo.id);
+    await this.transactions.run(async (tx) => {
+      if (await this.teams.link(tx, team, repo.id)) {
+        await this.audit.record(tx, { action: 'team.repository_add', target: { type: 'team', id: team.id, name: team.name }, detail: { repository: `${orgName}/${repo.name}` } });
+      }
+    });
   }
 
   async removeRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string): Promise<void> {
     const { team, repo } = await this.teamAndRepository(viewer, teamId, orgName, repoName);
-    await this.teams.unlink(team.id, repo.id);
+    await this.transactions.run(async (tx) => {
+      if (await this.teams.unlink(tx, team.id, repo.id)) {
+        await this.audit.record(tx, { action: 'team.repository_remove', target: { type: 'team', id: team.id, name: team.name }, detail: { repository: `${orgName}/${repo.name}` } });
+      }
+    });
   }
 
   private async teamAndRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string) {
