@@ -284,7 +284,7 @@ export class RepositoriesService implements OnModuleInit {
           await this.audit.record(tx, {
             action: 'repository.create',
             target: { type: 'repository', id: row.id, name: `${owner.name}/${row.name}` },
-            detail: { private: row.isPrivate, mirror: row.isMirror },
+            detail: { visibility: row.isPrivate ? 'private' : 'public', mirror: row.isMirror },
           });
           await this.git.adopt(sourceDir, dir);
           moved = true;
@@ -434,7 +434,7 @@ export class RepositoriesService implements OnModuleInit {
       await this.audit.record(tx, { action: 'repository.rename', target, detail: { from: `${owner.name}/${repo.name}` } });
     }
     if (changes.isPrivate !== undefined && changes.isPrivate !== repo.isPrivate) {
-      await this.audit.record(tx, { action: 'repository.visibility', target, detail: { private: changes.isPrivate } });
+      await this.audit.record(tx, { action: 'repository.visibility', target, detail: { visibility: changes.isPrivate ? 'private' : 'public' } });
     }
     if (changes.isArchived !== undefined) {
       await this.audit.record(tx, { action: changes.isArchived ? 'repository.archive' : 'repository.unarchive', target });
