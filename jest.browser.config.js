@@ -1,6 +1,6 @@
 // `npm run test:browser`: Swagger UI driven by headless Chromium (Debian's `chromium`, or CHROMIUM_PATH) through
 // puppeteer-core. Kept out of `npm test` because it needs a browser on the machine; CI runs it (.ci/run).
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.jest.json' }];
+const transforms = require('./test/support/jest-transform');
 
 module.exports = {
   testTimeout: 120000,
@@ -11,7 +11,7 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'],
-      transform: { '^.+\\.ts$': tsJest },
+      ...transforms,
     },
   ],
 };

@@ -2,7 +2,7 @@
 // instances on one DATA_DIR and nginx in front, all on loopback ports of their own (never the shared MariaDB on
 // 3306). Needs root (the Galera nodes run as the mysql user), galera-4, rsync and nginx; CI installs them. The
 // tests of one file share the cluster and run in order; one worker.
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.jest.json' }];
+const transforms = require('./test/support/jest-transform');
 
 module.exports = {
   // A ceiling for a hung step, not a speed requirement.
@@ -11,6 +11,6 @@ module.exports = {
   testEnvironment: 'node',
   rootDir: __dirname,
   testMatch: ['<rootDir>/test/cluster/**/*.cluster-spec.ts'],
-  transform: { '^.+\\.ts$': tsJest },
+  ...transforms,
   slowTestThreshold: 120,
 };

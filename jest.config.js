@@ -1,6 +1,6 @@
 // Unit specs live beside the code (src, *.spec.ts); e2e specs in test/e2e run over HTTP on a real database.
 // Type checking is `npm run typecheck`'s job; the tests only transpile, which keeps them fast.
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.jest.json' }];
+const transforms = require('./test/support/jest-transform');
 
 module.exports = {
   // A ceiling for a hung test, not a speed requirement: on a busy shared machine the heaviest files take minutes.
@@ -12,14 +12,14 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: __dirname,
       testMatch: ['<rootDir>/src/**/*.spec.ts'],
-      transform: { '^.+\\.ts$': tsJest },
+      ...transforms,
     },
     {
       displayName: 'e2e',
       testEnvironment: 'node',
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
-      transform: { '^.+\\.ts$': tsJest },
+      ...transforms,
       // Every test app logs to one directory per run; the teardown fails the run if a created secret is in it.
       globalSetup: '<rootDir>/test/support/e2e-log.setup.js',
       globalTeardown: '<rootDir>/test/support/e2e-log.teardown.js',

@@ -2,7 +2,7 @@
 // operator meets on a bad day (a full disk, a hung or stopped database, few file descriptors, kill -9). Some tests
 // need root (a small tmpfs for DATA_DIR); CI runs as root. Kept out of `npm test` because they are slow and start
 // private servers; one worker, so the faults of one file never disturb another.
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.jest.json' }];
+const transforms = require('./test/support/jest-transform');
 
 module.exports = {
   // A ceiling for a hung test, not a speed requirement.
@@ -11,7 +11,7 @@ module.exports = {
   testEnvironment: 'node',
   rootDir: __dirname,
   testMatch: ['<rootDir>/test/faults/**/*.fault-spec.ts'],
-  transform: { '^.+\\.ts$': tsJest },
+  ...transforms,
   slowTestThreshold: 60,
   // The servers and CLIs the tests start run from dist/, as `npm start` does: built here when a source changed.
   globalSetup: '<rootDir>/test/faults/support/build.setup.js',

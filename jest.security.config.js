@@ -1,7 +1,7 @@
 // The fuzzing and abuse suite (test/security, `npm run test:security`): over HTTP against the real app on a
 // real database, like e2e, but long-running, so it is kept out of `npm test`. Figures go to
 // SECURITY_FIGURES (a JSON-lines file) and are printed by test/security/print-figures.js.
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.jest.json' }];
+const transforms = require('./test/support/jest-transform');
 
 module.exports = {
   testTimeout: 600000,
@@ -9,5 +9,5 @@ module.exports = {
   testEnvironment: 'node',
   rootDir: __dirname,
   testMatch: ['<rootDir>/test/security/**/*.security-spec.ts'],
-  transform: { '^.+\\.ts$': tsJest },
+  ...transforms,
 };

@@ -24,6 +24,7 @@ import { KeysModule } from './keys/keys.module';
 import { LoggingModule } from './logging/logging.module';
 import { MarkdownModule } from './markdown/markdown.module';
 import { PagesModule } from './pages/pages.module';
+import { OAuth2Module } from './oauth2/oauth2.module';
 import { MirrorsModule } from './mirrors/mirrors.module';
 import { QuotaRoutesModule } from './quota/quota.module';
 import { PackagesModule } from './packages/packages.module';
@@ -72,6 +73,7 @@ export class AppModule {
         StatusesModule,
         WebhooksModule,
         PagesModule,
+        OAuth2Module,
         IntegrityModule,
       ],
       providers: [

@@ -24,6 +24,8 @@ import { secureDataDirectory } from './server/data-directory';
 import { applyHttpServerSettings } from './server/http-server-settings';
 import { MarkdownRenderer } from './markdown/markdown-renderer';
 import { PAGE_PATHS } from './pages/pages.module';
+import { OAUTH2_PAGE_PATHS } from './oauth2/oauth2.module';
+import { OAuth2Provider } from './oauth2/oauth2-provider';
 import { QuietStartLogger } from './server/quiet-start-logger';
 import { NestLogAdapter } from './logging/app-log';
 import { APP_LOG } from './logging/logging.module';
@@ -65,13 +67,15 @@ async function prepareApp(app: NestExpressApplication, config: AppConfig): Promi
   if (config.metrics.enabled) await mountMetrics(app, config.metrics.token);
   app.use(app.get(GitHttpHandler).middleware(requestLog));
   app.use(frontDoor({ requestLog, corsAllowedOrigins: config.corsAllowedOrigins }));
+  // The OAuth2 provider's endpoints authenticate their clients themselves (Basic is a client's secret there).
+  app.use(app.get(OAuth2Provider).middleware());
   const authentication = app.get(AuthenticationMiddleware);
   app.use(authentication.handle);
   expectContinueOnlyForTrustedUploads(app.getHttpServer() as Server);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set(PAGING_LIMITS, config.paging);
-  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', 'api/healthz/ready', ':username.keys', ':username.gpg', ...OUTSIDE_API_ROUTES, ...PAGE_PATHS] });
+  app.setGlobalPrefix(API_PREFIX, { exclude: ['api/healthz', 'api/healthz/ready', ':username.keys', ':username.gpg', ...OUTSIDE_API_ROUTES, ...PAGE_PATHS, ...OAUTH2_PAGE_PATHS] });
   applyHttpServerSettings(app.getHttpServer(), config.http);
   serveOpenApi(app, config);
   await app.init();

@@ -29,6 +29,8 @@ describe('the access policy', () => {
     expect(resolvePermission(user(CALLER), repo(ORG, true), owner(ORG, true), owners).mode).toBe(AccessMode.Owner);
     const admins = grants({ orgMember: true, teams: [teamGrant(AccessMode.Admin, '')] });
     expect(wire(user(CALLER), repo(ORG, true), owner(ORG, true), admins)).toEqual({ admin: true, push: true, pull: true });
+    expect(resolvePermission(user(CALLER), repo(ORG, true), owner(ORG, true), admins).isOwner).toBe(true);
+    expect(resolvePermission(user(CALLER), repo(ORG, true), owner(ORG, true), grants({ collaboration: AccessMode.Admin })).isOwner).toBe(false);
   });
 
   it('gives a team member the best of their teams per unit', () => {

@@ -83,7 +83,7 @@ function seesOwner(subject: AccessSubject, owner: PolicyOwner, grants: AccessGra
 /**
  * The rule, as Forgejo's: anonymous callers read public repositories of public owners; the owner and site
  * admins own everything; otherwise a collaboration gives its mode on every unit, teams of the owning
- * organisation give theirs (an admin or owner team the whole repository; others per unit, the highest of the
+ * organisation give theirs (an admin or owner team makes them an owner; others per unit, the highest of the
  * caller's teams), and a public repository is readable by every unrestricted caller who sees its owner, on
  * every unit no team of theirs names. Restricted users reach only what teams and collaborations give.
  */
@@ -99,10 +99,8 @@ export function resolvePermission(subject: AccessSubject, repo: PolicyRepository
   let mode = publicDefault ? AccessMode.Read : AccessMode.None;
   if (grants.collaboration !== null) mode = Math.max(mode, grants.collaboration);
   for (const team of grants.teams) mode = Math.max(mode, Math.min(team.mode, AccessMode.Write));
-  if (grants.teams.some((team) => team.mode >= AccessMode.Admin)) {
-    const best = Math.max(...grants.teams.map((team) => team.mode)) as AccessMode;
-    return RepositoryPermission.uniform(best);
-  }
+  // Any admin or owner team of the caller makes them an owner of the repository, as Forgejo does.
+  if (grants.teams.some((team) => team.mode >= AccessMode.Admin)) return RepositoryPermission.uniform(AccessMode.Owner);
   if (!owner.isOrganization) return RepositoryPermission.uniform(mode);
   const units = new Map<RepositoryUnit, AccessMode>();
   for (const unit of REPOSITORY_UNITS) {

@@ -17,6 +17,12 @@ export interface ViewerStanding {
   hasRepositoryGrants: boolean;
 }
 
+/** The caller's place in one organisation: membership and the teams they are in there. */
+export interface OrganizationStanding {
+  isMember: boolean;
+  teams: { id: number; mode: AccessMode; canCreateOrgRepo: boolean; includesAllRepositories: boolean; units: UnitModes }[];
+}
+
 /**
  * The reads of the access policy: memberships, teams and collaborations in one bound statement per question,
  * on indexes led by the caller's id. It reads other modules' tables on purpose, so that resolving access stays
@@ -122,6 +128,23 @@ export class AccessStore {
       else if (id > 0) standing.hasRepositoryGrants = true;
     });
     return standing;
+  }
+
+  /** The caller's membership of one organisation and their teams there (for the organisation policy). */
+  async organizationStanding(uid: number, orgId: number): Promise<OrganizationStanding> {
+    const [member, teams] = await Promise.all([
+      this.dataSource.getRepository(OrgUserEntity).exists({ where: { uid, orgId } }),
+      this.dataSource
+        .getRepository(TeamEntity)
+        .createQueryBuilder('team')
+        .innerJoin(TeamUserEntity, 'tu', 'tu.team_id = team.id')
+        .where('tu.org_id = :orgId AND tu.uid = :uid', { orgId, uid })
+        .getMany(),
+    ]);
+    return {
+      isMember: member || teams.length > 0,
+      teams: teams.map((team) => ({ id: team.id, mode: team.authorize as AccessMode, canCreateOrgRepo: team.canCreateOrgRepo, includesAllRepositories: team.includesAllRepositories, units: teamGrant(team.authorize, team.units).units })),
+    };
   }
 
   private grantsOf(set: RowSet): Map<number, AccessGrants> {

@@ -55,6 +55,11 @@ export class RepositoryPermission {
     return this.mode >= AccessMode.Admin;
   }
 
+  /** Owns the repository (owner, site admin, Owners and admin teams): may delete it; an admin collaborator may not. */
+  get isOwner(): boolean {
+    return this.mode >= AccessMode.Owner;
+  }
+
   /** As Forgejo: `admin` from the overall mode, `push` and `pull` from the code unit. */
   toWire(): PermissionWire {
     return { admin: this.isAdmin, push: this.canWrite('repo.code'), pull: this.canRead('repo.code') };

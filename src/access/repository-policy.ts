@@ -56,6 +56,12 @@ export class RepositoryTarget {
     if (!(await this.permission()).isAdmin) throw new ForbiddenError(message);
   }
 
+  /** Sign-in (401), then the owner's mode on the repository (403 with `message`). */
+  async assertOwner(message: string): Promise<void> {
+    requireSignedIn(this.viewer);
+    if (!(await this.permission()).isOwner) throw new ForbiddenError(message);
+  }
+
   async canWrite(unit: RepositoryUnit): Promise<boolean> {
     return this.viewer.isSignedIn && (await this.permission()).canWrite(unit);
   }

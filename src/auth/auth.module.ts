@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { OAuth2StoreModule } from '../oauth2/oauth2-store.module';
 import { UsersModule } from '../users/users.module';
 import { AuthenticationMiddleware } from './authentication.middleware';
 import { CredentialChain } from './credentials';
 import { RouteAuthGuard } from './route-auth';
 
 @Module({
-  imports: [UsersModule],
+  imports: [UsersModule, OAuth2StoreModule],
   providers: [CredentialChain, AuthenticationMiddleware, { provide: APP_GUARD, useClass: RouteAuthGuard }],
   exports: [AuthenticationMiddleware, CredentialChain],
 })

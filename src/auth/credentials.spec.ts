@@ -5,8 +5,12 @@ import type { AuditService } from '../audit/audit.service';
 import type { RateLimits } from '../common/rate-limits';
 import type { AccessTokensService } from '../users/access-tokens.service';
 import type { UserStore } from '../users/user.store';
+import type { OAuth2AccessTokens } from '../oauth2/oauth2-access-tokens';
 import { CredentialChain, SIGN_IN_FAILED } from './credentials';
 import * as secrets from './secrets';
+
+/** No OAuth2 access token exists in these tests. */
+const NO_OAUTH2_TOKENS = { authenticate: async () => null } as unknown as OAuth2AccessTokens;
 
 /** A sign-in for an account that does not exist does the same KDF work as a wrong password. */
 describe('CredentialChain password sign-in', () => {
@@ -23,7 +27,7 @@ describe('CredentialChain password sign-in', () => {
         return async () => void refunded.push(`${name} ${key}`);
       },
     } as unknown as RateLimits;
-    const chain = new CredentialChain(loadConfig({}), tokens, users, {} as UsersService, limits, { signIn: async () => undefined } as unknown as AuditService);
+    const chain = new CredentialChain(loadConfig({}), tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
     const verify = jest.spyOn(secrets, 'verifyPassword');
     await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({ status: 401, message: SIGN_IN_FAILED });
     expect(verify).toHaveBeenCalledWith('secret', secrets.DECOY_PASSWORD_HASH, 'ip:192.0.2.1|account:ghost');
@@ -43,7 +47,7 @@ describe('CredentialChain password sign-in', () => {
         return async () => void order.push(`refund ${name}`);
       },
     } as unknown as RateLimits;
-    const chain = new CredentialChain(loadConfig({}), tokens, users, {} as UsersService, limits, { signIn: async () => undefined } as unknown as AuditService);
+    const chain = new CredentialChain(loadConfig({}), tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
     const verify = jest.spyOn(secrets, 'verifyPassword');
     await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({ status: 429 });
     expect(verify).not.toHaveBeenCalled();

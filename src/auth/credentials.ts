@@ -6,7 +6,8 @@ import { AuditService, SignInCarrier } from '../audit/audit.service';
 import { clientIp, TrustedProxies } from '../common/client-address';
 import { DomainError, TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
-import { AccessTokensService } from '../users/access-tokens.service';
+import { OAuth2AccessTokens } from '../oauth2/oauth2-access-tokens';
+import { AccessTokensService, TOKEN_FAILED } from '../users/access-tokens.service';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 import { AuthContext } from './auth-context';
@@ -41,6 +42,7 @@ export class CredentialChain {
     private readonly users: UserStore,
     private readonly accounts: UsersService,
     private readonly limits: RateLimits,
+    private readonly oauth2Tokens: OAuth2AccessTokens,
     private readonly audit: AuditService,
   ) {
     this.proxies = new TrustedProxies(config.reverseProxy.trustedProxies);
@@ -142,10 +144,7 @@ export class CredentialChain {
 
   /** `client` is whose turn a key derivation waits for (KDF work is shared fairly between clients). */
   private async verify(credential: Exclude<Credential, { kind: 'reverse-proxy' }>, client: string): Promise<AuthContext> {
-    if (credential.kind === 'token') {
-      const { token, user } = await this.tokens.authenticate(credential.token);
-      return new AuthContext(user, 'token', ScopeSet.fromStored(token.scope));
-    }
+    if (credential.kind === 'token') return this.resolveToken(credential.token);
     const { username, secret } = credential;
     // Forgejo: an empty password or "x-oauth-basic" means the user name is the token.
     if (secret === '' || secret === 'x-oauth-basic') return this.verify({ kind: 'token', token: username, fromQuery: false }, client);
@@ -155,12 +154,25 @@ export class CredentialChain {
     if (user && verified) return new AuthContext(user, 'password', null);
     // The secret may be a token presented as the password.
     try {
-      const { token, user: owner } = await this.tokens.authenticate(secret);
-      return new AuthContext(owner, 'token', ScopeSet.fromStored(token.scope));
+      return await this.resolveToken(secret);
     } catch (error) {
       if (error instanceof KdfBusyError) throw error;
       throw new UnauthorizedError(SIGN_IN_FAILED);
     }
+  }
+
+  /**
+   * The one place a presented token is resolved: an API token, or an OAuth2 access token (a different shape),
+   * each with its scopes.
+   */
+  private async resolveToken(plaintext: string): Promise<AuthContext> {
+    if (OAuth2AccessTokens.looksLikeOne(plaintext)) {
+      const granted = await this.oauth2Tokens.authenticate(plaintext);
+      if (!granted) throw new UnauthorizedError(TOKEN_FAILED);
+      return new AuthContext(granted.user, 'token', granted.scopes);
+    }
+    const { token, user } = await this.tokens.authenticate(plaintext);
+    return new AuthContext(user, 'token', ScopeSet.fromStored(token.scope));
   }
 }
 

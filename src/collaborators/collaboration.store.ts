@@ -46,6 +46,11 @@ export class CollaborationStore {
     }
   }
 
+  /** Adds a collaboration inside the caller's transaction (a repository being created has none yet). */
+  async insertIn(tx: EntityManager, repoId: number, userId: number, mode: number, now: number): Promise<void> {
+    await tx.getRepository(CollaborationEntity).insert({ repoId, userId, mode, createdUnix: now, updatedUnix: now });
+  }
+
   async delete(repoId: number, userId: number, tx?: EntityManager): Promise<boolean> {
     return ((await this.manager(tx).getRepository(CollaborationEntity).delete({ repoId, userId })).affected ?? 0) > 0;
   }

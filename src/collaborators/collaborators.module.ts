@@ -1,4 +1,6 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { AccessMode } from '../access/access-mode';
+import { OrganizationPolicy } from '../access/organization-policy';
 import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
@@ -18,11 +20,18 @@ export class CollaboratorsModule implements OnModuleInit {
     private readonly repositories: RepositoriesService,
     private readonly users: UsersService,
     private readonly collaborations: CollaborationStore,
+    private readonly organizationPolicy: OrganizationPolicy,
   ) {}
 
   onModuleInit(): void {
     // Nothing of a deleted repository or user stays behind: the collaborations go in the deleting transaction.
     this.repositories.onRepositoryDeleted(async (tx, repo) => this.collaborations.deleteAllOfRepository(tx, repo.id));
     this.users.onUserDeleted(async (tx, user) => this.collaborations.deleteAllOfUser(tx, user.id));
+    // The creator of an organisation's repository administers it: through their teams, or else as its admin
+    // collaborator, added in the creating transaction.
+    this.repositories.onRepositoryCreated(async (tx, repo, owner, creator) => {
+      if (!owner.isOrganization || !creator.user || !(await this.organizationPolicy.creatorNeedsCollaboration(creator, owner.id))) return;
+      await this.collaborations.insertIn(tx, repo.id, creator.user.id, AccessMode.Admin, repo.createdUnix);
+    });
   }
 }

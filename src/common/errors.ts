@@ -46,8 +46,8 @@ export class ForbiddenError extends DomainError {
 
 export class MethodNotAllowedError extends DomainError {
   readonly status = 405;
-  constructor() {
-    super('method not allowed');
+  constructor(message = 'method not allowed') {
+    super(message);
   }
 }
 

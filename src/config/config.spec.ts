@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       archiveMaxEntries: 200_000,
       archiveMaxBytes: 4 * 1024 ** 3,
       treeMaxEntries: 1_000_000,
+      cgroup: 'auto',
     });
   });
 
@@ -74,6 +75,7 @@ describe('loadConfig', () => {
       GIT_ARCHIVE_MAX_FILES: '1000',
       GIT_ARCHIVE_MAX_SIZE: '10MiB',
       GIT_MAX_TREE_ENTRIES: '5000',
+      GIT_CGROUP: 'off',
       SSH_LOGIN_GRACE_TIME: '20',
       SSH_MAX_CONNECTIONS: '100',
       SSH_MAX_UNAUTHENTICATED: '10',
@@ -112,6 +114,7 @@ describe('loadConfig', () => {
       archiveMaxEntries: 1000,
       archiveMaxBytes: 10 * 1024 ** 2,
       treeMaxEntries: 5000,
+      cgroup: 'off',
     });
     expect(() => loadConfig({ SSH_MAX_AUTH_TRIES: '0' })).toThrow(/SSH_MAX_AUTH_TRIES/);
     expect(() => loadConfig({ GIT_MAX_PROCESSES: '0' })).toThrow(/GIT_MAX_PROCESSES/);

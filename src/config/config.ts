@@ -161,6 +161,8 @@ export interface RateLimitConfig {
   keyUpload: number;
   /** Attempts at the change-password page, per client address and user name. */
   changePassword: number;
+  /** Requests to the OAuth2 authorize, token, userinfo and sign-in endpoints, per client address. */
+  oauth2: number;
 }
 
 /** The built-in SSH server (docs/git-transports.md). */
@@ -226,6 +228,11 @@ export interface GitServingConfig {
    * A push bringing a larger one is refused, and listings and history walks of one answer 422 before git runs.
    */
   treeMaxEntries: number;
+  /**
+   * GIT_CGROUP: where each git's memory limit is a cgroup v2 of its own (`memory.max`, `cpu.max`): `auto` (the
+   * server's own cgroup, when delegated to it), `off`, or the path of a delegated cgroup; rlimits otherwise.
+   */
+  cgroup: string;
 }
 
 /**
@@ -313,6 +320,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       tokenCreation: integer(env, 'RATE_LIMIT_TOKEN_CREATION', 20, { min: 0 }),
       keyUpload: integer(env, 'RATE_LIMIT_KEY_UPLOAD', 20, { min: 0 }),
       changePassword: integer(env, 'RATE_LIMIT_CHANGE_PASSWORD', 10, { min: 0 }),
+      oauth2: integer(env, 'RATE_LIMIT_OAUTH2', 60, { min: 0 }),
     },
     logFile: nonEmpty(env, 'LOG_FILE'),
     uploads: {
@@ -466,6 +474,7 @@ function gitServingConfig(env: Env): GitServingConfig {
     archiveMaxEntries: integer(env, 'GIT_ARCHIVE_MAX_FILES', 200_000, { min: 1 }),
     archiveMaxBytes: byteSize(env, 'GIT_ARCHIVE_MAX_SIZE', 4 * 1024 ** 3),
     treeMaxEntries: integer(env, 'GIT_MAX_TREE_ENTRIES', 1_000_000, { min: 1 }),
+    cgroup: nonEmpty(env, 'GIT_CGROUP') ?? 'auto',
   };
 }
 

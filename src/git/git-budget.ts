@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { CgroupDetection, CgroupLease, inCgroup, leaseCgroup } from './git-cgroups';
 
 /**
  * What one git process may use: its address space and its CPU time. A repository's owner controls what git
@@ -17,6 +18,18 @@ export interface ProcessBudget {
 export interface BudgetedCommand {
   file: string;
   args: string[];
+  /** The cgroup git runs in, when the memory budget is one (git-cgroups.ts): released once git has exited. */
+  cgroup?: CgroupLease;
+}
+
+/** The delegated cgroup v2 hierarchy in force (chosen once at start, GitLimits), or null for rlimits. */
+let cgroups: { parent: string; cpu: boolean } | null = null;
+
+/** Makes `detection` the way memory budgets are applied from now on; says which way that is. */
+export function useCgroups(detection: CgroupDetection): string {
+  cgroups = detection.parent === null ? null : { parent: detection.parent, cpu: detection.cpu };
+  if (detection.parent !== null) return `cgroup v2 under ${detection.parent} (memory.max${detection.cpu ? ', cpu.max' : ''}) and RLIMIT_CPU`;
+  return `${prlimit() ? 'prlimit' : 'ulimit'} (RLIMIT_AS, RLIMIT_CPU): ${detection.reason}`;
 }
 
 const PRLIMIT_PATHS = ['/usr/bin/prlimit', '/bin/prlimit'];
@@ -39,6 +52,14 @@ export function budgetedGit(args: string[], budget: ProcessBudget = {}): Budgete
   const cpu = budget.cpuSeconds && budget.cpuSeconds > 0 ? Math.ceil(budget.cpuSeconds) : 0;
   if (memory === 0 && cpu === 0) return { file: 'git', args };
   const gitArgs = [...memoryOptions(memory), ...args];
+  const lease = cgroups && memory > 0 ? leaseCgroup(cgroups, memory) : null;
+  if (lease) {
+    // The memory limit is the cgroup's; the CPU time stays an rlimit (a cgroup limits a rate, not a total).
+    const tool = prlimit();
+    const inner = cpu === 0 ? { file: 'git', args: gitArgs } : tool ? { file: tool, args: [`--cpu=${cpu}:unlimited`, '--', 'git', ...gitArgs] } : null;
+    const command = inner ?? { file: '/bin/sh', args: ['-c', `ulimit -S -t ${cpu} && exec git "$@"`, 'git', ...gitArgs] };
+    return { ...inCgroup(lease, command.file, command.args), cgroup: lease };
+  }
   const tool = prlimit();
   if (tool) {
     const limits = [...(memory > 0 ? [`--as=${memory}:unlimited`] : []), ...(cpu > 0 ? [`--cpu=${cpu}:unlimited`] : [])];
@@ -60,10 +81,10 @@ function memoryOptions(memory: number): string[] {
 }
 
 /**
- * Whether a failed git ran out of its budget: it reported an allocation that failed, or the kernel stopped it
- * for CPU time (SIGXCPU, or SIGKILL at the hard limit).
+ * Whether a failed git ran out of its budget: it reported an allocation that failed, the kernel stopped it for
+ * CPU time (SIGXCPU), or its cgroup's memory.events counted an out-of-memory kill (`oomKilled`).
  */
-export function exhaustedBudget(stderr: string, signal: NodeJS.Signals | null): boolean {
-  if (signal === 'SIGXCPU') return true;
+export function exhaustedBudget(stderr: string, signal: NodeJS.Signals | null, oomKilled = false): boolean {
+  if (signal === 'SIGXCPU' || oomKilled) return true;
   return /out of memory|cannot allocate memory|mmap failed|unable to create thread/i.test(stderr);
 }

@@ -3,11 +3,11 @@ import * as fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { budgetedGit, exhaustedBudget, ProcessBudget } from './git-budget';
+import { BudgetedCommand, budgetedGit, exhaustedBudget, ProcessBudget } from './git-budget';
 import { currentGitClient } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
 import { GitLauncher, LaunchResult } from './git-launcher';
-import { spawnGit } from './spawn-git';
+import { spawnGit, stoppedAtMemoryLimit } from './spawn-git';
 
 /** A git command that failed: it exited non-zero, was killed, or could not start. */
 export class GitError extends Error {
@@ -168,7 +168,7 @@ export class GitCommand {
         if (aborted) return reject(new GitAbortedError(args));
         if (code === 0) return resolve();
         const text = Buffer.concat(stderr).toString('utf8');
-        reject(exhaustedBudget(text, exitSignal) ? new GitBudgetError(args, text) : new GitError(args, code, text));
+        reject(exhaustedBudget(text, exitSignal, stoppedAtMemoryLimit(child)) ? new GitBudgetError(args, text) : new GitError(args, code, text));
       });
     });
     // Callers that only await the stream must not see an unhandled rejection.
@@ -207,9 +207,8 @@ export class GitCommand {
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const env = gitEnvironment(this.config.dataDir, options.env);
-    const command = budgetedGit(fullArgs, this.budget(options, timeoutMs));
     const signal = options.signal ?? currentGitClient()?.signal;
-    if (options.offload) return this.executeOffloaded(args, command.file, command.args, env, { ...options, signal }, timeoutMs, acceptAnyExit);
+    if (options.offload) return this.executeOffloaded(args, budgetedGit(fullArgs, this.budget(options, timeoutMs)), env, { ...options, signal }, timeoutMs, acceptAnyExit);
     return new Promise<GitResult & { bytes: Buffer }>((resolve, reject) => {
       const child = spawnGit(fullArgs, { env, shell: false, detached: options.processGroup === true }, this.budget(options, timeoutMs));
       const stdout: Buffer[] = [];
@@ -261,7 +260,7 @@ export class GitCommand {
           const bytes = Buffer.concat(stdout);
           const result = { stdout: bytes.toString('utf8'), bytes, exitCode: code ?? -1 };
           const text = Buffer.concat(stderr).toString('utf8');
-          if (exhaustedBudget(text, exitSignal)) return reject(new GitBudgetError(args, text));
+          if (exhaustedBudget(text, exitSignal, stoppedAtMemoryLimit(child))) return reject(new GitBudgetError(args, text));
           if (code === 0 || (acceptAnyExit && code !== null)) return resolve(result);
           reject(new GitError(args, code, text));
         });
@@ -275,8 +274,7 @@ export class GitCommand {
   /** The same contract as the local spawn, through GitLauncher. */
   private async executeOffloaded(
     args: string[],
-    file: string,
-    fullArgs: string[],
+    command: BudgetedCommand,
     env: Record<string, string>,
     options: GitRunOptions,
     timeoutMs: number,
@@ -285,8 +283,9 @@ export class GitCommand {
     const input = options.input === undefined ? undefined : Buffer.isBuffer(options.input) ? options.input : Buffer.from(options.input, 'utf8');
     let launched: ReturnType<GitLauncher['launch']>;
     try {
-      launched = this.launcher.launch({ file, args: fullArgs, env, input, processGroup: options.processGroup === true, maxOutputBytes: MAX_OUTPUT_BYTES });
+      launched = this.launcher.launch({ file: command.file, args: command.args, env, input, processGroup: options.processGroup === true, maxOutputBytes: MAX_OUTPUT_BYTES });
     } catch (error) {
+      command.cgroup?.release();
       throw new GitUnavailableError(args, error as Error);
     }
     let timedOut = false;
@@ -302,6 +301,7 @@ export class GitCommand {
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener('abort', onAbort, { once: true });
     let outcome: LaunchResult;
+    let oomKilled = false;
     try {
       outcome = await launched.result;
     } catch (error) {
@@ -309,10 +309,11 @@ export class GitCommand {
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
+      oomKilled = command.cgroup?.release().oomKilled ?? false;
     }
     if (timedOut) throw new GitTimeoutError(args, timeoutMs);
     if (aborted) throw new GitAbortedError(args);
-    if (exhaustedBudget(outcome.stderr, outcome.signal ?? null)) throw new GitBudgetError(args, outcome.stderr);
+    if (exhaustedBudget(outcome.stderr, outcome.signal ?? null, oomKilled)) throw new GitBudgetError(args, outcome.stderr);
     const result = { stdout: outcome.stdout.toString('utf8'), bytes: outcome.stdout, exitCode: outcome.code ?? -1 };
     if (outcome.code === 0 || (acceptAnyExit && outcome.code !== null)) return result;
     throw new GitError(args, outcome.code, outcome.stderr);

@@ -3,6 +3,7 @@ import { GitCommand } from './git-command';
 import { GitData } from './git-data';
 import { GitLastCommits } from './git-last-commits';
 import { GitLauncher } from './git-launcher';
+import { GitLimits } from './git-limits';
 import { GitObjectReaders } from './git-object-readers';
 import { GitObjects } from './git-objects';
 import { GitProcesses } from './git-processes';
@@ -21,7 +22,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits],
   exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget],
 })
 export class GitModule {}

@@ -15,12 +15,34 @@ export function spawnGit(
 ): ChildProcessWithoutNullStreams {
   // Under its memory and CPU budget (git-budget.ts): started through prlimit, which then becomes git.
   const command = budgetedGit(args, budget);
-  const child = spawn(command.file, command.args, { ...options, stdio: ['pipe', 'pipe', 'pipe'] });
+  let child: ChildProcessWithoutNullStreams;
+  try {
+    child = spawn(command.file, command.args, { ...options, stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (error) {
+    command.cgroup?.release();
+    throw error;
+  }
+  if (command.cgroup) {
+    const lease = command.cgroup;
+    // Before 'close', where callers decide what the exit means: the cgroup tells whether memory.max stopped git.
+    const release = () => {
+      if (lease.release().oomKilled) outOfMemory.add(child);
+    };
+    child.once('exit', release);
+    child.once('error', release);
+  }
   if (child.stdin === null || child.stdout === null || child.stderr === null) {
     child.on('error', () => undefined);
     throw Object.assign(new Error('git could not be started: too many open files'), { code: 'EMFILE' });
   }
   return child;
+}
+
+const outOfMemory = new WeakSet<object>();
+
+/** Whether the kernel stopped this git for going over its cgroup's memory.max. */
+export function stoppedAtMemoryLimit(child: object): boolean {
+  return outOfMemory.has(child);
 }
 
 /** Resolves once git runs; rejects with the reason it could not start (EAGAIN, ENOMEM, ENOENT). */

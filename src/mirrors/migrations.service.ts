@@ -14,7 +14,7 @@ import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
 import { RepositoriesService } from '../repos/repositories.service';
 import { DEFAULT_BRANCH } from '../repos/repository-names';
 import type { RepositoryWire } from '../repos/repository.wire';
-import { OrganizationStore } from '../users/organization.store';
+import { OrganizationPolicy } from '../access/organization-policy';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
@@ -36,7 +36,7 @@ export class MigrationsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly users: UserStore,
-    private readonly organizations: OrganizationStore,
+    private readonly organizationPolicy: OrganizationPolicy,
     private readonly repositories: RepositoriesService,
     private readonly policy: HostPolicy,
     private readonly remotes: GitRemotes,
@@ -196,7 +196,7 @@ export class MigrationsService {
       if (owner.id !== viewer.user.id) throw new ForbiddenError('Given user is not an organization.');
       return;
     }
-    if (!(await this.organizations.isOwner(owner.id, viewer.user.id))) throw new ForbiddenError('Given user is not owner of organization.');
+    if (!(await this.organizationPolicy.isOwner(viewer, owner.id))) throw new ForbiddenError('Given user is not owner of organization.');
   }
 
   /** Authentication and other git failures → 422 with git's first `fatal:` line; the rest → 500. */

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
@@ -77,6 +77,11 @@ export class SecretBox {
     } catch {
       throw new SecretUnreadableError();
     }
+  }
+
+  /** A key for one purpose, the same in every instance that shares SECRET_KEY: HMAC-SHA-256(key, purpose). */
+  derive(purpose: string): string {
+    return createHmac('sha256', this.secretKey()).update(purpose, 'utf8').digest('base64url');
   }
 
   private secretKey(): Buffer {

@@ -15,7 +15,7 @@ import { isUniqueViolation, Transactions } from '../database/transactions';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { QuotaUsageSources } from '../quota/quota-usage-sources';
 import type { QuotaUsedPackageWire } from '../quota/quota.wire';
-import { OrganizationStore } from '../users/organization.store';
+import { OrganizationPolicy } from '../access/organization-policy';
 import { UserVisibility } from '../users/user-visibility';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
@@ -51,7 +51,7 @@ export class PackagesService implements OnModuleInit {
     private readonly users: UserStore,
     private readonly usersService: UsersService,
     private readonly visibility: UserVisibility,
-    private readonly organizations: OrganizationStore,
+    private readonly organizationPolicy: OrganizationPolicy,
     private readonly blobs: BlobStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
@@ -87,7 +87,7 @@ export class PackagesService implements OnModuleInit {
   async writableOwner(viewer: AuthContext, ownerName: string): Promise<UserEntity> {
     const owner = await this.readableOwner(viewer, ownerName);
     if (!viewer.user) throw new UnauthorizedError('reqPackageAccess');
-    const allowed = viewer.isAdmin || viewer.user.id === owner.id || (owner.isOrganization && (await this.organizations.isOwner(owner.id, viewer.user.id)));
+    const allowed = viewer.isAdmin || viewer.user.id === owner.id || (owner.isOrganization && (await this.organizationPolicy.mayWritePackages(viewer, owner.id)));
     if (!allowed) throw new ForbiddenError('reqPackageAccess');
     return owner;
   }

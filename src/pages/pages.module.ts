@@ -17,6 +17,7 @@ export const PAGE_PATHS = ['/', CHANGE_PASSWORD_PATH, 'assets/img/avatar_default
   imports: [UsersModule],
   controllers: [HomeController, ChangePasswordController],
   providers: [ChangePasswordService, PageCsrf],
+  exports: [PageCsrf],
 })
 export class PagesModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

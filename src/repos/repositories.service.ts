@@ -7,7 +7,6 @@ import { requireSignedIn } from '../auth/route-auth';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Clock } from '../common/time';
 import { isUniqueViolation, Transactions } from '../database/transactions';
-import { OrganizationStore } from '../users/organization.store';
 import { UserVisibility } from '../users/user-visibility';
 import { noReplyEmail } from '../users/user.mapper';
 import { UserEntity } from '../users/user.entity';
@@ -18,6 +17,7 @@ import type { EditRepositoryOption } from './edit-repository.option';
 import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from './quota-gate';
+import { OrganizationPolicy } from '../access/organization-policy';
 import { RepositoryPolicy, type RepositoryTarget } from '../access/repository-policy';
 import { RepositoryEntity } from './repository.entity';
 import { repositoryUrls } from './repository.mapper';
@@ -63,6 +63,9 @@ export interface MirrorIntervalEditor {
  */
 export type RepositoryDeletionListener = (tx: EntityManager, repo: RepositoryEntity) => Promise<(() => Promise<void>) | void>;
 
+/** Told inside the creation's transaction that a repository's row was inserted, by whom and for which owner. */
+export type RepositoryCreationListener = (tx: EntityManager, repo: RepositoryEntity, owner: UserEntity, creator: AuthContext) => Promise<void>;
+
 /**
  * Repositories: creation (row and bare git directory together, or neither), reading, changing, deleting,
  * and the lookup every /repos/{owner}/{repo} route starts with.
@@ -80,6 +83,7 @@ export class RepositoriesService implements OnModuleInit {
     return (this.pathLeases ??= this.leases.keyed('repository-path'));
   }
   private readonly deletionListeners: RepositoryDeletionListener[] = [];
+  private readonly creationListeners: RepositoryCreationListener[] = [];
   private mirrorIntervalEditor: MirrorIntervalEditor | null = null;
 
   constructor(
@@ -88,7 +92,6 @@ export class RepositoriesService implements OnModuleInit {
     private readonly watches: WatchStore,
     private readonly users: UserStore,
     private readonly usersService: UsersService,
-    private readonly organizations: OrganizationStore,
     private readonly userVisibility: UserVisibility,
     private readonly views: RepositoryViews,
     private readonly policy: RepositoryPolicy,
@@ -99,6 +102,7 @@ export class RepositoriesService implements OnModuleInit {
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly events: RepositoryEvents,
+    private readonly organizationPolicy: OrganizationPolicy,
     private readonly audit: AuditService,
   ) {}
 
@@ -110,6 +114,11 @@ export class RepositoriesService implements OnModuleInit {
   /** Modules that keep rows per repository (releases, mirrors) register here to go with it. */
   onRepositoryDeleted(listener: RepositoryDeletionListener): void {
     this.deletionListeners.push(listener);
+  }
+
+  /** Modules that keep rows per repository from its creation on (the creator's collaboration) register here. */
+  onRepositoryCreated(listener: RepositoryCreationListener): void {
+    this.creationListeners.push(listener);
   }
 
   async onModuleInit(): Promise<void> {
@@ -167,11 +176,11 @@ export class RepositoriesService implements OnModuleInit {
     return org;
   }
 
-  /** Quota on the organisation (413), then site admin or org owner (403), then the shared rules. */
+  /** Quota on the organisation (413), then a site admin, an owner or a team that may create repositories (403), then the shared rules. */
   async createInOrganization(viewer: AuthContext, org: UserEntity, option: CreateRepositoryOption): Promise<RepositoryWire> {
     requireSignedIn(viewer);
     await this.quota.assertCanCreateRepository(org);
-    if (!viewer.isAdmin && !(await this.organizations.isOwner(org.id, viewer.user.id))) {
+    if (!(await this.organizationPolicy.createsRepositories(viewer, org.id))) {
       throw new ForbiddenError('Given user is not allowed to create repository in organization.');
     }
     return this.create(viewer, org, option);
@@ -280,6 +289,7 @@ export class RepositoriesService implements OnModuleInit {
           moved = false;
           const row = await this.insertRow(tx, owner, viewer.user, now, { ...fields });
           await withRow(tx, row);
+          for (const listener of this.creationListeners) await listener(tx, row, owner, viewer);
           await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: viewer.user.id });
           await this.audit.record(tx, {
             action: 'repository.create',
@@ -400,12 +410,13 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   /**
-   * DELETE /repos/{owner}/{repo}: owner, org owner or site admin. The row goes first (the commit point), then
+   * DELETE /repos/{owner}/{repo}: the owner's mode (owner, Owners or admin team, site admin; not an admin
+   * collaborator, as Forgejo). The row goes first (the commit point), then
    * the directory; if the process dies between the two, the next creation at that path clears the leftover.
    */
   async delete(target: RepositoryTarget): Promise<void> {
     const { repo, owner } = target;
-    await target.assertAdmin('user should be the owner of the repo');
+    await target.assertOwner('user should be the owner of the repo');
     const dir = this.paths.repository(owner.name, repo.name);
     // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
     // rather than having its new directory removed by this deletion.

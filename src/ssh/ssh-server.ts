@@ -297,7 +297,10 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     // 3. The repository, as the caller may see it.
     const viewer = new AuthContext(user, 'ssh-key', null);
     const target = await this.access.find(parsed.owner, parsed.repo);
-    if (!this.access.isPublicPull(target) && !(await this.access.canRead(viewer, target))) {
+    // A public repository of a public owner needs no further question, except for a restricted user: the policy
+    // gives them only what teams and collaborations give, as Forgejo checks them over SSH.
+    const publicPull = this.access.isPublicPull(target) && !user.isRestricted;
+    if (!publicPull && !(await this.access.canRead(viewer, target))) {
       throw new SshRefusal(`Cannot find repository: ${typed}`);
     }
     const owner = target.owner!;

@@ -1,15 +1,39 @@
-import type { EntityManager } from 'typeorm';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Brackets, DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { isUniqueViolation } from '../database/transactions';
 import { RepositoryEntity } from '../repos/repository.entity';
-import { TeamEntity, TeamRepoEntity } from '../users/organization.entities';
+import { OWNER_ACCESS_MODE, TeamEntity, TeamRepoEntity, TeamUserEntity } from '../users/organization.entities';
+import { UserEntity } from '../users/user.entity';
 
-/** Teams' own rows beyond membership: the team itself and the repositories it reaches. */
+export interface TeamSearch {
+  orgId: number;
+  keyword: string;
+  includeDescription: boolean;
+  /** Only the teams of this user (null: every team of the organisation). */
+  memberId: number | null;
+}
+
+/**
+ * Teams' own rows: the team, the repositories it reaches and the reading of its members. A team that
+ * includes all repositories has no team_repo rows: it reaches every repository of its organisation, those
+ * created later included. Membership writes stay with the organisation store (they move org_user too).
+ */
 @Injectable()
 export class TeamStore {
   constructor(private readonly dataSource: DataSource) {}
+
+  private manager(tx?: EntityManager): EntityManager {
+    return tx ?? this.dataSource.manager;
+  }
+
+  findById(id: number): Promise<TeamEntity | null> {
+    return this.manager().getRepository(TeamEntity).findOneBy({ id });
+  }
+
+  findByName(orgId: number, name: string): Promise<TeamEntity | null> {
+    return this.manager().getRepository(TeamEntity).findOneBy({ orgId, lowerName: name.toLowerCase() });
+  }
 
   /** Inserts a team; null when the organisation has one of that name already (the unique index decides). */
   async insert(tx: EntityManager, fields: Omit<TeamEntity, 'id'>): Promise<TeamEntity | null> {
@@ -22,17 +46,131 @@ export class TeamStore {
     }
   }
 
-  async listRepositories(teamId: number, page: PageQuery): Promise<Page<RepositoryEntity>> {
-    const [items, total] = await this.dataSource
-      .getRepository(RepositoryEntity)
-      .createQueryBuilder('r')
-      .innerJoin(TeamRepoEntity, 'tr', 'tr.repo_id = r.id')
-      .where('tr.team_id = :teamId', { teamId })
-      .orderBy('r.lower_name', 'ASC')
+  /** Writes a team's fields; false when its new name is taken in the organisation (the unique index decides). */
+  async update(tx: EntityManager, team: TeamEntity): Promise<boolean> {
+    try {
+      await tx.getRepository(TeamEntity).update(
+        { id: team.id },
+        {
+          name: team.name,
+          lowerName: team.name.toLowerCase(),
+          description: team.description,
+          authorize: team.authorize,
+          includesAllRepositories: team.includesAllRepositories,
+          canCreateOrgRepo: team.canCreateOrgRepo,
+          units: team.units,
+        },
+      );
+      return true;
+    } catch (error) {
+      if (isUniqueViolation(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * A team that stops including all repositories keeps the ones it had: they become explicit links, in the
+   * transaction that changes the flag.
+   */
+  async linkAllRepositories(tx: EntityManager, team: TeamEntity): Promise<void> {
+    const repos = await tx.getRepository(RepositoryEntity).find({ where: { ownerId: team.orgId }, select: { id: true } });
+    const linked = new Set((await tx.getRepository(TeamRepoEntity).find({ where: { teamId: team.id } })).map((link) => link.repoId));
+    const missing = repos.filter((repo) => !linked.has(repo.id)).map((repo) => ({ orgId: team.orgId, teamId: team.id, repoId: repo.id }));
+    for (let start = 0; start < missing.length; start += 100) await tx.getRepository(TeamRepoEntity).insert(missing.slice(start, start + 100));
+  }
+
+  /** Deletes the team and its repository links, inside the caller's transaction (its members go first). */
+  async delete(tx: EntityManager, team: TeamEntity): Promise<void> {
+    await tx.getRepository(TeamRepoEntity).delete({ teamId: team.id });
+    await tx.getRepository(TeamEntity).delete({ id: team.id });
+  }
+
+  async listOfOrganization(orgId: number, page: PageQuery): Promise<Page<TeamEntity>> {
+    return this.search({ orgId, keyword: '', includeDescription: false, memberId: null }, page);
+  }
+
+  /** Teams by name, as Forgejo orders them; the keyword matches the name (and the description when asked). */
+  async search(search: TeamSearch, page: PageQuery): Promise<Page<TeamEntity>> {
+    const query = this.manager().getRepository(TeamEntity).createQueryBuilder('team').where('team.org_id = :orgId', { orgId: search.orgId });
+    if (search.memberId !== null) query.innerJoin(TeamUserEntity, 'tu', 'tu.team_id = team.id AND tu.uid = :uid', { uid: search.memberId });
+    if (search.keyword) {
+      const pattern = `%${escapeLike(search.keyword.toLowerCase())}%`;
+      query.andWhere(
+        new Brackets((where) => {
+          where.where("team.lower_name LIKE :pattern ESCAPE '!'", { pattern });
+          if (search.includeDescription) where.orWhere("LOWER(team.description) LIKE :pattern ESCAPE '!'", { pattern });
+        }),
+      );
+    }
+    const [items, total] = await query.orderBy('team.lower_name', 'ASC').addOrderBy('team.id', 'ASC').offset(page.offset).limit(page.limit).getManyAndCount();
+    return { items, total };
+  }
+
+  /** Every team of `uid`, in every organisation. */
+  async listOfMember(uid: number, page: PageQuery): Promise<Page<TeamEntity>> {
+    const [items, total] = await this.manager()
+      .getRepository(TeamEntity)
+      .createQueryBuilder('team')
+      .innerJoin(TeamUserEntity, 'tu', 'tu.team_id = team.id')
+      .where('tu.uid = :uid', { uid })
+      .orderBy('team.lower_name', 'ASC')
+      .addOrderBy('team.id', 'ASC')
       .offset(page.offset)
       .limit(page.limit)
       .getManyAndCount();
     return { items, total };
+  }
+
+  /** A team's members, by full name then name, as Forgejo lists them. */
+  async listMembers(teamId: number, page: PageQuery): Promise<Page<UserEntity>> {
+    const [items, total] = await this.manager()
+      .getRepository(UserEntity)
+      .createQueryBuilder('u')
+      .innerJoin(TeamUserEntity, 'tu', 'tu.uid = u.id')
+      .where('tu.team_id = :teamId', { teamId })
+      .orderBy('u.full_name', 'ASC')
+      .addOrderBy('u.name', 'ASC')
+      .offset(page.offset)
+      .limit(page.limit)
+      .getManyAndCount();
+    return { items, total };
+  }
+
+  async isMember(teamId: number, uid: number): Promise<boolean> {
+    return this.manager().getRepository(TeamUserEntity).exists({ where: { teamId, uid } });
+  }
+
+  /** The repositories the team reaches, by name. */
+  async listRepositories(team: TeamEntity, page: PageQuery): Promise<Page<RepositoryEntity>> {
+    const query = this.manager().getRepository(RepositoryEntity).createQueryBuilder('r');
+    if (team.includesAllRepositories) query.where('r.owner_id = :orgId', { orgId: team.orgId });
+    else query.innerJoin(TeamRepoEntity, 'tr', 'tr.repo_id = r.id').where('tr.team_id = :teamId', { teamId: team.id });
+    const [items, total] = await query.orderBy('r.lower_name', 'ASC').offset(page.offset).limit(page.limit).getManyAndCount();
+    return { items, total };
+  }
+
+  /** Whether the team reaches the repository (of its organisation). */
+  async reaches(team: TeamEntity, repo: { id: number; ownerId: number }): Promise<boolean> {
+    if (repo.ownerId !== team.orgId) return false;
+    if (team.includesAllRepositories) return true;
+    return this.manager().getRepository(TeamRepoEntity).exists({ where: { teamId: team.id, repoId: repo.id } });
+  }
+
+  /** The teams that reach a repository of their organisation: Owners first, then by name. */
+  async teamsOfRepository(repo: { id: number; ownerId: number }): Promise<TeamEntity[]> {
+    const teams = await this.manager()
+      .getRepository(TeamEntity)
+      .createQueryBuilder('team')
+      .where('team.org_id = :orgId', { orgId: repo.ownerId })
+      .andWhere(
+        new Brackets((where) => {
+          where.where('team.includes_all_repositories = :all', { all: true });
+          where.orWhere(`EXISTS (SELECT 1 FROM ${this.dataSource.getMetadata(TeamRepoEntity).tableName} tr WHERE tr.team_id = team.id AND tr.repo_id = :repoId)`, { repoId: repo.id });
+        }),
+      )
+      .orderBy('team.lower_name', 'ASC')
+      .getMany();
+    return [...teams.filter((team) => team.authorize === OWNER_ACCESS_MODE), ...teams.filter((team) => team.authorize !== OWNER_ACCESS_MODE)];
   }
 
   /** Idempotent: a link already there (or added concurrently) is kept as it is. */
@@ -51,7 +189,12 @@ export class TeamStore {
     return ((await tx.getRepository(TeamRepoEntity).delete({ teamId, repoId })).affected ?? 0) > 0;
   }
 
-  async deleteLinksOfRepository(tx: import('typeorm').EntityManager, repoId: number): Promise<void> {
+  async deleteLinksOfRepository(tx: EntityManager, repoId: number): Promise<void> {
     await tx.getRepository(TeamRepoEntity).delete({ repoId });
   }
+}
+
+/** A LIKE pattern matching `text` literally ('!' escapes). */
+function escapeLike(text: string): string {
+  return text.replace(/[!%_]/g, (char) => `!${char}`);
 }

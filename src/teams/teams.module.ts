@@ -2,14 +2,15 @@ import { Module, OnModuleInit } from '@nestjs/common';
 import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
+import { RepositoryTeamsController } from './repository-teams.controller';
 import { TeamStore } from './team.store';
-import { TeamRepositoriesController } from './teams.controller';
+import { TeamsController } from './teams.controller';
 import { TeamsService } from './teams.service';
 
-/** Teams of organisations beyond Owners: their units and the repositories they reach. */
+/** Teams of organisations: their permission and units, members and the repositories they reach. */
 @Module({
   imports: [UsersModule, ReposModule],
-  controllers: [TeamRepositoriesController],
+  controllers: [TeamsController, RepositoryTeamsController],
   providers: [TeamStore, TeamsService],
 })
 export class TeamsModule implements OnModuleInit {

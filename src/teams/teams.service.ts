@@ -1,112 +1,351 @@
 import { AuditService } from '../audit/audit.service';
-import { Transactions } from '../database/transactions';
 import { Injectable } from '@nestjs/common';
-import { AccessMode, isRepositoryUnit, parseAccessMode, REPOSITORY_UNITS, UnitModes } from '../access/access-mode';
+import { AccessMode, isRepositoryUnit, parseAccessMode, RepositoryUnit, UnitModes } from '../access/access-mode';
+import { OrganizationPolicy, TeamStanding } from '../access/organization-policy';
+import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import type { AuthContext } from '../auth/auth-context';
-import { InvalidInputError, NotFoundError } from '../common/errors';
+import { requireSignedIn } from '../auth/route-auth';
+import { ForbiddenError, InvalidInputError, MethodNotAllowedError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
+import { Transactions } from '../database/transactions';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { RepositoryStore } from '../repos/repository.store';
-import type { TeamEntity } from '../users/organization.entities';
-import { OrganizationsService } from '../users/organizations.service';
-import type { CreateTeamOption } from './create-team.option';
+import { OWNER_ACCESS_MODE, TeamEntity } from '../users/organization.entities';
+import { LAST_OWNER, OrganizationsService } from '../users/organizations.service';
+import { OrganizationStore } from '../users/organization.store';
+import type { UserEntity } from '../users/user.entity';
+import { UserListVisibility } from '../users/user-visibility.condition';
+import { UserVisibility } from '../users/user-visibility';
+import { UserStore } from '../users/user.store';
+import type { CreateTeamOption, EditTeamOption } from './create-team.option';
 import { TeamStore } from './team.store';
 
-/** Teams beyond Owners: creation with Forgejo's permission and units, and the repositories a team reaches. */
+const NOT_REPO_ADMIN = 'Must have admin-level access to the repository';
+const NOT_AN_ORGANIZATION = 'repo is not owned by an organization';
+
+/** A team with the organisation it belongs to. */
+export interface TeamOfOrganization {
+  team: TeamEntity;
+  org: UserEntity;
+}
+
+/**
+ * Teams of organisations: their fields, members and repositories. Who may see or change them is the
+ * organisation policy's answer; this service applies Forgejo's rules on what a change does.
+ */
 @Injectable()
 export class TeamsService {
   constructor(
     private readonly organizations: OrganizationsService,
+    private readonly memberships: OrganizationStore,
     private readonly teams: TeamStore,
-    private readonly repositories: RepositoryStore,
+    private readonly repositoryStore: RepositoryStore,
+    private readonly users: UserStore,
+    private readonly visibility: UserVisibility,
+    private readonly listVisibility: UserListVisibility,
+    private readonly organizationPolicy: OrganizationPolicy,
+    private readonly repositoryPolicy: RepositoryPolicy,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
   ) {}
 
-  /** POST /orgs/{org}/teams: organisation owners and site admins; a name taken in the organisation → 422. */
-  async create(viewer: AuthContext, orgName: string, option: CreateTeamOption): Promise<TeamEntity> {
-    const org = await this.organizations.ownedByName(viewer, orgName);
-    const requested = option.permission === undefined ? AccessMode.None : parseAccessMode(option.permission);
-    if (requested === undefined) throw new InvalidInputError('[Permission]: In');
-    const units = unitsOf(option, requested);
-    // As Forgejo: below admin the team's mode is the lowest mode of its units.
-    const modes = Object.values(units).filter((mode) => mode > AccessMode.None);
-    const authorize = requested >= AccessMode.Admin ? requested : modes.length > 0 ? Math.min(...modes) : AccessMode.None;
-    if (authorize < AccessMode.Admin && modes.length === 0) throw new InvalidInputError('units permission should not be empty');
+  /** GET /orgs/{org}/teams: members and site admins (else 403). */
+  async listOfOrganization(viewer: AuthContext, orgName: string, page: PageQuery): Promise<Page<TeamEntity>> {
+    const org = await this.organizations.visibleByName(viewer, orgName);
+    await this.organizationPolicy.assertMember(viewer, org.id);
+    return this.teams.listOfOrganization(org.id, page);
+  }
+
+  /** GET /orgs/{org}/teams/search: members search their own teams, site admins every team. */
+  async search(viewer: AuthContext, orgName: string, keyword: string, includeDescription: boolean, page: PageQuery): Promise<Page<TeamEntity>> {
+    const org = await this.organizations.visibleByName(viewer, orgName);
+    await this.organizationPolicy.assertMember(viewer, org.id);
+    return this.teams.search({ orgId: org.id, keyword, includeDescription, memberId: viewer.isAdmin ? null : viewer.user!.id }, page);
+  }
+
+  /** GET /user/teams: every team of the caller, with its organisation. */
+  async listOfCaller(viewer: AuthContext, page: PageQuery): Promise<Page<TeamOfOrganization>> {
+    requireSignedIn(viewer);
+    const found = await this.teams.listOfMember(viewer.user.id, page);
+    const orgs = new Map((await this.users.findByIds([...new Set(found.items.map((team) => team.orgId))])).map((org) => [org.id, org]));
+    return { items: found.items.map((team) => ({ team, org: orgs.get(team.orgId)! })), total: found.total };
+  }
+
+  /** POST /orgs/{org}/teams: owners and site admins; a name taken in the organisation → 422. */
+  async create(viewer: AuthContext, orgName: string, option: CreateTeamOption): Promise<TeamOfOrganization> {
+    const org = await this.organizations.visibleByName(viewer, orgName);
+    await this.organizationPolicy.assertManagesTeams(viewer, org.id);
+    assertUsableTeamName(option.name);
+    const requested = option.permission === undefined || option.permission === '' ? AccessMode.None : parseAccessMode(option.permission)!;
+    const { authorize, units } = teamUnits(requested, option, null);
     const team = await this.transactions.run(async (tx) => {
       const created = await this.teams.insert(tx, {
-      orgId: org.id,
-      name: option.name,
-      lowerName: option.name.toLowerCase(),
-      description: option.description ?? '',
-      authorize,
-      includesAllRepositories: option.includes_all_repositories ?? false,
-      canCreateOrgRepo: option.can_create_org_repo ?? false,
-      numMembers: 0,
-      units: authorize >= AccessMode.Admin ? '' : JSON.stringify(units),
+        orgId: org.id,
+        name: option.name,
+        lowerName: option.name.toLowerCase(),
+        description: option.description ?? '',
+        authorize,
+        includesAllRepositories: option.includes_all_repositories ?? false,
+        canCreateOrgRepo: option.can_create_org_repo ?? false,
+        numMembers: 0,
+        units,
       });
-      if (created) {
-        await this.audit.record(tx, {
-          action: 'team.create',
-          target: { type: 'team', id: created.id, name: created.name },
-          detail: { organization: org.name, permission: option.permission ?? 'none', units: Object.keys(units) },
-        });
-      }
+      if (created) await this.audit.record(tx, { action: 'team.create', target: teamTarget(created), detail: { organization: org.name, permission: option.permission || 'none' } });
       return created;
     });
-    if (!team) throw new InvalidInputError('team already exists');
+    if (!team) throw teamExists(org.id, option.name);
+    return { team, org };
+  }
+
+  /** GET /teams/{id}. */
+  async get(viewer: AuthContext, teamId: string): Promise<TeamOfOrganization> {
+    const { team, org } = await this.open(viewer, teamId);
+    return { team, org };
+  }
+
+  /**
+   * PATCH /teams/{id}: owners and site admins. As Forgejo, absent fields keep their values, the repository
+   * scope changes only together with a permission, and the Owners team keeps its name, owner permission,
+   * every repository and the right to create them: only its description changes.
+   */
+  async edit(viewer: AuthContext, teamId: string, option: EditTeamOption): Promise<TeamOfOrganization> {
+    const { team, org, standing } = await this.open(viewer, teamId);
+    this.organizationPolicy.assertManages(standing);
+    const owners = team.authorize === OWNER_ACCESS_MODE;
+    const changed: TeamEntity = { ...team };
+    if (option.description !== undefined && option.description !== null) changed.description = option.description;
+    if (!owners) {
+      if (option.can_create_org_repo !== undefined && option.can_create_org_repo !== null) changed.canCreateOrgRepo = option.can_create_org_repo;
+      if (option.name) {
+        assertUsableTeamName(option.name);
+        changed.name = option.name;
+      }
+      let requested = team.authorize as AccessMode;
+      if (option.permission) {
+        requested = parseAccessMode(option.permission)!;
+        if (option.includes_all_repositories !== undefined && option.includes_all_repositories !== null) changed.includesAllRepositories = option.includes_all_repositories;
+      }
+      const given = option.permission !== undefined && option.permission !== '';
+      const unitsGiven = hasUnitsMap(option.units_map) || (Array.isArray(option.units) && option.units.length > 0);
+      if (given || unitsGiven) Object.assign(changed, teamUnits(requested, option, team));
+    }
+    const saved = await this.transactions.run(async (tx) => {
+      if (!(await this.teams.update(tx, changed))) return false;
+      if (team.includesAllRepositories && !changed.includesAllRepositories) await this.teams.linkAllRepositories(tx, changed);
+      const fields = (Object.keys(changed) as (keyof TeamEntity)[]).filter((key) => changed[key] !== team[key]);
+      await this.audit.record(tx, { action: 'team.edit', target: teamTarget(changed), detail: { organization: org.name, fields } });
+      return true;
+    });
+    if (!saved) throw teamExists(org.id, changed.name);
+    return { team: changed, org };
+  }
+
+  /** DELETE /teams/{id}: owners and site admins; the Owners team stays (422). */
+  async delete(viewer: AuthContext, teamId: string): Promise<void> {
+    const { team, standing } = await this.open(viewer, teamId);
+    this.organizationPolicy.assertManages(standing);
+    if (team.authorize === OWNER_ACCESS_MODE) throw new InvalidInputError('the Owners team of an organization cannot be deleted');
+    await this.transactions.run(async (tx) => {
+      await this.memberships.removeAllTeamMembers(tx, team);
+      await this.teams.delete(tx, team);
+      await this.audit.record(tx, { action: 'team.delete', target: teamTarget(team), detail: { organization_id: team.orgId } });
+    });
+  }
+
+  /** GET /teams/{id}/members. */
+  async members(viewer: AuthContext, teamId: string, page: PageQuery): Promise<Page<UserEntity>> {
+    const { team, standing } = await this.open(viewer, teamId);
+    if (!standing.orgMember) throw new NotFoundError();
+    return this.teams.listMembers(team.id, page);
+  }
+
+  /** GET /teams/{id}/members/{username}: the user when in the team, else 404. */
+  async member(viewer: AuthContext, teamId: string, username: string): Promise<UserEntity> {
+    const { team } = await this.open(viewer, teamId);
+    const user = await this.users.findByName(username);
+    if (!user || !(await this.teams.isMember(team.id, user.id))) throw new NotFoundError();
+    return user;
+  }
+
+  /** PUT /teams/{id}/members/{username}: owners and site admins; idempotent; the user joins the organisation. */
+  async addMember(viewer: AuthContext, teamId: string, username: string): Promise<void> {
+    const { team, standing } = await this.open(viewer, teamId);
+    this.organizationPolicy.assertManages(standing);
+    const user = await this.individual(viewer, username);
+    await this.transactions.run(async (tx) => {
+      await this.memberships.addTeamMember(tx, team, user.id);
+      await this.audit.record(tx, { action: 'team.member_add', target: teamTarget(team), detail: { member: user.name } });
+    });
+  }
+
+  /** DELETE /teams/{id}/members/{username}: not being a member is a no-op; the Owners team keeps one member. */
+  async removeMember(viewer: AuthContext, teamId: string, username: string): Promise<void> {
+    const { team, standing } = await this.open(viewer, teamId);
+    this.organizationPolicy.assertManages(standing);
+    const user = await this.individual(viewer, username);
+    await this.transactions.run(async (tx) => {
+      const result = await this.memberships.removeTeamMember(tx, team, user.id);
+      if (result === 'last-owner') throw new InvalidInputError(LAST_OWNER);
+      if (result !== 'not-a-member') await this.audit.record(tx, { action: 'team.member_remove', target: teamTarget(team), detail: { member: user.name } });
+    });
+  }
+
+  /** GET /teams/{id}/repos. */
+  async repositories(viewer: AuthContext, teamId: string, page: PageQuery): Promise<Page<RepositoryEntity>> {
+    const { team } = await this.open(viewer, teamId);
+    return this.teams.listRepositories(team, page);
+  }
+
+  /** GET /teams/{id}/repos/{org}/{repo}: the repository when the team reaches it, else 404. */
+  async repository(viewer: AuthContext, teamId: string, orgName: string, repoName: string): Promise<RepositoryEntity> {
+    const { team, repo } = await this.teamAndRepository(viewer, teamId, orgName, repoName);
+    if (!(await this.teams.reaches(team, repo))) throw new NotFoundError();
+    return repo;
+  }
+
+  /** PUT /teams/{id}/repos/{org}/{repo}: a member of the team who administers the repository; idempotent. */
+  async addRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string): Promise<void> {
+    const { team, org, repo } = await this.teamAndRepository(viewer, teamId, orgName, repoName);
+    if (!(await this.repositoryPolicy.permission(viewer, repo, org)).isAdmin) throw new ForbiddenError(NOT_REPO_ADMIN);
+    if (!team.includesAllRepositories) await this.linkRecorded(team, repo, true);
+  }
+
+  /** DELETE /teams/{id}/repos/{org}/{repo}: as PUT; a team that includes every repository keeps it. */
+  async removeRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string): Promise<void> {
+    const { team, org, repo } = await this.teamAndRepository(viewer, teamId, orgName, repoName);
+    if (!(await this.repositoryPolicy.permission(viewer, repo, org)).isAdmin) throw new ForbiddenError(NOT_REPO_ADMIN);
+    await this.linkRecorded(team, repo, false);
+  }
+
+  /** GET /repos/{o}/{r}/teams: the teams that reach the repository (405 for a user's repository). */
+  async teamsOfRepository(target: RepositoryTarget): Promise<TeamEntity[]> {
+    requireSignedIn(target.viewer);
+    if (!target.owner.isOrganization) throw new MethodNotAllowedError(NOT_AN_ORGANIZATION);
+    return this.teams.teamsOfRepository(target.repo);
+  }
+
+  /** GET /repos/{o}/{r}/teams/{team}: the team when it reaches the repository, else 404. */
+  async teamOfRepository(target: RepositoryTarget, teamName: string): Promise<TeamEntity> {
+    requireSignedIn(target.viewer);
+    if (!target.owner.isOrganization) throw new MethodNotAllowedError(NOT_AN_ORGANIZATION);
+    const team = await this.teamByName(target, teamName);
+    if (!(await this.teams.reaches(team, target.repo))) throw new NotFoundError();
     return team;
   }
 
-  async repositoriesOf(viewer: AuthContext, teamId: string, page: PageQuery): Promise<Page<RepositoryEntity>> {
-    const team = await this.organizations.teamForOwner(viewer, teamId);
-    return this.teams.listRepositories(team.id, page);
+  /**
+   * PUT and DELETE /repos/{o}/{r}/teams/{team}: repository admins (403), and only owners unless the
+   * organisation lets repository admins change team access (403); adding a team already there, or removing
+   * one that is not, is 422 as Forgejo.
+   */
+  async changeRepositoryTeam(target: RepositoryTarget, teamName: string, add: boolean): Promise<void> {
+    await target.assertAdmin('user should be an owner or a collaborator with admin write of a repository');
+    if (!target.owner.isOrganization) throw new MethodNotAllowedError(NOT_AN_ORGANIZATION);
+    const permission = await target.permission();
+    if (!target.owner.repoAdminChangeTeamAccess && permission.mode < AccessMode.Owner) throw new ForbiddenError('user is nor repo admin nor owner');
+    const team = await this.teamByName(target, teamName);
+    const reaches = await this.teams.reaches(team, target.repo);
+    if (add) {
+      if (reaches) throw new InvalidInputError(`team '${team.name}' is already added to repo`);
+      await this.linkRecorded(team, target.repo, true);
+    } else {
+      if (!reaches) throw new InvalidInputError(`team '${team.name}' was not added to repo`);
+      if (!team.includesAllRepositories) await this.linkRecorded(team, target.repo, false);
+    }
   }
 
-  /** PUT /teams/{id}/repos/{org}/{repo}: a repository of the team's organisation (else 404). */
-  async addRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string): Promise<void> {
-    const { team, repo } = await this.teamAndRepository(viewer, teamId, orgName, repoName);
+  /** Links or unlinks a repository, with its audit event when something changed. */
+  private async linkRecorded(team: TeamEntity, repo: RepositoryEntity, add: boolean): Promise<void> {
     await this.transactions.run(async (tx) => {
-      if (await this.teams.link(tx, team, repo.id)) {
-        await this.audit.record(tx, { action: 'team.repository_add', target: { type: 'team', id: team.id, name: team.name }, detail: { repository: `${orgName}/${repo.name}` } });
+      const changed = add ? await this.teams.link(tx, team, repo.id) : await this.teams.unlink(tx, team.id, repo.id);
+      if (changed) {
+        await this.audit.record(tx, { action: add ? 'team.repository_add' : 'team.repository_remove', target: teamTarget(team), detail: { repository_id: repo.id, repository: repo.name } });
       }
     });
   }
 
-  async removeRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string): Promise<void> {
-    const { team, repo } = await this.teamAndRepository(viewer, teamId, orgName, repoName);
-    await this.transactions.run(async (tx) => {
-      if (await this.teams.unlink(tx, team.id, repo.id)) {
-        await this.audit.record(tx, { action: 'team.repository_remove', target: { type: 'team', id: team.id, name: team.name }, detail: { repository: `${orgName}/${repo.name}` } });
-      }
-    });
+  private async teamByName(target: RepositoryTarget, name: string): Promise<TeamEntity> {
+    const team = await this.teams.findByName(target.owner.id, name);
+    if (!team) throw new NotFoundError(`team does not exist [org_id: ${target.owner.id}, team_id: 0, name: ${name}]`);
+    return team;
   }
 
+  /**
+   * The team of a /teams/{id} route: unknown → 404, a public-only token on a non-public organisation → 403,
+   * then the organisation policy (sign-in 401, team membership 403/404).
+   */
+  private async open(viewer: AuthContext, teamId: string): Promise<TeamOfOrganization & { standing: TeamStanding }> {
+    const team = /^\d+$/.test(teamId) && Number.isSafeInteger(Number(teamId)) ? await this.teams.findById(Number(teamId)) : null;
+    const org = team ? await this.users.findById(team.orgId) : null;
+    if (!team || !org) throw new NotFoundError();
+    this.visibility.assertTokenMaySee(viewer, org);
+    const standing = await this.organizationPolicy.openTeam(viewer, team);
+    return { team, org, standing };
+  }
+
+  /** A repository of the team's organisation named in the path (404 otherwise). */
   private async teamAndRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string) {
-    const team = await this.organizations.teamForOwner(viewer, teamId);
-    const org = await this.organizations.visibleByName(viewer, orgName);
-    const repo = org.id === team.orgId ? await this.repositories.findByOwnerAndName(org.id, repoName) : null;
+    const { team, org } = await this.open(viewer, teamId);
+    const repo = org.lowerName === orgName.toLowerCase() ? await this.repositoryStore.findByOwnerAndName(org.id, repoName) : null;
     if (!repo) throw new NotFoundError();
-    return { team, repo };
+    return { team, org, repo };
+  }
+
+  /** An individual user the caller may see (404 otherwise). */
+  private async individual(viewer: AuthContext, username: string): Promise<UserEntity> {
+    const user = await this.users.findByName(username);
+    if (!user || user.isOrganization || !(await this.listVisibility.isVisible(viewer, user.id))) throw new NotFoundError();
+    return user;
   }
 }
 
-/** The team's units from `units_map` (mode per unit) or `units` (each at `permission`); unknown names → 422. */
-function unitsOf(option: CreateTeamOption, permission: AccessMode): UnitModes {
+function teamExists(orgId: number, name: string): InvalidInputError {
+  return new InvalidInputError(`team already exists [org_id: ${orgId}, name: ${name.toLowerCase()}]`);
+}
+
+function assertUsableTeamName(name: string): void {
+  if (name.toLowerCase() === 'new') throw new InvalidInputError(`name is reserved [name: ${name}]`);
+}
+
+function hasUnitsMap(value: unknown): value is Record<string, unknown> {
+  return value !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length > 0;
+}
+
+/** Units whose mode never decides a team's permission: they can only be read. */
+const EXTERNAL_UNITS: readonly RepositoryUnit[] = ['repo.ext_issues', 'repo.ext_wiki'];
+
+/**
+ * A team's permission and units, as Forgejo derives them: admin teams have every unit; below admin, a
+ * `units_map` gives each unit its mode and the team's permission becomes the lowest mode it grants, while a
+ * `units` list gives each unit the requested permission. Unknown unit or mode names → 422; nothing granted → 422.
+ */
+function teamUnits(requested: AccessMode, option: { units?: unknown; units_map?: unknown }, current: TeamEntity | null): { authorize: AccessMode; units: string } {
+  if (requested >= AccessMode.Admin) return { authorize: requested, units: '' };
   const units: UnitModes = {};
-  if (option.units_map !== undefined && option.units_map !== null && typeof option.units_map === 'object' && Object.keys(option.units_map).length > 0) {
-    for (const [name, modeName] of Object.entries(option.units_map as Record<string, unknown>)) {
-      const mode = typeof modeName === 'string' ? parseAccessMode(modeName) : undefined;
-      if (!isRepositoryUnit(name) || mode === undefined || mode > AccessMode.Admin) throw new InvalidInputError(`invalid unit or permission: ${name}`);
+  let authorize = requested;
+  if (hasUnitsMap(option.units_map)) {
+    for (const [key, modeName] of Object.entries(option.units_map)) {
+      const name = key.toLowerCase();
+      const mode = typeof modeName === 'string' ? parseAccessMode(modeName.toLowerCase()) : undefined;
+      if (!isRepositoryUnit(name) || mode === undefined || mode > AccessMode.Admin) throw new InvalidInputError(`invalid unit or permission: ${key}`);
       units[name] = mode;
     }
-    return units;
-  }
-  if (Array.isArray(option.units)) {
-    for (const name of option.units) {
-      if (typeof name !== 'string' || !isRepositoryUnit(name)) throw new InvalidInputError(`invalid unit: ${String(name)}`);
-      units[name] = permission;
+    const modes = Object.entries(units).filter(([name, mode]) => mode > AccessMode.None && !EXTERNAL_UNITS.includes(name as RepositoryUnit)).map(([, mode]) => mode);
+    authorize = modes.length > 0 ? (Math.min(...modes) as AccessMode) : AccessMode.None;
+  } else if (Array.isArray(option.units) && option.units.length > 0) {
+    for (const key of option.units) {
+      const name = typeof key === 'string' ? key.toLowerCase() : '';
+      if (!isRepositoryUnit(name)) throw new InvalidInputError(`invalid unit: ${String(key)}`);
+      units[name] = requested;
     }
+  } else if (current && current.units) {
+    return { authorize, units: current.units };
   }
-  return permission >= AccessMode.Admin ? Object.fromEntries(REPOSITORY_UNITS.map((unit) => [unit, permission])) : units;
+  if (!Object.values(units).some((mode) => mode > AccessMode.None)) throw new InvalidInputError('units permission should not be empty');
+  return { authorize, units: JSON.stringify(units) };
+}
+
+
+function teamTarget(team: TeamEntity) {
+  return { type: 'team' as const, id: team.id, name: team.name };
 }

@@ -3,13 +3,13 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { BoundStatements, valueOf } from '../database/bound-statements';
 import { isUniqueViolation } from '../database/transactions';
-import { OrgUserEntity, OWNER_ACCESS_MODE, TeamEntity, TeamUserEntity } from './organization.entities';
+import { OrgUserEntity, OWNER_ACCESS_MODE, TeamEntity, TeamRepoEntity, TeamUserEntity } from './organization.entities';
 import { UserEntity, Visibility } from './user.entity';
 
 /** What removing a member from a team did. */
 export type TeamRemoval = 'removed' | 'not-a-member' | 'last-owner';
 
-/** The only door to org_user, team and team_user. Anvil's only team is each organisation's Owners team. */
+/** The door to org_user and team_user (membership of organisations and their teams), and the Owners team. */
 @Injectable()
 export class OrganizationStore {
   private readonly statements: BoundStatements;
@@ -109,18 +109,25 @@ export class OrganizationStore {
     return { items, total };
   }
 
-  /** The members of an organisation, in the order they joined. */
-  async listMembers(orgId: number, page: PageQuery): Promise<Page<UserEntity>> {
-    const [items, total] = await this.manager()
+  /** The members of an organisation (only those whose membership is public with `publicOnly`), in the order they joined. */
+  async listMembers(orgId: number, publicOnly: boolean, page: PageQuery): Promise<Page<UserEntity>> {
+    const query = this.manager()
       .getRepository(UserEntity)
       .createQueryBuilder('u')
       .innerJoin(OrgUserEntity, 'ou', 'ou.uid = u.id')
-      .where('ou.org_id = :orgId', { orgId })
-      .orderBy('ou.id', 'ASC')
-      .offset(page.offset)
-      .limit(page.limit)
-      .getManyAndCount();
+      .where('ou.org_id = :orgId', { orgId });
+    if (publicOnly) query.andWhere('ou.is_public = :public', { public: true });
+    const [items, total] = await query.orderBy('ou.id', 'ASC').offset(page.offset).limit(page.limit).getManyAndCount();
     return { items, total };
+  }
+
+  async isPublicMember(orgId: number, uid: number): Promise<boolean> {
+    return this.manager().getRepository(OrgUserEntity).exists({ where: { orgId, uid, isPublic: true } });
+  }
+
+  /** Makes a membership public or private; nothing for a non-member. */
+  async setMembershipPublic(orgId: number, uid: number, isPublic: boolean): Promise<void> {
+    await this.manager().getRepository(OrgUserEntity).update({ orgId, uid }, { isPublic });
   }
 
   /**
@@ -128,6 +135,7 @@ export class OrganizationStore {
    * changing nothing, when the user is already in the team; `num_members` changes only on a real insert.
    */
   async addTeamMember(tx: EntityManager, team: TeamEntity, uid: number): Promise<boolean> {
+    await this.lockMembership(tx, team.orgId, uid, true);
     try {
       await tx.getRepository(TeamUserEntity).insert({ orgId: team.orgId, teamId: team.id, uid });
     } catch (error) {
@@ -140,12 +148,32 @@ export class OrganizationStore {
       .set({ numMembers: () => 'num_members + 1' })
       .where('id = :id', { id: team.id })
       .execute();
-    try {
-      await tx.getRepository(OrgUserEntity).insert({ orgId: team.orgId, uid, isPublic: false });
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-    }
     return true;
+  }
+
+  /**
+   * Locks the user's membership of the organisation (org_user) for the rest of the transaction, creating it
+   * with `create`. Every change of a user's teams in one organisation takes this lock first, so that adding
+   * them to one team and removing them from their last other team run one after the other, and the
+   * membership ends as their teams say. SQLite runs one write transaction at a time and needs no lock.
+   */
+  private async lockMembership(tx: EntityManager, orgId: number, uid: number, create: boolean): Promise<void> {
+    const sqlite = this.dataSource.options.type === 'better-sqlite3';
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (!sqlite) {
+        const query = tx.getRepository(OrgUserEntity).createQueryBuilder('ou').where('ou.org_id = :orgId AND ou.uid = :uid', { orgId, uid });
+        if (await query.setLock('pessimistic_write').getOne()) return;
+      }
+      if (!create) return;
+      try {
+        await tx.getRepository(OrgUserEntity).insert({ orgId, uid, isPublic: false });
+        return;
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        if (sqlite) return;
+        // Added concurrently: lock the row the other transaction created.
+      }
+    }
   }
 
   /**
@@ -155,6 +183,7 @@ export class OrganizationStore {
    * caller must abort the transaction (the membership row is already deleted).
    */
   async removeTeamMember(tx: EntityManager, team: TeamEntity, uid: number): Promise<TeamRemoval> {
+    await this.lockMembership(tx, team.orgId, uid, false);
     const deleted = await tx.getRepository(TeamUserEntity).delete({ teamId: team.id, uid });
     if (!deleted.affected) return 'not-a-member';
     const guard = team.authorize === OWNER_ACCESS_MODE ? 'num_members > 1' : 'num_members > 0';
@@ -165,9 +194,24 @@ export class OrganizationStore {
       .where(`id = :id AND ${guard}`, { id: team.id })
       .execute();
     if (!updated.affected) return 'last-owner';
-    const remaining = await tx.getRepository(TeamUserEntity).countBy({ orgId: team.orgId, uid });
-    if (remaining === 0) await tx.getRepository(OrgUserEntity).delete({ orgId: team.orgId, uid });
+    await this.leaveWhenInNoTeam(tx, team.orgId, uid);
     return 'removed';
+  }
+
+  /** Ends the user's membership of the organisation when no team of it holds them (membership locked). */
+  private async leaveWhenInNoTeam(tx: EntityManager, orgId: number, uid: number): Promise<void> {
+    if ((await tx.getRepository(TeamUserEntity).countBy({ orgId, uid })) === 0) await tx.getRepository(OrgUserEntity).delete({ orgId, uid });
+  }
+
+  /**
+   * Removes every member of a team being deleted, inside the deleting transaction; those left in no team of
+   * the organisation leave it.
+   */
+  async removeAllTeamMembers(tx: EntityManager, team: TeamEntity): Promise<void> {
+    const members = (await tx.getRepository(TeamUserEntity).find({ where: { teamId: team.id }, order: { uid: 'ASC' } })).map((row) => row.uid);
+    for (const uid of members) await this.lockMembership(tx, team.orgId, uid, false);
+    await tx.getRepository(TeamUserEntity).delete({ teamId: team.id });
+    for (const uid of members) await this.leaveWhenInNoTeam(tx, team.orgId, uid);
   }
 
   /** Removes `uid` from every team of the organisation and from the organisation itself (see removeTeamMember). */
@@ -223,6 +267,7 @@ export class OrganizationStore {
   /** Removes an organisation's teams and memberships, inside the transaction that deletes it. */
   async deleteOrganizationRows(tx: EntityManager, orgId: number): Promise<void> {
     await tx.getRepository(TeamUserEntity).delete({ orgId });
+    await tx.getRepository(TeamRepoEntity).delete({ orgId });
     await tx.getRepository(TeamEntity).delete({ orgId });
     await tx.getRepository(OrgUserEntity).delete({ orgId });
   }

@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
 import { Body } from '../common/body';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
@@ -113,10 +113,47 @@ export class OrganizationsController {
   @Get('orgs/:org/members/:username')
   @Public('organization')
   @HttpCode(204)
-  @ApiEmpty(204, 'the user is a member')
-  @ApiErrors(404)
+  @ApiEmpty(204, 'user is a member')
+  @ApiErrors(401, 404)
   async isMember(@Caller() caller: AuthContext, @Param('org') name: string, @Param('username') username: string): Promise<void> {
     await this.organizations.assertMember(caller, name, username);
+  }
+
+  @Get('orgs/:org/public_members')
+  @Public('organization')
+  @ApiPaging()
+  @ApiOkResponse({ type: [UserWire], description: 'UserList' })
+  @ApiErrors(404)
+  async publicMembers(@Caller() caller: AuthContext, @Param('org') name: string, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
+    const members = await this.organizations.publicMembers(caller, name, page);
+    return pagedList(members, page, (user) => toUserWire(user, caller, this.users.site));
+  }
+
+  @Get('orgs/:org/public_members/:username')
+  @Public('organization')
+  @HttpCode(204)
+  @ApiEmpty(204, 'user is a public member')
+  @ApiErrors(404)
+  async isPublicMember(@Caller() caller: AuthContext, @Param('org') name: string, @Param('username') username: string): Promise<void> {
+    await this.organizations.assertPublicMember(caller, name, username);
+  }
+
+  @Put('orgs/:org/public_members/:username')
+  @Public('organization')
+  @HttpCode(204)
+  @ApiEmpty(204, 'membership publicized')
+  @ApiErrors(401, 403, 404)
+  async publicize(@Caller() caller: AuthContext, @Param('org') name: string, @Param('username') username: string): Promise<void> {
+    await this.organizations.setMembershipPublic(caller, name, username, true);
+  }
+
+  @Delete('orgs/:org/public_members/:username')
+  @Public('organization')
+  @HttpCode(204)
+  @ApiEmpty()
+  @ApiErrors(401, 403, 404)
+  async conceal(@Caller() caller: AuthContext, @Param('org') name: string, @Param('username') username: string): Promise<void> {
+    await this.organizations.setMembershipPublic(caller, name, username, false);
   }
 
   @Delete('orgs/:org/members/:username')

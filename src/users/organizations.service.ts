@@ -1,5 +1,6 @@
 import { AuditService } from '../audit/audit.service';
 import { Injectable } from '@nestjs/common';
+import { OrganizationPolicy } from '../access/organization-policy';
 import { AuthContext } from '../auth/auth-context';
 import { EMAIL } from '../common/fields';
 import { requireSignedIn } from '../auth/route-auth';
@@ -7,12 +8,11 @@ import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/erro
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { isUniqueViolation, Transactions } from '../database/transactions';
-import { ADMIN_ACCESS_MODE, OWNER_ACCESS_MODE, READ_ACCESS_MODE, TeamEntity, WRITE_ACCESS_MODE } from './organization.entities';
+import { ADMIN_ACCESS_MODE, OWNER_ACCESS_MODE, READ_ACCESS_MODE, WRITE_ACCESS_MODE } from './organization.entities';
 import { OrganizationStore, TeamRemoval } from './organization.store';
 import { parseVisibility, UserEntity, UserType, Visibility } from './user.entity';
 import { assertUsableUserName } from './user-names';
 import { UserVisibility } from './user-visibility';
-import { UserListVisibility } from './user-visibility.condition';
 import { UserStore } from './user.store';
 import { UsersService } from './users.service';
 
@@ -48,14 +48,11 @@ export interface OrganizationPermissions {
 type SignedInViewer = AuthContext & { user: UserEntity };
 
 export const LAST_OWNER = 'the last owner of an organization cannot be removed';
-const MUST_BE_MEMBER = 'Must be an organization member';
-const MUST_BE_OWNER = 'Must be an organization owner';
 
 /**
- * Organisations: creation, reading, deletion, the Owners team and membership. Every
- * `/orgs/{org}` route runs the order of 1.6: org lookup 404 → public-only 403 → visibility 404 → sign-in 401
- * → membership or ownership; `/teams/{id}` routes: team lookup 404 → public-only 403 → sign-in 401 →
- * membership 404 (Forgejo answers non-members of a team's organisation with 404).
+ * Organisations: creation, reading, deletion, the Owners team and membership. Every `/orgs/{org}` route
+ * checks in this order: organisation lookup 404 → public-only token 403 → visibility 404 → sign-in 401 →
+ * membership or ownership (asked of the organisation policy).
  */
 @Injectable()
 export class OrganizationsService {
@@ -64,9 +61,9 @@ export class OrganizationsService {
     private readonly userStore: UserStore,
     private readonly organizations: OrganizationStore,
     private readonly visibility: UserVisibility,
-    private readonly listVisibility: UserListVisibility,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly policy: OrganizationPolicy,
     private readonly audit: AuditService,
   ) {}
 
@@ -214,29 +211,49 @@ export class OrganizationsService {
     });
   }
 
-  /** GET /orgs/{org}/teams: members and site admins. */
-  async teams(viewer: AuthContext, name: string, page: PageQuery): Promise<Page<TeamEntity>> {
-    const org = await this.visibleByName(viewer, name);
-    requireSignedIn(viewer);
-    if (!viewer.isAdmin && !(await this.organizations.isMember(org.id, viewer.user.id))) throw new ForbiddenError(MUST_BE_MEMBER);
-    return this.organizations.listTeams(org.id, page);
-  }
-
-  /** GET /orgs/{org}/members: everyone for members and site admins; nobody else (membership is never public). */
+  /** GET /orgs/{org}/members: every member for members and site admins; other callers see the public members. */
   async members(viewer: AuthContext, name: string, page: PageQuery): Promise<Page<UserEntity>> {
     const org = await this.visibleByName(viewer, name);
     requireSignedIn(viewer);
-    if (!(await this.isMemberOrAdmin(viewer, org))) return { items: [], total: 0 };
-    return this.organizations.listMembers(org.id, page);
+    const publicOnly = !(await this.policy.isMember(viewer, org.id));
+    return this.organizations.listMembers(org.id, publicOnly, page);
   }
 
-  /** GET /orgs/{org}/members/{username}: resolves when the user is a member and the caller may know it, else 404. */
+  /** GET /orgs/{org}/public_members: anyone who sees the organisation. */
+  async publicMembers(viewer: AuthContext, name: string, page: PageQuery): Promise<Page<UserEntity>> {
+    const org = await this.visibleByName(viewer, name);
+    return this.organizations.listMembers(org.id, true, page);
+  }
+
+  /**
+   * GET /orgs/{org}/members/{username}: members and site admins learn whether the user is a member (else
+   * 404); a caller asking about themselves gets 404; anyone else gets the public-membership answer (Forgejo
+   * redirects them to that check; answering it here gives the same result in one request).
+   */
   async assertMember(viewer: AuthContext, name: string, username: string): Promise<void> {
     const org = await this.visibleByName(viewer, name);
     requireSignedIn(viewer);
     const user = await this.users.byName(username);
-    if (!(await this.isMemberOrAdmin(viewer, org))) throw new NotFoundError();
-    if (!(await this.organizations.isMember(org.id, user.id))) throw new NotFoundError();
+    const member = await this.policy.isMember(viewer, org.id);
+    if (!member && viewer.is(user.id)) throw new NotFoundError();
+    const found = member ? await this.organizations.isMember(org.id, user.id) : await this.organizations.isPublicMember(org.id, user.id);
+    if (!found) throw new NotFoundError();
+  }
+
+  /** GET /orgs/{org}/public_members/{username}: 204 when the user's membership is public, else 404. */
+  async assertPublicMember(viewer: AuthContext, name: string, username: string): Promise<void> {
+    const org = await this.visibleByName(viewer, name);
+    const user = await this.users.byName(username);
+    if (!(await this.organizations.isPublicMember(org.id, user.id))) throw new NotFoundError();
+  }
+
+  /** PUT and DELETE /orgs/{org}/public_members/{username}: a member, for their own membership only (403). */
+  async setMembershipPublic(viewer: AuthContext, name: string, username: string, isPublic: boolean): Promise<void> {
+    const org = await this.visibleByName(viewer, name);
+    await this.policy.assertMember(viewer, org.id);
+    const user = await this.users.byName(username);
+    if (!viewer.is(user.id)) throw new ForbiddenError(isPublic ? 'Cannot publicize another member' : 'Cannot conceal another member');
+    await this.organizations.setMembershipPublic(org.id, user.id, isPublic);
   }
 
   /** DELETE /orgs/{org}/members/{username}: owners and site admins; removes the user from every team. */
@@ -250,48 +267,8 @@ export class OrganizationsService {
     });
   }
 
-  /** PUT /teams/{id}/members/{username}: idempotent. */
-  async addTeamMember(viewer: AuthContext, teamId: string, username: string): Promise<void> {
-    const team = await this.teamForOwner(viewer, teamId);
-    const user = await this.users.individualByName(username);
-    if (!(await this.listVisibility.isVisible(viewer, user.id))) throw new NotFoundError();
-    await this.transactions.run(async (tx) => {
-      await this.organizations.addTeamMember(tx, team, user.id);
-      await this.audit.record(tx, { action: 'team.member_add', target: teamTarget(team), detail: { member: user.name } });
-    });
-  }
-
-  /** DELETE /teams/{id}/members/{username}: not being a member is a no-op; the last owner stays. */
-  async removeTeamMember(viewer: AuthContext, teamId: string, username: string): Promise<void> {
-    const team = await this.teamForOwner(viewer, teamId);
-    const user = await this.users.individualByName(username);
-    await this.transactions.run(async (tx) => {
-      const result = await this.organizations.removeTeamMember(tx, team, user.id);
-      if (result === 'not-a-member' && !(await this.listVisibility.isVisible(viewer, user.id))) throw new NotFoundError();
-      assertKept(result);
-      if (result !== 'not-a-member') await this.audit.record(tx, { action: 'team.member_remove', target: teamTarget(team), detail: { member: user.name } });
-    });
-  }
-
-  /** The team of a /teams/{id} route, for an owner of its organisation (or a site admin). */
-  async teamForOwner(viewer: AuthContext, teamId: string): Promise<TeamEntity> {
-    const team = /^\d+$/.test(teamId) && Number.isSafeInteger(Number(teamId)) ? await this.organizations.findTeamById(Number(teamId)) : null;
-    if (!team) throw new NotFoundError();
-    const org = await this.userStore.findById(team.orgId);
-    if (!org) throw new NotFoundError();
-    this.visibility.assertTokenMaySee(viewer, org);
-    requireSignedIn(viewer);
-    if (!viewer.isAdmin && !(await this.organizations.isOwner(org.id, viewer.user.id))) throw new NotFoundError();
-    return team;
-  }
-
-  private async assertOwner(viewer: AuthContext, org: UserEntity): Promise<void> {
-    requireSignedIn(viewer);
-    if (!viewer.isAdmin && !(await this.organizations.isOwner(org.id, viewer.user.id))) throw new ForbiddenError(MUST_BE_OWNER);
-  }
-
-  private async isMemberOrAdmin(viewer: SignedInViewer, org: UserEntity): Promise<boolean> {
-    return viewer.isAdmin || this.organizations.isMember(org.id, viewer.user.id);
+  private assertOwner(viewer: AuthContext, org: UserEntity): Promise<void> {
+    return this.policy.assertOwner(viewer, org.id);
   }
 }
 
@@ -302,8 +279,4 @@ function assertKept(result: TeamRemoval): void {
 
 function orgTarget(org: UserEntity) {
   return { type: 'organization' as const, id: org.id, name: org.name };
-}
-
-function teamTarget(team: TeamEntity) {
-  return { type: 'team' as const, id: team.id, name: team.name };
 }

@@ -1,4 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
 import { AccessTokenStore } from './access-token.store';
 import { AccessTokensController } from './access-tokens.controller';
 import { AccessTokensService } from './access-tokens.service';
@@ -9,7 +10,6 @@ import { FollowsService } from './follows.service';
 import { OrganizationStore } from './organization.store';
 import { OrganizationsController } from './organizations.controller';
 import { OrganizationsService } from './organizations.service';
-import { TeamsController } from './teams.controller';
 import { UserDirectoryService } from './user-directory.service';
 import { UserSearchStore } from './user-search.store';
 import { UserVisibility } from './user-visibility';
@@ -19,7 +19,8 @@ import { UsersController } from './users.controller';
 import { UsersService } from './users.service';
 
 @Module({
-  controllers: [CurrentUserController, AccessTokensController, UsersController, FollowsController, OrganizationsController, TeamsController],
+  imports: [AccessModule],
+  controllers: [CurrentUserController, AccessTokensController, UsersController, FollowsController, OrganizationsController],
   providers: [
     UserStore,
     AccessTokenStore,
@@ -44,6 +45,7 @@ import { UsersService } from './users.service';
     UserDirectoryService,
     FollowsService,
     OrganizationsService,
+    AccessModule,
   ],
 })
 export class UsersModule implements OnModuleInit {

@@ -15,7 +15,7 @@ import { repositoryUrls, toRepositoryWire } from '../repos/repository.mapper';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { toUserWire } from '../users/user.mapper';
 import type { UserEntity } from '../users/user.entity';
-import { OrganizationStore } from '../users/organization.store';
+import { OrganizationPolicy } from '../access/organization-policy';
 import { UserStore } from '../users/user.store';
 import { UsersService } from '../users/users.service';
 import { isValidBranchFilter } from './branch-filter';
@@ -61,7 +61,7 @@ export class HooksService {
     private readonly store: WebhookStore,
     private readonly users: UserStore,
     private readonly usersService: UsersService,
-    private readonly organizations: OrganizationStore,
+    private readonly organizationPolicy: OrganizationPolicy,
     private readonly box: SecretBox,
     private readonly transactions: Transactions,
     private readonly outbox: WebhookOutbox,
@@ -84,7 +84,7 @@ export class HooksService {
         const org = await this.users.findByName(place.org);
         if (!org || !org.isOrganization) throw new NotFoundError();
         requireSignedIn(viewer);
-        if (!viewer.isAdmin && !(await this.organizations.isOwner(org.id, viewer.user.id))) throw new ForbiddenError('must be an organization owner');
+        if (!(await this.organizationPolicy.isOwner(viewer, org.id))) throw new ForbiddenError('must be an organization owner');
         return { scope: { kind: 'owner', ownerId: org.id } };
       }
       case 'user':

@@ -1,0 +1,314 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import Provider, { type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { hashToken, sameHash } from '../auth/secrets';
+import { clientAddress } from '../auth/credentials';
+import { TooManyRequestsError } from '../common/errors';
+import { RateLimits } from '../common/rate-limits';
+import { Clock } from '../common/time';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { SecretBox } from '../mirrors/secret-box';
+import { html, page, PAGE_CSP } from '../pages/page-layout';
+import { OrganizationStore } from '../users/organization.store';
+import { avatarUrl } from '../users/user.mapper';
+import { UserStore } from '../users/user.store';
+import { OAuth2ApplicationStore } from './oauth2-application.store';
+import { redirectUrisOf } from './oauth2-application.wire';
+import { OAuth2Payload, OAuth2RecordStore } from './oauth2-record.store';
+import { API_SCOPES, IDENTITY_SCOPES } from './oauth2-scopes';
+
+/** The provider's endpoints, at Forgejo's paths so that Woodpecker and Drone find them unchanged. */
+export const OAUTH2_ROUTES = {
+  authorization: '/login/oauth/authorize',
+  token: '/login/oauth/access_token',
+  userinfo: '/login/oauth/userinfo',
+  jwks: '/login/oauth/keys',
+  introspection: '/login/oauth/introspect',
+  revocation: '/login/oauth/revoke',
+  end_session: '/login/oauth/logout',
+} as const;
+
+/** Where the provider sends the browser to sign in and consent (oauth2-interaction.controller.ts). */
+export const INTERACTION_PATH = 'login/oauth/interaction';
+
+const DISCOVERY_PATH = '/.well-known/openid-configuration';
+const PROVIDER_PATHS = new Set<string>([...Object.values(OAUTH2_ROUTES), DISCOVERY_PATH]);
+
+/** Largest body the token, introspection and revocation endpoints read (their forms are a few hundred bytes). */
+export const OAUTH2_MAX_BODY_BYTES = 16 * 1024;
+
+/** Lifetimes, in seconds. */
+const TTL = {
+  AccessToken: 60 * 60,
+  AuthorizationCode: 10 * 60,
+  IdToken: 60 * 60,
+  Interaction: 60 * 60,
+  RefreshToken: 30 * 24 * 60 * 60,
+  Grant: 365 * 24 * 60 * 60,
+  Session: 14 * 24 * 60 * 60,
+};
+
+/** How often expired records are removed. */
+const PURGE_EVERY_MS = 15 * 60 * 1000;
+
+/** Most organisations listed in the `groups` claim. */
+const MAX_GROUPS = 100;
+
+/** Kinds whose rows are looked up again after they were written (the rest are only ever found by id). */
+const SESSION = 'Session';
+
+/**
+ * The OAuth2 / OpenID Connect provider: panva's certified `oidc-provider`, configured as Forgejo's provider
+ * behaves (authorization code with PKCE, required of public clients; rotated refresh tokens; no client
+ * credentials grant) and storing everything in the database through OAuth2RecordStore, so that every
+ * instance serves every request. Its signing key is made once, sealed with SECRET_KEY, and shared.
+ */
+@Injectable()
+export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('OAuth2');
+  private provider!: Provider;
+  private sweeper?: NodeJS.Timeout;
+  private handler!: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly records: OAuth2RecordStore,
+    private readonly applications: OAuth2ApplicationStore,
+    private readonly users: UserStore,
+    private readonly organizations: OrganizationStore,
+    private readonly box: SecretBox,
+    private readonly clock: Clock,
+    private readonly limits: RateLimits,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const signingKey = await this.signingKey();
+    this.provider = new Provider(this.issuer, this.configuration(signingKey));
+    // The request's scheme and host are ROOT_URL's, whatever a client sends: the provider builds its URLs from them.
+    this.provider.proxy = true;
+    // Client secrets are stored hashed (salt$hash in the client's metadata): compare the presented one's hash.
+    this.provider.Client.prototype.compareClientSecret = async function (this: { clientSecret?: string }, presented: string) {
+      const [salt, hash] = (this.clientSecret ?? '').split('$');
+      if (!salt || !hash || typeof presented !== 'string' || presented === '') return false;
+      return sameHash(await hashToken(presented, salt), hash);
+    } as never;
+    this.provider.on('server_error', (_ctx: unknown, error: Error) => this.logger.error(`OAuth2 provider error: ${error.message}`));
+    this.handler = this.provider.callback() as never;
+    // Expired codes, tokens, sessions and interactions are removed now and then (by any instance; it is idempotent).
+    this.sweeper = setInterval(() => {
+      this.records.purgeExpired(this.clock.nowUnix()).catch((error: Error) => this.logger.warn(`expired OAuth2 records not removed: ${error.message}`));
+    }, PURGE_EVERY_MS);
+    this.sweeper.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+  }
+
+  /** ROOT_URL, as Forgejo names its issuer. */
+  get issuer(): string {
+    return this.config.rootUrl;
+  }
+
+  get oidc(): Provider {
+    return this.provider;
+  }
+
+  /**
+   * Express middleware answering the provider's paths, registered ahead of the API's authentication (the
+   * token endpoint's Basic credentials are a client's, not a user's). Counted per client address and capped
+   * in body size before the provider reads anything.
+   */
+  middleware(): RequestHandler {
+    const root = new URL(this.config.rootUrl);
+    return (request: Request, response: Response, next: NextFunction) => {
+      const path = request.path;
+      const isInteraction = path.startsWith(`/${INTERACTION_PATH}/`);
+      if (!PROVIDER_PATHS.has(path) && !path.startsWith(`${OAUTH2_ROUTES.authorization}/`)) {
+        if (isInteraction) response.setHeader('Cache-Control', 'no-store');
+        return next();
+      }
+      if (Number(request.headers['content-length'] ?? 0) > OAUTH2_MAX_BODY_BYTES) {
+        response.status(413).type('application/json').send(JSON.stringify({ error: 'invalid_request', error_description: 'request body too large' }));
+        return;
+      }
+      const counted = path === DISCOVERY_PATH || path === OAUTH2_ROUTES.jwks ? Promise.resolve() : this.limits.consume('oauth2', clientAddress(request));
+      counted.then(
+        () => {
+          request.headers['x-forwarded-proto'] = root.protocol.slice(0, -1);
+          request.headers['x-forwarded-host'] = root.host;
+          request.headers['x-forwarded-for'] = request.ip ?? '';
+          if (path === OAUTH2_ROUTES.authorization) withDefaultScope(request);
+          void this.handler(request, response);
+        },
+        (error: unknown) => {
+          if (!(error instanceof TooManyRequestsError)) return next(error);
+          response.setHeader('Retry-After', String(error.retryAfterSeconds));
+          response.status(429).type('application/json').send(JSON.stringify({ error: 'slow_down', error_description: 'too many requests, try again later' }));
+        },
+      );
+    };
+  }
+
+  private configuration(signingKey: Record<string, unknown>): Configuration {
+    const secure = this.config.rootUrl.startsWith('https:');
+    // Every instance signs the provider's cookies with the same key, derived from SECRET_KEY.
+    const cookieKey = this.box.derive('oauth2 cookies');
+    return {
+      adapter: (name: string) => this.adapter(name),
+      findAccount: (_ctx, accountId) => this.findAccount(accountId),
+      claims: {
+        openid: ['sub'],
+        profile: ['name', 'preferred_username', 'profile', 'picture', 'website', 'updated_at'],
+        email: ['email', 'email_verified'],
+        groups: ['groups'],
+      },
+      scopes: [...IDENTITY_SCOPES, 'offline_access', ...API_SCOPES],
+      // As Forgejo: an ID token carries the claims of the granted scopes, not only the userinfo endpoint.
+      conformIdTokenClaims: false,
+      jwks: { keys: [signingKey as never] },
+      cookies: {
+        keys: [cookieKey],
+        long: { secure, sameSite: 'lax', httpOnly: true },
+        short: { secure, sameSite: 'lax', httpOnly: true },
+      },
+      features: {
+        devInteractions: { enabled: false },
+        introspection: { enabled: true },
+        revocation: { enabled: true },
+        clientCredentials: { enabled: false },
+        userinfo: { enabled: true },
+        rpInitiatedLogout: { enabled: false },
+      },
+      responseTypes: ['code'],
+      // Forgejo requires PKCE of public clients only; confidential ones may use it.
+      pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
+      routes: OAUTH2_ROUTES,
+      interactions: { url: (_ctx, interaction) => `${new URL(this.config.rootUrl).pathname}${INTERACTION_PATH}/${interaction.uid}` },
+      // Every code exchange gets a refresh token, as from Forgejo; each refresh hands out a new one.
+      issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+      rotateRefreshToken: true,
+      ttl: {
+        AccessToken: TTL.AccessToken,
+        AuthorizationCode: TTL.AuthorizationCode,
+        IdToken: TTL.IdToken,
+        Interaction: TTL.Interaction,
+        RefreshToken: TTL.RefreshToken,
+        Grant: TTL.Grant,
+        Session: TTL.Session,
+      },
+      clientBasedCORS: () => true,
+      renderError: (ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }) => {
+        ctx.type = 'html';
+        ctx.set('Content-Security-Policy', PAGE_CSP);
+        ctx.body = page('Authorization failed · Anvil', html`<h1>Authorization failed</h1><p class="error" role="status">${out.error_description ?? out.error}</p>`);
+      },
+    };
+  }
+
+  /** The claims Forgejo gives: the user id as `sub`, names, e-mail, avatar, profile and organisations as groups. */
+  private async findAccount(accountId: string) {
+    const id = /^\d{1,16}$/.test(accountId) ? Number(accountId) : 0;
+    const user = id > 0 ? await this.users.findById(id) : null;
+    if (!user || user.isOrganization || !user.isActive || user.prohibitLogin) return undefined;
+    const rootUrl = this.config.rootUrl;
+    return {
+      accountId,
+      claims: async () => {
+        const organizations = await this.organizations.listOrganizationsOf(user.id, true, { page: 1, limit: MAX_GROUPS, offset: 0 });
+        return {
+          sub: String(user.id),
+          name: user.fullName || user.name,
+          preferred_username: user.name,
+          profile: `${rootUrl}${encodeURIComponent(user.name)}`,
+          picture: avatarUrl({ rootUrl, rootHost: this.config.rootHost, ssh: { user: '', host: '', port: 0 } }),
+          website: user.website,
+          updated_at: user.updatedUnix,
+          email: user.email,
+          email_verified: user.isActive,
+          groups: organizations.items.map((organization) => organization.name),
+        };
+      },
+    };
+  }
+
+  /** The provider's storage: registered applications as clients, everything else in oauth2_record. */
+  private adapter(kind: string): Adapter {
+    const records = this.records;
+    const now = () => this.clock.nowUnix();
+    if (kind === 'Client') {
+      return {
+        find: async (clientId: string) => {
+          const application = await this.applications.findByClientId(clientId);
+          if (!application) return undefined;
+          return {
+            client_id: application.clientId,
+            client_name: application.name,
+            ...(application.confidentialClient ? { client_secret: `${application.clientSecretSalt}$${application.clientSecretHash}` } : {}),
+            redirect_uris: redirectUrisOf(application),
+            grant_types: ['authorization_code', 'refresh_token'],
+            response_types: ['code'],
+            token_endpoint_auth_method: application.confidentialClient ? 'client_secret_basic' : 'none',
+          } as AdapterPayload;
+        },
+        upsert: () => Promise.reject(new Error('clients are registered through the API')),
+        findByUid: () => Promise.resolve(undefined),
+        findByUserCode: () => Promise.resolve(undefined),
+        consume: () => Promise.resolve(undefined),
+        destroy: () => Promise.resolve(undefined),
+        revokeByGrantId: () => Promise.resolve(undefined),
+      };
+    }
+    const box = this.box;
+    return {
+      async upsert(id: string, payload: AdapterPayload, expiresIn?: number) {
+        // The id is the row's key, hashed; a session's id (its cookie) is kept sealed, for lookups by uid.
+        const { jti: _jti, ...stored } = payload as OAuth2Payload;
+        if (kind === SESSION) stored.sealedId = box.seal(id);
+        await records.upsert(kind, id, stored, expiresIn ? now() + expiresIn : 0);
+      },
+      async find(id: string) {
+        const payload = await records.find(kind, id, now());
+        return payload ? withId(payload, id) : undefined;
+      },
+      async findByUid(uid: string) {
+        const payload = await records.findSessionByUid(uid, now());
+        return payload && typeof payload.sealedId === 'string' ? withId(payload, box.open(payload.sealedId)) : undefined;
+      },
+      findByUserCode: () => Promise.resolve(undefined),
+      consume: (id: string) => records.consume(kind, id, now()),
+      destroy: (id: string) => records.destroy(kind, id),
+      revokeByGrantId: (grantId: string) => records.deleteByGrantId(grantId),
+    };
+  }
+
+  /** The RS256 signing key: made by the first instance to start, sealed with SECRET_KEY, read by the others. */
+  private async signingKey(): Promise<Record<string, unknown>> {
+    let sealed = await this.records.findSealedSigningKey();
+    if (sealed === undefined) {
+      const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const jwk = { ...privateKey.export({ format: 'jwk' }), alg: 'RS256', use: 'sig', kid: randomBytes(12).toString('base64url') };
+      sealed = await this.records.storeSigningKeyOnce(this.box.seal(JSON.stringify(jwk)), this.clock.nowUnix());
+    }
+    return JSON.parse(this.box.open(sealed)) as Record<string, unknown>;
+  }
+}
+
+/**
+ * Forgejo's clients (Woodpecker, Drone) ask for no scope at all, and Forgejo then grants everything the user
+ * may do; the provider grants nothing without a scope, so such a request asks for `all`, which says the same.
+ */
+function withDefaultScope(request: Request): void {
+  const query = request.url.indexOf('?');
+  const params = new URLSearchParams(query < 0 ? '' : request.url.slice(query + 1));
+  if ((params.get('scope') ?? '').trim() !== '') return;
+  params.set('scope', 'all');
+  request.url = `${query < 0 ? request.url : request.url.slice(0, query)}?${params.toString()}`;
+}
+
+function withId(payload: OAuth2Payload, id: string): AdapterPayload {
+  const { sealedId: _sealedId, ...rest } = payload;
+  return { ...rest, jti: id } as AdapterPayload;
+}

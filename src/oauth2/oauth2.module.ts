@@ -1,0 +1,42 @@
+import { MiddlewareConsumer, Module, NestModule, OnModuleInit, RequestMethod } from '@nestjs/common';
+import cookieParser from 'cookie-parser';
+import { AuthModule } from '../auth/auth.module';
+import { SecretBox } from '../mirrors/secret-box';
+import { PagesModule } from '../pages/pages.module';
+import { UsersModule } from '../users/users.module';
+import { UsersService } from '../users/users.service';
+import { INTERACTION_ROUTE, OAuth2InteractionController } from './oauth2-interaction.controller';
+import { OAuth2ApplicationsController } from './oauth2-applications.controller';
+import { OAuth2ApplicationsService } from './oauth2-applications.service';
+import { OAuth2Provider } from './oauth2-provider';
+import { OAuth2SignIn } from './oauth2-sign-in.service';
+import { OAuth2StoreModule } from './oauth2-store.module';
+
+/** Paths outside /api/v1 that this module serves (bootstrap.ts keeps them out of the API prefix). */
+export const OAUTH2_PAGE_PATHS = [INTERACTION_ROUTE];
+
+/**
+ * The OAuth2 / OpenID Connect provider for CI servers (Woodpecker, Drone): the applications API, the
+ * provider's endpoints at Forgejo's paths (mounted in bootstrap.ts), and its sign-in and consent page.
+ */
+@Module({
+  imports: [UsersModule, AuthModule, PagesModule, OAuth2StoreModule],
+  controllers: [OAuth2ApplicationsController, OAuth2InteractionController],
+  providers: [OAuth2ApplicationsService, OAuth2Provider, OAuth2SignIn, SecretBox],
+  exports: [OAuth2Provider],
+})
+export class OAuth2Module implements NestModule, OnModuleInit {
+  constructor(
+    private readonly users: UsersService,
+    private readonly applications: OAuth2ApplicationsService,
+  ) {}
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(cookieParser()).forRoutes({ path: INTERACTION_ROUTE, method: RequestMethod.ALL });
+  }
+
+  onModuleInit(): void {
+    // A deleted user's applications go, and with them everything issued to them or for the user.
+    this.users.onUserDeleted((tx, user) => this.applications.deleteAllOfUser(tx, user.id));
+  }
+}

@@ -1,0 +1,391 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as client from 'openid-client';
+import { recordSecrets } from '../support/e2e-log';
+import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
+import { GitClient, withCredentials } from '../support/git-client';
+import { startTestApp, TestApp } from '../support/test-app';
+
+const ISSUER = 'http://anvil.test/';
+const REDIRECT_URI = 'https://ci.example.com/authorize';
+
+/** A browser's cookie jar, reduced to what the flow needs: the latest value of each cookie, sent everywhere. */
+class Browser {
+  private readonly cookies = new Map<string, string>();
+
+  constructor(
+    private readonly base: string,
+    /** Headers every request carries (a gateway's identity header, say). */
+    private readonly headers: Record<string, string> = {},
+  ) {}
+
+  /** One request, redirects not followed; `url` may be on the issuer's host (it is sent to the test server). */
+  async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...this.headers };
+    if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    let body: string | undefined;
+    if (init.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(init.form).toString();
+    }
+    const response = await fetch(onServer(new URL(url, ISSUER).href, this.base), { method: init.method ?? 'GET', headers, body, redirect: 'manual' });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const at = pair.indexOf('=');
+      const value = pair.slice(at + 1);
+      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(pair.slice(0, at));
+      else this.cookies.set(pair.slice(0, at), value);
+    }
+    return response;
+  }
+}
+
+/** The issuer's URLs are ROOT_URL's (http://anvil.test/); requests go to the test server's loopback port. */
+function onServer(url: string, base: string): string {
+  return url.startsWith(ISSUER) ? base + url.slice(ISSUER.length) : url;
+}
+
+interface Application {
+  id: number;
+  client_id: string;
+  client_secret: string;
+}
+
+async function createApplication(t: TestApp, owner: TestUser, confidential = true): Promise<Application> {
+  const created = await t.http
+    .post(t.api('/user/applications/oauth2'))
+    .set(withToken(owner.token))
+    .send({ name: uniqueName('ci'), redirect_uris: [REDIRECT_URI], confidential_client: confidential })
+    .expect(201);
+  recordSecrets(created.body.client_secret as string);
+  return created.body as Application;
+}
+
+describe('OAuth2 / OpenID Connect provider', () => {
+  let t: TestApp;
+  let base: string;
+  const git = new GitClient();
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    base = await t.listen();
+  });
+  afterAll(async () => {
+    git.dispose();
+    await t.close();
+  });
+
+  async function discover(application: Application, confidential = true, server = base): Promise<client.Configuration> {
+    return client.discovery(
+      new URL(ISSUER),
+      application.client_id,
+      confidential ? { client_secret: application.client_secret } : undefined,
+      confidential ? client.ClientSecretBasic(application.client_secret) : client.None(),
+      { execute: [client.allowInsecureRequests], [client.customFetch]: (url, options) => fetch(onServer(url, server), options as RequestInit) },
+    );
+  }
+
+  /**
+   * The browser's part: open the authorization URL, sign in and consent on Anvil's page (with its cookies and
+   * CSRF token), follow the provider back; answers the URL the application is sent to.
+   */
+  async function authorizeInBrowser(authorizationUrl: URL, user: TestUser): Promise<URL> {
+    const browser = new Browser(base);
+    const start = await browser.request(authorizationUrl.href);
+    expect(start.status).toBe(303);
+    const interactionUrl = start.headers.get('location')!;
+    expect(new URL(interactionUrl, ISSUER).pathname).toMatch(/^\/login\/oauth\/interaction\/[\w-]+$/);
+    const form = await browser.request(interactionUrl);
+    expect(form.status).toBe(200);
+    const page = await form.text();
+    expect(page).toContain('<h1>Authorize ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1];
+    // A wrong password is refused on the page, nothing issued.
+    const refused = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: csrf, decision: 'authorize', user_name: user.name, password: 'wrong password' } });
+    expect(refused.status).toBe(401);
+    const again = /name="_csrf" value="([^"]+)"/.exec(await refused.text())![1];
+    const signedIn = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: again, decision: 'authorize', user_name: user.name, password: user.password } });
+    expect(signedIn.status).toBe(303);
+    const resumed = await browser.request(signedIn.headers.get('location')!);
+    expect(resumed.status).toBe(303);
+    const callback = new URL(resumed.headers.get('location')!);
+    expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT_URI);
+    return callback;
+  }
+
+  it('publishes the discovery document and keys at Forgejo’s paths', async () => {
+    const discovery = await t.http.get('/.well-known/openid-configuration').expect(200);
+    expect(discovery.body).toMatchObject({
+      issuer: ISSUER,
+      authorization_endpoint: `${ISSUER}login/oauth/authorize`,
+      token_endpoint: `${ISSUER}login/oauth/access_token`,
+      userinfo_endpoint: `${ISSUER}login/oauth/userinfo`,
+      jwks_uri: `${ISSUER}login/oauth/keys`,
+      introspection_endpoint: `${ISSUER}login/oauth/introspect`,
+    });
+    expect(discovery.body.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
+    expect(discovery.body.grant_types_supported).not.toContain('client_credentials');
+    expect(discovery.body.code_challenge_methods_supported).toContain('S256');
+    expect(discovery.body.scopes_supported).toEqual(expect.arrayContaining(['openid', 'profile', 'email', 'groups']));
+    const keys = await t.http.get('/login/oauth/keys').expect(200);
+    expect(keys.body.keys).toHaveLength(1);
+    expect(keys.body.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
+    expect(keys.body.keys[0].d).toBeUndefined();
+  });
+
+  it('completes the authorization code flow with PKCE driven by openid-client, then uses the token on the API and for git', async () => {
+    const owner = await makeUser(t, { fullName: 'Olive Owner' });
+    const repo = await makeRepo(t, owner, { private: true, autoInit: true });
+    const application = await createApplication(t, owner);
+    const config = await discover(application);
+
+    const codeVerifier = client.randomPKCECodeVerifier();
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    const authorizationUrl = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid profile email',
+      code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+    });
+    const callback = await authorizeInBrowser(authorizationUrl, owner);
+
+    // The library checks state, issuer, the code exchange, and the ID token (signature from the keys, iss, aud, nonce, exp).
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: codeVerifier, expectedState: state, expectedNonce: nonce });
+    recordSecrets(tokens.access_token, tokens.refresh_token!);
+    expect(tokens.token_type.toLowerCase()).toBe('bearer');
+    expect(tokens.refresh_token).toBeDefined();
+    const claims = tokens.claims()!;
+    expect(claims).toMatchObject({ iss: ISSUER, aud: application.client_id, sub: String(owner.user.id), preferred_username: owner.name, name: 'Olive Owner', email: owner.email });
+
+    const userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+    expect(userinfo).toMatchObject({ sub: String(owner.user.id), preferred_username: owner.name, email: owner.email, picture: `${ISSUER}assets/img/avatar_default.png` });
+
+    // Refresh: a new pair (the refresh token rotated).
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    recordSecrets(refreshed.access_token, refreshed.refresh_token!);
+    expect(refreshed.refresh_token).toBeDefined();
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+
+    // The access token on the API, as a bearer token, with the owner's rights.
+    const me = await t.http.get(t.api('/user')).set('Authorization', `Bearer ${refreshed.access_token}`).expect(200);
+    expect(me.body.login).toBe(owner.name);
+    await t.http.get(t.api(`/repos/${owner.name}/${repo.name}`)).set('Authorization', `Bearer ${refreshed.access_token}`).expect(200);
+
+    // And as the password of git over HTTP: a private repository clones.
+    const clone = path.join(git.home, uniqueName('clone'));
+    await git.ok(['clone', '--quiet', withCredentials(base, `${owner.name}/${repo.name}.git`, 'oauth2', refreshed.access_token), clone]);
+    expect(fs.existsSync(path.join(clone, 'README.md'))).toBe(true);
+
+    // Deleting the application revokes its grants and tokens at the next request.
+    await t.http.delete(t.api(`/user/applications/oauth2/${application.id}`)).set(withToken(owner.token)).expect(204);
+    await t.http.get(t.api('/user')).set('Authorization', `Bearer ${refreshed.access_token}`).expect(401);
+    const denied = await git.run(['ls-remote', withCredentials(base, `${owner.name}/${repo.name}.git`, 'oauth2', refreshed.access_token)]);
+    expect(denied.code).not.toBe(0);
+    // The client itself is gone: the token endpoint refuses it (401, invalid_client).
+    await expect(client.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('requires PKCE of a public client, and a public client needs no secret', async () => {
+    const owner = await makeUser(t);
+    const application = await createApplication(t, owner, false);
+    const withoutPkce = new URL(`${ISSUER}login/oauth/authorize`);
+    withoutPkce.search = new URLSearchParams({ client_id: application.client_id, redirect_uri: REDIRECT_URI, response_type: 'code', scope: 'openid', state: 'x' }).toString();
+    const refused = await new Browser(base).request(withoutPkce.href);
+    expect(refused.status).toBe(303);
+    const location = new URL(refused.headers.get('location')!);
+    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
+    expect(location.searchParams.get('error')).toBe('invalid_request');
+
+    const config = await discover(application, false);
+    const codeVerifier = client.randomPKCECodeVerifier();
+    const authorizationUrl = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid read:user',
+      code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+      state: 'public',
+    });
+    const callback = await authorizeInBrowser(authorizationUrl, owner);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: codeVerifier, expectedState: 'public' });
+    recordSecrets(tokens.access_token);
+    // The grant named an API scope: the token may read the user, and nothing else.
+    await t.http.get(t.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
+    await t.http.post(t.api('/user/repos')).set('Authorization', `Bearer ${tokens.access_token}`).send({ name: uniqueName('repo') }).expect(403);
+
+    // A refresh token is good once: presented again (stolen and replayed), it is refused and the whole grant is
+    // revoked, so the tokens issued since stop working too.
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    recordSecrets(refreshed.access_token, refreshed.refresh_token!);
+    await t.http.get(t.api('/user')).set('Authorization', `Bearer ${refreshed.access_token}`).expect(200);
+    await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await t.http.get(t.api('/user')).set('Authorization', `Bearer ${refreshed.access_token}`).expect(401);
+    await expect(client.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('serves a client that asks as Woodpecker and Drone do: no scope, no PKCE, a confidential client with Basic', async () => {
+    const owner = await makeUser(t);
+    const application = await createApplication(t, owner);
+    const config = await discover(application);
+    const authorizationUrl = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, state: 'ci-state' });
+    expect(authorizationUrl.searchParams.has('scope')).toBe(false);
+    const callback = await authorizeInBrowser(authorizationUrl, owner);
+    const tokens = await client.authorizationCodeGrant(config, callback, { expectedState: 'ci-state' });
+    recordSecrets(tokens.access_token, tokens.refresh_token ?? '');
+    expect(tokens.id_token).toBeUndefined();
+    expect(tokens.refresh_token).toBeDefined();
+    // No API scope was asked for: as from Forgejo, the token may do all its user may.
+    const created = await t.http.post(t.api('/user/repos')).set('Authorization', `token ${tokens.access_token}`).send({ name: uniqueName('repo'), private: true }).expect(201);
+    expect(created.body.owner.login).toBe(owner.name);
+  });
+
+  it('refuses a sign-in form without its CSRF token, and a body over the cap', async () => {
+    const owner = await makeUser(t);
+    const application = await createApplication(t, owner);
+    const config = await discover(application);
+    const browser = new Browser(base);
+    const start = await browser.request(client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid', state: 's' }).href);
+    const interactionUrl = start.headers.get('location')!;
+    const page = await browser.request(interactionUrl);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    for (const csrf of ['forged', '']) {
+      const refused = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: csrf, decision: 'authorize', user_name: owner.name, password: owner.password } });
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('location')).toBeNull();
+    }
+    const tooLarge = await fetch(`${base}login/oauth/access_token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=authorization_code&code=${'x'.repeat(20_000)}`,
+    });
+    expect(tooLarge.status).toBe(413);
+  });
+
+  it('a code from an unregistered redirect URI is never issued', async () => {
+    const owner = await makeUser(t);
+    const application = await createApplication(t, owner);
+    const url = new URL(`${ISSUER}login/oauth/authorize`);
+    url.search = new URLSearchParams({ client_id: application.client_id, redirect_uri: 'https://ci.example.com/authorize/other', response_type: 'code', scope: 'openid' }).toString();
+    const answer = await new Browser(base).request(url.href);
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('location')).toBeNull();
+  });
+
+  describe('behind a gateway that signs users in, with a tight OAuth2 rate limit', () => {
+    let g: TestApp;
+    let gatewayBase: string;
+    const LIMIT = 8;
+
+    beforeAll(async () => {
+      // The window is long so that no count expires while the test runs, however slow the machine.
+      g = await startTestApp({ REVERSE_PROXY_AUTH_ENABLED: 'true', RATE_LIMIT_OAUTH2: String(LIMIT), RATE_LIMIT_WINDOW_MS: '3600000' });
+      gatewayBase = await g.listen();
+    });
+    afterAll(() => g.close());
+
+    it('takes the gateway’s user on the consent page (no password asked), then refuses the client address past the limit', async () => {
+      const owner = await makeUser(g);
+      const application = await createApplication(g, owner);
+      const config = await discover(application, true, gatewayBase);
+      const browser = new Browser(gatewayBase, { 'X-WEBAUTH-USER': owner.name });
+      const start = await browser.request(client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid profile', state: 'gw' }).href);
+      expect(start.status).toBe(303);
+      const interactionUrl = start.headers.get('location')!;
+      const page = await (await browser.request(interactionUrl)).text();
+      expect(page).toContain(`Signed in as <strong>${owner.name}</strong>`);
+      expect(page).not.toContain('name="password"');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1];
+      const consented = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: csrf, decision: 'authorize' } });
+      expect(consented.status).toBe(303);
+      const resumed = await browser.request(consented.headers.get('location')!);
+      const callback = new URL(resumed.headers.get('location')!);
+      const tokens = await client.authorizationCodeGrant(config, callback, { expectedState: 'gw' });
+      recordSecrets(tokens.access_token, tokens.refresh_token ?? '');
+      expect(tokens.claims()).toMatchObject({ sub: String(owner.user.id), preferred_username: owner.name });
+      const me = await g.http.get(g.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
+      expect(me.body.login).toBe(owner.name);
+
+      // Four requests of the flow were counted (authorize, consent, resume, token); the token endpoint refuses
+      // this address once the limit is spent, and says when to come back.
+      let refused: Response | undefined;
+      for (let attempt = 0; attempt <= LIMIT && !refused; attempt++) {
+        const answer = await fetch(`${gatewayBase}login/oauth/access_token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${application.client_id}:${application.client_secret}`).toString('base64')}` },
+          body: 'grant_type=authorization_code&code=unknown&redirect_uri=' + encodeURIComponent(REDIRECT_URI),
+        });
+        if (answer.status === 429) refused = answer;
+        else expect(answer.status).toBe(400);
+      }
+      expect(refused).toBeDefined();
+      expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+    });
+  });
+
+  describe('applications API', () => {
+    it('shows the secret only when created, stores it hashed, and lists the caller’s applications', async () => {
+      const owner = await makeUser(t);
+      const created = await t.http
+        .post(t.api('/user/applications/oauth2'))
+        .set(withToken(owner.token))
+        .send({ name: 'Woodpecker', redirect_uris: [REDIRECT_URI], confidential_client: true })
+        .expect(201);
+      recordSecrets(created.body.client_secret);
+      expect(created.body).toMatchObject({ name: 'Woodpecker', redirect_uris: [REDIRECT_URI], confidential_client: true });
+      expect(created.body.client_secret).toMatch(/^gto_[a-z2-7]{52}$/);
+      expect(created.body.client_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(Number.isNaN(Date.parse(created.body.created))).toBe(false);
+      const listed = await t.http.get(t.api('/user/applications/oauth2')).set(withToken(owner.token)).expect(200);
+      expect(listed.headers['x-total-count']).toBe('1');
+      expect(listed.body).toEqual([{ ...created.body, client_secret: '' }]);
+      const one = await t.http.get(t.api(`/user/applications/oauth2/${created.body.id}`)).set(withToken(owner.token)).expect(200);
+      expect(one.body.client_secret).toBe('');
+      const rows = await t.dataSource.query('SELECT client_secret_hash FROM oauth2_application WHERE id = ?', [created.body.id]);
+      expect(rows[0].client_secret_hash).not.toContain(created.body.client_secret);
+      expect(rows[0].client_secret_hash).toMatch(/^[0-9a-f]{100}$/);
+
+      // PATCH changes the application and gives it a new secret, as Forgejo does.
+      const updated = await t.http
+        .patch(t.api(`/user/applications/oauth2/${created.body.id}`))
+        .set(withToken(owner.token))
+        .send({ name: 'Drone', redirect_uris: ['https://drone.example.com/login'] })
+        .expect(200);
+      recordSecrets(updated.body.client_secret);
+      expect(updated.body).toMatchObject({ id: created.body.id, client_id: created.body.client_id, name: 'Drone', redirect_uris: ['https://drone.example.com/login'], confidential_client: false });
+      expect(updated.body.client_secret).toMatch(/^gto_/);
+      expect(updated.body.client_secret).not.toBe(created.body.client_secret);
+    });
+
+    it('answers 422 for a missing or bad redirect URI or name', async () => {
+      const owner = await makeUser(t);
+      for (const body of [
+        { name: 'ci', redirect_uris: ['not a url'] },
+        { name: 'ci', redirect_uris: ['https://ci.example.com/cb#fragment'] },
+        { name: 'ci', redirect_uris: ['javascript:alert(1)'] },
+        { name: 'ci', redirect_uris: [] },
+        { name: 'ci' },
+        { redirect_uris: [REDIRECT_URI] },
+      ]) {
+        await t.http.post(t.api('/user/applications/oauth2')).set(withToken(owner.token)).send(body).expect(422);
+      }
+      const listed = await t.http.get(t.api('/user/applications/oauth2')).set(withToken(owner.token)).expect(200);
+      expect(listed.body).toEqual([]);
+    });
+
+    it('answers 404 for another user’s application, and 401 without sign-in', async () => {
+      const owner = await makeUser(t);
+      const other = await makeUser(t);
+      const application = await createApplication(t, owner);
+      const id = application.id;
+      await t.http.get(t.api(`/user/applications/oauth2/${id}`)).set(withToken(other.token)).expect(404);
+      await t.http.patch(t.api(`/user/applications/oauth2/${id}`)).set(withToken(other.token)).send({ name: 'x', redirect_uris: [REDIRECT_URI] }).expect(404);
+      await t.http.delete(t.api(`/user/applications/oauth2/${id}`)).set(withToken(other.token)).expect(404);
+      await t.http.get(t.api('/user/applications/oauth2/nonsense')).set(withToken(owner.token)).expect(404);
+      await t.http.get(t.api('/user/applications/oauth2')).expect(401);
+      await t.http.get(t.api(`/user/applications/oauth2/${id}`)).set(withToken(owner.token)).expect(200);
+    });
+  });
+});
