@@ -17,6 +17,7 @@ import type { RepositoryWire } from '../repos/repository.wire';
 import { OrganizationPolicy } from '../access/organization-policy';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
+import { faultPoint } from '../common/fault-points';
 import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
 import { HostPolicy } from './host-policy';
 import type { MigrateRepositoryOption } from './migrate-repository.option';
@@ -132,6 +133,7 @@ export class MigrationsService {
         if (error instanceof GitAbortedError) throw new ServiceUnavailableError('the migration was stopped: its client went away', 1);
         throw this.cloneFailure(error);
       }
+      faultPoint('migration.cloned');
       if (interval) await this.remotes.addTagRefspec(workDir);
       else await this.remotes.removeOrigin(workDir);
       const isEmpty = !(await this.remotes.hasCommits(workDir));

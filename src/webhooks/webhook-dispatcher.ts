@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { faultPoint } from '../common/fault-points';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/config';
@@ -131,6 +132,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
               payload: bodyForType(hook.type, delivery.event, delivery.payload),
             })
           : { delivered: false, retryable: false, status: 0, body: 'the hook was deleted', headers: {}, durationMs: 0 };
+        if (result.delivered) faultPoint('webhook.sent');
         const outcome = this.outcome(delivery.attempts + 1, result);
         const next = outcome.done && !this.stopped ? batch[index + 1] : undefined;
         held = await this.transactions.run(async (tx) => {
