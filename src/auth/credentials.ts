@@ -65,8 +65,8 @@ export class CredentialChain {
   /**
    * Failed sign-ins count against the client address and, for passwords, the account. A password attempt is
    * counted before its key derivation runs and given back once it succeeds, so concurrent attempts beyond the
-   * limit are refused (429) without any hashing; a token is looked up first (a key derivation runs only for a
-   * stored token with the same last eight characters), so it is checked before and counted after a failure.
+   * limit are refused (429) without any hashing; a token is counted the same way before it is looked up, unless
+   * this process has verified it before (authenticateToken).
    * Password work is the same whether the account exists or not (a decoy hash stands in); account state is
    * the caller's to check, once the password verified.
    */
@@ -108,13 +108,29 @@ export class CredentialChain {
     }
   }
 
+  /**
+   * A token this process verified before is no guess: it is checked without counting (no store write on the
+   * common path). Any other is counted before it is looked up, and the count given back when it verifies, so
+   * concurrent guesses beyond the limit are refused (429) without being checked.
+   */
   private async authenticateToken(credential: Credential & { kind: 'token' }, address: string): Promise<AuthContext> {
-    await this.limits.check('signInPerIp', address);
+    if (this.tokens.verifiedBefore(credential.token)) {
+      try {
+        return await this.verify(credential, address);
+      } catch (error) {
+        // Deleted since: an ordinary failed sign-in.
+        if (error instanceof UnauthorizedError) await this.limits.consume('signInPerIp', address);
+        throw error;
+      }
+    }
+    const refund = await this.limits.reserve('signInPerIp', address);
     try {
-      return await this.verify(credential, address);
+      const context = await this.verify(credential, address);
+      await refundAll([refund]);
+      return context;
     } catch (error) {
+      if (!(error instanceof UnauthorizedError)) await refundAll([refund]);
       if (error instanceof KdfBusyError) throw new TooManyRequestsError(error.message, 1);
-      if (error instanceof UnauthorizedError) await this.limits.consume('signInPerIp', address);
       throw error;
     }
   }

@@ -121,7 +121,7 @@ export class HooksService {
         isSystem: scope.kind === 'system',
         type: option.type,
         url: checkedUrl(config.url),
-        httpMethod: checkedMethod(config.http_method),
+        httpMethod: checkedMethod(config.http_method, option.type),
         contentType: checkedContentType(config.content_type),
         secret: config.secret ? this.box.seal(config.secret) : '',
         authorizationHeader: option.authorization_header ? this.box.seal(option.authorization_header) : '',
@@ -145,7 +145,7 @@ export class HooksService {
       const config = stringConfig(option.config);
       if (config.url !== undefined) changes.url = checkedUrl(config.url);
       if (config.content_type !== undefined) changes.contentType = checkedContentType(config.content_type);
-      if (config.http_method !== undefined) changes.httpMethod = checkedMethod(config.http_method);
+      if (config.http_method !== undefined) changes.httpMethod = checkedMethod(config.http_method, hook.type);
       if (config.secret !== undefined) changes.secret = config.secret === '' ? '' : this.box.seal(config.secret);
     }
     if (option.events !== undefined && option.events !== null && option.events.length > 0) changes.events = chosenEvents(option.events);
@@ -256,9 +256,15 @@ function checkedContentType(value: string | undefined): string {
   return value;
 }
 
-function checkedMethod(value: string | undefined): string {
-  if (value === undefined || value === '' || value.toUpperCase() === 'POST') return 'POST';
-  throw new InvalidInputError('Invalid http method: only POST is supported');
+/**
+ * POST (the default), or GET for the forgejo and gitea formats, which then carry the payload in the query
+ * string as Forgejo sends it; the gogs format is POST only. PUT is Forgejo's for Matrix hooks alone.
+ */
+function checkedMethod(value: string | undefined, type: string): string {
+  const method = (value ?? '').toUpperCase();
+  if (method === '' || method === 'POST') return 'POST';
+  if (method === 'GET' && type !== 'gogs') return 'GET';
+  throw new InvalidInputError(`Invalid http method: ${value}`);
 }
 
 function checkedBranchFilter(value: string): string {
