@@ -81,6 +81,18 @@ export class OrganizationPolicy {
   }
 
   /**
+   * Creating a team: sign-in (401), then membership (403 `Must be an organization member`), then ownership
+   * (403 `Must be an organization owner`), site admins passing both; one read of the caller's standing.
+   */
+  async assertManagesTeams(viewer: AuthContext, orgId: number): Promise<void> {
+    requireSignedIn(viewer);
+    if (viewer.isAdmin) return;
+    const standing = await this.standing(viewer, orgId);
+    if (!standing.isMember) throw new ForbiddenError(MUST_BE_MEMBER);
+    if (!ownsOrganization(standing)) throw new ForbiddenError(MUST_BE_OWNER);
+  }
+
+  /**
    * The first step of a /teams/{id} route after the lookup: sign-in (401); site admins, owners and the
    * team's members pass; other members of the organisation get 403, everyone else 404 (the team does not
    * exist for them).

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import * as readline from 'node:readline';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -31,8 +33,8 @@ const BLOB_AREAS = ['attachments', 'packages'];
 
 /**
  * `anvil dump`: one archive (tar, gzip) of everything needed to bring the service back. The database first, as
- * one consistent snapshot (SQLite's online backup; on MySQL/MariaDB every table read in one REPEATABLE READ
- * transaction with a consistent snapshot), then the files, which the server never changes in place: repositories
+ * one consistent snapshot (SQLite's online backup; on MySQL/MariaDB every table streamed in one REPEATABLE
+ * READ transaction with a consistent snapshot), then the files, which the server never changes in place: repositories
  * as hard links (copies across file systems) taken refs before objects, so every ref finds its objects (git adds
  * objects before it moves a ref), attachments and package files, the SSH host key and the secret key that opens
  * sealed credentials. Taken beside a serving server: what was written meanwhile is either in the archive whole
@@ -164,8 +166,9 @@ export async function loadMysqlRows(dataSource: DataSource, manifest: DumpManife
       loaded += batch.length;
       batch.length = 0;
     };
-    const text = await fs.readFile(rowsFile, 'utf8');
-    for (const line of text.split('\n')) {
+    // A line at a time: the rows file may be larger than memory.
+    const lines = readline.createInterface({ input: createReadStream(rowsFile, 'utf8'), crlfDelay: Infinity });
+    for await (const line of lines) {
       if (line === '') continue;
       const { table, row } = JSON.parse(line, reviveBuffers) as { table: string; row: Record<string, unknown> };
       if (!cleared.has(table)) {
@@ -187,7 +190,11 @@ export async function loadMysqlRows(dataSource: DataSource, manifest: DumpManife
   return loaded;
 }
 
-/** Every table's rows in one REPEATABLE READ transaction with a consistent snapshot, one JSON line per row. */
+/**
+ * Every table's rows in one REPEATABLE READ transaction with a consistent snapshot, one JSON line per row. Rows
+ * are streamed from the server (the driver pauses the connection while the file catches up), so memory stays
+ * bounded by one chunk whatever the size of a table.
+ */
 async function dumpMysqlRows(dataSource: DataSource, file: string): Promise<void> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
@@ -199,10 +206,9 @@ async function dumpMysqlRows(dataSource: DataSource, file: string): Promise<void
       "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE' ORDER BY table_name",
     );
     for (const { name } of tables) {
-      // A page at a time by primary key order would need each table's key; rows are read whole per table here.
-      const rows: Record<string, unknown>[] = await runner.query(`SELECT * FROM \`${name}\``);
+      const rows = await runner.stream(`SELECT * FROM \`${name}\``);
       let chunk = '';
-      for (const row of rows) {
+      for await (const row of rows as AsyncIterable<Record<string, unknown>>) {
         chunk += `${JSON.stringify({ table: name, row }, replaceBuffers)}\n`;
         if (chunk.length > 1 << 20) {
           await out.write(chunk);

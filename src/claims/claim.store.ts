@@ -77,6 +77,17 @@ export class ClaimStore {
     await changeRows(tx, 'UPDATE claim_ledger SET version = version + 1 WHERE scope = ?', [scope]);
   }
 
+  /**
+   * Moves the scope's version in `tx` (creating its ledger row the first time): a real write of one row, so two
+   * transactions doing it at once are ordered (one waits on a server, one fails certification with 1213 on
+   * Galera and runs again), and each reads after the other's commit.
+   */
+  async advance(tx: EntityManager, scope: string): Promise<void> {
+    if ((await changeRows(tx, 'UPDATE claim_ledger SET version = version + 1 WHERE scope = ?', [scope])) === 1) return;
+    if ((await changeRows(tx, insertUnlessPresent(tx, 'claim_ledger', ['scope', 'version']), [scope, 1])) === 1) return;
+    await changeRows(tx, 'UPDATE claim_ledger SET version = version + 1 WHERE scope = ?', [scope]);
+  }
+
   /** Gives a claim back (nothing was recorded for it); removing what is already gone is harmless. */
   async drop(id: string): Promise<void> {
     await this.dataSource.query('DELETE FROM claim WHERE id = ?', [id]);

@@ -83,6 +83,14 @@ export class Claims implements OnModuleDestroy {
     throw new ServiceUnavailableError('too many concurrent claims on one budget, try again later', 1);
   }
 
+  /**
+   * Orders the transaction `tx` after every other that advances `scope` (call it first in `tx`): for changes
+   * that must not interleave across instances, without `SELECT ... FOR UPDATE`, which Galera holds on one node.
+   */
+  serialize(tx: EntityManager, scope: string): Promise<void> {
+    return this.store.advance(tx, scope);
+  }
+
   /** As `take`, but a 'full' scope is looked at again until there is room, `signal` fires or `deadlineMs` passes. */
   async takeWhenRoom(scope: string, decide: (active: ActiveClaim[]) => Promise<ClaimDecision>, options: { signal?: AbortSignal; deadlineMs: number }): Promise<Claim> {
     const ends = Date.now() + options.deadlineMs;

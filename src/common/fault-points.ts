@@ -11,6 +11,9 @@ export const FAULT_POINTS = [
   'repository.create.committed',
   // Repository deletion: the row gone, the directory not yet.
   'repository.delete.committed',
+  // Repository rename: the directory moved (journalled), the row not yet changed; the row changed, journal kept.
+  'repository.rename.moved',
+  'repository.rename.committed',
   // Uploads: the file received and parked, the row committed before the file's rename, the rename done.
   'attachment.parked',
   'attachment.committed',
@@ -23,6 +26,14 @@ export const FAULT_POINTS = [
   'push.received',
   // Stars: the row and the counter written, not yet committed.
   'star.written',
+  // Releases without attachments: the new tag on disk (the row not yet), the row committed (not yet answered).
+  'release.tag-created',
+  'release.committed',
+  // Migrations: the clone made aside, no row yet. Mirror syncs: the fetch done, its recording not yet.
+  'migration.cloned',
+  'mirror.fetched',
+  // Webhooks: a delivery sent (the receiver has it), its outcome not yet recorded.
+  'webhook.sent',
 ] as const;
 
 export type FaultPoint = (typeof FAULT_POINTS)[number];

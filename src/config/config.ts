@@ -53,6 +53,11 @@ export interface AppConfig {
    */
   reconcileStaleAfterMs: number;
   /**
+   * RECONCILE_START_BUDGET: how many repositories each start-up checks in full (sizes, git leftovers, missing
+   * directories), continuing where the previous start stopped; `anvil doctor` checks all of them.
+   */
+  reconcileStartBudget: number;
+  /**
    * ANVIL_FAULT_KILL_AT: names of fault points (src/common/fault-points.ts) at which the server kills itself
    * with SIGKILL, for the crash tests; `point:N` at the point's N-th pass. Unset in production.
    */
@@ -359,6 +364,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 30, { min: 0, max: 1000 }),
     reconcileStaleAfterMs: 1000 * integer(env, 'RECONCILE_STALE_AFTER', 3600, { min: 0 }),
+    reconcileStartBudget: integer(env, 'RECONCILE_START_BUDGET', 500, { min: 0 }),
     faultKillAt: (env.ANVIL_FAULT_KILL_AT ?? '')
       .split(',')
       .map((point) => point.trim())

@@ -9,6 +9,7 @@ import { SnakeNamingStrategy } from './naming-strategy';
 import { secureDatabaseFiles } from '../server/data-directory';
 import { adaptMysqlPool } from './mysql-pool';
 import { runSchemaMigrations } from './schema-migrations';
+import { retrySingleStatements } from './statement-retry';
 
 export function dataSourceOptions(database: DatabaseConfig, timeouts?: DatabaseTimeouts): DataSourceOptions {
   const common = {
@@ -60,6 +61,7 @@ export async function openDatabase(config: Pick<AppConfig, 'database'> & Partial
   const dataSource = new DataSource(dataSourceOptions(config.database, config.databaseTimeouts));
   if (config.database.type === 'mysql') adaptMysqlPool(dataSource, config.database.hosts);
   await dataSource.initialize();
+  retrySingleStatements(dataSource);
   if (config.database.type === 'sqlite' && config.database.file !== ':memory:') secureDatabaseFiles(config.database.file);
   adaptColumnTypes(dataSource);
   bindIntegerParameters(dataSource);

@@ -84,6 +84,12 @@ export class Leases {
     await this.change('UPDATE lease SET holder = ?, expires_at = ? WHERE name = ? AND expires_at < ?', [this.holder, moment, name, moment]);
   }
 
+  /** Records `value` under `name` (a row nobody holds), replacing what was there; read back with `markOf`. */
+  async record(name: string, value: number): Promise<void> {
+    if ((await this.change(this.insertSql(), [name, this.holder, value])) > 0) return;
+    await this.change('UPDATE lease SET holder = ?, expires_at = ? WHERE name = ?', [this.holder, value, name]);
+  }
+
   /** The moment recorded under `name` by `mark`, and whether this process wrote it; 0 when none was. */
   async markOf(name: string): Promise<{ moment: number; mine: boolean }> {
     const rows: { holder: string; expires_at: number | string }[] = await this.dataSource.query('SELECT holder, expires_at FROM lease WHERE name = ?', [name]);

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { forwardRef, Inject, Injectable } from '@nestjs/common';
 import { GitCommand, GitStream } from './git-command';
 import { GitTreeBudget } from './git-tree-budget';
 
@@ -84,7 +84,8 @@ export function isPlainRevision(revision: string): boolean {
 export class GitTrees {
   constructor(
     private readonly git: GitCommand,
-    private readonly budget: GitTreeBudget,
+    // git-tree-budget reaches this file back through git-objects: resolved lazily, the class is defined by then.
+    @Inject(forwardRef(() => GitTreeBudget)) private readonly budget: GitTreeBudget,
   ) {}
 
   /** The commit `revision` names (branch, tag, full or short id), or null. */

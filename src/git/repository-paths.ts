@@ -28,9 +28,22 @@ export function incomingRoot(dataDir: string): string {
   return path.join(repositoriesRoot(dataDir), '.incoming');
 }
 
+/** The journal of repository directory moves in flight (repository-journal.ts). Like `.trash`, never an owner's. */
+export function journalRoot(dataDir: string): string {
+  return path.join(repositoriesRoot(dataDir), '.journal');
+}
+
 /** Temporary index files of commits made by the API: outside every repository. */
 export function gitIndexesRoot(dataDir: string): string {
   return path.join(dataDir, 'tmp', 'git-index');
+}
+
+/**
+ * The name under which a repository directory is leased while its row and directory change together (creation,
+ * rename, deletion, and the reconciliation of an interrupted rename): `owner/name.git`, lowercased.
+ */
+export function repositoryLeaseKey(dir: string): string {
+  return `${path.basename(path.dirname(dir))}/${path.basename(dir)}`.toLowerCase();
 }
 
 /**
@@ -60,6 +73,10 @@ export class RepositoryPaths {
 
   incoming(): string {
     return incomingRoot(this.config.dataDir);
+  }
+
+  journal(): string {
+    return journalRoot(this.config.dataDir);
   }
 
   gitIndexes(): string {

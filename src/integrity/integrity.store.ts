@@ -53,25 +53,44 @@ export class IntegrityStore {
   async *repositories(): AsyncGenerator<RepositoryRecord[]> {
     let after = 0;
     for (;;) {
-      const rows: Record<string, unknown>[] = await this.dataSource.query(
-        `SELECT r.id AS id, u.name AS owner_name, r.name AS name, r.git_size AS git_size, r.updated_unix AS updated_unix, r.is_empty AS is_empty, ` +
-          `r.default_branch AS default_branch, r.object_format_name AS object_format_name ` +
-          `FROM repository r INNER JOIN ${this.q('user')} u ON u.id = r.owner_id WHERE r.id > ? ORDER BY r.id LIMIT ${PAGE}`,
-        [after],
-      );
-      if (rows.length === 0) return;
-      after = Number(rows[rows.length - 1].id);
-      yield rows.map((row) => ({
-        id: Number(row.id),
-        ownerName: String(row.owner_name),
-        name: String(row.name),
-        gitSize: Number(row.git_size),
-        updatedUnix: Number(row.updated_unix),
-        isEmpty: Number(row.is_empty) !== 0,
-        defaultBranch: String(row.default_branch),
-        objectFormatName: String(row.object_format_name),
-      }));
+      const page = await this.repositoryPage(after, PAGE);
+      if (page.length === 0) return;
+      after = page[page.length - 1].id;
+      yield page;
     }
+  }
+
+  /** Up to `limit` repositories with ids above `after`, in id order. */
+  async repositoryPage(after: number, limit: number): Promise<RepositoryRecord[]> {
+    return this.repositoryRows(`r.id > ? ORDER BY r.id LIMIT ${Math.max(1, Math.floor(limit))}`, [after]);
+  }
+
+  /** The repository whose directory is `owner/name` (both lowercased, as on disk). */
+  async repositoryAt(ownerLowerName: string, lowerName: string): Promise<RepositoryRecord | null> {
+    return (await this.repositoryRows('u.lower_name = ? AND r.lower_name = ?', [ownerLowerName, lowerName]))[0] ?? null;
+  }
+
+  async repositoryById(id: number): Promise<RepositoryRecord | null> {
+    return (await this.repositoryRows('r.id = ?', [id]))[0] ?? null;
+  }
+
+  private async repositoryRows(condition: string, parameters: unknown[]): Promise<RepositoryRecord[]> {
+    const rows: Record<string, unknown>[] = await this.dataSource.query(
+      `SELECT r.id AS id, u.name AS owner_name, r.name AS name, r.git_size AS git_size, r.updated_unix AS updated_unix, r.is_empty AS is_empty, ` +
+        `r.default_branch AS default_branch, r.object_format_name AS object_format_name ` +
+        `FROM repository r INNER JOIN ${this.q('user')} u ON u.id = r.owner_id WHERE ${condition}`,
+      parameters,
+    );
+    return rows.map((row) => ({
+      id: Number(row.id),
+      ownerName: String(row.owner_name),
+      name: String(row.name),
+      gitSize: Number(row.git_size),
+      updatedUnix: Number(row.updated_unix),
+      isEmpty: Number(row.is_empty) !== 0,
+      defaultBranch: String(row.default_branch),
+      objectFormatName: String(row.object_format_name),
+    }));
   }
 
   /** Lowercased `owner/name` of every repository row (directories are named in lower case). */

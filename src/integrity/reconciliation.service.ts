@@ -4,7 +4,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BlobStore, fannedKey, PendingBlob } from '../blobs/blob-store';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { GitRepositories, isTransientGitFile, ObjectFormat } from '../git/git-repositories';
-import { RepositoryPaths, repositoriesRoot } from '../git/repository-paths';
+import { RepositoryPaths, repositoriesRoot, repositoryLeaseKey } from '../git/repository-paths';
+import { JournalledChange, RepositoryJournal } from '../git/repository-journal';
+import { Leases, LeaseTimeout } from '../database/leases';
 import { IntegrityStore, RepositoryRecord } from './integrity.store';
 
 /** What one check found (and, when repairing, what was done about it). */
@@ -21,7 +23,10 @@ export interface Finding {
     | 'attachment-without-file'
     | 'package-blob-without-file'
     | 'package-rows-without-file'
-    | 'counter-drift';
+    | 'counter-drift'
+    | 'rename-completed'
+    | 'rename-rolled-back'
+    | 'journal-entry-cleared';
   subject: string;
   /** What was done, or (report only) what `--fix` would do. */
   action: string;
@@ -30,14 +35,25 @@ export interface Finding {
 export interface ReconciliationReport {
   findings: Finding[];
   repaired: boolean;
+  /** Repositories checked in full (every one, or a start-up's share of the incremental sweep). */
+  swept: number;
 }
+
+/** Where the incremental sweep stopped (the last repository id it checked), and who may run it. */
+const SWEEP_LEASE = 'reconciliation-sweep';
+const SWEEP_CURSOR = 'reconciliation-sweep-cursor';
 
 /**
  * Compares the database with DATA_DIR after a crash (at start-up, repairing) or on demand (`anvil doctor`,
- * reporting unless told to fix): repositories and their directories, uploads and their rows, package versions
- * and their files, git's and Anvil's temporary files, sizes and counters. Nothing that could be user data is
- * deleted: it is moved under DATA_DIR/lost+found, with a log line. Temporary files are touched only once they
- * are older than any live request of another instance sharing DATA_DIR could be (RECONCILE_STALE_AFTER).
+ * reporting unless told to fix). Nothing that could be user data is deleted: it is moved under
+ * DATA_DIR/lost+found, with a log line. Temporary files are touched only once they are older than any live
+ * request of another instance sharing DATA_DIR could be (RECONCILE_STALE_AFTER).
+ *
+ * At start-up it is bounded: it looks only where a crash can leave something half-made (the journal of
+ * repository moves in flight, the incoming and trash areas, parked uploads, temporary files), then checks
+ * RECONCILE_START_BUDGET repositories in full, continuing where the previous start stopped (a cursor in the
+ * database; one instance at a time sweeps). The full walk (every repository, directory, blob and counter) is
+ * `anvil doctor`'s, and a restore's.
  */
 @Injectable()
 export class Reconciliation {
@@ -50,28 +66,123 @@ export class Reconciliation {
     private readonly git: GitRepositories,
     private readonly paths: RepositoryPaths,
     private readonly blobs: BlobStore,
+    private readonly journal: RepositoryJournal,
+    private readonly leases: Leases,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.dataDir = path.resolve(config.dataDir);
     this.quarantine = path.join(this.dataDir, 'lost+found', new Date().toISOString().replace(/[:.]/g, '-'));
   }
 
-  /** `allStale`: no other instance can be using DATA_DIR (a restore into it), so every leftover is one. */
-  async run(options: { fix: boolean; allStale?: boolean }): Promise<ReconciliationReport> {
+  /**
+   * `allStale`: no other instance can be using DATA_DIR (a restore into it), so every leftover is one.
+   * `startUp`: the bounded checks of a start (see above); otherwise the full walk.
+   */
+  async run(options: { fix: boolean; allStale?: boolean; startUp?: boolean }): Promise<ReconciliationReport> {
     const staleBefore = options.allStale ? Infinity : Date.now() - this.config.reconcileStaleAfterMs;
     const run = new Run(options.fix, staleBefore, this.logger);
-    await this.repositories(run);
+    await this.journalled(run);
+    let swept: number;
+    if (options.startUp) {
+      swept = await this.sweepSome(run, this.config.reconcileStartBudget);
+    } else {
+      swept = await this.repositories(run);
+    }
     await this.repositoryAreas(run);
     await this.temporaryFiles(run);
     await this.parkedUploads(run);
-    await this.attachments(run);
-    await this.packages(run);
-    await this.counters(run);
-    return { findings: run.findings, repaired: options.fix };
+    if (!options.startUp) {
+      await this.attachments(run);
+      await this.packages(run);
+      await this.counters(run);
+    }
+    return { findings: run.findings, repaired: options.fix, swept };
+  }
+
+  /**
+   * Repository moves a crash cut off (repository-journal.ts), each under the leases of its paths, so that a
+   * live change of another instance finishes first (and removes its entry); a dead one's lease lapses.
+   */
+  private async journalled(run: Run): Promise<void> {
+    const pathLeases = this.leases.keyed('repository-path');
+    for (const entry of await this.journal.pending()) {
+      const keys = entry.kind === 'rename' ? [repositoryLeaseKey(entry.from), repositoryLeaseKey(entry.to)] : [repositoryLeaseKey(entry.to)];
+      const settle = async () => {
+        if (!(await this.journal.holds(entry))) return;
+        if (entry.kind === 'rename') await this.interruptedRename(run, entry);
+        else await this.interruptedPlacement(run, entry);
+      };
+      if (run.fix) await pathLeases.runAll(keys, settle);
+      else await settle();
+    }
+  }
+
+  /** A rename: completed when the row has the new name, undone when it has the old one. */
+  private async interruptedRename(run: Run, entry: JournalledChange & { kind: 'rename' }): Promise<void> {
+    const root = repositoriesRoot(this.dataDir);
+    const subject = `${path.relative(root, entry.from)} -> ${path.relative(root, entry.to)}`;
+    const clear = () => fs.rm(entry.file, { force: true });
+    const repo = await this.store.repositoryById(entry.repoId);
+    const rowDir = repo ? this.paths.repository(repo.ownerName, repo.name) : undefined;
+    const [atFrom, atTo] = [await isDirectory(entry.from), await isDirectory(entry.to)];
+    if (rowDir === entry.to && !atTo && atFrom) {
+      await run.found('rename-completed', subject, 'directory moved to the name the row has', async () => {
+        await this.git.move(entry.from, entry.to);
+        await clear();
+      });
+    } else if (rowDir === entry.from && !atFrom && atTo) {
+      await run.found('rename-rolled-back', subject, 'directory moved back to the name the row has', async () => {
+        await this.git.move(entry.to, entry.from);
+        await clear();
+      });
+    } else {
+      await run.found('journal-entry-cleared', `rename ${subject}`, 'journal entry removed (row and directory agree)', clear);
+    }
+  }
+
+  /** A creation or deletion: the directory stays when its row exists, and is quarantined when not. */
+  private async interruptedPlacement(run: Run, entry: JournalledChange & { kind: 'create' | 'delete' }): Promise<void> {
+    const subject = path.relative(repositoriesRoot(this.dataDir), entry.to);
+    const clear = () => fs.rm(entry.file, { force: true });
+    const row = await this.store.repositoryAt(path.basename(path.dirname(entry.to)), path.basename(entry.to).replace(/\.git$/, ''));
+    if (!row && (await isDirectory(entry.to))) {
+      await run.found('directory-without-repository', subject, `moved to ${this.quarantined(entry.to)} (a ${entry.kind} cut off)`, async () => {
+        await this.moveToQuarantine(entry.to);
+        await clear();
+      });
+    } else {
+      await run.found('journal-entry-cleared', `${entry.kind} ${subject}`, 'journal entry removed (row and directory agree)', clear);
+    }
+  }
+
+  /**
+   * The start-up's share of the full sweep: up to `budget` repositories after the cursor, wrapping to the first
+   * at the end. Only one instance sweeps at a time (a lease), the others skip it. Answers how many it checked.
+   */
+  private async sweepSome(run: Run, budget: number): Promise<number> {
+    if (budget <= 0) return 0;
+    try {
+      return await this.leases.run(
+        SWEEP_LEASE,
+        async () => {
+          const after = (await this.leases.markOf(SWEEP_CURSOR)).moment;
+          let page = await this.store.repositoryPage(after, budget);
+          if (page.length === 0 && after > 0) page = await this.store.repositoryPage(0, budget);
+          for (const repo of page) await this.repository(run, repo);
+          if (run.fix) await this.leases.record(SWEEP_CURSOR, page.length < budget ? 0 : page[page.length - 1].id);
+          return page.length;
+        },
+        { waitMs: 0 },
+      );
+    } catch (error) {
+      if (error instanceof LeaseTimeout) return 0;
+      throw error;
+    }
   }
 
   /** Each repository row against its directory: missing, leftovers inside, size and emptiness. */
-  private async repositories(run: Run): Promise<void> {
+  private async repositories(run: Run): Promise<number> {
+    let swept = 0;
     const root = repositoriesRoot(this.dataDir);
     // Directories are listed before the rows are read: one whose row commits meanwhile is then found with it.
     const directories = await this.repositoryDirectories(root);
@@ -80,6 +191,7 @@ export class Reconciliation {
       for (const repo of page) {
         rows.add(`${repo.ownerName.toLowerCase()}/${repo.name.toLowerCase()}`);
         await this.repository(run, repo);
+        swept += 1;
       }
     }
     const orphans = directories.filter(({ relative, mtimeMs }) => !rows.has(relative) && mtimeMs < run.staleBefore);
@@ -89,13 +201,15 @@ export class Reconciliation {
       if (current.has(relative)) continue;
       await run.found('directory-without-repository', relative, `moved to ${this.quarantined(dir)}`, () => this.moveToQuarantine(dir));
     }
+    return swept;
   }
 
   private async repository(run: Run, repo: RepositoryRecord): Promise<void> {
     const dir = this.paths.repository(repo.ownerName, repo.name);
     const subject = `${repo.ownerName}/${repo.name}`;
     if (!(await isDirectory(dir))) {
-      // Only a crash during a rename or a lost disk leaves this now: the repository answers again, empty.
+      // A rename a crash cut off is journalled (and paired back above): only a lost disk leaves this now. The
+      // repository answers again, empty.
       await run.found('repository-without-directory', subject, 'created again as an empty repository', async () => {
         await this.git.create(dir, { objectFormat: repo.objectFormatName as ObjectFormat, defaultBranch: repo.defaultBranch });
         await this.store.recordRepository(repo.id, { isEmpty: true, gitSize: await this.git.size(dir) });
@@ -278,7 +392,7 @@ class Run {
   readonly findings: Finding[] = [];
 
   constructor(
-    private readonly fix: boolean,
+    readonly fix: boolean,
     readonly staleBefore: number,
     private readonly logger: Logger,
   ) {}

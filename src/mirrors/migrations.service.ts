@@ -14,9 +14,10 @@ import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
 import { RepositoriesService } from '../repos/repositories.service';
 import { DEFAULT_BRANCH } from '../repos/repository-names';
 import type { RepositoryWire } from '../repos/repository.wire';
-import { OrganizationStore } from '../users/organization.store';
+import { OrganizationPolicy } from '../access/organization-policy';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
+import { faultPoint } from '../common/fault-points';
 import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
 import { HostPolicy } from './host-policy';
 import type { MigrateRepositoryOption } from './migrate-repository.option';
@@ -36,7 +37,7 @@ export class MigrationsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly users: UserStore,
-    private readonly organizations: OrganizationStore,
+    private readonly organizationPolicy: OrganizationPolicy,
     private readonly repositories: RepositoriesService,
     private readonly policy: HostPolicy,
     private readonly remotes: GitRemotes,
@@ -132,6 +133,7 @@ export class MigrationsService {
         if (error instanceof GitAbortedError) throw new ServiceUnavailableError('the migration was stopped: its client went away', 1);
         throw this.cloneFailure(error);
       }
+      faultPoint('migration.cloned');
       if (interval) await this.remotes.addTagRefspec(workDir);
       else await this.remotes.removeOrigin(workDir);
       const isEmpty = !(await this.remotes.hasCommits(workDir));
@@ -196,7 +198,7 @@ export class MigrationsService {
       if (owner.id !== viewer.user.id) throw new ForbiddenError('Given user is not an organization.');
       return;
     }
-    if (!(await this.organizations.isOwner(owner.id, viewer.user.id))) throw new ForbiddenError('Given user is not owner of organization.');
+    if (!(await this.organizationPolicy.isOwner(viewer, owner.id))) throw new ForbiddenError('Given user is not owner of organization.');
   }
 
   /** Authentication and other git failures → 422 with git's first `fatal:` line; the rest → 500. */

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { faultPoint } from '../common/fault-points';
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Claims } from '../claims/claims';
@@ -131,6 +132,7 @@ export class MirrorSyncProcedure {
             nextUpdate = this.clock.nowUnix() + RETRY_AFTER_FAILURE_SECONDS;
             return 'failed';
           }
+          faultPoint('mirror.fetched');
           const done = this.clock.nowUnix();
           await this.recordSuccess(repo, dir, done, refsBefore, reservation);
           nextUpdate = mirror.intervalSeconds > 0 ? done + mirror.intervalSeconds : 0;

@@ -1,4 +1,6 @@
+import { AuditService } from '../audit/audit.service';
 import { Injectable } from '@nestjs/common';
+import { Claims } from '../claims/claims';
 import { EntityManager } from 'typeorm';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
@@ -10,13 +12,17 @@ import { InlineRule } from './quota.options';
 import { QuotaGroupEntity } from './quota.entities';
 import { QuotaGroupWithRules, QuotaRule, QuotaStore } from './quota.store';
 
+/** The version every change of rules, groups and mappings advances. */
+export const QUOTA_SETTINGS = 'quota-settings';
+
 const ruleExists = (name: string) => new ConflictError(`rule already exists: [name: ${name}]`);
 const groupExists = (name: string) => new ConflictError(`group already exists: [name: ${name}]`);
 
 /**
- * Administration of quota rules, groups and mappings (docs/quota.md). Every change runs in one
- * transaction; the rows a link points to are read locked inside it, so that a concurrent deletion never leaves
- * a link to a missing rule or group (quota.store.ts).
+ * Administration of quota rules, groups and mappings (docs/quota.md). Every change runs in one transaction that first
+ * advances one shared version (Claims.serialize): changes are ordered across instances and database nodes, and
+ * each reads what the one before it committed, so that a concurrent deletion never leaves a link to a missing
+ * rule or group.
  */
 @Injectable()
 export class QuotaAdminService {
@@ -25,7 +31,17 @@ export class QuotaAdminService {
     private readonly engine: QuotaEngine,
     private readonly users: UserStore,
     private readonly transactions: Transactions,
+    private readonly claims: Claims,
+    private readonly audit: AuditService,
   ) {}
+
+  /** One change of the quota settings, ordered after every other (see above). */
+  private change<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return this.transactions.run(async (tx) => {
+      await this.claims.serialize(tx, QUOTA_SETTINGS);
+      return work(tx);
+    });
+  }
 
   listRules(page: PageQuery): Promise<Page<QuotaRule>> {
     return this.store.listRules(page);
@@ -38,9 +54,11 @@ export class QuotaAdminService {
   /** The body is already checked (422); the name is looked up last (409), and a lost race is a 409 too. */
   async createRule(rule: InlineRule): Promise<QuotaRule> {
     try {
-      return await this.transactions.run(async (tx) => {
+      return await this.change(async (tx) => {
         if (await this.store.findRule(rule.name, tx)) throw ruleExists(rule.name);
-        return this.store.insertRule(tx, rule);
+        const created = await this.store.insertRule(tx, rule);
+        await this.audit.record(tx, { action: 'quota.rule_create', target: ruleTarget(created), detail: ruleFacts(created) });
+        return created;
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw ruleExists(rule.name);
@@ -52,18 +70,21 @@ export class QuotaAdminService {
   async editRule(name: string, bindChanges: () => Promise<{ limit?: number; subjects?: string[] }>): Promise<QuotaRule> {
     await this.getRule(name);
     const changes = await bindChanges();
-    return this.transactions.run(async (tx) => {
+    return this.change(async (tx) => {
       const rule = (await this.store.findRule(name, tx)) ?? notFound();
       await this.store.updateRule(tx, rule.id, changes);
-      return (await this.store.findRule(name, tx))!;
+      const updated = (await this.store.findRule(name, tx))!;
+      await this.audit.record(tx, { action: 'quota.rule_edit', target: ruleTarget(updated), detail: ruleFacts(updated) });
+      return updated;
     });
   }
 
   /** The rule and its links to every group go together. */
   async deleteRule(name: string): Promise<void> {
-    await this.transactions.run(async (tx) => {
+    await this.change(async (tx) => {
       const rule = (await this.store.findRule(name, tx)) ?? notFound();
       await this.store.deleteRule(tx, rule.id);
+      await this.audit.record(tx, { action: 'quota.rule_delete', target: ruleTarget(rule) });
     });
   }
 
@@ -84,7 +105,7 @@ export class QuotaAdminService {
   async createGroup(name: string, rules: InlineRule[]): Promise<QuotaGroupWithRules> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.transactions.run((tx) => this.insertGroup(tx, name, rules));
+        return await this.change((tx) => this.insertGroup(tx, name, rules));
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
         if (attempt >= 2 || (await this.store.findGroup(name))) throw groupExists(name);
@@ -102,23 +123,27 @@ export class QuotaAdminService {
       attached.add(rule.id);
       await this.store.addRuleToGroup(tx, group.id, rule.id);
     }
-    return (await this.store.withRules([group], tx))[0];
+    const created = (await this.store.withRules([group], tx))[0];
+    await this.audit.record(tx, { action: 'quota.group_create', target: { type: 'quota_group', id: group.id, name }, detail: { rules: created.rules.map((rule) => rule.name) } });
+    return created;
   }
 
   async deleteGroup(name: string): Promise<void> {
-    await this.transactions.run(async (tx) => {
+    await this.change(async (tx) => {
       const group = (await this.store.findGroup(name, tx)) ?? notFound();
       await this.store.deleteGroup(tx, group.id);
+      await this.audit.record(tx, { action: 'quota.group_delete', target: { type: 'quota_group', id: group.id, name: group.name } });
     });
   }
 
   async addRuleToGroup(groupName: string, ruleName: string): Promise<void> {
     const conflict = () => new ConflictError(`rule already in group: [group: ${groupName}, rule: ${ruleName}]`);
     try {
-      await this.transactions.run(async (tx) => {
+      await this.change(async (tx) => {
         const group = (await this.store.findGroup(groupName, tx)) ?? notFound();
         const rule = (await this.store.findRule(ruleName, tx)) ?? notFound();
         if (!(await this.store.addRuleToGroup(tx, group.id, rule.id))) throw conflict();
+        await this.audit.record(tx, { action: 'quota.group_rule_add', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { rule: rule.name } });
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict();
@@ -127,10 +152,11 @@ export class QuotaAdminService {
   }
 
   async removeRuleFromGroup(groupName: string, ruleName: string): Promise<void> {
-    await this.transactions.run(async (tx) => {
+    await this.change(async (tx) => {
       const group = (await this.store.findGroup(groupName, tx)) ?? notFound();
       const rule = (await this.store.findRule(ruleName, tx)) ?? notFound();
       if (!(await this.store.removeRuleFromGroup(tx, group.id, rule.id))) notFound();
+      await this.audit.record(tx, { action: 'quota.group_rule_remove', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { rule: rule.name } });
     });
   }
 
@@ -146,9 +172,10 @@ export class QuotaAdminService {
     const { group, user } = await this.groupAndUser(groupName, username);
     const conflict = () => new ConflictError(`user already in group: [group: ${group.name}, userID: ${user.id}]`);
     try {
-      await this.transactions.run(async (tx) => {
+      await this.change(async (tx) => {
         const locked = (await this.store.findGroup(group.name, tx)) ?? notFound();
         if (!(await this.store.addMapping(tx, locked.id, user.id))) throw conflict();
+        await this.audit.record(tx, { action: 'quota.group_user_add', target: { type: 'quota_group', id: locked.id, name: locked.name }, detail: { user: user.name } });
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict();
@@ -158,8 +185,9 @@ export class QuotaAdminService {
 
   async removeUserFromGroup(groupName: string, username: string): Promise<void> {
     const { group, user } = await this.groupAndUser(groupName, username);
-    await this.transactions.run(async (tx) => {
+    await this.change(async (tx) => {
       if (!(await this.store.removeMapping(tx, group.id, user.id))) notFound();
+      await this.audit.record(tx, { action: 'quota.group_user_remove', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { user: user.name } });
     });
   }
 
@@ -172,12 +200,13 @@ export class QuotaAdminService {
     const names = await bindGroups();
     if (names === undefined || names === null) return;
     const unique = [...new Set(names)];
-    await this.transactions.run(async (tx) => {
+    await this.change(async (tx) => {
       const groups = await this.store.findGroupsByNames(unique, tx);
       const byName = new Map(groups.map((group) => [group.name, group]));
       const missing = unique.find((name) => !byName.has(name));
       if (missing !== undefined) throw new InvalidInputError(`group not found: [group: ${missing}]`);
       await this.store.replaceMappings(tx, user.id, groups.map((group) => group.id));
+      await this.audit.record(tx, { action: 'quota.group_user_add', target: { type: 'user', id: user.id, name: user.name }, detail: { groups: groups.map((group) => group.name), replaced: true } });
     });
   }
 
@@ -197,4 +226,12 @@ export class QuotaAdminService {
 
 function notFound(): never {
   throw new NotFoundError();
+}
+
+function ruleTarget(rule: QuotaRule) {
+  return { type: 'quota_rule' as const, id: rule.id, name: rule.name };
+}
+
+function ruleFacts(rule: QuotaRule) {
+  return { limit: rule.limit, subjects: rule.subjects };
 }

@@ -3,7 +3,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { ForbiddenError, InvalidInputError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
-import { OrganizationStore } from '../users/organization.store';
+import { OrganizationPolicy } from '../access/organization-policy';
 import { OrganizationsService } from '../users/organizations.service';
 import { UserEntity } from '../users/user.entity';
 import { isQuotaSubject, unrecognizedSubject } from './quota-subjects';
@@ -23,7 +23,7 @@ export class QuotaViewsService {
   constructor(
     private readonly engine: QuotaEngine,
     private readonly organizations: OrganizationsService,
-    private readonly organizationStore: OrganizationStore,
+    private readonly organizationPolicy: OrganizationPolicy,
     private readonly sources: QuotaUsageSources,
   ) {}
 
@@ -56,7 +56,7 @@ export class QuotaViewsService {
   async ownedOrganization(viewer: AuthContext, name: string): Promise<UserEntity> {
     const org = await this.organizations.visibleByName(viewer, name);
     requireSignedIn(viewer);
-    if (!viewer.isAdmin && !(await this.organizationStore.isOwner(org.id, viewer.user.id))) {
+    if (!(await this.organizationPolicy.isOwner(viewer, org.id))) {
       throw new ForbiddenError('user should be an owner of the organization');
     }
     return org;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { QuotaGroupEntity, QuotaGroupMappingEntity, QuotaGroupRuleEntity, QuotaRuleEntity } from './quota.entities';
 
@@ -31,19 +31,8 @@ export class QuotaStore {
     return tx ?? this.dataSource.manager;
   }
 
-  /**
-   * Inside a write transaction on MySQL the row is read FOR UPDATE, so that a concurrent deletion of the same
-   * rule, group or user waits for this transaction or makes it see the row gone: a link is never written to
-   * a row that is being deleted. SQLite runs one write transaction at a time (Transactions), so no lock is needed.
-   */
-  private locked<T extends object>(query: SelectQueryBuilder<T>, tx?: EntityManager): SelectQueryBuilder<T> {
-    if (tx && tx.connection.options.type === 'mysql') query.setLock('pessimistic_write');
-    return query;
-  }
-
   async findRule(name: string, tx?: EntityManager): Promise<QuotaRule | null> {
-    const query = this.manager(tx).getRepository(QuotaRuleEntity).createQueryBuilder('r').where('r.name = :name', { name });
-    const row = await this.locked(query, tx).getOne();
+    const row = await this.manager(tx).getRepository(QuotaRuleEntity).findOneBy({ name });
     return row ? toQuotaRule(row) : null;
   }
 
@@ -73,14 +62,12 @@ export class QuotaStore {
   }
 
   async findGroup(name: string, tx?: EntityManager): Promise<QuotaGroupEntity | null> {
-    const query = this.manager(tx).getRepository(QuotaGroupEntity).createQueryBuilder('g').where('g.name = :name', { name });
-    return this.locked(query, tx).getOne();
+    return this.manager(tx).getRepository(QuotaGroupEntity).findOneBy({ name });
   }
 
   async findGroupsByNames(names: string[], tx?: EntityManager): Promise<QuotaGroupEntity[]> {
     if (names.length === 0) return [];
-    const query = this.manager(tx).getRepository(QuotaGroupEntity).createQueryBuilder('g').where('g.name IN (:...names)', { names }).orderBy('g.id', 'ASC');
-    return this.locked(query, tx).getMany();
+    return this.manager(tx).getRepository(QuotaGroupEntity).find({ where: { name: In(names) }, order: { id: 'ASC' } });
   }
 
   async listGroups(page: PageQuery): Promise<Page<QuotaGroupWithRules>> {

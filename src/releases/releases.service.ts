@@ -1,5 +1,6 @@
 import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { faultPoint } from '../common/fault-points';
 import type { EntityManager } from 'typeorm';
 import { AuthContext } from '../auth/auth-context';
 import { RepositoryEvents } from '../events/repository-events';
@@ -146,6 +147,7 @@ export class ReleasesService {
         if (!row.isDraft) await this.recordEvent(tx, 'published', place, row, viewer.user!.id);
         return row;
       });
+      faultPoint('release.committed');
       this.events.committed();
     } catch (error) {
       // A concurrent creation won; its tag (if this call made it) is the one it points at, so it stays.
@@ -265,6 +267,7 @@ export class ReleasesService {
       const now = await this.tags.commitOf(dir, tag);
       if (now) return now;
     }
+    faultPoint('release.tag-created');
     // The new ref is on disk: the size quota counts it, as after a push.
     await this.repositories.refreshGitSize(place.owner.name, place.repo);
     return commit;

@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import * as path from 'node:path';
 import { EntityManager } from 'typeorm';
@@ -14,7 +15,8 @@ import { UsersService } from '../users/users.service';
 import type { CreateRepositoryOption } from './create-repository.option';
 import type { EditRepositoryOption } from './edit-repository.option';
 import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from '../git/git-repositories';
-import { RepositoryPaths } from '../git/repository-paths';
+import { RepositoryPaths, repositoryLeaseKey } from '../git/repository-paths';
+import { RepositoryJournal } from '../git/repository-journal';
 import { QUOTA_GATE, QuotaGate } from './quota-gate';
 import { OrganizationPolicy } from '../access/organization-policy';
 import { RepositoryPolicy, type RepositoryTarget } from '../access/repository-policy';
@@ -102,6 +104,8 @@ export class RepositoriesService implements OnModuleInit {
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly events: RepositoryEvents,
     private readonly organizationPolicy: OrganizationPolicy,
+    private readonly journal: RepositoryJournal,
+    private readonly audit: AuditService,
   ) {}
 
   /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
@@ -278,6 +282,9 @@ export class RepositoriesService implements OnModuleInit {
     const now = this.clock.nowUnix();
     let moved = false;
     let repo: RepositoryEntity;
+    // Journalled: should the process die between the move and the commit, the start-up reconciliation finds
+    // the directory without its row at once (repository-journal.ts).
+    const settled = await this.journal.begin({ kind: 'create', to: dir });
     try {
       // Under the path's lock, as creation: a deletion of the same path cannot run between row and directory.
       repo = await this.pathLocks.run(pathKey(dir), () =>
@@ -289,6 +296,11 @@ export class RepositoriesService implements OnModuleInit {
           await withRow(tx, row);
           for (const listener of this.creationListeners) await listener(tx, row, owner, viewer);
           await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: viewer.user.id });
+          await this.audit.record(tx, {
+            action: 'repository.create',
+            target: { type: 'repository', id: row.id, name: `${owner.name}/${row.name}` },
+            detail: { visibility: row.isPrivate ? 'private' : 'public', mirror: row.isMirror },
+          });
           await this.git.adopt(sourceDir, dir);
           moved = true;
           faultPoint('repository.create.moved');
@@ -300,9 +312,11 @@ export class RepositoriesService implements OnModuleInit {
     } catch (error) {
       // The commit failed after the move: the directory goes back to the caller's temporary place.
       if (moved) await this.git.remove(dir).catch(() => undefined);
+      await settled().catch(() => undefined);
       if (isUniqueViolation(error)) throw duplicateName();
       throw error;
     }
+    await settled().catch((error: Error) => this.logger.warn(`created ${owner.name}/${fields.name}, but its journal entry stayed: ${error.message}`));
     const stored = (await this.repositories.findById(repo.id))!;
     return this.views.one(stored, owner, viewer, ALL_PERMISSIONS);
   }
@@ -369,15 +383,21 @@ export class RepositoriesService implements OnModuleInit {
     // A move holds both paths, as creation and deletion hold theirs: no other instance creates at the new path
     // or deletes at the old one between the move and the row's change.
     await this.pathLocks.runAll(moves ? [pathKey(dir), pathKey(newDir)] : [], async () => {
+      // A move is journalled first: should the process die before the row and the directory agree again, the
+      // start-up reconciliation completes the rename or moves the directory back (repository-journal.ts).
+      let settled: (() => Promise<void>) | undefined;
       if (moves) {
         try {
+          settled = await this.journal.begin({ kind: 'rename', repoId: repo.id, from: dir, to: newDir });
           await this.git.move(dir, newDir);
         } catch (error) {
+          await settled?.();
           await undoHead();
           // As Forgejo's ErrRepoFilesAlreadyExist: files without a row at the target path are the admin's to clear.
           if (error instanceof RepositoryPathTakenError) throw new ConflictError('The repository files already exist. Please contact the system administrator.');
           throw error;
         }
+        faultPoint('repository.rename.moved');
       }
       changes.updatedUnix = this.clock.nowUnix();
       try {
@@ -385,17 +405,26 @@ export class RepositoriesService implements OnModuleInit {
           if (moves && (await this.repositories.findByOwnerAndName(owner.id, newName!, tx))) throw duplicateName();
           await this.repositories.update(tx, repo.id, changes);
           await mirrorChange?.apply(tx);
+          await this.recordEdit(tx, owner, repo, changes);
         });
       } catch (error) {
         if (moves) {
-          await this.git.move(newDir, dir).catch((undo: Error) => {
-            this.logger.error(`renaming ${owner.name}/${repo.name} failed and its directory could not move back: ${undo.message}`);
-          });
+          const undone = await this.git.move(newDir, dir).then(
+            () => true,
+            (undo: Error) => {
+              this.logger.error(`renaming ${owner.name}/${repo.name} failed and its directory could not move back: ${undo.message}`);
+              return false;
+            },
+          );
+          // Kept when the directory could not move back: the next start's reconciliation moves it.
+          if (undone) await settled?.();
         }
         await undoHead();
         if (isUniqueViolation(error)) throw duplicateName();
         throw error;
       }
+      if (moves) faultPoint('repository.rename.committed');
+      await settled?.().catch((error: Error) => this.logger.warn(`renamed ${owner.name}/${repo.name}, but its journal entry stayed: ${error.message}`));
     });
     const stored = (await this.repositories.findById(repo.id))!;
     return this.views.one(stored, owner, viewer, (await target.permission()).toWire());
@@ -413,20 +442,45 @@ export class RepositoriesService implements OnModuleInit {
     // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
     // rather than having its new directory removed by this deletion.
     await this.pathLocks.run(pathKey(dir), async () => {
-      const afterCommit = await this.transactions.run(async (tx) => {
-        const steps = await this.deleteRow(tx, repo);
-        await this.events.record(tx, { kind: 'repository', action: 'deleted', repo, senderId: target.viewer.user!.id });
-        return steps;
-      });
+      // Journalled: should the process die between the commit and the removal, the start-up reconciliation
+      // finds the directory without its row at once (repository-journal.ts).
+      const settled = await this.journal.begin({ kind: 'delete', to: dir });
+      let afterCommit: (() => Promise<void>)[];
+      try {
+        afterCommit = await this.transactions.run(async (tx) => {
+          const steps = await this.deleteRow(tx, repo);
+          await this.events.record(tx, { kind: 'repository', action: 'deleted', repo, senderId: target.viewer.user!.id });
+          await this.audit.record(tx, { action: 'repository.delete', target: { type: 'repository', id: repo.id, name: `${owner.name}/${repo.name}` } });
+          return steps;
+        });
+      } catch (error) {
+        await settled().catch(() => undefined);
+        throw error;
+      }
       faultPoint('repository.delete.committed');
       this.events.committed();
       try {
         await this.git.remove(dir);
+        await settled();
       } catch (error) {
         this.logger.error(`repository ${owner.name}/${repo.name} deleted, but its directory stayed: ${(error as Error).message}`);
       }
       for (const step of afterCommit) await step().catch((error: Error) => this.logger.error(`after deleting ${owner.name}/${repo.name}: ${error.message}`));
     });
+  }
+
+  /** The security-relevant parts of an edit, one audit event each: rename, visibility, archiving. */
+  private async recordEdit(tx: EntityManager, owner: UserEntity, repo: RepositoryEntity, changes: Partial<RepositoryEntity>): Promise<void> {
+    const target = { type: 'repository' as const, id: repo.id, name: `${owner.name}/${changes.name ?? repo.name}` };
+    if (changes.name !== undefined && changes.name !== repo.name) {
+      await this.audit.record(tx, { action: 'repository.rename', target, detail: { from: `${owner.name}/${repo.name}` } });
+    }
+    if (changes.isPrivate !== undefined && changes.isPrivate !== repo.isPrivate) {
+      await this.audit.record(tx, { action: 'repository.visibility', target, detail: { visibility: changes.isPrivate ? 'private' : 'public' } });
+    }
+    if (changes.isArchived !== undefined) {
+      await this.audit.record(tx, { action: changes.isArchived ? 'repository.archive' : 'repository.unarchive', target });
+    }
   }
 
   /** The row, its stars (with the starrers' counters), its watches and the owner's counter, in one transaction. */
@@ -480,5 +534,5 @@ export function gitSignature(user: UserEntity, site: { rootUrl: string; rootHost
 
 /** A repository directory's lease key: `owner/name.git`, the same on every instance whatever DATA_DIR's mount. */
 function pathKey(dir: string): string {
-  return `${path.basename(path.dirname(dir))}/${path.basename(dir)}`.toLowerCase();
+  return repositoryLeaseKey(dir);
 }

@@ -48,7 +48,7 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
   armFaultPoints(config.faultKillAt);
   const descriptorWarnings = fitToDescriptorLimit(config);
   let app: NestExpressApplication;
-  let repaired: number;
+  let reconciled: { repaired: number; swept: number };
   try {
     app = await createApp(config);
   } catch (error) {
@@ -59,7 +59,8 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
   let httpAddress: string;
   try {
     // What a crash left half-made is repaired before the first request can see it.
-    repaired = (await app.get(Reconciliation).run({ fix: true })).findings.length;
+    const report = await app.get(Reconciliation).run({ fix: true, startUp: true });
+    reconciled = { repaired: report.findings.length, swept: report.swept };
     httpAddress = await listen(app, config.port);
   } catch (error) {
     await app.close().catch(() => undefined);
@@ -67,7 +68,7 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
   }
   const ssh = config.ssh.enabled ? (app.get(SshServer).listeningAddress() ?? undefined) : undefined;
   report.info(
-    startupLine({ version: PACKAGE_VERSION, http: httpAddress, ssh, rootUrl: config.rootUrl, dataDir: config.dataDir, database: config.database, repaired }),
+    startupLine({ version: PACKAGE_VERSION, http: httpAddress, ssh, rootUrl: config.rootUrl, dataDir: config.dataDir, database: config.database, ...reconciled }),
   );
   let stopping: Promise<void> | undefined;
   return {
@@ -100,12 +101,15 @@ export interface StartupFacts {
   database: DatabaseConfig;
   /** Findings the start-up reconciliation repaired (what a crash had left half-made). */
   repaired?: number;
+  /** Repositories the start-up's share of the incremental sweep checked in full. */
+  swept?: number;
 }
 
 /** The one start-up line: where Anvil listens and where it keeps its data (never a password). */
 export function startupLine(facts: StartupFacts): string {
   const listening = [`HTTP on ${facts.http}`, ...(facts.ssh ? [`SSH on ${facts.ssh}`] : [])].join(', ');
-  const repaired = facts.repaired === undefined ? '' : `; reconciliation repaired ${facts.repaired}`;
+  const repaired =
+    facts.repaired === undefined ? '' : `; reconciliation repaired ${facts.repaired}${facts.swept === undefined ? '' : ` (${facts.swept} repositories swept)`}`;
   return `Anvil ${facts.version} listening: ${listening}; ROOT_URL ${facts.rootUrl}; data directory ${facts.dataDir}; database ${describeDatabase(facts.database)}${repaired}`;
 }
 

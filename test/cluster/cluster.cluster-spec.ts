@@ -222,6 +222,38 @@ describe('two instances on a Galera cluster behind nginx', () => {
     expect(statuses.sort()).toEqual([...Array(20).fill(201), ...Array(12).fill(429)]);
   });
 
+  it('quota not exceeded by concurrent uploads over both instances', async () => {
+    // 1 MiB of packages for this user; 12 uploads of 300 KiB at once, alternating between A and B. The bytes in
+    // flight are claimed in the database both share (src/claims/), so at most three fit, whichever node each lands on.
+    const token = await makeUser(a.url, 'quota-user');
+    const limit = 1024 * 1024;
+    const size = 300 * 1024;
+    const group = await call(a.url, 'POST', '/admin/quota/groups', adminToken, { name: 'cluster-quota', rules: [{ name: 'cluster-packages', limit, subjects: ['size:assets:packages:all'] }] });
+    expect(group.status).toBe(201);
+    expect((await call(b.url, 'PUT', '/admin/quota/groups/cluster-quota/users/quota-user', adminToken)).status).toBe(204);
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, async (_, index) => {
+        const response = await fetch(`${index % 2 ? a.url : b.url}/api/packages/quota-user/generic/filled/1.0.${index}/part.bin`, {
+          method: 'PUT',
+          headers: { ...auth(token), 'Content-Type': 'application/octet-stream' },
+          body: Buffer.alloc(size, index),
+        });
+        await response.arrayBuffer();
+        return response.status;
+      }),
+    );
+    const stored = statuses.filter((status) => status === 201).length;
+    expect(statuses.filter((status) => status !== 201 && status !== 413)).toEqual([]);
+    expect(stored).toBeGreaterThanOrEqual(1);
+    expect(stored * size).toBeLessThanOrEqual(limit);
+    // What both instances count as used agrees with what was acknowledged, and stays under the limit.
+    for (const base of [a.url, b.url]) {
+      const quota = await call(base, 'GET', '/admin/users/quota-user/quota', adminToken);
+      expect(quota.status).toBe(200);
+      expect(quota.body.used.size.assets.packages.all).toBe(stored * size);
+    }
+  });
+
   it("a restart of one instance during the other's upload: the upload completes", async () => {
     const token = await makeUser(b.url, 'uploader');
     expect((await call(b.url, 'POST', '/user/repos', token, { name: 'files', auto_init: true })).status).toBe(201);

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { RepositoryJournal } from '../../src/git/repository-journal';
 import { Reconciliation } from '../../src/integrity/reconciliation.service';
 import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -15,7 +16,7 @@ describe('reconciliation of the database with DATA_DIR', () => {
   const past = new Date(Date.now() - 2 * 3600_000);
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ RECONCILE_START_BUDGET: '2' });
     owner = await makeUser(t);
   });
   afterAll(() => t.close());
@@ -108,5 +109,60 @@ describe('reconciliation of the database with DATA_DIR', () => {
     await t.http.get(t.api(`/packages/${owner.name}/generic/reconciled/9.9.9`)).set(withToken(owner.token)).expect(404);
     expect(fs.existsSync(stray)).toBe(false);
     expect((await reconciliation().run({ fix: false })).findings).toEqual([]);
+  });
+
+  it('pairs back a rename a crash cut off: completed when the row has the new name, undone when it has the old one', async () => {
+    const journal = t.app.get(RepositoryJournal);
+    const undone = await makeRepo(t, owner, { autoInit: true });
+    // Killed after the directory moved, before the row changed.
+    await journal.begin({ kind: 'rename', repoId: undone.id, from: repoDir(undone.name), to: repoDir(`${undone.name}-new`) });
+    fs.renameSync(repoDir(undone.name), repoDir(`${undone.name}-new`));
+    const completed = await makeRepo(t, owner, { autoInit: true });
+    // Killed after the row changed (another instance's directory move would have followed).
+    await journal.begin({ kind: 'rename', repoId: completed.id, from: repoDir(completed.name), to: repoDir(`${completed.name}-new`) });
+    await t.dataSource.query('UPDATE repository SET name = ?, lower_name = ? WHERE id = ?', [`${completed.name}-new`, `${completed.name}-new`.toLowerCase(), completed.id]);
+
+    const report = await reconciliation().run({ fix: false, startUp: true });
+    expect(kinds(report.findings)).toEqual(['rename-completed', 'rename-rolled-back']);
+    const repaired = await reconciliation().run({ fix: true, startUp: true });
+    expect(kinds(repaired.findings)).toEqual(['rename-completed', 'rename-rolled-back']);
+    for (const [name, repo] of [[undone.name, undone], [`${completed.name}-new`, completed]] as const) {
+      const answer = await t.http.get(t.api(`/repos/${owner.name}/${name}`)).set(withToken(owner.token)).expect(200);
+      expect(answer.body).toMatchObject({ id: repo.id, empty: false });
+    }
+    expect(fs.existsSync(repoDir(`${undone.name}-new`)) || fs.existsSync(repoDir(completed.name))).toBe(false);
+    expect(await journal.pending()).toEqual([]);
+    expect(fs.existsSync(path.join(t.dataDir, 'lost+found')) && fs.readdirSync(path.join(t.dataDir, 'lost+found')).some((stamp) => fs.existsSync(path.join(t.dataDir, 'lost+found', stamp, 'repositories', owner.name.toLowerCase(), `${undone.name.toLowerCase()}-new.git`)))).toBe(false);
+    expect((await reconciliation().run({ fix: false })).findings).toEqual([]);
+  });
+
+  it('finds the directory of a creation whose row never committed through the journal, without walking every directory', async () => {
+    const journal = t.app.get(RepositoryJournal);
+    const source = await makeRepo(t, owner, { autoInit: true });
+    const stray = repoDir('never-committed');
+    fs.cpSync(repoDir(source.name), stray, { recursive: true });
+    await journal.begin({ kind: 'create', to: stray });
+    const repaired = await reconciliation().run({ fix: true, startUp: true });
+    expect(kinds(repaired.findings)).toEqual(['directory-without-repository']);
+    expect(fs.existsSync(stray)).toBe(false);
+    expect(await journal.pending()).toEqual([]);
+  });
+
+  it('at start-up checks RECONCILE_START_BUDGET repositories in full, continuing where the previous start stopped', async () => {
+    const total = Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM repository'))[0].n);
+    await t.dataSource.query('UPDATE repository SET git_size = 0');
+    const drifted = async () => Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM repository WHERE git_size = 0'))[0].n);
+    const starts: number[] = [];
+    let sizes = 0;
+    while ((await drifted()) > 0 && starts.length < total + 2) {
+      const report = await reconciliation().run({ fix: true, startUp: true });
+      expect(report.swept).toBeLessThanOrEqual(2);
+      starts.push(report.swept);
+      sizes += report.findings.filter((finding) => finding.kind === 'size-recomputed').length;
+    }
+    // Each start took its share, and together they covered every repository once.
+    expect(await drifted()).toBe(0);
+    expect(sizes).toBe(total);
+    expect(starts.length).toBe(Math.ceil(total / 2));
   });
 });

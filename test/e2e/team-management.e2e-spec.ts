@@ -142,11 +142,15 @@ describe('teams: every route, the Owners rules, organisation members and the cle
     expect(names((await t.http.get(t.api(`/orgs/${org.name}/teams`)).set(as(member)).expect(200)).body)).toEqual(['alpha', 'beta', 'gamma-front', 'Owners']);
     expect((await t.http.get(t.api(`/orgs/${org.name}/teams`)).set(as(stranger)).expect(403)).body.message).toBe('Must be an organization member');
     await t.http.get(t.api(`/orgs/${hidden.name}/teams`)).set(as(stranger)).expect(404);
-    await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(as(member)).send({ name: 'mine', units: ['repo.code'], permission: 'read' }).expect(403);
+    const mine = { name: 'mine', units: ['repo.code'], permission: 'read' };
+    expect((await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(as(member)).send(mine).expect(403)).body.message).toBe('Must be an organization owner');
+    expect((await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(as(stranger)).send(mine).expect(403)).body.message).toBe('Must be an organization member');
+    await t.http.post(t.api(`/orgs/${org.name}/teams`)).send(mine).expect(401);
+    await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(as(admin)).send({ ...mine, name: 'by-admin' }).expect(201);
 
-    const mine = await t.http.get(t.api('/user/teams')).set(as(member)).expect(200);
-    expect(mine.body).toHaveLength(1);
-    expect(mine.body[0]).toMatchObject({ name: 'alpha', organization: { name: org.name } });
+    const own = await t.http.get(t.api('/user/teams')).set(as(member)).expect(200);
+    expect(own.body).toHaveLength(1);
+    expect(own.body[0]).toMatchObject({ name: 'alpha', organization: { name: org.name } });
     await t.http.get(t.api('/user/teams')).expect(401);
   });
 

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createMysqlDatabase, usesMysql } from '../support/test-app';
@@ -20,6 +22,8 @@ interface Round {
   write(server: ServerProcess, n: number): Promise<Check>;
   /** The restart must have repaired something (the point leaves a leftover by construction). */
   leavesLeftover: boolean;
+  /** What the restarted server must still do for the killed write (a delivery sent again, say). */
+  afterRestart?: (server: ServerProcess) => Promise<void>;
 }
 
 /** Checks an acknowledged write against a (restarted) server. */
@@ -73,6 +77,51 @@ async function fixtureRepository(server: ServerProcess): Promise<string> {
   return name;
 }
 
+/** Waits (a ceiling, not a speed requirement) until `check` holds. */
+async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (await check().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
+/** A write whose kill happens in the background after its answer (a sync, a delivery): waits for the kill. */
+async function killedInBackground(server: ServerProcess): Promise<never> {
+  await server.exited;
+  throw new Error('the server was killed in the background');
+}
+
+/** The pushes (by `after` commit) a local webhook receiver was sent, with how many times each. */
+const received = new Map<string, number>();
+let receiver: http.Server | undefined;
+async function receiverUrl(): Promise<string> {
+  if (!receiver) {
+    receiver = http.createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        const after = (JSON.parse(body || '{}') as { after?: string }).after;
+        if (after) received.set(after, (received.get(after) ?? 0) + 1);
+        response.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver!.listen(0, '127.0.0.1', resolve));
+  }
+  return `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+}
+
+/** The commit of the file written by the API (a push event for the hooks). */
+async function writeFile(server: ServerProcess, repo: string, name: string): Promise<string> {
+  const written = await json<{ commit: { sha: string } }>(
+    api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/contents/${name}`, { content: randomBytes(500).toString('base64'), message: name }),
+    201,
+  );
+  return written.commit.sha;
+}
+
+let deliveredAgain = '';
+
 const rounds: Round[] = [
   ...['repository.create.built', 'repository.create.moved', 'repository.create.committed'].map((point) => ({
     point,
@@ -101,6 +150,23 @@ const rounds: Round[] = [
       };
     },
   },
+  ...['repository.rename.moved', 'repository.rename.committed'].map((point) => ({
+    point,
+    // The journal entry stays; after `moved` the directory is under the new name and the row under the old one.
+    leavesLeftover: true,
+    async write(server: ServerProcess, n: number) {
+      const name = `renamed-${round}-${n}`;
+      await createRepository(server, name);
+      const head = await headOf(server, name);
+      await json(api(server, 'PATCH', `/api/v1/repos/${ADMIN}/${name}`, { name: `${name}-new` }), 200);
+      return async (server: ServerProcess) => {
+        await json(api(server, 'GET', `/api/v1/repos/${ADMIN}/${name}`), 404);
+        const repo = await json<{ empty: boolean }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${name}-new`), 200);
+        expect(repo.empty).toBe(false);
+        expect(await headOf(server, `${name}-new`)).toBe(head);
+      };
+    },
+  })),
   ...['attachment.parked', 'attachment.committed'].map((point) => ({
     point,
     leavesLeftover: true,
@@ -171,6 +237,79 @@ const rounds: Round[] = [
       }
     },
   },
+  ...['release.tag-created', 'release.committed'].map((point) => ({
+    point,
+    leavesLeftover: false,
+    async write(server: ServerProcess, n: number) {
+      const repo = n === 1 ? await fixtureRepository(server) : `fixture-${round}`;
+      const created = await json<{ id: number }>(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/releases`, { tag_name: `r${n}`, name: `release ${n}` }), 201);
+      const tag = (await git(['ls-remote', `${server.url}/${ADMIN}/${repo}.git`, `refs/tags/r${n}`])).split('\t')[0];
+      return async (server: ServerProcess) => {
+        const release = await json<{ id: number; name: string }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/releases/tags/r${n}`), 200);
+        expect(release).toMatchObject({ id: created.id, name: `release ${n}` });
+        expect((await git(['ls-remote', `${server.url}/${ADMIN}/${repo}.git`, `refs/tags/r${n}`])).split('\t')[0]).toBe(tag);
+      };
+    },
+  })),
+  {
+    point: 'migration.cloned',
+    // The clone made aside stays in the incoming area.
+    leavesLeftover: true,
+    async write(server, n) {
+      const source = n === 1 ? await fixtureRepository(server) : `fixture-${round}`;
+      const name = `migrated-${round}-${n}`;
+      const head = await headOf(server, source);
+      await json(api(server, 'POST', '/api/v1/repos/migrate', { clone_addr: `${server.url}/${ADMIN}/${source}.git`, repo_name: name }), 201);
+      return async (server: ServerProcess) => {
+        expect((await json<{ empty: boolean }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${name}`), 200)).empty).toBe(false);
+        expect(await headOf(server, name)).toBe(head);
+      };
+    },
+  },
+  {
+    point: 'mirror.fetched',
+    leavesLeftover: false,
+    async write(server, n) {
+      const source = n === 1 ? await fixtureRepository(server) : `fixture-${round}`;
+      const mirror = `mirror-${round}`;
+      if (n === 1) {
+        await json(api(server, 'POST', '/api/v1/repos/migrate', { clone_addr: `${server.url}/${ADMIN}/${source}.git`, repo_name: mirror, mirror: true }), 201);
+      }
+      const sha = await writeFile(server, source, `synced-${n}.txt`);
+      await json(api(server, 'POST', `/api/v1/repos/${ADMIN}/${mirror}/mirror-sync`), 200);
+      if (n === 2) return killedInBackground(server);
+      await eventually(`the mirror has ${sha}`, async () => (await headOf(server, mirror)) === sha);
+      return async (server: ServerProcess) => {
+        expect(await headOf(server, mirror)).not.toBe('');
+        await assertOnMain(server, mirror, sha);
+        expect((await json<{ empty: boolean; size: number }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${mirror}`), 200)).size).toBeGreaterThan(0);
+      };
+    },
+  },
+  {
+    point: 'webhook.sent',
+    leavesLeftover: false,
+    async write(server, n) {
+      const repo = n === 1 ? await fixtureRepository(server) : `fixture-${round}`;
+      if (n === 1) {
+        await json(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/hooks`, { type: 'gitea', config: { url: await receiverUrl(), content_type: 'json' }, events: ['push'], active: true }), 201);
+      }
+      const sha = await writeFile(server, repo, `hooked-${n}.txt`);
+      if (n === 2) {
+        // Acknowledged (201), sent, killed before its outcome was recorded: the restarted server sends it again.
+        deliveredAgain = sha;
+        return killedInBackground(server);
+      }
+      await eventually(`the receiver got ${sha}`, () => Promise.resolve(received.has(sha)));
+      return async () => {
+        expect(received.get(sha)).toBeGreaterThanOrEqual(1);
+      };
+    },
+    async afterRestart() {
+      // Sent before the kill, and at least once more after the restart (at-least-once delivery).
+      await eventually(`the receiver got ${deliveredAgain} again`, () => Promise.resolve((received.get(deliveredAgain) ?? 0) >= 2));
+    },
+  },
   {
     point: 'star.written',
     leavesLeftover: false,
@@ -198,13 +337,30 @@ describe(`kill -9 at named points of every write path (${usesMysql() ? 'MariaDB'
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-kill-'));
     database = usesMysql() ? await createMysqlDatabase() : undefined;
     // Stale at once: no other instance shares this DATA_DIR, so every leftover is a crash's.
-    env = { ...baseEnv(dataDir, database?.url), RECONCILE_STALE_AFTER: '0' };
+    // Migrations, mirrors and webhooks talk to this machine's loopback (the server itself, the test's receiver).
+    env = { ...baseEnv(dataDir, database?.url), RECONCILE_STALE_AFTER: '0', ALLOW_LOCAL_NETWORKS: 'true', WEBHOOK_ALLOWED_HOSTS: 'loopback' };
     token = await adminToken(env, ADMIN);
   });
   afterAll(async () => {
+    receiver?.close();
     await database?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
+
+  /** After a rename killed at either point, the repository answers under exactly one of its names, with its branch. */
+  async function assertRenamePairedBack(server: ServerProcess): Promise<void> {
+    const name = `renamed-${round}-2`;
+    const old = await api(server, 'GET', `/api/v1/repos/${ADMIN}/${name}`);
+    const renamed = await api(server, 'GET', `/api/v1/repos/${ADMIN}/${name}-new`);
+    expect([old.status, renamed.status].sort()).toEqual([200, 404]);
+    const answering = old.status === 200 ? name : `${name}-new`;
+    expect(((await (old.status === 200 ? old : renamed).json()) as { empty: boolean }).empty).toBe(false);
+    expect(await headOf(server, answering)).toMatch(/^[0-9a-f]{40}$/);
+    // Paired back, not taken for a lost directory and a stray one.
+    const lostFound = path.join(dataDir, 'lost+found');
+    const quarantined = fs.existsSync(lostFound) ? fs.readdirSync(lostFound, { recursive: true }).map(String).filter((entry) => entry.includes(name)) : [];
+    expect(quarantined).toEqual([]);
+  }
 
   it.each(rounds.map((item) => [item.point, item]))('%s: acknowledged writes survive, nothing half-made remains', async (_point, item) => {
     round += 1;
@@ -223,6 +379,8 @@ describe(`kill -9 at named points of every write path (${usesMysql() ? 'MariaDB'
       else expect(repaired).toBeGreaterThanOrEqual(0);
       try {
         for (const check of acknowledged) await check(restarted);
+        if (item.point.startsWith('repository.rename.')) await assertRenamePairedBack(restarted);
+        await item.afterRestart?.(restarted);
       } catch (error) {
         throw new Error(`${(error as Error).message}\nreconciliation: ${restarted.output().split('\n').filter((line) => line.includes('Reconciliation')).join('\n')}`);
       }
