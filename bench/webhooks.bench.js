@@ -69,6 +69,16 @@ function startSink() {
   return new Promise((resolve) => sink.server.listen(0, '127.0.0.1', () => resolve(sink)));
 }
 
+/** CPU time (user + system, ms) the process `pid` has used so far, from /proc (Linux; 0 elsewhere). */
+function cpuMs(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 function run(command, args, options = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
@@ -170,11 +180,13 @@ async function main() {
       await api('POST', '/repos/bench/hooked/hooks', { type: 'forgejo', active: true, events: ['push'], config: { url: `${sinkUrl}/hook/${index}`, content_type: 'json', secret: `secret-${index}` } });
     }
     const phase2Start = performance.now();
+    const phase2Cpu = cpuMs(server.pid);
     const arrivalsBefore = sink.arrivals.length;
     const hooked = await pushes(PUSHES);
     const expected = PUSHES * HOOKS;
     while (sink.arrivals.length - arrivalsBefore < expected) await new Promise((resolve) => sink.waiters.push(resolve));
     const phase2End = performance.now();
+    const phase2CpuUsed = cpuMs(server.pid) - phase2Cpu;
     const hookedDurations = hooked.map((push) => push.ended - push.started).sort((a, b) => a - b);
     // Latency: each arrival against the end of the latest push that had ended before it (its event's push or a
     // later one, so the figure never overstates).
@@ -210,11 +222,14 @@ async function main() {
     sink.paused = false;
     for (const answer of sink.held.splice(0)) answer();
     const restartStarted = performance.now();
+    const loadAtDrain = os.loadavg();
     await startServer();
+    const drainCpu = cpuMs(server.pid);
     const phase3Expected = phase3Pushes * HOOKS;
     const phase3Uuids = () => [...sink.byUuid.keys()].filter((uuid) => !phase3Before.has(uuid));
     while (phase3Uuids().length < phase3Expected) await new Promise((resolve) => { sink.waiters.push(resolve); setTimeout(resolve, 500); });
     const recovered = performance.now() - restartStarted;
+    const drainCpuUsed = cpuMs(server.pid) - drainCpu;
     // The drain rate: a backlog of PENDING deliveries, from the first arrival after the restart to the last.
     const afterRestart = sink.arrivals.filter((arrival) => arrival.arrival >= restartStarted).map((arrival) => arrival.arrival);
     const drainSeconds = (Math.max(...afterRestart) - Math.min(...afterRestart)) / 1000;
@@ -229,6 +244,8 @@ async function main() {
     console.log(`deliveries: ${expected} in ${((phase2End - phase2Start) / 1000).toFixed(1)} s = ${(expected / ((phase2End - phase2Start) / 1000)).toFixed(0)} deliveries/s`);
     console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}`);
     console.log(`backlog drain after the restart: ${afterRestart.length} deliveries in ${drainSeconds.toFixed(1)} s = ${(afterRestart.length / drainSeconds).toFixed(0)} deliveries/s`);
+    console.log(`server CPU per delivery: ${(drainCpuUsed / phase3Expected).toFixed(2)} ms draining the backlog (${(drainCpuUsed / 1000).toFixed(1)} s for ${phase3Expected}); ${(phase2CpuUsed / expected).toFixed(2)} ms while pushing (pushes included)`);
+    console.log(`load average at the drain: ${loadAtDrain.map((value) => value.toFixed(1)).join(' ')}; at the end: ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
     console.log(`kill -9 with ${waiting} deliveries waiting (${inFlightAtKill.size} in flight at the sink): all ${phase3Expected} arrived ${(recovered / 1000).toFixed(1)} s after the restart began; duplicates ${duplicates.length}, of them not in flight ${unexpected.length}`);
     if (phase3Uuids().length < phase3Expected || unexpected.length > 0) process.exitCode = 1;
   } finally {

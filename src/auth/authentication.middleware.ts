@@ -7,6 +7,8 @@ import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { RequestGitClient } from '../git/request-git-client';
 import { AuthContext } from './auth-context';
+import { runAsActor } from '../audit/audit-context';
+import { clientIp } from '../common/client-address';
 import { clientAddress, Credential, CredentialChain } from './credentials';
 
 export { SIGN_IN_FAILED } from './credentials';
@@ -51,11 +53,14 @@ export class AuthenticationMiddleware {
         : undefined;
     markRequestStart(request);
     this.authenticate(request, response, credential).then(
-      (auth) => {
+      ({ auth, sudoBy }) => {
         clearTimeout(timer);
         if (settled) return;
         request.auth = auth;
-        RequestGitClient.run(request, response, auth.id, next);
+        if (!auth.user) return RequestGitClient.run(request, response, auth.id, next);
+        // What the request changes is recorded in the audit log as this user's, from this address.
+        const actor = { id: auth.user.id, name: auth.user.name, address: clientIp(request), sudoBy };
+        runAsActor(actor, () => RequestGitClient.run(request, response, auth.id, next));
       },
       (error: unknown) => {
         clearTimeout(timer);
@@ -66,13 +71,14 @@ export class AuthenticationMiddleware {
     );
   };
 
-  private async authenticate(request: Request, response: Response, credential: Credential | undefined): Promise<AuthContext> {
+  private async authenticate(request: Request, response: Response, credential: Credential | undefined): Promise<{ auth: AuthContext; sudoBy?: string }> {
     if (credential?.kind === 'token' && credential.fromQuery) {
       response.setHeader('Warning', '299 - "token and access_token API authentication is deprecated and will be removed in a future release"');
     }
     const auth = credential ? await this.credentials.authenticate(credential, clientAddress(request)) : AuthContext.anonymous();
     if (auth.user) this.assertAccountUsable(auth.user);
-    return this.applySudo(request, auth);
+    const acting = await this.applySudo(request, auth);
+    return { auth: acting, sudoBy: acting.user?.id !== auth.user?.id ? auth.user?.name : undefined };
   }
 
   private assertAccountUsable(user: UserEntity): void {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { AuditService, SignInCarrier } from '../audit/audit.service';
 import { clientIp, TrustedProxies } from '../common/client-address';
 import { DomainError, TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
@@ -42,6 +43,7 @@ export class CredentialChain {
     private readonly accounts: UsersService,
     private readonly limits: RateLimits,
     private readonly oauth2Tokens: OAuth2AccessTokens,
+    private readonly audit: AuditService,
   ) {
     this.proxies = new TrustedProxies(config.reverseProxy.trustedProxies);
   }
@@ -63,14 +65,30 @@ export class CredentialChain {
   /**
    * Failed sign-ins count against the client address and, for passwords, the account. A password attempt is
    * counted before its key derivation runs and given back once it succeeds, so concurrent attempts beyond the
-   * limit are refused (429) without any hashing; a token is looked up first (a key derivation runs only for a
-   * stored token with the same last eight characters), so it is checked before and counted after a failure.
+   * limit are refused (429) without any hashing; a token is counted the same way before it is looked up, unless
+   * this process has verified it before (authenticateToken).
    * Password work is the same whether the account exists or not (a decoy hash stands in); account state is
    * the caller's to check, once the password verified.
    */
   async authenticate(credential: Credential, address: string): Promise<AuthContext> {
+    const client = address.startsWith('ip:') ? address.slice(3) : address;
+    let context: AuthContext;
+    try {
+      context = await this.authenticateCarrier(credential, address);
+    } catch (error) {
+      if (error instanceof UnauthorizedError) await this.audit.signIn('failure', carrierOf(credential, null), client, null, attemptedName(credential));
+      throw error;
+    }
+    const user = context.user!;
+    // An account that may not sign in is refused by the caller (403); the log says it was refused.
+    const usable = user.isActive && !user.prohibitLogin && !user.mustChangePassword;
+    await this.audit.signIn(usable ? 'success' : 'failure', carrierOf(credential, context), client, { id: user.id, name: user.name });
+    return context;
+  }
+
+  private async authenticateCarrier(credential: Credential, address: string): Promise<AuthContext> {
     if (credential.kind === 'token') return this.authenticateToken(credential, address);
-    if (credential.kind === 'reverse-proxy') return this.authenticateGatewayUser(credential);
+    if (credential.kind === 'reverse-proxy') return this.authenticateGatewayUser(credential, address.startsWith('ip:') ? address.slice(3) : address);
     const account = `account:${credential.username.toLowerCase()}`;
     const refunds: (() => Promise<void>)[] = [await this.limits.reserve('signInPerIp', address)];
     try {
@@ -90,13 +108,29 @@ export class CredentialChain {
     }
   }
 
+  /**
+   * A token this process verified before is no guess: it is checked without counting (no store write on the
+   * common path). Any other is counted before it is looked up, and the count given back when it verifies, so
+   * concurrent guesses beyond the limit are refused (429) without being checked.
+   */
   private async authenticateToken(credential: Credential & { kind: 'token' }, address: string): Promise<AuthContext> {
-    await this.limits.check('signInPerIp', address);
+    if (this.tokens.verifiedBefore(credential.token)) {
+      try {
+        return await this.verify(credential, address);
+      } catch (error) {
+        // Deleted since: an ordinary failed sign-in.
+        if (error instanceof UnauthorizedError) await this.limits.consume('signInPerIp', address);
+        throw error;
+      }
+    }
+    const refund = await this.limits.reserve('signInPerIp', address);
     try {
-      return await this.verify(credential, address);
+      const context = await this.verify(credential, address);
+      await refundAll([refund]);
+      return context;
     } catch (error) {
+      if (!(error instanceof UnauthorizedError)) await refundAll([refund]);
       if (error instanceof KdfBusyError) throw new TooManyRequestsError(error.message, 1);
-      if (error instanceof UnauthorizedError) await this.limits.consume('signInPerIp', address);
       throw error;
     }
   }
@@ -105,7 +139,7 @@ export class CredentialChain {
    * The gateway has authenticated the user already: nothing to verify and no limit to count. An unknown name is
    * registered when REVERSE_PROXY_AUTO_REGISTRATION allows, else refused (401), as is an organisation's name.
    */
-  private async authenticateGatewayUser(credential: Credential & { kind: 'reverse-proxy' }): Promise<AuthContext> {
+  private async authenticateGatewayUser(credential: Credential & { kind: 'reverse-proxy' }, address: string): Promise<AuthContext> {
     let user = await this.users.findByName(credential.username);
     if (!user && this.config.reverseProxy.autoRegistration) {
       try {
@@ -113,6 +147,7 @@ export class CredentialChain {
           username: credential.username,
           email: credential.email !== '' ? credential.email : `${randomUUID()}@noreply.localhost`,
           fullName: credential.fullName,
+          address,
         });
       } catch (error) {
         if (error instanceof DomainError) throw new UnauthorizedError(`the gateway's user cannot be registered: ${error.message}`);
@@ -179,6 +214,19 @@ export function readCredential(request: Request): Credential | undefined {
     if (typeof value === 'string' && value !== '') return { kind: 'token', token: value, fromQuery: true };
   }
   return undefined;
+}
+
+/** How a sign-in came, for the audit log: Basic carrying a token counts as a token. */
+function carrierOf(credential: Credential, context: AuthContext | null): SignInCarrier {
+  if (credential.kind === 'basic') return context?.method === 'token' ? 'token' : 'basic';
+  return credential.kind;
+}
+
+/** The account name a failed sign-in tried; never a secret (Basic with an empty password carries a token as the name). */
+function attemptedName(credential: Credential): string {
+  if (credential.kind === 'reverse-proxy') return credential.username;
+  if (credential.kind === 'basic' && credential.secret !== '' && credential.secret !== 'x-oauth-basic') return credential.username;
+  return '';
 }
 
 /** A header's value, trimmed; the first of repeated ones. */

@@ -31,6 +31,21 @@ export class RemoteTooLargeError extends Error {
 const BUDGET_POLL_MS = 200;
 
 /** Bytes in `dir`'s pack directory (where received packs are written, `tmp_pack_*` while they arrive). */
+async function packNames(dir: string): Promise<string[]> {
+  try {
+    return await fs.readdir(path.join(dir, 'objects', 'pack'));
+  } catch {
+    return [];
+  }
+}
+
+/** Removes the files of `dir`'s pack directory that are not among `kept` (what a stopped fetch wrote). */
+async function removePacksSince(dir: string, kept: Set<string>): Promise<void> {
+  for (const name of await packNames(dir)) {
+    if (!kept.has(name)) await fs.rm(path.join(dir, 'objects', 'pack', name), { force: true });
+  }
+}
+
 async function packBytes(dir: string): Promise<number> {
   const packs = path.join(dir, 'objects', 'pack');
   let names: string[];
@@ -122,7 +137,40 @@ export class GitRemotes {
    * or is stopped leaves every ref as it was.
    */
   async fetchMirror(dir: string, access: RemoteAccess): Promise<void> {
-    await this.withinBudget(dir, access, (signal) => this.git.run(['-c', FSCK_FETCHED, 'fetch', '--quiet', '--prune', '--tags', '--atomic', 'origin'], { ...this.options({ ...access, signal }), gitDir: dir }));
+    const before = access.maxBytes === undefined ? null : { refs: await this.refs(dir), packs: new Set(await packNames(dir)), bytes: await packBytes(dir) };
+    try {
+      await this.withinBudget(dir, access, (signal) => this.git.run(['-c', FSCK_FETCHED, 'fetch', '--quiet', '--prune', '--tags', '--atomic', 'origin'], { ...this.options({ ...access, signal }), gitDir: dir }));
+    } catch (error) {
+      // Stopped part-way: the refs did not move (--atomic), and what it had written of its pack goes.
+      if (error instanceof RemoteTooLargeError && before) await removePacksSince(dir, before.packs);
+      throw error;
+    }
+    // A fetch that finished between two measurements is measured once more; over its budget, it is undone: the
+    // refs go back to what they were (one transaction) and the packs it wrote are removed. The mirror's sync
+    // holds the mirror's claim and nothing else writes to a mirror, so no other write shares those packs.
+    if (!before || access.maxBytes === undefined || (await packBytes(dir)) - before.bytes <= access.maxBytes) return;
+    const after = await this.refs(dir);
+    const lines: string[] = [];
+    for (const [ref, oid] of after) {
+      const old = before.refs.get(ref);
+      if (old === undefined) lines.push(`delete ${ref} ${oid}`);
+      else if (old !== oid) lines.push(`update ${ref} ${old} ${oid}`);
+    }
+    for (const [ref, oid] of before.refs) if (!after.has(ref)) lines.push(`create ${ref} ${oid}`);
+    if (lines.length > 0) await this.git.run(['update-ref', '--stdin'], { gitDir: dir, input: `${lines.join('\n')}\n` });
+    await removePacksSince(dir, before.packs);
+    throw new RemoteTooLargeError(access.maxBytes);
+  }
+
+  /** Every ref with the object it names. */
+  private async refs(dir: string): Promise<Map<string, string>> {
+    const out = await this.git.run(['for-each-ref', '--format=%(objectname) %(refname)'], { gitDir: dir });
+    const refs = new Map<string, string>();
+    for (const line of out.split('\n')) {
+      const space = line.indexOf(' ');
+      if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
+    }
+    return refs;
   }
 
   /**

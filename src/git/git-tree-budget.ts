@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { BATCH_READER_ARGS, BatchReader } from './git-batch-reader';
 import { GitBudgetError, GitCommand } from './git-command';
-import { treeEntries } from './git-objects';
+import { treeEntries } from './git-tree-format';
 
 /** Tree counts kept between requests (a few dozen bytes each). */
 export const TREE_COUNTS_KEPT = 100_000;

@@ -2,14 +2,14 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import Provider, { type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { default as Provider, Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { hashToken, sameHash } from '../auth/secrets';
 import { clientAddress } from '../auth/credentials';
 import { TooManyRequestsError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
 import { Clock } from '../common/time';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { SecretBox } from '../mirrors/secret-box';
+import { SecretBox, SecretUnreadableError } from '../mirrors/secret-box';
 import { html, page, PAGE_CSP } from '../pages/page-layout';
 import { OrganizationStore } from '../users/organization.store';
 import { avatarUrl } from '../users/user.mapper';
@@ -18,6 +18,7 @@ import { OAuth2ApplicationStore } from './oauth2-application.store';
 import { redirectUrisOf } from './oauth2-application.wire';
 import { OAuth2Payload, OAuth2RecordStore } from './oauth2-record.store';
 import { API_SCOPES, IDENTITY_SCOPES } from './oauth2-scopes';
+import { loadOidcProvider } from './oidc-provider-library';
 
 /** The provider's endpoints, at Forgejo's paths so that Woodpecker and Drone find them unchanged. */
 export const OAUTH2_ROUTES = {
@@ -70,6 +71,8 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('OAuth2');
   private provider!: Provider;
   private sweeper?: NodeJS.Timeout;
+  /** Why the provider does not serve (its key is unreadable), or null. */
+  private unavailable: string | null = null;
   private handler!: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 
   constructor(
@@ -84,8 +87,18 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const signingKey = await this.signingKey();
-    this.provider = new Provider(this.issuer, this.configuration(signingKey));
+    let signingKey: Record<string, unknown>;
+    try {
+      signingKey = await this.signingKey();
+    } catch (error) {
+      if (!(error instanceof SecretUnreadableError)) throw error;
+      // Another SECRET_KEY than the instance that made the key: the rest of the server works, OAuth2 answers 503.
+      this.unavailable = 'the OAuth2 signing key cannot be read with this SECRET_KEY: every instance needs the same SECRET_KEY';
+      this.logger.error(this.unavailable);
+      return;
+    }
+    const ProviderClass = loadOidcProvider((message) => this.logger.warn(message));
+    this.provider = new ProviderClass(this.issuer, this.configuration(signingKey));
     // The request's scheme and host are ROOT_URL's, whatever a client sends: the provider builds its URLs from them.
     this.provider.proxy = true;
     // Client secrets are stored hashed (salt$hash in the client's metadata): compare the presented one's hash.
@@ -126,10 +139,12 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
     return (request: Request, response: Response, next: NextFunction) => {
       const path = request.path;
       const isInteraction = path.startsWith(`/${INTERACTION_PATH}/`);
-      if (!PROVIDER_PATHS.has(path) && !path.startsWith(`${OAUTH2_ROUTES.authorization}/`)) {
-        if (isInteraction) response.setHeader('Cache-Control', 'no-store');
-        return next();
+      const isProvider = PROVIDER_PATHS.has(path) || path.startsWith(`${OAUTH2_ROUTES.authorization}/`);
+      if (this.unavailable !== null && (isProvider || isInteraction)) {
+        response.status(503).type('application/json').send(JSON.stringify({ error: 'temporarily_unavailable', error_description: this.unavailable }));
+        return;
       }
+      if (!isProvider) return next();
       if (Number(request.headers['content-length'] ?? 0) > OAUTH2_MAX_BODY_BYTES) {
         response.status(413).type('application/json').send(JSON.stringify({ error: 'invalid_request', error_description: 'request body too large' }));
         return;
@@ -296,15 +311,19 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   }
 }
 
+const KNOWN_SCOPES = new Set<string>([...IDENTITY_SCOPES, 'offline_access', ...API_SCOPES]);
+
 /**
- * Forgejo's clients (Woodpecker, Drone) ask for no scope at all, and Forgejo then grants everything the user
- * may do; the provider grants nothing without a scope, so such a request asks for `all`, which says the same.
+ * Forgejo's clients (Woodpecker, Drone) ask for no scope, or for scopes Forgejo does not know, and Forgejo then
+ * grants everything the user may do; the provider grants nothing without a scope it knows, so such a request
+ * also asks for `all`, which says the same.
  */
 function withDefaultScope(request: Request): void {
   const query = request.url.indexOf('?');
   const params = new URLSearchParams(query < 0 ? '' : request.url.slice(query + 1));
-  if ((params.get('scope') ?? '').trim() !== '') return;
-  params.set('scope', 'all');
+  const asked = (params.get('scope') ?? '').split(' ').filter((scope) => scope !== '');
+  if (asked.some((scope) => KNOWN_SCOPES.has(scope))) return;
+  params.set('scope', [...asked, 'all'].join(' '));
   request.url = `${query < 0 ? request.url : request.url.slice(0, query)}?${params.toString()}`;
 }
 

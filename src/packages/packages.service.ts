@@ -174,7 +174,14 @@ export class PackagesService implements OnModuleInit {
     const found = await this.store.findVersion(owner.id, GENERIC, ref.name, ref.version);
     const stored = found ? await this.store.findFile(found.version.id, ref.filename) : null;
     if (!found || !stored) throw new NotFoundError('package does not exist');
-    const unused = await this.transactions.run((tx) => this.store.deleteFiles(tx, [stored.file], found, false));
+    const { unused, last } = await this.transactions.run(async (tx) => {
+      // The version goes with its last file: that is the package's `deleted` event, as when the version is deleted.
+      const last = (await this.store.fileRowsOf(tx, found.version.id)).length === 1;
+      const removed = await this.store.deleteFiles(tx, [stored.file], found, false);
+      if (last) await this.recordEvent(tx, 'deleted', owner, viewer.user!, found);
+      return { unused: removed, last };
+    });
+    if (last) this.events.committed();
     await this.removeContent(unused);
   }
 

@@ -83,7 +83,7 @@ export class ChangePasswordController {
       return;
     }
     try {
-      const name = await this.passwords.change(form.user_name, form.old_password, form.password, form.retype);
+      const name = await this.passwords.change(form.user_name, form.old_password, form.password, form.retype, clientIp(request));
       send(response, 200, page('Password changed · Anvil', html`<h1>Password changed</h1><p class="done" role="status">The password of ${name} has been changed. You can use the API now.</p>`));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;

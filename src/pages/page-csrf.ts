@@ -1,22 +1,23 @@
-import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { doubleCsrf } from 'csrf-csrf';
 import type { Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { SecretBox } from '../mirrors/secret-box';
 
 const FORM_TOKEN = Symbol('csrf form token');
 
 /**
  * CSRF protection of the self-service forms (csrf-csrf's double-submit cookie): the form carries a token that
- * must match an HMAC-signed, SameSite=Strict, HttpOnly cookie. The signing secret is made at start, so a
- * restart only expires open forms. There are no sessions, so the token is bound to the site alone.
+ * must match an HMAC-signed, SameSite=Strict, HttpOnly cookie. The signing secret is derived from SECRET_KEY, so
+ * a form opened on one instance may be posted to another. There are no sessions, so the token is bound to the
+ * site alone.
  */
 @Injectable()
 export class PageCsrf {
   private readonly csrf;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    const secret = randomBytes(32).toString('hex');
+  constructor(@Inject(APP_CONFIG) config: AppConfig, box: SecretBox) {
+    const secret = box.derive('page forms csrf');
     const secure = config.rootUrl.startsWith('https:');
     this.csrf = doubleCsrf({
       getSecret: () => secret,

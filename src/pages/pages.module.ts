@@ -1,5 +1,6 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import cookieParser from 'cookie-parser';
+import { SecretBox } from '../mirrors/secret-box';
 import { UsersModule } from '../users/users.module';
 import { CHANGE_PASSWORD_PATH, ChangePasswordController } from './change-password.controller';
 import { ChangePasswordService } from './change-password.service';
@@ -16,7 +17,7 @@ export const PAGE_PATHS = ['/', CHANGE_PASSWORD_PATH, 'assets/img/avatar_default
 @Module({
   imports: [UsersModule],
   controllers: [HomeController, ChangePasswordController],
-  providers: [ChangePasswordService, PageCsrf],
+  providers: [ChangePasswordService, PageCsrf, SecretBox],
   exports: [PageCsrf],
 })
 export class PagesModule implements NestModule {

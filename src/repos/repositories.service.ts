@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import * as path from 'node:path';
 import { EntityManager } from 'typeorm';
@@ -104,6 +105,7 @@ export class RepositoriesService implements OnModuleInit {
     private readonly events: RepositoryEvents,
     private readonly organizationPolicy: OrganizationPolicy,
     private readonly journal: RepositoryJournal,
+    private readonly audit: AuditService,
   ) {}
 
   /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
@@ -294,6 +296,11 @@ export class RepositoriesService implements OnModuleInit {
           await withRow(tx, row);
           for (const listener of this.creationListeners) await listener(tx, row, owner, viewer);
           await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: viewer.user.id });
+          await this.audit.record(tx, {
+            action: 'repository.create',
+            target: { type: 'repository', id: row.id, name: `${owner.name}/${row.name}` },
+            detail: { visibility: row.isPrivate ? 'private' : 'public', mirror: row.isMirror },
+          });
           await this.git.adopt(sourceDir, dir);
           moved = true;
           faultPoint('repository.create.moved');
@@ -398,6 +405,7 @@ export class RepositoriesService implements OnModuleInit {
           if (moves && (await this.repositories.findByOwnerAndName(owner.id, newName!, tx))) throw duplicateName();
           await this.repositories.update(tx, repo.id, changes);
           await mirrorChange?.apply(tx);
+          await this.recordEdit(tx, owner, repo, changes);
         });
       } catch (error) {
         if (moves) {
@@ -442,6 +450,7 @@ export class RepositoriesService implements OnModuleInit {
         afterCommit = await this.transactions.run(async (tx) => {
           const steps = await this.deleteRow(tx, repo);
           await this.events.record(tx, { kind: 'repository', action: 'deleted', repo, senderId: target.viewer.user!.id });
+          await this.audit.record(tx, { action: 'repository.delete', target: { type: 'repository', id: repo.id, name: `${owner.name}/${repo.name}` } });
           return steps;
         });
       } catch (error) {
@@ -458,6 +467,20 @@ export class RepositoriesService implements OnModuleInit {
       }
       for (const step of afterCommit) await step().catch((error: Error) => this.logger.error(`after deleting ${owner.name}/${repo.name}: ${error.message}`));
     });
+  }
+
+  /** The security-relevant parts of an edit, one audit event each: rename, visibility, archiving. */
+  private async recordEdit(tx: EntityManager, owner: UserEntity, repo: RepositoryEntity, changes: Partial<RepositoryEntity>): Promise<void> {
+    const target = { type: 'repository' as const, id: repo.id, name: `${owner.name}/${changes.name ?? repo.name}` };
+    if (changes.name !== undefined && changes.name !== repo.name) {
+      await this.audit.record(tx, { action: 'repository.rename', target, detail: { from: `${owner.name}/${repo.name}` } });
+    }
+    if (changes.isPrivate !== undefined && changes.isPrivate !== repo.isPrivate) {
+      await this.audit.record(tx, { action: 'repository.visibility', target, detail: { visibility: changes.isPrivate ? 'private' : 'public' } });
+    }
+    if (changes.isArchived !== undefined) {
+      await this.audit.record(tx, { action: changes.isArchived ? 'repository.archive' : 'repository.unarchive', target });
+    }
   }
 
   /** The row, its stars (with the starrers' counters), its watches and the owner's counter, in one transaction. */

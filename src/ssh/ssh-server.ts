@@ -1,3 +1,5 @@
+import { AuditService } from '../audit/audit.service';
+import { plainAddress } from '../common/client-address';
 import { formatAddress } from '../common/net-address';
 import { createHash } from 'node:crypto';
 import { AddressInfo, Server as NetServer, Socket } from 'node:net';
@@ -63,6 +65,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     private readonly access: RepositoryGitAccess,
     private readonly processes: GitProcesses,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -195,10 +198,11 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
         context.reject(['publickey']);
       };
       this.authenticate(context)
-        .then((found) => {
+        .then(async (found) => {
           if (found === 'accept-query') return context.accept();
           if (!found) return refuse();
           identity = found;
+          if (found.kind === 'user') await this.audit.signIn('success', 'ssh', plainAddress(address), { id: found.user.id, name: found.user.name });
           context.accept();
         })
         .catch((error: unknown) => {

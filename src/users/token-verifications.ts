@@ -29,4 +29,9 @@ export class TokenVerifications {
   has(digest: string): boolean {
     return this.cache.has(digest);
   }
+
+  /** Whether this token was verified as a stored token's (kept, not expired); asks nothing. */
+  knownValid(digest: string): boolean {
+    return this.cache.peek(digest)?.id !== undefined;
+  }
 }

@@ -55,6 +55,28 @@ export class UserStore {
     return row?.uid ?? null;
   }
 
+  /**
+   * The user names of the accounts `emails` belong to, by lower-cased address: an activated address of the
+   * account, or its no-reply address `<name>@<noReplyDomain>`. Unknown addresses are absent.
+   */
+  async namesByEmail(emails: string[], noReplyDomain: string, tx?: EntityManager): Promise<Map<string, string>> {
+    const wanted = [...new Set(emails.map((email) => email.toLowerCase()).filter((email) => email !== ''))];
+    const names = new Map<string, string>();
+    if (wanted.length === 0) return names;
+    const rows = await this.emails(tx).findBy({ lowerEmail: In(wanted), isActivated: true });
+    const owners = new Map((rows.length === 0 ? [] : await this.users(tx).findBy({ id: In(rows.map((row) => row.uid)) })).map((user) => [user.id, user.name]));
+    for (const row of rows) {
+      const name = owners.get(row.uid);
+      if (name !== undefined) names.set(row.lowerEmail, name);
+    }
+    const suffix = `@${noReplyDomain.toLowerCase()}`;
+    const noReply = wanted.filter((email) => !names.has(email) && email.endsWith(suffix)).map((email) => email.slice(0, -suffix.length));
+    if (noReply.length > 0) {
+      for (const user of await this.users(tx).findBy({ lowerName: In(noReply) })) names.set(`${user.lowerName}${suffix}`, user.name);
+    }
+    return names;
+  }
+
   /** Every individual account (no organisations), oldest first. */
   listIndividuals(tx?: EntityManager): Promise<UserEntity[]> {
     return this.users(tx).find({ where: { type: UserType.Individual }, order: { id: 'ASC' } });

@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
@@ -67,6 +68,7 @@ export class HooksService {
     private readonly dispatcher: WebhookDispatcher,
     private readonly pushCommits: GitPushCommits,
     private readonly paths: RepositoryPaths,
+    private readonly audit: AuditService,
     private readonly clock: Clock,
   ) {}
 
@@ -112,14 +114,14 @@ export class HooksService {
     const config = stringConfig(option.config);
     for (const name of ['url', 'content_type']) if (config[name] === undefined) throw new InvalidInputError(`Missing config option: ${name}`);
     const now = this.clock.nowUnix();
-    const hook = await this.transactions.run((tx) =>
-      this.store.insert(tx, {
+    const hook = await this.transactions.run(async (tx) => {
+      const created = await this.store.insert(tx, {
         repoId: scope.kind === 'repository' ? scope.repoId : 0,
         ownerId: scope.kind === 'owner' ? scope.ownerId : 0,
         isSystem: scope.kind === 'system',
         type: option.type,
         url: checkedUrl(config.url),
-        httpMethod: checkedMethod(config.http_method),
+        httpMethod: checkedMethod(config.http_method, option.type),
         contentType: checkedContentType(config.content_type),
         secret: config.secret ? this.box.seal(config.secret) : '',
         authorizationHeader: option.authorization_header ? this.box.seal(option.authorization_header) : '',
@@ -128,8 +130,10 @@ export class HooksService {
         isActive: option.active ?? false,
         createdUnix: now,
         updatedUnix: now,
-      }),
-    );
+      });
+      await this.audit.record(tx, { action: 'hook.create', target: hookTarget(created, place), detail: hookFacts(created) });
+      return created;
+    });
     return toHookWire(hook);
   }
 
@@ -141,7 +145,7 @@ export class HooksService {
       const config = stringConfig(option.config);
       if (config.url !== undefined) changes.url = checkedUrl(config.url);
       if (config.content_type !== undefined) changes.contentType = checkedContentType(config.content_type);
-      if (config.http_method !== undefined) changes.httpMethod = checkedMethod(config.http_method);
+      if (config.http_method !== undefined) changes.httpMethod = checkedMethod(config.http_method, hook.type);
       if (config.secret !== undefined) changes.secret = config.secret === '' ? '' : this.box.seal(config.secret);
     }
     if (option.events !== undefined && option.events !== null && option.events.length > 0) changes.events = chosenEvents(option.events);
@@ -151,13 +155,21 @@ export class HooksService {
     }
     if (option.active !== undefined && option.active !== null) changes.isActive = option.active;
     changes.updatedUnix = this.clock.nowUnix();
-    await this.transactions.run((tx) => this.store.update(tx, hook.id, changes));
+    await this.transactions.run(async (tx) => {
+      await this.store.update(tx, hook.id, changes);
+      // Which fields changed, never their values: the secret and authorization header are secrets.
+      const fields = Object.keys(changes).filter((key) => key !== 'updatedUnix').map((key) => (key === 'secret' ? 'signing_key' : key === 'authorizationHeader' ? 'auth_header' : key));
+      await this.audit.record(tx, { action: 'hook.edit', target: hookTarget(hook, place), detail: { ...hookFacts({ ...hook, ...changes }), fields } });
+    });
     return toHookWire({ ...hook, ...changes });
   }
 
   async delete(viewer: AuthContext, place: HookPlace, id: number): Promise<void> {
     const hook = await this.hook(viewer, place, id);
-    await this.transactions.run((tx) => this.store.delete(tx, hook.id));
+    await this.transactions.run(async (tx) => {
+      await this.store.delete(tx, hook.id);
+      await this.audit.record(tx, { action: 'hook.delete', target: hookTarget(hook, place), detail: hookFacts(hook) });
+    });
   }
 
   /** POST …/hooks/{id}/tests: Forgejo's test push (the head commit of `ref`, else the default branch) to this hook. */
@@ -244,9 +256,15 @@ function checkedContentType(value: string | undefined): string {
   return value;
 }
 
-function checkedMethod(value: string | undefined): string {
-  if (value === undefined || value === '' || value.toUpperCase() === 'POST') return 'POST';
-  throw new InvalidInputError('Invalid http method: only POST is supported');
+/**
+ * POST (the default), or GET for the forgejo and gitea formats, which then carry the payload in the query
+ * string as Forgejo sends it; the gogs format is POST only. PUT is Forgejo's for Matrix hooks alone.
+ */
+function checkedMethod(value: string | undefined, type: string): string {
+  const method = (value ?? '').toUpperCase();
+  if (method === '' || method === 'POST') return 'POST';
+  if (method === 'GET' && type !== 'gogs') return 'GET';
+  throw new InvalidInputError(`Invalid http method: ${value}`);
 }
 
 function checkedBranchFilter(value: string): string {
@@ -257,4 +275,22 @@ function checkedBranchFilter(value: string): string {
 function chosenEvents(events: string[] | undefined): string {
   const chosen = (events ?? []).filter((event) => KNOWN_EVENTS.has(event));
   return [...new Set(chosen.length > 0 || (events ?? []).length > 0 ? chosen : ['push'])].join(',');
+}
+
+/** A hook in the audit log by its place and id. */
+function hookTarget(hook: WebhookEntity, place: HookPlace) {
+  const where =
+    place.kind === 'repository' ? `${place.target.owner.name}/${place.target.repo.name}` : place.kind === 'organization' ? place.org : place.kind === 'user' ? 'user' : 'system';
+  return { type: 'hook' as const, id: hook.id, name: `${where}#${hook.id}` };
+}
+
+/** The host the hook calls and whether it is active: the URL's path and query may carry a secret of the receiver. */
+function hookFacts(hook: WebhookEntity) {
+  let host = '';
+  try {
+    host = new URL(hook.url).host;
+  } catch {
+    host = '';
+  }
+  return { host, active: hook.isActive, events: hook.events };
 }

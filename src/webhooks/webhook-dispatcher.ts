@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { faultPoint } from '../common/fault-points';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Transactions } from '../database/transactions';
 import { SecretBox } from '../mirrors/secret-box';
@@ -30,6 +29,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
   private nextPruneCheck = 0;
+  /** Outcomes waiting for the next shared write, and whether one is under way. */
+  private readonly writes: { hookId: number; deliveryId: number; outcome: AttemptOutcome; resolve(held: boolean): void; reject(error: Error): void }[] = [];
+  private writing = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -110,23 +112,32 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * Sends the head of one hook's queue and what follows it, in order, while the lease is held. Each outcome is
-   * written in the transaction that renews the lease and claims the next delivery: one commit per delivery.
+   * Sends the head of one hook's queue and what follows it, in order, while the lease is held. The batch is
+   * claimed in one conditional update; each outcome is written (with the lease renewed) before the next
+   * delivery of the hook is sent, in a transaction shared with the outcomes of the other hooks being sent
+   * (`record`): one commit carries the results of every worker that finished meanwhile.
    */
   private async drain(hookId: number): Promise<void> {
     try {
       const hook = await this.store.findById(hookId);
       const batch = await this.store.nextOfHook(hookId, BATCH);
       if (batch.length === 0 || this.stopped) return;
-      let held = await this.transactions.run((tx) => this.holdAndClaim(tx, hookId, batch[0].id));
+      let held = await this.transactions.run(async (tx) => {
+        const now = Date.now();
+        const expires = now + this.leaseMs();
+        return (await this.store.lease(tx, hookId, this.token, now, expires)) > 0 && (await this.store.claim(tx, batch.map((delivery) => delivery.id), this.token, expires)) > 0;
+      });
+      const secret = hook && hook.secret !== '' ? this.box.open(hook.secret) : '';
+      const authorization = hook && hook.authorizationHeader !== '' ? this.box.open(hook.authorizationHeader) : '';
       for (let index = 0; index < batch.length && held; index++) {
         const delivery = batch[index];
         const result: AttemptResult = hook
           ? await this.sender.send({
               url: hook.url,
               contentType: hook.contentType === 'form' ? 'form' : 'json',
-              secret: hook.secret === '' ? '' : this.box.open(hook.secret),
-              authorization: hook.authorizationHeader === '' ? '' : this.box.open(hook.authorizationHeader),
+              method: hook.httpMethod === 'GET' ? 'GET' : 'POST',
+              secret,
+              authorization,
               uuid: delivery.uuid,
               event: delivery.event,
               payload: bodyForType(hook.type, delivery.event, delivery.payload),
@@ -134,22 +145,55 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           : { delivered: false, retryable: false, status: 0, body: 'the hook was deleted', headers: {}, durationMs: 0 };
         if (result.delivered) faultPoint('webhook.sent');
         const outcome = this.outcome(delivery.attempts + 1, result);
-        const next = outcome.done && !this.stopped ? batch[index + 1] : undefined;
-        held = await this.transactions.run(async (tx) => {
-          await this.store.finish(tx, delivery.id, this.token, outcome);
-          return next ? this.holdAndClaim(tx, hookId, next.id) : false;
-        });
+        held = (await this.record(hookId, delivery.id, outcome)) && outcome.done && !this.stopped;
       }
     } finally {
-      await this.transactions.run((tx) => this.store.releaseLease(tx, hookId, this.token)).catch(() => undefined);
+      await this.transactions
+        .run(async (tx) => {
+          await this.store.releaseClaims(tx, hookId, this.token);
+          await this.store.releaseLease(tx, hookId, this.token);
+        })
+        .catch(() => undefined);
     }
   }
 
-  /** Renews this process's lease of the hook and claims one delivery; false when another process took over. */
-  private async holdAndClaim(tx: EntityManager, hookId: number, deliveryId: number): Promise<boolean> {
-    const now = Date.now();
-    const expires = now + this.leaseMs();
-    return (await this.store.lease(tx, hookId, this.token, now, expires)) > 0 && (await this.store.claim(tx, deliveryId, this.token, expires)) > 0;
+  /**
+   * Writes one outcome (only while this process still holds the delivery) and renews the hook's lease; true
+   * when both held. Outcomes that arrive while a write is under way go together in the next transaction.
+   */
+  private record(hookId: number, deliveryId: number, outcome: AttemptOutcome): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.writes.push({ hookId, deliveryId, outcome, resolve, reject });
+      if (!this.writing) void this.writeOutcomes();
+    });
+  }
+
+  private async writeOutcomes(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.writes.length > 0) {
+        const writes = this.writes.splice(0);
+        try {
+          const held = await this.transactions.run(async (tx) => {
+            const now = Date.now();
+            const expires = now + this.leaseMs();
+            const answers: boolean[] = [];
+            const leased = new Map<number, boolean>();
+            for (const write of writes) {
+              const finished = (await this.store.finish(tx, write.deliveryId, this.token, write.outcome)) > 0;
+              if (!leased.has(write.hookId)) leased.set(write.hookId, (await this.store.lease(tx, write.hookId, this.token, now, expires)) > 0);
+              answers.push(finished && leased.get(write.hookId) === true);
+            }
+            return answers;
+          });
+          writes.forEach((write, index) => write.resolve(held[index]));
+        } catch (error) {
+          for (const write of writes) write.reject(error as Error);
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
   }
 
   private outcome(attempts: number, result: AttemptResult): AttemptOutcome {

@@ -40,7 +40,11 @@ export class WebhookOutbox implements EventRecorder {
     const owner = await this.users.findById(ownerId, tx);
     if (!owner) return;
     const sender = await this.users.findById(event.senderId, tx);
-    const payloads = payloadsOf(event, { repo, owner, sender, site: this.usersService.site }, this.config.webhooks.payloadCommitLimit);
+    const site = this.usersService.site;
+    // Commit authors and committers are named by the account their address belongs to, as Forgejo does.
+    const emails = event.kind === 'push' ? event.changes.flatMap((change) => change.commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail])) : [];
+    const usernames = await this.users.namesByEmail(emails, `noreply.${site.rootHost}`, tx);
+    const payloads = payloadsOf(event, { repo, owner, sender, site, usernames }, this.config.webhooks.payloadCommitLimit);
     for (const payload of payloads) await this.enqueue(tx, payload, hooks.filter((hook) => wants(hook, payload)));
   }
 

@@ -23,6 +23,8 @@ export interface PayloadFacts {
   owner: UserEntity;
   sender: UserEntity | null;
   site: SiteUrls;
+  /** The user names of known commit addresses, by lower-cased address (`username` of authors and committers). */
+  usernames?: Map<string, string>;
 }
 
 /**
@@ -38,7 +40,8 @@ export function payloadsOf(event: RepositoryEvent, facts: PayloadFacts, commitLi
     case 'push': {
       const html = repositoryUrls(facts.owner, event.repo, facts.site).html;
       const payloads: OutgoingPayload[] = [];
-      for (const change of event.changes) payloads.push(...refPayloads(change, html, repository, sender, commitLimit));
+      const names = facts.usernames ?? new Map<string, string>();
+      for (const change of event.changes) payloads.push(...refPayloads(change, html, repository, sender, commitLimit, names));
       return payloads;
     }
     case 'repository':
@@ -73,7 +76,7 @@ export function payloadsOf(event: RepositoryEvent, facts: PayloadFacts, commitLi
   }
 }
 
-function refPayloads(change: RefChange, html: string, repository: unknown, sender: unknown, commitLimit: number): OutgoingPayload[] {
+function refPayloads(change: RefChange, html: string, repository: unknown, sender: unknown, commitLimit: number, names: Map<string, string>): OutgoingPayload[] {
   const isBranch = change.ref.startsWith(BRANCHES);
   const refType = isBranch ? 'branch' : 'tag';
   const shortName = isBranch ? change.ref.slice(BRANCHES.length) : change.ref.startsWith(TAGS) ? change.ref.slice(TAGS.length) : change.ref;
@@ -85,13 +88,13 @@ function refPayloads(change: RefChange, html: string, repository: unknown, sende
   if (/^0+$/.test(change.before)) {
     payloads.push({ event: 'create', branch, body: { sha: change.after, ref: change.ref, ref_type: refType, repository, sender } });
   }
-  payloads.push({ event: 'push', branch, body: pushBody(change, html, repository, sender, commitLimit) });
+  payloads.push({ event: 'push', branch, body: pushBody(change, html, repository, sender, commitLimit, names) });
   return payloads;
 }
 
 /** The push payload: ref, before/after, compare URL, the newest commits (at most the limit) and the head. */
-export function pushBody(change: RefChange, html: string, repository: unknown, sender: unknown, commitLimit: number): Record<string, unknown> {
-  const commits = change.commits.slice(0, commitLimit).map((commit) => payloadCommit(commit, html));
+export function pushBody(change: RefChange, html: string, repository: unknown, sender: unknown, commitLimit: number, names = new Map<string, string>()): Record<string, unknown> {
+  const commits = change.commits.slice(0, commitLimit).map((commit) => payloadCommit(commit, html, names));
   const created = /^0+$/.test(change.before);
   return {
     ref: change.ref,
@@ -107,13 +110,14 @@ export function pushBody(change: RefChange, html: string, repository: unknown, s
   };
 }
 
-function payloadCommit(commit: PushedCommit, html: string): Record<string, unknown> {
+function payloadCommit(commit: PushedCommit, html: string, names: Map<string, string>): Record<string, unknown> {
+  const username = (email: string) => names.get(email.toLowerCase()) ?? '';
   return {
     id: commit.id,
     message: commit.message,
     url: `${html}/commit/${commit.id}`,
-    author: { name: commit.authorName, email: commit.authorEmail, username: '' },
-    committer: { name: commit.committerName, email: commit.committerEmail, username: '' },
+    author: { name: commit.authorName, email: commit.authorEmail, username: username(commit.authorEmail) },
+    committer: { name: commit.committerName, email: commit.committerEmail, username: username(commit.committerEmail) },
     verification: null,
     timestamp: formatTime(commit.timestamp),
     added: commit.added,

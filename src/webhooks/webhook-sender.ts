@@ -15,6 +15,8 @@ export const RESPONSE_BODY_LIMIT = 64 * 1024;
 export interface OutgoingRequest {
   url: string;
   contentType: 'json' | 'form';
+  /** POST, or GET: the payload then goes as the `payload` query parameter, with no body. */
+  method?: 'POST' | 'GET';
   secret: string;
   authorization: string;
   uuid: string;
@@ -77,8 +79,11 @@ export class WebhookSender implements OnApplicationShutdown {
 
   async send(request: OutgoingRequest): Promise<AttemptResult> {
     const started = performance.now();
-    const body = Buffer.from(request.contentType === 'form' ? `payload=${encodeURIComponent(request.payload)}` : request.payload, 'utf8');
-    const headers = signedHeaders(request, body);
+    const get = request.method === 'GET';
+    const body = get ? Buffer.alloc(0) : Buffer.from(request.contentType === 'form' ? `payload=${encodeURIComponent(request.payload)}` : request.payload, 'utf8');
+    // A GET has no body: its signatures are of the JSON payload, as Forgejo signs it.
+    const headers = signedHeaders(request, get ? Buffer.from(request.payload, 'utf8') : body);
+    if (get) delete headers['Content-Type'];
     const shown = { ...headers };
     for (const name of ['X-Forgejo-Signature', 'X-Gitea-Signature', 'X-Gogs-Signature', 'X-Hub-Signature', 'X-Hub-Signature-256']) delete shown[name];
     const fail = (retryable: boolean, message: string): AttemptResult => ({
@@ -95,6 +100,7 @@ export class WebhookSender implements OnApplicationShutdown {
     } catch {
       return fail(false, 'invalid URL');
     }
+    if (get) url.searchParams.set('payload', request.payload);
     let address: string;
     try {
       address = await this.vet(url);
@@ -119,7 +125,7 @@ export class WebhookSender implements OnApplicationShutdown {
       };
       const outgoing = (secure ? https : http).request(
         url,
-        { method: 'POST', headers: { ...headers, 'Content-Length': String(body.length) }, lookup, agent: secure ? this.httpsAgent : this.httpAgent },
+        { method: get ? 'GET' : 'POST', headers: get ? headers : { ...headers, 'Content-Length': String(body.length) }, lookup, agent: secure ? this.httpsAgent : this.httpAgent },
         (response) => {
           const chunks: Buffer[] = [];
           let kept = 0;

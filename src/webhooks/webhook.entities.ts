@@ -28,7 +28,7 @@ export class WebhookEntity {
   @LongTextColumn()
   url: string;
 
-  /** POST (the only method the three formats use). */
+  /** POST, or GET (forgejo and gitea formats: the payload in the query string). */
   @TextColumn(8)
   httpMethod: string;
 

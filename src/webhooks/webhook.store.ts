@@ -158,9 +158,15 @@ export class WebhookStore {
     }));
   }
 
-  /** Marks a delivery as being sent by `token` (the history shows it in flight). */
-  claim(tx: EntityManager, id: number, token: string, expiresMs: number): Promise<number> {
-    return changeRows(tx, 'UPDATE webhook_delivery SET claim_token = ?, claim_expires_ms = ? WHERE id = ? AND done = ?', [token, expiresMs, id, 0]);
+  /** Marks deliveries as being sent by `token`, in one conditional update; answers how many it took. */
+  claim(tx: EntityManager, ids: number[], token: string, expiresMs: number): Promise<number> {
+    if (ids.length === 0) return Promise.resolve(0);
+    return changeRows(tx, `UPDATE webhook_delivery SET claim_token = ?, claim_expires_ms = ? WHERE done = ? AND id IN (${ids.map(() => '?').join(', ')})`, [token, expiresMs, 0, ...ids]);
+  }
+
+  /** Gives back the claims `token` holds on a hook's unfinished deliveries (the rest of a batch not sent). */
+  releaseClaims(tx: EntityManager, hookId: number, token: string): Promise<number> {
+    return changeRows(tx, "UPDATE webhook_delivery SET claim_token = '', claim_expires_ms = 0 WHERE hook_id = ? AND claim_token = ? AND done = ?", [hookId, token, 0]);
   }
 
   /** Writes an attempt's outcome, only while `token` still holds the delivery. */

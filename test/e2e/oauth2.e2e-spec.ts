@@ -4,7 +4,7 @@ import * as client from 'openid-client';
 import { recordSecrets } from '../support/e2e-log';
 import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
-import { startTestApp, TestApp } from '../support/test-app';
+import { databaseUrl, startTestApp, TestApp } from '../support/test-app';
 
 const ISSUER = 'http://anvil.test/';
 const REDIRECT_URI = 'https://ci.example.com/authorize';
@@ -14,7 +14,8 @@ class Browser {
   private readonly cookies = new Map<string, string>();
 
   constructor(
-    private readonly base: string,
+    /** The server requests go to; a test may move the browser to another instance. */
+    public base: string,
     /** Headers every request carries (a gateway's identity header, say). */
     private readonly headers: Record<string, string> = {},
   ) {}
@@ -169,6 +170,13 @@ describe('OAuth2 / OpenID Connect provider', () => {
     expect(refreshed.refresh_token).toBeDefined();
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
 
+    // The database holds no code or token itself, only hashes of them.
+    const stored = (await t.dataSource.query('SELECT id_hash, payload FROM oauth2_record')) as { id_hash: string; payload: string }[];
+    expect(stored.length).toBeGreaterThan(0);
+    for (const secret of [callback.searchParams.get('code')!, tokens.access_token, tokens.refresh_token!, refreshed.access_token, refreshed.refresh_token!]) {
+      expect(stored.filter((row) => row.payload.includes(secret) || row.id_hash.includes(secret))).toEqual([]);
+    }
+
     // The access token on the API, as a bearer token, with the owner's rights.
     const me = await t.http.get(t.api('/user')).set('Authorization', `Bearer ${refreshed.access_token}`).expect(200);
     expect(me.body.login).toBe(owner.name);
@@ -239,6 +247,48 @@ describe('OAuth2 / OpenID Connect provider', () => {
     // No API scope was asked for: as from Forgejo, the token may do all its user may.
     const created = await t.http.post(t.api('/user/repos')).set('Authorization', `token ${tokens.access_token}`).send({ name: uniqueName('repo'), private: true }).expect(201);
     expect(created.body.owner.login).toBe(owner.name);
+  });
+
+  it('exchanges a code as Drone does: the client’s credentials in the form, GitHub-style scopes Anvil does not know', async () => {
+    const owner = await makeUser(t);
+    const application = await createApplication(t, owner);
+    const authorize = new URL(`${ISSUER}login/oauth/authorize`);
+    authorize.search = new URLSearchParams({ response_type: 'code', client_id: application.client_id, scope: 'repo user:email', state: 'drone', redirect_uri: REDIRECT_URI }).toString();
+    const callback = await authorizeInBrowser(authorize, owner);
+    expect(callback.searchParams.get('state')).toBe('drone');
+    const exchanged = await fetch(`${base}login/oauth/access_token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: callback.searchParams.get('code')!,
+        client_id: application.client_id,
+        client_secret: application.client_secret,
+        state: 'drone',
+        redirect_uri: REDIRECT_URI,
+      }).toString(),
+    });
+    expect(exchanged.status).toBe(200);
+    const tokens = (await exchanged.json()) as { access_token: string; refresh_token: string; token_type: string; expires_in: number };
+    recordSecrets(tokens.access_token, tokens.refresh_token);
+    expect(tokens).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+    expect(typeof tokens.refresh_token).toBe('string');
+    const me = await t.http.get(t.api('/user')).set('Authorization', `token ${tokens.access_token}`).expect(200);
+    expect(me.body.login).toBe(owner.name);
+  });
+
+  it('revoking the grant (its refresh token, at the revocation endpoint) stops its access token at the next request', async () => {
+    const owner = await makeUser(t);
+    const application = await createApplication(t, owner);
+    const config = await discover(application);
+    const callback = await authorizeInBrowser(client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid', state: 'revoke' }), owner);
+    const tokens = await client.authorizationCodeGrant(config, callback, { expectedState: 'revoke' });
+    recordSecrets(tokens.access_token, tokens.refresh_token!);
+    await t.http.get(t.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
+    await client.tokenRevocation(config, tokens.refresh_token!, { token_type_hint: 'refresh_token' });
+    await t.http.get(t.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(401);
+    const rows = await t.dataSource.query("SELECT COUNT(*) AS n FROM oauth2_record WHERE client_id = ? AND kind IN ('Grant', 'AccessToken', 'RefreshToken')", [application.client_id]);
+    expect(Number(rows[0].n)).toBe(0);
   });
 
   it('refuses a sign-in form without its CSRF token, and a body over the cap', async () => {
@@ -322,6 +372,69 @@ describe('OAuth2 / OpenID Connect provider', () => {
       }
       expect(refused).toBeDefined();
       expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+    });
+  });
+
+  describe('two instances on one database, sharing SECRET_KEY', () => {
+    let first: TestApp;
+    let second: TestApp;
+    let firstBase: string;
+    let secondBase: string;
+
+    beforeAll(async () => {
+      const env = { SECRET_KEY: 'a shared secret key for both instances' };
+      first = await startTestApp(env);
+      second = await startTestApp({ ...env, DATABASE_URL: databaseUrl(first.config) });
+      firstBase = await first.listen();
+      secondBase = await second.listen();
+    });
+    afterAll(async () => {
+      await second?.close();
+      await first?.close();
+    });
+
+    it('sign with one key, and a flow started on one instance finishes on the other', async () => {
+      const keys = await Promise.all([first, second].map(async (app) => (await app.http.get('/login/oauth/keys').expect(200)).body));
+      expect(keys[1]).toEqual(keys[0]);
+
+      const owner = await makeUser(first);
+      const application = await createApplication(first, owner);
+      const config = await discover(application, true, secondBase);
+      const codeVerifier = client.randomPKCECodeVerifier();
+      const authorizationUrl = client.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT_URI,
+        scope: 'openid',
+        code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+        code_challenge_method: 'S256',
+        state: 'two',
+      });
+      // Authorize and sign in on the first instance, resume on the second; the code is exchanged on the second.
+      const browser = new Browser(firstBase);
+      const interactionUrl = (await browser.request(authorizationUrl.href)).headers.get('location')!;
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await (await browser.request(interactionUrl)).text())![1];
+      const signedIn = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: csrf, decision: 'authorize', user_name: owner.name, password: owner.password } });
+      expect(signedIn.status).toBe(303);
+      browser.base = secondBase;
+      const callback = new URL((await browser.request(signedIn.headers.get('location')!)).headers.get('location')!);
+      const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: codeVerifier, expectedState: 'two' });
+      recordSecrets(tokens.access_token, tokens.refresh_token ?? '');
+      expect(tokens.claims()!.sub).toBe(String(owner.user.id));
+      // The token works on the instance that did not issue it, and is revoked on both by a delete on either.
+      await first.http.get(first.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
+      await second.http.delete(second.api(`/user/applications/oauth2/${application.id}`)).set(withToken(owner.token)).expect(204);
+      await first.http.get(first.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(401);
+    });
+
+    it('an instance with another SECRET_KEY starts, and its OAuth2 endpoints answer 503 instead of signing with another key', async () => {
+      const stranger = await startTestApp({ SECRET_KEY: 'another key', DATABASE_URL: databaseUrl(first.config) });
+      try {
+        const refused = await stranger.http.get('/.well-known/openid-configuration').expect(503);
+        expect(refused.body.error_description).toContain('SECRET_KEY');
+        await stranger.http.get('/login/oauth/keys').expect(503);
+        await stranger.http.get(stranger.api('/version')).expect(200);
+      } finally {
+        await stranger.close();
+      }
     });
   });
 

@@ -1,14 +1,5 @@
-import { AppConfig } from '../../src/config/config';
 import { makeUser, withToken } from '../support/factories';
-import { startTestApp, TestApp } from '../support/test-app';
-
-/** DATABASE_URL of a running test app, for a second instance on the same database. */
-function databaseUrl(config: AppConfig): string {
-  const database = config.database;
-  if (database.type === 'sqlite') return `sqlite://${database.file}`;
-  const user = encodeURIComponent(database.username) + (database.password ? `:${encodeURIComponent(database.password)}` : '');
-  return `mysql://${user}@${database.host}:${database.port}/${encodeURIComponent(database.database)}`;
-}
+import { databaseUrl, startTestApp, TestApp } from '../support/test-app';
 
 /**
  * RATE_LIMIT_STORE=database, the store several instances share: two instances of

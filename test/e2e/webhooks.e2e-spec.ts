@@ -208,6 +208,53 @@ describe('webhooks', () => {
     expect(form.json.ref).toBe('refs/heads/release/1.0');
   });
 
+  it('honours http_method GET for forgejo and gitea hooks as Forgejo sends it: the payload in the query, signed as JSON', async () => {
+    const { full, work } = await repoWithPush();
+    const created = await hook(full, { url: `${sink.url}/get?kept=1`, secret: SECRET, http_method: 'get' });
+    expect(created.config.http_method).toBe('GET');
+    await push(full, work, 'main');
+    const received = (requests: SinkRequest[]) => requests.filter((request) => request.path.startsWith('/get?'));
+    await sink.waitFor((requests) => received(requests).length >= 2, 'GET deliveries');
+    for (const request of received(sink.requests)) {
+      expect(request.method).toBe('GET');
+      expect(request.body.length).toBe(0);
+      expect(request.headers['content-type']).toBeUndefined();
+      const query = new URL(request.path, sink.url).searchParams;
+      expect(query.get('kept')).toBe('1');
+      const payload = Buffer.from(query.get('payload') ?? '', 'utf8');
+      expect(JSON.parse(payload.toString('utf8'))).toMatchObject({ repository: { full_name: full } });
+      expect(request.headers['x-forgejo-signature']).toBe(signature('sha256', payload));
+      expect(request.headers['x-hub-signature']).toBe(`sha1=${signature('sha1', payload)}`);
+    }
+    // The gogs format is POST only, and PUT is for Matrix hooks alone (422 as Forgejo's validation).
+    const gogs = await api('post', `/repos/${full}/hooks`).send({ type: 'gogs', active: true, config: { url: `${sink.url}/x`, content_type: 'json', http_method: 'GET' } });
+    expect(gogs.status).toBe(422);
+    const put = await api('post', `/repos/${full}/hooks`).send({ type: 'forgejo', active: true, config: { url: `${sink.url}/x`, content_type: 'json', http_method: 'PUT' } });
+    expect(put.status).toBe(422);
+    const back = await api('patch', `/repos/${full}/hooks/${created.id}`).send({ config: { http_method: 'POST' } });
+    expect(back.body.config.http_method).toBe('POST');
+  });
+
+  it('names commit authors and committers by the account their address belongs to (username), as Forgejo', async () => {
+    const { full, work } = await repoWithPush();
+    await hook(full, { url: `${sink.url}/authors` });
+    fs.writeFileSync(path.join(work, 'mine.txt'), 'mine\n');
+    await client.ok(['add', 'mine.txt'], { cwd: work });
+    // Authored by alice (her address in another case), committed by an address no account has.
+    await client.ok(['commit', '--quiet', '-m', 'mine'], {
+      cwd: work,
+      env: { GIT_AUTHOR_EMAIL: `${alice.name.toUpperCase()}@EXAMPLE.COM`, GIT_COMMITTER_EMAIL: 'nobody-at-all@example.net' },
+    });
+    await push(full, work, 'main');
+    await sink.waitFor((requests) => forPath('/authors')(requests).some((request) => request.headers['x-forgejo-event'] === 'push'), 'push');
+    const pushed = forPath('/authors')(sink.requests).find((request) => request.headers['x-forgejo-event'] === 'push')!;
+    const [mine, first] = pushed.json.commits;
+    expect(mine.author).toMatchObject({ email: `${alice.name.toUpperCase()}@EXAMPLE.COM`, username: alice.name });
+    expect(mine.committer).toMatchObject({ email: 'nobody-at-all@example.net', username: '' });
+    expect(first.author).toMatchObject({ email: 'author@example.com', username: '' });
+    expect(pushed.json.head_commit.author.username).toBe(alice.name);
+  });
+
   it('retries after 500 with the same UUID, honours the attempts in the history, and keeps order per hook', async () => {
     const { full } = await repoWithPush();
     const created = await hook(full, { url: `${sink.url}/retry` });
@@ -320,6 +367,22 @@ describe('webhooks', () => {
     expect(received.map((request) => request.headers['x-forgejo-event'])).toEqual(['package', 'package']);
     expect(received.map((request) => request.json.action)).toEqual(['created', 'deleted']);
     expect(received[0].json).toMatchObject({ package: { name: 'tool', version: '1.0.0', type: 'generic' }, sender: { login: alice.name } });
+  });
+
+  it('sends the package deleted event when the last file of a version is deleted (the version goes with it), not before', async () => {
+    const hookPath = `/package-files/${alice.name}`;
+    await api('post', '/user/hooks').send({ type: 'forgejo', active: true, events: ['package'], config: { url: `${sink.url}${hookPath}`, content_type: 'json' } }).expect(201);
+    const version = `/api/packages/${alice.name}/generic/files-tool/2.0.0`;
+    await t.http.put(`${version}/a.bin`).set(withToken(alice.token)).send(Buffer.from('a')).expect(201);
+    await t.http.put(`${version}/b.bin`).set(withToken(alice.token)).send(Buffer.from('b')).expect(201);
+    await t.http.delete(`${version}/a.bin`).set(withToken(alice.token)).expect(204);
+    await t.http.delete(`${version}/b.bin`).set(withToken(alice.token)).expect(204);
+    // A later event marks the end: per hook, deliveries arrive in the order of their events.
+    await t.http.put(`/api/packages/${alice.name}/generic/sentinel/1.0.0/s.bin`).set(withToken(alice.token)).send(Buffer.from('s')).expect(201);
+    await sink.waitFor((requests) => forPath(hookPath)(requests).length >= 3, 'package events');
+    const received = forPath(hookPath)(sink.requests);
+    expect(received.map((request) => `${request.json.action} ${request.json.package.name}`)).toEqual(['created files-tool', 'deleted files-tool', 'created sentinel']);
+    expect(received[1].json).toMatchObject({ action: 'deleted', package: { name: 'files-tool', version: '2.0.0' }, sender: { login: alice.name } });
   });
 
   it('documents the hook and status routes with Forgejo\'s operation ids', () => {

@@ -64,10 +64,15 @@ export class GitUpstream {
     return path.join(this.root, `${name}.git`);
   }
 
-  async close(): Promise<void> {
+  /** Cuts every stalled exchange (the clients see their connection close). */
+  releaseStalled(): void {
     const stalled = [...this.stalled];
     this.stalled.clear();
     for (const response of stalled) response.destroy();
+  }
+
+  async close(): Promise<void> {
+    this.releaseStalled();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     fs.rmSync(this.root, { recursive: true, force: true });

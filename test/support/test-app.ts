@@ -92,6 +92,14 @@ export async function startTestApp(env: Record<string, string> = {}, adjust?: (c
   };
 }
 
+/** DATABASE_URL of a running test app, for a second instance on the same database. */
+export function databaseUrl(config: AppConfig): string {
+  const database = config.database;
+  if (database.type === 'sqlite') return `sqlite://${database.file}`;
+  const user = encodeURIComponent(database.username) + (database.password ? `:${encodeURIComponent(database.password)}` : '');
+  return `mysql://${user}@${database.host}:${database.port}/${encodeURIComponent(database.database)}`;
+}
+
 export async function createMysqlDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const server = new URL(process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306');
   const name = `anvil_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;

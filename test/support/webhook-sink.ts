@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /** One request a sink received: its path, lower-cased headers and exact body bytes. */
 export interface SinkRequest {
+  method: string;
   path: string;
   headers: http.IncomingHttpHeaders;
   body: Buffer;
@@ -35,7 +36,7 @@ export class WebhookSink {
         } catch {
           json = {};
         }
-        const received: SinkRequest = { path: request.url ?? '/', headers: request.headers, body, json };
+        const received: SinkRequest = { method: request.method ?? '', path: request.url ?? '/', headers: request.headers, body, json };
         const index = this.requests.push(received) - 1;
         const { status, headers } = this.answer(received, index);
         response.writeHead(status, { 'Content-Type': 'text/plain', ...(headers ?? {}) });
