@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AuditService } from '../../src/audit/audit.service';
+import { runCli } from '../../src/cli/cli';
+import { loadConfig } from '../../src/config/config';
 import { recordSecrets } from '../support/e2e-log';
 import { makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
 import { generateSshKey } from '../support/ssh-keys';
@@ -213,6 +215,33 @@ describe('audit log', () => {
     // Bad input is a 422.
     await asAdmin(t.http.get(t.api('/admin/audit')).query({ since: 'yesterday' })).expect(422);
     await asAdmin(t.http.get(t.api('/admin/audit')).query({ action: 'no such action' })).expect(422);
+  });
+
+  it('names the admin command line as the actor of its commands, and the admin behind a sudo', async () => {
+    const env: Record<string, string> = { DATA_DIR: t.dataDir, ROOT_URL: t.config.rootUrl, LOG_LEVEL: 'silent' };
+    if (t.config.database.type === 'mysql') {
+      const db = t.config.database;
+      env.DATABASE_URL = `mysql://${db.username}:${db.password}@${db.host}:${db.port}/${db.database}`;
+    }
+    const name = uniqueName('cliuser');
+    const password = `cli-password-${Math.random().toString(36).slice(2)}`;
+    secrets.push(password);
+    recordSecrets(password);
+    const out: string[] = [];
+    const code = await runCli(['admin', 'user', 'create', '--username', name, '--password', password, '--email', `${name}@example.com`], loadConfig(env), {
+      out: (line) => out.push(line),
+      err: (line) => out.push(line),
+    });
+    expect(code).toBe(0);
+    const created = await audit({ action: 'user.create', target: `user:${name}` });
+    expect(created.events).toHaveLength(1);
+    expect(created.events[0]).toMatchObject({ actor: { id: 0, login: 'cli' }, address: 'local' });
+    expect((await audit({ actor: 'cli' })).events.length).toBeGreaterThanOrEqual(1);
+    // Sudo: the event is the sudo target's, and says which admin acted.
+    const repo = uniqueName('sudo');
+    await asAdmin(t.http.post(t.api('/user/repos')).set('Sudo', plain.name)).send({ name: repo }).expect(201);
+    const sudo = await audit({ action: 'repository.create', target: `${plain.name}/${repo}` });
+    expect(sudo.events[0]).toMatchObject({ actor: { login: plain.name }, address: ADMIN_ADDRESS, detail: { sudo_by: admin.name } });
   });
 
   it('is for site admins only', async () => {
