@@ -4,9 +4,10 @@ import { LabelsModule } from './labels/labels.module';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
+import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
-import { ApiRequestTimeout } from './common/api-request-timeout';
-import { BodyPipe } from './common/body';
+import { ApiRequestTimeout } from './http/request-timeout';
+import { BodyPipe } from './http/body-binding';
 import { CommonModule } from './common/common.module';
 import { CollaboratorsModule } from './collaborators/collaborators.module';
 import { DeployKeysModule } from './deploy-keys/deploy-keys.module';
@@ -46,6 +47,7 @@ export class AppModule {
         LoggingModule,
         DatabaseModule.forRoot(config),
         CommonModule,
+        AuditModule,
         EventsModule,
         AuthModule,
         UsersModule,

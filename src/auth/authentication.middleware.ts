@@ -1,12 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { markRequestStart, RequestTimedOutError } from '../common/api-request-timeout';
+import { markRequestStart, RequestTimedOutError } from '../http/request-timeout';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
 import { RequestGitClient } from '../git/request-git-client';
 import { AuthContext } from './auth-context';
+import { runAsActor } from '../audit/audit-context';
+import { clientIp } from '../common/client-address';
 import { clientAddress, Credential, CredentialChain } from './credentials';
 
 export { SIGN_IN_FAILED } from './credentials';
@@ -19,7 +21,7 @@ export { SIGN_IN_FAILED } from './credentials';
 @Injectable()
 export class AuthenticationMiddleware {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'http' | 'rootUrl'>,
     private readonly credentials: CredentialChain,
     private readonly users: UserStore,
   ) {}
@@ -38,7 +40,7 @@ export class AuthenticationMiddleware {
       return RequestGitClient.run(request, response, null, next);
     }
     // API_REQUEST_TIMEOUT covers the lookups of authentication too: a database that hangs answers 503 here,
-    // before any route's own timer is armed (common/api-request-timeout.ts counts from this start).
+    // before any route's own timer is armed (http/request-timeout.ts counts from this start).
     const limit = this.config.http.apiRequestTimeoutMs;
     let settled = false;
     const timer =
@@ -51,11 +53,14 @@ export class AuthenticationMiddleware {
         : undefined;
     markRequestStart(request);
     this.authenticate(request, response, credential).then(
-      (auth) => {
+      ({ auth, sudoBy }) => {
         clearTimeout(timer);
         if (settled) return;
         request.auth = auth;
-        RequestGitClient.run(request, response, auth.id, next);
+        if (!auth.user) return RequestGitClient.run(request, response, auth.id, next);
+        // What the request changes is recorded in the audit log as this user's, from this address.
+        const actor = { id: auth.user.id, name: auth.user.name, address: clientIp(request), sudoBy };
+        runAsActor(actor, () => RequestGitClient.run(request, response, auth.id, next));
       },
       (error: unknown) => {
         clearTimeout(timer);
@@ -66,13 +71,14 @@ export class AuthenticationMiddleware {
     );
   };
 
-  private async authenticate(request: Request, response: Response, credential: Credential | undefined): Promise<AuthContext> {
+  private async authenticate(request: Request, response: Response, credential: Credential | undefined): Promise<{ auth: AuthContext; sudoBy?: string }> {
     if (credential?.kind === 'token' && credential.fromQuery) {
       response.setHeader('Warning', '299 - "token and access_token API authentication is deprecated and will be removed in a future release"');
     }
     const auth = credential ? await this.credentials.authenticate(credential, clientAddress(request)) : AuthContext.anonymous();
     if (auth.user) this.assertAccountUsable(auth.user);
-    return this.applySudo(request, auth);
+    const acting = await this.applySudo(request, auth);
+    return { auth: acting, sudoBy: acting.user?.id !== auth.user?.id ? auth.user?.name : undefined };
   }
 
   private assertAccountUsable(user: UserEntity): void {

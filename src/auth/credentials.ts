@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { AuditService, SignInCarrier } from '../audit/audit.service';
 import { clientIp, TrustedProxies } from '../common/client-address';
 import { DomainError, TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
@@ -36,12 +37,13 @@ export class CredentialChain {
   private readonly proxies: TrustedProxies;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'reverseProxy'>,
     private readonly tokens: AccessTokensService,
     private readonly users: UserStore,
     private readonly accounts: UsersService,
     private readonly limits: RateLimits,
     private readonly oauth2Tokens: OAuth2AccessTokens,
+    private readonly audit: AuditService,
   ) {
     this.proxies = new TrustedProxies(config.reverseProxy.trustedProxies);
   }
@@ -69,8 +71,24 @@ export class CredentialChain {
    * the caller's to check, once the password verified.
    */
   async authenticate(credential: Credential, address: string): Promise<AuthContext> {
+    const client = address.startsWith('ip:') ? address.slice(3) : address;
+    let context: AuthContext;
+    try {
+      context = await this.authenticateCarrier(credential, address);
+    } catch (error) {
+      if (error instanceof UnauthorizedError) await this.audit.signIn('failure', carrierOf(credential, null), client, null, attemptedName(credential));
+      throw error;
+    }
+    const user = context.user!;
+    // An account that may not sign in is refused by the caller (403); the log says it was refused.
+    const usable = user.isActive && !user.prohibitLogin && !user.mustChangePassword;
+    await this.audit.signIn(usable ? 'success' : 'failure', carrierOf(credential, context), client, { id: user.id, name: user.name });
+    return context;
+  }
+
+  private async authenticateCarrier(credential: Credential, address: string): Promise<AuthContext> {
     if (credential.kind === 'token') return this.authenticateToken(credential, address);
-    if (credential.kind === 'reverse-proxy') return this.authenticateGatewayUser(credential);
+    if (credential.kind === 'reverse-proxy') return this.authenticateGatewayUser(credential, address.startsWith('ip:') ? address.slice(3) : address);
     const account = `account:${credential.username.toLowerCase()}`;
     const refunds: (() => Promise<void>)[] = [await this.limits.reserve('signInPerIp', address)];
     try {
@@ -121,7 +139,7 @@ export class CredentialChain {
    * The gateway has authenticated the user already: nothing to verify and no limit to count. An unknown name is
    * registered when REVERSE_PROXY_AUTO_REGISTRATION allows, else refused (401), as is an organisation's name.
    */
-  private async authenticateGatewayUser(credential: Credential & { kind: 'reverse-proxy' }): Promise<AuthContext> {
+  private async authenticateGatewayUser(credential: Credential & { kind: 'reverse-proxy' }, address: string): Promise<AuthContext> {
     let user = await this.users.findByName(credential.username);
     if (!user && this.config.reverseProxy.autoRegistration) {
       try {
@@ -129,6 +147,7 @@ export class CredentialChain {
           username: credential.username,
           email: credential.email !== '' ? credential.email : `${randomUUID()}@noreply.localhost`,
           fullName: credential.fullName,
+          address,
         });
       } catch (error) {
         if (error instanceof DomainError) throw new UnauthorizedError(`the gateway's user cannot be registered: ${error.message}`);
@@ -195,6 +214,19 @@ export function readCredential(request: Request): Credential | undefined {
     if (typeof value === 'string' && value !== '') return { kind: 'token', token: value, fromQuery: true };
   }
   return undefined;
+}
+
+/** How a sign-in came, for the audit log: Basic carrying a token counts as a token. */
+function carrierOf(credential: Credential, context: AuthContext | null): SignInCarrier {
+  if (credential.kind === 'basic') return context?.method === 'token' ? 'token' : 'basic';
+  return credential.kind;
+}
+
+/** The account name a failed sign-in tried; never a secret (Basic with an empty password carries a token as the name). */
+function attemptedName(credential: Credential): string {
+  if (credential.kind === 'reverse-proxy') return credential.username;
+  if (credential.kind === 'basic' && credential.secret !== '' && credential.secret !== 'x-oauth-basic') return credential.username;
+  return '';
 }
 
 /** A header's value, trimmed; the first of repeated ones. */

@@ -5,8 +5,10 @@ import { NestFactory } from '@nestjs/core';
 import { Command, CommanderError, Option } from 'commander';
 import { CreateUserOption } from '../admin/create-user.option';
 import { AppModule } from '../app.module';
+import { CLI_ACTOR, runAsActor } from '../audit/audit-context';
+import { AuditService } from '../audit/audit.service';
 import { AuthContext } from '../auth/auth-context';
-import { validateOption } from '../common/body';
+import { validateOption } from '../http/body-binding';
 import { NotFoundError } from '../common/errors';
 import { Reconciliation } from '../integrity/reconciliation.service';
 import { assertEmptyDatabase, dump, loadMysqlRows, unpack } from '../backup/backup';
@@ -162,7 +164,8 @@ async function withServices<T>(config: AppConfig, work: (context: INestApplicati
   const quiet = { ...config, ssh: { ...config.ssh, enabled: false } };
   const context = await NestFactory.createApplicationContext(AppModule.forRoot(quiet), { logger: false, abortOnError: false });
   try {
-    return await work(context);
+    // What a command changes is recorded in the audit log as the command line's.
+    return await runAsActor(CLI_ACTOR, () => work(context));
   } finally {
     await context.close();
   }
@@ -225,6 +228,7 @@ async function deleteUser(username: string, config: AppConfig, output: CliOutput
 async function dumpCommand(file: string, config: AppConfig, output: CliOutput): Promise<number> {
   return withServices(config, async (context) => {
     const manifest = await dump(context.get(DataSource), config, file);
+    await context.get(AuditService).recordAlone({ action: 'cli.dump', target: { type: 'site', name: 'site' }, detail: { file, repositories: manifest.repositories } });
     output.out(`dumped ${manifest.repositories} repositories and ${manifest.files} files with the ${manifest.database} database to ${file}`);
     return 0;
   });
@@ -240,6 +244,7 @@ async function restoreCommand(file: string, config: AppConfig, output: CliOutput
       await loadMysqlRows(dataSource, manifest, rowsFile);
     }
     const report = await context.get(Reconciliation).run({ fix: true, allStale: true });
+    await context.get(AuditService).recordAlone({ action: 'cli.restore', target: { type: 'site', name: 'site' }, detail: { file, repositories: manifest.repositories } });
     for (const finding of report.findings) output.out(`${finding.kind}: ${finding.subject}: ${finding.action}`);
     output.out(`restored ${manifest.repositories} repositories and ${manifest.files} files from Anvil ${manifest.anvilVersion}; reconciliation repaired ${report.findings.length}`);
     return 0;
@@ -250,6 +255,7 @@ async function restoreCommand(file: string, config: AppConfig, output: CliOutput
 async function doctor(fix: boolean, config: AppConfig, output: CliOutput): Promise<number> {
   return withServices(config, async (context) => {
     const report = await context.get(Reconciliation).run({ fix });
+    if (fix) await context.get(AuditService).recordAlone({ action: 'cli.doctor', target: { type: 'site', name: 'site' }, detail: { fix, findings: report.findings.length } });
     for (const finding of report.findings) output.out(`${finding.kind}: ${finding.subject}: ${finding.action}`);
     const unrepaired = report.findings.filter((finding) => !fix || finding.action.startsWith('not repaired')).length;
     output.out(`${report.findings.length} found, ${report.findings.length - unrepaired} repaired`);

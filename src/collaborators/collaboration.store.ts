@@ -36,8 +36,8 @@ export class CollaborationStore {
    * Adds the collaboration or changes its mode, in one statement each way: two concurrent additions of the
    * same user end in one row (the unique index decides), with the mode of the last to write.
    */
-  async put(repoId: number, userId: number, mode: number, now: number): Promise<void> {
-    const repository = this.manager().getRepository(CollaborationEntity);
+  async put(repoId: number, userId: number, mode: number, now: number, tx?: EntityManager): Promise<void> {
+    const repository = this.manager(tx).getRepository(CollaborationEntity);
     try {
       await repository.insert({ repoId, userId, mode, createdUnix: now, updatedUnix: now });
     } catch (error) {
@@ -51,8 +51,8 @@ export class CollaborationStore {
     await tx.getRepository(CollaborationEntity).insert({ repoId, userId, mode, createdUnix: now, updatedUnix: now });
   }
 
-  async delete(repoId: number, userId: number): Promise<boolean> {
-    return ((await this.manager().getRepository(CollaborationEntity).delete({ repoId, userId })).affected ?? 0) > 0;
+  async delete(repoId: number, userId: number, tx?: EntityManager): Promise<boolean> {
+    return ((await this.manager(tx).getRepository(CollaborationEntity).delete({ repoId, userId })).affected ?? 0) > 0;
   }
 
   async deleteAllOfRepository(tx: EntityManager, repoId: number): Promise<void> {

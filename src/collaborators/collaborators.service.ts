@@ -1,3 +1,5 @@
+import { AuditService } from '../audit/audit.service';
+import { Transactions } from '../database/transactions';
 import { Injectable } from '@nestjs/common';
 import { AccessMode, parseAccessMode } from '../access/access-mode';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
@@ -21,6 +23,8 @@ export class CollaboratorsService {
     private readonly users: UserStore,
     private readonly policy: RepositoryPolicy,
     private readonly clock: Clock,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditService,
   ) {}
 
   list(target: RepositoryTarget, page: PageQuery): Promise<Page<UserEntity>> {
@@ -40,7 +44,10 @@ export class CollaboratorsService {
     if (!user) throw new InvalidInputError(`user does not exist [uid: 0, name: ${username}]`);
     if (user.isOrganization) throw new InvalidInputError('organization cannot be a collaborator');
     const mode = parseAccessMode(option.permission ?? 'write') ?? AccessMode.Write;
-    await this.collaborations.put(target.repo.id, user.id, mode, this.clock.nowUnix());
+    await this.transactions.run(async (tx) => {
+      await this.collaborations.put(target.repo.id, user.id, mode, this.clock.nowUnix(), tx);
+      await this.audit.record(tx, { action: 'collaborator.add', target: repositoryTarget(target), detail: { collaborator: user.name, permission: option.permission ?? 'write' } });
+    });
   }
 
   /** DELETE: admin of the repository (403); an unknown user 422; not a collaborator is a no-op (204). */
@@ -48,7 +55,11 @@ export class CollaboratorsService {
     await target.assertAdmin(NOT_ADMIN);
     const user = await this.users.findByName(username);
     if (!user) throw new InvalidInputError(`user does not exist [uid: 0, name: ${username}]`);
-    await this.collaborations.delete(target.repo.id, user.id);
+    await this.transactions.run(async (tx) => {
+      if (await this.collaborations.delete(target.repo.id, user.id, tx)) {
+        await this.audit.record(tx, { action: 'collaborator.remove', target: repositoryTarget(target), detail: { collaborator: user.name } });
+      }
+    });
   }
 
   /**
@@ -65,4 +76,8 @@ export class CollaboratorsService {
     const permission = await this.policy.permission(new AuthContext(user, 'password', null), target.repo, target.owner);
     return { mode: permission.mode, user };
   }
+}
+
+function repositoryTarget(target: RepositoryTarget) {
+  return { type: 'repository' as const, id: target.repo.id, name: `${target.owner.name}/${target.repo.name}` };
 }

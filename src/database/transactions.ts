@@ -1,5 +1,9 @@
+import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
+
+/** The after-commit steps of the transaction whose work is running (see `Transactions.afterCommit`). */
+const committedHooks = new AsyncLocalStorage<(() => void)[]>();
 
 const MYSQL_RETRYABLE = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
 const ATTEMPTS = 10;
@@ -40,14 +44,44 @@ export class Transactions {
 
   constructor(private readonly dataSource: DataSource) {}
 
+  /**
+   * Runs `work` in a transaction. The work runs in its caller's async context (on SQLite it is started by the
+   * group's drain, on behalf of whoever queued it), and what it registers with `afterCommit` runs once its
+   * writes are committed: never for an attempt that was rolled back or retried.
+   */
   run<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    if (this.dataSource.options.type === 'better-sqlite3') {
-      return new Promise<T>((resolve, reject) => {
-        this.queued.push({ work, resolve: resolve as (value: unknown) => void, reject });
-        if (!this.draining) void this.drain();
-      });
-    }
-    return this.withDeadlockRetry(work);
+    let hooks: (() => void)[] = [];
+    const tracked = AsyncResource.bind((tx: EntityManager) => {
+      hooks = [];
+      return committedHooks.run(hooks, () => work(tx));
+    });
+    const done =
+      this.dataSource.options.type === 'better-sqlite3'
+        ? new Promise<T>((resolve, reject) => {
+            this.queued.push({ work: tracked, resolve: resolve as (value: unknown) => void, reject });
+            if (!this.draining) void this.drain();
+          })
+        : this.withDeadlockRetry(tracked);
+    return done.then((value) => {
+      for (const hook of hooks) {
+        try {
+          hook();
+        } catch (error) {
+          this.logger.error(`an after-commit step failed: ${(error as Error).message}`);
+        }
+      }
+      return value;
+    });
+  }
+
+  /**
+   * Registers `hook` to run once the transaction now running commits (a log line that must not tell of a change
+   * that was rolled back); outside any transaction it runs at once.
+   */
+  static afterCommit(hook: () => void): void {
+    const hooks = committedHooks.getStore();
+    if (hooks) hooks.push(hook);
+    else hook();
   }
 
   private async drain(): Promise<void> {

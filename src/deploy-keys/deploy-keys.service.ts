@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { Injectable } from '@nestjs/common';
 import { AccessMode } from '../access/access-mode';
 import type { RepositoryTarget } from '../access/repository-policy';
@@ -37,6 +38,7 @@ export class DeployKeysService {
     private readonly userKeys: PublicKeysService,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   async list(target: RepositoryTarget, page: PageQuery, query: DeployKeyQuery): Promise<Page<PlacedDeployKey>> {
@@ -81,6 +83,7 @@ export class DeployKeysService {
         if ((await this.keys.countInRepository(repoId, tx)) >= MAX_DEPLOY_KEYS_PER_REPOSITORY) throw new InvalidInputError(TOO_MANY_DEPLOY_KEYS);
         const inserted = await this.keys.insert(tx, { repoId, name: option.title, fingerprint: parsed.fingerprint, content: parsed.content, mode, createdUnix: now, updatedUnix: now });
         if (await this.userKeys.materialTaken(parsed.fingerprint, tx, { locking: true })) throw new InvalidInputError(KEY_MATERIAL_TAKEN);
+        await this.audit.record(tx, { action: 'deploy_key.add', target: deployKeyTarget(inserted), detail: { repository: repositoryName(target), title: option.title, read_only: mode === AccessMode.Read } });
         return inserted;
       });
     } catch (error) {
@@ -100,11 +103,23 @@ export class DeployKeysService {
     const key = await this.keys.findById(id);
     if (!key) return;
     if (key.repoId !== target.repo.id) throw new NotFoundError();
-    await this.transactions.run((tx) => this.keys.delete(tx, key.id));
+    await this.transactions.run(async (tx) => {
+      await this.keys.delete(tx, key.id);
+      await this.audit.record(tx, { action: 'deploy_key.delete', target: deployKeyTarget(key), detail: { repository: repositoryName(target), title: key.name } });
+    });
   }
 
   private async placed(target: RepositoryTarget, keys: DeployKeyEntity[]): Promise<PlacedDeployKey[]> {
     const ids = await this.keys.materialIds(keys.map((key) => key.fingerprint));
     return keys.map((key) => ({ key, materialId: ids.get(key.fingerprint) ?? key.id, repo: target.repo, owner: target.owner }));
   }
+}
+
+/** A deploy key in the audit log by its fingerprint: never its content. */
+function deployKeyTarget(key: DeployKeyEntity) {
+  return { type: 'deploy_key' as const, id: key.id, name: key.fingerprint };
+}
+
+function repositoryName(target: RepositoryTarget): string {
+  return `${target.owner.name}/${target.repo.name}`;
 }

@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
@@ -49,6 +50,7 @@ export class OAuth2ApplicationsService {
     private readonly records: OAuth2RecordStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   list(owner: UserEntity, page: PageQuery): Promise<Page<OAuth2ApplicationEntity>> {
@@ -66,8 +68,8 @@ export class OAuth2ApplicationsService {
     const salt = generateSalt();
     const hash = await hashToken(secret, salt);
     const now = this.clock.nowUnix();
-    const application = await this.transactions.run((tx) =>
-      this.applications.insert(tx, {
+    const application = await this.transactions.run(async (tx) => {
+      const created = await this.applications.insert(tx, {
         uid: owner.id,
         name: option.name,
         clientId: randomUUID(),
@@ -77,8 +79,10 @@ export class OAuth2ApplicationsService {
         confidentialClient: option.confidential_client ?? false,
         createdUnix: now,
         updatedUnix: now,
-      }),
-    );
+      });
+      await this.audit.record(tx, { action: 'oauth2_application.create', target: applicationTarget(created), detail: applicationFacts(created) });
+      return created;
+    });
     return { application, secret };
   }
 
@@ -99,7 +103,9 @@ export class OAuth2ApplicationsService {
         updatedUnix: this.clock.nowUnix(),
       };
       await this.applications.update(tx, id, changes);
-      return Object.assign(found, changes);
+      const updated = Object.assign(found, changes);
+      await this.audit.record(tx, { action: 'oauth2_application.edit', target: applicationTarget(updated), detail: applicationFacts(updated) });
+      return updated;
     });
     return { application, secret };
   }
@@ -110,6 +116,7 @@ export class OAuth2ApplicationsService {
       if (!found) throw new NotFoundError();
       await this.records.deleteByClientIds(tx, [found.clientId]);
       await this.applications.delete(tx, id);
+      await this.audit.record(tx, { action: 'oauth2_application.delete', target: applicationTarget(found), detail: { client_id: found.clientId } });
     });
   }
 
@@ -129,4 +136,13 @@ export class OAuth2ApplicationsService {
     if (application.clientSecretHash === '' || presented === '') return false;
     return sameHash(await hashToken(presented, application.clientSecretSalt), application.clientSecretHash);
   }
+}
+
+/** An application in the audit log by its name and client id: never its secret. */
+function applicationTarget(application: OAuth2ApplicationEntity) {
+  return { type: 'oauth2_application' as const, id: application.id, name: application.name };
+}
+
+function applicationFacts(application: OAuth2ApplicationEntity) {
+  return { client_id: application.clientId, redirect_uris: JSON.parse(application.redirectUris) as string[], confidential: application.confidentialClient };
 }

@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { Injectable } from '@nestjs/common';
 import { Claims } from '../claims/claims';
 import { EntityManager } from 'typeorm';
@@ -31,6 +32,7 @@ export class QuotaAdminService {
     private readonly users: UserStore,
     private readonly transactions: Transactions,
     private readonly claims: Claims,
+    private readonly audit: AuditService,
   ) {}
 
   /** One change of the quota settings, ordered after every other (see above). */
@@ -54,7 +56,9 @@ export class QuotaAdminService {
     try {
       return await this.change(async (tx) => {
         if (await this.store.findRule(rule.name, tx)) throw ruleExists(rule.name);
-        return this.store.insertRule(tx, rule);
+        const created = await this.store.insertRule(tx, rule);
+        await this.audit.record(tx, { action: 'quota.rule_create', target: ruleTarget(created), detail: ruleFacts(created) });
+        return created;
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw ruleExists(rule.name);
@@ -69,7 +73,9 @@ export class QuotaAdminService {
     return this.change(async (tx) => {
       const rule = (await this.store.findRule(name, tx)) ?? notFound();
       await this.store.updateRule(tx, rule.id, changes);
-      return (await this.store.findRule(name, tx))!;
+      const updated = (await this.store.findRule(name, tx))!;
+      await this.audit.record(tx, { action: 'quota.rule_edit', target: ruleTarget(updated), detail: ruleFacts(updated) });
+      return updated;
     });
   }
 
@@ -78,6 +84,7 @@ export class QuotaAdminService {
     await this.change(async (tx) => {
       const rule = (await this.store.findRule(name, tx)) ?? notFound();
       await this.store.deleteRule(tx, rule.id);
+      await this.audit.record(tx, { action: 'quota.rule_delete', target: ruleTarget(rule) });
     });
   }
 
@@ -116,13 +123,16 @@ export class QuotaAdminService {
       attached.add(rule.id);
       await this.store.addRuleToGroup(tx, group.id, rule.id);
     }
-    return (await this.store.withRules([group], tx))[0];
+    const created = (await this.store.withRules([group], tx))[0];
+    await this.audit.record(tx, { action: 'quota.group_create', target: { type: 'quota_group', id: group.id, name }, detail: { rules: created.rules.map((rule) => rule.name) } });
+    return created;
   }
 
   async deleteGroup(name: string): Promise<void> {
     await this.change(async (tx) => {
       const group = (await this.store.findGroup(name, tx)) ?? notFound();
       await this.store.deleteGroup(tx, group.id);
+      await this.audit.record(tx, { action: 'quota.group_delete', target: { type: 'quota_group', id: group.id, name: group.name } });
     });
   }
 
@@ -133,6 +143,7 @@ export class QuotaAdminService {
         const group = (await this.store.findGroup(groupName, tx)) ?? notFound();
         const rule = (await this.store.findRule(ruleName, tx)) ?? notFound();
         if (!(await this.store.addRuleToGroup(tx, group.id, rule.id))) throw conflict();
+        await this.audit.record(tx, { action: 'quota.group_rule_add', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { rule: rule.name } });
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict();
@@ -145,6 +156,7 @@ export class QuotaAdminService {
       const group = (await this.store.findGroup(groupName, tx)) ?? notFound();
       const rule = (await this.store.findRule(ruleName, tx)) ?? notFound();
       if (!(await this.store.removeRuleFromGroup(tx, group.id, rule.id))) notFound();
+      await this.audit.record(tx, { action: 'quota.group_rule_remove', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { rule: rule.name } });
     });
   }
 
@@ -163,6 +175,7 @@ export class QuotaAdminService {
       await this.change(async (tx) => {
         const locked = (await this.store.findGroup(group.name, tx)) ?? notFound();
         if (!(await this.store.addMapping(tx, locked.id, user.id))) throw conflict();
+        await this.audit.record(tx, { action: 'quota.group_user_add', target: { type: 'quota_group', id: locked.id, name: locked.name }, detail: { user: user.name } });
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict();
@@ -174,6 +187,7 @@ export class QuotaAdminService {
     const { group, user } = await this.groupAndUser(groupName, username);
     await this.change(async (tx) => {
       if (!(await this.store.removeMapping(tx, group.id, user.id))) notFound();
+      await this.audit.record(tx, { action: 'quota.group_user_remove', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { user: user.name } });
     });
   }
 
@@ -192,6 +206,7 @@ export class QuotaAdminService {
       const missing = unique.find((name) => !byName.has(name));
       if (missing !== undefined) throw new InvalidInputError(`group not found: [group: ${missing}]`);
       await this.store.replaceMappings(tx, user.id, groups.map((group) => group.id));
+      await this.audit.record(tx, { action: 'quota.group_user_add', target: { type: 'user', id: user.id, name: user.name }, detail: { groups: groups.map((group) => group.name), replaced: true } });
     });
   }
 
@@ -211,4 +226,12 @@ export class QuotaAdminService {
 
 function notFound(): never {
   throw new NotFoundError();
+}
+
+function ruleTarget(rule: QuotaRule) {
+  return { type: 'quota_rule' as const, id: rule.id, name: rule.name };
+}
+
+function ruleFacts(rule: QuotaRule) {
+  return { limit: rule.limit, subjects: rule.subjects };
 }

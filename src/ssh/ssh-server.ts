@@ -1,3 +1,5 @@
+import { AuditService } from '../audit/audit.service';
+import { plainAddress } from '../common/client-address';
 import { formatAddress } from '../common/net-address';
 import { createHash } from 'node:crypto';
 import { AddressInfo, Server as NetServer, Socket } from 'node:net';
@@ -23,6 +25,8 @@ import type { RepositoryEntity } from '../repos/repository.entity';
 import type { PushContext } from '../git/push-hooks';
 import type { GitClient } from '../git/git-client';
 import { loadOrCreateHostKey } from './ssh-host-key';
+
+// One cohesive thing, kept whole though long: the SSH protocol server (authentication, git commands, channels).
 
 /** Who an authenticated connection is: a user by one of their keys, or a deploy key. */
 type SshIdentity = { kind: 'user'; key: PublicKeyEntity; user: UserEntity } | { kind: 'deploy'; key: DeployKeyEntity; principal: DeployKeyPrincipal };
@@ -55,7 +59,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   private readonly unauthenticatedByAddress = new Map<string, number>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git' | 'rootUrl' | 'ssh'>,
     private readonly endpoint: SshEndpoint,
     private readonly keys: PublicKeyStore,
     private readonly deployKeys: DeployKeyStore,
@@ -63,6 +67,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     private readonly access: RepositoryGitAccess,
     private readonly processes: GitProcesses,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -195,10 +200,11 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
         context.reject(['publickey']);
       };
       this.authenticate(context)
-        .then((found) => {
+        .then(async (found) => {
           if (found === 'accept-query') return context.accept();
           if (!found) return refuse();
           identity = found;
+          if (found.kind === 'user') await this.audit.signIn('success', 'ssh', plainAddress(address), { id: found.user.id, name: found.user.name });
           context.accept();
         })
         .catch((error: unknown) => {

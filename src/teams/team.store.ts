@@ -36,10 +36,12 @@ export class TeamStore {
   }
 
   /** Inserts a team; null when the organisation has one of that name already (the unique index decides). */
-  async insert(fields: Omit<TeamEntity, 'id'>): Promise<TeamEntity | null> {
-    const repository = this.dataSource.getRepository(TeamEntity);
+  async insert(tx: EntityManager, fields: Omit<TeamEntity, 'id'>): Promise<TeamEntity | null> {
+    const repository = tx.getRepository(TeamEntity);
     try {
-      return await repository.save(repository.create(fields));
+      // One INSERT on its own (no transaction of save's): a Galera conflict (1213) is then run again like any
+      // single statement (statement-retry.ts).
+      return await repository.save(repository.create(fields), { transaction: false });
     } catch (error) {
       if (isUniqueViolation(error)) return null;
       throw error;
@@ -174,16 +176,19 @@ export class TeamStore {
   }
 
   /** Idempotent: a link already there (or added concurrently) is kept as it is. */
-  async link(team: TeamEntity, repoId: number): Promise<void> {
+  async link(tx: EntityManager, team: TeamEntity, repoId: number): Promise<boolean> {
     try {
-      await this.dataSource.getRepository(TeamRepoEntity).insert({ orgId: team.orgId, teamId: team.id, repoId });
+      await tx.getRepository(TeamRepoEntity).insert({ orgId: team.orgId, teamId: team.id, repoId });
+      return true;
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
+      return false;
     }
   }
 
-  async unlink(teamId: number, repoId: number): Promise<void> {
-    await this.dataSource.getRepository(TeamRepoEntity).delete({ teamId, repoId });
+  /** Whether a link was there to remove. */
+  async unlink(tx: EntityManager, teamId: number, repoId: number): Promise<boolean> {
+    return ((await tx.getRepository(TeamRepoEntity).delete({ teamId, repoId })).affected ?? 0) > 0;
   }
 
   async deleteLinksOfRepository(tx: EntityManager, repoId: number): Promise<void> {

@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { Injectable } from '@nestjs/common';
 import { AccessMode, isRepositoryUnit, parseAccessMode, RepositoryUnit, UnitModes } from '../access/access-mode';
 import { OrganizationPolicy, TeamStanding } from '../access/organization-policy';
@@ -45,6 +46,7 @@ export class TeamsService {
     private readonly organizationPolicy: OrganizationPolicy,
     private readonly repositoryPolicy: RepositoryPolicy,
     private readonly transactions: Transactions,
+    private readonly audit: AuditService,
   ) {}
 
   /** GET /orgs/{org}/teams: members and site admins (else 403). */
@@ -76,16 +78,20 @@ export class TeamsService {
     assertUsableTeamName(option.name);
     const requested = option.permission === undefined || option.permission === '' ? AccessMode.None : parseAccessMode(option.permission)!;
     const { authorize, units } = teamUnits(requested, option, null);
-    const team = await this.teams.insert({
-      orgId: org.id,
-      name: option.name,
-      lowerName: option.name.toLowerCase(),
-      description: option.description ?? '',
-      authorize,
-      includesAllRepositories: option.includes_all_repositories ?? false,
-      canCreateOrgRepo: option.can_create_org_repo ?? false,
-      numMembers: 0,
-      units,
+    const team = await this.transactions.run(async (tx) => {
+      const created = await this.teams.insert(tx, {
+        orgId: org.id,
+        name: option.name,
+        lowerName: option.name.toLowerCase(),
+        description: option.description ?? '',
+        authorize,
+        includesAllRepositories: option.includes_all_repositories ?? false,
+        canCreateOrgRepo: option.can_create_org_repo ?? false,
+        numMembers: 0,
+        units,
+      });
+      if (created) await this.audit.record(tx, { action: 'team.create', target: teamTarget(created), detail: { organization: org.name, permission: option.permission || 'none' } });
+      return created;
     });
     if (!team) throw teamExists(org.id, option.name);
     return { team, org };
@@ -126,6 +132,8 @@ export class TeamsService {
     const saved = await this.transactions.run(async (tx) => {
       if (!(await this.teams.update(tx, changed))) return false;
       if (team.includesAllRepositories && !changed.includesAllRepositories) await this.teams.linkAllRepositories(tx, changed);
+      const fields = (Object.keys(changed) as (keyof TeamEntity)[]).filter((key) => changed[key] !== team[key]);
+      await this.audit.record(tx, { action: 'team.edit', target: teamTarget(changed), detail: { organization: org.name, fields } });
       return true;
     });
     if (!saved) throw teamExists(org.id, changed.name);
@@ -140,6 +148,7 @@ export class TeamsService {
     await this.transactions.run(async (tx) => {
       await this.memberships.removeAllTeamMembers(tx, team);
       await this.teams.delete(tx, team);
+      await this.audit.record(tx, { action: 'team.delete', target: teamTarget(team), detail: { organization_id: team.orgId } });
     });
   }
 
@@ -163,7 +172,10 @@ export class TeamsService {
     const { team, standing } = await this.open(viewer, teamId);
     this.organizationPolicy.assertManages(standing);
     const user = await this.individual(viewer, username);
-    await this.transactions.run((tx) => this.memberships.addTeamMember(tx, team, user.id));
+    await this.transactions.run(async (tx) => {
+      // Adding a member already there changes nothing, and records nothing.
+      if (await this.memberships.addTeamMember(tx, team, user.id)) await this.audit.record(tx, { action: 'team.member_add', target: teamTarget(team), detail: { member: user.name } });
+    });
   }
 
   /** DELETE /teams/{id}/members/{username}: not being a member is a no-op; the Owners team keeps one member. */
@@ -172,7 +184,9 @@ export class TeamsService {
     this.organizationPolicy.assertManages(standing);
     const user = await this.individual(viewer, username);
     await this.transactions.run(async (tx) => {
-      if ((await this.memberships.removeTeamMember(tx, team, user.id)) === 'last-owner') throw new InvalidInputError(LAST_OWNER);
+      const result = await this.memberships.removeTeamMember(tx, team, user.id);
+      if (result === 'last-owner') throw new InvalidInputError(LAST_OWNER);
+      if (result !== 'not-a-member') await this.audit.record(tx, { action: 'team.member_remove', target: teamTarget(team), detail: { member: user.name } });
     });
   }
 
@@ -193,14 +207,14 @@ export class TeamsService {
   async addRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string): Promise<void> {
     const { team, org, repo } = await this.teamAndRepository(viewer, teamId, orgName, repoName);
     if (!(await this.repositoryPolicy.permission(viewer, repo, org)).isAdmin) throw new ForbiddenError(NOT_REPO_ADMIN);
-    if (!team.includesAllRepositories) await this.teams.link(team, repo.id);
+    if (!team.includesAllRepositories) await this.linkRecorded(team, repo, true);
   }
 
   /** DELETE /teams/{id}/repos/{org}/{repo}: as PUT; a team that includes every repository keeps it. */
   async removeRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string): Promise<void> {
     const { team, org, repo } = await this.teamAndRepository(viewer, teamId, orgName, repoName);
     if (!(await this.repositoryPolicy.permission(viewer, repo, org)).isAdmin) throw new ForbiddenError(NOT_REPO_ADMIN);
-    await this.teams.unlink(team.id, repo.id);
+    await this.linkRecorded(team, repo, false);
   }
 
   /** GET /repos/{o}/{r}/teams: the teams that reach the repository (405 for a user's repository). */
@@ -233,11 +247,21 @@ export class TeamsService {
     const reaches = await this.teams.reaches(team, target.repo);
     if (add) {
       if (reaches) throw new InvalidInputError(`team '${team.name}' is already added to repo`);
-      await this.teams.link(team, target.repo.id);
+      await this.linkRecorded(team, target.repo, true);
     } else {
       if (!reaches) throw new InvalidInputError(`team '${team.name}' was not added to repo`);
-      if (!team.includesAllRepositories) await this.teams.unlink(team.id, target.repo.id);
+      if (!team.includesAllRepositories) await this.linkRecorded(team, target.repo, false);
     }
+  }
+
+  /** Links or unlinks a repository, with its audit event when something changed. */
+  private async linkRecorded(team: TeamEntity, repo: RepositoryEntity, add: boolean): Promise<void> {
+    await this.transactions.run(async (tx) => {
+      const changed = add ? await this.teams.link(tx, team, repo.id) : await this.teams.unlink(tx, team.id, repo.id);
+      if (changed) {
+        await this.audit.record(tx, { action: add ? 'team.repository_add' : 'team.repository_remove', target: teamTarget(team), detail: { repository_id: repo.id, repository: repo.name } });
+      }
+    });
   }
 
   private async teamByName(target: RepositoryTarget, name: string): Promise<TeamEntity> {
@@ -321,3 +345,7 @@ function teamUnits(requested: AccessMode, option: { units?: unknown; units_map?:
   return { authorize, units: JSON.stringify(units) };
 }
 
+
+function teamTarget(team: TeamEntity) {
+  return { type: 'team' as const, id: team.id, name: team.name };
+}

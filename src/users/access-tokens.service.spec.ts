@@ -1,3 +1,4 @@
+import type { AuditService } from '../audit/audit.service';
 import * as secrets from '../auth/secrets';
 import { Clock } from '../common/time';
 import type { Transactions } from '../database/transactions';
@@ -13,7 +14,7 @@ describe('AccessTokensService.authenticate', () => {
     const salt = secrets.generateSalt();
     const stored = { id: 1, uid: 1, tokenSalt: salt, tokenHash: await secrets.hashToken(real, salt), tokenLastEight: real.slice(-8) } as AccessTokenEntity;
     const store = { findByLastEight: async () => [stored], findWithOwner: async () => ({ token: stored, user: {} }) } as unknown as AccessTokenStore;
-    const service = new AccessTokensService(store, {} as Transactions, new Clock());
+    const service = new AccessTokensService(store, {} as Transactions, new Clock(), {} as AuditService);
     const hashes = jest.spyOn(secrets, 'hashToken');
     const forged = `${'0'.repeat(32)}${real.slice(-8)}`;
     for (let attempt = 0; attempt < 5; attempt++) {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { AuditService } from '../audit/audit.service';
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { InvalidScopeError, ScopeSet } from '../auth/scopes';
@@ -35,6 +36,7 @@ export class AccessTokensService {
     private readonly tokens: AccessTokenStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   async create(owner: UserEntity, name: string, scopeItems: string[] | undefined): Promise<NewAccessToken> {
@@ -55,7 +57,7 @@ export class AccessTokensService {
     const token = await this.transactions.run(async (tx) => {
       const existing = await this.tokens.listAllByUser(owner.id, tx);
       if (existing.some((token) => token.name === name)) throw new BadRequestError('access token name has been used already');
-      return this.tokens.insert(tx, {
+      const created = await this.tokens.insert(tx, {
         uid: owner.id,
         name,
         tokenHash: hash,
@@ -65,6 +67,8 @@ export class AccessTokensService {
         createdUnix: now,
         updatedUnix: now,
       });
+      await this.audit.record(tx, { action: 'token.create', target: tokenTarget(owner, created), detail: { scopes: scopes.toStored() } });
+      return created;
     });
     return { token, plaintext };
   }
@@ -82,6 +86,7 @@ export class AccessTokensService {
       if (matches.length === 0) throw new NotFoundError();
       if (matches.length > 1) throw new InvalidInputError(`multiple matches for token name '${idOrName}'`);
       await this.tokens.delete(tx, matches[0].id);
+      await this.audit.record(tx, { action: 'token.delete', target: tokenTarget(owner, matches[0]) });
     });
   }
 
@@ -135,4 +140,9 @@ export class AccessTokensService {
 
 function digest(value: string): string {
   return createHash('sha256').update(value).digest('hex');
+}
+
+/** A token in the audit log: its owner and name, never any part of its value. */
+function tokenTarget(owner: UserEntity, token: AccessTokenEntity) {
+  return { type: 'token' as const, id: token.id, name: `${owner.name}/${token.name}` };
 }

@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { Injectable } from '@nestjs/common';
 import { OrganizationPolicy } from '../access/organization-policy';
 import { AuthContext } from '../auth/auth-context';
@@ -63,6 +64,7 @@ export class OrganizationsService {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly policy: OrganizationPolicy,
+    private readonly audit: AuditService,
   ) {}
 
   /** POST /orgs: the creator becomes the only member of the new Owners team. */
@@ -101,6 +103,7 @@ export class OrganizationsService {
           updatedUnix: now,
         });
         await this.organizations.addOwnersTeam(tx, org.id, owner.id);
+        await this.audit.record(tx, { action: 'organization.create', target: orgTarget(org), detail: { owner: owner.name, visibility: input.visibility || 'public' } });
         return org;
       });
     } catch (error) {
@@ -138,7 +141,11 @@ export class OrganizationsService {
     }
     if (input.visibility) changes.visibility = parseVisibility(input.visibility);
     if (input.repoAdminChangeTeamAccess !== undefined) changes.repoAdminChangeTeamAccess = input.repoAdminChangeTeamAccess;
-    await this.transactions.run((tx) => this.userStore.update(tx, org.id, changes));
+    await this.transactions.run(async (tx) => {
+      await this.userStore.update(tx, org.id, changes);
+      const fields = Object.keys(changes).filter((key) => key !== 'updatedUnix');
+      await this.audit.record(tx, { action: 'organization.edit', target: orgTarget(org), detail: { fields, ...(input.visibility ? { visibility: input.visibility } : {}) } });
+    });
     return (await this.userStore.findById(org.id))!;
   }
 
@@ -200,6 +207,7 @@ export class OrganizationsService {
       await this.users.runDeletionCleanups(tx, current);
       await this.organizations.deleteOrganizationRows(tx, org.id);
       await this.userStore.delete(tx, org.id);
+      await this.audit.record(tx, { action: 'organization.delete', target: orgTarget(org) });
     });
   }
 
@@ -255,6 +263,7 @@ export class OrganizationsService {
     const user = await this.users.byName(username);
     await this.transactions.run(async (tx) => {
       assertKept(await this.organizations.removeFromOrganization(tx, org.id, user.id));
+      await this.audit.record(tx, { action: 'team.member_remove', target: orgTarget(org), detail: { member: user.name, teams: 'all' } });
     });
   }
 
@@ -266,4 +275,8 @@ export class OrganizationsService {
 /** Throwing inside the transaction rolls back the membership row that was already deleted. */
 function assertKept(result: TeamRemoval): void {
   if (result === 'last-owner') throw new InvalidInputError(LAST_OWNER);
+}
+
+function orgTarget(org: UserEntity) {
+  return { type: 'organization' as const, id: org.id, name: org.name };
 }

@@ -1,15 +1,16 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { AuthContext } from '../auth/auth-context';
 import { hashPassword } from '../auth/secrets';
-import { APP_CONFIG, AppConfig } from '../config/config';
 import { BadRequestError, InvalidInputError, NotFoundError } from '../common/errors';
 import { EMAIL, isHttpUrl } from '../common/fields';
 import { Clock } from '../common/time';
-import { SshEndpoint } from '../common/ssh-endpoint';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { parseVisibility, UserEntity, UserType, Visibility } from './user.entity';
 import { assertUsableUserName, USERNAME } from './user-names';
+import { currentActor } from '../audit/audit-context';
+import type { AuditDetail } from '../audit/audit-event';
+import { AuditService } from '../audit/audit.service';
 import { OrganizationStore } from './organization.store';
 import { UserStore } from './user.store';
 
@@ -57,8 +58,7 @@ export class UsersService {
     private readonly organizations: OrganizationStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly sshEndpoint: SshEndpoint,
+    private readonly audit: AuditService,
   ) {}
 
   /** Modules that keep rows about users register their cleanup here (follows, keys, stars...). */
@@ -99,7 +99,7 @@ export class UsersService {
       return await this.transactions.run(async (tx) => {
         if (await this.users.nameTaken(input.username, tx)) throw new InvalidInputError(`user already exists [name: ${input.username}]`);
         if ((await this.users.emailOwnerId(input.email, tx)) !== null) throw new InvalidInputError(`e-mail already in use [email: ${input.email}]`);
-        return this.users.insert(tx, {
+        const created = await this.users.insert(tx, {
           name: input.username,
           lowerName: input.username.toLowerCase(),
           fullName: input.fullName ?? '',
@@ -114,6 +114,8 @@ export class UsersService {
           createdUnix: input.createdUnix ?? now,
           updatedUnix: now,
         });
+        await this.audit.record(tx, { action: 'user.create', target: userTarget(created), detail: { admin: created.isAdmin, restricted: created.isRestricted } });
+        return created;
       });
     } catch (error) {
       // A concurrent creation won the race for the name or the address.
@@ -127,7 +129,7 @@ export class UsersService {
    * gateway, or with tokens), active at once; the first account of the site is its administrator, as Forgejo.
    * A concurrent first request that created the same name wins, and its account is answered.
    */
-  async registerFromGateway(input: { username: string; email: string; fullName: string }): Promise<UserEntity> {
+  async registerFromGateway(input: { username: string; email: string; fullName: string; address: string }): Promise<UserEntity> {
     if (!USERNAME.test(input.username)) throw new InvalidInputError(`invalid user name [name: ${input.username}]`);
     assertUsableUserName(input.username);
     if (!EMAIL.test(input.email)) throw new InvalidInputError(`e-mail invalid [email: ${input.email}]`);
@@ -138,7 +140,7 @@ export class UsersService {
         if (existing) return existing;
         if ((await this.users.emailOwnerId(input.email, tx)) !== null) throw new InvalidInputError(`e-mail already in use [email: ${input.email}]`);
         const first = (await this.users.countIndividuals(tx)) === 0;
-        return this.users.insert(tx, {
+        const created = await this.users.insert(tx, {
           name: input.username,
           lowerName: input.username.toLowerCase(),
           fullName: input.fullName,
@@ -153,6 +155,10 @@ export class UsersService {
           createdUnix: now,
           updatedUnix: now,
         });
+        // The gateway vouched for the user: they are the actor of their own registration.
+        const actor = { id: created.id, name: created.name, address: currentActor()?.address ?? input.address };
+        await this.audit.record(tx, { action: 'user.register', actor, target: userTarget(created), detail: { admin: created.isAdmin, via: 'reverse-proxy' } });
+        return created;
       });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -213,6 +219,7 @@ export class UsersService {
         update.email = changes.email;
       }
       await this.users.update(tx, user.id, update);
+      await this.audit.record(tx, { action: 'user.edit', target: userTarget(user), detail: editedFields(update) });
     });
     return (await this.users.findById(user.id))!;
   }
@@ -233,14 +240,41 @@ export class UsersService {
       }
       await this.runDeletionCleanups(tx, user);
       await this.users.delete(tx, user.id);
+      await this.audit.record(tx, { action: 'user.delete', target: userTarget(user) });
     });
   }
 
-  get site() {
-    return { rootUrl: this.config.rootUrl, rootHost: this.config.rootHost, ssh: { user: this.sshEndpoint.user, host: this.sshEndpoint.host, port: this.sshEndpoint.port } };
-  }
 }
 
 function assign<K extends keyof UserEntity>(update: Partial<UserEntity>, key: K, value: UserEntity[K] | undefined): void {
   if (value !== undefined && value !== null) update[key] = value;
+}
+
+function userTarget(user: UserEntity) {
+  return { type: 'user' as const, id: user.id, name: user.name };
+}
+
+/** What an edit changed, for the audit log: the fields' names, and the new value of each access flag. */
+function editedFields(update: Partial<UserEntity>): AuditDetail {
+  const names: Partial<Record<keyof UserEntity, string>> = {
+    passwdHash: 'password',
+    website: 'website',
+    visibility: 'visibility',
+    email: 'email',
+    fullName: 'full_name',
+    location: 'location',
+    description: 'description',
+    mustChangePassword: 'must_change',
+    isActive: 'active',
+    isAdmin: 'admin',
+    prohibitLogin: 'prohibit_login',
+    isRestricted: 'restricted',
+    allowCreateOrganization: 'allow_create_organization',
+    keepEmailPrivate: 'hide_email',
+  };
+  const detail: AuditDetail = { fields: Object.keys(update).flatMap((key) => names[key as keyof UserEntity] ?? []) };
+  for (const key of ['isActive', 'isAdmin', 'prohibitLogin', 'isRestricted', 'mustChangePassword'] as const) {
+    if (update[key] !== undefined) detail[names[key]!] = update[key]!;
+  }
+  return detail;
 }

@@ -1,3 +1,4 @@
+import { AuditService } from '../audit/audit.service';
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
@@ -16,7 +17,6 @@ import { toUserWire } from '../users/user.mapper';
 import type { UserEntity } from '../users/user.entity';
 import { OrganizationPolicy } from '../access/organization-policy';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import { isValidBranchFilter } from './branch-filter';
 import { toDeliveryWire, toHookWire } from './hook.mapper';
 import type { CreateHookOption, EditHookOption } from './hook.options';
@@ -26,6 +26,7 @@ import type { WebhookEntity } from './webhook.entities';
 import { WebhookOutbox } from './webhook-outbox';
 import { pushBody } from './webhook-payloads';
 import { HookScope, WebhookStore } from './webhook.store';
+import { SiteUrls } from '../common/site-urls';
 
 /** Formats Anvil sends; every other type Forgejo knows (slack, discord, …) is refused. */
 export const HOOK_TYPES = ['forgejo', 'gitea', 'gogs'];
@@ -57,9 +58,9 @@ interface ResolvedPlace {
 @Injectable()
 export class HooksService {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly store: WebhookStore,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
     private readonly organizationPolicy: OrganizationPolicy,
     private readonly box: SecretBox,
     private readonly transactions: Transactions,
@@ -67,6 +68,7 @@ export class HooksService {
     private readonly dispatcher: WebhookDispatcher,
     private readonly pushCommits: GitPushCommits,
     private readonly paths: RepositoryPaths,
+    private readonly audit: AuditService,
     private readonly clock: Clock,
   ) {}
 
@@ -112,8 +114,8 @@ export class HooksService {
     const config = stringConfig(option.config);
     for (const name of ['url', 'content_type']) if (config[name] === undefined) throw new InvalidInputError(`Missing config option: ${name}`);
     const now = this.clock.nowUnix();
-    const hook = await this.transactions.run((tx) =>
-      this.store.insert(tx, {
+    const hook = await this.transactions.run(async (tx) => {
+      const created = await this.store.insert(tx, {
         repoId: scope.kind === 'repository' ? scope.repoId : 0,
         ownerId: scope.kind === 'owner' ? scope.ownerId : 0,
         isSystem: scope.kind === 'system',
@@ -128,8 +130,10 @@ export class HooksService {
         isActive: option.active ?? false,
         createdUnix: now,
         updatedUnix: now,
-      }),
-    );
+      });
+      await this.audit.record(tx, { action: 'hook.create', target: hookTarget(created, place), detail: hookFacts(created) });
+      return created;
+    });
     return toHookWire(hook);
   }
 
@@ -151,13 +155,21 @@ export class HooksService {
     }
     if (option.active !== undefined && option.active !== null) changes.isActive = option.active;
     changes.updatedUnix = this.clock.nowUnix();
-    await this.transactions.run((tx) => this.store.update(tx, hook.id, changes));
+    await this.transactions.run(async (tx) => {
+      await this.store.update(tx, hook.id, changes);
+      // Which fields changed, never their values: the secret and authorization header are secrets.
+      const fields = Object.keys(changes).filter((key) => key !== 'updatedUnix').map((key) => (key === 'secret' ? 'signing_key' : key === 'authorizationHeader' ? 'auth_header' : key));
+      await this.audit.record(tx, { action: 'hook.edit', target: hookTarget(hook, place), detail: { ...hookFacts({ ...hook, ...changes }), fields } });
+    });
     return toHookWire({ ...hook, ...changes });
   }
 
   async delete(viewer: AuthContext, place: HookPlace, id: number): Promise<void> {
     const hook = await this.hook(viewer, place, id);
-    await this.transactions.run((tx) => this.store.delete(tx, hook.id));
+    await this.transactions.run(async (tx) => {
+      await this.store.delete(tx, hook.id);
+      await this.audit.record(tx, { action: 'hook.delete', target: hookTarget(hook, place), detail: hookFacts(hook) });
+    });
   }
 
   /** POST …/hooks/{id}/tests: Forgejo's test push (the head commit of `ref`, else the default branch) to this hook. */
@@ -167,7 +179,7 @@ export class HooksService {
     if (!hook) throw new NotFoundError();
     const { repo, owner } = resolved.repository!;
     const branch = ref.replace(/^refs\/heads\//, '') || repo.defaultBranch;
-    const site = this.usersService.site;
+    const site = this.siteUrls;
     const dir = this.paths.repository(owner.name, repo.name);
     const head = repo.isEmpty ? null : await this.pushCommits.read(dir, '0', `refs/heads/${branch}`, 1).catch(() => null);
     const commit = head?.commits[0];
@@ -263,4 +275,22 @@ function checkedBranchFilter(value: string): string {
 function chosenEvents(events: string[] | undefined): string {
   const chosen = (events ?? []).filter((event) => KNOWN_EVENTS.has(event));
   return [...new Set(chosen.length > 0 || (events ?? []).length > 0 ? chosen : ['push'])].join(',');
+}
+
+/** A hook in the audit log by its place and id. */
+function hookTarget(hook: WebhookEntity, place: HookPlace) {
+  const where =
+    place.kind === 'repository' ? `${place.target.owner.name}/${place.target.repo.name}` : place.kind === 'organization' ? place.org : place.kind === 'user' ? 'user' : 'system';
+  return { type: 'hook' as const, id: hook.id, name: `${where}#${hook.id}` };
+}
+
+/** The host the hook calls and whether it is active: the URL's path and query may carry a secret of the receiver. */
+function hookFacts(hook: WebhookEntity) {
+  let host = '';
+  try {
+    host = new URL(hook.url).host;
+  } catch {
+    host = '';
+  }
+  return { host, active: hook.isActive, events: hook.events };
 }

@@ -154,6 +154,11 @@ describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
       await t.http.delete(t.api(`/repos/${pub}/keys/${onPub.id}`)).set(withToken(owner.token)).expect(204);
       await t.http.get(t.api(`/repos/${pub}/keys/${onPub.id}`)).set(withToken(owner.token)).expect(404);
       await t.http.delete(t.api(`/repos/${pub}/keys/${onPub.id}`)).set(withToken(owner.token)).expect(204);
+      // Both the addition and the deletion are in the audit log, by whom and on which repository.
+      const audit = await t.http.get(t.api('/admin/audit')).query({ action: 'deploy_key.*', limit: 50 }).set(withToken(admin.token)).expect(200);
+      const events = (audit.body as { action: string; target: { id: number }; detail: Record<string, unknown> }[]).filter((event) => event.target.id === onPub.id);
+      expect(events.map((event) => event.action).sort()).toEqual(['deploy_key.add', 'deploy_key.delete']);
+      expect(events.every((event) => event.detail.repository === pub)).toBe(true);
     });
   });
 

@@ -18,6 +18,7 @@ import { CreateLabels1764620000000 } from './1764620000000-create-labels';
 import { CreateWebhooksAndStatuses1764640000000 } from './1764640000000-create-webhooks-and-statuses';
 import { CreateClaims1764650000000 } from './1764650000000-create-claims';
 import { CreateOAuth21795712282862 } from './1795712282862-create-oauth2';
+import { CreateAuditEvents1795712695210 } from './1795712695210-create-audit-events';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   CreateWebhooksAndStatuses1764640000000,
   CreateClaims1764650000000,
   CreateOAuth21795712282862,
+  CreateAuditEvents1795712695210,
 ];

@@ -1,3 +1,4 @@
+import { AuditService } from '../../audit/audit.service';
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../../auth/auth-context';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '../../common/errors';
@@ -26,6 +27,7 @@ export class GpgKeysService {
     private readonly openpgp: OpenPgpAdapter,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   /** What `GET /user/gpg_key_token` hands out: the next window's token. */
@@ -87,6 +89,7 @@ export class GpgKeysService {
         // else's key packet as an encryption subkey needs none of their secrets.
         for (const squatter of await this.keys.unprovenSubkeys(entities.map((entity) => entity.keyId), tx)) {
           await this.keys.delete(tx, squatter.id);
+          await this.audit.record(tx, { action: 'gpg_key.delete', target: gpgKeyTarget(squatter), detail: { owner_id: squatter.ownerId, reason: 'unproven subkey of a proven key' } });
         }
         if ((await this.keys.storedKeyIds(keyIds, tx)).length > 0) throw new InvalidInputError(KEY_ID_TAKEN);
         if (!verified && rows.some((row) => row.emails.length === 0)) {
@@ -101,6 +104,7 @@ export class GpgKeysService {
             ...entity.subkeys.map((subkey) => keyRow(owner, subkey, entity.keyId, { emails: [], verified, armored: '', now })),
           ]);
           views.push({ key, subkeys });
+          await this.audit.record(tx, { action: 'gpg_key.add', target: gpgKeyTarget(key), detail: { owner: owner.name, subkeys: subkeys.map((subkey) => subkey.keyId), verified } });
         }
         return views;
       });
@@ -117,7 +121,10 @@ export class GpgKeysService {
     const key = await this.keys.findById(id);
     if (!key) throw new NotFoundError();
     if (!viewer.isSelfOrAdmin(key.ownerId)) throw new ForbiddenError('You do not have access to this key');
-    await this.transactions.run((tx) => (key.primaryKeyId === '' ? this.keys.deleteWithSubkeys(tx, key) : this.keys.delete(tx, key.id)));
+    await this.transactions.run(async (tx) => {
+      await (key.primaryKeyId === '' ? this.keys.deleteWithSubkeys(tx, key) : this.keys.delete(tx, key.id));
+      await this.audit.record(tx, { action: 'gpg_key.delete', target: gpgKeyTarget(key), detail: { owner_id: key.ownerId } });
+    });
   }
 
   /** `GET /{username}.gpg`: the user's keys in one armored block, without the subkeys deleted since. */
@@ -170,4 +177,9 @@ function keyRow(
     verified: extra.verified,
     armored: extra.armored,
   };
+}
+
+/** A key in the audit log by its key id: never the armored key. */
+function gpgKeyTarget(key: GpgKeyEntity) {
+  return { type: 'gpg_key' as const, id: key.id, name: key.keyId };
 }

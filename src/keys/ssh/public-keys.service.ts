@@ -1,3 +1,4 @@
+import { AuditService } from '../../audit/audit.service';
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../../auth/auth-context';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '../../common/errors';
@@ -42,6 +43,7 @@ export class PublicKeysService {
     private readonly owners: KeyOwners,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   /** Another kind of key that must never share material with a user's key (deploy keys register here). */
@@ -93,6 +95,7 @@ export class PublicKeysService {
         });
         // Looked at again with a lock after the insert: a deploy key of the same material added meanwhile.
         if (await this.heldElsewhere(parsed.fingerprint, tx, true)) throw new InvalidInputError(KEY_MATERIAL_TAKEN);
+        await this.audit.record(tx, { action: 'ssh_key.add', target: sshKeyTarget(inserted), detail: { title, owner: owner.name } });
         return inserted;
       });
       return { key, owner };
@@ -110,7 +113,7 @@ export class PublicKeysService {
     const key = await this.keys.findById(id);
     if (!key) throw new NotFoundError();
     if (!viewer.isSelfOrAdmin(key.ownerId)) throw new ForbiddenError('You do not have access to this key');
-    await this.transactions.run((tx) => this.keys.delete(tx, key.id));
+    await this.transactions.run((tx) => this.deleteRecorded(tx, key));
   }
 
   /** DELETE /admin/users/{username}/keys/{id}: unknown → 404; a key of someone else → 403 (as Forgejo). */
@@ -118,7 +121,12 @@ export class PublicKeysService {
     const key = await this.keys.findById(id);
     if (!key) throw new NotFoundError();
     if (key.ownerId !== owner.id) throw new ForbiddenError('You do not have access to this key');
-    await this.transactions.run((tx) => this.keys.delete(tx, key.id));
+    await this.transactions.run((tx) => this.deleteRecorded(tx, key));
+  }
+
+  private async deleteRecorded(tx: EntityManager, key: PublicKeyEntity): Promise<void> {
+    await this.keys.delete(tx, key.id);
+    await this.audit.record(tx, { action: 'ssh_key.delete', target: sshKeyTarget(key), detail: { title: key.name, owner_id: key.ownerId } });
   }
 
   /** `GET /{username}.keys`: one `type base64` line per key, as in an authorized_keys file. */
@@ -144,4 +152,9 @@ export class PublicKeysService {
     const items = page.items.filter((key) => owners.has(key.ownerId)).map((key) => ({ key, owner: owners.get(key.ownerId)! }));
     return { items, total: page.total };
   }
+}
+
+/** A key in the audit log by its fingerprint: never its content. */
+function sshKeyTarget(key: PublicKeyEntity) {
+  return { type: 'ssh_key' as const, id: key.id, name: key.fingerprint };
 }
