@@ -8,7 +8,7 @@ import { AppModule } from '../app.module';
 import { CLI_ACTOR, runAsActor } from '../audit/audit-context';
 import { AuditService } from '../audit/audit.service';
 import { AuthContext } from '../auth/auth-context';
-import { validateOption } from '../common/body';
+import { validateOption } from '../http/body-binding';
 import { NotFoundError } from '../common/errors';
 import { Reconciliation } from '../integrity/reconciliation.service';
 import { assertEmptyDatabase, dump, loadMysqlRows, unpack } from '../backup/backup';

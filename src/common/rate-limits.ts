@@ -4,7 +4,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { APP_CONFIG, AppConfig, RateLimitConfig } from '../config/config';
-import { GuardedBeforeBody } from './body';
+import { GuardedBeforeBody } from '../http/body-guard';
 import { clientIp } from './client-address';
 import { ApiErrors } from './openapi';
 import { RateLimitStore } from './rate-limit.store';
