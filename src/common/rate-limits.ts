@@ -50,7 +50,7 @@ export class RateLimits implements OnModuleDestroy {
   private readonly logger = new Logger('RateLimits');
 
   constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(APP_CONFIG) config: Pick<AppConfig, 'rateLimits'>,
     @Optional() store?: RateLimitStore,
     @Optional() @Inject(RATE_LIMITER_FACTORY) factory?: RateLimiterFactory,
   ) {

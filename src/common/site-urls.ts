@@ -19,7 +19,7 @@ export class SiteUrls implements Site {
   readonly rootHost: string;
 
   constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(APP_CONFIG) config: Pick<AppConfig, 'rootUrl' | 'rootHost'>,
     readonly ssh: SshEndpoint,
   ) {
     this.rootUrl = config.rootUrl;

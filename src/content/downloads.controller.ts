@@ -47,7 +47,7 @@ export class DownloadsController {
 
   constructor(
     private readonly downloads: DownloadsService,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(APP_CONFIG) config: Pick<AppConfig, 'git'>,
   ) {
     this.rate = { minRate: config.git.minTransferRate, windowMs: config.git.transferWindowMs };
   }

@@ -69,7 +69,7 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
   private url = '';
   readonly hooksDir: string;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'dataDir'>) {
     this.hooksDir = path.join(config.dataDir, 'hooks');
   }
 

@@ -86,7 +86,21 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
 export async function adminToken(env: Record<string, string>, username = 'faults-admin'): Promise<string> {
   const made = await cli(env, ['admin', 'user', 'create', '--username', username, '--password', 'faults-password', '--email', `${username}@example.com`, '--admin', '--access-token']);
   if (made.status !== 0) throw new Error(`admin user create failed: ${made.stderr}${made.stdout}`);
-  return made.stdout.trim().split('\n').pop()!;
+  return tokenLine(made.stdout);
+}
+
+/**
+ * The token `--access-token` prints: its own line of 40 hex digits. At LOG_LEVEL=info the CLI's audit log lines
+ * share stdout and may be flushed after it, so the last line is not always the token.
+ */
+export function tokenLine(stdout: string): string {
+  const token = stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => /^[0-9a-f]{40}$/.test(line))
+    .pop();
+  if (!token) throw new Error(`no token in the CLI's output: ${stdout}`);
+  return token;
 }
 
 /** `git <args>`, failing with git's message. */
