@@ -74,7 +74,8 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
 /** `node dist/src/cli/main.js <args>`: its output and exit status. */
 export async function cli(env: Record<string, string>, args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args], { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 });
+    // Warnings and errors only: the CLI's information lines (its audit events) would go to standard error too.
+    const { stdout, stderr } = await run(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'warn' }, maxBuffer: 64 * 1024 * 1024 });
     return { status: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
