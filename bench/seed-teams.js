@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /*
- * Adds team data to a seeded database (bench/seed-users.js + seed-repositories.js, or ../shared/perf/seed.mjs):
+ * Adds team data to a seeded database (bench/seed-users.js + seed-repositories.js, or the comparison harness's seeder):
  * SEED_TEAMS_PER_ORG teams in each of the first SEED_TEAM_ORGS organisations (read or write, on repo.code,
  * repo.issues, repo.releases), each linked to up to SEED_TEAM_REPOS repositories of its organisation, and every
  * individual user in SEED_TEAMS_PER_USER teams (with the organisation memberships that follows). Then gives

@@ -11,7 +11,7 @@
  *   team-search  GET /api/v1/repos/search?q=BENCH_WORD&limit=10 with those tokens (their teams' private
  *                repositories are visible to them, so the search reads their grants)
  * Without BENCH_TEAMS_FILE it loads the same routes with the signed-in tokens and public repositories of
- * ../shared/perf's bench.json (BENCH_PERF_FILE): the figure of a caller without teams, for comparison.
+ * the comparison harness's bench.json (BENCH_PERF_FILE): the figure of a caller without teams, for comparison.
  * Load: BENCH_SECONDS (10), BENCH_CONNS (64), BENCH_WARMUP (2 s); loopback only, bounded. Prints one JSON line per
  * target (req/s, p50/p99 ms, non-2xx) and exits 1 if any answer was not a 2xx.
  */

@@ -124,7 +124,9 @@ async function main() {
   delete env.DATABASE_URL;
   let server = null;
   const startServer = async () => {
-    server = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    // BENCH_CPU_PROF=dir: each server run writes a V8 CPU profile there when it exits (bench/profile-summary.js).
+    const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+    server = spawn(process.execPath, [...profile, path.join(root, 'dist', 'src', 'main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
     await waitForServer(base);
   };
   const sink = await startSink();

@@ -2,7 +2,7 @@ import { Controller, Get, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SiteAdmin } from '../auth/route-auth';
-import { Body } from '../common/body';
+import { Body } from '../http/body-guard';
 import { ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { CreateOrganizationOption } from '../users/create-organization.option';
@@ -10,14 +10,14 @@ import { organizationProfile } from '../users/edit-organization.option';
 import { toOrganizationWire } from '../users/organization.mapper';
 import { OrganizationWire } from '../users/organization.wire';
 import { OrganizationsService } from '../users/organizations.service';
-import { UsersService } from '../users/users.service';
+import { SiteUrls } from '../common/site-urls';
 
 @ApiTags('admin')
 @Controller()
 export class AdminOrganizationsController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly organizations: OrganizationsService,
-    private readonly users: UsersService,
   ) {}
 
   @Get('admin/orgs')
@@ -26,7 +26,7 @@ export class AdminOrganizationsController {
   @ApiPaging()
   @ApiOkResponse({ type: [OrganizationWire], description: 'OrganizationList' })
   async list(@Caller() caller: AuthContext, @Paging() page: PageQuery): Promise<PagedList<OrganizationWire>> {
-    return pagedList(await this.organizations.listAll(page), page, (org) => toOrganizationWire(org, caller, this.users.site));
+    return pagedList(await this.organizations.listAll(page), page, (org) => toOrganizationWire(org, caller, this.siteUrls));
   }
 
   @Post('admin/users/:username/orgs')
@@ -39,6 +39,6 @@ export class AdminOrganizationsController {
       username: option.username,
       ...organizationProfile(option),
     });
-    return toOrganizationWire(org, caller, this.users.site);
+    return toOrganizationWire(org, caller, this.siteUrls);
   }
 }

@@ -2,7 +2,7 @@ import { Controller, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SiteAdmin } from '../auth/route-auth';
-import { Body } from '../common/body';
+import { Body } from '../http/body-guard';
 import { ApiErrors } from '../common/openapi';
 import { CreateRepositoryOption } from '../repos/create-repository.option';
 import { RepositoriesService } from '../repos/repositories.service';

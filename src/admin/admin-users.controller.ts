@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { Body } from '../common/body';
+import { Body } from '../http/body-guard';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { UserDirectoryService } from '../users/user-directory.service';
@@ -12,11 +12,13 @@ import { UserWire } from '../users/user.wire';
 import { UsersService } from '../users/users.service';
 import { CreateUserOption } from './create-user.option';
 import { EditUserOption } from './edit-user.option';
+import { SiteUrls } from '../common/site-urls';
 
 @ApiTags('admin')
 @Controller()
 export class AdminUsersController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly users: UsersService,
     private readonly directory: UserDirectoryService,
   ) {}
@@ -37,7 +39,7 @@ export class AdminUsersController {
   @ApiOkResponse({ type: [UserWire], description: 'UserList' })
   async search(@Caller() caller: AuthContext, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
     const found = await this.directory.adminSearch(caller, query, page);
-    return pagedList(found, page, (user) => toUserWire(user, caller, this.users.site));
+    return pagedList(found, page, (user) => toUserWire(user, caller, this.siteUrls));
   }
 
   @Post('admin/users')
@@ -55,7 +57,7 @@ export class AdminUsersController {
       visibility: option.visibility,
       createdUnix: option.created_at === undefined ? undefined : parseCreatedAt(option.created_at),
     });
-    return toUserWire(user, caller, this.users.site);
+    return toUserWire(user, caller, this.siteUrls);
   }
 
   @Patch('admin/users/:username')
@@ -79,7 +81,7 @@ export class AdminUsersController {
       allowCreateOrganization: option.allow_create_organization,
       hideEmail: option.hide_email,
     });
-    return toUserWire(user, caller, this.users.site);
+    return toUserWire(user, caller, this.siteUrls);
   }
 
   @Delete('admin/users/:username')

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { markRequestStart, RequestTimedOutError } from '../common/api-request-timeout';
+import { markRequestStart, RequestTimedOutError } from '../http/request-timeout';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
@@ -21,7 +21,7 @@ export { SIGN_IN_FAILED } from './credentials';
 @Injectable()
 export class AuthenticationMiddleware {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'http' | 'rootUrl'>,
     private readonly credentials: CredentialChain,
     private readonly users: UserStore,
   ) {}
@@ -40,7 +40,7 @@ export class AuthenticationMiddleware {
       return RequestGitClient.run(request, response, null, next);
     }
     // API_REQUEST_TIMEOUT covers the lookups of authentication too: a database that hangs answers 503 here,
-    // before any route's own timer is armed (common/api-request-timeout.ts counts from this start).
+    // before any route's own timer is armed (http/request-timeout.ts counts from this start).
     const limit = this.config.http.apiRequestTimeoutMs;
     let settled = false;
     const timer =

@@ -37,7 +37,7 @@ export class CredentialChain {
   private readonly proxies: TrustedProxies;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'reverseProxy'>,
     private readonly tokens: AccessTokensService,
     private readonly users: UserStore,
     private readonly accounts: UsersService,

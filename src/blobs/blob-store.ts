@@ -73,7 +73,7 @@ export class BlobStore {
   clock: () => number = () => Date.now();
   private readonly pending: string;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'dataDir'>) {
     this.root = path.resolve(config.dataDir);
     this.scratchRoot = path.join(this.root, 'tmp', 'uploads');
     this.pending = path.join(this.root, 'tmp', 'pending');

@@ -8,7 +8,7 @@ import { AppModule } from '../app.module';
 import { CLI_ACTOR, runAsActor } from '../audit/audit-context';
 import { AuditService } from '../audit/audit.service';
 import { AuthContext } from '../auth/auth-context';
-import { validateOption } from '../common/body';
+import { validateOption } from '../http/body-binding';
 import { NotFoundError } from '../common/errors';
 import { Reconciliation } from '../integrity/reconciliation.service';
 import { assertEmptyDatabase, dump, loadMysqlRows, unpack } from '../backup/backup';
@@ -161,7 +161,9 @@ async function readFirstLine(stream: Readable): Promise<string> {
  * listens: the SSH server stays off, so the CLI runs beside a running server.
  */
 async function withServices<T>(config: AppConfig, work: (context: INestApplicationContext) => Promise<T>): Promise<T> {
-  const quiet = { ...config, ssh: { ...config.ssh, enabled: false } };
+  // Standard output carries what a command prints (a token, a report): the services' log lines, the audit
+  // log's included, go to standard error unless LOG_FILE names a file.
+  const quiet = { ...config, logFile: config.logFile || '/dev/stderr', ssh: { ...config.ssh, enabled: false } };
   const context = await NestFactory.createApplicationContext(AppModule.forRoot(quiet), { logger: false, abortOnError: false });
   try {
     // What a command changes is recorded in the audit log as the command line's.

@@ -3,22 +3,22 @@ import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { accessModeName } from '../access/access-mode';
 import { RepositoryTarget } from '../access/repository-policy';
 import { Public } from '../auth/route-auth';
-import { Body } from '../common/body';
+import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { toUserWire } from '../users/user.mapper';
-import { UsersService } from '../users/users.service';
 import { UserWire } from '../users/user.wire';
 import { AddCollaboratorOption, RepoCollaboratorPermissionWire } from './collaborator.wire';
 import { CollaboratorsService } from './collaborators.service';
+import { SiteUrls } from '../common/site-urls';
 
 @ApiTags('repository')
 @Controller()
 export class CollaboratorsController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly collaborators: CollaboratorsService,
-    private readonly users: UsersService,
   ) {}
 
   @Get('repos/:owner/:repo/collaborators')
@@ -27,7 +27,7 @@ export class CollaboratorsController {
   @ApiPaging()
   @ApiOkResponse({ type: [UserWire], description: 'UserList' })
   async list(@TargetRepository() target: RepositoryTarget, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
-    return pagedList(await this.collaborators.list(target, page), page, (user) => toUserWire(user, target.viewer, this.users.site));
+    return pagedList(await this.collaborators.list(target, page), page, (user) => toUserWire(user, target.viewer, this.siteUrls));
   }
 
   @Get('repos/:owner/:repo/collaborators/:collaborator')
@@ -66,6 +66,6 @@ export class CollaboratorsController {
   @ApiErrors(401, 403)
   async permission(@TargetRepository() target: RepositoryTarget, @Param('collaborator') collaborator: string): Promise<RepoCollaboratorPermissionWire> {
     const { mode, user } = await this.collaborators.permissionOf(target, collaborator);
-    return { permission: accessModeName(mode), role_name: accessModeName(mode), user: toUserWire(user, target.viewer, this.users.site) };
+    return { permission: accessModeName(mode), role_name: accessModeName(mode), user: toUserWire(user, target.viewer, this.siteUrls) };
   }
 }

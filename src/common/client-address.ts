@@ -73,7 +73,7 @@ function forwardingChain(headers: IncomingMessage['headers']): string[] {
     .filter((hop) => hop !== '');
 }
 
-/** The `for=` values of a `Forwarded` header (RFC 7239), quotes, brackets and ports removed. */
+/** The `for=` values of a standard `Forwarded` header, quotes, brackets and ports removed. */
 function forwardedFor(header: string): string[] {
   const hops: string[] = [];
   for (const element of header.split(',')) {

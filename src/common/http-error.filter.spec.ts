@@ -4,7 +4,7 @@ import { loadConfig } from '../config/config';
 import type { UserEntity } from '../users/user.entity';
 import { ConflictError, NotFoundError, QuotaExceededError, SearchError } from './errors';
 import { HttpErrorFilter } from './http-error.filter';
-import type { RouteTable } from './route-table';
+import type { RouteTable } from '../http/route-table';
 
 interface Sent {
   status?: number;

@@ -1,10 +1,10 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { settleUnreadBody } from './body';
+import { settleUnreadBody } from '../http/unread-body';
 import { dependencyFailure } from './dependency-errors';
 import { DomainError, MethodNotAllowedError, NotFoundError, SearchError } from './errors';
-import { RouteTable } from './route-table';
+import { RouteTable } from '../http/route-table';
 
 /**
  * The one place where errors become HTTP answers (docs/api-conventions.md): every 404 has an empty body; everything
@@ -17,7 +17,7 @@ export class HttpErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpErrorFilter');
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootUrl'>,
     private readonly routes: RouteTable,
   ) {}
 
@@ -76,7 +76,7 @@ export class HttpErrorFilter implements ExceptionFilter {
   }
 
   private sendJson(response: Response, status: number, body: unknown): void {
-    // common/json-answer.ts writes it, as every other JSON answer.
+    // http/json-answer.ts writes it, as every other JSON answer.
     response.status(status).json(body);
   }
 }

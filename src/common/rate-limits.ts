@@ -4,7 +4,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { APP_CONFIG, AppConfig, RateLimitConfig } from '../config/config';
-import { GuardedBeforeBody } from './body';
+import { GuardedBeforeBody } from '../http/body-guard';
 import { clientIp } from './client-address';
 import { ApiErrors } from './openapi';
 import { RateLimitStore } from './rate-limit.store';
@@ -50,7 +50,7 @@ export class RateLimits implements OnModuleDestroy {
   private readonly logger = new Logger('RateLimits');
 
   constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(APP_CONFIG) config: Pick<AppConfig, 'rateLimits'>,
     @Optional() store?: RateLimitStore,
     @Optional() @Inject(RATE_LIMITER_FACTORY) factory?: RateLimiterFactory,
   ) {

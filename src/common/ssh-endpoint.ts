@@ -10,7 +10,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 export class SshEndpoint {
   private boundPort: number | null = null;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootHost' | 'ssh'>) {}
 
   get user(): string {
     return this.config.ssh.user;

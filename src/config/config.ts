@@ -2,6 +2,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseCidr } from '../common/client-address';
 
+// One cohesive thing, kept whole though long: every setting, parsed and validated in one place.
+
 /**
  * The one typed, validated configuration object. Nothing else in the code base reads process.env:
  * every setting is parsed here once, at start, and a bad value stops the process with a message
@@ -138,7 +140,7 @@ export interface HttpServerConfig {
   bodyTimeoutMs: number;
   /**
    * API_REQUEST_TIMEOUT: time an /api/v1 JSON route's handler has to answer before a 503 (0: none). Not git,
-   * not streamed uploads, downloads or archives (src/common/api-request-timeout.ts).
+   * not streamed uploads, downloads or archives (src/http/request-timeout.ts).
    */
   apiRequestTimeoutMs: number;
   /** Concurrent connections of the whole server (0: unlimited) and of one client address. */

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { ConflictError, ForbiddenError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
-import { GitTrees, RefInfo } from '../git/git-trees';
+import { RefInfo } from '../git/git-refs';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
 import type { CreateBranchOption } from './content.options';
@@ -11,6 +11,7 @@ import { ContentRefs } from './content-refs';
 import { ContentRepositories, ContentRepository, zeroIdLike } from './content-repository';
 import { toBranchWire } from './content.mapper';
 import type { BranchWire } from './content.wire';
+import { GitReads } from '../git/git-reads';
 
 const HEADS = 'refs/heads/';
 
@@ -19,7 +20,7 @@ const HEADS = 'refs/heads/';
 export class BranchesService {
   constructor(
     private readonly repositories: ContentRepositories,
-    private readonly trees: GitTrees,
+    private readonly reads: GitReads,
     private readonly writes: GitWrites,
     private readonly refs: ContentRefs,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
@@ -28,7 +29,7 @@ export class BranchesService {
   async list(repository: RepositoryTarget, query: PageQuery): Promise<Page<BranchWire>> {
     const target = this.repositories.open(repository);
     const viewer = repository.viewer;
-    const all = await this.repositories.withGit(() => this.trees.refs(target.dir, HEADS));
+    const all = await this.repositories.withGit(() => this.reads.refs.refs(target.dir, HEADS));
     const items = all.slice(query.offset, query.offset + query.limit);
     return { items: await this.toWires(viewer, target, items), total: all.length };
   }
@@ -77,7 +78,7 @@ export class BranchesService {
   }
 
   private async find(target: ContentRepository, branch: string): Promise<RefInfo | undefined> {
-    const refs = await this.trees.refs(target.dir, `${HEADS}${branch}`);
+    const refs = await this.reads.refs.refs(target.dir, `${HEADS}${branch}`);
     return refs.find((ref) => ref.ref === `${HEADS}${branch}`);
   }
 

@@ -8,7 +8,7 @@ import { ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, PageQuery, Paging } from '../common/paging';
 import { CommitsService, flag } from './commits.service';
 import { CommitWire } from './content.wire';
-import { queryString } from './route-params';
+import { queryString } from '../http/query';
 
 @ApiTags('repository')
 @Controller()

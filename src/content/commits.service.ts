@@ -2,12 +2,13 @@ import type { RepositoryTarget } from '../access/repository-policy';
 import { Injectable } from '@nestjs/common';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
-import { GitTrees, isPlainRevision } from '../git/git-trees';
+import { isPlainRevision } from '../git/git-refs';
 import { ContentRefs } from './content-refs';
 import { ContentRepositories } from './content-repository';
 import { toCommitWire } from './content.mapper';
 import type { CommitWire } from './content.wire';
 import { assertSafePath } from './content-paths';
+import { GitReads } from '../git/git-reads';
 
 export interface CommitListQuery {
   sha?: string;
@@ -35,7 +36,7 @@ function isoTime(name: string, value: string | undefined): string | undefined {
 export class CommitsService {
   constructor(
     private readonly repositories: ContentRepositories,
-    private readonly trees: GitTrees,
+    private readonly reads: GitReads,
     private readonly refs: ContentRefs,
   ) {}
 
@@ -55,10 +56,10 @@ export class CommitsService {
       if (!head) throw new NotFoundError();
       const filters = { path, since, until };
       // One after the other: a slot stands for one git process.
-      const total = await this.trees.count(target.dir, head.commit, filters);
+      const total = await this.reads.commits.count(target.dir, head.commit, filters);
       // Forgejo: a path that no commit touched is 404, not an empty page.
       if (path !== undefined && total === 0) throw new NotFoundError();
-      const commits = await this.trees.log(target.dir, head.commit, { ...filters, skip: page.offset, limit: page.limit, withChanges: query.stat || query.files });
+      const commits = await this.reads.commits.log(target.dir, head.commit, { ...filters, skip: page.offset, limit: page.limit, withChanges: query.stat || query.files });
       return { commits, total };
     });
     const users = await this.refs.usersByEmail(viewer, commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail]));
@@ -72,7 +73,7 @@ export class CommitsService {
     const commit = await this.repositories.withGit(async () => {
       const ref = await this.refs.resolve(target, sha);
       if (!ref) return null;
-      return this.trees.commit(target.dir, ref.commit, options.stat || options.files);
+      return this.reads.commits.commit(target.dir, ref.commit, options.stat || options.files);
     });
     if (!commit) throw new NotFoundError();
     const users = await this.refs.usersByEmail(viewer, [commit.authorEmail, commit.committerEmail]);

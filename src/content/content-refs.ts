@@ -1,14 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../common/errors';
 import type { RefLookup } from '../git/git-objects';
-import { GitTrees, isPlainRevision } from '../git/git-trees';
+import { isPlainRevision } from '../git/git-refs';
 import type { UserWire } from '../users/user.wire';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import { toUserWire } from '../users/user.mapper';
 import type { AuthContext } from '../auth/auth-context';
 import type { ContentRepository } from './content-repository';
 import type { NamedRef } from './content.mapper';
+import { SiteUrls } from '../common/site-urls';
+import { GitReads } from '../git/git-reads';
 
 /**
  * Revisions as callers name them (Forgejo's RepoRefForAPI): a branch first, then a tag, then a commit id; no
@@ -17,16 +18,16 @@ import type { NamedRef } from './content.mapper';
 @Injectable()
 export class ContentRefs {
   constructor(
-    private readonly trees: GitTrees,
+    private readonly siteUrls: SiteUrls,
+    private readonly reads: GitReads,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
   ) {}
 
   /**
-   * `via` is how refs are read: GitTrees (a command each, inside a slot the caller holds) by default, or
+   * `via` is how refs are read: GitRefs (a command each, inside a slot the caller holds) by default, or
    * GitObjects (the batch readers, with no slot held).
    */
-  async resolve(target: ContentRepository, name: string | undefined, via: RefLookup = this.trees): Promise<NamedRef | null> {
+  async resolve(target: ContentRepository, name: string | undefined, via: RefLookup = this.reads.refs): Promise<NamedRef | null> {
     const wanted = name === undefined || name === '' ? target.repo.defaultBranch : name;
     if (!isPlainRevision(wanted)) return null;
     // A branch wins over a tag of the same name, as in Forgejo.
@@ -39,7 +40,7 @@ export class ContentRefs {
     return null;
   }
 
-  async require(target: ContentRepository, name: string | undefined, via: RefLookup = this.trees): Promise<NamedRef> {
+  async require(target: ContentRepository, name: string | undefined, via: RefLookup = this.reads.refs): Promise<NamedRef> {
     const ref = await this.resolve(target, name, via);
     if (!ref) throw new NotFoundError();
     return ref;
@@ -50,7 +51,7 @@ export class ContentRefs {
    * that names a branch or tag (all candidates looked up in one call), or a leading full commit id; otherwise the
    * default branch and the whole path.
    */
-  async split(target: ContentRepository, path: string, via: RefLookup = this.trees): Promise<{ ref: NamedRef | null; path: string }> {
+  async split(target: ContentRepository, path: string, via: RefLookup = this.reads.refs): Promise<{ ref: NamedRef | null; path: string }> {
     const segments = path.split('/');
     const candidates = segments.slice(0, -1).map((_, index) => segments.slice(0, index + 1).join('/')).filter(isPlainRevision);
     const refs = await via.peelRefs(target.dir, candidates.flatMap((name) => [`refs/heads/${name}`, `refs/tags/${name}`]));
@@ -72,7 +73,7 @@ export class ContentRefs {
       const id = await this.users.emailOwnerId(email);
       if (id === null) continue;
       const user = await this.users.findById(id);
-      if (user) found.set(email, toUserWire(user, viewer, this.usersService.site));
+      if (user) found.set(email, toUserWire(user, viewer, this.siteUrls));
     }
     return found;
   }

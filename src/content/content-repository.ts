@@ -4,7 +4,7 @@ import { ConflictError, DomainError, InvalidInputError, NotFoundError } from '..
 import { GitAbortedError, GitBudgetError } from '../git/git-command';
 import { GitBusyError, GitProcesses } from '../git/git-processes';
 import { GitEntryBudgetError } from '../git/git-tree-budget';
-import type { RefInfo } from '../git/git-trees';
+import type { RefInfo } from '../git/git-refs';
 import type { RefUpdate } from '../git/push-hooks';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
@@ -14,7 +14,7 @@ import type { RepositoryEntity } from '../repos/repository.entity';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { RepositoryPushes } from '../repos/repository-pushes.service';
 import type { UserEntity } from '../users/user.entity';
-import { UsersService } from '../users/users.service';
+import { SiteUrls } from '../common/site-urls';
 
 /** 503: every git slot is taken and none freed in time (the process cap, GIT_MAX_PROCESSES). */
 export class GitBusyDomainError extends DomainError {
@@ -56,17 +56,17 @@ export interface ContentRepository {
 @Injectable()
 export class ContentRepositories {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly paths: RepositoryPaths,
     private readonly processes: GitProcesses,
     private readonly pushes: RepositoryPushes,
-    private readonly users: UsersService,
     private readonly writes: GitWrites,
   ) {}
 
   /** The content view of the repository the route resolved (RepositoryAssignment applied the read rule). */
   open(target: RepositoryTarget): ContentRepository {
     const { repo, owner } = target;
-    const urls = repositoryUrls(owner, repo, this.users.site);
+    const urls = repositoryUrls(owner, repo, this.siteUrls);
     return { repo, owner, target, dir: this.paths.repository(owner.name, repo.name), urls: { api: urls.api, html: urls.html } };
   }
 

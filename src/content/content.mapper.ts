@@ -1,4 +1,6 @@
-import type { CommitHeader, CommitWithChanges, RefInfo, TreeEntry } from '../git/git-trees';
+import type { CommitHeader, CommitWithChanges } from '../git/git-commits';
+import type { RefInfo } from '../git/git-refs';
+import type { TreeEntry } from '../git/git-trees';
 import type { ContentUrls } from './content-repository';
 import type {
   BranchWire, CommitMetaWire, CommitWire, ContentsWire, FileCommitWire, PayloadCommitVerificationWire, PayloadCommitWire, TagWire,

@@ -3,14 +3,16 @@ import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, Api
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { Public } from '../auth/route-auth';
-import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
+import { bindOption } from '../http/body-binding';
+import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { ApiErrors } from '../common/openapi';
 import { PagedList, PageQuery, Paging } from '../common/paging';
 import { ChangeFilesOption, CreateFileOption, DeleteFileOption, UpdateFileOption } from './content.options';
 import { ContentsWire, FileDeleteResponseWire, FileResponseWire, FilesResponseWire } from './content.wire';
 import { ContentsService } from './contents.service';
 import { FileWritesService } from './file-writes.service';
-import { queryString, WildcardParam } from './route-params';
+import { WildcardParam } from './route-params';
+import { queryString } from '../http/query';
 
 @ApiTags('repository')
 @Controller()

@@ -3,14 +3,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { NotFoundError } from '../common/errors';
 import { PageQuery } from '../common/paging';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { GitLastCommits } from '../git/git-last-commits';
-import { GitObjects } from '../git/git-objects';
-import { GitTrees, TreeEntry } from '../git/git-trees';
+import type { TreeEntry } from '../git/git-trees';
 import { ContentRefs } from './content-refs';
 import { ContentRepositories, ContentRepository } from './content-repository';
 import { assertSafePath } from './content-paths';
 import { contentType, NamedRef, toContentsWire } from './content.mapper';
 import type { ContentsWire } from './content.wire';
+import { GitReads } from '../git/git-reads';
 
 /** A directory listing, whole (as Forgejo answers) or one page of it when the caller asked for a page. */
 export interface DirectoryListing {
@@ -36,11 +35,9 @@ export const WALK_WAIT_MS = 2_000;
 export class ContentsService {
   constructor(
     private readonly repositories: ContentRepositories,
-    private readonly trees: GitTrees,
+    private readonly reads: GitReads,
     private readonly refs: ContentRefs,
-    private readonly objects: GitObjects,
-    private readonly lastCommits: GitLastCommits,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'maxDisplayFileBytes'>,
   ) {}
 
   async get(repository: RepositoryTarget, rawPath: string, refName: string | undefined, page: PageQuery | null): Promise<ContentsWire | DirectoryListing> {
@@ -51,15 +48,15 @@ export class ContentsService {
     // The ref, the entry and a file's bytes come from the batch readers (no process start, no slot held); only
     // what they cannot answer (a last commit not yet known, a listing, submodule URLs) runs commands in a slot.
     const { ref, entry } = await this.repositories.withReaders(async () => {
-      const found = await this.refs.require(target, refName, this.objects);
-      return { ref: found, entry: await this.objects.entry(target.dir, found.commit, path) };
+      const found = await this.refs.require(target, refName, this.reads.objects);
+      return { ref: found, entry: await this.reads.objects.entry(target.dir, found.commit, path) };
     });
     if (!entry) throw new NotFoundError();
     if (entry.type !== 'tree') return this.describeOne(target, ref, entry);
     // Forgejo answers a directory whole; a huge one is cut at MAX_UNPAGED_ENTRIES (X-Total-Count tells the rest).
     const window = page ?? { page: 1, limit: MAX_UNPAGED_ENTRIES, offset: 0 };
     return this.repositories.withGit(async () => {
-      const all = await this.trees.list(target.dir, ref.commit, path);
+      const all = await this.reads.trees.list(target.dir, ref.commit, path);
       const entries = all.slice(window.offset, window.offset + window.limit);
       return { items: await this.describeAll(target, ref, path, entries), total: all.length };
     });
@@ -71,7 +68,7 @@ export class ContentsService {
     let content: string | null = null;
     let linkTarget: string | null = null;
     if ((type === 'file' && entry.size <= this.config.maxDisplayFileBytes) || type === 'symlink') {
-      const bytes = await this.repositories.withReaders(() => this.objects.blob(target.dir, entry.oid));
+      const bytes = await this.repositories.withReaders(() => this.reads.objects.blob(target.dir, entry.oid));
       if (!bytes) throw new NotFoundError();
       if (type === 'file') content = bytes.toString('base64');
       else linkTarget = bytes.toString('utf8');
@@ -79,12 +76,12 @@ export class ContentsService {
     // The first miss for a commit starts one walk of its history that learns the answers for most files: a
     // light process, so misses meanwhile wait for it to reach their path (a while at most) rather than each
     // start their own.
-    let lastCommit = await this.lastCommits.learned(target.dir, ref.commit, entry.path, WALK_WAIT_MS);
+    let lastCommit = await this.reads.lastCommits.learned(target.dir, ref.commit, entry.path, WALK_WAIT_MS);
     let submoduleUrl: string | null = null;
     if (lastCommit === undefined || type === 'submodule') {
       await this.repositories.withGit(async () => {
-        lastCommit = await this.lastCommits.find(target.dir, ref.commit, entry.path);
-        if (type === 'submodule') submoduleUrl = (await this.trees.submoduleUrls(target.dir, ref.commit)).get(entry.path) ?? null;
+        lastCommit = await this.reads.lastCommits.find(target.dir, ref.commit, entry.path);
+        if (type === 'submodule') submoduleUrl = (await this.reads.trees.submoduleUrls(target.dir, ref.commit)).get(entry.path) ?? null;
       });
     }
     return toContentsWire(target.urls, ref, entry, { lastCommit: lastCommit ?? '', content, target: linkTarget, submoduleUrl });
@@ -92,7 +89,7 @@ export class ContentsService {
 
   /** The `ContentsResponse` of entries at a commit (the answer of writes), inside a git slot already held. */
   async describeFiles(target: ContentRepository, ref: NamedRef, paths: string[]): Promise<Map<string, ContentsWire>> {
-    const entries = await this.trees.entries(target.dir, ref.commit, paths);
+    const entries = await this.reads.trees.entries(target.dir, ref.commit, paths);
     const result = new Map<string, ContentsWire>();
     for (const entry of entries.values()) result.set(entry.path, await this.describe(target, ref, entry, true));
     return result;
@@ -104,21 +101,21 @@ export class ContentsService {
     let linkTarget: string | null = null;
     let submoduleUrl: string | null = null;
     if (type === 'file' && withContent && entry.size <= this.config.maxDisplayFileBytes) {
-      content = (await this.trees.blob(target.dir, entry.oid)).toString('base64');
+      content = (await this.reads.trees.blob(target.dir, entry.oid)).toString('base64');
     } else if (type === 'symlink') {
-      linkTarget = (await this.trees.blob(target.dir, entry.oid)).toString('utf8');
+      linkTarget = (await this.reads.trees.blob(target.dir, entry.oid)).toString('utf8');
     } else if (type === 'submodule') {
-      submoduleUrl = (submodules ?? (await this.trees.submoduleUrls(target.dir, ref.commit))).get(entry.path) ?? null;
+      submoduleUrl = (submodules ?? (await this.reads.trees.submoduleUrls(target.dir, ref.commit))).get(entry.path) ?? null;
     }
-    const last = lastCommit ?? (await this.trees.lastCommit(target.dir, ref.commit, entry.path));
+    const last = lastCommit ?? (await this.reads.trees.lastCommit(target.dir, ref.commit, entry.path));
     return toContentsWire(target.urls, ref, entry, { lastCommit: last, content, target: linkTarget, submoduleUrl });
   }
 
   /** A listing: last commits of all entries in one walk, `.gitmodules` read once. */
   private async describeAll(target: ContentRepository, ref: NamedRef, dirPath: string, entries: TreeEntry[]): Promise<ContentsWire[]> {
     const names = entries.map((entry) => entry.path.split('/').pop() ?? entry.path);
-    const lastCommits = await this.trees.lastCommits(target.dir, ref.commit, dirPath, names);
-    const submodules = entries.some((entry) => entry.type === 'commit') ? await this.trees.submoduleUrls(target.dir, ref.commit) : new Map<string, string>();
+    const lastCommits = await this.reads.trees.lastCommits(target.dir, ref.commit, dirPath, names);
+    const submodules = entries.some((entry) => entry.type === 'commit') ? await this.reads.trees.submoduleUrls(target.dir, ref.commit) : new Map<string, string>();
     const result: ContentsWire[] = [];
     for (const [index, entry] of entries.entries()) {
       result.push(await this.describe(target, ref, entry, false, lastCommits.get(names[index]) ?? '', submodules));

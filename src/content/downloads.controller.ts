@@ -9,7 +9,8 @@ import { ApiErrors } from '../common/openapi';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { TransferWatch } from '../git/transfer-watch';
 import { Deliver, DownloadsService } from './downloads.service';
-import { queryString, WildcardParam } from './route-params';
+import { WildcardParam } from './route-params';
+import { queryString } from '../http/query';
 
 /**
  * Streams a download to the HTTP response; a client that goes away ends it (and git with it), and so does one
@@ -46,7 +47,7 @@ export class DownloadsController {
 
   constructor(
     private readonly downloads: DownloadsService,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(APP_CONFIG) config: Pick<AppConfig, 'git'>,
   ) {
     this.rate = { minRate: config.git.minTransferRate, windowMs: config.git.transferWindowMs };
   }

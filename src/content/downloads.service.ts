@@ -4,13 +4,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { NotFoundError, PayloadTooLargeError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { GitStream } from '../git/git-command';
-import { GitObjects } from '../git/git-objects';
-import { GitTrees, TreeEntry } from '../git/git-trees';
+import type { TreeEntry } from '../git/git-trees';
 import { ContentRefs } from './content-refs';
 import { ContentRepositories } from './content-repository';
 import { assertSafePath } from './content-paths';
 import { contentType } from './content.mapper';
 import { sniffContentType } from './media-types';
+import { GitReads } from '../git/git-reads';
 
 /** A response: status, headers, and the bytes (a stream, a small file read whole, or null for 304). */
 export interface Download {
@@ -39,10 +39,9 @@ function disposition(kind: 'inline' | 'attachment', filename: string): string {
 export class DownloadsService {
   constructor(
     private readonly repositories: ContentRepositories,
-    private readonly trees: GitTrees,
+    private readonly reads: GitReads,
     private readonly refs: ContentRefs,
-    private readonly objects: GitObjects,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git'>,
   ) {}
 
   /**
@@ -55,9 +54,9 @@ export class DownloadsService {
     if (target.repo.isEmpty || requested === '') throw new NotFoundError();
     // The ref, the entry and a small file come from the batch readers (no process start, no slot held).
     const { path, entry } = await this.repositories.withReaders(async () => {
-      const split = refName ? { ref: await this.refs.resolve(target, refName, this.objects), path: requested } : await this.refs.split(target, requested, this.objects);
+      const split = refName ? { ref: await this.refs.resolve(target, refName, this.reads.objects), path: requested } : await this.refs.split(target, requested, this.reads.objects);
       if (!split.ref || split.path === '') return { path: split.path, entry: null };
-      return { path: split.path, entry: await this.objects.entry(target.dir, split.ref.commit, split.path) };
+      return { path: split.path, entry: await this.reads.objects.entry(target.dir, split.ref.commit, split.path) };
     });
     if (!entry || (contentType(entry) !== 'file' && contentType(entry) !== 'symlink')) throw new NotFoundError();
     const etag = `"${entry.oid}"`;
@@ -65,12 +64,12 @@ export class DownloadsService {
       return deliver({ status: 304, headers: { ETag: etag }, body: null });
     }
     if (entry.size <= RAW_FROM_READER_BYTES) {
-      const bytes = await this.repositories.withReaders(() => this.objects.blob(target.dir, entry.oid));
+      const bytes = await this.repositories.withReaders(() => this.reads.objects.blob(target.dir, entry.oid));
       if (!bytes) throw new NotFoundError();
       return deliver({ status: 200, headers: rawHeaders(entry, path, sniffContentType(bytes.subarray(0, SNIFF_BYTES))), body: bytes });
     }
     await this.repositories.withGit(async () => {
-      const stream = this.trees.streamBlob(target.dir, entry.oid);
+      const stream = this.reads.trees.streamBlob(target.dir, entry.oid);
       const { head, body } = await sniffable(stream);
       await this.deliverStream(stream, { status: 200, headers: rawHeaders(entry, path, sniffContentType(head)), body }, deliver);
     });
@@ -87,10 +86,10 @@ export class DownloadsService {
       const ref = await this.refs.resolve(target, refName);
       if (!ref) throw new NotFoundError();
       const budget = { entries: this.config.git.archiveMaxEntries, bytes: this.config.git.archiveMaxBytes };
-      if (!(await this.trees.withinBudget(target.dir, ref.commit, budget))) {
+      if (!(await this.reads.trees.withinBudget(target.dir, ref.commit, budget))) {
         throw new PayloadTooLargeError(`the archive would hold more than ${budget.entries} files or ${budget.bytes} bytes`);
       }
-      const stream = this.trees.streamArchive(target.dir, ref.commit, format, target.repo.name);
+      const stream = this.reads.trees.streamArchive(target.dir, ref.commit, format, target.repo.name);
       const filename = `${target.repo.name}-${refName.replace(/\//g, '-')}.${format}`;
       const headers = {
         'Content-Type': format === 'zip' ? 'application/zip' : 'application/gzip',

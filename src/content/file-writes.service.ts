@@ -4,12 +4,11 @@ import type { AuthContext } from '../auth/auth-context';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
 import { faultPoint } from '../common/fault-points';
 import { Clock } from '../common/time';
-import { GitTrees, TreeEntry } from '../git/git-trees';
+import type { TreeEntry } from '../git/git-trees';
 import { GitIdentity, GitWrites, RefChangedError, TreeChange } from '../git/git-writes';
 import { isValidBranchName } from '../git/ref-names';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
-import { gitSignature } from '../repos/repositories.service';
-import { UsersService } from '../users/users.service';
+import { gitSignature } from '../repos/git-signature';
 import type { ChangeFilesOption, CreateFileOption, DeleteFileOption, FileOptions, IdentityWire, UpdateFileOption } from './content.options';
 import type { RefUpdate } from '../git/push-hooks';
 import { ContentRepositories, ContentRepository, zeroIdLike } from './content-repository';
@@ -17,6 +16,8 @@ import { assertFilePath } from './content-paths';
 import { ContentsService } from './contents.service';
 import { NamedRef, NOT_SIGNED, toFileCommitWire } from './content.mapper';
 import type { FileDeleteResponseWire, FileResponseWire, FilesResponseWire } from './content.wire';
+import { SiteUrls } from '../common/site-urls';
+import { GitReads } from '../git/git-reads';
 
 /** One file operation of a write, as Forgejo's ChangeRepoFiles takes them. */
 interface FileOperation {
@@ -66,11 +67,11 @@ function dateOf(value: unknown, field: string, fallback: number): number {
 @Injectable()
 export class FileWritesService {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly repositories: ContentRepositories,
-    private readonly trees: GitTrees,
+    private readonly reads: GitReads,
     private readonly writes: GitWrites,
     private readonly contents: ContentsService,
-    private readonly users: UsersService,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
@@ -164,10 +165,10 @@ export class FileWritesService {
     if (option.signoff) message = `${message.replace(/\n+$/, '')}\n\nSigned-off-by: ${committer.name} <${committer.email}>`;
     const written = newBranch ?? branch;
     const result = await this.repositories.withGit(async () => {
-      const parent = await this.trees.resolveCommit(target.dir, `refs/heads/${branch}`);
+      const parent = await this.reads.refs.resolveCommit(target.dir, `refs/heads/${branch}`);
       // Only an empty repository may get its first branch from a file write.
       if (!parent && !target.repo.isEmpty) throw new NotFoundError(`branch does not exist [name: ${branch}]`);
-      if (newBranch !== undefined && (await this.trees.resolveCommit(target.dir, `refs/heads/${newBranch}`))) {
+      if (newBranch !== undefined && (await this.reads.refs.resolveCommit(target.dir, `refs/heads/${newBranch}`))) {
         throw new InvalidInputError(`branch already exists [name: ${newBranch}]`);
       }
       const changes = parent ? await this.plan(target, parent, operations) : this.planFirst(operations);
@@ -180,7 +181,7 @@ export class FileWritesService {
       }
       faultPoint('contents.ref-updated');
       const ref: NamedRef = { name: written, kind: 'branch', commit: oid };
-      const commits = await this.trees.commits(target.dir, [oid]);
+      const commits = await this.reads.commits.commits(target.dir, [oid]);
       const described = await this.contents.describeFiles(target, ref, operations.filter((op) => op.operation !== 'delete').map((op) => op.path));
       return {
         ref,
@@ -195,7 +196,7 @@ export class FileWritesService {
 
   /** Forgejo's rule: given author and committer as given; only one given → both; none → the caller. */
   private identities(viewer: AuthContext, option: FileOptions, now: number): { author: GitIdentity; committer: GitIdentity } {
-    const caller = gitSignature(viewer.user!, this.users.site, now);
+    const caller = gitSignature(viewer.user!, this.siteUrls, now);
     const givenAuthor = identity(option.author);
     const givenCommitter = identity(option.committer);
     const author = givenAuthor ?? givenCommitter ?? caller;
@@ -227,7 +228,7 @@ export class FileWritesService {
         for (let count = 1; count <= segments.length; count++) wanted.add(segments.slice(0, count).join('/'));
       }
     }
-    const entries = await this.trees.entries(target.dir, parent, [...wanted]);
+    const entries = await this.reads.trees.entries(target.dir, parent, [...wanted]);
     const changes: TreeChange[] = [];
     for (const operation of operations) {
       const existing = entries.get(operation.path);

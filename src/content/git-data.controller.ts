@@ -6,7 +6,8 @@ import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { GitDataService } from './git-data.service';
 import { AnnotatedTagWire, GitBlobResponseWire, GitTreeResponseWire, ReferenceWire } from './git-data.wire';
-import { queryString, WildcardParam } from './route-params';
+import { WildcardParam } from './route-params';
+import { queryString } from '../http/query';
 
 function integer(value: unknown): number {
   const text = queryString(value) ?? '';

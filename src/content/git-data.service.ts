@@ -2,11 +2,11 @@ import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable } from '@nestjs/common';
 import { BadRequestError, NotFoundError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { GitData } from '../git/git-data';
 import { ContentRepositories } from './content-repository';
 import { GIT_TREES_PER_PAGE } from './git-data-limits';
 import { toAnnotatedTagWire, toGitEntryWire, toReferenceWire } from './git-data.mapper';
 import type { AnnotatedTagWire, GitBlobResponseWire, GitTreeResponseWire, ReferenceWire } from './git-data.wire';
+import { GitReads } from '../git/git-reads';
 
 /**
  * The git data routes CI systems read (refs, tag objects, trees, blobs), for whoever reads the repository.
@@ -16,8 +16,8 @@ import type { AnnotatedTagWire, GitBlobResponseWire, GitTreeResponseWire, Refere
 export class GitDataService {
   constructor(
     private readonly repositories: ContentRepositories,
-    private readonly data: GitData,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly reads: GitReads,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'maxDisplayFileBytes'>,
   ) {}
 
   /**
@@ -27,7 +27,7 @@ export class GitDataService {
   async refs(repository: RepositoryTarget, filter: string): Promise<ReferenceWire | ReferenceWire[]> {
     const target = await this.repositories.open(repository);
     const prefix = filter === '' ? '' : `refs/${filter}`;
-    const refs = (await this.repositories.withGit(() => this.data.refs(target.dir))).filter((ref) => ref.ref.startsWith(prefix));
+    const refs = (await this.repositories.withGit(() => this.reads.data.refs(target.dir))).filter((ref) => ref.ref.startsWith(prefix));
     if (refs.length === 0) throw new NotFoundError();
     const wires = refs.map((ref) => toReferenceWire(target.urls, ref));
     return wires.length === 1 && wires[0].ref === prefix ? wires[0] : wires;
@@ -36,7 +36,7 @@ export class GitDataService {
   /** GET /repos/{o}/{r}/git/tags/{sha}: an annotated tag object. */
   async tag(repository: RepositoryTarget, sha: string): Promise<AnnotatedTagWire> {
     const target = await this.repositories.open(repository);
-    const tag = await this.repositories.withGit(() => this.data.tag(target.dir, sha));
+    const tag = await this.repositories.withGit(() => this.reads.data.tag(target.dir, sha));
     if (!tag) throw new BadRequestError(`tag not found: ${sha.slice(0, 64)}`);
     return toAnnotatedTagWire(target.urls, tag);
   }
@@ -44,7 +44,7 @@ export class GitDataService {
   /** GET /repos/{o}/{r}/git/trees/{sha}: one page of the tree's entries (all below it with `recursive`). */
   async tree(repository: RepositoryTarget, sha: string, query: { recursive: boolean; page: number; perPage: number }): Promise<GitTreeResponseWire> {
     const target = await this.repositories.open(repository);
-    const tree = await this.repositories.withGit(() => this.data.tree(target.dir, sha, query.recursive));
+    const tree = await this.repositories.withGit(() => this.reads.data.tree(target.dir, sha, query.recursive));
     if (!tree) throw new BadRequestError(`sha not found [${sha.slice(0, 64)}]`);
     const perPage = query.perPage <= 0 || query.perPage > GIT_TREES_PER_PAGE ? GIT_TREES_PER_PAGE : query.perPage;
     const page = query.page <= 0 ? 1 : query.page;
@@ -64,9 +64,9 @@ export class GitDataService {
   async blob(repository: RepositoryTarget, sha: string): Promise<GitBlobResponseWire> {
     const target = await this.repositories.open(repository);
     return this.repositories.withGit(async () => {
-      const blob = await this.data.blobSize(target.dir, sha);
+      const blob = await this.reads.data.blobSize(target.dir, sha);
       if (!blob) throw new BadRequestError(`object does not exist [id: ${sha.slice(0, 64)}]`);
-      const content = blob.size <= this.config.maxDisplayFileBytes ? (await this.data.blob(target.dir, blob.sha)).toString('base64') : '';
+      const content = blob.size <= this.config.maxDisplayFileBytes ? (await this.reads.data.blob(target.dir, blob.sha)).toString('base64') : '';
       return { content, encoding: 'base64', url: `${target.urls.api}/git/blobs/${blob.sha}`, sha: blob.sha, size: blob.size };
     });
   }

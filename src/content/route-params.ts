@@ -10,9 +10,3 @@ export const WildcardParam = createParamDecorator((name: string, context: Execut
   if (Array.isArray(value)) return value.join('/');
   return typeof value === 'string' ? value : '';
 });
-
-/** One query string value, or undefined (a repeated key takes the first). */
-export function queryString(value: unknown): string | undefined {
-  if (Array.isArray(value)) return queryString(value[0]);
-  return typeof value === 'string' ? value : undefined;
-}

@@ -4,17 +4,18 @@ import { ConflictError, InvalidInputError, NotFoundError } from '../common/error
 import { Clock } from '../common/time';
 import { Page, PageQuery } from '../common/paging';
 import { GitCommand } from '../git/git-command';
-import { GitTrees, RefInfo } from '../git/git-trees';
+import { RefInfo } from '../git/git-refs';
 import { createTag, RefChangedError } from '../git/git-writes';
 import { isValidRefName } from '../git/ref-names';
 import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
-import { gitSignature } from '../repos/repositories.service';
-import { UsersService } from '../users/users.service';
+import { gitSignature } from '../repos/git-signature';
 import type { CreateTagOption } from './content.options';
 import { ContentRefs } from './content-refs';
 import { ContentRepositories, ContentRepository, zeroIdLike } from './content-repository';
 import { toTagWire } from './content.mapper';
 import type { TagWire } from './content.wire';
+import { SiteUrls } from '../common/site-urls';
+import { GitReads } from '../git/git-reads';
 
 const TAGS = 'refs/tags/';
 
@@ -22,11 +23,11 @@ const TAGS = 'refs/tags/';
 @Injectable()
 export class TagsService {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly repositories: ContentRepositories,
-    private readonly trees: GitTrees,
+    private readonly reads: GitReads,
     private readonly git: GitCommand,
     private readonly refs: ContentRefs,
-    private readonly users: UsersService,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
@@ -34,7 +35,7 @@ export class TagsService {
   /** Newest first, as Forgejo lists tags (`--sort=-creatordate`). */
   async list(repository: RepositoryTarget, query: PageQuery): Promise<Page<TagWire>> {
     const target = this.repositories.open(repository);
-    const all = await this.repositories.withGit(() => this.trees.refs(target.dir, TAGS, '-creatordate'));
+    const all = await this.repositories.withGit(() => this.reads.refs.refs(target.dir, TAGS, '-creatordate'));
     return { items: all.slice(query.offset, query.offset + query.limit).map((ref) => toTagWire(target.urls, ref)), total: all.length };
   }
 
@@ -63,7 +64,7 @@ export class TagsService {
       throw new InvalidInputError(`Tag name is invalid: ${body.tag_name}`);
     }
     await this.quota.assertCanWrite({ id: target.owner.id, name: target.owner.name }, 'size:repos:all');
-    const tagger = gitSignature(viewer.user!, this.users.site, this.clock.nowUnix());
+    const tagger = gitSignature(viewer.user!, this.siteUrls, this.clock.nowUnix());
     const ref = await this.repositories.withGit(async () => {
       const commit = await this.refs.resolve(target, body.target || undefined);
       if (!commit) throw new NotFoundError('target not found');
@@ -81,7 +82,7 @@ export class TagsService {
   }
 
   private async find(target: ContentRepository, tag: string): Promise<RefInfo | undefined> {
-    const refs = await this.trees.refs(target.dir, `${TAGS}${tag}`);
+    const refs = await this.reads.refs.refs(target.dir, `${TAGS}${tag}`);
     return refs.find((ref) => ref.ref === `${TAGS}${tag}`);
   }
 }

@@ -3,7 +3,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { formatTime } from '../common/time';
 import { repositoryUrls, toRepositoryWire } from '../repos/repository.mapper';
 import type { RepositoryEntity } from '../repos/repository.entity';
-import type { SiteUrls } from '../users/user.mapper';
+import type { Site } from '../common/site-urls';
 import type { UserEntity } from '../users/user.entity';
 import type { DeployKeyEntity } from './deploy-key.entity';
 import type { DeployKeyWire } from './deploy-key.wire';
@@ -21,7 +21,7 @@ export interface PlacedDeployKey {
  * only for a site admin or the user who owns the repository, and only when `withRepository` (lists and single
  * keys; not the answer to a creation).
  */
-export function toDeployKeyWire({ key, materialId, repo, owner }: PlacedDeployKey, viewer: AuthContext, site: SiteUrls, withRepository: boolean): DeployKeyWire {
+export function toDeployKeyWire({ key, materialId, repo, owner }: PlacedDeployKey, viewer: AuthContext, site: Site, withRepository: boolean): DeployKeyWire {
   const readOnly = key.mode === AccessMode.Read;
   const wire: DeployKeyWire = {
     id: key.id,

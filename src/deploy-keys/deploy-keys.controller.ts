@@ -2,24 +2,24 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/c
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { Public } from '../auth/route-auth';
-import { Body } from '../common/body';
+import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { RateLimit } from '../common/rate-limits';
 import { parseKeyId } from '../keys/key-owners';
 import { CreateKeyOption } from '../keys/ssh/create-key.option';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
-import { UsersService } from '../users/users.service';
 import { toDeployKeyWire } from './deploy-key.mapper';
 import { DeployKeyWire } from './deploy-key.wire';
 import { DeployKeysService } from './deploy-keys.service';
+import { SiteUrls } from '../common/site-urls';
 
 @ApiTags('repository')
 @Controller()
 export class DeployKeysController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly keys: DeployKeysService,
-    private readonly users: UsersService,
   ) {}
 
   @Get('repos/:owner/:repo/keys')
@@ -38,7 +38,7 @@ export class DeployKeysController {
     @Query('fingerprint') fingerprint?: unknown,
   ): Promise<PagedList<DeployKeyWire>> {
     const found = await this.keys.list(target, page, { materialId: positiveInteger(keyId), fingerprint: queryString(fingerprint) });
-    return pagedList(found, page, (key) => toDeployKeyWire(key, target.viewer, this.users.site, true));
+    return pagedList(found, page, (key) => toDeployKeyWire(key, target.viewer, this.siteUrls, true));
   }
 
   @Post('repos/:owner/:repo/keys')
@@ -49,7 +49,7 @@ export class DeployKeysController {
   @ApiCreatedResponse({ type: DeployKeyWire, description: 'DeployKey' })
   @ApiErrors(404, 422)
   async create(@TargetRepository() target: RepositoryTarget, @Body() option: CreateKeyOption): Promise<DeployKeyWire> {
-    return toDeployKeyWire(await this.keys.create(target, option), target.viewer, this.users.site, false);
+    return toDeployKeyWire(await this.keys.create(target, option), target.viewer, this.siteUrls, false);
   }
 
   @Get('repos/:owner/:repo/keys/:id')
@@ -59,7 +59,7 @@ export class DeployKeysController {
   @ApiOkResponse({ type: DeployKeyWire, description: 'DeployKey' })
   @ApiErrors(404)
   async get(@TargetRepository() target: RepositoryTarget, @Param('id') id: string): Promise<DeployKeyWire> {
-    return toDeployKeyWire(await this.keys.get(target, parseKeyId(id)), target.viewer, this.users.site, true);
+    return toDeployKeyWire(await this.keys.get(target, parseKeyId(id)), target.viewer, this.siteUrls, true);
   }
 
   @Delete('repos/:owner/:repo/keys/:id')

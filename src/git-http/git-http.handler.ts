@@ -15,6 +15,8 @@ import { TransferWatch } from '../git/transfer-watch';
 import { accountStateProblem, GitTarget, RepositoryGitAccess, ServedTarget } from '../repos/repository-git-access';
 import { ARCHIVED_PUSH_HTTP } from '../access/access-policy';
 
+// One cohesive thing, kept whole though long: git's smart HTTP protocol, served before Nest's routing.
+
 type Service = 'upload-pack' | 'receive-pack';
 
 interface GitRoute {
@@ -55,7 +57,7 @@ export class GitHttpHandler {
   private readonly basePath: string;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git' | 'rootUrl'>,
     private readonly credentials: CredentialChain,
     private readonly access: RepositoryGitAccess,
     private readonly processes: GitProcesses,

@@ -9,6 +9,8 @@ import { gitEnvironment, gitHome } from './git-environment';
 import { GitLauncher, LaunchResult } from './git-launcher';
 import { spawnGit, stoppedAtMemoryLimit } from './spawn-git';
 
+// One cohesive thing, kept whole though long: the one way git is run (environment, limits, output, streams).
+
 /** A git command that failed: it exited non-zero, was killed, or could not start. */
 export class GitError extends Error {
   constructor(
@@ -111,7 +113,7 @@ export class GitCommand {
   private homeReady = false;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir' | 'git'>,
     private readonly launcher: GitLauncher,
   ) {}
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { GitCommand } from './git-command';
-import { isPlainRevision } from './git-trees';
+import { isPlainRevision } from './git-refs';
 
 /** A ref with the object it holds (a commit, or an annotated tag object). */
 export interface RefObject {

@@ -13,7 +13,7 @@ export class GitLimits implements OnModuleInit {
   /** What the log line said: the way budgets are enforced. */
   inForce = '';
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git'>) {}
 
   onModuleInit(): void {
     const setting = this.config.git?.cgroup ?? 'auto';

@@ -35,7 +35,7 @@ export class GitObjectReaders implements OnApplicationShutdown {
   now: () => number = Date.now;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git'>,
     private readonly git: GitCommand,
     private readonly processes: GitProcesses,
   ) {

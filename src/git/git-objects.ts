@@ -4,10 +4,11 @@ import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { BatchReader, ReaderStoppedError } from './git-batch-reader';
 import { GitObjectReaders } from './git-object-readers';
+import { isPlainRevision } from './git-refs';
 import { findInTree, treeEntries } from './git-tree-format';
-import { isPlainRevision, TreeEntry } from './git-trees';
+import { TreeEntry } from './git-trees';
 
-/** Looking up refs and commits: GitTrees spawns a command for each, GitObjects asks a batch reader. */
+/** Looking up refs and commits: GitRefs spawns a command for each, GitObjects asks a batch reader. */
 export interface RefLookup {
   peelRefs(dir: string, refs: string[]): Promise<Map<string, string>>;
   /** The first of `refs` (in their order) that exists and peels to a commit, with that commit; null if none. */
@@ -50,7 +51,7 @@ const RACY_MS = 2_000;
 
 /**
  * The hot reads of the content API (refs, tree entries, small blobs) through the long-lived batch readers
- * (git-object-readers.ts): no process start per request. Answers are the same as GitTrees' commands give.
+ * (git-object-readers.ts): no process start per request. Answers are the same as GitRefs' and GitTrees' commands give.
  * Callers must not hold a slot of the process cap around these calls (the readers hold their own).
  *
  * Objects never change, so what an object id or a commit determines is remembered (least recently used out):

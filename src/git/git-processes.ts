@@ -11,6 +11,8 @@ import { PushAllowance, PushContext, PushHooks } from './push-hooks';
 import { gitStarted, spawnGit } from './spawn-git';
 import { TransferWatch } from './transfer-watch';
 
+// One cohesive thing, kept whole though long: the cap on git processes (slots, queue, drain) across transports.
+
 /** No slot became free in time, or the server is shutting down: HTTP answers 503, SSH an error line. */
 export class GitBusyError extends Error {
   constructor(message = 'too many git operations are running, try again later') {
@@ -197,7 +199,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
   private readonly reclaimers: (() => boolean)[] = [];
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir' | 'git'>,
     private readonly hooks: PushHooks,
   ) {
     this.shares = new GitShares({

@@ -7,6 +7,8 @@ import { GitCommand, GitError } from './git-command';
 import { GitObjectReaders } from './git-object-readers';
 import { RepositoryPaths } from './repository-paths';
 
+// One cohesive thing, kept whole though long: bare repositories on disk (create, adopt, move, remove, size).
+
 export type ObjectFormat = 'sha1' | 'sha256';
 
 export interface Signature {

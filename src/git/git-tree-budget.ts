@@ -43,7 +43,7 @@ export class GitTreeBudget {
 
   constructor(
     private readonly git: GitCommand,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git'>,
   ) {}
 
   /** GIT_MAX_TREE_ENTRIES: the most paths a tree may expand to before walks of it are refused. */

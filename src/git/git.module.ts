@@ -13,6 +13,9 @@ import { GitRepositories } from './git-repositories';
 import { GitTags } from './git-tags';
 import { GitPushCommits } from './git-push-commits';
 import { GitTreeBudget } from './git-tree-budget';
+import { GitCommits } from './git-commits';
+import { GitReads } from './git-reads';
+import { GitRefs } from './git-refs';
 import { GitTrees } from './git-trees';
 import { GitWrites } from './git-writes';
 import { PushHooks } from './push-hooks';
@@ -23,7 +26,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits, RepositoryJournal],
-  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitTrees, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, RepositoryJournal],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits, RepositoryJournal],
+  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, RepositoryJournal],
 })
 export class GitModule {}

@@ -69,7 +69,7 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
   private url = '';
   readonly hooksDir: string;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'dataDir'>) {
     this.hooksDir = path.join(config.dataDir, 'hooks');
   }
 
@@ -118,7 +118,7 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
   private installScripts(): void {
     fs.mkdirSync(this.hooksDir, { recursive: true });
     const program = path.join(this.hooksDir, 'anvil-hook.js');
-    fs.writeFileSync(program, HOOK_PROGRAM, { mode: 0o644 });
+    fs.writeFileSync(program, fs.readFileSync(HOOK_PROGRAM_FILE), { mode: 0o644 });
     for (const name of ['pre-receive', 'post-receive']) {
       // git runs under soft memory and CPU limits (git-budget.ts) that node, which reserves a large address
       // space at start, would not start under: the hook lifts them for itself (the hard limits allow it).
@@ -210,42 +210,5 @@ function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-/**
- * The hook program (plain CommonJS, run by the server's own node): reads git's ref lines, posts them to the
- * push's endpoint, and turns a refusal into `Anvil: <message>` on stderr with exit status 1.
- */
-const HOOK_PROGRAM = `'use strict';
-// Written by Anvil at start-up; edits are lost. See src/git/push-hooks.ts.
-const http = require('node:http');
-const hook = process.argv[2];
-const url = process.env.ANVIL_HOOK_URL;
-const token = process.env.ANVIL_PUSH_TOKEN;
-const fail = (message) => {
-  process.stderr.write('Anvil: ' + message + '\\n');
-  process.exit(1);
-};
-if (!url || !token) fail('this hook runs only for pushes served by Anvil');
-const chunks = [];
-// Where git keeps the pushed objects until pre-receive accepts them: the server reads them from there.
-const objects = {};
-for (const name of ['GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_QUARANTINE_PATH']) {
-  if (process.env[name]) objects['X-Anvil-' + name.toLowerCase().replace(/_/g, '-')] = encodeURIComponent(process.env[name]);
-}
-process.stdin.on('data', (chunk) => chunks.push(chunk));
-process.stdin.on('end', () => {
-  const body = Buffer.concat(chunks);
-  const request = http.request(url + hook, {
-    method: 'POST',
-    headers: { 'Content-Type': 'text/plain', 'Content-Length': body.length, 'X-Anvil-Push': token, ...objects },
-  }, (response) => {
-    const answer = [];
-    response.on('data', (chunk) => answer.push(chunk));
-    response.on('end', () => {
-      if (response.statusCode === 200) process.exit(0);
-      fail(Buffer.concat(answer).toString('utf8').trim() || 'internal error');
-    });
-  });
-  request.on('error', () => fail('internal error: the server did not answer the hook'));
-  request.end(body);
-});
-`;
+/** The hook program (plain CommonJS, run by the server's own node), copied into the hooks directory at start. */
+const HOOK_PROGRAM_FILE = path.join(__dirname, 'push-hook.worker.js');

@@ -61,7 +61,7 @@ function safeSegment(name: string): string {
 /** The one place that builds repository paths on disk. */
 @Injectable()
 export class RepositoryPaths {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir'>) {}
 
   repository(ownerName: string, repoName: string): string {
     return repositoryPath(this.config.dataDir, ownerName, repoName);

@@ -68,7 +68,7 @@ export class Reconciliation {
     private readonly blobs: BlobStore,
     private readonly journal: RepositoryJournal,
     private readonly leases: Leases,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir' | 'reconcileStaleAfterMs' | 'reconcileStartBudget'>,
   ) {
     this.dataDir = path.resolve(config.dataDir);
     this.quarantine = path.join(this.dataDir, 'lost+found', new Date().toISOString().replace(/[:.]/g, '-'));

@@ -6,6 +6,7 @@ import { Caller, Public } from '../auth/route-auth';
 import { GpgKeysService } from './gpg/gpg-keys.service';
 import { sendPlainText } from './plain-text';
 import { PublicKeysService } from './ssh/public-keys.service';
+import { OutsideApi } from '../http/outside-api';
 
 /**
  * The listings git users fetch from `{ROOT_URL}<user>.keys` and `{ROOT_URL}<user>.gpg`, as Forgejo serves
@@ -22,6 +23,7 @@ export class PlainTextKeysController {
 
   /** authorized_keys lines: `<type> <base64>`, one key per line. */
   @Get(':username.keys')
+  @OutsideApi()
   @Public()
   async authorizedKeys(@Caller() caller: AuthContext, @Param('username') username: string, @Res() response: Response): Promise<void> {
     sendPlainText(response, await this.sshKeys.authorizedKeys(caller, username));
@@ -29,6 +31,7 @@ export class PlainTextKeysController {
 
   /** The user's GPG keys in one ASCII-armored public-key block. */
   @Get(':username.gpg')
+  @OutsideApi()
   @Public()
   async armoredKeys(@Caller() caller: AuthContext, @Param('username') username: string, @Res() response: Response): Promise<void> {
     sendPlainText(response, await this.gpgKeys.armoredKeys(caller, username));

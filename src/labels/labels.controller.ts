@@ -4,7 +4,7 @@ import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@n
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public } from '../auth/route-auth';
-import { Body } from '../common/body';
+import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { toLabelWire } from './label.mapper';

@@ -8,10 +8,10 @@ import { isUniqueViolation, Transactions } from '../database/transactions';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { OrganizationsService } from '../users/organizations.service';
-import { UsersService } from '../users/users.service';
 import { normalizeColor } from './label-colors';
 import type { LabelEntity } from './label.entity';
 import { LabelOwner, LabelSort, LabelStore } from './label.store';
+import { SiteUrls } from '../common/site-urls';
 
 /** Where labels live, as a route resolved it: whose they are and the API address of their list. */
 export interface LabelPlace {
@@ -48,9 +48,9 @@ const DUPLICATE = 'label with the same name already exists';
 @Injectable()
 export class LabelsService {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly labels: LabelStore,
     private readonly organizations: OrganizationsService,
-    private readonly users: UsersService,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
   ) {}
@@ -62,13 +62,13 @@ export class LabelsService {
   async repositoryPlace(target: RepositoryTarget, write: boolean): Promise<LabelPlace> {
     const { repo, owner } = target;
     if (write) await target.assertCanWrite('repo.issues', 'user should have a permission to write to a repo', { evenWhenArchived: true });
-    return { owner: { repoId: repo.id, orgId: 0 }, listUrl: `${repositoryUrls(owner, repo, this.users.site).api}/labels` };
+    return { owner: { repoId: repo.id, orgId: 0 }, listUrl: `${repositoryUrls(owner, repo, this.siteUrls).api}/labels` };
   }
 
   async organizationPlace(viewer: AuthContext, orgName: string, access: 'list' | 'read' | 'write'): Promise<LabelPlace> {
     const org = access === 'write' ? await this.organizations.ownedByName(viewer, orgName) : await this.organizations.visibleByName(viewer, orgName);
     if (access === 'read') requireSignedIn(viewer);
-    return { owner: { repoId: 0, orgId: org.id }, listUrl: `${this.users.site.rootUrl}api/v1/orgs/${encodeURIComponent(org.name)}/labels` };
+    return { owner: { repoId: 0, orgId: org.id }, listUrl: `${this.siteUrls.rootUrl}api/v1/orgs/${encodeURIComponent(org.name)}/labels` };
   }
 
   list(place: LabelPlace, sort: string, page: PageQuery): Promise<Page<LabelEntity>> {

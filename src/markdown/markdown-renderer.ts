@@ -44,7 +44,7 @@ export function workerFile(directory = __dirname): string {
 export class MarkdownRenderer implements OnModuleDestroy {
   private readonly pool: RenderPool;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'markdown'>) {
     this.pool = new RenderPool({
       workerFile: workerFile(),
       size: Math.min(4, Math.max(2, os.availableParallelism() - 1)),

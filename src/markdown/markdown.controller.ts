@@ -3,7 +3,8 @@ import { ApiBody, ApiConsumes, ApiOkResponse, ApiProduces, ApiTags } from '@nest
 import type { Request, Response } from 'express';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SignedIn } from '../auth/route-auth';
-import { DecodedBody, ReadsBody } from '../common/body';
+import { DecodedBody } from '../http/body-decoding';
+import { ReadsBody } from '../http/body-guard';
 import { ApiErrors } from '../common/openapi';
 import type { AppConfig } from '../config/config';
 import { MarkdownOption, readMarkdownOption } from './markdown.option';

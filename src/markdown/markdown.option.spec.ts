@@ -1,4 +1,4 @@
-import { DecodedBody } from '../common/body';
+import { DecodedBody } from '../http/body-decoding';
 import { BadRequestError, InvalidInputError } from '../common/errors';
 import { contextBase, mentionCandidates, readMarkdownOption, renderMode } from './markdown.option';
 

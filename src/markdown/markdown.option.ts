@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { DecodedBody } from '../common/body';
+import { DecodedBody } from '../http/body-decoding';
 import { InvalidInputError } from '../common/errors';
 import { fieldFailure, FieldSpec } from '../common/fields';
 

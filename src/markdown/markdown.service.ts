@@ -15,7 +15,7 @@ const MAX_MENTION_LOOKUPS = 1000;
 @Injectable()
 export class MarkdownService {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'markdown' | 'rootUrl'>,
     private readonly renderer: MarkdownRenderer,
     private readonly mentionStore: MentionStore,
     private readonly visibility: UserVisibility,

@@ -68,7 +68,7 @@ const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443, 'git
 @Injectable()
 export class HostPolicy {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'allowLocalNetworks'>,
     @Inject(HOST_RESOLVER) private readonly resolve: HostResolver,
   ) {}
 

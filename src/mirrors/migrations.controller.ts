@@ -1,12 +1,12 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
-import { Body } from '../common/body';
+import { Body } from '../http/body-guard';
 import { ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, SignedIn } from '../auth/route-auth';
-import { NoRequestTimeout } from '../common/api-request-timeout';
-import { ClientGone } from '../common/client-gone';
+import { NoRequestTimeout } from '../http/request-timeout';
+import { ClientGone } from '../http/client-gone';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { RepositoryWire } from '../repos/repository.wire';
 import { MigrateRepositoryOption } from './migrate-repository.option';

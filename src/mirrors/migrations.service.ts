@@ -34,7 +34,7 @@ export class MigrationsService {
   private readonly logger = new Logger('MigrationsService');
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'mirrors'>,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly users: UserStore,
     private readonly organizationPolicy: OrganizationPolicy,

@@ -36,7 +36,7 @@ export class MirrorRunner implements BeforeApplicationShutdown {
   private readonly listeners = new Set<(repoId: number, outcome: SyncOutcome) => void>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git' | 'mirrors'>,
     private readonly procedure: MirrorSyncProcedure,
   ) {}
 

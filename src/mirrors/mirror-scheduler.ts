@@ -21,7 +21,7 @@ export class MirrorScheduler implements OnApplicationBootstrap, BeforeApplicatio
   private ticking: Promise<number> | null = null;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'mirrors'>,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly mirrors: MirrorStore,
     private readonly runner: MirrorRunner,

@@ -45,7 +45,7 @@ export class MirrorSyncProcedure {
   readonly holder = `${hostname().slice(0, 32)}:${process.pid}:${randomBytes(4).toString('hex')}`;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'mirrors'>,
     private readonly mirrors: MirrorStore,
     private readonly repositories: RepositoryStore,
     private readonly users: UserStore,

@@ -17,6 +17,7 @@ import { MirrorSyncProcedure } from './mirror-sync.procedure';
 import { MirrorSyncService } from './mirror-sync.service';
 import { MirrorStore } from './mirror.store';
 import { loadSecretKey, SecretBox } from './secret-box';
+import { RepositorySettings } from '../repos/repository-settings.service';
 
 /** Migrations and pull mirrors: POST /repos/migrate, mirror-sync, the sync procedure and the scheduler. */
 @Module({
@@ -40,6 +41,7 @@ export class MirrorsModule implements OnModuleInit {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repositories: RepositoriesService,
+    private readonly settings: RepositorySettings,
     private readonly mirrors: MirrorStore,
     private readonly clock: Clock,
   ) {}
@@ -47,7 +49,7 @@ export class MirrorsModule implements OnModuleInit {
   onModuleInit(): void {
     // SECRET_KEY is generated into DATA_DIR on first start, not at the first migration.
     loadSecretKey(this.config);
-    this.repositories.useMirrorIntervalEditor({
+    this.settings.useMirrorIntervalEditor({
       prepare: (repo, value) => {
         const interval = parseMirrorInterval(value === '' ? '8h' : value);
         return {

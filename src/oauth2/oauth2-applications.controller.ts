@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/c
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SignedIn } from '../auth/route-auth';
-import { Body } from '../common/body';
+import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { parseKeyId } from '../keys/key-owners';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';

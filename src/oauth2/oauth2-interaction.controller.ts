@@ -3,13 +3,15 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { AuthContext } from '../auth/auth-context';
 import { Public } from '../auth/route-auth';
-import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
+import { bindOption } from '../http/body-binding';
+import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { DomainError, TooManyRequestsError } from '../common/errors';
 import { PageCsrf } from '../pages/page-csrf';
 import { html, page, PAGE_CSP, SafeHtml } from '../pages/page-layout';
 import { ConsentForm } from './consent.form';
 import { Interaction, OAuth2SignIn } from './oauth2-sign-in.service';
 import { INTERACTION_PATH } from './oauth2-provider';
+import { OutsideApi } from '../http/outside-api';
 
 /** The page paths (outside /api/v1). */
 export const INTERACTION_ROUTE = `${INTERACTION_PATH}/:uid`;
@@ -62,6 +64,7 @@ export class OAuth2InteractionController {
   ) {}
 
   @Get(INTERACTION_ROUTE)
+  @OutsideApi()
   @Public()
   async show(@Req() request: Request, @Res() response: Response): Promise<void> {
     const interaction = await this.signIn.details(request, response);
@@ -70,6 +73,7 @@ export class OAuth2InteractionController {
   }
 
   @Post(INTERACTION_ROUTE)
+  @OutsideApi()
   @Public()
   @ReadsBody({ deferred: true })
   async decide(@Req() request: Request, @Res() response: Response, @DeferredBody() body: LazyBody): Promise<void> {

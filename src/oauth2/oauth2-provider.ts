@@ -4,10 +4,14 @@ import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nest
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { default as Provider, Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { hashToken, sameHash } from '../auth/secrets';
+import { runAsActor } from '../audit/audit-context';
+import { AuditService } from '../audit/audit.service';
 import { clientAddress } from '../auth/credentials';
+import { clientIp } from '../common/client-address';
 import { TooManyRequestsError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
 import { Clock } from '../common/time';
+import { Transactions } from '../database/transactions';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { SecretBox, SecretUnreadableError } from '../mirrors/secret-box';
 import { html, page, PAGE_CSP } from '../pages/page-layout';
@@ -59,6 +63,7 @@ const MAX_GROUPS = 100;
 
 /** Kinds whose rows are looked up again after they were written (the rest are only ever found by id). */
 const SESSION = 'Session';
+const GRANT = 'Grant';
 
 /**
  * The OAuth2 / OpenID Connect provider: panva's certified `oidc-provider`, configured as Forgejo's provider
@@ -76,7 +81,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   private handler!: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootHost' | 'rootUrl'>,
     private readonly records: OAuth2RecordStore,
     private readonly applications: OAuth2ApplicationStore,
     private readonly users: UserStore,
@@ -84,6 +89,8 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
     private readonly box: SecretBox,
     private readonly clock: Clock,
     private readonly limits: RateLimits,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -154,9 +161,11 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
         () => {
           request.headers['x-forwarded-proto'] = root.protocol.slice(0, -1);
           request.headers['x-forwarded-host'] = root.host;
-          request.headers['x-forwarded-for'] = request.ip ?? '';
+          const address = clientIp(request);
+          request.headers['x-forwarded-for'] = address;
           if (path === OAUTH2_ROUTES.authorization) withDefaultScope(request);
-          void this.handler(request, response);
+          // A grant the provider revokes here (a refresh token replayed or revoked) is logged from this address.
+          void runAsActor({ id: 0, name: '', address }, () => this.handler(request, response));
         },
         (error: unknown) => {
           if (!(error instanceof TooManyRequestsError)) return next(error);
@@ -277,12 +286,15 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
       };
     }
     const box = this.box;
+    const grants = this;
     return {
       async upsert(id: string, payload: AdapterPayload, expiresIn?: number) {
         // The id is the row's key, hashed; a session's id (its cookie) is kept sealed, for lookups by uid.
         const { jti: _jti, ...stored } = payload as OAuth2Payload;
         if (kind === SESSION) stored.sealedId = box.seal(id);
-        await records.upsert(kind, id, stored, expiresIn ? now() + expiresIn : 0);
+        const expiresUnix = expiresIn ? now() + expiresIn : 0;
+        if (kind === GRANT) return grants.saveGrant(id, stored, expiresUnix);
+        await records.upsert(kind, id, stored, expiresUnix);
       },
       async find(id: string) {
         const payload = await records.find(kind, id, now());
@@ -294,9 +306,51 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
       },
       findByUserCode: () => Promise.resolve(undefined),
       consume: (id: string) => records.consume(kind, id, now()),
-      destroy: (id: string) => records.destroy(kind, id),
-      revokeByGrantId: (grantId: string) => records.deleteByGrantId(grantId),
+      destroy: async (id: string) => {
+        if (kind === GRANT) await grants.revokeGrant(id);
+        else await records.destroy(kind, id);
+      },
+      revokeByGrantId: (grantId: string) => grants.revokeGrant(grantId),
     };
+  }
+
+  /**
+   * A grant saved: a new one is recorded in the audit log, in the same transaction, as the consent of the user
+   * the request acts for (the sign-in page runs it as that user).
+   */
+  private async saveGrant(id: string, payload: OAuth2Payload, expiresUnix: number): Promise<void> {
+    await this.transactions.run(async (tx) => {
+      const existed = (await this.records.find(GRANT, id, 0, tx)) !== undefined;
+      await this.records.upsert(GRANT, id, payload, expiresUnix, tx);
+      if (existed) return;
+      const scope = ((payload.openid as { scope?: string } | undefined)?.scope ?? '').split(' ').filter((item) => item !== '');
+      await this.audit.record(tx, {
+        action: 'oauth2_grant.create',
+        target: await this.applicationTarget(String(payload.clientId ?? '')),
+        detail: { client_id: String(payload.clientId ?? ''), scopes: scope },
+      });
+    });
+  }
+
+  /** A grant revoked (its refresh token revoked or replayed): it goes with everything issued under it, and is logged. */
+  private async revokeGrant(grantId: string): Promise<void> {
+    await this.transactions.run(async (tx) => {
+      const grant = await this.records.find(GRANT, grantId, 0, tx);
+      // The provider revokes a grant through several calls at once: the one that deletes its row logs it.
+      const removed = await this.records.destroy(GRANT, grantId, tx);
+      await this.records.deleteByGrantId(grantId, tx);
+      if (!grant || !removed) return;
+      await this.audit.record(tx, {
+        action: 'oauth2_grant.revoke',
+        target: await this.applicationTarget(String(grant.clientId ?? '')),
+        detail: { client_id: String(grant.clientId ?? ''), account_id: Number(grant.accountId ?? 0) },
+      });
+    });
+  }
+
+  private async applicationTarget(clientId: string): Promise<{ type: 'oauth2_application'; id: number; name: string }> {
+    const application = await this.applications.findByClientId(clientId);
+    return { type: 'oauth2_application', id: application?.id ?? 0, name: application?.name ?? clientId };
   }
 
   /** The RS256 signing key: made by the first instance to start, sealed with SECRET_KEY, read by the others. */

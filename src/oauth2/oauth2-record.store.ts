@@ -28,9 +28,9 @@ export class OAuth2RecordStore {
     return (tx ?? this.dataSource.manager).getRepository(OAuth2RecordEntity);
   }
 
-  async upsert(kind: string, id: string, payload: OAuth2Payload, expiresUnix: number): Promise<void> {
+  async upsert(kind: string, id: string, payload: OAuth2Payload, expiresUnix: number, tx?: EntityManager): Promise<void> {
     const accountId = Number(payload.accountId);
-    await this.records().upsert(
+    await this.records(tx).upsert(
       {
         kind,
         idHash: recordIdHash(id),
@@ -48,8 +48,8 @@ export class OAuth2RecordStore {
   }
 
   /** The stored payload, or undefined when missing or expired at `nowUnix`. */
-  async find(kind: string, id: string, nowUnix: number): Promise<OAuth2Payload | undefined> {
-    const row = await this.records().findOneBy({ kind, idHash: recordIdHash(id) });
+  async find(kind: string, id: string, nowUnix: number, tx?: EntityManager): Promise<OAuth2Payload | undefined> {
+    const row = await this.records(tx).findOneBy({ kind, idHash: recordIdHash(id) });
     return row ? this.payloadOf(row, nowUnix) : undefined;
   }
 
@@ -66,8 +66,9 @@ export class OAuth2RecordStore {
     await this.records().update({ kind, idHash: row.idHash }, { payload: JSON.stringify(payload), consumedUnix: nowUnix });
   }
 
-  async destroy(kind: string, id: string): Promise<void> {
-    await this.records().delete({ kind, idHash: recordIdHash(id) });
+  /** Deletes one row; answers whether this call deleted it (of concurrent deletes, exactly one does). */
+  async destroy(kind: string, id: string, tx?: EntityManager): Promise<boolean> {
+    return ((await this.records(tx).delete({ kind, idHash: recordIdHash(id) })).affected ?? 0) > 0;
   }
 
   /** Revokes a grant: every code and token issued under it goes with it. */

@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { runAsActor } from '../audit/audit-context';
 import type { AuthContext } from '../auth/auth-context';
 import { clientAddress, CredentialChain, SIGN_IN_FAILED } from '../auth/credentials';
+import { clientIp } from '../common/client-address';
 import { ForbiddenError, UnauthorizedError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
 import { APP_CONFIG, AppConfig } from '../config/config';
@@ -38,7 +40,7 @@ export class OAuth2SignIn {
     private readonly credentials: CredentialChain,
     private readonly users: UserStore,
     private readonly limits: RateLimits,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootUrl'>,
   ) {}
 
   countAttempt(request: Request): Promise<void> {
@@ -78,16 +80,19 @@ export class OAuth2SignIn {
   /** Signs in (when the provider asks) and grants the requested scopes; the provider then redirects to the application. */
   async authorize(request: Request, response: Response, interaction: Interaction, form: ConsentForm, auth: AuthContext | undefined): Promise<void> {
     const oidc = this.provider.oidc;
-    let accountId: string;
+    let user: UserEntity | null;
     if (interaction.needsSignIn || !interaction.sessionAccountId) {
-      accountId = String((carrierUser(auth) ?? (await this.verifyPassword(request, form))).id);
+      user = carrierUser(auth) ?? (await this.verifyPassword(request, form));
     } else {
-      accountId = interaction.sessionAccountId;
+      user = await this.users.findById(Number(interaction.sessionAccountId));
+      if (!user) throw new UnauthorizedError(SIGN_IN_FAILED);
     }
+    const accountId = String(user.id);
     const existing = !interaction.needsSignIn && interaction.grantId ? await oidc.Grant.find(interaction.grantId) : undefined;
     const grant = existing && existing.accountId === accountId ? existing : new oidc.Grant({ accountId, clientId: interaction.clientId });
     if (interaction.scopes.length > 0) grant.addOIDCScope(interaction.scopes.join(' '));
-    const grantId = await grant.save();
+    // The grant is the user's consent: the audit log names them, from this address.
+    const grantId = await runAsActor({ id: user.id, name: user.name, address: clientIp(request) }, () => grant.save());
     await oidc.interactionFinished(request, response, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
   }
 

@@ -12,9 +12,6 @@ import { OAuth2Provider } from './oauth2-provider';
 import { OAuth2SignIn } from './oauth2-sign-in.service';
 import { OAuth2StoreModule } from './oauth2-store.module';
 
-/** Paths outside /api/v1 that this module serves (bootstrap.ts keeps them out of the API prefix). */
-export const OAUTH2_PAGE_PATHS = [INTERACTION_ROUTE];
-
 /**
  * The OAuth2 / OpenID Connect provider for CI servers (Woodpecker, Drone): the applications API, the
  * provider's endpoints at Forgejo's paths (mounted in bootstrap.ts), and its sign-in and consent page.

@@ -7,6 +7,8 @@ import { sendBlob } from '../blobs/blob-download';
 import { BlobStore } from '../blobs/blob-store';
 import { PackageErrorsFilter } from './package-errors.filter';
 import { GENERIC, GenericFileRef, PackagesService } from './packages.service';
+import { OutsideApi } from '../http/outside-api';
+import { IncomingUpload, Upload } from '../http/upload-body';
 
 /** The four path parameters that name one file of a generic package version. */
 const GenericFile = createParamDecorator((_data: unknown, context: ExecutionContext): GenericFileRef => {
@@ -29,17 +31,19 @@ export class GenericPackagesController {
   ) {}
 
   @Put('api/packages/:owner/generic/:name/:version/:filename')
+  @OutsideApi()
   @Public('package')
   @HttpCode(201)
   async upload(
     @Caller() caller: AuthContext,
     @GenericFile() file: GenericFileRef,
-    @Req() request: Request,
+    @Upload() upload: IncomingUpload,
   ): Promise<void> {
-    await this.packages.upload(caller, file, request);
+    await this.packages.upload(caller, file, upload);
   }
 
   @Get('api/packages/:owner/generic/:name/:version/:filename')
+  @OutsideApi()
   @Public('package')
   async download(
     @Caller() caller: AuthContext,
@@ -51,6 +55,7 @@ export class GenericPackagesController {
   }
 
   @Delete('api/packages/:owner/generic/:name/:version/:filename')
+  @OutsideApi()
   @Public('package')
   @HttpCode(204)
   async deleteFile(
@@ -61,6 +66,7 @@ export class GenericPackagesController {
   }
 
   @Delete('api/packages/:owner/generic/:name/:version')
+  @OutsideApi()
   @Public('package')
   @HttpCode(204)
   async deleteVersion(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('name') name: string, @Param('version') version: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { settleUnreadBody } from '../common/body';
+import { settleUnreadBody } from '../http/unread-body';
 import { DomainError } from '../common/errors';
 
 /**

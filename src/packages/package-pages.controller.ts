@@ -3,8 +3,9 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public } from '../auth/route-auth';
 import { html, page, PAGE_CSP } from '../pages/page-layout';
-import { UsersService } from '../users/users.service';
 import { PackagesService } from './packages.service';
+import { OutsideApi } from '../http/outside-api';
+import { SiteUrls } from '../common/site-urls';
 
 /**
  * `{ROOT_URL}{owner}/-/packages/{type}/{name}/{version}`, the `html_url` of a `Package` (Forgejo's web view):
@@ -14,18 +15,19 @@ import { PackagesService } from './packages.service';
 @Controller()
 export class PackagePagesController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly packages: PackagesService,
-    private readonly users: UsersService,
   ) {}
 
   @Get(':owner/-/packages/:type/:name/:version')
+  @OutsideApi()
   @Public('package')
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Content-Security-Policy', PAGE_CSP)
   async version(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('type') type: string, @Param('name') name: string, @Param('version') version: string): Promise<string> {
     const found = await this.packages.get(caller, owner, type, name, version);
     const files = await this.packages.files(caller, owner, type, name, version);
-    const root = this.users.site.rootUrl;
+    const root = this.siteUrls.rootUrl;
     const path = [found.owner.login, found.type, found.name, found.version].map(encodeURIComponent);
     const items = files.map((file) => {
       const link = `${root}api/packages/${path[0]}/${path[1]}/${path[2]}/${path[3]}/${encodeURIComponent(file.name)}`;

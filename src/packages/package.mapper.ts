@@ -1,17 +1,18 @@
 import type { AuthContext } from '../auth/auth-context';
 import { formatTime } from '../common/time';
-import { toUserWire, type SiteUrls } from '../users/user.mapper';
+import type { Site } from '../common/site-urls';
+import { toUserWire } from '../users/user.mapper';
 import type { UserEntity } from '../users/user.entity';
 import type { StoredPackageFile, VersionOfPackage } from './package.store';
 import type { PackageFileWire, PackageWire } from './package.wire';
 
 /** `{ROOT_URL}{owner}/-/packages/{type}/{name}/{version}`, as Forgejo's web view. */
-export function packageVersionHtmlUrl(owner: UserEntity, found: VersionOfPackage, site: SiteUrls): string {
+export function packageVersionHtmlUrl(owner: UserEntity, found: VersionOfPackage, site: Site): string {
   const path = [owner.name, '-', 'packages', found.pkg.type, found.pkg.name, found.version.version].map(encodeURIComponent).join('/');
   return `${site.rootUrl}${path}`;
 }
 
-export function toPackageWire(owner: UserEntity, creator: UserEntity, found: VersionOfPackage, viewer: AuthContext, site: SiteUrls): PackageWire {
+export function toPackageWire(owner: UserEntity, creator: UserEntity, found: VersionOfPackage, viewer: AuthContext, site: Site): PackageWire {
   return {
     id: found.version.id,
     owner: toUserWire(owner, viewer, site),

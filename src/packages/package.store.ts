@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { isUniqueViolation } from '../database/transactions';
-import { likePattern } from '../repos/repository.store';
+import { likePattern } from '../database/like-pattern';
 import { PackageBlobEntity, PackageEntity, PackageFileEntity, PackageVersionEntity } from './package.entities';
 
 /** A version with its package, as lists and views need them. */

@@ -1,11 +1,10 @@
-import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuthContext } from '../auth/auth-context';
 import { RepositoryEvents } from '../events/repository-events';
 import { BlobStore, fannedKey, StagedBlob } from '../blobs/blob-store';
 import type { BlobDownload } from '../blobs/blob-download';
-import { assertDeclaredLength, declaredLength, rawUpload } from '../blobs/upload-body';
+import type { IncomingUpload } from '../http/upload-body';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { faultPoint } from '../common/fault-points';
 import { Page, PageQuery } from '../common/paging';
@@ -19,11 +18,11 @@ import { OrganizationPolicy } from '../access/organization-policy';
 import { UserVisibility } from '../users/user-visibility';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import { isValidFileName, isValidPackageName, isValidPackageVersion } from './package-names';
 import { packageVersionHtmlUrl, toPackageFileWire, toPackageWire } from './package.mapper';
 import { PackageStore, VersionOfPackage, VersionSearch } from './package.store';
 import type { PackageFileWire, PackageWire } from './package.wire';
+import { SiteUrls } from '../common/site-urls';
 
 export const GENERIC = 'generic';
 /** The types Forgejo knows; Anvil stores only generic packages, the others simply list nothing. */
@@ -47,16 +46,16 @@ export class PackagesService implements OnModuleInit {
   private readonly logger = new Logger('PackagesService');
 
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly store: PackageStore,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
     private readonly visibility: UserVisibility,
     private readonly organizationPolicy: OrganizationPolicy,
     private readonly blobs: BlobStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly usageSources: QuotaUsageSources,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'uploads'>,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly events: RepositoryEvents,
   ) {}
@@ -96,17 +95,17 @@ export class PackagesService implements OnModuleInit {
    * PUT /api/packages/{owner}/generic/{name}/{version}/{filename}: access, names (400), declared size and
    * quota (413) and an existing file (409) are all decided before the body is read.
    */
-  async upload(viewer: AuthContext, ref: GenericFileRef, request: IncomingMessage): Promise<void> {
+  async upload(viewer: AuthContext, ref: GenericFileRef, upload: IncomingUpload): Promise<void> {
     const owner = await this.writableOwner(viewer, ref.owner);
     assertGenericRef(ref);
     const maxBytes = this.config.uploads.packageMaxBytes;
-    assertDeclaredLength(request, maxBytes);
+    upload.assertDeclaredLength(maxBytes);
     // The most this body can add is reserved before a byte of it is read, and settled with the file's row.
-    const reservation = await this.quota.reserve(owner, 'size:assets:packages:all', 'packages', declaredLength(request) ?? maxBytes);
+    const reservation = await this.quota.reserve(owner, 'size:assets:packages:all', 'packages', upload.declaredLength ?? maxBytes);
     try {
       const existing = await this.store.findVersion(owner.id, GENERIC, ref.name, ref.version);
       if (existing && (await this.store.findFile(existing.version.id, ref.filename))) throw fileExists();
-      const staged = await this.blobs.receive(rawUpload(request).stream, maxBytes, ['md5', 'sha1', 'sha256', 'sha512']);
+      const staged = await this.blobs.receive(upload.raw().stream, maxBytes, ['md5', 'sha1', 'sha256', 'sha512']);
       await this.keep(staged, owner, viewer.user!, ref, reservation);
     } finally {
       await reservation.release();
@@ -202,7 +201,7 @@ export class PackagesService implements OnModuleInit {
   /** The `package` event for the owner's hooks, in the transaction of the change. */
   private async recordEvent(tx: EntityManager, action: 'created' | 'deleted', owner: UserEntity, sender: UserEntity, found: VersionOfPackage): Promise<void> {
     const creator = (await this.users.findById(found.version.creatorId, tx)) ?? owner;
-    const wire = toPackageWire(owner, creator, found, AuthContext.anonymous(), this.usersService.site);
+    const wire = toPackageWire(owner, creator, found, AuthContext.anonymous(), this.siteUrls);
     await this.events.record(tx, { kind: 'package', action, ownerId: owner.id, senderId: sender.id, package: wire });
   }
 
@@ -210,14 +209,14 @@ export class PackagesService implements OnModuleInit {
     const owner = await this.readableOwner(viewer, ownerName);
     const versions = await this.store.searchVersions(owner.id, search, page);
     const creators = new Map((await this.users.findByIds([...new Set(versions.items.map((item) => item.version.creatorId))])).map((user) => [user.id, user]));
-    const site = this.usersService.site;
+    const site = this.siteUrls;
     return { items: versions.items.map((item) => toPackageWire(owner, creators.get(item.version.creatorId) ?? owner, item, viewer, site)), total: versions.total };
   }
 
   async get(viewer: AuthContext, ownerName: string, type: string, name: string, version: string): Promise<PackageWire> {
     const { owner, found } = await this.version(viewer, ownerName, type, name, version);
     const creator = (await this.users.findById(found.version.creatorId)) ?? owner;
-    return toPackageWire(owner, creator, found, viewer, this.usersService.site);
+    return toPackageWire(owner, creator, found, viewer, this.siteUrls);
   }
 
   async files(viewer: AuthContext, ownerName: string, type: string, name: string, version: string): Promise<PackageFileWire[]> {
@@ -243,7 +242,7 @@ export class PackagesService implements OnModuleInit {
     const owner = await this.users.findById(ownerId);
     if (!owner) return { items: [], total: 0 };
     const sized = await this.store.versionSizesOfOwner(ownerId, page);
-    const site = this.usersService.site;
+    const site = this.siteUrls;
     return {
       total: sized.total,
       items: sized.items.map((item) => ({ name: item.pkg.name, type: item.pkg.type, version: item.version.version, size: item.size, html_url: packageVersionHtmlUrl(owner, item, site) })),

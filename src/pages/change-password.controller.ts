@@ -3,13 +3,15 @@ import { clientIp } from '../common/client-address';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/route-auth';
-import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
+import { bindOption } from '../http/body-binding';
+import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { DomainError, TooManyRequestsError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
 import { ChangePasswordForm } from './change-password.form';
 import { ChangePasswordService } from './change-password.service';
 import { PageCsrf } from './page-csrf';
 import { html, page, PAGE_CSP } from './page-layout';
+import { OutsideApi } from '../http/outside-api';
 
 export const CHANGE_PASSWORD_PATH = 'user/settings/change_password';
 
@@ -50,12 +52,14 @@ export class ChangePasswordController {
   ) {}
 
   @Get(CHANGE_PASSWORD_PATH)
+  @OutsideApi()
   @Public()
   form(@Req() request: Request, @Res() response: Response, @Query('user_name') userName?: string): void {
     send(response, 200, formPage(this.csrf.token(request, response), typeof userName === 'string' ? userName : ''));
   }
 
   @Post(CHANGE_PASSWORD_PATH)
+  @OutsideApi()
   @Public()
   @ReadsBody({ deferred: true })
   async change(@Req() request: Request, @Res() response: Response, @DeferredBody() body: LazyBody): Promise<void> {

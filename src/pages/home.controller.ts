@@ -5,6 +5,7 @@ import type { Response } from 'express';
 import { Public } from '../auth/route-auth';
 import { PACKAGE_ROOT, PACKAGE_VERSION } from '../server/package-version';
 import { html, page, PAGE_CSP } from './page-layout';
+import { OutsideApi } from '../http/outside-api';
 
 const DEFAULT_AVATAR = path.join(PACKAGE_ROOT, 'assets', 'img', 'avatar_default.png');
 
@@ -13,6 +14,7 @@ const DEFAULT_AVATAR = path.join(PACKAGE_ROOT, 'assets', 'img', 'avatar_default.
 @Controller()
 export class HomeController {
   @Get()
+  @OutsideApi()
   @Public()
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Content-Security-Policy', PAGE_CSP)
@@ -32,6 +34,7 @@ export class HomeController {
 
   /** Every user's `avatar_url` (Anvil stores no avatars). */
   @Get('assets/img/avatar_default.png')
+  @OutsideApi()
   @Public()
   avatar(@Res() response: Response): void {
     response.setHeader('Cache-Control', 'public, max-age=86400');

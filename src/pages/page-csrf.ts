@@ -16,7 +16,7 @@ const FORM_TOKEN = Symbol('csrf form token');
 export class PageCsrf {
   private readonly csrf;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, box: SecretBox) {
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'rootUrl'>, box: SecretBox) {
     const secret = box.derive('page forms csrf');
     const secure = config.rootUrl.startsWith('https:');
     this.csrf = doubleCsrf({

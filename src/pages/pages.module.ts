@@ -7,9 +7,6 @@ import { ChangePasswordService } from './change-password.service';
 import { HomeController } from './home.controller';
 import { PageCsrf } from './page-csrf';
 
-/** Paths outside /api/v1 that this module serves (bootstrap.ts keeps them out of the API prefix). */
-export const PAGE_PATHS = ['/', CHANGE_PASSWORD_PATH, 'assets/img/avatar_default.png'];
-
 /**
  * The only web pages: `/` (what this is, where the API documentation is), the password change that the API's
  * must-change-password answer points to, and the default avatar. No other web UI.

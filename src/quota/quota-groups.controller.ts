@@ -2,24 +2,25 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/com
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SiteAdmin } from '../auth/route-auth';
-import { Body, DeferredBody, LazyBody, ReadsBody, bindOption } from '../common/body';
+import { Body, DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
+import { bindOption } from '../http/body-binding';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { toUserWire } from '../users/user.mapper';
 import { UserWire } from '../users/user.wire';
-import { UsersService } from '../users/users.service';
 import { toQuotaGroup, toQuotaInfo } from './quota.mapper';
 import { CreateQuotaGroupOption, inlineRules, SetUserQuotaGroupsOption } from './quota.options';
 import { QuotaGroupWire, QuotaInfoWire } from './quota.wire';
 import { QuotaAdminService } from './quota-admin.service';
+import { SiteUrls } from '../common/site-urls';
 
 /** /admin/quota/groups and the per-user assignment (docs/quota.md); only while QUOTA_ENABLED. */
 @ApiTags('admin')
 @Controller()
 export class QuotaGroupsController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly quota: QuotaAdminService,
-    private readonly users: UsersService,
   ) {}
 
   @Get('admin/quota/groups')
@@ -87,7 +88,7 @@ export class QuotaGroupsController {
   @ApiOkResponse({ type: [UserWire], description: 'UserList' })
   @ApiErrors(400, 404)
   async listUsers(@Caller() caller: AuthContext, @Param('quotagroup') group: string, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
-    return pagedList(await this.quota.usersInGroup(group, page), page, (user) => toUserWire(user, caller, this.users.site));
+    return pagedList(await this.quota.usersInGroup(group, page), page, (user) => toUserWire(user, caller, this.siteUrls));
   }
 
   @Put('admin/quota/groups/:quotagroup/users/:username')

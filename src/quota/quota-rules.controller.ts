@@ -1,7 +1,8 @@
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { SiteAdmin } from '../auth/route-auth';
-import { Body, DeferredBody, LazyBody, ReadsBody, bindOption } from '../common/body';
+import { Body, DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
+import { bindOption } from '../http/body-binding';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { toQuotaRuleInfo } from './quota.mapper';

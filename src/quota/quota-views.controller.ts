@@ -8,6 +8,7 @@ import type { UserEntity } from '../users/user.entity';
 import { toQuotaInfo } from './quota.mapper';
 import { QuotaInfoWire, QuotaUsedArtifactWire, QuotaUsedAttachmentWire, QuotaUsedPackageWire } from './quota.wire';
 import { QuotaViewsService } from './quota-views.service';
+import { queryString } from '../http/query';
 
 const SUBJECT_QUERY = ApiQuery({ name: 'subject', required: true, type: String, description: 'subject of the quota' });
 const CHECK_RESPONSE = ApiOkResponse({ type: Boolean, description: 'true when over quota for the subject: an action on it would be refused' });
@@ -37,7 +38,7 @@ export class QuotaViewsController {
   @CHECK_RESPONSE
   @ApiErrors(422)
   userCheck(@Caller() caller: AuthContext, @Query('subject') subject: unknown): Promise<boolean> {
-    return this.quota.isOverQuota(caller.user!, queryString(subject));
+    return this.quota.isOverQuota(caller.user!, queryString(subject) ?? '');
   }
 
   @Get('user/quota/attachments')
@@ -88,7 +89,7 @@ export class QuotaViewsController {
   @CHECK_RESPONSE
   @ApiErrors(404, 422)
   async orgCheck(@Caller() caller: AuthContext, @Param('org') org: string, @Query('subject') subject: unknown): Promise<boolean> {
-    return this.quota.isOverQuota(await this.quota.ownedOrganization(caller, org), queryString(subject));
+    return this.quota.isOverQuota(await this.quota.ownedOrganization(caller, org), queryString(subject) ?? '');
   }
 
   @Get('orgs/:org/quota/attachments')
@@ -132,10 +133,4 @@ export class QuotaViewsController {
 
 function same<T>(item: T): T {
   return item;
-}
-
-/** A missing subject reads as "" (docs/quota.md); a repeated key counts by its first value. */
-function queryString(value: unknown): string {
-  const first: unknown = Array.isArray(value) ? value[0] : value;
-  return typeof first === 'string' ? first : '';
 }

@@ -30,7 +30,7 @@ export class QuotaEngine implements QuotaGate {
     private readonly store: QuotaStore,
     private readonly usage: QuotaUsageStore,
     private readonly claims: Claims,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'quota'>,
   ) {}
 
   get enabled(): boolean {

@@ -1,10 +1,9 @@
 import { RepositoryPolicy, type RepositoryTarget } from '../access/repository-policy';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { BlobStore, StagedBlob } from '../blobs/blob-store';
-import { assertDeclaredLength, declaredLength, isMultipart, multipartUpload, rawUpload, UploadSource } from '../blobs/upload-body';
+import type { IncomingUpload, UploadSource } from '../http/upload-body';
 import { BadRequestError, NotFoundError } from '../common/errors';
 import { faultPoint } from '../common/fault-points';
 import { Page, PageQuery } from '../common/paging';
@@ -17,13 +16,13 @@ import type { QuotaUsedAttachmentWire } from '../quota/quota.wire';
 import { RepositoryEntity } from '../repos/repository.entity';
 import { RepositoryStore } from '../repos/repository.store';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import { AttachmentEntity, ReleaseEntity } from './release.entities';
 import { releaseUrls, toAttachmentWire, toAttachmentWires } from './release.mapper';
 import type { EditAttachmentOption } from './release.options';
 import { ReleaseStore } from './release.store';
 import type { AttachmentWire } from './release.wire';
 import { attachmentKey, ReleasesService, VisibleRelease } from './releases.service';
+import { SiteUrls } from '../common/site-urls';
 
 /** A file to send: what the download routes need for their headers, and how to read it. */
 export interface AttachmentDownload {
@@ -43,17 +42,17 @@ export type AttachmentTarget = { file: AttachmentDownload } | { redirect: string
 @Injectable()
 export class ReleaseAttachmentsService implements OnModuleInit {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly releases: ReleasesService,
     private readonly policy: RepositoryPolicy,
     private readonly store: ReleaseStore,
     private readonly repositories: RepositoryStore,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
     private readonly blobs: BlobStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly usageSources: QuotaUsageSources,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'uploads'>,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
 
@@ -66,7 +65,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
 
   async list(target: RepositoryTarget, releaseId: number): Promise<AttachmentWire[]> {
     const found = await this.releases.visible(target, releaseId);
-    return toAttachmentWires(found, found.release, await this.store.attachmentsOf([found.release.id]), this.usersService.site);
+    return toAttachmentWires(found, found.release, await this.store.attachmentsOf([found.release.id]), this.siteUrls);
   }
 
   async get(target: RepositoryTarget, releaseId: number, id: number): Promise<AttachmentWire> {
@@ -79,28 +78,28 @@ export class ReleaseAttachmentsService implements OnModuleInit {
    * overrides its file name), the raw body with `?name=`, or (multipart) an `external_url` instead of a file
    * (Forgejo's external asset: a link, no file, no bytes counted). Nothing of the body is read before the checks.
    */
-  async upload(target: RepositoryTarget, releaseId: number, request: IncomingMessage, query: UploadQuery): Promise<AttachmentWire> {
+  async upload(target: RepositoryTarget, releaseId: number, upload: IncomingUpload, query: UploadQuery): Promise<AttachmentWire> {
     const viewer = target.viewer;
     const found = await this.releases.writable(target, releaseId);
     const maxBytes = this.config.uploads.attachmentMaxBytes;
-    assertDeclaredLength(request, maxBytes);
+    upload.assertDeclaredLength(maxBytes);
     // The most this body can add is reserved before a byte of it is read, and settled with the row.
-    const reservation = await this.quota.reserve(found.owner, 'size:assets:attachments:releases', 'attachmentsReleases', declaredLength(request) ?? maxBytes);
+    const reservation = await this.quota.reserve(found.owner, 'size:assets:attachments:releases', 'attachmentsReleases', upload.declaredLength ?? maxBytes);
     try {
-      return await this.receive(found, viewer, request, query, maxBytes, reservation);
+      return await this.receive(found, viewer, upload, query, maxBytes, reservation);
     } finally {
       await reservation.release();
     }
   }
 
-  private async receive(found: VisibleRelease, viewer: AuthContext, request: IncomingMessage, query: UploadQuery, maxBytes: number, reservation: QuotaReservation): Promise<AttachmentWire> {
-    if (!isMultipart(request)) {
+  private async receive(found: VisibleRelease, viewer: AuthContext, upload: IncomingUpload, query: UploadQuery, maxBytes: number, reservation: QuotaReservation): Promise<AttachmentWire> {
+    if (!upload.isMultipart) {
       // Forgejo: a raw body is always a file, so a link as well is one thing too many.
       if (query.externalUrl) throw new BadRequestError("'attachment' and 'external_url' are mutually exclusive");
       if (query.name === '') throw new BadRequestError('Could not determine name of attachment.');
-      return this.storeFile(found, viewer, rawUpload(request), query.name, maxBytes, reservation);
+      return this.storeFile(found, viewer, upload.raw(), query.name, maxBytes, reservation);
     }
-    const { file, fields } = await multipartUpload(request, 'attachment');
+    const { file, fields } = await upload.multipart('attachment');
     const externalUrl = query.externalUrl || fields.external_url || '';
     const name = query.name || fields.name || '';
     if (file && externalUrl) {
@@ -242,7 +241,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
 
   /** One attachment, as Forgejo answers it: downloadable by uuid (a listing uses names: `list`). */
   private wire(attachment: AttachmentEntity): AttachmentWire {
-    return toAttachmentWire(attachment, this.usersService.site);
+    return toAttachmentWire(attachment, this.siteUrls);
   }
 
   /** The owner's release attachments for the quota views (docs/quota.md), largest first. */
@@ -250,7 +249,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     const owned = await this.store.listOfOwner(ownerId, page);
     const owner = await this.users.findById(ownerId);
     if (!owner) return { items: [], total: 0 };
-    const site = this.usersService.site;
+    const site = this.siteUrls;
     return {
       total: owned.total,
       items: owned.items.map((item) => {

@@ -8,6 +8,7 @@ import { Caller, Public } from '../auth/route-auth';
 import { BlobStore } from '../blobs/blob-store';
 import { sendBlob } from '../blobs/blob-download';
 import { AttachmentTarget, ReleaseAttachmentsService } from './release-attachments.service';
+import { OutsideApi } from '../http/outside-api';
 
 /**
  * Attachment downloads outside the API, at ROOT_URL (as Forgejo's web routes): `attachments/{uuid}` and
@@ -22,12 +23,14 @@ export class ReleaseDownloadsController {
   ) {}
 
   @Get('attachments/:uuid')
+  @OutsideApi()
   @Public('repository')
   async byUuid(@Caller() caller: AuthContext, @Param('uuid') uuid: string, @Req() request: Request, @Res() response: Response): Promise<void> {
     await this.send(request, response, await this.attachments.downloadByUuid(caller, uuid));
   }
 
   @Get(':owner/:repo/releases/download/:tag/:name')
+  @OutsideApi()
   @Public('repository')
   @RepositoryRoute({ unit: 'repo.releases' })
   async byName(

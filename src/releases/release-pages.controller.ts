@@ -7,9 +7,10 @@ import { Public } from '../auth/route-auth';
 import { NotFoundError } from '../common/errors';
 import { WildcardParam } from '../content/route-params';
 import { html, page, PAGE_CSP } from '../pages/page-layout';
-import { UsersService } from '../users/users.service';
 import type { ReleaseWire } from './release.wire';
 import { ReleasesService } from './releases.service';
+import { OutsideApi } from '../http/outside-api';
+import { SiteUrls } from '../common/site-urls';
 
 /**
  * The web URLs a `Release` names (Forgejo's `html_url`, `tarball_url`, `zipball_url`), so that a client that
@@ -20,11 +21,12 @@ import { ReleasesService } from './releases.service';
 @Controller()
 export class ReleasePagesController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly releases: ReleasesService,
-    private readonly users: UsersService,
   ) {}
 
   @Get(':owner/:repo/releases/tag/*tag')
+  @OutsideApi()
   @Public('repository')
   @RepositoryRoute({ unit: 'repo.releases' })
   @Header('Content-Type', 'text/html; charset=utf-8')
@@ -35,6 +37,7 @@ export class ReleasePagesController {
 
   /** `{ROOT_URL}{owner}/{repo}/archive/{ref}.tar.gz|.zip` → `{ROOT_URL}api/v1/repos/{owner}/{repo}/archive/…` (path only, so any host works). */
   @Get(':owner/:repo/archive/*archive')
+  @OutsideApi()
   @Public('repository')
   @RepositoryRoute({ unit: 'repo.code' })
   archive(@Param('owner') owner: string, @Param('repo') repo: string, @WildcardParam('archive') archive: string, @Res() response: Response): void {
@@ -42,7 +45,7 @@ export class ReleasePagesController {
     // A `.` or `..` segment would make the client resolve the Location to some other API route: nothing to alias.
     if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) throw new NotFoundError();
     const [ownerPart, repoPart, ...ref] = segments.map(encodeURIComponent);
-    response.redirect(302, `${new URL(this.users.site.rootUrl).pathname}api/v1/repos/${ownerPart}/${repoPart}/archive/${ref.join('/')}`);
+    response.redirect(302, `${new URL(this.siteUrls.rootUrl).pathname}api/v1/repos/${ownerPart}/${repoPart}/archive/${ref.join('/')}`);
   }
 }
 

@@ -1,7 +1,8 @@
 import type { AuthContext } from '../auth/auth-context';
 import { formatTime } from '../common/time';
 import type { RepositoryEntity } from '../repos/repository.entity';
-import { toUserWire, type SiteUrls } from '../users/user.mapper';
+import type { Site } from '../common/site-urls';
+import { toUserWire } from '../users/user.mapper';
 import type { UserEntity } from '../users/user.entity';
 import type { AttachmentEntity, ReleaseEntity } from './release.entities';
 import type { AttachmentWire, ReleaseWire } from './release.wire';
@@ -19,7 +20,7 @@ const segment = (text: string) => encodeURIComponent(text);
  * (Anvil serves them: release-pages.controller.ts), the API under `{ROOT_URL}api/v1`. The tag's `/` stays a
  * path separator in the page and archive URLs, and is escaped in a download URL, whose tag is one segment.
  */
-export function releaseUrls(place: ReleasePlace, release: ReleaseEntity, site: SiteUrls) {
+export function releaseUrls(place: ReleasePlace, release: ReleaseEntity, site: Site) {
   const web = `${site.rootUrl}${segment(place.owner.name)}/${segment(place.repo.name)}`;
   const api = `${site.rootUrl}api/v1/repos/${segment(place.owner.name)}/${segment(place.repo.name)}/releases/${release.id}`;
   const tag = release.tagName.split('/').map(segment).join('/');
@@ -27,7 +28,7 @@ export function releaseUrls(place: ReleasePlace, release: ReleaseEntity, site: S
 }
 
 /** Where an attachment downloads from: its own link when external, else by uuid (Forgejo's attachment answers). */
-function downloadUrl(attachment: AttachmentEntity, site: SiteUrls): string {
+function downloadUrl(attachment: AttachmentEntity, site: Site): string {
   return attachment.externalUrl || `${site.rootUrl}attachments/${segment(attachment.uuid)}`;
 }
 
@@ -35,7 +36,7 @@ function downloadUrl(attachment: AttachmentEntity, site: SiteUrls): string {
  * Pure: `Attachment` JSON. `byName` is the release's `/releases/download/{tag}/` prefix, given when the release's
  * attachments are listed and their names are unique (Forgejo's "predictable URLs"); else the uuid URL.
  */
-export function toAttachmentWire(attachment: AttachmentEntity, site: SiteUrls, byName?: string): AttachmentWire {
+export function toAttachmentWire(attachment: AttachmentEntity, site: Site, byName?: string): AttachmentWire {
   return {
     id: attachment.id,
     name: attachment.name,
@@ -49,7 +50,7 @@ export function toAttachmentWire(attachment: AttachmentEntity, site: SiteUrls, b
 }
 
 /** Pure: a release's attachments as Forgejo lists them (with the release, or GET …/assets). */
-export function toAttachmentWires(place: ReleasePlace, release: ReleaseEntity, attachments: AttachmentEntity[], site: SiteUrls): AttachmentWire[] {
+export function toAttachmentWires(place: ReleasePlace, release: ReleaseEntity, attachments: AttachmentEntity[], site: Site): AttachmentWire[] {
   const unique = new Set(attachments.map((attachment) => attachment.name)).size === attachments.length;
   const byName = unique ? releaseUrls(place, release, site).download : undefined;
   return attachments.map((attachment) => toAttachmentWire(attachment, site, byName));
@@ -65,7 +66,7 @@ export function toReleaseWire(
   publisher: UserEntity,
   attachments: AttachmentEntity[],
   viewer: AuthContext,
-  site: SiteUrls,
+  site: Site,
 ): ReleaseWire {
   const urls = releaseUrls(place, release, site);
   return {

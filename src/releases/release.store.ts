@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { RepositoryEntity } from '../repos/repository.entity';
-import { likePattern } from '../repos/repository.store';
+import { likePattern } from '../database/like-pattern';
 import { AttachmentEntity, ReleaseEntity } from './release.entities';
 
 export interface ReleaseFilter {

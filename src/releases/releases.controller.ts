@@ -1,10 +1,10 @@
-import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { Public } from '../auth/route-auth';
-import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
+import { bindOption } from '../http/body-binding';
+import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { NotFoundError } from '../common/errors';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
@@ -12,7 +12,9 @@ import { ReleaseAttachmentsService } from './release-attachments.service';
 import { CreateReleaseOption, EditAttachmentOption, EditReleaseOption } from './release.options';
 import { AttachmentWire, ReleaseWire } from './release.wire';
 import { ReleasesService } from './releases.service';
-import { NoRequestTimeout } from '../common/api-request-timeout';
+import { NoRequestTimeout } from '../http/request-timeout';
+import { queryString } from '../http/query';
+import { IncomingUpload, Upload } from '../http/upload-body';
 
 /** `/repos/{owner}/{repo}/releases…` (Forgejo's API v1). The repository's read and write rules decide access. */
 @ApiTags('repository')
@@ -40,7 +42,7 @@ export class ReleasesController {
     @Query('q') keyword: unknown,
     @Paging() page: PageQuery,
   ): Promise<PagedList<ReleaseWire>> {
-    const filter = { draft: queryFlag(draft), prerelease: queryFlag(prerelease), keyword: queryText(keyword).trim() };
+    const filter = { draft: queryFlag(draft), prerelease: queryFlag(prerelease), keyword: (queryString(keyword) ?? '').trim() };
     return pagedList(await this.releases.list(target, filter, page), page, same);
   }
 
@@ -156,9 +158,9 @@ export class ReleasesController {
     @Param('id') id: string,
     @Query('name') name: unknown,
     @Query('external_url') externalUrl: unknown,
-    @Req() request: Request,
+    @Upload() upload: IncomingUpload,
   ): Promise<AttachmentWire> {
-    return this.attachments.upload(target, idParam(id), request, { name: queryText(name), externalUrl: queryText(externalUrl) });
+    return this.attachments.upload(target, idParam(id), upload, { name: queryString(name) ?? '', externalUrl: queryString(externalUrl) ?? '' });
   }
 
   @Get('repos/:owner/:repo/releases/:id/assets/:attachment_id')
@@ -209,14 +211,10 @@ export function idParam(raw: string): number {
   return Number(raw);
 }
 
-/** A query string's text, '' when absent or repeated. */
-function queryText(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
 /** `true`/`false` filter; anything else (or absent) does not filter. */
 function queryFlag(value: unknown): boolean | undefined {
-  if (value === 'true') return true;
-  if (value === 'false') return false;
+  const text = queryString(value);
+  if (text === 'true') return true;
+  if (text === 'false') return false;
   return undefined;
 }

@@ -15,12 +15,12 @@ import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UserEntity, Visibility } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import type { CreateReleaseOption, EditReleaseOption } from './release.options';
 import { AttachmentEntity, ReleaseEntity } from './release.entities';
 import { ReleasePlace, toReleaseWire } from './release.mapper';
 import { ReleaseFilter, ReleaseStore } from './release.store';
 import type { ReleaseWire } from './release.wire';
+import { SiteUrls } from '../common/site-urls';
 
 /** A release the caller may see, with where it lives and whether the caller may change it. */
 export interface VisibleRelease extends ReleasePlace {
@@ -42,10 +42,10 @@ export class ReleasesService {
   private readonly logger = new Logger('ReleasesService');
 
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly releases: ReleaseStore,
     private readonly repositories: RepositoriesService,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
     private readonly tags: GitTags,
     private readonly paths: RepositoryPaths,
     private readonly blobs: BlobStore,
@@ -244,7 +244,7 @@ export class ReleasesService {
       this.releases.attachmentsOf(releases.map((release) => release.id)),
     ]);
     const byId = new Map(publishers.map((user) => [user.id, user]));
-    const site = this.usersService.site;
+    const site = this.siteUrls;
     return releases.map((release) =>
       toReleaseWire(place, release, byId.get(release.publisherId) ?? ghost(), attachments.filter((a: AttachmentEntity) => a.releaseId === release.id), viewer, site),
     );

@@ -6,6 +6,7 @@ import { UsersService } from '../users/users.service';
 import { GitModule } from '../git/git.module';
 import { RepositoriesController } from './repositories.controller';
 import { RepositoriesService } from './repositories.service';
+import { RepositorySettings } from './repository-settings.service';
 import { RepositoryAccess } from './repository-access';
 import { RepositoryAssignment } from './repository-assignment';
 import { RepositoryGitAccess } from './repository-git-access';
@@ -40,13 +41,14 @@ import { TopicsService } from './topics.service';
     RepositoryPushes,
     RepositoryViews,
     RepositoriesService,
+    RepositorySettings,
     RepositoryListsService,
     StarsService,
     WatchesService,
     TopicStore,
     TopicsService,
   ],
-  exports: [AccessModule, RepositoriesService, RepositoryStore, RepositoryAccess, RepositoryAssignment, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
+  exports: [AccessModule, RepositoriesService, RepositorySettings, RepositoryStore, RepositoryAccess, RepositoryAssignment, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
 })
 export class ReposModule implements OnModuleInit {
   constructor(

@@ -6,15 +6,20 @@ import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, requireSignedIn, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { CreateRepositoryOption } from './create-repository.option';
-import { Body, DeferredBody, LazyBody, ReadsBody, bindOption } from '../common/body';
+import { Body, DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
+import { bindOption } from '../http/body-binding';
 import { EditRepositoryOption } from './edit-repository.option';
 import { RepositoriesService } from './repositories.service';
+import { RepositorySettings } from './repository-settings.service';
 import { RepositoryWire } from './repository.wire';
 
 @ApiTags('repository')
 @Controller()
 export class RepositoriesController {
-  constructor(private readonly repositories: RepositoriesService) {}
+  constructor(
+    private readonly repositories: RepositoriesService,
+    private readonly settings: RepositorySettings,
+  ) {}
 
   @Post('org/:org/repos')
   @SignedIn('organization', 'repository')
@@ -77,7 +82,7 @@ export class RepositoriesController {
   @ApiOkResponse({ type: RepositoryWire })
   @ApiErrors(400, 403, 404, 409, 422)
   edit(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<RepositoryWire> {
-    return this.repositories.edit(target, () => bindOption(body, EditRepositoryOption));
+    return this.settings.edit(target, () => bindOption(body, EditRepositoryOption));
   }
 
   @Delete('repos/:owner/:repo')

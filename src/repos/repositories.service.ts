@@ -1,6 +1,5 @@
 import { AuditService } from '../audit/audit.service';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import * as path from 'node:path';
 import { EntityManager } from 'typeorm';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
@@ -8,13 +7,11 @@ import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from 
 import { Clock } from '../common/time';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { UserVisibility } from '../users/user-visibility';
-import { noReplyEmail } from '../users/user.mapper';
 import { UserEntity } from '../users/user.entity';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import type { CreateRepositoryOption } from './create-repository.option';
-import type { EditRepositoryOption } from './edit-repository.option';
-import { GitRepositories, ObjectFormat, RepositoryPathTakenError, Signature } from '../git/git-repositories';
+import { GitRepositories, ObjectFormat, RepositoryPathTakenError } from '../git/git-repositories';
+import { gitSignature } from './git-signature';
 import { RepositoryPaths, repositoryLeaseKey } from '../git/repository-paths';
 import { RepositoryJournal } from '../git/repository-journal';
 import { QUOTA_GATE, QuotaGate } from './quota-gate';
@@ -32,6 +29,10 @@ import { WatchStore } from './watch.store';
 import { faultPoint } from '../common/fault-points';
 import { KeyedLeases, Leases } from '../database/leases';
 import { RepositoryEvents } from '../events/repository-events';
+import { SiteUrls } from '../common/site-urls';
+
+// One cohesive thing, kept whole though long: a repository's lifecycle (create, adopt, rename, delete), whose
+// steps share the path leases, the journal and the compensations that keep row and directory together.
 
 const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
 
@@ -51,14 +52,6 @@ export interface ImportedRepository {
 }
 
 /**
- * How PATCH /repos/{owner}/{repo} changes `mirror_interval`, provided by the mirrors module: `prepare` checks
- * the value (422) before anything is written and returns the stored form and the write of the mirror record.
- */
-export interface MirrorIntervalEditor {
-  prepare(repo: RepositoryEntity, value: string): { display: string; apply(tx: EntityManager): Promise<void> };
-}
-
-/**
  * Told inside the deletion's transaction that a repository's row goes; what it returns runs after the commit
  * (files on disk), so that a rollback never leaves rows without their files.
  */
@@ -68,8 +61,10 @@ export type RepositoryDeletionListener = (tx: EntityManager, repo: RepositoryEnt
 export type RepositoryCreationListener = (tx: EntityManager, repo: RepositoryEntity, owner: UserEntity, creator: AuthContext) => Promise<void>;
 
 /**
- * Repositories: creation (row and bare git directory together, or neither), reading, changing, deleting,
- * and the lookup every /repos/{owner}/{repo} route starts with.
+ * Repositories' lifecycle: creation (row and bare git directory together, or neither), adoption of a directory
+ * filled elsewhere (a migration), the row and directory change of a rename, and deletion, each with its
+ * compensating step; and the lookups of GET /repos/{owner}/{repo} and GET /repositories/{id}. What a repository's
+ * settings say (PATCH) is RepositorySettings'.
  */
 @Injectable()
 export class RepositoriesService implements OnModuleInit {
@@ -85,14 +80,13 @@ export class RepositoriesService implements OnModuleInit {
   }
   private readonly deletionListeners: RepositoryDeletionListener[] = [];
   private readonly creationListeners: RepositoryCreationListener[] = [];
-  private mirrorIntervalEditor: MirrorIntervalEditor | null = null;
 
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly repositories: RepositoryStore,
     private readonly stars: StarStore,
     private readonly watches: WatchStore,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
     private readonly userVisibility: UserVisibility,
     private readonly views: RepositoryViews,
     private readonly policy: RepositoryPolicy,
@@ -107,11 +101,6 @@ export class RepositoriesService implements OnModuleInit {
     private readonly journal: RepositoryJournal,
     private readonly audit: AuditService,
   ) {}
-
-  /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
-  useMirrorIntervalEditor(editor: MirrorIntervalEditor): void {
-    this.mirrorIntervalEditor = editor;
-  }
 
   /** Modules that keep rows per repository (releases, mirrors) register here to go with it. */
   onRepositoryDeleted(listener: RepositoryDeletionListener): void {
@@ -332,53 +321,21 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   /**
-   * PATCH /repos/{owner}/{repo}: after the lookup, sign-in (401), admin of the repository (403), then the body.
-   * A new `name` is checked as at creation (duplicate 409, reserved 422); the directory moves before the row
-   * changes and moves back when the row cannot change, so row and directory stay together. Stars and watches
-   * hang on the repository id and are kept.
+   * Writes a repository's changed row, for its settings. With `moveTo` (a new name beyond letter case) the
+   * directory moves first and moves back when the row cannot change, so row and directory stay together; `undo`
+   * reverts what the caller changed on disk before (the HEAD) when either step fails. Stars and watches hang on
+   * the repository id and are kept.
    */
-  async edit(target: RepositoryTarget, bind: () => Promise<EditRepositoryOption>): Promise<RepositoryWire> {
-    const { repo, owner, viewer } = target;
-    await target.assertAdmin('user should be an owner or a collaborator with admin write of a repository');
-    const option = await bind();
-    const changes: Partial<RepositoryEntity> = {};
-    if (option.description !== undefined && option.description !== null) changes.description = option.description;
-    if (option.website !== undefined && option.website !== null) changes.website = option.website;
-    if (option.private !== undefined && option.private !== null) changes.isPrivate = option.private;
-    if (option.template !== undefined && option.template !== null) changes.isTemplate = option.template;
-    if (option.archived !== undefined && option.archived !== null) {
-      if (repo.isMirror) throw new InvalidInputError('repo is a mirror, cannot archive/un-archive');
-      if (option.archived !== repo.isArchived) {
-        changes.isArchived = option.archived;
-        changes.archivedUnix = option.archived ? this.clock.nowUnix() : 0;
-      }
-    }
-    const newName = option.name && option.name !== repo.name ? option.name : undefined;
-    // Only a change beyond letter case moves the directory (paths on disk are lowercased).
-    const moves = newName !== undefined && newName.toLowerCase() !== repo.lowerName;
-    if (newName !== undefined) {
-      if (moves) {
-        if (await this.repositories.findByOwnerAndName(owner.id, newName)) throw duplicateName();
-        assertUsableRepositoryName(newName);
-      }
-      changes.name = newName;
-      changes.lowerName = newName.toLowerCase();
-    }
-    let mirrorChange: ReturnType<MirrorIntervalEditor['prepare']> | null = null;
-    if (option.mirror_interval !== undefined && option.mirror_interval !== null) {
-      // Forgejo's updateMirror: only a mirror has an interval.
-      if (!repo.isMirror || !this.mirrorIntervalEditor) throw new InvalidInputError('repo is not a mirror, can not change mirror interval');
-      mirrorChange = this.mirrorIntervalEditor.prepare(repo, option.mirror_interval);
-      changes.mirrorInterval = mirrorChange.display;
-    }
+  async updateRow(
+    target: RepositoryTarget,
+    changes: Partial<RepositoryEntity>,
+    step: { moveTo?: string; apply?: (tx: EntityManager) => Promise<void>; undo: () => Promise<void> | void },
+  ): Promise<void> {
+    const { repo, owner } = target;
     const dir = this.paths.repository(owner.name, repo.name);
-    const branch = option.default_branch;
-    // As Forgejo: the default branch changes only to a branch that exists, or freely while the repository is empty.
-    if (branch && branch !== repo.defaultBranch && (repo.isEmpty || (await this.git.branchExists(dir, branch)))) {
-      await this.git.setHead(dir, branch);
-      changes.defaultBranch = branch;
-    }
-    const undoHead = () => (changes.defaultBranch ? this.git.setHead(dir, repo.defaultBranch).catch(() => undefined) : undefined);
+    const moves = step.moveTo !== undefined;
+    const newName = step.moveTo;
+    const undoHead = step.undo;
     const newDir = moves ? this.paths.repository(owner.name, newName!) : dir;
     // A move holds both paths, as creation and deletion hold theirs: no other instance creates at the new path
     // or deletes at the old one between the move and the row's change.
@@ -404,7 +361,7 @@ export class RepositoriesService implements OnModuleInit {
         await this.transactions.run(async (tx) => {
           if (moves && (await this.repositories.findByOwnerAndName(owner.id, newName!, tx))) throw duplicateName();
           await this.repositories.update(tx, repo.id, changes);
-          await mirrorChange?.apply(tx);
+          await step.apply?.(tx);
           await this.recordEdit(tx, owner, repo, changes);
         });
       } catch (error) {
@@ -426,8 +383,6 @@ export class RepositoriesService implements OnModuleInit {
       if (moves) faultPoint('repository.rename.committed');
       await settled?.().catch((error: Error) => this.logger.warn(`renamed ${owner.name}/${repo.name}, but its journal entry stayed: ${error.message}`));
     });
-    const stored = (await this.repositories.findById(repo.id))!;
-    return this.views.one(stored, owner, viewer, (await target.permission()).toWire());
   }
 
   /**
@@ -504,7 +459,7 @@ export class RepositoriesService implements OnModuleInit {
     choice: { readme: string; gitignores?: string; license?: string },
     now: number,
   ) {
-    const site = this.usersService.site;
+    const site = this.siteUrls;
     const author = gitSignature(creator, site, now);
     const urls = repositoryUrls(owner, repo, site);
     const files = this.templates.render(choice, {
@@ -515,21 +470,8 @@ export class RepositoriesService implements OnModuleInit {
   }
 }
 
-function duplicateName(): ConflictError {
+export function duplicateName(): ConflictError {
   return new ConflictError('The repository with the same name already exists.');
-}
-
-/**
- * The creator as git author and committer, as Forgejo signs: the full name (else the login), and the real
- * address unless the user keeps it private, then the no-reply placeholder.
- */
-export function gitSignature(user: UserEntity, site: { rootUrl: string; rootHost: string }, whenUnix: number): Signature {
-  const safe = (text: string) => text.replace(/[<>\n\r\0]/g, '').trim();
-  // git refuses a name made only of the characters it strips from idents (".", ",", ":", ";", quotes, blanks).
-  const usable = (text: string) => (/[^\s.,:;<>"'\\]/.test(text) ? text : '');
-  const name = usable(safe(user.fullName)) || usable(safe(user.name)) || `user-${user.id}`;
-  const email = user.keepEmailPrivate || user.email === '' ? noReplyEmail(user, site) : user.email;
-  return { name, email, whenUnix };
 }
 
 /** A repository directory's lease key: `owner/name.git`, the same on every instance whatever DATA_DIR's mount. */

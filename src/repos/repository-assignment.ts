@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import type { RepositoryUnit } from '../access/access-mode';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import { AuthContext } from '../auth/auth-context';
-import { GuardedBeforeBody } from '../common/body';
+import { GuardedBeforeBody } from '../http/body-guard';
 import { NotFoundError } from '../common/errors';
 import { ApiParam } from '@nestjs/swagger';
 import { RepositoryStore } from './repository.store';

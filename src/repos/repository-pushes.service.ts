@@ -45,7 +45,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     private readonly events: RepositoryEvents,
     private readonly pushCommits: GitPushCommits,
     private readonly treeBudget: GitTreeBudget,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
   ) {}
 
   onModuleInit(): void {

@@ -1,5 +1,6 @@
 import { InvalidInputError } from '../common/errors';
 import type { RepositorySort } from './repository.store';
+import { queryString } from '../http/query';
 
 /**
  * Pure parsing of the list queries: GET /repos/search and the `order_by` of GET /user/repos.
@@ -114,8 +115,7 @@ export function parseUserRepositoryOrder(query: RawQuery): RepositorySort[] {
 }
 
 function text(value: unknown): string {
-  const first = Array.isArray(value) ? value[0] : value;
-  return typeof first === 'string' ? first : '';
+  return queryString(value) ?? '';
 }
 
 /** Go's strconv.ParseBool, with a parse failure read as false (Forgejo's FormBool). */

@@ -5,11 +5,11 @@ import { Page } from '../common/paging';
 import { UserEntity } from '../users/user.entity';
 import type { UserWire } from '../users/user.wire';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import { RepositoryAccess, ViewerAccess } from './repository-access';
 import type { RepositoryEntity } from './repository.entity';
 import { toRepositoryOwnerWire, toRepositoryWire } from './repository.mapper';
 import type { RepositoryWire } from './repository.wire';
+import { SiteUrls } from '../common/site-urls';
 
 const NO_PERMISSION: PermissionWire = { admin: false, push: false, pull: false };
 
@@ -17,13 +17,13 @@ const NO_PERMISSION: PermissionWire = { admin: false, push: false, pull: false }
 @Injectable()
 export class RepositoryViews {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
     private readonly access: RepositoryAccess,
   ) {}
 
   one(repo: RepositoryEntity, owner: UserEntity, viewer: AuthContext, permission: PermissionWire): RepositoryWire {
-    return toRepositoryWire(repo, owner, viewer, permission, this.usersService.site);
+    return toRepositoryWire(repo, owner, viewer, permission, this.siteUrls);
   }
 
   /** `knownOwners`: owners the caller has loaded already (a list of one owner's repositories), not read again. */
@@ -38,7 +38,7 @@ export class RepositoryViews {
     const permissions = await this.access.permissions(access, rows);
     // One owner's JSON serves all of their repositories on the page (a user's list: all thirty).
     const ownerWires = new Map<number, UserWire>();
-    const site = this.usersService.site;
+    const site = this.siteUrls;
     const items: RepositoryWire[] = [];
     for (const { repo, owner } of rows) {
       let ownerWire = ownerWires.get(owner.id);

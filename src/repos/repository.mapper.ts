@@ -1,7 +1,8 @@
 import type { AuthContext } from '../auth/auth-context';
 import { sshCloneUrl } from '../common/ssh-endpoint';
 import { formatTime } from '../common/time';
-import { toUserWire, type SiteUrls } from '../users/user.mapper';
+import type { Site } from '../common/site-urls';
+import { toUserWire } from '../users/user.mapper';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { UserWire } from '../users/user.wire';
 import type { PermissionWire } from '../access/repository-permission';
@@ -10,7 +11,7 @@ import type { RepositoryWire, WatchInfoWire } from './repository.wire';
 import { splitTopics } from './topic-names';
 
 /** The URLs of a repository, all built from ROOT_URL. */
-export function repositoryUrls(owner: UserEntity, repo: RepositoryEntity, site: SiteUrls) {
+export function repositoryUrls(owner: UserEntity, repo: RepositoryEntity, site: Site) {
   const path = `${owner.name}/${repo.name}`;
   return {
     html: `${site.rootUrl}${path}`,
@@ -32,7 +33,7 @@ export function toRepositoryWire(
   owner: UserEntity,
   viewer: AuthContext,
   permission: PermissionWire,
-  site: SiteUrls,
+  site: Site,
   ownerWire: UserWire = toRepositoryOwnerWire(owner, viewer, site),
 ): RepositoryWire {
   const urls = repositoryUrls(owner, repo, site);
@@ -100,12 +101,12 @@ export function toRepositoryWire(
 }
 
 /** `Repository.owner`: the same for every repository of one owner, for one viewer. */
-export function toRepositoryOwnerWire(owner: UserEntity, viewer: AuthContext, site: SiteUrls): UserWire {
+export function toRepositoryOwnerWire(owner: UserEntity, viewer: AuthContext, site: Site): UserWire {
   return toUserWire(owner, viewer, site, { seesRepository: viewer.isSignedIn });
 }
 
 /** Forgejo sends the repository's creation time as `created_at` of a watch. */
-export function toWatchInfoWire(repo: RepositoryEntity, owner: UserEntity, site: SiteUrls): WatchInfoWire {
+export function toWatchInfoWire(repo: RepositoryEntity, owner: UserEntity, site: Site): WatchInfoWire {
   const urls = repositoryUrls(owner, repo, site);
   return {
     subscribed: true,

@@ -5,7 +5,8 @@ import { changeRows, insertUnlessPresent } from '../database/transactions';
 import { UserEntity } from '../users/user.entity';
 import type { VisibilityScope } from './repository-access';
 import { RepositoryEntity } from './repository.entity';
-import { applyScope, likePattern } from './repository.store';
+import { likePattern } from '../database/like-pattern';
+import { applyScope } from './repository-search-planner';
 import { RepoTopicEntity, TopicEntity } from './topic.entities';
 
 /** A topic with the number of repositories carrying it that the viewer may see. */

@@ -14,6 +14,7 @@ import { RepositoryStore } from './repository.store';
 import { RepositoryViews } from './repository-views';
 import type { RepositoryWire, WatchInfoWire } from './repository.wire';
 import { WatchStore } from './watch.store';
+import { SiteUrls } from '../common/site-urls';
 
 /**
  * Watches: the order of all three routes is scope → repository missing or invisible (404) →
@@ -22,6 +23,7 @@ import { WatchStore } from './watch.store';
 @Injectable()
 export class WatchesService {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly watches: WatchStore,
     private readonly repositories: RepositoryStore,
     private readonly usersService: UsersService,
@@ -37,7 +39,7 @@ export class WatchesService {
     const { repo, owner, viewer } = target;
     requireSignedIn(viewer);
     if (!(await this.watches.exists(viewer.user.id, repo.id))) throw new NotFoundError();
-    return toWatchInfoWire(repo, owner, this.usersService.site);
+    return toWatchInfoWire(repo, owner, this.siteUrls);
   }
 
   async watch(target: RepositoryTarget): Promise<WatchInfoWire> {
@@ -53,7 +55,7 @@ export class WatchesService {
       // Already watching: PUT is idempotent.
       if (!isUniqueViolation(error)) throw error;
     }
-    return toWatchInfoWire(repo, owner, this.usersService.site);
+    return toWatchInfoWire(repo, owner, this.siteUrls);
   }
 
   async unwatch(target: RepositoryTarget): Promise<void> {

@@ -24,7 +24,7 @@ const STORAGE_MINIMUM_BYTES = 1024 * 1024;
 export class HealthService {
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir'>,
   ) {}
 
   async check(): Promise<Health> {

@@ -5,6 +5,7 @@ import { Public } from '../auth/route-auth';
 import { Health, HealthService } from './health.service';
 import { PACKAGE_VERSION } from './package-version';
 import { Readiness } from './readiness';
+import { OutsideApi } from '../http/outside-api';
 
 @ApiSchema({ name: 'ServerVersion' })
 export class ServerVersionWire {
@@ -33,6 +34,7 @@ export class ServerController {
    * answers and DATA_DIR has room, 503 (with which of them failed) when not.
    */
   @Get('api/healthz')
+  @OutsideApi()
   @Public()
   @HttpCode(200)
   @ApiOkResponse({ description: 'the service, its database and its storage answer' })
@@ -52,6 +54,7 @@ export class ServerController {
    * while its database does not answer; 200 otherwise.
    */
   @Get('api/healthz/ready')
+  @OutsideApi()
   @Public()
   @HttpCode(200)
   @ApiOkResponse({ description: 'the instance takes new requests' })

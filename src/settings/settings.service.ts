@@ -11,7 +11,7 @@ const MIB = 1024 * 1024;
  */
 @Injectable()
 export class SettingsService {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'maxDisplayFileBytes' | 'paging' | 'uploads'>) {}
 
   api(): GeneralApiSettingsWire {
     return {

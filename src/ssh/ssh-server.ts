@@ -26,6 +26,8 @@ import type { PushContext } from '../git/push-hooks';
 import type { GitClient } from '../git/git-client';
 import { loadOrCreateHostKey } from './ssh-host-key';
 
+// One cohesive thing, kept whole though long: the SSH protocol server (authentication, git commands, channels).
+
 /** Who an authenticated connection is: a user by one of their keys, or a deploy key. */
 type SshIdentity = { kind: 'user'; key: PublicKeyEntity; user: UserEntity } | { kind: 'deploy'; key: DeployKeyEntity; principal: DeployKeyPrincipal };
 
@@ -57,7 +59,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   private readonly unauthenticatedByAddress = new Map<string, number>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git' | 'rootUrl' | 'ssh'>,
     private readonly endpoint: SshEndpoint,
     private readonly keys: PublicKeyStore,
     private readonly deployKeys: DeployKeyStore,

@@ -3,7 +3,8 @@ import { RepositoryRoute, TargetRepository } from '../repos/repository-assignmen
 import { Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/route-auth';
-import { bindOption, DeferredBody, LazyBody, ReadsBody } from '../common/body';
+import { bindOption } from '../http/body-binding';
+import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, PageQuery, Paging } from '../common/paging';
 import { CombinedStatusWire, CommitStatusWire } from './commit-status.wire';

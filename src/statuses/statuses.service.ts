@@ -11,13 +11,13 @@ import { RepositoryEvents } from '../events/repository-events';
 import { RepositoriesService } from '../repos/repositories.service';
 import { toUserWire } from '../users/user.mapper';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import type { UserWire } from '../users/user.wire';
 import type { CommitStatusEntity } from './commit-status.entity';
 import { combinedState, toCommitStatusWire } from './commit-status.mapper';
 import { CommitStatusStore, StatusSort } from './commit-status.store';
 import type { CombinedStatusWire, CommitStatusWire } from './commit-status.wire';
 import { COMMIT_STATUS_STATES, CreateStatusOption } from './create-status.option';
+import { SiteUrls } from '../common/site-urls';
 
 /**
  * Commit statuses (CI results): any reader sees them, writers (push permission) add them; each one added is
@@ -26,12 +26,12 @@ import { COMMIT_STATUS_STATES, CreateStatusOption } from './create-status.option
 @Injectable()
 export class StatusesService {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly content: ContentRepositories,
     private readonly refs: ContentRefs,
     private readonly repositories: RepositoriesService,
     private readonly statuses: CommitStatusStore,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
     private readonly transactions: Transactions,
     private readonly events: RepositoryEvents,
     private readonly clock: Clock,
@@ -63,7 +63,7 @@ export class StatusesService {
       return row;
     });
     this.events.committed();
-    return toCommitStatusWire(status, target.urls.api, toUserWire(viewer.user!, viewer, this.usersService.site));
+    return toCommitStatusWire(status, target.urls.api, toUserWire(viewer.user!, viewer, this.siteUrls));
   }
 
   /** GET …/statuses/{sha} and …/commits/{ref}/statuses: every status of the commit, paged. */
@@ -109,7 +109,7 @@ export class StatusesService {
   }
 
   private async wires(viewer: AuthContext, target: ContentRepository, statuses: CommitStatusEntity[]): Promise<CommitStatusWire[]> {
-    const site = this.usersService.site;
+    const site = this.siteUrls;
     const creators = new Map<number, UserWire>();
     for (const user of await this.users.findByIds([...new Set(statuses.map((status) => status.creatorId))])) creators.set(user.id, toUserWire(user, viewer, site));
     return statuses.map((status) => toCommitStatusWire(status, target.urls.api, creators.get(status.creatorId) ?? null));

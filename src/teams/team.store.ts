@@ -39,7 +39,9 @@ export class TeamStore {
   async insert(tx: EntityManager, fields: Omit<TeamEntity, 'id'>): Promise<TeamEntity | null> {
     const repository = tx.getRepository(TeamEntity);
     try {
-      return await repository.save(repository.create(fields));
+      // One INSERT on its own (no transaction of save's): a Galera conflict (1213) is then run again like any
+      // single statement (statement-retry.ts).
+      return await repository.save(repository.create(fields), { transaction: false });
     } catch (error) {
       if (isUniqueViolation(error)) return null;
       throw error;

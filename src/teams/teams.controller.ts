@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } fro
 import { ApiCreatedResponse, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, SignedIn } from '../auth/route-auth';
-import { Body } from '../common/body';
+import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { RepositoryAccess } from '../repos/repository-access';
@@ -11,11 +11,11 @@ import { RepositoryWire } from '../repos/repository.wire';
 import { toOrganizationWire } from '../users/organization.mapper';
 import { toUserWire } from '../users/user.mapper';
 import { UserWire } from '../users/user.wire';
-import { UsersService } from '../users/users.service';
 import { CreateTeamOption, EditTeamOption } from './create-team.option';
 import { toTeamWire } from './team.mapper';
 import { TeamSearchResultsWire, TeamWire } from './team.wire';
 import { TeamOfOrganization, TeamsService } from './teams.service';
+import { SiteUrls } from '../common/site-urls';
 
 /**
  * Teams of organisations. Sign-in comes after the organisation or team lookup, so the routes are public and
@@ -25,14 +25,14 @@ import { TeamOfOrganization, TeamsService } from './teams.service';
 @Controller()
 export class TeamsController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly teams: TeamsService,
-    private readonly users: UsersService,
     private readonly views: RepositoryViews,
     private readonly access: RepositoryAccess,
   ) {}
 
   private withOrganization(caller: AuthContext, { team, org }: TeamOfOrganization): TeamWire {
-    return toTeamWire(team, toOrganizationWire(org, caller, this.users.site));
+    return toTeamWire(team, toOrganizationWire(org, caller, this.siteUrls));
   }
 
   @Get('orgs/:org/teams')
@@ -112,7 +112,7 @@ export class TeamsController {
   @ApiOkResponse({ type: [UserWire], description: 'UserList' })
   @ApiErrors(401, 403, 404)
   async members(@Caller() caller: AuthContext, @Param('id') id: string, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
-    return pagedList(await this.teams.members(caller, id, page), page, (user) => toUserWire(user, caller, this.users.site));
+    return pagedList(await this.teams.members(caller, id, page), page, (user) => toUserWire(user, caller, this.siteUrls));
   }
 
   @Get('teams/:id/members/:username')
@@ -120,7 +120,7 @@ export class TeamsController {
   @ApiOkResponse({ type: UserWire })
   @ApiErrors(401, 403, 404)
   async member(@Caller() caller: AuthContext, @Param('id') id: string, @Param('username') username: string): Promise<UserWire> {
-    return toUserWire(await this.teams.member(caller, id, username), caller, this.users.site);
+    return toUserWire(await this.teams.member(caller, id, username), caller, this.siteUrls);
   }
 
   @Put('teams/:id/members/:username')

@@ -173,8 +173,8 @@ export class TeamsService {
     this.organizationPolicy.assertManages(standing);
     const user = await this.individual(viewer, username);
     await this.transactions.run(async (tx) => {
-      await this.memberships.addTeamMember(tx, team, user.id);
-      await this.audit.record(tx, { action: 'team.member_add', target: teamTarget(team), detail: { member: user.name } });
+      // Adding a member already there changes nothing, and records nothing.
+      if (await this.memberships.addTeamMember(tx, team, user.id)) await this.audit.record(tx, { action: 'team.member_add', target: teamTarget(team), detail: { member: user.name } });
     });
   }
 

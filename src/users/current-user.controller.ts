@@ -4,17 +4,17 @@ import type { AuthContext } from '../auth/auth-context';
 import { Caller, SignedIn } from '../auth/route-auth';
 import { toUserWire } from './user.mapper';
 import { UserWire } from './user.wire';
-import { UsersService } from './users.service';
+import { SiteUrls } from '../common/site-urls';
 
 @ApiTags('user')
 @Controller()
 export class CurrentUserController {
-  constructor(private readonly users: UsersService) {}
+  constructor(private readonly siteUrls: SiteUrls) {}
 
   @Get('user')
   @SignedIn('user')
   @ApiOkResponse({ type: UserWire })
   getCurrentUser(@Caller() caller: AuthContext): UserWire {
-    return toUserWire(caller.user!, caller, this.users.site);
+    return toUserWire(caller.user!, caller, this.siteUrls);
   }
 }

@@ -8,15 +8,15 @@ import { FollowsService } from './follows.service';
 import { UserEntity } from './user.entity';
 import { toUserWire } from './user.mapper';
 import { UserWire } from './user.wire';
-import { UsersService } from './users.service';
+import { SiteUrls } from '../common/site-urls';
 
 /** Followers and following: the caller's and another user's. */
 @ApiTags('user')
 @Controller()
 export class FollowsController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly follows: FollowsService,
-    private readonly users: UsersService,
   ) {}
 
   @Get('user/followers')
@@ -109,6 +109,6 @@ export class FollowsController {
   }
 
   private list(caller: AuthContext, query: PageQuery, page: { items: UserEntity[]; total: number }): PagedList<UserWire> {
-    return pagedList(page, query, (user) => toUserWire(user, caller, this.users.site));
+    return pagedList(page, query, (user) => toUserWire(user, caller, this.siteUrls));
   }
 }

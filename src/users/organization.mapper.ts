@@ -2,10 +2,11 @@ import type { AuthContext } from '../auth/auth-context';
 import { formatTime } from '../common/time';
 import type { OrganizationWire } from './organization.wire';
 import { UserEntity, VISIBILITY_NAMES } from './user.entity';
-import { avatarUrl, SiteUrls } from './user.mapper';
+import type { Site } from '../common/site-urls';
+import { avatarUrl } from './user.mapper';
 
 /** Pure: the `Organization` JSON of `org` as `viewer` may see it (anonymous callers get no e-mail). */
-export function toOrganizationWire(org: UserEntity, viewer: AuthContext, site: SiteUrls): OrganizationWire {
+export function toOrganizationWire(org: UserEntity, viewer: AuthContext, site: Site): OrganizationWire {
   return {
     id: org.id,
     name: org.name,

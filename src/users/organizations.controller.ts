@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
-import { Body } from '../common/body';
+import { Body } from '../http/body-guard';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public, requireSignedIn, SignedIn } from '../auth/route-auth';
@@ -12,15 +12,15 @@ import { EditOrganizationOption, organizationProfile } from './edit-organization
 import { OrganizationsService } from './organizations.service';
 import { toUserWire } from './user.mapper';
 import { UserWire } from './user.wire';
-import { UsersService } from './users.service';
+import { SiteUrls } from '../common/site-urls';
 
 /** /orgs routes. Sign-in comes after the organisation lookup (docs/check-order.md), so the service checks it. */
 @ApiTags('organization')
 @Controller()
 export class OrganizationsController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly organizations: OrganizationsService,
-    private readonly users: UsersService,
   ) {}
 
   @Post('orgs')
@@ -33,7 +33,7 @@ export class OrganizationsController {
       username: option.username,
       ...organizationProfile(option),
     });
-    return toOrganizationWire(org, caller, this.users.site);
+    return toOrganizationWire(org, caller, this.siteUrls);
   }
 
   @Get('orgs/:org')
@@ -41,7 +41,7 @@ export class OrganizationsController {
   @ApiOkResponse({ type: OrganizationWire })
   @ApiErrors(404)
   async get(@Caller() caller: AuthContext, @Param('org') name: string): Promise<OrganizationWire> {
-    return toOrganizationWire(await this.organizations.visibleByName(caller, name), caller, this.users.site);
+    return toOrganizationWire(await this.organizations.visibleByName(caller, name), caller, this.siteUrls);
   }
 
   @Patch('orgs/:org')
@@ -51,7 +51,7 @@ export class OrganizationsController {
   @ApiErrors(403, 404, 422)
   async edit(@Caller() caller: AuthContext, @Param('org') name: string, @Body() option: EditOrganizationOption): Promise<OrganizationWire> {
     const org = await this.organizations.edit(caller, name, organizationProfile(option));
-    return toOrganizationWire(org, caller, this.users.site);
+    return toOrganizationWire(org, caller, this.siteUrls);
   }
 
   @Get('user/orgs')
@@ -61,7 +61,7 @@ export class OrganizationsController {
   @ApiOkResponse({ type: [OrganizationWire], description: 'OrganizationList' })
   async listMine(@Caller() caller: AuthContext, @Paging() page: PageQuery): Promise<PagedList<OrganizationWire>> {
     const orgs = await this.organizations.organizationsOf(caller, null, page);
-    return pagedList(orgs, page, (org) => toOrganizationWire(org, caller, this.users.site));
+    return pagedList(orgs, page, (org) => toOrganizationWire(org, caller, this.siteUrls));
   }
 
   @Get('users/:username/orgs')
@@ -72,7 +72,7 @@ export class OrganizationsController {
   @ApiErrors(404)
   async listOfUser(@Caller() caller: AuthContext, @Param('username') username: string, @Paging() page: PageQuery): Promise<PagedList<OrganizationWire>> {
     const orgs = await this.organizations.organizationsOf(caller, username, page);
-    return pagedList(orgs, page, (org) => toOrganizationWire(org, caller, this.users.site));
+    return pagedList(orgs, page, (org) => toOrganizationWire(org, caller, this.siteUrls));
   }
 
   @Get('users/:username/orgs/:org/permissions')
@@ -107,7 +107,7 @@ export class OrganizationsController {
   @ApiErrors(404)
   async members(@Caller() caller: AuthContext, @Param('org') name: string, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
     const members = await this.organizations.members(caller, name, page);
-    return pagedList(members, page, (user) => toUserWire(user, caller, this.users.site));
+    return pagedList(members, page, (user) => toUserWire(user, caller, this.siteUrls));
   }
 
   @Get('orgs/:org/members/:username')
@@ -126,7 +126,7 @@ export class OrganizationsController {
   @ApiErrors(404)
   async publicMembers(@Caller() caller: AuthContext, @Param('org') name: string, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
     const members = await this.organizations.publicMembers(caller, name, page);
-    return pagedList(members, page, (user) => toUserWire(user, caller, this.users.site));
+    return pagedList(members, page, (user) => toUserWire(user, caller, this.siteUrls));
   }
 
   @Get('orgs/:org/public_members/:username')

@@ -2,13 +2,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { formatTime } from '../common/time';
 import { UserEntity, VISIBILITY_NAMES } from './user.entity';
 import type { UserWire } from './user.wire';
-
-export interface SiteUrls {
-  rootUrl: string;
-  rootHost: string;
-  /** Where `ssh_url` points (docs/git-transports.md). */
-  ssh: { user: string; host: string; port: number };
-}
+import type { Site } from '../common/site-urls';
 
 export interface UserViewOptions {
   /**
@@ -19,7 +13,7 @@ export interface UserViewOptions {
 }
 
 /** The placeholder address shown instead of a hidden one. */
-export function noReplyEmail(user: UserEntity, site: Pick<SiteUrls, "rootHost">): string {
+export function noReplyEmail(user: UserEntity, site: Pick<Site, "rootHost">): string {
   return `${user.lowerName}@noreply.${site.rootHost}`;
 }
 
@@ -28,18 +22,18 @@ export function noReplyEmail(user: UserEntity, site: Pick<SiteUrls, "rootHost">)
  * user does not keep it private, or the viewer is that user or a site admin. The real address may be ""
  * (an organisation without a contact address): Forgejo then shows "" too, not the placeholder.
  */
-export function visibleEmail(user: UserEntity, viewer: AuthContext, site: SiteUrls, options: UserViewOptions = {}): string {
+export function visibleEmail(user: UserEntity, viewer: AuthContext, site: Site, options: UserViewOptions = {}): string {
   const audience = options.seesRepository ?? viewer.isSignedIn;
   const shown = audience && (!user.keepEmailPrivate || viewer.isSelfOrAdmin(user.id));
   return shown ? user.email : noReplyEmail(user, site);
 }
 
-export function avatarUrl(site: SiteUrls): string {
+export function avatarUrl(site: Site): string {
   return `${site.rootUrl}assets/img/avatar_default.png`;
 }
 
 /** Pure: the `User` JSON of `user` as `viewer` may see it. */
-export function toUserWire(user: UserEntity, viewer: AuthContext, site: SiteUrls, options: UserViewOptions = {}): UserWire {
+export function toUserWire(user: UserEntity, viewer: AuthContext, site: Site, options: UserViewOptions = {}): UserWire {
   const privileged = viewer.isSelfOrAdmin(user.id);
   return {
     id: user.id,

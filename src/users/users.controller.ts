@@ -7,15 +7,15 @@ import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/pa
 import { toUserWire } from './user.mapper';
 import { UserWire } from './user.wire';
 import { UserDirectoryService } from './user-directory.service';
-import { UsersService } from './users.service';
+import { SiteUrls } from '../common/site-urls';
 
 /** Users group A (docs/check-order.md): the search and the profile of a user or organisation. */
 @ApiTags('user')
 @Controller()
 export class UsersController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly directory: UserDirectoryService,
-    private readonly users: UsersService,
   ) {}
 
   // Declared before users/:username, which would otherwise take "search" as a user name.
@@ -38,7 +38,7 @@ export class UsersController {
     @Paging() page: PageQuery,
   ): Promise<PagedList<UserWire>> {
     const found = await this.directory.search(caller, query, page);
-    return pagedList(found, page, (user) => toUserWire(user, caller, this.users.site));
+    return pagedList(found, page, (user) => toUserWire(user, caller, this.siteUrls));
   }
 
   @Get('users/:username')
@@ -46,6 +46,6 @@ export class UsersController {
   @ApiOkResponse({ type: UserWire })
   @ApiErrors(404, 500)
   async get(@Caller() caller: AuthContext, @Param('username') username: string): Promise<UserWire> {
-    return toUserWire(await this.directory.visibleByName(caller, username), caller, this.users.site);
+    return toUserWire(await this.directory.visibleByName(caller, username), caller, this.siteUrls);
   }
 }

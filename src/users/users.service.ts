@@ -1,12 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { AuthContext } from '../auth/auth-context';
 import { hashPassword } from '../auth/secrets';
-import { APP_CONFIG, AppConfig } from '../config/config';
 import { BadRequestError, InvalidInputError, NotFoundError } from '../common/errors';
 import { EMAIL, isHttpUrl } from '../common/fields';
 import { Clock } from '../common/time';
-import { SshEndpoint } from '../common/ssh-endpoint';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { parseVisibility, UserEntity, UserType, Visibility } from './user.entity';
 import { assertUsableUserName, USERNAME } from './user-names';
@@ -60,8 +58,6 @@ export class UsersService {
     private readonly organizations: OrganizationStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly sshEndpoint: SshEndpoint,
     private readonly audit: AuditService,
   ) {}
 
@@ -248,9 +244,6 @@ export class UsersService {
     });
   }
 
-  get site() {
-    return { rootUrl: this.config.rootUrl, rootHost: this.config.rootHost, ssh: { user: this.sshEndpoint.user, host: this.sshEndpoint.host, port: this.sshEndpoint.port } };
-  }
 }
 
 function assign<K extends keyof UserEntity>(update: Partial<UserEntity>, key: K, value: UserEntity[K] | undefined): void {

@@ -17,7 +17,6 @@ import { toUserWire } from '../users/user.mapper';
 import type { UserEntity } from '../users/user.entity';
 import { OrganizationPolicy } from '../access/organization-policy';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import { isValidBranchFilter } from './branch-filter';
 import { toDeliveryWire, toHookWire } from './hook.mapper';
 import type { CreateHookOption, EditHookOption } from './hook.options';
@@ -27,6 +26,7 @@ import type { WebhookEntity } from './webhook.entities';
 import { WebhookOutbox } from './webhook-outbox';
 import { pushBody } from './webhook-payloads';
 import { HookScope, WebhookStore } from './webhook.store';
+import { SiteUrls } from '../common/site-urls';
 
 /** Formats Anvil sends; every other type Forgejo knows (slack, discord, …) is refused. */
 export const HOOK_TYPES = ['forgejo', 'gitea', 'gogs'];
@@ -58,9 +58,9 @@ interface ResolvedPlace {
 @Injectable()
 export class HooksService {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly store: WebhookStore,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
     private readonly organizationPolicy: OrganizationPolicy,
     private readonly box: SecretBox,
     private readonly transactions: Transactions,
@@ -179,7 +179,7 @@ export class HooksService {
     if (!hook) throw new NotFoundError();
     const { repo, owner } = resolved.repository!;
     const branch = ref.replace(/^refs\/heads\//, '') || repo.defaultBranch;
-    const site = this.usersService.site;
+    const site = this.siteUrls;
     const dir = this.paths.repository(owner.name, repo.name);
     const head = repo.isEmpty ? null : await this.pushCommits.read(dir, '0', `refs/heads/${branch}`, 1).catch(() => null);
     const commit = head?.commits[0];

@@ -34,7 +34,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private writing = false;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
     private readonly store: WebhookStore,
     private readonly transactions: Transactions,
     private readonly sender: WebhookSender,

@@ -6,12 +6,12 @@ import { Clock } from '../common/time';
 import type { EventRecorder, RepositoryEvent } from '../events/repository-events';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { UserStore } from '../users/user.store';
-import { UsersService } from '../users/users.service';
 import { branchMatches } from './branch-filter';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import type { WebhookEntity } from './webhook.entities';
 import { OutgoingPayload, payloadsOf } from './webhook-payloads';
 import { WebhookStore } from './webhook.store';
+import { SiteUrls } from '../common/site-urls';
 
 /**
  * The outbox: an event becomes, in the transaction of the change it reports, one event row (its JSON) and
@@ -20,12 +20,12 @@ import { WebhookStore } from './webhook.store';
 @Injectable()
 export class WebhookOutbox implements EventRecorder {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly store: WebhookStore,
     private readonly users: UserStore,
-    private readonly usersService: UsersService,
     private readonly dispatcher: WebhookDispatcher,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
   ) {}
 
   listensTo(repo: RepositoryEntity): Promise<boolean> {
@@ -40,7 +40,7 @@ export class WebhookOutbox implements EventRecorder {
     const owner = await this.users.findById(ownerId, tx);
     if (!owner) return;
     const sender = await this.users.findById(event.senderId, tx);
-    const site = this.usersService.site;
+    const site = this.siteUrls;
     // Commit authors and committers are named by the account their address belongs to, as Forgejo does.
     const emails = event.kind === 'push' ? event.changes.flatMap((change) => change.commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail])) : [];
     const usernames = await this.users.namesByEmail(emails, `noreply.${site.rootHost}`, tx);

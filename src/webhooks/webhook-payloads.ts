@@ -3,7 +3,8 @@ import { formatTime } from '../common/time';
 import type { PushedCommit, RefChange, RepositoryEvent } from '../events/repository-events';
 import { repositoryUrls, toRepositoryWire } from '../repos/repository.mapper';
 import type { RepositoryEntity } from '../repos/repository.entity';
-import { SiteUrls, toUserWire } from '../users/user.mapper';
+import type { Site } from '../common/site-urls';
+import { toUserWire } from '../users/user.mapper';
 import { UserEntity, UserType } from '../users/user.entity';
 
 const ALL_PERMISSIONS = { admin: true, push: true, pull: true };
@@ -22,7 +23,7 @@ export interface PayloadFacts {
   repo: RepositoryEntity | null;
   owner: UserEntity;
   sender: UserEntity | null;
-  site: SiteUrls;
+  site: Site;
   /** The user names of known commit addresses, by lower-cased address (`username` of authors and committers). */
   usernames?: Map<string, string>;
 }

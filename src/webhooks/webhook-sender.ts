@@ -53,7 +53,7 @@ export class WebhookSender implements OnApplicationShutdown {
   private readonly httpsAgent: https.Agent;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
     @Inject(HOST_RESOLVER) private readonly resolve: HostResolver,
   ) {
     this.allowed = parseAllowedHosts(config.webhooks.allowedHosts);

@@ -113,14 +113,14 @@ export class WebhookStore {
 
   /**
    * The head of every hook's queue: its oldest unfinished delivery, with when it is due and whether another
-   * process holds the hook.
+   * process holds the hook. One index seek per hook (hook_id, done, id): the finished history, however long,
+   * is never scanned.
    */
   async queueHeads(): Promise<{ hookId: number; deliveryId: number; nextAttemptMs: number; leaseExpiresMs: number }[]> {
     const rows = await this.dataSource.query(
       `SELECT d.hook_id AS hook_id, d.id AS id, d.next_attempt_ms AS next_attempt_ms, h.lease_expires_ms AS lease_expires_ms
-         FROM webhook_delivery d
-         JOIN (SELECT hook_id, MIN(id) AS head FROM webhook_delivery WHERE done = ? GROUP BY hook_id) q ON q.head = d.id
-         JOIN webhook h ON h.id = d.hook_id`,
+         FROM webhook h
+         JOIN webhook_delivery d ON d.id = (SELECT MIN(x.id) FROM webhook_delivery x WHERE x.hook_id = h.id AND x.done = ?)`,
       [0],
     );
     return (rows as Record<string, number | string>[]).map((row) => ({

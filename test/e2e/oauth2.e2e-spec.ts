@@ -48,6 +48,7 @@ function onServer(url: string, base: string): string {
 
 interface Application {
   id: number;
+  name: string;
   client_id: string;
   client_secret: string;
 }
@@ -289,6 +290,18 @@ describe('OAuth2 / OpenID Connect provider', () => {
     await t.http.get(t.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(401);
     const rows = await t.dataSource.query("SELECT COUNT(*) AS n FROM oauth2_record WHERE client_id = ? AND kind IN ('Grant', 'AccessToken', 'RefreshToken')", [application.client_id]);
     expect(Number(rows[0].n)).toBe(0);
+
+    // The audit log has the application, the user's consent (from the browser's address) and the revocation,
+    // newest first, and no secret.
+    const admin = await makeUser(t, { admin: true });
+    const events = await t.http.get(t.api('/admin/audit')).query({ target: `oauth2_application:${application.name}` }).set(withToken(admin.token)).expect(200);
+    expect(events.body.map((event: { action: string }) => event.action)).toEqual(['oauth2_grant.revoke', 'oauth2_grant.create', 'oauth2_application.create']);
+    const [revoked, granted] = events.body;
+    expect(granted).toMatchObject({ outcome: 'success', actor: { id: owner.user.id, login: owner.name }, target: { type: 'oauth2_application', id: application.id }, detail: { client_id: application.client_id, scopes: ['openid'] } });
+    expect(granted.address).toMatch(/127\.0\.0\.1$/);
+    expect(revoked.detail).toMatchObject({ client_id: application.client_id, account_id: owner.user.id });
+    const text = JSON.stringify(events.body);
+    for (const secret of [application.client_secret, tokens.access_token, tokens.refresh_token!]) expect(text).not.toContain(secret);
   });
 
   it('refuses a sign-in form without its CSRF token, and a body over the cap', async () => {

@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import { GUARDS_METADATA, INTERCEPTORS_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import { BodyGuard, readsBody } from '../../src/common/body';
+import { BodyGuard, readsBody } from '../../src/http/body-guard';
 import { ROUTE_AUTH } from '../../src/auth/route-auth';
 import { openApiDocument } from '../../src/bootstrap';
 import { forgejoOperation } from '../../src/common/operation-ids';
-import { fixedSegments, isPrefiltered, routerStack } from '../../src/common/route-prefilter';
+import { fixedSegments, isPrefiltered, routerStack } from '../../src/http/route-prefilter';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('OpenAPI document and route declarations', () => {

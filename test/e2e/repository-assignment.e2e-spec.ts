@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import { BodyGuard } from '../../src/common/body';
+import { BodyGuard } from '../../src/http/body-guard';
 import { REPOSITORY_ROUTE, RepositoryAssignment } from '../../src/repos/repository-assignment';
 import { startTestApp, TestApp } from '../support/test-app';
 

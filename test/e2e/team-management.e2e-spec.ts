@@ -1,3 +1,4 @@
+import { AuditEventEntity } from '../../src/audit/audit-event.entity';
 import { CollaborationEntity } from '../../src/collaborators/collaboration.entity';
 import { OrgUserEntity, TeamEntity, TeamRepoEntity, TeamUserEntity } from '../../src/users/organization.entities';
 import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
@@ -163,6 +164,8 @@ describe('teams: every route, the Owners rules, organisation members and the cle
     await join(team.id, reader);
     await join(team.id, other);
     expect((await rows.team(team.id))!.numMembers).toBe(2);
+    // The audit log tells of each real change once: the repeated addition added nothing.
+    expect(await t.dataSource.getRepository(AuditEventEntity).countBy({ action: 'team.member_add', targetType: 'team', targetId: team.id })).toBe(2);
 
     const members = await t.http.get(t.api(`/teams/${team.id}/members`)).set(as(reader)).expect(200);
     expect(logins(members.body)).toEqual([other.name, reader.name]);

@@ -162,7 +162,12 @@ describe('webhooks', () => {
     expect(second.json.commits[0]).toMatchObject({ message: 'add README.md\n', added: ['README.md'], author: { name: 'Test Author', email: 'author@example.com' } });
     expect(second.json.head_commit.id).toBe(second.json.after);
     // The history shows both, newest first, without signatures or the Authorization header.
-    const history = await api('get', `/repos/${full}/hooks/${created.id}/deliveries`);
+    // The sink has the requests before the server has their answers: the history is read once both are recorded.
+    let history = await api('get', `/repos/${full}/hooks/${created.id}/deliveries`);
+    for (let attempt = 0; attempt < 200 && history.body.some((delivery: any) => delivery.status === 'pending'); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      history = await api('get', `/repos/${full}/hooks/${created.id}/deliveries`);
+    }
     expect(history.status).toBe(200);
     expect(history.body.map((delivery: any) => delivery.event)).toEqual(['push', 'create']);
     expect(history.body[0]).toMatchObject({ status: 'delivered', attempts: 1, response_status: 200, response_body: 'sink answer 200' });

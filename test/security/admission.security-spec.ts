@@ -11,7 +11,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { recordFigures } from './figures';
 
 /**
- * Issue 28, findings H5 and H7, the parts not covered elsewhere: sign-ins by token are counted before they are
+ * Admission, the parts not covered elsewhere: sign-ins by token are counted before they are
  * checked, the syncs of one owner's mirrors are capped over the whole server, and a sync's fetch has the
  * owner's remaining quota as its byte budget. Attackers are bounded (a fixed number of requests, a source that
  * stalls until the test closes it); the assertions are about what the server did, never how fast.

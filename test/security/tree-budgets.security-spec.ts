@@ -10,7 +10,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { recordFigures } from './figures';
 
 /**
- * Issue 28, finding H2: a tree whose few objects name billions of paths. Pushes of one are refused (HTTP and
+ * A tree whose few objects name billions of paths. Pushes of one are refused (HTTP and
  * SSH), and when one is in a repository anyway (planted on disk, as an older server let it in), listings, the
  * last-commit walk and diff stats answer 422 from a count of its distinct trees, before any git walks it: the
  * assertions are the statuses and that no git process of the repository is left, never how long it took.

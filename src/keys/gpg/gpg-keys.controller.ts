@@ -3,7 +3,7 @@ import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs
 import type { Response } from 'express';
 import type { AuthContext } from '../../auth/auth-context';
 import { Caller, SignedIn } from '../../auth/route-auth';
-import { Body, ReadsBody } from '../../common/body';
+import { Body, ReadsBody } from '../../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../../common/paging';
 import { parseKeyId } from '../key-owners';

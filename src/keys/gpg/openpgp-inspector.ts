@@ -2,6 +2,8 @@ import * as openpgp from 'openpgp';
 import { GpgEntity, GpgKeyFacts, GpgKeyParseError, MAX_ARMORED_KEY_LENGTH } from './gpg-key-facts';
 import { keyRingPolicyFailure } from './key-policy';
 
+// One cohesive thing, kept whole though long: the reader of an OpenPGP key ring and its signatures.
+
 export type { GpgEntity, GpgKeyFacts } from './gpg-key-facts';
 export { GpgKeyParseError, MAX_ARMORED_KEY_LENGTH } from './gpg-key-facts';
 

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { AuthContext } from '../../auth/auth-context';
 import { formatTime } from '../../common/time';
-import { SiteUrls, toUserWire } from '../../users/user.mapper';
+import type { Site } from '../../common/site-urls';
+import { toUserWire } from '../../users/user.mapper';
 import { UserEntity } from '../../users/user.entity';
 import { UserWire } from '../../users/user.wire';
 import type { PublicKeyEntity } from './public-key.entity';
@@ -28,7 +29,7 @@ export interface OwnedPublicKey {
 }
 
 /** Pure: the key as `viewer` may see it; `user` and `key_type` only for the owner or a site admin. */
-export function toPublicKeyWire({ key, owner }: OwnedPublicKey, viewer: AuthContext, site: SiteUrls): PublicKeyWire {
+export function toPublicKeyWire({ key, owner }: OwnedPublicKey, viewer: AuthContext, site: Site): PublicKeyWire {
   const privileged = viewer.isSelfOrAdmin(key.ownerId);
   return {
     id: key.id,

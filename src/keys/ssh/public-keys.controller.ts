@@ -1,16 +1,17 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { Body } from '../../common/body';
+import { Body } from '../../http/body-guard';
 import { ApiCreatedResponse, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../../auth/auth-context';
 import { Caller, SignedIn } from '../../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../../common/paging';
-import { UsersService } from '../../users/users.service';
 import { parseKeyId } from '../key-owners';
 import { CreateKeyOption } from './create-key.option';
 import { PublicKeyWire, toPublicKeyWire } from './public-key.wire';
 import { PublicKeysService } from './public-keys.service';
 import { RateLimit } from '../../common/rate-limits';
+import { queryString } from '../../http/query';
+import { SiteUrls } from '../../common/site-urls';
 
 const FINGERPRINT_QUERY = ApiQuery({ name: 'fingerprint', required: false, type: String, description: 'fingerprint of the key' });
 
@@ -18,8 +19,8 @@ const FINGERPRINT_QUERY = ApiQuery({ name: 'fingerprint', required: false, type:
 @Controller()
 export class PublicKeysController {
   constructor(
+    private readonly siteUrls: SiteUrls,
     private readonly keys: PublicKeysService,
-    private readonly users: UsersService,
   ) {}
 
   @Get('user/keys')
@@ -28,8 +29,8 @@ export class PublicKeysController {
   @ApiPaging()
   @ApiOkResponse({ type: [PublicKeyWire], description: 'PublicKeyList' })
   async listMine(@Caller() caller: AuthContext, @Paging() page: PageQuery, @Query('fingerprint') fingerprint?: unknown): Promise<PagedList<PublicKeyWire>> {
-    const found = await this.keys.listForCaller(caller.user!, page, queryString(fingerprint));
-    return pagedList(found, page, (item) => toPublicKeyWire(item, caller, this.users.site));
+    const found = await this.keys.listForCaller(caller.user!, page, queryString(fingerprint) || undefined);
+    return pagedList(found, page, (item) => toPublicKeyWire(item, caller, this.siteUrls));
   }
 
   @Post('user/keys')
@@ -38,7 +39,7 @@ export class PublicKeysController {
   @ApiCreatedResponse({ type: PublicKeyWire })
   @ApiErrors(422)
   async create(@Caller() caller: AuthContext, @Body() option: CreateKeyOption): Promise<PublicKeyWire> {
-    return toPublicKeyWire(await this.keys.create(caller.user!, option.title, option.key), caller, this.users.site);
+    return toPublicKeyWire(await this.keys.create(caller.user!, option.title, option.key), caller, this.siteUrls);
   }
 
   @Get('user/keys/:id')
@@ -46,7 +47,7 @@ export class PublicKeysController {
   @ApiOkResponse({ type: PublicKeyWire })
   @ApiErrors(404)
   async get(@Caller() caller: AuthContext, @Param('id') id: string): Promise<PublicKeyWire> {
-    return toPublicKeyWire(await this.keys.get(caller, parseKeyId(id)), caller, this.users.site);
+    return toPublicKeyWire(await this.keys.get(caller, parseKeyId(id)), caller, this.siteUrls);
   }
 
   @Delete('user/keys/:id')
@@ -70,13 +71,7 @@ export class PublicKeysController {
     @Paging() page: PageQuery,
     @Query('fingerprint') fingerprint?: unknown,
   ): Promise<PagedList<PublicKeyWire>> {
-    const found = await this.keys.listOfUser(caller, username, page, queryString(fingerprint));
-    return pagedList(found, page, (item) => toPublicKeyWire(item, caller, this.users.site));
+    const found = await this.keys.listOfUser(caller, username, page, queryString(fingerprint) || undefined);
+    return pagedList(found, page, (item) => toPublicKeyWire(item, caller, this.siteUrls));
   }
-}
-
-/** A repeated query key gives an array: the first value counts, as in Forgejo; an empty one is absent. */
-function queryString(value: unknown): string | undefined {
-  const first: unknown = Array.isArray(value) ? value[0] : value;
-  return typeof first === 'string' && first !== '' ? first : undefined;
 }

@@ -2,6 +2,8 @@ import { createHash, createPublicKey } from 'node:crypto';
 import * as sshpk from 'sshpk';
 import { SshWireReader, sshStrings } from './ssh-wire';
 
+// One cohesive thing, kept whole though long: the parser of SSH public keys and their policy.
+
 /**
  * Parsing and policy of SSH public keys, as Forgejo's CheckPublicKeyString does it.
  *

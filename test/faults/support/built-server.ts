@@ -74,7 +74,8 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
 /** `node dist/src/cli/main.js <args>`: its output and exit status. */
 export async function cli(env: Record<string, string>, args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args], { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 });
+    // Warnings and errors only: the CLI's information lines (its audit events) would go to standard error too.
+    const { stdout, stderr } = await run(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'warn' }, maxBuffer: 64 * 1024 * 1024 });
     return { status: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -86,7 +87,21 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
 export async function adminToken(env: Record<string, string>, username = 'faults-admin'): Promise<string> {
   const made = await cli(env, ['admin', 'user', 'create', '--username', username, '--password', 'faults-password', '--email', `${username}@example.com`, '--admin', '--access-token']);
   if (made.status !== 0) throw new Error(`admin user create failed: ${made.stderr}${made.stdout}`);
-  return made.stdout.trim().split('\n').pop()!;
+  return tokenLine(made.stdout);
+}
+
+/**
+ * The token `--access-token` prints: its own line of 40 hex digits. At LOG_LEVEL=info the CLI's audit log lines
+ * share stdout and may be flushed after it, so the last line is not always the token.
+ */
+export function tokenLine(stdout: string): string {
+  const token = stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => /^[0-9a-f]{40}$/.test(line))
+    .pop();
+  if (!token) throw new Error(`no token in the CLI's output: ${stdout}`);
+  return token;
 }
 
 /** `git <args>`, failing with git's message. */

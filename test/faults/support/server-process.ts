@@ -2,6 +2,7 @@ import { ChildProcess, execFile, spawn } from 'node:child_process';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { tokenLine } from './built-server';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
 const run = promisify(execFile);
@@ -87,7 +88,7 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
 /** A site administrator and their token, made with the CLI before the server starts. */
 export async function makeAdmin(env: Record<string, string>, name = 'fault-admin'): Promise<{ name: string; token: string }> {
   const out = await cli(env, ['admin', 'user', 'create', '--username', name, '--password', 'fault-admin-password', '--email', `${name}@example.com`, '--admin', '--access-token']);
-  const token = out.trim().split('\n').pop()!.trim();
+  const token = tokenLine(out);
   return { name, token };
 }
 

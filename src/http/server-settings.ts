@@ -2,6 +2,8 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { HttpServerConfig } from '../config/config';
 
+// Why: Node's default timeouts and unlimited connections do not suit life behind a gateway.
+
 /**
  * Timeouts and connection caps for life behind a gateway. Node's default keep-alive timeout (5 s) is shorter
  * than a gateway's idle timeout (commonly 60 s): the gateway would reuse a connection the server is closing

@@ -3,6 +3,8 @@ import cors from 'cors';
 import type { RequestLog } from '../logging/request-log';
 import { corsOptions } from './cors';
 
+// Why: the request log, security headers and CORS are one middleware registered once, not three.
+
 /** Headers every answer carries (docs/api-conventions.md), set in one call each. */
 const SECURITY_HEADERS: [string, string][] = [
   ['X-Content-Type-Options', 'nosniff'],

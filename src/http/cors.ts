@@ -1,5 +1,7 @@
 import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-options.interface';
 
+// Why: the CORS rules (who, which headers) are stated once, for the front door.
+
 /** Request headers a browser may send cross-origin: the credentials Forgejo clients use, and `Sudo`. */
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'Sudo', 'Content-Type', 'Accept', 'X-Requested-With', 'X-Gitea-OTP', 'X-Forgejo-OTP'];
 

@@ -4,7 +4,9 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { DomainError } from './errors';
+import { DomainError } from '../common/errors';
+
+// Why: a stuck API handler answers 503 in bounded time instead of holding the client and its connection.
 
 /** 503: the handler did not answer within API_REQUEST_TIMEOUT. */
 export class RequestTimedOutError extends DomainError {
@@ -38,14 +40,14 @@ export function NoRequestTimeout() {
  * `@NoRequestTimeout()` (streamed uploads, migrations) take as long as their transfer or their own limit. What the handler had started
  * may still finish after the 503 (its result is dropped): like a gateway's timeout, the answer says "unknown",
  * not "undone". A guard, not an interceptor: it arms one timer when the route is chosen and the caller let through,
- * and adds no per-request wrapper around the handler; a late answer is dropped (common/json-answer.ts).
+ * and adds no per-request wrapper around the handler; a late answer is dropped (http/json-answer.ts).
  */
 @Injectable()
 export class ApiRequestTimeout implements CanActivate {
   private readonly applies = new WeakMap<object, boolean>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'http' | 'rootUrl'>,
     private readonly reflector: Reflector,
   ) {}
 

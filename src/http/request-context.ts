@@ -1,5 +1,7 @@
 import type { AuthContext } from '../auth/auth-context';
 
+// Why: what the platform hangs on a request (caller, raw body) is typed in one place.
+
 declare module 'express-serve-static-core' {
   interface Request {
     /** Who is calling; set by the authentication middleware on every request. */

@@ -1,7 +1,10 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import Busboy from 'busboy';
 import { BadRequestError, PayloadTooLargeError } from '../common/errors';
+
+// Why: uploads stream to disk after every check, never buffered, and reach services as a typed source.
 
 /** The file of an upload request, not yet read: its bytes flow only when the caller pipes `stream`. */
 export interface UploadSource {
@@ -120,14 +123,36 @@ export function multipartUpload(request: IncomingMessage, field: string): Promis
 }
 
 /**
- * Download, package and page routes served at ROOT_URL, outside /api/v1 (as Forgejo's web and package routes):
- * every URL that a release, an attachment or a package names resolves.
+ * A streamed upload as a service receives it: what the request declares, and its body read only when the service
+ * asks (after its lookups, permission and quota checks), never the raw request.
  */
-export const OUTSIDE_API_ROUTES = [
-  'attachments/:uuid',
-  ':owner/:repo/releases/download/:tag/:name',
-  ':owner/:repo/releases/tag/{*tag}',
-  ':owner/:repo/archive/{*archive}',
-  ':owner/-/packages/:type/:name/:version',
-  'api/packages/{*path}',
-];
+export class IncomingUpload {
+  constructor(private readonly request: IncomingMessage) {}
+
+  /** The declared length (Content-Length), or undefined for a chunked body. */
+  get declaredLength(): number | undefined {
+    return declaredLength(this.request);
+  }
+
+  get isMultipart(): boolean {
+    return isMultipart(this.request);
+  }
+
+  /** 413 before a byte is read when the declared length is over `maxBytes`. */
+  assertDeclaredLength(maxBytes: number): void {
+    assertDeclaredLength(this.request, maxBytes);
+  }
+
+  /** The whole body as the file. */
+  raw(): UploadSource {
+    return rawUpload(this.request);
+  }
+
+  /** The multipart part named `field`, with the text fields sent before it. */
+  multipart(field: string): Promise<MultipartUpload> {
+    return multipartUpload(this.request, field);
+  }
+}
+
+/** Binds the request's body as an IncomingUpload, for the routes whose handlers accept the body themselves. */
+export const Upload = createParamDecorator((_data: unknown, context: ExecutionContext): IncomingUpload => new IncomingUpload(context.switchToHttp().getRequest<IncomingMessage>()));

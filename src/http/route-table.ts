@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { RouterLayer, routerStack } from './route-prefilter';
 
+// Why: a known path called with the wrong method answers 405, not 404.
+
 /**
  * Knows which paths the application serves, so that a known path called with the wrong method answers
  * 405 rather than 404 (docs/api-conventions.md).

@@ -2,7 +2,9 @@ import * as http from 'node:http';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express, Response } from 'express';
-import { linkHeader, PagedList } from './paging';
+import { linkHeader, PagedList } from '../common/paging';
+
+// Why: every JSON answer is encoded once, straight into bytes, by one writer (costs measured in docs/http-platform.md).
 
 /**
  * Every JSON answer is written here (docs/api-conventions.md: `application/json;charset=utf-8`, one document and a
@@ -33,11 +35,8 @@ export function writeJsonAnswers(app: Express, rootUrl: string): void {
       this.end();
       return this;
     }
-    // Encoded once, outside V8's heap. Handed over as a string, the text was copied twice more on the heap
-    // (flattened for its length, joined to the header for the write), and a write the client had not taken
-    // yet kept those copies alive through young-generation collections: with 64 clients, a page of thirty
-    // repositories promoted 33 KB per request to the old generation (17 KB as bytes) and cost 1.2-1.7 ms of
-    // server CPU instead of 0.9-1.1 ms; `/version` 136-148 µs instead of 101-110 µs (MariaDB, 2 cores).
+    // Encoded once, outside V8's heap: as a string, the text was copied twice more on the heap and kept alive
+    // by writes the client had not taken yet (docs/http-platform.md).
     const bytes = jsonBytes(body);
     this.setHeader('Content-Length', bytes.length);
     this.end(bytes);
@@ -47,11 +46,8 @@ export function writeJsonAnswers(app: Express, rootUrl: string): void {
 
 /**
  * `value` as JSON text and a newline, in UTF-8, written straight into one buffer. An array is written item by
- * item: its text is the items' texts joined by commas in brackets, and a page of thirty repositories made as one
- * string was 41 KB of text, built in pieces and copied whole on V8's heap; one emoji in one description made
- * all of it two bytes a character, and the newline appended to it one more flattened copy. Under load those
- * copies filled the young generation (a collection every 23 ms) and promoted the objects of the requests still
- * in flight.
+ * item: its text is the items' texts joined by commas in brackets, so that no whole-page string is built and
+ * copied on V8's heap (docs/http-platform.md).
  */
 export function jsonBytes(value: unknown): Buffer {
   const list = Array.isArray(value) && (value as { toJSON?: unknown }).toJSON === undefined;
@@ -81,8 +77,7 @@ function itemText(item: unknown, index: number): string {
  * (`app.request`, `app.response`), for `http.createServer`. Express gives every request and response those
  * prototypes with `Object.setPrototypeOf` when it starts handling them; on an object that has them already
  * that is a no-op, while changing the prototype of each new object makes V8 keep every request's objects
- * through young-generation collections: measured on a bare Express 5 app, a third of the throughput, young
- * collections ten times longer, and old-generation collections every few hundred milliseconds under load.
+ * through young-generation collections (docs/http-platform.md).
  */
 export function expressMessageClasses(app: Express): { IncomingMessage: typeof http.IncomingMessage; ServerResponse: typeof http.ServerResponse } {
   function ExpressRequest(this: http.IncomingMessage, socket: unknown): void {

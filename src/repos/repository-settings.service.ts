@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { RepositoryTarget } from '../access/repository-policy';
+import { InvalidInputError } from '../common/errors';
+import { Clock } from '../common/time';
+import { GitRepositories } from '../git/git-repositories';
+import { RepositoryPaths } from '../git/repository-paths';
+import type { EditRepositoryOption } from './edit-repository.option';
+import { duplicateName, RepositoriesService } from './repositories.service';
+import { RepositoryEntity } from './repository.entity';
+import { assertUsableRepositoryName } from './repository-names';
+import { RepositoryStore } from './repository.store';
+import { RepositoryViews } from './repository-views';
+import type { RepositoryWire } from './repository.wire';
+
+/**
+ * How PATCH /repos/{owner}/{repo} changes `mirror_interval`, provided by the mirrors module: `prepare` checks
+ * the value (422) before anything is written and returns the stored form and the write of the mirror record.
+ */
+export interface MirrorIntervalEditor {
+  prepare(repo: RepositoryEntity, value: string): { display: string; apply(tx: EntityManager): Promise<void> };
+}
+
+/**
+ * A repository's settings (PATCH /repos/{owner}/{repo}): description, website, visibility, template and archive
+ * flags, default branch, mirror interval and name. A rename's move of the directory is the lifecycle's
+ * (RepositoriesService.updateRow), with its compensation.
+ */
+@Injectable()
+export class RepositorySettings {
+  private mirrorIntervalEditor: MirrorIntervalEditor | null = null;
+
+  constructor(
+    private readonly lifecycle: RepositoriesService,
+    private readonly repositories: RepositoryStore,
+    private readonly views: RepositoryViews,
+    private readonly git: GitRepositories,
+    private readonly paths: RepositoryPaths,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
+  useMirrorIntervalEditor(editor: MirrorIntervalEditor): void {
+    this.mirrorIntervalEditor = editor;
+  }
+
+  /**
+   * PATCH /repos/{owner}/{repo}: after the lookup, sign-in (401), admin of the repository (403), then the body.
+   * A new `name` is checked as at creation (duplicate 409, reserved 422); the directory moves before the row
+   * changes and moves back when the row cannot change, so row and directory stay together. Stars and watches
+   * hang on the repository id and are kept.
+   */
+  async edit(target: RepositoryTarget, bind: () => Promise<EditRepositoryOption>): Promise<RepositoryWire> {
+    const { repo, owner, viewer } = target;
+    await target.assertAdmin('user should be an owner or a collaborator with admin write of a repository');
+    const option = await bind();
+    const changes: Partial<RepositoryEntity> = {};
+    if (option.description !== undefined && option.description !== null) changes.description = option.description;
+    if (option.website !== undefined && option.website !== null) changes.website = option.website;
+    if (option.private !== undefined && option.private !== null) changes.isPrivate = option.private;
+    if (option.template !== undefined && option.template !== null) changes.isTemplate = option.template;
+    if (option.archived !== undefined && option.archived !== null) {
+      if (repo.isMirror) throw new InvalidInputError('repo is a mirror, cannot archive/un-archive');
+      if (option.archived !== repo.isArchived) {
+        changes.isArchived = option.archived;
+        changes.archivedUnix = option.archived ? this.clock.nowUnix() : 0;
+      }
+    }
+    const newName = option.name && option.name !== repo.name ? option.name : undefined;
+    // Only a change beyond letter case moves the directory (paths on disk are lowercased).
+    const moves = newName !== undefined && newName.toLowerCase() !== repo.lowerName;
+    if (newName !== undefined) {
+      if (moves) {
+        if (await this.repositories.findByOwnerAndName(owner.id, newName)) throw duplicateName();
+        assertUsableRepositoryName(newName);
+      }
+      changes.name = newName;
+      changes.lowerName = newName.toLowerCase();
+    }
+    let mirrorChange: ReturnType<MirrorIntervalEditor['prepare']> | null = null;
+    if (option.mirror_interval !== undefined && option.mirror_interval !== null) {
+      // Forgejo's updateMirror: only a mirror has an interval.
+      if (!repo.isMirror || !this.mirrorIntervalEditor) throw new InvalidInputError('repo is not a mirror, can not change mirror interval');
+      mirrorChange = this.mirrorIntervalEditor.prepare(repo, option.mirror_interval);
+      changes.mirrorInterval = mirrorChange.display;
+    }
+    const dir = this.paths.repository(owner.name, repo.name);
+    const branch = option.default_branch;
+    // As Forgejo: the default branch changes only to a branch that exists, or freely while the repository is empty.
+    if (branch && branch !== repo.defaultBranch && (repo.isEmpty || (await this.git.branchExists(dir, branch)))) {
+      await this.git.setHead(dir, branch);
+      changes.defaultBranch = branch;
+    }
+    const undoHead = () => (changes.defaultBranch ? this.git.setHead(dir, repo.defaultBranch).catch(() => undefined) : undefined);
+    await this.lifecycle.updateRow(target, changes, {
+      moveTo: moves ? newName : undefined,
+      apply: async (tx) => {
+        await mirrorChange?.apply(tx);
+      },
+      undo: undoHead,
+    });
+    const stored = (await this.repositories.findById(repo.id))!;
+    return this.views.one(stored, owner, viewer, (await target.permission()).toWire());
+  }
+}
