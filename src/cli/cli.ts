@@ -163,7 +163,7 @@ async function readFirstLine(stream: Readable): Promise<string> {
 async function withServices<T>(config: AppConfig, work: (context: INestApplicationContext) => Promise<T>): Promise<T> {
   // Standard output carries what a command prints (a token, a report): the services' log lines, the audit
   // log's included, go to standard error unless LOG_FILE names a file.
-  const quiet = { ...config, logFile: config.logFile || '/dev/stderr', ssh: { ...config.ssh, enabled: false } };
+  const quiet = { ...config, logStream: 'stderr' as const, ssh: { ...config.ssh, enabled: false } };
   const context = await NestFactory.createApplicationContext(AppModule.forRoot(quiet), { logger: false, abortOnError: false });
   try {
     // What a command changes is recorded in the audit log as the command line's.

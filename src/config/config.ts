@@ -34,6 +34,8 @@ export interface AppConfig {
   logLevel: string;
   /** LOG_FILE: where the log goes instead of standard output. */
   logFile?: string;
+  /** Without LOG_FILE, the log's stream: standard output for the server, standard error for the CLI. */
+  logStream?: 'stdout' | 'stderr';
   /** Origins allowed to call the API from a browser (`*` for any); empty: no cross-origin access. */
   corsAllowedOrigins: string[];
   /** GET /metrics in Prometheus format; with a token, only `Authorization: Bearer <token>` may read it. */

@@ -14,9 +14,13 @@ function fileDestination(file: string): pino.DestinationStream {
   return destination;
 }
 
-/** The application's one logger: JSON lines at LOG_LEVEL, to LOG_FILE (appended, written synchronously) or standard output. */
-export function createAppLog(config: Pick<AppConfig, 'logLevel' | 'logFile'>): Logger {
-  return pino({ level: config.logLevel }, config.logFile ? fileDestination(config.logFile) : undefined);
+/**
+ * The application's one logger: JSON lines at LOG_LEVEL, to LOG_FILE (appended, written synchronously) or the
+ * configured standard stream.
+ */
+export function createAppLog(config: Pick<AppConfig, 'logLevel' | 'logFile' | 'logStream'>): Logger {
+  if (config.logFile) return pino({ level: config.logLevel }, fileDestination(config.logFile));
+  return pino({ level: config.logLevel }, config.logStream === 'stderr' ? pino.destination({ dest: 2, sync: true }) : undefined);
 }
 
 /**
