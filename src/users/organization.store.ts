@@ -5,6 +5,7 @@ import { BoundStatements, valueOf } from '../database/bound-statements';
 import { isUniqueViolation } from '../database/transactions';
 import { OrgUserEntity, OWNER_ACCESS_MODE, TeamEntity, TeamRepoEntity, TeamUserEntity } from './organization.entities';
 import { UserEntity, Visibility } from './user.entity';
+import { Claims } from '../claims/claims';
 
 /** What removing a member from a team did. */
 export type TeamRemoval = 'removed' | 'not-a-member' | 'last-owner';
@@ -14,7 +15,10 @@ export type TeamRemoval = 'removed' | 'not-a-member' | 'last-owner';
 export class OrganizationStore {
   private readonly statements: BoundStatements;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly claims: Claims,
+  ) {
     this.statements = new BoundStatements(dataSource);
   }
 
@@ -152,27 +156,19 @@ export class OrganizationStore {
   }
 
   /**
-   * Locks the user's membership of the organisation (org_user) for the rest of the transaction, creating it
-   * with `create`. Every change of a user's teams in one organisation takes this lock first, so that adding
-   * them to one team and removing them from their last other team run one after the other, and the
-   * membership ends as their teams say. SQLite runs one write transaction at a time and needs no lock.
+   * Orders the transaction after every other that changes the teams of a member of the organisation, then
+   * creates the user's membership (org_user) with `create`. Adding someone to one team and removing them from
+   * their last other team thus run one after the other, and the membership ends as their teams say. The order
+   * comes from a write to one shared row (Claims.serialize), not a locking read, which a Galera cluster holds
+   * on one node only; SQLite runs one write transaction at a time and needs neither.
    */
   private async lockMembership(tx: EntityManager, orgId: number, uid: number, create: boolean): Promise<void> {
-    const sqlite = this.dataSource.options.type === 'better-sqlite3';
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (!sqlite) {
-        const query = tx.getRepository(OrgUserEntity).createQueryBuilder('ou').where('ou.org_id = :orgId AND ou.uid = :uid', { orgId, uid });
-        if (await query.setLock('pessimistic_write').getOne()) return;
-      }
-      if (!create) return;
-      try {
-        await tx.getRepository(OrgUserEntity).insert({ orgId, uid, isPublic: false });
-        return;
-      } catch (error) {
-        if (!isUniqueViolation(error)) throw error;
-        if (sqlite) return;
-        // Added concurrently: lock the row the other transaction created.
-      }
+    if (this.dataSource.options.type !== 'better-sqlite3') await this.claims.serialize(tx, `org-membership:${orgId}`);
+    if (!create || (await tx.getRepository(OrgUserEntity).countBy({ orgId, uid })) > 0) return;
+    try {
+      await tx.getRepository(OrgUserEntity).insert({ orgId, uid, isPublic: false });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
     }
   }
 

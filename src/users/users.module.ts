@@ -17,9 +17,10 @@ import { UserListVisibility } from './user-visibility.condition';
 import { UserStore } from './user.store';
 import { UsersController } from './users.controller';
 import { UsersService } from './users.service';
+import { ClaimsModule } from '../claims/claims.module';
 
 @Module({
-  imports: [AccessModule],
+  imports: [AccessModule, ClaimsModule],
   controllers: [CurrentUserController, AccessTokensController, UsersController, FollowsController, OrganizationsController],
   providers: [
     UserStore,
