@@ -122,6 +122,14 @@ export async function unpack(config: AppConfig, archive: string): Promise<{ mani
   return { manifest, rowsFile };
 }
 
+/**
+ * Leases and claims are held by the processes of the service that was dumped, for seconds: in the restored
+ * database they would only make the restored service wait for holders that no longer exist.
+ */
+export async function forgetLiveCoordination(dataSource: DataSource): Promise<void> {
+  for (const table of ['lease', 'claim']) await dataSource.query(`DELETE FROM ${table}`);
+}
+
 /** True when the database holds no row of any user table but the migrations' own (a fresh, migrated one). */
 export async function assertEmptyDatabase(dataSource: DataSource): Promise<void> {
   for (const table of ['user', 'repository']) {

@@ -11,7 +11,7 @@ import { AuthContext } from '../auth/auth-context';
 import { validateOption } from '../http/body-binding';
 import { NotFoundError } from '../common/errors';
 import { Reconciliation } from '../integrity/reconciliation.service';
-import { assertEmptyDatabase, dump, loadMysqlRows, unpack } from '../backup/backup';
+import { assertEmptyDatabase, dump, forgetLiveCoordination, loadMysqlRows, unpack } from '../backup/backup';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/config';
 import { AccessTokensService } from '../users/access-tokens.service';
@@ -245,6 +245,7 @@ async function restoreCommand(file: string, config: AppConfig, output: CliOutput
       await assertEmptyDatabase(dataSource);
       await loadMysqlRows(dataSource, manifest, rowsFile);
     }
+    await forgetLiveCoordination(dataSource);
     const report = await context.get(Reconciliation).run({ fix: true, allStale: true });
     await context.get(AuditService).recordAlone({ action: 'cli.restore', target: { type: 'site', name: 'site' }, detail: { file, repositories: manifest.repositories } });
     for (const finding of report.findings) output.out(`${finding.kind}: ${finding.subject}: ${finding.action}`);
