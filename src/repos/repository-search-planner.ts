@@ -308,10 +308,9 @@ export function applyScope(query: SelectQueryBuilder<any>, scope: VisibilityScop
 function countCacheKey(criteria: RepositoryCriteria): string | undefined {
   // Stars, topics and the archived flag do not raise the search generation: totals filtered on them are not kept.
   if (!criteria.keyword || criteria.starredBy !== undefined || criteria.topics !== undefined || criteria.archived !== undefined) return undefined;
-  // Grants change without a repository write, so the search generation would not tell a kept total is stale.
-  if (criteria.orGrantedTo !== undefined || (criteria.scope.kind === 'signed-in' && criteria.scope.viaGrants)) return undefined;
-  const { scope, publicOwnersOnly, ownerIds, keyword, isPrivate, isTemplate, isMirror } = criteria;
-  return JSON.stringify([scope, publicOwnersOnly ?? false, ownerIds ?? null, keyword, isPrivate ?? null, isTemplate ?? null, isMirror ?? null]);
+  // Grants (collaborations, team memberships and links) raise the generation too (migration 1795716000000).
+  const { scope, publicOwnersOnly, ownerIds, orGrantedTo, keyword, isPrivate, isTemplate, isMirror } = criteria;
+  return JSON.stringify([scope, publicOwnersOnly ?? false, ownerIds ?? null, orGrantedTo ?? null, keyword, isPrivate ?? null, isTemplate ?? null, isMirror ?? null]);
 }
 
 /** At most `max` items, evenly spread and always keeping the first and the last. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { VisibilityScope } from '../../src/repos/repository-access';
 import { RepositoryCriteria, RepositorySort, RepositoryStore } from '../../src/repos/repository.store';
-import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
+import { makeOrg, makeRepo, makeUser, TestUser, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -221,6 +221,32 @@ describe('repository search index', () => {
       expect(await anonymousTotal('totalcheck')).toBe(3);
       await t.http.patch(t.api(`/repos/${other.name}/Totalcheck-one`)).set(withToken(other.token)).send({ name: 'Renamed-one' }).expect(200);
       expect(await anonymousTotal('totalcheck')).toBe(2);
+    });
+
+    it("stored totals of a collaborator's and a team member's search follow their grants", async () => {
+      const reader = await makeUser(t);
+      const other = await makeUser(t);
+      const total = async () =>
+        Number((await t.http.get(t.api('/repos/search')).query({ q: 'grantcheck' }).set(withToken(reader.token)).expect(200)).headers['x-total-count']);
+      await makeRepo(t, other, { name: 'Grantcheck-solo', private: true });
+      expect(await total()).toBe(0);
+      expect(await total()).toBe(0);
+      await t.http.put(t.api(`/repos/${other.name}/Grantcheck-solo/collaborators/${reader.name}`)).set(withToken(other.token)).send({ permission: 'read' }).expect(204);
+      expect(await total()).toBe(1);
+
+      const org = await makeOrg(t, other.user);
+      await t.http.post(t.api(`/orgs/${org.name}/repos`)).set(withToken(other.token)).send({ name: 'Grantcheck-team', private: true }).expect(201);
+      const team = (
+        await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(withToken(other.token)).send({ name: 'readers', permission: 'read', units: ['repo.code'] }).expect(201)
+      ).body as { id: number };
+      await t.http.put(t.api(`/teams/${team.id}/members/${reader.name}`)).set(withToken(other.token)).expect(204);
+      expect(await total()).toBe(1);
+      await t.http.put(t.api(`/teams/${team.id}/repos/${org.name}/Grantcheck-team`)).set(withToken(other.token)).expect(204);
+      expect(await total()).toBe(2);
+      await t.http.delete(t.api(`/teams/${team.id}/members/${reader.name}`)).set(withToken(other.token)).expect(204);
+      expect(await total()).toBe(1);
+      await t.http.delete(t.api(`/repos/${other.name}/Grantcheck-solo/collaborators/${reader.name}`)).set(withToken(other.token)).expect(204);
+      expect(await total()).toBe(0);
     });
 
     it('a star does not raise the search generation (counters are not searched)', async () => {

@@ -19,6 +19,7 @@ import { CreateWebhooksAndStatuses1764640000000 } from './1764640000000-create-w
 import { CreateClaims1764650000000 } from './1764650000000-create-claims';
 import { CreateOAuth21795712282862 } from './1795712282862-create-oauth2';
 import { CreateAuditEvents1795712695210 } from './1795712695210-create-audit-events';
+import { SearchGenerationGrants1795716000000 } from './1795716000000-search-generation-grants';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   CreateClaims1764650000000,
   CreateOAuth21795712282862,
   CreateAuditEvents1795712695210,
+  SearchGenerationGrants1795716000000,
 ];
