@@ -187,6 +187,9 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     client.on('close', () => {
       stopIdle();
       this.connections.delete(client);
+      // A connection that offered keys and ended without one accepted is one failed sign-in (clients try
+      // their keys one by one, so a single refused key is not).
+      if (!identity && refusals > 0) void this.audit.signIn('failure', 'ssh', plainAddress(address), null, this.config.ssh.user);
     });
     client.on('authentication', (context) => {
       // Each refused attempt counts (the `none` probe every client starts with does not); past

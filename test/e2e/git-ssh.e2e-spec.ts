@@ -152,6 +152,28 @@ describe('git over the built-in SSH server', () => {
     });
   });
 
+  describe('audit', () => {
+    it('records a connection whose keys were all refused as one failed SSH sign-in, and a success once', async () => {
+      const failures = async () =>
+        Number((await t.dataSource.query("SELECT COUNT(*) AS n FROM audit_event WHERE action = 'sign_in' AND outcome = 'failure' AND detail LIKE '%ssh%'"))[0].n);
+      const before = await failures();
+      const stranger = generateSshKey(client.home, uniqueName('stranger'));
+      const refused = await ssh(stranger, 'nonsense');
+      expect(refused.code).toBe(255);
+      // The event is written when the server sees the connection close: wait for it (bounded).
+      for (let tries = 0; tries < 100 && (await failures()) === before; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await failures()).toBe(before + 1);
+      const greeting = await ssh(aliceKey);
+      expect(greeting.code).toBe(0);
+      expect(await failures()).toBe(before + 1);
+      const successes = await t.dataSource.query(
+        "SELECT actor_name FROM audit_event WHERE action = 'sign_in' AND outcome = 'success' AND detail LIKE '%ssh%' AND actor_name = ?",
+        [alice.name],
+      );
+      expect(successes).toHaveLength(1);
+    });
+  });
+
   describe('greeting', () => {
     it('greets an authenticated user on stdout and exits 0', async () => {
       const greeting = await ssh(aliceKey);
