@@ -56,8 +56,20 @@ describe('RateLimits and its store', () => {
     await expect(limits.reserve('signInPerIp', 'ip:c')).rejects.toMatchObject({ status: 429 });
     await refunds[0]();
     await refunds[1]();
-    // The refused attempt counted too (4 of 3); two came back (2 of 3): one more fits, the next does not.
+    // The refused attempt did no work and is not counted (3 of 3); two came back (1 of 3): two more fit.
+    await limits.reserve('signInPerIp', 'ip:c');
     await limits.reserve('signInPerIp', 'ip:c');
     await expect(limits.reserve('signInPerIp', 'ip:c')).rejects.toMatchObject({ status: 429 });
+  });
+
+  it('a burst of refused reservations does not keep the key over its allowance once the work gives back', async () => {
+    const limits = new RateLimits(CONFIG, undefined, flaky(0, {}).factory);
+    const refunds = await Promise.all([0, 1, 2].map(() => limits.reserve('signInPerIp', 'ip:d')));
+    const refused = await Promise.allSettled(Array.from({ length: 50 }, () => limits.reserve('signInPerIp', 'ip:d')));
+    expect(refused.every((outcome) => outcome.status === 'rejected')).toBe(true);
+    // The three in flight were right (a valid token): their counts come back, and the next three fit at once.
+    for (const refund of refunds) await refund();
+    for (let attempt = 0; attempt < 3; attempt++) await limits.reserve('signInPerIp', 'ip:d');
+    await expect(limits.reserve('signInPerIp', 'ip:d')).rejects.toMatchObject({ status: 429 });
   });
 });

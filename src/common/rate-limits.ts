@@ -93,10 +93,19 @@ export class RateLimits implements OnModuleDestroy {
    * store, so no more than the allowance ever start.
    */
   async reserve(name: RateLimitName, key: string): Promise<() => Promise<void>> {
-    await this.consume(name, key);
     const limiter = this.limiters.get(name);
     if (!limiter) return () => Promise.resolve();
-    return () => this.stored(name, () => limiter.reward(storeKey(key), 1)).then(() => undefined);
+    const giveBack = () => this.stored(name, () => limiter.reward(storeKey(key), 1)).then(() => undefined);
+    try {
+      await this.stored(name, () => limiter.consume(storeKey(key)));
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) throw error;
+      // A refused attempt did no work: its count is given back, or a burst of refusals would keep the key
+      // over its allowance (and refuse the right credentials with it) long after the attempts stopped.
+      await giveBack().catch(() => undefined);
+      throw tooMany(error);
+    }
+    return giveBack;
   }
 
   /** A 429 if `key` has already spent its allowance; counts nothing. */
