@@ -6,14 +6,17 @@
  *   npm run build && node bench/webhooks.bench.js
  *
  * The server runs as a child process (dist/src/main.js, SQLite in a temporary DATA_DIR) so that it can be
- * killed with SIGKILL. Phases:
- *   1. BENCH_BASELINE_PUSHES (default 100) pushes with no hook: the push duration without webhooks.
- *   2. BENCH_PUSHES pushes with BENCH_HOOKS hooks: push durations, deliveries/s from the first push to the last
- *      delivery, and per delivery the time from the end of its `git push` (the event was recorded before the
- *      push returned) to its arrival at the sink, p50/p99.
+ * killed with SIGKILL. After a warm-up, phases 1 and 2 alternate in BENCH_ROUNDS (default 10) rounds:
+ *   1. BENCH_BASELINE_PUSHES (default 100) pushes in all to a repository with no hook, each round started once
+ *      every delivery arrived: the push duration and server CPU per push without webhooks.
+ *   2. BENCH_PUSHES pushes in all to a repository with BENCH_HOOKS hooks: push durations, server CPU per push
+ *      with its deliveries (each round ends when they all arrived), deliveries/s over these rounds, and per
+ *      delivery the time from the end of its `git push` (the event was recorded before the push returned) to
+ *      its arrival at the sink, p50/p99.
  *   3. The sink stops answering, pushes until BENCH_PENDING (default 5000) deliveries wait in the outbox, the
  *      server gets SIGKILL, the sink answers again, the server restarts: every delivery of phase 3 must arrive;
  *      a UUID may arrive twice only when it was in flight (received by the sink, unanswered) at the kill. The
+ *      pushes of this phase (deliveries held) give the push duration and CPU with the outbox write alone. The
  *      drain of that backlog gives the delivery rate with work always waiting (phase 2's rate is bounded by the
  *      pushes when they are slower than the deliveries).
  * Exits 1 when a delivery is missing or a duplicate was not in flight.
@@ -202,6 +205,8 @@ async function main() {
     let baselineCpu = 0;
     let hookedCpu = 0;
     let hookedSeconds = 0;
+    // This process's own CPU (the sink, mostly) per hooked push: on this machine it competes with the pushes too.
+    let sinkCpu = 0;
     const loads = [];
     const rounds = Math.min(ROUNDS, BASELINE, PUSHES);
     for (let round = 0; round < rounds; round++) {
@@ -218,11 +223,14 @@ async function main() {
           baselineCpu += cpuMs(server.pid) - cpu;
         } else {
           const before = sink.arrivals.length;
+          const own = process.cpuUsage();
           const results = await pushes(hookedWorks, count(PUSHES));
           expectedArrivals += results.length * HOOKS;
           await allArrived();
           hookedSeconds += (performance.now() - started) / 1000;
           hookedCpu += cpuMs(server.pid) - cpu;
+          const used = process.cpuUsage(own);
+          sinkCpu += (used.user + used.system) / 1000;
           hooked.push(...results);
           hookedDurations.push(...results.map((push) => push.ended - push.started));
           arrivalsOfHooked.push(...sink.arrivals.slice(before));
@@ -288,10 +296,13 @@ async function main() {
     const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
     console.log(`${rounds} alternating rounds; load average (1 min) at their starts: ${loads.map((value) => value.toFixed(1)).join(' ')}`);
     console.log(`push without hooks: p50 ${ms(p(baselineDurations, 50))}, mean ${ms(mean(baselineDurations))}, p99 ${ms(p(baselineDurations, 99))} (${BASELINE} pushes); server CPU ${ms(baselineCpu / BASELINE)} per push`);
-    console.log(`push with ${HOOKS} hooks: p50 ${ms(p(hookedDurations, 50))}, mean ${ms(mean(hookedDurations))}, p99 ${ms(p(hookedDurations, 99))} (${PUSHES} pushes, deliveries flowing); server CPU ${ms(hookedCpu / PUSHES)} per push, its deliveries included`);
+    console.log(`push with ${HOOKS} hooks: p50 ${ms(p(hookedDurations, 50))}, mean ${ms(mean(hookedDurations))}, p99 ${ms(p(hookedDurations, 99))} (${PUSHES} pushes, deliveries flowing); server CPU ${ms(hookedCpu / PUSHES)} per push, its deliveries included; the sink's ${ms(sinkCpu / PUSHES)}`);
     console.log(`push with ${HOOKS} hooks, deliveries held (sink not answering): p50 ${ms(p(held, 50))}, mean ${ms(mean(held))} (${held.length} pushes); server CPU ${ms(heldCpuUsed / held.length)} per push`);
     console.log(`deliveries: ${expected} in ${hookedSeconds.toFixed(1)} s of hooked rounds = ${(expected / hookedSeconds).toFixed(0)} deliveries/s`);
-    console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}`);
+    const seen = new Map();
+    for (const arrival of arrivalsOfHooked) seen.set(arrival.uuid, (seen.get(arrival.uuid) ?? 0) + 1);
+    const again = [...seen.values()].filter((count) => count > 1).length;
+    console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}, max ${ms(latencies[latencies.length - 1])}; ${again} deliveries arrived more than once`);
     console.log(`backlog drain after the restart: ${afterRestart.length} deliveries in ${drainSeconds.toFixed(1)} s = ${(afterRestart.length / drainSeconds).toFixed(0)} deliveries/s`);
     console.log(`server CPU per delivery: ${(drainCpuUsed / phase3Expected).toFixed(2)} ms draining the backlog (${(drainCpuUsed / 1000).toFixed(1)} s for ${phase3Expected}); ${(hookedCpu / expected).toFixed(2)} ms while pushing (pushes included)`);
     console.log(`load average at the drain: ${loadAtDrain.map((value) => value.toFixed(1)).join(' ')}; at the end: ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
