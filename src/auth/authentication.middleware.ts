@@ -4,7 +4,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { markRequestStart, RequestTimedOutError } from '../http/request-timeout';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { RequestGitClient } from '../git/request-git-client';
 import { AuthContext } from './auth-context';
 import { runAsActor } from '../audit/audit-context';
@@ -23,7 +23,7 @@ export class AuthenticationMiddleware {
   constructor(
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'http' | 'rootUrl'>,
     private readonly credentials: CredentialChain,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
   ) {}
 
   readonly handle = (request: Request, response: Response, next: NextFunction): void => {
@@ -95,7 +95,7 @@ export class AuthenticationMiddleware {
     const target = (typeof querySudo === 'string' ? querySudo : undefined) ?? request.header('sudo');
     if (target === undefined || target === '') return auth;
     if (!auth.isAdmin) throw new ForbiddenError('Only administrators allowed to sudo.');
-    const user = await this.users.findByName(target);
+    const user = await this.users.byName(target);
     if (!user || user.isOrganization) throw new NotFoundError();
     return new AuthContext(user, auth.method, auth.scopes);
   }

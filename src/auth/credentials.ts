@@ -8,7 +8,7 @@ import { DomainError, TooManyRequestsError, UnauthorizedError } from '../common/
 import { RateLimits } from '../common/rate-limits';
 import { OAuth2AccessTokens } from '../oauth2/oauth2-access-tokens';
 import { AccessTokensService, TOKEN_FAILED } from '../users/access-tokens.service';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { UsersService } from '../users/users.service';
 import { AuthContext } from './auth-context';
 import { ScopeSet } from './scopes';
@@ -39,7 +39,7 @@ export class CredentialChain {
   constructor(
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'reverseProxy'>,
     private readonly tokens: AccessTokensService,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly accounts: UsersService,
     private readonly limits: RateLimits,
     private readonly oauth2Tokens: OAuth2AccessTokens,
@@ -140,7 +140,7 @@ export class CredentialChain {
    * registered when REVERSE_PROXY_AUTO_REGISTRATION allows, else refused (401), as is an organisation's name.
    */
   private async authenticateGatewayUser(credential: Credential & { kind: 'reverse-proxy' }, address: string): Promise<AuthContext> {
-    let user = await this.users.findByName(credential.username);
+    let user = await this.users.byName(credential.username);
     if (!user && this.config.reverseProxy.autoRegistration) {
       try {
         user = await this.accounts.registerFromGateway({
@@ -164,7 +164,7 @@ export class CredentialChain {
     const { username, secret } = credential;
     // Forgejo: an empty password or "x-oauth-basic" means the user name is the token.
     if (secret === '' || secret === 'x-oauth-basic') return this.verify({ kind: 'token', token: username, fromQuery: false }, client);
-    const found = await this.users.findByName(username);
+    const found = await this.users.byName(username);
     const user = found && !found.isOrganization && found.passwdHash !== '' ? found : undefined;
     const verified = await verifyPassword(secret, user?.passwdHash ?? DECOY_PASSWORD_HASH, client);
     if (user && verified) return new AuthContext(user, 'password', null);

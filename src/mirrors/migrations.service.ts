@@ -16,7 +16,7 @@ import { DEFAULT_BRANCH } from '../repos/repository-names';
 import type { RepositoryWire } from '../repos/repository.wire';
 import { OrganizationPolicy } from '../access/organization-policy';
 import { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { faultPoint } from '../common/fault-points';
 import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
 import { HostPolicy } from './host-policy';
@@ -36,7 +36,7 @@ export class MigrationsService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'mirrors'>,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly organizationPolicy: OrganizationPolicy,
     private readonly repositories: RepositoriesService,
     private readonly policy: HostPolicy,
@@ -179,12 +179,12 @@ export class MigrationsService {
   private async owner(viewer: AuthContext, option: MigrateRepositoryOption): Promise<UserEntity> {
     requireSignedIn(viewer);
     if (option.repo_owner) {
-      const owner = await this.users.findByName(option.repo_owner);
+      const owner = await this.users.byName(option.repo_owner);
       if (!owner) throw new InvalidInputError(`user does not exist [uid: 0, name: ${option.repo_owner}]`);
       return owner;
     }
     if (option.uid) {
-      const owner = await this.users.findById(option.uid);
+      const owner = await this.users.byId(option.uid);
       if (!owner) throw new InvalidInputError(`user does not exist [uid: ${option.uid}, name: ]`);
       return owner;
     }

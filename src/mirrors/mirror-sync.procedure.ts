@@ -17,8 +17,8 @@ import { RepositoryEvents } from '../events/repository-events';
 import { diffRefs, GitPushCommits } from '../git/git-push-commits';
 import { firstBranch, RepositoryPushes } from '../repos/repository-pushes.service';
 import type { RepositoryEntity } from '../repos/repository.entity';
-import { RepositoryStore } from '../repos/repository.store';
-import { UserStore } from '../users/user.store';
+import { RepositoryDirectory } from '../repos/repository-directory';
+import { UserAccounts } from '../users/user-accounts';
 import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
 import { HostPolicy } from './host-policy';
 import { MirrorCredentials } from './mirror-credentials';
@@ -47,8 +47,8 @@ export class MirrorSyncProcedure {
   constructor(
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'mirrors'>,
     private readonly mirrors: MirrorStore,
-    private readonly repositories: RepositoryStore,
-    private readonly users: UserStore,
+    private readonly repositories: RepositoryDirectory,
+    private readonly users: UserAccounts,
     private readonly paths: RepositoryPaths,
     private readonly remotes: GitRemotes,
     private readonly gitRepositories: GitRepositories,
@@ -99,9 +99,9 @@ export class MirrorSyncProcedure {
       // Another process's sync started after the request and has finished (its claim is free): nothing to add.
       if (await servedElsewhere()) return 'elsewhere';
       await this.leases.mark(syncStartMark(repoId), startedAt);
-      const repo = await this.repositories.findById(repoId);
+      const repo = await this.repositories.byId(repoId);
       const mirror = await this.mirrors.findByRepository(repoId);
-      const owner = repo ? await this.users.findById(repo.ownerId) : null;
+      const owner = repo ? await this.users.byId(repo.ownerId) : null;
       if (!repo || !repo.isMirror || !mirror || !owner) return 'gone';
       const dir = this.paths.repository(owner.name, repo.name);
       // At most MIRROR_SYNC_MAX_PER_USER syncs of one owner's mirrors run at once over every instance; the

@@ -15,9 +15,9 @@ import { Transactions } from '../database/transactions';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { SecretBox, SecretUnreadableError } from '../mirrors/secret-box';
 import { html, page, PAGE_CSP } from '../pages/page-layout';
-import { OrganizationStore } from '../users/organization.store';
+import { OrganizationMemberships } from '../users/organization-memberships';
 import { avatarUrl } from '../users/user.mapper';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { OAuth2ApplicationStore } from './oauth2-application.store';
 import { redirectUrisOf } from './oauth2-application.wire';
 import { OAuth2Payload, OAuth2RecordStore } from './oauth2-record.store';
@@ -84,8 +84,8 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootHost' | 'rootUrl'>,
     private readonly records: OAuth2RecordStore,
     private readonly applications: OAuth2ApplicationStore,
-    private readonly users: UserStore,
-    private readonly organizations: OrganizationStore,
+    private readonly users: UserAccounts,
+    private readonly organizations: OrganizationMemberships,
     private readonly box: SecretBox,
     private readonly clock: Clock,
     private readonly limits: RateLimits,
@@ -235,13 +235,13 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   /** The claims Forgejo gives: the user id as `sub`, names, e-mail, avatar, profile and organisations as groups. */
   private async findAccount(accountId: string) {
     const id = /^\d{1,16}$/.test(accountId) ? Number(accountId) : 0;
-    const user = id > 0 ? await this.users.findById(id) : null;
+    const user = id > 0 ? await this.users.byId(id) : null;
     if (!user || user.isOrganization || !user.isActive || user.prohibitLogin) return undefined;
     const rootUrl = this.config.rootUrl;
     return {
       accountId,
       claims: async () => {
-        const organizations = await this.organizations.listOrganizationsOf(user.id, true, { page: 1, limit: MAX_GROUPS, offset: 0 });
+        const organizations = await this.organizations.organizationsOf(user.id, true, { page: 1, limit: MAX_GROUPS, offset: 0 });
         return {
           sub: String(user.id),
           name: user.fullName || user.name,

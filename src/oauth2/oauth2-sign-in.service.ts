@@ -8,7 +8,7 @@ import { ForbiddenError, UnauthorizedError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import type { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { ConsentForm } from './consent.form';
 import { OAuth2Provider } from './oauth2-provider';
 
@@ -38,7 +38,7 @@ export class OAuth2SignIn {
   constructor(
     private readonly provider: OAuth2Provider,
     private readonly credentials: CredentialChain,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly limits: RateLimits,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootUrl'>,
   ) {}
@@ -62,7 +62,7 @@ export class OAuth2SignIn {
     const needsSignIn = details.prompt.name === 'login';
     const sessionAccountId = details.session?.accountId;
     let signedIn: string | null = null;
-    if (!needsSignIn && sessionAccountId) signedIn = (await this.users.findById(Number(sessionAccountId)))?.name ?? null;
+    if (!needsSignIn && sessionAccountId) signedIn = (await this.users.byId(Number(sessionAccountId)))?.name ?? null;
     else signedIn = carrierUser(request.auth)?.name ?? null;
     return {
       uid: details.uid,
@@ -84,7 +84,7 @@ export class OAuth2SignIn {
     if (interaction.needsSignIn || !interaction.sessionAccountId) {
       user = carrierUser(auth) ?? (await this.verifyPassword(request, form));
     } else {
-      user = await this.users.findById(Number(interaction.sessionAccountId));
+      user = await this.users.byId(Number(interaction.sessionAccountId));
       if (!user) throw new UnauthorizedError(SIGN_IN_FAILED);
     }
     const accountId = String(user.id);

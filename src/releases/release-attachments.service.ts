@@ -14,8 +14,8 @@ import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { QuotaUsageSources } from '../quota/quota-usage-sources';
 import type { QuotaUsedAttachmentWire } from '../quota/quota.wire';
 import { RepositoryEntity } from '../repos/repository.entity';
-import { RepositoryStore } from '../repos/repository.store';
-import { UserStore } from '../users/user.store';
+import { RepositoryDirectory } from '../repos/repository-directory';
+import { UserAccounts } from '../users/user-accounts';
 import { AttachmentEntity, ReleaseEntity } from './release.entities';
 import { releaseUrls, toAttachmentWire, toAttachmentWires } from './release.mapper';
 import type { EditAttachmentOption } from './release.options';
@@ -46,8 +46,8 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     private readonly releases: ReleasesService,
     private readonly policy: RepositoryPolicy,
     private readonly store: ReleaseStore,
-    private readonly repositories: RepositoryStore,
-    private readonly users: UserStore,
+    private readonly repositories: RepositoryDirectory,
+    private readonly users: UserAccounts,
     private readonly blobs: BlobStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
@@ -199,8 +199,8 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     const attachment = await this.store.findAttachmentByUuid(uuid);
     if (!attachment) throw new NotFoundError();
     const release = await this.store.findReleaseOf(attachment);
-    const repo = release ? await this.repositories.findById(release.repoId) : null;
-    const owner = repo ? await this.users.findById(repo.ownerId) : null;
+    const repo = release ? await this.repositories.byId(release.repoId) : null;
+    const owner = repo ? await this.users.byId(repo.ownerId) : null;
     if (!release || !repo || !owner) throw new NotFoundError();
     // The attachment names its repository: the access policy's read rule for releases, as a route would apply it.
     await this.releases.visible(await this.policy.open(viewer, repo, owner, 'repo.releases'), release.id);
@@ -247,7 +247,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
   /** The owner's release attachments for the quota views (docs/quota.md), largest first. */
   private async quotaList(ownerId: number, page: PageQuery): Promise<Page<QuotaUsedAttachmentWire>> {
     const owned = await this.store.listOfOwner(ownerId, page);
-    const owner = await this.users.findById(ownerId);
+    const owner = await this.users.byId(ownerId);
     if (!owner) return { items: [], total: 0 };
     const site = this.siteUrls;
     return {

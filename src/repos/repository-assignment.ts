@@ -7,7 +7,7 @@ import { AuthContext } from '../auth/auth-context';
 import { GuardedBeforeBody } from '../http/body-guard';
 import { NotFoundError } from '../common/errors';
 import { ApiParam } from '@nestjs/swagger';
-import { RepositoryStore } from './repository.store';
+import { RepositoryDirectory } from './repository-directory';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -46,7 +46,7 @@ export function RepositoryRoute(options: RepositoryRouteOptions = {}) {
 export class RepositoryAssignment implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly repositories: RepositoryStore,
+    private readonly repositories: RepositoryDirectory,
     private readonly policy: RepositoryPolicy,
   ) {}
 
@@ -56,7 +56,7 @@ export class RepositoryAssignment implements CanActivate {
     const ownerName = request.params.owner;
     const repoName = request.params.repo;
     if (typeof ownerName !== 'string' || typeof repoName !== 'string') throw new Error('a repository route needs :owner and :repo');
-    const found = await this.repositories.findWithOwnerByNames(ownerName, repoName);
+    const found = await this.repositories.withOwnerByNames(ownerName, repoName);
     if (!found) throw new NotFoundError();
     request.repository = await this.policy.open(request.auth ?? AuthContext.anonymous(), found.repo, found.owner, options.unit);
     return true;

@@ -12,14 +12,14 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { addressKey } from '../git/git-client';
 import { GitBusyError, GitProcesses, isSafeGitProtocol } from '../git/git-processes';
 import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
-import { PublicKeyStore } from '../keys/ssh/public-key.store';
+import { SshKeyLookup } from '../keys/ssh/ssh-key-lookup';
 import { accountStateProblem, RepositoryGitAccess } from '../repos/repository-git-access';
 import { archivedPushSsh } from '../access/access-policy';
 import { DeployKeyPrincipal } from '../access/repository-policy';
 import { DeployKeyEntity } from '../deploy-keys/deploy-key.entity';
-import { DeployKeyStore } from '../deploy-keys/deploy-key.store';
+import { DeployKeyLookup } from '../deploy-keys/deploy-key-lookup';
 import { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { parseSshCommand, SshVerb } from './ssh-command';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import type { PushContext } from '../git/push-hooks';
@@ -61,9 +61,9 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   constructor(
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git' | 'rootUrl' | 'ssh'>,
     private readonly endpoint: SshEndpoint,
-    private readonly keys: PublicKeyStore,
-    private readonly deployKeys: DeployKeyStore,
-    private readonly users: UserStore,
+    private readonly keys: SshKeyLookup,
+    private readonly deployKeys: DeployKeyLookup,
+    private readonly users: UserAccounts,
     private readonly access: RepositoryGitAccess,
     private readonly processes: GitProcesses,
     private readonly clock: Clock,
@@ -233,8 +233,8 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     if (context.method !== 'publickey' || context.username !== this.config.ssh.user) return null;
     if (context.key.algo.includes('-cert-')) return null;
     const fingerprint = `SHA256:${createHash('sha256').update(context.key.data).digest('base64').replace(/=+$/, '')}`;
-    const userKey = await this.keys.findByFingerprint(fingerprint);
-    const deployKey = userKey ? null : await this.deployKeys.findFirstByFingerprint(fingerprint);
+    const userKey = await this.keys.byFingerprint(fingerprint);
+    const deployKey = userKey ? null : await this.deployKeys.firstByFingerprint(fingerprint);
     const content = userKey?.content ?? deployKey?.content;
     if (content === undefined) return null;
     const parsed = utils.parseKey(content);
@@ -242,7 +242,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     if (!context.signature || !context.blob) return 'accept-query';
     if (!parsed.verify(context.blob, context.signature, context.hashAlgo)) return null;
     if (deployKey) return { kind: 'deploy', key: deployKey, principal: new DeployKeyPrincipal(fingerprint) };
-    const user = await this.users.findById(userKey!.ownerId);
+    const user = await this.users.byId(userKey!.ownerId);
     return user ? { kind: 'user', key: userKey!, user } : null;
   }
 
@@ -277,7 +277,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       channel.write(`Hi there! You've successfully authenticated with the deploy key named ${identity.key.name}, but Anvil does not provide shell access.\n`);
       return finish(channel, 0);
     }
-    const user = (await this.users.findById(identity.user.id)) ?? identity.user;
+    const user = (await this.users.byId(identity.user.id)) ?? identity.user;
     const problem = accountStateProblem(user, this.config.rootUrl);
     if (problem) return finish(channel, 1, problem);
     channel.write(
@@ -291,7 +291,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   private async execute(channel: ServerChannel, identity: SshIdentity, address: string, command: string, protocol: string | undefined): Promise<void> {
     if (identity.kind === 'deploy') return this.executeForDeployKey(channel, identity, address, command, protocol);
     // 1. Account state, as stored now.
-    const user = await this.users.findById(identity.user.id);
+    const user = await this.users.byId(identity.user.id);
     if (!user) throw new SshRefusal('Your account is disabled.');
     const problem = accountStateProblem(user, this.config.rootUrl);
     if (problem) throw new SshRefusal(problem);
@@ -324,7 +324,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       address,
       userId: user.id,
     });
-    if (code === 0) await this.keys.touch(identity.key.id, this.clock.nowUnix());
+    if (code === 0) await this.keys.recordUse(identity.key.id, this.clock.nowUnix());
     finish(channel, code ?? 1);
   }
 
@@ -359,7 +359,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       if (repo.isArchived) throw new SshRefusal(archivedPushSsh(owner.name, repo.name));
     }
     const code = await this.runGit(channel, parsed.verb, { owner, repo }, protocol, push ? { repositoryId: repo.id, pusherId: repo.ownerId } : undefined, { address, userId: null });
-    if (code === 0) await this.deployKeys.touch(repo.id, identity.principal.fingerprint, this.clock.nowUnix());
+    if (code === 0) await this.deployKeys.recordUse(repo.id, identity.principal.fingerprint, this.clock.nowUnix());
     finish(channel, code ?? 1);
   }
 

@@ -9,14 +9,14 @@ import { ForbiddenError, InvalidInputError, MethodNotAllowedError, NotFoundError
 import { Page, PageQuery } from '../common/paging';
 import { Transactions } from '../database/transactions';
 import type { RepositoryEntity } from '../repos/repository.entity';
-import { RepositoryStore } from '../repos/repository.store';
+import { RepositoryDirectory } from '../repos/repository-directory';
 import { OWNER_ACCESS_MODE, TeamEntity } from '../users/organization.entities';
 import { LAST_OWNER, OrganizationsService } from '../users/organizations.service';
-import { OrganizationStore } from '../users/organization.store';
+import { OrganizationMemberships } from '../users/organization-memberships';
 import type { UserEntity } from '../users/user.entity';
 import { UserListVisibility } from '../users/user-visibility.condition';
 import { UserVisibility } from '../users/user-visibility';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import type { CreateTeamOption, EditTeamOption } from './create-team.option';
 import { TeamStore } from './team.store';
 
@@ -37,10 +37,10 @@ export interface TeamOfOrganization {
 export class TeamsService {
   constructor(
     private readonly organizations: OrganizationsService,
-    private readonly memberships: OrganizationStore,
+    private readonly memberships: OrganizationMemberships,
     private readonly teams: TeamStore,
-    private readonly repositoryStore: RepositoryStore,
-    private readonly users: UserStore,
+    private readonly repositoryDirectory: RepositoryDirectory,
+    private readonly users: UserAccounts,
     private readonly visibility: UserVisibility,
     private readonly listVisibility: UserListVisibility,
     private readonly organizationPolicy: OrganizationPolicy,
@@ -67,7 +67,7 @@ export class TeamsService {
   async listOfCaller(viewer: AuthContext, page: PageQuery): Promise<Page<TeamOfOrganization>> {
     requireSignedIn(viewer);
     const found = await this.teams.listOfMember(viewer.user.id, page);
-    const orgs = new Map((await this.users.findByIds([...new Set(found.items.map((team) => team.orgId))])).map((org) => [org.id, org]));
+    const orgs = new Map((await this.users.byIds([...new Set(found.items.map((team) => team.orgId))])).map((org) => [org.id, org]));
     return { items: found.items.map((team) => ({ team, org: orgs.get(team.orgId)! })), total: found.total };
   }
 
@@ -162,7 +162,7 @@ export class TeamsService {
   /** GET /teams/{id}/members/{username}: the user when in the team, else 404. */
   async member(viewer: AuthContext, teamId: string, username: string): Promise<UserEntity> {
     const { team } = await this.open(viewer, teamId);
-    const user = await this.users.findByName(username);
+    const user = await this.users.byName(username);
     if (!user || !(await this.teams.isMember(team.id, user.id))) throw new NotFoundError();
     return user;
   }
@@ -276,7 +276,7 @@ export class TeamsService {
    */
   private async open(viewer: AuthContext, teamId: string): Promise<TeamOfOrganization & { standing: TeamStanding }> {
     const team = /^\d+$/.test(teamId) && Number.isSafeInteger(Number(teamId)) ? await this.teams.findById(Number(teamId)) : null;
-    const org = team ? await this.users.findById(team.orgId) : null;
+    const org = team ? await this.users.byId(team.orgId) : null;
     if (!team || !org) throw new NotFoundError();
     this.visibility.assertTokenMaySee(viewer, org);
     const standing = await this.organizationPolicy.openTeam(viewer, team);
@@ -286,14 +286,14 @@ export class TeamsService {
   /** A repository of the team's organisation named in the path (404 otherwise). */
   private async teamAndRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string) {
     const { team, org } = await this.open(viewer, teamId);
-    const repo = org.lowerName === orgName.toLowerCase() ? await this.repositoryStore.findByOwnerAndName(org.id, repoName) : null;
+    const repo = org.lowerName === orgName.toLowerCase() ? await this.repositoryDirectory.byOwnerAndName(org.id, repoName) : null;
     if (!repo) throw new NotFoundError();
     return { team, org, repo };
   }
 
   /** An individual user the caller may see (404 otherwise). */
   private async individual(viewer: AuthContext, username: string): Promise<UserEntity> {
-    const user = await this.users.findByName(username);
+    const user = await this.users.byName(username);
     if (!user || user.isOrganization || !(await this.listVisibility.isVisible(viewer, user.id))) throw new NotFoundError();
     return user;
   }

@@ -5,7 +5,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { Clock } from '../common/time';
 import type { EventRecorder, RepositoryEvent } from '../events/repository-events';
 import type { RepositoryEntity } from '../repos/repository.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { branchMatches } from './branch-filter';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import type { WebhookEntity } from './webhook.entities';
@@ -22,7 +22,7 @@ export class WebhookOutbox implements EventRecorder {
   constructor(
     private readonly siteUrls: SiteUrls,
     private readonly store: WebhookStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly dispatcher: WebhookDispatcher,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
@@ -37,9 +37,9 @@ export class WebhookOutbox implements EventRecorder {
     const ownerId = repo ? repo.ownerId : event.kind === 'package' ? event.ownerId : 0;
     const hooks = await this.store.activeFor(tx, repo ? repo.id : -1, ownerId);
     if (hooks.length === 0) return;
-    const owner = await this.users.findById(ownerId, tx);
+    const owner = await this.users.byId(ownerId, tx);
     if (!owner) return;
-    const sender = await this.users.findById(event.senderId, tx);
+    const sender = await this.users.byId(event.senderId, tx);
     const site = this.siteUrls;
     // Commit authors and committers are named by the account their address belongs to, as Forgejo does.
     const emails = event.kind === 'push' ? event.changes.flatMap((change) => change.commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail])) : [];
