@@ -1,7 +1,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { BlobStore, fannedKey, PendingBlob } from '../blobs/blob-store';
+import { BlobStorage, fannedKey, PendingBlob } from '../blobs/blob-storage';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { GitRepositories, isTransientGitFile, ObjectFormat } from '../git/git-repositories';
 import { RepositoryPaths, repositoriesRoot, repositoryLeaseKey } from '../git/repository-paths';
@@ -65,7 +65,7 @@ export class Reconciliation {
     private readonly store: IntegrityStore,
     private readonly git: GitRepositories,
     private readonly paths: RepositoryPaths,
-    private readonly blobs: BlobStore,
+    private readonly blobs: BlobStorage,
     private readonly journal: RepositoryJournal,
     private readonly leases: Leases,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir' | 'reconcileStaleAfterMs' | 'reconcileStartBudget'>,

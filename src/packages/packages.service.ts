@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuthContext } from '../auth/auth-context';
 import { RepositoryEvents } from '../events/repository-events';
-import { BlobStore, fannedKey, StagedBlob } from '../blobs/blob-store';
+import { BlobStorage, fannedKey, StagedBlob } from '../blobs/blob-storage';
 import type { BlobDownload } from '../blobs/blob-download';
 import type { IncomingUpload } from '../http/upload-body';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
@@ -51,7 +51,7 @@ export class PackagesService implements OnModuleInit {
     private readonly users: UserAccounts,
     private readonly visibility: UserVisibility,
     private readonly organizationPolicy: OrganizationPolicy,
-    private readonly blobs: BlobStore,
+    private readonly blobs: BlobStorage,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly usageSources: QuotaUsageSources,

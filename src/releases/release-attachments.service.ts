@@ -2,7 +2,7 @@ import { RepositoryPolicy, type RepositoryTarget } from '../access/repository-po
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
-import { BlobStore, StagedBlob } from '../blobs/blob-store';
+import { BlobStorage, StagedBlob } from '../blobs/blob-storage';
 import type { IncomingUpload, UploadSource } from '../http/upload-body';
 import { BadRequestError, NotFoundError } from '../common/errors';
 import { faultPoint } from '../common/fault-points';
@@ -48,7 +48,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     private readonly store: ReleaseStore,
     private readonly repositories: RepositoryDirectory,
     private readonly users: UserAccounts,
-    private readonly blobs: BlobStore,
+    private readonly blobs: BlobStorage,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly usageSources: QuotaUsageSources,

@@ -4,7 +4,7 @@ import { faultPoint } from '../common/fault-points';
 import type { EntityManager } from 'typeorm';
 import { AuthContext } from '../auth/auth-context';
 import { RepositoryEvents } from '../events/repository-events';
-import { BlobStore, fannedKey } from '../blobs/blob-store';
+import { BlobStorage, fannedKey } from '../blobs/blob-storage';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
@@ -48,7 +48,7 @@ export class ReleasesService {
     private readonly users: UserAccounts,
     private readonly tags: GitTags,
     private readonly paths: RepositoryPaths,
-    private readonly blobs: BlobStore,
+    private readonly blobs: BlobStorage,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,

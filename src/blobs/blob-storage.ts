@@ -63,7 +63,7 @@ export interface ByteRange {
  * Keys are relative paths such as `attachments/a/b/<uuid>`; callers build them from ids they generated.
  */
 @Injectable()
-export class BlobStore {
+export class BlobStorage {
   private readonly root: string;
   /** Where every instance keeps its uploads in flight, each in a directory of its own. */
   private readonly scratchRoot: string;
