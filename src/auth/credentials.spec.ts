@@ -27,7 +27,7 @@ describe('CredentialChain password sign-in', () => {
         return async () => void refunded.push(`${name} ${key}`);
       },
     } as unknown as RateLimits;
-    const chain = new CredentialChain(loadConfig({}), tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
+    const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
     const verify = jest.spyOn(secrets, 'verifyPassword');
     await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({ status: 401, message: SIGN_IN_FAILED });
     expect(verify).toHaveBeenCalledWith('secret', secrets.DECOY_PASSWORD_HASH, 'ip:192.0.2.1|account:ghost');
@@ -47,7 +47,7 @@ describe('CredentialChain password sign-in', () => {
         return async () => void order.push(`refund ${name}`);
       },
     } as unknown as RateLimits;
-    const chain = new CredentialChain(loadConfig({}), tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
+    const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
     const verify = jest.spyOn(secrets, 'verifyPassword');
     await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({ status: 429 });
     expect(verify).not.toHaveBeenCalled();

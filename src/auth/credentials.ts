@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { ReverseProxyConfig } from '../config/slices';
 import { AuditService, SignInCarrier } from '../audit/audit.service';
 import { clientIp, TrustedProxies } from '../common/client-address';
 import { DomainError, TooManyRequestsError, UnauthorizedError } from '../common/errors';
@@ -37,7 +37,7 @@ export class CredentialChain {
   private readonly proxies: TrustedProxies;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'reverseProxy'>,
+    private readonly reverseProxyConfig: ReverseProxyConfig,
     private readonly tokens: AccessTokensService,
     private readonly users: UserAccounts,
     private readonly accounts: UsersService,
@@ -45,7 +45,7 @@ export class CredentialChain {
     private readonly oauth2Tokens: OAuth2AccessTokens,
     private readonly audit: AuditService,
   ) {
-    this.proxies = new TrustedProxies(config.reverseProxy.trustedProxies);
+    this.proxies = new TrustedProxies(reverseProxyConfig.trustedProxies);
   }
 
   /**
@@ -55,8 +55,8 @@ export class CredentialChain {
    */
   read(request: Request): Credential | undefined {
     const carried = readCredential(request);
-    if (carried !== undefined || !this.config.reverseProxy.authEnabled) return carried;
-    const { userHeader, emailHeader, fullNameHeader } = this.config.reverseProxy;
+    if (carried !== undefined || !this.reverseProxyConfig.authEnabled) return carried;
+    const { userHeader, emailHeader, fullNameHeader } = this.reverseProxyConfig;
     const username = headerValue(request, userHeader);
     if (username === '' || !this.proxies.has(request.socket.remoteAddress ?? '')) return undefined;
     return { kind: 'reverse-proxy', username, email: headerValue(request, emailHeader), fullName: headerValue(request, fullNameHeader) };
@@ -141,7 +141,7 @@ export class CredentialChain {
    */
   private async authenticateGatewayUser(credential: Credential & { kind: 'reverse-proxy' }, address: string): Promise<AuthContext> {
     let user = await this.users.byName(credential.username);
-    if (!user && this.config.reverseProxy.autoRegistration) {
+    if (!user && this.reverseProxyConfig.autoRegistration) {
       try {
         user = await this.accounts.registerFromGateway({
           username: credential.username,

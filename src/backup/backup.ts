@@ -7,6 +7,9 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/config';
+
+/** What a dump holds and a restore writes back: DATA_DIR, the database and the SSH host key. */
+type BackupConfig = Pick<AppConfig, 'dataDir' | 'database' | 'ssh'>;
 import { isTransientGitFile } from '../git/git-repositories';
 import { repositoriesRoot } from '../git/repository-paths';
 import { PACKAGE_VERSION } from '../server/package-version';
@@ -40,7 +43,7 @@ const BLOB_AREAS = ['attachments', 'packages'];
  * sealed credentials. Taken beside a serving server: what was written meanwhile is either in the archive whole
  * or, when its row came after the snapshot, a leftover the reconciliation after `anvil restore` quarantines.
  */
-export async function dump(dataSource: DataSource, config: AppConfig, output: string): Promise<DumpManifest> {
+export async function dump(dataSource: DataSource, config: BackupConfig, output: string): Promise<DumpManifest> {
   const dataDir = path.resolve(config.dataDir);
   const staging = path.join(dataDir, 'tmp', `dump-${Date.now()}-${randomBytes(6).toString('hex')}`);
   await fs.mkdir(path.join(staging, 'database'), { recursive: true, mode: 0o700 });
@@ -92,7 +95,7 @@ export async function dump(dataSource: DataSource, config: AppConfig, output: st
  * `anvil restore`, first part: the archive unpacked into an empty DATA_DIR (repositories, files, keys and, for
  * SQLite, the database file). Returns the manifest and, for MySQL, the rows file to load once the schema exists.
  */
-export async function unpack(config: AppConfig, archive: string): Promise<{ manifest: DumpManifest; rowsFile: string | null }> {
+export async function unpack(config: BackupConfig, archive: string): Promise<{ manifest: DumpManifest; rowsFile: string | null }> {
   const dataDir = path.resolve(config.dataDir);
   await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
   const present = (await fs.readdir(dataDir)).filter((name) => name !== 'lost+found');

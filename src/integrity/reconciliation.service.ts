@@ -1,8 +1,8 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { BlobStorage, fannedKey, PendingBlob } from '../blobs/blob-storage';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { IntegrityConfig, StorageConfig } from '../config/slices';
 import { GitRepositories, isTransientGitFile, ObjectFormat } from '../git/git-repositories';
 import { RepositoryPaths, repositoriesRoot, repositoryLeaseKey } from '../git/repository-paths';
 import { JournalledChange, RepositoryJournal } from '../git/repository-journal';
@@ -68,9 +68,10 @@ export class Reconciliation {
     private readonly blobs: BlobStorage,
     private readonly journal: RepositoryJournal,
     private readonly leases: Leases,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir' | 'reconcileStaleAfterMs' | 'reconcileStartBudget'>,
+    private readonly storageConfig: StorageConfig,
+    private readonly integrityConfig: IntegrityConfig,
   ) {
-    this.dataDir = path.resolve(config.dataDir);
+    this.dataDir = path.resolve(storageConfig.dataDir);
     this.quarantine = path.join(this.dataDir, 'lost+found', new Date().toISOString().replace(/[:.]/g, '-'));
   }
 
@@ -79,12 +80,12 @@ export class Reconciliation {
    * `startUp`: the bounded checks of a start (see above); otherwise the full walk.
    */
   async run(options: { fix: boolean; allStale?: boolean; startUp?: boolean }): Promise<ReconciliationReport> {
-    const staleBefore = options.allStale ? Infinity : Date.now() - this.config.reconcileStaleAfterMs;
+    const staleBefore = options.allStale ? Infinity : Date.now() - this.integrityConfig.reconcileStaleAfterMs;
     const run = new Run(options.fix, staleBefore, this.logger);
     await this.journalled(run);
     let swept: number;
     if (options.startUp) {
-      swept = await this.sweepSome(run, this.config.reconcileStartBudget);
+      swept = await this.sweepSome(run, this.integrityConfig.reconcileStartBudget);
     } else {
       swept = await this.repositories(run);
     }

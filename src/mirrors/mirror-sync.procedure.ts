@@ -6,7 +6,7 @@ import { Claims } from '../claims/claims';
 import { QuotaExceededError } from '../common/errors';
 import { Clock } from '../common/time';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { MirrorConfig } from '../config/slices';
 import { Leases } from '../database/leases';
 import { Transactions } from '../database/transactions';
 import { GitAbortedError, GitError } from '../git/git-command';
@@ -45,7 +45,7 @@ export class MirrorSyncProcedure {
   readonly holder = `${hostname().slice(0, 32)}:${process.pid}:${randomBytes(4).toString('hex')}`;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'mirrors'>,
+    private readonly mirrorConfig: MirrorConfig,
     private readonly mirrors: MirrorStore,
     private readonly repositories: RepositoryDirectory,
     private readonly users: UserAccounts,
@@ -69,7 +69,7 @@ export class MirrorSyncProcedure {
    * is still wanted.
    */
   private get claimSeconds(): number {
-    return Math.ceil((3 * this.config.mirrors.fetchTimeoutMs) / 1000) + 60;
+    return Math.ceil((3 * this.mirrorConfig.fetchTimeoutMs) / 1000) + 60;
   }
 
   /**
@@ -107,7 +107,7 @@ export class MirrorSyncProcedure {
       // At most MIRROR_SYNC_MAX_PER_USER syncs of one owner's mirrors run at once over every instance; the
       // others are busy and come back later.
       const turn = await this.claims.take('mirror-syncs', async (active) =>
-        active.filter((claim) => claim.ownerId === owner.id).length >= this.config.mirrors.syncMaxPerOwner ? 'full' : { item: 'sync', ownerId: owner.id, amount: 1 },
+        active.filter((claim) => claim.ownerId === owner.id).length >= this.mirrorConfig.syncMaxPerOwner ? 'full' : { item: 'sync', ownerId: owner.id, amount: 1 },
       );
       if (turn === 'full') return 'busy';
       try {
@@ -154,7 +154,7 @@ export class MirrorSyncProcedure {
     const access: RemoteAccess = {
       credentials: this.credentials.open(sealedCredentials),
       pin: source,
-      timeoutMs: this.config.mirrors.fetchTimeoutMs,
+      timeoutMs: this.mirrorConfig.fetchTimeoutMs,
       signal,
       maxBytes,
     };

@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { default as Provider, Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { hashToken, sameHash } from '../auth/secrets';
@@ -12,7 +12,7 @@ import { TooManyRequestsError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { SiteConfig } from '../config/slices';
 import { SecretBox, SecretUnreadableError } from '../mirrors/secret-box';
 import { html, page, PAGE_CSP } from '../pages/page-layout';
 import { OrganizationMemberships } from '../users/organization-memberships';
@@ -81,7 +81,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   private handler!: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootHost' | 'rootUrl'>,
+    private readonly siteConfig: SiteConfig,
     private readonly records: OAuth2RecordStore,
     private readonly applications: OAuth2ApplicationStore,
     private readonly users: UserAccounts,
@@ -129,7 +129,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
 
   /** ROOT_URL, as Forgejo names its issuer. */
   get issuer(): string {
-    return this.config.rootUrl;
+    return this.siteConfig.rootUrl;
   }
 
   get oidc(): Provider {
@@ -142,7 +142,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
    * in body size before the provider reads anything.
    */
   middleware(): RequestHandler {
-    const root = new URL(this.config.rootUrl);
+    const root = new URL(this.siteConfig.rootUrl);
     return (request: Request, response: Response, next: NextFunction) => {
       const path = request.path;
       const isInteraction = path.startsWith(`/${INTERACTION_PATH}/`);
@@ -177,7 +177,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   }
 
   private configuration(signingKey: Record<string, unknown>): Configuration {
-    const secure = this.config.rootUrl.startsWith('https:');
+    const secure = this.siteConfig.rootUrl.startsWith('https:');
     // Every instance signs the provider's cookies with the same key, derived from SECRET_KEY.
     const cookieKey = this.box.derive('oauth2 cookies');
     return {
@@ -210,7 +210,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
       // Forgejo requires PKCE of public clients only; confidential ones may use it.
       pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
       routes: OAUTH2_ROUTES,
-      interactions: { url: (_ctx, interaction) => `${new URL(this.config.rootUrl).pathname}${INTERACTION_PATH}/${interaction.uid}` },
+      interactions: { url: (_ctx, interaction) => `${new URL(this.siteConfig.rootUrl).pathname}${INTERACTION_PATH}/${interaction.uid}` },
       // Every code exchange gets a refresh token, as from Forgejo; each refresh hands out a new one.
       issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
       rotateRefreshToken: true,
@@ -237,7 +237,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
     const id = /^\d{1,16}$/.test(accountId) ? Number(accountId) : 0;
     const user = id > 0 ? await this.users.byId(id) : null;
     if (!user || user.isOrganization || !user.isActive || user.prohibitLogin) return undefined;
-    const rootUrl = this.config.rootUrl;
+    const rootUrl = this.siteConfig.rootUrl;
     return {
       accountId,
       claims: async () => {
@@ -247,7 +247,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
           name: user.fullName || user.name,
           preferred_username: user.name,
           profile: `${rootUrl}${encodeURIComponent(user.name)}`,
-          picture: avatarUrl({ rootUrl, rootHost: this.config.rootHost, ssh: { user: '', host: '', port: 0 } }),
+          picture: avatarUrl({ rootUrl, rootHost: this.siteConfig.rootHost, ssh: { user: '', host: '', port: 0 } }),
           website: user.website,
           updated_at: user.updatedUnix,
           email: user.email,

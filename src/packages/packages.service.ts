@@ -9,7 +9,7 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, Unauthor
 import { faultPoint } from '../common/fault-points';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { UploadConfig } from '../config/slices';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { QuotaUsageSources } from '../quota/quota-usage-sources';
@@ -55,7 +55,7 @@ export class PackagesService implements OnModuleInit {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly usageSources: QuotaUsageSources,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'uploads'>,
+    private readonly uploadConfig: UploadConfig,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly events: RepositoryEvents,
   ) {}
@@ -98,7 +98,7 @@ export class PackagesService implements OnModuleInit {
   async upload(viewer: AuthContext, ref: GenericFileRef, upload: IncomingUpload): Promise<void> {
     const owner = await this.writableOwner(viewer, ref.owner);
     assertGenericRef(ref);
-    const maxBytes = this.config.uploads.packageMaxBytes;
+    const maxBytes = this.uploadConfig.packageMaxBytes;
     upload.assertDeclaredLength(maxBytes);
     // The most this body can add is reserved before a byte of it is read, and settled with the file's row.
     const reservation = await this.quota.reserve(owner, 'size:assets:packages:all', 'packages', upload.declaredLength ?? maxBytes);

@@ -8,7 +8,7 @@ import { BadRequestError, NotFoundError } from '../common/errors';
 import { faultPoint } from '../common/fault-points';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { UploadConfig } from '../config/slices';
 import { Transactions } from '../database/transactions';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { QuotaUsageSources } from '../quota/quota-usage-sources';
@@ -52,7 +52,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly usageSources: QuotaUsageSources,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'uploads'>,
+    private readonly uploadConfig: UploadConfig,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
 
@@ -81,7 +81,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
   async upload(target: RepositoryTarget, releaseId: number, upload: IncomingUpload, query: UploadQuery): Promise<AttachmentWire> {
     const viewer = target.viewer;
     const found = await this.releases.writable(target, releaseId);
-    const maxBytes = this.config.uploads.attachmentMaxBytes;
+    const maxBytes = this.uploadConfig.attachmentMaxBytes;
     upload.assertDeclaredLength(maxBytes);
     // The most this body can add is reserved before a byte of it is read, and settled with the row.
     const reservation = await this.quota.reserve(found.owner, 'size:assets:attachments:releases', 'attachmentsReleases', upload.declaredLength ?? maxBytes);

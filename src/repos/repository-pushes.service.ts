@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { faultPoint } from '../common/fault-points';
 import { QuotaExceededError } from '../common/errors';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { WebhookConfig } from '../config/slices';
 import { Clock } from '../common/time';
 import { Leases } from '../database/leases';
 import { RefChange, RepositoryEvents } from '../events/repository-events';
@@ -45,7 +45,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     private readonly events: RepositoryEvents,
     private readonly pushCommits: GitPushCommits,
     private readonly treeBudget: GitTreeBudget,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
+    private readonly webhookConfig: WebhookConfig,
   ) {}
 
   onModuleInit(): void {
@@ -169,7 +169,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
 
   /** The commits each branch update brought (none for deletions and tags), read before the transaction. */
   async refChanges(dir: string, updates: RefUpdate[]): Promise<RefChange[]> {
-    const limit = this.config.webhooks.payloadCommitLimit;
+    const limit = this.webhookConfig.payloadCommitLimit;
     const result: RefChange[] = [];
     for (const update of updates) {
       const listed = update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId);

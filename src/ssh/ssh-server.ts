@@ -3,12 +3,12 @@ import { plainAddress } from '../common/client-address';
 import { formatAddress } from '../common/net-address';
 import { createHash } from 'node:crypto';
 import { AddressInfo, Server as NetServer, Socket } from 'node:net';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AlgorithmList, AuthContext as SshAuthContext, CipherAlgorithm, Connection, ServerChannel, Server as Ssh2Server, Session, utils } from 'ssh2';
 import { AuthContext } from '../auth/auth-context';
 import { SshEndpoint } from '../common/ssh-endpoint';
 import { Clock } from '../common/time';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { GitConfig, SiteConfig, SshConfig } from '../config/slices';
 import { addressKey } from '../git/git-client';
 import { GitBusyError, GitProcesses, isSafeGitProtocol } from '../git/git-processes';
 import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
@@ -59,7 +59,9 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   private readonly unauthenticatedByAddress = new Map<string, number>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git' | 'rootUrl' | 'ssh'>,
+    private readonly gitConfig: GitConfig,
+    private readonly siteConfig: SiteConfig,
+    private readonly sshConfig: SshConfig,
     private readonly endpoint: SshEndpoint,
     private readonly keys: SshKeyLookup,
     private readonly deployKeys: DeployKeyLookup,
@@ -71,9 +73,9 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.config.ssh.enabled) return;
-    const { key, generated } = loadOrCreateHostKey(this.config.ssh.hostKeyFile);
-    if (generated) this.logger.log(`generated the SSH host key ${this.config.ssh.hostKeyFile}`);
+    if (!this.sshConfig.enabled) return;
+    const { key, generated } = loadOrCreateHostKey(this.sshConfig.hostKeyFile);
+    if (generated) this.logger.log(`generated the SSH host key ${this.sshConfig.hostKeyFile}`);
     const server = new Ssh2Server(
       {
         hostKeys: [key],
@@ -88,11 +90,11 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     server.on('error', (error: Error) => this.logger.error(`SSH server: ${error.message}`));
     // Connections are accepted here, where the pre-login limits apply before ssh2 spends anything on them.
     const listener = new NetServer((socket) => this.arrive(server, socket));
-    listener.maxConnections = this.config.ssh.maxConnections;
+    listener.maxConnections = this.sshConfig.maxConnections;
     listener.on('error', (error: Error) => this.logger.error(`SSH server: ${error.message}`));
     await new Promise<void>((resolve, reject) => {
       listener.once('error', reject);
-      listener.listen(this.config.ssh.listenPort, this.config.ssh.listenHost, () => {
+      listener.listen(this.sshConfig.listenPort, this.sshConfig.listenHost, () => {
         listener.off('error', reject);
         resolve();
       });
@@ -102,7 +104,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     const address = listener.address() as AddressInfo;
     this.endpoint.bound(address.port);
     // The start-up line (server/serve.ts) names this address; the details are for debugging.
-    this.logger.debug(`SSH server listening on ${formatAddress(address)} (ssh_url port ${this.endpoint.port}, user ${this.config.ssh.user})`);
+    this.logger.debug(`SSH server listening on ${formatAddress(address)} (ssh_url port ${this.endpoint.port}, user ${this.sshConfig.user})`);
   }
 
   /** `host:port` as bound, or null while not listening. */
@@ -124,12 +126,12 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   private arrive(server: Ssh2Server, socket: Socket): void {
     const address = addressKey(socket.remoteAddress ?? '');
     const fromAddress = this.unauthenticatedByAddress.get(address) ?? 0;
-    if (this.unauthenticated >= this.config.ssh.maxUnauthenticated || fromAddress >= this.config.ssh.maxUnauthenticatedPerAddress) {
+    if (this.unauthenticated >= this.sshConfig.maxUnauthenticated || fromAddress >= this.sshConfig.maxUnauthenticatedPerAddress) {
       socket.destroy();
       return;
     }
     const key = `${socket.remoteAddress}|${socket.remotePort}`;
-    const grace = setTimeout(() => socket.destroy(), this.config.ssh.loginGraceMs);
+    const grace = setTimeout(() => socket.destroy(), this.sshConfig.loginGraceMs);
     grace.unref();
     const arrival: Arrival = { socket, address, authenticated: false, grace };
     this.arrivals.set(key, arrival);
@@ -177,7 +179,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     let refusals = 0;
     const address = ip;
     // A connection that never runs a command is closed after the idle limit, as an idle git exchange is.
-    let idle: NodeJS.Timeout | null = setTimeout(() => client.end(), this.config.git.idleTimeoutMs);
+    let idle: NodeJS.Timeout | null = setTimeout(() => client.end(), this.gitConfig.idleTimeoutMs);
     idle.unref();
     const stopIdle = () => {
       if (idle) clearTimeout(idle);
@@ -189,14 +191,14 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       this.connections.delete(client);
       // A connection that offered keys and ended without one accepted is one failed sign-in (clients try
       // their keys one by one, so a single refused key is not).
-      if (!identity && refusals > 0) void this.audit.signIn('failure', 'ssh', plainAddress(address), null, this.config.ssh.user);
+      if (!identity && refusals > 0) void this.audit.signIn('failure', 'ssh', plainAddress(address), null, this.sshConfig.user);
     });
     client.on('authentication', (context) => {
       // Each refused attempt counts (the `none` probe every client starts with does not); past
       // SSH_MAX_AUTH_TRIES the connection is closed.
       const refuse = () => {
         if (context.method !== 'none') refusals += 1;
-        if (refusals >= this.config.ssh.maxAuthTries) {
+        if (refusals >= this.sshConfig.maxAuthTries) {
           client.end();
           return;
         }
@@ -230,7 +232,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
    * only asks whether the key would do.
    */
   private async authenticate(context: SshAuthContext): Promise<SshIdentity | 'accept-query' | null> {
-    if (context.method !== 'publickey' || context.username !== this.config.ssh.user) return null;
+    if (context.method !== 'publickey' || context.username !== this.sshConfig.user) return null;
     if (context.key.algo.includes('-cert-')) return null;
     const fingerprint = `SHA256:${createHash('sha256').update(context.key.data).digest('base64').replace(/=+$/, '')}`;
     const userKey = await this.keys.byFingerprint(fingerprint);
@@ -278,7 +280,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       return finish(channel, 0);
     }
     const user = (await this.users.byId(identity.user.id)) ?? identity.user;
-    const problem = accountStateProblem(user, this.config.rootUrl);
+    const problem = accountStateProblem(user, this.siteConfig.rootUrl);
     if (problem) return finish(channel, 1, problem);
     channel.write(
       `Hi there, ${user.name}! You've successfully authenticated with the key named ${identity.key.name}, but Anvil does not provide shell access.\n` +
@@ -293,7 +295,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     // 1. Account state, as stored now.
     const user = await this.users.byId(identity.user.id);
     if (!user) throw new SshRefusal('Your account is disabled.');
-    const problem = accountStateProblem(user, this.config.rootUrl);
+    const problem = accountStateProblem(user, this.siteConfig.rootUrl);
     if (problem) throw new SshRefusal(problem);
     // 2. The command.
     const parsed = parseSshCommand(command);

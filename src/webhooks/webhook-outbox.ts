@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { WebhookConfig } from '../config/slices';
 import { Clock } from '../common/time';
 import type { EventRecorder, RepositoryEvent } from '../events/repository-events';
 import type { RepositoryEntity } from '../repos/repository.entity';
@@ -25,7 +25,7 @@ export class WebhookOutbox implements EventRecorder {
     private readonly users: UserAccounts,
     private readonly dispatcher: WebhookDispatcher,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
+    private readonly webhookConfig: WebhookConfig,
   ) {}
 
   listensTo(repo: RepositoryEntity): Promise<boolean> {
@@ -44,7 +44,7 @@ export class WebhookOutbox implements EventRecorder {
     // Commit authors and committers are named by the account their address belongs to, as Forgejo does.
     const emails = event.kind === 'push' ? event.changes.flatMap((change) => change.commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail])) : [];
     const usernames = await this.users.namesByEmail(emails, `noreply.${site.rootHost}`, tx);
-    const payloads = payloadsOf(event, { repo, owner, sender, site, usernames }, this.config.webhooks.payloadCommitLimit);
+    const payloads = payloadsOf(event, { repo, owner, sender, site, usernames }, this.webhookConfig.payloadCommitLimit);
     for (const payload of payloads) await this.enqueue(tx, payload, hooks.filter((hook) => wants(hook, payload)));
   }
 

@@ -4,7 +4,7 @@ import * as https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import * as ipaddr from 'ipaddr.js';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { WebhookConfig } from '../config/slices';
 import { HOST_RESOLVER, HostResolver } from '../mirrors/host-policy';
 import { AllowedHosts, parseAllowedHosts } from './allowed-hosts';
 
@@ -53,12 +53,12 @@ export class WebhookSender implements OnApplicationShutdown {
   private readonly httpsAgent: https.Agent;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
+    private readonly webhookConfig: WebhookConfig,
     @Inject(HOST_RESOLVER) private readonly resolve: HostResolver,
   ) {
-    this.allowed = parseAllowedHosts(config.webhooks.allowedHosts);
-    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: config.webhooks.workers });
-    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: config.webhooks.workers });
+    this.allowed = parseAllowedHosts(webhookConfig.allowedHosts);
+    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: webhookConfig.workers });
+    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: webhookConfig.workers });
   }
 
   onApplicationShutdown(): void {
@@ -115,7 +115,7 @@ export class WebhookSender implements OnApplicationShutdown {
         else callback(null, address, family);
       }) as unknown as LookupFunction;
       const secure = url.protocol === 'https:';
-      const timer = setTimeout(() => outgoing.destroy(new Error(`timed out after ${this.config.webhooks.timeoutMs} ms`)), this.config.webhooks.timeoutMs);
+      const timer = setTimeout(() => outgoing.destroy(new Error(`timed out after ${this.webhookConfig.timeoutMs} ms`)), this.webhookConfig.timeoutMs);
       let settled = false;
       const settle = (result: AttemptResult) => {
         if (settled) return;
