@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { faultPoint } from '../common/fault-points';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { WebhookConfig } from '../config/slices';
 import { Transactions } from '../database/transactions';
 import { SecretBox } from '../mirrors/secret-box';
 import { bodyForType } from './webhook-payloads';
@@ -51,7 +51,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private writing = false;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
+    private readonly webhookConfig: WebhookConfig,
     private readonly store: WebhookStore,
     private readonly transactions: Transactions,
     private readonly sender: WebhookSender,
@@ -59,8 +59,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.webhooks.pollMs > 0) {
-      this.timer = setInterval(() => this.wake(), this.config.webhooks.pollMs);
+    if (this.webhookConfig.pollMs > 0) {
+      this.timer = setInterval(() => this.wake(), this.webhookConfig.pollMs);
       this.timer.unref();
     }
     this.wake();
@@ -106,7 +106,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   private async fill(): Promise<void> {
-    let free = this.config.webhooks.workers - this.active.size;
+    let free = this.webhookConfig.workers - this.active.size;
     if (free <= 0) return;
     if (this.look) {
       this.look = false;
@@ -138,7 +138,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   private leaseMs(): number {
-    return this.config.webhooks.timeoutMs + 5000;
+    return this.webhookConfig.timeoutMs + 5000;
   }
 
   private open(sealed: string): string {
@@ -265,8 +265,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       deliveredMs: finished,
     };
     if (result.delivered) return { done: true, status: 'delivered', nextAttemptMs: 0, ...recorded };
-    if (!result.retryable || attempts >= this.config.webhooks.maxAttempts) return { done: true, status: 'failed', nextAttemptMs: 0, ...recorded };
-    return { done: false, status: 'pending', nextAttemptMs: finished + retryDelayMs(attempts, result.retryAfterMs, this.config.webhooks), ...recorded };
+    if (!result.retryable || attempts >= this.webhookConfig.maxAttempts) return { done: true, status: 'failed', nextAttemptMs: 0, ...recorded };
+    return { done: false, status: 'pending', nextAttemptMs: finished + retryDelayMs(attempts, result.retryAfterMs, this.webhookConfig), ...recorded };
   }
 
   /** Deletes finished deliveries older than WEBHOOK_HISTORY_DAYS, once an hour across all instances. */
@@ -276,9 +276,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.nextPruneCheck = now + 60_000;
     const removed = await this.transactions.run(async (tx) => {
       if (!(await this.store.takeTurn(tx, 'prune-history', now, now + PRUNE_EVERY_MS))) return 0;
-      return this.store.prune(tx, now - this.config.webhooks.historyDays * 86_400_000);
+      return this.store.prune(tx, now - this.webhookConfig.historyDays * 86_400_000);
     });
-    if (removed > 0) this.logger.log(`pruned ${removed} webhook deliveries older than ${this.config.webhooks.historyDays} days`);
+    if (removed > 0) this.logger.log(`pruned ${removed} webhook deliveries older than ${this.webhookConfig.historyDays} days`);
   }
 }
 

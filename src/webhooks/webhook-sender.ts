@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import * as ipaddr from 'ipaddr.js';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { WebhookConfig } from '../config/slices';
 import { HOST_RESOLVER, HostResolver } from '../mirrors/host-policy';
 import { AllowedHosts, parseAllowedHosts } from './allowed-hosts';
 import { WebhookRequests } from './webhook-requests';
@@ -51,11 +51,11 @@ export class WebhookSender implements OnApplicationShutdown {
   private readonly requests: WebhookRequests;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
+    private readonly webhookConfig: WebhookConfig,
     @Inject(HOST_RESOLVER) private readonly resolve: HostResolver,
   ) {
-    this.allowed = parseAllowedHosts(config.webhooks.allowedHosts);
-    this.requests = new WebhookRequests(config.webhooks.workers);
+    this.allowed = parseAllowedHosts(webhookConfig.allowedHosts);
+    this.requests = new WebhookRequests(webhookConfig.workers);
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -111,7 +111,7 @@ export class WebhookSender implements OnApplicationShutdown {
       body: get ? null : body,
       address,
       family: ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4,
-      timeoutMs: this.config.webhooks.timeoutMs,
+      timeoutMs: this.webhookConfig.timeoutMs,
       bodyLimit: RESPONSE_BODY_LIMIT,
     });
     if ('error' in answer) return fail(true, answer.error);
