@@ -6,14 +6,17 @@
  *   npm run build && node bench/webhooks.bench.js
  *
  * The server runs as a child process (dist/src/main.js, SQLite in a temporary DATA_DIR) so that it can be
- * killed with SIGKILL. Phases:
- *   1. BENCH_BASELINE_PUSHES (default 100) pushes with no hook: the push duration without webhooks.
- *   2. BENCH_PUSHES pushes with BENCH_HOOKS hooks: push durations, deliveries/s from the first push to the last
- *      delivery, and per delivery the time from the end of its `git push` (the event was recorded before the
- *      push returned) to its arrival at the sink, p50/p99.
+ * killed with SIGKILL. After a warm-up, phases 1 and 2 alternate in BENCH_ROUNDS (default 10) rounds:
+ *   1. BENCH_BASELINE_PUSHES (default 100) pushes in all to a repository with no hook, each round started once
+ *      every delivery arrived: the push duration and server CPU per push without webhooks.
+ *   2. BENCH_PUSHES pushes in all to a repository with BENCH_HOOKS hooks: push durations, server CPU per push
+ *      with its deliveries (each round ends when they all arrived), deliveries/s over these rounds, and per
+ *      delivery the time from the end of its `git push` (the event was recorded before the push returned) to
+ *      its arrival at the sink, p50/p99.
  *   3. The sink stops answering, pushes until BENCH_PENDING (default 5000) deliveries wait in the outbox, the
  *      server gets SIGKILL, the sink answers again, the server restarts: every delivery of phase 3 must arrive;
  *      a UUID may arrive twice only when it was in flight (received by the sink, unanswered) at the kill. The
+ *      pushes of this phase (deliveries held) give the push duration and CPU with the outbox write alone. The
  *      drain of that backlog gives the delivery rate with work always waiting (phase 2's rate is bounded by the
  *      pushes when they are slower than the deliveries).
  * Exits 1 when a delivery is missing or a duplicate was not in flight.
@@ -33,6 +36,7 @@ const PUSHES = bounded('BENCH_PUSHES', 1000, 100000);
 const BASELINE = bounded('BENCH_BASELINE_PUSHES', 100, 10000);
 const PENDING = bounded('BENCH_PENDING', 5000, 1000000);
 const PUSHERS = bounded('BENCH_PUSHERS', 2, 16);
+const ROUNDS = bounded('BENCH_ROUNDS', 10, 1000);
 const root = path.join(__dirname, '..');
 
 function freePort() {
@@ -143,25 +147,31 @@ async function main() {
       if (!response.ok) throw new Error(`${method} ${apiPath}: ${response.status} ${await response.text()}`);
       return response.status === 204 ? null : response.json();
     };
+    await api('POST', '/user/repos', { name: 'plain' });
     await api('POST', '/user/repos', { name: 'hooked' });
-    const remote = `http://bench:${token}@127.0.0.1:${port}/bench/hooked.git`;
-    // One working copy per pusher, each on its own branch, so that pushes run side by side.
-    const works = [];
-    for (let index = 0; index < PUSHERS; index++) {
-      const work = path.join(dataDir, `work-${index}`);
-      execFileSync('git', ['init', '--quiet', '--initial-branch', `b${index}`, work], { env: gitEnv });
-      works.push({ work, branch: `b${index}`, count: 0 });
-    }
+    // One working copy per pusher and repository, each on its own branch, so that pushes run side by side.
+    const pushersOf = (repo) => {
+      const remote = `http://bench:${token}@127.0.0.1:${port}/bench/${repo}.git`;
+      const works = [];
+      for (let index = 0; index < PUSHERS; index++) {
+        const work = path.join(dataDir, `${repo}-${index}`);
+        execFileSync('git', ['init', '--quiet', '--initial-branch', `b${index}`, work], { env: gitEnv });
+        works.push({ work, remote, branch: `b${index}`, count: 0 });
+      }
+      return works;
+    };
+    const plain = pushersOf('plain');
+    const hookedWorks = pushersOf('hooked');
     const pushOnce = async (pusher) => {
       pusher.count += 1;
       fs.writeFileSync(path.join(pusher.work, 'file.txt'), `${pusher.count}\n`);
       execFileSync('git', ['add', 'file.txt'], { cwd: pusher.work, env: gitEnv });
       execFileSync('git', ['commit', '--quiet', '-m', `commit ${pusher.count}`], { cwd: pusher.work, env: gitEnv });
       const started = performance.now();
-      await run('git', ['push', '--quiet', remote, `${pusher.branch}:${pusher.branch}`], { cwd: pusher.work, env: gitEnv });
+      await run('git', ['push', '--quiet', pusher.remote, `${pusher.branch}:${pusher.branch}`], { cwd: pusher.work, env: gitEnv });
       return { started, ended: performance.now() };
     };
-    const pushes = async (count) => {
+    const pushes = async (works, count) => {
       const results = [];
       let next = 0;
       await Promise.all(works.map(async (pusher) => {
@@ -172,29 +182,69 @@ async function main() {
       }));
       return results;
     };
+    let expectedArrivals = 0;
+    const allArrived = async () => {
+      while (sink.arrivals.length < expectedArrivals) await new Promise((resolve) => sink.waiters.push(resolve));
+    };
 
-    // Phase 1: no hooks.
-    const baseline = await pushes(BASELINE);
-    const baselineDurations = baseline.map((push) => push.ended - push.started).sort((a, b) => a - b);
-
-    // Phase 2: HOOKS hooks.
     for (let index = 0; index < HOOKS; index++) {
       await api('POST', '/repos/bench/hooked/hooks', { type: 'forgejo', active: true, events: ['push'], config: { url: `${sinkUrl}/hook/${index}`, content_type: 'json', secret: `secret-${index}` } });
     }
-    const phase2Start = performance.now();
-    const phase2Cpu = cpuMs(server.pid);
-    const arrivalsBefore = sink.arrivals.length;
-    const hooked = await pushes(PUSHES);
-    const expected = PUSHES * HOOKS;
-    while (sink.arrivals.length - arrivalsBefore < expected) await new Promise((resolve) => sink.waiters.push(resolve));
-    const phase2End = performance.now();
-    const phase2CpuUsed = cpuMs(server.pid) - phase2Cpu;
-    const hookedDurations = hooked.map((push) => push.ended - push.started).sort((a, b) => a - b);
+    // Warm-up (not measured): the first pushes create the branches and warm the server up.
+    await pushes(plain, PUSHERS * 2);
+    await pushes(hookedWorks, PUSHERS * 2);
+    expectedArrivals += PUSHERS * 2 * HOOKS;
+    await allArrived();
+
+    // Phases 1 and 2, alternating rounds: pushes to a repository with no hook (each round starts once every
+    // delivery arrived) and to the one with HOOKS hooks (deliveries flowing, the round ends when all arrived).
+    const baselineDurations = [];
+    const hookedDurations = [];
+    const hooked = [];
+    const arrivalsOfHooked = [];
+    let baselineCpu = 0;
+    let hookedCpu = 0;
+    let hookedSeconds = 0;
+    // This process's own CPU (the sink, mostly) per hooked push: on this machine it competes with the pushes too.
+    let sinkCpu = 0;
+    const loads = [];
+    const rounds = Math.min(ROUNDS, BASELINE, PUSHES);
+    for (let round = 0; round < rounds; round++) {
+      const count = (total) => Math.floor(total / rounds) + (round < total % rounds ? 1 : 0);
+      const sides = round % 2 === 0 ? ['plain', 'hooked'] : ['hooked', 'plain'];
+      loads.push(os.loadavg()[0]);
+      for (const side of sides) {
+        await allArrived();
+        const cpu = cpuMs(server.pid);
+        const started = performance.now();
+        if (side === 'plain') {
+          const results = await pushes(plain, count(BASELINE));
+          baselineDurations.push(...results.map((push) => push.ended - push.started));
+          baselineCpu += cpuMs(server.pid) - cpu;
+        } else {
+          const before = sink.arrivals.length;
+          const own = process.cpuUsage();
+          const results = await pushes(hookedWorks, count(PUSHES));
+          expectedArrivals += results.length * HOOKS;
+          await allArrived();
+          hookedSeconds += (performance.now() - started) / 1000;
+          hookedCpu += cpuMs(server.pid) - cpu;
+          const used = process.cpuUsage(own);
+          sinkCpu += (used.user + used.system) / 1000;
+          hooked.push(...results);
+          hookedDurations.push(...results.map((push) => push.ended - push.started));
+          arrivalsOfHooked.push(...sink.arrivals.slice(before));
+        }
+      }
+    }
+    baselineDurations.sort((a, b) => a - b);
+    hookedDurations.sort((a, b) => a - b);
+    const expected = hooked.length * HOOKS;
     // Latency: each arrival against the end of the latest push that had ended before it (its event's push or a
     // later one, so the figure never overstates).
     const ends = hooked.map((push) => push.ended).sort((a, b) => a - b);
     const latencies = [];
-    for (const arrival of sink.arrivals.slice(arrivalsBefore)) {
+    for (const arrival of arrivalsOfHooked) {
       let low = 0;
       let high = ends.length - 1;
       let found = -1;
@@ -213,7 +263,9 @@ async function main() {
     sink.paused = true;
     const phase3Before = new Set(sink.byUuid.keys());
     const phase3Pushes = Math.ceil(PENDING / HOOKS);
-    await pushes(phase3Pushes);
+    const heldCpu = cpuMs(server.pid);
+    const held = (await pushes(hookedWorks, phase3Pushes)).map((push) => push.ended - push.started).sort((a, b) => a - b);
+    const heldCpuUsed = cpuMs(server.pid) - heldCpu;
     const inFlightAtKill = new Set(sink.inFlight);
     server.kill('SIGKILL');
     await new Promise((resolve) => server.once('exit', resolve));
@@ -241,12 +293,18 @@ async function main() {
     const ms = (value) => `${value.toFixed(1)} ms`;
     const p = (sorted, q) => percentile(sorted, q);
     console.log(`hooks ${HOOKS}, pushes ${PUSHES} (${PUSHERS} pushers), sink 1–5 ms, SQLite, ${os.availableParallelism()} cores`);
-    console.log(`push without hooks: p50 ${ms(p(baselineDurations, 50))}, p99 ${ms(p(baselineDurations, 99))} (${BASELINE} pushes)`);
-    console.log(`push with ${HOOKS} hooks: p50 ${ms(p(hookedDurations, 50))}, p99 ${ms(p(hookedDurations, 99))} (${PUSHES} pushes, deliveries flowing)`);
-    console.log(`deliveries: ${expected} in ${((phase2End - phase2Start) / 1000).toFixed(1)} s = ${(expected / ((phase2End - phase2Start) / 1000)).toFixed(0)} deliveries/s`);
-    console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}`);
+    const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
+    console.log(`${rounds} alternating rounds; load average (1 min) at their starts: ${loads.map((value) => value.toFixed(1)).join(' ')}`);
+    console.log(`push without hooks: p50 ${ms(p(baselineDurations, 50))}, mean ${ms(mean(baselineDurations))}, p99 ${ms(p(baselineDurations, 99))} (${BASELINE} pushes); server CPU ${ms(baselineCpu / BASELINE)} per push`);
+    console.log(`push with ${HOOKS} hooks: p50 ${ms(p(hookedDurations, 50))}, mean ${ms(mean(hookedDurations))}, p99 ${ms(p(hookedDurations, 99))} (${PUSHES} pushes, deliveries flowing); server CPU ${ms(hookedCpu / PUSHES)} per push, its deliveries included; the sink's ${ms(sinkCpu / PUSHES)}`);
+    console.log(`push with ${HOOKS} hooks, deliveries held (sink not answering): p50 ${ms(p(held, 50))}, mean ${ms(mean(held))} (${held.length} pushes); server CPU ${ms(heldCpuUsed / held.length)} per push`);
+    console.log(`deliveries: ${expected} in ${hookedSeconds.toFixed(1)} s of hooked rounds = ${(expected / hookedSeconds).toFixed(0)} deliveries/s`);
+    const seen = new Map();
+    for (const arrival of arrivalsOfHooked) seen.set(arrival.uuid, (seen.get(arrival.uuid) ?? 0) + 1);
+    const again = [...seen.values()].filter((count) => count > 1).length;
+    console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}, max ${ms(latencies[latencies.length - 1])}; ${again} deliveries arrived more than once`);
     console.log(`backlog drain after the restart: ${afterRestart.length} deliveries in ${drainSeconds.toFixed(1)} s = ${(afterRestart.length / drainSeconds).toFixed(0)} deliveries/s`);
-    console.log(`server CPU per delivery: ${(drainCpuUsed / phase3Expected).toFixed(2)} ms draining the backlog (${(drainCpuUsed / 1000).toFixed(1)} s for ${phase3Expected}); ${(phase2CpuUsed / expected).toFixed(2)} ms while pushing (pushes included)`);
+    console.log(`server CPU per delivery: ${(drainCpuUsed / phase3Expected).toFixed(2)} ms draining the backlog (${(drainCpuUsed / 1000).toFixed(1)} s for ${phase3Expected}); ${(hookedCpu / expected).toFixed(2)} ms while pushing (pushes included)`);
     console.log(`load average at the drain: ${loadAtDrain.map((value) => value.toFixed(1)).join(' ')}; at the end: ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
     console.log(`kill -9 with ${waiting} deliveries waiting (${inFlightAtKill.size} in flight at the sink): all ${phase3Expected} arrived ${(recovered / 1000).toFixed(1)} s after the restart began; duplicates ${duplicates.length}, of them not in flight ${unexpected.length}`);
     if (phase3Uuids().length < phase3Expected || unexpected.length > 0) process.exitCode = 1;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Logger as PinoLogger } from 'pino';
 import type { EntityManager } from 'typeorm';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { AuditConfig } from '../config/slices';
 import { InvalidInputError } from '../common/errors';
 import type { Page, PageQuery } from '../common/paging';
 import { Clock, formatTime } from '../common/time';
@@ -43,7 +43,7 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly clock: Clock,
     private readonly leases: Leases,
     @Inject(APP_LOG) private readonly log: PinoLogger,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly auditConfig: AuditConfig,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -113,9 +113,9 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
    */
   async pruneExpired(nowMs = Date.now()): Promise<number | null> {
     if (!(await this.leases.tryAcquire(PRUNE_LEASE, PRUNE_EVERY_MS))) return null;
-    const cutoff = Math.floor(nowMs / 1000) - this.config.audit.retentionDays * 86_400;
+    const cutoff = Math.floor(nowMs / 1000) - this.auditConfig.retentionDays * 86_400;
     const removed = await this.transactions.run((tx) => this.store.prune(tx, cutoff));
-    if (removed > 0) this.logger.log(`pruned ${removed} audit events older than ${this.config.audit.retentionDays} days`);
+    if (removed > 0) this.logger.log(`pruned ${removed} audit events older than ${this.auditConfig.retentionDays} days`);
     return removed;
   }
 

@@ -1,10 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { HttpConfig, SiteConfig } from '../config/slices';
 import { markRequestStart, RequestTimedOutError } from '../http/request-timeout';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { RequestGitClient } from '../git/request-git-client';
 import { AuthContext } from './auth-context';
 import { runInScope } from '../common/request-scope';
@@ -21,9 +21,10 @@ export { SIGN_IN_FAILED } from './credentials';
 @Injectable()
 export class AuthenticationMiddleware {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'http' | 'rootUrl'>,
+    private readonly httpConfig: HttpConfig,
+    private readonly siteConfig: SiteConfig,
     private readonly credentials: CredentialChain,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
   ) {}
 
   readonly handle = (request: Request, response: Response, next: NextFunction): void => {
@@ -41,7 +42,7 @@ export class AuthenticationMiddleware {
     }
     // API_REQUEST_TIMEOUT covers the lookups of authentication too: a database that hangs answers 503 here,
     // before any route's own timer is armed (http/request-timeout.ts counts from this start).
-    const limit = this.config.http.apiRequestTimeoutMs;
+    const limit = this.httpConfig.apiRequestTimeoutMs;
     let settled = false;
     const timer =
       limit > 0
@@ -87,7 +88,7 @@ export class AuthenticationMiddleware {
       throw new ForbiddenError('This account is prohibited from signing in, please contact your site administrator.');
     }
     if (user.mustChangePassword) {
-      throw new ForbiddenError(`You must change your password. Change it at: ${this.config.rootUrl}user/settings/change_password`);
+      throw new ForbiddenError(`You must change your password. Change it at: ${this.siteConfig.rootUrl}user/settings/change_password`);
     }
   }
 
@@ -96,7 +97,7 @@ export class AuthenticationMiddleware {
     const target = (typeof querySudo === 'string' ? querySudo : undefined) ?? request.header('sudo');
     if (target === undefined || target === '') return auth;
     if (!auth.isAdmin) throw new ForbiddenError('Only administrators allowed to sudo.');
-    const user = await this.users.findByName(target);
+    const user = await this.users.byName(target);
     if (!user || user.isOrganization) throw new NotFoundError();
     return new AuthContext(user, auth.method, auth.scopes);
   }

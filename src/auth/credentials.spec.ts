@@ -4,7 +4,7 @@ import type { UsersService } from '../users/users.service';
 import type { AuditService } from '../audit/audit.service';
 import type { RateLimits } from '../common/rate-limits';
 import type { AccessTokensService } from '../users/access-tokens.service';
-import type { UserStore } from '../users/user.store';
+import type { UserAccounts } from '../users/user-accounts';
 import type { OAuth2AccessTokens } from '../oauth2/oauth2-access-tokens';
 import { CredentialChain, SIGN_IN_FAILED } from './credentials';
 import * as secrets from './secrets';
@@ -15,7 +15,7 @@ const NO_OAUTH2_TOKENS = { authenticate: async () => null } as unknown as OAuth2
 /** A sign-in for an account that does not exist does the same KDF work as a wrong password. */
 describe('CredentialChain password sign-in', () => {
   it('verifies against the decoy hash when the account does not exist, and answers the one failure', async () => {
-    const users = { findByName: async () => null } as unknown as UserStore;
+    const users = { byName: async () => null } as unknown as UserAccounts;
     const tokens = { authenticate: async () => Promise.reject(new Error('no')) } as unknown as AccessTokensService;
     const counted: string[] = [];
     const refunded: string[] = [];
@@ -27,7 +27,7 @@ describe('CredentialChain password sign-in', () => {
         return async () => void refunded.push(`${name} ${key}`);
       },
     } as unknown as RateLimits;
-    const chain = new CredentialChain(loadConfig({}), tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
+    const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
     const verify = jest.spyOn(secrets, 'verifyPassword');
     await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({ status: 401, message: SIGN_IN_FAILED });
     expect(verify).toHaveBeenCalledWith('secret', secrets.DECOY_PASSWORD_HASH, 'ip:192.0.2.1|account:ghost');
@@ -37,7 +37,7 @@ describe('CredentialChain password sign-in', () => {
   });
 
   it('counts a password attempt before its key derivation, and runs none once the allowance is spent', async () => {
-    const users = { findByName: async () => null } as unknown as UserStore;
+    const users = { byName: async () => null } as unknown as UserAccounts;
     const tokens = { authenticate: async () => Promise.reject(new Error('no')) } as unknown as AccessTokensService;
     const order: string[] = [];
     const limits = {
@@ -47,7 +47,7 @@ describe('CredentialChain password sign-in', () => {
         return async () => void order.push(`refund ${name}`);
       },
     } as unknown as RateLimits;
-    const chain = new CredentialChain(loadConfig({}), tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
+    const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
     const verify = jest.spyOn(secrets, 'verifyPassword');
     await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({ status: 429 });
     expect(verify).not.toHaveBeenCalled();

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { ReverseProxyConfig } from '../config/slices';
 import { AuditService, SignInCarrier } from '../audit/audit.service';
 import { clientIp, TrustedProxies } from '../common/client-address';
 import { DomainError, TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
 import { OAuth2AccessTokens } from '../oauth2/oauth2-access-tokens';
 import { AccessTokensService, TOKEN_FAILED } from '../users/access-tokens.service';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { UsersService } from '../users/users.service';
 import { AuthContext } from './auth-context';
 import { ScopeSet } from './scopes';
@@ -37,15 +37,15 @@ export class CredentialChain {
   private readonly proxies: TrustedProxies;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'reverseProxy'>,
+    private readonly reverseProxyConfig: ReverseProxyConfig,
     private readonly tokens: AccessTokensService,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly accounts: UsersService,
     private readonly limits: RateLimits,
     private readonly oauth2Tokens: OAuth2AccessTokens,
     private readonly audit: AuditService,
   ) {
-    this.proxies = new TrustedProxies(config.reverseProxy.trustedProxies);
+    this.proxies = new TrustedProxies(reverseProxyConfig.trustedProxies);
   }
 
   /**
@@ -55,8 +55,8 @@ export class CredentialChain {
    */
   read(request: Request): Credential | undefined {
     const carried = readCredential(request);
-    if (carried !== undefined || !this.config.reverseProxy.authEnabled) return carried;
-    const { userHeader, emailHeader, fullNameHeader } = this.config.reverseProxy;
+    if (carried !== undefined || !this.reverseProxyConfig.authEnabled) return carried;
+    const { userHeader, emailHeader, fullNameHeader } = this.reverseProxyConfig;
     const username = headerValue(request, userHeader);
     if (username === '' || !this.proxies.has(request.socket.remoteAddress ?? '')) return undefined;
     return { kind: 'reverse-proxy', username, email: headerValue(request, emailHeader), fullName: headerValue(request, fullNameHeader) };
@@ -140,8 +140,8 @@ export class CredentialChain {
    * registered when REVERSE_PROXY_AUTO_REGISTRATION allows, else refused (401), as is an organisation's name.
    */
   private async authenticateGatewayUser(credential: Credential & { kind: 'reverse-proxy' }, address: string): Promise<AuthContext> {
-    let user = await this.users.findByName(credential.username);
-    if (!user && this.config.reverseProxy.autoRegistration) {
+    let user = await this.users.byName(credential.username);
+    if (!user && this.reverseProxyConfig.autoRegistration) {
       try {
         user = await this.accounts.registerFromGateway({
           username: credential.username,
@@ -164,7 +164,7 @@ export class CredentialChain {
     const { username, secret } = credential;
     // Forgejo: an empty password or "x-oauth-basic" means the user name is the token.
     if (secret === '' || secret === 'x-oauth-basic') return this.verify({ kind: 'token', token: username, fromQuery: false }, client);
-    const found = await this.users.findByName(username);
+    const found = await this.users.byName(username);
     const user = found && !found.isOrganization && found.passwdHash !== '' ? found : undefined;
     const verified = await verifyPassword(secret, user?.passwdHash ?? DECOY_PASSWORD_HASH, client);
     if (user && verified) return new AuthContext(user, 'password', null);

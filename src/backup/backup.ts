@@ -1,7 +1,5 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import * as readline from 'node:readline';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -10,6 +8,11 @@ import type { AppConfig } from '../config/config';
 import { isTransientGitFile } from '../git/git-repositories';
 import { repositoriesRoot } from '../git/repository-paths';
 import { PACKAGE_VERSION } from '../server/package-version';
+
+// `anvil dump` and what the archive is; `anvil restore` reads it back in restore.ts.
+
+/** What a dump holds and a restore writes back: DATA_DIR, the database and the SSH host key. */
+export type BackupConfig = Pick<AppConfig, 'dataDir' | 'database' | 'ssh'>;
 
 const run = promisify(execFile);
 
@@ -25,11 +28,11 @@ export interface DumpManifest {
   files: number;
 }
 
-const MANIFEST = 'manifest.json';
-const SQLITE_FILE = 'database/anvil.db';
-const MYSQL_ROWS = 'database/rows.jsonl';
+export const MANIFEST = 'manifest.json';
+export const SQLITE_FILE = 'database/anvil.db';
+export const MYSQL_ROWS = 'database/rows.jsonl';
 /** Areas of DATA_DIR with user data besides the database. */
-const BLOB_AREAS = ['attachments', 'packages'];
+export const BLOB_AREAS = ['attachments', 'packages'];
 
 /**
  * `anvil dump`: one archive (tar, gzip) of everything needed to bring the service back. The database first, as
@@ -40,7 +43,7 @@ const BLOB_AREAS = ['attachments', 'packages'];
  * sealed credentials. Taken beside a serving server: what was written meanwhile is either in the archive whole
  * or, when its row came after the snapshot, a leftover the reconciliation after `anvil restore` quarantines.
  */
-export async function dump(dataSource: DataSource, config: AppConfig, output: string): Promise<DumpManifest> {
+export async function dump(dataSource: DataSource, config: BackupConfig, output: string): Promise<DumpManifest> {
   const dataDir = path.resolve(config.dataDir);
   const staging = path.join(dataDir, 'tmp', `dump-${Date.now()}-${randomBytes(6).toString('hex')}`);
   await fs.mkdir(path.join(staging, 'database'), { recursive: true, mode: 0o700 });
@@ -89,116 +92,6 @@ export async function dump(dataSource: DataSource, config: AppConfig, output: st
 }
 
 /**
- * `anvil restore`, first part: the archive unpacked into an empty DATA_DIR (repositories, files, keys and, for
- * SQLite, the database file). Returns the manifest and, for MySQL, the rows file to load once the schema exists.
- */
-export async function unpack(config: AppConfig, archive: string): Promise<{ manifest: DumpManifest; rowsFile: string | null }> {
-  const dataDir = path.resolve(config.dataDir);
-  await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const present = (await fs.readdir(dataDir)).filter((name) => name !== 'lost+found');
-  if (present.length > 0) throw new Error(`DATA_DIR ${dataDir} is not empty (${present.slice(0, 3).join(', ')}): restore needs an empty one`);
-  const staging = path.join(dataDir, 'tmp', `restore-${randomBytes(6).toString('hex')}`);
-  await fs.mkdir(staging, { recursive: true, mode: 0o700 });
-  await run('tar', ['-C', staging, '-xzf', path.resolve(archive)]);
-  const manifest = JSON.parse(await fs.readFile(path.join(staging, MANIFEST), 'utf8')) as DumpManifest;
-  if (manifest.format !== 1) throw new Error(`unknown archive format ${String(manifest.format)}`);
-  if (manifest.database !== config.database.type) {
-    throw new Error(`the archive holds a ${manifest.database} database; DATABASE_URL names a ${config.database.type} one`);
-  }
-  for (const area of ['repositories', ...BLOB_AREAS]) await moveIfPresent(path.join(staging, area), path.join(dataDir, area));
-  await moveIfPresent(path.join(staging, 'ssh', 'ssh_host_ed25519_key'), config.ssh.hostKeyFile);
-  await moveIfPresent(path.join(staging, 'ssh', 'ssh_host_ed25519_key.pub'), `${config.ssh.hostKeyFile}.pub`);
-  await moveIfPresent(path.join(staging, 'secret_key'), path.join(dataDir, 'secret_key'));
-  if (config.database.type === 'sqlite') {
-    if (await exists(config.database.file)) throw new Error(`the database ${config.database.file} exists: restore needs none`);
-    await fs.mkdir(path.dirname(config.database.file), { recursive: true });
-    await fs.rename(path.join(staging, SQLITE_FILE), config.database.file);
-    await fs.rm(staging, { recursive: true, force: true });
-    return { manifest, rowsFile: null };
-  }
-  const rowsFile = path.join(dataDir, 'tmp', `rows-${randomBytes(6).toString('hex')}.jsonl`);
-  await fs.rename(path.join(staging, MYSQL_ROWS), rowsFile);
-  await fs.rm(staging, { recursive: true, force: true });
-  return { manifest, rowsFile };
-}
-
-/**
- * Leases and claims are held by the processes of the service that was dumped, for seconds: in the restored
- * database they would only make the restored service wait for holders that no longer exist.
- */
-export async function forgetLiveCoordination(dataSource: DataSource): Promise<void> {
-  for (const table of ['lease', 'claim']) await dataSource.query(`DELETE FROM ${table}`);
-}
-
-/** True when the database holds no row of any user table but the migrations' own (a fresh, migrated one). */
-export async function assertEmptyDatabase(dataSource: DataSource): Promise<void> {
-  for (const table of ['user', 'repository']) {
-    const rows: { n: number | string }[] = await dataSource.query(`SELECT COUNT(*) AS n FROM ${dataSource.driver.escape(table)}`);
-    if (Number(rows[0].n) > 0) throw new Error(`the database is not empty (table ${table} has rows): restore needs an empty one`);
-  }
-}
-
-/**
- * `anvil restore`, MySQL part: the rows loaded into the migrated, empty database. Its migrations must be the
- * archive's (restore with the version that dumped, then upgrade). Triggers are set aside while the rows load,
- * since the tables they maintain are restored as they were.
- */
-export async function loadMysqlRows(dataSource: DataSource, manifest: DumpManifest, rowsFile: string): Promise<number> {
-  const migrations = ((await dataSource.query('SELECT name FROM migrations ORDER BY id')) as { name: string }[]).map((row) => row.name);
-  if (migrations.join('\n') !== manifest.migrations.join('\n')) {
-    throw new Error(`the archive was made by Anvil ${manifest.anvilVersion} with another schema: restore it with that version, then upgrade`);
-  }
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
-  let loaded = 0;
-  try {
-    const triggers: { Trigger: string }[] = await runner.query('SHOW TRIGGERS');
-    const definitions: string[] = [];
-    for (const trigger of triggers) {
-      const [shown] = (await runner.query(`SHOW CREATE TRIGGER \`${trigger.Trigger}\``)) as Record<string, string>[];
-      definitions.push(shown['SQL Original Statement']);
-      await runner.query(`DROP TRIGGER \`${trigger.Trigger}\``);
-    }
-    await runner.query('SET FOREIGN_KEY_CHECKS = 0');
-    const cleared = new Set<string>();
-    const batch: { table: string; row: Record<string, unknown> }[] = [];
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const { table } = batch[0];
-      const columns = Object.keys(batch[0].row);
-      const placeholders = batch.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ');
-      await runner.query(
-        `INSERT INTO \`${table}\` (${columns.map((column) => `\`${column}\``).join(', ')}) VALUES ${placeholders}`,
-        batch.flatMap((item) => columns.map((column) => item.row[column])),
-      );
-      loaded += batch.length;
-      batch.length = 0;
-    };
-    // A line at a time: the rows file may be larger than memory.
-    const lines = readline.createInterface({ input: createReadStream(rowsFile, 'utf8'), crlfDelay: Infinity });
-    for await (const line of lines) {
-      if (line === '') continue;
-      const { table, row } = JSON.parse(line, reviveBuffers) as { table: string; row: Record<string, unknown> };
-      if (!cleared.has(table)) {
-        await flush();
-        // The migrations' own rows (the migrations table, seeded rows) give way to the archive's.
-        await runner.query(`DELETE FROM \`${table}\``);
-        cleared.add(table);
-      }
-      if (batch.length > 0 && (batch[0].table !== table || batch.length >= 200)) await flush();
-      batch.push({ table, row });
-    }
-    await flush();
-    await runner.query('SET FOREIGN_KEY_CHECKS = 1');
-    for (const definition of definitions) await runner.query(definition);
-  } finally {
-    await runner.release();
-  }
-  await fs.rm(rowsFile, { force: true });
-  return loaded;
-}
-
-/**
  * Every table's rows in one REPEATABLE READ transaction with a consistent snapshot, one JSON line per row. Rows
  * are streamed from the server (the driver pauses the connection while the file catches up), so memory stays
  * bounded by one chunk whatever the size of a table.
@@ -235,13 +128,6 @@ async function dumpMysqlRows(dataSource: DataSource, file: string): Promise<void
 function replaceBuffers(this: Record<string, unknown>, key: string, value: unknown): unknown {
   const original = this[key];
   return Buffer.isBuffer(original) ? { $base64: original.toString('base64') } : value;
-}
-
-function reviveBuffers(_key: string, value: unknown): unknown {
-  if (value && typeof value === 'object' && typeof (value as { $base64?: unknown }).$base64 === 'string') {
-    return Buffer.from((value as { $base64: string }).$base64, 'base64');
-  }
-  return value;
 }
 
 /** Refs (HEAD, packed-refs, refs/), then the config, then objects: a ref never points past the objects copied. */
@@ -301,13 +187,7 @@ async function copyIfPresent(from: string, to: string): Promise<void> {
   await fs.copyFile(from, to);
 }
 
-async function moveIfPresent(from: string, to: string): Promise<void> {
-  if (!(await exists(from))) return;
-  await fs.mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
-  await fs.rename(from, to);
-}
-
-async function exists(file: string): Promise<boolean> {
+export async function exists(file: string): Promise<boolean> {
   return fs.lstat(file).then(
     () => true,
     () => false,

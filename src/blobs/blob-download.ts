@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import parseRange from 'range-parser';
-import type { BlobStore } from './blob-store';
+import type { BlobStorage } from './blob-storage';
 
 export interface BlobDownload {
   key: string;
@@ -15,7 +15,7 @@ export interface BlobDownload {
  * Sends a stored file with Content-Length, Content-Disposition and single byte ranges (206, or 416 when
  * unsatisfiable); several ranges at once are answered with the whole file, as HTTP allows.
  */
-export async function sendBlob(blobs: BlobStore, request: Request, response: Response, blob: BlobDownload): Promise<void> {
+export async function sendBlob(blobs: BlobStorage, request: Request, response: Response, blob: BlobDownload): Promise<void> {
   // Express's attachment() writes Content-Disposition (with the RFC 5987 form for non-ASCII names); the type
   // it guesses from the extension is replaced: the bytes are served as they were uploaded, never rendered.
   response.attachment(blob.name);

@@ -1,10 +1,10 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { BlobStore } from './blob-store';
+import { BlobStorage } from './blob-storage';
 
 /** The storage of uploaded files (release attachments, package files), shared by both producers. */
-@Module({ providers: [BlobStore], exports: [BlobStore] })
+@Module({ providers: [BlobStorage], exports: [BlobStorage] })
 export class BlobsModule implements OnModuleInit {
-  constructor(private readonly blobs: BlobStore) {}
+  constructor(private readonly blobs: BlobStorage) {}
 
   async onModuleInit(): Promise<void> {
     await this.blobs.clearTemporary();

@@ -9,7 +9,7 @@ import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/erro
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import type { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import type { AddCollaboratorOption } from './collaborator.wire';
 import { CollaborationStore } from './collaboration.store';
 
@@ -20,7 +20,7 @@ const NOT_ADMIN = 'user should be an owner or a collaborator with admin write of
 export class CollaboratorsService {
   constructor(
     private readonly collaborations: CollaborationStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly policy: RepositoryPolicy,
     private readonly clock: Clock,
     private readonly transactions: Transactions,
@@ -33,14 +33,14 @@ export class CollaboratorsService {
 
   /** GET …/collaborators/{c}: 204 when a collaborator; 404 otherwise, an unknown user included. */
   async assertCollaborator(target: RepositoryTarget, username: string): Promise<void> {
-    const user = await this.users.findByName(username);
+    const user = await this.users.byName(username);
     if (!user || !(await this.collaborations.find(target.repo.id, user.id))) throw new NotFoundError();
   }
 
   /** PUT: admin of the repository (403); unknown user or an organisation 422, as Forgejo; idempotent. */
   async put(target: RepositoryTarget, username: string, option: AddCollaboratorOption): Promise<void> {
     await target.assertAdmin(NOT_ADMIN);
-    const user = await this.users.findByName(username);
+    const user = await this.users.byName(username);
     if (!user) throw new InvalidInputError(`user does not exist [uid: 0, name: ${username}]`);
     if (user.isOrganization) throw new InvalidInputError('organization cannot be a collaborator');
     const mode = parseAccessMode(option.permission ?? 'write') ?? AccessMode.Write;
@@ -53,7 +53,7 @@ export class CollaboratorsService {
   /** DELETE: admin of the repository (403); an unknown user 422; not a collaborator is a no-op (204). */
   async remove(target: RepositoryTarget, username: string): Promise<void> {
     await target.assertAdmin(NOT_ADMIN);
-    const user = await this.users.findByName(username);
+    const user = await this.users.byName(username);
     if (!user) throw new InvalidInputError(`user does not exist [uid: 0, name: ${username}]`);
     await this.transactions.run(async (tx) => {
       if (await this.collaborations.delete(target.repo.id, user.id, tx)) {
@@ -68,7 +68,7 @@ export class CollaboratorsService {
    */
   async permissionOf(target: RepositoryTarget, username: string): Promise<{ mode: AccessMode; user: UserEntity }> {
     requireSignedIn(target.viewer);
-    const user = await this.users.findByName(username);
+    const user = await this.users.byName(username);
     if (!user) throw new NotFoundError();
     if (!target.viewer.is(user.id) && !(await target.permission()).isAdmin) {
       throw new ForbiddenError('Only admins can query all permissions, repo admins can query all repo permissions, collaborators can query only their own');

@@ -1,6 +1,6 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { SiteConfig } from '../config/slices';
 import { settleUnreadBody } from '../http/unread-body';
 import { dependencyFailure } from './dependency-errors';
 import { DomainError, MethodNotAllowedError, NotFoundError, SearchError } from './errors';
@@ -17,7 +17,7 @@ export class HttpErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpErrorFilter');
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootUrl'>,
+    private readonly siteConfig: SiteConfig,
     private readonly routes: RouteTable,
   ) {}
 
@@ -72,7 +72,7 @@ export class HttpErrorFilter implements ExceptionFilter {
   }
 
   private swaggerUrl(): string {
-    return `${this.config.rootUrl}api/swagger`;
+    return `${this.siteConfig.rootUrl}api/swagger`;
   }
 
   private sendJson(response: Response, status: number, body: unknown): void {

@@ -35,7 +35,7 @@ describe('RateLimits and its store', () => {
 
   it('retries a count the database aborted (deadlock, Galera certification 1213): no count is lost', async () => {
     const store = flaky(3, { code: 'ER_LOCK_DEADLOCK', errno: 1213 });
-    const limits = new RateLimits(CONFIG, undefined, store.factory);
+    const limits = new RateLimits(CONFIG.rateLimits, undefined, store.factory);
     for (let attempt = 0; attempt < 3; attempt++) await limits.consume('signInPerIp', 'ip:a');
     await expect(limits.consume('signInPerIp', 'ip:a')).rejects.toMatchObject({ status: 429 });
     expect(store.calls()).toBe(3 + 4);
@@ -43,14 +43,14 @@ describe('RateLimits and its store', () => {
 
   it('logs a store failure that is not transient and answers 503, never "allowed"', async () => {
     const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    const limits = new RateLimits(CONFIG, undefined, flaky(1000, { code: 'ECONNREFUSED' }).factory);
+    const limits = new RateLimits(CONFIG.rateLimits, undefined, flaky(1000, { code: 'ECONNREFUSED' }).factory);
     await expect(limits.consume('signInPerIp', 'ip:b')).rejects.toBeInstanceOf(ServiceUnavailableError);
     await expect(limits.reserve('signInPerIp', 'ip:b')).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(logged).toHaveBeenCalledWith(expect.stringContaining('rate limit signInPerIp: the store failed'));
   });
 
   it('reserve counts before the work and gives the count back when asked', async () => {
-    const limits = new RateLimits(CONFIG, undefined, flaky(0, {}).factory);
+    const limits = new RateLimits(CONFIG.rateLimits, undefined, flaky(0, {}).factory);
     const refunds: (() => Promise<void>)[] = [];
     for (let attempt = 0; attempt < 3; attempt++) refunds.push(await limits.reserve('signInPerIp', 'ip:c'));
     await expect(limits.reserve('signInPerIp', 'ip:c')).rejects.toMatchObject({ status: 429 });
@@ -63,7 +63,7 @@ describe('RateLimits and its store', () => {
   });
 
   it('a burst of refused reservations does not keep the key over its allowance once the work gives back', async () => {
-    const limits = new RateLimits(CONFIG, undefined, flaky(0, {}).factory);
+    const limits = new RateLimits(CONFIG.rateLimits, undefined, flaky(0, {}).factory);
     const refunds = await Promise.all([0, 1, 2].map(() => limits.reserve('signInPerIp', 'ip:d')));
     const refused = await Promise.allSettled(Array.from({ length: 50 }, () => limits.reserve('signInPerIp', 'ip:d')));
     expect(refused.every((outcome) => outcome.status === 'rejected')).toBe(true);

@@ -3,7 +3,7 @@ import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, Log
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { APP_CONFIG, AppConfig, RateLimitConfig } from '../config/config';
+import { RateLimitConfig } from '../config/slices';
 import { GuardedBeforeBody } from '../http/body-guard';
 import { clientIp } from './client-address';
 import { ApiErrors } from './openapi';
@@ -50,11 +50,11 @@ export class RateLimits implements OnModuleDestroy {
   private readonly logger = new Logger('RateLimits');
 
   constructor(
-    @Inject(APP_CONFIG) config: Pick<AppConfig, 'rateLimits'>,
+    rateLimitConfig: RateLimitConfig,
     @Optional() store?: RateLimitStore,
     @Optional() @Inject(RATE_LIMITER_FACTORY) factory?: RateLimiterFactory,
   ) {
-    const { windowMs, store: storeName, ...limits } = config.rateLimits;
+    const { windowMs, store: storeName, ...limits } = rateLimitConfig;
     const duration = Math.max(1, Math.ceil(windowMs / 1000));
     const inDatabase = storeName === 'database' && store !== undefined && factory === undefined;
     const build: RateLimiterFactory = factory ?? (inDatabase ? (name, points, seconds) => store.limiter(name, points, seconds) : inMemory);

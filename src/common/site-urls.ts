@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable } from '@nestjs/common';
+import { SiteConfig } from '../config/slices';
 import { SshEndpoint } from './ssh-endpoint';
 
 /** Where clients reach this site: ROOT_URL, its host, and the SSH endpoint that `ssh_url` names. */
@@ -19,11 +19,11 @@ export class SiteUrls implements Site {
   readonly rootHost: string;
 
   constructor(
-    @Inject(APP_CONFIG) config: Pick<AppConfig, 'rootUrl' | 'rootHost'>,
+    siteConfig: SiteConfig,
     readonly ssh: SshEndpoint,
   ) {
-    this.rootUrl = config.rootUrl;
-    this.rootHost = config.rootHost;
+    this.rootUrl = siteConfig.rootUrl;
+    this.rootHost = siteConfig.rootHost;
   }
 
   /** `{ROOT_URL}api/v1`, the base of every API link. */

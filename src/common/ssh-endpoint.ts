@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable } from '@nestjs/common';
+import { SiteConfig, SshConfig } from '../config/slices';
 
 /**
  * Where clients reach the SSH server: user, host and port of `ssh_url` (docs/git-transports.md). The port is
@@ -10,18 +10,18 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 export class SshEndpoint {
   private boundPort: number | null = null;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootHost' | 'ssh'>) {}
+  constructor(private readonly siteConfig: SiteConfig, private readonly sshConfig: SshConfig) {}
 
   get user(): string {
-    return this.config.ssh.user;
+    return this.sshConfig.user;
   }
 
   get host(): string {
-    return this.config.rootHost;
+    return this.siteConfig.rootHost;
   }
 
   get port(): number {
-    return this.config.ssh.advertisedPort ?? this.boundPort ?? this.config.ssh.listenPort;
+    return this.sshConfig.advertisedPort ?? this.boundPort ?? this.sshConfig.listenPort;
   }
 
   /** Called by the SSH server once it listens. */

@@ -1,13 +1,30 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseCidr } from '../common/client-address';
+import type {
+  AuditConfig,
+  DatabaseConfig,
+  DatabaseTimeouts,
+  GitConfig,
+  HttpConfig,
+  MarkdownConfig,
+  MirrorConfig,
+  PagingConfig,
+  QuotaConfig,
+  RateLimitConfig,
+  ReverseProxyConfig,
+  SshConfig,
+  UploadConfig,
+  WebhookConfig,
+} from './slices';
 
 // One cohesive thing, kept whole though long: every setting, parsed and validated in one place.
 
 /**
  * The one typed, validated configuration object. Nothing else in the code base reads process.env:
  * every setting is parsed here once, at start, and a bad value stops the process with a message
- * naming the variable.
+ * naming the variable. Its groups are the slices of slices.ts, which ConfigModule provides one by one;
+ * only start-up, the CLI and ConfigModule itself hold the whole.
  */
 export interface AppConfig {
   port: number;
@@ -19,16 +36,15 @@ export interface AppConfig {
   rootUrl: string;
   /** Host name of ROOT_URL: the no-reply e-mail domain and the SSH host. */
   rootHost: string;
-  quota: { enabled: boolean; defaultGroups: string[]; defaultTotal: number };
+  quota: QuotaConfig;
   allowLocalNetworks: boolean;
-  paging: { defaultLimit: number; maxLimit: number };
-  markdown: { maxBytes: number; renderBudgetMs: number; maxOutputBytes: number; rendersPerUser: number };
+  paging: PagingConfig;
+  markdown: MarkdownConfig;
   /** Largest request body read into memory, in bytes, unless a route declares its own limit. */
   maxBodyBytes: number;
-  http: HttpServerConfig;
+  http: HttpConfig;
   rateLimits: RateLimitConfig;
-  /** Largest release attachment and generic package file, streamed to disk (never held in memory). */
-  uploads: { attachmentMaxBytes: number; packageMaxBytes: number };
+  uploads: UploadConfig;
   /** Files above this size are not inlined (base64) by GET /repos/{o}/{r}/contents (MAX_DISPLAY_FILE_SIZE). */
   maxDisplayFileBytes: number;
   logLevel: string;
@@ -41,7 +57,7 @@ export interface AppConfig {
   /** GET /metrics in Prometheus format; with a token, only `Authorization: Bearer <token>` may read it. */
   metrics: { enabled: boolean; token: string | undefined };
   ssh: SshConfig;
-  git: GitServingConfig;
+  git: GitConfig;
   /** SECRET_KEY: encrypts stored secrets (mirror credentials); null = generated into DATA_DIR/secret_key. */
   secretKey: string | null;
   mirrors: MirrorConfig;
@@ -50,16 +66,8 @@ export interface AppConfig {
    * before it collects again; 0 leaves V8's own heuristics (see server/heap-growth.ts).
    */
   heapGrowthPercent: number;
-  /**
-   * RECONCILE_STALE_AFTER (seconds): a temporary file, lock or half-made directory older than this is a crash's
-   * leftover that the start-up reconciliation may clear; younger ones may belong to a live request of another
-   * instance sharing DATA_DIR.
-   */
+  /** RECONCILE_STALE_AFTER, RECONCILE_START_BUDGET: see IntegrityConfig. */
   reconcileStaleAfterMs: number;
-  /**
-   * RECONCILE_START_BUDGET: how many repositories each start-up checks in full (sizes, git leftovers, missing
-   * directories), continuing where the previous start stopped; `anvil doctor` checks all of them.
-   */
   reconcileStartBudget: number;
   /**
    * ANVIL_FAULT_KILL_AT: names of fault points (src/common/fault-points.ts) at which the server kills itself
@@ -68,206 +76,8 @@ export interface AppConfig {
   faultKillAt: string[];
   webhooks: WebhookConfig;
   reverseProxy: ReverseProxyConfig;
-  audit: { retentionDays: number };
+  audit: AuditConfig;
 }
-
-/** Life behind a gateway: whose forwarding headers are believed, and sign-in by a header the gateway sets. */
-export interface ReverseProxyConfig {
-  /** REVERSE_PROXY_AUTH_ENABLED: the user named in `userHeader` by a trusted proxy is signed in. */
-  authEnabled: boolean;
-  /** Header names, lower-cased (Node's request headers are). */
-  userHeader: string;
-  emailHeader: string;
-  fullNameHeader: string;
-  /** REVERSE_PROXY_AUTO_REGISTRATION: an unknown user named by the gateway is created. */
-  autoRegistration: boolean;
-  /** REVERSE_PROXY_TRUSTED_PROXIES: CIDRs (or addresses) of the proxies whose headers are believed. */
-  trustedProxies: string[];
-}
-
-/** Outgoing webhooks: who may be called, how hard Anvil tries, how long it remembers. */
-export interface WebhookConfig {
-  /** WEBHOOK_ALLOWED_HOSTS: `loopback`, `private`, `external`, `*`, CIDRs and host globs, comma-separated. */
-  allowedHosts: string;
-  /** WEBHOOK_MAX_ATTEMPTS: tries of one delivery before it is given up. */
-  maxAttempts: number;
-  /** WEBHOOK_DELIVERY_WORKERS: requests one process has in flight at once. */
-  workers: number;
-  /** WEBHOOK_TIMEOUT (seconds): one request, connection to last byte of the answer. */
-  timeoutMs: number;
-  /** WEBHOOK_HISTORY_DAYS: finished deliveries are kept this long. */
-  historyDays: number;
-  /** WEBHOOK_PAYLOAD_COMMIT_LIMIT: commits listed in one push payload. */
-  payloadCommitLimit: number;
-  /** Fixed: how often an idle process looks for work another instance queued; 0 starts no timer. */
-  pollMs: number;
-  /** Fixed: first retry delay, doubled per attempt up to retryMaxMs. */
-  retryBaseMs: number;
-  retryMaxMs: number;
-}
-
-/** Migrations and pull mirrors (docs/git-transports.md, docs/mirrors.md): concurrency and admission are settings. */
-export interface MirrorConfig {
-  /** MIRROR_MAX_CONCURRENCY: mirror fetches one process runs at once. */
-  maxConcurrency: number;
-  /** MIRROR_SYNC_MAX_PER_USER: syncs of one owner's mirrors running at once, over every instance. */
-  syncMaxPerOwner: number;
-  /** MIRROR_MAX_PER_USER: pull mirrors one user or organisation may own (-1: no limit; site admins are exempt). */
-  maxPerOwner: number;
-  /** MIGRATION_MAX_CONCURRENCY: migrations running at once, over every instance sharing the database. */
-  migrationMaxConcurrency: number;
-  /** MIGRATION_MAX_PER_USER: migrations one user may have running at once, over every instance. */
-  migrationMaxPerUser: number;
-  /** MIGRATION_QUEUE_TIMEOUT: how long a migration waits for its turn before 503. */
-  migrationQueueTimeoutMs: number;
-  /** Fixed: 600 s for a migration clone, 300 s for a mirror fetch. */
-  cloneTimeoutMs: number;
-  fetchTimeoutMs: number;
-  /** Fixed: the scheduler ticks every 60 s; 0 starts no timer (tests drive ticks themselves). */
-  tickMs: number;
-}
-
-/** Settings for life behind a gateway (SECURITY.md; README, "Behind your gateway"). */
-export interface HttpServerConfig {
-  /** Idle keep-alive connections are kept this long; above a gateway's idle timeout (commonly 60 s). */
-  keepAliveTimeoutMs: number;
-  /** Time to receive a request's headers; above keepAliveTimeoutMs, as Node requires. */
-  headersTimeoutMs: number;
-  /**
-   * Time to receive a whole request (0: none, the default): Node's 300 s would cut long pushes, and git
-   * exchanges end by their own idle limit (docs/git-transports.md); API routes have bodyTimeoutMs.
-   */
-  requestTimeoutMs: number;
-  /** Time an API route waits for its body once it starts reading it. */
-  bodyTimeoutMs: number;
-  /**
-   * API_REQUEST_TIMEOUT: time an /api/v1 JSON route's handler has to answer before a 503 (0: none). Not git,
-   * not streamed uploads, downloads or archives (src/http/request-timeout.ts).
-   */
-  apiRequestTimeoutMs: number;
-  /** Concurrent connections of the whole server (0: unlimited) and of one client address. */
-  maxConnections: number;
-  maxConnectionsPerClient: number;
-  /**
-   * SHUTDOWN_DELAY: on SIGTERM, how long the instance goes on serving, with /api/healthz/ready answering 503,
-   * before it stops listening (a gateway's health-check interval times its failure count).
-   */
-  shutdownDelayMs: number;
-}
-
-/** Requests allowed per window; 0 turns a limit off. */
-export interface RateLimitConfig {
-  /**
-   * RATE_LIMIT_STORE: where the counts live. `memory` (default): this process only; `database`: the
-   * `rate_limit` table of DATABASE_URL, so that every instance on that database shares one budget.
-   */
-  store: 'memory' | 'database';
-  windowMs: number;
-  signInPerIp: number;
-  signInPerAccount: number;
-  markdown: number;
-  tokenCreation: number;
-  keyUpload: number;
-  /** Attempts at the change-password page, per client address and user name. */
-  changePassword: number;
-  /** Requests to the OAuth2 authorize, token, userinfo and sign-in endpoints, per client address. */
-  oauth2: number;
-}
-
-/** The built-in SSH server (docs/git-transports.md). */
-export interface SshConfig {
-  enabled: boolean;
-  listenHost: string;
-  /** 0 takes a free port. */
-  listenPort: number;
-  /** The port advertised in `ssh_url`; null follows the port actually bound. */
-  advertisedPort: number | null;
-  /** The only login name accepted, and the user part of `ssh_url`. */
-  user: string;
-  hostKeyFile: string;
-  /** SSH_LOGIN_GRACE_TIME: a connection that has not logged in within this time is closed. */
-  loginGraceMs: number;
-  /** SSH_MAX_CONNECTIONS: open connections in all, logged in or not; more are closed at once. */
-  maxConnections: number;
-  /** SSH_MAX_UNAUTHENTICATED: connections not (yet) logged in, in all and from one address. */
-  maxUnauthenticated: number;
-  maxUnauthenticatedPerAddress: number;
-  /** SSH_MAX_AUTH_TRIES: refused login attempts before the connection is closed. */
-  maxAuthTries: number;
-}
-
-/** Limits of the git processes that serve clones and pushes (docs/git-transports.md). */
-export interface GitServingConfig {
-  /** At most this many serving git processes at once. */
-  maxProcesses: number;
-  /** How long a request waits for a free slot before 503. */
-  queueTimeoutMs: number;
-  /** An exchange where no byte moved for this long is closed. */
-  idleTimeoutMs: number;
-  /** On shutdown, how long running git processes may go on before they are killed. */
-  drainTimeoutMs: number;
-  /**
-   * Slots one client may hold at once: per address (any caller), per signed-in user, and for anonymous
-   * callers all together; an anonymous address gets half its address share. Work beyond a share waits.
-   */
-  maxProcessesPerAddress: number;
-  maxProcessesPerUser: number;
-  maxProcessesAnonymous: number;
-  /** Longest a whole git exchange (clone, fetch, push) may run. */
-  exchangeTimeoutMs: number;
-  /**
-   * While waiting on the peer (its request body, or room to write the answer), at least minTransferRate bytes a
-   * second must move, measured over each transferWindowMs; a slower peer loses its exchange and its slot.
-   */
-  minTransferRate: number;
-  transferWindowMs: number;
-  /** An upload-pack request body is read whole before git starts: at most this many bytes, within this time. */
-  requestBodyMaxBytes: number;
-  requestBodyTimeoutMs: number;
-  /** Address space (bytes) and CPU time (s) of each serving git process (clones, fetches, pushes, mirrors). */
-  maxMemoryBytes: number;
-  maxCpuSeconds: number;
-  /** Address space of the content API's git commands (their CPU time follows their time limit). */
-  commandMaxMemoryBytes: number;
-  /** Archives: at most this many files and bytes before git starts writing (413 beyond). */
-  archiveMaxEntries: number;
-  archiveMaxBytes: number;
-  /**
-   * GIT_MAX_TREE_ENTRIES: the most paths (files and directories at any depth) one commit's tree may expand to.
-   * A push bringing a larger one is refused, and listings and history walks of one answer 422 before git runs.
-   */
-  treeMaxEntries: number;
-  /**
-   * GIT_CGROUP: where each git's memory limit is a cgroup v2 of its own (`memory.max`, `cpu.max`): `auto` (the
-   * server's own cgroup, when delegated to it), `off`, or the path of a delegated cgroup; rlimits otherwise.
-   */
-  cgroup: string;
-}
-
-/**
- * DATABASE_CONNECT_TIMEOUT, DATABASE_ACQUIRE_TIMEOUT, DATABASE_QUERY_TIMEOUT (seconds): a database that refuses,
- * hangs or is saturated costs a request at most these, then a 503, instead of a request that never ends.
- * MySQL/MariaDB only: SQLite runs in the process.
- */
-export interface DatabaseTimeouts {
-  connectMs: number;
-  acquireMs: number;
-  queryMs: number;
-}
-
-export type DatabaseConfig =
-  | { type: 'sqlite'; file: string }
-  | {
-      type: 'mysql';
-      /** The first of `hosts`. */
-      host: string;
-      port: number;
-      /** Every server named in DATABASE_URL (`mysql://user@a:3306,b:3306/db`), tried in this order. */
-      hosts: { host: string; port: number }[];
-      username: string;
-      password: string;
-      database: string;
-    };
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -416,7 +226,7 @@ function cidrs(env: Env, name: string, fallback: string[]): string[] {
   return items;
 }
 
-function parseHttpServer(env: Env): HttpServerConfig {
+function parseHttpServer(env: Env): HttpConfig {
   const keepAliveTimeoutMs = integer(env, 'HTTP_KEEPALIVE_TIMEOUT', 65, { min: 1 }) * 1000;
   const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT', keepAliveTimeoutMs / 1000 + 1, { min: 1 }) * 1000;
   if (headersTimeoutMs <= keepAliveTimeoutMs) {
@@ -460,7 +270,7 @@ function origins(env: Env, name: string): string[] {
   });
 }
 
-function gitServingConfig(env: Env): GitServingConfig {
+function gitServingConfig(env: Env): GitConfig {
   const maxProcesses = integer(env, 'GIT_MAX_PROCESSES', 4 * os.availableParallelism(), { min: 1 });
   const half = Math.max(1, Math.ceil(maxProcesses / 2));
   // A user's share plus the batch readers' (at most half the cap) still leaves room for others.

@@ -3,7 +3,7 @@ import { NotFoundError } from '../common/errors';
 import type { RefLookup } from '../git/git-objects';
 import { isPlainRevision } from '../git/git-refs';
 import type { UserWire } from '../users/user.wire';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { toUserWire } from '../users/user.mapper';
 import type { AuthContext } from '../auth/auth-context';
 import type { ContentRepository } from './content-repository';
@@ -20,7 +20,7 @@ export class ContentRefs {
   constructor(
     private readonly siteUrls: SiteUrls,
     private readonly reads: GitReads,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
   ) {}
 
   /**
@@ -72,7 +72,7 @@ export class ContentRefs {
     for (const email of new Set(emails.map((address) => address.toLowerCase()))) {
       const id = await this.users.emailOwnerId(email);
       if (id === null) continue;
-      const user = await this.users.findById(id);
+      const user = await this.users.byId(id);
       if (user) found.set(email, toUserWire(user, viewer, this.siteUrls));
     }
     return found;

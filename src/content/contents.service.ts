@@ -1,8 +1,8 @@
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../common/errors';
 import { PageQuery } from '../common/paging';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { ContentConfig } from '../config/slices';
 import type { TreeEntry } from '../git/git-trees';
 import { ContentRefs } from './content-refs';
 import { ContentRepositories, ContentRepository } from './content-repository';
@@ -37,7 +37,7 @@ export class ContentsService {
     private readonly repositories: ContentRepositories,
     private readonly reads: GitReads,
     private readonly refs: ContentRefs,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'maxDisplayFileBytes'>,
+    private readonly contentConfig: ContentConfig,
   ) {}
 
   async get(repository: RepositoryTarget, rawPath: string, refName: string | undefined, page: PageQuery | null): Promise<ContentsWire | DirectoryListing> {
@@ -67,7 +67,7 @@ export class ContentsService {
     const type = contentType(entry);
     let content: string | null = null;
     let linkTarget: string | null = null;
-    if ((type === 'file' && entry.size <= this.config.maxDisplayFileBytes) || type === 'symlink') {
+    if ((type === 'file' && entry.size <= this.contentConfig.maxDisplayFileBytes) || type === 'symlink') {
       const bytes = await this.repositories.withReaders(() => this.reads.objects.blob(target.dir, entry.oid));
       if (!bytes) throw new NotFoundError();
       if (type === 'file') content = bytes.toString('base64');
@@ -100,7 +100,7 @@ export class ContentsService {
     let content: string | null = null;
     let linkTarget: string | null = null;
     let submoduleUrl: string | null = null;
-    if (type === 'file' && withContent && entry.size <= this.config.maxDisplayFileBytes) {
+    if (type === 'file' && withContent && entry.size <= this.contentConfig.maxDisplayFileBytes) {
       content = (await this.reads.trees.blob(target.dir, entry.oid)).toString('base64');
     } else if (type === 'symlink') {
       linkTarget = (await this.reads.trees.blob(target.dir, entry.oid)).toString('utf8');

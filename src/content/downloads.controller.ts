@@ -1,12 +1,12 @@
 import { pipeline } from 'node:stream/promises';
-import { Controller, Get, Headers, Inject, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { GitConfig } from '../config/slices';
 import { TransferWatch } from '../git/transfer-watch';
 import { Deliver, DownloadsService } from './downloads.service';
 import { WildcardParam } from './route-params';
@@ -47,9 +47,9 @@ export class DownloadsController {
 
   constructor(
     private readonly downloads: DownloadsService,
-    @Inject(APP_CONFIG) config: Pick<AppConfig, 'git'>,
+    gitConfig: GitConfig,
   ) {
-    this.rate = { minRate: config.git.minTransferRate, windowMs: config.git.transferWindowMs };
+    this.rate = { minRate: gitConfig.minTransferRate, windowMs: gitConfig.transferWindowMs };
   }
 
   @Get('repos/:owner/:repo/raw/*filepath')

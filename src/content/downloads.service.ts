@@ -1,8 +1,8 @@
 import type { RepositoryTarget } from '../access/repository-policy';
 import { Readable } from 'node:stream';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { NotFoundError, PayloadTooLargeError } from '../common/errors';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { GitConfig } from '../config/slices';
 import { GitStream } from '../git/git-command';
 import type { TreeEntry } from '../git/git-trees';
 import { ContentRefs } from './content-refs';
@@ -41,7 +41,7 @@ export class DownloadsService {
     private readonly repositories: ContentRepositories,
     private readonly reads: GitReads,
     private readonly refs: ContentRefs,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git'>,
+    private readonly gitConfig: GitConfig,
   ) {}
 
   /**
@@ -85,7 +85,7 @@ export class DownloadsService {
     await this.repositories.withGit(async () => {
       const ref = await this.refs.resolve(target, refName);
       if (!ref) throw new NotFoundError();
-      const budget = { entries: this.config.git.archiveMaxEntries, bytes: this.config.git.archiveMaxBytes };
+      const budget = { entries: this.gitConfig.archiveMaxEntries, bytes: this.gitConfig.archiveMaxBytes };
       if (!(await this.reads.trees.withinBudget(target.dir, ref.commit, budget))) {
         throw new PayloadTooLargeError(`the archive would hold more than ${budget.entries} files or ${budget.bytes} bytes`);
       }

@@ -1,7 +1,7 @@
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { BadRequestError, NotFoundError } from '../common/errors';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { ContentConfig } from '../config/slices';
 import { ContentRepositories } from './content-repository';
 import { GIT_TREES_PER_PAGE } from './git-data-limits';
 import { toAnnotatedTagWire, toGitEntryWire, toReferenceWire } from './git-data.mapper';
@@ -17,7 +17,7 @@ export class GitDataService {
   constructor(
     private readonly repositories: ContentRepositories,
     private readonly reads: GitReads,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'maxDisplayFileBytes'>,
+    private readonly contentConfig: ContentConfig,
   ) {}
 
   /**
@@ -66,7 +66,7 @@ export class GitDataService {
     return this.repositories.withGit(async () => {
       const blob = await this.reads.data.blobSize(target.dir, sha);
       if (!blob) throw new BadRequestError(`object does not exist [id: ${sha.slice(0, 64)}]`);
-      const content = blob.size <= this.config.maxDisplayFileBytes ? (await this.reads.data.blob(target.dir, blob.sha)).toString('base64') : '';
+      const content = blob.size <= this.contentConfig.maxDisplayFileBytes ? (await this.reads.data.blob(target.dir, blob.sha)).toString('base64') : '';
       return { content, encoding: 'base64', url: `${target.urls.api}/git/blobs/${blob.sha}`, sha: blob.sha, size: blob.size };
     });
   }

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DataSource, DataSourceOptions, ObjectLiteral } from 'typeorm';
-import type { AppConfig, DatabaseConfig, DatabaseTimeouts } from '../config/config';
+import type { AppConfig } from '../config/config';
+import type { DatabaseConfig, DatabaseTimeouts } from '../config/slices';
 import { applyDatabaseTimeouts } from './database-timeouts';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { DatabaseTimeouts } from '../config/config';
+import type { DatabaseTimeouts } from '../config/slices';
 
 /** No pooled MySQL connection came free within DATABASE_ACQUIRE_TIMEOUT. */
 export class DatabaseAcquireTimeoutError extends Error {

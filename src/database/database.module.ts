@@ -10,7 +10,7 @@ import { changeRows, Transactions } from './transactions';
 @Global()
 @Module({})
 export class DatabaseModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: Pick<AppConfig, 'database'>): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [

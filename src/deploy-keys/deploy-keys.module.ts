@@ -4,6 +4,7 @@ import { PublicKeysService } from '../keys/ssh/public-keys.service';
 import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
+import { DeployKeyLookup } from './deploy-key-lookup';
 import { DeployKeyStore } from './deploy-key.store';
 import { DeployKeysController } from './deploy-keys.controller';
 import { DeployKeysService } from './deploy-keys.service';
@@ -12,8 +13,8 @@ import { DeployKeysService } from './deploy-keys.service';
 @Module({
   imports: [UsersModule, KeysModule, ReposModule],
   controllers: [DeployKeysController],
-  providers: [DeployKeyStore, DeployKeysService],
-  exports: [DeployKeyStore],
+  providers: [DeployKeyStore, DeployKeysService, DeployKeyLookup],
+  exports: [DeployKeyLookup],
 })
 export class DeployKeysModule implements OnModuleInit {
   constructor(

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AuthContext } from '../auth/auth-context';
 import { clientAddress, CredentialChain } from '../auth/credentials';
 import { TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import type { RequestLog } from '../logging/request-log';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { GitConfig, SiteConfig } from '../config/slices';
 import { dependencyFailure } from '../common/dependency-errors';
 import type { GitClient } from '../git/git-client';
 import { GitBusyError, GitProcesses, isSafeGitProtocol, ServingProcess } from '../git/git-processes';
@@ -57,12 +57,13 @@ export class GitHttpHandler {
   private readonly basePath: string;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git' | 'rootUrl'>,
+    private readonly gitConfig: GitConfig,
+    private readonly siteConfig: SiteConfig,
     private readonly credentials: CredentialChain,
     private readonly access: RepositoryGitAccess,
     private readonly processes: GitProcesses,
   ) {
-    this.basePath = new URL(config.rootUrl).pathname;
+    this.basePath = new URL(siteConfig.rootUrl).pathname;
   }
 
   /**
@@ -98,7 +99,7 @@ export class GitHttpHandler {
     const auth = await this.authenticate(request);
     // 2. Account state.
     if (auth.user) {
-      const problem = accountStateProblem(auth.user, this.config.rootUrl);
+      const problem = accountStateProblem(auth.user, this.siteConfig.rootUrl);
       if (problem) throw new GitHttpRefusal(403, problem);
     }
     // 3. Dumb HTTP.
@@ -207,7 +208,7 @@ export class GitHttpHandler {
    * streams to git as a push does.
    */
   private readNegotiation(input: Readable, request: Request): Promise<{ head: Buffer; rest: Readable | null }> {
-    const git = this.config.git;
+    const git = this.gitConfig;
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;

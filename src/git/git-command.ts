@@ -1,8 +1,8 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Readable } from 'node:stream';
-import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable } from '@nestjs/common';
+import { GitConfig, StorageConfig } from '../config/slices';
 import { BudgetedCommand, budgetedGit, exhaustedBudget, ProcessBudget } from './git-budget';
 import { currentGitClient } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
@@ -113,7 +113,8 @@ export class GitCommand {
   private homeReady = false;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir' | 'git'>,
+    private readonly storageConfig: StorageConfig,
+    private readonly gitConfig: GitConfig,
     private readonly launcher: GitLauncher,
   ) {}
 
@@ -137,7 +138,7 @@ export class GitCommand {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const child = spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir, options.env), shell: false }, this.budget(options, timeoutMs));
+    const child = spawnGit(fullArgs, { env: gitEnvironment(this.storageConfig.dataDir, options.env), shell: false }, this.budget(options, timeoutMs));
     const stderr: Buffer[] = [];
     let timedOut = false;
     let killed = false;
@@ -196,7 +197,7 @@ export class GitCommand {
   startSession(args: string[], options: Pick<GitRunOptions, 'gitDir' | 'env'> = {}): ChildProcessWithoutNullStreams {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
-    return spawnGit(fullArgs, { env: gitEnvironment(this.config.dataDir, options.env), shell: false }, { memoryBytes: this.config.git?.commandMaxMemoryBytes });
+    return spawnGit(fullArgs, { env: gitEnvironment(this.storageConfig.dataDir, options.env), shell: false }, { memoryBytes: this.gitConfig?.commandMaxMemoryBytes });
   }
 
   /** Runs git and returns the exit code as well, for commands whose exit code is an answer (show-ref). */
@@ -208,7 +209,7 @@ export class GitCommand {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const env = gitEnvironment(this.config.dataDir, options.env);
+    const env = gitEnvironment(this.storageConfig.dataDir, options.env);
     const signal = options.signal ?? currentGitClient()?.signal;
     if (options.offload) return this.executeOffloaded(args, budgetedGit(fullArgs, this.budget(options, timeoutMs)), env, { ...options, signal }, timeoutMs, acceptAnyExit);
     return new Promise<GitResult & { bytes: Buffer }>((resolve, reject) => {
@@ -326,7 +327,7 @@ export class GitCommand {
    * commands the smaller command budget, with CPU time up to their time limit.
    */
   private budget(options: GitRunOptions, timeoutMs: number): ProcessBudget {
-    const git = this.config.git;
+    const git = this.gitConfig;
     if (!git) return {};
     if (options.processGroup) return { memoryBytes: git.maxMemoryBytes, cpuSeconds: git.maxCpuSeconds };
     return { memoryBytes: git.commandMaxMemoryBytes, cpuSeconds: Math.ceil(timeoutMs / 1000) + 1 };
@@ -334,7 +335,7 @@ export class GitCommand {
 
   private ensureHome(): void {
     if (this.homeReady) return;
-    fs.mkdirSync(gitHome(this.config.dataDir), { recursive: true });
+    fs.mkdirSync(gitHome(this.storageConfig.dataDir), { recursive: true });
     this.homeReady = true;
   }
 }

@@ -15,8 +15,8 @@ describe('GitLastCommits: the last commit of a path, remembered and learnt by on
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-last-commits-'));
   const launcher = new GitLauncher();
   const config = { dataDir, git: { maxProcesses: 4, queueTimeoutMs: 30_000, idleTimeoutMs: 600_000, drainTimeoutMs: 1_000 } } as AppConfig;
-  const git = new GitCommand(config, launcher);
-  const budget = new GitTreeBudget(git, config);
+  const git = new GitCommand(config, config.git, launcher);
+  const budget = new GitTreeBudget(git, config.git);
   const trees = new GitTrees(git, budget);
   const env = { GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@example.com' };
   const dir = path.join(dataDir, 'r.git');
@@ -46,7 +46,7 @@ describe('GitLastCommits: the last commit of a path, remembered and learnt by on
     const main = await commit({ 'kept.txt': 'kept\n', 'side.txt': 'base\n', 'main.txt': 'main\n' }, [base], 'main change');
     const merge = await commit({ 'kept.txt': 'kept\n', 'side.txt': 'side\n', 'main.txt': 'main\n' }, [main, side], 'merge');
     const head = await commit({ 'kept.txt': 'kept\n', 'side.txt': 'side\n', 'main.txt': 'main\n', 'top.txt': 'top\n' }, [merge], 'top');
-    const lastCommits = new GitLastCommits(trees, git, new GitProcesses(config, {} as PushHooks), budget);
+    const lastCommits = new GitLastCommits(trees, git, new GitProcesses(config, config.git, {} as PushHooks), budget);
 
     await lastCommits.walk(dir, head);
     expect(lastCommits.cached(dir, head, 'top.txt')).toBe(head);
@@ -73,7 +73,7 @@ describe('GitLastCommits: the last commit of a path, remembered and learnt by on
     let exit!: () => void;
     const exited = new Promise<void>((resolve) => (exit = resolve));
     const fakeGit = { stream: () => ({ stdout: output, exited, kill: () => output.end() }) } as unknown as GitCommand;
-    const lastCommits = new GitLastCommits(trees, fakeGit, new GitProcesses(config, {} as PushHooks), budget);
+    const lastCommits = new GitLastCommits(trees, fakeGit, new GitProcesses(config, config.git, {} as PushHooks), budget);
     const [c1, c2, head] = ['1'.repeat(40), '2'.repeat(40), 'f'.repeat(40)];
     let walkEnded = false;
     void lastCommits.walk(dir, head).then(() => (walkEnded = true));

@@ -2,13 +2,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AppConfig } from '../config/config';
+import type { GitConfig } from '../config/slices';
 import { GitAbortedError, GitCommand, GitError, GitTimeoutError } from './git-command';
 import { GitLauncher } from './git-launcher';
 
 describe('GitCommand through the launcher process', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-launcher-'));
   const launcher = new GitLauncher();
-  const git = new GitCommand({ dataDir } as AppConfig, launcher);
+  const git = new GitCommand({ dataDir } as AppConfig, {} as GitConfig, launcher);
   afterAll(() => {
     launcher.onApplicationShutdown();
     fs.rmSync(dataDir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { GitConfig } from '../config/slices';
 import { useCgroups } from './git-budget';
 import { detectCgroup, realCgroupSources } from './git-cgroups';
 
@@ -13,10 +13,10 @@ export class GitLimits implements OnModuleInit {
   /** What the log line said: the way budgets are enforced. */
   inForce = '';
 
-  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git'>) {}
+  constructor(private readonly gitConfig: GitConfig) {}
 
   onModuleInit(): void {
-    const setting = this.config.git?.cgroup ?? 'auto';
+    const setting = this.gitConfig?.cgroup ?? 'auto';
     this.inForce = useCgroups(detectCgroup(setting, realCgroupSources()));
     this.logger.log(`git process budgets: ${this.inForce}`);
   }

@@ -1,5 +1,5 @@
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { GitConfig } from '../config/slices';
 import { BATCH_READER_ARGS, BatchReader } from './git-batch-reader';
 import { GitCommand } from './git-command';
 import { GitProcesses } from './git-processes';
@@ -35,7 +35,7 @@ export class GitObjectReaders implements OnApplicationShutdown {
   now: () => number = Date.now;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git'>,
+    private readonly gitConfig: GitConfig,
     private readonly git: GitCommand,
     private readonly processes: GitProcesses,
   ) {
@@ -46,7 +46,7 @@ export class GitObjectReaders implements OnApplicationShutdown {
 
   /** Readers allowed at once. */
   get capacity(): number {
-    return Math.max(1, Math.floor(this.config.git.maxProcesses / 2));
+    return Math.max(1, Math.floor(this.gitConfig.maxProcesses / 2));
   }
 
   /** Readers running now. */

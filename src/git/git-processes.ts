@@ -1,8 +1,8 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { GitConfig, StorageConfig } from '../config/slices';
 import { budgetedGit } from './git-budget';
 import { currentGitClient, GitClient } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
@@ -199,13 +199,14 @@ export class GitProcesses implements BeforeApplicationShutdown {
   private readonly reclaimers: (() => boolean)[] = [];
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir' | 'git'>,
+    private readonly storageConfig: StorageConfig,
+    private readonly gitConfig: GitConfig,
     private readonly hooks: PushHooks,
   ) {
     this.shares = new GitShares({
-      perAddress: config.git.maxProcessesPerAddress ?? config.git.maxProcesses,
-      perUser: config.git.maxProcessesPerUser ?? config.git.maxProcesses,
-      anonymous: config.git.maxProcessesAnonymous ?? config.git.maxProcesses,
+      perAddress: gitConfig.maxProcessesPerAddress ?? gitConfig.maxProcesses,
+      perUser: gitConfig.maxProcessesPerUser ?? gitConfig.maxProcesses,
+      anonymous: gitConfig.maxProcessesAnonymous ?? gitConfig.maxProcesses,
     });
   }
 
@@ -296,7 +297,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
     const all = Promise.all([...this.running].map((serving) => serving.exited));
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), this.config.git.drainTimeoutMs);
+      timer = setTimeout(() => resolve('timeout'), this.gitConfig.drainTimeoutMs);
     });
     if ((await Promise.race([all, timeout])) === 'timeout') {
       this.logger.warn(`killing ${this.running.size} git process(es) still running at shutdown`);
@@ -326,15 +327,15 @@ export class GitProcesses implements BeforeApplicationShutdown {
     if (spec.advertiseRefs) args.push('--advertise-refs');
     args.push(spec.dir);
     const push = spec.service === 'receive-pack' && !spec.advertiseRefs ? this.hooks.begin(requirePush(spec)) : null;
-    const env = gitEnvironment(this.config.dataDir, {
+    const env = gitEnvironment(this.storageConfig.dataDir, {
       ...(spec.protocol ? { GIT_PROTOCOL: spec.protocol } : {}),
       ...(push?.env ?? {}),
     });
     let child: ChildProcessWithoutNullStreams;
     try {
-      fs.mkdirSync(gitHome(this.config.dataDir), { recursive: true });
+      fs.mkdirSync(gitHome(this.storageConfig.dataDir), { recursive: true });
       // A process group of its own, so that killing git also stops the helpers it started.
-      child = spawnGit(args, { env, detached: true, shell: false }, { memoryBytes: this.config.git.maxMemoryBytes, cpuSeconds: this.config.git.maxCpuSeconds });
+      child = spawnGit(args, { env, detached: true, shell: false }, { memoryBytes: this.gitConfig.maxMemoryBytes, cpuSeconds: this.gitConfig.maxCpuSeconds });
       await gitStarted(child);
     } catch (error) {
       // Nothing runs: the caller frees the slot (start), the push's hooks are ended here; the server goes on.
@@ -342,7 +343,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
       this.logger.warn(`git could not be started: ${(error as Error).message}`);
       throw new GitSpawnError(error);
     }
-    const git = this.config.git;
+    const git = this.gitConfig;
     const limits: ExchangeLimits = {
       idleTimeoutMs: git.idleTimeoutMs,
       exchangeTimeoutMs: git.exchangeTimeoutMs ?? 3_600_000,
@@ -365,12 +366,12 @@ export class GitProcesses implements BeforeApplicationShutdown {
    */
   private acquireSlot(client?: GitClient): Promise<void> {
     if (this.draining) return Promise.reject(new GitBusyError('the server is shutting down'));
-    if (this.slotsInUse < this.config.git.maxProcesses && this.shares.fits(client)) {
+    if (this.slotsInUse < this.gitConfig.maxProcesses && this.shares.fits(client)) {
       this.take(client);
       return Promise.resolve();
     }
     // The slot freed by a stopped idle reader goes to the first waiter, as any released slot does.
-    if (this.slotsInUse >= this.config.git.maxProcesses) for (const reclaim of this.reclaimers) if (reclaim()) break;
+    if (this.slotsInUse >= this.gitConfig.maxProcesses) for (const reclaim of this.reclaimers) if (reclaim()) break;
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         client,
@@ -387,7 +388,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
       const timer = setTimeout(() => {
         this.waiting.splice(this.waiting.indexOf(waiter), 1);
         reject(new GitBusyError(this.shares.describeWait(client)));
-      }, this.config.git.queueTimeoutMs);
+      }, this.gitConfig.queueTimeoutMs);
       this.waiting.push(waiter);
     });
   }
@@ -401,7 +402,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
     this.slotsInUse -= 1;
     this.shares.give(client);
     // Every free slot goes to the earliest waiter within its share (a client over its share waits for its own).
-    while (this.slotsInUse < this.config.git.maxProcesses) {
+    while (this.slotsInUse < this.gitConfig.maxProcesses) {
       const index = this.waiting.findIndex((waiter) => this.shares.fits(waiter.client));
       if (index < 0) return;
       const [next] = this.waiting.splice(index, 1);

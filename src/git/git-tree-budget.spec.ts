@@ -10,7 +10,7 @@ describe('GitTreeBudget: how many paths a tree expands to, over its distinct tre
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-tree-budget-'));
   const launcher = new GitLauncher();
   const config = { dataDir, git: { treeMaxEntries: 1000 } } as AppConfig;
-  const git = new GitCommand(config, launcher);
+  const git = new GitCommand(config, config.git, launcher);
   const dir = path.join(dataDir, 'r.git');
   const env = { GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@example.com' };
 
@@ -37,7 +37,7 @@ describe('GitTreeBudget: how many paths a tree expands to, over its distinct tre
   });
 
   it('counts files and directories at every depth, each distinct tree read once', async () => {
-    const budget = new GitTreeBudget(git, config);
+    const budget = new GitTreeBudget(git, config.git);
     // 3 levels of 4: 4^3 files, 4 + 4^2 directories.
     const small = await bomb(3, 4);
     expect(await budget.firstOver(dir, [small.commit], 84)).toBeNull();
@@ -45,7 +45,7 @@ describe('GitTreeBudget: how many paths a tree expands to, over its distinct tre
   });
 
   it('refuses a tree of 10 levels of 10 entries (10^10 paths) by reading its 10 trees', async () => {
-    const budget = new GitTreeBudget(git, config);
+    const budget = new GitTreeBudget(git, config.git);
     const big = await bomb(10, 10);
     await expect(budget.assertWithin(dir, [big.commit])).rejects.toBeInstanceOf(GitEntryBudgetError);
     await expect(budget.assertWithin(dir, [big.commit])).rejects.toThrow(/more than 1000 files and directories/);
@@ -55,7 +55,7 @@ describe('GitTreeBudget: how many paths a tree expands to, over its distinct tre
   });
 
   it('lists the trees of the commits no ref reaches', async () => {
-    const budget = new GitTreeBudget(git, config);
+    const budget = new GitTreeBudget(git, config.git);
     const first = await bomb(1, 2);
     await git.run(['update-ref', 'refs/heads/main', first.commit], { gitDir: dir });
     const second = await bomb(2, 2);

@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable } from '@nestjs/common';
+import { GitConfig } from '../config/slices';
 import { BATCH_READER_ARGS, BatchReader } from './git-batch-reader';
 import { GitBudgetError, GitCommand } from './git-command';
 import { treeEntries } from './git-tree-format';
@@ -43,12 +43,12 @@ export class GitTreeBudget {
 
   constructor(
     private readonly git: GitCommand,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git'>,
+    private readonly gitConfig: GitConfig,
   ) {}
 
   /** GIT_MAX_TREE_ENTRIES: the most paths a tree may expand to before walks of it are refused. */
   get limit(): number {
-    return this.config.git?.treeMaxEntries ?? 1_000_000;
+    return this.gitConfig?.treeMaxEntries ?? 1_000_000;
   }
 
   /**

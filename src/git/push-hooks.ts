@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { StorageConfig } from '../config/slices';
 
 /** Who pushes where: what the hooks of one receive-pack act on. */
 export interface PushContext {
@@ -69,8 +69,8 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
   private url = '';
   readonly hooksDir: string;
 
-  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'dataDir'>) {
-    this.hooksDir = path.join(config.dataDir, 'hooks');
+  constructor(storageConfig: StorageConfig) {
+    this.hooksDir = path.join(storageConfig.dataDir, 'hooks');
   }
 
   async onModuleInit(): Promise<void> {

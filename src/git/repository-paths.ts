@@ -1,6 +1,6 @@
 import * as path from 'node:path';
-import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable } from '@nestjs/common';
+import { StorageConfig } from '../config/slices';
 
 /** The directory under DATA_DIR that holds every repository. */
 export function repositoriesRoot(dataDir: string): string {
@@ -61,25 +61,25 @@ function safeSegment(name: string): string {
 /** The one place that builds repository paths on disk. */
 @Injectable()
 export class RepositoryPaths {
-  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir'>) {}
+  constructor(private readonly storageConfig: StorageConfig) {}
 
   repository(ownerName: string, repoName: string): string {
-    return repositoryPath(this.config.dataDir, ownerName, repoName);
+    return repositoryPath(this.storageConfig.dataDir, ownerName, repoName);
   }
 
   trash(): string {
-    return trashRoot(this.config.dataDir);
+    return trashRoot(this.storageConfig.dataDir);
   }
 
   incoming(): string {
-    return incomingRoot(this.config.dataDir);
+    return incomingRoot(this.storageConfig.dataDir);
   }
 
   journal(): string {
-    return journalRoot(this.config.dataDir);
+    return journalRoot(this.storageConfig.dataDir);
   }
 
   gitIndexes(): string {
-    return gitIndexesRoot(this.config.dataDir);
+    return gitIndexesRoot(this.storageConfig.dataDir);
   }
 }

@@ -75,6 +75,7 @@ export function GuardedBeforeBody(guard: Function): MethodDecorator {
 export class BodyGuard implements CanActivate {
   private readonly readings = new WeakMap<Function, BodyReading | null>();
 
+  // The whole AppConfig, not a slice: a route's body limit may be computed from any setting (ReadsBody's limit).
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {

@@ -1,9 +1,9 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { RESPONSE_PASSTHROUGH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { HttpConfig, SiteConfig } from '../config/slices';
 import { DomainError } from '../common/errors';
 
 // Why: a stuck API handler answers 503 in bounded time instead of holding the client and its connection.
@@ -47,12 +47,13 @@ export class ApiRequestTimeout implements CanActivate {
   private readonly applies = new WeakMap<object, boolean>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'http' | 'rootUrl'>,
+    private readonly httpConfig: HttpConfig,
+    private readonly siteConfig: SiteConfig,
     private readonly reflector: Reflector,
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const limit = this.config.http.apiRequestTimeoutMs;
+    const limit = this.httpConfig.apiRequestTimeoutMs;
     if (limit <= 0 || context.getType() !== 'http') return true;
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
@@ -69,7 +70,7 @@ export class ApiRequestTimeout implements CanActivate {
   private expire(response: Response): void {
     if (response.headersSent) return;
     const error = new RequestTimedOutError();
-    response.status(error.status).json({ message: error.message, url: `${this.config.rootUrl}api/swagger` });
+    response.status(error.status).json({ message: error.message, url: `${this.siteConfig.rootUrl}api/swagger` });
   }
 
   private appliesTo(context: ExecutionContext): boolean {

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { HttpServerConfig } from '../config/config';
+import type { HttpConfig } from '../config/slices';
 
 // Why: Node's default timeouts and unlimited connections do not suit life behind a gateway.
 
@@ -22,7 +22,7 @@ const BUSY_ANSWER = [
   BUSY_BODY,
 ].join('\r\n');
 
-export function applyHttpServerSettings(server: Server, config: HttpServerConfig): void {
+export function applyHttpServerSettings(server: Server, config: HttpConfig): void {
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
   server.headersTimeout = config.headersTimeoutMs;
   server.requestTimeout = config.requestTimeoutMs;

@@ -15,7 +15,7 @@ export interface UploadSource {
 
 /**
  * Refuses a request whose declared length is over `maxBytes` before a byte is read; a body without a length
- * (chunked) is counted while it streams (BlobStore.receive).
+ * (chunked) is counted while it streams (BlobStorage.receive).
  */
 export function assertDeclaredLength(request: IncomingMessage, maxBytes: number): void {
   const declared = Number(request.headers['content-length']);

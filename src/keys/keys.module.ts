@@ -10,13 +10,14 @@ import { PlainTextKeysController } from './plain-text-keys.controller';
 import { PublicKeyStore } from './ssh/public-key.store';
 import { PublicKeysController } from './ssh/public-keys.controller';
 import { PublicKeysService } from './ssh/public-keys.service';
+import { SshKeyLookup } from './ssh/ssh-key-lookup';
 
 /** SSH and GPG keys of users, and the plain-text listings `/{user}.keys` and `/{user}.gpg`. */
 @Module({
   imports: [UsersModule],
   controllers: [PublicKeysController, GpgKeysController, PlainTextKeysController],
-  providers: [PublicKeyStore, PublicKeysService, GpgKeyStore, GpgKeysService, OpenPgpAdapter, KeyOwners],
-  exports: [PublicKeyStore, PublicKeysService],
+  providers: [PublicKeyStore, PublicKeysService, GpgKeyStore, GpgKeysService, OpenPgpAdapter, KeyOwners, SshKeyLookup],
+  exports: [PublicKeysService, SshKeyLookup],
 })
 export class KeysModule implements OnModuleInit {
   constructor(

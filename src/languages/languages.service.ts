@@ -3,7 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ContentRepositories, ContentRepository } from '../content/content-repository';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { GitData } from '../git/git-data';
-import { RepositoryStore } from '../repos/repository.store';
+import { RepositoryDirectory } from '../repos/repository-directory';
 import { languageBytes } from './language-detection';
 import { LanguageStatStore } from './language-stat.store';
 
@@ -21,7 +21,7 @@ export class LanguagesService {
     private readonly repositories: ContentRepositories,
     private readonly data: GitData,
     private readonly stats: LanguageStatStore,
-    private readonly repositoryStore: RepositoryStore,
+    private readonly repositoryDirectory: RepositoryDirectory,
     private readonly transactions: Transactions,
   ) {}
 
@@ -46,7 +46,7 @@ export class LanguagesService {
     try {
       await this.transactions.run(async (tx) => {
         await this.stats.replace(tx, target.repo.id, commit, bytes);
-        await this.repositoryStore.update(tx, target.repo.id, { primaryLanguage: primary.slice(0, 50) });
+        await this.repositoryDirectory.update(tx, target.repo.id, { primaryLanguage: primary.slice(0, 50) });
       });
     } catch (error) {
       // Another request (or instance) stored the same measurement at the same moment: its rows serve as well.

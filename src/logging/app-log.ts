@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
-import type { AppConfig } from '../config/config';
+import type { LogConfig } from '../config/slices';
 
 /** One open destination per LOG_FILE in a process: every app in it (the e2e tests start many) shares it. */
 const destinations = new Map<string, pino.DestinationStream>();
@@ -18,7 +18,7 @@ function fileDestination(file: string): pino.DestinationStream {
  * The application's one logger: JSON lines at LOG_LEVEL, to LOG_FILE (appended, written synchronously) or the
  * configured standard stream.
  */
-export function createAppLog(config: Pick<AppConfig, 'logLevel' | 'logFile' | 'logStream'>): Logger {
+export function createAppLog(config: LogConfig): Logger {
   if (config.logFile) return pino({ level: config.logLevel }, fileDestination(config.logFile));
   return pino({ level: config.logLevel }, config.logStream === 'stderr' ? pino.destination({ dest: 2, sync: true }) : undefined);
 }

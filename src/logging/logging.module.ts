@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { LogConfig } from '../config/slices';
 import { createAppLog } from './app-log';
 import { RequestLog } from './request-log';
 
@@ -10,7 +10,7 @@ export const APP_LOG = Symbol('APP_LOG');
 @Global()
 @Module({
   providers: [
-    { provide: APP_LOG, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createAppLog(config) },
+    { provide: APP_LOG, inject: [LogConfig], useFactory: (config: LogConfig) => createAppLog(config) },
     { provide: RequestLog, inject: [APP_LOG], useFactory: (log: Logger) => new RequestLog(log) },
   ],
   exports: [APP_LOG, RequestLog],

@@ -1,8 +1,8 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { MarkdownConfig } from '../config/slices';
 import { RenderPool } from './render-pool';
 
 /** What the worker needs to render one document (see render.worker.mjs). */
@@ -44,11 +44,11 @@ export function workerFile(directory = __dirname): string {
 export class MarkdownRenderer implements OnModuleDestroy {
   private readonly pool: RenderPool;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'markdown'>) {
+  constructor(private readonly markdownConfig: MarkdownConfig) {
     this.pool = new RenderPool({
       workerFile: workerFile(),
       size: Math.min(4, Math.max(2, os.availableParallelism() - 1)),
-      timeoutMs: config.markdown.renderBudgetMs,
+      timeoutMs: markdownConfig.renderBudgetMs,
       queueTimeoutMs: 120_000,
       maxQueued: 64,
       resourceLimits: { maxOldGenerationSizeMb: 1024, maxYoungGenerationSizeMb: 64 },
@@ -56,7 +56,7 @@ export class MarkdownRenderer implements OnModuleDestroy {
   }
 
   render(text: string, options: RenderOptions): Promise<string> {
-    return this.pool.render(text, options, this.config.markdown.renderBudgetMs, this.config.markdown.maxOutputBytes);
+    return this.pool.render(text, options, this.markdownConfig.renderBudgetMs, this.markdownConfig.maxOutputBytes);
   }
 
   stats(): { workers: number; busy: number; queued: number } {

@@ -1,7 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Viewer } from '../auth/auth-context';
 import { PayloadTooLargeError, TooManyRequestsError } from '../common/errors';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { MarkdownConfig, SiteConfig } from '../config/slices';
 import { Visibility } from '../users/user.entity';
 import { UserVisibility } from '../users/user-visibility';
 import { RenderOutputTooLarge } from './render-pool';
@@ -15,7 +15,8 @@ const MAX_MENTION_LOOKUPS = 1000;
 @Injectable()
 export class MarkdownService {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'markdown' | 'rootUrl'>,
+    private readonly markdownConfig: MarkdownConfig,
+    private readonly siteConfig: SiteConfig,
     private readonly renderer: MarkdownRenderer,
     private readonly mentionStore: MentionStore,
     private readonly visibility: UserVisibility,
@@ -35,8 +36,8 @@ export class MarkdownService {
       special,
       comment: mode === 'comment',
       wiki: special && request.wiki,
-      base: contextBase(special ? request.context : '', this.config.rootUrl),
-      rootUrl: this.config.rootUrl,
+      base: contextBase(special ? request.context : '', this.siteConfig.rootUrl),
+      rootUrl: this.siteConfig.rootUrl,
       mentions,
     }));
   }
@@ -50,8 +51,8 @@ export class MarkdownService {
         special: false,
         comment: false,
         wiki: false,
-        base: this.config.rootUrl,
-        rootUrl: this.config.rootUrl,
+        base: this.siteConfig.rootUrl,
+        rootUrl: this.siteConfig.rootUrl,
         mentions: [],
       }),
     );
@@ -60,7 +61,7 @@ export class MarkdownService {
   private async oneAtATime(viewer: Viewer, render: () => Promise<string>): Promise<string> {
     const key = viewer.user?.id ?? 0;
     const running = this.inProgress.get(key) ?? 0;
-    if (running >= this.config.markdown.rendersPerUser) {
+    if (running >= this.markdownConfig.rendersPerUser) {
       throw new TooManyRequestsError('a markdown render of yours is still running, try again when it ends', 1);
     }
     this.inProgress.set(key, running + 1);
@@ -68,7 +69,7 @@ export class MarkdownService {
       return await render();
     } catch (error) {
       if (error instanceof RenderOutputTooLarge) {
-        throw new PayloadTooLargeError(`rendered document is too large: over ${this.config.markdown.maxOutputBytes} bytes`);
+        throw new PayloadTooLargeError(`rendered document is too large: over ${this.markdownConfig.maxOutputBytes} bytes`);
       }
       throw error;
     } finally {
@@ -79,7 +80,7 @@ export class MarkdownService {
   }
 
   private assertSize(bytes: number): void {
-    const max = this.config.markdown.maxBytes;
+    const max = this.markdownConfig.maxBytes;
     if (bytes > max) throw new PayloadTooLargeError(`markdown document is too large: ${bytes} bytes, the limit is ${max} bytes`);
   }
 

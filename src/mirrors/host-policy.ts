@@ -2,7 +2,7 @@ import * as dns from 'node:dns';
 import { Inject, Injectable } from '@nestjs/common';
 import * as ipaddr from 'ipaddr.js';
 import { InvalidInputError } from '../common/errors';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { NetworkConfig } from '../config/slices';
 
 export const DISALLOWED_HOST = 'You can not import from disallowed hosts.';
 
@@ -68,7 +68,7 @@ const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443, 'git
 @Injectable()
 export class HostPolicy {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'allowLocalNetworks'>,
+    private readonly networkConfig: NetworkConfig,
     @Inject(HOST_RESOLVER) private readonly resolve: HostResolver,
   ) {}
 
@@ -88,7 +88,7 @@ export class HostPolicy {
     if (addresses.length === 0) throw new DisallowedHostError();
     for (const address of addresses) {
       const kind = classifyAddress(address);
-      if (kind === 'refused' || (kind === 'local' && !this.config.allowLocalNetworks)) throw new DisallowedHostError();
+      if (kind === 'refused' || (kind === 'local' && !this.networkConfig.allowLocalNetworks)) throw new DisallowedHostError();
     }
     const port = url.port === '' ? DEFAULT_PORTS[url.protocol] : Number(url.port);
     return { url, host, port, addresses };

@@ -6,7 +6,7 @@ import { Claim, Claims, ClaimWaitEnded } from '../claims/claims';
 import { ServiceUnavailableError } from '../common/dependency-errors';
 import { ForbiddenError, InvalidInputError, QuotaExceededError } from '../common/errors';
 import { Clock } from '../common/time';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { MirrorConfig } from '../config/slices';
 import { GitAbortedError, GitError, GitTimeoutError, GitUnavailableError } from '../git/git-command';
 import { RemoteCredentials, GitRemotes, RemoteTooLargeError } from '../git/git-remotes';
 import { GitRepositories } from '../git/git-repositories';
@@ -16,7 +16,7 @@ import { DEFAULT_BRANCH } from '../repos/repository-names';
 import type { RepositoryWire } from '../repos/repository.wire';
 import { OrganizationPolicy } from '../access/organization-policy';
 import { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { faultPoint } from '../common/fault-points';
 import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
 import { HostPolicy } from './host-policy';
@@ -34,9 +34,9 @@ export class MigrationsService {
   private readonly logger = new Logger('MigrationsService');
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'mirrors'>,
+    private readonly mirrorConfig: MirrorConfig,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly organizationPolicy: OrganizationPolicy,
     private readonly repositories: RepositoriesService,
     private readonly policy: HostPolicy,
@@ -84,7 +84,7 @@ export class MigrationsService {
    * also needs the owner below MIRROR_MAX_PER_USER, counting mirrors being migrated (403 otherwise).
    */
   private async admit(viewer: AuthContext & { user: UserEntity }, owner: UserEntity, mirror: boolean, clientGone?: AbortSignal): Promise<Claim> {
-    const settings = this.config.mirrors;
+    const settings = this.mirrorConfig;
     const mirrorItem = `mirror:${owner.id}`;
     const mirrorLimit = mirror && !viewer.isAdmin && settings.maxPerOwner >= 0 ? settings.maxPerOwner : undefined;
     try {
@@ -124,7 +124,7 @@ export class MigrationsService {
         await this.remotes.cloneMirror(url.href, workDir, {
           credentials,
           pin: source,
-          timeoutMs: this.config.mirrors.cloneTimeoutMs,
+          timeoutMs: this.mirrorConfig.cloneTimeoutMs,
           signal: clientGone,
           maxBytes: reservation.amount === Infinity ? undefined : reservation.amount,
         });
@@ -179,12 +179,12 @@ export class MigrationsService {
   private async owner(viewer: AuthContext, option: MigrateRepositoryOption): Promise<UserEntity> {
     requireSignedIn(viewer);
     if (option.repo_owner) {
-      const owner = await this.users.findByName(option.repo_owner);
+      const owner = await this.users.byName(option.repo_owner);
       if (!owner) throw new InvalidInputError(`user does not exist [uid: 0, name: ${option.repo_owner}]`);
       return owner;
     }
     if (option.uid) {
-      const owner = await this.users.findById(option.uid);
+      const owner = await this.users.byId(option.uid);
       if (!owner) throw new InvalidInputError(`user does not exist [uid: ${option.uid}, name: ]`);
       return owner;
     }
@@ -204,7 +204,7 @@ export class MigrationsService {
   /** Authentication and other git failures → 422 with git's first `fatal:` line; the rest → 500. */
   private cloneFailure(error: unknown): Error {
     if (error instanceof GitTimeoutError) {
-      return new InvalidInputError(`Migration failed: clone timed out after ${Math.round(this.config.mirrors.cloneTimeoutMs / 1000)} s.`);
+      return new InvalidInputError(`Migration failed: clone timed out after ${Math.round(this.mirrorConfig.cloneTimeoutMs / 1000)} s.`);
     }
     if (!(error instanceof GitError) || error instanceof GitUnavailableError) return error as Error;
     const reason = gitFailureReason(error.stderr);

@@ -30,7 +30,7 @@ const flush = () => new Promise((resolve) => setImmediate(resolve));
 function runnerWith(maxConcurrency: number) {
   const procedure = new ControlledProcedure();
   const config = { mirrors: { maxConcurrency }, git: { drainTimeoutMs: 1000 } } as AppConfig;
-  return { procedure, runner: new MirrorRunner(config, procedure as unknown as MirrorSyncProcedure) };
+  return { procedure, runner: new MirrorRunner(config.git, config.mirrors, procedure as unknown as MirrorSyncProcedure) };
 }
 
 describe('MirrorRunner', () => {

@@ -1,5 +1,5 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { GitConfig, MirrorConfig } from '../config/slices';
 import { MirrorSyncProcedure, SyncOutcome } from './mirror-sync.procedure';
 
 interface MirrorState {
@@ -36,7 +36,8 @@ export class MirrorRunner implements BeforeApplicationShutdown {
   private readonly listeners = new Set<(repoId: number, outcome: SyncOutcome) => void>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git' | 'mirrors'>,
+    private readonly gitConfig: GitConfig,
+    private readonly mirrorConfig: MirrorConfig,
     private readonly procedure: MirrorSyncProcedure,
   ) {}
 
@@ -87,7 +88,7 @@ export class MirrorRunner implements BeforeApplicationShutdown {
     this.logger.log(`waiting for ${this.active} mirror sync(s) to finish`);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), this.config.git.drainTimeoutMs);
+      timer = setTimeout(() => resolve('timeout'), this.gitConfig.drainTimeoutMs);
     });
     if ((await Promise.race([this.whenIdle(), timeout])) === 'timeout') {
       this.logger.warn(`stopping ${this.active} mirror sync(s) still running at shutdown`);
@@ -98,7 +99,7 @@ export class MirrorRunner implements BeforeApplicationShutdown {
   }
 
   private pump(): void {
-    while (this.active < this.config.mirrors.maxConcurrency && this.pending.length > 0) {
+    while (this.active < this.mirrorConfig.maxConcurrency && this.pending.length > 0) {
       const repoId = this.pending.shift()!;
       this.active += 1;
       this.peakActive = Math.max(this.peakActive, this.active);

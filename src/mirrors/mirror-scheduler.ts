@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Clock } from '../common/time';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { MirrorConfig } from '../config/slices';
 import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
 import { MirrorRunner } from './mirror-runner';
 import { MirrorStore } from './mirror.store';
@@ -21,7 +21,7 @@ export class MirrorScheduler implements OnApplicationBootstrap, BeforeApplicatio
   private ticking: Promise<number> | null = null;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'mirrors'>,
+    private readonly mirrorConfig: MirrorConfig,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly mirrors: MirrorStore,
     private readonly runner: MirrorRunner,
@@ -29,10 +29,10 @@ export class MirrorScheduler implements OnApplicationBootstrap, BeforeApplicatio
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.mirrors.tickMs <= 0) return;
+    if (this.mirrorConfig.tickMs <= 0) return;
     this.timer = setInterval(() => {
       this.tick().catch((error: Error) => this.logger.error(`mirror schedule tick failed: ${error.message}`));
-    }, this.config.mirrors.tickMs);
+    }, this.mirrorConfig.tickMs);
     this.timer.unref();
   }
 

@@ -6,7 +6,7 @@ import { Claims } from '../claims/claims';
 import { QuotaExceededError } from '../common/errors';
 import { Clock } from '../common/time';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { MirrorConfig } from '../config/slices';
 import { Leases } from '../database/leases';
 import { Transactions } from '../database/transactions';
 import { GitAbortedError, GitError } from '../git/git-command';
@@ -17,8 +17,8 @@ import { RepositoryEvents } from '../events/repository-events';
 import { diffRefs, GitPushCommits } from '../git/git-push-commits';
 import { firstBranch, RepositoryPushes } from '../repos/repository-pushes.service';
 import type { RepositoryEntity } from '../repos/repository.entity';
-import { RepositoryStore } from '../repos/repository.store';
-import { UserStore } from '../users/user.store';
+import { RepositoryDirectory } from '../repos/repository-directory';
+import { UserAccounts } from '../users/user-accounts';
 import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
 import { HostPolicy } from './host-policy';
 import { MirrorCredentials } from './mirror-credentials';
@@ -45,10 +45,10 @@ export class MirrorSyncProcedure {
   readonly holder = `${hostname().slice(0, 32)}:${process.pid}:${randomBytes(4).toString('hex')}`;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'mirrors'>,
+    private readonly mirrorConfig: MirrorConfig,
     private readonly mirrors: MirrorStore,
-    private readonly repositories: RepositoryStore,
-    private readonly users: UserStore,
+    private readonly repositories: RepositoryDirectory,
+    private readonly users: UserAccounts,
     private readonly paths: RepositoryPaths,
     private readonly remotes: GitRemotes,
     private readonly gitRepositories: GitRepositories,
@@ -69,7 +69,7 @@ export class MirrorSyncProcedure {
    * is still wanted.
    */
   private get claimSeconds(): number {
-    return Math.ceil((3 * this.config.mirrors.fetchTimeoutMs) / 1000) + 60;
+    return Math.ceil((3 * this.mirrorConfig.fetchTimeoutMs) / 1000) + 60;
   }
 
   /**
@@ -99,15 +99,15 @@ export class MirrorSyncProcedure {
       // Another process's sync started after the request and has finished (its claim is free): nothing to add.
       if (await servedElsewhere()) return 'elsewhere';
       await this.leases.mark(syncStartMark(repoId), startedAt);
-      const repo = await this.repositories.findById(repoId);
+      const repo = await this.repositories.byId(repoId);
       const mirror = await this.mirrors.findByRepository(repoId);
-      const owner = repo ? await this.users.findById(repo.ownerId) : null;
+      const owner = repo ? await this.users.byId(repo.ownerId) : null;
       if (!repo || !repo.isMirror || !mirror || !owner) return 'gone';
       const dir = this.paths.repository(owner.name, repo.name);
       // At most MIRROR_SYNC_MAX_PER_USER syncs of one owner's mirrors run at once over every instance; the
       // others are busy and come back later.
       const turn = await this.claims.take('mirror-syncs', async (active) =>
-        active.filter((claim) => claim.ownerId === owner.id).length >= this.config.mirrors.syncMaxPerOwner ? 'full' : { item: 'sync', ownerId: owner.id, amount: 1 },
+        active.filter((claim) => claim.ownerId === owner.id).length >= this.mirrorConfig.syncMaxPerOwner ? 'full' : { item: 'sync', ownerId: owner.id, amount: 1 },
       );
       if (turn === 'full') return 'busy';
       try {
@@ -154,7 +154,7 @@ export class MirrorSyncProcedure {
     const access: RemoteAccess = {
       credentials: this.credentials.open(sealedCredentials),
       pin: source,
-      timeoutMs: this.config.mirrors.fetchTimeoutMs,
+      timeoutMs: this.mirrorConfig.fetchTimeoutMs,
       signal,
       maxBytes,
     };

@@ -1,7 +1,7 @@
 import { ClaimsModule } from '../claims/claims.module';
-import { Inject, Module, OnModuleInit } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
 import { Clock } from '../common/time';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { StorageConfig } from '../config/slices';
 import { GitModule } from '../git/git.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { ReposModule } from '../repos/repos.module';
@@ -39,7 +39,7 @@ import { RepositorySettings } from '../repos/repository-settings.service';
 })
 export class MirrorsModule implements OnModuleInit {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly storageConfig: StorageConfig,
     private readonly repositories: RepositoriesService,
     private readonly settings: RepositorySettings,
     private readonly mirrors: MirrorStore,
@@ -48,7 +48,7 @@ export class MirrorsModule implements OnModuleInit {
 
   onModuleInit(): void {
     // SECRET_KEY is generated into DATA_DIR on first start, not at the first migration.
-    loadSecretKey(this.config);
+    loadSecretKey(this.storageConfig);
     this.settings.useMirrorIntervalEditor({
       prepare: (repo, value) => {
         const interval = parseMirrorInterval(value === '' ? '8h' : value);

@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable } from '@nestjs/common';
+import { StorageConfig } from '../config/slices';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
@@ -17,7 +17,7 @@ export function secretKeyFile(dataDir: string): string {
  * The key of the stored secrets: SECRET_KEY, else the key in DATA_DIR/secret_key, generated there (mode 0600)
  * on first start. Created with O_EXCL, so two processes starting on a fresh DATA_DIR agree on one key.
  */
-export function loadSecretKey(config: Pick<AppConfig, 'secretKey' | 'dataDir'>): string {
+export function loadSecretKey(config: StorageConfig): string {
   if (config.secretKey !== null) return config.secretKey;
   const file = secretKeyFile(config.dataDir);
   try {
@@ -56,7 +56,7 @@ export class SecretUnreadableError extends Error {
 export class SecretBox {
   private key: Buffer | null = null;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(private readonly storageConfig: StorageConfig) {}
 
   seal(plaintext: string): string {
     const iv = randomBytes(IV_BYTES);
@@ -85,7 +85,7 @@ export class SecretBox {
   }
 
   private secretKey(): Buffer {
-    this.key ??= createHash('sha256').update(loadSecretKey(this.config), 'utf8').digest();
+    this.key ??= createHash('sha256').update(loadSecretKey(this.storageConfig), 'utf8').digest();
     return this.key;
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ScopeSet } from '../auth/scopes';
 import { Clock } from '../common/time';
 import type { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { OAuth2RecordStore } from './oauth2-record.store';
 import { apiScopesOfGrant } from './oauth2-scopes';
 
@@ -17,7 +17,7 @@ const OAUTH2_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 export class OAuth2AccessTokens {
   constructor(
     private readonly records: OAuth2RecordStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly clock: Clock,
   ) {}
 
@@ -34,7 +34,7 @@ export class OAuth2AccessTokens {
     if (typeof payload.exp === 'number' && payload.exp <= now) return null;
     if (!(await this.records.grantAlive(payload.grantId, now))) return null;
     const id = /^\d{1,16}$/.test(payload.accountId) ? Number(payload.accountId) : 0;
-    const user = id > 0 ? await this.users.findById(id) : null;
+    const user = id > 0 ? await this.users.byId(id) : null;
     if (!user || user.isOrganization) return null;
     return { user, scopes: apiScopesOfGrant(typeof payload.scope === 'string' ? payload.scope : '') };
   }

@@ -1,8 +1,8 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { default as Provider, Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import type { default as Provider, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { hashToken, sameHash } from '../auth/secrets';
 import { runAsActor } from '../audit/audit-context';
 import { AuditService } from '../audit/audit.service';
@@ -12,16 +12,16 @@ import { TooManyRequestsError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { SiteConfig } from '../config/slices';
 import { SecretBox, SecretUnreadableError } from '../mirrors/secret-box';
 import { html, page, PAGE_CSP } from '../pages/page-layout';
-import { OrganizationStore } from '../users/organization.store';
+import { OrganizationMemberships } from '../users/organization-memberships';
 import { avatarUrl } from '../users/user.mapper';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { OAuth2ApplicationStore } from './oauth2-application.store';
-import { redirectUrisOf } from './oauth2-application.wire';
-import { OAuth2Payload, OAuth2RecordStore } from './oauth2-record.store';
+import { OAuth2RecordStore } from './oauth2-record.store';
 import { API_SCOPES, IDENTITY_SCOPES } from './oauth2-scopes';
+import { OAuth2Storage } from './oauth2-storage';
 import { loadOidcProvider } from './oidc-provider-library';
 
 /** The provider's endpoints, at Forgejo's paths so that Woodpecker and Drone find them unchanged. */
@@ -61,15 +61,11 @@ const PURGE_EVERY_MS = 15 * 60 * 1000;
 /** Most organisations listed in the `groups` claim. */
 const MAX_GROUPS = 100;
 
-/** Kinds whose rows are looked up again after they were written (the rest are only ever found by id). */
-const SESSION = 'Session';
-const GRANT = 'Grant';
-
 /**
  * The OAuth2 / OpenID Connect provider: panva's certified `oidc-provider`, configured as Forgejo's provider
  * behaves (authorization code with PKCE, required of public clients; rotated refresh tokens; no client
- * credentials grant) and storing everything in the database through OAuth2RecordStore, so that every
- * instance serves every request. Its signing key is made once, sealed with SECRET_KEY, and shared.
+ * credentials grant) and storing everything in the database through OAuth2Storage (oauth2-storage.ts), so
+ * that every instance serves every request. Its signing key is made once, sealed with SECRET_KEY, and shared.
  */
 @Injectable()
 export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
@@ -79,19 +75,22 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   /** Why the provider does not serve (its key is unreadable), or null. */
   private unavailable: string | null = null;
   private handler!: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+  private readonly storage: OAuth2Storage;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootHost' | 'rootUrl'>,
+    private readonly siteConfig: SiteConfig,
     private readonly records: OAuth2RecordStore,
     private readonly applications: OAuth2ApplicationStore,
-    private readonly users: UserStore,
-    private readonly organizations: OrganizationStore,
+    private readonly users: UserAccounts,
+    private readonly organizations: OrganizationMemberships,
     private readonly box: SecretBox,
     private readonly clock: Clock,
     private readonly limits: RateLimits,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
-  ) {}
+  ) {
+    this.storage = new OAuth2Storage(records, applications, box, clock, transactions, audit);
+  }
 
   async onModuleInit(): Promise<void> {
     let signingKey: Record<string, unknown>;
@@ -129,7 +128,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
 
   /** ROOT_URL, as Forgejo names its issuer. */
   get issuer(): string {
-    return this.config.rootUrl;
+    return this.siteConfig.rootUrl;
   }
 
   get oidc(): Provider {
@@ -142,7 +141,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
    * in body size before the provider reads anything.
    */
   middleware(): RequestHandler {
-    const root = new URL(this.config.rootUrl);
+    const root = new URL(this.siteConfig.rootUrl);
     return (request: Request, response: Response, next: NextFunction) => {
       const path = request.path;
       const isInteraction = path.startsWith(`/${INTERACTION_PATH}/`);
@@ -177,11 +176,11 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   }
 
   private configuration(signingKey: Record<string, unknown>): Configuration {
-    const secure = this.config.rootUrl.startsWith('https:');
+    const secure = this.siteConfig.rootUrl.startsWith('https:');
     // Every instance signs the provider's cookies with the same key, derived from SECRET_KEY.
     const cookieKey = this.box.derive('oauth2 cookies');
     return {
-      adapter: (name: string) => this.adapter(name),
+      adapter: (name: string) => this.storage.adapter(name),
       findAccount: (_ctx, accountId) => this.findAccount(accountId),
       claims: {
         openid: ['sub'],
@@ -210,7 +209,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
       // Forgejo requires PKCE of public clients only; confidential ones may use it.
       pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
       routes: OAUTH2_ROUTES,
-      interactions: { url: (_ctx, interaction) => `${new URL(this.config.rootUrl).pathname}${INTERACTION_PATH}/${interaction.uid}` },
+      interactions: { url: (_ctx, interaction) => `${new URL(this.siteConfig.rootUrl).pathname}${INTERACTION_PATH}/${interaction.uid}` },
       // Every code exchange gets a refresh token, as from Forgejo; each refresh hands out a new one.
       issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
       rotateRefreshToken: true,
@@ -235,19 +234,19 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   /** The claims Forgejo gives: the user id as `sub`, names, e-mail, avatar, profile and organisations as groups. */
   private async findAccount(accountId: string) {
     const id = /^\d{1,16}$/.test(accountId) ? Number(accountId) : 0;
-    const user = id > 0 ? await this.users.findById(id) : null;
+    const user = id > 0 ? await this.users.byId(id) : null;
     if (!user || user.isOrganization || !user.isActive || user.prohibitLogin) return undefined;
-    const rootUrl = this.config.rootUrl;
+    const rootUrl = this.siteConfig.rootUrl;
     return {
       accountId,
       claims: async () => {
-        const organizations = await this.organizations.listOrganizationsOf(user.id, true, { page: 1, limit: MAX_GROUPS, offset: 0 });
+        const organizations = await this.organizations.organizationsOf(user.id, true, { page: 1, limit: MAX_GROUPS, offset: 0 });
         return {
           sub: String(user.id),
           name: user.fullName || user.name,
           preferred_username: user.name,
           profile: `${rootUrl}${encodeURIComponent(user.name)}`,
-          picture: avatarUrl({ rootUrl, rootHost: this.config.rootHost, ssh: { user: '', host: '', port: 0 } }),
+          picture: avatarUrl({ rootUrl, rootHost: this.siteConfig.rootHost, ssh: { user: '', host: '', port: 0 } }),
           website: user.website,
           updated_at: user.updatedUnix,
           email: user.email,
@@ -256,101 +255,6 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
         };
       },
     };
-  }
-
-  /** The provider's storage: registered applications as clients, everything else in oauth2_record. */
-  private adapter(kind: string): Adapter {
-    const records = this.records;
-    const now = () => this.clock.nowUnix();
-    if (kind === 'Client') {
-      return {
-        find: async (clientId: string) => {
-          const application = await this.applications.findByClientId(clientId);
-          if (!application) return undefined;
-          return {
-            client_id: application.clientId,
-            client_name: application.name,
-            ...(application.confidentialClient ? { client_secret: `${application.clientSecretSalt}$${application.clientSecretHash}` } : {}),
-            redirect_uris: redirectUrisOf(application),
-            grant_types: ['authorization_code', 'refresh_token'],
-            response_types: ['code'],
-            token_endpoint_auth_method: application.confidentialClient ? 'client_secret_basic' : 'none',
-          } as AdapterPayload;
-        },
-        upsert: () => Promise.reject(new Error('clients are registered through the API')),
-        findByUid: () => Promise.resolve(undefined),
-        findByUserCode: () => Promise.resolve(undefined),
-        consume: () => Promise.resolve(undefined),
-        destroy: () => Promise.resolve(undefined),
-        revokeByGrantId: () => Promise.resolve(undefined),
-      };
-    }
-    const box = this.box;
-    const grants = this;
-    return {
-      async upsert(id: string, payload: AdapterPayload, expiresIn?: number) {
-        // The id is the row's key, hashed; a session's id (its cookie) is kept sealed, for lookups by uid.
-        const { jti: _jti, ...stored } = payload as OAuth2Payload;
-        if (kind === SESSION) stored.sealedId = box.seal(id);
-        const expiresUnix = expiresIn ? now() + expiresIn : 0;
-        if (kind === GRANT) return grants.saveGrant(id, stored, expiresUnix);
-        await records.upsert(kind, id, stored, expiresUnix);
-      },
-      async find(id: string) {
-        const payload = await records.find(kind, id, now());
-        return payload ? withId(payload, id) : undefined;
-      },
-      async findByUid(uid: string) {
-        const payload = await records.findSessionByUid(uid, now());
-        return payload && typeof payload.sealedId === 'string' ? withId(payload, box.open(payload.sealedId)) : undefined;
-      },
-      findByUserCode: () => Promise.resolve(undefined),
-      consume: (id: string) => records.consume(kind, id, now()),
-      destroy: async (id: string) => {
-        if (kind === GRANT) await grants.revokeGrant(id);
-        else await records.destroy(kind, id);
-      },
-      revokeByGrantId: (grantId: string) => grants.revokeGrant(grantId),
-    };
-  }
-
-  /**
-   * A grant saved: a new one is recorded in the audit log, in the same transaction, as the consent of the user
-   * the request acts for (the sign-in page runs it as that user).
-   */
-  private async saveGrant(id: string, payload: OAuth2Payload, expiresUnix: number): Promise<void> {
-    await this.transactions.run(async (tx) => {
-      const existed = (await this.records.find(GRANT, id, 0, tx)) !== undefined;
-      await this.records.upsert(GRANT, id, payload, expiresUnix, tx);
-      if (existed) return;
-      const scope = ((payload.openid as { scope?: string } | undefined)?.scope ?? '').split(' ').filter((item) => item !== '');
-      await this.audit.record(tx, {
-        action: 'oauth2_grant.create',
-        target: await this.applicationTarget(String(payload.clientId ?? '')),
-        detail: { client_id: String(payload.clientId ?? ''), scopes: scope },
-      });
-    });
-  }
-
-  /** A grant revoked (its refresh token revoked or replayed): it goes with everything issued under it, and is logged. */
-  private async revokeGrant(grantId: string): Promise<void> {
-    await this.transactions.run(async (tx) => {
-      const grant = await this.records.find(GRANT, grantId, 0, tx);
-      // The provider revokes a grant through several calls at once: the one that deletes its row logs it.
-      const removed = await this.records.destroy(GRANT, grantId, tx);
-      await this.records.deleteByGrantId(grantId, tx);
-      if (!grant || !removed) return;
-      await this.audit.record(tx, {
-        action: 'oauth2_grant.revoke',
-        target: await this.applicationTarget(String(grant.clientId ?? '')),
-        detail: { client_id: String(grant.clientId ?? ''), account_id: Number(grant.accountId ?? 0) },
-      });
-    });
-  }
-
-  private async applicationTarget(clientId: string): Promise<{ type: 'oauth2_application'; id: number; name: string }> {
-    const application = await this.applications.findByClientId(clientId);
-    return { type: 'oauth2_application', id: application?.id ?? 0, name: application?.name ?? clientId };
   }
 
   /** The RS256 signing key: made by the first instance to start, sealed with SECRET_KEY, read by the others. */
@@ -379,9 +283,4 @@ function withDefaultScope(request: Request): void {
   if (asked.some((scope) => KNOWN_SCOPES.has(scope))) return;
   params.set('scope', [...asked, 'all'].join(' '));
   request.url = `${query < 0 ? request.url : request.url.slice(0, query)}?${params.toString()}`;
-}
-
-function withId(payload: OAuth2Payload, id: string): AdapterPayload {
-  const { sealedId: _sealedId, ...rest } = payload;
-  return { ...rest, jti: id } as AdapterPayload;
 }

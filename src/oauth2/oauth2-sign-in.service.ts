@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { runAsActor } from '../audit/audit-context';
 import type { AuthContext } from '../auth/auth-context';
@@ -6,9 +6,9 @@ import { clientAddress, CredentialChain, SIGN_IN_FAILED } from '../auth/credenti
 import { clientIp } from '../common/client-address';
 import { ForbiddenError, UnauthorizedError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { SiteConfig } from '../config/slices';
 import type { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { ConsentForm } from './consent.form';
 import { OAuth2Provider } from './oauth2-provider';
 
@@ -38,9 +38,9 @@ export class OAuth2SignIn {
   constructor(
     private readonly provider: OAuth2Provider,
     private readonly credentials: CredentialChain,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly limits: RateLimits,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'rootUrl'>,
+    private readonly siteConfig: SiteConfig,
   ) {}
 
   countAttempt(request: Request): Promise<void> {
@@ -62,7 +62,7 @@ export class OAuth2SignIn {
     const needsSignIn = details.prompt.name === 'login';
     const sessionAccountId = details.session?.accountId;
     let signedIn: string | null = null;
-    if (!needsSignIn && sessionAccountId) signedIn = (await this.users.findById(Number(sessionAccountId)))?.name ?? null;
+    if (!needsSignIn && sessionAccountId) signedIn = (await this.users.byId(Number(sessionAccountId)))?.name ?? null;
     else signedIn = carrierUser(request.auth)?.name ?? null;
     return {
       uid: details.uid,
@@ -84,7 +84,7 @@ export class OAuth2SignIn {
     if (interaction.needsSignIn || !interaction.sessionAccountId) {
       user = carrierUser(auth) ?? (await this.verifyPassword(request, form));
     } else {
-      user = await this.users.findById(Number(interaction.sessionAccountId));
+      user = await this.users.byId(Number(interaction.sessionAccountId));
       if (!user) throw new UnauthorizedError(SIGN_IN_FAILED);
     }
     const accountId = String(user.id);
@@ -107,7 +107,7 @@ export class OAuth2SignIn {
     if (auth.method !== 'password' || !auth.user) throw new UnauthorizedError(SIGN_IN_FAILED);
     const user = auth.user;
     if (!user.isActive || user.prohibitLogin) throw new ForbiddenError('This account is prohibited from signing in, please contact your site administrator.');
-    if (user.mustChangePassword) throw new ForbiddenError(`You must change your password. Change it at: ${this.config.rootUrl}user/settings/change_password`);
+    if (user.mustChangePassword) throw new ForbiddenError(`You must change your password. Change it at: ${this.siteConfig.rootUrl}user/settings/change_password`);
     return user;
   }
 }

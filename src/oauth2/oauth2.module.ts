@@ -10,16 +10,18 @@ import { OAuth2ApplicationsController } from './oauth2-applications.controller';
 import { OAuth2ApplicationsService } from './oauth2-applications.service';
 import { OAuth2Provider } from './oauth2-provider';
 import { OAuth2SignIn } from './oauth2-sign-in.service';
-import { OAuth2StoreModule } from './oauth2-store.module';
+import { OAuth2ApplicationStore } from './oauth2-application.store';
+import { OAuth2RecordStore } from './oauth2-record.store';
+import { OAuth2TokensModule } from './oauth2-tokens.module';
 
 /**
  * The OAuth2 / OpenID Connect provider for CI servers (Woodpecker, Drone): the applications API, the
  * provider's endpoints at Forgejo's paths (mounted in bootstrap.ts), and its sign-in and consent page.
  */
 @Module({
-  imports: [UsersModule, AuthModule, PagesModule, OAuth2StoreModule],
+  imports: [UsersModule, AuthModule, PagesModule, OAuth2TokensModule],
   controllers: [OAuth2ApplicationsController, OAuth2InteractionController],
-  providers: [OAuth2ApplicationsService, OAuth2Provider, OAuth2SignIn, SecretBox],
+  providers: [OAuth2RecordStore, OAuth2ApplicationStore, OAuth2ApplicationsService, OAuth2Provider, OAuth2SignIn, SecretBox],
   exports: [OAuth2Provider],
 })
 export class OAuth2Module implements NestModule, OnModuleInit {

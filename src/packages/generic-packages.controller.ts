@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public } from '../auth/route-auth';
 import { sendBlob } from '../blobs/blob-download';
-import { BlobStore } from '../blobs/blob-store';
+import { BlobStorage } from '../blobs/blob-storage';
 import { PackageErrorsFilter } from './package-errors.filter';
 import { GENERIC, GenericFileRef, PackagesService } from './packages.service';
 import { OutsideApi } from '../http/outside-api';
@@ -27,7 +27,7 @@ const GenericFile = createParamDecorator((_data: unknown, context: ExecutionCont
 export class GenericPackagesController {
   constructor(
     private readonly packages: PackagesService,
-    private readonly blobs: BlobStore,
+    private readonly blobs: BlobStorage,
   ) {}
 
   @Put('api/packages/:owner/generic/:name/:version/:filename')

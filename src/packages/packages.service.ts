@@ -2,14 +2,14 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuthContext } from '../auth/auth-context';
 import { RepositoryEvents } from '../events/repository-events';
-import { BlobStore, fannedKey, StagedBlob } from '../blobs/blob-store';
+import { BlobStorage, fannedKey, StagedBlob } from '../blobs/blob-storage';
 import type { BlobDownload } from '../blobs/blob-download';
 import type { IncomingUpload } from '../http/upload-body';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { faultPoint } from '../common/fault-points';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { UploadConfig } from '../config/slices';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { QuotaUsageSources } from '../quota/quota-usage-sources';
@@ -17,7 +17,7 @@ import type { QuotaUsedPackageWire } from '../quota/quota.wire';
 import { OrganizationPolicy } from '../access/organization-policy';
 import { UserVisibility } from '../users/user-visibility';
 import { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { isValidFileName, isValidPackageName, isValidPackageVersion } from './package-names';
 import { packageVersionHtmlUrl, toPackageFileWire, toPackageWire } from './package.mapper';
 import { PackageStore, VersionOfPackage, VersionSearch } from './package.store';
@@ -48,14 +48,14 @@ export class PackagesService implements OnModuleInit {
   constructor(
     private readonly siteUrls: SiteUrls,
     private readonly store: PackageStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly visibility: UserVisibility,
     private readonly organizationPolicy: OrganizationPolicy,
-    private readonly blobs: BlobStore,
+    private readonly blobs: BlobStorage,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly usageSources: QuotaUsageSources,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'uploads'>,
+    private readonly uploadConfig: UploadConfig,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly events: RepositoryEvents,
   ) {}
@@ -73,7 +73,7 @@ export class PackagesService implements OnModuleInit {
    * otherwise is 404, and a public-only token on a non-public owner 403.
    */
   async readableOwner(viewer: AuthContext, ownerName: string): Promise<UserEntity> {
-    const owner = await this.users.findByName(ownerName);
+    const owner = await this.users.byName(ownerName);
     if (!owner || !(await this.visibility.canSee(viewer, owner))) {
       if (!viewer.isSignedIn) throw new UnauthorizedError('reqPackageAccess');
       throw new NotFoundError();
@@ -98,7 +98,7 @@ export class PackagesService implements OnModuleInit {
   async upload(viewer: AuthContext, ref: GenericFileRef, upload: IncomingUpload): Promise<void> {
     const owner = await this.writableOwner(viewer, ref.owner);
     assertGenericRef(ref);
-    const maxBytes = this.config.uploads.packageMaxBytes;
+    const maxBytes = this.uploadConfig.packageMaxBytes;
     upload.assertDeclaredLength(maxBytes);
     // The most this body can add is reserved before a byte of it is read, and settled with the file's row.
     const reservation = await this.quota.reserve(owner, 'size:assets:packages:all', 'packages', upload.declaredLength ?? maxBytes);
@@ -200,7 +200,7 @@ export class PackagesService implements OnModuleInit {
 
   /** The `package` event for the owner's hooks, in the transaction of the change. */
   private async recordEvent(tx: EntityManager, action: 'created' | 'deleted', owner: UserEntity, sender: UserEntity, found: VersionOfPackage): Promise<void> {
-    const creator = (await this.users.findById(found.version.creatorId, tx)) ?? owner;
+    const creator = (await this.users.byId(found.version.creatorId, tx)) ?? owner;
     const wire = toPackageWire(owner, creator, found, AuthContext.anonymous(), this.siteUrls);
     await this.events.record(tx, { kind: 'package', action, ownerId: owner.id, senderId: sender.id, package: wire });
   }
@@ -208,14 +208,14 @@ export class PackagesService implements OnModuleInit {
   async list(viewer: AuthContext, ownerName: string, search: VersionSearch, page: PageQuery): Promise<Page<PackageWire>> {
     const owner = await this.readableOwner(viewer, ownerName);
     const versions = await this.store.searchVersions(owner.id, search, page);
-    const creators = new Map((await this.users.findByIds([...new Set(versions.items.map((item) => item.version.creatorId))])).map((user) => [user.id, user]));
+    const creators = new Map((await this.users.byIds([...new Set(versions.items.map((item) => item.version.creatorId))])).map((user) => [user.id, user]));
     const site = this.siteUrls;
     return { items: versions.items.map((item) => toPackageWire(owner, creators.get(item.version.creatorId) ?? owner, item, viewer, site)), total: versions.total };
   }
 
   async get(viewer: AuthContext, ownerName: string, type: string, name: string, version: string): Promise<PackageWire> {
     const { owner, found } = await this.version(viewer, ownerName, type, name, version);
-    const creator = (await this.users.findById(found.version.creatorId)) ?? owner;
+    const creator = (await this.users.byId(found.version.creatorId)) ?? owner;
     return toPackageWire(owner, creator, found, viewer, this.siteUrls);
   }
 
@@ -239,7 +239,7 @@ export class PackagesService implements OnModuleInit {
 
   /** The owner's package versions for the quota views (docs/quota.md), largest first. */
   private async quotaList(ownerId: number, page: PageQuery): Promise<Page<QuotaUsedPackageWire>> {
-    const owner = await this.users.findById(ownerId);
+    const owner = await this.users.byId(ownerId);
     if (!owner) return { items: [], total: 0 };
     const sized = await this.store.versionSizesOfOwner(ownerId, page);
     const site = this.siteUrls;

@@ -3,7 +3,7 @@ import { runAsActor } from '../audit/audit-context';
 import { AuditService } from '../audit/audit.service';
 import { hashPassword, verifyPassword } from '../auth/secrets';
 import { BadRequestError, UnauthorizedError } from '../common/errors';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { MIN_PASSWORD_LENGTH, UsersService } from '../users/users.service';
 
 /** A hash of nothing in particular, so an unknown user name costs the same time as a wrong password. */
@@ -16,14 +16,14 @@ const DECOY_HASH = hashPassword('decoy password, never stored');
 @Injectable()
 export class ChangePasswordService {
   constructor(
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly usersService: UsersService,
     private readonly audit: AuditService,
   ) {}
 
   /** `address` is the client's, for the audit log: the form's sign-in and the change are recorded as theirs. */
   async change(userName: string, oldPassword: string, newPassword: string, retype: string, address: string): Promise<string> {
-    const user = await this.users.findByName(userName);
+    const user = await this.users.byName(userName);
     const usable = user !== null && !user.isOrganization && user.passwdHash !== '' && user.isActive && !user.prohibitLogin;
     const proven = await verifyPassword(oldPassword, usable ? user.passwdHash : await DECOY_HASH);
     // One answer for an unknown user and a wrong password: the form does not tell which names exist.

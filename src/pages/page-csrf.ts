@@ -1,7 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { doubleCsrf } from 'csrf-csrf';
 import type { Request, Response } from 'express';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { SiteConfig } from '../config/slices';
 import { SecretBox } from '../mirrors/secret-box';
 
 const FORM_TOKEN = Symbol('csrf form token');
@@ -16,9 +16,9 @@ const FORM_TOKEN = Symbol('csrf form token');
 export class PageCsrf {
   private readonly csrf;
 
-  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'rootUrl'>, box: SecretBox) {
+  constructor(siteConfig: SiteConfig, box: SecretBox) {
     const secret = box.derive('page forms csrf');
-    const secure = config.rootUrl.startsWith('https:');
+    const secure = siteConfig.rootUrl.startsWith('https:');
     this.csrf = doubleCsrf({
       getSecret: () => secret,
       getSessionIdentifier: () => '',

@@ -6,7 +6,7 @@ import { ConflictError, InvalidInputError, NotFoundError } from '../common/error
 import { Page, PageQuery } from '../common/paging';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { QuotaEngine, QuotaState } from './quota.engine';
 import { InlineRule } from './quota.options';
 import { QuotaGroupEntity } from './quota.entities';
@@ -29,7 +29,7 @@ export class QuotaAdminService {
   constructor(
     private readonly store: QuotaStore,
     private readonly engine: QuotaEngine,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly transactions: Transactions,
     private readonly claims: Claims,
     private readonly audit: AuditService,
@@ -164,7 +164,7 @@ export class QuotaAdminService {
   async usersInGroup(groupName: string, page: PageQuery): Promise<Page<UserEntity>> {
     const group = (await this.store.findGroup(groupName)) ?? notFound();
     const ids = await this.store.targetIdsOfGroup(group.id, page);
-    const found = new Map((await this.users.findByIds(ids.items)).map((user) => [user.id, user]));
+    const found = new Map((await this.users.byIds(ids.items)).map((user) => [user.id, user]));
     return { items: ids.items.flatMap((id) => found.get(id) ?? []), total: ids.total };
   }
 
@@ -196,7 +196,7 @@ export class QuotaAdminService {
    * and nothing changes; absent or null `groups` changes nothing; duplicates count once.
    */
   async setUserGroups(username: string, bindGroups: () => Promise<string[] | null | undefined>): Promise<void> {
-    const user = (await this.users.findByName(username)) ?? notFound();
+    const user = (await this.users.byName(username)) ?? notFound();
     const names = await bindGroups();
     if (names === undefined || names === null) return;
     const unique = [...new Set(names)];
@@ -212,14 +212,14 @@ export class QuotaAdminService {
 
   /** GET /admin/users/{username}/quota (docs/quota.md): a user or an organisation. */
   async userQuota(username: string): Promise<QuotaState> {
-    const user = (await this.users.findByName(username)) ?? notFound();
+    const user = (await this.users.byName(username)) ?? notFound();
     return this.engine.state(user.id);
   }
 
   /** Lookups in Forgejo's order: group (404), then user (404). */
   private async groupAndUser(groupName: string, username: string): Promise<{ group: QuotaGroupEntity; user: UserEntity }> {
     const group = (await this.store.findGroup(groupName)) ?? notFound();
-    const user = (await this.users.findByName(username)) ?? notFound();
+    const user = (await this.users.byName(username)) ?? notFound();
     return { group, user };
   }
 }

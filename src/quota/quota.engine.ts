@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { QuotaExceededError } from '../common/errors';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { QuotaConfig } from '../config/slices';
 import { ActiveClaim } from '../claims/claim.store';
 import { Claims } from '../claims/claims';
 import { EvaluatedGroup, isAllowed, remainingFor, usageNeededFor } from './quota-evaluation';
@@ -30,18 +30,18 @@ export class QuotaEngine implements QuotaGate {
     private readonly store: QuotaStore,
     private readonly usage: QuotaUsageStore,
     private readonly claims: Claims,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'quota'>,
+    private readonly quotaConfig: QuotaConfig,
   ) {}
 
   get enabled(): boolean {
-    return this.config.quota.enabled;
+    return this.quotaConfig.enabled;
   }
 
   /** Explicit groups; otherwise the QUOTA_DEFAULT_GROUPS that exist; otherwise none. */
   async listedGroups(targetId: number): Promise<QuotaGroupWithRules[]> {
     const explicit = await this.store.explicitGroupsOf(targetId);
     if (explicit.length > 0) return explicit;
-    return this.store.groupsNamed(this.config.quota.defaultGroups);
+    return this.store.groupsNamed(this.quotaConfig.defaultGroups);
   }
 
   async state(targetId: number): Promise<QuotaState> {
@@ -58,7 +58,7 @@ export class QuotaEngine implements QuotaGate {
   async evaluate(targetId: number, subject: QuotaSubject): Promise<boolean> {
     if (!this.enabled) return true;
     const [groups, repos] = await Promise.all([this.listedGroups(targetId), measuredItemsOf(subject).includes('repos') ? this.usage.usageOf(targetId, ['repos']) : undefined]);
-    const effective: EvaluatedGroup[] = groups.length > 0 ? groups : [{ rules: [{ limit: this.config.quota.defaultTotal, subjects: ['size:all'] }] }];
+    const effective: EvaluatedGroup[] = groups.length > 0 ? groups : [{ rules: [{ limit: this.quotaConfig.defaultTotal, subjects: ['size:all'] }] }];
     const rest = usageNeededFor(effective, subject).filter((item) => !(repos && item === 'repos'));
     const used = rest.length > 0 ? await this.usage.usageOf(targetId, rest) : NO_USAGE;
     return isAllowed(effective, subject, repos ? { ...used, reposPublic: repos.reposPublic, reposPrivate: repos.reposPrivate } : used);
@@ -90,7 +90,7 @@ export class QuotaEngine implements QuotaGate {
     if (!this.enabled) return unlimited;
     const claim = await this.claims.take(`quota:${owner.id}`, async (active) => {
       const groups = await this.listedGroups(owner.id);
-      const effective: EvaluatedGroup[] = groups.length > 0 ? groups : [{ rules: [{ limit: this.config.quota.defaultTotal, subjects: ['size:all'] }] }];
+      const effective: EvaluatedGroup[] = groups.length > 0 ? groups : [{ rules: [{ limit: this.quotaConfig.defaultTotal, subjects: ['size:all'] }] }];
       const needed = usageNeededFor(effective, subject);
       const used = withReserved(needed.length > 0 ? await this.usage.usageOf(owner.id, needed) : NO_USAGE, active);
       if (!isAllowed(effective, subject, used)) throw new QuotaExceededError(owner.id, owner.name);

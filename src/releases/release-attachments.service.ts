@@ -2,20 +2,20 @@ import { RepositoryPolicy, type RepositoryTarget } from '../access/repository-po
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
-import { BlobStore, StagedBlob } from '../blobs/blob-store';
+import { BlobStorage, StagedBlob } from '../blobs/blob-storage';
 import type { IncomingUpload, UploadSource } from '../http/upload-body';
 import { BadRequestError, NotFoundError } from '../common/errors';
 import { faultPoint } from '../common/fault-points';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { UploadConfig } from '../config/slices';
 import { Transactions } from '../database/transactions';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { QuotaUsageSources } from '../quota/quota-usage-sources';
 import type { QuotaUsedAttachmentWire } from '../quota/quota.wire';
 import { RepositoryEntity } from '../repos/repository.entity';
-import { RepositoryStore } from '../repos/repository.store';
-import { UserStore } from '../users/user.store';
+import { RepositoryDirectory } from '../repos/repository-directory';
+import { UserAccounts } from '../users/user-accounts';
 import { AttachmentEntity, ReleaseEntity } from './release.entities';
 import { releaseUrls, toAttachmentWire, toAttachmentWires } from './release.mapper';
 import type { EditAttachmentOption } from './release.options';
@@ -23,6 +23,7 @@ import { ReleaseStore } from './release.store';
 import type { AttachmentWire } from './release.wire';
 import { attachmentKey, ReleasesService, VisibleRelease } from './releases.service';
 import { SiteUrls } from '../common/site-urls';
+import { externalLink, externalName, releaseAssetUrl } from './external-assets';
 
 /** A file to send: what the download routes need for their headers, and how to read it. */
 export interface AttachmentDownload {
@@ -46,13 +47,13 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     private readonly releases: ReleasesService,
     private readonly policy: RepositoryPolicy,
     private readonly store: ReleaseStore,
-    private readonly repositories: RepositoryStore,
-    private readonly users: UserStore,
-    private readonly blobs: BlobStore,
+    private readonly repositories: RepositoryDirectory,
+    private readonly users: UserAccounts,
+    private readonly blobs: BlobStorage,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly usageSources: QuotaUsageSources,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'uploads'>,
+    private readonly uploadConfig: UploadConfig,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
 
@@ -81,7 +82,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
   async upload(target: RepositoryTarget, releaseId: number, upload: IncomingUpload, query: UploadQuery): Promise<AttachmentWire> {
     const viewer = target.viewer;
     const found = await this.releases.writable(target, releaseId);
-    const maxBytes = this.config.uploads.attachmentMaxBytes;
+    const maxBytes = this.uploadConfig.attachmentMaxBytes;
     upload.assertDeclaredLength(maxBytes);
     // The most this body can add is reserved before a byte of it is read, and settled with the row.
     const reservation = await this.quota.reserve(found.owner, 'size:assets:attachments:releases', 'attachmentsReleases', upload.declaredLength ?? maxBytes);
@@ -199,8 +200,8 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     const attachment = await this.store.findAttachmentByUuid(uuid);
     if (!attachment) throw new NotFoundError();
     const release = await this.store.findReleaseOf(attachment);
-    const repo = release ? await this.repositories.findById(release.repoId) : null;
-    const owner = repo ? await this.users.findById(repo.ownerId) : null;
+    const repo = release ? await this.repositories.byId(release.repoId) : null;
+    const owner = repo ? await this.users.byId(repo.ownerId) : null;
     if (!release || !repo || !owner) throw new NotFoundError();
     // The attachment names its repository: the access policy's read rule for releases, as a route would apply it.
     await this.releases.visible(await this.policy.open(viewer, repo, owner, 'repo.releases'), release.id);
@@ -247,7 +248,7 @@ export class ReleaseAttachmentsService implements OnModuleInit {
   /** The owner's release attachments for the quota views (docs/quota.md), largest first. */
   private async quotaList(ownerId: number, page: PageQuery): Promise<Page<QuotaUsedAttachmentWire>> {
     const owned = await this.store.listOfOwner(ownerId, page);
-    const owner = await this.users.findById(ownerId);
+    const owner = await this.users.byId(ownerId);
     if (!owner) return { items: [], total: 0 };
     const site = this.siteUrls;
     return {
@@ -271,38 +272,4 @@ export class ReleaseAttachmentsService implements OnModuleInit {
 export interface UploadQuery {
   name: string;
   externalUrl: string;
-}
-
-/** An external asset's link: an absolute http(s) URL (Forgejo's IsValidReleaseAssetURL) that fits its column, else 400. */
-function releaseAssetUrl(text: string): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new BadRequestError(`invalid external URL: '${text}'`);
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '' || url.href.length > 2048) {
-    throw new BadRequestError(`invalid external URL: '${text}'`);
-  }
-  return url;
-}
-
-/** The stored link of an external asset as an absolute http(s) URL, or null when it is not one. */
-export function externalLink(stored: string): string | null {
-  try {
-    return releaseAssetUrl(stored).href;
-  } catch {
-    return null;
-  }
-}
-
-/** Forgejo names an unnamed external asset after the link's last path segment, else its host. */
-function externalName(url: URL): string {
-  const segments = url.pathname.split('/').filter((part) => part !== '');
-  const last = segments.length > 0 ? segments[segments.length - 1] : '';
-  try {
-    return decodeURIComponent(last) || url.host;
-  } catch {
-    return last || url.host;
-  }
 }

@@ -5,7 +5,7 @@ import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public } from '../auth/route-auth';
-import { BlobStore } from '../blobs/blob-store';
+import { BlobStorage } from '../blobs/blob-storage';
 import { sendBlob } from '../blobs/blob-download';
 import { AttachmentTarget, ReleaseAttachmentsService } from './release-attachments.service';
 import { OutsideApi } from '../http/outside-api';
@@ -19,7 +19,7 @@ import { OutsideApi } from '../http/outside-api';
 export class ReleaseDownloadsController {
   constructor(
     private readonly attachments: ReleaseAttachmentsService,
-    private readonly blobs: BlobStore,
+    private readonly blobs: BlobStorage,
   ) {}
 
   @Get('attachments/:uuid')

@@ -4,7 +4,7 @@ import { faultPoint } from '../common/fault-points';
 import type { EntityManager } from 'typeorm';
 import { AuthContext } from '../auth/auth-context';
 import { RepositoryEvents } from '../events/repository-events';
-import { BlobStore, fannedKey } from '../blobs/blob-store';
+import { BlobStorage, fannedKey } from '../blobs/blob-storage';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
@@ -14,7 +14,7 @@ import { RepositoryPaths } from '../git/repository-paths';
 import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UserEntity, Visibility } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import type { CreateReleaseOption, EditReleaseOption } from './release.options';
 import { AttachmentEntity, ReleaseEntity } from './release.entities';
 import { ReleasePlace, toReleaseWire } from './release.mapper';
@@ -45,10 +45,10 @@ export class ReleasesService {
     private readonly siteUrls: SiteUrls,
     private readonly releases: ReleaseStore,
     private readonly repositories: RepositoriesService,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly tags: GitTags,
     private readonly paths: RepositoryPaths,
-    private readonly blobs: BlobStore,
+    private readonly blobs: BlobStorage,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
@@ -240,7 +240,7 @@ export class ReleasesService {
 
   private async wires(viewer: AuthContext, place: ReleasePlace, releases: ReleaseEntity[]): Promise<ReleaseWire[]> {
     const [publishers, attachments] = await Promise.all([
-      this.users.findByIds([...new Set(releases.map((release) => release.publisherId))]),
+      this.users.byIds([...new Set(releases.map((release) => release.publisherId))]),
       this.releases.attachmentsOf(releases.map((release) => release.id)),
     ]);
     const byId = new Map(publishers.map((user) => [user.id, user]));

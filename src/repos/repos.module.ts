@@ -8,7 +8,8 @@ import { RepositoriesController } from './repositories.controller';
 import { RepositoriesService } from './repositories.service';
 import { RepositorySettings } from './repository-settings.service';
 import { RepositoryAccess } from './repository-access';
-import { RepositoryAssignment } from './repository-assignment';
+import { RepositoryAssignment, RepositoryRouteLookup } from './repository-assignment';
+import { RepositoryDirectory } from './repository-directory';
 import { RepositoryGitAccess } from './repository-git-access';
 import { RepositoryPushes } from './repository-pushes.service';
 import { RepositoryListsController } from './repository-lists.controller';
@@ -33,10 +34,12 @@ import { TopicsService } from './topics.service';
   providers: [
     RepositoryTemplates,
     RepositoryStore,
+    RepositoryDirectory,
     StarStore,
     WatchStore,
     RepositoryAccess,
     RepositoryAssignment,
+    RepositoryRouteLookup,
     RepositoryGitAccess,
     RepositoryPushes,
     RepositoryViews,
@@ -48,7 +51,7 @@ import { TopicsService } from './topics.service';
     TopicStore,
     TopicsService,
   ],
-  exports: [AccessModule, RepositoriesService, RepositorySettings, RepositoryStore, RepositoryAccess, RepositoryAssignment, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
+  exports: [AccessModule, RepositoriesService, RepositorySettings, RepositoryDirectory, RepositoryAccess, RepositoryAssignment, RepositoryRouteLookup, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
 })
 export class ReposModule implements OnModuleInit {
   constructor(

@@ -8,7 +8,7 @@ import { Clock } from '../common/time';
 import { isUniqueViolation, Transactions } from '../database/transactions';
 import { UserVisibility } from '../users/user-visibility';
 import { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import type { CreateRepositoryOption } from './create-repository.option';
 import { GitRepositories, ObjectFormat, RepositoryPathTakenError } from '../git/git-repositories';
 import { gitSignature } from './git-signature';
@@ -86,7 +86,7 @@ export class RepositoriesService implements OnModuleInit {
     private readonly repositories: RepositoryStore,
     private readonly stars: StarStore,
     private readonly watches: WatchStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly userVisibility: UserVisibility,
     private readonly views: RepositoryViews,
     private readonly policy: RepositoryPolicy,
@@ -126,7 +126,7 @@ export class RepositoriesService implements OnModuleInit {
     const number = /^\d{1,15}$/.test(id) ? Number(id) : 0;
     if (number <= 0) throw new NotFoundError();
     const repo = await this.repositories.findById(number);
-    const owner = repo ? await this.users.findById(repo.ownerId) : null;
+    const owner = repo ? await this.users.byId(repo.ownerId) : null;
     if (!repo || !owner) throw new NotFoundError();
     return this.get(await this.policy.open(viewer, repo, owner));
   }
@@ -141,7 +141,7 @@ export class RepositoriesService implements OnModuleInit {
   /** POST /admin/users/{username}/repos: a site admin creates a repository owned by a user or organisation. */
   async createForOwnerByAdmin(viewer: AuthContext, ownerName: string, option: CreateRepositoryOption): Promise<RepositoryWire> {
     requireSignedIn(viewer);
-    const owner = await this.users.findByName(ownerName);
+    const owner = await this.users.byName(ownerName);
     if (!owner) throw new NotFoundError();
     await this.quota.assertCanCreateRepository(owner);
     return this.create(viewer, owner, option);
@@ -153,7 +153,7 @@ export class RepositoriesService implements OnModuleInit {
    */
   async createInOrganizationDeprecated(viewer: AuthContext, orgName: string, option: CreateRepositoryOption): Promise<RepositoryWire> {
     requireSignedIn(viewer);
-    const org = await this.users.findByName(orgName);
+    const org = await this.users.byName(orgName);
     if (!org || !org.isOrganization) throw new InvalidInputError(`org does not exist [id: 0, name: ${orgName}]`);
     if (!(await this.userVisibility.canSee(viewer, org))) throw new NotFoundError();
     return this.createInOrganization(viewer, org, option);
@@ -161,7 +161,7 @@ export class RepositoriesService implements OnModuleInit {
 
   /** POST /orgs/{org}/repos, first step: unknown or not an organisation → 404; then public-only and visibility. */
   async organizationForCreation(viewer: AuthContext, orgName: string): Promise<UserEntity> {
-    const org = await this.users.findByName(orgName);
+    const org = await this.users.byName(orgName);
     if (!org || !org.isOrganization) throw new NotFoundError();
     await this.userVisibility.assertVisible(viewer, org);
     return org;

@@ -7,6 +7,8 @@ import { AuthContext } from '../auth/auth-context';
 import { GuardedBeforeBody } from '../http/body-guard';
 import { NotFoundError } from '../common/errors';
 import { ApiParam } from '@nestjs/swagger';
+import type { UserEntity } from '../users/user.entity';
+import type { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
 
 declare module 'express-serve-static-core' {
@@ -38,6 +40,21 @@ export function RepositoryRoute(options: RepositoryRouteOptions = {}) {
 }
 
 /**
+ * The by-name lookup of a repository route, for RepositoryAssignment alone. Nest builds the guard in every module
+ * whose controllers use it, so this door is exported with the guard; RepositoryStore itself is not. It returns
+ * the store's one read as it is (no extra query, no extra await).
+ */
+@Injectable()
+export class RepositoryRouteLookup {
+  constructor(private readonly store: RepositoryStore) {}
+
+  /** A repository and its owner by their names (case-insensitive), in one read of two unique indexes. */
+  findWithOwnerByNames(ownerName: string, repoName: string): Promise<{ repo: RepositoryEntity; owner: UserEntity } | null> {
+    return this.store.findWithOwnerByNames(ownerName, repoName);
+  }
+}
+
+/**
  * Forgejo's repoAssignment: once per request, the owner and repository by name (unknown → 404), then the
  * access policy's read rule (unreadable → 404, public-only token on a non-public repository → 403). Runs after
  * the route's auth guard (scopes), so the order stays scope → lookup → read → public-only → sign-in → permission.
@@ -46,7 +63,7 @@ export function RepositoryRoute(options: RepositoryRouteOptions = {}) {
 export class RepositoryAssignment implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly repositories: RepositoryStore,
+    private readonly repositories: RepositoryRouteLookup,
     private readonly policy: RepositoryPolicy,
   ) {}
 

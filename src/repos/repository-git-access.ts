@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { RepositoryPaths } from '../git/repository-paths';
 import { UserEntity, Visibility } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { DeployKeyPrincipal, RepositoryPolicy } from '../access/repository-policy';
 import type { RepositoryPermission } from '../access/repository-permission';
 import type { RepositoryEntity } from './repository.entity';
@@ -44,7 +44,7 @@ export function accountStateProblem(user: UserEntity, rootUrl: string): string |
 @Injectable()
 export class RepositoryGitAccess {
   constructor(
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly repositories: RepositoryStore,
     private readonly policy: RepositoryPolicy,
     private readonly paths: RepositoryPaths,
@@ -52,7 +52,7 @@ export class RepositoryGitAccess {
 
   /** Case-insensitive; `.wiki` names are reserved, so they never name a repository here. */
   async find(ownerName: string, repoName: string): Promise<GitTarget> {
-    const owner = await this.users.findByName(ownerName);
+    const owner = await this.users.byName(ownerName);
     if (!owner || repoName.toLowerCase().endsWith('.wiki')) return { owner, repo: null };
     return { owner, repo: await this.repositories.findByOwnerAndName(owner.id, repoName) };
   }

@@ -3,10 +3,10 @@ import type { AuthContext } from '../auth/auth-context';
 import { dependencyFailure } from '../common/dependency-errors';
 import { DomainError, NotFoundError, SearchError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
-import { OrganizationStore } from '../users/organization.store';
+import { OrganizationMemberships } from '../users/organization-memberships';
 import { UserVisibility } from '../users/user-visibility';
 import { UserEntity, Visibility } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { UsersService } from '../users/users.service';
 import { RepositoryAccess, visibilityScope, ownerRepositoryFilter } from './repository-access';
 import { parseSearchQuery, parseUserRepositoryOrder, RawQuery } from './repository-queries';
@@ -22,11 +22,11 @@ export class RepositoryListsService {
   constructor(
     private readonly repositories: RepositoryStore,
     private readonly access: RepositoryAccess,
-    private readonly organizations: OrganizationStore,
+    private readonly organizations: OrganizationMemberships,
     private readonly users: UsersService,
     private readonly userVisibility: UserVisibility,
     private readonly views: RepositoryViews,
-    private readonly userStore: UserStore,
+    private readonly accounts: UserAccounts,
   ) {}
 
   /** GET /repos/search: bad mode/sort/order → 422; any other failure → SearchError. */
@@ -82,7 +82,7 @@ export class RepositoryListsService {
   }
 
   private async visibleById(viewer: AuthContext, id: number): Promise<boolean> {
-    const user = await this.userStore.findById(id);
+    const user = await this.accounts.byId(id);
     if (!user) return true;
     return !(viewer.publicOnly && user.visibility !== Visibility.Public && !viewer.is(user.id)) && (await this.userVisibility.canSee(viewer, user));
   }
@@ -110,7 +110,7 @@ export class RepositoryListsService {
 
   /** GET /orgs/{org}/repos: as a user's list (by id, the caller's visibility), for an organisation only. */
   async listOfOrganization(viewer: AuthContext, orgName: string, page: PageQuery): Promise<Page<RepositoryWire>> {
-    const org = await this.userStore.findByName(orgName);
+    const org = await this.accounts.byName(orgName);
     if (!org || !org.isOrganization) throw new NotFoundError();
     return this.listOfOwner(viewer, org, page);
   }

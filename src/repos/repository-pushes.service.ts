@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { faultPoint } from '../common/fault-points';
 import { QuotaExceededError } from '../common/errors';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { WebhookConfig } from '../config/slices';
 import { Clock } from '../common/time';
 import { Leases } from '../database/leases';
 import { RefChange, RepositoryEvents } from '../events/repository-events';
@@ -13,7 +13,7 @@ import { GitRepositories } from '../git/git-repositories';
 import { GitTreeBudget } from '../git/git-tree-budget';
 import { isZeroId, PushAllowance, PushContext, PushHandler, PushHooks, PushRefused, RefUpdate } from '../git/push-hooks';
 import { RepositoryPaths } from '../git/repository-paths';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from './quota-gate';
 import type { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
@@ -35,7 +35,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
   constructor(
     private readonly hooks: PushHooks,
     private readonly repositories: RepositoryStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly git: GitRepositories,
     private readonly paths: RepositoryPaths,
     private readonly transactions: Transactions,
@@ -45,7 +45,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     private readonly events: RepositoryEvents,
     private readonly pushCommits: GitPushCommits,
     private readonly treeBudget: GitTreeBudget,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
+    private readonly webhookConfig: WebhookConfig,
   ) {}
 
   onModuleInit(): void {
@@ -60,7 +60,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    */
   async allowance(push: PushContext): Promise<PushAllowance | null> {
     const repo = await this.repositories.findById(push.repositoryId);
-    const owner = repo ? await this.users.findById(repo.ownerId) : null;
+    const owner = repo ? await this.users.byId(repo.ownerId) : null;
     if (!repo || !owner) return null;
     let reservation: QuotaReservation;
     try {
@@ -105,7 +105,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
   private async assertTreesWithinBudget(repo: RepositoryEntity, updates: RefUpdate[], objects: Record<string, string>): Promise<void> {
     const newIds = updates.map((update) => update.newId).filter((id) => !isZeroId(id));
     if (newIds.length === 0) return;
-    const owner = await this.users.findById(repo.ownerId);
+    const owner = await this.users.byId(repo.ownerId);
     if (!owner) throw new PushRefused('Cannot find repository');
     const dir = this.paths.repository(owner.name, repo.name);
     const env = quarantineEnvironment(dir, objects);
@@ -140,7 +140,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     const recorded = await this.leases.run(`repository-refs:${repositoryId}`, async () => {
       const repo = await this.repositories.findById(repositoryId);
       if (!repo) return false;
-      const owner = await this.users.findById(repo.ownerId);
+      const owner = await this.users.byId(repo.ownerId);
       if (!owner) return false;
       const dir = this.paths.repository(owner.name, repo.name);
       const changes: Partial<RepositoryEntity> = {};
@@ -169,7 +169,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
 
   /** The commits each branch update brought (none for deletions and tags), read before the transaction. */
   async refChanges(dir: string, updates: RefUpdate[]): Promise<RefChange[]> {
-    const limit = this.config.webhooks.payloadCommitLimit;
+    const limit = this.webhookConfig.payloadCommitLimit;
     const result: RefChange[] = [];
     for (const update of updates) {
       const listed = update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId);

@@ -4,7 +4,7 @@ import type { PermissionWire } from '../access/repository-permission';
 import { Page } from '../common/paging';
 import { UserEntity } from '../users/user.entity';
 import type { UserWire } from '../users/user.wire';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { RepositoryAccess, ViewerAccess } from './repository-access';
 import type { RepositoryEntity } from './repository.entity';
 import { toRepositoryOwnerWire, toRepositoryWire } from './repository.mapper';
@@ -18,7 +18,7 @@ const NO_PERMISSION: PermissionWire = { admin: false, push: false, pull: false }
 export class RepositoryViews {
   constructor(
     private readonly siteUrls: SiteUrls,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly access: RepositoryAccess,
   ) {}
 
@@ -30,7 +30,7 @@ export class RepositoryViews {
   async page(page: Page<RepositoryEntity>, viewer: AuthContext, access: ViewerAccess, knownOwners: UserEntity[] = []): Promise<Page<RepositoryWire>> {
     const owners = new Map(knownOwners.map((owner) => [owner.id, owner]));
     const missing = [...new Set(page.items.map((repo) => repo.ownerId))].filter((id) => !owners.has(id));
-    if (missing.length > 0) for (const owner of await this.users.findByIds(missing)) owners.set(owner.id, owner);
+    if (missing.length > 0) for (const owner of await this.users.byIds(missing)) owners.set(owner.id, owner);
     const rows = page.items.flatMap((repo) => {
       const owner = owners.get(repo.ownerId);
       return owner ? [{ repo, owner }] : [];

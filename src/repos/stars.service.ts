@@ -7,7 +7,7 @@ import { faultPoint } from '../common/fault-points';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { UserVisibility } from '../users/user-visibility';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { UsersService } from '../users/users.service';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryAccess, visibilityScope } from './repository-access';
@@ -25,7 +25,7 @@ export class StarsService {
   constructor(
     private readonly stars: StarStore,
     private readonly repositories: RepositoryStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly usersService: UsersService,
     private readonly userVisibility: UserVisibility,
     private readonly access: RepositoryAccess,

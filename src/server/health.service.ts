@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { StorageConfig } from '../config/slices';
 
 /** The health check's verdict: overall, and per dependency, so an operator sees which one failed. */
 export interface Health {
@@ -24,7 +24,7 @@ const STORAGE_MINIMUM_BYTES = 1024 * 1024;
 export class HealthService {
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'dataDir'>,
+    private readonly storageConfig: StorageConfig,
   ) {}
 
   async check(): Promise<Health> {
@@ -53,7 +53,7 @@ export class HealthService {
 
   private async storage(): Promise<'pass' | 'fail'> {
     try {
-      const stats = await fs.promises.statfs(this.config.dataDir);
+      const stats = await fs.promises.statfs(this.storageConfig.dataDir);
       return stats.bavail * stats.bsize >= STORAGE_MINIMUM_BYTES ? 'pass' : 'fail';
     } catch {
       return 'fail';

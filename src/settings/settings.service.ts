@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable } from '@nestjs/common';
+import { ContentConfig, PagingConfig, UploadConfig } from '../config/slices';
 import { GIT_TREES_PER_PAGE } from '../content/git-data-limits';
 import type { GeneralApiSettingsWire, GeneralAttachmentSettingsWire, GeneralRepoSettingsWire, GeneralUiSettingsWire } from './settings.wire';
 
@@ -11,14 +11,14 @@ const MIB = 1024 * 1024;
  */
 @Injectable()
 export class SettingsService {
-  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'maxDisplayFileBytes' | 'paging' | 'uploads'>) {}
+  constructor(private readonly contentConfig: ContentConfig, private readonly pagingConfig: PagingConfig, private readonly uploadConfig: UploadConfig) {}
 
   api(): GeneralApiSettingsWire {
     return {
-      max_response_items: this.config.paging.maxLimit,
-      default_paging_num: this.config.paging.defaultLimit,
+      max_response_items: this.pagingConfig.maxLimit,
+      default_paging_num: this.pagingConfig.defaultLimit,
       default_git_trees_per_page: GIT_TREES_PER_PAGE,
-      default_max_blob_size: this.config.maxDisplayFileBytes,
+      default_max_blob_size: this.contentConfig.maxDisplayFileBytes,
     };
   }
 
@@ -38,7 +38,7 @@ export class SettingsService {
     return {
       enabled: true,
       allowed_types: '*/*',
-      max_size: Math.floor(this.config.uploads.attachmentMaxBytes / MIB),
+      max_size: Math.floor(this.uploadConfig.attachmentMaxBytes / MIB),
       max_files: 1,
     };
   }

@@ -3,23 +3,23 @@ import { plainAddress } from '../common/client-address';
 import { formatAddress } from '../common/net-address';
 import { createHash } from 'node:crypto';
 import { AddressInfo, Server as NetServer, Socket } from 'node:net';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AlgorithmList, AuthContext as SshAuthContext, CipherAlgorithm, Connection, ServerChannel, Server as Ssh2Server, Session, utils } from 'ssh2';
 import { AuthContext } from '../auth/auth-context';
 import { SshEndpoint } from '../common/ssh-endpoint';
 import { Clock } from '../common/time';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { GitConfig, SiteConfig, SshConfig } from '../config/slices';
 import { addressKey } from '../git/git-client';
 import { GitBusyError, GitProcesses, isSafeGitProtocol } from '../git/git-processes';
 import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
-import { PublicKeyStore } from '../keys/ssh/public-key.store';
+import { SshKeyLookup } from '../keys/ssh/ssh-key-lookup';
 import { accountStateProblem, RepositoryGitAccess } from '../repos/repository-git-access';
 import { archivedPushSsh } from '../access/access-policy';
 import { DeployKeyPrincipal } from '../access/repository-policy';
 import { DeployKeyEntity } from '../deploy-keys/deploy-key.entity';
-import { DeployKeyStore } from '../deploy-keys/deploy-key.store';
+import { DeployKeyLookup } from '../deploy-keys/deploy-key-lookup';
 import { UserEntity } from '../users/user.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { parseSshCommand, SshVerb } from './ssh-command';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import type { PushContext } from '../git/push-hooks';
@@ -59,11 +59,13 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   private readonly unauthenticatedByAddress = new Map<string, number>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'git' | 'rootUrl' | 'ssh'>,
+    private readonly gitConfig: GitConfig,
+    private readonly siteConfig: SiteConfig,
+    private readonly sshConfig: SshConfig,
     private readonly endpoint: SshEndpoint,
-    private readonly keys: PublicKeyStore,
-    private readonly deployKeys: DeployKeyStore,
-    private readonly users: UserStore,
+    private readonly keys: SshKeyLookup,
+    private readonly deployKeys: DeployKeyLookup,
+    private readonly users: UserAccounts,
     private readonly access: RepositoryGitAccess,
     private readonly processes: GitProcesses,
     private readonly clock: Clock,
@@ -71,9 +73,9 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.config.ssh.enabled) return;
-    const { key, generated } = loadOrCreateHostKey(this.config.ssh.hostKeyFile);
-    if (generated) this.logger.log(`generated the SSH host key ${this.config.ssh.hostKeyFile}`);
+    if (!this.sshConfig.enabled) return;
+    const { key, generated } = loadOrCreateHostKey(this.sshConfig.hostKeyFile);
+    if (generated) this.logger.log(`generated the SSH host key ${this.sshConfig.hostKeyFile}`);
     const server = new Ssh2Server(
       {
         hostKeys: [key],
@@ -88,11 +90,11 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     server.on('error', (error: Error) => this.logger.error(`SSH server: ${error.message}`));
     // Connections are accepted here, where the pre-login limits apply before ssh2 spends anything on them.
     const listener = new NetServer((socket) => this.arrive(server, socket));
-    listener.maxConnections = this.config.ssh.maxConnections;
+    listener.maxConnections = this.sshConfig.maxConnections;
     listener.on('error', (error: Error) => this.logger.error(`SSH server: ${error.message}`));
     await new Promise<void>((resolve, reject) => {
       listener.once('error', reject);
-      listener.listen(this.config.ssh.listenPort, this.config.ssh.listenHost, () => {
+      listener.listen(this.sshConfig.listenPort, this.sshConfig.listenHost, () => {
         listener.off('error', reject);
         resolve();
       });
@@ -102,7 +104,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     const address = listener.address() as AddressInfo;
     this.endpoint.bound(address.port);
     // The start-up line (server/serve.ts) names this address; the details are for debugging.
-    this.logger.debug(`SSH server listening on ${formatAddress(address)} (ssh_url port ${this.endpoint.port}, user ${this.config.ssh.user})`);
+    this.logger.debug(`SSH server listening on ${formatAddress(address)} (ssh_url port ${this.endpoint.port}, user ${this.sshConfig.user})`);
   }
 
   /** `host:port` as bound, or null while not listening. */
@@ -124,12 +126,12 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   private arrive(server: Ssh2Server, socket: Socket): void {
     const address = addressKey(socket.remoteAddress ?? '');
     const fromAddress = this.unauthenticatedByAddress.get(address) ?? 0;
-    if (this.unauthenticated >= this.config.ssh.maxUnauthenticated || fromAddress >= this.config.ssh.maxUnauthenticatedPerAddress) {
+    if (this.unauthenticated >= this.sshConfig.maxUnauthenticated || fromAddress >= this.sshConfig.maxUnauthenticatedPerAddress) {
       socket.destroy();
       return;
     }
     const key = `${socket.remoteAddress}|${socket.remotePort}`;
-    const grace = setTimeout(() => socket.destroy(), this.config.ssh.loginGraceMs);
+    const grace = setTimeout(() => socket.destroy(), this.sshConfig.loginGraceMs);
     grace.unref();
     const arrival: Arrival = { socket, address, authenticated: false, grace };
     this.arrivals.set(key, arrival);
@@ -177,7 +179,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     let refusals = 0;
     const address = ip;
     // A connection that never runs a command is closed after the idle limit, as an idle git exchange is.
-    let idle: NodeJS.Timeout | null = setTimeout(() => client.end(), this.config.git.idleTimeoutMs);
+    let idle: NodeJS.Timeout | null = setTimeout(() => client.end(), this.gitConfig.idleTimeoutMs);
     idle.unref();
     const stopIdle = () => {
       if (idle) clearTimeout(idle);
@@ -189,14 +191,14 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       this.connections.delete(client);
       // A connection that offered keys and ended without one accepted is one failed sign-in (clients try
       // their keys one by one, so a single refused key is not).
-      if (!identity && refusals > 0) void this.audit.signIn('failure', 'ssh', plainAddress(address), null, this.config.ssh.user);
+      if (!identity && refusals > 0) void this.audit.signIn('failure', 'ssh', plainAddress(address), null, this.sshConfig.user);
     });
     client.on('authentication', (context) => {
       // Each refused attempt counts (the `none` probe every client starts with does not); past
       // SSH_MAX_AUTH_TRIES the connection is closed.
       const refuse = () => {
         if (context.method !== 'none') refusals += 1;
-        if (refusals >= this.config.ssh.maxAuthTries) {
+        if (refusals >= this.sshConfig.maxAuthTries) {
           client.end();
           return;
         }
@@ -230,11 +232,11 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
    * only asks whether the key would do.
    */
   private async authenticate(context: SshAuthContext): Promise<SshIdentity | 'accept-query' | null> {
-    if (context.method !== 'publickey' || context.username !== this.config.ssh.user) return null;
+    if (context.method !== 'publickey' || context.username !== this.sshConfig.user) return null;
     if (context.key.algo.includes('-cert-')) return null;
     const fingerprint = `SHA256:${createHash('sha256').update(context.key.data).digest('base64').replace(/=+$/, '')}`;
-    const userKey = await this.keys.findByFingerprint(fingerprint);
-    const deployKey = userKey ? null : await this.deployKeys.findFirstByFingerprint(fingerprint);
+    const userKey = await this.keys.byFingerprint(fingerprint);
+    const deployKey = userKey ? null : await this.deployKeys.firstByFingerprint(fingerprint);
     const content = userKey?.content ?? deployKey?.content;
     if (content === undefined) return null;
     const parsed = utils.parseKey(content);
@@ -242,7 +244,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     if (!context.signature || !context.blob) return 'accept-query';
     if (!parsed.verify(context.blob, context.signature, context.hashAlgo)) return null;
     if (deployKey) return { kind: 'deploy', key: deployKey, principal: new DeployKeyPrincipal(fingerprint) };
-    const user = await this.users.findById(userKey!.ownerId);
+    const user = await this.users.byId(userKey!.ownerId);
     return user ? { kind: 'user', key: userKey!, user } : null;
   }
 
@@ -277,8 +279,8 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       channel.write(`Hi there! You've successfully authenticated with the deploy key named ${identity.key.name}, but Anvil does not provide shell access.\n`);
       return finish(channel, 0);
     }
-    const user = (await this.users.findById(identity.user.id)) ?? identity.user;
-    const problem = accountStateProblem(user, this.config.rootUrl);
+    const user = (await this.users.byId(identity.user.id)) ?? identity.user;
+    const problem = accountStateProblem(user, this.siteConfig.rootUrl);
     if (problem) return finish(channel, 1, problem);
     channel.write(
       `Hi there, ${user.name}! You've successfully authenticated with the key named ${identity.key.name}, but Anvil does not provide shell access.\n` +
@@ -291,9 +293,9 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   private async execute(channel: ServerChannel, identity: SshIdentity, address: string, command: string, protocol: string | undefined): Promise<void> {
     if (identity.kind === 'deploy') return this.executeForDeployKey(channel, identity, address, command, protocol);
     // 1. Account state, as stored now.
-    const user = await this.users.findById(identity.user.id);
+    const user = await this.users.byId(identity.user.id);
     if (!user) throw new SshRefusal('Your account is disabled.');
-    const problem = accountStateProblem(user, this.config.rootUrl);
+    const problem = accountStateProblem(user, this.siteConfig.rootUrl);
     if (problem) throw new SshRefusal(problem);
     // 2. The command.
     const parsed = parseSshCommand(command);
@@ -324,7 +326,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       address,
       userId: user.id,
     });
-    if (code === 0) await this.keys.touch(identity.key.id, this.clock.nowUnix());
+    if (code === 0) await this.keys.recordUse(identity.key.id, this.clock.nowUnix());
     finish(channel, code ?? 1);
   }
 
@@ -359,7 +361,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       if (repo.isArchived) throw new SshRefusal(archivedPushSsh(owner.name, repo.name));
     }
     const code = await this.runGit(channel, parsed.verb, { owner, repo }, protocol, push ? { repositoryId: repo.id, pusherId: repo.ownerId } : undefined, { address, userId: null });
-    if (code === 0) await this.deployKeys.touch(repo.id, identity.principal.fingerprint, this.clock.nowUnix());
+    if (code === 0) await this.deployKeys.recordUse(repo.id, identity.principal.fingerprint, this.clock.nowUnix());
     finish(channel, code ?? 1);
   }
 

@@ -10,7 +10,7 @@ import { Transactions } from '../database/transactions';
 import { RepositoryEvents } from '../events/repository-events';
 import { RepositoriesService } from '../repos/repositories.service';
 import { toUserWire } from '../users/user.mapper';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import type { UserWire } from '../users/user.wire';
 import type { CommitStatusEntity } from './commit-status.entity';
 import { combinedState, toCommitStatusWire } from './commit-status.mapper';
@@ -31,7 +31,7 @@ export class StatusesService {
     private readonly refs: ContentRefs,
     private readonly repositories: RepositoriesService,
     private readonly statuses: CommitStatusStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly transactions: Transactions,
     private readonly events: RepositoryEvents,
     private readonly clock: Clock,
@@ -111,7 +111,7 @@ export class StatusesService {
   private async wires(viewer: AuthContext, target: ContentRepository, statuses: CommitStatusEntity[]): Promise<CommitStatusWire[]> {
     const site = this.siteUrls;
     const creators = new Map<number, UserWire>();
-    for (const user of await this.users.findByIds([...new Set(statuses.map((status) => status.creatorId))])) creators.set(user.id, toUserWire(user, viewer, site));
+    for (const user of await this.users.byIds([...new Set(statuses.map((status) => status.creatorId))])) creators.set(user.id, toUserWire(user, viewer, site));
     return statuses.map((status) => toCommitStatusWire(status, target.urls.api, creators.get(status.creatorId) ?? null));
   }
 }

@@ -1,6 +1,6 @@
 import { AuditService } from '../audit/audit.service';
 import { Injectable } from '@nestjs/common';
-import { AccessMode, isRepositoryUnit, parseAccessMode, RepositoryUnit, UnitModes } from '../access/access-mode';
+import { AccessMode, parseAccessMode } from '../access/access-mode';
 import { OrganizationPolicy, TeamStanding } from '../access/organization-policy';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import type { AuthContext } from '../auth/auth-context';
@@ -9,16 +9,17 @@ import { ForbiddenError, InvalidInputError, MethodNotAllowedError, NotFoundError
 import { Page, PageQuery } from '../common/paging';
 import { Transactions } from '../database/transactions';
 import type { RepositoryEntity } from '../repos/repository.entity';
-import { RepositoryStore } from '../repos/repository.store';
+import { RepositoryDirectory } from '../repos/repository-directory';
 import { OWNER_ACCESS_MODE, TeamEntity } from '../users/organization.entities';
 import { LAST_OWNER, OrganizationsService } from '../users/organizations.service';
-import { OrganizationStore } from '../users/organization.store';
+import { OrganizationMemberships } from '../users/organization-memberships';
 import type { UserEntity } from '../users/user.entity';
 import { UserListVisibility } from '../users/user-visibility.condition';
 import { UserVisibility } from '../users/user-visibility';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import type { CreateTeamOption, EditTeamOption } from './create-team.option';
 import { TeamStore } from './team.store';
+import { hasUnitsMap, teamUnits } from './team-units';
 
 const NOT_REPO_ADMIN = 'Must have admin-level access to the repository';
 const NOT_AN_ORGANIZATION = 'repo is not owned by an organization';
@@ -37,10 +38,10 @@ export interface TeamOfOrganization {
 export class TeamsService {
   constructor(
     private readonly organizations: OrganizationsService,
-    private readonly memberships: OrganizationStore,
+    private readonly memberships: OrganizationMemberships,
     private readonly teams: TeamStore,
-    private readonly repositoryStore: RepositoryStore,
-    private readonly users: UserStore,
+    private readonly repositoryDirectory: RepositoryDirectory,
+    private readonly users: UserAccounts,
     private readonly visibility: UserVisibility,
     private readonly listVisibility: UserListVisibility,
     private readonly organizationPolicy: OrganizationPolicy,
@@ -67,7 +68,7 @@ export class TeamsService {
   async listOfCaller(viewer: AuthContext, page: PageQuery): Promise<Page<TeamOfOrganization>> {
     requireSignedIn(viewer);
     const found = await this.teams.listOfMember(viewer.user.id, page);
-    const orgs = new Map((await this.users.findByIds([...new Set(found.items.map((team) => team.orgId))])).map((org) => [org.id, org]));
+    const orgs = new Map((await this.users.byIds([...new Set(found.items.map((team) => team.orgId))])).map((org) => [org.id, org]));
     return { items: found.items.map((team) => ({ team, org: orgs.get(team.orgId)! })), total: found.total };
   }
 
@@ -162,7 +163,7 @@ export class TeamsService {
   /** GET /teams/{id}/members/{username}: the user when in the team, else 404. */
   async member(viewer: AuthContext, teamId: string, username: string): Promise<UserEntity> {
     const { team } = await this.open(viewer, teamId);
-    const user = await this.users.findByName(username);
+    const user = await this.users.byName(username);
     if (!user || !(await this.teams.isMember(team.id, user.id))) throw new NotFoundError();
     return user;
   }
@@ -276,7 +277,7 @@ export class TeamsService {
    */
   private async open(viewer: AuthContext, teamId: string): Promise<TeamOfOrganization & { standing: TeamStanding }> {
     const team = /^\d+$/.test(teamId) && Number.isSafeInteger(Number(teamId)) ? await this.teams.findById(Number(teamId)) : null;
-    const org = team ? await this.users.findById(team.orgId) : null;
+    const org = team ? await this.users.byId(team.orgId) : null;
     if (!team || !org) throw new NotFoundError();
     this.visibility.assertTokenMaySee(viewer, org);
     const standing = await this.organizationPolicy.openTeam(viewer, team);
@@ -286,14 +287,14 @@ export class TeamsService {
   /** A repository of the team's organisation named in the path (404 otherwise). */
   private async teamAndRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string) {
     const { team, org } = await this.open(viewer, teamId);
-    const repo = org.lowerName === orgName.toLowerCase() ? await this.repositoryStore.findByOwnerAndName(org.id, repoName) : null;
+    const repo = org.lowerName === orgName.toLowerCase() ? await this.repositoryDirectory.byOwnerAndName(org.id, repoName) : null;
     if (!repo) throw new NotFoundError();
     return { team, org, repo };
   }
 
   /** An individual user the caller may see (404 otherwise). */
   private async individual(viewer: AuthContext, username: string): Promise<UserEntity> {
-    const user = await this.users.findByName(username);
+    const user = await this.users.byName(username);
     if (!user || user.isOrganization || !(await this.listVisibility.isVisible(viewer, user.id))) throw new NotFoundError();
     return user;
   }
@@ -306,45 +307,6 @@ function teamExists(orgId: number, name: string): InvalidInputError {
 function assertUsableTeamName(name: string): void {
   if (name.toLowerCase() === 'new') throw new InvalidInputError(`name is reserved [name: ${name}]`);
 }
-
-function hasUnitsMap(value: unknown): value is Record<string, unknown> {
-  return value !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length > 0;
-}
-
-/** Units whose mode never decides a team's permission: they can only be read. */
-const EXTERNAL_UNITS: readonly RepositoryUnit[] = ['repo.ext_issues', 'repo.ext_wiki'];
-
-/**
- * A team's permission and units, as Forgejo derives them: admin teams have every unit; below admin, a
- * `units_map` gives each unit its mode and the team's permission becomes the lowest mode it grants, while a
- * `units` list gives each unit the requested permission. Unknown unit or mode names → 422; nothing granted → 422.
- */
-function teamUnits(requested: AccessMode, option: { units?: unknown; units_map?: unknown }, current: TeamEntity | null): { authorize: AccessMode; units: string } {
-  if (requested >= AccessMode.Admin) return { authorize: requested, units: '' };
-  const units: UnitModes = {};
-  let authorize = requested;
-  if (hasUnitsMap(option.units_map)) {
-    for (const [key, modeName] of Object.entries(option.units_map)) {
-      const name = key.toLowerCase();
-      const mode = typeof modeName === 'string' ? parseAccessMode(modeName.toLowerCase()) : undefined;
-      if (!isRepositoryUnit(name) || mode === undefined || mode > AccessMode.Admin) throw new InvalidInputError(`invalid unit or permission: ${key}`);
-      units[name] = mode;
-    }
-    const modes = Object.entries(units).filter(([name, mode]) => mode > AccessMode.None && !EXTERNAL_UNITS.includes(name as RepositoryUnit)).map(([, mode]) => mode);
-    authorize = modes.length > 0 ? (Math.min(...modes) as AccessMode) : AccessMode.None;
-  } else if (Array.isArray(option.units) && option.units.length > 0) {
-    for (const key of option.units) {
-      const name = typeof key === 'string' ? key.toLowerCase() : '';
-      if (!isRepositoryUnit(name)) throw new InvalidInputError(`invalid unit: ${String(key)}`);
-      units[name] = requested;
-    }
-  } else if (current && current.units) {
-    return { authorize, units: current.units };
-  }
-  if (!Object.values(units).some((mode) => mode > AccessMode.None)) throw new InvalidInputError('units permission should not be empty');
-  return { authorize, units: JSON.stringify(units) };
-}
-
 
 function teamTarget(team: TeamEntity) {
   return { type: 'team' as const, id: team.id, name: team.name };

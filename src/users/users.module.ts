@@ -7,9 +7,11 @@ import { CurrentUserController } from './current-user.controller';
 import { FollowStore } from './follow.store';
 import { FollowsController } from './follows.controller';
 import { FollowsService } from './follows.service';
+import { OrganizationMemberships } from './organization-memberships';
 import { OrganizationStore } from './organization.store';
 import { OrganizationsController } from './organizations.controller';
 import { OrganizationsService } from './organizations.service';
+import { UserAccounts } from './user-accounts';
 import { UserDirectoryService } from './user-directory.service';
 import { UserSearchStore } from './user-search.store';
 import { UserVisibility } from './user-visibility';
@@ -35,10 +37,12 @@ import { ClaimsModule } from '../claims/claims.module';
     UserListVisibility,
     UserDirectoryService,
     OrganizationsService,
+    UserAccounts,
+    OrganizationMemberships,
   ],
   exports: [
-    UserStore,
-    OrganizationStore,
+    UserAccounts,
+    OrganizationMemberships,
     UserVisibility,
     UsersService,
     AccessTokensService,

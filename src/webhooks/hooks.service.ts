@@ -16,7 +16,7 @@ import type { RepositoryEntity } from '../repos/repository.entity';
 import { toUserWire } from '../users/user.mapper';
 import type { UserEntity } from '../users/user.entity';
 import { OrganizationPolicy } from '../access/organization-policy';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { isValidBranchFilter } from './branch-filter';
 import { toDeliveryWire, toHookWire } from './hook.mapper';
 import type { CreateHookOption, EditHookOption } from './hook.options';
@@ -60,7 +60,7 @@ export class HooksService {
   constructor(
     private readonly siteUrls: SiteUrls,
     private readonly store: WebhookStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly organizationPolicy: OrganizationPolicy,
     private readonly box: SecretBox,
     private readonly transactions: Transactions,
@@ -81,7 +81,7 @@ export class HooksService {
         return { scope: { kind: 'repository', repoId: repo.id }, repository: { repo, owner } };
       }
       case 'organization': {
-        const org = await this.users.findByName(place.org);
+        const org = await this.users.byName(place.org);
         if (!org || !org.isOrganization) throw new NotFoundError();
         requireSignedIn(viewer);
         if (!(await this.organizationPolicy.isOwner(viewer, org.id))) throw new ForbiddenError('must be an organization owner');

@@ -1,12 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { faultPoint } from '../common/fault-points';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { WebhookConfig } from '../config/slices';
 import { Transactions } from '../database/transactions';
 import { SecretBox } from '../mirrors/secret-box';
 import { bodyForType } from './webhook-payloads';
-import { AttemptOutcome, WebhookStore } from './webhook.store';
+import { AttemptOutcome, QueueHead, WebhookStore } from './webhook.store';
 import { AttemptResult, WebhookSender } from './webhook-sender';
+
+/** An outcome waiting for the shared write; `last` gives the hook's lease back with it. */
+interface OutcomeWrite {
+  hookId: number;
+  deliveryId: number;
+  outcome: AttemptOutcome;
+  last: boolean;
+  resolve(held: boolean): void;
+  reject(error: Error): void;
+}
 
 /** Deliveries one lease of a hook sends before the queue is looked at again (others get their turn). */
 const BATCH = 50;
@@ -23,6 +33,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private readonly logger = new Logger('Webhooks');
   private readonly token = randomBytes(16).toString('hex');
   private readonly active = new Set<number>();
+  /** Queue heads seen at the last look and not taken yet; `look` asks for a new look (work was queued). */
+  private heads: QueueHead[] = [];
+  private look = true;
+  /** Counts the wakes that asked for a look: a drain that saw it move may have missed work of its hook. */
+  private looks = 0;
+  /** Hook secrets opened, by their sealed form (opening one costs a key derivation's worth of CPU). */
+  private readonly opened = new Map<string, string>();
   private readonly running = new Set<Promise<void>>();
   private pumping = false;
   private again = false;
@@ -30,11 +47,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private timer: NodeJS.Timeout | null = null;
   private nextPruneCheck = 0;
   /** Outcomes waiting for the next shared write, and whether one is under way. */
-  private readonly writes: { hookId: number; deliveryId: number; outcome: AttemptOutcome; resolve(held: boolean): void; reject(error: Error): void }[] = [];
+  private readonly writes: OutcomeWrite[] = [];
   private writing = false;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
+    private readonly webhookConfig: WebhookConfig,
     private readonly store: WebhookStore,
     private readonly transactions: Transactions,
     private readonly sender: WebhookSender,
@@ -42,8 +59,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.webhooks.pollMs > 0) {
-      this.timer = setInterval(() => this.wake(), this.config.webhooks.pollMs);
+    if (this.webhookConfig.pollMs > 0) {
+      this.timer = setInterval(() => this.wake(), this.webhookConfig.pollMs);
       this.timer.unref();
     }
     this.wake();
@@ -56,9 +73,16 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   }
 
-  /** Looks for work now (after a commit that queued some, or when a hook's queue was released). */
-  wake(): void {
+  /**
+   * Looks for work now: after a commit that queued some (`look`: the queue heads are read again), or when a
+   * worker is free (the heads seen at the last look are taken first).
+   */
+  wake(look = true): void {
     if (this.stopped) return;
+    if (look) {
+      this.look = true;
+      this.looks += 1;
+    }
     if (this.pumping) {
       this.again = true;
       return;
@@ -82,53 +106,77 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   private async fill(): Promise<void> {
-    const free = this.config.webhooks.workers - this.active.size;
+    let free = this.webhookConfig.workers - this.active.size;
     if (free <= 0) return;
+    if (this.look) {
+      this.look = false;
+      this.heads = (await this.store.queueHeads()).sort((a, b) => a.nextAttemptMs - b.nextAttemptMs || a.deliveryId - b.deliveryId);
+    }
     const now = Date.now();
-    const heads = (await this.store.queueHeads())
-      .filter((head) => !this.active.has(head.hookId) && head.nextAttemptMs <= now && head.leaseExpiresMs < now)
-      .sort((a, b) => a.nextAttemptMs - b.nextAttemptMs || a.deliveryId - b.deliveryId)
-      .slice(0, free);
-    for (const head of heads) {
-      if (this.stopped) return;
-      const won = await this.transactions.run((tx) => this.store.lease(tx, head.hookId, this.token, now, now + this.leaseMs()));
-      if (won === 0) continue;
+    while (free > 0 && this.heads.length > 0 && !this.stopped) {
+      const head = this.heads.shift() as QueueHead;
+      if (this.active.has(head.hookId) || head.nextAttemptMs > now || head.leaseExpiresMs >= now) continue;
+      free -= 1;
       this.active.add(head.hookId);
+      const looks = this.looks;
+      let more = false;
       const run: Promise<void> = this.drain(head.hookId)
+        .then((full) => {
+          more = full || this.looks !== looks;
+        })
         .catch((error: Error) => {
           if (!this.stopped) this.logger.error(`webhook ${head.hookId}: ${error.message}`);
         })
         .finally(() => {
           this.active.delete(head.hookId);
           this.running.delete(run);
-          this.wake();
+          // A full batch leaves more behind, and work queued meanwhile may be this hook's: look again then.
+          this.wake(more);
         });
       this.running.add(run);
     }
   }
 
   private leaseMs(): number {
-    return this.config.webhooks.timeoutMs + 5000;
+    return this.webhookConfig.timeoutMs + 5000;
+  }
+
+  private open(sealed: string): string {
+    if (sealed === '') return '';
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      if (this.opened.size >= 10_000) this.opened.clear();
+      plain = this.box.open(sealed);
+      this.opened.set(sealed, plain);
+    }
+    return plain;
   }
 
   /**
-   * Sends the head of one hook's queue and what follows it, in order, while the lease is held. The batch is
-   * claimed in one conditional update; each outcome is written (with the lease renewed) before the next
-   * delivery of the hook is sent, in a transaction shared with the outcomes of the other hooks being sent
-   * (`record`): one commit carries the results of every worker that finished meanwhile.
+   * Sends the head of one hook's queue and what follows it, in order, while the lease is held. The lease is
+   * taken, the batch read and claimed in one transaction; each outcome is written (with the lease renewed,
+   * or given back with the last one) before the next delivery of the hook is sent, in a transaction shared
+   * with the outcomes of the other hooks being sent (`record`): one commit carries the results of every
+   * worker that finished meanwhile. True when the batch was full (more may wait).
    */
-  private async drain(hookId: number): Promise<void> {
+  private async drain(hookId: number): Promise<boolean> {
+    let released = false;
+    let taken = false;
     try {
-      const hook = await this.store.findById(hookId);
-      const batch = await this.store.nextOfHook(hookId, BATCH);
-      if (batch.length === 0 || this.stopped) return;
-      let held = await this.transactions.run(async (tx) => {
+      const started = await this.transactions.run(async (tx) => {
         const now = Date.now();
         const expires = now + this.leaseMs();
-        return (await this.store.lease(tx, hookId, this.token, now, expires)) > 0 && (await this.store.claim(tx, batch.map((delivery) => delivery.id), this.token, expires)) > 0;
+        if ((await this.store.lease(tx, hookId, this.token, now, expires)) === 0) return null;
+        taken = true;
+        const batch = await this.store.nextOfHook(hookId, BATCH, tx);
+        if (batch.length === 0 || (await this.store.claim(tx, batch.map((delivery) => delivery.id), this.token, expires)) === 0) return null;
+        return { hook: await this.store.sendingOf(tx, hookId), batch };
       });
-      const secret = hook && hook.secret !== '' ? this.box.open(hook.secret) : '';
-      const authorization = hook && hook.authorizationHeader !== '' ? this.box.open(hook.authorizationHeader) : '';
+      if (started === null || this.stopped) return false;
+      const { hook, batch } = started;
+      const secret = hook ? this.open(hook.secret) : '';
+      const authorization = hook ? this.open(hook.authorizationHeader) : '';
+      let held = true;
       for (let index = 0; index < batch.length && held; index++) {
         const delivery = batch[index];
         const result: AttemptResult = hook
@@ -145,15 +193,20 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           : { delivered: false, retryable: false, status: 0, body: 'the hook was deleted', headers: {}, durationMs: 0 };
         if (result.delivered) faultPoint('webhook.sent');
         const outcome = this.outcome(delivery.attempts + 1, result);
-        held = (await this.record(hookId, delivery.id, outcome)) && outcome.done && !this.stopped;
+        const last = index === batch.length - 1 || !outcome.done || this.stopped;
+        held = (await this.record({ hookId, deliveryId: delivery.id, outcome, last })) && outcome.done && !this.stopped;
+        released = last;
       }
+      return held && batch.length === BATCH;
     } finally {
-      await this.transactions
-        .run(async (tx) => {
-          await this.store.releaseClaims(tx, hookId, this.token);
-          await this.store.releaseLease(tx, hookId, this.token);
-        })
-        .catch(() => undefined);
+      if (taken && !released) {
+        await this.transactions
+          .run(async (tx) => {
+            await this.store.releaseClaims(tx, hookId, this.token);
+            await this.store.releaseLease(tx, hookId, this.token);
+          })
+          .catch(() => undefined);
+      }
     }
   }
 
@@ -161,9 +214,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
    * Writes one outcome (only while this process still holds the delivery) and renews the hook's lease; true
    * when both held. Outcomes that arrive while a write is under way go together in the next transaction.
    */
-  private record(hookId: number, deliveryId: number, outcome: AttemptOutcome): Promise<boolean> {
+  private record(write: Omit<OutcomeWrite, 'resolve' | 'reject'>): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
-      this.writes.push({ hookId, deliveryId, outcome, resolve, reject });
+      this.writes.push({ ...write, resolve, reject });
       if (!this.writing) void this.writeOutcomes();
     });
   }
@@ -181,6 +234,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
             const leased = new Map<number, boolean>();
             for (const write of writes) {
               const finished = (await this.store.finish(tx, write.deliveryId, this.token, write.outcome)) > 0;
+              if (write.last) {
+                // The hook's last delivery of this lease: the rest of its claims and the lease go back.
+                await this.store.releaseClaims(tx, write.hookId, this.token);
+                answers.push(finished && (await this.store.releaseLease(tx, write.hookId, this.token)) > 0);
+                continue;
+              }
               if (!leased.has(write.hookId)) leased.set(write.hookId, (await this.store.lease(tx, write.hookId, this.token, now, expires)) > 0);
               answers.push(finished && leased.get(write.hookId) === true);
             }
@@ -206,8 +265,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       deliveredMs: finished,
     };
     if (result.delivered) return { done: true, status: 'delivered', nextAttemptMs: 0, ...recorded };
-    if (!result.retryable || attempts >= this.config.webhooks.maxAttempts) return { done: true, status: 'failed', nextAttemptMs: 0, ...recorded };
-    return { done: false, status: 'pending', nextAttemptMs: finished + retryDelayMs(attempts, result.retryAfterMs, this.config.webhooks), ...recorded };
+    if (!result.retryable || attempts >= this.webhookConfig.maxAttempts) return { done: true, status: 'failed', nextAttemptMs: 0, ...recorded };
+    return { done: false, status: 'pending', nextAttemptMs: finished + retryDelayMs(attempts, result.retryAfterMs, this.webhookConfig), ...recorded };
   }
 
   /** Deletes finished deliveries older than WEBHOOK_HISTORY_DAYS, once an hour across all instances. */
@@ -217,9 +276,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.nextPruneCheck = now + 60_000;
     const removed = await this.transactions.run(async (tx) => {
       if (!(await this.store.takeTurn(tx, 'prune-history', now, now + PRUNE_EVERY_MS))) return 0;
-      return this.store.prune(tx, now - this.config.webhooks.historyDays * 86_400_000);
+      return this.store.prune(tx, now - this.webhookConfig.historyDays * 86_400_000);
     });
-    if (removed > 0) this.logger.log(`pruned ${removed} webhook deliveries older than ${this.config.webhooks.historyDays} days`);
+    if (removed > 0) this.logger.log(`pruned ${removed} webhook deliveries older than ${this.webhookConfig.historyDays} days`);
   }
 }
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { WebhookConfig } from '../config/slices';
 import { Clock } from '../common/time';
 import type { EventRecorder, RepositoryEvent } from '../events/repository-events';
 import type { RepositoryEntity } from '../repos/repository.entity';
-import { UserStore } from '../users/user.store';
+import { UserAccounts } from '../users/user-accounts';
 import { branchMatches } from './branch-filter';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import type { WebhookEntity } from './webhook.entities';
@@ -22,10 +22,10 @@ export class WebhookOutbox implements EventRecorder {
   constructor(
     private readonly siteUrls: SiteUrls,
     private readonly store: WebhookStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly dispatcher: WebhookDispatcher,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
+    private readonly webhookConfig: WebhookConfig,
   ) {}
 
   listensTo(repo: RepositoryEntity): Promise<boolean> {
@@ -37,14 +37,14 @@ export class WebhookOutbox implements EventRecorder {
     const ownerId = repo ? repo.ownerId : event.kind === 'package' ? event.ownerId : 0;
     const hooks = await this.store.activeFor(tx, repo ? repo.id : -1, ownerId);
     if (hooks.length === 0) return;
-    const owner = await this.users.findById(ownerId, tx);
+    const owner = await this.users.byId(ownerId, tx);
     if (!owner) return;
-    const sender = await this.users.findById(event.senderId, tx);
+    const sender = await this.users.byId(event.senderId, tx);
     const site = this.siteUrls;
     // Commit authors and committers are named by the account their address belongs to, as Forgejo does.
     const emails = event.kind === 'push' ? event.changes.flatMap((change) => change.commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail])) : [];
     const usernames = await this.users.namesByEmail(emails, `noreply.${site.rootHost}`, tx);
-    const payloads = payloadsOf(event, { repo, owner, sender, site, usernames }, this.config.webhooks.payloadCommitLimit);
+    const payloads = payloadsOf(event, { repo, owner, sender, site, usernames }, this.webhookConfig.payloadCommitLimit);
     for (const payload of payloads) await this.enqueue(tx, payload, hooks.filter((hook) => wants(hook, payload)));
   }
 

@@ -1,12 +1,10 @@
 import { createHmac } from 'node:crypto';
-import * as http from 'node:http';
-import * as https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import * as ipaddr from 'ipaddr.js';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { WebhookConfig } from '../config/slices';
 import { HOST_RESOLVER, HostResolver } from '../mirrors/host-policy';
 import { AllowedHosts, parseAllowedHosts } from './allowed-hosts';
+import { WebhookRequests } from './webhook-requests';
 
 /** Kept of an answer's body in the history. */
 export const RESPONSE_BODY_LIMIT = 64 * 1024;
@@ -44,26 +42,24 @@ export class RefusedHostError extends Error {}
 /**
  * Sends one delivery. The host is resolved once, every address is checked against WEBHOOK_ALLOWED_HOSTS (a
  * name allowed by a host glob passes as it is), and the connection goes to exactly the checked address, so a
- * name cannot be re-pointed between check and connect. Redirects are not followed.
+ * name cannot be re-pointed between check and connect. Redirects are not followed. The HTTP exchange itself
+ * runs in a thread of lower CPU priority (WebhookRequests).
  */
 @Injectable()
 export class WebhookSender implements OnApplicationShutdown {
   private readonly allowed: AllowedHosts;
-  private readonly httpAgent: http.Agent;
-  private readonly httpsAgent: https.Agent;
+  private readonly requests: WebhookRequests;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'webhooks'>,
+    private readonly webhookConfig: WebhookConfig,
     @Inject(HOST_RESOLVER) private readonly resolve: HostResolver,
   ) {
-    this.allowed = parseAllowedHosts(config.webhooks.allowedHosts);
-    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: config.webhooks.workers });
-    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: config.webhooks.workers });
+    this.allowed = parseAllowedHosts(webhookConfig.allowedHosts);
+    this.requests = new WebhookRequests(webhookConfig.workers);
   }
 
-  onApplicationShutdown(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+  async onApplicationShutdown(): Promise<void> {
+    await this.requests.close();
   }
 
   /** The address to connect to, or RefusedHostError; an unresolvable name is a retryable failure. */
@@ -108,51 +104,26 @@ export class WebhookSender implements OnApplicationShutdown {
       return fail(!(error instanceof RefusedHostError), (error as Error).message);
     }
     if (request.authorization !== '') headers.Authorization = request.authorization;
-    return new Promise<AttemptResult>((resolve) => {
-      const family = ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4;
-      const lookup = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-        if (options?.all) callback(null, [{ address, family }]);
-        else callback(null, address, family);
-      }) as unknown as LookupFunction;
-      const secure = url.protocol === 'https:';
-      const timer = setTimeout(() => outgoing.destroy(new Error(`timed out after ${this.config.webhooks.timeoutMs} ms`)), this.config.webhooks.timeoutMs);
-      let settled = false;
-      const settle = (result: AttemptResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(result);
-      };
-      const outgoing = (secure ? https : http).request(
-        url,
-        { method: get ? 'GET' : 'POST', headers: get ? headers : { ...headers, 'Content-Length': String(body.length) }, lookup, agent: secure ? this.httpsAgent : this.httpAgent },
-        (response) => {
-          const chunks: Buffer[] = [];
-          let kept = 0;
-          response.on('data', (chunk: Buffer) => {
-            if (kept < RESPONSE_BODY_LIMIT) {
-              chunks.push(chunk.subarray(0, RESPONSE_BODY_LIMIT - kept));
-              kept += Math.min(chunk.length, RESPONSE_BODY_LIMIT - kept);
-            }
-          });
-          response.on('error', (error) => settle(fail(true, error.message)));
-          response.on('end', () => {
-            const status = response.statusCode ?? 0;
-            settle({
-              delivered: status >= 200 && status < 300,
-              retryable: status >= 500 || status === 429,
-              retryAfterMs: retryAfterMs(response.headers['retry-after']),
-              status,
-              body: Buffer.concat(chunks).toString('utf8'),
-              headers: shown,
-              durationMs: Math.round(performance.now() - started),
-            });
-          });
-        },
-      );
-      outgoing.on('error', (error) => settle(fail(true, error.message)));
-      outgoing.end(body);
+    const answer = await this.requests.send({
+      url: url.toString(),
+      method: get ? 'GET' : 'POST',
+      headers: get ? headers : { ...headers, 'Content-Length': String(body.length) },
+      body: get ? null : body,
+      address,
+      family: ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4,
+      timeoutMs: this.webhookConfig.timeoutMs,
+      bodyLimit: RESPONSE_BODY_LIMIT,
     });
+    if ('error' in answer) return fail(true, answer.error);
+    return {
+      delivered: answer.status >= 200 && answer.status < 300,
+      retryable: answer.status >= 500 || answer.status === 429,
+      retryAfterMs: retryAfterMs(answer.retryAfter),
+      status: answer.status,
+      body: answer.body,
+      headers: shown,
+      durationMs: Math.round(performance.now() - started),
+    };
   }
 }
 

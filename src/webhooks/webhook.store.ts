@@ -17,6 +17,17 @@ export interface QueuedDelivery {
   payload: string;
 }
 
+/** The oldest unfinished delivery of a hook, when it is due, and until when another process may hold the hook. */
+export interface QueueHead {
+  hookId: number;
+  deliveryId: number;
+  nextAttemptMs: number;
+  leaseExpiresMs: number;
+}
+
+/** What sending a hook's deliveries needs of it (secrets still sealed). */
+export type SendingHook = Pick<WebhookEntity, 'id' | 'type' | 'url' | 'httpMethod' | 'contentType' | 'secret' | 'authorizationHeader'>;
+
 /** The outcome of one attempt, written to the delivery row. */
 export interface AttemptOutcome {
   done: boolean;
@@ -51,10 +62,6 @@ export class WebhookStore {
 
   find(scope: HookScope, id: number): Promise<WebhookEntity | null> {
     return this.hooks().findOneBy({ ...this.scopeCondition(scope), id });
-  }
-
-  findById(id: number): Promise<WebhookEntity | null> {
-    return this.hooks().findOneBy({ id });
   }
 
   insert(tx: EntityManager, hook: Omit<WebhookEntity, 'id' | 'leaseToken' | 'leaseExpiresMs'>): Promise<WebhookEntity> {
@@ -116,7 +123,7 @@ export class WebhookStore {
    * process holds the hook. One index seek per hook (hook_id, done, id): the finished history, however long,
    * is never scanned.
    */
-  async queueHeads(): Promise<{ hookId: number; deliveryId: number; nextAttemptMs: number; leaseExpiresMs: number }[]> {
+  async queueHeads(): Promise<QueueHead[]> {
     const rows = await this.dataSource.query(
       `SELECT d.hook_id AS hook_id, d.id AS id, d.next_attempt_ms AS next_attempt_ms, h.lease_expires_ms AS lease_expires_ms
          FROM webhook h
@@ -140,9 +147,28 @@ export class WebhookStore {
     return changeRows(tx, "UPDATE webhook SET lease_token = '', lease_expires_ms = 0 WHERE id = ? AND lease_token = ?", [hookId, token]);
   }
 
+  /** The hook as a worker sends to it: one plain read, done for every lease of its queue. */
+  async sendingOf(tx: EntityManager, hookId: number): Promise<SendingHook | null> {
+    const rows = (await tx.query(
+      'SELECT id, type, url, http_method, content_type, secret, authorization_header FROM webhook WHERE id = ?',
+      [hookId],
+    )) as Record<string, unknown>[];
+    if (rows.length === 0) return null;
+    const row = rows[0];
+    return {
+      id: Number(row.id),
+      type: String(row.type),
+      url: String(row.url),
+      httpMethod: String(row.http_method),
+      contentType: String(row.content_type),
+      secret: String(row.secret),
+      authorizationHeader: String(row.authorization_header),
+    };
+  }
+
   /** The first `limit` unfinished deliveries of a hook, in order, with their payloads. */
-  async nextOfHook(hookId: number, limit: number): Promise<QueuedDelivery[]> {
-    const rows = await this.dataSource.query(
+  async nextOfHook(hookId: number, limit: number, tx?: EntityManager): Promise<QueuedDelivery[]> {
+    const rows = await (tx ?? this.dataSource.manager).query(
       `SELECT d.id AS id, d.uuid AS uuid, d.hook_id AS hook_id, d.event AS event, d.attempts AS attempts, e.payload AS payload
          FROM webhook_delivery d JOIN webhook_event e ON e.id = d.event_id
         WHERE d.hook_id = ? AND d.done = ? ORDER BY d.id LIMIT ${Number(limit)}`,

@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { SshEndpoint } from '../../src/common/ssh-endpoint';
 import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, GitOutcome } from '../support/git-client';
-import { generateSshKey, sshCommand, SshKeyFiles } from '../support/ssh-keys';
+import { generateSshKey, runSsh, sshCommand, SshKeyFiles } from '../support/ssh-keys';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
@@ -21,19 +20,7 @@ describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
   const asKey = (key: SshKeyFiles) => ({ GIT_SSH_COMMAND: sshCommand(key.privateKey) });
   const keys = (full: string) => t.api(`/repos/${full}/keys`);
 
-  function ssh(key: SshKeyFiles, command?: string): Promise<GitOutcome> {
-    const args = [...sshCommand(key.privateKey).split(' ').slice(1), '-T', '-p', String(port), 'git@127.0.0.1'];
-    if (command !== undefined) args.push(command);
-    return new Promise((resolve, reject) => {
-      const child = spawn('ssh', args, { env: client.env(), stdio: ['ignore', 'pipe', 'pipe'] });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-      child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
-    });
-  }
+  const ssh = (key: SshKeyFiles, command?: string): Promise<GitOutcome> => runSsh({ port, env: client.env() }, key, command);
 
   async function seeded(user: TestUser, options: { private?: boolean } = {}): Promise<string> {
     const name = uniqueName('repo');

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SshEndpoint } from '../../src/common/ssh-endpoint';
@@ -9,7 +8,7 @@ import { UsersService } from '../../src/users/users.service';
 import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { git, repositoryDir } from '../support/git';
 import { GitClient, GitOutcome } from '../support/git-client';
-import { generateSshKey, sshCommand, SshKeyFiles } from '../support/ssh-keys';
+import { generateSshKey, runSsh, sshCommand, SshKeyFiles } from '../support/ssh-keys';
 import { startTestApp, TestApp } from '../support/test-app';
 
 const GIT_FAILURE = 'fatal: Could not read from remote repository.';
@@ -31,19 +30,8 @@ describe('git over the built-in SSH server', () => {
   const asKey = (key: SshKeyFiles) => ({ GIT_SSH_COMMAND: sshCommand(key.privateKey) });
 
   /** The real ssh client with a raw command (or none), as git would run it. */
-  function ssh(key: SshKeyFiles, command?: string, login = 'git', options: string[] = ['-T']): Promise<GitOutcome> {
-    const args = [...sshCommand(key.privateKey).split(' ').slice(1), ...options, '-p', String(port), `${login}@127.0.0.1`];
-    if (command !== undefined) args.push(command);
-    return new Promise((resolve, reject) => {
-      const child = spawn('ssh', args, { env: client.env(), stdio: ['ignore', 'pipe', 'pipe'] });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-      child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
-    });
-  }
+  const ssh = (key: SshKeyFiles, command?: string, login = 'git', options: string[] = ['-T']): Promise<GitOutcome> =>
+    runSsh({ port, env: client.env() }, key, command, login, options);
 
   async function register(user: TestUser, key: SshKeyFiles, title: string): Promise<number> {
     const response = await t.http.post(t.api('/user/keys')).set(withToken(user.token)).send({ title, key: key.publicLine });

@@ -3,6 +3,7 @@ import { Clock } from '../../src/common/time';
 import { dsaSignatureBomb } from '../support/pgp-attacks';
 import { makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
+import { hex, subkeyPackets } from '../support/openpgp-keys';
 
 /**
  * GPG keys. Keys are generated here with openpgp (elliptic
@@ -30,13 +31,6 @@ function generate(emails: string[], options: KeyOptions = {}): Promise<KeyPair> 
     format: 'object',
   });
 }
-
-/** openpgp's typings leave Subkey.toPacketList out; it exists at run time. */
-function subkeyPackets(subkey: openpgp.Subkey): openpgp.AnyPacket[] {
-  return [...(subkey as unknown as { toPacketList(): openpgp.PacketList<openpgp.AnyPacket> }).toPacketList()];
-}
-
-const hex = (key: { getKeyID(): openpgp.KeyID }) => key.getKeyID().toHex().toUpperCase();
 
 async function sign(text: string, key: openpgp.PrivateKey): Promise<string> {
   const message = await openpgp.createMessage({ binary: new Uint8Array(Buffer.from(text, 'utf8')) });

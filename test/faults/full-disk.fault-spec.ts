@@ -4,29 +4,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createMysqlDatabase, usesMysql } from '../support/test-app';
 import { Answer, call, eventually, makeAdmin, ServerProcess, startServer } from './support/server-process';
+import { fillToTheBrim } from './support/fill-disk';
 
 const DISK = '48m';
 const FULL = 'the server has no storage space left; nothing was saved';
-
-/** Writes `file` until the file system under it has no byte left (ENOSPC), in ever smaller pieces. */
-function fillToTheBrim(file: string): void {
-  const descriptor = fs.openSync(file, 'w');
-  try {
-    for (let size = 1024 * 1024; size >= 512; size = Math.floor(size / 2)) {
-      const piece = Buffer.alloc(size, 0x5a);
-      for (;;) {
-        try {
-          fs.writeSync(descriptor, piece);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break;
-          throw error;
-        }
-      }
-    }
-  } finally {
-    fs.closeSync(descriptor);
-  }
-}
 
 /**
  * DATA_DIR on a small tmpfs (mounted here: the test needs root, which CI has) filled to the brim under the real
@@ -73,7 +54,7 @@ describe('DATA_DIR on a full disk', () => {
     expect(release.status).toBe(201);
     const releaseId = release.json<{ id: number }>().id;
 
-    fillToTheBrim(filler());
+    fillToTheBrim(filler(), { flags: 'w', firstPiece: 1024 * 1024, byte: 0x5a });
 
     const answers: { what: string; answer: Answer }[] = [];
     const record = async (what: string, pending: Promise<Answer>) => {

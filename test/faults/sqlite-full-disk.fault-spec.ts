@@ -5,26 +5,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { DataSource, EntityManager } from 'typeorm';
 import { changeRows, Transactions } from '../../src/database/transactions';
-
-/** Writes `file` until the file system has no byte left. */
-function fill(file: string): void {
-  const descriptor = fs.openSync(file, 'a');
-  try {
-    for (let size = 256 * 1024; size >= 512; size = Math.floor(size / 2)) {
-      const piece = Buffer.alloc(size, 1);
-      for (;;) {
-        try {
-          fs.writeSync(descriptor, piece);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break;
-          throw error;
-        }
-      }
-    }
-  } finally {
-    fs.closeSync(descriptor);
-  }
-}
+import { fillToTheBrim } from './support/fill-disk';
 
 /**
  * The transaction helper on a SQLite database in a tiny tmpfs that fills up and empties again under it, with
@@ -77,7 +58,7 @@ describe('Transactions on SQLite on a disk that fills up (property, tmpfs)', () 
             expect(stars_count).toBe(rows.length);
           };
           for (const current of steps) {
-            if (current.kind === 'fill') fill(filler);
+            if (current.kind === 'fill') fillToTheBrim(filler, { flags: 'a', firstPiece: 256 * 1024, byte: 1 });
             if (current.kind === 'free') fs.rmSync(filler, { force: true });
             if (current.kind !== 'star' && current.kind !== 'unstar') continue;
             const calls =

@@ -6,7 +6,7 @@ import { Page, PageQuery } from '../../common/paging';
 import { Clock } from '../../common/time';
 import { isUniqueViolation, Transactions } from '../../database/transactions';
 import { UserEntity } from '../../users/user.entity';
-import { UserStore } from '../../users/user.store';
+import { UserAccounts } from '../../users/user-accounts';
 import { KeyOwners } from '../key-owners';
 import { GpgKeyEntity } from './gpg-key.entity';
 import { GpgKeyStore } from './gpg-key.store';
@@ -22,7 +22,7 @@ const KEY_ID_TAKEN = 'A key with the same id already exists';
 export class GpgKeysService {
   constructor(
     private readonly keys: GpgKeyStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly owners: KeyOwners,
     private readonly openpgp: OpenPgpAdapter,
     private readonly transactions: Transactions,

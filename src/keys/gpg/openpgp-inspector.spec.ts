@@ -2,6 +2,7 @@ import * as openpgp from 'openpgp';
 import { bindStolenSubkey, dsaSignatureBomb } from '../../../test/support/pgp-attacks';
 import { GPG_KEY_POLICY } from './key-policy';
 import { GpgKeyParseError, OpenPgpInspector } from './openpgp-inspector';
+import { hex, subkeyPackets } from '../../../test/support/openpgp-keys';
 
 /** Keys are generated here with openpgp itself; elliptic-curve keys take milliseconds. */
 const CREATED = new Date('2024-01-01T00:00:00Z');
@@ -30,13 +31,6 @@ function eccKey(options: KeyOptions = {}): Promise<KeyPair> {
     format: 'object',
   });
 }
-
-/** openpgp's typings leave Subkey.toPacketList out; it exists at run time. */
-function subkeyPackets(subkey: openpgp.Subkey): openpgp.AnyPacket[] {
-  return [...(subkey as unknown as { toPacketList(): openpgp.PacketList<openpgp.AnyPacket> }).toPacketList()];
-}
-
-const hex = (key: { getKeyID(): openpgp.KeyID }) => key.getKeyID().toHex().toUpperCase();
 
 function packetBase64(packet: openpgp.AnyPacket): string {
   const list = new openpgp.PacketList<openpgp.AnyPacket>();

@@ -6,7 +6,7 @@ import { Page, PageQuery } from '../../common/paging';
 import { Clock } from '../../common/time';
 import { isUniqueViolation, Transactions } from '../../database/transactions';
 import { UserEntity } from '../../users/user.entity';
-import { UserStore } from '../../users/user.store';
+import { UserAccounts } from '../../users/user-accounts';
 import { KeyOwners } from '../key-owners';
 import { PublicKeyEntity } from './public-key.entity';
 import { PublicKeyStore } from './public-key.store';
@@ -39,7 +39,7 @@ export class PublicKeysService {
 
   constructor(
     private readonly keys: PublicKeyStore,
-    private readonly users: UserStore,
+    private readonly users: UserAccounts,
     private readonly owners: KeyOwners,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
@@ -142,13 +142,13 @@ export class PublicKeysService {
   }
 
   private async withOwner(key: PublicKeyEntity): Promise<OwnedPublicKey> {
-    const owner = await this.users.findById(key.ownerId);
+    const owner = await this.users.byId(key.ownerId);
     if (!owner) throw new NotFoundError();
     return { key, owner };
   }
 
   private async withOwners(page: Page<PublicKeyEntity>): Promise<Page<OwnedPublicKey>> {
-    const owners = new Map((await this.users.findByIds([...new Set(page.items.map((key) => key.ownerId))])).map((user) => [user.id, user]));
+    const owners = new Map((await this.users.byIds([...new Set(page.items.map((key) => key.ownerId))])).map((user) => [user.id, user]));
     const items = page.items.filter((key) => owners.has(key.ownerId)).map((key) => ({ key, owner: owners.get(key.ownerId)! }));
     return { items, total: page.total };
   }

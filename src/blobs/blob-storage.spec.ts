@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import type { AppConfig } from '../config/config';
-import { BlobStore } from './blob-store';
+import { BlobStorage } from './blob-storage';
 
 /**
  * A sink that, like a socket, reads each chunk only later and then calls back: it copies the chunk just before
@@ -23,15 +23,15 @@ class Collector extends Writable {
   }
 }
 
-describe('BlobStore.send', () => {
+describe('BlobStorage.send', () => {
   let dir: string;
-  let store: BlobStore;
+  let store: BlobStorage;
   const content = randomBytes(1024 * 1024 + 12345);
   const key = 'attachments/a/b/ab-send';
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blob-store-'));
-    store = new BlobStore({ dataDir: dir } as AppConfig);
+    store = new BlobStorage({ dataDir: dir } as AppConfig);
     const staged = await store.receive(Readable.from([content]), content.length + 1);
     await staged.park(key);
     await staged.commit();
@@ -82,7 +82,7 @@ describe('BlobStore.send', () => {
   });
 });
 
-describe('BlobStore scratch space shared by several instances on one DATA_DIR', () => {
+describe('BlobStorage scratch space shared by several instances on one DATA_DIR', () => {
   let dir: string;
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blob-scratch-'));
@@ -90,8 +90,8 @@ describe('BlobStore scratch space shared by several instances on one DATA_DIR', 
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it("another instance's start-up leaves an upload in flight alone, and the upload completes", async () => {
-    const first = new BlobStore({ dataDir: dir } as AppConfig);
-    const second = new BlobStore({ dataDir: dir } as AppConfig);
+    const first = new BlobStorage({ dataDir: dir } as AppConfig);
+    const second = new BlobStorage({ dataDir: dir } as AppConfig);
     const source = new PassThrough();
     const receiving = first.receive(source, 1024 * 1024);
     source.write(Buffer.alloc(4096, 1));
@@ -117,17 +117,17 @@ describe('BlobStore scratch space shared by several instances on one DATA_DIR', 
     fs.writeFileSync(path.join(scratch, 'old-layout-file'), 'x');
     const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
     for (const each of [stale, path.join(stale, 'part'), path.join(scratch, 'old-layout-file')]) fs.utimesSync(each, twoHoursAgo, twoHoursAgo);
-    await new BlobStore({ dataDir: dir } as AppConfig).clearTemporary();
+    await new BlobStorage({ dataDir: dir } as AppConfig).clearTemporary();
     expect(fs.readdirSync(scratch)).toEqual(['live-instance']);
   });
 });
 
-describe('BlobStore parking', () => {
+describe('BlobStorage parking', () => {
   let dir: string;
-  let store: BlobStore;
+  let store: BlobStorage;
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blob-store-'));
-    store = new BlobStore({ dataDir: dir } as AppConfig);
+    store = new BlobStorage({ dataDir: dir } as AppConfig);
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 

@@ -5,9 +5,9 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { PayloadTooLargeError } from '../common/errors';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { StorageConfig } from '../config/slices';
 
 /** A file received into the temporary area: measured and hashed, not yet visible under any key. */
 export interface StagedBlob {
@@ -63,7 +63,7 @@ export interface ByteRange {
  * Keys are relative paths such as `attachments/a/b/<uuid>`; callers build them from ids they generated.
  */
 @Injectable()
-export class BlobStore {
+export class BlobStorage {
   private readonly root: string;
   /** Where every instance keeps its uploads in flight, each in a directory of its own. */
   private readonly scratchRoot: string;
@@ -73,8 +73,8 @@ export class BlobStore {
   clock: () => number = () => Date.now();
   private readonly pending: string;
 
-  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'dataDir'>) {
-    this.root = path.resolve(config.dataDir);
+  constructor(storageConfig: StorageConfig) {
+    this.root = path.resolve(storageConfig.dataDir);
     this.scratchRoot = path.join(this.root, 'tmp', 'uploads');
     this.pending = path.join(this.root, 'tmp', 'pending');
     this.tmp = path.join(this.scratchRoot, `${os.hostname().replace(/[^0-9A-Za-z.-]/g, '_').slice(0, 40)}-${process.pid}-${randomUUID().slice(0, 8)}`);

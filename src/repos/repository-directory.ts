@@ -1,0 +1,29 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { RepositoryEntity } from './repository.entity';
+import { RepositoryStore } from './repository.store';
+
+/**
+ * What other modules read and change of repository rows (mirrors, releases, teams, language statistics).
+ * RepositoryStore stays inside the repos module; each method is the one statement it delegates to, returned
+ * as it is (no extra query, no extra await). A route's lookup by names is not here: it is RepositoryAssignment's
+ * alone (RepositoryRouteLookup).
+ */
+@Injectable()
+export class RepositoryDirectory {
+  constructor(private readonly store: RepositoryStore) {}
+
+  byId(id: number, tx?: EntityManager): Promise<RepositoryEntity | null> {
+    return this.store.findById(id, tx);
+  }
+
+  /** Case-insensitive lookup by owner and name. */
+  byOwnerAndName(ownerId: number, name: string, tx?: EntityManager): Promise<RepositoryEntity | null> {
+    return this.store.findByOwnerAndName(ownerId, name, tx);
+  }
+
+  /** Changes stored columns of a repository inside the caller's transaction. */
+  update(tx: EntityManager, id: number, changes: Partial<RepositoryEntity>): Promise<void> {
+    return this.store.update(tx, id, changes);
+  }
+}
