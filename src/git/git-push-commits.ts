@@ -16,14 +16,15 @@ export class GitPushCommits {
   async read(dir: string, before: string, after: string, limit: number): Promise<{ commits: PushedCommit[]; total: number }> {
     const range = /^0+$/.test(before) ? after : `${before}..${after}`;
     const format = `${RECORD}%H%x00%an%x00%ae%x00%cn%x00%ce%x00%ct%x00%B%x00`;
-    const out = await this.git.run(['log', '-z', '--no-renames', '--name-status', `--format=${format}`, `-n${limit}`, range, '--'], { gitDir: dir });
+    // Through the launcher: a push waits for this listing, and forking the server for it would stall every request.
+    const out = await this.git.run(['log', '-z', '--no-renames', '--name-status', `--format=${format}`, `-n${limit}`, range, '--'], { gitDir: dir, offload: true });
     const commits = out
       .split(RECORD)
       .filter((record) => record.trim() !== '')
       .map(parseRecord);
     let total = commits.length;
     if (range !== after && commits.length >= limit) {
-      total = Number((await this.git.run(['rev-list', '--count', range, '--'], { gitDir: dir })).trim()) || commits.length;
+      total = Number((await this.git.run(['rev-list', '--count', range, '--'], { gitDir: dir, offload: true })).trim()) || commits.length;
     }
     return { commits, total };
   }
