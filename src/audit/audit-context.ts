@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { currentScope, runInScope } from '../common/request-scope';
 
 /** Who acts, from where: a signed-in caller of the API, or the admin command line. */
 export interface AuditActor {
@@ -13,16 +13,14 @@ export interface AuditActor {
 /** The admin command line: no user, no address. */
 export const CLI_ACTOR: AuditActor = { id: 0, name: 'cli', address: 'local' };
 
-const current = new AsyncLocalStorage<AuditActor>();
-
 /**
  * Runs `work` (the rest of a request's handling, a CLI command) on behalf of `actor`: every audit event it
  * records names them, without each service being handed the caller for that purpose alone.
  */
 export function runAsActor<T>(actor: AuditActor, work: () => T): T {
-  return current.run(actor, work);
+  return runInScope({ actor }, work);
 }
 
 export function currentActor(): AuditActor | undefined {
-  return current.getStore();
+  return currentScope()?.actor;
 }

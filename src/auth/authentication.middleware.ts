@@ -7,7 +7,7 @@ import { UserEntity } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';
 import { RequestGitClient } from '../git/request-git-client';
 import { AuthContext } from './auth-context';
-import { runAsActor } from '../audit/audit-context';
+import { runInScope } from '../common/request-scope';
 import { clientIp } from '../common/client-address';
 import { clientAddress, Credential, CredentialChain } from './credentials';
 
@@ -59,9 +59,10 @@ export class AuthenticationMiddleware {
         if (settled) return;
         request.auth = auth;
         if (!auth.user) return RequestGitClient.run(request, response, auth.id, next);
-        // What the request changes is recorded in the audit log as this user's, from this address.
+        // What the request changes is recorded in the audit log as this user's, from this address; one scope
+        // carries that and the git client.
         const actor = { id: auth.user.id, name: auth.user.name, address: clientIp(request), sudoBy };
-        runAsActor(actor, () => RequestGitClient.run(request, response, auth.id, next));
+        runInScope({ actor, gitClient: RequestGitClient.of(request, response, auth.id) }, next);
       },
       (error: unknown) => {
         clearTimeout(timer);

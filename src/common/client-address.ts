@@ -8,6 +8,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
  */
 export class TrustedProxies {
   private readonly list = new BlockList();
+  /** Answers of `has` by address: the list never changes, and a BlockList check allocates a SocketAddress. */
+  private readonly known = new Map<string, boolean>();
 
   /** `cidrs` are validated by the configuration (`parseCidr`); a bare address is a network of one. */
   constructor(readonly cidrs: readonly string[]) {
@@ -18,11 +20,21 @@ export class TrustedProxies {
   }
 
   has(address: string): boolean {
-    const plain = plainAddress(address);
-    const family = isIP(plain);
-    return family !== 0 && this.list.check(plain, family === 4 ? 'ipv4' : 'ipv6');
+    if (this.cidrs.length === 0) return false;
+    let answer = this.known.get(address);
+    if (answer === undefined) {
+      const plain = plainAddress(address);
+      const family = isIP(plain);
+      answer = family !== 0 && this.list.check(plain, family === 4 ? 'ipv4' : 'ipv6');
+      if (this.known.size >= KNOWN_ADDRESSES) this.known.clear();
+      this.known.set(address, answer);
+    }
+    return answer;
   }
 }
+
+/** How many answers TrustedProxies keeps (peers and forwarding hops seen lately). */
+const KNOWN_ADDRESSES = 4096;
 
 /** `10.0.0.0/8`, `::1/128` or a bare address; undefined when it is neither. */
 export function parseCidr(text: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {

@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { currentScope, runInScope } from '../common/request-scope';
 
 /**
  * Whom git work is done for: the address and the signed-in user (null: anonymous) that the fair shares of
@@ -10,25 +10,23 @@ export interface GitClient {
   signal?: AbortSignal;
 }
 
-const current = new AsyncLocalStorage<GitClient | null>();
-
 /**
  * Runs `work` on behalf of `client`: the git commands it starts (GitCommand) count against that client's share
  * and stop when its signal fires. Set once per API request, where the caller is known (authentication).
  */
 export function runForGitClient<T>(client: GitClient, work: () => T): T {
-  return current.run(client, work);
+  return runInScope({ gitClient: client }, work);
 }
 
 /** Runs `work` for nobody: shared background work (a history walk many requests wait for) must not stop when
  * the request that happened to start it goes away, nor count against its share. */
 export function runDetachedFromGitClient<T>(work: () => T): T {
-  return current.run(null, work);
+  return runInScope({ gitClient: null }, work);
 }
 
 /** The client of the work now running, or undefined for the server's own work. */
 export function currentGitClient(): GitClient | undefined {
-  return current.getStore() ?? undefined;
+  return currentScope()?.gitClient ?? undefined;
 }
 
 /** The key a client's address share is counted under: IPv4 by address, IPv6 by its /64 (one host's block). */

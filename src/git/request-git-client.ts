@@ -29,6 +29,11 @@ export class RequestGitClient implements GitClient {
 
   /** Runs `next` (the rest of the request's handling) on behalf of this request's client. */
   static run(request: IncomingMessage, response: ServerResponse, userId: number | null, next: () => void): void {
-    runForGitClient(new RequestGitClient(clientAddress(request as Parameters<typeof clientAddress>[0]), userId, response), next);
+    runForGitClient(RequestGitClient.of(request, response, userId), next);
+  }
+
+  /** This request's client, for a caller that enters the request's scope with other facts too. */
+  static of(request: IncomingMessage, response: ServerResponse, userId: number | null): RequestGitClient {
+    return new RequestGitClient(clientAddress(request as Parameters<typeof clientAddress>[0]), userId, response);
   }
 }
