@@ -38,7 +38,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private look = true;
   /** Counts the wakes that asked for a look: a drain that saw it move may have missed work of its hook. */
   private looks = 0;
-  /** Hook secrets opened, by their sealed form (opening one costs a key derivation's worth of CPU). */
+  /** Hook secrets opened, by their sealed form (a hook's queue is taken again for every push it is sent). */
   private readonly opened = new Map<string, string>();
   private readonly running = new Set<Promise<void>>();
   private pumping = false;
