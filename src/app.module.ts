@@ -39,6 +39,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 /** Imports the modules; nothing else. The global request pipeline is assembled once, in bootstrap.ts. */
 @Module({})
 export class AppModule {
+  // The whole AppConfig: ConfigModule cuts it into the slices services inject.
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,

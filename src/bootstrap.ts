@@ -32,7 +32,10 @@ import { RequestLog } from './logging/request-log';
 
 export const API_PREFIX = 'api/v1';
 
-/** Builds the application exactly as it serves: main.ts and the e2e tests both start here. */
+/**
+ * Builds the application exactly as it serves: main.ts and the e2e tests both start here. It takes the whole
+ * AppConfig: it hands it to ConfigModule, which provides the slices, and sets up the request pipeline from it.
+ */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
   secureDataDirectory(config.dataDir);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new JsonAnswersAdapter(config.rootUrl), {

@@ -49,7 +49,8 @@ class UsageError extends Error {}
 /**
  * The admin command line. Runs against the same database and data directory as the server,
  * migrating first, so it works on a fresh data directory. The services are the server's own, so a deletion
- * cleans up exactly as the API's does. Returns the exit status.
+ * cleans up exactly as the API's does. Returns the exit status. It holds the whole AppConfig, as start-up does:
+ * it builds the same application context from it.
  */
 export async function runCli(argv: string[], config: AppConfig, output: CliOutput, stdin: Readable = process.stdin): Promise<number> {
   let action: (() => Promise<number>) | undefined;

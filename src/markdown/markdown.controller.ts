@@ -14,7 +14,7 @@ import { RateLimit } from '../common/rate-limits';
 const HTML = 'text/html; charset=utf-8';
 
 /** Room for the largest document MARKDOWN_MAX_SIZE allows (JSON-escaped), so that its own 413 can answer. */
-function markdownBodyLimit(config: AppConfig): number {
+function markdownBodyLimit(config: Pick<AppConfig, 'maxBodyBytes' | 'markdown'>): number {
   return Math.max(config.maxBodyBytes, config.markdown.maxBytes * 2 + 1024);
 }
 

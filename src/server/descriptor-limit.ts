@@ -31,7 +31,7 @@ export function openFilesLimit(limitsFile = '/proc/self/limits'): number | undef
  * Lowers the settings in `config` when they do not fit (half of what is left for git, the rest for connections)
  * and returns the warnings to log; nothing when they fit or the limit is unknown.
  */
-export function fitToDescriptorLimit(config: AppConfig, limit = openFilesLimit()): string[] {
+export function fitToDescriptorLimit(config: Pick<AppConfig, 'database' | 'git' | 'http'>, limit = openFilesLimit()): string[] {
   if (limit === undefined) return [];
   const database = config.database.type === 'mysql' ? MYSQL_POOL_CONNECTIONS : SQLITE_DESCRIPTORS;
   const available = Math.max(0, limit - BASE_DESCRIPTORS - database);

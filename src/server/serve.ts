@@ -42,7 +42,8 @@ export interface RunningServer {
 
 /**
  * Starts Anvil as `npm start` runs it: a writable DATA_DIR, the database (migrated), the HTTP listener, then
- * one line saying where it listens. Every failure on the way is a StartupError with a one-line message.
+ * one line saying where it listens. Every failure on the way is a StartupError with a one-line message. Start-up
+ * holds the whole AppConfig: it builds the app from it and reports settings of every group.
  */
 export async function serve(config: AppConfig, reporter?: ServerReporter): Promise<RunningServer> {
   assertWritableDataDir(config.dataDir);

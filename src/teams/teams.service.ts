@@ -19,7 +19,7 @@ import { UserVisibility } from '../users/user-visibility';
 import { UserAccounts } from '../users/user-accounts';
 import type { CreateTeamOption, EditTeamOption } from './create-team.option';
 import { TeamStore } from './team.store';
-import { hasUnitsMap, teamUnits } from './team-units';
+import { assertUsableTeamName, hasUnitsMap, teamExists, teamUnits } from './team-rules';
 
 const NOT_REPO_ADMIN = 'Must have admin-level access to the repository';
 const NOT_AN_ORGANIZATION = 'repo is not owned by an organization';
@@ -298,14 +298,6 @@ export class TeamsService {
     if (!user || user.isOrganization || !(await this.listVisibility.isVisible(viewer, user.id))) throw new NotFoundError();
     return user;
   }
-}
-
-function teamExists(orgId: number, name: string): InvalidInputError {
-  return new InvalidInputError(`team already exists [org_id: ${orgId}, name: ${name.toLowerCase()}]`);
-}
-
-function assertUsableTeamName(name: string): void {
-  if (name.toLowerCase() === 'new') throw new InvalidInputError(`name is reserved [name: ${name}]`);
 }
 
 function teamTarget(team: TeamEntity) {

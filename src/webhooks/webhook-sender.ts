@@ -1,10 +1,12 @@
 import { createHmac } from 'node:crypto';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import * as ipaddr from 'ipaddr.js';
 import { WebhookConfig } from '../config/slices';
 import { HOST_RESOLVER, HostResolver } from '../mirrors/host-policy';
 import { AllowedHosts, parseAllowedHosts } from './allowed-hosts';
-import { WebhookRequests } from './webhook-requests';
 
 /** Kept of an answer's body in the history. */
 export const RESPONSE_BODY_LIMIT = 64 * 1024;
@@ -42,24 +44,26 @@ export class RefusedHostError extends Error {}
 /**
  * Sends one delivery. The host is resolved once, every address is checked against WEBHOOK_ALLOWED_HOSTS (a
  * name allowed by a host glob passes as it is), and the connection goes to exactly the checked address, so a
- * name cannot be re-pointed between check and connect. Redirects are not followed. The HTTP exchange itself
- * runs in a thread of lower CPU priority (WebhookRequests).
+ * name cannot be re-pointed between check and connect. Redirects are not followed.
  */
 @Injectable()
 export class WebhookSender implements OnApplicationShutdown {
   private readonly allowed: AllowedHosts;
-  private readonly requests: WebhookRequests;
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
 
   constructor(
     private readonly webhookConfig: WebhookConfig,
     @Inject(HOST_RESOLVER) private readonly resolve: HostResolver,
   ) {
     this.allowed = parseAllowedHosts(webhookConfig.allowedHosts);
-    this.requests = new WebhookRequests(webhookConfig.workers);
+    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: webhookConfig.workers });
+    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: webhookConfig.workers });
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.requests.close();
+  onApplicationShutdown(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
   }
 
   /** The address to connect to, or RefusedHostError; an unresolvable name is a retryable failure. */
@@ -104,26 +108,51 @@ export class WebhookSender implements OnApplicationShutdown {
       return fail(!(error instanceof RefusedHostError), (error as Error).message);
     }
     if (request.authorization !== '') headers.Authorization = request.authorization;
-    const answer = await this.requests.send({
-      url: url.toString(),
-      method: get ? 'GET' : 'POST',
-      headers: get ? headers : { ...headers, 'Content-Length': String(body.length) },
-      body: get ? null : body,
-      address,
-      family: ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4,
-      timeoutMs: this.webhookConfig.timeoutMs,
-      bodyLimit: RESPONSE_BODY_LIMIT,
+    return new Promise<AttemptResult>((resolve) => {
+      const family = ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4;
+      const lookup = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+        if (options?.all) callback(null, [{ address, family }]);
+        else callback(null, address, family);
+      }) as unknown as LookupFunction;
+      const secure = url.protocol === 'https:';
+      const timer = setTimeout(() => outgoing.destroy(new Error(`timed out after ${this.webhookConfig.timeoutMs} ms`)), this.webhookConfig.timeoutMs);
+      let settled = false;
+      const settle = (result: AttemptResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(result);
+      };
+      const outgoing = (secure ? https : http).request(
+        url,
+        { method: get ? 'GET' : 'POST', headers: get ? headers : { ...headers, 'Content-Length': String(body.length) }, lookup, agent: secure ? this.httpsAgent : this.httpAgent },
+        (response) => {
+          const chunks: Buffer[] = [];
+          let kept = 0;
+          response.on('data', (chunk: Buffer) => {
+            if (kept < RESPONSE_BODY_LIMIT) {
+              chunks.push(chunk.subarray(0, RESPONSE_BODY_LIMIT - kept));
+              kept += Math.min(chunk.length, RESPONSE_BODY_LIMIT - kept);
+            }
+          });
+          response.on('error', (error) => settle(fail(true, error.message)));
+          response.on('end', () => {
+            const status = response.statusCode ?? 0;
+            settle({
+              delivered: status >= 200 && status < 300,
+              retryable: status >= 500 || status === 429,
+              retryAfterMs: retryAfterMs(response.headers['retry-after']),
+              status,
+              body: Buffer.concat(chunks).toString('utf8'),
+              headers: shown,
+              durationMs: Math.round(performance.now() - started),
+            });
+          });
+        },
+      );
+      outgoing.on('error', (error) => settle(fail(true, error.message)));
+      outgoing.end(body);
     });
-    if ('error' in answer) return fail(true, answer.error);
-    return {
-      delivered: answer.status >= 200 && answer.status < 300,
-      retryable: answer.status >= 500 || answer.status === 429,
-      retryAfterMs: retryAfterMs(answer.retryAfter),
-      status: answer.status,
-      body: answer.body,
-      headers: shown,
-      durationMs: Math.round(performance.now() - started),
-    };
   }
 }
 

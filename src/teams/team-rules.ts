@@ -2,7 +2,15 @@ import { AccessMode, isRepositoryUnit, parseAccessMode, RepositoryUnit, UnitMode
 import { InvalidInputError } from '../common/errors';
 import type { TeamEntity } from '../users/organization.entities';
 
-// Forgejo's rules for a team's permission and units, as a create or edit option states them.
+// Forgejo's rules for a team's name, permission and units, as a create or edit option states them.
+
+export function teamExists(orgId: number, name: string): InvalidInputError {
+  return new InvalidInputError(`team already exists [org_id: ${orgId}, name: ${name.toLowerCase()}]`);
+}
+
+export function assertUsableTeamName(name: string): void {
+  if (name.toLowerCase() === 'new') throw new InvalidInputError(`name is reserved [name: ${name}]`);
+}
 
 export function hasUnitsMap(value: unknown): value is Record<string, unknown> {
   return value !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length > 0;
