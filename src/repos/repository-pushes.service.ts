@@ -152,10 +152,14 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
           changes.isEmpty = false;
         }
       }
+      // The commits of the push are listed for its events while the commit graph and the size are brought up
+      // to date: a push to a repository with hooks then waits for the longer of the two, not for both.
+      const listing = updates.length > 0 && (await this.events.listensTo(repo)) ? this.refChanges(dir, updates) : Promise.resolve([]);
+      listing.catch(() => undefined);
       await this.git.refreshCommitGraph(dir);
       changes.gitSize = await this.git.size(dir);
       changes.updatedUnix = this.clock.nowUnix();
-      const refChanges = updates.length > 0 && (await this.events.listensTo(repo)) ? await this.refChanges(dir, updates) : [];
+      const refChanges = await listing;
       await this.transactions.run(async (tx) => {
         await this.repositories.update(tx, repo.id, changes);
         if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId, changes: refChanges });
