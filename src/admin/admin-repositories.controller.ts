@@ -5,13 +5,13 @@ import { Caller, SiteAdmin } from '../auth/route-auth';
 import { Body } from '../http/body-guard';
 import { ApiErrors } from '../common/openapi';
 import { CreateRepositoryOption } from '../repos/create-repository.option';
-import { RepositoriesService } from '../repos/repositories.service';
+import { RepositoryCreation } from '../repos/repository-creation.service';
 import { RepositoryWire } from '../repos/repository.wire';
 
 @ApiTags('admin')
 @Controller()
 export class AdminRepositoriesController {
-  constructor(private readonly repositories: RepositoriesService) {}
+  constructor(private readonly creation: RepositoryCreation) {}
 
   @Post('admin/users/:username/repos')
   @SiteAdmin()
@@ -19,6 +19,6 @@ export class AdminRepositoriesController {
   @ApiCreatedResponse({ type: RepositoryWire })
   @ApiErrors(400, 404, 409, 413, 422)
   create(@Caller() caller: AuthContext, @Param('username') username: string, @Body() option: CreateRepositoryOption): Promise<RepositoryWire> {
-    return this.repositories.createForOwnerByAdmin(caller, username, option);
+    return this.creation.createForOwnerByAdmin(caller, username, option);
   }
 }

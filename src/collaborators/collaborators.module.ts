@@ -3,6 +3,7 @@ import { AccessMode } from '../access/access-mode';
 import { OrganizationPolicy } from '../access/organization-policy';
 import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
+import { RepositoryCreation } from '../repos/repository-creation.service';
 import { UsersModule } from '../users/users.module';
 import { UsersService } from '../users/users.service';
 import { CollaborationStore } from './collaboration.store';
@@ -18,6 +19,7 @@ import { CollaboratorsService } from './collaborators.service';
 export class CollaboratorsModule implements OnModuleInit {
   constructor(
     private readonly repositories: RepositoriesService,
+    private readonly creation: RepositoryCreation,
     private readonly users: UsersService,
     private readonly collaborations: CollaborationStore,
     private readonly organizationPolicy: OrganizationPolicy,
@@ -29,7 +31,7 @@ export class CollaboratorsModule implements OnModuleInit {
     this.users.onUserDeleted(async (tx, user) => this.collaborations.deleteAllOfUser(tx, user.id));
     // The creator of an organisation's repository administers it: through their teams, or else as its admin
     // collaborator, added in the creating transaction.
-    this.repositories.onRepositoryCreated(async (tx, repo, owner, creator) => {
+    this.creation.onRepositoryCreated(async (tx, repo, owner, creator) => {
       if (!owner.isOrganization || !creator.user || !(await this.organizationPolicy.creatorNeedsCollaboration(creator, owner.id))) return;
       await this.collaborations.insertIn(tx, repo.id, creator.user.id, AccessMode.Admin, repo.createdUnix);
     });

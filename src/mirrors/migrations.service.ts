@@ -11,7 +11,7 @@ import { GitAbortedError, GitError, GitTimeoutError, GitUnavailableError } from 
 import { RemoteCredentials, GitRemotes, RemoteTooLargeError } from '../git/git-remotes';
 import { GitRepositories } from '../git/git-repositories';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
-import { RepositoriesService } from '../repos/repositories.service';
+import { RepositoryCreation } from '../repos/repository-creation.service';
 import { DEFAULT_BRANCH } from '../repos/repository-names';
 import type { RepositoryWire } from '../repos/repository.wire';
 import { OrganizationPolicy } from '../access/organization-policy';
@@ -38,7 +38,7 @@ export class MigrationsService {
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
     private readonly users: UserAccounts,
     private readonly organizationPolicy: OrganizationPolicy,
-    private readonly repositories: RepositoriesService,
+    private readonly creation: RepositoryCreation,
     private readonly policy: HostPolicy,
     private readonly remotes: GitRemotes,
     private readonly gitRepositories: GitRepositories,
@@ -61,7 +61,7 @@ export class MigrationsService {
     await this.assertMayCreateIn(viewer, owner);
     const url = parseCloneAddress(option.clone_addr);
     const source = await this.policy.vet(url);
-    await this.repositories.assertNameAvailable(owner, option.repo_name);
+    await this.creation.assertNameAvailable(owner, option.repo_name);
 
     const slot = await this.admit(viewer, owner, interval !== null, clientGone);
     try {
@@ -141,7 +141,7 @@ export class MigrationsService {
       const defaultBranch = isEmpty ? DEFAULT_BRANCH : ((await this.remotes.headBranch(workDir)) ?? DEFAULT_BRANCH);
       await this.gitRepositories.setHead(workDir, defaultBranch);
       const now = this.clock.nowUnix();
-      return await this.repositories.createFromDirectory(
+      return await this.creation.createFromDirectory(
         viewer,
         owner,
         {

@@ -6,6 +6,7 @@ import { UsersService } from '../users/users.service';
 import { GitModule } from '../git/git.module';
 import { RepositoriesController } from './repositories.controller';
 import { RepositoriesService } from './repositories.service';
+import { RepositoryCreation } from './repository-creation.service';
 import { RepositorySettings } from './repository-settings.service';
 import { RepositoryAccess } from './repository-access';
 import { RepositoryAssignment, RepositoryRouteLookup } from './repository-assignment';
@@ -44,6 +45,7 @@ import { TopicsService } from './topics.service';
     RepositoryPushes,
     RepositoryViews,
     RepositoriesService,
+    RepositoryCreation,
     RepositorySettings,
     RepositoryListsService,
     StarsService,
@@ -51,7 +53,7 @@ import { TopicsService } from './topics.service';
     TopicStore,
     TopicsService,
   ],
-  exports: [AccessModule, RepositoriesService, RepositorySettings, RepositoryDirectory, RepositoryAccess, RepositoryAssignment, RepositoryRouteLookup, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
+  exports: [AccessModule, RepositoriesService, RepositoryCreation, RepositorySettings, RepositoryDirectory, RepositoryAccess, RepositoryAssignment, RepositoryRouteLookup, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
 })
 export class ReposModule implements OnModuleInit {
   constructor(

@@ -10,6 +10,7 @@ import { Body, DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { bindOption } from '../http/body-binding';
 import { EditRepositoryOption } from './edit-repository.option';
 import { RepositoriesService } from './repositories.service';
+import { RepositoryCreation } from './repository-creation.service';
 import { RepositorySettings } from './repository-settings.service';
 import { RepositoryWire } from './repository.wire';
 
@@ -18,6 +19,7 @@ import { RepositoryWire } from './repository.wire';
 export class RepositoriesController {
   constructor(
     private readonly repositories: RepositoriesService,
+    private readonly creation: RepositoryCreation,
     private readonly settings: RepositorySettings,
   ) {}
 
@@ -27,7 +29,7 @@ export class RepositoriesController {
   @ApiCreatedResponse({ type: RepositoryWire })
   @ApiErrors(400, 403, 404, 409, 413, 422, 500)
   createInOrgDeprecated(@Caller() caller: AuthContext, @Param('org') org: string, @Body() option: CreateRepositoryOption): Promise<RepositoryWire> {
-    return this.repositories.createInOrganizationDeprecated(caller, org, option);
+    return this.creation.createInOrganizationDeprecated(caller, org, option);
   }
 
   @Post('orgs/:org/repos')
@@ -39,10 +41,10 @@ export class RepositoriesController {
   @ApiErrors(400, 403, 404, 409, 413, 422, 500)
   async createInOrg(@Caller() caller: AuthContext, @Param('org') orgName: string, @DeferredBody() body: LazyBody): Promise<RepositoryWire> {
     // Behaviour 10.5: unknown org (404) and public-only (403) come before sign-in (401) and the body.
-    const org = await this.repositories.organizationForCreation(caller, orgName);
+    const org = await this.creation.organizationForCreation(caller, orgName);
     requireSignedIn(caller);
     const option = await bindOption(body, CreateRepositoryOption);
-    return this.repositories.createInOrganization(caller, org, option);
+    return this.creation.createInOrganization(caller, org, option);
   }
 
   @Post('user/repos')
@@ -51,7 +53,7 @@ export class RepositoriesController {
   @ApiCreatedResponse({ type: RepositoryWire })
   @ApiErrors(400, 409, 413, 422, 500)
   createForCaller(@Caller() caller: AuthContext, @Body() option: CreateRepositoryOption): Promise<RepositoryWire> {
-    return this.repositories.createForCaller(caller, option);
+    return this.creation.createForCaller(caller, option);
   }
 
   @Get('repos/:owner/:repo')
