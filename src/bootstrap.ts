@@ -10,7 +10,7 @@ import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { AuthenticationMiddleware } from './auth/authentication.middleware';
-import { clientAddresses, TrustedProxies } from './common/client-address';
+import { clientAddresses, TrustedProxies } from './http/client-address';
 import { frontDoor } from './http/front-door';
 import { JsonAnswersAdapter } from './http/json-answer';
 import { prefilterRoutes, routerStack } from './http/route-prefilter';

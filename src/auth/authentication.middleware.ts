@@ -8,7 +8,7 @@ import { UserAccounts } from '../users/user-accounts';
 import { RequestGitClient } from '../git/request-git-client';
 import { AuthContext } from './auth-context';
 import { runInScope } from '../common/request-scope';
-import { clientIp } from '../common/client-address';
+import { clientIp } from '../http/client-address';
 import { clientAddress, Credential, CredentialChain } from './credentials';
 
 export { SIGN_IN_FAILED } from './credentials';

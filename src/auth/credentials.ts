@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { ReverseProxyConfig } from '../config/slices';
 import { AuditService, SignInCarrier } from '../audit/audit.service';
-import { clientIp, TrustedProxies } from '../common/client-address';
+import { clientIp, TrustedProxies } from '../http/client-address';
 import { DomainError, TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
 import { OAuth2AccessTokens } from '../oauth2/oauth2-access-tokens';

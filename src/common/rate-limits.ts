@@ -5,7 +5,7 @@ import type { Request } from 'express';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { RateLimitConfig } from '../config/slices';
 import { GuardedBeforeBody } from '../http/body-guard';
-import { clientIp } from './client-address';
+import { clientIp } from '../http/client-address';
 import { ApiErrors } from './openapi';
 import { RateLimitStore } from './rate-limit.store';
 import { ServiceUnavailableError } from './dependency-errors';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { clientIp } from '../common/client-address';
+import { clientIp } from '../http/client-address';
 
 /**
  * Query parameters never logged nor echoed (in Link headers), by their decoded, lower-cased name: `%74oken`

@@ -7,7 +7,7 @@ import { hashToken, sameHash } from '../auth/secrets';
 import { runAsActor } from '../audit/audit-context';
 import { AuditService } from '../audit/audit.service';
 import { clientAddress } from '../auth/credentials';
-import { clientIp } from '../common/client-address';
+import { clientIp } from '../http/client-address';
 import { TooManyRequestsError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
 import { Clock } from '../common/time';

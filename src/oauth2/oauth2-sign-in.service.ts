@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { runAsActor } from '../audit/audit-context';
 import type { AuthContext } from '../auth/auth-context';
 import { clientAddress, CredentialChain, SIGN_IN_FAILED } from '../auth/credentials';
-import { clientIp } from '../common/client-address';
+import { clientIp } from '../http/client-address';
 import { ForbiddenError, UnauthorizedError } from '../common/errors';
 import { RateLimits } from '../common/rate-limits';
 import { SiteConfig } from '../config/slices';

@@ -1,5 +1,5 @@
 import { AuditService } from '../audit/audit.service';
-import { plainAddress } from '../common/client-address';
+import { plainAddress } from '../common/net-address';
 import { formatAddress } from '../common/net-address';
 import { createHash } from 'node:crypto';
 import { AddressInfo, Server as NetServer, Socket } from 'node:net';

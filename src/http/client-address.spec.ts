@@ -1,4 +1,5 @@
-import { parseCidr, resolveClientAddress, TrustedProxies } from './client-address';
+import { parseCidr } from '../common/net-address';
+import { resolveClientAddress, TrustedProxies } from './client-address';
 
 describe('the client address behind trusted proxies', () => {
   const trusted = new TrustedProxies(['127.0.0.0/8', '::1/128', '10.1.0.0/16']);

@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { parseCidr, plainAddress } from '../common/net-address';
 
 /**
  * The networks whose word is taken about the client behind them (REVERSE_PROXY_TRUSTED_PROXIES): forwarding
@@ -35,23 +36,6 @@ export class TrustedProxies {
 
 /** How many answers TrustedProxies keeps (peers and forwarding hops seen lately). */
 const KNOWN_ADDRESSES = 4096;
-
-/** `10.0.0.0/8`, `::1/128` or a bare address; undefined when it is neither. */
-export function parseCidr(text: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
-  const [address, prefixText, ...rest] = text.trim().split('/');
-  const family = isIP(address);
-  if (family === 0 || rest.length > 0) return undefined;
-  const longest = family === 4 ? 32 : 128;
-  if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return undefined;
-  const prefix = prefixText === undefined ? longest : Number(prefixText);
-  if (prefix > longest) return undefined;
-  return { address, prefix, family: family === 4 ? 'ipv4' : 'ipv6' };
-}
-
-/** An IPv4 client of a dual-stack socket shows as `::ffff:a.b.c.d`: the same client as `a.b.c.d`. */
-export function plainAddress(address: string): string {
-  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
-}
 
 /**
  * The client's address: the socket's peer, or, when that peer is a trusted proxy, the right-most hop of the
