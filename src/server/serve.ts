@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { formatAddress } from '../common/net-address';
@@ -86,6 +87,9 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
           await new Promise((resolve) => setTimeout(resolve, config.http.shutdownDelayMs).unref());
         }
         report.info(`shutting down (${reason}): no new connections, finishing requests in flight`);
+        // The listener closes before the modules do: a request that came in while the database pool and the git
+        // launcher were being closed would find them gone and fail with a 500.
+        await stopAccepting(app.getHttpServer() as Server, config.http.apiRequestTimeoutMs);
         await app.close();
         report.info('shutdown complete');
       })();
@@ -170,4 +174,25 @@ function shortReason(error: unknown): string {
 function appReporter(): ServerReporter {
   const logger = new Logger('Anvil');
   return { info: (line) => logger.log(line) };
+}
+
+/**
+ * Stops accepting connections and lets the requests in flight finish: each connection is closed as soon as it
+ * is idle (checked every 50 ms), for at most `limitMs`; what is still open then is closed by the app's own close.
+ */
+function stopAccepting(server: Server, limitMs: number): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearInterval(idle);
+      clearTimeout(limit);
+      resolve();
+    };
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    const limit = setTimeout(finish, Math.max(limitMs, 1000));
+    server.close(() => finish());
+  });
 }
