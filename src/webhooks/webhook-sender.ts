@@ -1,8 +1,7 @@
 import { createHmac } from 'node:crypto';
-import * as http from 'node:http';
-import * as https from 'node:https';
-import type { LookupFunction } from 'node:net';
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import * as ipaddr from 'ipaddr.js';
 import { WebhookConfig } from '../config/slices';
 import { HOST_RESOLVER, HostResolver } from '../mirrors/host-policy';
@@ -41,29 +40,51 @@ export interface AttemptResult {
 /** Thrown for a URL whose host the policy refuses: the delivery fails without retries. */
 export class RefusedHostError extends Error {}
 
+/** The sending thread's file, beside this one (copied to dist/ by the build). */
+const SEND_WORKER_FILE = path.join(__dirname, 'webhook-send.worker.js');
+
+/** What the sending thread answers for one request. */
+interface ThreadAnswer {
+  id: number;
+  status?: number;
+  body?: string;
+  retryAfter?: string;
+  error?: string;
+  durationMs: number;
+}
+
 /**
  * Sends one delivery. The host is resolved once, every address is checked against WEBHOOK_ALLOWED_HOSTS (a
  * name allowed by a host glob passes as it is), and the connection goes to exactly the checked address, so a
  * name cannot be re-pointed between check and connect. Redirects are not followed.
+ *
+ * The request itself goes out from a thread of its own (webhook-send.worker.js) at WEBHOOK_SENDER_NICE: the
+ * sockets, the HTTP parsing and the answers of hundreds of deliveries a second are background work, and on
+ * Linux that thread's lower priority leaves the CPU to requests and pushes first. The thread starts on first
+ * use and again after it died; a request it did not answer fails as a connection error would (retried).
  */
 @Injectable()
 export class WebhookSender implements OnApplicationShutdown {
+  private readonly logger = new Logger('Webhooks');
   private readonly allowed: AllowedHosts;
-  private readonly httpAgent: http.Agent;
-  private readonly httpsAgent: https.Agent;
+  private thread: Worker | null = null;
+  private readonly waiting = new Map<number, (answer: ThreadAnswer) => void>();
+  private nextId = 1;
+  private closed = false;
 
   constructor(
     private readonly webhookConfig: WebhookConfig,
     @Inject(HOST_RESOLVER) private readonly resolve: HostResolver,
   ) {
     this.allowed = parseAllowedHosts(webhookConfig.allowedHosts);
-    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: webhookConfig.workers });
-    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: webhookConfig.workers });
   }
 
-  onApplicationShutdown(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+  async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    const thread = this.thread;
+    this.thread = null;
+    if (thread) await thread.terminate();
+    this.failWaiting('the server is shutting down');
   }
 
   /** The address to connect to, or RefusedHostError; an unresolvable name is a retryable failure. */
@@ -86,13 +107,13 @@ export class WebhookSender implements OnApplicationShutdown {
     if (get) delete headers['Content-Type'];
     const shown = { ...headers };
     for (const name of ['X-Forgejo-Signature', 'X-Gitea-Signature', 'X-Gogs-Signature', 'X-Hub-Signature', 'X-Hub-Signature-256']) delete shown[name];
-    const fail = (retryable: boolean, message: string): AttemptResult => ({
+    const fail = (retryable: boolean, message: string, durationMs = Math.round(performance.now() - started)): AttemptResult => ({
       delivered: false,
       retryable,
       status: 0,
       body: message,
       headers: shown,
-      durationMs: Math.round(performance.now() - started),
+      durationMs,
     });
     let url: URL;
     try {
@@ -108,51 +129,73 @@ export class WebhookSender implements OnApplicationShutdown {
       return fail(!(error instanceof RefusedHostError), (error as Error).message);
     }
     if (request.authorization !== '') headers.Authorization = request.authorization;
-    return new Promise<AttemptResult>((resolve) => {
-      const family = ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4;
-      const lookup = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-        if (options?.all) callback(null, [{ address, family }]);
-        else callback(null, address, family);
-      }) as unknown as LookupFunction;
-      const secure = url.protocol === 'https:';
-      const timer = setTimeout(() => outgoing.destroy(new Error(`timed out after ${this.webhookConfig.timeoutMs} ms`)), this.webhookConfig.timeoutMs);
-      let settled = false;
-      const settle = (result: AttemptResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(result);
-      };
-      const outgoing = (secure ? https : http).request(
-        url,
-        { method: get ? 'GET' : 'POST', headers: get ? headers : { ...headers, 'Content-Length': String(body.length) }, lookup, agent: secure ? this.httpsAgent : this.httpAgent },
-        (response) => {
-          const chunks: Buffer[] = [];
-          let kept = 0;
-          response.on('data', (chunk: Buffer) => {
-            if (kept < RESPONSE_BODY_LIMIT) {
-              chunks.push(chunk.subarray(0, RESPONSE_BODY_LIMIT - kept));
-              kept += Math.min(chunk.length, RESPONSE_BODY_LIMIT - kept);
-            }
-          });
-          response.on('error', (error) => settle(fail(true, error.message)));
-          response.on('end', () => {
-            const status = response.statusCode ?? 0;
-            settle({
-              delivered: status >= 200 && status < 300,
-              retryable: status >= 500 || status === 429,
-              retryAfterMs: retryAfterMs(response.headers['retry-after']),
-              status,
-              body: Buffer.concat(chunks).toString('utf8'),
-              headers: shown,
-              durationMs: Math.round(performance.now() - started),
-            });
-          });
-        },
-      );
-      outgoing.on('error', (error) => settle(fail(true, error.message)));
-      outgoing.end(body);
+    if (!get) headers['Content-Length'] = String(body.length);
+    const answer = await this.onThread({
+      url: url.href,
+      method: get ? 'GET' : 'POST',
+      headers,
+      body,
+      address,
+      family: ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4,
+      timeoutMs: this.webhookConfig.timeoutMs,
+      keepBytes: RESPONSE_BODY_LIMIT,
     });
+    if (answer.error !== undefined) return fail(true, answer.error, answer.durationMs);
+    const status = answer.status ?? 0;
+    return {
+      delivered: status >= 200 && status < 300,
+      retryable: status >= 500 || status === 429,
+      retryAfterMs: retryAfterMs(answer.retryAfter),
+      status,
+      body: answer.body ?? '',
+      headers: shown,
+      durationMs: answer.durationMs,
+    };
+  }
+
+  /** Hands one request to the sending thread; an answer that does not come in time is a retryable failure. */
+  private onThread(job: Record<string, unknown>): Promise<ThreadAnswer> {
+    const id = this.nextId++;
+    return new Promise<ThreadAnswer>((resolve) => {
+      // The thread enforces the timeout; this one only covers a thread that stopped answering.
+      const timer = setTimeout(() => finish({ id, error: 'the sending thread did not answer', durationMs: this.webhookConfig.timeoutMs }), this.webhookConfig.timeoutMs + 5000);
+      timer.unref();
+      const finish = (answer: ThreadAnswer) => {
+        clearTimeout(timer);
+        if (this.waiting.delete(id)) resolve(answer);
+      };
+      this.waiting.set(id, finish);
+      try {
+        this.sendingThread().postMessage({ id, ...job });
+      } catch (error) {
+        finish({ id, error: `the sending thread is not available: ${(error as Error).message}`, durationMs: 0 });
+      }
+    });
+  }
+
+  private sendingThread(): Worker {
+    if (this.thread) return this.thread;
+    if (this.closed) throw new Error('the server is shutting down');
+    const thread = new Worker(SEND_WORKER_FILE, {
+      workerData: { nice: this.webhookConfig.senderNice, maxSockets: this.webhookConfig.workers },
+      resourceLimits: { maxOldGenerationSizeMb: 64 },
+    });
+    thread.unref();
+    thread.on('message', (answer: ThreadAnswer) => this.waiting.get(answer.id)?.(answer));
+    const gone = (reason: string) => {
+      if (this.thread !== thread) return;
+      this.thread = null;
+      this.logger.warn(`the webhook sending thread stopped (${reason}); requests in flight will be retried`);
+      this.failWaiting(`the sending thread stopped: ${reason}`);
+    };
+    thread.on('error', (error) => gone(error.message));
+    thread.on('exit', (code) => gone(`exit code ${code}`));
+    this.thread = thread;
+    return thread;
+  }
+
+  private failWaiting(message: string): void {
+    for (const [id, finish] of [...this.waiting]) finish({ id, error: message, durationMs: 0 });
   }
 }
 

@@ -1,0 +1,77 @@
+'use strict';
+/*
+ * The thread that sends webhook requests (see webhook-sender.ts). Deliveries are background work: on Linux a
+ * thread has a nice value of its own, and this one lowers its own to `workerData.nice`, so the requests,
+ * responses and their sockets take CPU the server's requests and git's pushes leave idle. The main thread
+ * decides everything (the address, already vetted against WEBHOOK_ALLOWED_HOSTS; the headers and signatures;
+ * the body); this thread connects to exactly that address, sends, and reads at most `keepBytes` of the answer.
+ *
+ * In:  { id, url, method, headers, body (Uint8Array), address, family, timeoutMs, keepBytes }
+ * Out: { id, status, body, retryAfter, error, durationMs }  (error: a connection failure or the timeout)
+ */
+const http = require('node:http');
+const https = require('node:https');
+const os = require('node:os');
+const { parentPort, workerData } = require('node:worker_threads');
+
+if (process.platform === 'linux' && workerData.nice > 0) {
+  try {
+    // pid 0 is the calling thread on Linux (only there: elsewhere it would be the whole process).
+    os.setPriority(0, workerData.nice);
+  } catch {
+    // Not allowed: the thread keeps the server's priority.
+  }
+}
+
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: workerData.maxSockets }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: workerData.maxSockets }),
+};
+
+function send(job) {
+  const started = performance.now();
+  const url = new URL(job.url);
+  const secure = url.protocol === 'https:';
+  let settled = false;
+  const settle = (answer) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    parentPort.postMessage({ id: job.id, durationMs: Math.round(performance.now() - started), ...answer });
+  };
+  const lookup = (_host, options, callback) => {
+    if (options && options.all) callback(null, [{ address: job.address, family: job.family }]);
+    else callback(null, job.address, job.family);
+  };
+  const outgoing = (secure ? https : http).request(url, { method: job.method, headers: job.headers, lookup, agent: agents[url.protocol] }, (response) => {
+    const chunks = [];
+    let kept = 0;
+    response.on('data', (chunk) => {
+      if (kept < job.keepBytes) {
+        chunks.push(chunk.subarray(0, job.keepBytes - kept));
+        kept += Math.min(chunk.length, job.keepBytes - kept);
+      }
+    });
+    response.on('error', (error) => settle({ error: error.message }));
+    response.on('end', () => {
+      settle({ status: response.statusCode || 0, body: Buffer.concat(chunks).toString('utf8'), retryAfter: response.headers['retry-after'] });
+    });
+  });
+  const timer = setTimeout(() => outgoing.destroy(new Error(`timed out after ${job.timeoutMs} ms`)), job.timeoutMs);
+  outgoing.on('error', (error) => settle({ error: error.message }));
+  outgoing.end(Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength));
+}
+
+parentPort.on('message', (message) => {
+  if (message.close) {
+    agents['http:'].destroy();
+    agents['https:'].destroy();
+    parentPort.close();
+    return;
+  }
+  try {
+    send(message);
+  } catch (error) {
+    parentPort.postMessage({ id: message.id, error: error.message, durationMs: 0 });
+  }
+});
