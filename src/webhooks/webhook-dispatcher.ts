@@ -14,6 +14,8 @@ interface OutcomeWrite {
   deliveryId: number;
   outcome: AttemptOutcome;
   last: boolean;
+  /** Deliveries of the batch still claimed after this one (a batch cut short): given back with the lease. */
+  unsent: boolean;
   resolve(held: boolean): void;
   reject(error: Error): void;
 }
@@ -194,7 +196,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         if (result.delivered) faultPoint('webhook.sent');
         const outcome = this.outcome(delivery.attempts + 1, result);
         const last = index === batch.length - 1 || !outcome.done || this.stopped;
-        held = (await this.record({ hookId, deliveryId: delivery.id, outcome, last })) && outcome.done && !this.stopped;
+        held = (await this.record({ hookId, deliveryId: delivery.id, outcome, last, unsent: index < batch.length - 1 })) && outcome.done && !this.stopped;
         released = last;
       }
       return held && batch.length === BATCH;
@@ -235,8 +237,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
             for (const write of writes) {
               const finished = (await this.store.finish(tx, write.deliveryId, this.token, write.outcome)) > 0;
               if (write.last) {
-                // The hook's last delivery of this lease: the rest of its claims and the lease go back.
-                await this.store.releaseClaims(tx, write.hookId, this.token);
+                // The hook's last delivery of this lease: the rest of its claims, if any, and the lease go back.
+                if (write.unsent) await this.store.releaseClaims(tx, write.hookId, this.token);
                 answers.push(finished && (await this.store.releaseLease(tx, write.hookId, this.token)) > 0);
                 continue;
               }

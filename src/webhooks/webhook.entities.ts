@@ -95,7 +95,6 @@ export class WebhookEventEntity {
 @Index('IDX_webhook_delivery_uuid', ['uuid'], { unique: true })
 @Index('IDX_webhook_delivery_hook_id_done_id', ['hookId', 'done', 'id'])
 @Index('IDX_webhook_delivery_done_next_attempt_ms', ['done', 'nextAttemptMs'])
-@Index('IDX_webhook_delivery_claim_token', ['claimToken'])
 export class WebhookDeliveryEntity {
   @IdColumn()
   id: number;

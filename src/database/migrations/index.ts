@@ -20,6 +20,7 @@ import { CreateClaims1764650000000 } from './1764650000000-create-claims';
 import { CreateOAuth21795712282862 } from './1795712282862-create-oauth2';
 import { CreateAuditEvents1795712695210 } from './1795712695210-create-audit-events';
 import { SearchGenerationGrants1795716000000 } from './1795716000000-search-generation-grants';
+import { DropWebhookDeliveryClaimIndex1795720000000 } from './1795720000000-drop-webhook-delivery-claim-index';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   CreateOAuth21795712282862,
   CreateAuditEvents1795712695210,
   SearchGenerationGrants1795716000000,
+  DropWebhookDeliveryClaimIndex1795720000000,
 ];
