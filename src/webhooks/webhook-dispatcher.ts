@@ -5,7 +5,7 @@ import { WebhookConfig } from '../config/slices';
 import { Transactions } from '../database/transactions';
 import { SecretBox } from '../mirrors/secret-box';
 import { bodyForType } from './webhook-payloads';
-import { AttemptOutcome, QueueHead, WebhookStore } from './webhook.store';
+import { AttemptOutcome, QueuedDelivery, QueueHead, SendingHook, WebhookStore } from './webhook.store';
 import { AttemptResult, WebhookSender } from './webhook-sender';
 
 /** An outcome waiting for the shared write; `last` gives the hook's lease back with it. */
@@ -18,6 +18,12 @@ interface OutcomeWrite {
   unsent: boolean;
   resolve(held: boolean): void;
   reject(error: Error): void;
+}
+
+/** A hook's queue taken by this process: the hook as it is sent to, and the deliveries claimed, in order. */
+interface StartedLease {
+  hook: SendingHook;
+  batch: QueuedDelivery[];
 }
 
 /** Deliveries one lease of a hook sends before the queue is looked at again (others get their turn). */
@@ -115,28 +121,64 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       this.heads = (await this.store.queueHeads()).sort((a, b) => a.nextAttemptMs - b.nextAttemptMs || a.deliveryId - b.deliveryId);
     }
     const now = Date.now();
+    const chosen: number[] = [];
     while (free > 0 && this.heads.length > 0 && !this.stopped) {
       const head = this.heads.shift() as QueueHead;
       if (this.active.has(head.hookId) || head.nextAttemptMs > now || head.leaseExpiresMs >= now) continue;
       free -= 1;
       this.active.add(head.hookId);
-      const looks = this.looks;
+      chosen.push(head.hookId);
+    }
+    if (chosen.length === 0) return;
+    const looks = this.looks;
+    let started: Map<number, StartedLease>;
+    try {
+      started = await this.start(chosen);
+    } catch (error) {
+      for (const hookId of chosen) this.active.delete(hookId);
+      throw error;
+    }
+    for (const hookId of chosen) {
+      const lease = started.get(hookId);
       let more = false;
-      const run: Promise<void> = this.drain(head.hookId)
+      const run: Promise<void> = (lease && !this.stopped ? this.drain(lease) : Promise.resolve(false))
         .then((full) => {
           more = full || this.looks !== looks;
         })
         .catch((error: Error) => {
-          if (!this.stopped) this.logger.error(`webhook ${head.hookId}: ${error.message}`);
+          if (!this.stopped) this.logger.error(`webhook ${hookId}: ${error.message}`);
         })
         .finally(() => {
-          this.active.delete(head.hookId);
+          this.active.delete(hookId);
           this.running.delete(run);
           // A full batch leaves more behind, and work queued meanwhile may be this hook's: look again then.
           this.wake(more);
         });
       this.running.add(run);
     }
+  }
+
+  /**
+   * Takes the queues of `hookIds` that no other process holds, reads and claims the first deliveries of each,
+   * all in one transaction: a push that queued one delivery for each of 100 hooks starts them in a few
+   * statements, not in a transaction per hook. A queue found empty is given back at once.
+   */
+  private start(hookIds: number[]): Promise<Map<number, StartedLease>> {
+    return this.transactions.run(async (tx) => {
+      const now = Date.now();
+      const expires = now + this.leaseMs();
+      const started = new Map<number, StartedLease>();
+      const hooks = await this.store.leaseMany(tx, [...hookIds].sort((a, b) => a - b), this.token, now, expires);
+      const empty: number[] = [];
+      for (const hook of hooks) {
+        const batch = await this.store.nextOfHook(hook.id, BATCH, tx);
+        if (batch.length === 0) empty.push(hook.id);
+        else started.set(hook.id, { hook, batch });
+      }
+      await this.store.claim(tx, [...started.values()].flatMap(({ batch }) => batch.map((delivery) => delivery.id)), this.token, expires);
+      await this.store.releaseLeases(tx, empty, this.token);
+      return started;
+    });
   }
 
   private leaseMs(): number {
@@ -155,57 +197,42 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * Sends the head of one hook's queue and what follows it, in order, while the lease is held. The lease is
-   * taken, the batch read and claimed in one transaction; each outcome is written (with the lease renewed,
-   * or given back with the last one) before the next delivery of the hook is sent, in a transaction shared
-   * with the outcomes of the other hooks being sent (`record`): one commit carries the results of every
+   * Sends a started lease's batch, in order, while the lease is held. Each outcome is written (with the lease
+   * renewed, or given back with the last one) before the next delivery of the hook is sent, in a transaction
+   * shared with the outcomes of the other hooks being sent (`record`): one commit carries the results of every
    * worker that finished meanwhile. True when the batch was full (more may wait).
    */
-  private async drain(hookId: number): Promise<boolean> {
+  private async drain({ hook, batch }: StartedLease): Promise<boolean> {
     let released = false;
-    let taken = false;
     try {
-      const started = await this.transactions.run(async (tx) => {
-        const now = Date.now();
-        const expires = now + this.leaseMs();
-        if ((await this.store.lease(tx, hookId, this.token, now, expires)) === 0) return null;
-        taken = true;
-        const batch = await this.store.nextOfHook(hookId, BATCH, tx);
-        if (batch.length === 0 || (await this.store.claim(tx, batch.map((delivery) => delivery.id), this.token, expires)) === 0) return null;
-        return { hook: await this.store.sendingOf(tx, hookId), batch };
-      });
-      if (started === null || this.stopped) return false;
-      const { hook, batch } = started;
-      const secret = hook ? this.open(hook.secret) : '';
-      const authorization = hook ? this.open(hook.authorizationHeader) : '';
+      const secret = this.open(hook.secret);
+      const authorization = this.open(hook.authorizationHeader);
       let held = true;
       for (let index = 0; index < batch.length && held; index++) {
         const delivery = batch[index];
-        const result: AttemptResult = hook
-          ? await this.sender.send({
-              url: hook.url,
-              contentType: hook.contentType === 'form' ? 'form' : 'json',
-              method: hook.httpMethod === 'GET' ? 'GET' : 'POST',
-              secret,
-              authorization,
-              uuid: delivery.uuid,
-              event: delivery.event,
-              payload: bodyForType(hook.type, delivery.event, delivery.payload),
-            })
-          : { delivered: false, retryable: false, status: 0, body: 'the hook was deleted', headers: {}, durationMs: 0 };
+        const result: AttemptResult = await this.sender.send({
+          url: hook.url,
+          contentType: hook.contentType === 'form' ? 'form' : 'json',
+          method: hook.httpMethod === 'GET' ? 'GET' : 'POST',
+          secret,
+          authorization,
+          uuid: delivery.uuid,
+          event: delivery.event,
+          payload: bodyForType(hook.type, delivery.event, delivery.payload),
+        });
         if (result.delivered) faultPoint('webhook.sent');
         const outcome = this.outcome(delivery.attempts + 1, result);
         const last = index === batch.length - 1 || !outcome.done || this.stopped;
-        held = (await this.record({ hookId, deliveryId: delivery.id, outcome, last, unsent: index < batch.length - 1 })) && outcome.done && !this.stopped;
+        held = (await this.record({ hookId: hook.id, deliveryId: delivery.id, outcome, last, unsent: index < batch.length - 1 })) && outcome.done && !this.stopped;
         released = last;
       }
       return held && batch.length === BATCH;
     } finally {
-      if (taken && !released) {
+      if (!released) {
         await this.transactions
           .run(async (tx) => {
-            await this.store.releaseClaims(tx, hookId, this.token);
-            await this.store.releaseLease(tx, hookId, this.token);
+            await this.store.releaseClaims(tx, hook.id, this.token);
+            await this.store.releaseLeases(tx, [hook.id], this.token);
           })
           .catch(() => undefined);
       }
@@ -234,17 +261,21 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
             const expires = now + this.leaseMs();
             const answers: boolean[] = [];
             const leased = new Map<number, boolean>();
+            const releases: number[] = [];
             for (const write of writes) {
               const finished = (await this.store.finish(tx, write.deliveryId, this.token, write.outcome)) > 0;
               if (write.last) {
-                // The hook's last delivery of this lease: the rest of its claims, if any, and the lease go back.
+                // The hook's last delivery of this lease: the rest of its claims, if any, and the lease go back
+                // (the leases of all such hooks in one statement, below).
                 if (write.unsent) await this.store.releaseClaims(tx, write.hookId, this.token);
-                answers.push(finished && (await this.store.releaseLease(tx, write.hookId, this.token)) > 0);
+                releases.push(write.hookId);
+                answers.push(finished);
                 continue;
               }
               if (!leased.has(write.hookId)) leased.set(write.hookId, (await this.store.lease(tx, write.hookId, this.token, now, expires)) > 0);
               answers.push(finished && leased.get(write.hookId) === true);
             }
+            await this.store.releaseLeases(tx, releases, this.token);
             return answers;
           });
           writes.forEach((write, index) => write.resolve(held[index]));

@@ -143,19 +143,19 @@ export class WebhookStore {
     return changeRows(tx, 'UPDATE webhook SET lease_token = ?, lease_expires_ms = ? WHERE id = ? AND (lease_expires_ms < ? OR lease_token = ?)', [token, expiresMs, hookId, nowMs, token]);
   }
 
-  releaseLease(tx: EntityManager, hookId: number, token: string): Promise<number> {
-    return changeRows(tx, "UPDATE webhook SET lease_token = '', lease_expires_ms = 0 WHERE id = ? AND lease_token = ?", [hookId, token]);
-  }
-
-  /** The hook as a worker sends to it: one plain read, done for every lease of its queue. */
-  async sendingOf(tx: EntityManager, hookId: number): Promise<SendingHook | null> {
+  /**
+   * Takes the queues of `hookIds` that no live lease of another process holds, in one conditional update, and
+   * answers the hooks taken as a worker sends to them (the rows lock in key order, on every instance alike).
+   */
+  async leaseMany(tx: EntityManager, hookIds: number[], token: string, nowMs: number, expiresMs: number): Promise<SendingHook[]> {
+    if (hookIds.length === 0) return [];
+    const list = hookIds.map(() => '?').join(', ');
+    await changeRows(tx, `UPDATE webhook SET lease_token = ?, lease_expires_ms = ? WHERE id IN (${list}) AND (lease_expires_ms < ? OR lease_token = ?)`, [token, expiresMs, ...hookIds, nowMs, token]);
     const rows = (await tx.query(
-      'SELECT id, type, url, http_method, content_type, secret, authorization_header FROM webhook WHERE id = ?',
-      [hookId],
+      `SELECT id, type, url, http_method, content_type, secret, authorization_header FROM webhook WHERE id IN (${list}) AND lease_token = ? ORDER BY id`,
+      [...hookIds, token],
     )) as Record<string, unknown>[];
-    if (rows.length === 0) return null;
-    const row = rows[0];
-    return {
+    return rows.map((row) => ({
       id: Number(row.id),
       type: String(row.type),
       url: String(row.url),
@@ -163,7 +163,13 @@ export class WebhookStore {
       contentType: String(row.content_type),
       secret: String(row.secret),
       authorizationHeader: String(row.authorization_header),
-    };
+    }));
+  }
+
+  /** Gives back the leases `token` holds on `hookIds`. */
+  releaseLeases(tx: EntityManager, hookIds: number[], token: string): Promise<number> {
+    if (hookIds.length === 0) return Promise.resolve(0);
+    return changeRows(tx, `UPDATE webhook SET lease_token = '', lease_expires_ms = 0 WHERE id IN (${hookIds.map(() => '?').join(', ')}) AND lease_token = ?`, [...hookIds, token]);
   }
 
   /** The first `limit` unfinished deliveries of a hook, in order, with their payloads. */
