@@ -123,7 +123,8 @@ export class GitRepositories {
    */
   async refreshCommitGraph(dir: string): Promise<void> {
     try {
-      await this.git.run(['commit-graph', 'write', '--reachable', '--changed-paths', '--split'], { gitDir: dir });
+      // Through the launcher: a fork of the server for it blocked every request for tens of milliseconds.
+      await this.git.run(['commit-graph', 'write', '--reachable', '--changed-paths', '--split'], { gitDir: dir, offload: true });
     } catch (error) {
       // Another git process (a push on another instance, a maintenance run) holds commit-graph-chain.lock: the
       // graph is a cache, and the next push or write brings it up to date.

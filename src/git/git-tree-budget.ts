@@ -85,6 +85,7 @@ export class GitTreeBudget {
       gitDir: dir,
       env,
       input: `${newIds.join('\n')}\n`,
+      offload: true,
     });
     return [...new Set(output.split('\n').filter((line) => /^[0-9a-f]{40,64}$/.test(line)))];
   }
