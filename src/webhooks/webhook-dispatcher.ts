@@ -44,8 +44,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   /** Queue heads seen at the last look and not taken yet; `look` asks for a new look (work was queued). */
   private heads: QueueHead[] = [];
   private look = true;
-  /** Counts the wakes that asked for a look: a drain that saw it move may have missed work of its hook. */
-  private looks = 0;
+  /**
+   * Hooks whose head a look saw while this process was sending to them: work may have been queued behind the
+   * batch they were sent, so their queue is taken again when that batch is done (not every hook's looked at).
+   */
+  private readonly busyAtLook = new Set<number>();
   /** Hook secrets opened, by their sealed form (a hook's queue is taken again for every push it is sent). */
   private readonly opened = new Map<string, string>();
   private readonly running = new Set<Promise<void>>();
@@ -87,10 +90,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
    */
   wake(look = true): void {
     if (this.stopped) return;
-    if (look) {
-      this.look = true;
-      this.looks += 1;
-    }
+    if (look) this.look = true;
     if (this.pumping) {
       this.again = true;
       return;
@@ -124,13 +124,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const chosen: number[] = [];
     while (free > 0 && this.heads.length > 0 && !this.stopped) {
       const head = this.heads.shift() as QueueHead;
+      if (this.active.has(head.hookId)) this.busyAtLook.add(head.hookId);
       if (this.active.has(head.hookId) || head.nextAttemptMs > now || head.leaseExpiresMs >= now) continue;
       free -= 1;
       this.active.add(head.hookId);
       chosen.push(head.hookId);
     }
     if (chosen.length === 0) return;
-    const looks = this.looks;
     let started: Map<number, StartedLease>;
     try {
       started = await this.start(chosen);
@@ -140,10 +140,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     }
     for (const hookId of chosen) {
       const lease = started.get(hookId);
-      let more = false;
+      let full = false;
       const run: Promise<void> = (lease && !this.stopped ? this.drain(lease) : Promise.resolve(false))
-        .then((full) => {
-          more = full || this.looks !== looks;
+        .then((wasFull) => {
+          full = wasFull;
         })
         .catch((error: Error) => {
           if (!this.stopped) this.logger.error(`webhook ${hookId}: ${error.message}`);
@@ -151,8 +151,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         .finally(() => {
           this.active.delete(hookId);
           this.running.delete(run);
-          // A full batch leaves more behind, and work queued meanwhile may be this hook's: look again then.
-          this.wake(more);
+          // A full batch leaves more behind, and a look while it was sent may have seen more of this hook's work:
+          // its queue alone is taken again.
+          if (this.busyAtLook.delete(hookId) || full) this.heads.push({ hookId, deliveryId: 0, nextAttemptMs: 0, leaseExpiresMs: 0 });
+          this.wake(false);
         });
       this.running.add(run);
     }
