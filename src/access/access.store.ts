@@ -16,6 +16,8 @@ export interface ViewerStanding {
   memberOrgIds: number[];
   /** Whether the caller has any collaboration or team-repository link (else lists need no grant reads). */
   hasRepositoryGrants: boolean;
+  /** Whether the caller collaborates on any repository. */
+  hasCollaborations: boolean;
 }
 
 /** The caller's place in one organisation: membership and the teams they are in there. */
@@ -91,8 +93,8 @@ export class AccessStore {
       standing:
         `SELECT DISTINCT 0 AS kind, tu.org_id AS id FROM ${teamUser} tu JOIN ${team} t ON t.id = tu.team_id WHERE tu.uid = ? AND t.includes_all_repositories = 1` +
         ` UNION ALL SELECT 1 AS kind, ou.org_id AS id FROM ${orgUser} ou WHERE ou.uid = ?` +
-        ` UNION ALL SELECT 2 AS kind, COUNT(*) AS id FROM ${collaboration} c WHERE c.user_id = ?` +
-        ` UNION ALL SELECT 3 AS kind, COUNT(*) AS id FROM ${teamUser} tu2 JOIN ${teamRepo} tr2 ON tr2.team_id = tu2.team_id WHERE tu2.uid = ?`,
+        ` UNION ALL SELECT 2 AS kind, EXISTS (SELECT 1 FROM ${collaboration} c WHERE c.user_id = ?) AS id` +
+        ` UNION ALL SELECT 3 AS kind, EXISTS (SELECT 1 FROM ${teamUser} tu2 JOIN ${teamRepo} tr2 ON tr2.team_id = tu2.team_id WHERE tu2.uid = ?) AS id`,
       deployKey: `SELECT mode FROM ${table(DeployKeyEntity)} WHERE repo_id = ? AND fingerprint = ?`,
       grantsOfMany: new Map(),
     };
@@ -160,13 +162,16 @@ export class AccessStore {
   /** What lists need to know of the caller, in one statement. */
   async standing(uid: number): Promise<ViewerStanding> {
     const set = await this.statements.rows(this.texts().standing, [uid, uid, uid, uid]);
-    const standing: ViewerStanding = { allRepositoryOrgIds: [], memberOrgIds: [], hasRepositoryGrants: false };
+    const standing: ViewerStanding = { allRepositoryOrgIds: [], memberOrgIds: [], hasRepositoryGrants: false, hasCollaborations: false };
     set.rows.forEach((_, index) => {
       const kind = Number(valueOf(set, index, 'kind'));
       const id = Number(valueOf(set, index, 'id'));
       if (kind === 0) standing.allRepositoryOrgIds.push(id);
       else if (kind === 1) standing.memberOrgIds.push(id);
-      else if (id > 0) standing.hasRepositoryGrants = true;
+      else if (id > 0) {
+        standing.hasRepositoryGrants = true;
+        if (kind === 2) standing.hasCollaborations = true;
+      }
     });
     return standing;
   }

@@ -126,8 +126,11 @@ export class RepositoryPolicy {
     const result = new Map<number, RepositoryPermission>();
     const undecided: { repo: RepositoryEntity; owner: UserEntity }[] = [];
     const memberOrgs = new Set(standing?.memberOrgIds ?? []);
+    // Teams grant only on their organisation's repositories (as AccessStore.grants reads them), and a team member
+    // is a member of its organisation (the organisation store keeps org_user so, in the same transaction);
+    // collaborations grant on any repository. Elsewhere there is nothing to read.
     const needsGrants = (repo: RepositoryEntity) =>
-      subject.userId !== null && !subject.isAdmin && subject.userId !== repo.ownerId && (memberOrgs.has(repo.ownerId) || (standing?.hasRepositoryGrants ?? false));
+      subject.userId !== null && !subject.isAdmin && subject.userId !== repo.ownerId && (memberOrgs.has(repo.ownerId) || (standing?.hasCollaborations ?? false));
     for (const entry of repos) {
       if (needsGrants(entry.repo)) undecided.push(entry);
       else result.set(entry.repo.id, resolvePermission(subject, entry.repo, entry.owner, NO_GRANTS));
