@@ -44,6 +44,9 @@ export const REPOSITORY_UNITS = [
 
 export type RepositoryUnit = (typeof REPOSITORY_UNITS)[number];
 
+/** Each unit's place in REPOSITORY_UNITS (per-unit modes are kept as arrays in that order). */
+export const UNIT_INDEX = Object.fromEntries(REPOSITORY_UNITS.map((unit, index) => [unit, index])) as Record<RepositoryUnit, number>;
+
 export function isRepositoryUnit(name: string): name is RepositoryUnit {
   return (REPOSITORY_UNITS as readonly string[]).includes(name);
 }

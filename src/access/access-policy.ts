@@ -1,6 +1,6 @@
 import { RepositoryArchivedError } from '../common/errors';
 import { Visibility } from '../users/user.entity';
-import { AccessMode, REPOSITORY_UNITS, RepositoryUnit, UnitModes } from './access-mode';
+import { AccessMode, REPOSITORY_UNITS, UnitModes } from './access-mode';
 import { RepositoryPermission } from './repository-permission';
 
 /**
@@ -34,8 +34,8 @@ export interface PolicyOwner {
 export interface TeamGrant {
   /** The team's `authorize`: admin and owner teams get the whole repository. */
   mode: AccessMode;
-  /** The team's mode per unit. */
-  units: UnitModes;
+  /** The team's mode per unit (shared between requests: access.store.ts keeps them parsed). */
+  units: Readonly<UnitModes>;
 }
 
 /** What the caller has on one repository besides who they are. */
@@ -101,21 +101,16 @@ export function resolvePermission(subject: AccessSubject, repo: PolicyRepository
   for (const team of grants.teams) mode = Math.max(mode, Math.min(team.mode, AccessMode.Write));
   // Any admin or owner team of the caller makes them an owner of the repository, as Forgejo does.
   if (grants.teams.some((team) => team.mode >= AccessMode.Admin)) return RepositoryPermission.uniform(AccessMode.Owner);
-  if (!owner.isOrganization) return RepositoryPermission.uniform(mode);
-  const units = new Map<RepositoryUnit, AccessMode>();
-  for (const unit of REPOSITORY_UNITS) {
-    let unitMode = collaborator ? mode : AccessMode.None;
-    let named = false;
-    for (const team of grants.teams) {
-      const teamMode = team.units[unit] ?? AccessMode.None;
-      if (teamMode > AccessMode.None) {
-        named = true;
-        unitMode = Math.max(unitMode, teamMode);
-      }
-    }
-    if (!named && !collaborator && publicDefault) unitMode = AccessMode.Read;
-    if (unitMode > AccessMode.None) units.set(unit, unitMode);
-  }
+  // Without teams every unit has `mode`: the collaboration's (with the public default), or the public default.
+  if (!owner.isOrganization || grants.teams.length === 0) return RepositoryPermission.uniform(mode);
+  // Per unit, the highest of the caller's teams naming it, and never less than the collaboration (on every unit)
+  // or, without one, the public default (read, on a public repository).
+  const floor = collaborator ? mode : publicDefault ? AccessMode.Read : AccessMode.None;
+  const units = REPOSITORY_UNITS.map((unit) => {
+    let unitMode = floor;
+    for (const team of grants.teams) unitMode = Math.max(unitMode, team.units[unit] ?? AccessMode.None);
+    return unitMode as AccessMode;
+  });
   return RepositoryPermission.perUnit(mode, units);
 }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { DataSource } from 'typeorm';
 import { CollaborationEntity } from '../collaborators/collaboration.entity';
 import { DeployKeyEntity } from '../deploy-keys/deploy-key.entity';
@@ -15,12 +16,54 @@ export interface ViewerStanding {
   memberOrgIds: number[];
   /** Whether the caller has any collaboration or team-repository link (else lists need no grant reads). */
   hasRepositoryGrants: boolean;
+  /** Whether the caller collaborates on any repository. */
+  hasCollaborations: boolean;
 }
 
 /** The caller's place in one organisation: membership and the teams they are in there. */
 export interface OrganizationStanding {
   isMember: boolean;
-  teams: { id: number; mode: AccessMode; canCreateOrgRepo: boolean; includesAllRepositories: boolean; units: UnitModes }[];
+  teams: { id: number; mode: AccessMode; canCreateOrgRepo: boolean; includesAllRepositories: boolean; units: Readonly<UnitModes> }[];
+}
+
+/**
+ * The caller's grants on a repository read along with it, in the statement that looks the repository up
+ * (alias `r`, its owner by `r.owner_id`): a request on `{owner}/{repo}` then needs no statement of its own for
+ * them. `columns` go into the select list, `joins` after the repository's; each `?` in them is the caller's id,
+ * `columns`' before `joins`'. The same conditions and indexes as AccessStore.grants: the collaboration
+ * (`IDX_collaboration_repo_id_user_id`) and the membership (`IDX_org_user_uid_org_id`) as one value each, the
+ * caller's teams in the owning organisation (`IDX_team_user_uid_org_id`, the team by primary key, its link by
+ * `IDX_team_repo_team_id_repo_id`) one row each: the repository's row repeated, with the team's mode and units
+ * where the team reaches the repository, null where it does not. Read the result with `grantsInRows`.
+ */
+export function grantsAlongsideRepository(dataSource: DataSource): { columns: string; joins: string } {
+  const table = (entity: Function) => dataSource.driver.escape(dataSource.getMetadata(entity).tableName);
+  return {
+    columns:
+      `(SELECT c.mode FROM ${table(CollaborationEntity)} c WHERE c.repo_id = r.id AND c.user_id = ?) AS grant_collaboration, ` +
+      `EXISTS (SELECT 1 FROM ${table(OrgUserEntity)} ou WHERE ou.uid = ? AND ou.org_id = r.owner_id) AS grant_member, ` +
+      't.authorize AS grant_team_mode, t.units AS grant_team_units',
+    joins:
+      `LEFT JOIN ${table(TeamUserEntity)} tu ON tu.uid = ? AND tu.org_id = r.owner_id ` +
+      `LEFT JOIN ${table(TeamEntity)} t ON t.id = tu.team_id AND (t.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM ${table(TeamRepoEntity)} tr WHERE tr.team_id = t.id AND tr.repo_id = r.id))`,
+  };
+}
+
+/** The grants a statement with `grantsAlongsideRepository` read (its rows are one repository's). */
+export function grantsInRows(set: RowSet): AccessGrants {
+  const collaboration = valueOf(set, 0, 'grant_collaboration');
+  const grants: AccessGrants = {
+    orgMember: Number(valueOf(set, 0, 'grant_member')) === 1,
+    teams: [],
+    collaboration: collaboration === null || collaboration === undefined ? null : (Number(collaboration) as AccessMode),
+  };
+  set.rows.forEach((_, index) => {
+    const mode = valueOf(set, index, 'grant_team_mode');
+    if (mode !== null && mode !== undefined) grants.teams.push(teamGrant(Number(mode) as AccessMode, String(valueOf(set, index, 'grant_team_units') ?? '')));
+  });
+  // As AccessStore.grants: a team of the caller reaching the repository makes them a member.
+  if (grants.teams.length > 0) grants.orgMember = true;
+  return grants;
 }
 
 /**
@@ -50,8 +93,8 @@ export class AccessStore {
       standing:
         `SELECT DISTINCT 0 AS kind, tu.org_id AS id FROM ${teamUser} tu JOIN ${team} t ON t.id = tu.team_id WHERE tu.uid = ? AND t.includes_all_repositories = 1` +
         ` UNION ALL SELECT 1 AS kind, ou.org_id AS id FROM ${orgUser} ou WHERE ou.uid = ?` +
-        ` UNION ALL SELECT 2 AS kind, COUNT(*) AS id FROM ${collaboration} c WHERE c.user_id = ?` +
-        ` UNION ALL SELECT 3 AS kind, COUNT(*) AS id FROM ${teamUser} tu2 JOIN ${teamRepo} tr2 ON tr2.team_id = tu2.team_id WHERE tu2.uid = ?`,
+        ` UNION ALL SELECT 2 AS kind, EXISTS (SELECT 1 FROM ${collaboration} c WHERE c.user_id = ?) AS id` +
+        ` UNION ALL SELECT 3 AS kind, EXISTS (SELECT 1 FROM ${teamUser} tu2 JOIN ${teamRepo} tr2 ON tr2.team_id = tu2.team_id WHERE tu2.uid = ?) AS id`,
       deployKey: `SELECT mode FROM ${table(DeployKeyEntity)} WHERE repo_id = ? AND fingerprint = ?`,
       grantsOfMany: new Map(),
     };
@@ -61,7 +104,7 @@ export class AccessStore {
   /** The caller's grants on one repository (owned by `ownerId`), in one statement. */
   async grants(uid: number, repo: { id: number; ownerId: number }): Promise<AccessGrants> {
     const set = await this.statements.rows(this.texts().grants, [uid, repo.ownerId, repo.id, uid, repo.ownerId, repo.id, uid]);
-    return this.grantsOf(set).get(-1) ?? { orgMember: false, teams: [], collaboration: null };
+    return this.grantsOf(set);
   }
 
   /** The mode of the deploy key with this material on one repository, or null when it was not added there. */
@@ -119,13 +162,16 @@ export class AccessStore {
   /** What lists need to know of the caller, in one statement. */
   async standing(uid: number): Promise<ViewerStanding> {
     const set = await this.statements.rows(this.texts().standing, [uid, uid, uid, uid]);
-    const standing: ViewerStanding = { allRepositoryOrgIds: [], memberOrgIds: [], hasRepositoryGrants: false };
+    const standing: ViewerStanding = { allRepositoryOrgIds: [], memberOrgIds: [], hasRepositoryGrants: false, hasCollaborations: false };
     set.rows.forEach((_, index) => {
       const kind = Number(valueOf(set, index, 'kind'));
       const id = Number(valueOf(set, index, 'id'));
       if (kind === 0) standing.allRepositoryOrgIds.push(id);
       else if (kind === 1) standing.memberOrgIds.push(id);
-      else if (id > 0) standing.hasRepositoryGrants = true;
+      else if (id > 0) {
+        standing.hasRepositoryGrants = true;
+        if (kind === 2) standing.hasCollaborations = true;
+      }
     });
     return standing;
   }
@@ -147,7 +193,7 @@ export class AccessStore {
     };
   }
 
-  private grantsOf(set: RowSet): Map<number, AccessGrants> {
+  private grantsOf(set: RowSet): AccessGrants {
     const grants: AccessGrants = { orgMember: false, teams: [], collaboration: null };
     set.rows.forEach((_, index) => {
       const kind = Number(valueOf(set, index, 'kind'));
@@ -158,7 +204,7 @@ export class AccessStore {
     });
     // A team of the caller reaching the repository makes them a member, whatever org_user says.
     if (grants.teams.length > 0) grants.orgMember = true;
-    return new Map([[-1, grants]]);
+    return grants;
   }
 }
 
@@ -167,12 +213,29 @@ export function teamGrant(mode: AccessMode, units: string): TeamGrant {
   return { mode, units: mode >= AccessMode.Admin ? allUnits(mode) : parseUnits(units) };
 }
 
-function allUnits(mode: AccessMode): UnitModes {
-  return Object.fromEntries(REPOSITORY_UNITS.map((unit) => [unit, mode])) as UnitModes;
+const ALL_UNITS = new Map<AccessMode, Readonly<UnitModes>>();
+
+function allUnits(mode: AccessMode): Readonly<UnitModes> {
+  let units = ALL_UNITS.get(mode);
+  if (!units) ALL_UNITS.set(mode, (units = Object.freeze(Object.fromEntries(REPOSITORY_UNITS.map((unit) => [unit, mode])) as UnitModes)));
+  return units;
 }
 
+/**
+ * Team units parsed, by their stored JSON: the grants of every request name teams, and a few distinct texts
+ * serve them all (parsing each team's anew cost some 2 µs per team and request). Keyed by the text itself, so
+ * never stale; shared between requests, so frozen.
+ */
+const PARSED_UNITS = new LRUCache<string, Readonly<UnitModes>>({ max: 1000 });
+
 /** The stored JSON of a team's units; anything unreadable counts as no unit. */
-export function parseUnits(text: string): UnitModes {
+export function parseUnits(text: string): Readonly<UnitModes> {
+  let units = PARSED_UNITS.get(text);
+  if (!units) PARSED_UNITS.set(text, (units = Object.freeze(parseUnitsText(text))));
+  return units;
+}
+
+function parseUnitsText(text: string): UnitModes {
   if (!text) return {};
   try {
     const parsed = JSON.parse(text) as Record<string, unknown>;

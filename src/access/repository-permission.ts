@@ -1,4 +1,4 @@
-import { AccessMode, RepositoryUnit } from './access-mode';
+import { AccessMode, RepositoryUnit, UNIT_INDEX } from './access-mode';
 
 /** The `permissions` object of a `Repository` answer. */
 export interface PermissionWire {
@@ -16,15 +16,16 @@ export class RepositoryPermission {
   private constructor(
     /** The overall mode: `admin` and the repository's settings (rename, delete, collaborators, keys). */
     readonly mode: AccessMode,
-    /** Per unit; null when every unit has `mode`. */
-    private readonly units: ReadonlyMap<RepositoryUnit, AccessMode> | null,
+    /** Per unit, in REPOSITORY_UNITS order; null when every unit has `mode`. */
+    private readonly units: readonly AccessMode[] | null,
   ) {}
 
   static uniform(mode: AccessMode): RepositoryPermission {
     return new RepositoryPermission(mode, null);
   }
 
-  static perUnit(mode: AccessMode, units: ReadonlyMap<RepositoryUnit, AccessMode>): RepositoryPermission {
+  /** `units`: the mode of each unit, in REPOSITORY_UNITS order. */
+  static perUnit(mode: AccessMode, units: readonly AccessMode[]): RepositoryPermission {
     return new RepositoryPermission(mode, units);
   }
 
@@ -32,14 +33,13 @@ export class RepositoryPermission {
 
   /** The mode the caller has on `unit`. */
   unitMode(unit: RepositoryUnit): AccessMode {
-    return this.units === null ? this.mode : (this.units.get(unit) ?? AccessMode.None);
+    return this.units === null ? this.mode : this.units[UNIT_INDEX[unit]];
   }
 
   /** Whether the repository exists for the caller at all: some unit is readable (else 404). */
   get hasAccess(): boolean {
     if (this.units === null) return this.mode >= AccessMode.Read;
-    for (const mode of this.units.values()) if (mode >= AccessMode.Read) return true;
-    return false;
+    return this.units.some((mode) => mode >= AccessMode.Read);
   }
 
   canRead(unit: RepositoryUnit): boolean {

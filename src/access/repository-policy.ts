@@ -5,7 +5,7 @@ import { ForbiddenError, NotFoundError } from '../common/errors';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { RepositoryUnit } from './access-mode';
-import { AccessSubject, assertAcceptsWrites, NO_GRANTS, readableWithoutGrants, resolveDeployKeyPermission, resolvePermission } from './access-policy';
+import { AccessGrants, AccessSubject, assertAcceptsWrites, NO_GRANTS, readableWithoutGrants, resolveDeployKeyPermission, resolvePermission } from './access-policy';
 import { AccessStore, ViewerStanding } from './access.store';
 import { RepositoryPermission } from './repository-permission';
 
@@ -75,10 +75,20 @@ export class RepositoryTarget {
 export class RepositoryPolicy {
   constructor(private readonly store: AccessStore) {}
 
-  async permission(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity): Promise<RepositoryPermission> {
+  /** `grants`: the caller's grants on the repository when the lookup read them along (else read here if needed). */
+  async permission(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity, grants: AccessGrants | null = null): Promise<RepositoryPermission> {
     const subject = subjectOf(viewer);
     if (subject.userId === null || subject.isAdmin || subject.userId === repo.ownerId) return resolvePermission(subject, repo, owner, NO_GRANTS);
-    return resolvePermission(subject, repo, owner, await this.store.grants(subject.userId, repo));
+    return resolvePermission(subject, repo, owner, grants ?? (await this.store.grants(subject.userId, repo)));
+  }
+
+  /**
+   * Whose grants a lookup of a repository should read along with it (access.store.ts grantsAlongsideRepository):
+   * the caller's, unless who they are decides alone (anonymous callers, site admins).
+   */
+  grantsHolder(viewer: AuthContext): number | null {
+    const subject = subjectOf(viewer);
+    return subject.userId === null || subject.isAdmin ? null : subject.userId;
   }
 
   /**
@@ -91,10 +101,11 @@ export class RepositoryPolicy {
 
   /**
    * The start of every repository door: unreadable (no unit readable, or not `unit`) → 404, as if it did not
-   * exist; then a public-only token on a private repository or a non-public owner → 403.
+   * exist; then a public-only token on a private repository or a non-public owner → 403. `grants`: the
+   * caller's, when the lookup read them along (grantsHolder).
    */
-  async open(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity, unit?: RepositoryUnit): Promise<RepositoryTarget> {
-    const resolve = () => this.permission(viewer, repo, owner);
+  async open(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity, unit?: RepositoryUnit, grants: AccessGrants | null = null): Promise<RepositoryTarget> {
+    const resolve = () => this.permission(viewer, repo, owner, grants);
     let known: RepositoryPermission | null = null;
     if (!readableWithoutGrants(subjectOf(viewer), repo, owner)) {
       known = await resolve();
@@ -115,8 +126,11 @@ export class RepositoryPolicy {
     const result = new Map<number, RepositoryPermission>();
     const undecided: { repo: RepositoryEntity; owner: UserEntity }[] = [];
     const memberOrgs = new Set(standing?.memberOrgIds ?? []);
+    // Teams grant only on their organisation's repositories (as AccessStore.grants reads them), and a team member
+    // is a member of its organisation (the organisation store keeps org_user so, in the same transaction);
+    // collaborations grant on any repository. Elsewhere there is nothing to read.
     const needsGrants = (repo: RepositoryEntity) =>
-      subject.userId !== null && !subject.isAdmin && subject.userId !== repo.ownerId && (memberOrgs.has(repo.ownerId) || (standing?.hasRepositoryGrants ?? false));
+      subject.userId !== null && !subject.isAdmin && subject.userId !== repo.ownerId && (memberOrgs.has(repo.ownerId) || (standing?.hasCollaborations ?? false));
     for (const entry of repos) {
       if (needsGrants(entry.repo)) undecided.push(entry);
       else result.set(entry.repo.id, resolvePermission(subject, entry.repo, entry.owner, NO_GRANTS));

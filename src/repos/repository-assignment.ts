@@ -2,6 +2,7 @@ import { applyDecorators, CanActivate, createParamDecorator, ExecutionContext, I
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { RepositoryUnit } from '../access/access-mode';
+import type { AccessGrants } from '../access/access-policy';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import { AuthContext } from '../auth/auth-context';
 import { GuardedBeforeBody } from '../http/body-guard';
@@ -48,16 +49,20 @@ export function RepositoryRoute(options: RepositoryRouteOptions = {}) {
 export class RepositoryRouteLookup {
   constructor(private readonly store: RepositoryStore) {}
 
-  /** A repository and its owner by their names (case-insensitive), in one read of two unique indexes. */
-  findWithOwnerByNames(ownerName: string, repoName: string): Promise<{ repo: RepositoryEntity; owner: UserEntity } | null> {
-    return this.store.findWithOwnerByNames(ownerName, repoName);
+  /**
+   * A repository and its owner by their names (case-insensitive), in one read of two unique indexes; with
+   * `grantsOf`, that user's grants on it in the same read.
+   */
+  findWithOwnerByNames(ownerName: string, repoName: string, grantsOf: number | null): Promise<{ repo: RepositoryEntity; owner: UserEntity; grants: AccessGrants | null } | null> {
+    return this.store.findWithOwnerByNames(ownerName, repoName, grantsOf);
   }
 }
 
 /**
- * Forgejo's repoAssignment: once per request, the owner and repository by name (unknown → 404), then the
- * access policy's read rule (unreadable → 404, public-only token on a non-public repository → 403). Runs after
- * the route's auth guard (scopes), so the order stays scope → lookup → read → public-only → sign-in → permission.
+ * Forgejo's repoAssignment: once per request, the owner and repository by name with the caller's grants on it
+ * (unknown → 404), then the access policy's read rule (unreadable → 404, public-only token on a non-public
+ * repository → 403). Runs after the route's auth guard (scopes), so the order stays scope → lookup → read →
+ * public-only → sign-in → permission.
  */
 @Injectable()
 export class RepositoryAssignment implements CanActivate {
@@ -73,9 +78,11 @@ export class RepositoryAssignment implements CanActivate {
     const ownerName = request.params.owner;
     const repoName = request.params.repo;
     if (typeof ownerName !== 'string' || typeof repoName !== 'string') throw new Error('a repository route needs :owner and :repo');
-    const found = await this.repositories.findWithOwnerByNames(ownerName, repoName);
+    const viewer = request.auth ?? AuthContext.anonymous();
+    // The caller's grants come with the repository (one statement, not two) when the policy may need them.
+    const found = await this.repositories.findWithOwnerByNames(ownerName, repoName, this.policy.grantsHolder(viewer));
     if (!found) throw new NotFoundError();
-    request.repository = await this.policy.open(request.auth ?? AuthContext.anonymous(), found.repo, found.owner, options.unit);
+    request.repository = await this.policy.open(viewer, found.repo, found.owner, options.unit, found.grants);
     return true;
   }
 }

@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import type { AccessGrants } from '../access/access-policy';
+import { grantsAlongsideRepository, grantsInRows } from '../access/access.store';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { valueOf } from '../database/bound-statements';
@@ -21,6 +23,8 @@ export class RepositoryStore extends RepositorySearchPlanner {
   private readonly byOwnerAndName: string;
   private readonly ownerRows: RowReader<UserEntity>;
   private readonly withOwnerByNames: string;
+  /** withOwnerByNames with a caller's grants on the repository (access.store.ts grantsAlongsideRepository). */
+  private readonly withOwnerAndGrantsByNames: string;
   /** One owner's repositories (all, or the public ones): the page with its total, and the count alone. */
   private readonly ofOwner: Record<'all' | 'public', { count: string; page: string }>;
 
@@ -34,6 +38,10 @@ export class RepositoryStore extends RepositorySearchPlanner {
     this.withOwnerByNames =
       `SELECT ${this.rows.columnList('r')}, ${this.ownerRows.columnList('o')} FROM ${owners} o ` +
       'JOIN repository r ON r.owner_id = o.id AND r.lower_name = ? WHERE o.lower_name = ?';
+    const grants = grantsAlongsideRepository(dataSource);
+    this.withOwnerAndGrantsByNames =
+      `SELECT ${this.rows.columnList('r')}, ${this.ownerRows.columnList('o')}, ${grants.columns} FROM ${owners} o ` +
+      `JOIN repository r ON r.owner_id = o.id ${grants.joins} WHERE o.lower_name = ? AND r.lower_name = ?`;
     // The page carries the owner's total (an uncorrelated subquery, evaluated once): one round trip instead of
     // two, unless the page is empty (past the end, or no repositories), when the total is counted alone.
     const ofOwner = (where: string) => ({
@@ -56,11 +64,17 @@ export class RepositoryStore extends RepositorySearchPlanner {
     return this.rows.one(this.byOwnerAndName, [ownerId, name.toLowerCase()], tx);
   }
 
-  /** A repository and its owner by their names (case-insensitive), in one read of two unique indexes. */
-  async findWithOwnerByNames(ownerName: string, repoName: string): Promise<{ repo: RepositoryEntity; owner: UserEntity } | null> {
-    const set = await this.rows.rows(this.withOwnerByNames, [repoName.toLowerCase(), ownerName.toLowerCase()]);
+  /**
+   * A repository and its owner by their names (case-insensitive), in one read of two unique indexes; with
+   * `grantsOf`, that user's grants on it in the same read (null: none read).
+   */
+  async findWithOwnerByNames(ownerName: string, repoName: string, grantsOf: number | null = null): Promise<{ repo: RepositoryEntity; owner: UserEntity; grants: AccessGrants | null } | null> {
+    const set =
+      grantsOf === null
+        ? await this.rows.rows(this.withOwnerByNames, [repoName.toLowerCase(), ownerName.toLowerCase()])
+        : await this.rows.rows(this.withOwnerAndGrantsByNames, [grantsOf, grantsOf, grantsOf, ownerName.toLowerCase(), repoName.toLowerCase()]);
     if (set.rows.length === 0) return null;
-    return { repo: this.rows.hydrate(set, 0, 'r'), owner: this.ownerRows.hydrate(set, 0, 'o') };
+    return { repo: this.rows.hydrate(set, 0, 'r'), owner: this.ownerRows.hydrate(set, 0, 'o'), grants: grantsOf === null ? null : grantsInRows(set) };
   }
 
   insert(tx: EntityManager, repository: Partial<RepositoryEntity>): Promise<RepositoryEntity> {

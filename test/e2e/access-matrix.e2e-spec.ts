@@ -90,6 +90,9 @@ interface Answers {
   permissions?: { admin: boolean; push: boolean; pull: boolean } | null;
   searched?: boolean;
   orgListed?: boolean;
+  /** The permissions object of the repository in the search and in the organisation's list (as GET's). */
+  searchedPermissions?: { admin: boolean; push: boolean; pull: boolean } | null;
+  orgListedPermissions?: { admin: boolean; push: boolean; pull: boolean } | null;
   contentsWrite?: number;
   branchCreate?: number;
   releaseCreate?: number;
@@ -114,6 +117,8 @@ function expectedAnswers(role: Role, visibility: Visibility): Answers {
       permissions: null,
       searched: false,
       orgListed: false,
+      searchedPermissions: null,
+      orgListedPermissions: null,
       contentsWrite: 403,
       branchCreate: 403,
       releaseCreate: 403,
@@ -134,6 +139,8 @@ function expectedAnswers(role: Role, visibility: Visibility): Answers {
       permissions: sees ? { admin: cell.admin, push: cell.code >= WRITE, pull: cell.code >= READ } : null,
       searched: sees,
       orgListed: sees,
+      searchedPermissions: sees ? { admin: cell.admin, push: cell.code >= WRITE, pull: cell.code >= READ } : null,
+      orgListedPermissions: sees ? { admin: cell.admin, push: cell.code >= WRITE, pull: cell.code >= READ } : null,
       contentsWrite: write(cell.code, 201),
       branchCreate: write(cell.code, 201),
       releaseCreate: write(cell.releases, 201),
@@ -213,9 +220,13 @@ describe('the access matrix: every kind of caller, every door (REST, git over HT
       answers.get = got.status;
       answers.permissions = got.status === 200 ? got.body.permissions : null;
       const searched = await t.http.get(t.api('/repos/search')).query({ q: 'matrix', limit: 50 }).set(as);
-      answers.searched = (searched.body.data ?? []).some((repo: { full_name: string }) => repo.full_name === full);
+      const found = (searched.body.data ?? []).find((repo: { full_name: string }) => repo.full_name === full);
+      answers.searched = found !== undefined;
+      answers.searchedPermissions = found?.permissions ?? null;
       const listed = await t.http.get(t.api(`/orgs/${org}/repos`)).query({ limit: 50 }).set(as);
-      answers.orgListed = (Array.isArray(listed.body) ? listed.body : []).some((repo: { full_name: string }) => repo.full_name === full);
+      const inList = (Array.isArray(listed.body) ? listed.body : []).find((repo: { full_name: string }) => repo.full_name === full);
+      answers.orgListed = inList !== undefined;
+      answers.orgListedPermissions = inList?.permissions ?? null;
       const file = uniqueName('file');
       answers.contentsWrite = (await t.http.post(api(`/contents/${file}.txt`)).set(as).send({ content: Buffer.from('x\n').toString('base64'), message: 'matrix' })).status;
       answers.branchCreate = (await t.http.post(api('/branches')).set(as).send({ new_branch_name: uniqueName('b'), old_branch_name: 'main' })).status;
