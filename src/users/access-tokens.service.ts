@@ -138,16 +138,9 @@ export class AccessTokensService {
   }
 }
 
-/**
- * sha256 of a presented token, the key of its verification. A request asks twice (the sign-in limits ask
- * verifiedBefore, then authenticate looks it up): the last one is kept, so it is computed once.
- */
 function digest(value: string): string {
-  if (lastDigest.value !== value) lastDigest = { value, digest: createHash('sha256').update(value).digest('hex') };
-  return lastDigest.digest;
+  return createHash('sha256').update(value).digest('hex');
 }
-
-let lastDigest = { value: '', digest: createHash('sha256').update('').digest('hex') };
 
 /** A token in the audit log: its owner and name, never any part of its value. */
 function tokenTarget(owner: UserEntity, token: AccessTokenEntity) {
