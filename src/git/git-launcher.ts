@@ -35,7 +35,8 @@ interface Pending {
 
 /**
  * Runs git through the launcher process (started on first use, restarted if it dies). Used for the commands a
- * server runs in bulk in the background (mirror fetches), so that they do not stall API requests.
+ * server runs in bulk in the background (mirror fetches) and the buffered commands of every push (commit-graph
+ * refresh, new trees, the commit listing), so that they do not stall API requests.
  */
 @Injectable()
 export class GitLauncher implements OnApplicationShutdown {
