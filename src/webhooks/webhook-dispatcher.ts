@@ -28,6 +28,12 @@ interface StartedLease {
 
 /** Deliveries one lease of a hook sends before the queue is looked at again (others get their turn). */
 const BATCH = 50;
+/**
+ * A held lease is renewed with an outcome only when it was last set this long ago: the next request then still
+ * starts with at least WEBHOOK_TIMEOUT + 3 s of the lease (WEBHOOK_TIMEOUT + 5 s) left, and a hook answering in
+ * milliseconds costs one lease write every 2 s instead of one per delivery.
+ */
+const RENEW_AFTER_MS = 2_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
 /**
@@ -41,6 +47,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private readonly logger = new Logger('Webhooks');
   private readonly token = randomBytes(16).toString('hex');
   private readonly active = new Set<number>();
+  /** When this process last set the lease of each hook it holds (`Date.now()` before the write). */
+  private readonly leaseSetAt = new Map<number, number>();
   /** Queue heads seen at the last look and not taken yet; `look` asks for a new look (work was queued). */
   private heads: QueueHead[] = [];
   private look = true;
@@ -173,6 +181,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       const hooks = await this.store.leaseMany(tx, [...hookIds].sort((a, b) => a - b), this.token, now, expires);
       const empty: number[] = [];
       for (const hook of hooks) {
+        this.leaseSetAt.set(hook.id, now);
         const batch = await this.store.nextOfHook(hook.id, BATCH, tx);
         if (batch.length === 0) empty.push(hook.id);
         else started.set(hook.id, { hook, batch });
@@ -231,6 +240,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       return held && batch.length === BATCH;
     } finally {
       if (!released) {
+        this.leaseSetAt.delete(hook.id);
         await this.transactions
           .run(async (tx) => {
             await this.store.releaseClaims(tx, hook.id, this.token);
@@ -270,11 +280,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
                 // The hook's last delivery of this lease: the rest of its claims, if any, and the lease go back
                 // (the leases of all such hooks in one statement, below).
                 if (write.unsent) await this.store.releaseClaims(tx, write.hookId, this.token);
+                this.leaseSetAt.delete(write.hookId);
                 releases.push(write.hookId);
                 answers.push(finished);
                 continue;
               }
-              if (!leased.has(write.hookId)) leased.set(write.hookId, (await this.store.lease(tx, write.hookId, this.token, now, expires)) > 0);
+              // A lease set lately is still this process's (no other takes it before it expires): the outcome's
+              // conditional write (`finished`) is the proof needed. An older one is renewed, or found lost.
+              if (!leased.has(write.hookId)) {
+                const recent = now - (this.leaseSetAt.get(write.hookId) ?? 0) < RENEW_AFTER_MS;
+                const held = recent || (await this.store.lease(tx, write.hookId, this.token, now, expires)) > 0;
+                if (held && !recent) this.leaseSetAt.set(write.hookId, now);
+                leased.set(write.hookId, held);
+              }
               answers.push(finished && leased.get(write.hookId) === true);
             }
             await this.store.releaseLeases(tx, releases, this.token);
