@@ -6,8 +6,9 @@
  * decides everything (the address, already vetted against WEBHOOK_ALLOWED_HOSTS; the headers and signatures;
  * the body); this thread connects to exactly that address, sends, and reads at most `keepBytes` of the answer.
  *
- * In:  { id, url, method, headers, body (Uint8Array), address, family, timeoutMs, keepBytes }
- * Out: { id, status, body, retryAfter, error, durationMs }  (error: a connection failure or the timeout)
+ * In:  [{ id, url, method, headers, body (Uint8Array), address, family, timeoutMs, keepBytes }, …], or { close }
+ * Out: [{ id, status, body, retryAfter, error, durationMs }, …]  (error: a connection failure or the timeout)
+ * Both ways a message carries what one turn of the sender's event loop had: each message wakes the other thread.
  */
 const http = require('node:http');
 const https = require('node:https');
@@ -28,16 +29,30 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true, maxSockets: workerData.maxSockets }),
 };
 
+let answers = [];
+
+/** Queues an answer; the answers of one turn of the event loop go back in one message. */
+function answer(message) {
+  if (answers.length === 0) {
+    setImmediate(() => {
+      const batch = answers;
+      answers = [];
+      parentPort.postMessage(batch);
+    });
+  }
+  answers.push(message);
+}
+
 function send(job) {
   const started = performance.now();
   const url = new URL(job.url);
   const secure = url.protocol === 'https:';
   let settled = false;
-  const settle = (answer) => {
+  const settle = (outcome) => {
     if (settled) return;
     settled = true;
     clearTimeout(timer);
-    parentPort.postMessage({ id: job.id, durationMs: Math.round(performance.now() - started), ...answer });
+    answer({ id: job.id, durationMs: Math.round(performance.now() - started), ...outcome });
   };
   const lookup = (_host, options, callback) => {
     if (options && options.all) callback(null, [{ address: job.address, family: job.family }]);
@@ -69,9 +84,11 @@ parentPort.on('message', (message) => {
     parentPort.close();
     return;
   }
-  try {
-    send(message);
-  } catch (error) {
-    parentPort.postMessage({ id: message.id, error: error.message, durationMs: 0 });
+  for (const job of message) {
+    try {
+      send(job);
+    } catch (error) {
+      answer({ id: job.id, error: error.message, durationMs: 0 });
+    }
   }
 });

@@ -69,6 +69,8 @@ export class WebhookSender implements OnApplicationShutdown {
   private readonly allowed: AllowedHosts;
   private thread: Worker | null = null;
   private readonly waiting = new Map<number, (answer: ThreadAnswer) => void>();
+  /** Requests handed over in this turn of the event loop: they go to the thread in one message. */
+  private jobs: Record<string, unknown>[] = [];
   private nextId = 1;
   private closed = false;
 
@@ -165,12 +167,20 @@ export class WebhookSender implements OnApplicationShutdown {
         if (this.waiting.delete(id)) resolve(answer);
       };
       this.waiting.set(id, finish);
-      try {
-        this.sendingThread().postMessage({ id, ...job });
-      } catch (error) {
-        finish({ id, error: `the sending thread is not available: ${(error as Error).message}`, durationMs: 0 });
-      }
+      if (this.jobs.length === 0) setImmediate(() => this.handOver());
+      this.jobs.push({ id, ...job });
     });
+  }
+
+  /** The requests of one turn, to the thread in one message (each message wakes it). */
+  private handOver(): void {
+    const jobs = this.jobs;
+    this.jobs = [];
+    try {
+      this.sendingThread().postMessage(jobs);
+    } catch (error) {
+      for (const job of jobs) this.waiting.get(job.id as number)?.({ id: job.id as number, error: `the sending thread is not available: ${(error as Error).message}`, durationMs: 0 });
+    }
   }
 
   private sendingThread(): Worker {
@@ -181,7 +191,9 @@ export class WebhookSender implements OnApplicationShutdown {
       resourceLimits: { maxOldGenerationSizeMb: 64 },
     });
     thread.unref();
-    thread.on('message', (answer: ThreadAnswer) => this.waiting.get(answer.id)?.(answer));
+    thread.on('message', (answers: ThreadAnswer[]) => {
+      for (const answer of answers) this.waiting.get(answer.id)?.(answer);
+    });
     const gone = (reason: string) => {
       if (this.thread !== thread) return;
       this.thread = null;
