@@ -5,8 +5,9 @@
  * machines, so the bench lowers its priority (BENCH_SINK_NICE): on a shared 2-core machine its CPU then comes
  * from idle time rather than from the pushes being measured. It reports to its parent over IPC:
  *   { ready: port }                       once listening
- *   { arrivals: [[uuid, atMs, event]] }   batched every 20 ms; atMs on the wall clock (performance.timeOrigin
- *                                         + performance.now(), comparable across processes)
+ *   { arrivals: [[uuid, atMs, event, path]] }  batched every 20 ms; atMs on the wall clock
+ *                                         (performance.timeOrigin + performance.now(), comparable across
+ *                                         processes); path: the hook's URL path
  *   { inFlight: [uuid], id }              the answer to { inFlight: true, id }
  * and takes { paused: boolean } (unpausing answers everything held).
  */
@@ -23,7 +24,7 @@ const server = http.createServer((request, response) => {
   request.resume();
   request.on('end', () => {
     const uuid = request.headers['x-forgejo-delivery'];
-    pending.push([uuid, performance.timeOrigin + performance.now(), request.headers['x-forgejo-event']]);
+    pending.push([uuid, performance.timeOrigin + performance.now(), request.headers['x-forgejo-event'], request.url]);
     const answer = () => {
       inFlight.delete(uuid);
       if (!response.destroyed) response.end('ok');

@@ -20,7 +20,9 @@
  *      a UUID may arrive twice only when it was in flight (received by the sink, unanswered) at the kill. The
  *      pushes of this phase (deliveries held) give the push duration and CPU with the outbox write alone. The
  *      drain of that backlog gives the delivery rate with work always waiting (phase 2's rate is bounded by the
- *      pushes when they are slower than the deliveries).
+ *      pushes when they are slower than the deliveries); the hooks the killed server was sending to wait until
+ *      its leases expire, so the rate of the other hooks is shown apart.
+ * Server CPU is read from /proc, in all and by thread (main, the webhook sending thread, the rest).
  * Exits 1 when a delivery is missing or a duplicate was not in flight.
  */
 'use strict';
@@ -79,8 +81,8 @@ async function startSink() {
         sink.questions.delete(message.id);
       }
       if (message.arrivals) {
-        for (const [uuid, at, ref] of message.arrivals) {
-          sink.arrivals.push({ uuid, arrival: at - performance.timeOrigin, ref });
+        for (const [uuid, at, ref, hookPath] of message.arrivals) {
+          sink.arrivals.push({ uuid, arrival: at - performance.timeOrigin, ref, hookPath });
           sink.byUuid.set(uuid, (sink.byUuid.get(uuid) ?? 0) + 1);
         }
         for (const waiter of sink.waiters.splice(0)) waiter();
@@ -100,6 +102,33 @@ function cpuMs(pid) {
     return 0;
   }
 }
+
+/**
+ * The server's CPU time (ms) by thread: the main thread, threads at a nice value above the process's (the
+ * webhook sending thread), and the rest (libuv's pool, V8's helpers), from /proc/<pid>/task (Linux).
+ */
+function threadCpuMs(pid) {
+  const split = { main: 0, niced: 0, other: 0 };
+  let tasks = [];
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return split;
+  }
+  for (const tid of tasks) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      const used = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+      split[tid === String(pid) ? 'main' : Number(fields[16]) > 0 ? 'niced' : 'other'] += used;
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return split;
+}
+
+/** `total` plus what each thread used from `before` to `after`. */
+const addUsed = (total, before, after) => ({ main: total.main + after.main - before.main, niced: total.niced + after.niced - before.niced, other: total.other + after.other - before.other });
 
 function run(command, args, options = {}) {
   return new Promise((resolve, reject) => {
@@ -222,6 +251,8 @@ async function main() {
     const arrivalsOfHooked = [];
     let baselineCpu = 0;
     let hookedCpu = 0;
+    let baselineThreads = { main: 0, niced: 0, other: 0 };
+    let hookedThreads = { main: 0, niced: 0, other: 0 };
     let hookedSeconds = 0;
     // The sink's CPU per hooked push: it shares the machine's cores (at a low priority, see startSink).
     let sinkCpu = 0;
@@ -234,11 +265,13 @@ async function main() {
       for (const side of sides) {
         await allArrived();
         const cpu = cpuMs(server.pid);
+        const threads = threadCpuMs(server.pid);
         const started = performance.now();
         if (side === 'plain') {
           const results = await pushes(plain, count(BASELINE));
           baselineDurations.push(...results.map((push) => push.ended - push.started));
           baselineCpu += cpuMs(server.pid) - cpu;
+          baselineThreads = addUsed(baselineThreads, threads, threadCpuMs(server.pid));
         } else {
           const before = sink.arrivals.length;
           const own = cpuMs(sink.child.pid);
@@ -247,6 +280,7 @@ async function main() {
           await allArrived();
           hookedSeconds += (performance.now() - started) / 1000;
           hookedCpu += cpuMs(server.pid) - cpu;
+          hookedThreads = addUsed(hookedThreads, threads, threadCpuMs(server.pid));
           sinkCpu += cpuMs(sink.child.pid) - own;
           hooked.push(...results);
           hookedDurations.push(...results.map((push) => push.ended - push.started));
@@ -304,6 +338,12 @@ async function main() {
     // The drain rate: a backlog of PENDING deliveries, from the first arrival after the restart to the last.
     const afterRestart = sink.arrivals.filter((arrival) => arrival.arrival >= restartStarted).map((arrival) => arrival.arrival);
     const drainSeconds = (Math.max(...afterRestart) - Math.min(...afterRestart)) / 1000;
+    // The hooks the killed server was sending to keep their leases (WEBHOOK_TIMEOUT + 5 s from their last
+    // renewal): their deliveries wait for that, the others' show the rate the restarted server sends at.
+    const leasedAtKill = new Set(sink.arrivals.filter((arrival) => inFlightAtKill.has(arrival.uuid)).map((arrival) => arrival.hookPath));
+    const unleased = sink.arrivals.filter((arrival) => arrival.arrival >= restartStarted && !leasedAtKill.has(arrival.hookPath)).map((arrival) => arrival.arrival);
+    const unleasedSeconds = (Math.max(...unleased) - Math.min(...unleased)) / 1000;
+    const leasedFirst = Math.min(...sink.arrivals.filter((arrival) => arrival.arrival >= restartStarted && leasedAtKill.has(arrival.hookPath)).map((arrival) => arrival.arrival));
     const duplicates = phase3Uuids().filter((uuid) => sink.byUuid.get(uuid) > 1);
     const unexpected = duplicates.filter((uuid) => !inFlightAtKill.has(uuid));
 
@@ -314,6 +354,8 @@ async function main() {
     console.log(`${rounds} alternating rounds; load average (1 min) at their starts: ${loads.map((value) => value.toFixed(1)).join(' ')}`);
     console.log(`push without hooks: p50 ${ms(p(baselineDurations, 50))}, mean ${ms(mean(baselineDurations))}, p99 ${ms(p(baselineDurations, 99))} (${BASELINE} pushes); server CPU ${ms(baselineCpu / BASELINE)} per push`);
     console.log(`push with ${HOOKS} hooks: p50 ${ms(p(hookedDurations, 50))}, mean ${ms(mean(hookedDurations))}, p99 ${ms(p(hookedDurations, 99))} (${PUSHES} pushes, deliveries flowing); server CPU ${ms(hookedCpu / PUSHES)} per push, its deliveries included; the sink's ${ms(sinkCpu / PUSHES)}`);
+    const byThread = (split, count) => `main thread ${ms(split.main / count)}, sending thread ${ms(split.niced / count)}, other threads ${ms(split.other / count)}`;
+    console.log(`server CPU per push by thread: without hooks ${byThread(baselineThreads, BASELINE)}; with ${HOOKS} hooks ${byThread(hookedThreads, PUSHES)}`);
     console.log(`push with ${HOOKS} hooks, deliveries held (sink not answering): p50 ${ms(p(held, 50))}, mean ${ms(mean(held))} (${held.length} pushes); server CPU ${ms(heldCpuUsed / held.length)} per push`);
     console.log(`deliveries: ${expected} in ${hookedSeconds.toFixed(1)} s of hooked rounds = ${(expected / hookedSeconds).toFixed(0)} deliveries/s`);
     const seen = new Map();
@@ -321,6 +363,7 @@ async function main() {
     const again = [...seen.values()].filter((count) => count > 1).length;
     console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}, max ${ms(latencies[latencies.length - 1])}; ${again} deliveries arrived more than once`);
     console.log(`backlog drain after the restart: ${afterRestart.length} deliveries in ${drainSeconds.toFixed(1)} s = ${(afterRestart.length / drainSeconds).toFixed(0)} deliveries/s`);
+    console.log(`  of the ${HOOKS - leasedAtKill.size} hooks no lease held at the kill: ${unleased.length} in ${unleasedSeconds.toFixed(1)} s = ${(unleased.length / unleasedSeconds).toFixed(0)} deliveries/s; the ${leasedAtKill.size} others' first arrival ${((leasedFirst - restartStarted) / 1000).toFixed(1)} s after the restart began (their leases expired)`);
     console.log(`server CPU per delivery: ${(drainCpuUsed / phase3Expected).toFixed(2)} ms draining the backlog (${(drainCpuUsed / 1000).toFixed(1)} s for ${phase3Expected}); ${(hookedCpu / expected).toFixed(2)} ms while pushing (pushes included)`);
     console.log(`load average at the drain: ${loadAtDrain.map((value) => value.toFixed(1)).join(' ')}; at the end: ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
     console.log(`kill -9 with ${waiting} deliveries waiting (${inFlightAtKill.size} in flight at the sink): all ${phase3Expected} arrived ${(recovered / 1000).toFixed(1)} s after the restart began; duplicates ${duplicates.length}, of them not in flight ${unexpected.length}`);
