@@ -72,4 +72,31 @@ describe('RateLimits and its store', () => {
     for (let attempt = 0; attempt < 3; attempt++) await limits.reserve('signInPerIp', 'ip:d');
     await expect(limits.reserve('signInPerIp', 'ip:d')).rejects.toMatchObject({ status: 429 });
   });
+
+  it("sends one key's counts to the store one at a time, other keys alongside", async () => {
+    let inFlight = 0;
+    const ofKey = new Map<string, number>();
+    /** The most calls of a key in flight at once, and the most calls of any key while one of it was. */
+    const most = new Map<string, { own: number; all: number }>();
+    const factory: RateLimiterFactory = (name, points, duration) => {
+      const real = new RateLimiterMemory({ keyPrefix: name, points, duration });
+      return Object.assign(Object.create(real) as RateLimiterAbstract, {
+        consume: async (key: string) => {
+          inFlight++;
+          ofKey.set(key, (ofKey.get(key) ?? 0) + 1);
+          most.set(key, { own: Math.max(most.get(key)?.own ?? 0, ofKey.get(key) ?? 0), all: Math.max(most.get(key)?.all ?? 0, inFlight) });
+          await new Promise((resolve) => setImmediate(resolve));
+          ofKey.set(key, (ofKey.get(key) ?? 0) - 1);
+          inFlight--;
+          return real.consume(key);
+        },
+      });
+    };
+    const limits = new RateLimits(CONFIG.rateLimits, undefined, factory);
+    const outcomes = await Promise.allSettled([...Array.from({ length: 8 }, () => limits.consume('signInPerIp', 'ip:e')), limits.consume('signInPerIp', 'ip:f')]);
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(3 + 1);
+    // ip:e's calls never overlapped one another; ip:f's ran while one of ip:e's was in flight.
+    expect(most.get('ip:e')).toEqual({ own: 1, all: 2 });
+    expect(most.get('ip:f')).toEqual({ own: 1, all: 2 });
+  });
 });

@@ -7,6 +7,7 @@ import { RateLimitConfig } from '../config/slices';
 import { GuardedBeforeBody } from '../http/body-guard';
 import { clientIp } from '../http/client-address';
 import { ApiErrors } from './openapi';
+import { KeyedLock } from './keyed-lock';
 import { RateLimitStore } from './rate-limit.store';
 import { ServiceUnavailableError } from './dependency-errors';
 import { TooManyRequestsError } from './errors';
@@ -48,6 +49,12 @@ export class RateLimits implements OnModuleDestroy {
   private readonly limiters = new Map<RateLimitName, RateLimiterAbstract>();
   private readonly sweeper?: NodeJS.Timeout;
   private readonly logger = new Logger('RateLimits');
+  /**
+   * A key's counts leave this process one at a time: concurrent upserts of one row then only meet those of
+   * other instances, and a burst on one key (a Galera cluster aborts all but one writer of a row at commit)
+   * does not spend every request's retries on its own siblings.
+   */
+  private readonly oneAtATime = new KeyedLock();
 
   constructor(
     rateLimitConfig: RateLimitConfig,
@@ -79,7 +86,7 @@ export class RateLimits implements OnModuleDestroy {
     const limiter = this.limiters.get(name);
     if (!limiter) return;
     try {
-      await this.stored(name, () => limiter.consume(storeKey(key)));
+      await this.stored(name, key, (stored) => limiter.consume(stored));
     } catch (error) {
       if (error instanceof RateLimiterRes) throw tooMany(error);
       throw error;
@@ -95,9 +102,9 @@ export class RateLimits implements OnModuleDestroy {
   async reserve(name: RateLimitName, key: string): Promise<() => Promise<void>> {
     const limiter = this.limiters.get(name);
     if (!limiter) return () => Promise.resolve();
-    const giveBack = () => this.stored(name, () => limiter.reward(storeKey(key), 1)).then(() => undefined);
+    const giveBack = () => this.stored(name, key, (stored) => limiter.reward(stored, 1)).then(() => undefined);
     try {
-      await this.stored(name, () => limiter.consume(storeKey(key)));
+      await this.stored(name, key, (stored) => limiter.consume(stored));
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) throw error;
       // A refused attempt did no work: its count is given back, or a burst of refusals would keep the key
@@ -111,21 +118,27 @@ export class RateLimits implements OnModuleDestroy {
   /** A 429 if `key` has already spent its allowance; counts nothing. */
   async check(name: RateLimitName, key: string): Promise<void> {
     const limiter = this.limiters.get(name);
-    const state = limiter ? await this.stored(name, () => limiter.get(storeKey(key))) : null;
+    const state = limiter ? await this.stored(name, key, (stored) => limiter.get(stored)) : null;
     if (limiter && state && state.consumedPoints >= limiter.points) throw tooMany(state);
   }
 
   async reset(name: RateLimitName, key: string): Promise<void> {
     const limiter = this.limiters.get(name);
-    if (limiter) await this.stored(name, () => limiter.delete(storeKey(key)));
+    if (limiter) await this.stored(name, key, (stored) => limiter.delete(stored));
   }
 
   /**
-   * One call to the store: tried again when the database aborted it for a transient reason (an upsert that
-   * lost a deadlock or a Galera certification, 1213), so that no count is lost; a failure that remains is
-   * logged and answered 503, never taken for "allowed". A 429 (RateLimiterRes) passes through.
+   * One call to the store, after this process's earlier calls for the same key: tried again when the database
+   * aborted it for a transient reason (an upsert that lost a deadlock or a Galera certification, 1213), so that
+   * no count is lost; a failure that remains is logged and answered 503, never taken for "allowed". A 429
+   * (RateLimiterRes) passes through.
    */
-  private async stored<T>(name: RateLimitName, call: () => Promise<T>): Promise<T> {
+  private stored<T>(name: RateLimitName, key: string, call: (storedKey: string) => Promise<T>): Promise<T> {
+    const storedKey = storeKey(key);
+    return this.oneAtATime.run(`${name}\0${storedKey}`, () => this.tried(name, () => call(storedKey)));
+  }
+
+  private async tried<T>(name: RateLimitName, call: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await call();
