@@ -16,7 +16,7 @@ const NO_OAUTH2_TOKENS = { authenticate: async () => null } as unknown as OAuth2
 describe('CredentialChain password sign-in', () => {
   it('verifies against the decoy hash when the account does not exist, and answers the one failure', async () => {
     const users = { byName: async () => null } as unknown as UserAccounts;
-    const tokens = { authenticate: async () => Promise.reject(new Error('no')) } as unknown as AccessTokensService;
+    const tokens = { verifiedBefore: () => false, authenticate: async () => Promise.reject(new Error('no')) } as unknown as AccessTokensService;
     const counted: string[] = [];
     const refunded: string[] = [];
     const limits = {
@@ -38,7 +38,7 @@ describe('CredentialChain password sign-in', () => {
 
   it('counts a password attempt before its key derivation, and runs none once the allowance is spent', async () => {
     const users = { byName: async () => null } as unknown as UserAccounts;
-    const tokens = { authenticate: async () => Promise.reject(new Error('no')) } as unknown as AccessTokensService;
+    const tokens = { verifiedBefore: () => false, authenticate: async () => Promise.reject(new Error('no')) } as unknown as AccessTokensService;
     const order: string[] = [];
     const limits = {
       reserve: async (name: string) => {
@@ -53,6 +53,37 @@ describe('CredentialChain password sign-in', () => {
     expect(verify).not.toHaveBeenCalled();
     // The address's count is given back: the refusal was the account's.
     expect(order).toEqual(['reserve signInPerIp', 'reserve signInPerAccount', 'refund signInPerIp']);
+    verify.mockRestore();
+  });
+
+  it('takes a token verified before, given as the password, without the key derivation or the counts', async () => {
+    const token = 'a'.repeat(40);
+    const owner = { id: 7, name: 'ci', isActive: true, prohibitLogin: false, mustChangePassword: false };
+    let known = false;
+    const tokens = {
+      verifiedBefore: (plaintext: string) => known && plaintext === token,
+      authenticate: async (plaintext: string) => (plaintext === token ? { token: { scope: 'all' }, user: owner } : Promise.reject(new Error('no'))),
+    } as unknown as AccessTokensService;
+    const users = { byName: async () => ({ ...owner, isOrganization: false, passwdHash: secrets.DECOY_PASSWORD_HASH }) } as unknown as UserAccounts;
+    const counted: string[] = [];
+    const limits = {
+      reserve: async (name: string) => {
+        counted.push(name);
+        return async () => undefined;
+      },
+    } as unknown as RateLimits;
+    const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
+    const verify = jest.spyOn(secrets, 'verifyPassword');
+    // First time: a password attempt like any other (counted, derived), then the token.
+    expect((await chain.authenticate({ kind: 'basic', username: 'ci', secret: token }, 'ip:192.0.2.1')).user).toMatchObject({ id: 7 });
+    expect(verify).toHaveBeenCalledTimes(1);
+    expect(counted).toEqual(['signInPerIp', 'signInPerAccount']);
+    // Verified before: neither again, as the password or as the user name.
+    known = true;
+    expect((await chain.authenticate({ kind: 'basic', username: 'ci', secret: token }, 'ip:192.0.2.1')).user).toMatchObject({ id: 7 });
+    expect((await chain.authenticate({ kind: 'basic', username: token, secret: 'x-oauth-basic' }, 'ip:192.0.2.1')).user).toMatchObject({ id: 7 });
+    expect(verify).toHaveBeenCalledTimes(1);
+    expect(counted).toEqual(['signInPerIp', 'signInPerAccount']);
     verify.mockRestore();
   });
 });

@@ -89,6 +89,11 @@ export class CredentialChain {
   private async authenticateCarrier(credential: Credential, address: string): Promise<AuthContext> {
     if (credential.kind === 'token') return this.authenticateToken(credential, address);
     if (credential.kind === 'reverse-proxy') return this.authenticateGatewayUser(credential, address.startsWith('ip:') ? address.slice(3) : address);
+    // A token in the password (or in the user name, see verify) that this process verified before is no guess:
+    // it goes the token's way, without the password's key derivation or the sign-in counts. Forgejo, too, tries
+    // a token before the password; git clients and CI send one with every request.
+    const asToken = credential.secret === '' || credential.secret === 'x-oauth-basic' ? credential.username : credential.secret;
+    if (this.tokens.verifiedBefore(asToken)) return this.authenticateToken({ kind: 'token', token: asToken, fromQuery: false }, address);
     const account = `account:${credential.username.toLowerCase()}`;
     const refunds: (() => Promise<void>)[] = [await this.limits.reserve('signInPerIp', address)];
     try {
