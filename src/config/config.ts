@@ -193,6 +193,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       payloadCommitLimit: integer(env, 'WEBHOOK_PAYLOAD_COMMIT_LIMIT', 15, { min: 1, max: 1000 }),
       pollMs: 1000,
       retryBaseMs: 1000,
+      leaseRenewMs: 2000,
       retryMaxMs: 3_600_000,
     },
     reverseProxy: {

@@ -137,6 +137,11 @@ export interface WebhookConfig {
   pollMs: number;
   /** Fixed: first retry delay, doubled per attempt up to retryMaxMs. */
   retryBaseMs: number;
+  /**
+   * Fixed: a held lease is renewed with an outcome only when it was set this long ago (the next request then
+   * still starts with WEBHOOK_TIMEOUT + 5 s less this of lease left).
+   */
+  leaseRenewMs: number;
   retryMaxMs: number;
 }
 

@@ -28,12 +28,6 @@ interface StartedLease {
 
 /** Deliveries one lease of a hook sends before the queue is looked at again (others get their turn). */
 const BATCH = 50;
-/**
- * A held lease is renewed with an outcome only when it was last set this long ago: the next request then still
- * starts with at least WEBHOOK_TIMEOUT + 3 s of the lease (WEBHOOK_TIMEOUT + 5 s) left, and a hook answering in
- * milliseconds costs one lease write every 2 s instead of one per delivery.
- */
-const RENEW_AFTER_MS = 2_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
 /**
@@ -173,23 +167,27 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
    * all in one transaction: a push that queued one delivery for each of 100 hooks starts them in a few
    * statements, not in a transaction per hook. A queue found empty is given back at once.
    */
-  private start(hookIds: number[]): Promise<Map<number, StartedLease>> {
-    return this.transactions.run(async (tx) => {
+  private async start(hookIds: number[]): Promise<Map<number, StartedLease>> {
+    let leasedAt = 0;
+    const started = await this.transactions.run(async (tx) => {
       const now = Date.now();
+      leasedAt = now;
       const expires = now + this.leaseMs();
-      const started = new Map<number, StartedLease>();
+      const taken = new Map<number, StartedLease>();
       const hooks = await this.store.leaseMany(tx, [...hookIds].sort((a, b) => a - b), this.token, now, expires);
       const empty: number[] = [];
       for (const hook of hooks) {
-        this.leaseSetAt.set(hook.id, now);
         const batch = await this.store.nextOfHook(hook.id, BATCH, tx);
         if (batch.length === 0) empty.push(hook.id);
-        else started.set(hook.id, { hook, batch });
+        else taken.set(hook.id, { hook, batch });
       }
-      await this.store.claim(tx, [...started.values()].flatMap(({ batch }) => batch.map((delivery) => delivery.id)), this.token, expires);
+      await this.store.claim(tx, [...taken.values()].flatMap(({ batch }) => batch.map((delivery) => delivery.id)), this.token, expires);
       await this.store.releaseLeases(tx, empty, this.token);
-      return started;
+      return taken;
     });
+    // Known as set once committed (a transaction tried again sets them anew).
+    for (const hookId of started.keys()) this.leaseSetAt.set(hookId, leasedAt);
+    return started;
   }
 
   private leaseMs(): number {
@@ -268,11 +266,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       while (this.writes.length > 0) {
         const writes = this.writes.splice(0);
         try {
+          let renewed: number[] = [];
+          let renewedAt = 0;
           const held = await this.transactions.run(async (tx) => {
             const now = Date.now();
             const expires = now + this.leaseMs();
             const answers: boolean[] = [];
             const leased = new Map<number, boolean>();
+            renewed = [];
+            renewedAt = now;
             const releases: number[] = [];
             for (const write of writes) {
               const finished = (await this.store.finish(tx, write.deliveryId, this.token, write.outcome)) > 0;
@@ -288,9 +290,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
               // A lease set lately is still this process's (no other takes it before it expires): the outcome's
               // conditional write (`finished`) is the proof needed. An older one is renewed, or found lost.
               if (!leased.has(write.hookId)) {
-                const recent = now - (this.leaseSetAt.get(write.hookId) ?? 0) < RENEW_AFTER_MS;
+                // Set less than leaseRenewMs (2 s) ago: the next request still starts with WEBHOOK_TIMEOUT + 3 s
+                // of lease left, and a hook answering in milliseconds costs a lease write every 2 s, not one each.
+                const recent = now - (this.leaseSetAt.get(write.hookId) ?? 0) < this.webhookConfig.leaseRenewMs;
                 const held = recent || (await this.store.lease(tx, write.hookId, this.token, now, expires)) > 0;
-                if (held && !recent) this.leaseSetAt.set(write.hookId, now);
+                if (held && !recent) renewed.push(write.hookId);
                 leased.set(write.hookId, held);
               }
               answers.push(finished && leased.get(write.hookId) === true);
@@ -298,6 +302,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
             await this.store.releaseLeases(tx, releases, this.token);
             return answers;
           });
+          // Renewals count once committed; a hook whose lease went back meanwhile has no entry to renew.
+          for (const hookId of renewed) if (this.leaseSetAt.has(hookId)) this.leaseSetAt.set(hookId, renewedAt);
           writes.forEach((write, index) => write.resolve(held[index]));
         } catch (error) {
           for (const write of writes) write.reject(error as Error);

@@ -51,6 +51,8 @@ describe('webhooks', () => {
     t = await startTestApp({ WEBHOOK_ALLOWED_HOSTS: 'loopback', ALLOW_LOCAL_NETWORKS: 'true' }, (config) => {
       config.webhooks.retryBaseMs = 50;
       config.webhooks.pollMs = 100;
+      // Every outcome renews its hook's lease here; the other processes of this file keep the default (2 s).
+      config.webhooks.leaseRenewMs = 0;
     });
     base = await t.listen();
     client = new GitClient();
