@@ -92,7 +92,7 @@ export class CredentialChain {
     // A token in the password (or in the user name, see verify) that this process verified before is no guess:
     // it goes the token's way, without the password's key derivation or the sign-in counts. Forgejo, too, tries
     // a token before the password; git clients and CI send one with every request.
-    const asToken = credential.secret === '' || credential.secret === 'x-oauth-basic' ? credential.username : credential.secret;
+    const asToken = nameIsToken(credential) ? credential.username : credential.secret;
     if (this.tokens.verifiedBefore(asToken)) return this.authenticateToken({ kind: 'token', token: asToken, fromQuery: false }, address);
     const account = `account:${credential.username.toLowerCase()}`;
     const refunds: (() => Promise<void>)[] = [await this.limits.reserve('signInPerIp', address)];
@@ -167,8 +167,7 @@ export class CredentialChain {
   private async verify(credential: Exclude<Credential, { kind: 'reverse-proxy' }>, client: string): Promise<AuthContext> {
     if (credential.kind === 'token') return this.resolveToken(credential.token);
     const { username, secret } = credential;
-    // Forgejo: an empty password or "x-oauth-basic" means the user name is the token.
-    if (secret === '' || secret === 'x-oauth-basic') return this.verify({ kind: 'token', token: username, fromQuery: false }, client);
+    if (nameIsToken(credential)) return this.verify({ kind: 'token', token: username, fromQuery: false }, client);
     const found = await this.users.byName(username);
     const user = found && !found.isOrganization && found.passwdHash !== '' ? found : undefined;
     const verified = await verifyPassword(secret, user?.passwdHash ?? DECOY_PASSWORD_HASH, client);
@@ -230,8 +229,13 @@ function carrierOf(credential: Credential, context: AuthContext | null): SignInC
 /** The account name a failed sign-in tried; never a secret (Basic with an empty password carries a token as the name). */
 function attemptedName(credential: Credential): string {
   if (credential.kind === 'reverse-proxy') return credential.username;
-  if (credential.kind === 'basic' && credential.secret !== '' && credential.secret !== 'x-oauth-basic') return credential.username;
+  if (credential.kind === 'basic' && !nameIsToken(credential)) return credential.username;
   return '';
+}
+
+/** Forgejo: Basic with an empty password or "x-oauth-basic" carries the token as the user name. */
+function nameIsToken(credential: Credential & { kind: 'basic' }): boolean {
+  return credential.secret === '' || credential.secret === 'x-oauth-basic';
 }
 
 /** A header's value, trimmed; the first of repeated ones. */
