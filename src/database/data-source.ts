@@ -47,6 +47,10 @@ export function dataSourceOptions(database: DatabaseConfig, timeouts?: DatabaseT
     enableWAL: true,
     prepareDatabase: (db: { pragma(statement: string): unknown }) => {
       db.pragma('foreign_keys = ON');
+      // better-sqlite3 builds SQLite to default to NORMAL under WAL: a commit then survives the process dying but
+      // not the machine (power, kernel). FULL syncs the log at every COMMIT, so what was answered stays written;
+      // the group commit of Transactions shares that sync among the writes that queued meanwhile.
+      db.pragma('synchronous = FULL');
       db.pragma('busy_timeout = 5000');
     },
   };
