@@ -20,8 +20,9 @@
  *      a UUID may arrive twice only when it was in flight (received by the sink, unanswered) at the kill. The
  *      pushes of this phase (deliveries held) give the push duration and CPU with the outbox write alone. The
  *      drain of that backlog gives the delivery rate with work always waiting (phase 2's rate is bounded by the
- *      pushes when they are slower than the deliveries); the hooks the killed server was sending to wait until
- *      its leases expire, so the rate of the other hooks is shown apart.
+ *      pushes when they are slower than the deliveries). The restarted server takes back the leases of the
+ *      killed one (same machine, dead pid) before it sends; the rate of the hooks no lease held at the kill is
+ *      shown apart, with the first arrival of the others.
  * Server CPU is read from /proc, in all and by thread (main, the webhook sending thread, the rest).
  * Exits 1 when a delivery is missing or a duplicate was not in flight.
  */
@@ -363,7 +364,7 @@ async function main() {
     const again = [...seen.values()].filter((count) => count > 1).length;
     console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}, max ${ms(latencies[latencies.length - 1])}; ${again} deliveries arrived more than once`);
     console.log(`backlog drain after the restart: ${afterRestart.length} deliveries in ${drainSeconds.toFixed(1)} s = ${(afterRestart.length / drainSeconds).toFixed(0)} deliveries/s`);
-    console.log(`  of the ${HOOKS - leasedAtKill.size} hooks no lease held at the kill: ${unleased.length} in ${unleasedSeconds.toFixed(1)} s = ${(unleased.length / unleasedSeconds).toFixed(0)} deliveries/s; the ${leasedAtKill.size} others' first arrival ${((leasedFirst - restartStarted) / 1000).toFixed(1)} s after the restart began (their leases expired)`);
+    console.log(`  of the ${HOOKS - leasedAtKill.size} hooks no lease held at the kill: ${unleased.length} in ${unleasedSeconds.toFixed(1)} s = ${(unleased.length / unleasedSeconds).toFixed(0)} deliveries/s; the ${leasedAtKill.size} others' first arrival ${((leasedFirst - restartStarted) / 1000).toFixed(1)} s after the restart began`);
     console.log(`server CPU per delivery: ${(drainCpuUsed / phase3Expected).toFixed(2)} ms draining the backlog (${(drainCpuUsed / 1000).toFixed(1)} s for ${phase3Expected}); ${(hookedCpu / expected).toFixed(2)} ms while pushing (pushes included)`);
     console.log(`load average at the drain: ${loadAtDrain.map((value) => value.toFixed(1)).join(' ')}; at the end: ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
     console.log(`kill -9 with ${waiting} deliveries waiting (${inFlightAtKill.size} in flight at the sink): all ${phase3Expected} arrived ${(recovered / 1000).toFixed(1)} s after the restart began; duplicates ${duplicates.length}, of them not in flight ${unexpected.length}`);

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { faultPoint } from '../common/fault-points';
+import { heldByDeadProcessHere, processToken } from '../common/process-identity';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { WebhookConfig } from '../config/slices';
 import { Transactions } from '../database/transactions';
@@ -39,7 +39,8 @@ const PRUNE_EVERY_MS = 3_600_000;
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
-  private readonly token = randomBytes(16).toString('hex');
+  /** This process in lease and claim columns; another process on this machine can tell when it died. */
+  private readonly token = processToken();
   private readonly active = new Set<number>();
   /** When this process last set the lease of each hook it holds (`Date.now()` before the write). */
   private readonly leaseSetAt = new Map<number, number>();
@@ -56,6 +57,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private readonly running = new Set<Promise<void>>();
   private pumping = false;
   private again = false;
+  /** Whether the leases of dead processes on this machine were looked for (once, at the first pump). */
+  private reclaimed = false;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
   private nextPruneCheck = 0;
@@ -103,6 +106,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private async pump(): Promise<void> {
     this.pumping = true;
     try {
+      if (!this.reclaimed) {
+        this.reclaimed = true;
+        await this.reclaimFromDead();
+      }
       do {
         this.again = false;
         await this.fill();
@@ -113,6 +120,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     } finally {
       this.pumping = false;
     }
+  }
+
+  /**
+   * Gives back the leases and claims of processes on this machine that died holding them (this server before a
+   * kill -9 and a restart, say): their hooks are sent to again at once, not after the lease lapses
+   * (WEBHOOK_TIMEOUT + 5 s). What they had in flight is sent again with the same UUIDs, as after a lapse.
+   */
+  private async reclaimFromDead(): Promise<void> {
+    const dead = (await this.store.leaseHolders(Date.now())).filter((token) => token !== this.token && heldByDeadProcessHere(token));
+    if (dead.length === 0) return;
+    const hooks = await this.transactions.run((tx) => this.store.releaseAllOf(tx, dead));
+    if (hooks > 0) this.logger.log(`took back the queues of ${hooks} webhooks from ${dead.length} process(es) of this machine that died sending to them`);
   }
 
   private async fill(): Promise<void> {

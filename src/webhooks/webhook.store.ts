@@ -166,6 +166,20 @@ export class WebhookStore {
     }));
   }
 
+  /** The holders of leases that have not lapsed yet. */
+  async leaseHolders(nowMs: number): Promise<string[]> {
+    const rows = (await this.dataSource.query("SELECT DISTINCT lease_token AS token FROM webhook WHERE lease_expires_ms >= ? AND lease_token <> ''", [nowMs])) as { token: string }[];
+    return rows.map((row) => String(row.token));
+  }
+
+  /** Gives back every lease and claim of `tokens` (holders known to be dead); answers the leases given back. */
+  async releaseAllOf(tx: EntityManager, tokens: string[]): Promise<number> {
+    if (tokens.length === 0) return 0;
+    const list = tokens.map(() => '?').join(', ');
+    await changeRows(tx, `UPDATE webhook_delivery SET claim_token = '', claim_expires_ms = 0 WHERE claim_token IN (${list}) AND done = ?`, [...tokens, 0]);
+    return changeRows(tx, `UPDATE webhook SET lease_token = '', lease_expires_ms = 0 WHERE lease_token IN (${list})`, tokens);
+  }
+
   /** Gives back the leases `token` holds on `hookIds`. */
   releaseLeases(tx: EntityManager, hookIds: number[], token: string): Promise<number> {
     if (hookIds.length === 0) return Promise.resolve(0);
