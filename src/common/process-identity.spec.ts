@@ -31,5 +31,7 @@ describe('process tokens', () => {
     const elsewhere = own.replace(/^[0-9a-f]{12}/, (machine) => (machine === '000000000000' ? '111111111111' : '000000000000'));
     expect(heldByDeadProcessHere(elsewhere.replace(/-\d+-\d+-/, '-999999999-1-'))).toBe(false);
     for (const token of ['', 'x-0123456789abcdef', '0123456789abcdef0123456789abcdef', `${own}x`]) expect(heldByDeadProcessHere(token)).toBe(false);
+    // pid 0 would be this process's group to `kill`: never a holder.
+    expect(heldByDeadProcessHere(tokenOf(0, '1'))).toBe(false);
   });
 });

@@ -16,12 +16,26 @@ export function processToken(): string {
   return machine && start ? `${machine}-${process.pid}-${start}-${random}` : `x-${random}`;
 }
 
-/** True only when `token` names a process of this machine and PID namespace that is no longer running. */
+/**
+ * True only when `token` names a process of this machine and PID namespace that is no longer running: no process
+ * has its pid, or the one that has it started at another time, or only its exit status is left (a zombie). A
+ * process this one may not look at (another user's, with /proc mounted `hidepid`) counts as running.
+ */
 export function heldByDeadProcessHere(token: string): boolean {
   const match = /^([0-9a-f]{12})-(\d{1,10})-(\d{1,20})-[0-9a-f]{16}$/.exec(token);
   const machine = machineKey();
   if (!match || !machine || match[1] !== machine) return false;
-  return startTicks(Number(match[2])) !== match[3];
+  const pid = Number(match[2]);
+  if (pid <= 0) return false;
+  try {
+    // Signal 0 sends nothing: it only asks whether the pid exists (EPERM: it does, and is another user's).
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+  const stat = processStat(pid);
+  if (!stat) return false;
+  return stat.state === 'Z' || stat.state === 'X' || stat.start !== match[3];
 }
 
 let cachedMachine: string | undefined;
@@ -39,18 +53,19 @@ function machineKey(): string {
   return cachedMachine;
 }
 
-/**
- * The process's start time in clock ticks after boot (field 22 of /proc/<pid>/stat); '' when there is no such
- * process, or only its exit status is left (a zombie).
- */
+/** The process's start time in clock ticks after boot (field 22 of /proc/<pid>/stat); '' when unknown. */
 export function startTicks(pid: number): string {
+  return processStat(pid)?.start ?? '';
+}
+
+/** A process's state letter and start time, from /proc/<pid>/stat; null when there is none or it is not readable. */
+function processStat(pid: number): { state: string; start: string } | null {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) is in parentheses and may hold spaces or parentheses: count after the last one.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] === 'Z' || fields[0] === 'X') return '';
-    return fields[19] ?? '';
+    return fields.length > 19 ? { state: fields[0], start: fields[19] } : null;
   } catch {
-    return '';
+    return null;
   }
 }
