@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import { procStatFields } from './proc-stat';
 
 /**
  * Names this process among all that may hold a lease in the shared database, so that a process on the same
@@ -58,14 +59,8 @@ export function startTicks(pid: number): string {
   return processStat(pid)?.start ?? '';
 }
 
-/** A process's state letter and start time, from /proc/<pid>/stat; null when there is none or it is not readable. */
+/** A process's state letter (field 3) and start time (field 22); null when there is none or it is not readable. */
 function processStat(pid: number): { state: string; start: string } | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) is in parentheses and may hold spaces or parentheses: count after the last one.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields.length > 19 ? { state: fields[0], start: fields[19] } : null;
-  } catch {
-    return null;
-  }
+  const fields = procStatFields(`/proc/${pid}/stat`);
+  return fields && fields.length > 19 ? { state: fields[0], start: fields[19] } : null;
 }

@@ -1,4 +1,4 @@
-import * as fs from 'node:fs';
+import { procStatFields } from '../common/proc-stat';
 
 /**
  * The CPU time of one thread of this process, read from Linux's /proc. A worker reads its own thread id from
@@ -7,14 +7,10 @@ import * as fs from 'node:fs';
  * Elsewhere, or when /proc cannot be read, `undefined` tells the caller to fall back to wall-clock time.
  */
 export function threadCpuMs(threadId: number): number | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/self/task/${threadId}/stat`, 'latin1');
-    // Fields after the command name (which may hold spaces and parentheses): state is the first, utime the 12th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    // USER_HZ is 100 on every Linux architecture Node supports.
-    return Number.isFinite(ticks) ? ticks * 10 : undefined;
-  } catch {
-    return undefined;
-  }
+  // utime and stime: fields 14 and 15.
+  const fields = procStatFields(`/proc/self/task/${threadId}/stat`);
+  if (!fields) return undefined;
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  // USER_HZ is 100 on every Linux architecture Node supports.
+  return Number.isFinite(ticks) ? ticks * 10 : undefined;
 }
