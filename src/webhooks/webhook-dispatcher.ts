@@ -29,6 +29,12 @@ interface StartedLease {
 /** Deliveries one lease of a hook sends before the queue is looked at again (others get their turn). */
 const BATCH = 50;
 const PRUNE_EVERY_MS = 3_600_000;
+/**
+ * How long an outcome may wait for the outcomes of other workers to share its write, unless every worker has
+ * one waiting. A commit waits for the disk (on SQLite, on the thread that answers requests, with the database's
+ * one write lock held), so outcomes written as they come cost a commit for every one or two deliveries.
+ */
+export const OUTCOME_LINGER_MS = 10;
 
 /**
  * Sends the outbox. Per hook, one process at a time holds the hook's queue (a lease taken with a conditional
@@ -65,6 +71,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   /** Outcomes waiting for the next shared write, and whether one is under way. */
   private readonly writes: OutcomeWrite[] = [];
   private writing = false;
+  /** The write that waits for more outcomes (OUTCOME_LINGER_MS), when one does. */
+  private lingering: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly webhookConfig: WebhookConfig,
@@ -85,6 +93,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    this.scheduleWrite();
     // What is in flight finishes briefly; anything cut off is sent again later with the same UUID.
     await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   }
@@ -146,7 +155,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     while (free > 0 && this.heads.length > 0 && !this.stopped) {
       const head = this.heads.shift() as QueueHead;
       if (this.active.has(head.hookId)) this.busyAtLook.add(head.hookId);
-      if (this.active.has(head.hookId) || head.nextAttemptMs > now || head.leaseExpiresMs >= now) continue;
+      // A lease of this process on a hook it no longer sends to was given back after the look read it.
+      if (this.active.has(head.hookId) || head.nextAttemptMs > now || (head.leaseExpiresMs >= now && head.leaseToken !== this.token)) continue;
       free -= 1;
       this.active.add(head.hookId);
       chosen.push(head.hookId);
@@ -174,7 +184,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           this.running.delete(run);
           // A full batch leaves more behind, and a look while it was sent may have seen more of this hook's work:
           // its queue alone is taken again.
-          if (this.busyAtLook.delete(hookId) || full) this.heads.push({ hookId, deliveryId: 0, nextAttemptMs: 0, leaseExpiresMs: 0 });
+          if (this.busyAtLook.delete(hookId) || full) this.heads.push({ hookId, deliveryId: 0, nextAttemptMs: 0, leaseExpiresMs: 0, leaseToken: '' });
           this.wake(false);
         });
       this.running.add(run);
@@ -270,66 +280,87 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   /**
    * Writes one outcome (only while this process still holds the delivery) and renews the hook's lease; true
-   * when both held. Outcomes that arrive while a write is under way go together in the next transaction.
+   * when both held. Outcomes that arrive while a write is under way or lingers go together in one transaction.
    */
   private record(write: Omit<OutcomeWrite, 'resolve' | 'reject'>): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
       this.writes.push({ ...write, resolve, reject });
-      if (!this.writing) void this.writeOutcomes();
+      this.scheduleWrite();
     });
   }
 
+  /**
+   * Starts the next write of outcomes: at once when every worker has its outcome waiting (no other will come)
+   * or the process is stopping, else after OUTCOME_LINGER_MS, so that the outcomes of workers that finish
+   * meanwhile share its commit. A write under way schedules the next when it is done.
+   */
+  private scheduleWrite(): void {
+    if (this.writing || this.writes.length === 0) return;
+    if (this.writes.length >= this.active.size || this.stopped) {
+      if (this.lingering) clearTimeout(this.lingering);
+      this.lingering = null;
+      void this.writeOutcomes();
+      return;
+    }
+    if (!this.lingering) {
+      this.lingering = setTimeout(() => {
+        this.lingering = null;
+        void this.writeOutcomes();
+      }, OUTCOME_LINGER_MS);
+      this.lingering.unref();
+    }
+  }
+
+  /** Writes the outcomes waiting, in one transaction; the next write is scheduled when it is done. */
   private async writeOutcomes(): Promise<void> {
+    if (this.writing || this.writes.length === 0) return;
     this.writing = true;
+    const writes = this.writes.splice(0);
     try {
-      while (this.writes.length > 0) {
-        const writes = this.writes.splice(0);
-        try {
-          let renewed: number[] = [];
-          let renewedAt = 0;
-          const held = await this.transactions.run(async (tx) => {
-            const now = Date.now();
-            const expires = now + this.leaseMs();
-            const answers: boolean[] = [];
-            const leased = new Map<number, boolean>();
-            renewed = [];
-            renewedAt = now;
-            const releases: number[] = [];
-            for (const write of writes) {
-              const finished = (await this.store.finish(tx, write.deliveryId, this.token, write.outcome)) > 0;
-              if (write.last) {
-                // The hook's last delivery of this lease: the rest of its claims, if any, and the lease go back
-                // (the leases of all such hooks in one statement, below).
-                if (write.unsent) await this.store.releaseClaims(tx, write.hookId, this.token);
-                this.leaseSetAt.delete(write.hookId);
-                releases.push(write.hookId);
-                answers.push(finished);
-                continue;
-              }
-              // A lease set lately is still this process's (no other takes it before it expires): the outcome's
-              // conditional write (`finished`) is the proof needed. An older one is renewed, or found lost.
-              if (!leased.has(write.hookId)) {
-                // Set less than leaseRenewMs (2 s) ago: the next request still starts with WEBHOOK_TIMEOUT + 3 s
-                // of lease left, and a hook answering in milliseconds costs a lease write every 2 s, not one each.
-                const recent = now - (this.leaseSetAt.get(write.hookId) ?? 0) < this.webhookConfig.leaseRenewMs;
-                const held = recent || (await this.store.lease(tx, write.hookId, this.token, now, expires)) > 0;
-                if (held && !recent) renewed.push(write.hookId);
-                leased.set(write.hookId, held);
-              }
-              answers.push(finished && leased.get(write.hookId) === true);
-            }
-            await this.store.releaseLeases(tx, releases, this.token);
-            return answers;
-          });
-          // Renewals count once committed; a hook whose lease went back meanwhile has no entry to renew.
-          for (const hookId of renewed) if (this.leaseSetAt.has(hookId)) this.leaseSetAt.set(hookId, renewedAt);
-          writes.forEach((write, index) => write.resolve(held[index]));
-        } catch (error) {
-          for (const write of writes) write.reject(error as Error);
+      let renewed: number[] = [];
+      let renewedAt = 0;
+      const held = await this.transactions.run(async (tx) => {
+        const now = Date.now();
+        const expires = now + this.leaseMs();
+        const answers: boolean[] = [];
+        const leased = new Map<number, boolean>();
+        renewed = [];
+        renewedAt = now;
+        const releases: number[] = [];
+        for (const write of writes) {
+          const finished = (await this.store.finish(tx, write.deliveryId, this.token, write.outcome)) > 0;
+          if (write.last) {
+            // The hook's last delivery of this lease: the rest of its claims, if any, and the lease go back
+            // (the leases of all such hooks in one statement, below).
+            if (write.unsent) await this.store.releaseClaims(tx, write.hookId, this.token);
+            this.leaseSetAt.delete(write.hookId);
+            releases.push(write.hookId);
+            answers.push(finished);
+            continue;
+          }
+          // A lease set lately is still this process's (no other takes it before it expires): the outcome's
+          // conditional write (`finished`) is the proof needed. An older one is renewed, or found lost.
+          if (!leased.has(write.hookId)) {
+            // Set less than leaseRenewMs (2 s) ago: the next request still starts with WEBHOOK_TIMEOUT + 3 s
+            // of lease left, and a hook answering in milliseconds costs a lease write every 2 s, not one each.
+            const recent = now - (this.leaseSetAt.get(write.hookId) ?? 0) < this.webhookConfig.leaseRenewMs;
+            const held = recent || (await this.store.lease(tx, write.hookId, this.token, now, expires)) > 0;
+            if (held && !recent) renewed.push(write.hookId);
+            leased.set(write.hookId, held);
+          }
+          answers.push(finished && leased.get(write.hookId) === true);
         }
-      }
+        await this.store.releaseLeases(tx, releases, this.token);
+        return answers;
+      });
+      // Renewals count once committed; a hook whose lease went back meanwhile has no entry to renew.
+      for (const hookId of renewed) if (this.leaseSetAt.has(hookId)) this.leaseSetAt.set(hookId, renewedAt);
+      writes.forEach((write, index) => write.resolve(held[index]));
+    } catch (error) {
+      for (const write of writes) write.reject(error as Error);
     } finally {
       this.writing = false;
+      this.scheduleWrite();
     }
   }
 

@@ -17,12 +17,13 @@ export interface QueuedDelivery {
   payload: string;
 }
 
-/** The oldest unfinished delivery of a hook, when it is due, and until when another process may hold the hook. */
+/** The oldest unfinished delivery of a hook, when it is due, and who may hold the hook until when. */
 export interface QueueHead {
   hookId: number;
   deliveryId: number;
   nextAttemptMs: number;
   leaseExpiresMs: number;
+  leaseToken: string;
 }
 
 /** What sending a hook's deliveries needs of it (secrets still sealed). */
@@ -125,7 +126,7 @@ export class WebhookStore {
    */
   async queueHeads(): Promise<QueueHead[]> {
     const rows = await this.dataSource.query(
-      `SELECT d.hook_id AS hook_id, d.id AS id, d.next_attempt_ms AS next_attempt_ms, h.lease_expires_ms AS lease_expires_ms
+      `SELECT d.hook_id AS hook_id, d.id AS id, d.next_attempt_ms AS next_attempt_ms, h.lease_expires_ms AS lease_expires_ms, h.lease_token AS lease_token
          FROM webhook h
          JOIN webhook_delivery d ON d.id = (SELECT MIN(x.id) FROM webhook_delivery x WHERE x.hook_id = h.id AND x.done = ?)`,
       [0],
@@ -135,6 +136,7 @@ export class WebhookStore {
       deliveryId: Number(row.id),
       nextAttemptMs: Number(row.next_attempt_ms),
       leaseExpiresMs: Number(row.lease_expires_ms),
+      leaseToken: String(row.lease_token),
     }));
   }
 
