@@ -9,6 +9,7 @@
  *                                         (performance.timeOrigin + performance.now(), comparable across
  *                                         processes); path: the hook's URL path
  *   { inFlight: [uuid], id }              the answer to { inFlight: true, id }
+ *   { sample: body }                      the body of the first push delivery after { sample: true }
  * and takes { paused: boolean } (unpausing answers everything held).
  */
 'use strict';
@@ -19,10 +20,17 @@ let paused = false;
 const held = [];
 const inFlight = new Set();
 let pending = [];
+let sampleWanted = false;
 
 const server = http.createServer((request, response) => {
-  request.resume();
+  const chunks = [];
+  if (sampleWanted && request.headers['x-forgejo-event'] === 'push') request.on('data', (chunk) => chunks.push(chunk));
+  else request.resume();
   request.on('end', () => {
+    if (chunks.length > 0 && sampleWanted) {
+      sampleWanted = false;
+      process.send({ sample: Buffer.concat(chunks).toString('utf8') });
+    }
     const uuid = request.headers['x-forgejo-delivery'];
     pending.push([uuid, performance.timeOrigin + performance.now(), request.headers['x-forgejo-event'], request.url]);
     const answer = () => {
@@ -47,6 +55,7 @@ process.on('message', (message) => {
     paused = message.paused;
     if (!paused) for (const answer of held.splice(0)) answer();
   }
+  if (message.sample) sampleWanted = true;
   if (message.inFlight) process.send({ inFlight: [...inFlight], id: message.id });
 });
 process.on('disconnect', () => process.exit(0));

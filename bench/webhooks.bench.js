@@ -8,13 +8,18 @@
  *   npm run build && node bench/webhooks.bench.js
  *
  * The server runs as a child process (dist/src/main.js, SQLite in a temporary DATA_DIR) so that it can be
- * killed with SIGKILL. After a warm-up, phases 1 and 2 alternate in BENCH_ROUNDS (default 10) rounds:
+ * killed with SIGKILL. After a warm-up, phases 1, 1b and 2 alternate in BENCH_ROUNDS (default 10) rounds:
  *   1. BENCH_BASELINE_PUSHES (default 100) pushes in all to a repository with no hook, each round started once
  *      every delivery arrived: the push duration and server CPU per push without webhooks.
+ *  1b. The floor (BENCH_FLOOR=0 leaves it out): as many pushes to the repository with no hook, each followed by
+ *      BENCH_HOOKS requests to the sink from bench/webhook-load.js, a process at the sink's priority that does
+ *      only what every sender must (sign a real push payload, POST it, read the answer) and keeps nothing. The
+ *      push duration then shows what that many deliveries cost a push on this machine, whoever sends them:
+ *      phase 2 cannot do better than this.
  *   2. BENCH_PUSHES pushes in all to a repository with BENCH_HOOKS hooks: push durations, server CPU per push
  *      with its deliveries (each round ends when they all arrived), deliveries/s over these rounds, and per
- *      delivery the time from the end of its `git push` (the event was recorded before the push returned) to
- *      its arrival at the sink, p50/p99.
+ *      delivery the time from the end of its own `git push` (the event was recorded before the push returned;
+ *      one that arrived before the push returned counts 0) to its arrival at the sink, p50/p99.
  *   3. The sink stops answering, pushes until BENCH_PENDING (default 5000) deliveries wait in the outbox, the
  *      server gets SIGKILL, the sink answers again, the server restarts: every delivery of phase 3 must arrive;
  *      a UUID may arrive twice only when it was in flight (received by the sink, unanswered) at the kill. The
@@ -41,6 +46,7 @@ const BASELINE = bounded('BENCH_BASELINE_PUSHES', 100, 10000);
 const PENDING = bounded('BENCH_PENDING', 5000, 1000000);
 const PUSHERS = bounded('BENCH_PUSHERS', 2, 16);
 const ROUNDS = bounded('BENCH_ROUNDS', 10, 1000);
+const FLOOR = process.env.BENCH_FLOOR !== '0';
 const root = path.join(__dirname, '..');
 
 function freePort() {
@@ -73,10 +79,16 @@ async function startSink() {
     child.send({ inFlight: true, id });
   });
   sink.stop = () => child.kill('SIGTERM');
+  /** The body of the next push delivery the sink receives. */
+  sink.sample = () => new Promise((resolve) => {
+    sink.sampled = resolve;
+    child.send({ sample: true });
+  });
   const port = await new Promise((resolve, reject) => {
     child.once('error', reject);
     child.on('message', (message) => {
       if (message.ready) resolve(message.ready);
+      if (message.sample !== undefined) sink.sampled?.(message.sample);
       if (message.inFlight) {
         sink.questions.get(message.id)(new Set(message.inFlight));
         sink.questions.delete(message.id);
@@ -217,15 +229,17 @@ async function main() {
       execFileSync('git', ['commit', '--quiet', '-m', `commit ${pusher.count}`], { cwd: pusher.work, env: gitEnv });
       const started = performance.now();
       await run('git', ['push', '--quiet', pusher.remote, `${pusher.branch}:${pusher.branch}`], { cwd: pusher.work, env: gitEnv });
-      return { started, ended: performance.now() };
+      const ended = performance.now();
+      return { started, ended, commit: execFileSync('git', ['rev-parse', 'HEAD'], { cwd: pusher.work, env: gitEnv, encoding: 'utf8' }).trim() };
     };
-    const pushes = async (works, count) => {
+    const pushes = async (works, count, afterEach = () => undefined) => {
       const results = [];
       let next = 0;
       await Promise.all(works.map(async (pusher) => {
         while (next < count) {
           next += 1;
           results.push(await pushOnce(pusher));
+          afterEach();
         }
       }));
       return results;
@@ -239,10 +253,21 @@ async function main() {
       await api('POST', '/repos/bench/hooked/hooks', { type: 'forgejo', active: true, events: ['push'], config: { url: `${sinkUrl}/hook/${index}`, content_type: 'json', secret: `secret-${index}` } });
     }
     // Warm-up (not measured): the first pushes create the branches and warm the server up.
+    const sample = sink.sample();
     await pushes(plain, PUSHERS * 2);
     await pushes(hookedWorks, PUSHERS * 2);
     expectedArrivals += PUSHERS * 2 * HOOKS;
     await allArrived();
+    // The floor's sender, at the sink's priority, sends a real push payload as the server does.
+    const load = FLOOR ? fork(path.join(__dirname, 'webhook-load.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }) : null;
+    if (load) {
+      try {
+        os.setPriority(load.pid, sink.nice);
+      } catch {
+        // not allowed here: the sender runs at the bench's own priority
+      }
+      load.send({ payload: await sample, maxSockets: Number(process.env.WEBHOOK_DELIVERY_WORKERS || 16) });
+    }
 
     // Phases 1 and 2, alternating rounds: pushes to a repository with no hook (each round starts once every
     // delivery arrived) and to the one with HOOKS hooks (deliveries flowing, the round ends when all arrived).
@@ -252,6 +277,9 @@ async function main() {
     const arrivalsOfHooked = [];
     let baselineCpu = 0;
     let hookedCpu = 0;
+    const floorDurations = [];
+    let floorCpu = 0;
+    let floorOthersCpu = 0;
     let baselineThreads = { main: 0, niced: 0, other: 0 };
     let hookedThreads = { main: 0, niced: 0, other: 0 };
     let hookedSeconds = 0;
@@ -261,7 +289,7 @@ async function main() {
     const rounds = Math.min(ROUNDS, BASELINE, PUSHES);
     for (let round = 0; round < rounds; round++) {
       const count = (total) => Math.floor(total / rounds) + (round < total % rounds ? 1 : 0);
-      const sides = round % 2 === 0 ? ['plain', 'hooked'] : ['hooked', 'plain'];
+      const sides = (round % 2 === 0 ? ['plain', 'floor', 'hooked'] : ['hooked', 'floor', 'plain']).filter((side) => side !== 'floor' || load);
       loads.push(os.loadavg()[0]);
       for (const side of sides) {
         await allArrived();
@@ -273,6 +301,16 @@ async function main() {
           baselineDurations.push(...results.map((push) => push.ended - push.started));
           baselineCpu += cpuMs(server.pid) - cpu;
           baselineThreads = addUsed(baselineThreads, threads, threadCpuMs(server.pid));
+        } else if (side === 'floor') {
+          const others = cpuMs(sink.child.pid) + cpuMs(load.pid);
+          const results = await pushes(plain, count(BASELINE), () => {
+            expectedArrivals += HOOKS;
+            load.send({ send: { url: sinkUrl, hooks: HOOKS } });
+          });
+          await allArrived();
+          floorCpu += cpuMs(server.pid) - cpu;
+          floorOthersCpu += cpuMs(sink.child.pid) + cpuMs(load.pid) - others;
+          floorDurations.push(...results.map((push) => push.ended - push.started));
         } else {
           const before = sink.arrivals.length;
           const own = cpuMs(sink.child.pid);
@@ -291,23 +329,25 @@ async function main() {
     }
     baselineDurations.sort((a, b) => a - b);
     hookedDurations.sort((a, b) => a - b);
+    floorDurations.sort((a, b) => a - b);
+    load?.kill('SIGTERM');
     const expected = hooked.length * HOOKS;
-    // Latency: each arrival against the end of the latest push that had ended before it (its event's push or a
-    // later one, so the figure never overstates).
-    const ends = hooked.map((push) => push.ended).sort((a, b) => a - b);
+    // Latency: each arrival against the end of its own push (the push whose commit its event reports, read
+    // from the outbox); 0 for one that arrived before its `git push` had returned.
+    const endOf = new Map(hooked.map((push) => [push.commit, push.ended]));
+    const Database = require('better-sqlite3');
+    const commitOf = new Map();
+    {
+      const database = new Database(path.join(dataDir, 'anvil.db'), { readonly: true });
+      const rows = database.prepare("SELECT d.uuid AS uuid, json_extract(e.payload, '$.after') AS after FROM webhook_delivery d JOIN webhook_event e ON e.id = d.event_id WHERE d.done = 1").all();
+      for (const row of rows) commitOf.set(row.uuid, row.after);
+      database.close();
+    }
     const latencies = [];
     for (const arrival of arrivalsOfHooked) {
-      let low = 0;
-      let high = ends.length - 1;
-      let found = -1;
-      while (low <= high) {
-        const middle = (low + high) >> 1;
-        if (ends[middle] <= arrival.arrival) {
-          found = middle;
-          low = middle + 1;
-        } else high = middle - 1;
-      }
-      latencies.push(found < 0 ? 0 : arrival.arrival - ends[found]);
+      const ended = endOf.get(commitOf.get(arrival.uuid));
+      if (ended === undefined) throw new Error(`delivery ${arrival.uuid} does not report a measured push`);
+      latencies.push(Math.max(0, arrival.arrival - ended));
     }
     latencies.sort((a, b) => a - b);
 
@@ -322,9 +362,10 @@ async function main() {
     await new Promise((resolve) => server.once('exit', resolve));
     // Asked once the server is dead (answers are held): every delivery that reached the sink unanswered.
     const inFlightAtKill = await sink.inFlight();
-    const Database = require('better-sqlite3');
     const database = new Database(path.join(dataDir, 'anvil.db'), { readonly: true });
     const waiting = database.prepare('SELECT COUNT(*) AS n FROM webhook_delivery WHERE done = 0').get().n;
+    // Deliveries of phases 1 and 2 that needed more than one attempt, by the answer of their last one.
+    const retried = database.prepare('SELECT COUNT(*) AS n, MAX(attempts) AS most FROM webhook_delivery WHERE done = 1 AND attempts > 1').get();
     database.close();
     sink.pause(false);
     const restartStarted = performance.now();
@@ -355,6 +396,11 @@ async function main() {
     console.log(`${rounds} alternating rounds; load average (1 min) at their starts: ${loads.map((value) => value.toFixed(1)).join(' ')}`);
     console.log(`push without hooks: p50 ${ms(p(baselineDurations, 50))}, mean ${ms(mean(baselineDurations))}, p99 ${ms(p(baselineDurations, 99))} (${BASELINE} pushes); server CPU ${ms(baselineCpu / BASELINE)} per push`);
     console.log(`push with ${HOOKS} hooks: p50 ${ms(p(hookedDurations, 50))}, mean ${ms(mean(hookedDurations))}, p99 ${ms(p(hookedDurations, 99))} (${PUSHES} pushes, deliveries flowing); server CPU ${ms(hookedCpu / PUSHES)} per push, its deliveries included; the sink's ${ms(sinkCpu / PUSHES)}`);
+    const slower = (sorted) => `${((p(sorted, 50) / p(baselineDurations, 50) - 1) * 100).toFixed(1)}%`;
+    if (load) {
+      console.log(`floor, push without hooks and ${HOOKS} requests after each from a minimal sender: p50 ${ms(p(floorDurations, 50))} (${slower(floorDurations)} over none), mean ${ms(mean(floorDurations))} (${floorDurations.length} pushes); server CPU ${ms(floorCpu / floorDurations.length)} per push; sender and sink ${ms(floorOthersCpu / floorDurations.length)}`);
+    }
+    console.log(`push with ${HOOKS} hooks, deliveries flowing: ${slower(hookedDurations)} over none`);
     const byThread = (split, count) => `main thread ${ms(split.main / count)}, sending thread ${ms(split.niced / count)}, other threads ${ms(split.other / count)}`;
     console.log(`server CPU per push by thread: without hooks ${byThread(baselineThreads, BASELINE)}; with ${HOOKS} hooks ${byThread(hookedThreads, PUSHES)}`);
     console.log(`push with ${HOOKS} hooks, deliveries held (sink not answering): p50 ${ms(p(held, 50))}, mean ${ms(mean(held))} (${held.length} pushes); server CPU ${ms(heldCpuUsed / held.length)} per push`);
@@ -362,7 +408,8 @@ async function main() {
     const seen = new Map();
     for (const arrival of arrivalsOfHooked) seen.set(arrival.uuid, (seen.get(arrival.uuid) ?? 0) + 1);
     const again = [...seen.values()].filter((count) => count > 1).length;
-    console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}, max ${ms(latencies[latencies.length - 1])}; ${again} deliveries arrived more than once`);
+    console.log(`deliveries sent more than once before the kill: ${retried.n}${retried.n > 0 ? ` (at most ${retried.most} attempts)` : ''}`);
+    console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}, max ${ms(latencies[latencies.length - 1])}, ${latencies.filter((value) => value > 1000).length} over 1 s; ${again} deliveries arrived more than once`);
     console.log(`backlog drain after the restart: ${afterRestart.length} deliveries in ${drainSeconds.toFixed(1)} s = ${(afterRestart.length / drainSeconds).toFixed(0)} deliveries/s`);
     console.log(`  of the ${HOOKS - leasedAtKill.size} hooks no lease held at the kill: ${unleased.length} in ${unleasedSeconds.toFixed(1)} s = ${(unleased.length / unleasedSeconds).toFixed(0)} deliveries/s; the ${leasedAtKill.size} others' first arrival ${((leasedFirst - restartStarted) / 1000).toFixed(1)} s after the restart began`);
     console.log(`server CPU per delivery: ${(drainCpuUsed / phase3Expected).toFixed(2)} ms draining the backlog (${(drainCpuUsed / 1000).toFixed(1)} s for ${phase3Expected}); ${(hookedCpu / expected).toFixed(2)} ms while pushing (pushes included)`);
