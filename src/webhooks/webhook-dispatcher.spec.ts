@@ -22,10 +22,8 @@ class MemoryStore {
     [...this.pending.values()].map((delivery) => ({ hookId: delivery.hookId, deliveryId: delivery.id, nextAttemptMs: 0, leaseExpiresMs: 0, leaseToken: '' }));
   leaseMany = async (_tx: EntityManager, hookIds: number[]): Promise<SendingHook[]> =>
     hookIds.map((id) => ({ id, type: 'forgejo', url: `http://127.0.0.1/hook/${id}`, httpMethod: 'POST', contentType: 'json', secret: '', authorizationHeader: '' }));
-  nextOfHook = async (hookId: number): Promise<QueuedDelivery[]> => {
-    const delivery = this.pending.get(hookId);
-    return delivery ? [delivery] : [];
-  };
+  nextOfHooks = async (_tx: EntityManager, hookIds: number[]): Promise<Map<number, QueuedDelivery[]>> =>
+    new Map(hookIds.map((hookId) => [hookId, this.pending.has(hookId) ? [this.pending.get(hookId) as QueuedDelivery] : []]));
   claim = async (_tx: EntityManager, ids: number[]): Promise<number> => ids.length;
   releaseLeases = async (): Promise<number> => 0;
   releaseClaims = async (): Promise<number> => 0;

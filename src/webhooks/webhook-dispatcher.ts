@@ -204,9 +204,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       const expires = now + this.leaseMs();
       const taken = new Map<number, StartedLease>();
       const hooks = await this.store.leaseMany(tx, [...hookIds].sort((a, b) => a - b), this.token, now, expires);
+      const queues = await this.store.nextOfHooks(tx, hooks.map((hook) => hook.id), BATCH);
       const empty: number[] = [];
       for (const hook of hooks) {
-        const batch = await this.store.nextOfHook(hook.id, BATCH, tx);
+        const batch = queues.get(hook.id) ?? [];
         if (batch.length === 0) empty.push(hook.id);
         else taken.set(hook.id, { hook, batch });
       }

@@ -188,22 +188,40 @@ export class WebhookStore {
     return changeRows(tx, `UPDATE webhook SET lease_token = '', lease_expires_ms = 0 WHERE id IN (${hookIds.map(() => '?').join(', ')}) AND lease_token = ?`, [...hookIds, token]);
   }
 
-  /** The first `limit` unfinished deliveries of a hook, in order, with their payloads. */
-  async nextOfHook(hookId: number, limit: number, tx?: EntityManager): Promise<QueuedDelivery[]> {
-    const rows = await (tx ?? this.dataSource.manager).query(
-      `SELECT d.id AS id, d.uuid AS uuid, d.hook_id AS hook_id, d.event AS event, d.attempts AS attempts, e.payload AS payload
-         FROM webhook_delivery d JOIN webhook_event e ON e.id = d.event_id
-        WHERE d.hook_id = ? AND d.done = ? ORDER BY d.id LIMIT ${Number(limit)}`,
-      [hookId, 0],
-    );
-    return (rows as Record<string, unknown>[]).map((row) => ({
-      id: Number(row.id),
-      uuid: String(row.uuid),
-      hookId: Number(row.hook_id),
-      event: String(row.event),
-      attempts: Number(row.attempts),
-      payload: String(row.payload),
-    }));
+  /**
+   * The first `limit` unfinished deliveries of each of `hookIds`, in order, with their payloads: one statement
+   * for the deliveries (an index range of `limit` rows per hook, however long its queue) and one for the
+   * payloads, each read once however many hooks an event went to.
+   */
+  async nextOfHooks(tx: EntityManager, hookIds: number[], limit: number): Promise<Map<number, QueuedDelivery[]>> {
+    const queues = new Map<number, QueuedDelivery[]>(hookIds.map((hookId) => [hookId, []]));
+    const rows: Record<string, unknown>[] = [];
+    // SQLite takes at most 500 members in a compound SELECT.
+    for (let start = 0; start < hookIds.length; start += 200) {
+      const chunk = hookIds.slice(start, start + 200);
+      const sql = chunk
+        .map((_, index) => `SELECT * FROM (SELECT id, uuid, hook_id, event_id, event, attempts FROM webhook_delivery WHERE hook_id = ? AND done = ? ORDER BY id LIMIT ${Number(limit)}) AS q${index}`)
+        .join(' UNION ALL ');
+      rows.push(...((await tx.query(sql, chunk.flatMap((hookId) => [hookId, 0]))) as Record<string, unknown>[]));
+    }
+    const eventIds = [...new Set(rows.map((row) => Number(row.event_id)))];
+    const payloads = new Map<number, string>();
+    if (eventIds.length > 0) {
+      const events = (await tx.query(`SELECT id, payload FROM webhook_event WHERE id IN (${eventIds.map(() => '?').join(', ')})`, eventIds)) as Record<string, unknown>[];
+      for (const event of events) payloads.set(Number(event.id), String(event.payload));
+    }
+    for (const row of rows) {
+      queues.get(Number(row.hook_id))?.push({
+        id: Number(row.id),
+        uuid: String(row.uuid),
+        hookId: Number(row.hook_id),
+        event: String(row.event),
+        attempts: Number(row.attempts),
+        payload: payloads.get(Number(row.event_id)) ?? '',
+      });
+    }
+    for (const queue of queues.values()) queue.sort((a, b) => a.id - b.id);
+    return queues;
   }
 
   /** Marks deliveries as being sent by `token`, in one conditional update; answers how many it took. */
