@@ -49,7 +49,7 @@ export class WebhookOutbox implements EventRecorder {
   }
 
   /** Queues one payload for the given hooks (a hook test, or an event). */
-  async enqueue(tx: EntityManager, payload: OutgoingPayload, hooks: WebhookEntity[]): Promise<string[]> {
+  async enqueue(tx: EntityManager, payload: OutgoingPayload, hooks: Pick<WebhookEntity, 'id'>[]): Promise<string[]> {
     if (hooks.length === 0) return [];
     const deliveries = hooks.map((hook) => ({ uuid: randomUUID(), hookId: hook.id }));
     await this.store.enqueue(tx, { event: payload.event, payload: JSON.stringify(payload.body), createdUnix: this.clock.nowUnix() }, deliveries, Date.now());
@@ -62,7 +62,7 @@ export class WebhookOutbox implements EventRecorder {
 }
 
 /** Whether a hook is sent a payload: its event is chosen, and a branch's name passes the branch filter. */
-export function wants(hook: WebhookEntity, payload: OutgoingPayload): boolean {
+export function wants(hook: Pick<WebhookEntity, 'events' | 'branchFilter'>, payload: OutgoingPayload): boolean {
   if (!hook.events.split(',').includes(payload.event)) return false;
   return payload.branch === null || branchMatches(hook.branchFilter, payload.branch);
 }

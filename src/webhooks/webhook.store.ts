@@ -29,6 +29,9 @@ export interface QueueHead {
 /** What sending a hook's deliveries needs of it (secrets still sealed). */
 export type SendingHook = Pick<WebhookEntity, 'id' | 'type' | 'url' | 'httpMethod' | 'contentType' | 'secret' | 'authorizationHeader'>;
 
+/** What choosing the hooks an event goes to needs of them. */
+export type ListeningHook = Pick<WebhookEntity, 'id' | 'events' | 'branchFilter'>;
+
 /** The outcome of one attempt, written to the delivery row. */
 export interface AttemptOutcome {
   done: boolean;
@@ -85,14 +88,16 @@ export class WebhookStore {
     for (const id of ids) await this.delete(tx, id);
   }
 
-  /** Active hooks that see events of a repository of `ownerId` (repository, owner and system hooks). */
-  activeFor(tx: EntityManager | undefined, repoId: number, ownerId: number): Promise<WebhookEntity[]> {
-    return this.hooks(tx)
-      .createQueryBuilder('h')
-      .where('h.is_active = :active', { active: 1 })
-      .andWhere('(h.repo_id = :repoId OR (h.owner_id = :ownerId AND h.repo_id = 0) OR h.is_system = :system)', { repoId, ownerId, system: 1 })
-      .orderBy('h.id', 'ASC')
-      .getMany();
+  /**
+   * Active hooks that see events of a repository of `ownerId` (repository, owner and system hooks): only what
+   * choosing among them needs, read on the push's own path (a hundred hooks are not built as entities).
+   */
+  async activeFor(tx: EntityManager | undefined, repoId: number, ownerId: number): Promise<ListeningHook[]> {
+    const rows = (await (tx ?? this.dataSource.manager).query(
+      'SELECT id, events, branch_filter FROM webhook WHERE is_active = ? AND (repo_id = ? OR (owner_id = ? AND repo_id = 0) OR is_system = ?) ORDER BY id',
+      [1, repoId, ownerId, 1],
+    )) as Record<string, unknown>[];
+    return rows.map((row) => ({ id: Number(row.id), events: String(row.events), branchFilter: String(row.branch_filter) }));
   }
 
   async anyActiveFor(repoId: number, ownerId: number): Promise<boolean> {
@@ -108,14 +113,16 @@ export class WebhookStore {
 
   /** The outbox write: the event and one pending delivery per hook, in the caller's transaction. */
   async enqueue(tx: EntityManager, event: { event: string; payload: string; createdUnix: number }, deliveries: { uuid: string; hookId: number }[], nowMs: number): Promise<void> {
-    const saved = await tx.getRepository(WebhookEventEntity).save(tx.getRepository(WebhookEventEntity).create(event));
-    const columns = ['uuid', 'hook_id', 'event_id', 'event', 'done', 'status', 'attempts', 'next_attempt_ms', 'claim_token', 'claim_expires_ms', 'request_headers', 'response_status', 'response_body', 'duration_ms', 'created_ms', 'delivered_ms'];
+    const inserted = await tx.getRepository(WebhookEventEntity).insert(event);
+    const eventId = Number(inserted.identifiers[0].id);
+    const columns = ['uuid', 'hook_id', 'event', 'event_id', 'next_attempt_ms', 'created_ms', 'done', 'status', 'attempts', 'claim_token', 'claim_expires_ms', 'request_headers', 'response_status', 'response_body', 'duration_ms', 'delivered_ms'];
+    // What every row of the event shares goes in the statement once; the rest of a new row is the same for all.
+    const shared = `${Number(eventId)}, ${Number(nowMs)}, ${Number(nowMs)}, 0, 'pending', 0, '', 0, '', 0, '', 0, 0`;
     // Rows go in batches of one statement each: a push to a repository with many hooks costs a few statements.
     for (let start = 0; start < deliveries.length; start += 200) {
       const batch = deliveries.slice(start, start + 200);
-      const values = batch.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ');
-      const parameters = batch.flatMap((delivery) => [delivery.uuid, delivery.hookId, saved.id, event.event, 0, 'pending', 0, nowMs, '', 0, '', 0, '', 0, nowMs, 0]);
-      await changeRows(tx, `INSERT INTO webhook_delivery (${columns.join(', ')}) VALUES ${values}`, parameters);
+      const values = batch.map(() => `(?, ?, ?, ${shared})`).join(', ');
+      await changeRows(tx, `INSERT INTO webhook_delivery (${columns.join(', ')}) VALUES ${values}`, batch.flatMap((delivery) => [delivery.uuid, delivery.hookId, event.event]));
     }
   }
 
