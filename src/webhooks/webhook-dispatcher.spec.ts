@@ -83,24 +83,24 @@ describe('WebhookDispatcher outcome writes', () => {
     await dispatcher.onApplicationShutdown();
   });
 
-  it('writes the outcomes of every worker in one transaction once all of them have one waiting', async () => {
+  /** Answers two of the three requests in flight; their outcomes wait for the third's (or for the linger). */
+  async function answerTwoOfThree(): Promise<void> {
     await settle(() => sender.waiting.size === 3);
     sender.answer('uuid-1');
     sender.answer('uuid-2');
     await turns(20);
-    // Two of three workers are done: their outcomes wait for the third's (or for the linger to end).
     expect(store.finished).toEqual([]);
+  }
+
+  it('writes the outcomes of every worker in one transaction once all of them have one waiting', async () => {
+    await answerTwoOfThree();
     sender.answer('uuid-3');
     await settle(() => store.finished.length === 3);
     expect(new Set(store.finished.map((write) => write.tx)).size).toBe(1);
   });
 
   it('writes the outcomes waiting after OUTCOME_LINGER_MS when a worker is still sending', async () => {
-    await settle(() => sender.waiting.size === 3);
-    sender.answer('uuid-1');
-    sender.answer('uuid-2');
-    await turns(20);
-    expect(store.finished).toEqual([]);
+    await answerTwoOfThree();
     jest.advanceTimersByTime(OUTCOME_LINGER_MS);
     await settle(() => store.finished.length === 2);
     expect(store.finished.map((write) => write.deliveryId).sort()).toEqual([10, 20]);

@@ -117,7 +117,7 @@ export class WebhookStore {
     const eventId = Number(inserted.identifiers[0].id);
     const columns = ['uuid', 'hook_id', 'event', 'event_id', 'next_attempt_ms', 'created_ms', 'done', 'status', 'attempts', 'claim_token', 'claim_expires_ms', 'request_headers', 'response_status', 'response_body', 'duration_ms', 'delivered_ms'];
     // What every row of the event shares goes in the statement once; the rest of a new row is the same for all.
-    const shared = `${Number(eventId)}, ${Number(nowMs)}, ${Number(nowMs)}, 0, 'pending', 0, '', 0, '', 0, '', 0, 0`;
+    const shared = `${eventId}, ${Number(nowMs)}, ${Number(nowMs)}, 0, 'pending', 0, '', 0, '', 0, '', 0, 0`;
     // Rows go in batches of one statement each: a push to a repository with many hooks costs a few statements.
     for (let start = 0; start < deliveries.length; start += 200) {
       const batch = deliveries.slice(start, start + 200);
