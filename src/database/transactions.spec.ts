@@ -79,6 +79,19 @@ describe('Transactions on SQLite (group commit)', () => {
     expect(statements.indexOf('COMMIT')).toBeGreaterThan(-1);
   });
 
+  it('commits a group of bookkeeping alone without syncing, a group with a durable transaction with, and FULL between', async () => {
+    await dataSource.query('PRAGMA synchronous = FULL');
+    const level = async (tx: EntityManager) => ((await tx.query('PRAGMA synchronous')) as { synchronous: number }[])[0].synchronous;
+    // 1 is NORMAL (no sync at COMMIT under WAL), 2 is FULL.
+    expect(await Promise.all([transactions.runBookkeeping(level), transactions.runBookkeeping(level)])).toEqual([1, 1]);
+    expect(await level(dataSource.manager)).toBe(2);
+    expect(await Promise.all([transactions.runBookkeeping(level), transactions.run(level)])).toEqual([2, 2]);
+    expect(await transactions.run(level)).toBe(2);
+    await expect(transactions.runBookkeeping(async (tx) => insert(tx, 7))).resolves.toBe(1);
+    expect(await ids()).toEqual([7]);
+    expect(await level(dataSource.manager)).toBe(2);
+  });
+
   it('runs a transaction queued during a group in a later group', async () => {
     let later: Promise<number> | undefined;
     await transactions.run(async (tx) => {

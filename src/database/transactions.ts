@@ -16,6 +16,8 @@ const GROUP_COMMIT_MS = 10;
 
 interface QueuedWork {
   work: (tx: EntityManager) => Promise<unknown>;
+  /** False for bookkeeping (`runBookkeeping`): its commit need not wait for the disk. */
+  durable: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -50,6 +52,23 @@ export class Transactions {
    * writes are committed: never for an attempt that was rolled back or retried.
    */
   run<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return this.runWith(work, true);
+  }
+
+  /**
+   * Runs `work` in a transaction whose writes a failure of the machine (power, kernel) may undo, though never
+   * the death of the process: bookkeeping that costs only a repetition when lost, such as a lease or the
+   * outcome of a webhook delivery (sent again, with the same UUID). On SQLite a group of such transactions
+   * alone commits without waiting for the disk (`synchronous = NORMAL` under WAL), which on SQLite is time the
+   * thread answering requests spends blocked; the next durable commit syncs them with it, in order, so
+   * nothing committed after them survives without them. A group that holds a durable transaction waits for
+   * the disk as always. On MySQL it is `run`.
+   */
+  runBookkeeping<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return this.runWith(work, false);
+  }
+
+  private runWith<T>(work: (tx: EntityManager) => Promise<T>, durable: boolean): Promise<T> {
     let hooks: (() => void)[] = [];
     const tracked = AsyncResource.bind((tx: EntityManager) => {
       hooks = [];
@@ -58,7 +77,7 @@ export class Transactions {
     const done =
       this.dataSource.options.type === 'better-sqlite3'
         ? new Promise<T>((resolve, reject) => {
-            this.queued.push({ work: tracked, resolve: resolve as (value: unknown) => void, reject });
+            this.queued.push({ work: tracked, durable, resolve: resolve as (value: unknown) => void, reject });
             if (!this.draining) void this.drain();
           })
         : this.withDeadlockRetry(tracked);
@@ -104,10 +123,23 @@ export class Transactions {
   private async commitGroup(group: QueuedWork[]): Promise<void> {
     const runner = this.dataSource.createQueryRunner();
     const connection = sqliteConnection(this.dataSource);
-    const outcomes: (() => void)[] = [];
     // Only this method opens transactions on the one SQLite connection, and it closes each; one found open was left
     // by a failure, and the group's writes would join it and never be committed.
     if (connection.inTransaction || runner.isTransactionActive) this.resetConnection(runner, 'a transaction was left open');
+    // A group of bookkeeping alone commits without waiting for the disk. The setting changes between
+    // transactions only (SQLite refuses it inside one), and FULL is back before anything else can write: a
+    // statement run outside `run` commits on its own and must wait for the disk as ever.
+    const relaxed = group.every((item) => !item.durable);
+    try {
+      if (relaxed) connection.exec('PRAGMA synchronous = NORMAL');
+      await this.commitGroupIn(runner, connection, group);
+    } finally {
+      if (relaxed) connection.exec('PRAGMA synchronous = FULL');
+    }
+  }
+
+  private async commitGroupIn(runner: QueryRunner, connection: ReturnType<typeof sqliteConnection>, group: QueuedWork[]): Promise<void> {
+    const outcomes: (() => void)[] = [];
     try {
       await beginImmediate(runner);
     } catch (error) {

@@ -72,7 +72,8 @@ describe('WebhookDispatcher outcome writes', () => {
     store = new MemoryStore([1, 2, 3]);
     sender = new HeldSender();
     transactionCount = 0;
-    const transactions = { run: async <T>(work: (tx: EntityManager) => Promise<T>): Promise<T> => work({ id: ++transactionCount } as unknown as EntityManager) };
+    const run = async <T>(work: (tx: EntityManager) => Promise<T>): Promise<T> => work({ id: ++transactionCount } as unknown as EntityManager);
+    const transactions = { run, runBookkeeping: run };
     const config = { workers: 3, timeoutMs: 10_000, pollMs: 0, leaseRenewMs: 2000, maxAttempts: 8, retryBaseMs: 1000, retryMaxMs: 3_600_000, historyDays: 30 } as WebhookConfig;
     dispatcher = new WebhookDispatcher(config, store as unknown as WebhookStore, transactions as unknown as Transactions, sender as unknown as WebhookSender, { open: (sealed: string) => sealed } as unknown as SecretBox);
     dispatcher.onApplicationBootstrap();

@@ -139,7 +139,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private async reclaimFromDead(): Promise<void> {
     const dead = (await this.store.leaseHolders(Date.now())).filter((token) => token !== this.token && heldByDeadProcessHere(token));
     if (dead.length === 0) return;
-    const hooks = await this.transactions.run((tx) => this.store.releaseAllOf(tx, dead));
+    const hooks = await this.transactions.runBookkeeping((tx) => this.store.releaseAllOf(tx, dead));
     if (hooks > 0) this.logger.log(`took back the queues of ${hooks} webhooks from ${dead.length} process(es) of this machine that died sending to them`);
   }
 
@@ -198,7 +198,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
    */
   private async start(hookIds: number[]): Promise<Map<number, StartedLease>> {
     let leasedAt = 0;
-    const started = await this.transactions.run(async (tx) => {
+    const started = await this.transactions.runBookkeeping(async (tx) => {
       const now = Date.now();
       leasedAt = now;
       const expires = now + this.leaseMs();
@@ -270,7 +270,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       if (!released) {
         this.leaseSetAt.delete(hook.id);
         await this.transactions
-          .run(async (tx) => {
+          .runBookkeeping(async (tx) => {
             await this.store.releaseClaims(tx, hook.id, this.token);
             await this.store.releaseLeases(tx, [hook.id], this.token);
           })
@@ -320,7 +320,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     try {
       let renewed: number[] = [];
       let renewedAt = 0;
-      const held = await this.transactions.run(async (tx) => {
+      const held = await this.transactions.runBookkeeping(async (tx) => {
         const now = Date.now();
         const expires = now + this.leaseMs();
         const answers: boolean[] = [];
@@ -384,7 +384,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const now = Date.now();
     if (now < this.nextPruneCheck) return;
     this.nextPruneCheck = now + 60_000;
-    const removed = await this.transactions.run(async (tx) => {
+    const removed = await this.transactions.runBookkeeping(async (tx) => {
       if (!(await this.store.takeTurn(tx, 'prune-history', now, now + PRUNE_EVERY_MS))) return 0;
       return this.store.prune(tx, now - this.webhookConfig.historyDays * 86_400_000);
     });
