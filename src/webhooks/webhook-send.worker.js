@@ -1,15 +1,18 @@
 'use strict';
 /*
  * The thread that sends webhook requests (see webhook-sender.ts). Deliveries are background work: on Linux a
- * thread has a nice value of its own, and this one lowers its own to `workerData.nice`, so the requests,
- * responses and their sockets take CPU the server's requests and git's pushes leave idle. The main thread
- * decides everything (the address, already vetted against WEBHOOK_ALLOWED_HOSTS; the headers and signatures;
- * the body); this thread connects to exactly that address, sends, and reads at most `keepBytes` of the answer.
+ * thread has a nice value of its own, and this one lowers its own to `workerData.nice`, so the bodies, their
+ * signatures, the requests, responses and their sockets take CPU the server's requests and git's pushes leave
+ * idle. The main thread decides what goes out (the address, already vetted against WEBHOOK_ALLOWED_HOSTS; the
+ * headers; the payload); this thread encodes the body (`payload=<json>` for a form), signs its exact bytes with
+ * the hook's secret, connects to exactly that address, sends, and reads at most `keepBytes` of the answer.
  *
- * In:  [{ id, url, method, headers, body (Uint8Array), address, family, timeoutMs, keepBytes }, …], or { close }
+ * In:  [{ id, url, method, headers, payload, form, secret, authorization, address, family, timeoutMs,
+ *        keepBytes }, …], or { close }
  * Out: [{ id, status, body, retryAfter, error, durationMs }, …]  (error: a connection failure or the timeout)
  * Both ways a message carries what one turn of the sender's event loop had: each message wakes the other thread.
  */
+const { createHmac } = require('node:crypto');
 const http = require('node:http');
 const https = require('node:https');
 const os = require('node:os');
@@ -43,8 +46,28 @@ function answer(message) {
   answers.push(message);
 }
 
+/**
+ * Forgejo's signatures: HMACs of the exact body bytes (of the JSON payload for a GET, which has no body) with
+ * the hook's secret, empty without one.
+ */
+function sign(headers, secret, bytes) {
+  const sha1 = secret === '' ? '' : createHmac('sha1', secret).update(bytes).digest('hex');
+  const sha256 = secret === '' ? '' : createHmac('sha256', secret).update(bytes).digest('hex');
+  headers['X-Forgejo-Signature'] = sha256;
+  headers['X-Gitea-Signature'] = sha256;
+  headers['X-Gogs-Signature'] = sha256;
+  headers['X-Hub-Signature'] = `sha1=${sha1}`;
+  headers['X-Hub-Signature-256'] = `sha256=${sha256}`;
+}
+
 function send(job) {
   const started = performance.now();
+  const get = job.method === 'GET';
+  const body = Buffer.from(get ? '' : job.form ? `payload=${encodeURIComponent(job.payload)}` : job.payload, 'utf8');
+  const headers = job.headers;
+  sign(headers, job.secret, get ? Buffer.from(job.payload, 'utf8') : body);
+  if (job.authorization !== '') headers.Authorization = job.authorization;
+  if (!get) headers['Content-Length'] = String(body.length);
   const url = new URL(job.url);
   const secure = url.protocol === 'https:';
   let settled = false;
@@ -58,7 +81,7 @@ function send(job) {
     if (options && options.all) callback(null, [{ address: job.address, family: job.family }]);
     else callback(null, job.address, job.family);
   };
-  const outgoing = (secure ? https : http).request(url, { method: job.method, headers: job.headers, lookup, agent: agents[url.protocol] }, (response) => {
+  const outgoing = (secure ? https : http).request(url, { method: job.method, headers, lookup, agent: agents[url.protocol] }, (response) => {
     const chunks = [];
     let kept = 0;
     response.on('data', (chunk) => {
@@ -74,7 +97,7 @@ function send(job) {
   });
   const timer = setTimeout(() => outgoing.destroy(new Error(`timed out after ${job.timeoutMs} ms`)), job.timeoutMs);
   outgoing.on('error', (error) => settle({ error: error.message }));
-  outgoing.end(Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength));
+  outgoing.end(body);
 }
 
 parentPort.on('message', (message) => {

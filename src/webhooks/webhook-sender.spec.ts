@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,7 +16,7 @@ function threadNiceValues(): number[] {
 describe('WebhookSender', () => {
   let server: http.Server;
   let url: string;
-  const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+  const received: { url: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
   let sender: WebhookSender;
 
   const config = { allowedHosts: 'loopback', workers: 4, timeoutMs: 5000, senderNice: 7 } as WebhookConfig;
@@ -35,7 +36,7 @@ describe('WebhookSender', () => {
       let body = '';
       incoming.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
       incoming.on('end', () => {
-        received.push({ headers: incoming.headers, body });
+        received.push({ url: incoming.url ?? '', headers: incoming.headers, body });
         answer.writeHead(incoming.url === '/busy' ? 503 : 200, { 'Retry-After': '7' }).end('x'.repeat(70 * 1024));
       });
     });
@@ -61,6 +62,38 @@ describe('WebhookSender', () => {
     expect(Object.keys(result.headers)).not.toContain('Authorization');
     expect(Object.keys(result.headers)).not.toContain('X-Hub-Signature-256');
     if (process.platform === 'linux') expect(threadNiceValues()).toContain(7);
+  });
+
+  it('signs the exact bytes sent with the secret, in every family: JSON, form, GET and no secret', async () => {
+    const hmac = (algorithm: string, secret: string, text: string) => createHmac(algorithm, secret).update(Buffer.from(text, 'utf8')).digest('hex');
+    const expectSigned = (headers: http.IncomingHttpHeaders, secret: string, signed: string) => {
+      const sha256 = secret === '' ? '' : hmac('sha256', secret, signed);
+      for (const name of ['x-forgejo-signature', 'x-gitea-signature', 'x-gogs-signature']) expect(headers[name]).toBe(sha256);
+      expect(headers['x-hub-signature-256']).toBe(`sha256=${sha256}`);
+      expect(headers['x-hub-signature']).toBe(`sha1=${secret === '' ? '' : hmac('sha1', secret, signed)}`);
+    };
+    const payload = '{"ref":"refs/heads/main","message":"é & ü"}';
+
+    await sender.send(request({ payload, secret: 's3cret' }));
+    let last = received[received.length - 1];
+    expect(last.body).toBe(payload);
+    expect(last.headers['content-length']).toBe(String(Buffer.byteLength(payload)));
+    expectSigned(last.headers, 's3cret', payload);
+
+    await sender.send(request({ payload, secret: 's3cret', contentType: 'form' }));
+    last = received[received.length - 1];
+    expect(last.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(new URLSearchParams(last.body).get('payload')).toBe(payload);
+    expectSigned(last.headers, 's3cret', last.body);
+
+    await sender.send(request({ payload, secret: 's3cret', method: 'GET' }));
+    last = received[received.length - 1];
+    expect(last.body).toBe('');
+    expect(new URL(last.url, 'http://x').searchParams.get('payload')).toBe(payload);
+    expectSigned(last.headers, 's3cret', payload);
+
+    await sender.send(request({ payload, secret: '' }));
+    expectSigned(received[received.length - 1].headers, '', payload);
   });
 
   it('reads 5xx with Retry-After as retryable, and a refused connection as retryable', async () => {

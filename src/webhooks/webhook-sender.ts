@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
@@ -58,10 +57,11 @@ interface ThreadAnswer {
  * name allowed by a host glob passes as it is), and the connection goes to exactly the checked address, so a
  * name cannot be re-pointed between check and connect. Redirects are not followed.
  *
- * The request itself goes out from a thread of its own (webhook-send.worker.js) at WEBHOOK_SENDER_NICE: the
- * sockets, the HTTP parsing and the answers of hundreds of deliveries a second are background work, and on
- * Linux that thread's lower priority leaves the CPU to requests and pushes first. The thread starts on first
- * use and again after it died; a request it did not answer fails as a connection error would (retried).
+ * The request itself is encoded, signed and sent from a thread of its own (webhook-send.worker.js) at
+ * WEBHOOK_SENDER_NICE: the bodies, their HMACs, the sockets, the HTTP parsing and the answers of hundreds of
+ * deliveries a second are background work, and on Linux that thread's lower priority leaves the CPU to
+ * requests and pushes first. The thread starts on first use and again after it died; a request it did not
+ * answer fails as a connection error would (retried).
  */
 @Injectable()
 export class WebhookSender implements OnApplicationShutdown {
@@ -103,18 +103,15 @@ export class WebhookSender implements OnApplicationShutdown {
   async send(request: OutgoingRequest): Promise<AttemptResult> {
     const started = performance.now();
     const get = request.method === 'GET';
-    const body = get ? Buffer.alloc(0) : Buffer.from(request.contentType === 'form' ? `payload=${encodeURIComponent(request.payload)}` : request.payload, 'utf8');
-    // A GET has no body: its signatures are of the JSON payload, as Forgejo signs it.
-    const headers = signedHeaders(request, get ? Buffer.from(request.payload, 'utf8') : body);
+    // What the history shows: the thread adds the signatures, Authorization and Content-Length to its copy.
+    const headers = requestHeaders(request);
     if (get) delete headers['Content-Type'];
-    const shown = { ...headers };
-    for (const name of ['X-Forgejo-Signature', 'X-Gitea-Signature', 'X-Gogs-Signature', 'X-Hub-Signature', 'X-Hub-Signature-256']) delete shown[name];
     const fail = (retryable: boolean, message: string, durationMs = Math.round(performance.now() - started)): AttemptResult => ({
       delivered: false,
       retryable,
       status: 0,
       body: message,
-      headers: shown,
+      headers,
       durationMs,
     });
     let url: URL;
@@ -130,13 +127,14 @@ export class WebhookSender implements OnApplicationShutdown {
     } catch (error) {
       return fail(!(error instanceof RefusedHostError), (error as Error).message);
     }
-    if (request.authorization !== '') headers.Authorization = request.authorization;
-    if (!get) headers['Content-Length'] = String(body.length);
     const answer = await this.onThread({
       url: url.href,
       method: get ? 'GET' : 'POST',
       headers,
-      body,
+      payload: request.payload,
+      form: request.contentType === 'form',
+      secret: request.secret,
+      authorization: request.authorization,
       address,
       family: ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4,
       timeoutMs: this.webhookConfig.timeoutMs,
@@ -150,7 +148,7 @@ export class WebhookSender implements OnApplicationShutdown {
       retryAfterMs: retryAfterMs(answer.retryAfter),
       status,
       body: answer.body ?? '',
-      headers: shown,
+      headers,
       durationMs: answer.durationMs,
     };
   }
@@ -211,10 +209,11 @@ export class WebhookSender implements OnApplicationShutdown {
   }
 }
 
-/** Forgejo's header families; every signature is an HMAC of the exact body bytes with the hook's secret. */
-export function signedHeaders(request: Pick<OutgoingRequest, 'contentType' | 'secret' | 'uuid' | 'event'>, body: Buffer): Record<string, string> {
-  const sha1 = request.secret === '' ? '' : createHmac('sha1', request.secret).update(body).digest('hex');
-  const sha256 = request.secret === '' ? '' : createHmac('sha256', request.secret).update(body).digest('hex');
+/**
+ * Forgejo's header families without their signatures: the sending thread signs the exact body bytes with the
+ * hook's secret (`X-*-Signature`, `X-Hub-Signature`, `X-Hub-Signature-256`) off the thread that answers requests.
+ */
+export function requestHeaders(request: Pick<OutgoingRequest, 'contentType' | 'uuid' | 'event'>): Record<string, string> {
   const headers: Record<string, string> = {
     'Content-Type': request.contentType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json',
     'User-Agent': 'Anvil-Webhook',
@@ -223,10 +222,7 @@ export function signedHeaders(request: Pick<OutgoingRequest, 'contentType' | 'se
     headers[`X-${family}-Delivery`] = request.uuid;
     headers[`X-${family}-Event`] = request.event;
     headers[`X-${family}-Event-Type`] = request.event;
-    headers[`X-${family}-Signature`] = sha256;
   }
-  headers['X-Hub-Signature'] = `sha1=${sha1}`;
-  headers['X-Hub-Signature-256'] = `sha256=${sha256}`;
   headers['X-GitHub-Delivery'] = request.uuid;
   headers['X-GitHub-Event'] = request.event;
   headers['X-GitHub-Event-Type'] = request.event;
