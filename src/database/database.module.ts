@@ -27,7 +27,9 @@ export class DatabaseModule {
           provide: Leases,
           inject: [DataSource, Transactions],
           useFactory: (dataSource: DataSource, transactions: Transactions) =>
-            new Leases(dataSource, (sql, parameters) => transactions.run((tx) => changeRows(tx, sql, parameters))),
+            // Bookkeeping: on SQLite every holder runs on this machine, and a power cut that undoes a lease row
+            // has ended its holder too.
+            new Leases(dataSource, (sql, parameters) => transactions.runBookkeeping((tx) => changeRows(tx, sql, parameters))),
         },
       ],
       exports: [Transactions, Leases],

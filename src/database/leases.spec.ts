@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DataSource } from 'typeorm';
+import { startTicks } from '../common/process-identity';
 import { openDatabase } from './data-source';
 import { Leases, LeaseTimeout } from './leases';
 
@@ -118,5 +120,24 @@ describe('Leases', () => {
     held.open();
     await Promise.all([holding, waiting]);
     expect(order).toEqual(['theirs in', 'theirs out', 'mine']);
+  });
+
+  it('takes over at once the row of a holder of this machine that died, and waits out one that lives', async () => {
+    const leases = new Leases(dataSource);
+    await leases.prepare();
+    // Another process's token: this process's, with the pid and start of a child that runs, then is killed.
+    const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+    await new Promise((resolve) => child.once('spawn', resolve));
+    const pid = child.pid as number;
+    const theirs = leases.holder.replace(/^([0-9a-f]{12})-\d+-\d+-/, `$1-${pid}-${startTicks(pid)}-`);
+    const hour = Date.now() + 3_600_000;
+    await dataSource.query('INSERT INTO lease (name, holder, expires_at) VALUES (?, ?, ?)', ['repository-refs:9', theirs, hour]);
+
+    await expect(leases.run('repository-refs:9', async () => 'in', { waitMs: 100 })).rejects.toThrow(LeaseTimeout);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    // The row would keep everyone out for an hour; its holder is gone.
+    await expect(leases.run('repository-refs:9', async () => 'in', { waitMs: 60_000 })).resolves.toBe('in');
+    expect(await dataSource.query('SELECT holder FROM lease WHERE name = ?', ['repository-refs:9'])).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto';
-import * as os from 'node:os';
+import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { heldByDeadProcessHere, processToken } from '../common/process-identity';
 
 /**
  * The table of leases: one row per name while some process holds it. Created before the migrations run (the
@@ -33,13 +33,14 @@ export class LeaseTimeout extends Error {
  * Mutual exclusion that holds across processes, machines and Galera nodes: a row in the `lease` table, taken
  * with an insert that only one writer can make (its primary key) or with an update that only succeeds on a
  * lapsed row, and given back by deleting it. A holder renews its row while its work runs; a holder that died
- * leaves a row that lapses, and the next taker takes it over. Nothing here relies on `SELECT ... FOR UPDATE`
+ * leaves a row that lapses, and the next taker takes it over, at once when the holder was a process of the
+ * same machine that is gone (kill -9, a crash: its token says so; see process-identity.ts). Nothing here relies on `SELECT ... FOR UPDATE`
  * or `GET_LOCK`, which Galera holds on one node only: a conflicting write on another node is refused at
  * certification (1213), and the loser simply tries again.
  */
 export class Leases {
-  /** This process, as it appears in the rows it holds. */
-  readonly holder = `${os.hostname().slice(0, 40)}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** This process, as it appears in the rows it holds: another process of this machine can tell it died. */
+  readonly holder = processToken();
   clock: () => number = () => Date.now();
   /**
    * The runs of this process per name, as a line: each settles when its run has given the lease back. A run
@@ -149,10 +150,26 @@ export class Leases {
   private async acquire(name: string, ttlMs: number, waitMs: number | undefined): Promise<void> {
     const started = this.clock();
     for (let attempt = 0; ; attempt++) {
-      if (await this.tryAcquire(name, ttlMs)) return;
+      if ((await this.tryAcquire(name, ttlMs)) || (await this.takeFromDead(name, ttlMs))) return;
       if (waitMs !== undefined && this.clock() - started >= waitMs) throw new LeaseTimeout(name);
       // Short waits first (a repository creation holds its lease for milliseconds), then at most half a second.
       await new Promise((resolve) => setTimeout(resolve, Math.min(500, 5 * 2 ** Math.min(attempt, 7)) * (0.5 + Math.random())));
+    }
+  }
+
+  /**
+   * Takes the lease over from a holder that died on this machine (whose row would otherwise keep everyone out
+   * until it lapses); false when the holder lives, is elsewhere, or another taker was first.
+   */
+  private async takeFromDead(name: string, ttlMs: number): Promise<boolean> {
+    const rows: { holder: string }[] = await this.dataSource.query('SELECT holder FROM lease WHERE name = ?', [name]);
+    const holder = rows[0]?.holder;
+    if (holder === undefined || holder === this.holder || !heldByDeadProcessHere(holder)) return false;
+    try {
+      return (await this.change('UPDATE lease SET holder = ?, expires_at = ? WHERE name = ? AND holder = ?', [this.holder, this.clock() + ttlMs, name, holder])) > 0;
+    } catch (error) {
+      if (isContention(error)) return false;
+      throw error;
     }
   }
 
