@@ -188,7 +188,8 @@ async function main() {
   delete env.DATABASE_URL;
   let server = null;
   const startServer = async () => {
-    // BENCH_CPU_PROF=dir: each server run writes a V8 CPU profile there when it exits (bench/profile-summary.js).
+    // BENCH_CPU_PROF=dir: each server run writes a V8 CPU profile there when it exits (bench/profile-summary.js):
+    // the one of phases 1, 1b and 2 (stopped for it) and the one that drains phase 3's backlog.
     const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
     server = spawn(process.execPath, [...profile, path.join(root, 'dist', 'src', 'main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
     await waitForServer(base);
@@ -350,6 +351,14 @@ async function main() {
       latencies.push(Math.max(0, arrival.arrival - ended));
     }
     latencies.sort((a, b) => a - b);
+
+    // Profiling (BENCH_CPU_PROF): the server of phases 1, 1b and 2 stops with SIGTERM, so that its profile (the
+    // pushes, with and without hooks) is written; phase 3 starts a fresh one.
+    if (process.env.BENCH_CPU_PROF) {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+      await startServer();
+    }
 
     // Phase 3: SIGKILL with PENDING deliveries waiting.
     sink.pause(true);
