@@ -1,5 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { changeRows, insertUnlessPresent, Transactions } from './transactions';
+import { changeRows, insertUnlessPresent, TransactionLostError, Transactions } from './transactions';
 
 /** SQLite group commit: what the callers of Transactions.run can rely on, on a real (in-memory) database. */
 describe('Transactions on SQLite (group commit)', () => {
@@ -90,6 +90,20 @@ describe('Transactions on SQLite (group commit)', () => {
     await expect(transactions.runBookkeeping(async (tx) => insert(tx, 7))).resolves.toBe(1);
     expect(await ids()).toEqual([7]);
     expect(await level(dataSource.manager)).toBe(2);
+  });
+
+  it('fails the callers of bookkeeping when the connection closes before or during their group, and goes no further', async () => {
+    const closing = new DataSource({ type: 'better-sqlite3', database: ':memory:' });
+    await closing.initialize();
+    await closing.query('CREATE TABLE item (id INTEGER PRIMARY KEY)');
+    const own = new Transactions(closing);
+    const during = own.runBookkeeping(async (tx) => {
+      await insert(tx, 1);
+      await closing.destroy();
+      return 1;
+    });
+    await expect(during).rejects.toThrow(TransactionLostError);
+    await expect(own.runBookkeeping((tx) => insert(tx, 2))).rejects.toThrow(/not open/);
   });
 
   it('runs a transaction queued during a group in a later group', async () => {

@@ -41,6 +41,8 @@ export class Transactions {
   private readonly logger = new Logger('Transactions');
   private readonly queued: QueuedWork[] = [];
   private draining = false;
+  /** True while the connection may not be back at `synchronous = FULL` (after a bookkeeping group). */
+  private syncLost = false;
   /** The clock that bounds a group's duration (GROUP_COMMIT_MS); tests give their own, so no test depends on speed. */
   clock: () => number = () => performance.now();
 
@@ -131,10 +133,28 @@ export class Transactions {
     // statement run outside `run` commits on its own and must wait for the disk as ever.
     const relaxed = group.every((item) => !item.durable);
     try {
-      if (relaxed) connection.exec('PRAGMA synchronous = NORMAL');
+      if (this.syncLost || relaxed) connection.exec(`PRAGMA synchronous = ${relaxed ? 'NORMAL' : 'FULL'}`);
+      this.syncLost = relaxed;
+    } catch (error) {
+      // The connection is closed or failing: BEGIN would fail the same way.
+      for (const item of group) item.reject(error);
+      return;
+    }
+    try {
       await this.commitGroupIn(runner, connection, group);
     } finally {
-      if (relaxed) connection.exec('PRAGMA synchronous = FULL');
+      if (relaxed) this.restoreFullSync(connection);
+    }
+  }
+
+  /** Back to FULL after a bookkeeping group; should that fail, the next group sets it before it begins. */
+  private restoreFullSync(connection: ReturnType<typeof sqliteConnection>): void {
+    if (!connection.open) return;
+    try {
+      connection.exec('PRAGMA synchronous = FULL');
+      this.syncLost = false;
+    } catch (error) {
+      this.logger.error(`SQLite synchronous = FULL could not be set again: ${(error as Error).message}`);
     }
   }
 
@@ -278,8 +298,8 @@ export class TransactionLostError extends Error {
   }
 }
 
-function sqliteConnection(dataSource: DataSource): { inTransaction: boolean; exec(sql: string): unknown } {
-  return (dataSource.driver as unknown as { databaseConnection: { inTransaction: boolean; exec(sql: string): unknown } }).databaseConnection;
+function sqliteConnection(dataSource: DataSource): { open: boolean; inTransaction: boolean; exec(sql: string): unknown } {
+  return (dataSource.driver as unknown as { databaseConnection: { open: boolean; inTransaction: boolean; exec(sql: string): unknown } }).databaseConnection;
 }
 
 /** Closes a MySQL connection whose transaction state is unknown, and takes it out of the pool. */
