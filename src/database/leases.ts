@@ -33,10 +33,10 @@ export class LeaseTimeout extends Error {
  * Mutual exclusion that holds across processes, machines and Galera nodes: a row in the `lease` table, taken
  * with an insert that only one writer can make (its primary key) or with an update that only succeeds on a
  * lapsed row, and given back by deleting it. A holder renews its row while its work runs; a holder that died
- * leaves a row that lapses, and the next taker takes it over, at once when the holder was a process of the
- * same machine that is gone (kill -9, a crash: its token says so; see process-identity.ts). Nothing here relies on `SELECT ... FOR UPDATE`
- * or `GET_LOCK`, which Galera holds on one node only: a conflicting write on another node is refused at
- * certification (1213), and the loser simply tries again.
+ * leaves a row that lapses, and the next taker takes it over: at once when the holder was a process of the
+ * same machine that is gone (kill -9, a crash; its token tells, see process-identity.ts). Nothing here relies
+ * on `SELECT ... FOR UPDATE` or `GET_LOCK`, which Galera holds on one node only: a conflicting write on another
+ * node is refused at certification (1213), and the loser simply tries again.
  */
 export class Leases {
   /** This process, as it appears in the rows it holds: another process of this machine can tell it died. */

@@ -129,8 +129,7 @@ export class Transactions {
     // by a failure, and the group's writes would join it and never be committed.
     if (connection.inTransaction || runner.isTransactionActive) this.resetConnection(runner, 'a transaction was left open');
     // A group of bookkeeping alone commits without waiting for the disk. The setting changes between
-    // transactions only (SQLite refuses it inside one), and FULL is back before anything else can write: a
-    // statement run outside `run` commits on its own and must wait for the disk as ever.
+    // transactions only (SQLite refuses it inside one), and goes back to FULL as soon as the group is done.
     const relaxed = group.every((item) => !item.durable);
     try {
       if (this.syncLost || relaxed) connection.exec(`PRAGMA synchronous = ${relaxed ? 'NORMAL' : 'FULL'}`);
