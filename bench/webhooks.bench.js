@@ -11,7 +11,7 @@
  * killed with SIGKILL. After a warm-up, phases 1, 1b and 2 alternate in BENCH_ROUNDS (default 10) rounds:
  *   1. BENCH_BASELINE_PUSHES (default 100) pushes in all to a repository with no hook, each round started once
  *      every delivery arrived: the push duration and server CPU per push without webhooks.
- *  1b. The floor (BENCH_FLOOR=0 leaves it out): as many pushes to the repository with no hook, each followed by
+ *  1b. The floor (BENCH_FLOOR=0 leaves it out): as many pushes to another repository with no hook, each followed by
  *      BENCH_HOOKS requests to the sink from bench/webhook-load.js, a process at the sink's priority that does
  *      only what every sender must (sign a real push payload, POST it, read the answer) and keeps nothing. The
  *      push duration then shows what that many deliveries cost a push on this machine, whoever sends them:
@@ -210,6 +210,9 @@ async function main() {
     };
     await api('POST', '/user/repos', { name: 'plain' });
     await api('POST', '/user/repos', { name: 'hooked' });
+    // The floor pushes to a repository of its own: each side's repository grows by its own pushes alone (a push's
+    // cost grows with the loose objects piling up between two auto-gcs).
+    if (FLOOR) await api('POST', '/user/repos', { name: 'floor' });
     // One working copy per pusher and repository, each on its own branch, so that pushes run side by side.
     const pushersOf = (repo) => {
       const remote = `http://bench:${token}@127.0.0.1:${port}/bench/${repo}.git`;
@@ -223,6 +226,7 @@ async function main() {
     };
     const plain = pushersOf('plain');
     const hookedWorks = pushersOf('hooked');
+    const floorWorks = FLOOR ? pushersOf('floor') : [];
     const pushOnce = async (pusher) => {
       pusher.count += 1;
       fs.writeFileSync(path.join(pusher.work, 'file.txt'), `${pusher.count}\n`);
@@ -257,6 +261,7 @@ async function main() {
     const sample = sink.sample();
     await pushes(plain, PUSHERS * 2);
     await pushes(hookedWorks, PUSHERS * 2);
+    if (FLOOR) await pushes(floorWorks, PUSHERS * 2);
     expectedArrivals += PUSHERS * 2 * HOOKS;
     await allArrived();
     // The floor's sender, at the sink's priority, sends a real push payload as the server does.
@@ -304,7 +309,7 @@ async function main() {
           baselineThreads = addUsed(baselineThreads, threads, threadCpuMs(server.pid));
         } else if (side === 'floor') {
           const others = cpuMs(sink.child.pid) + cpuMs(load.pid);
-          const results = await pushes(plain, count(BASELINE), () => {
+          const results = await pushes(floorWorks, count(BASELINE), () => {
             expectedArrivals += HOOKS;
             load.send({ send: { url: sinkUrl, hooks: HOOKS } });
           });
