@@ -1,5 +1,4 @@
 import { AuditService } from '../audit/audit.service';
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
@@ -23,7 +22,7 @@ import type { CreateHookOption, EditHookOption } from './hook.options';
 import type { HookWire, WebhookDeliveryWire } from './hook.wire';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import type { WebhookEntity } from './webhook.entities';
-import { WebhookOutbox } from './webhook-outbox';
+import { newDeliveryUuid, WebhookOutbox } from './webhook-outbox';
 import { pushBody } from './webhook-payloads';
 import { HookScope, WebhookStore } from './webhook.store';
 import { SiteUrls } from '../common/site-urls';
@@ -216,7 +215,7 @@ export class HooksService {
     const hook = await this.hook(viewer, place, id);
     const original = await this.store.findDelivery(hook.id, uuid);
     if (!original) throw new NotFoundError();
-    const copy = await this.transactions.run((tx) => this.store.redeliver(tx, original, randomUUID(), Date.now()));
+    const copy = await this.transactions.run((tx) => this.store.redeliver(tx, original, newDeliveryUuid(), Date.now()));
     this.dispatcher.wake();
     return toDeliveryWire(copy);
   }

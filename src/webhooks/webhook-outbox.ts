@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { v7 as timeOrderedUuid } from 'uuid';
 import type { EntityManager } from 'typeorm';
 import { WebhookConfig } from '../config/slices';
 import { Clock } from '../common/time';
@@ -51,7 +51,7 @@ export class WebhookOutbox implements EventRecorder {
   /** Queues one payload for the given hooks (a hook test, or an event). */
   async enqueue(tx: EntityManager, payload: OutgoingPayload, hooks: Pick<WebhookEntity, 'id'>[]): Promise<string[]> {
     if (hooks.length === 0) return [];
-    const deliveries = hooks.map((hook) => ({ uuid: randomUUID(), hookId: hook.id }));
+    const deliveries = hooks.map((hook) => ({ uuid: newDeliveryUuid(), hookId: hook.id }));
     await this.store.enqueue(tx, { event: payload.event, payload: JSON.stringify(payload.body), createdUnix: this.clock.nowUnix() }, deliveries, Date.now());
     return deliveries.map((delivery) => delivery.uuid);
   }
@@ -59,6 +59,14 @@ export class WebhookOutbox implements EventRecorder {
   committed(): void {
     this.dispatcher.wake();
   }
+}
+
+/**
+ * A delivery's UUID: version 7, ordered by time, so that the unique index takes new deliveries at its end (a
+ * random version 4 lands each of a push's hundred deliveries on its own page of a large index).
+ */
+export function newDeliveryUuid(): string {
+  return timeOrderedUuid();
 }
 
 /** Whether a hook is sent a payload: its event is chosen, and a branch's name passes the branch filter. */

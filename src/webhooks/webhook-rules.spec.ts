@@ -2,6 +2,7 @@ import { combinedState } from '../statuses/commit-status.mapper';
 import { parseAllowedHosts } from './allowed-hosts';
 import { branchMatches, isValidBranchFilter } from './branch-filter';
 import { retryDelayMs } from './webhook-dispatcher';
+import { newDeliveryUuid } from './webhook-outbox';
 import { bodyForType } from './webhook-payloads';
 import { requestHeaders, retryAfterMs } from './webhook-sender';
 
@@ -24,6 +25,15 @@ describe('branch_filter', () => {
     expect(isValidBranchFilter('{main')).toBe(false);
     expect(isValidBranchFilter('[abc')).toBe(false);
     expect(isValidBranchFilter('main')).toBe(true);
+  });
+});
+
+describe('delivery UUIDs', () => {
+  it('are version 7 and sort in the order they were made', () => {
+    const made = Array.from({ length: 1000 }, () => newDeliveryUuid());
+    for (const uuid of made) expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(made).size).toBe(made.length);
+    expect([...made].sort()).toEqual(made);
   });
 });
 
