@@ -1,5 +1,5 @@
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { GitError, GitTimeoutError } from './git-command';
+import type { GitChildProcess } from './spawn-git';
 
 /** An object as `git cat-file --batch-command` describes it; `content` only for `contents` requests. */
 export interface BatchObject {
@@ -60,7 +60,7 @@ export class BatchReader {
   private lastUsed: number;
 
   constructor(
-    private readonly child: ChildProcessWithoutNullStreams,
+    private readonly child: GitChildProcess,
     private readonly timeoutMs: number,
     private readonly now: () => number = Date.now,
   ) {
@@ -75,7 +75,7 @@ export class BatchReader {
         this.fail(new ReaderStoppedError('git cat-file could not be started'));
         resolve();
       });
-      child.on('close', (code) => {
+      child.on('close', (code: number | null) => {
         this.ended = true;
         this.fail(new ReaderStoppedError(`git cat-file --batch-command exited (${code ?? 'killed'})`, code));
         resolve();

@@ -7,7 +7,7 @@ import { BudgetedCommand, budgetedGit, exhaustedBudget, ProcessBudget } from './
 import { currentGitClient } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
 import { GitLauncher, LaunchResult } from './git-launcher';
-import { spawnGit, stoppedAtMemoryLimit } from './spawn-git';
+import { GitChildProcess, spawnGit, startGit, stoppedAtMemoryLimit } from './spawn-git';
 
 // One cohesive thing, kept whole though long: the one way git is run (environment, limits, output, streams).
 
@@ -194,10 +194,14 @@ export class GitCommand {
    * Starts a long-lived git that answers requests on its standard input (`cat-file --batch-command`), with the
    * same clean environment; its owner (git-object-readers.ts) bounds each request in time and stops it.
    */
-  startSession(args: string[], options: Pick<GitRunOptions, 'gitDir' | 'env'> = {}): ChildProcessWithoutNullStreams {
+  async startSession(args: string[], options: Pick<GitRunOptions, 'gitDir' | 'env'> = {}): Promise<GitChildProcess> {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
-    return spawnGit(fullArgs, { env: gitEnvironment(this.storageConfig.dataDir, options.env), shell: false }, { memoryBytes: this.gitConfig?.commandMaxMemoryBytes });
+    try {
+      return await startGit(this.launcher, fullArgs, { env: gitEnvironment(this.storageConfig.dataDir, options.env) }, { memoryBytes: this.gitConfig?.commandMaxMemoryBytes });
+    } catch (error) {
+      throw new GitUnavailableError(args, error as Error);
+    }
   }
 
   /** Runs git and returns the exit code as well, for commands whose exit code is an answer (show-ref). */

@@ -46,7 +46,7 @@ describe('GitLastCommits: the last commit of a path, remembered and learnt by on
     const main = await commit({ 'kept.txt': 'kept\n', 'side.txt': 'base\n', 'main.txt': 'main\n' }, [base], 'main change');
     const merge = await commit({ 'kept.txt': 'kept\n', 'side.txt': 'side\n', 'main.txt': 'main\n' }, [main, side], 'merge');
     const head = await commit({ 'kept.txt': 'kept\n', 'side.txt': 'side\n', 'main.txt': 'main\n', 'top.txt': 'top\n' }, [merge], 'top');
-    const lastCommits = new GitLastCommits(trees, git, new GitProcesses(config, config.git, {} as PushHooks), budget);
+    const lastCommits = new GitLastCommits(trees, git, new GitProcesses(config, config.git, {} as PushHooks, launcher), budget);
 
     await lastCommits.walk(dir, head);
     expect(lastCommits.cached(dir, head, 'top.txt')).toBe(head);
@@ -73,7 +73,7 @@ describe('GitLastCommits: the last commit of a path, remembered and learnt by on
     let exit!: () => void;
     const exited = new Promise<void>((resolve) => (exit = resolve));
     const fakeGit = { stream: () => ({ stdout: output, exited, kill: () => output.end() }) } as unknown as GitCommand;
-    const lastCommits = new GitLastCommits(trees, fakeGit, new GitProcesses(config, config.git, {} as PushHooks), budget);
+    const lastCommits = new GitLastCommits(trees, fakeGit, new GitProcesses(config, config.git, {} as PushHooks, launcher), budget);
     const [c1, c2, head] = ['1'.repeat(40), '2'.repeat(40), 'f'.repeat(40)];
     let walkEnded = false;
     void lastCommits.walk(dir, head).then(() => (walkEnded = true));

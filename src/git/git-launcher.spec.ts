@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { AppConfig } from '../config/config';
 import type { GitConfig } from '../config/slices';
 import { GitAbortedError, GitCommand, GitError, GitTimeoutError } from './git-command';
-import { GitLauncher } from './git-launcher';
+import { GitLauncher, LaunchedProcess } from './git-launcher';
 
 describe('GitCommand through the launcher process', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-launcher-'));
@@ -39,5 +39,67 @@ describe('GitCommand through the launcher process', () => {
     const running = git.run(forever, { offload: true, processGroup: true, signal: controller.signal, timeoutMs: 60_000 });
     controller.abort();
     await expect(running).rejects.toBeInstanceOf(GitAbortedError);
+  });
+});
+
+describe('gits the launcher starts for the server to stream', () => {
+  const launcher = new GitLauncher();
+  afterAll(() => launcher.onApplicationShutdown());
+
+  const collect = (stream: NodeJS.ReadableStream) =>
+    new Promise<string>((resolve) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+
+  const ended = (child: LaunchedProcess) => {
+    const events: string[] = [];
+    child.on('exit', (code: number | null, signal: string | null) => events.push(`exit ${code} ${signal}`));
+    return new Promise<string[]>((resolve) => child.on('close', (code: number | null, signal: string | null) => resolve([...events, `close ${code} ${signal}`])));
+  };
+
+  it('hands over the pipes of a running git: input in, output and errors out, then exit before close', async () => {
+    const child = await launcher.start({ args: ['hash-object', '--stdin'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, processGroup: false });
+    expect(child.pid).toBeGreaterThan(0);
+    const output = collect(child.stdout);
+    const events = ended(child);
+    child.stdin.end('hello\n');
+    expect((await output).trim()).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
+    expect(await events).toEqual(['exit 0 null', 'close 0 null']);
+    expect(child.exitCode).toBe(0);
+
+    const failing = await launcher.start({ args: ['cat-file', '-p', 'no-such-object'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, processGroup: false });
+    const errors = collect(failing.stderr);
+    failing.stdout.resume();
+    expect(await ended(failing)).toEqual(['exit 128 null', 'close 128 null']);
+    expect(await errors).toMatch(/fatal/);
+  });
+
+  it('rejects a program that cannot be started, with its code', async () => {
+    await expect(launcher.start({ file: '/nonexistent/git', args: [], env: {}, processGroup: false })).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('stops a git that still runs when the launcher goes away, and reports it killed', async () => {
+    const own = new GitLauncher();
+    const child = await own.start({ args: ['-c', 'alias.wait=!sleep 30', 'wait'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, processGroup: true });
+    child.stdout.resume();
+    child.stderr.resume();
+    const events = ended(child);
+    own.onApplicationShutdown();
+    expect(await events).toEqual(['exit null SIGKILL', 'close null SIGKILL']);
+    // The whole group went (once its zombies are reaped, no process of it is left to signal).
+    const groupGone = async () => {
+      for (let tries = 0; tries < 200; tries++) {
+        try {
+          process.kill(-(child.pid as number), 0);
+        } catch {
+          return true;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return false;
+    };
+    expect(await groupGone()).toBe(true);
   });
 });

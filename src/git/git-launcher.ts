@@ -1,4 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { Socket } from 'node:net';
 import * as path from 'node:path';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 
@@ -28,8 +30,123 @@ export interface LaunchResult {
   stderr: string;
 }
 
+/** Names a size walk leaves out, with what is under them (plain data: it crosses to the launcher). */
+export interface SkippedNames {
+  suffixes: string[];
+  prefixes: string[];
+  /** Regular expression sources. */
+  patterns: string[];
+}
+
+/** What the launcher answers. */
+interface LauncherAnswer {
+  id: number;
+  code?: number | null;
+  signal?: NodeJS.Signals | null;
+  stdout?: string;
+  stderr?: string;
+  size?: number;
+  error?: string;
+  errorCode?: string;
+  /** A started git's pipe, handed over with this message, and its pid. */
+  pipe?: 'stdin' | 'stdout' | 'stderr';
+  pid?: number;
+  /** A started git ended (`code`, `signal`). */
+  exited?: boolean;
+}
+
+/**
+ * A git the launcher started for this process to stream, as a ChildProcess is seen by its parent: the pipes are
+ * this process's own ends (handed over by the launcher), `exit` comes from the launcher, which reaps it, and
+ * `close` follows once its standard output and error closed too.
+ */
+export class LaunchedProcess extends EventEmitter {
+  pid: number | undefined;
+  exitCode: number | null = null;
+  signalCode: NodeJS.Signals | null = null;
+  killed = false;
+  stdin: Socket;
+  stdout: Socket;
+  stderr: Socket;
+  /** Resolves once the three pipes are here (git runs), rejects when git could not be started. */
+  readonly started: Promise<this>;
+  private settle!: { resolve(child: LaunchedProcess): void; reject(error: Error): void };
+  private exited = false;
+  private exitEmitted = false;
+  private openOutputs = 2;
+
+  constructor(private readonly processGroup: boolean) {
+    super();
+    this.started = new Promise<this>((resolve, reject) => {
+      this.settle = { resolve: resolve as (child: LaunchedProcess) => void, reject };
+    });
+  }
+
+  kill(signal: NodeJS.Signals | number = 'SIGTERM'): boolean {
+    if (this.exited || this.pid === undefined) return false;
+    try {
+      process.kill(this.pid, signal);
+      this.killed = true;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The launcher handed over `pipe` (a bare handle): it becomes a socket as a spawned child's pipe does. */
+  receivePipe(pipe: 'stdin' | 'stdout' | 'stderr', handle: unknown, pid: number): void {
+    this.pid = pid;
+    const socket = new Socket({ handle, readable: pipe !== 'stdin' } as ConstructorParameters<typeof Socket>[0]);
+    this[pipe] = socket;
+    if (pipe !== 'stdin') socket.once('close', () => this.outputClosed());
+    if (this.stdin && this.stdout && this.stderr) this.settle.resolve(this);
+  }
+
+  failToStart(error: Error): void {
+    for (const socket of [this.stdin, this.stdout, this.stderr]) socket?.destroy();
+    this.settle.reject(error);
+  }
+
+  /**
+   * Git ended; a null code and a signal when the launcher went away and git was stopped. `exit` is emitted on
+   * a later turn of the event loop: a caller that awaited `started` has its listeners on by then.
+   */
+  exit(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.exited) return;
+    this.exited = true;
+    this.exitCode = code;
+    this.signalCode = signal;
+    setImmediate(() => {
+      this.stdin?.destroy();
+      this.exitEmitted = true;
+      this.emit('exit', code, signal);
+      this.maybeClose();
+    });
+  }
+
+  /** The launcher died: git (and its group) is stopped here, and counts as killed. */
+  abandon(): void {
+    if (this.pid === undefined) return this.settle.reject(new Error('the git launcher process exited'));
+    try {
+      process.kill(this.processGroup ? -this.pid : this.pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+    this.exit(null, 'SIGKILL');
+  }
+
+  private outputClosed(): void {
+    this.openOutputs -= 1;
+    this.maybeClose();
+  }
+
+  private maybeClose(): void {
+    if (this.exitEmitted && this.openOutputs === 0) this.emit('close', this.exitCode, this.signalCode);
+  }
+}
+
 interface Pending {
-  resolve(result: LaunchResult): void;
+  resolve(answer: LauncherAnswer): void;
   reject(error: Error): void;
 }
 
@@ -43,19 +160,13 @@ export class GitLauncher implements OnApplicationShutdown {
   private readonly logger = new Logger('GitLauncher');
   private launcher: ChildProcess | null = null;
   private readonly pending = new Map<number, Pending>();
+  /** Gits started for this process to stream, until they exit. */
+  private readonly streamed = new Map<number, LaunchedProcess>();
   private nextId = 1;
 
   /** Starts git; `kill()` of the answer stops it. */
   launch(request: LaunchRequest): { result: Promise<LaunchResult>; kill(): void } {
-    const launcher = this.ensureLauncher();
-    const id = this.nextId++;
-    const result = new Promise<LaunchResult>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-    });
-    // The channel keeps the process alive only while an answer is awaited.
-    if (this.pending.size === 1) channelOf(launcher)?.ref?.();
-    launcher.send({
-      id,
+    const { id, answer } = this.ask({
       file: request.file,
       args: request.args,
       env: request.env,
@@ -63,7 +174,66 @@ export class GitLauncher implements OnApplicationShutdown {
       group: request.processGroup,
       maxOutput: request.maxOutputBytes,
     });
+    const result = answer.then((message) => ({ code: message.code ?? null, signal: message.signal ?? null, stdout: Buffer.from(message.stdout ?? '', 'base64'), stderr: message.stderr ?? '' }));
     return { result, kill: () => this.launcher?.connected && this.launcher.send({ type: 'kill', id }) };
+  }
+
+  /**
+   * Total bytes of the regular files under `dir`, `skip` and what is under it left out; a missing directory,
+   * or an entry that vanishes meanwhile, counts 0. The walk's thousands of lookups run in the launcher.
+   */
+  async size(dir: string, skip: SkippedNames): Promise<number> {
+    const message = await this.ask({ type: 'size', dir, skip }).answer;
+    return message.size ?? 0;
+  }
+
+  /**
+   * Starts git for the caller to stream, as `spawn` with three pipes would, without forking this process:
+   * resolves once it runs, rejects (with the launcher's `code`) when it could not be started.
+   */
+  start(request: Omit<LaunchRequest, 'input' | 'maxOutputBytes'>): Promise<LaunchedProcess> {
+    const launcher = this.ensureLauncher();
+    const id = this.nextId++;
+    const child = new LaunchedProcess(request.processGroup);
+    this.streamed.set(id, child);
+    this.hold(launcher);
+    launcher.send({ type: 'start', id, file: request.file, args: request.args, env: request.env, group: request.processGroup });
+    return child.started;
+  }
+
+  /** Sends one request; its answer, or its error as an Error with the launcher's `code`. */
+  private ask(request: Record<string, unknown>): { id: number; answer: Promise<LauncherAnswer> } {
+    const launcher = this.ensureLauncher();
+    const id = this.nextId++;
+    const answer = new Promise<LauncherAnswer>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+    });
+    this.hold(launcher);
+    launcher.send({ id, ...request });
+    return { id, answer };
+  }
+
+  /** The channel keeps this process alive only while an answer or a started git is awaited. */
+  private hold(launcher: ChildProcess): void {
+    if (this.pending.size + this.streamed.size === 1) channelOf(launcher)?.ref?.();
+  }
+
+  private letGo(launcher: ChildProcess): void {
+    if (this.pending.size + this.streamed.size === 0) channelOf(launcher)?.unref?.();
+  }
+
+  private onStreamed(launcher: ChildProcess, child: LaunchedProcess, message: LauncherAnswer, handle: unknown): void {
+    if (message.pipe && handle) return child.receivePipe(message.pipe, handle, message.pid ?? 0);
+    // A pipe that did not arrive (this process out of descriptors): git is stopped, and was never started here.
+    if (message.pipe) {
+      child.pid = message.pid;
+      child.abandon();
+      return child.failToStart(Object.assign(new Error('git could not be started: its pipes did not reach the server'), { code: 'EMFILE' }));
+    }
+    this.streamed.delete(message.id);
+    this.letGo(launcher);
+    if (message.error !== undefined) return child.failToStart(Object.assign(new Error(message.error), message.errorCode ? { code: message.errorCode } : {}));
+    if (message.exited) child.exit(message.code ?? null, message.signal ?? null);
   }
 
   /**
@@ -82,19 +252,25 @@ export class GitLauncher implements OnApplicationShutdown {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       serialization: 'advanced',
     });
-    launcher.on('message', (message: { id: number; code?: number | null; signal?: NodeJS.Signals | null; stdout?: string; stderr?: string; error?: string; errorCode?: string }) => {
+    launcher.on('message', (message: LauncherAnswer, handle: unknown) => {
+      const child = this.streamed.get(message.id);
+      if (child) return this.onStreamed(launcher, child, message, handle);
       const entry = this.pending.get(message.id);
       if (!entry) return;
       this.pending.delete(message.id);
-      if (this.pending.size === 0) channelOf(launcher)?.unref?.();
+      this.letGo(launcher);
       if (message.error !== undefined) return entry.reject(Object.assign(new Error(message.error), message.errorCode ? { code: message.errorCode } : {}));
-      entry.resolve({ code: message.code ?? null, signal: message.signal ?? null, stdout: Buffer.from(message.stdout ?? '', 'base64'), stderr: message.stderr ?? '' });
+      entry.resolve(message);
     });
     launcher.on('exit', () => {
       if (this.launcher === launcher) this.launcher = null;
       for (const [id, entry] of this.pending) {
         this.pending.delete(id);
         entry.reject(new Error('the git launcher process exited'));
+      }
+      for (const [id, child] of this.streamed) {
+        this.streamed.delete(id);
+        child.abandon();
       }
     });
     launcher.on('error', (error) => this.logger.error(`git launcher: ${error.message}`));

@@ -1,11 +1,47 @@
 // The launcher process (src/git/git-launcher.ts starts it): a plain node script with a small heap that spawns git
 // on request, so that the server forks this small process (about a millisecond) instead of its whole heap (tens
-// of milliseconds, blocking the event loop). Protocol over the IPC channel: in { id, file, args, env, input
-// (base64), group, maxOutput } or { type: 'kill', id }; out { id, code, signal, stdout (base64), stderr } or
-// { id, error, errorCode }. It kills each git (or its process group) when told to, and all of them when the
-// server goes away.
+// of milliseconds, blocking the event loop), and that measures a repository's size, so that the thousands of
+// file lookups of a walk are not callbacks on the server's event loop. Protocol over the IPC channel: in { id,
+// file, args, env, input (base64), group, maxOutput }, { type: 'start', id, file, args, env, group }, { type:
+// 'size', id, dir, skip: { suffixes, prefixes, patterns } } or { type: 'kill', id }; out { id, code, signal, stdout
+// (base64), stderr }, { id, size } or { id, error, errorCode }. A started git is streamed by the server itself:
+// its three pipes go to the server as handles ({ id, pid, pipe: 'stdin' | 'stdout' | 'stderr' }), then { id,
+// exited: true, code, signal } when it ends. It kills each git (or its process group) when told to, and all of
+// them when the server goes away.
 'use strict';
 const { spawn } = require('node:child_process');
+const fs = require('node:fs/promises');
+const path = require('node:path');
+
+const vanished = (error) => error && (error.code === 'ENOENT' || error.code === 'ENOTDIR');
+
+// Total bytes of the regular files under `dir`, the names `skip` describes left out (with what is under them);
+// an entry that vanishes meanwhile counts 0. A directory's entries are looked at together.
+async function sizeOf(dir, skip) {
+  let entries;
+  try {
+    entries = await fs.readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    if (vanished(error)) return 0;
+    throw error;
+  }
+  const sizes = await Promise.all(
+    entries.map(async (entry) => {
+      const name = entry.name;
+      if (skip.suffixes.some((suffix) => name.endsWith(suffix)) || skip.prefixes.some((prefix) => name.startsWith(prefix)) || skip.patterns.some((pattern) => pattern.test(name))) return 0;
+      const child = path.join(dir, name);
+      if (entry.isDirectory()) return sizeOf(child, skip);
+      if (!entry.isFile()) return 0;
+      try {
+        return (await fs.lstat(child)).size;
+      } catch (error) {
+        if (vanished(error)) return 0;
+        throw error;
+      }
+    }),
+  );
+  return sizes.reduce((total, size) => total + size, 0);
+}
 const running = new Map();
 const stop = (child, group) => {
   try {
@@ -13,10 +49,61 @@ const stop = (child, group) => {
   } catch {}
   try { child.kill('SIGKILL'); } catch {}
 };
+// Starts git for the server to stream. Its pipes go to the server as bare handles, taken from their sockets here
+// at once: this process's event loop never reads from them, and its ChildProcess cannot close them when git ends
+// while they wait their turn on the channel (a handle is sent only once the one before it was acknowledged). Each
+// is closed here once sent; the server holds the only copy of its end.
+function start(message) {
+  const fail = (error) => process.connected && process.send({ id: message.id, error: String(error && error.message), errorCode: error && error.code });
+  let child;
+  try {
+    child = spawn(message.file || 'git', message.args, { env: message.env, stdio: ['pipe', 'pipe', 'pipe'], detached: message.group, shell: false });
+  } catch (error) {
+    return fail(error);
+  }
+  if (!child.stdout || !child.stderr || !child.stdin) {
+    child.on('error', () => undefined);
+    return fail({ message: 'git could not be started: too many open files', code: 'EMFILE' });
+  }
+  child.on('error', (error) => {
+    running.delete(message.id);
+    if (child.pid === undefined) fail(error);
+  });
+  // Not started (ENOENT, EAGAIN): the error event follows, and only it is answered.
+  if (child.pid === undefined) return;
+  const handles = ['stdin', 'stdout', 'stderr'].map((pipe) => {
+    const handle = child[pipe]._handle;
+    handle.readStop();
+    child[pipe]._handle = null;
+    return { pipe, handle };
+  });
+  running.set(message.id, { child, group: message.group });
+  child.on('exit', (code, signal) => {
+    running.delete(message.id);
+    if (process.connected) process.send({ id: message.id, exited: true, code, signal });
+  });
+  for (const { pipe, handle } of handles) {
+    if (!process.connected) {
+      handle.close();
+      continue;
+    }
+    process.send({ id: message.id, pid: child.pid, pipe }, handle, {}, () => handle.close());
+  }
+}
+
 process.on('message', (message) => {
+  if (message.type === 'start') return start(message);
   if (message.type === 'kill') {
     const entry = running.get(message.id);
     if (entry) stop(entry.child, entry.group);
+    return;
+  }
+  if (message.type === 'size') {
+    const skip = { suffixes: message.skip.suffixes, prefixes: message.skip.prefixes, patterns: message.skip.patterns.map((source) => new RegExp(source)) };
+    sizeOf(message.dir, skip).then(
+      (size) => process.connected && process.send({ id: message.id, size }),
+      (error) => process.connected && process.send({ id: message.id, error: String(error && error.message), errorCode: error && error.code }),
+    );
     return;
   }
   let done = false;

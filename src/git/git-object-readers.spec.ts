@@ -19,7 +19,7 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
   function setUp(maxProcesses = 8): { pool: GitObjectReaders; processes: GitProcesses; objects: GitObjects; git: GitCommand } {
     const config = { dataDir, git: { maxProcesses, queueTimeoutMs: 30_000, idleTimeoutMs: 600_000, drainTimeoutMs: 1_000 } } as AppConfig;
     const git = new GitCommand(config, config.git, launcher);
-    const processes = new GitProcesses(config, config.git, {} as PushHooks);
+    const processes = new GitProcesses(config, config.git, {} as PushHooks, launcher);
     const pool = new GitObjectReaders(config.git, git, processes);
     pools.push(pool);
     return { pool, processes, objects: new GitObjects(pool), git };

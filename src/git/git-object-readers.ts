@@ -121,7 +121,7 @@ export class GitObjectReaders implements OnApplicationShutdown {
     }
     let reader: BatchReader;
     try {
-      reader = new BatchReader(this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir }), REQUEST_TIMEOUT_MS, () => this.now());
+      reader = new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir }), REQUEST_TIMEOUT_MS, () => this.now());
     } catch (error) {
       release();
       throw error;
@@ -129,6 +129,8 @@ export class GitObjectReaders implements OnApplicationShutdown {
     const list = this.readers.get(dir) ?? [];
     list.push(reader);
     this.readers.set(dir, list);
+    // The server began shutting down while git started: this reader was not among those stopped.
+    if (this.closed) reader.kill();
     void reader.exited.then(() => {
       release();
       const remaining = (this.readers.get(dir) ?? []).filter((other) => other !== reader);

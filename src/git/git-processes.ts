@@ -1,4 +1,3 @@
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
@@ -8,7 +7,8 @@ import { currentGitClient, GitClient } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
 import { GitShares } from './git-shares';
 import { PushAllowance, PushContext, PushHooks } from './push-hooks';
-import { gitStarted, spawnGit } from './spawn-git';
+import { GitChildProcess, startGit } from './spawn-git';
+import { GitLauncher } from './git-launcher';
 import { TransferWatch } from './transfer-watch';
 
 // One cohesive thing, kept whole though long: the cap on git processes (slots, queue, drain) across transports.
@@ -76,7 +76,7 @@ export class ServingProcess {
   private output: Writable | null = null;
 
   constructor(
-    readonly child: ChildProcessWithoutNullStreams,
+    readonly child: GitChildProcess,
     private readonly limits: ExchangeLimits,
     onExit: () => void,
   ) {
@@ -85,7 +85,7 @@ export class ServingProcess {
     this.deadline.unref();
     this.exited = new Promise((resolve) => {
       child.on('error', () => undefined);
-      child.on('close', (code) => {
+      child.on('close', (code: number | null) => {
         if (this.idleTimer) clearTimeout(this.idleTimer);
         clearTimeout(this.deadline);
         this.watch?.stop();
@@ -202,6 +202,7 @@ export class GitProcesses implements BeforeApplicationShutdown {
     private readonly storageConfig: StorageConfig,
     private readonly gitConfig: GitConfig,
     private readonly hooks: PushHooks,
+    private readonly launcher: GitLauncher,
   ) {
     this.shares = new GitShares({
       perAddress: gitConfig.maxProcessesPerAddress ?? gitConfig.maxProcesses,
@@ -331,12 +332,11 @@ export class GitProcesses implements BeforeApplicationShutdown {
       ...(spec.protocol ? { GIT_PROTOCOL: spec.protocol } : {}),
       ...(push?.env ?? {}),
     });
-    let child: ChildProcessWithoutNullStreams;
+    let child: GitChildProcess;
     try {
       fs.mkdirSync(gitHome(this.storageConfig.dataDir), { recursive: true });
       // A process group of its own, so that killing git also stops the helpers it started.
-      child = spawnGit(args, { env, detached: true, shell: false }, { memoryBytes: this.gitConfig.maxMemoryBytes, cpuSeconds: this.gitConfig.maxCpuSeconds });
-      await gitStarted(child);
+      child = await startGit(this.launcher, args, { env, processGroup: true }, { memoryBytes: this.gitConfig.maxMemoryBytes, cpuSeconds: this.gitConfig.maxCpuSeconds });
     } catch (error) {
       // Nothing runs: the caller frees the slot (start), the push's hooks are ended here; the server goes on.
       push?.end();

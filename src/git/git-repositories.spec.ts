@@ -2,13 +2,17 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { GitCommand } from './git-command';
+import { GitLauncher } from './git-launcher';
 import type { GitObjectReaders } from './git-object-readers';
-import { GitRepositories } from './git-repositories';
+import { GitRepositories, isTransientGitFile } from './git-repositories';
 import type { RepositoryPaths } from './repository-paths';
 
 describe('GitRepositories.size', () => {
   let directory: string;
-  const repositories = new GitRepositories({} as GitCommand, {} as RepositoryPaths, {} as GitObjectReaders);
+  const launcher = new GitLauncher();
+  const repositories = new GitRepositories({} as GitCommand, {} as RepositoryPaths, {} as GitObjectReaders, launcher);
+
+  afterAll(() => launcher.onApplicationShutdown());
 
   beforeEach(() => {
     directory = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-size-'));
@@ -34,6 +38,14 @@ describe('GitRepositories.size', () => {
     fs.mkdirSync(path.join(directory, 'refs/tags'), { recursive: true });
     const loose = Array.from({ length: 40 }, (_, fan) => 10 + fan).reduce((total, size) => total + size, 0);
     expect(await repositories.size(directory)).toBe(21 + 1000 + 100 + loose);
+  });
+
+  it('leaves out the same names as isTransientGitFile, with what is under them', async () => {
+    const names = ['HEAD', 'config', 'packed-refs.lock', 'tmp_objdir-incoming-x', 'incoming-y', 'tmp_pack_z', 'tmp_obj_w', 'tmp_mtimes_v', 'anvil-index-1', 'tmp_other', 'pack-1.pack'];
+    for (const [index, name] of names.entries()) write(`${name}/f`, 1 << index);
+    const kept = names.reduce((total, name, index) => total + (isTransientGitFile(name) ? 0 : 1 << index), 0);
+    expect(names.filter((name) => !isTransientGitFile(name))).toEqual(['HEAD', 'config', 'tmp_other', 'pack-1.pack']);
+    expect(await repositories.size(directory)).toBe(kept);
   });
 
   it('counts a missing directory as empty', async () => {

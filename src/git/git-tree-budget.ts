@@ -64,7 +64,7 @@ export class GitTreeBudget {
   async firstOver(dir: string, revisions: string[], limit = this.limit, env: ObjectEnvironment = {}): Promise<string | null> {
     const wanted = [...new Set(revisions)];
     if (wanted.length === 0) return null;
-    const reader = new BatchReader(this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
+    const reader = new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
     try {
       const pending = new Map<string, Promise<number>>();
       for (const revision of wanted) {
