@@ -63,6 +63,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private readonly running = new Set<Promise<void>>();
   private pumping = false;
   private again = false;
+  /** The pump asked for by `wake`, on the next turn of the event loop. */
+  private pumpSoon: NodeJS.Immediate | null = null;
   /** Whether the leases of dead processes on this machine were looked for (once, at the first pump). */
   private reclaimed = false;
   private stopped = false;
@@ -93,14 +95,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.pumpSoon) clearImmediate(this.pumpSoon);
     this.scheduleWrite();
     // What is in flight finishes briefly; anything cut off is sent again later with the same UUID.
     await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   }
 
   /**
-   * Looks for work now: after a commit that queued some (`look`: the queue heads are read again), or when a
-   * worker is free (the heads seen at the last look are taken first).
+   * Looks for work soon: after a commit that queued some (`look`: the queue heads are read again), or when a
+   * worker is free (the heads seen at the last look are taken first). The look waits for the end of this turn
+   * of the event loop: the workers that one outcome write set free all finish in it, and their next queues are
+   * then taken in one transaction, not the first alone and the others in a second.
    */
   wake(look = true): void {
     if (this.stopped) return;
@@ -109,7 +114,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       this.again = true;
       return;
     }
-    void this.pump();
+    if (this.pumpSoon) return;
+    this.pumpSoon = setImmediate(() => {
+      this.pumpSoon = null;
+      if (!this.stopped) void this.pump();
+    });
   }
 
   private async pump(): Promise<void> {
