@@ -72,6 +72,7 @@ export class LaunchedProcess extends EventEmitter {
   readonly started: Promise<this>;
   private settle!: { resolve(child: LaunchedProcess): void; reject(error: Error): void };
   private exited = false;
+  private failed = false;
   private exitEmitted = false;
   private openOutputs = 2;
 
@@ -97,12 +98,15 @@ export class LaunchedProcess extends EventEmitter {
   receivePipe(pipe: 'stdin' | 'stdout' | 'stderr', handle: unknown, pid: number): void {
     this.pid = pid;
     const socket = new Socket({ handle, readable: pipe !== 'stdin' } as ConstructorParameters<typeof Socket>[0]);
+    // A pipe after one that did not arrive: nobody will stream this git.
+    if (this.failed) return void socket.destroy();
     this[pipe] = socket;
     if (pipe !== 'stdin') socket.once('close', () => this.outputClosed());
     if (this.stdin && this.stdout && this.stderr) this.settle.resolve(this);
   }
 
   failToStart(error: Error): void {
+    this.failed = true;
     for (const socket of [this.stdin, this.stdout, this.stderr]) socket?.destroy();
     this.settle.reject(error);
   }
