@@ -63,16 +63,36 @@ export async function openDatabase(config: Pick<AppConfig, 'database'> & Partial
   if (config.database.type === 'sqlite' && config.database.file !== ':memory:') {
     fs.mkdirSync(path.dirname(config.database.file), { recursive: true, mode: 0o700 });
   }
-  const dataSource = new DataSource(dataSourceOptions(config.database, config.databaseTimeouts));
-  if (config.database.type === 'mysql') adaptMysqlPool(dataSource, config.database.hosts);
-  await dataSource.initialize();
-  retrySingleStatements(dataSource);
+  const dataSource = await connect(config.database, dataSourceOptions(config.database, config.databaseTimeouts));
   if (config.database.type === 'sqlite' && config.database.file !== ':memory:') secureDatabaseFiles(config.database.file);
-  adaptColumnTypes(dataSource);
-  bindIntegerParameters(dataSource);
   // One process at a time, whichever instance or database node it runs on (schema-migrations.ts).
   await runSchemaMigrations(dataSource);
   if (config.databaseTimeouts) applyDatabaseTimeouts(dataSource, config.databaseTimeouts);
+  return dataSource;
+}
+
+/**
+ * One more connection (on MySQL, a pool of at most `poolSize`) to a database the server has opened and
+ * migrated, for a thread of its own that works on `entities` alone.
+ */
+export async function connectDatabase(
+  config: Pick<AppConfig, 'database'> & Partial<Pick<AppConfig, 'databaseTimeouts'>>,
+  entities: DataSourceOptions['entities'],
+  poolSize: number,
+): Promise<DataSource> {
+  const options = dataSourceOptions(config.database, config.databaseTimeouts);
+  const dataSource = await connect(config.database, { ...options, entities, migrations: [], ...(options.type === 'mysql' ? { extra: { connectionLimit: poolSize } } : {}) } as DataSourceOptions);
+  if (config.databaseTimeouts) applyDatabaseTimeouts(dataSource, config.databaseTimeouts);
+  return dataSource;
+}
+
+async function connect(database: DatabaseConfig, options: DataSourceOptions): Promise<DataSource> {
+  const dataSource = new DataSource(options);
+  if (database.type === 'mysql') adaptMysqlPool(dataSource, database.hosts);
+  await dataSource.initialize();
+  retrySingleStatements(dataSource);
+  adaptColumnTypes(dataSource);
+  bindIntegerParameters(dataSource);
   return dataSource;
 }
 

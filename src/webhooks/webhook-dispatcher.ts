@@ -1,83 +1,51 @@
-import { faultPoint } from '../common/fault-points';
-import { heldByDeadProcessHere, processToken } from '../common/process-identity';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { WebhookConfig } from '../config/slices';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { processToken } from '../common/process-identity';
+import { APP_CONFIG, AppConfig } from '../config/config';
 import { Transactions } from '../database/transactions';
 import { SecretBox } from '../mirrors/secret-box';
-import { bodyForType } from './webhook-payloads';
-import { AttemptOutcome, QueuedDelivery, QueueHead, SendingHook, WebhookStore } from './webhook.store';
-import { AttemptResult, WebhookSender } from './webhook-sender';
+import { DeliveryLoop } from './webhook-delivery-loop';
+import type { DeliveryThreadData } from './webhook-delivery.thread';
+import { WebhookSender } from './webhook-sender';
+import { WebhookStore } from './webhook.store';
 
-/** An outcome waiting for the shared write; `last` gives the hook's lease back with it. */
-interface OutcomeWrite {
-  hookId: number;
-  deliveryId: number;
-  outcome: AttemptOutcome;
-  last: boolean;
-  /** Deliveries of the batch still claimed after this one (a batch cut short): given back with the lease. */
-  unsent: boolean;
-  resolve(held: boolean): void;
-  reject(error: Error): void;
-}
+/** The delivery thread's entry, beside this file (compiled to .js, or run from the sources by the tests). */
+const THREAD_FILE = path.join(__dirname, `webhook-delivery.thread${path.extname(__filename)}`);
+/** After a delivery thread that could not start, the next start waits this long. */
+const RESTART_DELAY_MS = 5000;
+/** How long a stopping thread may take to finish what it has in flight before it is terminated. */
+const STOP_WAIT_MS = 5000;
 
-/** A hook's queue taken by this process: the hook as it is sent to, and the deliveries claimed, in order. */
-interface StartedLease {
-  hook: SendingHook;
-  batch: QueuedDelivery[];
-}
-
-/** Deliveries one lease of a hook sends before the queue is looked at again (others get their turn). */
-const BATCH = 50;
-const PRUNE_EVERY_MS = 3_600_000;
-/**
- * How long an outcome may wait for the outcomes of other workers to share its write, unless every worker has
- * one waiting. A commit waits for the disk (on SQLite, on the thread that answers requests, with the database's
- * one write lock held), so outcomes written as they come cost a commit for every one or two deliveries.
- */
-export const OUTCOME_LINGER_MS = 10;
+type ThreadMessage = { type: 'ready' } | { type: 'stopped' } | { type: 'log'; level: 'log' | 'error' | 'warn' | 'debug' | 'verbose'; context: string; message: string };
 
 /**
- * Sends the outbox. Per hook, one process at a time holds the hook's queue (a lease taken with a conditional
- * update, void after its holder died) and sends its deliveries in order; a delivery that fails with a
- * retryable error waits at the head of its queue for its next attempt (exponential backoff, Retry-After
- * honoured) while other hooks go on. At most WEBHOOK_DELIVERY_WORKERS hooks are sent to at once.
+ * Delivers the outbox from a thread of its own (webhook-delivery.thread.ts): reading queues, claiming,
+ * sending and recording outcomes is a few statements and a request per delivery, a hundred deliveries for
+ * one push to a repository with a hundred hooks, and on the server's thread all of it would wait in line
+ * with requests and pushes. The thread has its own database connection and runs at WEBHOOK_SENDER_NICE.
+ * The server's side writes the outbox (in the change's transaction) and wakes the thread after the commit.
+ *
+ * The thread starts once there is a hook (a server without hooks never starts it) and again on the next wake
+ * after it died; it holds leases under this process's name, so a thread started again takes its
+ * predecessor's queues at once. An in-memory SQLite database cannot be shared with another connection: there
+ * the loop runs on the server's thread.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
-  /** This process in lease and claim columns; another process on this machine can tell when it died. */
+  /** This process in lease and claim columns, for every thread it starts. */
   private readonly token = processToken();
-  private readonly active = new Set<number>();
-  /** When this process last set the lease of each hook it holds (`Date.now()` before the write). */
-  private readonly leaseSetAt = new Map<number, number>();
-  /** Queue heads seen at the last look and not taken yet; `look` asks for a new look (work was queued). */
-  private heads: QueueHead[] = [];
-  private look = true;
-  /**
-   * Hooks whose head a look saw while this process was sending to them: work may have been queued behind the
-   * batch they were sent, so their queue is taken again when that batch is done (not every hook's looked at).
-   */
-  private readonly busyAtLook = new Set<number>();
-  /** Hook secrets opened, by their sealed form (a hook's queue is taken again for every push it is sent). */
-  private readonly opened = new Map<string, string>();
-  private readonly running = new Set<Promise<void>>();
-  private pumping = false;
-  private again = false;
-  /** The pump asked for by `wake`, on the next turn of the event loop. */
-  private pumpSoon: NodeJS.Immediate | null = null;
-  /** Whether the leases of dead processes on this machine were looked for (once, at the first pump). */
-  private reclaimed = false;
+  private thread: Worker | null = null;
+  private local: DeliveryLoop | null = null;
+  private starting: Promise<void> | null = null;
+  private notBefore = 0;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
-  private nextPruneCheck = 0;
-  /** Outcomes waiting for the next shared write, and whether one is under way. */
-  private readonly writes: OutcomeWrite[] = [];
-  private writing = false;
-  /** The write that waits for more outcomes (OUTCOME_LINGER_MS), when one does. */
-  private lingering: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly webhookConfig: WebhookConfig,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly store: WebhookStore,
     private readonly transactions: Transactions,
     private readonly sender: WebhookSender,
@@ -85,324 +53,112 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.webhookConfig.pollMs > 0) {
-      this.timer = setInterval(() => this.wake(), this.webhookConfig.pollMs);
+    if (this.config.database.type === 'sqlite' && this.config.database.file === ':memory:') {
+      this.local = new DeliveryLoop(this.config.webhooks, this.store, this.transactions, this.sender, this.box, this.token);
+      this.local.start();
+      return;
+    }
+    // Until the thread runs, a hook made by another instance (or deliveries it left) is found at the next poll.
+    if (this.config.webhooks.pollMs > 0) {
+      this.timer = setInterval(() => {
+        if (!this.thread) void this.startWhenHooked();
+      }, this.config.webhooks.pollMs);
       this.timer.unref();
     }
-    this.wake();
+    void this.startWhenHooked();
   }
 
+  /** Work was queued (committed): the delivery thread looks for it now. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.local) this.local.wake();
+    else if (this.thread) this.thread.postMessage({ type: 'wake' });
+    else void this.startWhenHooked();
+  }
+
+  /** The delivery thread's id while it runs; null before a hook exists, and after it died until it starts again. */
+  get threadId(): number | null {
+    return this.thread?.threadId ?? null;
+  }
+
+  /** Stops delivering: the thread finishes what is in flight (briefly) and closes its connection. */
   async onApplicationShutdown(): Promise<void> {
+    if (this.stopped) return;
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    if (this.pumpSoon) clearImmediate(this.pumpSoon);
-    this.scheduleWrite();
-    // What is in flight finishes briefly; anything cut off is sent again later with the same UUID.
-    await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    await this.local?.stop();
+    const thread = this.thread;
+    this.thread = null;
+    if (!thread) return;
+    const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
+    thread.postMessage({ type: 'stop' });
+    const timer = setTimeout(() => void thread.terminate(), STOP_WAIT_MS);
+    await exited;
+    clearTimeout(timer);
   }
 
-  /**
-   * Looks for work soon: after a commit that queued some (`look`: the queue heads are read again), or when a
-   * worker is free (the heads seen at the last look are taken first). The look waits for the end of this turn
-   * of the event loop: the workers that one outcome write set free all finish in it, and their next queues are
-   * then taken in one transaction, not the first alone and the others in a second.
-   */
-  wake(look = true): void {
+  private async startWhenHooked(): Promise<void> {
+    try {
+      if (await this.store.anyHook()) await this.startThread();
+    } catch (error) {
+      this.logger.error(`webhook delivery: cannot look for hooks: ${(error as Error).message}`);
+    }
+  }
+
+  private startThread(): Promise<void> {
+    if (this.thread || this.stopped || Date.now() < this.notBefore) return Promise.resolve();
+    this.starting ??= this.spawn().finally(() => {
+      this.starting = null;
+    });
+    return this.starting;
+  }
+
+  private async spawn(): Promise<void> {
+    // The thread lowers its own priority, and a thread inherits its creator's: libuv's pool of threads (file
+    // system calls, address lookups) is made at its first use, and must not be made by the delivery thread.
+    await fs.promises.access(this.config.dataDir).catch(() => undefined);
     if (this.stopped) return;
-    if (look) this.look = true;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    if (this.pumpSoon) return;
-    this.pumpSoon = setImmediate(() => {
-      this.pumpSoon = null;
-      if (!this.stopped) void this.pump();
-    });
-  }
-
-  private async pump(): Promise<void> {
-    this.pumping = true;
-    try {
-      if (!this.reclaimed) {
-        this.reclaimed = true;
-        await this.reclaimFromDead();
-      }
-      do {
-        this.again = false;
-        await this.fill();
-        await this.pruneWhenDue();
-      } while (this.again && !this.stopped);
-    } catch (error) {
-      if (!this.stopped) this.logger.error(`webhook dispatch failed: ${(error as Error).message}`);
-    } finally {
-      this.pumping = false;
-    }
-  }
-
-  /**
-   * Gives back the leases and claims of processes on this machine that died holding them (this server before a
-   * kill -9 and a restart, say): their hooks are sent to again at once, not after the lease lapses
-   * (WEBHOOK_TIMEOUT + 5 s). What they had in flight is sent again with the same UUIDs, as after a lapse.
-   */
-  private async reclaimFromDead(): Promise<void> {
-    const dead = (await this.store.leaseHolders(Date.now())).filter((token) => token !== this.token && heldByDeadProcessHere(token));
-    if (dead.length === 0) return;
-    const hooks = await this.transactions.runBookkeeping((tx) => this.store.releaseAllOf(tx, dead));
-    if (hooks > 0) this.logger.log(`took back the queues of ${hooks} webhooks from ${dead.length} process(es) of this machine that died sending to them`);
-  }
-
-  private async fill(): Promise<void> {
-    let free = this.webhookConfig.workers - this.active.size;
-    if (free <= 0) return;
-    if (this.look) {
-      this.look = false;
-      this.heads = (await this.store.queueHeads()).sort((a, b) => a.nextAttemptMs - b.nextAttemptMs || a.deliveryId - b.deliveryId);
-    }
-    const now = Date.now();
-    const chosen: number[] = [];
-    while (free > 0 && this.heads.length > 0 && !this.stopped) {
-      const head = this.heads.shift() as QueueHead;
-      if (this.active.has(head.hookId)) this.busyAtLook.add(head.hookId);
-      // A lease of this process on a hook it no longer sends to was given back after the look read it.
-      if (this.active.has(head.hookId) || head.nextAttemptMs > now || (head.leaseExpiresMs >= now && head.leaseToken !== this.token)) continue;
-      free -= 1;
-      this.active.add(head.hookId);
-      chosen.push(head.hookId);
-    }
-    if (chosen.length === 0) return;
-    let started: Map<number, StartedLease>;
-    try {
-      started = await this.start(chosen);
-    } catch (error) {
-      for (const hookId of chosen) this.active.delete(hookId);
-      throw error;
-    }
-    for (const hookId of chosen) {
-      const lease = started.get(hookId);
-      let full = false;
-      const run: Promise<void> = (lease && !this.stopped ? this.drain(lease) : Promise.resolve(false))
-        .then((wasFull) => {
-          full = wasFull;
-        })
-        .catch((error: Error) => {
-          if (!this.stopped) this.logger.error(`webhook ${hookId}: ${error.message}`);
-        })
-        .finally(() => {
-          this.active.delete(hookId);
-          this.running.delete(run);
-          // A full batch leaves more behind, and a look while it was sent may have seen more of this hook's work:
-          // its queue alone is taken again.
-          if (this.busyAtLook.delete(hookId) || full) this.heads.push({ hookId, deliveryId: 0, nextAttemptMs: 0, leaseExpiresMs: 0, leaseToken: '' });
-          this.wake(false);
-        });
-      this.running.add(run);
-    }
-  }
-
-  /**
-   * Takes the queues of `hookIds` that no other process holds, reads and claims the first deliveries of each,
-   * all in one transaction: a push that queued one delivery for each of 100 hooks starts them in a few
-   * statements, not in a transaction per hook. A queue found empty is given back at once.
-   */
-  private async start(hookIds: number[]): Promise<Map<number, StartedLease>> {
-    let leasedAt = 0;
-    const started = await this.transactions.runBookkeeping(async (tx) => {
-      const now = Date.now();
-      leasedAt = now;
-      const expires = now + this.leaseMs();
-      const taken = new Map<number, StartedLease>();
-      const hooks = await this.store.leaseMany(tx, [...hookIds].sort((a, b) => a - b), this.token, now, expires);
-      const queues = await this.store.nextOfHooks(tx, hooks.map((hook) => hook.id), BATCH);
-      const empty: number[] = [];
-      for (const hook of hooks) {
-        const batch = queues.get(hook.id) ?? [];
-        if (batch.length === 0) empty.push(hook.id);
-        else taken.set(hook.id, { hook, batch });
-      }
-      await this.store.claim(tx, [...taken.values()].flatMap(({ batch }) => batch.map((delivery) => delivery.id)), this.token, expires);
-      await this.store.releaseLeases(tx, empty, this.token);
-      return taken;
-    });
-    // Known as set once committed (a transaction tried again sets them anew).
-    for (const hookId of started.keys()) this.leaseSetAt.set(hookId, leasedAt);
-    return started;
-  }
-
-  private leaseMs(): number {
-    return this.webhookConfig.timeoutMs + 5000;
-  }
-
-  private open(sealed: string): string {
-    if (sealed === '') return '';
-    let plain = this.opened.get(sealed);
-    if (plain === undefined) {
-      if (this.opened.size >= 10_000) this.opened.clear();
-      plain = this.box.open(sealed);
-      this.opened.set(sealed, plain);
-    }
-    return plain;
-  }
-
-  /**
-   * Sends a started lease's batch, in order, while the lease is held. Each outcome is written (with the lease
-   * renewed, or given back with the last one) before the next delivery of the hook is sent, in a transaction
-   * shared with the outcomes of the other hooks being sent (`record`): one commit carries the results of every
-   * worker that finished meanwhile. True when the batch was full (more may wait).
-   */
-  private async drain({ hook, batch }: StartedLease): Promise<boolean> {
-    let released = false;
-    try {
-      const secret = this.open(hook.secret);
-      const authorization = this.open(hook.authorizationHeader);
-      let held = true;
-      for (let index = 0; index < batch.length && held; index++) {
-        const delivery = batch[index];
-        const result: AttemptResult = await this.sender.send({
-          url: hook.url,
-          contentType: hook.contentType === 'form' ? 'form' : 'json',
-          method: hook.httpMethod === 'GET' ? 'GET' : 'POST',
-          secret,
-          authorization,
-          uuid: delivery.uuid,
-          event: delivery.event,
-          payload: bodyForType(hook.type, delivery.event, delivery.payload),
-        });
-        if (result.delivered) faultPoint('webhook.sent');
-        const outcome = this.outcome(delivery.attempts + 1, result);
-        const last = index === batch.length - 1 || !outcome.done || this.stopped;
-        held = (await this.record({ hookId: hook.id, deliveryId: delivery.id, outcome, last, unsent: index < batch.length - 1 })) && outcome.done && !this.stopped;
-        released = last;
-      }
-      return held && batch.length === BATCH;
-    } finally {
-      if (!released) {
-        this.leaseSetAt.delete(hook.id);
-        await this.transactions
-          .runBookkeeping(async (tx) => {
-            await this.store.releaseClaims(tx, hook.id, this.token);
-            await this.store.releaseLeases(tx, [hook.id], this.token);
-          })
-          .catch(() => undefined);
-      }
-    }
-  }
-
-  /**
-   * Writes one outcome (only while this process still holds the delivery) and renews the hook's lease; true
-   * when both held. Outcomes that arrive while a write is under way or lingers go together in one transaction.
-   */
-  private record(write: Omit<OutcomeWrite, 'resolve' | 'reject'>): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      this.writes.push({ ...write, resolve, reject });
-      this.scheduleWrite();
-    });
-  }
-
-  /**
-   * Starts the next write of outcomes: at once when every worker has its outcome waiting (no other will come)
-   * or the process is stopping, else after OUTCOME_LINGER_MS, so that the outcomes of workers that finish
-   * meanwhile share its commit. A write under way schedules the next when it is done.
-   */
-  private scheduleWrite(): void {
-    if (this.writing || this.writes.length === 0) return;
-    if (this.writes.length >= this.active.size || this.stopped) {
-      if (this.lingering) clearTimeout(this.lingering);
-      this.lingering = null;
-      void this.writeOutcomes();
-      return;
-    }
-    if (!this.lingering) {
-      this.lingering = setTimeout(() => {
-        this.lingering = null;
-        void this.writeOutcomes();
-      }, OUTCOME_LINGER_MS);
-      this.lingering.unref();
-    }
-  }
-
-  /** Writes the outcomes waiting, in one transaction; the next write is scheduled when it is done. */
-  private async writeOutcomes(): Promise<void> {
-    if (this.writing || this.writes.length === 0) return;
-    this.writing = true;
-    const writes = this.writes.splice(0);
-    try {
-      let renewed: number[] = [];
-      let renewedAt = 0;
-      const held = await this.transactions.runBookkeeping(async (tx) => {
-        const now = Date.now();
-        const expires = now + this.leaseMs();
-        const answers: boolean[] = [];
-        const leased = new Map<number, boolean>();
-        renewed = [];
-        renewedAt = now;
-        const releases: number[] = [];
-        for (const write of writes) {
-          const finished = (await this.store.finish(tx, write.deliveryId, this.token, write.outcome)) > 0;
-          if (write.last) {
-            // The hook's last delivery of this lease: the rest of its claims, if any, and the lease go back
-            // (the leases of all such hooks in one statement, below).
-            if (write.unsent) await this.store.releaseClaims(tx, write.hookId, this.token);
-            this.leaseSetAt.delete(write.hookId);
-            releases.push(write.hookId);
-            answers.push(finished);
-            continue;
-          }
-          // A lease set lately is still this process's (no other takes it before it expires): the outcome's
-          // conditional write (`finished`) is the proof needed. An older one is renewed, or found lost.
-          if (!leased.has(write.hookId)) {
-            // Set less than leaseRenewMs (2 s) ago: the next request still starts with WEBHOOK_TIMEOUT + 3 s
-            // of lease left, and a hook answering in milliseconds costs a lease write every 2 s, not one each.
-            const recent = now - (this.leaseSetAt.get(write.hookId) ?? 0) < this.webhookConfig.leaseRenewMs;
-            const held = recent || (await this.store.lease(tx, write.hookId, this.token, now, expires)) > 0;
-            if (held && !recent) renewed.push(write.hookId);
-            leased.set(write.hookId, held);
-          }
-          answers.push(finished && leased.get(write.hookId) === true);
-        }
-        await this.store.releaseLeases(tx, releases, this.token);
-        return answers;
-      });
-      // Renewals count once committed; a hook whose lease went back meanwhile has no entry to renew.
-      for (const hookId of renewed) if (this.leaseSetAt.has(hookId)) this.leaseSetAt.set(hookId, renewedAt);
-      writes.forEach((write, index) => write.resolve(held[index]));
-    } catch (error) {
-      for (const write of writes) write.reject(error as Error);
-    } finally {
-      this.writing = false;
-      this.scheduleWrite();
-    }
-  }
-
-  private outcome(attempts: number, result: AttemptResult): AttemptOutcome {
-    const finished = Date.now();
-    const recorded = {
-      requestHeaders: JSON.stringify(result.headers),
-      responseStatus: result.status,
-      responseBody: result.body,
-      durationMs: result.durationMs,
-      deliveredMs: finished,
+    const data: DeliveryThreadData = {
+      config: {
+        database: this.config.database,
+        databaseTimeouts: this.config.databaseTimeouts,
+        webhooks: this.config.webhooks,
+        dataDir: this.config.dataDir,
+        secretKey: this.config.secretKey,
+        faultKillAt: this.config.faultKillAt,
+      },
+      token: this.token,
     };
-    if (result.delivered) return { done: true, status: 'delivered', nextAttemptMs: 0, ...recorded };
-    if (!result.retryable || attempts >= this.webhookConfig.maxAttempts) return { done: true, status: 'failed', nextAttemptMs: 0, ...recorded };
-    return { done: false, status: 'pending', nextAttemptMs: finished + retryDelayMs(attempts, result.retryAfterMs, this.webhookConfig), ...recorded };
+    const thread = startThread(THREAD_FILE, data);
+    this.thread = thread;
+    await new Promise<void>((resolve) => {
+      thread.on('message', (message: ThreadMessage) => {
+        if (message.type === 'ready') resolve();
+        else if (message.type === 'log') this.relay(message);
+      });
+      thread.on('error', (error) => this.logger.error(`webhook delivery thread failed: ${error.message}`));
+      thread.on('exit', (code) => {
+        if (this.thread === thread) this.thread = null;
+        if (!this.stopped) {
+          this.notBefore = Date.now() + RESTART_DELAY_MS;
+          this.logger.error(`webhook delivery thread stopped (exit code ${code}); it starts again on the next event`);
+        }
+        resolve();
+      });
+    });
   }
 
-  /** Deletes finished deliveries older than WEBHOOK_HISTORY_DAYS, once an hour across all instances. */
-  private async pruneWhenDue(): Promise<void> {
-    const now = Date.now();
-    if (now < this.nextPruneCheck) return;
-    this.nextPruneCheck = now + 60_000;
-    const removed = await this.transactions.runBookkeeping(async (tx) => {
-      if (!(await this.store.takeTurn(tx, 'prune-history', now, now + PRUNE_EVERY_MS))) return 0;
-      return this.store.prune(tx, now - this.webhookConfig.historyDays * 86_400_000);
-    });
-    if (removed > 0) this.logger.log(`pruned ${removed} webhook deliveries older than ${this.webhookConfig.historyDays} days`);
+  private relay(message: Extract<ThreadMessage, { type: 'log' }>): void {
+    const logger = new Logger(message.context);
+    if (message.level === 'error') logger.error(message.message);
+    else logger[message.level](message.message);
   }
 }
 
-/** Exponential backoff from the first retry delay, at least what Retry-After asked, never above the cap. */
-export function retryDelayMs(attempts: number, retryAfter: number | undefined, limits: { retryBaseMs: number; retryMaxMs: number }): number {
-  const backoff = limits.retryBaseMs * 2 ** Math.max(0, attempts - 1);
-  return Math.min(limits.retryMaxMs, Math.max(backoff, retryAfter ?? 0));
+/** A worker thread on `file`: compiled JavaScript as it is, TypeScript (the tests, from the sources) through ts-node. */
+function startThread(file: string, workerData: unknown): Worker {
+  if (file.endsWith('.js')) return new Worker(file, { workerData });
+  const project = path.resolve(__dirname, '../../tsconfig.json');
+  const boot = `require('ts-node').register({ transpileOnly: true, project: ${JSON.stringify(project)} }); require(${JSON.stringify(file)});`;
+  return new Worker(boot, { eval: true, workerData });
 }

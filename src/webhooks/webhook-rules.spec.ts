@@ -1,7 +1,7 @@
 import { combinedState } from '../statuses/commit-status.mapper';
 import { parseAllowedHosts } from './allowed-hosts';
 import { branchMatches, isValidBranchFilter } from './branch-filter';
-import { retryDelayMs } from './webhook-dispatcher';
+import { retryDelayMs } from './webhook-delivery-loop';
 import { newDeliveryUuid } from './webhook-outbox';
 import { bodyForType } from './webhook-payloads';
 import { requestHeaders, retryAfterMs } from './webhook-sender';

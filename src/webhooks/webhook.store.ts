@@ -111,6 +111,11 @@ export class WebhookStore {
     return row !== undefined;
   }
 
+  /** Whether any hook exists (without one, nothing is ever delivered). */
+  async anyHook(): Promise<boolean> {
+    return (await this.hooks().createQueryBuilder('h').select('h.id').limit(1).getRawOne()) !== undefined;
+  }
+
   /** The outbox write: the event and one pending delivery per hook, in the caller's transaction. */
   async enqueue(tx: EntityManager, event: { event: string; payload: string; createdUnix: number }, deliveries: { uuid: string; hookId: number }[], nowMs: number): Promise<void> {
     const inserted = await tx.getRepository(WebhookEventEntity).insert(event);

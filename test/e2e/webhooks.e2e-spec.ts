@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { threadId, Worker } from 'node:worker_threads';
 import { recordSecrets } from '../support/e2e-log';
 import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
@@ -520,6 +521,49 @@ describe('webhook deliveries across a restart', () => {
       await sink.stop();
       await database?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Deliveries leave from a thread of the server's own, started once a hook exists and again after it died. */
+describe('the webhook delivery thread', () => {
+  it('starts with the first hook, delivers, and starts again after it died', async () => {
+    const sink = await new WebhookSink().start();
+    const t = await startTestApp({ WEBHOOK_ALLOWED_HOSTS: 'loopback' }, (config) => {
+      config.webhooks.pollMs = 100;
+    });
+    try {
+      const dispatcher = t.app.get(WebhookDispatcher);
+      const alice = await makeUser(t);
+      const name = uniqueName('repo');
+      await makeRepo(t, alice, { name });
+      const full = `${alice.name}/${name}`;
+      const write = (file: string) =>
+        t.http.post(t.api(`/repos/${full}/contents/${file}`)).set(withToken(alice.token)).send({ content: Buffer.from(file).toString('base64') }).expect(201);
+      await write('before-any-hook.txt');
+      expect(dispatcher.threadId).toBeNull();
+      const created = await t.http.post(t.api(`/repos/${full}/hooks`)).set(withToken(alice.token)).send({ type: 'forgejo', active: true, config: { url: `${sink.url}/thread`, content_type: 'json' } }).expect(201);
+      await write('first.txt');
+      // Its outcome recorded too: the thread that takes over then has nothing of it to send again.
+      let history: { status: string }[] = [];
+      for (let round = 0; round < 600 && history[0]?.status !== 'delivered'; round++) {
+        if (round > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        history = (await t.http.get(t.api(`/repos/${full}/hooks/${created.body.id}/deliveries`)).set(withToken(alice.token)).expect(200)).body;
+      }
+      expect(history.map((delivery) => delivery.status)).toEqual(['delivered']);
+      const first = dispatcher.threadId;
+      expect(first).not.toBeNull();
+      expect(first).not.toBe(threadId);
+      // The thread goes away as a crash would take it; the next event starts another, which delivers.
+      await (dispatcher as unknown as { thread: Worker }).thread.terminate();
+      await write('second.txt');
+      await sink.waitFor((requests) => requests.length >= 2, 'the delivery after the thread died');
+      expect(dispatcher.threadId).not.toBeNull();
+      expect(dispatcher.threadId).not.toBe(first);
+      expect(sink.requests.map((request) => String(request.json.head_commit.message))).toEqual([expect.stringContaining('first.txt'), expect.stringContaining('second.txt')]);
+    } finally {
+      await t.close();
+      await sink.stop();
     }
   });
 });

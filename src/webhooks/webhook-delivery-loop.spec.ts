@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { WebhookConfig } from '../config/slices';
 import type { Transactions } from '../database/transactions';
 import type { SecretBox } from '../mirrors/secret-box';
-import { OUTCOME_LINGER_MS, WebhookDispatcher } from './webhook-dispatcher';
+import { DeliveryLoop, OUTCOME_LINGER_MS } from './webhook-delivery-loop';
 import type { AttemptResult, OutgoingRequest, WebhookSender } from './webhook-sender';
 import type { AttemptOutcome, QueueHead, QueuedDelivery, SendingHook, WebhookStore } from './webhook.store';
 
@@ -53,17 +53,17 @@ class HeldSender {
 /** Lets promises and immediates run until `done` holds (no timer is advanced). */
 async function settle(done: () => boolean): Promise<void> {
   for (let turn = 0; turn < 1000 && !done(); turn++) await new Promise((resolve) => setImmediate(resolve));
-  if (!done()) throw new Error('the dispatcher did not get there');
+  if (!done()) throw new Error('the loop did not get there');
 }
 
 async function turns(count: number): Promise<void> {
   for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-describe('WebhookDispatcher outcome writes', () => {
+describe('DeliveryLoop outcome writes', () => {
   let store: MemoryStore;
   let sender: HeldSender;
-  let dispatcher: WebhookDispatcher;
+  let loop: DeliveryLoop;
   let transactionCount: number;
 
   beforeEach(() => {
@@ -75,13 +75,13 @@ describe('WebhookDispatcher outcome writes', () => {
     const run = async <T>(work: (tx: EntityManager) => Promise<T>): Promise<T> => work({ id: ++transactionCount } as unknown as EntityManager);
     const transactions = { run, runBookkeeping: run };
     const config = { workers: 3, timeoutMs: 10_000, pollMs: 0, leaseRenewMs: 2000, maxAttempts: 8, retryBaseMs: 1000, retryMaxMs: 3_600_000, historyDays: 30 } as WebhookConfig;
-    dispatcher = new WebhookDispatcher(config, store as unknown as WebhookStore, transactions as unknown as Transactions, sender as unknown as WebhookSender, { open: (sealed: string) => sealed } as unknown as SecretBox);
-    dispatcher.onApplicationBootstrap();
+    loop = new DeliveryLoop(config, store as unknown as WebhookStore, transactions as unknown as Transactions, sender as unknown as WebhookSender, { open: (sealed: string) => sealed } as unknown as SecretBox);
+    loop.start();
   });
 
   afterEach(async () => {
     jest.useRealTimers();
-    await dispatcher.onApplicationShutdown();
+    await loop.stop();
   });
 
   /** Answers two of the three requests in flight; their outcomes wait for the third's (or for the linger). */
