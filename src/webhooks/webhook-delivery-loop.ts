@@ -31,8 +31,8 @@ const BATCH = 50;
 const PRUNE_EVERY_MS = 3_600_000;
 /**
  * How long an outcome may wait for the outcomes of other workers to share its write, unless every worker has
- * one waiting. A commit waits for the disk (on SQLite, on the thread that answers requests, with the database's
- * one write lock held), so outcomes written as they come cost a commit for every one or two deliveries.
+ * one waiting. A commit holds the write lock (on SQLite, the database's one, which the server's writes wait for)
+ * and may wait for the disk, so outcomes written as they come cost a commit for every one or two deliveries.
  */
 export const OUTCOME_LINGER_MS = 10;
 
