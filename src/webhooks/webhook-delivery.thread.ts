@@ -5,7 +5,7 @@
  * and wakes it.
  *
  * In:  { type: 'wake' } (work was queued), { type: 'stop' }
- * Out: { type: 'ready' }, { type: 'log', level, context, message }, { type: 'stopped' }
+ * Out: { type: 'ready' }, { type: 'log', level, context, message }; after a stop the thread ends
  */
 import * as os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -82,7 +82,6 @@ async function main(): Promise<void> {
         await loop.stop();
         await sender.onApplicationShutdown();
         await dataSource.destroy().catch(() => undefined);
-        port.postMessage({ type: 'stopped' });
         port.close();
       })();
     }

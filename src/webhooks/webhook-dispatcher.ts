@@ -13,12 +13,12 @@ import { WebhookStore } from './webhook.store';
 
 /** The delivery thread's entry, beside this file (compiled to .js, or run from the sources by the tests). */
 const THREAD_FILE = path.join(__dirname, `webhook-delivery.thread${path.extname(__filename)}`);
-/** After a delivery thread that could not start, the next start waits this long. */
+/** After a delivery thread ended on its own (it could not connect, or it died), the next start waits this long. */
 const RESTART_DELAY_MS = 5000;
 /** How long a stopping thread may take to finish what it has in flight before it is terminated. */
 const STOP_WAIT_MS = 5000;
 
-type ThreadMessage = { type: 'ready' } | { type: 'stopped' } | { type: 'log'; level: 'log' | 'error' | 'warn' | 'debug' | 'verbose'; context: string; message: string };
+type ThreadMessage = { type: 'ready' } | { type: 'log'; level: 'log' | 'error' | 'warn' | 'debug' | 'verbose'; context: string; message: string };
 
 /**
  * Delivers the outbox from a thread of its own (webhook-delivery.thread.ts): reading queues, claiming,
