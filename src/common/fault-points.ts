@@ -40,10 +40,15 @@ export type FaultPoint = (typeof FAULT_POINTS)[number];
 
 /** Armed points and the pass at which each kills (1: the first). */
 let armed: Partial<Record<FaultPoint, number>> = {};
+/** Processes killed with this one (the server, from a process it started). */
+let alsoKilled: number[] = [];
 const passes: Partial<Record<FaultPoint, number>> = {};
 
-/** Arms the points named by the configuration (`point` or `point:N`); unknown names are refused. */
-export function armFaultPoints(specs: string[]): void {
+/**
+ * Arms the points named by the configuration (`point` or `point:N`); unknown names are refused. A point that
+ * fires kills the processes `alongWith` first, then this one.
+ */
+export function armFaultPoints(specs: string[], alongWith: number[] = []): void {
   const next: Partial<Record<FaultPoint, number>> = {};
   for (const spec of specs) {
     const [name, count] = spec.split(':');
@@ -53,6 +58,7 @@ export function armFaultPoints(specs: string[]): void {
     next[name as FaultPoint] = pass;
   }
   armed = next;
+  alsoKilled = alongWith;
 }
 
 /** Kills the process here when this point is armed and this is its chosen pass. */
@@ -61,5 +67,13 @@ export function faultPoint(point: FaultPoint): void {
   if (at === undefined) return;
   const pass = (passes[point] ?? 0) + 1;
   passes[point] = pass;
-  if (pass === at) process.kill(process.pid, 'SIGKILL');
+  if (pass !== at) return;
+  for (const pid of alsoKilled) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+  process.kill(process.pid, 'SIGKILL');
 }

@@ -81,7 +81,7 @@ function view<K extends keyof AppConfig>(config: AppConfig, keys: readonly K[]):
 /**
  * Provides each slice of the one validated AppConfig under its own token (slices.ts). It holds the whole
  * AppConfig because it is what cuts it into slices; APP_CONFIG itself is provided only for BodyGuard, whose
- * routes compute their body limits from any setting, and for WebhookDispatcher, which hands its delivery thread
+ * routes compute their body limits from any setting, and for WebhookDispatcher, which hands its delivery process
  * what opening a database connection of its own takes (as start-up does).
  */
 @Global()

@@ -127,7 +127,7 @@ export interface WebhookConfig {
   workers: number;
   /** WEBHOOK_TIMEOUT (seconds): one request, connection to last byte of the answer. */
   timeoutMs: number;
-  /** WEBHOOK_SENDER_NICE (0–19, Linux): the nice value of the thread that sends the requests. */
+  /** WEBHOOK_SENDER_NICE (0–19, Linux): the nice value of the webhook delivery process (and of its autogroup). */
   senderNice: number;
   /** WEBHOOK_HISTORY_DAYS: finished deliveries are kept this long. */
   historyDays: number;

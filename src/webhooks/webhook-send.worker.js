@@ -3,7 +3,7 @@
  * The thread that sends webhook requests (see webhook-sender.ts). Deliveries are background work: on Linux a
  * thread has a nice value of its own, and this one lowers its own to `workerData.nice`, so the bodies, their
  * signatures, the requests, responses and their sockets take CPU the server's requests and git's pushes leave
- * idle. The delivery thread decides what goes out (the address, already vetted against WEBHOOK_ALLOWED_HOSTS; the
+ * idle. The delivery loop decides what goes out (the address, already vetted against WEBHOOK_ALLOWED_HOSTS; the
  * headers; the payload); this thread encodes the body (`payload=<json>` for a form), signs its exact bytes with
  * the hook's secret, connects to exactly that address, sends, and reads at most `keepBytes` of the answer.
  *

@@ -60,7 +60,7 @@ interface ThreadAnswer {
  * The request itself is encoded, signed and sent from a thread of its own (webhook-send.worker.js) at
  * WEBHOOK_SENDER_NICE: the bodies, their HMACs, the sockets, the HTTP parsing and the answers of hundreds of
  * deliveries a second are background work, and on Linux that thread's lower priority leaves the CPU to
- * requests and pushes first. The thread starts on first use and again after it died; a request it did not
+ * the delivery loop, requests and pushes first. The thread starts on first use and again after it died; a request it did not
  * answer fails as a connection error would (retried).
  */
 @Injectable()

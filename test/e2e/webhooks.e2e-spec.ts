@@ -2,7 +2,6 @@ import { createHmac } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { threadId, Worker } from 'node:worker_threads';
 import { recordSecrets } from '../support/e2e-log';
 import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
@@ -526,12 +525,29 @@ describe('webhook deliveries across a restart', () => {
 });
 
 /** Deliveries leave from a thread of the server's own, started once a hook exists and again after it died. */
-describe('the webhook delivery thread', () => {
-  it('starts with the first hook, delivers, and starts again after it died', async () => {
+/** A process's parent, session and nice value, from /proc (Linux). */
+function processStat(pid: number): { ppid: number; session: number; nice: number } {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return { ppid: Number(fields[1]), session: Number(fields[3]), nice: Number(fields[16]) };
+}
+
+const running = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('the webhook delivery process', () => {
+  it('starts with the first hook in a session of its own at low priority, starts again after it died, ends with the server', async () => {
     const sink = await new WebhookSink().start();
     const t = await startTestApp({ WEBHOOK_ALLOWED_HOSTS: 'loopback' }, (config) => {
       config.webhooks.pollMs = 100;
     });
+    let first: number | null = null;
+    let second: number | null = null;
     try {
       const dispatcher = t.app.get(WebhookDispatcher);
       const alice = await makeUser(t);
@@ -541,29 +557,38 @@ describe('the webhook delivery thread', () => {
       const write = (file: string) =>
         t.http.post(t.api(`/repos/${full}/contents/${file}`)).set(withToken(alice.token)).send({ content: Buffer.from(file).toString('base64') }).expect(201);
       await write('before-any-hook.txt');
-      expect(dispatcher.threadId).toBeNull();
-      const created = await t.http.post(t.api(`/repos/${full}/hooks`)).set(withToken(alice.token)).send({ type: 'forgejo', active: true, config: { url: `${sink.url}/thread`, content_type: 'json' } }).expect(201);
+      expect(dispatcher.pid).toBeNull();
+      const created = await t.http.post(t.api(`/repos/${full}/hooks`)).set(withToken(alice.token)).send({ type: 'forgejo', active: true, config: { url: `${sink.url}/process`, content_type: 'json' } }).expect(201);
       await write('first.txt');
-      // Its outcome recorded too: the thread that takes over then has nothing of it to send again.
+      // Its outcome recorded too: the process that takes over then has nothing of it to send again.
       let history: { status: string }[] = [];
       for (let round = 0; round < 600 && history[0]?.status !== 'delivered'; round++) {
         if (round > 0) await new Promise((resolve) => setTimeout(resolve, 50));
         history = (await t.http.get(t.api(`/repos/${full}/hooks/${created.body.id}/deliveries`)).set(withToken(alice.token)).expect(200)).body;
       }
       expect(history.map((delivery) => delivery.status)).toEqual(['delivered']);
-      const first = dispatcher.threadId;
+      first = dispatcher.pid;
       expect(first).not.toBeNull();
-      expect(first).not.toBe(threadId);
-      // The thread goes away as a crash would take it; the next event starts another, which delivers.
-      await (dispatcher as unknown as { thread: Worker }).thread.terminate();
+      expect(first).not.toBe(process.pid);
+      if (process.platform === 'linux') {
+        // A session of its own (the kernel's autogroups share the CPU between sessions first), at the lowest priority.
+        const stat = processStat(first!);
+        expect(stat).toEqual({ ppid: process.pid, session: first, nice: 19 });
+        if (fs.existsSync(`/proc/${first}/autogroup`)) expect(fs.readFileSync(`/proc/${first}/autogroup`, 'utf8')).toMatch(/ nice 19\n?$/);
+      }
+      // The process goes away as a crash would take it; the next event starts another, which delivers.
+      process.kill(first!, 'SIGKILL');
       await write('second.txt');
-      await sink.waitFor((requests) => requests.length >= 2, 'the delivery after the thread died');
-      expect(dispatcher.threadId).not.toBeNull();
-      expect(dispatcher.threadId).not.toBe(first);
+      await sink.waitFor((requests) => requests.length >= 2, 'the delivery after the process died');
+      second = dispatcher.pid;
+      expect(second).not.toBeNull();
+      expect(second).not.toBe(first);
       expect(sink.requests.map((request) => String(request.json.head_commit.message))).toEqual([expect.stringContaining('first.txt'), expect.stringContaining('second.txt')]);
     } finally {
       await t.close();
       await sink.stop();
     }
+    // It ended with the server.
+    expect(running(second!)).toBe(false);
   });
 });
