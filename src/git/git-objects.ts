@@ -154,6 +154,19 @@ export class GitObjects implements RefLookup {
     return bytes;
   }
 
+  /**
+   * The bytes of the object `name` names when it is a `type` of at most `maxBytes` (its size asked first), else
+   * null: missing, of another type, or larger.
+   */
+  async small(dir: string, name: string, type: 'commit' | 'tree', maxBytes: number): Promise<Buffer | null> {
+    return this.read(dir, async (reader) => {
+      const info = await reader.info(name);
+      if (info?.type !== type || info.size > maxBytes) return null;
+      const object = await reader.contents(info.oid);
+      return object?.type === type ? (object.content ?? Buffer.alloc(0)) : null;
+    });
+  }
+
   private async readEntry(dir: string, commit: string, entryPath: string): Promise<TreeEntry | null> {
     if (entryPath === '') {
       const root = await this.read(dir, (reader) => reader.info(`${commit}^{tree}`));
