@@ -122,24 +122,40 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         faultKillAt: this.config.faultKillAt,
       },
     };
-    const child = startProcess(PROCESS_FILE);
+    let child: ChildProcess;
+    try {
+      child = startProcess(PROCESS_FILE);
+    } catch (error) {
+      // The kernel refused the process (no memory, too many processes): tried again on a later event.
+      this.notBefore = Date.now() + RESTART_DELAY_MS;
+      this.logger.error(`webhook delivery process could not start: ${(error as Error).message}; it starts again on the next event`);
+      return;
+    }
     this.child = child;
     await new Promise<void>((resolve) => {
       child.on('message', (message: ProcessMessage) => {
         if (message.type === 'ready') resolve();
         else if (message.type === 'log') this.relay(message);
       });
-      child.on('error', (error) => this.logger.error(`webhook delivery process failed: ${error.message}`));
-      child.on('exit', (code, signal) => {
+      let gone = false;
+      const ended = (how: string) => {
+        if (gone) return;
+        gone = true;
         if (this.child === child) this.child = null;
         if (!this.stopped) {
           this.notBefore = Date.now() + RESTART_DELAY_MS;
-          this.logger.error(`webhook delivery process stopped (${signal ?? `exit code ${code}`}); it starts again on the next event`);
+          this.logger.error(`webhook delivery process ${how}; it starts again on the next event`);
         }
         resolve();
+      };
+      child.on('error', (error) => {
+        // One that could not be started (no descriptors left, say) reports only this: no exit follows.
+        if (child.pid === undefined) ended(`could not start: ${error.message}`);
+        else this.logger.error(`webhook delivery process failed: ${error.message}`);
       });
+      child.on('exit', (code, signal) => ended(`stopped (${signal ?? `exit code ${code}`})`));
       // The settings as this server resolved them, over the channel (never in the process's arguments).
-      child.send({ type: 'start', data });
+      if (child.pid !== undefined) child.send({ type: 'start', data });
     });
   }
 
