@@ -82,6 +82,10 @@ async function lowerPriority(nice: number): Promise<void> {
   }
 }
 
+/** What a `stop` does: nothing to finish until the loop runs. */
+let stop: () => Promise<void> = async () => process.exit(0);
+let wake: () => void = () => undefined;
+
 async function start({ config }: DeliveryProcessData): Promise<void> {
   Logger.overrideLogger(new RelayedLogger());
   // A point armed for the crash tests kills the server with this process, as a kill of the server's whole
@@ -99,17 +103,13 @@ async function start({ config }: DeliveryProcessData): Promise<void> {
   // Leases are held under this process's own name: a process started again after this one died sees that it
   // is gone (same machine, no such pid) and takes its queues back at once.
   const loop = new DeliveryLoop(config.webhooks, new WebhookStore(dataSource), new Transactions(dataSource), sender, new SecretBox({ dataDir: config.dataDir, secretKey: config.secretKey }), processToken());
-  process.on('message', (message: { type: string }) => {
-    if (message.type === 'wake') loop.wake();
-    else if (message.type === 'stop') {
-      void (async () => {
-        await loop.stop();
-        await sender.onApplicationShutdown();
-        await dataSource.destroy().catch(() => undefined);
-        process.exit(0);
-      })();
-    }
-  });
+  stop = async () => {
+    await loop.stop();
+    await sender.onApplicationShutdown();
+    await dataSource.destroy().catch(() => undefined);
+    process.exit(0);
+  };
+  wake = () => loop.wake();
   loop.start();
   send({ type: 'ready' });
 }
@@ -118,6 +118,8 @@ if (!process.send) throw new Error('webhook-delivery.process runs as a child pro
 // The server went away (stopped, or killed: SIGKILL reaches it alone, this process is in a session of its own):
 // what is in flight is sent again by whoever delivers next, with the same UUIDs.
 process.on('disconnect', () => process.exit(0));
-process.once('message', (message: { type: string; data: DeliveryProcessData }) => {
-  if (message.type === 'start') void start(message.data);
+process.on('message', (message: { type: string; data?: DeliveryProcessData }) => {
+  if (message.type === 'start' && message.data) void start(message.data);
+  else if (message.type === 'wake') wake();
+  else if (message.type === 'stop') void stop();
 });
