@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { recordSecrets } from '../support/e2e-log';
+import { processRunning } from '../support/processes';
 import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
 import { GitUpstream } from '../support/git-upstream';
@@ -531,15 +532,6 @@ function processStat(pid: number): { ppid: number; session: number; nice: number
   return { ppid: Number(fields[1]), session: Number(fields[3]), nice: Number(fields[16]) };
 }
 
-const running = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 describe('the webhook delivery process', () => {
   it('starts with the first hook in a session of its own at low priority, starts again after it died, ends with the server', async () => {
     const sink = await new WebhookSink().start();
@@ -589,6 +581,6 @@ describe('the webhook delivery process', () => {
       await sink.stop();
     }
     // It ended with the server.
-    expect(running(second!)).toBe(false);
+    expect(processRunning(second!)).toBe(false);
   });
 });

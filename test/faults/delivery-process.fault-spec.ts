@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { processRunning } from '../support/processes';
 import { createMysqlDatabase, usesMysql } from '../support/test-app';
 import { adminToken, baseEnv, buildOnce, startServer } from './support/built-server';
 
@@ -17,15 +18,6 @@ function deliveryChild(serverPid: number): number {
   }
   return 0;
 }
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function waitFor<T>(what: string, probe: () => T | undefined | false | 0): Promise<T> {
   for (let attempt = 0; attempt < 600; attempt++) {
@@ -57,8 +49,8 @@ describe(`the webhook delivery process when the server is killed (${usesMysql() 
       const child = await waitFor('the delivery process started', () => deliveryChild(server.child.pid!));
       server.child.kill('SIGKILL');
       expect(await server.exited).toEqual({ code: null, signal: 'SIGKILL' });
-      await waitFor('the delivery process ended', () => !alive(child));
-      expect(alive(child)).toBe(false);
+      await waitFor('the delivery process ended', () => !processRunning(child));
+      expect(processRunning(child)).toBe(false);
     } finally {
       await server.stop();
       await database?.drop();
