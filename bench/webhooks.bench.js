@@ -151,7 +151,10 @@ function deliveryPid(serverPid) {
 }
 
 /** CPU time (ms) of the server and of its delivery process. */
-const serverCpuMs = (pid) => cpuMs(pid) + (deliveryPid(pid) ? cpuMs(deliveryPid(pid)) : 0);
+const serverCpuMs = (pid) => {
+  const delivery = deliveryPid(pid);
+  return cpuMs(pid) + (delivery ? cpuMs(delivery) : 0);
+};
 
 /**
  * The server's CPU time (ms): its main thread, its other threads (libuv's pool, V8's helpers), and its webhook
