@@ -62,6 +62,14 @@ describe('GPG keys', () => {
     `None of the emails attached to the GPG key could be found. It may still be added if you provide a valid signature for the token: ${next}`;
   const badSignatureMessage = (next: string) =>
     `The provided GPG key, signature and token do not match or token is out of date. Provide a valid signature for the token: ${next}`;
+  /**
+   * The token follows the clock: an answer names the one current when it was made, which is the one read before
+   * the request or, when a minute turned meanwhile (a busy machine), the one read after it.
+   */
+  const expectBadSignature = async (user: TestUser, before: string, message: unknown) => {
+    const after = await token(user);
+    expect([badSignatureMessage(before), badSignatureMessage(after)]).toContain(message);
+  };
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -281,7 +289,7 @@ describe('GPG keys', () => {
     it.each(garbageSignatures)('answers 422, never 500, to %s as the signature', async (_name, value) => {
       const next = await token(owner);
       const response = await post(owner, { armored_public_key: withoutEmail.publicKey.armor(), armored_signature: await value() }).expect(422);
-      expect(response.body.message).toBe(badSignatureMessage(next));
+      await expectBadSignature(owner, next, response.body.message);
     });
 
     it('answers 422 to a signature that is not a string', async () => {
@@ -316,20 +324,21 @@ describe('GPG keys', () => {
       const next = await token(owner);
       const wrongText = await post(owner, { armored_public_key: withoutEmail.publicKey.armor(), armored_signature: await sign('not the token', withoutEmail.privateKey) });
       expect(wrongText.status).toBe(422);
-      expect(wrongText.body).toEqual({ message: badSignatureMessage(next), url: API_ERROR_URL });
+      expect(wrongText.body).toEqual({ message: expect.any(String), url: API_ERROR_URL });
+      await expectBadSignature(owner, next, wrongText.body.message);
       const otherToken = await token(other);
       const othersToken = await post(owner, { armored_public_key: withoutEmail.publicKey.armor(), armored_signature: await sign(otherToken, withoutEmail.privateKey) });
-      expect(othersToken.body.message).toBe(badSignatureMessage(next));
+      await expectBadSignature(owner, next, othersToken.body.message);
       const otherKey = await post(owner, { armored_public_key: withoutEmail.publicKey.armor(), armored_signature: await sign(next, signingSubkey.privateKey) });
       expect(otherKey.status).toBe(422);
-      expect(otherKey.body.message).toBe(badSignatureMessage(next));
+      await expectBadSignature(owner, next, otherKey.body.message);
     });
 
     it('checks the signature (3) before the key id (4)', async () => {
       const first = await post(owner, { armored_public_key: withEmail.publicKey.armor() }).expect(201);
       const next = await token(other);
       const bad = await post(other, { armored_public_key: withEmail.publicKey.armor(), armored_signature: await sign('x', withoutEmail.privateKey) }).expect(422);
-      expect(bad.body.message).toBe(badSignatureMessage(next));
+      await expectBadSignature(other, next, bad.body.message);
       await removeKey(owner, first.body.id).expect(204);
     });
 
