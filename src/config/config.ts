@@ -243,6 +243,7 @@ function parseHttpServer(env: Env): HttpConfig {
     maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 4096, { min: 0 }),
     maxConnectionsPerClient: integer(env, 'HTTP_MAX_CONNECTIONS_PER_CLIENT', 128, { min: 1 }),
     shutdownDelayMs: integer(env, 'SHUTDOWN_DELAY', 0, { min: 0, max: 600 }) * 1000,
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE', 5, { min: 0, max: 600 }) * 1000,
   };
 }
 

@@ -194,6 +194,11 @@ export interface HttpConfig {
    * before it stops listening (a gateway's health-check interval times its failure count).
    */
   shutdownDelayMs: number;
+  /**
+   * SHUTDOWN_GRACE: once the listener is closed, how long a request arriving on a connection already open is still
+   * answered (with `Connection: close`) before idle connections are closed.
+   */
+  shutdownGraceMs: number;
 }
 
 /** Requests allowed per window; 0 turns a limit off. */

@@ -231,6 +231,11 @@ export class Reconciliation {
         await run.found('stale-temporary-file', path.relative(this.dataDir, file), 'removed (never made visible)', () => fs.rm(file, { force: true }));
       }
     }
+    // A journal entry a crash cut off while it was being written: its change never began.
+    for (const file of await staleFiles(this.paths.journal(), run.staleBefore)) {
+      if (!file.endsWith('.partial')) continue;
+      await run.found('stale-temporary-file', path.relative(this.dataDir, file), 'removed (a journal entry never completed)', () => fs.rm(file, { force: true }));
+    }
   }
 
   private async counters(run: Run): Promise<void> {

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { formatAddress } from '../common/net-address';
@@ -89,7 +90,7 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
         report.info(`shutting down (${reason}): no new connections, finishing requests in flight`);
         // The listener closes before the modules do: a request that came in while the database pool and the git
         // launcher were being closed would find them gone and fail with a 500.
-        await stopAccepting(app.getHttpServer() as Server, config.http.apiRequestTimeoutMs);
+        await stopAccepting(app.getHttpServer() as Server, config.http.apiRequestTimeoutMs, config.http.shutdownGraceMs);
         await app.close();
         report.info('shutdown complete');
       })();
@@ -177,22 +178,34 @@ function appReporter(): ServerReporter {
 }
 
 /**
- * Stops accepting connections and lets the requests in flight finish: each connection is closed as soon as it
- * is idle (checked every 50 ms), for at most `limitMs`; what is still open then is closed by the app's own close.
+ * Stops accepting connections and lets the requests in flight finish. After the listener closes, a connection
+ * already open may still carry a request: a client between two requests of one exchange (git's push sends its
+ * pack on the connection that fetched the refs) would otherwise meet a reset. For `graceMs` such a request is
+ * still served, with `Connection: close`; then each connection is closed as soon as it is idle (checked every
+ * 50 ms), for at most `limitMs` (or the grace) in all; what is still open then is closed by the app's own close.
  */
-function stopAccepting(server: Server, limitMs: number): Promise<void> {
+function stopAccepting(server: Server, limitMs: number, graceMs: number): Promise<void> {
   if (!server.listening) return Promise.resolve();
+  server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
+    if (!response.headersSent) response.setHeader('Connection', 'close');
+  });
   return new Promise((resolve) => {
     let done = false;
+    let idle: NodeJS.Timeout | undefined;
     const finish = () => {
       if (done) return;
       done = true;
+      clearTimeout(grace);
       clearInterval(idle);
       clearTimeout(limit);
       resolve();
     };
-    const idle = setInterval(() => server.closeIdleConnections(), 50);
-    const limit = setTimeout(finish, Math.max(limitMs, 1000));
-    server.close(() => finish());
+    const grace = setTimeout(() => {
+      server.closeIdleConnections();
+      idle = setInterval(() => server.closeIdleConnections(), 50);
+    }, graceMs);
+    const limit = setTimeout(finish, Math.max(limitMs, graceMs, 1000));
+    // Not server.close(): Node's HTTP server closes every idle connection at once there, before the grace.
+    net.Server.prototype.close.call(server, () => finish());
   });
 }

@@ -148,6 +148,21 @@ describe('reconciliation of the database with DATA_DIR', () => {
     expect(await journal.pending()).toEqual([]);
   });
 
+  it('removes a journal entry a crash cut off while it was written, once stale, and leaves a young one', async () => {
+    const journalDir = path.join(t.dataDir, 'repositories', '.journal');
+    fs.mkdirSync(journalDir, { recursive: true });
+    const stale = path.join(journalDir, 'create-00112233aabbccdd.json.partial');
+    const young = path.join(journalDir, 'create-44556677aabbccdd.json.partial');
+    fs.writeFileSync(stale, '{"kind":"cre');
+    fs.writeFileSync(young, '{"kind":"cre');
+    aged(stale);
+    const repaired = await reconciliation().run({ fix: true, startUp: true });
+    expect(repaired.findings.map((finding) => [finding.kind, finding.subject])).toEqual([['stale-temporary-file', path.join('repositories', '.journal', path.basename(stale))]]);
+    expect(fs.existsSync(stale)).toBe(false);
+    expect(fs.existsSync(young)).toBe(true);
+    fs.rmSync(young);
+  });
+
   it('at start-up checks RECONCILE_START_BUDGET repositories in full, continuing where the previous start stopped', async () => {
     const total = Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM repository'))[0].n);
     await t.dataSource.query('UPDATE repository SET git_size = 0');
