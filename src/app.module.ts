@@ -19,6 +19,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { GitHttpModule } from './git-http/git-http.module';
+import { LfsModule } from './lfs/lfs.module';
 import { IntegrityModule } from './integrity/integrity.module';
 import { KeysModule } from './keys/keys.module';
 import { LoggingModule } from './logging/logging.module';
@@ -64,6 +65,7 @@ export class AppModule {
         PackagesModule,
         MirrorsModule,
         GitHttpModule,
+        LfsModule,
         SshModule,
         // Quota routes exist only while quota is enabled; the engine itself always answers.
         ...(config.quota.enabled ? [QuotaRoutesModule] : []),

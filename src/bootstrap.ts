@@ -17,6 +17,7 @@ import { prefilterRoutes, routerStack } from './http/route-prefilter';
 import { withErrorExamples } from './common/openapi';
 import { handlerOperationId, withForgejoOperationIds } from './common/operation-ids';
 import { GitHttpHandler } from './git-http/git-http.handler';
+import { LfsHttpHandler } from './lfs/lfs-http.handler';
 import { PAGING_LIMITS } from './common/paging';
 import { expectContinueOnlyForTrustedUploads } from './http/upload-body';
 import { outsideApiPaths } from './http/outside-api';
@@ -63,11 +64,12 @@ async function prepareApp(app: NestExpressApplication, config: AppConfig): Promi
   const requestLog = app.get(RequestLog);
   // The global pipeline, each concern registered once, in this order: the client's address (behind trusted
   // proxies, the forwarded one), read by everything after; metrics (when enabled) count every
-  // request; git routes stream and meet none of the API's middleware; then the front door (request log,
+  // request; git and LFS routes stream and meet none of the API's middleware; then the front door (request log,
   // security headers, CORS) and authentication, for everything else.
   app.use(clientAddresses(new TrustedProxies(config.reverseProxy.trustedProxies)));
   if (config.metrics.enabled) await mountMetrics(app, config.metrics.token);
   app.use(app.get(GitHttpHandler).middleware(requestLog));
+  app.use(app.get(LfsHttpHandler).middleware(requestLog));
   app.use(frontDoor({ requestLog, corsAllowedOrigins: config.corsAllowedOrigins }));
   // The OAuth2 provider's endpoints authenticate their clients themselves (Basic is a client's secret there).
   app.use(app.get(OAuth2Provider).middleware());

@@ -21,6 +21,11 @@ export interface StagedBlob {
   park(key: string): Promise<void>;
   /** Moves the file under its key (one rename, so a reader never sees a partial file); after the row's commit. */
   commit(): Promise<void>;
+  /**
+   * Moves the file straight under `key`, replacing whatever is there (one rename): for content-addressed keys,
+   * where a file already under the key holds the same bytes, and the row comes after the file.
+   */
+  place(key: string): Promise<void>;
   /** Removes the temporary or pending file; harmless after commit. */
   discard(): Promise<void>;
 }
@@ -82,9 +87,10 @@ export class BlobStorage {
 
   /**
    * Streams `source` into a temporary file. More than `maxBytes` → PayloadTooLargeError, and an error or
-   * early end of `source` rejects; in both cases the temporary file is gone before this returns.
+   * early end of `source` rejects; in both cases the temporary file is gone before this returns. `durable`
+   * flushes the file to disk before this resolves, for stores that rename it into place before its row.
    */
-  async receive(source: Readable, maxBytes: number, digests: DigestAlgorithm[] = []): Promise<StagedBlob> {
+  async receive(source: Readable, maxBytes: number, digests: DigestAlgorithm[] = [], options: { durable?: boolean } = {}): Promise<StagedBlob> {
     await fs.mkdir(this.tmp, { recursive: true });
     const file = path.join(this.tmp, randomUUID());
     const hashes = digests.map((algorithm) => [algorithm, createHash(algorithm)] as const);
@@ -98,7 +104,7 @@ export class BlobStorage {
       },
     });
     try {
-      await pipeline(source, meter, createWriteStream(file, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES }));
+      await pipeline(source, meter, createWriteStream(file, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES, flush: options.durable === true }));
     } catch (error) {
       await fs.rm(file, { force: true });
       throw error;
@@ -120,7 +126,13 @@ export class BlobStorage {
         if (parkedKey === null) throw new Error('a staged blob is committed only after it was parked');
         await this.finish(current, parkedKey);
       },
-      discard: () => fs.rm(current, { force: true }),
+      place: async (key: string) => {
+        const target = this.pathOf(key);
+        await fs.mkdir(path.dirname(target), { recursive: true });
+        await fs.rename(current, target);
+        current = target;
+      },
+      discard: () => (current.startsWith(this.tmp) || current.startsWith(this.pending) ? fs.rm(current, { force: true }) : Promise.resolve()),
     };
   }
 
@@ -223,6 +235,26 @@ export class BlobStorage {
     } finally {
       await handle.close();
     }
+  }
+
+  /**
+   * Takes the blob out of its key (one rename into this instance's upload area), so that a caller can look
+   * once more whether it is still wanted and then `restore` or `drop` it; null when there is none.
+   */
+  async withdraw(key: string): Promise<{ restore(): Promise<void>; drop(): Promise<void> } | null> {
+    const file = this.pathOf(key);
+    await fs.mkdir(this.tmp, { recursive: true });
+    const aside = path.join(this.tmp, randomUUID());
+    try {
+      await fs.rename(file, aside);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    return {
+      restore: () => fs.rename(aside, file),
+      drop: () => fs.rm(aside, { force: true }),
+    };
   }
 
   /** Removes the blob; a missing one is not an error. */

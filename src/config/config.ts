@@ -16,6 +16,7 @@ import type {
   SshConfig,
   UploadConfig,
   WebhookConfig,
+  LfsConfig,
 } from './slices';
 
 // One cohesive thing, kept whole though long: every setting, parsed and validated in one place.
@@ -77,6 +78,7 @@ export interface AppConfig {
   webhooks: WebhookConfig;
   reverseProxy: ReverseProxyConfig;
   audit: AuditConfig;
+  lfs: LfsConfig;
 }
 
 export class ConfigError extends Error {
@@ -205,7 +207,28 @@ export function loadConfig(env: Env = process.env): AppConfig {
       trustedProxies: cidrs(env, 'REVERSE_PROXY_TRUSTED_PROXIES', ['127.0.0.0/8', '::1/128']),
     },
     audit: { retentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, { min: 1 }) },
+    lfs: {
+      startServer: boolean(env, 'LFS_START_SERVER', true),
+      maxFileBytes: byteSize(env, 'LFS_MAX_FILE_SIZE', 0),
+      maxBatchSize: integer(env, 'LFS_MAX_BATCH_SIZE', 1000, { min: 1, max: 100_000 }),
+      locksPagingNum: integer(env, 'LFS_LOCKS_PAGING_NUM', 50, { min: 1, max: 1000 }),
+      httpAuthExpirySeconds: durationSeconds(env, 'LFS_HTTP_AUTH_EXPIRY', 20 * 60),
+      jwtSecret: nonEmpty(env, 'LFS_JWT_SECRET') ?? null,
+    },
   };
+}
+
+/** A duration as Forgejo writes them (`90s`, `20m`, `1h30m`) or a number of seconds; at least one second. */
+function durationSeconds(env: Env, name: string, fallback: number): number {
+  const value = nonEmpty(env, name);
+  if (value === undefined) return fallback;
+  const units: Record<string, number> = { s: 1, m: 60, h: 3600 };
+  let seconds = 0;
+  if (/^\d{1,9}$/.test(value)) seconds = Number(value);
+  else if (/^(\d{1,9}[hms])+$/.test(value)) for (const [, amount, unit] of value.matchAll(/(\d+)([hms])/g)) seconds += Number(amount) * units[unit];
+  else throw new ConfigError(name, `not a duration: "${value}" (examples: 90s, 20m, 1h)`);
+  if (seconds < 1 || seconds > 7 * 24 * 3600) throw new ConfigError(name, 'must be between 1s and 168h');
+  return seconds;
 }
 
 function headerName(env: Env, name: string, fallback: string): string {

@@ -95,6 +95,23 @@ export interface UploadConfig {
   packageMaxBytes: number;
 }
 
+/** Git LFS (src/lfs), with Forgejo's setting names. */
+export abstract class LfsConfig {}
+export interface LfsConfig {
+  /** LFS_START_SERVER: serve the LFS API; off, its routes answer 404. */
+  startServer: boolean;
+  /** LFS_MAX_FILE_SIZE: largest object accepted, in bytes; 0 for no limit but quota. */
+  maxFileBytes: number;
+  /** LFS_MAX_BATCH_SIZE: most objects one batch request may name. */
+  maxBatchSize: number;
+  /** LFS_LOCKS_PAGING_NUM: most locks one page lists. */
+  locksPagingNum: number;
+  /** LFS_HTTP_AUTH_EXPIRY: how long a token from `git-lfs-authenticate` stays valid, in seconds. */
+  httpAuthExpirySeconds: number;
+  /** LFS_JWT_SECRET: the key that signs those tokens; null = generated into DATA_DIR/lfs_jwt_secret. */
+  jwtSecret: string | null;
+}
+
 /** AUDIT_RETENTION_DAYS: how long audit events are kept. */
 export abstract class AuditConfig {}
 export interface AuditConfig {

@@ -1,4 +1,6 @@
 import { AuditEventEntity } from '../audit/audit-event.entity';
+import { LfsLockEntity } from '../lfs/lfs-lock.entity';
+import { LfsObjectEntity } from '../lfs/lfs-object.entity';
 import { LabelEntity } from '../labels/label.entity';
 import { LanguageStatEntity } from '../languages/language-stat.entity';
 import { MirrorEntity } from '../mirrors/mirror.entity';
@@ -24,4 +26,4 @@ import { OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity } f
 import { WebhookDeliveryEntity, WebhookEntity, WebhookEventEntity, WebhookLeaseEntity } from '../webhooks/webhook.entities';
 
 /** Every entity the data source knows; a module adds its own here. */
-export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, TeamRepoEntity, CollaborationEntity, DeployKeyEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity, OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity, AuditEventEntity];
+export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, TeamRepoEntity, CollaborationEntity, DeployKeyEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity, OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity, AuditEventEntity, LfsObjectEntity, LfsLockEntity];

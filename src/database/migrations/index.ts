@@ -21,6 +21,7 @@ import { CreateOAuth21795712282862 } from './1795712282862-create-oauth2';
 import { CreateAuditEvents1795712695210 } from './1795712695210-create-audit-events';
 import { SearchGenerationGrants1795716000000 } from './1795716000000-search-generation-grants';
 import { DropWebhookDeliveryClaimIndex1795720000000 } from './1795720000000-drop-webhook-delivery-claim-index';
+import { CreateLfs1796172609408 } from './1796172609408-create-lfs';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   CreateAuditEvents1795712695210,
   SearchGenerationGrants1795716000000,
   DropWebhookDeliveryClaimIndex1795720000000,
+  CreateLfs1796172609408,
 ];

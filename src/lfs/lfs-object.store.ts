@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager, In } from 'typeorm';
+import { isUniqueViolation } from '../database/transactions';
+import { RepositoryEntity } from '../repos/repository.entity';
+import { LfsObjectEntity } from './lfs-object.entity';
+
+/** The only door to the LFS object rows. */
+@Injectable()
+export class LfsObjectStore {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private manager(tx?: EntityManager): EntityManager {
+    return tx ?? this.dataSource.manager;
+  }
+
+  /** The rows of `repositoryId` among `oids`, by oid. */
+  async inRepository(repositoryId: number, oids: string[]): Promise<Map<string, LfsObjectEntity>> {
+    const found = new Map<string, LfsObjectEntity>();
+    const unique = [...new Set(oids)];
+    // In slices, so that a batch of thousands of objects stays within every driver's parameter limit.
+    for (let start = 0; start < unique.length; start += 500) {
+      const rows = await this.manager().getRepository(LfsObjectEntity).findBy({ repositoryId, oid: In(unique.slice(start, start + 500)) });
+      for (const row of rows) found.set(row.oid, row);
+    }
+    return found;
+  }
+
+  find(repositoryId: number, oid: string): Promise<LfsObjectEntity | null> {
+    return this.manager().getRepository(LfsObjectEntity).findOneBy({ repositoryId, oid });
+  }
+
+  /** Repositories that hold `oid`, oldest row first (at most `limit` of them). */
+  holdersOf(oid: string, limit: number): Promise<RepositoryEntity[]> {
+    return this.manager()
+      .getRepository(RepositoryEntity)
+      .createQueryBuilder('r')
+      .innerJoin(LfsObjectEntity, 'o', 'o.repository_id = r.id')
+      .where('o.oid = :oid', { oid })
+      .orderBy('o.id', 'ASC')
+      .limit(limit)
+      .getMany();
+  }
+
+  /** Records that `repositoryId` holds the object; a row that is already there (a concurrent upload) is kept. */
+  async link(repositoryId: number, oid: string, size: number, now: number, tx?: EntityManager): Promise<void> {
+    const repository = this.manager(tx).getRepository(LfsObjectEntity);
+    if (await repository.existsBy({ repositoryId, oid })) return;
+    try {
+      await repository.insert({ repositoryId, oid, size, createdUnix: now });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+    }
+  }
+
+  async unlink(repositoryId: number, oid: string): Promise<void> {
+    await this.manager().getRepository(LfsObjectEntity).delete({ repositoryId, oid });
+  }
+
+  /** Removes the repository's rows and answers the oids they held. */
+  async deleteOfRepository(tx: EntityManager, repositoryId: number): Promise<string[]> {
+    const rows = await tx.getRepository(LfsObjectEntity).find({ select: { oid: true }, where: { repositoryId } });
+    await tx.getRepository(LfsObjectEntity).delete({ repositoryId });
+    return rows.map((row) => row.oid);
+  }
+
+  /** The oids among `oids` that some repository still holds. */
+  async referenced(oids: string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let start = 0; start < oids.length; start += 500) {
+      const rows = await this.manager()
+        .getRepository(LfsObjectEntity)
+        .createQueryBuilder('o')
+        .select('DISTINCT o.oid', 'oid')
+        .where({ oid: In(oids.slice(start, start + 500)) })
+        .getRawMany<{ oid: string }>();
+      for (const row of rows) found.add(row.oid);
+    }
+    return found;
+  }
+}

@@ -1,0 +1,36 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { BlobsModule } from '../blobs/blobs.module';
+import { RepositoriesService } from '../repos/repositories.service';
+import { ReposModule } from '../repos/repos.module';
+import { UsersModule } from '../users/users.module';
+import { LfsContent } from './lfs-content';
+import { LfsHttpHandler } from './lfs-http.handler';
+import { LfsLockStore } from './lfs-lock.store';
+import { LfsObjectStore } from './lfs-object.store';
+import { LfsService } from './lfs.service';
+
+/** Git LFS over HTTP; bootstrap.ts mounts LfsHttpHandler ahead of the API's middleware. */
+@Module({
+  imports: [AuthModule, BlobsModule, ReposModule, UsersModule],
+  providers: [LfsObjectStore, LfsLockStore, LfsContent, LfsService, LfsHttpHandler],
+  exports: [LfsHttpHandler],
+})
+export class LfsModule implements OnModuleInit {
+  constructor(
+    private readonly repositories: RepositoriesService,
+    private readonly objects: LfsObjectStore,
+    private readonly locks: LfsLockStore,
+    private readonly lfs: LfsService,
+  ) {}
+
+  onModuleInit(): void {
+    // A deleted repository's objects and locks go in the deleting transaction; after its commit, the files
+    // that no other repository holds.
+    this.repositories.onRepositoryDeleted(async (tx, repo) => {
+      await this.locks.deleteOfRepository(tx, repo.id);
+      const oids = await this.objects.deleteOfRepository(tx, repo.id);
+      return oids.length === 0 ? undefined : () => this.lfs.removeUnreferenced(oids);
+    });
+  }
+}

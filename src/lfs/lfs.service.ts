@@ -1,0 +1,248 @@
+import type { Readable } from 'node:stream';
+import { Injectable, Logger } from '@nestjs/common';
+import { ARCHIVED_PUSH_HTTP } from '../access/access-policy';
+import type { AuthContext } from '../auth/auth-context';
+import { ForbiddenError, InvalidInputError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../common/errors';
+import { Clock } from '../common/time';
+import { LfsConfig, SiteConfig } from '../config/slices';
+import { accountStateProblem, GitTarget, RepositoryGitAccess } from '../repos/repository-git-access';
+import type { RepositoryEntity } from '../repos/repository.entity';
+import { UserEntity } from '../users/user.entity';
+import { UserAccounts } from '../users/user-accounts';
+import { LfsContent, lfsKey, OID_PATTERN } from './lfs-content';
+import { LfsObjectStore } from './lfs-object.store';
+import type { LfsBatchResponseWire, LfsLinkWire, LfsObjectWire, LfsPointer } from './lfs.wire';
+
+export type LfsOperation = 'download' | 'upload';
+
+/** A repository whose LFS routes the caller may use for an operation, and who the caller is. */
+export interface LfsTarget {
+  owner: UserEntity;
+  repo: RepositoryEntity;
+  auth: AuthContext;
+}
+
+/** An upload's body as the transport hands it over: the stream and the length its headers declare. */
+export interface LfsUploadBody {
+  stream: Readable;
+  declaredLength: number | undefined;
+}
+
+/** How many repositories holding an oid are asked whether the caller can read one, before it must upload. */
+const HOLDERS_CHECKED = 20;
+
+export const SIZE_MISMATCH = 'content size does not match';
+export const HASH_MISMATCH = 'content hash does not match OID';
+
+/**
+ * Git LFS (the batch API and the basic transfer): who may use a repository's LFS routes, which objects it
+ * holds, and the upload that verifies content against its oid before anything is stored. A repository holds
+ * an object when it has its row; the content is stored once per oid (lfs-content.ts).
+ */
+@Injectable()
+export class LfsService {
+  private readonly logger = new Logger('Lfs');
+
+  constructor(
+    private readonly access: RepositoryGitAccess,
+    private readonly users: UserAccounts,
+    private readonly store: LfsObjectStore,
+    private readonly content: LfsContent,
+    private readonly lfsConfig: LfsConfig,
+    private readonly siteConfig: SiteConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The repository of an LFS route, for `operation`, in the order of git over HTTP (docs/git-transports.md):
+   * account state, the repository, a public download, then sign-in (401), scope, read (404, so a private
+   * repository's existence is not told), public-only tokens, and for uploads mirror, write and archive.
+   */
+  async open(auth: AuthContext, ownerName: string, repoName: string, operation: LfsOperation): Promise<LfsTarget> {
+    if (auth.user) {
+      const problem = accountStateProblem(auth.user, this.siteConfig.rootUrl);
+      if (problem) throw new ForbiddenError(problem);
+    }
+    const target = await this.access.find(ownerName, repoName);
+    if (operation === 'download' && this.access.isPublicPull(target)) return { owner: target.owner!, repo: target.repo!, auth };
+    if (!auth.isSignedIn) throw new UnauthorizedError('Unauthorized');
+    const level = operation === 'download' ? 'read' : 'write';
+    if (auth.scopes && !auth.scopes.allows('repository', level)) {
+      throw new ForbiddenError(`token does not have at least one of required scope(s): [${level}:repository]`);
+    }
+    if (!(await this.access.canRead(auth, target))) throw new NotFoundError('Repository not found');
+    const owner = target.owner!;
+    const repo = target.repo!;
+    if (auth.publicOnly && repo.isPrivate) throw new ForbiddenError('token scope is limited to public repos');
+    if (operation === 'upload') {
+      if (repo.isMirror) throw new ForbiddenError('mirror repository is read-only');
+      if (!(await this.access.canWrite(auth, target))) throw new ForbiddenError(`User '${auth.user!.name}' is not allowed to push to '${owner.name}/${repo.name}'.`);
+      if (repo.isArchived) throw new ForbiddenError(ARCHIVED_PUSH_HTTP);
+    }
+    return { owner, repo, auth };
+  }
+
+  /**
+   * POST objects/batch: one answer per object, in request order. A download is offered for objects the
+   * repository holds; an upload (with verify) only for objects it lacks, after an object already stored is
+   * linked without a transfer when the caller can read a repository that holds it.
+   */
+  async batch(target: LfsTarget, operation: LfsOperation, pointers: unknown[], header: Record<string, string>): Promise<LfsBatchResponseWire> {
+    if (pointers.length > this.lfsConfig.maxBatchSize) {
+      throw new PayloadTooLargeError(`at most ${this.lfsConfig.maxBatchSize} objects may be asked for in one batch`);
+    }
+    const valid = pointers.filter(isValidPointer);
+    const held = await this.store.inRepository(target.repo.id, valid.map((pointer) => pointer.oid));
+    const objects: LfsObjectWire[] = [];
+    for (const pointer of pointers) {
+      if (!isValidPointer(pointer)) {
+        objects.push({ ...echo(pointer), error: { code: 422, message: 'Oid or size are invalid' } });
+        continue;
+      }
+      const row = held.get(pointer.oid);
+      if (row && row.size !== pointer.size) {
+        objects.push({ oid: pointer.oid, size: pointer.size, error: { code: 422, message: `Object ${pointer.oid} is not ${pointer.size} bytes` } });
+        continue;
+      }
+      objects.push(operation === 'download' ? await this.downloadAnswer(target, pointer, row !== undefined, header) : await this.uploadAnswer(target, pointer, row !== undefined, header));
+    }
+    return { transfer: 'basic', objects, hash_algo: 'sha256' };
+  }
+
+  private async downloadAnswer(target: LfsTarget, pointer: LfsPointer, held: boolean, header: Record<string, string>): Promise<LfsObjectWire> {
+    if (!held || (await this.content.size(pointer.oid)) === null) {
+      return { oid: pointer.oid, size: pointer.size, error: { code: 404, message: 'Not Found' } };
+    }
+    return { oid: pointer.oid, size: pointer.size, authenticated: true, actions: { download: this.link(target, `objects/${pointer.oid}`, header) } };
+  }
+
+  private async uploadAnswer(target: LfsTarget, pointer: LfsPointer, held: boolean, header: Record<string, string>): Promise<LfsObjectWire> {
+    const answer = { oid: pointer.oid, size: pointer.size, authenticated: true };
+    if (held) return answer;
+    const stored = await this.content.size(pointer.oid);
+    if (stored !== null && stored === pointer.size && (await this.linkWithoutTransfer(target, pointer))) return answer;
+    const max = this.lfsConfig.maxFileBytes;
+    if (max > 0 && pointer.size > max) return { oid: pointer.oid, size: pointer.size, error: { code: 422, message: `Size must be less than or equal to ${max}` } };
+    return {
+      ...answer,
+      actions: {
+        upload: this.link(target, `objects/${pointer.oid}/${pointer.size}`, header),
+        verify: this.link(target, 'verify', { ...header, Accept: VERIFY_ACCEPT }),
+      },
+    };
+  }
+
+  /**
+   * PUT objects/{oid}/{size}: the declared length must be the object's size (checked before a byte is read);
+   * the body is hashed and measured as it streams into the upload area and renamed into place only when both
+   * match; then the repository's row. A refused or cut-off upload leaves neither file nor row.
+   */
+  async upload(target: LfsTarget, oid: string, sizeText: string, body: LfsUploadBody): Promise<void> {
+    const pointer = parsePointer(oid, sizeText);
+
+    const max = this.lfsConfig.maxFileBytes;
+    if (max > 0 && pointer.size > max) throw new PayloadTooLargeError(`Size must be less than or equal to ${max}`);
+    if (body.declaredLength !== undefined && body.declaredLength !== pointer.size) throw new InvalidInputError(SIZE_MISMATCH);
+    const row = await this.store.find(target.repo.id, pointer.oid);
+    if (row && row.size !== pointer.size) throw new InvalidInputError(`Object ${pointer.oid} is not ${pointer.size} bytes`);
+    let staged;
+    try {
+      staged = await this.content.receive(body.stream, pointer.size);
+    } catch (error) {
+      if (error instanceof PayloadTooLargeError) throw new InvalidInputError(SIZE_MISMATCH);
+      throw error;
+    }
+    try {
+      if (staged.size !== pointer.size) throw new InvalidInputError(SIZE_MISMATCH);
+      if (staged.digests.sha256 !== pointer.oid) throw new InvalidInputError(HASH_MISMATCH);
+      // The bytes hash to the oid: whatever file is stored under it holds the same bytes.
+      await staged.place(lfsKey(pointer.oid));
+    } catch (error) {
+      await staged.discard();
+      throw error;
+    }
+    await this.store.link(target.repo.id, pointer.oid, pointer.size, this.clock.nowUnix());
+  }
+
+  /** The oid and size of an upload's path are checked before anything else (422). */
+  assertPointer(oid: string, sizeText: string): void {
+    parsePointer(oid, sizeText);
+  }
+
+  /** GET objects/{oid}: the object, when the repository holds it. */
+  async download(target: LfsTarget, oid: string): Promise<{ oid: string; size: number }> {
+    if (!OID_PATTERN.test(oid)) throw new InvalidInputError('Oid or size are invalid');
+    const row = await this.store.find(target.repo.id, oid);
+    const size = row ? await this.content.size(oid) : null;
+    if (!row || size === null) throw new NotFoundError('Not Found');
+    return { oid, size };
+  }
+
+  /** POST verify: the repository holds the object, with the size the client says. */
+  async verify(target: LfsTarget, pointer: unknown): Promise<void> {
+    if (!isValidPointer(pointer)) throw new InvalidInputError('Oid or size are invalid');
+    const row = await this.store.find(target.repo.id, pointer.oid);
+    const size = row ? await this.content.size(pointer.oid) : null;
+    if (!row || size === null || size !== pointer.size) throw new NotFoundError('Not Found');
+  }
+
+  /**
+   * Links a stored object to the repository without a transfer, when the caller can read a repository that
+   * holds it; others must send bytes that hash to the oid. The file is looked at again after the row is
+   * written: a deletion that removed it meanwhile turns the link back into an upload.
+   */
+  private async linkWithoutTransfer(target: LfsTarget, pointer: LfsPointer): Promise<boolean> {
+    const holders = await this.store.holdersOf(pointer.oid, HOLDERS_CHECKED);
+    let readable = false;
+    for (const repo of holders) {
+      const owner = await this.users.byId(repo.ownerId);
+      const holder: GitTarget = { owner, repo };
+      if (owner && (this.access.isPublicPull(holder) || (await this.access.canRead(target.auth, holder)))) {
+        readable = true;
+        break;
+      }
+    }
+    if (!readable) return false;
+    await this.store.link(target.repo.id, pointer.oid, pointer.size, this.clock.nowUnix());
+    if ((await this.content.size(pointer.oid)) === pointer.size) return true;
+    await this.store.unlink(target.repo.id, pointer.oid);
+    return false;
+  }
+
+  /** After a repository's rows went: the files of those objects that no repository holds any more. */
+  async removeUnreferenced(oids: string[]): Promise<void> {
+    const unique = [...new Set(oids)];
+    const kept = await this.store.referenced(unique);
+    for (const oid of unique) {
+      if (kept.has(oid)) continue;
+      await this.content.removeUnless(oid, async () => (await this.store.referenced([oid])).has(oid));
+    }
+  }
+
+  private link(target: LfsTarget, tail: string, header: Record<string, string>): LfsLinkWire {
+    const base = `${this.siteConfig.rootUrl}${encodeURIComponent(target.owner.name)}/${encodeURIComponent(target.repo.name)}.git/info/lfs/`;
+    return { href: `${base}${tail}`, header: { ...header } };
+  }
+}
+
+/** The Accept header of verify actions: some clients send the action's headers and nothing else. */
+const VERIFY_ACCEPT = 'application/vnd.git-lfs+json;q=0.9, */*;q=0.8';
+
+export function isValidPointer(value: unknown): value is LfsPointer {
+  if (typeof value !== 'object' || value === null) return false;
+  const { oid, size } = value as Record<string, unknown>;
+  return typeof oid === 'string' && OID_PATTERN.test(oid) && typeof size === 'number' && Number.isSafeInteger(size) && size >= 0;
+}
+
+function parsePointer(oid: string, sizeText: string): LfsPointer {
+  const size = /^\d{1,15}$/.test(sizeText) ? Number(sizeText) : -1;
+  const pointer = { oid, size };
+  if (!isValidPointer(pointer)) throw new InvalidInputError('Oid or size are invalid');
+  return pointer;
+}
+
+/** An invalid object echoed back as far as it can be: its oid and size when they have the right types. */
+function echo(value: unknown): LfsPointer {
+  const { oid, size } = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  return { oid: typeof oid === 'string' ? oid.slice(0, 128) : '', size: typeof size === 'number' && Number.isFinite(size) ? size : 0 };
+}
