@@ -187,7 +187,8 @@ describe('Git LFS over HTTP', () => {
       await rawPut(url, { ...auth, 'Content-Length': String(content.length) }, content, 1000);
       const invalid = await rawPut(lfsPath(priv, 'objects/abc/10'), auth, Buffer.alloc(10));
       expect(invalid.status).toBe(422);
-      // The cut-off upload's handler may still be unwinding: a batch on the same repository comes after it.
+      // The server learns of the cut-off only when its socket closes: wait until its temporary file is gone.
+      await until(() => leftovers().length === 0, 'the cut-off upload leaves its temporary file');
       const after = JSON.parse((await batch(priv, { operation: 'download', objects: [{ oid, size: content.length }] })).text);
       expect(after.objects[0].error.code).toBe(404);
       expect({ rows: await rows(oid), file: fs.existsSync(stored(oid)), leftovers: leftovers() }).toEqual({ rows: 0, file: false, leftovers: [] });
@@ -265,6 +266,15 @@ describe('Git LFS over HTTP', () => {
     });
   });
 });
+
+/** Waits for a condition the server reaches on its own (no fixed delay); fails with `what` if it never does. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    if (condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`never happened: ${what}`);
+}
 
 /** The body as bytes, whatever its content type. */
 function bytes(request: import('supertest').Test): import('supertest').Test {
