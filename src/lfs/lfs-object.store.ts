@@ -56,6 +56,32 @@ export class LfsObjectStore {
     await this.manager().getRepository(LfsObjectEntity).delete({ repositoryId, oid });
   }
 
+  /** The bytes of the distinct objects held by the owner's repositories: an object in several counts once. */
+  async bytesOfOwner(ownerId: number): Promise<number> {
+    const rows = (await this.manager().query(
+      'SELECT COALESCE(SUM(size), 0) AS bytes FROM (SELECT o.oid, MAX(o.size) AS size FROM lfs_meta_object o INNER JOIN repository r ON r.id = o.repository_id WHERE r.owner_id = ? GROUP BY o.oid) held',
+      [ownerId],
+    )) as { bytes: number | string }[];
+    return Number(rows[0]?.bytes ?? 0);
+  }
+
+  /** Which of `oids` some repository of the owner already holds (they add nothing to the owner's usage). */
+  async heldByOwner(ownerId: number, oids: string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let start = 0; start < oids.length; start += 500) {
+      const rows = await this.manager()
+        .getRepository(LfsObjectEntity)
+        .createQueryBuilder('o')
+        .innerJoin(RepositoryEntity, 'r', 'r.id = o.repository_id')
+        .select('DISTINCT o.oid', 'oid')
+        .where('r.owner_id = :ownerId', { ownerId })
+        .andWhere({ oid: In(oids.slice(start, start + 500)) })
+        .getRawMany<{ oid: string }>();
+      for (const row of rows) found.add(row.oid);
+    }
+    return found;
+  }
+
   /** Removes the repository's rows and answers the oids they held. */
   async deleteOfRepository(tx: EntityManager, repositoryId: number): Promise<string[]> {
     const rows = await tx.getRepository(LfsObjectEntity).find({ select: { oid: true }, where: { repositoryId } });

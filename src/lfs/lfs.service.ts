@@ -1,9 +1,12 @@
 import type { Readable } from 'node:stream';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ARCHIVED_PUSH_HTTP } from '../access/access-policy';
 import type { AuthContext } from '../auth/auth-context';
 import { ForbiddenError, InvalidInputError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../common/errors';
 import { Clock } from '../common/time';
+import { Transactions } from '../database/transactions';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
+import { QuotaUsageSources } from '../quota/quota-usage-sources';
 import { LfsConfig, SiteConfig } from '../config/slices';
 import { accountStateProblem, GitTarget, RepositoryGitAccess } from '../repos/repository-git-access';
 import type { RepositoryEntity } from '../repos/repository.entity';
@@ -40,7 +43,7 @@ export const HASH_MISMATCH = 'content hash does not match OID';
  * an object when it has its row; the content is stored once per oid (lfs-content.ts).
  */
 @Injectable()
-export class LfsService {
+export class LfsService implements OnModuleInit {
   private readonly logger = new Logger('Lfs');
 
   constructor(
@@ -51,7 +54,17 @@ export class LfsService {
     private readonly lfsConfig: LfsConfig,
     private readonly siteConfig: SiteConfig,
     private readonly clock: Clock,
+    private readonly transactions: Transactions,
+    private readonly usageSources: QuotaUsageSources,
+    @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
   ) {}
+
+  onModuleInit(): void {
+    this.usageSources.register('lfs', {
+      bytesOf: (ownerId) => this.store.bytesOfOwner(ownerId),
+      list: () => Promise.resolve({ items: [], total: 0 }),
+    });
+  }
 
   /**
    * The repository of an LFS route, for `operation`, in the order of git over HTTP (docs/git-transports.md):
@@ -93,6 +106,7 @@ export class LfsService {
     }
     const valid = pointers.filter(isValidPointer);
     const held = await this.store.inRepository(target.repo.id, valid.map((pointer) => pointer.oid));
+    if (operation === 'upload') await this.assertRoomFor(target, valid.filter((pointer) => !held.has(pointer.oid)));
     const objects: LfsObjectWire[] = [];
     for (const pointer of pointers) {
       if (!isValidPointer(pointer)) {
@@ -145,6 +159,17 @@ export class LfsService {
     if (body.declaredLength !== undefined && body.declaredLength !== pointer.size) throw new InvalidInputError(SIZE_MISMATCH);
     const row = await this.store.find(target.repo.id, pointer.oid);
     if (row && row.size !== pointer.size) throw new InvalidInputError(`Object ${pointer.oid} is not ${pointer.size} bytes`);
+    // The object's bytes are reserved before a byte is read, unless the owner holds it already (it then adds
+    // nothing), and settled with the row, so that concurrent uploads cannot take the owner past its limit.
+    const reservation = await this.reserve(target, pointer);
+    try {
+      await this.receive(target, pointer, body, reservation);
+    } finally {
+      await reservation.release();
+    }
+  }
+
+  private async receive(target: LfsTarget, pointer: LfsPointer, body: LfsUploadBody, reservation: QuotaReservation): Promise<void> {
     let staged;
     try {
       staged = await this.content.receive(body.stream, pointer.size);
@@ -161,7 +186,31 @@ export class LfsService {
       await staged.discard();
       throw error;
     }
-    await this.store.link(target.repo.id, pointer.oid, pointer.size, this.clock.nowUnix());
+    await this.transactions.run(async (tx) => {
+      await this.store.link(target.repo.id, pointer.oid, pointer.size, this.clock.nowUnix(), tx);
+      await reservation.settle(tx);
+    });
+  }
+
+  private async reserve(target: LfsTarget, pointer: LfsPointer): Promise<QuotaReservation> {
+    const none: QuotaReservation = { amount: 0, settle: () => Promise.resolve(), release: () => Promise.resolve() };
+    if ((await this.store.heldByOwner(target.owner.id, [pointer.oid])).has(pointer.oid)) return none;
+    return this.quota.reserve({ id: target.owner.id, name: target.owner.name }, 'size:git:lfs', 'lfs', pointer.size, { whole: true });
+  }
+
+  /**
+   * A batch of uploads is refused as a whole (413 `quota exceeded`) when the objects that the owner does not
+   * hold yet do not fit in what it has left; the uploads themselves reserve their bytes.
+   */
+  private async assertRoomFor(target: LfsTarget, missing: LfsPointer[]): Promise<void> {
+    if (missing.length === 0) return;
+    const owned = await this.store.heldByOwner(target.owner.id, missing.map((pointer) => pointer.oid));
+    const sizes = new Map<string, number>();
+    for (const pointer of missing) if (!owned.has(pointer.oid)) sizes.set(pointer.oid, pointer.size);
+    if (sizes.size === 0) return;
+    const bytes = [...sizes.values()].reduce((sum, size) => sum + size, 0);
+    const check = await this.quota.reserve({ id: target.owner.id, name: target.owner.name }, 'size:git:lfs', 'lfs', bytes, { whole: true });
+    await check.release();
   }
 
   /** The oid and size of an upload's path are checked before anything else (422). */

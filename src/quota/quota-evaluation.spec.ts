@@ -78,7 +78,7 @@ describe('usage a check needs', () => {
     expect(usageNeededFor([{ rules: [{ limit: -1, subjects: ['size:all'] }] }], 'size:repos:all')).toEqual([]);
     expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:git:lfs'] }] }], 'size:repos:all')).toEqual([]);
     expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:repos:all'] }] }], 'size:repos:public')).toEqual(['repos']);
-    expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:all'] }] }], 'size:assets:packages:all')).toEqual(['repos', 'attachmentsReleases', 'packages']);
+    expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:all'] }] }], 'size:assets:packages:all')).toEqual(['repos', 'lfs', 'attachmentsReleases', 'packages']);
     expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:repos:all', 'size:assets:packages:all'] }] }], 'size:repos:all')).toEqual(['repos', 'packages']);
   });
 
@@ -87,7 +87,7 @@ describe('usage a check needs', () => {
     const rule = fc.record({ limit: fc.oneof(fc.constant(-1), fc.constant(0), fc.nat(1000)), subjects: fc.array(subject, { maxLength: 3 }) });
     const groups = fc.array(fc.record({ rules: fc.array(rule, { maxLength: 3 }) }), { maxLength: 3 });
     const bytes = fc.nat(600);
-    const usage = fc.record({ reposPublic: bytes, reposPrivate: bytes, attachmentsReleases: bytes, packages: bytes });
+    const usage = fc.record({ reposPublic: bytes, reposPrivate: bytes, lfs: bytes, attachmentsReleases: bytes, packages: bytes });
     fc.assert(
       fc.property(groups, subject, usage, (groupList, checked, measured) => {
         const full: QuotaUsage = { ...NO_USAGE, ...measured };
@@ -95,6 +95,7 @@ describe('usage a check needs', () => {
         const partial: QuotaUsage = {
           ...NO_USAGE,
           ...(needed.has('repos') ? { reposPublic: measured.reposPublic, reposPrivate: measured.reposPrivate } : {}),
+          ...(needed.has('lfs') ? { lfs: measured.lfs } : {}),
           ...(needed.has('attachmentsReleases') ? { attachmentsReleases: measured.attachmentsReleases } : {}),
           ...(needed.has('packages') ? { packages: measured.packages } : {}),
         };

@@ -38,11 +38,19 @@ export interface QuotaGate {
    * the owner has left of `subject` (the byte budget of a push, a migration or a mirror sync). Every caller
    * releases the reservation when done (in a `finally`), after settling it where the write is recorded.
    */
-  reserve(owner: QuotaTarget, subject: QuotaSubject, item: ReservedItem, bytes: number | 'remaining'): Promise<QuotaReservation>;
+  reserve(owner: QuotaTarget, subject: QuotaSubject, item: ReservedItem, bytes: number | 'remaining', options?: ReserveOptions): Promise<QuotaReservation>;
+}
+
+export interface ReserveOptions {
+  /**
+   * The write's exact size is known before it starts (an LFS object): refuse it unless all of it fits in what
+   * the owner has left, rather than only while the owner is under the limit.
+   */
+  whole?: boolean;
 }
 
 /** The usage item that bytes reserved for a write will be counted under once recorded. */
-export type ReservedItem = 'reposPublic' | 'reposPrivate' | 'attachmentsReleases' | 'packages';
+export type ReservedItem = 'reposPublic' | 'reposPrivate' | 'lfs' | 'attachmentsReleases' | 'packages';
 
 /**
  * Quota held for a write in flight: it counts as usage (for every instance on the database) from before the

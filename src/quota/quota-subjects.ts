@@ -117,12 +117,13 @@ export function usageOf(subject: QuotaSubject, used: QuotaUsage): number {
 }
 
 /** The usage figures Anvil measures from its tables (the other items of QuotaUsage are always 0). */
-export type MeasuredItem = 'repos' | 'attachmentsReleases' | 'packages';
+export type MeasuredItem = 'repos' | 'lfs' | 'attachmentsReleases' | 'packages';
 
-export const MEASURED_ITEMS: readonly MeasuredItem[] = ['repos', 'attachmentsReleases', 'packages'];
+export const MEASURED_ITEMS: readonly MeasuredItem[] = ['repos', 'lfs', 'attachmentsReleases', 'packages'];
 
 const ONE_OF: Record<MeasuredItem, QuotaUsage> = {
   repos: { ...NO_USAGE, reposPublic: 1, reposPrivate: 1 },
+  lfs: { ...NO_USAGE, lfs: 1 },
   attachmentsReleases: { ...NO_USAGE, attachmentsReleases: 1 },
   packages: { ...NO_USAGE, packages: 1 },
 };

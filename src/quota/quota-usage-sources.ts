@@ -14,6 +14,8 @@ export interface QuotaUsageSource<Item> {
 
 /** The measured items (docs/quota.md) that live outside repositories. */
 export interface QuotaUsageSourceMap {
+  /** LFS objects are not listed item by item (as Forgejo): only their bytes count. */
+  lfs: QuotaUsageSource<never>;
   attachmentsReleases: QuotaUsageSource<QuotaUsedAttachmentWire>;
   packages: QuotaUsageSource<QuotaUsedPackageWire>;
 }
@@ -26,7 +28,7 @@ const NONE: QuotaUsageSource<never> = {
 /** Where producers register at start-up (onModuleInit); an item with no producer counts 0 and lists nothing. */
 @Injectable()
 export class QuotaUsageSources {
-  private readonly sources: QuotaUsageSourceMap = { attachmentsReleases: NONE, packages: NONE };
+  private readonly sources: QuotaUsageSourceMap = { lfs: NONE, attachmentsReleases: NONE, packages: NONE };
 
   register<K extends keyof QuotaUsageSourceMap>(item: K, source: QuotaUsageSourceMap[K]): void {
     this.sources[item] = source;

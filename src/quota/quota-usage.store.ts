@@ -7,9 +7,9 @@ import { QuotaUsageSources } from './quota-usage-sources';
  * What a target uses, from stored sizes, never from the disk (docs/quota.md). Its repositories' sizes, public
  * and private apart, are one row read by primary key: `repository_usage`, which database triggers keep equal to
  * the sum of the repositories' stored git sizes in the same transaction as every repository write (migration
- * 1764560000000), so a check costs the same whatever the number of repositories. LFS, issue attachments and
- * artifacts do not exist in Anvil; release attachments and packages are summed by the modules that store them,
- * through QuotaUsageSources.
+ * 1764560000000), so a check costs the same whatever the number of repositories. Issue attachments and
+ * artifacts do not exist in Anvil; LFS objects, release attachments and packages are summed by the modules
+ * that store them, through QuotaUsageSources.
  */
 @Injectable()
 export class QuotaUsageStore {
@@ -20,12 +20,13 @@ export class QuotaUsageStore {
 
   /** The target's usage; only `items` are measured (a check reads only what its matching rules sum), the rest 0. */
   async usageOf(targetId: number, items: readonly MeasuredItem[] = MEASURED_ITEMS): Promise<QuotaUsage> {
-    const [repos, attachmentsReleases, packages] = await Promise.all([
+    const [repos, lfs, attachmentsReleases, packages] = await Promise.all([
       items.includes('repos') ? this.reposOf(targetId) : undefined,
+      items.includes('lfs') ? this.sources.of('lfs').bytesOf(targetId) : 0,
       items.includes('attachmentsReleases') ? this.sources.of('attachmentsReleases').bytesOf(targetId) : 0,
       items.includes('packages') ? this.sources.of('packages').bytesOf(targetId) : 0,
     ]);
-    return { ...NO_USAGE, ...repos, attachmentsReleases, packages };
+    return { ...NO_USAGE, ...repos, lfs, attachmentsReleases, packages };
   }
 
   private async reposOf(targetId: number): Promise<{ reposPublic: number; reposPrivate: number }> {

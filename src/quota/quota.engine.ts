@@ -4,7 +4,7 @@ import { QuotaConfig } from '../config/slices';
 import { ActiveClaim } from '../claims/claim.store';
 import { Claims } from '../claims/claims';
 import { EvaluatedGroup, isAllowed, remainingFor, usageNeededFor } from './quota-evaluation';
-import type { QuotaGate, QuotaReservation, QuotaTarget, ReservedItem } from './quota-gate';
+import type { QuotaGate, QuotaReservation, QuotaTarget, ReservedItem, ReserveOptions } from './quota-gate';
 import { measuredItemsOf, NO_USAGE, QuotaSubject, QuotaUsage } from './quota-subjects';
 import { QuotaUsageStore } from './quota-usage.store';
 import { QuotaGroupWithRules, QuotaStore } from './quota.store';
@@ -85,7 +85,7 @@ export class QuotaEngine implements QuotaGate {
    * Decided on the owner's groups, stored usage and the reservations in flight (claims of scope
    * `quota:<owner id>`), and recorded only if no other reservation or settlement came in between (Claims).
    */
-  async reserve(owner: QuotaTarget, subject: QuotaSubject, item: ReservedItem, bytes: number | 'remaining'): Promise<QuotaReservation> {
+  async reserve(owner: QuotaTarget, subject: QuotaSubject, item: ReservedItem, bytes: number | 'remaining', options: ReserveOptions = {}): Promise<QuotaReservation> {
     const unlimited: QuotaReservation = { amount: Infinity, settle: () => Promise.resolve(), release: () => Promise.resolve() };
     if (!this.enabled) return unlimited;
     const claim = await this.claims.take(`quota:${owner.id}`, async (active) => {
@@ -94,6 +94,7 @@ export class QuotaEngine implements QuotaGate {
       const needed = usageNeededFor(effective, subject);
       const used = withReserved(needed.length > 0 ? await this.usage.usageOf(owner.id, needed) : NO_USAGE, active);
       if (!isAllowed(effective, subject, used)) throw new QuotaExceededError(owner.id, owner.name);
+      if (options.whole && bytes !== 'remaining' && remainingFor(effective, subject, used) < bytes) throw new QuotaExceededError(owner.id, owner.name);
       const amount = bytes === 'remaining' ? remainingFor(effective, subject, used) : bytes;
       if (needed.length === 0 || amount === Infinity) return 'unlimited';
       return { item, ownerId: owner.id, amount: Math.max(0, Math.ceil(amount)) };

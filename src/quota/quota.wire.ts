@@ -23,7 +23,7 @@ export class QuotaUsedSizeReposWire {
 
 @ApiSchema({ name: 'QuotaUsedSizeGit' })
 export class QuotaUsedSizeGitWire {
-  @ApiProperty({ format: 'int64', description: 'Storage size of the user\'s Git LFS objects (always 0 in Anvil)' }) LFS: number;
+  @ApiProperty({ format: 'int64', description: 'Storage size of the user\'s Git LFS objects, each object counted once' }) LFS: number;
 }
 
 @ApiSchema({ name: 'QuotaUsedSizeAssetsAttachments' })

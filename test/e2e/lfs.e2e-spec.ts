@@ -221,6 +221,36 @@ describe('Git LFS over HTTP', () => {
     });
   });
 
+  describe('quota (size:git:lfs)', () => {
+    it('reserves each object before its body is read: concurrent uploads stop at the limit, refusals store nothing', async () => {
+      const admin = await makeUser(t, { admin: true });
+      const owner = await makeUser(t);
+      const group = uniqueName('grp');
+      const created = await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: uniqueName('rule'), limit: -1, subjects: ['size:all'] }, { name: uniqueName('rule'), limit: 2500, subjects: ['size:git:lfs'] }] });
+      expect(created.status).toBe(201);
+      expect((await t.http.put(t.api(`/admin/quota/groups/${group}/users/${owner.name}`)).set(withToken(admin.token))).status).toBe(204);
+      const repo = `${owner.name}/${(await makeRepo(t, owner, { name: uniqueName('quota') })).name}`;
+      const auth = withBasic(owner.name, owner.password);
+
+      const tooMuch = await batch(repo, { operation: 'upload', objects: [{ oid: sha256(randomBytes(8)), size: 2000 }, { oid: sha256(randomBytes(8)), size: 1000 }] }, auth);
+      expect({ status: tooMuch.status, body: JSON.parse(tooMuch.text) }).toEqual({ status: 413, body: { message: 'quota exceeded' } });
+
+      const contents = Array.from({ length: 5 }, () => randomBytes(1000));
+      const results = await Promise.all(contents.map((content) => rawPut(lfsPath(repo, `objects/${sha256(content)}/1000`), { ...auth, 'Content-Length': '1000' }, content)));
+      expect(results.map((result) => result.status).sort()).toEqual([200, 200, 413, 413, 413]);
+      expect(JSON.parse(results.find((result) => result.status === 413)!.text)).toEqual({ message: 'quota exceeded' });
+      const kept = contents.filter((_, index) => results[index].status === 200);
+      const refused = contents.filter((_, index) => results[index].status === 413);
+      for (const content of refused) expect({ rows: await rows(sha256(content)), file: fs.existsSync(stored(sha256(content))) }).toEqual({ rows: 0, file: false });
+
+      // The same object in a second repository of the owner counts once.
+      const second = `${owner.name}/${(await makeRepo(t, owner, { name: uniqueName('quota') })).name}`;
+      expect((await rawPut(lfsPath(second, `objects/${sha256(kept[0])}/1000`), { ...auth, 'Content-Length': '1000' }, kept[0])).status).toBe(200);
+      const quota = await t.http.get(t.api('/user/quota')).set(withToken(owner.token));
+      expect(quota.body.used.size.git).toEqual({ LFS: 2000 });
+    });
+  });
+
   describe('the real git-lfs client', () => {
     const lfs = (cwd: string, ...args: string[]) => client.ok(['lfs', ...args], { cwd });
 
