@@ -1,6 +1,7 @@
 import { LanguagesModule } from './languages/languages.module';
 import { SettingsModule } from './settings/settings.module';
 import { LabelsModule } from './labels/labels.module';
+import { IssuesModule } from './issues/issues.module';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
@@ -54,6 +55,8 @@ export class AppModule {
         AuthModule,
         UsersModule,
         KeysModule,
+        // Before ReposModule: GET /repos/issues/search must be tried before GET /repos/{owner}/{repo}.
+        IssuesModule,
         ReposModule,
         ReleasesModule,
         CollaboratorsModule,

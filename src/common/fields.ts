@@ -7,7 +7,7 @@ import { ValidateBy } from 'class-validator';
  * order given, reporting the first failure as Forgejo does: `[<Field>]: <Rule>` (docs/api-conventions.md), where
  * <Field> is the Forgejo option-field name, not the JSON key.
  */
-export type FieldType = 'string' | 'boolean' | 'integer' | 'strings' | 'object';
+export type FieldType = 'string' | 'boolean' | 'integer' | 'strings' | 'integers' | 'object';
 
 export interface FieldRule {
   /** The rule name reported in the message, e.g. AlphaDashDot. */
@@ -33,6 +33,7 @@ const TYPE_CHECKS: Record<FieldType, (value: unknown) => boolean> = {
   boolean: (value) => typeof value === 'boolean',
   integer: (value) => typeof value === 'number' && Number.isInteger(value),
   strings: (value) => Array.isArray(value) && value.every((item) => typeof item === 'string'),
+  integers: (value) => Array.isArray(value) && value.every((item) => typeof item === 'number' && Number.isInteger(item)),
   object: (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
 };
 
@@ -41,6 +42,7 @@ const TYPE_NAMES: Record<FieldType, string> = {
   boolean: 'a boolean',
   integer: 'an integer',
   strings: 'an array of strings',
+  integers: 'an array of integers',
   object: 'an object',
 };
 
@@ -70,7 +72,7 @@ export function fieldSpecs(target: Function): Map<string, FieldSpec> {
 }
 
 export function Field(spec: FieldSpec): PropertyDecorator {
-  const openApiType = { string: String, boolean: Boolean, integer: Number, strings: [String], object: Object }[spec.type];
+  const openApiType = { string: String, boolean: Boolean, integer: Number, strings: [String], integers: [Number], object: Object }[spec.type];
   return applyDecorators(
     (target: object, key: string | symbol) => {
       const specs = FIELD_SPECS.get(target) ?? new Map<string, FieldSpec>();

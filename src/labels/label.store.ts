@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { LabelEntity } from './label.entity';
 
@@ -38,6 +38,16 @@ export class LabelStore {
 
   findByName(owner: LabelOwner, name: string, tx?: EntityManager): Promise<LabelEntity | null> {
     return this.labels(tx).findOneBy({ name, repoId: owner.repoId, orgId: owner.orgId });
+  }
+
+  byIds(ids: number[], tx?: EntityManager): Promise<LabelEntity[]> {
+    return ids.length === 0 ? Promise.resolve([]) : this.labels(tx).find({ where: { id: In(ids) }, order: { name: 'ASC', id: 'ASC' } });
+  }
+
+  /** Labels of a repository or of its organisation with one of these names. */
+  byNames(repoId: number, orgId: number, names: string[]): Promise<LabelEntity[]> {
+    if (names.length === 0) return Promise.resolve([]);
+    return this.labels().find({ where: [{ repoId, orgId: 0, name: In(names) }, ...(orgId > 0 ? [{ repoId: 0, orgId, name: In(names) }] : [])] });
   }
 
   insert(tx: EntityManager, label: Partial<LabelEntity>): Promise<LabelEntity> {

@@ -3,6 +3,7 @@ import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
 import { UsersService } from '../users/users.service';
+import { LabelLookup } from './label-lookup';
 import { LabelStore } from './label.store';
 import { OrganizationLabelsController, RepositoryLabelsController } from './labels.controller';
 import { LabelsService } from './labels.service';
@@ -11,7 +12,8 @@ import { LabelsService } from './labels.service';
 @Module({
   imports: [UsersModule, ReposModule],
   controllers: [RepositoryLabelsController, OrganizationLabelsController],
-  providers: [LabelStore, LabelsService],
+  providers: [LabelStore, LabelsService, LabelLookup],
+  exports: [LabelsService, LabelLookup],
 })
 export class LabelsModule implements OnModuleInit {
   constructor(

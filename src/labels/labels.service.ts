@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { ConflictError, InvalidInputError, NotFoundError } from '../common/errors';
@@ -135,8 +136,17 @@ export class LabelsService {
   async delete(place: LabelPlace, rawId: string): Promise<void> {
     const id = labelId(rawId);
     if (id === undefined) return;
-    await this.transactions.run((tx) => this.labels.delete(tx, place.owner, id));
+    await this.transactions.run(async (tx) => {
+      if (await this.labels.delete(tx, place.owner, id)) for (const listener of this.deletionListeners) await listener(tx, id);
+    });
   }
+
+  /** The issue tracker takes a deleted label off its issues, in the deleting transaction. */
+  onLabelDeleted(listener: (tx: EntityManager, labelId: number) => Promise<void>): void {
+    this.deletionListeners.push(listener);
+  }
+
+  private readonly deletionListeners: ((tx: EntityManager, labelId: number) => Promise<void>)[] = [];
 
   /** A concurrent request that took the name first is refused by the unique index: the same 409. */
   private async unique<T>(work: () => Promise<T>): Promise<T> {

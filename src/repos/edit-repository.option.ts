@@ -1,6 +1,7 @@
-import { ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ALPHA_DASH_DOT, Field, VALID_URL } from '../common/fields';
 import { GIT_REF_NAME, maxSize } from './repository-names';
+import { ExternalTrackerWire, InternalTrackerWire } from './repository.wire';
 
 /** Body of PATCH /repos/{owner}/{repo}: absent fields are left as they are. */
 @ApiSchema({ name: 'EditRepoOption' })
@@ -32,6 +33,17 @@ export class EditRepositoryOption {
     description: 'changed only when the branch exists or the repository is empty (as Forgejo)',
   })
   default_branch?: string;
+
+  @Field({ field: 'HasIssues', type: 'boolean', description: 'the issues unit on or off' })
+  has_issues?: boolean;
+
+  @ApiProperty({ type: InternalTrackerWire, required: false, description: 'the built-in tracker, with these settings' })
+  @Field({ field: 'InternalTracker', type: 'object' })
+  internal_tracker?: Record<string, unknown>;
+
+  @ApiProperty({ type: ExternalTrackerWire, required: false, description: 'an external tracker instead of the built-in one' })
+  @Field({ field: 'ExternalTracker', type: 'object' })
+  external_tracker?: Record<string, unknown>;
 
   @Field({ field: 'Archived', type: 'boolean', description: 'archive (read-only at every door) or unarchive; not for mirrors (422)' })
   archived?: boolean;

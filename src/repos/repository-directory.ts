@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { RepositoryEntity } from './repository.entity';
-import { RepositoryStore } from './repository.store';
+import { RepositoryCounter, RepositoryStore } from './repository.store';
 
 /**
  * What other modules read and change of repository rows (mirrors, releases, teams, language statistics).
@@ -20,6 +20,11 @@ export class RepositoryDirectory {
   /** Case-insensitive lookup by owner and name. */
   byOwnerAndName(ownerId: number, name: string, tx?: EntityManager): Promise<RepositoryEntity | null> {
     return this.store.findByOwnerAndName(ownerId, name, tx);
+  }
+
+  /** Adds `delta` to a counter inside the caller's transaction; false when the repository is gone. */
+  addToCounter(tx: EntityManager, id: number, counter: RepositoryCounter, delta: number): Promise<boolean> {
+    return this.store.addToCounter(tx, id, counter, delta);
   }
 
   /** Changes stored columns of a repository inside the caller's transaction. */

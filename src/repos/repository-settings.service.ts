@@ -11,6 +11,8 @@ import { RepositoryEntity } from './repository.entity';
 import { assertUsableRepositoryName } from './repository-names';
 import { RepositoryStore } from './repository.store';
 import { RepositoryViews } from './repository-views';
+import { trackerChanges } from './external-tracker';
+import { SiteUrls } from '../common/site-urls';
 import type { RepositoryWire } from './repository.wire';
 
 /**
@@ -23,7 +25,7 @@ export interface MirrorIntervalEditor {
 
 /**
  * A repository's settings (PATCH /repos/{owner}/{repo}): description, website, visibility, template and archive
- * flags, default branch, mirror interval and name. A rename's move of the directory is the lifecycle's
+ * flags, the issue tracker, default branch, mirror interval and name. A rename's move of the directory is the lifecycle's
  * (RepositoriesService.updateRow), with its compensation.
  */
 @Injectable()
@@ -37,6 +39,7 @@ export class RepositorySettings {
     private readonly git: GitRepositories,
     private readonly paths: RepositoryPaths,
     private readonly clock: Clock,
+    private readonly siteUrls: SiteUrls,
   ) {}
 
   /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
@@ -66,6 +69,7 @@ export class RepositorySettings {
         changes.archivedUnix = option.archived ? this.clock.nowUnix() : 0;
       }
     }
+    Object.assign(changes, trackerChanges(repo, option, this.siteUrls.rootUrl));
     const newName = option.name && option.name !== repo.name ? option.name : undefined;
     // Only a change beyond letter case moves the directory (paths on disk are lowercased).
     const moves = newName !== undefined && newName.toLowerCase() !== repo.lowerName;

@@ -77,6 +77,41 @@ export class RepositoryEntity {
   @TextColumn(50)
   primaryLanguage: string;
 
+  /** The issues unit: on (the built-in tracker, or the external one when `externalTrackerUrl` is set) or off. */
+  @FlagColumn(true)
+  hasIssues: boolean;
+
+  /** Built-in tracker settings Forgejo reports (`internal_tracker`); Anvil has no time tracking yet. */
+  @FlagColumn(true)
+  enableTimeTracker: boolean;
+
+  @FlagColumn(true)
+  allowOnlyContributorsToTrackTime: boolean;
+
+  @FlagColumn(true)
+  enableIssueDependencies: boolean;
+
+  /** An external tracker replaces the built-in one while set (http(s) URL); '' for none. */
+  @TextColumn(2048)
+  externalTrackerUrl: string;
+
+  @TextColumn(2048)
+  externalTrackerFormat: string;
+
+  /** `numeric`, `alphanumeric` or `regexp`. */
+  @TextColumn(16)
+  externalTrackerStyle: string;
+
+  @TextColumn(1024)
+  externalTrackerRegexp: string;
+
+  /** Issues (not pull requests), and how many of them are closed: moved with every create, close, reopen, delete. */
+  @CounterColumn()
+  numIssues: number;
+
+  @CounterColumn()
+  numClosedIssues: number;
+
   @CounterColumn()
   numStars: number;
 

@@ -62,7 +62,7 @@ export function toRepositoryWire(
     stars_count: repo.numStars,
     forks_count: 0,
     watchers_count: repo.numWatches,
-    open_issues_count: 0,
+    open_issues_count: Math.max(0, repo.numIssues - repo.numClosedIssues),
     open_pr_counter: 0,
     default_branch: repo.defaultBranch,
     archived: repo.isArchived,
@@ -71,7 +71,8 @@ export function toRepositoryWire(
     // Forgejo renders an unset archive time as the Unix epoch (not Go's zero time, as for other times).
     archived_at: repo.archivedUnix ? formatTime(repo.archivedUnix) : '1970-01-01T00:00:00Z',
     permissions: { admin: permission.admin, push: permission.push, pull: permission.pull },
-    has_issues: false,
+    has_issues: repo.hasIssues,
+    ...trackerFields(repo),
     has_wiki: false,
     globally_editable_wiki: false,
     has_pull_requests: false,
@@ -97,6 +98,28 @@ export function toRepositoryWire(
     repo_transfer: null,
     topics: splitTopics(repo.topics ?? ''),
     licenses: [],
+  };
+}
+
+/** `internal_tracker` while the built-in tracker is on, `external_tracker` while an external one replaces it. */
+function trackerFields(repo: RepositoryEntity): Pick<RepositoryWire, 'internal_tracker' | 'external_tracker'> {
+  if (!repo.hasIssues) return {};
+  if (repo.externalTrackerUrl) {
+    return {
+      external_tracker: {
+        external_tracker_url: repo.externalTrackerUrl,
+        external_tracker_format: repo.externalTrackerFormat,
+        external_tracker_style: repo.externalTrackerStyle,
+        external_tracker_regexp_pattern: repo.externalTrackerRegexp,
+      },
+    };
+  }
+  return {
+    internal_tracker: {
+      enable_time_tracker: repo.enableTimeTracker,
+      allow_only_contributors_to_track_time: repo.allowOnlyContributorsToTrackTime,
+      enable_issue_dependencies: repo.enableIssueDependencies,
+    },
   };
 }
 

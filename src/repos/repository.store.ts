@@ -15,6 +15,16 @@ import { WatchEntity } from './watch.entity';
 
 export type { RepositoryCriteria, RepositorySort, RepositorySortKey } from './repository-search-planner';
 
+/** The counters of a repository row that move by SQL arithmetic. */
+export type RepositoryCounter = 'numStars' | 'numWatches' | 'numIssues' | 'numClosedIssues';
+
+const COUNTER_COLUMNS: Record<RepositoryCounter, string> = {
+  numStars: 'num_stars',
+  numWatches: 'num_watches',
+  numIssues: 'num_issues',
+  numClosedIssues: 'num_closed_issues',
+};
+
 /** The only door to the repository table and its search index (the searches: repository-search-planner.ts). */
 @Injectable()
 export class RepositoryStore extends RepositorySearchPlanner {
@@ -105,8 +115,8 @@ export class RepositoryStore extends RepositorySearchPlanner {
    * Adds `delta` to a stored counter in SQL, inside the caller's transaction; `updated_unix` is not touched.
    * False when the repository is gone (deleted concurrently).
    */
-  async addToCounter(tx: EntityManager, id: number, counter: 'numStars' | 'numWatches', delta: number): Promise<boolean> {
-    const column = counter === 'numStars' ? 'num_stars' : 'num_watches';
+  async addToCounter(tx: EntityManager, id: number, counter: RepositoryCounter, delta: number): Promise<boolean> {
+    const column = COUNTER_COLUMNS[counter];
     return (await changeRows(tx, `UPDATE repository SET ${column} = ${column} + ? WHERE id = ?`, [delta, id])) > 0;
   }
 

@@ -16,11 +16,35 @@ export class RepoTransferWire {
   @ApiProperty({ type: [Object] }) teams: unknown[];
 }
 
+/** The built-in issue tracker's settings. */
+@ApiSchema({ name: 'InternalTracker' })
+export class InternalTrackerWire {
+  @ApiProperty({ description: 'Enable time tracking (Built-in issue tracker)' }) enable_time_tracker: boolean;
+  @ApiProperty({ description: 'Let only contributors track time (Built-in issue tracker)' }) allow_only_contributors_to_track_time: boolean;
+  @ApiProperty({ description: 'Enable dependencies for issues and pull requests (Built-in issue tracker)' }) enable_issue_dependencies: boolean;
+}
+
+/** An external issue tracker used instead of the built-in one. */
+@ApiSchema({ name: 'ExternalTracker' })
+export class ExternalTrackerWire {
+  @ApiProperty({ description: 'URL of external issue tracker.' }) external_tracker_url: string;
+  @ApiProperty({ description: 'External Issue Tracker URL Format. Use the placeholders {user}, {repo} and {index} for the username, repository name and issue index.' })
+  external_tracker_format: string;
+  @ApiProperty({ description: 'External Issue Tracker Number Format, either `numeric`, `alphanumeric`, or `regexp`' }) external_tracker_style: string;
+  @ApiProperty({ description: 'External Issue Tracker issue regular expression' }) external_tracker_regexp_pattern: string;
+}
+
+/** An external wiki (Anvil has none, so it is never sent). */
+@ApiSchema({ name: 'ExternalWiki' })
+export class ExternalWikiWire {
+  @ApiProperty({ description: 'URL of external wiki.' }) external_wiki_url: string;
+}
+
 /**
  * The `Repository` JSON, fields in Forgejo's order. Fields of features Anvil does not have say
- * so: no issues, wiki, pull requests, projects or actions (`has_*` false, every `allow_*` false), no forks, no
- * transfers; `internal_tracker`, `external_tracker` and `external_wiki` are left out, as Forgejo leaves them
- * out when those units are off.
+ * so: no wiki, pull requests, projects or actions (`has_*` false, every `allow_*` false), no forks, no
+ * transfers. `internal_tracker` is sent while the built-in tracker is on, `external_tracker` while an external one
+ * is set, and `external_wiki` never: Forgejo leaves each out while its unit is off.
  */
 @ApiSchema({ name: 'Repository' })
 export class RepositoryWire {
@@ -48,7 +72,7 @@ export class RepositoryWire {
   @ApiProperty({ format: 'int64' }) stars_count: number;
   @ApiProperty({ format: 'int64' }) forks_count: number;
   @ApiProperty({ format: 'int64' }) watchers_count: number;
-  @ApiProperty({ format: 'int64', description: 'always 0: Anvil has no issues' }) open_issues_count: number;
+  @ApiProperty({ format: 'int64' }) open_issues_count: number;
   @ApiProperty({ format: 'int64', description: 'always 0: Anvil has no pull requests' }) open_pr_counter: number;
   @ApiProperty() default_branch: string;
   @ApiProperty() archived: boolean;
@@ -57,7 +81,10 @@ export class RepositoryWire {
   @ApiProperty({ format: 'date-time', description: 'when it was last archived; the Unix epoch when never' }) archived_at: string;
   @ApiProperty({ type: PermissionWire }) permissions: PermissionWire;
   @ApiProperty() has_issues: boolean;
+  @ApiProperty({ type: InternalTrackerWire, required: false }) internal_tracker?: InternalTrackerWire;
+  @ApiProperty({ type: ExternalTrackerWire, required: false }) external_tracker?: ExternalTrackerWire;
   @ApiProperty() has_wiki: boolean;
+  @ApiProperty({ type: ExternalWikiWire, required: false }) external_wiki?: ExternalWikiWire;
   @ApiProperty() globally_editable_wiki: boolean;
   @ApiProperty() has_pull_requests: boolean;
   @ApiProperty() has_projects: boolean;

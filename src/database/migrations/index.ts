@@ -22,6 +22,7 @@ import { CreateAuditEvents1795712695210 } from './1795712695210-create-audit-eve
 import { SearchGenerationGrants1795716000000 } from './1795716000000-search-generation-grants';
 import { DropWebhookDeliveryClaimIndex1795720000000 } from './1795720000000-drop-webhook-delivery-claim-index';
 import { CreateLfs1796172609408 } from './1796172609408-create-lfs';
+import { CreateIssues1796174642066 } from './1796174642066-create-issues';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   SearchGenerationGrants1795716000000,
   DropWebhookDeliveryClaimIndex1795720000000,
   CreateLfs1796172609408,
+  CreateIssues1796174642066,
 ];

@@ -1,0 +1,45 @@
+// Why: the word index of issues (issue_word) is written and queried with the same tokenizer, kept pure here.
+
+/** Longest word kept (the column's size); longer words are cut, so a prefix search still finds them. */
+export const MAX_WORD_LENGTH = 64;
+/** Distinct words indexed per issue: a cap on index rows per write. */
+export const MAX_WORDS_PER_ISSUE = 2000;
+/** Words of a query used; the rest are ignored. */
+export const MAX_QUERY_WORDS = 8;
+
+const WORD = /[\p{L}\p{N}_]+/gu;
+const MENTION = /(?:^|[^\p{L}\p{N}_.-])@([A-Za-z0-9][A-Za-z0-9_.-]{0,39})/gu;
+
+/** The distinct lower-cased words of a text, in order of first appearance, at most `max`. */
+export function wordsOf(text: string, max = MAX_WORDS_PER_ISSUE): string[] {
+  const words = new Set<string>();
+  for (const match of text.toLowerCase().matchAll(WORD)) {
+    words.add(match[0].slice(0, MAX_WORD_LENGTH));
+    if (words.size >= max) break;
+  }
+  return [...words];
+}
+
+/** The user names a text mentions (`@name`), lower-cased, without a trailing dot. */
+export function mentionsOf(text: string): string[] {
+  const names = new Set<string>();
+  for (const match of text.matchAll(MENTION)) names.add(match[1].replace(/[.-]+$/, '').toLowerCase());
+  return [...names].filter((name) => name !== '');
+}
+
+/** What the index holds for an issue: its words, and `@name` for each mention (mentioned_by looks them up). */
+export function indexEntries(title: string, body: string): string[] {
+  const words = wordsOf(`${title}\n${body}`);
+  const mentions = mentionsOf(body).map((name) => `@${name}`.slice(0, MAX_WORD_LENGTH));
+  return [...new Set([...words, ...mentions])].slice(0, MAX_WORDS_PER_ISSUE + 100);
+}
+
+/** The words of a `q`: each must begin a word of the title or body. */
+export function queryWords(q: string): string[] {
+  return wordsOf(q, MAX_QUERY_WORDS);
+}
+
+/** A LIKE pattern for "begins with", escaping with `!`. */
+export function prefixPattern(word: string): string {
+  return `${word.replace(/[!%_]/g, (character) => `!${character}`)}%`;
+}

@@ -1,0 +1,172 @@
+import { Entity, Index, PrimaryColumn } from 'typeorm';
+import { bigintAsNumber, CounterColumn, FlagColumn, IdColumn, LongTextColumn, RefColumn, TextColumn, UnixTimeColumn } from '../database/columns';
+
+/**
+ * An issue of a repository, or a pull request (`isPull`): both take their number from the repository's one
+ * counter (IssueCounterEntity), so a number is never given twice nor reused after a deletion.
+ */
+@Entity('issue')
+@Index('IDX_issue_repo_id_repo_index', ['repoId', 'repoIndex'], { unique: true })
+@Index('IDX_issue_repo_id_is_pull_is_closed_created_unix', ['repoId', 'isPull', 'isClosed', 'createdUnix'])
+@Index('IDX_issue_poster_id', ['posterId'])
+@Index('IDX_issue_updated_unix', ['updatedUnix'])
+export class IssueEntity {
+  @IdColumn()
+  id: number;
+
+  @RefColumn()
+  repoId: number;
+
+  /** The issue's number in its repository (`number` in the API). */
+  @RefColumn()
+  repoIndex: number;
+
+  /** The author; -1 (Ghost) once the account is deleted. */
+  @RefColumn()
+  posterId: number;
+
+  @TextColumn(255)
+  title: string;
+
+  @LongTextColumn()
+  body: string;
+
+  /** A branch or tag the issue is about (`ref`); '' for none. */
+  @TextColumn(255)
+  ref: string;
+
+  @RefColumn({ default: 0 })
+  milestoneId: number;
+
+  @FlagColumn(false)
+  isPull: boolean;
+
+  @FlagColumn(false)
+  isClosed: boolean;
+
+  @FlagColumn(false)
+  isLocked: boolean;
+
+  /** Plain comments on the issue, moved with each comment created or deleted. */
+  @CounterColumn()
+  numComments: number;
+
+  /** Place among the repository's pinned issues; 0 when not pinned. */
+  @CounterColumn()
+  pinOrder: number;
+
+  /** Due date; 0 for none. */
+  @UnixTimeColumn()
+  deadlineUnix: number;
+
+  @UnixTimeColumn()
+  createdUnix: number;
+
+  @UnixTimeColumn()
+  updatedUnix: number;
+
+  /** When it was last closed; 0 while never closed. */
+  @UnixTimeColumn()
+  closedUnix: number;
+}
+
+/** The last number given out in a repository: one row per repository, moved in the creating transaction. */
+@Entity('issue_counter')
+export class IssueCounterEntity {
+  @PrimaryColumn({ type: 'bigint', transformer: bigintAsNumber })
+  repoId: number;
+
+  @RefColumn()
+  maxIndex: number;
+}
+
+/**
+ * The search index of issue titles and bodies: one row per distinct word (lower-cased, at most 64 characters)
+ * of an issue, written with the issue in the same transaction. `q` is answered by prefix lookups in it.
+ */
+@Entity('issue_word')
+@Index('IDX_issue_word_repo_id_word', ['repoId', 'word'])
+@Index('IDX_issue_word_word', ['word'])
+@Index('IDX_issue_word_issue_id', ['issueId'])
+export class IssueWordEntity {
+  @IdColumn()
+  id: number;
+
+  @RefColumn()
+  issueId: number;
+
+  @RefColumn()
+  repoId: number;
+
+  @TextColumn(64)
+  word: string;
+}
+
+/** A label on an issue (a label of the issue's repository or of its organisation). */
+@Entity('issue_label')
+@Index('IDX_issue_label_issue_id_label_id', ['issueId', 'labelId'], { unique: true })
+@Index('IDX_issue_label_label_id', ['labelId'])
+export class IssueLabelEntity {
+  @IdColumn()
+  id: number;
+
+  @RefColumn()
+  issueId: number;
+
+  @RefColumn()
+  labelId: number;
+}
+
+/** A user assigned to an issue. */
+@Entity('issue_assignee')
+@Index('IDX_issue_assignee_issue_id_assignee_id', ['issueId', 'assigneeId'], { unique: true })
+@Index('IDX_issue_assignee_assignee_id', ['assigneeId'])
+export class IssueAssigneeEntity {
+  @IdColumn()
+  id: number;
+
+  @RefColumn()
+  issueId: number;
+
+  @RefColumn()
+  assigneeId: number;
+}
+
+/**
+ * An entry of an issue's timeline: a plain comment (`type` 0, counted in `issue.num_comments`) or an event
+ * Anvil records (closed, reopened, …, Forgejo's comment type numbers). `repoId` is the issue's, kept here so
+ * that a repository's comments are listed without a join.
+ */
+@Entity('comment')
+@Index('IDX_comment_issue_id_created_unix', ['issueId', 'createdUnix'])
+@Index('IDX_comment_repo_id_type_updated_unix', ['repoId', 'type', 'updatedUnix'])
+@Index('IDX_comment_poster_id', ['posterId'])
+export class CommentEntity {
+  @IdColumn()
+  id: number;
+
+  @CounterColumn()
+  type: number;
+
+  @RefColumn()
+  issueId: number;
+
+  @RefColumn()
+  repoId: number;
+
+  @RefColumn()
+  posterId: number;
+
+  @LongTextColumn()
+  body: string;
+
+  /** For a commit reference: the commit's id. */
+  @TextColumn(64)
+  commitSha: string;
+
+  @UnixTimeColumn()
+  createdUnix: number;
+
+  @UnixTimeColumn()
+  updatedUnix: number;
+}

@@ -1,0 +1,197 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager, In, SelectQueryBuilder } from 'typeorm';
+import { Page, PageQuery } from '../common/paging';
+import { changeRows, insertUnlessPresent } from '../database/transactions';
+import type { VisibilityScope } from '../repos/repository-access';
+import { applyScope } from '../repos/repository-search-planner';
+import { GHOST_USER_ID } from '../users/system-users';
+import { CommentEntity, IssueAssigneeEntity, IssueCounterEntity, IssueEntity, IssueLabelEntity, IssueWordEntity } from './issue.entity';
+import { prefixPattern } from './issue-words';
+
+/** What a list of issues is narrowed to; every field is optional and all given ones must hold. */
+export interface IssueCriteria {
+  /** One repository (the repository's list). */
+  repoId?: number;
+  /** Repositories a viewer may see, with the tracker on (the search across repositories). */
+  scope?: VisibilityScope;
+  /** Narrows `scope` further to these repositories (search `owner`, `priority_repo_id` is a sort). */
+  ownerId?: number;
+  isPull?: boolean;
+  isClosed?: boolean;
+  /** Every one of these labels. */
+  labelIds?: number[];
+  /** Any of these milestones. */
+  milestoneIds?: number[];
+  /** Each must begin a word of the title or body (issue_word). */
+  words?: string[];
+  posterId?: number;
+  assigneeId?: number;
+  /** Lower-cased user name the body mentions. */
+  mentioned?: string;
+  updatedAfter?: number;
+  updatedBefore?: number;
+}
+
+/** An issue with the repository it belongs to, for lists across repositories. */
+export type IssueRow = IssueEntity;
+
+/** The only door to the issue tables (issue, issue_counter, issue_word, issue_label, issue_assignee, comment). */
+@Injectable()
+export class IssueStore {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private issues(tx?: EntityManager) {
+    return (tx ?? this.dataSource.manager).getRepository(IssueEntity);
+  }
+
+  findByIndex(repoId: number, repoIndex: number, tx?: EntityManager): Promise<IssueEntity | null> {
+    return this.issues(tx).findOneBy({ repoId, repoIndex });
+  }
+
+  findById(id: number, tx?: EntityManager): Promise<IssueEntity | null> {
+    return this.issues(tx).findOneBy({ id });
+  }
+
+  async list(criteria: IssueCriteria, page: PageQuery): Promise<Page<IssueEntity>> {
+    const query = this.filtered(criteria);
+    const total = await query.clone().select('COUNT(*)', 'total').getRawOne<{ total: number | string }>();
+    const count = Number(total?.total ?? 0);
+    if (count === 0 || page.offset >= count) return { items: [], total: count };
+    const items = await query.orderBy('i.created_unix', 'DESC').addOrderBy('i.id', 'DESC').offset(page.offset).limit(page.limit).getMany();
+    return { items, total: count };
+  }
+
+  private filtered(criteria: IssueCriteria): SelectQueryBuilder<IssueEntity> {
+    const query = this.issues().createQueryBuilder('i');
+    if (criteria.repoId !== undefined) query.andWhere('i.repo_id = :repoId', { repoId: criteria.repoId });
+    if (criteria.scope) {
+      query.innerJoin('repository', 'r', 'r.id = i.repo_id').innerJoin('user', 'o', 'o.id = r.owner_id');
+      query.andWhere("r.has_issues = 1 AND r.external_tracker_url = ''");
+      applyScope(query, criteria.scope);
+      if (criteria.ownerId !== undefined) query.andWhere('r.owner_id = :ownerId', { ownerId: criteria.ownerId });
+    }
+    if (criteria.isPull !== undefined) query.andWhere('i.is_pull = :isPull', { isPull: criteria.isPull ? 1 : 0 });
+    if (criteria.isClosed !== undefined) query.andWhere('i.is_closed = :isClosed', { isClosed: criteria.isClosed ? 1 : 0 });
+    (criteria.labelIds ?? []).forEach((labelId, n) => {
+      query.andWhere(`i.id IN (SELECT issue_id FROM issue_label WHERE label_id = :label${n})`, { [`label${n}`]: labelId });
+    });
+    if (criteria.milestoneIds) query.andWhere('i.milestone_id IN (:...milestoneIds)', { milestoneIds: criteria.milestoneIds.length > 0 ? criteria.milestoneIds : [-1] });
+    const wordTerm = (n: number) =>
+      criteria.repoId !== undefined
+        ? `i.id IN (SELECT issue_id FROM issue_word WHERE repo_id = :repoId AND word LIKE :word${n} ESCAPE '!')`
+        : `i.id IN (SELECT issue_id FROM issue_word WHERE word LIKE :word${n} ESCAPE '!')`;
+    (criteria.words ?? []).forEach((word, n) => query.andWhere(wordTerm(n), { [`word${n}`]: prefixPattern(word) }));
+    if (criteria.mentioned !== undefined) {
+      query.andWhere('i.id IN (SELECT issue_id FROM issue_word WHERE word = :mention)', { mention: `@${criteria.mentioned}` });
+    }
+    if (criteria.posterId !== undefined) query.andWhere('i.poster_id = :posterId', { posterId: criteria.posterId });
+    if (criteria.assigneeId !== undefined) {
+      query.andWhere('i.id IN (SELECT issue_id FROM issue_assignee WHERE assignee_id = :assigneeId)', { assigneeId: criteria.assigneeId });
+    }
+    if (criteria.updatedAfter !== undefined) query.andWhere('i.updated_unix >= :after', { after: criteria.updatedAfter });
+    if (criteria.updatedBefore !== undefined) query.andWhere('i.updated_unix <= :before', { before: criteria.updatedBefore });
+    return query;
+  }
+
+  /** Makes sure the repository's counter row exists, in a transaction of its own (a row at 0 changes nothing). */
+  async ensureCounter(tx: EntityManager, repoId: number): Promise<void> {
+    await changeRows(tx, insertUnlessPresent(tx, 'issue_counter', ['repo_id', 'max_index']), [repoId, 0]);
+  }
+
+  async hasCounter(repoId: number): Promise<boolean> {
+    return (await this.dataSource.getRepository(IssueCounterEntity).countBy({ repoId })) > 0;
+  }
+
+  /**
+   * The next number of the repository, inside the creating transaction: the UPDATE locks the counter row until
+   * the transaction ends, so concurrent creates take numbers one after another and a rolled-back create gives
+   * its number back. Undefined when the counter row is missing (ensureCounter first).
+   */
+  async nextIndex(tx: EntityManager, repoId: number): Promise<number | undefined> {
+    if ((await changeRows(tx, 'UPDATE issue_counter SET max_index = max_index + 1 WHERE repo_id = ?', [repoId])) === 0) return undefined;
+    const [row] = await tx.query('SELECT max_index FROM issue_counter WHERE repo_id = ?', [repoId]);
+    return Number(row.max_index);
+  }
+
+  insert(tx: EntityManager, issue: Partial<IssueEntity>): Promise<IssueEntity> {
+    return tx.getRepository(IssueEntity).save(tx.getRepository(IssueEntity).create(issue));
+  }
+
+  async update(tx: EntityManager, id: number, changes: Partial<IssueEntity>): Promise<void> {
+    await tx.getRepository(IssueEntity).update({ id }, changes);
+  }
+
+  /** Replaces the issue's entries in the word index. */
+  async replaceWords(tx: EntityManager, issue: { id: number; repoId: number }, words: string[]): Promise<void> {
+    await tx.getRepository(IssueWordEntity).delete({ issueId: issue.id });
+    for (let start = 0; start < words.length; start += 200) {
+      const rows = words.slice(start, start + 200).map((word) => ({ issueId: issue.id, repoId: issue.repoId, word }));
+      await tx.getRepository(IssueWordEntity).insert(rows);
+    }
+  }
+
+  async labelIdsOf(issueIds: number[], tx?: EntityManager): Promise<Map<number, number[]>> {
+    const result = new Map<number, number[]>();
+    if (issueIds.length === 0) return result;
+    const rows = await (tx ?? this.dataSource.manager).getRepository(IssueLabelEntity).find({ where: { issueId: In(issueIds) }, order: { id: 'ASC' } });
+    for (const row of rows) result.set(row.issueId, [...(result.get(row.issueId) ?? []), row.labelId]);
+    return result;
+  }
+
+  async assigneeIdsOf(issueIds: number[], tx?: EntityManager): Promise<Map<number, number[]>> {
+    const result = new Map<number, number[]>();
+    if (issueIds.length === 0) return result;
+    const rows = await (tx ?? this.dataSource.manager).getRepository(IssueAssigneeEntity).find({ where: { issueId: In(issueIds) }, order: { id: 'ASC' } });
+    for (const row of rows) result.set(row.issueId, [...(result.get(row.issueId) ?? []), row.assigneeId]);
+    return result;
+  }
+
+  async setLabels(tx: EntityManager, issueId: number, labelIds: number[]): Promise<void> {
+    await tx.getRepository(IssueLabelEntity).delete({ issueId });
+    if (labelIds.length > 0) await tx.getRepository(IssueLabelEntity).insert(labelIds.map((labelId) => ({ issueId, labelId })));
+  }
+
+  async setAssignees(tx: EntityManager, issueId: number, assigneeIds: number[]): Promise<void> {
+    await tx.getRepository(IssueAssigneeEntity).delete({ issueId });
+    if (assigneeIds.length > 0) await tx.getRepository(IssueAssigneeEntity).insert(assigneeIds.map((assigneeId) => ({ issueId, assigneeId })));
+  }
+
+  /** The issue and everything hanging on it. True when the issue row was really deleted. */
+  async delete(tx: EntityManager, issueId: number): Promise<boolean> {
+    await this.deleteDependents(tx, [issueId]);
+    const result = await tx.getRepository(IssueEntity).delete({ id: issueId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** A repository is going: its issues, their comments, labels, assignees and index entries, and its counter. */
+  async deleteAllOfRepository(tx: EntityManager, repoId: number): Promise<void> {
+    await tx.getRepository(IssueWordEntity).delete({ repoId });
+    await tx.getRepository(CommentEntity).delete({ repoId });
+    await tx.query('DELETE FROM issue_label WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
+    await tx.query('DELETE FROM issue_assignee WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
+    await tx.getRepository(IssueEntity).delete({ repoId });
+    await tx.getRepository(IssueCounterEntity).delete({ repoId });
+  }
+
+  /** A label is going: it leaves every issue. */
+  async removeLabelEverywhere(tx: EntityManager, labelId: number): Promise<void> {
+    await tx.getRepository(IssueLabelEntity).delete({ labelId });
+  }
+
+  /**
+   * A user is going: their issues and comments elsewhere stay, credited to Ghost (as Forgejo), and they leave
+   * every assignment.
+   */
+  async forgetUser(tx: EntityManager, userId: number): Promise<void> {
+    await tx.getRepository(IssueEntity).update({ posterId: userId }, { posterId: GHOST_USER_ID });
+    await tx.getRepository(CommentEntity).update({ posterId: userId }, { posterId: GHOST_USER_ID });
+    await tx.getRepository(IssueAssigneeEntity).delete({ assigneeId: userId });
+  }
+
+  private async deleteDependents(tx: EntityManager, issueIds: number[]): Promise<void> {
+    await tx.getRepository(IssueWordEntity).delete({ issueId: In(issueIds) });
+    await tx.getRepository(CommentEntity).delete({ issueId: In(issueIds) });
+    await tx.getRepository(IssueLabelEntity).delete({ issueId: In(issueIds) });
+    await tx.getRepository(IssueAssigneeEntity).delete({ issueId: In(issueIds) });
+  }
+}

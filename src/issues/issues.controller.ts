@@ -1,0 +1,131 @@
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { RepositoryTarget } from '../access/repository-policy';
+import type { AuthContext } from '../auth/auth-context';
+import { Caller, Public } from '../auth/route-auth';
+import { ApiEmpty, ApiErrors } from '../common/openapi';
+import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { bindOption } from '../http/body-binding';
+import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { CreateIssueOption, EditDeadlineOption, EditIssueOption } from './issue.options';
+import { IssueDeadlineWire, IssueWire } from './issue.wire';
+import { IssuesService } from './issues.service';
+
+const identity = <T>(item: T) => item;
+
+const LIST_QUERIES = [
+  ApiQuery({ name: 'state', required: false, enum: ['closed', 'open', 'all'], description: 'whether issue is open or closed (open by default)' }),
+  ApiQuery({ name: 'labels', required: false, type: String, description: 'comma separated list of label names; every one must be on the issue' }),
+  ApiQuery({ name: 'q', required: false, type: String, description: 'search words: each must begin a word of the title or body' }),
+  ApiQuery({ name: 'type', required: false, enum: ['issues', 'pulls'], description: 'filter by type (issues / pulls) if set' }),
+  ApiQuery({ name: 'milestones', required: false, type: String, description: 'comma separated list of milestone names or ids' }),
+  ApiQuery({ name: 'since', required: false, type: String, description: 'only issues updated at or after this time (RFC 3339)' }),
+  ApiQuery({ name: 'before', required: false, type: String, description: 'only issues updated at or before this time (RFC 3339)' }),
+];
+
+function decorate(decorators: MethodDecorator[]): MethodDecorator {
+  return (target, key, descriptor) => {
+    for (const decorator of decorators) decorator(target, key, descriptor);
+    return descriptor;
+  };
+}
+
+/** The issue routes of one repository. Each resolves the repository (and the caller's access) once. */
+@ApiTags('issue')
+@Controller()
+export class IssuesController {
+  constructor(private readonly issues: IssuesService) {}
+
+  @Get('repos/:owner/:repo/issues')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @ApiOperation({ summary: "List a repository's issues" })
+  @decorate(LIST_QUERIES)
+  @ApiQuery({ name: 'created_by', required: false, type: String, description: 'Only show items which were created by the given user' })
+  @ApiQuery({ name: 'assigned_by', required: false, type: String, description: 'Only show items for which the given user is assigned' })
+  @ApiQuery({ name: 'mentioned_by', required: false, type: String, description: 'Only show items in which the given user was mentioned' })
+  @ApiPaging()
+  @ApiOkResponse({ type: [IssueWire], description: 'IssueList' })
+  @ApiErrors(404, 422)
+  async list(@TargetRepository() target: RepositoryTarget, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<IssueWire>> {
+    return pagedList(await this.issues.list(target, query, page), page, identity);
+  }
+
+  @Post('repos/:owner/:repo/issues')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @ReadsBody({ deferred: true })
+  @ApiOperation({ summary: 'Create an issue. If using deadline only the date will be taken into account, and time of day ignored.' })
+  @ApiBody({ type: CreateIssueOption })
+  @ApiCreatedResponse({ type: IssueWire })
+  @ApiErrors(401, 403, 404, 412, 422, 423)
+  create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<IssueWire> {
+    return this.issues.create(target, () => bindOption(body, CreateIssueOption));
+  }
+
+  @Get('repos/:owner/:repo/issues/:index')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @ApiOperation({ summary: 'Get an issue' })
+  @ApiOkResponse({ type: IssueWire })
+  @ApiErrors(404)
+  get(@TargetRepository() target: RepositoryTarget, @Param('index') index: string): Promise<IssueWire> {
+    return this.issues.get(target, index);
+  }
+
+  @Patch('repos/:owner/:repo/issues/:index')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @ReadsBody({ deferred: true })
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Edit an issue. If using deadline only the date will be taken into account, and time of day ignored.' })
+  @ApiBody({ type: EditIssueOption })
+  @ApiCreatedResponse({ type: IssueWire })
+  @ApiErrors(401, 403, 404, 412, 422)
+  edit(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueWire> {
+    return this.issues.edit(target, index, () => bindOption(body, EditIssueOption));
+  }
+
+  @Delete('repos/:owner/:repo/issues/:index')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete an issue' })
+  @ApiEmpty()
+  @ApiErrors(401, 403, 404)
+  async delete(@TargetRepository() target: RepositoryTarget, @Param('index') index: string): Promise<void> {
+    await this.issues.delete(target, index);
+  }
+
+  @Post('repos/:owner/:repo/issues/:index/deadline')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @ReadsBody({ deferred: true })
+  @ApiOperation({ summary: 'Set an issue deadline. If set to null, the deadline is deleted. If using deadline only the date will be taken into account, and time of day ignored.' })
+  @ApiBody({ type: EditDeadlineOption })
+  @ApiCreatedResponse({ type: IssueDeadlineWire })
+  @ApiErrors(401, 403, 404, 422)
+  setDeadline(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueDeadlineWire> {
+    return this.issues.setDeadline(target, index, () => bindOption(body, EditDeadlineOption));
+  }
+}
+
+/** The search across repositories: only issues of repositories the caller may read. */
+@ApiTags('issue')
+@Controller()
+export class IssueSearchController {
+  constructor(private readonly issues: IssuesService) {}
+
+  @Get('repos/issues/search')
+  @Public('issue')
+  @ApiOperation({ summary: 'Search for issues across the repositories that the user has access to' })
+  @decorate(LIST_QUERIES)
+  @ApiQuery({ name: 'owner', required: false, type: String, description: 'filter by owner' })
+  @ApiPaging()
+  @ApiOkResponse({ type: [IssueWire], description: 'IssueList' })
+  @ApiErrors(422)
+  async search(@Caller() caller: AuthContext, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<IssueWire>> {
+    return pagedList(await this.issues.search(caller, query, page), page, identity);
+  }
+}

@@ -1,0 +1,35 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
+import { LabelsModule } from '../labels/labels.module';
+import { LabelsService } from '../labels/labels.service';
+import { ReposModule } from '../repos/repos.module';
+import { RepositoriesService } from '../repos/repositories.service';
+import { UsersModule } from '../users/users.module';
+import { UsersService } from '../users/users.service';
+import { IssueStore } from './issue.store';
+import { IssueSearchController, IssuesController } from './issues.controller';
+import { IssuesService } from './issues.service';
+
+/** The issue tracker: issues of repositories, their labels and assignees, the search across repositories. */
+@Module({
+  imports: [UsersModule, ReposModule, LabelsModule, AccessModule],
+  controllers: [IssueSearchController, IssuesController],
+  providers: [IssueStore, IssuesService],
+  exports: [IssuesService],
+})
+export class IssuesModule implements OnModuleInit {
+  constructor(
+    private readonly repositories: RepositoriesService,
+    private readonly users: UsersService,
+    private readonly labels: LabelsService,
+    private readonly issues: IssueStore,
+  ) {}
+
+  onModuleInit(): void {
+    // In the deleting transaction: a repository takes its issues, comments, label links, assignees and index
+    // along; a user leaves their issues and comments to Ghost and their assignments; a label leaves its issues.
+    this.repositories.onRepositoryDeleted((tx, repo) => this.issues.deleteAllOfRepository(tx, repo.id));
+    this.users.onUserDeleted((tx, user) => this.issues.forgetUser(tx, user.id));
+    this.labels.onLabelDeleted((tx, labelId) => this.issues.removeLabelEverywhere(tx, labelId));
+  }
+}

@@ -1,0 +1,211 @@
+import { makeRepo, makeToken, makeUser, TestUser, withToken } from '../support/factories';
+import { startTestApp, TestApp } from '../support/test-app';
+
+const ISSUE_KEYS = [
+  'id', 'url', 'html_url', 'number', 'user', 'original_author', 'original_author_id', 'title', 'body', 'ref', 'assets', 'labels', 'milestone',
+  'assignee', 'assignees', 'state', 'is_locked', 'comments', 'created_at', 'updated_at', 'closed_at', 'due_date', 'pull_request', 'repository', 'pin_order',
+];
+
+describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let writer: TestUser;
+  let reader: TestUser;
+  let stranger: TestUser;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    [owner, writer, reader, stranger] = [await makeUser(t), await makeUser(t), await makeUser(t), await makeUser(t)];
+  });
+  afterAll(() => t.close());
+
+  const issues = (repo: Record<string, any>) => t.api(`/repos/${repo.full_name}/issues`);
+
+  it('puts the built-in tracker on every new repository, switchable to an external one or off', async () => {
+    const repo = await makeRepo(t, owner);
+    expect(repo).toMatchObject({
+      has_issues: true,
+      open_issues_count: 0,
+      internal_tracker: { enable_time_tracker: true, allow_only_contributors_to_track_time: true, enable_issue_dependencies: true },
+    });
+    expect(repo.external_tracker).toBeUndefined();
+    expect(repo.external_wiki).toBeUndefined();
+    const edit = (body: object) => t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send(body);
+    expect((await edit({ external_tracker: { external_tracker_url: 'http://127.0.0.1/x' } }).expect(422)).body.message).toBe('External tracker URL not valid');
+    expect((await edit({ external_tracker: { external_tracker_url: 'https://bugs.example.com', external_tracker_format: 'https://bugs.example.com/{index' } }).expect(422)).body.message).toBe(
+      'External tracker URL format not valid',
+    );
+    const external = await edit({ external_tracker: { external_tracker_url: 'https://bugs.example.com', external_tracker_format: 'https://bugs.example.com/{user}/{repo}/{index}', external_tracker_style: 'numeric' } }).expect(200);
+    expect(external.body.internal_tracker).toBeUndefined();
+    expect(external.body.external_tracker).toEqual({
+      external_tracker_url: 'https://bugs.example.com',
+      external_tracker_format: 'https://bugs.example.com/{user}/{repo}/{index}',
+      external_tracker_style: 'numeric',
+      external_tracker_regexp_pattern: '',
+    });
+    await t.http.get(issues(repo)).expect(404);
+    const off = await edit({ has_issues: false }).expect(200);
+    expect(off.body).toMatchObject({ has_issues: false });
+    expect(off.body.internal_tracker).toBeUndefined();
+    expect(off.body.external_tracker).toBeUndefined();
+    await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'x' }).expect(404);
+    const on = await edit({ has_issues: true, internal_tracker: { enable_time_tracker: false, allow_only_contributors_to_track_time: true, enable_issue_dependencies: true } }).expect(200);
+    expect(on.body.internal_tracker).toEqual({ enable_time_tracker: false, allow_only_contributors_to_track_time: true, enable_issue_dependencies: true });
+    await t.http.get(issues(repo)).expect(200);
+  });
+
+  it('creates, reads, lists, edits, closes, reopens and deletes issues with Forgejo’s Issue JSON and a live open count', async () => {
+    const repo = await makeRepo(t, owner);
+    const created = await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: '  First bug  ', body: 'It breaks when @' + reader.name + ' clicks' }).expect(201);
+    expect(Object.keys(created.body)).toEqual(ISSUE_KEYS);
+    expect(created.body).toMatchObject({
+      number: 1,
+      title: 'First bug',
+      state: 'open',
+      comments: 0,
+      labels: [],
+      assets: [],
+      milestone: null,
+      assignee: null,
+      assignees: null,
+      closed_at: null,
+      due_date: null,
+      pull_request: null,
+      original_author: '',
+      is_locked: false,
+      pin_order: 0,
+      url: `http://anvil.test/api/v1/repos/${repo.full_name}/issues/1`,
+      html_url: `http://anvil.test/${repo.full_name}/issues/1`,
+      repository: { id: repo.id, name: repo.name, owner: owner.name, full_name: repo.full_name },
+    });
+    expect(created.body.user.login).toBe(owner.name);
+    const second = await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'x'.repeat(300), body: 'second' }).expect(201);
+    expect(second.body.number).toBe(2);
+    expect(Buffer.byteLength(second.body.title)).toBe(255);
+    expect((await t.http.get(t.api(`/repos/${repo.full_name}`)).expect(200)).body.open_issues_count).toBe(2);
+    expect((await t.http.get(`${issues(repo)}/1`).set(withToken(owner.token)).expect(200)).body).toEqual(created.body);
+    await t.http.get(`${issues(repo)}/99`).expect(404);
+    await t.http.get(`${issues(repo)}/abc`).expect(404);
+
+    const listed = await t.http.get(issues(repo)).expect(200);
+    expect(listed.body.map((issue: { number: number }) => issue.number)).toEqual([2, 1]);
+    expect(listed.headers['x-total-count']).toBe('2');
+    const paged = await t.http.get(`${issues(repo)}?limit=1`).expect(200);
+    expect(paged.body.map((issue: { number: number }) => issue.number)).toEqual([2]);
+    expect(paged.headers.link).toContain('rel="next"');
+
+    const closed = await t.http.patch(`${issues(repo)}/1`).set(withToken(owner.token)).send({ state: 'closed', title: 'First bug, renamed' }).expect(201);
+    expect(closed.body).toMatchObject({ state: 'closed', title: 'First bug, renamed' });
+    expect(closed.body.closed_at).not.toBeNull();
+    expect((await t.http.get(t.api(`/repos/${repo.full_name}`)).expect(200)).body.open_issues_count).toBe(1);
+    expect((await t.http.get(issues(repo)).expect(200)).body.map((issue: { number: number }) => issue.number)).toEqual([2]);
+    expect((await t.http.get(`${issues(repo)}?state=closed`).expect(200)).body.map((issue: { number: number }) => issue.number)).toEqual([1]);
+    expect((await t.http.get(`${issues(repo)}?state=all`).expect(200)).body).toHaveLength(2);
+    const reopened = await t.http.patch(`${issues(repo)}/1`).set(withToken(owner.token)).send({ state: 'open' }).expect(201);
+    expect(reopened.body).toMatchObject({ state: 'open', closed_at: null });
+
+    // The word index: each query word begins a word of the title or body; mentions are recorded.
+    expect((await t.http.get(`${issues(repo)}?q=renam`).expect(200)).body.map((issue: { number: number }) => issue.number)).toEqual([1]);
+    expect((await t.http.get(`${issues(repo)}?q=second`).expect(200)).body.map((issue: { number: number }) => issue.number)).toEqual([2]);
+    expect((await t.http.get(`${issues(repo)}?q=nothing+like+this`).expect(200)).body).toEqual([]);
+    expect((await t.http.get(`${issues(repo)}?mentioned_by=${reader.name}`).expect(200)).body.map((issue: { number: number }) => issue.number)).toEqual([1]);
+    expect((await t.http.get(`${issues(repo)}?created_by=${owner.name}&state=all`).expect(200)).body).toHaveLength(2);
+    expect((await t.http.get(`${issues(repo)}?created_by=${stranger.name}`).expect(200)).body).toEqual([]);
+    await t.http.get(`${issues(repo)}?created_by=no-such-user-here`).expect(404);
+    await t.http.get(`${issues(repo)}?since=yesterday`).expect(422);
+    expect((await t.http.get(`${issues(repo)}?since=2999-01-01T00:00:00Z`).expect(200)).body).toEqual([]);
+    expect((await t.http.get(`${issues(repo)}?type=pulls`).expect(200)).body).toEqual([]);
+
+    const deadline = await t.http.post(`${issues(repo)}/2/deadline`).set(withToken(owner.token)).send({ due_date: '2030-05-17T08:00:00Z' }).expect(201);
+    expect(deadline.body).toEqual({ due_date: '2030-05-17T23:59:59Z' });
+    expect((await t.http.get(`${issues(repo)}/2`).expect(200)).body.due_date).toBe('2030-05-17T23:59:59Z');
+    await t.http.post(`${issues(repo)}/2/deadline`).set(withToken(owner.token)).send({ due_date: null }).expect(201, { due_date: null });
+
+    await t.http.delete(`${issues(repo)}/2`).set(withToken(owner.token)).expect(204);
+    await t.http.get(`${issues(repo)}/2`).expect(404);
+    expect((await t.http.get(t.api(`/repos/${repo.full_name}`)).expect(200)).body.open_issues_count).toBe(1);
+    // Numbers are never given twice, not even after a deletion.
+    expect((await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'third' }).expect(201)).body.number).toBe(3);
+  });
+
+  it('applies the access rules: readers open and edit their own, writers set the rest, admins delete', async () => {
+    const repo = await makeRepo(t, owner);
+    await t.http.put(t.api(`/repos/${repo.full_name}/collaborators/${writer.name}`)).set(withToken(owner.token)).send({ permission: 'write' }).expect(204);
+    const label = await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(owner.token)).send({ name: 'bug', color: '#ff0000' }).expect(201);
+    await t.http.post(issues(repo)).send({ title: 'anonymous' }).expect(401);
+    // A reader's writer-only fields are dropped without an error.
+    const byReader = await t.http
+      .post(issues(repo))
+      .set(withToken(reader.token))
+      .send({ title: 'from a reader', labels: [label.body.id], assignees: [writer.name], due_date: '2030-01-01T00:00:00Z' })
+      .expect(201);
+    expect(byReader.body).toMatchObject({ labels: [], assignees: null, due_date: null });
+    const byWriter = await t.http.post(issues(repo)).set(withToken(writer.token)).send({ title: 'from a writer', labels: [label.body.id], assignees: [writer.name, owner.name] }).expect(201);
+    expect(byWriter.body.labels.map((l: { name: string }) => l.name)).toEqual(['bug']);
+    expect(byWriter.body.assignees.map((u: { login: string }) => u.login)).toEqual([writer.name, owner.name]);
+    expect(byWriter.body.assignee.login).toBe(writer.name);
+    expect((await t.http.get(`${issues(repo)}?labels=bug`).expect(200)).body.map((i: { number: number }) => i.number)).toEqual([byWriter.body.number]);
+    expect((await t.http.get(`${issues(repo)}?labels=bug,nosuchlabel`).expect(200)).body).toEqual([]);
+    expect((await t.http.get(`${issues(repo)}?assigned_by=${owner.name}`).expect(200)).body.map((i: { number: number }) => i.number)).toEqual([byWriter.body.number]);
+    await t.http.post(issues(repo)).set(withToken(writer.token)).send({ title: 'x', assignees: [stranger.name] }).expect(422);
+    await t.http.post(issues(repo)).set(withToken(writer.token)).send({ title: 'x', assignees: ['no-such-user-here'] }).expect(422);
+    await t.http.post(issues(repo)).set(withToken(writer.token)).send({ title: '   ' }).expect(422);
+    await t.http.post(issues(repo)).set(withToken(writer.token)).send({ title: 'big', body: 'x'.repeat(65536) }).expect(422);
+
+    // The poster edits their own issue; another reader may not; the writer may.
+    await t.http.patch(`${issues(repo)}/${byReader.body.number}`).set(withToken(reader.token)).send({ body: 'edited by the poster', state: 'closed' }).expect(201);
+    await t.http.patch(`${issues(repo)}/${byWriter.body.number}`).set(withToken(reader.token)).send({ body: 'not mine' }).expect(403);
+    await t.http.patch(`${issues(repo)}/${byReader.body.number}`).set(withToken(writer.token)).send({ state: 'open', assignees: [] }).expect(201);
+    // Deletion is for repository admins only.
+    await t.http.delete(`${issues(repo)}/${byReader.body.number}`).set(withToken(writer.token)).expect(403);
+    await t.http.delete(`${issues(repo)}/${byReader.body.number}`).set(withToken(reader.token)).expect(403);
+    await t.http.post(`${issues(repo)}/${byReader.body.number}/deadline`).set(withToken(reader.token)).send({ due_date: '2030-01-01T00:00:00Z' }).expect(403);
+
+    // Token scopes: read:issue reads, and writing needs write:issue.
+    const readOnly = await makeToken(t, reader.user, ['read:issue', 'read:repository']);
+    await t.http.get(issues(repo)).set(withToken(readOnly)).expect(200);
+    const refused = await t.http.post(issues(repo)).set(withToken(readOnly)).send({ title: 'x' }).expect(403);
+    expect(refused.body.message).toContain('write:issue');
+
+    // Private repositories are 404 to outsiders, in lists, issues and the search.
+    const hidden = await makeRepo(t, owner, { private: true });
+    const secret = await t.http.post(issues(hidden)).set(withToken(owner.token)).send({ title: 'secret plans' }).expect(201);
+    await t.http.get(issues(hidden)).set(withToken(stranger.token)).expect(404);
+    await t.http.get(`${issues(hidden)}/1`).expect(404);
+    await t.http.post(issues(hidden)).set(withToken(stranger.token)).send({ title: 'x' }).expect(404);
+    const ownSearch = await t.http.get(t.api('/repos/issues/search?q=secret')).set(withToken(owner.token)).expect(200);
+    expect(ownSearch.body.map((i: { id: number }) => i.id)).toEqual([secret.body.id]);
+    expect((await t.http.get(t.api('/repos/issues/search?q=secret')).set(withToken(stranger.token)).expect(200)).body).toEqual([]);
+    expect((await t.http.get(t.api('/repos/issues/search?q=secret')).expect(200)).body).toEqual([]);
+    const publicOnly = await makeToken(t, owner.user, ['read:issue', 'read:repository', 'public-only']);
+    expect((await t.http.get(t.api('/repos/issues/search?q=secret')).set(withToken(publicOnly)).expect(200)).body).toEqual([]);
+    await t.http.get(issues(hidden)).set(withToken(publicOnly)).expect(403);
+
+    // An archived repository takes no new issues (423), and its issues stay readable.
+    await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send({ archived: true }).expect(200);
+    await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'late' }).expect(423);
+    await t.http.get(issues(repo)).expect(200);
+  });
+
+  it('gives concurrent creates dense, distinct numbers', async () => {
+    const repo = await makeRepo(t, owner);
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, n) => t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: `race ${n}` })));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(201));
+    expect(answers.map((answer) => answer.body.number).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, n) => n + 1));
+    expect((await t.http.get(t.api(`/repos/${repo.full_name}`)).expect(200)).body.open_issues_count).toBe(12);
+  });
+
+  it('takes issues, labels links and numbers with a deleted repository', async () => {
+    const repo = await makeRepo(t, owner);
+    const label = await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(owner.token)).send({ name: 'gone', color: '#000000' }).expect(201);
+    await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'doomed words', labels: [label.body.id] }).expect(201);
+    await t.http.delete(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).expect(204);
+    const again = await makeRepo(t, owner, { name: repo.name });
+    expect((await t.http.get(issues(again)).expect(200)).body).toEqual([]);
+    expect((await t.http.post(issues(again)).set(withToken(owner.token)).send({ title: 'fresh' }).expect(201)).body.number).toBe(1);
+    const rows = await t.dataSource.query('SELECT COUNT(*) AS n FROM issue_label WHERE label_id = ?', [label.body.id]);
+    expect(Number(rows[0].n)).toBe(0);
+    const words = await t.dataSource.query("SELECT COUNT(*) AS n FROM issue_word WHERE word = 'doomed'");
+    expect(Number(words[0].n)).toBe(0);
+  });
+});
