@@ -75,4 +75,41 @@ describe('client journey: Renovate (Gitea platform) repository initialisation', 
     const notMine = await makeRepo(t, other, { autoInit: true });
     expect(initRepoOutcome((await get(`/repos/${notMine.full_name}`).expect(200)).body)).toBe('REPOSITORY_ACCESS_FORBIDDEN');
   });
+
+  it('the dependency dashboard: list (state=all&type=issues, paged by X-Total-Count), create, edit, close, reopen', async () => {
+    const repo = await makeRepo(t, bot, { autoInit: true });
+    expect((await get(`/repos/${repo.full_name}`).expect(200)).body.has_issues).toBe(true);
+    // getIssueList: every issue of the repository, open or closed, without pull requests, page after page.
+    const issueList = async () => {
+      const all: Record<string, any>[] = [];
+      for (let page = 1; ; page++) {
+        const answer = await get(`/repos/${repo.full_name}/issues?state=all&type=issues&created_by=${bot.name}&page=${page}&limit=2`).expect(200);
+        all.push(...answer.body);
+        if (answer.body.length === 0 || all.length >= Number(answer.headers['x-total-count'])) break;
+      }
+      return all.filter((issue) => !issue.pull_request).map((issue) => ({ number: issue.number, state: issue.state, title: issue.title, body: issue.body }));
+    };
+    expect(await issueList()).toEqual([]);
+    // ensureIssue: no issue with the dashboard's title yet, so createIssue.
+    const body = '## Dependency Dashboard\n\n- [ ] <!-- unlimit-branch=renovate/lodash -->chore(deps): update lodash to v4.17.21\n';
+    const created = await t.http.post(t.api(`/repos/${repo.full_name}/issues`)).set(withToken(bot.token)).send({ title: 'Dependency Dashboard', body, labels: [] }).expect(201);
+    expect(created.body).toMatchObject({ number: 1, state: 'open', title: 'Dependency Dashboard', body, pull_request: null });
+    for (const title of ['other one', 'another one']) await t.http.post(t.api(`/repos/${repo.full_name}/issues`)).set(withToken(bot.token)).send({ title, body: 'x' }).expect(201);
+    const listed = await issueList();
+    expect(listed.map((issue) => issue.title)).toEqual(['another one', 'other one', 'Dependency Dashboard']);
+    // ensureIssue on the next run: the body changed, so updateIssue with body, title and state.
+    const changedBody = `${body}- [ ] chore(deps): update jest to v30\n`;
+    const edited = await t.http
+      .patch(t.api(`/repos/${repo.full_name}/issues/1`))
+      .set(withToken(bot.token))
+      .send({ body: changedBody, title: 'Dependency Dashboard', state: 'open' })
+      .expect(201);
+    expect(edited.body).toMatchObject({ number: 1, body: changedBody, state: 'open' });
+    // ensureIssueClosing: closeIssue is an edit with state closed; the closed one stays in the state=all list.
+    await t.http.patch(t.api(`/repos/${repo.full_name}/issues/1`)).set(withToken(bot.token)).send({ state: 'closed' }).expect(201);
+    expect((await issueList()).find((issue) => issue.number === 1)).toMatchObject({ state: 'closed', body: changedBody });
+    // shouldReOpen: the dashboard comes back open.
+    await t.http.patch(t.api(`/repos/${repo.full_name}/issues/1`)).set(withToken(bot.token)).send({ body: changedBody, title: 'Dependency Dashboard', state: 'open' }).expect(201);
+    expect((await get(`/repos/${repo.full_name}`).expect(200)).body.open_issues_count).toBe(3);
+  });
 });

@@ -7,8 +7,9 @@ import type { TestApp } from '../../support/test-app';
  * tea, Gitea's command line, replayed through gitea-js (the same operations as tea's Go SDK calls):
  * `tea repo create` (CreateRepo or CreateOrgRepo, then ListRepoTopics for the details it prints),
  * `tea repo <owner/repo>` (GetRepo + ListRepoTopics), `tea repos ls` (ListMyRepos), `tea org ls` (ListMyOrgs)
- * and `tea admin users ls` (AdminListUsers). The fields tea prints for a repository, an organisation and a user
- * are asserted.
+ * `tea admin users ls` (AdminListUsers), and `tea issues` ls/create/view/edit/close/reopen (ListRepoIssues,
+ * ListRepoLabels, CreateIssue, GetIssue, EditIssue). The fields tea prints for a repository, an organisation, a
+ * user and an issue are asserted.
  */
 describe('client journey: tea', () => {
   let t: TestApp;
@@ -82,5 +83,33 @@ describe('client journey: tea', () => {
     expect(row).toMatchObject({ id: alice.user.id, login: alice.name, full_name: 'Alice A', email: alice.email, is_admin: false, restricted: false, prohibit_login: false, active: true });
     expect(typeof row!.created).toBe('string');
     await expect(sdk(alice.token).admin.adminSearchUsers({})).rejects.toMatchObject({ status: 403 });
+  });
+
+  it('tea issues: ls (open, issues only, paged), create with labels by name, view, edit, close and reopen', async () => {
+    const api = sdk(alice.token);
+    const name = uniqueName('tea-issues');
+    await api.user.createCurrentUserRepo({ name });
+    const owner = alice.name;
+    const bug = (await api.repos.issueCreateLabel(owner, name, { name: 'bug', color: '#ee0701' })).data;
+    // `tea issues create --labels bug`: the names become ids through the label list first.
+    const labels = (await api.repos.issueListLabels(owner, name, { page: 1, limit: 50 })).data;
+    const ids = labels.filter((label) => label.name === 'bug').map((label) => label.id!);
+    expect(ids).toEqual([bug.id]);
+    const created = (await api.repos.issueCreateIssue(owner, name, { title: 'tea made this', body: 'described', labels: ids, assignees: [alice.name], due_date: '2031-02-03T10:00:00Z' })).data;
+    expect(created).toMatchObject({ number: 1, title: 'tea made this', state: 'open', due_date: '2031-02-03T23:59:59Z' });
+    expect(created.labels!.map((label) => label.name)).toEqual(['bug']);
+    expect(created.assignees!.map((user) => user.login)).toEqual([alice.name]);
+    // `tea issues ls` prints index, title, state, author, milestone, labels, assignees, owner and repository.
+    const listed = (await api.repos.issueListIssues(owner, name, { state: 'open', type: 'issues', page: 1, limit: 30 })).data;
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ number: 1, title: 'tea made this', state: 'open', user: { login: alice.name }, milestone: null, repository: { owner, name } });
+    // `tea issues 1`.
+    expect((await api.repos.issueGetIssue(owner, name, 1)).data).toMatchObject({ body: 'described', html_url: expect.stringContaining(`/${owner}/${name}/issues/1`) });
+    // `tea issues edit 1 --title …`, `tea issues close 1`, `tea issues reopen 1`.
+    expect((await api.repos.issueEditIssue(owner, name, 1, { title: 'tea renamed this' })).data.title).toBe('tea renamed this');
+    expect((await api.repos.issueEditIssue(owner, name, 1, { state: 'closed' })).data.state).toBe('closed');
+    expect((await api.repos.issueListIssues(owner, name, { state: 'open', type: 'issues' })).data).toEqual([]);
+    expect((await api.repos.issueEditIssue(owner, name, 1, { state: 'open' })).data.state).toBe('open');
+    await expect(api.repos.issueGetIssue(owner, name, 2)).rejects.toMatchObject({ status: 404 });
   });
 });

@@ -99,9 +99,11 @@ describe('client journey: Terraform provider for Gitea', () => {
     }).expect(200);
     expectRepositoryState(updated.body, { name, description: 'changed', owner: owner.name });
     expect(updated.body).toMatchObject({ private: true, website: 'https://example.com' });
-    // What Anvil does not have stays false whatever the provider asks, so a configuration that asks for it
-    // shows a difference on every plan rather than a pretend feature.
+    // The issue tracker follows the provider's setting; what Anvil does not have stays false whatever the
+    // provider asks, so a configuration that asks for it shows a difference on every plan rather than a pretend
+    // feature.
     expect(updated.body).toMatchObject({ has_issues: false, has_wiki: false, has_pull_requests: false, has_projects: false });
+    expect(updated.body.internal_tracker).toBeUndefined();
 
     // `terraform import gitea_repository.x <id>`: the passthrough importer reads by id.
     const imported = await call('get', `/repositories/${created.body.id}`).expect(200);
