@@ -61,4 +61,4 @@ export function toIssueWire(issue: IssueEntity, context: IssueContext, viewer: A
   };
 }
 
-const ANONYMOUS_VIEW: AuthContext = { isSignedIn: false, isSelfOrAdmin: () => false, is: () => false } as unknown as AuthContext;
+export const ANONYMOUS_VIEW: AuthContext = { isSignedIn: false, isSelfOrAdmin: () => false, is: () => false } as unknown as AuthContext;

@@ -6,16 +6,19 @@ import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
 import { UsersService } from '../users/users.service';
+import { CommentStore } from './comment.store';
+import { CommentsController } from './comments.controller';
+import { CommentsService } from './comments.service';
 import { IssueStore } from './issue.store';
 import { IssueSearchController, IssuesController } from './issues.controller';
 import { IssuesService } from './issues.service';
 
-/** The issue tracker: issues of repositories, their labels and assignees, the search across repositories. */
+/** The issue tracker: issues of repositories, their comments, labels and assignees, the search across repositories. */
 @Module({
   imports: [UsersModule, ReposModule, LabelsModule, AccessModule],
-  controllers: [IssueSearchController, IssuesController],
-  providers: [IssueStore, IssuesService],
-  exports: [IssuesService],
+  controllers: [IssueSearchController, CommentsController, IssuesController],
+  providers: [IssueStore, CommentStore, IssuesService, CommentsService],
+  exports: [IssuesService, CommentsService],
 })
 export class IssuesModule implements OnModuleInit {
   constructor(

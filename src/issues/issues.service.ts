@@ -20,6 +20,7 @@ import type { RepositoryEntity } from '../repos/repository.entity';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { UserAccounts } from '../users/user-accounts';
 import { UserEntity, UserType } from '../users/user.entity';
+import { CLOSE_EVENT, CommentStore, REOPEN_EVENT } from './comment.store';
 import { IssueEntity } from './issue.entity';
 import { usableOn, withLabels } from './issue-labels';
 import { toIssueWire } from './issue.mapper';
@@ -86,6 +87,7 @@ export class IssuesService {
 
   constructor(
     private readonly issues: IssueStore,
+    private readonly comments: CommentStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly siteUrls: SiteUrls,
@@ -242,6 +244,17 @@ export class IssuesService {
         write.isClosed = closing;
         write.closedUnix = closing ? now : 0;
         await this.repositories.addToCounter(tx, current.repoId, 'numClosedIssues', closing ? 1 : -1);
+        // The timeline keeps who closed or reopened it, as Forgejo's close (2) and reopen (1) entries.
+        await this.comments.insert(tx, {
+          type: closing ? CLOSE_EVENT : REOPEN_EVENT,
+          issueId: current.id,
+          repoId: current.repoId,
+          posterId: target.viewer.user!.id,
+          body: '',
+          commitSha: '',
+          createdUnix: now,
+          updatedUnix: now,
+        });
       } else closing = undefined;
       await this.issues.update(tx, current.id, write);
       const next = { ...current, ...write };

@@ -208,4 +208,63 @@ describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
     const words = await t.dataSource.query("SELECT COUNT(*) AS n FROM issue_word WHERE word = 'doomed'");
     expect(Number(words[0].n)).toBe(0);
   });
+
+  it('comments: per issue and per repository, edited and deleted by poster or writer, counted on the issue', async () => {
+    const repo = await makeRepo(t, owner);
+    await t.http.put(t.api(`/repos/${repo.full_name}/collaborators/${writer.name}`)).set(withToken(owner.token)).send({ permission: 'write' }).expect(204);
+    const first = await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'talk here' }).expect(201);
+    const second = await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'and here' }).expect(201);
+    const comment = await t.http.post(`${issues(repo)}/1/comments`).set(withToken(reader.token)).send({ body: 'first!' }).expect(201);
+    expect(Object.keys(comment.body)).toEqual(['id', 'html_url', 'pull_request_url', 'issue_url', 'user', 'original_author', 'original_author_id', 'body', 'assets', 'created_at', 'updated_at']);
+    expect(comment.body).toMatchObject({
+      body: 'first!',
+      html_url: `${first.body.html_url}#issuecomment-${comment.body.id}`,
+      issue_url: first.body.html_url,
+      pull_request_url: '',
+      assets: [],
+      user: { login: reader.name },
+    });
+    await t.http.post(`${issues(repo)}/2/comments`).set(withToken(writer.token)).send({ body: 'on the second' }).expect(201);
+    await t.http.post(`${issues(repo)}/1/comments`).set(withToken(owner.token)).send({ body: 'second reply' }).expect(201);
+    await t.http.post(`${issues(repo)}/1/comments`).send({ body: 'anonymous' }).expect(401);
+    await t.http.post(`${issues(repo)}/1/comments`).set(withToken(owner.token)).send({}).expect(422);
+    await t.http.post(`${issues(repo)}/1/comments`).set(withToken(owner.token)).send({ body: 'x'.repeat(65536) }).expect(422);
+    await t.http.post(`${issues(repo)}/99/comments`).set(withToken(owner.token)).send({ body: 'nowhere' }).expect(404);
+    expect((await t.http.get(`${issues(repo)}/1`).expect(200)).body.comments).toBe(2);
+    expect((await t.http.get(`${issues(repo)}/1/comments`).expect(200)).body.map((c: { body: string }) => c.body)).toEqual(['first!', 'second reply']);
+    const all = await t.http.get(`${issues(repo)}/comments`).expect(200);
+    expect(all.body.map((c: { body: string }) => c.body)).toEqual(['first!', 'on the second', 'second reply']);
+    expect(all.headers['x-total-count']).toBe('3');
+    expect((await t.http.get(`${issues(repo)}/comments?limit=1&page=2`).expect(200)).body.map((c: { body: string }) => c.body)).toEqual(['on the second']);
+    await t.http.get(`${issues(repo)}/comments?since=soon`).expect(422);
+    expect((await t.http.get(`${issues(repo)}/comments/${comment.body.id}`).expect(200)).body.body).toBe('first!');
+
+    // The poster or a writer edits and deletes; another reader may not.
+    await t.http.patch(`${issues(repo)}/comments/${comment.body.id}`).set(withToken(stranger.token)).send({ body: 'hijack' }).expect(403);
+    const edited = await t.http.patch(`${issues(repo)}/comments/${comment.body.id}`).set(withToken(reader.token)).send({ body: 'first, edited' }).expect(200);
+    expect(edited.body.body).toBe('first, edited');
+    expect((await t.http.patch(`${issues(repo)}/1/comments/${comment.body.id}`).set(withToken(writer.token)).send({ body: 'by the writer' }).expect(200)).body.body).toBe('by the writer');
+    // The deprecated routes check that the comment is the issue's.
+    await t.http.patch(`${issues(repo)}/2/comments/${comment.body.id}`).set(withToken(writer.token)).send({ body: 'wrong issue' }).expect(404);
+    await t.http.delete(`${issues(repo)}/comments/${comment.body.id}`).set(withToken(stranger.token)).expect(403);
+    await t.http.delete(`${issues(repo)}/1/comments/${comment.body.id}`).set(withToken(reader.token)).expect(204);
+    await t.http.get(`${issues(repo)}/comments/${comment.body.id}`).expect(404);
+    expect((await t.http.get(`${issues(repo)}/1`).expect(200)).body.comments).toBe(1);
+
+    // Closing records a timeline entry that is not a plain comment: not listed, not counted, 204 by id.
+    await t.http.patch(`${issues(repo)}/${second.body.number}`).set(withToken(owner.token)).send({ state: 'closed' }).expect(201);
+    const [event] = await t.dataSource.query('SELECT id FROM comment WHERE issue_id = ? AND type = 2', [second.body.id]);
+    await t.http.get(`${issues(repo)}/comments/${event.id}`).expect(204, '');
+    expect((await t.http.get(`${issues(repo)}/2`).expect(200)).body.comments).toBe(1);
+    expect((await t.http.get(`${issues(repo)}/comments`).expect(200)).body).toHaveLength(2);
+
+    // A comment of another repository is not found through this one.
+    const other = await makeRepo(t, owner);
+    await t.http.get(`${issues(other)}/comments/${all.body[1].id}`).expect(404);
+
+    // An archived repository takes no comments and no comment edits (423).
+    await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send({ archived: true }).expect(200);
+    await t.http.post(`${issues(repo)}/1/comments`).set(withToken(owner.token)).send({ body: 'late' }).expect(423);
+    await t.http.patch(`${issues(repo)}/comments/${all.body[1].id}`).set(withToken(owner.token)).send({ body: 'late' }).expect(423);
+  });
 });

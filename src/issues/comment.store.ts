@@ -1,0 +1,64 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Page, PageQuery } from '../common/paging';
+import { changeRows } from '../database/transactions';
+import { CommentEntity } from './issue.entity';
+
+/** Plain comments (type 0): the ones the comment routes list, and that `issue.num_comments` counts. */
+export const PLAIN_COMMENT = 0;
+/** Timeline entries of closing and reopening (Forgejo's comment types). */
+export const REOPEN_EVENT = 1;
+export const CLOSE_EVENT = 2;
+
+export interface CommentCriteria {
+  issueId?: number;
+  repoId?: number;
+  updatedAfter?: number;
+  updatedBefore?: number;
+}
+
+/** The only door to the comment table (and to the issue's comment counter, moved with it). */
+@Injectable()
+export class CommentStore {
+  constructor(private readonly dataSource: DataSource) {}
+
+  findById(id: number, tx?: EntityManager): Promise<CommentEntity | null> {
+    return (tx ?? this.dataSource.manager).getRepository(CommentEntity).findOneBy({ id });
+  }
+
+  /** Plain comments, oldest first. */
+  async list(criteria: CommentCriteria, page: PageQuery): Promise<Page<CommentEntity>> {
+    const query = this.dataSource.getRepository(CommentEntity).createQueryBuilder('c').where('c.type = :type', { type: PLAIN_COMMENT });
+    if (criteria.issueId !== undefined) query.andWhere('c.issue_id = :issueId', { issueId: criteria.issueId });
+    if (criteria.repoId !== undefined) query.andWhere('c.repo_id = :repoId', { repoId: criteria.repoId });
+    if (criteria.updatedAfter !== undefined) query.andWhere('c.updated_unix >= :after', { after: criteria.updatedAfter });
+    if (criteria.updatedBefore !== undefined) query.andWhere('c.updated_unix <= :before', { before: criteria.updatedBefore });
+    const total = Number((await query.clone().select('COUNT(*)', 'total').getRawOne<{ total: number | string }>())?.total ?? 0);
+    if (total === 0 || page.offset >= total) return { items: [], total };
+    const items = await query.orderBy('c.created_unix', 'ASC').addOrderBy('c.id', 'ASC').offset(page.offset).limit(page.limit).getMany();
+    return { items, total };
+  }
+
+  /** A plain comment and the issue's count, in the caller's transaction. */
+  async insert(tx: EntityManager, comment: Partial<CommentEntity>): Promise<CommentEntity> {
+    const saved = await tx.getRepository(CommentEntity).save(tx.getRepository(CommentEntity).create(comment));
+    if (saved.type === PLAIN_COMMENT) {
+      await changeRows(tx, 'UPDATE issue SET num_comments = num_comments + 1, updated_unix = ? WHERE id = ?', [saved.createdUnix, saved.issueId]);
+    }
+    return saved;
+  }
+
+  async update(tx: EntityManager, id: number, changes: Partial<CommentEntity>): Promise<void> {
+    await tx.getRepository(CommentEntity).update({ id }, changes);
+  }
+
+  /** True when the row was really deleted (the count moves only then). */
+  async delete(tx: EntityManager, comment: CommentEntity): Promise<boolean> {
+    const result = await tx.getRepository(CommentEntity).delete({ id: comment.id });
+    const deleted = (result.affected ?? 0) > 0;
+    if (deleted && comment.type === PLAIN_COMMENT) {
+      await changeRows(tx, 'UPDATE issue SET num_comments = num_comments - 1 WHERE id = ? AND num_comments > 0', [comment.issueId]);
+    }
+    return deleted;
+  }
+}

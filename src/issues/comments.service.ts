@@ -1,0 +1,158 @@
+import { Injectable } from '@nestjs/common';
+import { assertAcceptsWrites } from '../access/access-policy';
+import type { RepositoryTarget } from '../access/repository-policy';
+import { requireSignedIn } from '../auth/route-auth';
+import { ForbiddenError, NotFoundError } from '../common/errors';
+import { Page, PageQuery } from '../common/paging';
+import { SiteUrls } from '../common/site-urls';
+import { Clock } from '../common/time';
+import { Transactions } from '../database/transactions';
+import { systemUser, GHOST_USER_ID } from '../users/system-users';
+import { UserAccounts } from '../users/user-accounts';
+import type { UserEntity } from '../users/user.entity';
+import { toCommentWire } from './comment.mapper';
+import { CommentStore, PLAIN_COMMENT } from './comment.store';
+import type { CommentWire } from './comment.wire';
+import type { CreateIssueCommentOption, EditIssueCommentOption } from './comment.options';
+import type { CommentEntity, IssueEntity } from './issue.entity';
+import { IssueStore } from './issue.store';
+import { queryTime } from './issue-times';
+import { assertBodySize, IssueQuery, IssuesService } from './issues.service';
+
+/** What a comment change tells its listeners (webhooks), after it committed. */
+export interface CommentChange {
+  action: 'created' | 'edited' | 'deleted';
+  changes?: { body: { from: string } };
+}
+
+export type CommentListener = (target: RepositoryTarget, issue: IssueEntity, comment: CommentEntity, change: CommentChange) => Promise<void> | void;
+
+/**
+ * Comments on issues: listed per issue and per repository (oldest first), created by any signed-in reader (not
+ * on an archived repository, nor on a locked issue unless a writer), edited and deleted by their poster or a
+ * writer. The issue's `comments` moves with each plain comment created or deleted.
+ */
+@Injectable()
+export class CommentsService {
+  private readonly listeners: CommentListener[] = [];
+
+  constructor(
+    private readonly comments: CommentStore,
+    private readonly issues: IssueStore,
+    private readonly issueService: IssuesService,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+    private readonly users: UserAccounts,
+    private readonly siteUrls: SiteUrls,
+  ) {}
+
+  onCommentChanged(listener: CommentListener): void {
+    this.listeners.push(listener);
+  }
+
+  async listOfIssue(target: RepositoryTarget, rawIndex: string, query: IssueQuery, page: PageQuery): Promise<Page<CommentWire>> {
+    this.issueService.assertTracker(target);
+    const before = queryTime(query.before, 'before');
+    const since = queryTime(query.since, 'since');
+    const issue = await this.issueService.find(target, rawIndex);
+    const found = await this.comments.list({ issueId: issue.id, updatedAfter: since, updatedBefore: before }, page);
+    return { items: await this.wires(target, found.items, new Map([[issue.id, issue]])), total: found.total };
+  }
+
+  async listOfRepository(target: RepositoryTarget, query: IssueQuery, page: PageQuery): Promise<Page<CommentWire>> {
+    this.issueService.assertTracker(target);
+    const before = queryTime(query.before, 'before');
+    const since = queryTime(query.since, 'since');
+    const found = await this.comments.list({ repoId: target.repo.id, updatedAfter: since, updatedBefore: before }, page);
+    return { items: await this.wires(target, found.items), total: found.total };
+  }
+
+  /** One comment of the repository; undefined (204, as Forgejo) for an entry that is not a plain comment. */
+  async get(target: RepositoryTarget, rawId: string): Promise<CommentWire | undefined> {
+    this.issueService.assertTracker(target);
+    const { comment, issue } = await this.find(target, rawId);
+    if (comment.type !== PLAIN_COMMENT) return undefined;
+    return (await this.wires(target, [comment], new Map([[issue.id, issue]])))[0];
+  }
+
+  async create(target: RepositoryTarget, rawIndex: string, bind: () => Promise<CreateIssueCommentOption>): Promise<CommentWire> {
+    this.issueService.assertTracker(target);
+    requireSignedIn(target.viewer);
+    assertAcceptsWrites(target.repo, target.owner);
+    const option = await bind();
+    assertBodySize(option.body);
+    const issue = await this.issueService.find(target, rawIndex);
+    if (issue.isLocked && !(await target.canWrite('repo.issues')) && !target.viewer.isAdmin) throw new ForbiddenError('issue is locked');
+    const now = this.clock.nowUnix();
+    const comment = await this.transactions.run(async (tx) => {
+      if (!(await this.issues.findById(issue.id, tx))) throw new NotFoundError();
+      return this.comments.insert(tx, { type: PLAIN_COMMENT, issueId: issue.id, repoId: issue.repoId, posterId: target.viewer.user!.id, body: option.body, commitSha: '', createdUnix: now, updatedUnix: now });
+    });
+    await this.tell(target, issue, comment, { action: 'created' });
+    return (await this.wires(target, [comment], new Map([[issue.id, issue]])))[0];
+  }
+
+  /** Undefined (204, as Forgejo) for an entry that is not a plain comment. */
+  async edit(target: RepositoryTarget, rawId: string, bind: () => Promise<EditIssueCommentOption>, rawIndex?: string): Promise<CommentWire | undefined> {
+    this.issueService.assertTracker(target);
+    requireSignedIn(target.viewer);
+    assertAcceptsWrites(target.repo, target.owner);
+    const option = await bind();
+    const { comment, issue } = await this.find(target, rawId, rawIndex);
+    await this.assertPosterOrWriter(target, comment);
+    if (comment.type !== PLAIN_COMMENT) return undefined;
+    assertBodySize(option.body);
+    const now = this.clock.nowUnix();
+    const updated = { ...comment, body: option.body, updatedUnix: now };
+    if (option.body !== comment.body) {
+      await this.transactions.run((tx) => this.comments.update(tx, comment.id, { body: option.body, updatedUnix: now }));
+      await this.tell(target, issue, updated, { action: 'edited', changes: { body: { from: comment.body } } });
+    }
+    return (await this.wires(target, [updated], new Map([[issue.id, issue]])))[0];
+  }
+
+  async delete(target: RepositoryTarget, rawId: string, rawIndex?: string): Promise<void> {
+    this.issueService.assertTracker(target);
+    requireSignedIn(target.viewer);
+    const { comment, issue } = await this.find(target, rawId, rawIndex);
+    await this.assertPosterOrWriter(target, comment);
+    const deleted = await this.transactions.run((tx) => this.comments.delete(tx, comment));
+    if (deleted) await this.tell(target, issue, comment, { action: 'deleted' });
+  }
+
+  private async assertPosterOrWriter(target: RepositoryTarget, comment: CommentEntity): Promise<void> {
+    if (comment.posterId === target.viewer.user!.id) return;
+    if (!(await target.canWrite('repo.issues'))) throw new ForbiddenError('user should be the poster or have write access to issues');
+  }
+
+  /** A comment of this repository (404 otherwise); with `rawIndex` (the deprecated routes), of that issue too. */
+  private async find(target: RepositoryTarget, rawId: string, rawIndex?: string): Promise<{ comment: CommentEntity; issue: IssueEntity }> {
+    const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : 0;
+    const comment = id > 0 ? await this.comments.findById(id) : null;
+    if (!comment || comment.repoId !== target.repo.id) throw new NotFoundError();
+    const issue = await this.issues.findById(comment.issueId);
+    if (!issue || issue.repoId !== target.repo.id) throw new NotFoundError();
+    if (rawIndex !== undefined && String(issue.repoIndex) !== rawIndex) throw new NotFoundError();
+    return { comment, issue };
+  }
+
+  private async wires(target: RepositoryTarget, comments: CommentEntity[], known = new Map<number, IssueEntity>()): Promise<CommentWire[]> {
+    if (comments.length === 0) return [];
+    for (const issueId of new Set(comments.map((comment) => comment.issueId))) {
+      if (!known.has(issueId)) {
+        const issue = await this.issues.findById(issueId);
+        if (issue) known.set(issueId, issue);
+      }
+    }
+    const posters = new Map<number, UserEntity>((await this.users.byIds([...new Set(comments.map((c) => c.posterId))].filter((id) => id > 0))).map((user) => [user.id, user]));
+    return comments
+      .filter((comment) => known.has(comment.issueId))
+      .map((comment) =>
+        toCommentWire(comment, known.get(comment.issueId)!, target.repo, target.owner, posters.get(comment.posterId) ?? systemUser(comment.posterId) ?? systemUser(GHOST_USER_ID)!, this.siteUrls),
+      );
+  }
+
+  private async tell(target: RepositoryTarget, issue: IssueEntity, comment: CommentEntity, change: CommentChange): Promise<void> {
+    for (const listener of this.listeners) await listener(target, issue, comment, change);
+  }
+}
