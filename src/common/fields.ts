@@ -7,7 +7,7 @@ import { ValidateBy } from 'class-validator';
  * order given, reporting the first failure as Forgejo does: `[<Field>]: <Rule>` (docs/api-conventions.md), where
  * <Field> is the Forgejo option-field name, not the JSON key.
  */
-export type FieldType = 'string' | 'boolean' | 'integer' | 'strings' | 'integers' | 'object';
+export type FieldType = 'string' | 'boolean' | 'integer' | 'strings' | 'integers' | 'array' | 'object';
 
 export interface FieldRule {
   /** The rule name reported in the message, e.g. AlphaDashDot. */
@@ -34,6 +34,7 @@ const TYPE_CHECKS: Record<FieldType, (value: unknown) => boolean> = {
   integer: (value) => typeof value === 'number' && Number.isInteger(value),
   strings: (value) => Array.isArray(value) && value.every((item) => typeof item === 'string'),
   integers: (value) => Array.isArray(value) && value.every((item) => typeof item === 'number' && Number.isInteger(item)),
+  array: (value) => Array.isArray(value),
   object: (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
 };
 
@@ -43,6 +44,7 @@ const TYPE_NAMES: Record<FieldType, string> = {
   integer: 'an integer',
   strings: 'an array of strings',
   integers: 'an array of integers',
+  array: 'an array',
   object: 'an object',
 };
 
@@ -72,7 +74,7 @@ export function fieldSpecs(target: Function): Map<string, FieldSpec> {
 }
 
 export function Field(spec: FieldSpec): PropertyDecorator {
-  const openApiType = { string: String, boolean: Boolean, integer: Number, strings: [String], integers: [Number], object: Object }[spec.type];
+  const openApiType = { string: String, boolean: Boolean, integer: Number, strings: [String], integers: [Number], array: [Object], object: Object }[spec.type];
   return applyDecorators(
     (target: object, key: string | symbol) => {
       const specs = FIELD_SPECS.get(target) ?? new Map<string, FieldSpec>();

@@ -28,6 +28,8 @@ function coerce(type: FieldType, values: string[]): unknown {
       return /^-?\d+$/.test(last) ? Number(last) : last;
     case 'strings':
       return values.flatMap((item) => item.split(',')).map((item) => item.trim()).filter((item) => item !== '');
+    case 'array':
+      return values.flatMap((item) => item.split(',')).map((item) => item.trim()).filter((item) => item !== '').map((item) => (/^\d+$/.test(item) ? Number(item) : item));
     case 'integers': {
       const items = values.flatMap((item) => item.split(',')).map((item) => item.trim()).filter((item) => item !== '');
       return items.map((item) => (/^-?\d+$/.test(item) ? Number(item) : item));

@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { RepositoryTarget } from '../access/repository-policy';
 import type { AuthContext } from '../auth/auth-context';
@@ -11,6 +11,9 @@ import { RepositoryRoute, TargetRepository } from '../repos/repository-assignmen
 import { CreateIssueOption, EditDeadlineOption, EditIssueOption } from './issue.options';
 import { IssueDeadlineWire, IssueWire } from './issue.wire';
 import { IssuesService } from './issues.service';
+import { IssueLabelsService } from './issue-labels.service';
+import { IssueLabelsOption } from './issue-labels.options';
+import { LabelWire } from '../labels/label.wire';
 
 const identity = <T>(item: T) => item;
 
@@ -127,5 +130,69 @@ export class IssueSearchController {
   @ApiErrors(422)
   async search(@Caller() caller: AuthContext, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<IssueWire>> {
     return pagedList(await this.issues.search(caller, query, page), page, identity);
+  }
+}
+
+/** The labels of one issue. */
+@ApiTags('issue')
+@Controller()
+export class IssueLabelsController {
+  constructor(private readonly labels: IssueLabelsService) {}
+
+  @Get('repos/:owner/:repo/issues/:index/labels')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @ApiOperation({ summary: "Get an issue's labels" })
+  @ApiOkResponse({ type: [LabelWire], description: 'LabelList' })
+  @ApiErrors(404)
+  list(@TargetRepository() target: RepositoryTarget, @Param('index') index: string): Promise<LabelWire[]> {
+    return this.labels.list(target, index);
+  }
+
+  @Post('repos/:owner/:repo/issues/:index/labels')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @ReadsBody({ deferred: true })
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Add a label to an issue' })
+  @ApiBody({ type: IssueLabelsOption })
+  @ApiOkResponse({ type: [LabelWire], description: 'LabelList' })
+  @ApiErrors(400, 401, 403, 404, 422)
+  add(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<LabelWire[]> {
+    return this.labels.change(target, index, () => bindOption(body, IssueLabelsOption), false);
+  }
+
+  @Put('repos/:owner/:repo/issues/:index/labels')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @ReadsBody({ deferred: true })
+  @ApiOperation({ summary: "Replace an issue's labels" })
+  @ApiBody({ type: IssueLabelsOption })
+  @ApiOkResponse({ type: [LabelWire], description: 'LabelList' })
+  @ApiErrors(400, 401, 403, 404, 422)
+  replace(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<LabelWire[]> {
+    return this.labels.change(target, index, () => bindOption(body, IssueLabelsOption), true);
+  }
+
+  @Delete('repos/:owner/:repo/issues/:index/labels')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @HttpCode(204)
+  @ApiOperation({ summary: "Remove all labels from an issue" })
+  @ApiEmpty()
+  @ApiErrors(401, 403, 404)
+  async clear(@TargetRepository() target: RepositoryTarget, @Param('index') index: string): Promise<void> {
+    await this.labels.clear(target, index);
+  }
+
+  @Delete('repos/:owner/:repo/issues/:index/labels/:id')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Remove a label from an issue' })
+  @ApiEmpty()
+  @ApiErrors(401, 403, 404, 422)
+  async remove(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string): Promise<void> {
+    await this.labels.remove(target, index, id);
   }
 }

@@ -10,14 +10,15 @@ import { CommentStore } from './comment.store';
 import { CommentsController } from './comments.controller';
 import { CommentsService } from './comments.service';
 import { IssueStore } from './issue.store';
-import { IssueSearchController, IssuesController } from './issues.controller';
+import { IssueLabelsController, IssueSearchController, IssuesController } from './issues.controller';
+import { IssueLabelsService } from './issue-labels.service';
 import { IssuesService } from './issues.service';
 
 /** The issue tracker: issues of repositories, their comments, labels and assignees, the search across repositories. */
 @Module({
   imports: [UsersModule, ReposModule, LabelsModule, AccessModule],
-  controllers: [IssueSearchController, CommentsController, IssuesController],
-  providers: [IssueStore, CommentStore, IssuesService, CommentsService],
+  controllers: [IssueSearchController, CommentsController, IssuesController, IssueLabelsController],
+  providers: [IssueStore, CommentStore, IssuesService, CommentsService, IssueLabelsService],
   exports: [IssuesService, CommentsService],
 })
 export class IssuesModule implements OnModuleInit {

@@ -1,4 +1,4 @@
-import { makeRepo, makeToken, makeUser, TestUser, withToken } from '../support/factories';
+import { makeOrg, makeRepo, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 const ISSUE_KEYS = [
@@ -266,5 +266,42 @@ describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
     await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send({ archived: true }).expect(200);
     await t.http.post(`${issues(repo)}/1/comments`).set(withToken(owner.token)).send({ body: 'late' }).expect(423);
     await t.http.patch(`${issues(repo)}/comments/${all.body[1].id}`).set(withToken(owner.token)).send({ body: 'late' }).expect(423);
+  });
+
+  it('labels on issues: by id or name, organisation labels, exclusive scopes, add, replace, remove, clear', async () => {
+    const org = await makeOrg(t, owner.user, { name: uniqueName('labels-org') });
+    const repo = await makeRepo(t, owner, { org: org.name });
+    const label = (place: string, body: object) => t.http.post(t.api(`${place}/labels`)).set(withToken(owner.token)).send(body).expect(201);
+    const bug = (await label(`/repos/${repo.full_name}`, { name: 'bug', color: '#ff0000' })).body;
+    const high = (await label(`/repos/${repo.full_name}`, { name: 'priority/high', color: '#ff0000', exclusive: true })).body;
+    const low = (await label(`/repos/${repo.full_name}`, { name: 'priority/low', color: '#00ff00', exclusive: true })).body;
+    const shared = (await label(`/orgs/${org.name}`, { name: 'org-wide', color: '#0000ff' })).body;
+    const elsewhere = (await label(`/repos/${(await makeRepo(t, owner)).full_name}`, { name: 'foreign', color: '#000000' })).body;
+    await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'labelled' }).expect(201);
+    const base = `${issues(repo)}/1/labels`;
+    const names = (body: { name: string }[]) => body.map((l) => l.name).sort();
+
+    const added = await t.http.post(base).set(withToken(owner.token)).send({ labels: [bug.id, shared.id, elsewhere.id, high.id] }).expect(200);
+    expect(names(added.body)).toEqual(['bug', 'org-wide', 'priority/high']);
+    expect(added.body.find((l: { id: number }) => l.id === shared.id).url).toBe(`http://anvil.test/api/v1/orgs/${org.name}/labels/${shared.id}`);
+    // An exclusive label replaces the other of its scope.
+    expect(names((await t.http.post(base).set(withToken(owner.token)).send({ labels: ['priority/low'] }).expect(200)).body)).toEqual(['bug', 'org-wide', 'priority/low']);
+    await t.http.post(base).set(withToken(owner.token)).send({ labels: [bug.id, 'bug'] }).expect(400);
+    await t.http.post(base).set(withToken(reader.token)).send({ labels: [bug.id] }).expect(403);
+    expect(names((await t.http.get(base).expect(200)).body)).toEqual(['bug', 'org-wide', 'priority/low']);
+    expect((await t.http.get(`${issues(repo)}?labels=bug,priority/low`).expect(200)).body).toHaveLength(1);
+
+    expect(names((await t.http.put(base).set(withToken(owner.token)).send({ labels: [high.id] }).expect(200)).body)).toEqual(['priority/high']);
+    await t.http.delete(`${base}/${low.id}`).set(withToken(owner.token)).expect(204);
+    await t.http.delete(`${base}/999999`).set(withToken(owner.token)).expect(422);
+    await t.http.delete(`${base}/${high.id}`).set(withToken(owner.token)).expect(204);
+    expect((await t.http.get(base).expect(200)).body).toEqual([]);
+    await t.http.put(base).set(withToken(owner.token)).send({ labels: [bug.id, low.id] }).expect(200);
+    // Deleting a label takes it off its issues.
+    await t.http.delete(t.api(`/repos/${repo.full_name}/labels/${bug.id}`)).set(withToken(owner.token)).expect(204);
+    expect(names((await t.http.get(`${issues(repo)}/1`).expect(200)).body.labels)).toEqual(['priority/low']);
+    await t.http.delete(base).set(withToken(owner.token)).expect(204);
+    expect((await t.http.get(base).expect(200)).body).toEqual([]);
+    await t.http.get(`${issues(repo)}/9/labels`).expect(404);
   });
 });

@@ -1,0 +1,104 @@
+import { Injectable } from '@nestjs/common';
+import type { RepositoryTarget } from '../access/repository-policy';
+import { requireSignedIn } from '../auth/route-auth';
+import { BadRequestError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { Clock } from '../common/time';
+import { Transactions } from '../database/transactions';
+import { LabelLookup } from '../labels/label-lookup';
+import type { LabelEntity } from '../labels/label.entity';
+import type { LabelWire } from '../labels/label.wire';
+import type { IssueEntity } from './issue.entity';
+import { IssueStore } from './issue.store';
+import { usableOn, withLabels } from './issue-labels';
+import type { IssueLabelsOption } from './issue-labels.options';
+import { IssuesService } from './issues.service';
+
+/** Labels in one request beyond this are refused (422). */
+const MAX_LABELS_PER_REQUEST = 50;
+
+/**
+ * The labels of one issue: read by readers; added, replaced, removed and cleared by writers of the issues unit
+ * (403 otherwise; an archived repository's labels stay writable, as Forgejo). Labels are named by id or by
+ * name (the repository's own); labels of other repositories are left out; an exclusive label takes off the
+ * others of its scope.
+ */
+@Injectable()
+export class IssueLabelsService {
+  constructor(
+    private readonly issueService: IssuesService,
+    private readonly issues: IssueStore,
+    private readonly labels: LabelLookup,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(target: RepositoryTarget, rawIndex: string): Promise<LabelWire[]> {
+    this.issueService.assertTracker(target);
+    return this.current(target, await this.issueService.find(target, rawIndex));
+  }
+
+  /** POST (add) or PUT (replace): the issue's labels afterwards. */
+  async change(target: RepositoryTarget, rawIndex: string, bind: () => Promise<IssueLabelsOption>, replace: boolean): Promise<LabelWire[]> {
+    this.issueService.assertTracker(target);
+    requireSignedIn(target.viewer);
+    const option = await bind();
+    const issue = await this.issueService.find(target, rawIndex);
+    const named = await this.named(target, option.labels ?? []);
+    await this.assertWriter(target);
+    await this.transactions.run(async (tx) => {
+      const existing = replace ? [] : await this.labels.byIds((await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [], tx);
+      await this.issues.setLabels(tx, issue.id, withLabels(existing, named).map((label) => label.id));
+      await this.issues.update(tx, issue.id, { updatedUnix: this.clock.nowUnix() });
+    });
+    return this.current(target, issue);
+  }
+
+  /** DELETE …/labels/{id}: a label that does not exist is 422; one not on the issue is no error. */
+  async remove(target: RepositoryTarget, rawIndex: string, rawId: string): Promise<void> {
+    this.issueService.assertTracker(target);
+    requireSignedIn(target.viewer);
+    const issue = await this.issueService.find(target, rawIndex);
+    await this.assertWriter(target);
+    const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : 0;
+    const [label] = id > 0 ? await this.labels.byIds([id]) : [];
+    if (!label) throw new InvalidInputError(`label does not exist [label_id: ${id}]`);
+    await this.transactions.run(async (tx) => {
+      const ids = (await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [];
+      if (!ids.includes(label.id)) return;
+      await this.issues.setLabels(tx, issue.id, ids.filter((other) => other !== label.id));
+      await this.issues.update(tx, issue.id, { updatedUnix: this.clock.nowUnix() });
+    });
+  }
+
+  async clear(target: RepositoryTarget, rawIndex: string): Promise<void> {
+    this.issueService.assertTracker(target);
+    requireSignedIn(target.viewer);
+    const issue = await this.issueService.find(target, rawIndex);
+    await this.assertWriter(target);
+    await this.transactions.run(async (tx) => {
+      await this.issues.setLabels(tx, issue.id, []);
+      await this.issues.update(tx, issue.id, { updatedUnix: this.clock.nowUnix() });
+    });
+  }
+
+  private async assertWriter(target: RepositoryTarget): Promise<void> {
+    if (!(await target.canWrite('repo.issues'))) throw new ForbiddenError('user should have write access to issues');
+  }
+
+  /** Ids or names (never both: 400, as Forgejo), resolved to labels usable on this repository's issues. */
+  private async named(target: RepositoryTarget, raw: unknown[]): Promise<LabelEntity[]> {
+    if (raw.length > MAX_LABELS_PER_REQUEST) throw new InvalidInputError(`at most ${MAX_LABELS_PER_REQUEST} labels`);
+    const ids = raw.filter((item): item is number => typeof item === 'number').map((item) => Math.trunc(item));
+    const names = raw.filter((item): item is string => typeof item === 'string');
+    if (ids.length > 0 && names.length > 0) throw new BadRequestError('labels should be an array of strings or integers');
+    const found = names.length > 0 ? await this.labels.byNames(target.repo.id, 0, names) : await this.labels.byIds([...new Set(ids)]);
+    const order = names.length > 0 ? names.map((name) => found.find((label) => label.name === name)) : ids.map((id) => found.find((label) => label.id === id));
+    return order.filter((label): label is LabelEntity => !!label && usableOn(label, target.repo.id, target.owner.id));
+  }
+
+  private async current(target: RepositoryTarget, issue: IssueEntity): Promise<LabelWire[]> {
+    const ids = (await this.issues.labelIdsOf([issue.id])).get(issue.id) ?? [];
+    if (!(await this.issues.findById(issue.id))) throw new NotFoundError();
+    return (await this.labels.byIds(ids)).map((label) => this.issueService.labelWire(label, target.repo, target.owner));
+  }
+}
