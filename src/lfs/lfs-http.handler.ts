@@ -12,6 +12,7 @@ import type { RequestLog } from '../logging/request-log';
 import { lfsKey } from './lfs-content';
 import { LfsOperation, LfsService, LfsTarget } from './lfs.service';
 import { LFS_MEDIA_TYPE } from './lfs.wire';
+import { LfsTokens } from './lfs-tokens';
 
 // The Git LFS API under `{owner}/{repo}[.git]/info/lfs`, served before Nest's routing as git's smart HTTP is:
 // its bodies (objects of any size) stream to the store, and its answers are the LFS protocol's, not the API's.
@@ -37,6 +38,7 @@ export class LfsHttpHandler {
     private readonly credentials: CredentialChain,
     private readonly lfs: LfsService,
     private readonly blobs: BlobStorage,
+    private readonly tokens: LfsTokens,
   ) {
     this.basePath = new URL(siteConfig.rootUrl).pathname;
   }
@@ -108,7 +110,14 @@ export class LfsHttpHandler {
     await sendBlob(this.blobs, request, response, { key: lfsKey(object.oid), size: object.size, name: object.oid });
   }
 
+  /** A token from `git-lfs-authenticate` (a bearer JWT), else the credentials of git over HTTP. */
   private async open(request: Request, route: { owner: string; repo: string }, operation: LfsOperation): Promise<LfsTarget> {
+    const bearer = /^(?:bearer|token)\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i.exec(request.headers.authorization ?? '');
+    if (bearer) {
+      const claims = this.tokens.verify(bearer[1]);
+      if (!claims) throw new UnauthorizedError('Credentials are incorrect or have expired.');
+      return this.lfs.openWithToken(claims, route.owner, route.repo, operation);
+    }
     return this.lfs.open(await this.authenticate(request), route.owner, route.repo, operation);
   }
 

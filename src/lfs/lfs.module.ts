@@ -9,12 +9,14 @@ import { LfsHttpHandler } from './lfs-http.handler';
 import { LfsLockStore } from './lfs-lock.store';
 import { LfsObjectStore } from './lfs-object.store';
 import { LfsService } from './lfs.service';
+import { LfsSshAuthentication } from './lfs-ssh-authentication';
+import { LfsTokens } from './lfs-tokens';
 
-/** Git LFS over HTTP; bootstrap.ts mounts LfsHttpHandler ahead of the API's middleware. */
+/** Git LFS over HTTP, and its tokens over SSH; bootstrap.ts mounts LfsHttpHandler ahead of the API's middleware. */
 @Module({
   imports: [AuthModule, BlobsModule, ReposModule, UsersModule],
-  providers: [LfsObjectStore, LfsLockStore, LfsContent, LfsService, LfsHttpHandler],
-  exports: [LfsHttpHandler],
+  providers: [LfsObjectStore, LfsLockStore, LfsContent, LfsService, LfsHttpHandler, LfsTokens, LfsSshAuthentication],
+  exports: [LfsHttpHandler, LfsSshAuthentication],
 })
 export class LfsModule implements OnModuleInit {
   constructor(

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ARCHIVED_PUSH_HTTP } from '../access/access-policy';
-import type { AuthContext } from '../auth/auth-context';
+import { AuthContext } from '../auth/auth-context';
 import { ForbiddenError, InvalidInputError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../common/errors';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
@@ -14,6 +14,7 @@ import { UserEntity } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';
 import { LfsContent, lfsKey, OID_PATTERN } from './lfs-content';
 import { LfsObjectStore } from './lfs-object.store';
+import type { LfsTokenClaims } from './lfs-tokens';
 import type { LfsBatchResponseWire, LfsLinkWire, LfsObjectWire, LfsPointer } from './lfs.wire';
 
 export type LfsOperation = 'download' | 'upload';
@@ -93,6 +94,20 @@ export class LfsService implements OnModuleInit {
       if (repo.isArchived) throw new ForbiddenError(ARCHIVED_PUSH_HTTP);
     }
     return { owner, repo, auth };
+  }
+
+  /**
+   * As `open`, for the bearer of a token from `git-lfs-authenticate`: it must name this repository, and an
+   * upload token is needed to upload (401 otherwise, so the client asks for credentials). The user's access is
+   * then decided as for any caller, so that access revoked since the token was issued counts.
+   */
+  async openWithToken(claims: LfsTokenClaims, ownerName: string, repoName: string, operation: LfsOperation): Promise<LfsTarget> {
+    const user = await this.users.byId(claims.userId);
+    const target = await this.access.find(ownerName, repoName);
+    if (!user || target.repo?.id !== claims.repositoryId || (operation === 'upload' && claims.operation !== 'upload')) {
+      throw new UnauthorizedError('Credentials are incorrect or have expired.');
+    }
+    return this.open(new AuthContext(user, 'token', null), ownerName, repoName, operation);
   }
 
   /**

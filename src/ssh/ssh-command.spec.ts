@@ -7,6 +7,7 @@ describe('parseSshCommand', () => {
     [`git-receive-pack "alice/proj"`, { verb: 'git-receive-pack', owner: 'alice', repo: 'proj' }],
     [`git-upload-archive alice/proj.git extra words`, { verb: 'git-upload-archive', owner: 'alice', repo: 'proj' }],
     [`git-upload-pack 'alice/proj.git.git'`, { verb: 'git-upload-pack', owner: 'alice', repo: 'proj.git' }],
+    [`git-lfs-authenticate 'alice/proj.git' upload`, { verb: 'git-lfs-authenticate', owner: 'alice', repo: 'proj', lfsOperation: 'upload' }],
   ])('accepts %s', (command, expected) => {
     expect(parseSshCommand(command)).toEqual(expected);
   });
@@ -14,7 +15,9 @@ describe('parseSshCommand', () => {
   it.each([
     ['git-upload-pack', 'Too few arguments'],
     ['', 'Too few arguments'],
-    [`git-lfs-authenticate alice/proj download`, 'Unknown git command'],
+    [`git-lfs-transfer alice/proj download`, 'Unknown git command'],
+    [`git-lfs-authenticate alice/proj`, 'Unknown LFS verb'],
+    [`git-lfs-authenticate alice/proj delete`, 'Unknown LFS verb'],
     [`ls -la`, 'Unknown git command'],
     [`git-upload-pack 'proj.git'`, 'Invalid repository path'],
     [`git-upload-pack 'alice/a/b.git'`, 'Invalid repo name'],

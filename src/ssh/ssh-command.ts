@@ -1,15 +1,17 @@
 import { parse } from 'shell-quote';
 
-export type SshVerb = 'git-upload-pack' | 'git-upload-archive' | 'git-receive-pack';
+export type SshVerb = 'git-upload-pack' | 'git-upload-archive' | 'git-receive-pack' | 'git-lfs-authenticate';
 
 export interface SshCommand {
   verb: SshVerb;
   /** As the client typed them, without one `.git` suffix. */
   owner: string;
   repo: string;
+  /** `git-lfs-authenticate`'s operation. */
+  lfsOperation?: 'upload' | 'download';
 }
 
-const VERBS: readonly string[] = ['git-upload-pack', 'git-upload-archive', 'git-receive-pack'];
+const VERBS: readonly string[] = ['git-upload-pack', 'git-upload-archive', 'git-receive-pack', 'git-lfs-authenticate'];
 
 /**
  * Parses an SSH exec command as Forgejo's SSH command handler does (docs/git-transports.md). Returns the command, or the
@@ -36,6 +38,11 @@ export function parseSshCommand(command: string): SshCommand | { error: string }
   const rest = repositoryPath.slice(slash + 1);
   const repo = rest.endsWith('.git') ? rest.slice(0, -'.git'.length) : rest;
   if (!/^[A-Za-z0-9_.-]+$/.test(repo)) return { error: 'Invalid repo name' };
+  if (verb === 'git-lfs-authenticate') {
+    const operation = words[2];
+    if (operation !== 'upload' && operation !== 'download') return { error: 'Unknown LFS verb' };
+    return { verb, owner, repo, lfsOperation: operation };
+  }
   return { verb: verb as SshVerb, owner, repo };
 }
 

@@ -21,6 +21,7 @@ import { DeployKeyLookup } from '../deploy-keys/deploy-key-lookup';
 import { UserEntity } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';
 import { parseSshCommand, SshVerb } from './ssh-command';
+import { LfsSshAuthentication } from '../lfs/lfs-ssh-authentication';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import type { PushContext } from '../git/push-hooks';
 import type { GitClient } from '../git/git-client';
@@ -70,6 +71,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     private readonly processes: GitProcesses,
     private readonly clock: Clock,
     private readonly audit: AuditService,
+    private readonly lfs: LfsSshAuthentication,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -300,6 +302,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     // 2. The command.
     const parsed = parseSshCommand(command);
     if ('error' in parsed) throw new SshRefusal(parsed.error);
+    if (parsed.lfsOperation && !this.lfs.enabled) throw new SshRefusal('Unknown git command');
     const typed = `${parsed.owner}/${parsed.repo}`;
     // 3. The repository, as the caller may see it.
     const viewer = new AuthContext(user, 'ssh-key', null);
@@ -312,7 +315,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     }
     const owner = target.owner!;
     const repo = target.repo!;
-    const push = parsed.verb === 'git-receive-pack';
+    const push = parsed.verb === 'git-receive-pack' || parsed.lfsOperation === 'upload';
     if (push) {
       // 4. Mirrors are read-only; 5. write permission before git runs.
       if (repo.isMirror) throw new SshRefusal(`Mirror Repository ${typed} is read-only`);
@@ -321,6 +324,11 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
         throw new SshRefusal(`User: ${user.id}:${user.name} with Key: ${key.id}:${key.name} is not authorized to write to ${typed}.`);
       }
       if (repo.isArchived) throw new SshRefusal(archivedPushSsh(owner.name, repo.name));
+    }
+    if (parsed.lfsOperation) {
+      // The LFS client reads where and how to reach the LFS API over HTTP, with a token for this operation.
+      channel.write(`${this.lfs.answer(user, owner, repo, parsed.lfsOperation)}\n`);
+      return finish(channel, 0);
     }
     const code = await this.runGit(channel, parsed.verb, { owner, repo }, protocol, push ? { repositoryId: repo.id, pusherId: user.id, keyId: identity.key.id } : undefined, {
       address,
@@ -345,6 +353,8 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   ): Promise<void> {
     const parsed = parseSshCommand(command);
     if ('error' in parsed) throw new SshRefusal(parsed.error);
+    // LFS tokens act as a user; a deploy key is none.
+    if (parsed.lfsOperation) throw new SshRefusal('Unknown git command');
     const typed = `${parsed.owner}/${parsed.repo}`;
     const push = parsed.verb === 'git-receive-pack';
     const target = await this.access.find(parsed.owner, parsed.repo);

@@ -198,7 +198,7 @@ describe('git over the built-in SSH server', () => {
 
     it('reports command parsing errors', async () => {
       expect(await refusal(aliceKey, 'git-upload-pack')).toBe('Anvil: Too few arguments');
-      expect(await refusal(aliceKey, `git-lfs-authenticate '${pub}' download`)).toBe('Anvil: Unknown git command');
+      expect(await refusal(aliceKey, `git-lfs-transfer '${pub}' download`)).toBe('Anvil: Unknown git command');
       expect(await refusal(aliceKey, `git-upload-pack 'just-a-name.git'`)).toBe('Anvil: Invalid repository path');
       expect(await refusal(aliceKey, `git-upload-pack '${alice.name}/a/b.git'`)).toBe('Anvil: Invalid repo name');
       expect(await refusal(aliceKey, `git-upload-pack '${pub}' ; ls`)).toBe('Anvil: Error parsing arguments');

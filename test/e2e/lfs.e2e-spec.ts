@@ -4,6 +4,9 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 import { makeRepo, makeToken, makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
+import { generateSshKey, runSsh, sshCommand, SshKeyFiles } from '../support/ssh-keys';
+import { SshEndpoint } from '../../src/common/ssh-endpoint';
+import { recordSecrets } from '../support/e2e-log';
 import { startTestApp, TestApp } from '../support/test-app';
 
 const LFS = 'application/vnd.git-lfs+json';
@@ -293,6 +296,68 @@ describe('Git LFS over HTTP', () => {
       expect(push.code).not.toBe(0);
       expect(await rows(sha256(refused))).toBe(0);
       expect(fs.existsSync(stored(sha256(refused)))).toBe(false);
+    });
+  });
+
+  describe('over SSH', () => {
+    let port: number;
+    let aliceKey: SshKeyFiles;
+    let bobKey: SshKeyFiles;
+    const sshUrl = (full: string) => `ssh://git@127.0.0.1:${port}/${full}.git`;
+    const ssh = (key: SshKeyFiles, command: string) => runSsh({ port, env: client.env() }, key, command);
+
+    beforeAll(async () => {
+      port = t.app.get(SshEndpoint).port;
+      aliceKey = generateSshKey(client.home, 'alice');
+      bobKey = generateSshKey(client.home, 'bob');
+      for (const [user, key] of [[alice, aliceKey], [bob, bobKey]] as const) {
+        expect((await t.http.post(t.api('/user/keys')).set(withToken(user.token)).send({ title: uniqueName('key'), key: key.publicLine })).status).toBe(201);
+      }
+    });
+
+    it('git-lfs-authenticate answers a token bound to the repository and the operation, refusing as git does', async () => {
+      const answer = await ssh(bobKey, `git-lfs-authenticate ${priv}.git download`);
+      expect(answer.code).toBe(0);
+      const parsed = JSON.parse(answer.stdout);
+      expect(parsed.href).toBe(`${base}${priv}.git/info/lfs`);
+      expect(parsed.expires_in).toBe(20 * 60);
+      expect(parsed.header.Authorization).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+      recordSecrets(parsed.header.Authorization.slice('Bearer '.length));
+      const token = { Authorization: parsed.header.Authorization };
+      expect((await batch(priv, { operation: 'download', objects: [] }, token)).status).toBe(200);
+      // A download token does not upload, and names one repository only; a changed signature is nobody's.
+      expect((await batch(priv, { operation: 'upload', objects: [] }, token)).status).toBe(401);
+      expect((await batch(pub, { operation: 'download', objects: [] }, token)).status).toBe(401);
+      expect((await batch(priv, { operation: 'download', objects: [] }, { Authorization: `${parsed.header.Authorization}x` })).status).toBe(401);
+
+      const upload = await ssh(bobKey, `git-lfs-authenticate ${priv} upload`);
+      expect({ code: upload.code, stderr: upload.stderr }).toEqual({ code: 1, stderr: expect.stringMatching(new RegExp(`^Anvil: User: ${bob.user.id}:${bob.name} with Key: \\d+:\\S+ is not authorized to write to ${priv}\\.\\n$`)) });
+      const verb = await ssh(bobKey, `git-lfs-authenticate ${priv} delete`);
+      expect({ code: verb.code, stderr: verb.stderr }).toEqual({ code: 1, stderr: 'Anvil: Unknown LFS verb\n' });
+      const transfer = await ssh(bobKey, `git-lfs-transfer ${priv} upload`);
+      expect({ code: transfer.code, stderr: transfer.stderr }).toEqual({ code: 1, stderr: 'Anvil: Unknown git command\n' });
+      const carol = await makeUser(t);
+      const carolKey = generateSshKey(client.home, 'carol');
+      await t.http.post(t.api('/user/keys')).set(withToken(carol.token)).send({ title: 'carol', key: carolKey.publicLine });
+      const hidden = await ssh(carolKey, `git-lfs-authenticate ${priv} download`);
+      expect({ code: hidden.code, stderr: hidden.stderr }).toEqual({ code: 1, stderr: `Anvil: Cannot find repository: ${priv}\n` });
+    });
+
+    it('the real client pushes and clones LFS objects over SSH', async () => {
+      const repo = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('sshlfs') })).name}`;
+      const env = { GIT_SSH_COMMAND: sshCommand(aliceKey.privateKey) };
+      const content = randomBytes(300 * 1024);
+      const work = await client.workingCopy('main', {});
+      await client.ok(['lfs', 'install', '--local'], { cwd: work });
+      await client.ok(['lfs', 'track', '*.dat'], { cwd: work });
+      fs.writeFileSync(path.join(work, 'model.dat'), content);
+      await client.ok(['add', '.gitattributes', 'model.dat'], { cwd: work });
+      await client.ok(['commit', '--quiet', '-m', 'model'], { cwd: work });
+      await client.ok(['push', sshUrl(repo), 'main:main'], { cwd: work, env });
+      expect(await rows(sha256(content))).toBe(1);
+      const clone = path.join(client.home, uniqueName('sshclone'));
+      await client.ok(['-c', 'filter.lfs.process=git-lfs filter-process', '-c', 'filter.lfs.required=true', 'clone', '--quiet', sshUrl(repo), clone], { env });
+      expect(Buffer.compare(fs.readFileSync(path.join(clone, 'model.dat')), content)).toBe(0);
     });
   });
 });
