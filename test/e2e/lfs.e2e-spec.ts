@@ -38,7 +38,7 @@ describe('Git LFS over HTTP', () => {
   };
 
   /** A raw PUT whose Content-Length is whatever the test says, and whose body may stop early. */
-  function rawPut(url: string, headers: Record<string, string>, body: Buffer, cutAfter?: number): Promise<{ status: number; text: string }> {
+  function rawPut(url: string, headers: Record<string, string>, body: Buffer, cutAfter?: number, beforeCut: () => Promise<void> = () => Promise.resolve()): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
       const request = http.request(new URL(url, base), { method: 'PUT', headers }, (response) => {
         const chunks: Buffer[] = [];
@@ -47,7 +47,7 @@ describe('Git LFS over HTTP', () => {
       });
       request.on('error', (error) => (cutAfter === undefined ? reject(error) : resolve({ status: 0, text: error.message })));
       if (cutAfter === undefined) request.end(body);
-      else request.write(body.subarray(0, cutAfter), () => request.destroy());
+      else request.write(body.subarray(0, cutAfter), () => void beforeCut().then(() => request.destroy()));
     });
   }
 
@@ -187,10 +187,11 @@ describe('Git LFS over HTTP', () => {
       wrongBytes[0] ^= 1;
       const wrong = await rawPut(url, { ...auth, 'Content-Length': String(content.length) }, wrongBytes);
       expect({ status: wrong.status, body: JSON.parse(wrong.text) }).toEqual({ status: 422, body: { message: 'content hash does not match OID' } });
-      await rawPut(url, { ...auth, 'Content-Length': String(content.length) }, content, 1000);
+      // Cut off once the server is receiving it (its temporary file exists), then wait until it has cleaned up.
+      await rawPut(url, { ...auth, 'Content-Length': String(content.length) }, content, 1000, () => until(() => leftovers().length === 1, 'the upload reaches the server'));
       const invalid = await rawPut(lfsPath(priv, 'objects/abc/10'), auth, Buffer.alloc(10));
       expect(invalid.status).toBe(422);
-      // The server learns of the cut-off only when its socket closes: wait until its temporary file is gone.
+      // The server learns of the cut-off only when its socket closes.
       await until(() => leftovers().length === 0, 'the cut-off upload leaves its temporary file');
       const after = JSON.parse((await batch(priv, { operation: 'download', objects: [{ oid, size: content.length }] })).text);
       expect(after.objects[0].error.code).toBe(404);
