@@ -12,6 +12,7 @@ import { RepositoryEntity } from '../repos/repository.entity';
 import { StarEntity } from '../repos/star.entity';
 import { RepoTopicEntity, TopicEntity } from '../repos/topic.entities';
 import { WatchEntity } from '../repos/watch.entity';
+import { ForkEntity } from '../repos/fork.entity';
 import { GpgKeyEntity } from '../keys/gpg/gpg-key.entity';
 import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
 import { AccessTokenEntity } from '../users/access-token.entity';
@@ -27,4 +28,4 @@ import { OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity } f
 import { WebhookDeliveryEntity, WebhookEntity, WebhookEventEntity, WebhookLeaseEntity } from '../webhooks/webhook.entities';
 
 /** Every entity the data source knows; a module adds its own here. */
-export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, TeamRepoEntity, CollaborationEntity, DeployKeyEntity, RepositoryEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity, OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity, AuditEventEntity, LfsObjectEntity, LfsLockEntity, IssueEntity, IssueCounterEntity, IssueWordEntity, IssueLabelEntity, IssueAssigneeEntity, CommentEntity];
+export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, TeamRepoEntity, CollaborationEntity, DeployKeyEntity, RepositoryEntity, ForkEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity, OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity, AuditEventEntity, LfsObjectEntity, LfsLockEntity, IssueEntity, IssueCounterEntity, IssueWordEntity, IssueLabelEntity, IssueAssigneeEntity, CommentEntity];

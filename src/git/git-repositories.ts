@@ -140,11 +140,18 @@ export class GitRepositories {
    * not counted, and a file or directory that vanishes while it is walked (a quarantine moved in, a lock file
    * given back, a repack) counts as gone rather than failing the walk.
    */
-  size(dir: string): Promise<number> {
+  async size(dir: string): Promise<number> {
     // The walk runs in the launcher process: a repository holds thousands of loose objects between two auto-gcs,
     // and their lookups, done here, were 30 ms of callbacks on the event loop per push, inside the section that
     // serialises the pushes to the repository.
-    return this.launcher.size(dir, TRANSIENT_GIT_FILES);
+    const own = await this.launcher.size(dir, TRANSIENT_GIT_FILES);
+    if (!(await exists(path.join(dir, 'objects', 'info', 'alternates')))) return own;
+    // A member of a fork network counts what it would cost alone (docs/quota.md): its own directory, plus the
+    // reachable objects it does not store itself (they are in the pool).
+    const ownObjects = await this.launcher.size(path.join(dir, 'objects'), TRANSIENT_GIT_FILES);
+    const out = await this.git.run(['rev-list', '--all', '--objects', '--disk-usage'], { gitDir: dir, offload: true, timeoutMs: 600_000 });
+    const reached = Number(out.trim()) || 0;
+    return own + Math.max(0, reached - ownObjects);
   }
 
   /**

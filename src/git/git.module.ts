@@ -10,6 +10,7 @@ import { GitObjects } from './git-objects';
 import { GitProcesses } from './git-processes';
 import { GitRemotes } from './git-remotes';
 import { GitRepositories } from './git-repositories';
+import { GitPools } from './git-pools';
 import { GitTags } from './git-tags';
 import { GitPushCommits } from './git-push-commits';
 import { GitTreeBudget } from './git-tree-budget';
@@ -26,7 +27,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits, RepositoryJournal],
-  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, RepositoryJournal],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits, RepositoryJournal, GitPools],
+  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, RepositoryJournal, GitPools],
 })
 export class GitModule {}

@@ -28,6 +28,14 @@ export function incomingRoot(dataDir: string): string {
   return path.join(repositoriesRoot(dataDir), '.incoming');
 }
 
+/**
+ * Object pools of fork networks (docs/forks.md). Like `.trash`, never an owner's directory; at the depth of
+ * `<owner>/<name>.git`, so that a member's relative alternates line reaches its pool from wherever it sits.
+ */
+export function poolsRoot(dataDir: string): string {
+  return path.join(repositoriesRoot(dataDir), '.pools');
+}
+
 /** The journal of repository directory moves in flight (repository-journal.ts). Like `.trash`, never an owner's. */
 export function journalRoot(dataDir: string): string {
   return path.join(repositoriesRoot(dataDir), '.journal');
@@ -73,6 +81,16 @@ export class RepositoryPaths {
 
   incoming(): string {
     return incomingRoot(this.storageConfig.dataDir);
+  }
+
+  pools(): string {
+    return poolsRoot(this.storageConfig.dataDir);
+  }
+
+  /** A pool's bare repository: `.pools/<name>.git`; names are Anvil's own (`GitPools.newName`). */
+  pool(name: string): string {
+    if (!/^[a-z0-9-]{1,64}$/.test(name)) throw new Error(`unsafe pool name: ${JSON.stringify(name)}`);
+    return path.join(this.pools(), `${name}.git`);
   }
 
   journal(): string {

@@ -27,11 +27,13 @@ import { WatchesService } from './watches.service';
 import { TopicStore } from './topic.store';
 import { TopicsController } from './topics.controller';
 import { TopicsService } from './topics.service';
+import { ForksController } from './forks.controller';
+import { ForksService } from './forks.service';
 
 /** Repositories: git storage, creation, search, lists, stars and watches. */
 @Module({
   imports: [UsersModule, QuotaModule, GitModule, AccessModule],
-  controllers: [RepositoriesController, RepositoryListsController, StarsController, WatchesController, TopicsController],
+  controllers: [RepositoriesController, RepositoryListsController, StarsController, WatchesController, TopicsController, ForksController],
   providers: [
     RepositoryTemplates,
     RepositoryStore,
@@ -52,6 +54,7 @@ import { TopicsService } from './topics.service';
     WatchesService,
     TopicStore,
     TopicsService,
+    ForksService,
   ],
   exports: [AccessModule, RepositoriesService, RepositoryCreation, RepositorySettings, RepositoryDirectory, RepositoryAccess, RepositoryAssignment, RepositoryRouteLookup, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
 })

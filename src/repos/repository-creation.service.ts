@@ -45,6 +45,10 @@ export interface ImportedRepository {
   defaultBranch: string;
   objectFormatName: string;
   gitSize: number;
+  /** A fork: its source and the fork network's object pool (docs/forks.md). */
+  isFork?: boolean;
+  forkId?: number;
+  objectPool?: string;
 }
 
 /** Told inside the creation's transaction that a repository's row was inserted, by whom and for which owner. */

@@ -34,8 +34,6 @@ export class RepositoryListsService {
     const request = parseSearchQuery(query, viewer.isSignedIn);
     try {
       const access = await this.access.of(viewer);
-      // No repository is a fork: that filter matches nothing.
-      if (request.mode === 'fork') return NOTHING;
       const criteria: RepositoryCriteria = {
         scope: visibilityScope(access),
         publicOwnersOnly: !request.includePrivate,
@@ -44,7 +42,10 @@ export class RepositoryListsService {
         archived: request.archived,
         sort: request.sort,
       };
-      if (request.mode === 'source' || request.mode === 'collaborative') criteria.isMirror = false;
+      // As Forgejo: a source is neither a fork nor a mirror.
+      if (request.mode === 'source') Object.assign(criteria, { isMirror: false, isFork: false });
+      if (request.mode === 'fork') criteria.isFork = true;
+      if (request.mode === 'collaborative') criteria.isMirror = false;
       if (request.mode === 'mirror') criteria.isMirror = true;
       // Users named by id in the query are subject to visibility as those named in a path are: an invisible
       // one yields nothing rather than what they starred or which organisations they own.

@@ -39,6 +39,8 @@ export interface RepositoryCriteria {
   isPrivate?: boolean;
   isTemplate?: boolean;
   isMirror?: boolean;
+  /** Forks only (true) or no forks (false). */
+  isFork?: boolean;
   archived?: boolean;
   /** Listed first: repositories of this owner (search `priority_owner_id`). */
   priorityOwnerId?: number;
@@ -250,6 +252,7 @@ export abstract class RepositorySearchPlanner {
     if (criteria.isPrivate !== undefined) query.andWhere('r.is_private = :isPrivate', { isPrivate: flag(criteria.isPrivate) });
     if (criteria.isTemplate !== undefined) query.andWhere('r.is_template = :isTemplate', { isTemplate: flag(criteria.isTemplate) });
     if (criteria.isMirror !== undefined) query.andWhere('r.is_mirror = :isMirror', { isMirror: flag(criteria.isMirror) });
+    if (criteria.isFork !== undefined) query.andWhere('r.is_fork = :isFork', { isFork: flag(criteria.isFork) });
     return query;
   }
 }
@@ -309,8 +312,8 @@ function countCacheKey(criteria: RepositoryCriteria): string | undefined {
   // Stars, topics and the archived flag do not raise the search generation: totals filtered on them are not kept.
   if (!criteria.keyword || criteria.starredBy !== undefined || criteria.topics !== undefined || criteria.archived !== undefined) return undefined;
   // Grants (collaborations, team memberships and links) raise the generation too (migration 1795716000000).
-  const { scope, publicOwnersOnly, ownerIds, orGrantedTo, keyword, isPrivate, isTemplate, isMirror } = criteria;
-  return JSON.stringify([scope, publicOwnersOnly ?? false, ownerIds ?? null, orGrantedTo ?? null, keyword, isPrivate ?? null, isTemplate ?? null, isMirror ?? null]);
+  const { scope, publicOwnersOnly, ownerIds, orGrantedTo, keyword, isPrivate, isTemplate, isMirror, isFork } = criteria;
+  return JSON.stringify([scope, publicOwnersOnly ?? false, ownerIds ?? null, orGrantedTo ?? null, keyword, isPrivate ?? null, isTemplate ?? null, isMirror ?? null, isFork ?? null]);
 }
 
 /** At most `max` items, evenly spread and always keeping the first and the last. */

@@ -60,7 +60,12 @@ export class RepositorySettings {
     const changes: Partial<RepositoryEntity> = {};
     if (option.description !== undefined && option.description !== null) changes.description = option.description;
     if (option.website !== undefined && option.website !== null) changes.website = option.website;
-    if (option.private !== undefined && option.private !== null) changes.isPrivate = option.private;
+    if (option.private !== undefined && option.private !== null) {
+      // A fork's visibility follows its source's while it has one, as Forgejo forces it: a fork of a private
+      // source cannot be published.
+      const source = repo.isFork && repo.forkId ? await this.repositories.findById(repo.forkId) : null;
+      changes.isPrivate = source ? source.isPrivate : option.private;
+    }
     if (option.template !== undefined && option.template !== null) changes.isTemplate = option.template;
     if (option.archived !== undefined && option.archived !== null) {
       if (repo.isMirror) throw new InvalidInputError('repo is a mirror, cannot archive/un-archive');

@@ -11,6 +11,7 @@ import { bigintAsNumber, CounterColumn, FlagColumn, IdColumn, RefColumn, TextCol
 @Index('IDX_repository_updated_unix', ['updatedUnix'])
 @Index('IDX_repository_num_stars', ['numStars'])
 @Index('IDX_repository_git_size', ['gitSize'])
+@Index('IDX_repository_fork_id', ['forkId'])
 export class RepositoryEntity {
   @IdColumn()
   id: number;
@@ -114,6 +115,22 @@ export class RepositoryEntity {
 
   @CounterColumn()
   numStars: number;
+
+  /** True while the repository is a fork of an existing source (docs/forks.md). */
+  @FlagColumn(false)
+  isFork: boolean;
+
+  /** The source of a fork, one level; 0 for a repository that is not (or no longer) a fork. */
+  @RefColumn({ default: 0 })
+  forkId: number;
+
+  /** Direct forks, moved in the transaction that inserts or deletes one. */
+  @CounterColumn()
+  numForks: number;
+
+  /** The name of the object pool of the repository's fork network; '' outside any network. */
+  @TextColumn(64)
+  objectPool: string;
 
   @CounterColumn()
   numWatches: number;

@@ -26,7 +26,7 @@ export function repositoryUrls(owner: UserEntity, repo: RepositoryEntity, site: 
  * for the owner's e-mail "can see the repository" holds for every signed-in viewer — and anonymous callers
  * always get the placeholder (docs/visibility.md).
  * `ownerWire`: the owner's JSON from `toRepositoryOwnerWire` when a list has built it once for all of that
- * owner's repositories.
+ * owner's repositories. `parent`: the source's JSON (one level, its own `parent` null) when the viewer may see it.
  */
 export function toRepositoryWire(
   repo: RepositoryEntity,
@@ -35,6 +35,7 @@ export function toRepositoryWire(
   permission: PermissionWire,
   site: Site,
   ownerWire: UserWire = toRepositoryOwnerWire(owner, viewer, site),
+  parent: RepositoryWire | null = null,
 ): RepositoryWire {
   const urls = repositoryUrls(owner, repo, site);
   return {
@@ -45,9 +46,9 @@ export function toRepositoryWire(
     description: repo.description,
     empty: repo.isEmpty,
     private: repo.isPrivate,
-    fork: false,
+    fork: repo.isFork,
     template: repo.isTemplate,
-    parent: null,
+    parent: repo.isFork ? parent : null,
     mirror: repo.isMirror,
     size: Math.floor(repo.gitSize / 1024),
     language: repo.primaryLanguage ?? '',
@@ -60,7 +61,7 @@ export function toRepositoryWire(
     original_url: repo.originalUrl,
     website: repo.website,
     stars_count: repo.numStars,
-    forks_count: 0,
+    forks_count: repo.numForks,
     watchers_count: repo.numWatches,
     open_issues_count: Math.max(0, repo.numIssues - repo.numClosedIssues),
     open_pr_counter: 0,

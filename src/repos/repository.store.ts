@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AccessGrants } from '../access/access-policy';
 import { grantsAlongsideRepository, grantsInRows } from '../access/access.store';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { valueOf } from '../database/bound-statements';
 import { RowReader } from '../database/row-reader';
@@ -12,6 +12,7 @@ import { RepositorySearchPlanner } from './repository-search-planner';
 import { RepositoryEntity } from './repository.entity';
 import { StarEntity } from './star.entity';
 import { WatchEntity } from './watch.entity';
+import { ForkEntity } from './fork.entity';
 
 export type { RepositoryCriteria, RepositorySort, RepositorySortKey } from './repository-search-planner';
 
@@ -118,6 +119,66 @@ export class RepositoryStore extends RepositorySearchPlanner {
   async addToCounter(tx: EntityManager, id: number, counter: RepositoryCounter, delta: number): Promise<boolean> {
     const column = COUNTER_COLUMNS[counter];
     return (await changeRows(tx, `UPDATE repository SET ${column} = ${column} + ? WHERE id = ?`, [delta, id])) > 0;
+  }
+
+  /** Rows by id, in no particular order; missing ids are left out. */
+  async findByIds(ids: number[]): Promise<RepositoryEntity[]> {
+    if (ids.length === 0) return [];
+    return this.repositories().findBy({ id: In(ids) });
+  }
+
+  /** The owner's fork of `sourceId`, if any (at most one: repository_fork's unique index). */
+  findForkOf(ownerId: number, sourceId: number, tx?: EntityManager): Promise<RepositoryEntity | null> {
+    return this.repositories(tx).findOneBy({ ownerId, forkId: sourceId, isFork: true });
+  }
+
+  /**
+   * Records that `repoId` is the owner's fork of `sourceId`, inside the fork's creation: a unique violation when
+   * the owner has one already (two forks at once: the second to insert fails).
+   */
+  async claimFork(tx: EntityManager, ownerId: number, sourceId: number, repoId: number): Promise<void> {
+    await tx.getRepository(ForkEntity).insert({ ownerId, sourceId, repoId });
+  }
+
+  /** Moves `num_forks` of the source by `delta` in SQL, inside the caller's transaction; false when it is gone. */
+  async addToForkCount(tx: EntityManager, sourceId: number, delta: number): Promise<boolean> {
+    return (await changeRows(tx, 'UPDATE repository SET num_forks = num_forks + ? WHERE id = ?', [delta, sourceId])) > 0;
+  }
+
+  /** A deleted source's direct forks stop being forks (as Forgejo detaches them). */
+  async detachForks(tx: EntityManager, sourceId: number): Promise<void> {
+    await changeRows(tx, 'UPDATE repository SET is_fork = 0, fork_id = 0 WHERE fork_id = ? AND is_fork = 1', [sourceId]);
+    await tx.getRepository(ForkEntity).delete({ sourceId });
+  }
+
+  /** A deleted fork's claim goes with it. */
+  async forgetFork(tx: EntityManager, repoId: number): Promise<void> {
+    await tx.getRepository(ForkEntity).delete({ repoId });
+  }
+
+  /** Records the repository's pool unless it has one already; false when another fork recorded one first. */
+  async claimObjectPool(repoId: number, poolName: string): Promise<boolean> {
+    const result = await this.repositories().update({ id: repoId, objectPool: '' }, { objectPool: poolName });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** How many repositories use the pool. */
+  countPoolMembers(poolName: string): Promise<number> {
+    return this.repositories().countBy({ objectPool: poolName });
+  }
+
+  /** Every pool name that some repository uses. */
+  async poolNames(): Promise<Set<string>> {
+    const rows: { pool: string }[] = await this.repositories().createQueryBuilder('r').select('DISTINCT r.object_pool', 'pool').where("r.object_pool <> ''").getRawMany();
+    return new Set(rows.map((row) => row.pool));
+  }
+
+  /** The direct forks of `sourceId` the scope may see, oldest first. */
+  async listForks(sourceId: number, scope: VisibilityScope, page: PageQuery): Promise<Page<RepositoryEntity>> {
+    const query = this.scoped(scope).andWhere('r.fork_id = :sourceId AND r.is_fork = :isFork', { sourceId, isFork: true });
+    const total = await query.getCount();
+    const items = await query.orderBy('r.id', 'ASC').offset(page.offset).limit(page.limit).getMany();
+    return { items, total };
   }
 
   /**

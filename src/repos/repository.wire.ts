@@ -42,7 +42,7 @@ export class ExternalWikiWire {
 
 /**
  * The `Repository` JSON, fields in Forgejo's order. Fields of features Anvil does not have say
- * so: no wiki, pull requests, projects or actions (`has_*` false, every `allow_*` false), no forks, no
+ * so: no wiki, pull requests, projects or actions (`has_*` false, every `allow_*` false), no
  * transfers. `internal_tracker` is sent while the built-in tracker is on, `external_tracker` while an external one
  * is set, and `external_wiki` never: Forgejo leaves each out while its unit is off.
  */
@@ -55,9 +55,10 @@ export class RepositoryWire {
   @ApiProperty() description: string;
   @ApiProperty() empty: boolean;
   @ApiProperty() private: boolean;
-  @ApiProperty({ description: 'always false: forking is out of scope' }) fork: boolean;
+  @ApiProperty({ description: 'a fork of a repository that still exists' }) fork: boolean;
   @ApiProperty() template: boolean;
-  @ApiProperty({ type: Object, nullable: true, description: 'always null: forking is out of scope' }) parent: null;
+  @ApiProperty({ type: () => RepositoryWire, nullable: true, description: "a fork's source, one level deep (its own `parent` null); null when the viewer cannot see it" })
+  parent: RepositoryWire | null;
   @ApiProperty() mirror: boolean;
   @ApiProperty({ format: 'int64', description: 'KiB' }) size: number;
   @ApiProperty({ description: 'the language with the most bytes at the default branch, once measured; "" before' }) language: string;
@@ -133,4 +134,13 @@ export class WatchInfoWire {
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty() url: string;
   @ApiProperty() repository_url: string;
+}
+
+/** Where a fork's branch stands to its source's branch of the same name. */
+@ApiSchema({ name: 'SyncForkInfo' })
+export class SyncForkInfoWire {
+  @ApiProperty({ description: 'a sync would succeed: the fork is behind and can be fast-forwarded' }) allowed: boolean;
+  @ApiProperty({ description: "the fork's commit; '' when the branch is missing" }) fork_commit: string;
+  @ApiProperty({ description: "the source's commit; '' when there is none to sync from" }) base_commit: string;
+  @ApiProperty({ format: 'int64', description: 'commits of the source the fork lacks' }) commits_behind: number;
 }

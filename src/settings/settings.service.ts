@@ -30,7 +30,7 @@ export class SettingsService {
       stars_disabled: false,
       time_tracking_disabled: true,
       lfs_disabled: true,
-      forks_disabled: true,
+      forks_disabled: false,
     };
   }
 

@@ -16,7 +16,7 @@ export class GeneralRepoSettingsWire {
   @ApiProperty() stars_disabled: boolean;
   @ApiProperty({ description: 'true: Anvil has no issue tracker to track time on' }) time_tracking_disabled: boolean;
   @ApiProperty({ description: 'true: Anvil has no LFS' }) lfs_disabled: boolean;
-  @ApiProperty({ description: 'true: Anvil has no forks' }) forks_disabled: boolean;
+  @ApiProperty({ description: 'false: repositories can be forked' }) forks_disabled: boolean;
 }
 
 @ApiSchema({ name: 'GeneralAttachmentSettings' })

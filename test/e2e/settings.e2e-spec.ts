@@ -29,7 +29,7 @@ describe('settings: /settings/api|repository|attachment|ui tell the limits the s
       stars_disabled: false,
       time_tracking_disabled: true,
       lfs_disabled: true,
-      forks_disabled: true,
+      forks_disabled: false,
     });
   });
 
