@@ -10,11 +10,12 @@ import { AuthModule } from './auth/auth.module';
 import { ApiRequestTimeout } from './http/request-timeout';
 import { BodyPipe } from './http/body-binding';
 import { CommonModule } from './common/common.module';
+import { HttpPlatformModule } from './http/http-platform.module';
 import { CollaboratorsModule } from './collaborators/collaborators.module';
 import { DeployKeysModule } from './deploy-keys/deploy-keys.module';
 import { TeamsModule } from './teams/teams.module';
 import { ContentModule } from './content/content.module';
-import { HttpErrorFilter } from './common/http-error.filter';
+import { HttpErrorFilter } from './http/http-error.filter';
 import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
@@ -50,6 +51,7 @@ export class AppModule {
         LoggingModule,
         DatabaseModule.forRoot(config),
         CommonModule,
+        HttpPlatformModule,
         AuditModule,
         EventsModule,
         AuthModule,

@@ -2,7 +2,7 @@ import { TooManyRequestsError } from '../common/errors';
 import { loadConfig } from '../config/config';
 import type { UsersService } from '../users/users.service';
 import type { AuditService } from '../audit/audit.service';
-import type { RateLimits } from '../common/rate-limits';
+import type { RateLimits } from '../http/rate-limits';
 import type { AccessTokensService } from '../users/access-tokens.service';
 import type { UserAccounts } from '../users/user-accounts';
 import type { OAuth2AccessTokens } from '../oauth2/oauth2-access-tokens';

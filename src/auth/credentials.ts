@@ -5,7 +5,7 @@ import { ReverseProxyConfig } from '../config/slices';
 import { AuditService, SignInCarrier } from '../audit/audit.service';
 import { clientIp, TrustedProxies } from '../http/client-address';
 import { DomainError, TooManyRequestsError, UnauthorizedError } from '../common/errors';
-import { RateLimits } from '../common/rate-limits';
+import { RateLimits } from '../http/rate-limits';
 import { OAuth2AccessTokens } from '../oauth2/oauth2-access-tokens';
 import { AccessTokensService, TOKEN_FAILED } from '../users/access-tokens.service';
 import { UserAccounts } from '../users/user-accounts';

@@ -1,4 +1,3 @@
-import { TransactionLostError } from '../database/transactions';
 import { DomainError } from './errors';
 
 /** 503 with `Retry-After`: the database, or the machine's processes or descriptors, cannot serve this now. */
@@ -17,6 +16,13 @@ export class InsufficientStorageError extends DomainError {
   readonly status = 507;
   constructor() {
     super('the server has no storage space left; nothing was saved');
+  }
+}
+
+/** The transaction ended under a write that went on as if it were open: nothing of it was kept. */
+export class TransactionLostError extends Error {
+  constructor() {
+    super('the transaction was rolled back by the database (a full disk or an I/O error)');
   }
 }
 

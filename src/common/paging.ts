@@ -2,7 +2,7 @@ import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
 import { applyDecorators } from '@nestjs/common';
 import type { Request } from 'express';
-import { isSecretParameter } from '../logging/request-log';
+import { isSecretParameter } from './secret-parameters';
 
 /** One page of a list, as every store and service speaks it (docs/api-conventions.md). */
 export interface PageQuery {

@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseCidr } from '../common/net-address';
+import { parseCidr } from './net-address';
 import type {
   AuditConfig,
   DatabaseConfig,

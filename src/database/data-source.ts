@@ -7,7 +7,6 @@ import { applyDatabaseTimeouts } from './database-timeouts';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { SnakeNamingStrategy } from './naming-strategy';
-import { secureDatabaseFiles } from '../server/data-directory';
 import { adaptMysqlPool } from './mysql-pool';
 import { runSchemaMigrations } from './schema-migrations';
 import { retrySingleStatements } from './statement-retry';
@@ -127,5 +126,12 @@ export function adaptColumnTypes(dataSource: DataSource): void {
     for (const column of entity.columns) {
       if (column.type === 'bigint') column.type = 'integer';
     }
+  }
+}
+
+/** The SQLite database and its journal files: owner read/write only, whatever created them before. */
+function secureDatabaseFiles(file: string): void {
+  for (const candidate of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    if (fs.existsSync(candidate)) fs.chmodSync(candidate, 0o600);
   }
 }

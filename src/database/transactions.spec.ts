@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { changeRows, insertUnlessPresent, TransactionLostError, Transactions } from './transactions';
+import { TransactionLostError } from '../common/dependency-errors';
+import { changeRows, insertUnlessPresent, Transactions } from './transactions';
 
 /** SQLite group commit: what the callers of Transactions.run can rely on, on a real (in-memory) database. */
 describe('Transactions on SQLite (group commit)', () => {

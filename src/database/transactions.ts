@@ -1,6 +1,7 @@
 import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { TransactionLostError } from '../common/dependency-errors';
 
 /** The after-commit steps of the transaction whose work is running (see `Transactions.afterCommit`). */
 const committedHooks = new AsyncLocalStorage<(() => void)[]>();
@@ -287,13 +288,6 @@ async function beginImmediate(runner: QueryRunner): Promise<void> {
     // SQLite's driver shares one query runner: the rewrite must not outlive this BEGIN.
     if (ownQuery) runner.query = ownQuery;
     else delete (runner as { query?: unknown }).query;
-  }
-}
-
-/** The transaction ended under a write that went on as if it were open: nothing of it was kept. */
-export class TransactionLostError extends Error {
-  constructor() {
-    super('the transaction was rolled back by the database (a full disk or an I/O error)');
   }
 }
 

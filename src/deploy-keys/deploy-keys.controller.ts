@@ -5,7 +5,7 @@ import { Public } from '../auth/route-auth';
 import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
-import { RateLimit } from '../common/rate-limits';
+import { RateLimit } from '../http/rate-limits';
 import { parseKeyId } from '../keys/key-owners';
 import { CreateKeyOption } from '../keys/ssh/create-key.option';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';

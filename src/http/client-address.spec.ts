@@ -1,4 +1,4 @@
-import { parseCidr } from '../common/net-address';
+import { parseCidr } from '../config/net-address';
 import { resolveClientAddress, TrustedProxies } from './client-address';
 
 describe('the client address behind trusted proxies', () => {

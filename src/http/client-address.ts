@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { parseCidr, plainAddress } from '../common/net-address';
+import { parseCidr, plainAddress } from '../config/net-address';
 
 /**
  * The networks whose word is taken about the client behind them (REVERSE_PROXY_TRUSTED_PROXIES): forwarding

@@ -9,7 +9,7 @@ import { ApiErrors } from '../common/openapi';
 import type { AppConfig } from '../config/config';
 import { MarkdownOption, readMarkdownOption } from './markdown.option';
 import { MarkdownService } from './markdown.service';
-import { RateLimit } from '../common/rate-limits';
+import { RateLimit } from '../http/rate-limits';
 
 const HTML = 'text/html; charset=utf-8';
 

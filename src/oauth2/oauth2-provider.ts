@@ -9,7 +9,7 @@ import { AuditService } from '../audit/audit.service';
 import { clientAddress } from '../auth/credentials';
 import { clientIp } from '../http/client-address';
 import { TooManyRequestsError } from '../common/errors';
-import { RateLimits } from '../common/rate-limits';
+import { RateLimits } from '../http/rate-limits';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { SiteConfig } from '../config/slices';

@@ -5,7 +5,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { clientAddress, CredentialChain, SIGN_IN_FAILED } from '../auth/credentials';
 import { clientIp } from '../http/client-address';
 import { ForbiddenError, UnauthorizedError } from '../common/errors';
-import { RateLimits } from '../common/rate-limits';
+import { RateLimits } from '../http/rate-limits';
 import { SiteConfig } from '../config/slices';
 import type { UserEntity } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';

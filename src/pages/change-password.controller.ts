@@ -6,7 +6,7 @@ import { Public } from '../auth/route-auth';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { DomainError, TooManyRequestsError } from '../common/errors';
-import { RateLimits } from '../common/rate-limits';
+import { RateLimits } from '../http/rate-limits';
 import { ChangePasswordForm } from './change-password.form';
 import { ChangePasswordService } from './change-password.service';
 import { PageCsrf } from './page-csrf';

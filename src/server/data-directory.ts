@@ -12,10 +12,3 @@ export function secureDataDirectory(dataDir: string): void {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   fs.chmodSync(dataDir, 0o700);
 }
-
-/** The SQLite database and its journal files: owner read/write only, whatever created them before. */
-export function secureDatabaseFiles(file: string): void {
-  for (const candidate of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
-    if (fs.existsSync(candidate)) fs.chmodSync(candidate, 0o600);
-  }
-}

@@ -3,7 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { formatAddress } from '../common/net-address';
+import { formatAddress } from '../config/net-address';
 import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from '../bootstrap';

@@ -1,6 +1,6 @@
 import { AuditService } from '../audit/audit.service';
-import { plainAddress } from '../common/net-address';
-import { formatAddress } from '../common/net-address';
+import { plainAddress } from '../config/net-address';
+import { formatAddress } from '../config/net-address';
 import { createHash } from 'node:crypto';
 import { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';

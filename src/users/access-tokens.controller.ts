@@ -10,7 +10,7 @@ import { AccessTokensService } from './access-tokens.service';
 import { AccessTokenWire, toAccessTokenWire } from './access-token.wire';
 import { CreateAccessTokenOption } from './create-access-token.option';
 import { UsersService } from './users.service';
-import { RateLimit } from '../common/rate-limits';
+import { RateLimit } from '../http/rate-limits';
 
 @ApiTags('user')
 @Controller()

@@ -1,6 +1,7 @@
 /**
  * The text side of the user search index (GET /users/search): pure functions, shared by the
- * index writer (user-search.store.ts), the search query and the migration that backfills the index.
+ * index writer (user-search.store.ts) and the search query; the migration that backfilled the index keeps a
+ * copy of the formula as it stood then.
  *
  * Why grams: the search is a case-insensitive *substring* match on login, full name and (when the caller may
  * see it) e-mail. `LIKE '%q%'` cannot use a B-tree index, so on a large table every keystroke would scan every

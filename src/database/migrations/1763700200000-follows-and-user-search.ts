@@ -1,5 +1,4 @@
 import { MigrationInterface, QueryRunner, Table, TableColumn, TableIndex } from 'typeorm';
-import { lowerForSearch, searchGrams } from '../../users/user-search.grams';
 import { migrationKit } from '../migration-kit';
 
 /**
@@ -68,4 +67,28 @@ export class FollowsAndUserSearch1763700200000 implements MigrationInterface {
     await queryRunner.dropIndex('user', 'IDX_user_type_updated');
     await queryRunner.dropColumn('user', 'repo_admin_change_team_access');
   }
+}
+
+// The gram formula of users/user-search.grams.ts as it stood when this migration was written. A migration keeps
+// its own copy, so that it does today what it did then and the database layer needs nothing of the users module;
+// a later change of the formula re-indexes the users in a migration of its own.
+const GRAM_LENGTH = 3;
+const GAP = '\u2423';
+
+function lowerForSearch(text: string): string {
+  return text.toLowerCase();
+}
+
+function gramCharacters(text: string): string[] {
+  return Array.from(lowerForSearch(text).replace(/[\s\u0000-\u001f\u007f]/gu, GAP));
+}
+
+function searchGrams(fields: readonly string[]): string[] {
+  const grams = new Set<string>();
+  for (const field of fields) {
+    const characters = gramCharacters(field);
+    for (let i = 0; i < characters.length; i++) grams.add(characters.slice(i, i + GRAM_LENGTH).join(''));
+  }
+  for (const field of fields) for (const character of gramCharacters(field)) grams.add(character);
+  return [...grams];
 }

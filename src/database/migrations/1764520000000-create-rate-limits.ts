@@ -4,7 +4,7 @@ import { migrationKit } from '../migration-kit';
 /**
  * Rate-limit counters shared by every instance on one database (RATE_LIMIT_STORE=database): the table that
  * rate-limiter-flexible's RateLimiterSQLite and RateLimiterMySQL use, in the column order their INSERTs assume
- * (`key`, `points`, `expire` in epoch milliseconds). No entity: only src/common/rate-limit.store.ts reads it,
+ * (`key`, `points`, `expire` in epoch milliseconds). No entity: only src/http/rate-limit.store.ts reads it,
  * through the library.
  */
 export class CreateRateLimits1764520000000 implements MigrationInterface {

@@ -11,7 +11,7 @@ import { sendPlainText } from '../plain-text';
 import { CreateGpgKeyOption } from './create-gpg-key.option';
 import { GpgKeyWire, toGpgKeyWire } from './gpg-key.wire';
 import { GpgKeysService } from './gpg-keys.service';
-import { RateLimit } from '../../common/rate-limits';
+import { RateLimit } from '../../http/rate-limits';
 
 @ApiTags('user')
 @Controller()

@@ -9,7 +9,7 @@ import { parseKeyId } from '../key-owners';
 import { CreateKeyOption } from './create-key.option';
 import { PublicKeyWire, toPublicKeyWire } from './public-key.wire';
 import { PublicKeysService } from './public-keys.service';
-import { RateLimit } from '../../common/rate-limits';
+import { RateLimit } from '../../http/rate-limits';
 import { queryString } from '../../http/query';
 import { SiteUrls } from '../../common/site-urls';
 

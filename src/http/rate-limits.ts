@@ -4,13 +4,13 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { RateLimitConfig } from '../config/slices';
-import { GuardedBeforeBody } from '../http/body-guard';
-import { clientIp } from '../http/client-address';
-import { ApiErrors } from './openapi';
-import { KeyedLock } from './keyed-lock';
+import { GuardedBeforeBody } from './body-guard';
+import { clientIp } from './client-address';
+import { ApiErrors } from '../common/openapi';
+import { KeyedLock } from '../common/keyed-lock';
 import { RateLimitStore } from './rate-limit.store';
-import { ServiceUnavailableError } from './dependency-errors';
-import { TooManyRequestsError } from './errors';
+import { ServiceUnavailableError } from '../common/dependency-errors';
+import { TooManyRequestsError } from '../common/errors';
 
 export type RateLimitName = Exclude<keyof RateLimitConfig, 'windowMs' | 'store'>;
 

@@ -2,9 +2,9 @@ import { ArgumentsHost, NotFoundException } from '@nestjs/common';
 import { AuthContext } from '../auth/auth-context';
 import { loadConfig } from '../config/config';
 import type { UserEntity } from '../users/user.entity';
-import { ConflictError, NotFoundError, QuotaExceededError, SearchError } from './errors';
+import { ConflictError, NotFoundError, QuotaExceededError, SearchError } from '../common/errors';
 import { HttpErrorFilter } from './http-error.filter';
-import type { RouteTable } from '../http/route-table';
+import type { RouteTable } from './route-table';
 
 interface Sent {
   status?: number;

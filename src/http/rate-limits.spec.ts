@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { RateLimiterAbstract, RateLimiterMemory } from 'rate-limiter-flexible';
 import type { AppConfig } from '../config/config';
-import { ServiceUnavailableError } from './dependency-errors';
+import { ServiceUnavailableError } from '../common/dependency-errors';
 import { RateLimiterFactory, RateLimits } from './rate-limits';
 
 const CONFIG = {

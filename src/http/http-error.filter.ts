@@ -1,10 +1,10 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { SiteConfig } from '../config/slices';
-import { settleUnreadBody } from '../http/unread-body';
-import { dependencyFailure } from './dependency-errors';
-import { DomainError, MethodNotAllowedError, NotFoundError, SearchError } from './errors';
-import { RouteTable } from '../http/route-table';
+import { settleUnreadBody } from './unread-body';
+import { dependencyFailure } from '../common/dependency-errors';
+import { DomainError, MethodNotAllowedError, NotFoundError, SearchError } from '../common/errors';
+import { RouteTable } from './route-table';
 
 /**
  * The one place where errors become HTTP answers (docs/api-conventions.md): every 404 has an empty body; everything
