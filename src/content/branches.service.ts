@@ -5,7 +5,7 @@ import { ConflictError, ForbiddenError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { RefInfo } from '../git/git-refs';
 import { GitWrites, RefChangedError } from '../git/git-writes';
-import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
+import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import type { CreateBranchOption } from './content.options';
 import { ContentRefs } from './content-refs';
 import { ContentRepositories, ContentRepository, zeroIdLike } from './content-repository';

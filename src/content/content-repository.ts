@@ -9,7 +9,7 @@ import type { RefUpdate } from '../git/push-hooks';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
 import type { RepositoryTarget } from '../access/repository-policy';
-import type { QuotaReservation } from '../repos/quota-gate';
+import type { QuotaReservation } from '../quota/quota-gate';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { RepositoryPushes } from '../repos/repository-pushes.service';

@@ -7,7 +7,7 @@ import { Clock } from '../common/time';
 import type { TreeEntry } from '../git/git-trees';
 import { GitIdentity, GitWrites, RefChangedError, TreeChange } from '../git/git-writes';
 import { isValidBranchName } from '../git/ref-names';
-import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { gitSignature } from '../repos/git-signature';
 import type { ChangeFilesOption, CreateFileOption, DeleteFileOption, FileOptions, IdentityWire, UpdateFileOption } from './content.options';
 import type { RefUpdate } from '../git/push-hooks';

@@ -7,7 +7,7 @@ import { GitCommand } from '../git/git-command';
 import { RefInfo } from '../git/git-refs';
 import { createTag, RefChangedError } from '../git/git-writes';
 import { isValidRefName } from '../git/ref-names';
-import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
+import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { gitSignature } from '../repos/git-signature';
 import type { CreateTagOption } from './content.options';
 import { ContentRefs } from './content-refs';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { RemoteCredentials } from '../git/git-remotes';
-import { SecretBox } from './secret-box';
+import { SecretBox } from '../secrets/secret-box';
 
 /** A mirror's fetch credentials, sealed for the `mirror.credentials` column and opened only to hand them to git. */
 @Injectable()

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Clock } from '../common/time';
 import { MirrorConfig } from '../config/slices';
-import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
+import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { MirrorRunner } from './mirror-runner';
 import { MirrorStore } from './mirror.store';
 

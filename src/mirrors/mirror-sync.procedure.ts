@@ -5,7 +5,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Claims } from '../claims/claims';
 import { QuotaExceededError } from '../common/errors';
 import { Clock } from '../common/time';
-import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../repos/quota-gate';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { MirrorConfig } from '../config/slices';
 import { Leases } from '../database/leases';
 import { Transactions } from '../database/transactions';
@@ -20,7 +20,7 @@ import type { RepositoryEntity } from '../repos/repository.entity';
 import { RepositoryDirectory } from '../repos/repository-directory';
 import { UserAccounts } from '../users/user-accounts';
 import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
-import { HostPolicy } from './host-policy';
+import { HostPolicy } from '../outbound/host-policy';
 import { MirrorCredentials } from './mirror-credentials';
 import { MirrorStore } from './mirror.store';
 

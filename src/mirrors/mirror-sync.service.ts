@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { BadRequestError } from '../common/errors';
-import { QUOTA_GATE, QuotaGate } from '../repos/quota-gate';
+import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { MirrorRunner } from './mirror-runner';
 
 /** POST /repos/{owner}/{repo}/mirror-sync (docs/mirrors.md). */

@@ -6,7 +6,7 @@ import { GitModule } from '../git/git.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { ReposModule } from '../repos/repos.module';
 import { UsersModule } from '../users/users.module';
-import { HOST_RESOLVER, HostPolicy, systemResolver } from './host-policy';
+import { HOST_RESOLVER, HostPolicy, systemResolver } from '../outbound/host-policy';
 import { MigrationsController } from './migrations.controller';
 import { MigrationsService } from './migrations.service';
 import { MirrorCredentials } from './mirror-credentials';
@@ -16,7 +16,7 @@ import { MirrorScheduler } from './mirror-scheduler';
 import { MirrorSyncProcedure } from './mirror-sync.procedure';
 import { MirrorSyncService } from './mirror-sync.service';
 import { MirrorStore } from './mirror.store';
-import { loadSecretKey, SecretBox } from './secret-box';
+import { loadSecretKey, SecretBox } from '../secrets/secret-box';
 import { RepositorySettings } from '../repos/repository-settings.service';
 
 /** Migrations and pull mirrors: POST /repos/migrate, mirror-sync, the sync procedure and the scheduler. */

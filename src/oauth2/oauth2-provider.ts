@@ -13,7 +13,7 @@ import { RateLimits } from '../http/rate-limits';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { SiteConfig } from '../config/slices';
-import { SecretBox, SecretUnreadableError } from '../mirrors/secret-box';
+import { SecretBox, SecretUnreadableError } from '../secrets/secret-box';
 import { html, page, PAGE_CSP } from '../pages/page-layout';
 import { OrganizationMemberships } from '../users/organization-memberships';
 import { avatarUrl } from '../users/user.mapper';

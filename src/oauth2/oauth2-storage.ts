@@ -2,7 +2,7 @@ import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { AuditService } from '../audit/audit.service';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
-import { SecretBox } from '../mirrors/secret-box';
+import { SecretBox } from '../secrets/secret-box';
 import { OAuth2ApplicationStore } from './oauth2-application.store';
 import { redirectUrisOf } from './oauth2-application.wire';
 import { OAuth2Payload, OAuth2RecordStore } from './oauth2-record.store';

@@ -1,7 +1,7 @@
 import { MiddlewareConsumer, Module, NestModule, OnModuleInit, RequestMethod } from '@nestjs/common';
 import cookieParser from 'cookie-parser';
 import { AuthModule } from '../auth/auth.module';
-import { SecretBox } from '../mirrors/secret-box';
+import { SecretBox } from '../secrets/secret-box';
 import { PagesModule } from '../pages/pages.module';
 import { UsersModule } from '../users/users.module';
 import { UsersService } from '../users/users.service';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { doubleCsrf } from 'csrf-csrf';
 import type { Request, Response } from 'express';
 import { SiteConfig } from '../config/slices';
-import { SecretBox } from '../mirrors/secret-box';
+import { SecretBox } from '../secrets/secret-box';
 
 const FORM_TOKEN = Symbol('csrf form token');
 

@@ -1,6 +1,6 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import cookieParser from 'cookie-parser';
-import { SecretBox } from '../mirrors/secret-box';
+import { SecretBox } from '../secrets/secret-box';
 import { UsersModule } from '../users/users.module';
 import { CHANGE_PASSWORD_PATH, ChangePasswordController } from './change-password.controller';
 import { ChangePasswordService } from './change-password.service';

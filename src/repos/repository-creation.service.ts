@@ -19,7 +19,7 @@ import { UserEntity } from '../users/user.entity';
 import { UserVisibility } from '../users/user-visibility';
 import type { CreateRepositoryOption } from './create-repository.option';
 import { gitSignature } from './git-signature';
-import { QUOTA_GATE, QuotaGate } from './quota-gate';
+import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { duplicateName, pathKey } from './repositories.service';
 import { RepositoryEntity } from './repository.entity';
 import { repositoryUrls } from './repository.mapper';

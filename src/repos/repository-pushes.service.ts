@@ -14,7 +14,7 @@ import { GitTreeBudget } from '../git/git-tree-budget';
 import { isZeroId, PushAllowance, PushContext, PushHandler, PushHooks, PushRefused, RefUpdate } from '../git/push-hooks';
 import { RepositoryPaths } from '../git/repository-paths';
 import { UserAccounts } from '../users/user-accounts';
-import { QUOTA_GATE, QuotaGate, QuotaReservation } from './quota-gate';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import type { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
 

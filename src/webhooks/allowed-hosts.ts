@@ -1,5 +1,5 @@
 import * as ipaddr from 'ipaddr.js';
-import { classifyAddress } from '../mirrors/host-policy';
+import { classifyAddress } from '../outbound/host-policy';
 
 /**
  * WEBHOOK_ALLOWED_HOSTS, in the grammar of Forgejo's ALLOWED_HOST_LIST: comma-separated `loopback`,

@@ -8,7 +8,7 @@ import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { GitPushCommits } from '../git/git-push-commits';
 import { RepositoryPaths } from '../git/repository-paths';
-import { SecretBox } from '../mirrors/secret-box';
+import { SecretBox } from '../secrets/secret-box';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { repositoryUrls, toRepositoryWire } from '../repos/repository.mapper';
 import type { RepositoryEntity } from '../repos/repository.entity';

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { WebhookConfig } from '../config/slices';
 import type { Transactions } from '../database/transactions';
-import type { SecretBox } from '../mirrors/secret-box';
+import type { SecretBox } from '../secrets/secret-box';
 import { DeliveryLoop, OUTCOME_LINGER_MS } from './webhook-delivery-loop';
 import type { AttemptResult, OutgoingRequest, WebhookSender } from './webhook-sender';
 import type { AttemptOutcome, QueueHead, QueuedDelivery, SendingHook, WebhookStore } from './webhook.store';

@@ -3,7 +3,7 @@ import { heldByDeadProcessHere, processToken } from '../common/process-identity'
 import { Logger } from '@nestjs/common';
 import { WebhookConfig } from '../config/slices';
 import { Transactions } from '../database/transactions';
-import { SecretBox } from '../mirrors/secret-box';
+import { SecretBox } from '../secrets/secret-box';
 import { bodyForType } from './webhook-payloads';
 import { AttemptOutcome, QueuedDelivery, QueueHead, SendingHook, WebhookStore } from './webhook.store';
 import { AttemptResult, WebhookSender } from './webhook-sender';

@@ -4,7 +4,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { processToken } from '../common/process-identity';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Transactions } from '../database/transactions';
-import { SecretBox } from '../mirrors/secret-box';
+import { SecretBox } from '../secrets/secret-box';
 import { DeliveryLoop } from './webhook-delivery-loop';
 import type { DeliveryProcessData } from './webhook-delivery.process';
 import { WebhookSender } from './webhook-sender';

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import * as ipaddr from 'ipaddr.js';
 import { WebhookConfig } from '../config/slices';
-import { HOST_RESOLVER, HostResolver } from '../mirrors/host-policy';
+import { HOST_RESOLVER, HostResolver } from '../outbound/host-policy';
 import { AllowedHosts, parseAllowedHosts } from './allowed-hosts';
 
 /** Kept of an answer's body in the history. */

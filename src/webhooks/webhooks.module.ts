@@ -1,8 +1,8 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { RepositoryEvents } from '../events/repository-events';
 import { GitModule } from '../git/git.module';
-import { HOST_RESOLVER, systemResolver } from '../mirrors/host-policy';
-import { SecretBox } from '../mirrors/secret-box';
+import { HOST_RESOLVER, systemResolver } from '../outbound/host-policy';
+import { SecretBox } from '../secrets/secret-box';
 import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
