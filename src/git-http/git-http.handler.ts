@@ -134,7 +134,7 @@ export class GitHttpHandler {
     }
   }
 
-  /** Steps 6 to 11 of 1.4. */
+  /** The steps of the decision order after the repository is found (docs/git-transports.md, "Smart HTTP"). */
   private async authorize(auth: AuthContext, service: Service, target: GitTarget): Promise<void> {
     if (!auth.isSignedIn) throw new GitHttpRefusal(401, 'Unauthorized', CHALLENGE);
     const level = service === 'upload-pack' ? 'read' : 'write';
@@ -154,7 +154,7 @@ export class GitHttpHandler {
     }
   }
 
-  /** 1.2: the request must be `application/x-git-<svc>-request`; gzip bodies are inflated on the way to git. */
+  /** The request must be `application/x-git-<svc>-request`; gzip bodies are inflated on the way to git. */
   private requestBody(service: Service, request: Request): Readable {
     const contentType = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (contentType !== `application/x-git-${service}-request`) throw new GitHttpRefusal(415, 'Unsupported Media Type');

@@ -185,7 +185,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 
 /**
  * The git processes that serve clones, fetches and pushes over both transports (docs/git-transports.md,
- * 2.5): the server-side options, the isolated environment, the hooks, at most GIT_MAX_PROCESSES at once
+ * "Limits"): the server-side options, the isolated environment, the hooks, at most GIT_MAX_PROCESSES at once
  * (further requests wait up to GIT_QUEUE_TIMEOUT for a slot), an idle limit, and draining on shutdown.
  */
 @Injectable()

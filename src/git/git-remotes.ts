@@ -213,7 +213,7 @@ export class GitRemotes {
     }
   }
 
-  /** Removes the remote-tracking refs the remote no longer has (the broken-ref recovery of 3.5). */
+  /** Removes the remote-tracking refs the remote no longer has (the recovery of a sync that failed on a broken ref, docs/mirrors.md). */
   async pruneOrigin(dir: string, access: RemoteAccess): Promise<void> {
     await this.git.run(['remote', 'prune', 'origin'], { ...this.options(access), gitDir: dir });
   }

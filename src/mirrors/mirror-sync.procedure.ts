@@ -167,7 +167,7 @@ export class MirrorSyncProcedure {
     }
   }
 
-  /** 3.5 step 3: `mirror_updated`, size, the first branch of an empty mirror, `updated_at` from the newest branch. */
+  /** After a fetch: `mirror_updated`, size, the first branch of an empty mirror, `updated_at` from the newest branch. */
   private async recordSuccess(repo: RepositoryEntity, dir: string, now: number, refsBefore: Map<string, string> | null, reservation: QuotaReservation): Promise<void> {
     const changes: Partial<RepositoryEntity> = { mirrorUpdatedUnix: now };
     if (repo.isEmpty) {

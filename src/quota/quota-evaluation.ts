@@ -25,7 +25,7 @@ export function ruleAllows(rule: EvaluatedRule, used: QuotaUsage): boolean {
 }
 
 /**
- * Behaviour 11.3 and 11.5: allowed if and only if some group has a rule matching S and no matching rule of
+ * The quota rule (docs/quota.md): allowed if and only if some group has a rule matching S and no matching rule of
  * that group refuses. A subject no group covers is refused.
  */
 export function isAllowed(groups: EvaluatedGroup[], subject: QuotaSubject, used: QuotaUsage): boolean {

@@ -18,7 +18,7 @@ export interface QuotaGate {
   /** True when `subject` is allowed for the target `ownerId` (docs/quota.md); false when refused. */
   canWrite(ownerId: number, subject: QuotaSubject): Promise<boolean>;
 
-  /** Throws QuotaExceededError (413 with the body of 11.6) when `subject` is refused for `owner`. */
+  /** Throws QuotaExceededError (413 with Forgejo's quota body) when `subject` is refused for `owner`. */
   assertCanWrite(owner: QuotaTarget, subject: QuotaSubject): Promise<void>;
 
   /**

@@ -50,7 +50,7 @@ export class QuotaEngine implements QuotaGate {
   }
 
   /**
-   * Behaviour 11.5; the effective groups fall back to the built-in `size:all` rule when none is listed. Only the
+   * The quota rule (docs/quota.md); the effective groups fall back to the built-in `size:all` rule when none is listed. Only the
    * usage that the matching limited rules sum is read (none when every matching rule is unlimited or no rule
    * matches), after the groups; the repositories' row (one primary-key read) is read beside the groups when the
    * subject counts repositories, since it is needed unless every matching rule is unlimited.

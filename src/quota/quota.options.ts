@@ -15,7 +15,7 @@ export const GROUP_NAME: FieldRule = { name: 'invalid group name', test: (value)
 /** int64 limits that JSON numbers carry exactly; a larger one could not be stored as given. */
 const SAFE_LIMIT: FieldRule = { name: 'Range', test: (value) => Number.isSafeInteger(value) };
 
-/** Enough for every subject of 11.1 several times over; keeps the stored list small. */
+/** Enough for every quota subject several times over; keeps the stored list small. */
 const MAX_SUBJECTS = 100;
 const MAX_NAME = 255;
 

@@ -40,7 +40,7 @@ export class RepositoriesController {
   @ApiCreatedResponse({ type: RepositoryWire })
   @ApiErrors(400, 403, 404, 409, 413, 422, 500)
   async createInOrg(@Caller() caller: AuthContext, @Param('org') orgName: string, @DeferredBody() body: LazyBody): Promise<RepositoryWire> {
-    // Behaviour 10.5: unknown org (404) and public-only (403) come before sign-in (401) and the body.
+    // As Forgejo: unknown org (404) and public-only (403) come before sign-in (401) and the body.
     const org = await this.creation.organizationForCreation(caller, orgName);
     requireSignedIn(caller);
     const option = await bindOption(body, CreateRepositoryOption);

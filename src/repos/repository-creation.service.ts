@@ -141,7 +141,7 @@ export class RepositoryCreation {
   }
 
   /**
-   * Behaviour 4.1 after owner, quota and permission: templates (422) → duplicate (409) → reserved name (422)
+   * The order of creation's checks after owner, quota and permission: templates (422) → duplicate (409) → reserved name (422)
    * → the bare repository built aside (in the incoming area, measured there) → the row (with the owner's
    * counter, the creator's watch and the measured size) in one transaction, inside which the directory moves
    * into place. A crash at any step leaves either nothing visible or the whole repository; what it leaves

@@ -2,7 +2,7 @@ import { InvalidInputError } from '../common/errors';
 import type { FieldRule } from '../common/fields';
 import { isValidBranchName } from '../git/ref-names';
 
-/** Behaviour 4.1: names that would collide with paths of a code host. */
+/** Repository names refused because they would collide with paths of a code host. */
 export const RESERVED_REPOSITORY_NAMES = new Set(['.', '..', '-']);
 export const RESERVED_REPOSITORY_PATTERNS = ['.git', '.wiki', '.rss', '.atom'];
 

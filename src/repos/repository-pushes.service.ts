@@ -76,7 +76,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     return { maxInputBytes: reservation.amount, release: () => reservation.release() };
   }
 
-  /** Refuses the whole push on the first failing rule, in the order of 0.4. */
+  /** Refuses the whole push on the first failing rule, in the order of docs/git-transports.md, "Pushes". */
   async preReceive(push: PushContext, updates: RefUpdate[], objects: Record<string, string> = {}): Promise<void> {
     faultPoint('push.received');
     const repo = await this.repository(push);

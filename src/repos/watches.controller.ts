@@ -14,7 +14,7 @@ import { WatchesService } from './watches.service';
 export class WatchesController {
   constructor(private readonly watches: WatchesService) {}
 
-  // Behaviour 4.5: the repository lookup (404) comes before sign-in (401), so the routes are declared public
+  // As Forgejo: the repository lookup (404) comes before sign-in (401), so the routes are declared public
   // and the service asks for sign-in where the order says.
   @Get('repos/:owner/:repo/subscription')
   @Public('repository')

@@ -1,7 +1,6 @@
 import { AuditService } from '../audit/audit.service';
 import { plainAddress } from '../config/net-address';
 import { formatAddress } from '../config/net-address';
-import { createHash } from 'node:crypto';
 import { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AlgorithmList, AuthContext as SshAuthContext, CipherAlgorithm, Connection, ServerChannel, Server as Ssh2Server, Session, utils } from 'ssh2';
@@ -12,6 +11,7 @@ import { GitConfig, SiteConfig, SshConfig } from '../config/slices';
 import { addressKey } from '../git/git-client';
 import { GitBusyError, GitProcesses, isSafeGitProtocol } from '../git/git-processes';
 import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
+import { sshFingerprint } from '../keys/ssh/ssh-key-parser';
 import { SshKeyLookup } from '../keys/ssh/ssh-key-lookup';
 import { accountStateProblem, RepositoryGitAccess } from '../repos/repository-git-access';
 import { archivedPushSsh } from '../access/access-policy';
@@ -236,7 +236,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   private async authenticate(context: SshAuthContext): Promise<SshIdentity | 'accept-query' | null> {
     if (context.method !== 'publickey' || context.username !== this.sshConfig.user) return null;
     if (context.key.algo.includes('-cert-')) return null;
-    const fingerprint = `SHA256:${createHash('sha256').update(context.key.data).digest('base64').replace(/=+$/, '')}`;
+    const fingerprint = sshFingerprint(context.key.data);
     const userKey = await this.keys.byFingerprint(fingerprint);
     const deployKey = userKey ? null : await this.deployKeys.firstByFingerprint(fingerprint);
     const content = userKey?.content ?? deployKey?.content;
@@ -275,7 +275,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     });
   }
 
-  /** 2.3: the greeting on stdout and exit 0, or the account-state message and exit 1. */
+  /** A shell request (`ssh git@host`): the greeting on stdout and exit 0, or the account-state message and exit 1. */
   private async greet(channel: ServerChannel, identity: SshIdentity): Promise<void> {
     if (identity.kind === 'deploy') {
       channel.write(`Hi there! You've successfully authenticated with the deploy key named ${identity.key.name}, but Anvil does not provide shell access.\n`);
@@ -291,7 +291,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     finish(channel, 0);
   }
 
-  /** The decision order of 2.4, then git with the channel as its standard streams. */
+  /** The SSH decision order (docs/git-transports.md, "SSH"), then git with the channel as its standard streams. */
   private async execute(channel: ServerChannel, identity: SshIdentity, address: string, command: string, protocol: string | undefined): Promise<void> {
     if (identity.kind === 'deploy') return this.executeForDeployKey(channel, identity, address, command, protocol);
     // 1. Account state, as stored now.

@@ -8,6 +8,9 @@ import { bodyForType } from './webhook-payloads';
 import { AttemptOutcome, QueuedDelivery, QueueHead, SendingHook, WebhookStore } from './webhook.store';
 import { AttemptResult, WebhookSender } from './webhook-sender';
 
+// One cohesive thing, kept whole though long: the loop that holds hook queues, sends them in order and writes
+// the outcomes; its leases, batches and shared writes only make sense together.
+
 /** An outcome waiting for the shared write; `last` gives the hook's lease back with it. */
 interface OutcomeWrite {
   hookId: number;
@@ -42,8 +45,8 @@ export const OUTCOME_LINGER_MS = 10;
  * retryable error waits at the head of its queue for its next attempt (exponential backoff, Retry-After
  * honoured) while other hooks go on. At most WEBHOOK_DELIVERY_WORKERS hooks are sent to at once.
  *
- * It runs on a thread of its own, with a connection of its own (webhook-dispatcher.ts): its reads, claims and
- * outcome writes are background work, not the server's.
+ * It runs in a process of its own, with a connection of its own (webhook-delivery.process.ts, started by
+ * webhook-dispatcher.ts): its reads, claims and outcome writes are background work, not the server's.
  */
 export class DeliveryLoop {
   private readonly logger = new Logger('Webhooks');

@@ -116,7 +116,7 @@ export class GpgKeysService {
     }
   }
 
-  /** Behaviour 5.2: a primary goes with its subkeys; a subkey id removes that subkey only. */
+  /** A primary goes with its subkeys; a subkey id removes that subkey only. */
   async delete(viewer: AuthContext, id: number): Promise<void> {
     const key = await this.keys.findById(id);
     if (!key) throw new NotFoundError();

@@ -106,7 +106,7 @@ function parse(input: string): SshPublicKey {
     type,
     kind: measured.kind,
     bits: measured.bits,
-    fingerprint: `SHA256:${createHash('sha256').update(measured.plainBlob).digest('base64').replace(/=+$/, '')}`,
+    fingerprint: sshFingerprint(measured.plainBlob),
   };
 }
 
@@ -352,4 +352,9 @@ function reason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const firstLine = message.split('\n')[0].replace(/^Failed to parse .*? as a valid [\w-]+ format (?:key|certificate): /, '');
   return firstLine.trim() || 'invalid key format';
+}
+
+/** What `ssh-keygen -lf` prints for a key blob: `SHA256:` and the unpadded base64 of the blob's SHA-256. */
+export function sshFingerprint(blob: Buffer): string {
+  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
 }
