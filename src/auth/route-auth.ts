@@ -6,10 +6,11 @@ import { ApiErrors } from '../common/openapi';
 import { AuthContext } from './auth-context';
 import { ScopeCategory, ScopeLevel } from './scopes';
 
-export type Access = 'public' | 'signed-in' | 'site-admin';
+/** Who may call a route at all, before any scope or repository permission is asked. */
+export type RouteAudience = 'public' | 'signed-in' | 'site-admin';
 
 export interface RouteAuth {
-  access: Access;
+  access: RouteAudience;
   /** Token scope categories the route needs; read for GET/HEAD, write otherwise. */
   categories: ScopeCategory[];
   /** Only Basic auth with the account password, or the gateway's sign-in (token management, as Forgejo requires). */

@@ -10,7 +10,7 @@ export interface RemoteCredentials {
 }
 
 /** Where and how git may reach a remote. */
-export interface RemoteAccess {
+export interface RemoteConnection {
   credentials?: RemoteCredentials;
   /** host, port and the addresses the host policy vetted: HTTP(S) connects to exactly these (DNS pinning). */
   pin?: { host: string; port: number; addresses: string[] };
@@ -20,7 +20,7 @@ export interface RemoteAccess {
   maxBytes?: number;
 }
 
-/** A clone or fetch wrote more than its byte budget (RemoteAccess.maxBytes) and was stopped. */
+/** A clone or fetch wrote more than its byte budget (RemoteConnection.maxBytes) and was stopped. */
 export class RemoteTooLargeError extends Error {
   constructor(readonly maxBytes: number) {
     super(`the remote repository is larger than the ${maxBytes} bytes allowed`);
@@ -70,7 +70,7 @@ async function packBytes(dir: string): Promise<number> {
  * 2.31+): never on a command line (visible in `ps`), never in the repository's config. Only protocols a
  * migration may use are enabled, so no remote helper (`ext::`, `file://`) can be reached indirectly.
  */
-export function remoteEnvironment(access: Pick<RemoteAccess, 'credentials' | 'pin'>): Record<string, string> {
+export function remoteEnvironment(access: Pick<RemoteConnection, 'credentials' | 'pin'>): Record<string, string> {
   // Every fetched object is kept in a pack (never exploded into loose objects), so a byte budget measures the
   // pack directory alone.
   const entries: [string, string][] = [['http.followRedirects', 'false'], ['fetch.unpackLimit', '1'], ['transfer.unpackLimit', '1']];
@@ -116,7 +116,7 @@ export class GitRemotes {
    * `git clone --mirror` into `dir` (which must not exist). The mirror's config keeps the remote URL and
    * `http.followRedirects=false`, nothing else of the access.
    */
-  async cloneMirror(url: string, dir: string, access: RemoteAccess): Promise<void> {
+  async cloneMirror(url: string, dir: string, access: RemoteConnection): Promise<void> {
     await this.withinBudget(dir, access, (signal) => this.git.run(['-c', FSCK_FETCHED, 'clone', '--mirror', '--quiet', '-c', 'http.followRedirects=false', '--', url, dir], this.options({ ...access, signal })));
     // A clone that finished between two measurements is measured once more.
     if (access.maxBytes !== undefined && (await packBytes(dir)) > access.maxBytes) throw new RemoteTooLargeError(access.maxBytes);
@@ -136,7 +136,7 @@ export class GitRemotes {
    * `git fetch --prune --tags origin`, all ref updates in one transaction (`--atomic`), so a fetch that fails
    * or is stopped leaves every ref as it was.
    */
-  async fetchMirror(dir: string, access: RemoteAccess): Promise<void> {
+  async fetchMirror(dir: string, access: RemoteConnection): Promise<void> {
     const before = access.maxBytes === undefined ? null : { refs: await this.refs(dir), packs: new Set(await packNames(dir)), bytes: await packBytes(dir) };
     try {
       await this.withinBudget(dir, access, (signal) => this.git.run(['-c', FSCK_FETCHED, 'fetch', '--quiet', '--prune', '--tags', '--atomic', 'origin'], { ...this.options({ ...access, signal }), gitDir: dir }));
@@ -177,7 +177,7 @@ export class GitRemotes {
    * Runs `command` while the growth of `dir`'s packs is measured every BUDGET_POLL_MS; past `maxBytes` the
    * command is stopped (through its signal) and RemoteTooLargeError thrown instead of git's abort.
    */
-  private async withinBudget(dir: string, access: RemoteAccess, command: (signal: AbortSignal | undefined) => Promise<unknown>): Promise<void> {
+  private async withinBudget(dir: string, access: RemoteConnection, command: (signal: AbortSignal | undefined) => Promise<unknown>): Promise<void> {
     const budget = access.maxBytes;
     if (budget === undefined) {
       await command(access.signal);
@@ -214,7 +214,7 @@ export class GitRemotes {
   }
 
   /** Removes the remote-tracking refs the remote no longer has (the recovery of a sync that failed on a broken ref, docs/mirrors.md). */
-  async pruneOrigin(dir: string, access: RemoteAccess): Promise<void> {
+  async pruneOrigin(dir: string, access: RemoteConnection): Promise<void> {
     await this.git.run(['remote', 'prune', 'origin'], { ...this.options(access), gitDir: dir });
   }
 
@@ -246,7 +246,7 @@ export class GitRemotes {
     return out.trim() === '' || !Number.isFinite(value) ? null : value;
   }
 
-  private options(access: RemoteAccess): GitRunOptions {
+  private options(access: RemoteConnection): GitRunOptions {
     return { env: remoteEnvironment(access), timeoutMs: access.timeoutMs, signal: access.signal, processGroup: true, offload: true };
   }
 }

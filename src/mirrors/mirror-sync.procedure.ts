@@ -10,7 +10,7 @@ import { MirrorConfig } from '../config/slices';
 import { Leases } from '../database/leases';
 import { Transactions } from '../database/transactions';
 import { GitAbortedError, GitError } from '../git/git-command';
-import { GitRemotes, isBrokenRefError, RemoteAccess } from '../git/git-remotes';
+import { GitRemotes, isBrokenRefError, RemoteConnection } from '../git/git-remotes';
 import { GitRepositories } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
 import { RepositoryEvents } from '../events/repository-events';
@@ -151,7 +151,7 @@ export class MirrorSyncProcedure {
   private async fetch(dir: string, repo: RepositoryEntity, sealedCredentials: string, signal: AbortSignal, maxBytes: number | undefined): Promise<void> {
     // Step 1: the address may resolve elsewhere by now (host policy, docs/mirrors.md); the vetted addresses are pinned for the fetch.
     const source = await this.policy.vet(parseCloneAddress(repo.originalUrl));
-    const access: RemoteAccess = {
+    const access: RemoteConnection = {
       credentials: this.credentials.open(sealedCredentials),
       pin: source,
       timeoutMs: this.mirrorConfig.fetchTimeoutMs,
