@@ -8,7 +8,6 @@ import { Clock } from '../common/time';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { MirrorConfig } from '../config/slices';
 import { Leases } from '../database/leases';
-import { Transactions } from '../database/transactions';
 import { GitAbortedError, GitError } from '../git/git-command';
 import { GitRemotes, isBrokenRefError, RemoteConnection } from '../git/git-remotes';
 import { GitRepositories } from '../git/git-repositories';
@@ -54,7 +53,6 @@ export class MirrorSyncProcedure {
     private readonly gitRepositories: GitRepositories,
     private readonly policy: HostPolicy,
     private readonly credentials: MirrorCredentials,
-    private readonly transactions: Transactions,
     private readonly leases: Leases,
     private readonly clock: Clock,
     private readonly events: RepositoryEvents,
@@ -182,14 +180,8 @@ export class MirrorSyncProcedure {
     if (newest !== null) changes.updatedUnix = newest;
     changes.gitSize = await this.gitRepositories.size(dir);
     const refChanges = refsBefore ? await this.pushes.refChanges(dir, diffRefs(refsBefore, await this.refLister.refs(dir))) : [];
-    await this.transactions.run(async (tx) => {
-      await this.repositories.update(tx, repo.id, changes);
-      // A sync is pushed by the mirror's owner, as Forgejo reports it.
-      if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId: repo.ownerId, changes: refChanges });
-      // The fetch's quota reservation gives way, in the same commit, to the size recorded.
-      await reservation.settle(tx);
-    });
-    if (refChanges.length > 0) this.events.committed();
+    // A sync is pushed by the mirror's owner, as Forgejo reports it.
+    if (await this.pushes.writeRefChanges(repo, changes, repo.ownerId, refChanges, reservation)) this.events.committed();
   }
 }
 

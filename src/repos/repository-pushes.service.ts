@@ -160,15 +160,24 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
       changes.gitSize = await this.git.size(dir);
       changes.updatedUnix = this.clock.nowUnix();
       const refChanges = await listing;
-      await this.transactions.run(async (tx) => {
-        await this.repositories.update(tx, repo.id, changes);
-        if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId, changes: refChanges });
-        // What the write reserved of the quota gives way, in the same commit, to the size it recorded.
-        await reservation?.settle(tx);
-      });
-      return refChanges.length > 0;
+      return this.writeRefChanges(repo, changes, senderId, refChanges, reservation);
     });
     if (recorded) this.events.committed();
+  }
+
+  /**
+   * One transaction for what moved a repository's refs, whoever moved them (a push, a write of the server, a
+   * mirror sync): the row's `changes`, the push event of `refChanges` (none when empty), and the settling of the
+   * quota the write reserved, which gives way in the same commit to the size recorded. True when an event was
+   * recorded: the caller then tells the event door, once its own locks are released.
+   */
+  async writeRefChanges(repo: RepositoryEntity, changes: Partial<RepositoryEntity>, senderId: number, refChanges: RefChange[], reservation?: QuotaReservation): Promise<boolean> {
+    await this.transactions.run(async (tx) => {
+      await this.repositories.update(tx, repo.id, changes);
+      if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId, changes: refChanges });
+      await reservation?.settle(tx);
+    });
+    return refChanges.length > 0;
   }
 
   /** The commits each branch update brought (none for deletions and tags), read before the transaction. */
