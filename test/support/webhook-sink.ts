@@ -50,7 +50,12 @@ export class WebhookSink {
     return this;
   }
 
-  async waitFor(condition: (requests: SinkRequest[]) => boolean, what = 'requests', limitMs = 30_000): Promise<void> {
+  /**
+   * Waits until `condition` holds. The limit is a ceiling below jest's test timeout, not a speed: the delivery
+   * process runs at the lowest priority, so on a machine loaded by other test runs its start takes whatever CPU
+   * they leave it.
+   */
+  async waitFor(condition: (requests: SinkRequest[]) => boolean, what = 'requests', limitMs = 150_000): Promise<void> {
     const deadline = Date.now() + limitMs;
     while (!condition(this.requests)) {
       if (Date.now() > deadline) throw new Error(`sink: gave up waiting for ${what}; got ${this.requests.length} requests`);
