@@ -31,6 +31,9 @@ import { indexEntries, queryWords } from './issue-words';
 import type { CreateIssueOption, EditIssueOption } from './issue.options';
 import { formatTime } from '../common/time';
 
+// One cohesive thing, kept whole though long: the rules of issues, whose lists, writes and counter share one
+// reading of who may see and change what.
+
 /** Largest issue body or comment kept, in UTF-8 bytes (the portable text column's size): longer is a 422. */
 export const MAX_ISSUE_BODY_BYTES = 65535;
 /** Titles are cut to this many bytes, at a character boundary. */
