@@ -13,7 +13,7 @@ import { RepositoryPaths } from '../git/repository-paths';
 import { UserAccounts } from '../users/user-accounts';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { CreateForkOption } from './create-fork.option';
-import { QUOTA_GATE, QuotaGate } from './quota-gate';
+import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { duplicateName, RepositoriesService } from './repositories.service';
 import { RepositoryAccess, visibilityScope } from './repository-access';
 import { RepositoryCreation } from './repository-creation.service';
