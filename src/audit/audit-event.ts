@@ -35,6 +35,8 @@ export const AUDIT_ACTIONS = [
   'repository.visibility',
   'repository.archive',
   'repository.unarchive',
+  'issue.delete',
+  'comment.delete',
   'hook.create',
   'hook.edit',
   'hook.delete',
@@ -69,6 +71,8 @@ export type AuditTargetType =
   | 'gpg_key'
   | 'deploy_key'
   | 'hook'
+  | 'issue'
+  | 'comment'
   | 'quota_rule'
   | 'quota_group'
   | 'oauth2_application'

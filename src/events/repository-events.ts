@@ -33,7 +33,9 @@ export type RepositoryEvent =
   | { kind: 'repository'; action: 'created' | 'deleted'; repo: RepositoryEntity; senderId: number }
   | { kind: 'release'; action: 'published' | 'updated' | 'deleted'; repo: RepositoryEntity; senderId: number; release: object }
   | { kind: 'package'; action: 'created' | 'deleted'; ownerId: number; senderId: number; package: object }
-  | { kind: 'status'; repo: RepositoryEntity; senderId: number; status: StatusFacts };
+  | { kind: 'status'; repo: RepositoryEntity; senderId: number; status: StatusFacts }
+  | { kind: 'issue'; action: string; repo: RepositoryEntity; senderId: number; issue: { number: number }; changes?: object }
+  | { kind: 'issue_comment'; action: string; repo: RepositoryEntity; senderId: number; issue: object; comment: object; changes?: object };
 
 export interface StatusFacts {
   id: number;

@@ -6,7 +6,11 @@ import { ForbiddenError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { SiteUrls } from '../common/site-urls';
 import { Clock } from '../common/time';
+import type { EntityManager } from 'typeorm';
+import { AuthContext } from '../auth/auth-context';
+import { AuditService } from '../audit/audit.service';
 import { Transactions } from '../database/transactions';
+import { RepositoryEvents } from '../events/repository-events';
 import { systemUser, GHOST_USER_ID } from '../users/system-users';
 import { UserAccounts } from '../users/user-accounts';
 import type { UserEntity } from '../users/user.entity';
@@ -19,13 +23,11 @@ import { IssueStore } from './issue.store';
 import { queryTime } from './issue-times';
 import { assertBodySize, IssueQuery, IssuesService } from './issues.service';
 
-/** What a comment change tells its listeners (webhooks), after it committed. */
+/** What a comment change reports to the event door (webhooks). */
 export interface CommentChange {
   action: 'created' | 'edited' | 'deleted';
   changes?: { body: { from: string } };
 }
-
-export type CommentListener = (target: RepositoryTarget, issue: IssueEntity, comment: CommentEntity, change: CommentChange) => Promise<void> | void;
 
 /**
  * Comments on issues: listed per issue and per repository (oldest first), created by any signed-in reader (not
@@ -34,8 +36,6 @@ export type CommentListener = (target: RepositoryTarget, issue: IssueEntity, com
  */
 @Injectable()
 export class CommentsService {
-  private readonly listeners: CommentListener[] = [];
-
   constructor(
     private readonly comments: CommentStore,
     private readonly issues: IssueStore,
@@ -44,11 +44,9 @@ export class CommentsService {
     private readonly clock: Clock,
     private readonly users: UserAccounts,
     private readonly siteUrls: SiteUrls,
+    private readonly events: RepositoryEvents,
+    private readonly audit: AuditService,
   ) {}
-
-  onCommentChanged(listener: CommentListener): void {
-    this.listeners.push(listener);
-  }
 
   async listOfIssue(target: RepositoryTarget, rawIndex: string, query: IssueQuery, page: PageQuery): Promise<Page<CommentWire>> {
     this.issueService.assertTracker(target);
@@ -85,10 +83,13 @@ export class CommentsService {
     if (issue.isLocked && !(await target.canWrite('repo.issues')) && !target.viewer.isAdmin) throw new ForbiddenError('issue is locked');
     const now = this.clock.nowUnix();
     const comment = await this.transactions.run(async (tx) => {
-      if (!(await this.issues.findById(issue.id, tx))) throw new NotFoundError();
-      return this.comments.insert(tx, { type: PLAIN_COMMENT, issueId: issue.id, repoId: issue.repoId, posterId: target.viewer.user!.id, body: option.body, commitSha: '', createdUnix: now, updatedUnix: now });
+      const current = await this.issues.findById(issue.id, tx);
+      if (!current) throw new NotFoundError();
+      const saved = await this.comments.insert(tx, { type: PLAIN_COMMENT, issueId: issue.id, repoId: issue.repoId, posterId: target.viewer.user!.id, body: option.body, commitSha: '', createdUnix: now, updatedUnix: now });
+      await this.record(tx, target, { ...current, numComments: current.numComments + 1, updatedUnix: now }, saved, { action: 'created' });
+      return saved;
     });
-    await this.tell(target, issue, comment, { action: 'created' });
+    this.events.committed();
     return (await this.wires(target, [comment], new Map([[issue.id, issue]])))[0];
   }
 
@@ -105,8 +106,11 @@ export class CommentsService {
     const now = this.clock.nowUnix();
     const updated = { ...comment, body: option.body, updatedUnix: now };
     if (option.body !== comment.body) {
-      await this.transactions.run((tx) => this.comments.update(tx, comment.id, { body: option.body, updatedUnix: now }));
-      await this.tell(target, issue, updated, { action: 'edited', changes: { body: { from: comment.body } } });
+      await this.transactions.run(async (tx) => {
+        await this.comments.update(tx, comment.id, { body: option.body, updatedUnix: now });
+        await this.record(tx, target, issue, updated, { action: 'edited', changes: { body: { from: comment.body } } });
+      });
+      this.events.committed();
     }
     return (await this.wires(target, [updated], new Map([[issue.id, issue]])))[0];
   }
@@ -116,8 +120,13 @@ export class CommentsService {
     requireSignedIn(target.viewer);
     const { comment, issue } = await this.find(target, rawId, rawIndex);
     await this.assertPosterOrWriter(target, comment);
-    const deleted = await this.transactions.run((tx) => this.comments.delete(tx, comment));
-    if (deleted) await this.tell(target, issue, comment, { action: 'deleted' });
+    await this.transactions.run(async (tx) => {
+      if (!(await this.comments.delete(tx, comment))) return;
+      await this.record(tx, target, issue, comment, { action: 'deleted' });
+      const where = `${target.owner.name}/${target.repo.name}#${issue.repoIndex}`;
+      await this.audit.record(tx, { action: 'comment.delete', target: { type: 'comment', id: comment.id, name: where }, detail: { poster_id: comment.posterId } });
+    });
+    this.events.committed();
   }
 
   private async assertPosterOrWriter(target: RepositoryTarget, comment: CommentEntity): Promise<void> {
@@ -152,7 +161,11 @@ export class CommentsService {
       );
   }
 
-  private async tell(target: RepositoryTarget, issue: IssueEntity, comment: CommentEntity, change: CommentChange): Promise<void> {
-    for (const listener of this.listeners) await listener(target, issue, comment, change);
+  /** Reports a comment change to the event door inside its transaction (webhooks' `issue_comment`). */
+  private async record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, comment: CommentEntity, change: CommentChange): Promise<void> {
+    if (comment.type !== PLAIN_COMMENT || !(await this.events.listensTo(target.repo))) return;
+    const [issueWire] = await this.issueService.wires([issue], AuthContext.anonymous(), new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]), tx);
+    const [commentWire] = await this.wires(target, [comment], new Map([[issue.id, issue]]));
+    await this.events.record(tx, { kind: 'issue_comment', action: change.action, repo: target.repo, senderId: target.viewer.user!.id, issue: issueWire, comment: commentWire, changes: change.changes });
   }
 }

@@ -8,6 +8,8 @@ import { Page, PageQuery } from '../common/paging';
 import { SiteUrls } from '../common/site-urls';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
+import { RepositoryEvents } from '../events/repository-events';
+import { AuditService } from '../audit/audit.service';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryPolicy } from '../access/repository-policy';
 import { LabelLookup } from '../labels/label-lookup';
@@ -75,8 +77,6 @@ export interface IssueChange {
   changes?: { title?: { from: string }; body?: { from: string } };
 }
 
-/** Listeners of issue changes (webhooks), told after the change committed. */
-export type IssueListener = (target: RepositoryTarget, issue: IssueEntity, change: IssueChange) => Promise<void> | void;
 
 /**
  * The issues of repositories: lists and the search across repositories, create, read, edit, close and
@@ -86,8 +86,6 @@ export type IssueListener = (target: RepositoryTarget, issue: IssueEntity, chang
  */
 @Injectable()
 export class IssuesService {
-  private readonly listeners: IssueListener[] = [];
-
   constructor(
     private readonly issues: IssueStore,
     private readonly comments: CommentStore,
@@ -99,11 +97,9 @@ export class IssuesService {
     private readonly repositories: RepositoryDirectory,
     private readonly policy: RepositoryPolicy,
     private readonly access: RepositoryAccess,
+    private readonly events: RepositoryEvents,
+    private readonly audit: AuditService,
   ) {}
-
-  onIssueChanged(listener: IssueListener): void {
-    this.listeners.push(listener);
-  }
 
   /** The built-in tracker must be on (an external tracker or none: every issue route is 404, as Forgejo). */
   assertTracker(target: RepositoryTarget): void {
@@ -194,10 +190,11 @@ export class IssuesService {
       await this.issues.setAssignees(tx, row.id, assigneeIds);
       if (!(await this.repositories.addToCounter(tx, repoId, 'numIssues', 1))) throw new NotFoundError();
       if (row.isClosed) await this.repositories.addToCounter(tx, repoId, 'numClosedIssues', 1);
+      await this.record(tx, target, row, { action: 'opened' });
+      if (row.isClosed) await this.record(tx, target, row, { action: 'closed' });
       return row;
     });
-    await this.tell(target, issue, { action: 'opened' });
-    if (issue.isClosed) await this.tell(target, issue, { action: 'closed' });
+    this.events.committed();
     return this.one(target, issue);
   }
 
@@ -263,11 +260,12 @@ export class IssuesService {
       const next = { ...current, ...write };
       if (write.title !== undefined || write.body !== undefined) await this.issues.replaceWords(tx, next, indexEntries(next.title, next.body));
       if (assigneeIds !== undefined) await this.issues.setAssignees(tx, current.id, assigneeIds);
+      for (const event of events) await this.record(tx, target, next, event);
+      if (assigneeIds !== undefined) await this.record(tx, target, next, { action: assigneeIds.length > 0 ? 'assigned' : 'unassigned' });
+      if (closing !== undefined) await this.record(tx, target, next, { action: closing ? 'closed' : 'reopened' });
       return next;
     });
-    for (const event of events) await this.tell(target, updated, event);
-    if (assigneeIds !== undefined) await this.tell(target, updated, { action: assigneeIds.length > 0 ? 'assigned' : 'unassigned' });
-    if (closing !== undefined) await this.tell(target, updated, { action: closing ? 'closed' : 'reopened' });
+    this.events.committed();
     return this.one(target, updated);
   }
 
@@ -277,11 +275,13 @@ export class IssuesService {
     await target.assertAdmin('user should be an owner or a collaborator with admin write of a repository');
     const issue = await this.find(target, rawIndex);
     await this.transactions.run(async (tx) => {
+      await this.record(tx, target, issue, { action: 'deleted' });
       if (!(await this.issues.delete(tx, issue.id))) throw new NotFoundError();
       await this.repositories.addToCounter(tx, issue.repoId, 'numIssues', -1);
       if (issue.isClosed) await this.repositories.addToCounter(tx, issue.repoId, 'numClosedIssues', -1);
+      await this.audit.record(tx, { action: 'issue.delete', target: { type: 'issue', id: issue.id, name: `${target.owner.name}/${target.repo.name}#${issue.repoIndex}` }, detail: { title: issue.title } });
     });
-    await this.tell(target, issue, { action: 'deleted' });
+    this.events.committed();
     return issue;
   }
 
@@ -311,11 +311,12 @@ export class IssuesService {
   }
 
   /** The JSON of a page of issues: posters, assignees and labels read once for the page. */
-  async wires(page: IssueEntity[], viewer: AuthContext, repos: Map<number, { repo: RepositoryEntity; owner: UserEntity }>): Promise<IssueWire[]> {
+  async wires(page: IssueEntity[], viewer: AuthContext, repos: Map<number, { repo: RepositoryEntity; owner: UserEntity }>, tx?: EntityManager): Promise<IssueWire[]> {
     if (page.length === 0) return [];
     const ids = page.map((issue) => issue.id);
-    const [labelIds, assigneeIds] = await Promise.all([this.issues.labelIdsOf(ids), this.issues.assigneeIdsOf(ids)]);
-    const allLabels = await this.labels.byIds([...new Set([...labelIds.values()].flat())]);
+    const labelIds = await this.issues.labelIdsOf(ids, tx);
+    const assigneeIds = await this.issues.assigneeIdsOf(ids, tx);
+    const allLabels = await this.labels.byIds([...new Set([...labelIds.values()].flat())], tx);
     const userIds = new Set<number>(page.map((issue) => issue.posterId));
     for (const list of assigneeIds.values()) for (const id of list) userIds.add(id);
     const users = new Map((await this.users.byIds([...userIds].filter((id) => id > 0))).map((user) => [user.id, user]));
@@ -405,7 +406,14 @@ export class IssuesService {
     return criteria;
   }
 
-  private async tell(target: RepositoryTarget, issue: IssueEntity, change: IssueChange): Promise<void> {
-    for (const listener of this.listeners) await listener(target, issue, change);
+  /**
+   * Reports a change to the event door inside its transaction (the webhooks' outbox keeps it exactly when the
+   * change commits); the issue is shown as to an anonymous viewer.
+   */
+  private async record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, change: IssueChange): Promise<void> {
+    if (!(await this.events.listensTo(target.repo))) return;
+    const repos = new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]);
+    const [wire] = await this.wires([issue], AuthContext.anonymous(), repos, tx);
+    await this.events.record(tx, { kind: 'issue', action: change.action, repo: target.repo, senderId: target.viewer.user!.id, issue: wire, changes: change.changes });
   }
 }

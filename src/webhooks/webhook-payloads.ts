@@ -49,6 +49,22 @@ export function payloadsOf(event: RepositoryEvent, facts: PayloadFacts, commitLi
       return [{ event: 'repository', branch: null, body: { action: event.action, repository, organization, sender } }];
     case 'release':
       return [{ event: 'release', branch: null, body: { action: event.action, release: event.release, repository, sender } }];
+    case 'issue':
+      return [
+        {
+          event: 'issues',
+          branch: null,
+          body: { action: event.action, number: event.issue.number, ...(event.changes ? { changes: event.changes } : {}), issue: event.issue, repository, sender, commit_id: '' },
+        },
+      ];
+    case 'issue_comment':
+      return [
+        {
+          event: 'issue_comment',
+          branch: null,
+          body: { action: event.action, issue: event.issue, comment: event.comment, ...(event.changes ? { changes: event.changes } : {}), repository, sender, is_pull: false },
+        },
+      ];
     case 'package':
       return [{ event: 'package', branch: null, body: { action: event.action, repository: null, package: event.package, organization, sender } }];
     case 'status': {

@@ -338,6 +338,34 @@ describe('webhooks', () => {
     expect(forPath('/org-events')(sink.requests)[0].json).toMatchObject({ repository: { name: repoName }, organization: { login: org.name } });
   });
 
+  it('sends issues and issue_comment events with Forgejo’s payloads, and audits deletions', async () => {
+    const repo = await makeRepo(t, alice);
+    const full = repo.full_name;
+    await api('post', `/repos/${full}/hooks`).send({ type: 'gitea', active: true, events: ['issues', 'issue_comment'], config: { url: `${sink.url}/issues`, content_type: 'json' } }).expect(201);
+    const issue = (await api('post', `/repos/${full}/issues`).send({ title: 'hooked', body: 'first' }).expect(201)).body;
+    await api('patch', `/repos/${full}/issues/${issue.number}`).send({ title: 'hooked, renamed' }).expect(201);
+    await api('patch', `/repos/${full}/issues/${issue.number}`).send({ state: 'closed' }).expect(201);
+    const comment = (await api('post', `/repos/${full}/issues/${issue.number}/comments`).send({ body: 'said' }).expect(201)).body;
+    await api('patch', `/repos/${full}/issues/comments/${comment.id}`).send({ body: 'said again' }).expect(200);
+    await api('delete', `/repos/${full}/issues/comments/${comment.id}`).expect(204);
+    await api('delete', `/repos/${full}/issues/${issue.number}`).expect(204);
+    // One request per delivery (a retry under load repeats a delivery's id).
+    const received = () => [...new Map(forPath('/issues')(sink.requests).map((request) => [request.headers['x-gitea-delivery'], request])).values()];
+    await sink.waitFor(() => received().length >= 7, 'issue events', 150_000);
+    const byAction = (event: string, action: string) => received().find((request) => request.headers['x-gitea-event'] === event && request.json.action === action)!.json;
+    expect(received().map((request) => `${request.headers['x-gitea-event']}:${request.json.action}`).sort()).toEqual(
+      ['issues:opened', 'issues:edited', 'issues:closed', 'issue_comment:created', 'issue_comment:edited', 'issue_comment:deleted', 'issues:deleted'].sort(),
+    );
+    expect(byAction('issues', 'opened')).toMatchObject({ number: issue.number, issue: { id: issue.id, title: 'hooked', state: 'open' }, repository: { full_name: full }, sender: { login: alice.name }, commit_id: '' });
+    expect(byAction('issues', 'edited')).toMatchObject({ changes: { title: { from: 'hooked' } }, issue: { title: 'hooked, renamed' } });
+    expect(byAction('issues', 'closed').issue.state).toBe('closed');
+    expect(byAction('issue_comment', 'created')).toMatchObject({ issue: { number: issue.number, comments: 1 }, comment: { id: comment.id, body: 'said' }, is_pull: false });
+    expect(byAction('issue_comment', 'edited')).toMatchObject({ changes: { body: { from: 'said' } }, comment: { body: 'said again' } });
+    const audit = await api('get', '/admin/audit?action=issue.delete', admin).expect(200);
+    expect(audit.body.some((event: { target: { name: string } }) => event.target.name === `${full}#${issue.number}`)).toBe(true);
+    expect((await api('get', '/admin/audit?action=comment.delete', admin).expect(200)).body.length).toBeGreaterThan(0);
+  });
+
   it('sends push events for the refs a mirror sync moved', async () => {
     const upstream = await GitUpstream.start();
     try {
