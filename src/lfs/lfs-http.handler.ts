@@ -13,12 +13,14 @@ import { lfsKey } from './lfs-content';
 import { LfsOperation, LfsService, LfsTarget } from './lfs.service';
 import { LFS_MEDIA_TYPE } from './lfs.wire';
 import { LfsTokens } from './lfs-tokens';
+import { LfsLocksService, LockExistsError } from './lfs-locks.service';
 
 // The Git LFS API under `{owner}/{repo}[.git]/info/lfs`, served before Nest's routing as git's smart HTTP is:
 // its bodies (objects of any size) stream to the store, and its answers are the LFS protocol's, not the API's.
 
 type LfsRoute =
-  | { kind: 'batch' | 'verify' | 'not-found'; owner: string; repo: string }
+  | { kind: 'batch' | 'verify' | 'locks' | 'locks-verify' | 'not-found'; owner: string; repo: string }
+  | { kind: 'unlock'; owner: string; repo: string; id: string }
   | { kind: 'object'; owner: string; repo: string; oid: string; size?: string };
 
 const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Anvil"' };
@@ -39,6 +41,7 @@ export class LfsHttpHandler {
     private readonly lfs: LfsService,
     private readonly blobs: BlobStorage,
     private readonly tokens: LfsTokens,
+    private readonly locks: LfsLocksService,
   ) {
     this.basePath = new URL(siteConfig.rootUrl).pathname;
   }
@@ -65,6 +68,10 @@ export class LfsHttpHandler {
     const lower = tail.toLowerCase();
     if (lower === '/objects/batch') return { kind: 'batch', owner, repo: name };
     if (lower === '/verify') return { kind: 'verify', owner, repo: name };
+    if (lower === '/locks' || lower === '/locks/') return { kind: 'locks', owner, repo: name };
+    if (lower === '/locks/verify') return { kind: 'locks-verify', owner, repo: name };
+    const unlock = /^\/locks\/([^/]+)\/unlock$/i.exec(tail);
+    if (unlock) return { kind: 'unlock', owner, repo: name, id: safeDecode(unlock[1]) };
     const object = /^\/objects\/([^/]+)(?:\/([^/]+))?$/i.exec(tail);
     if (object) return { kind: 'object', owner, repo: name, oid: safeDecode(object[1]), size: object[2] === undefined ? undefined : safeDecode(object[2]) };
     return { kind: 'not-found', owner, repo: name };
@@ -99,6 +106,29 @@ export class LfsHttpHandler {
         }
         allow(request, ['GET', 'HEAD']);
         return this.download(request, response, await this.open(request, route, 'download'), route.oid);
+      case 'locks':
+        allow(request, ['GET', 'POST']);
+        assertAcceptsLfs(request);
+        if (request.method === 'GET') {
+          const target = await this.open(request, route, 'download');
+          return this.json(response, 200, await this.locks.list(target, stringQuery(request, ['id', 'path', 'cursor', 'limit'])));
+        } else {
+          const body = await this.readJson(request, JSON_MIN_BYTES);
+          const target = await this.open(request, route, 'upload');
+          return this.json(response, 201, { lock: await this.locks.create(target, body) });
+        }
+      case 'locks-verify': {
+        allow(request, ['POST']);
+        assertAcceptsLfs(request);
+        const body = await this.readJson(request, JSON_MIN_BYTES);
+        return this.json(response, 200, await this.locks.verify(await this.open(request, route, 'upload'), body));
+      }
+      case 'unlock': {
+        allow(request, ['POST']);
+        assertAcceptsLfs(request);
+        const body = await this.readJson(request, JSON_MIN_BYTES);
+        return this.json(response, 200, { lock: await this.locks.unlock(await this.open(request, route, 'upload'), route.id, body) });
+      }
       case 'not-found':
         throw new NotFoundError('Not Found');
     }
@@ -190,6 +220,7 @@ export class LfsHttpHandler {
       if (error instanceof TooManyRequestsError) headers['Retry-After'] = String(error.retryAfterSeconds);
       if (error instanceof MethodRefused) headers.Allow = error.allowed.join(', ');
       response.set(headers);
+      if (error instanceof LockExistsError) return this.json(response, 409, { lock: error.lock, message: error.message });
       return this.json(response, error.status, { message: error.message });
     }
     const failure = dependencyFailure(error);
@@ -232,6 +263,16 @@ class UnsupportedMediaType extends DomainError {
 function actionHeader(request: Request): Record<string, string> {
   const authorization = request.headers.authorization;
   return authorization ? { Authorization: authorization } : {};
+}
+
+/** The named query parameters that came as single strings. */
+function stringQuery(request: Request, names: string[]): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const name of names) {
+    const value = request.query[name];
+    if (typeof value === 'string') found[name] = value;
+  }
+  return found;
 }
 
 function safeDecode(segment: string): string {

@@ -11,11 +11,12 @@ import { LfsObjectStore } from './lfs-object.store';
 import { LfsService } from './lfs.service';
 import { LfsSshAuthentication } from './lfs-ssh-authentication';
 import { LfsTokens } from './lfs-tokens';
+import { LfsLocksService } from './lfs-locks.service';
 
 /** Git LFS over HTTP, and its tokens over SSH; bootstrap.ts mounts LfsHttpHandler ahead of the API's middleware. */
 @Module({
   imports: [AuthModule, BlobsModule, ReposModule, UsersModule],
-  providers: [LfsObjectStore, LfsLockStore, LfsContent, LfsService, LfsHttpHandler, LfsTokens, LfsSshAuthentication],
+  providers: [LfsObjectStore, LfsLockStore, LfsContent, LfsService, LfsHttpHandler, LfsTokens, LfsSshAuthentication, LfsLocksService],
   exports: [LfsHttpHandler, LfsSshAuthentication],
 })
 export class LfsModule implements OnModuleInit {

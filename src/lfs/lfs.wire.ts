@@ -33,3 +33,22 @@ export interface LfsPointer {
   oid: string;
   size: number;
 }
+
+export interface LfsLockWire {
+  id: string;
+  path: string;
+  /** RFC 3339, to the second. */
+  locked_at: string;
+  owner: { name: string };
+}
+
+export interface LfsLockListWire {
+  locks: LfsLockWire[];
+  next_cursor?: string;
+}
+
+export interface LfsLockVerifyWire {
+  ours: LfsLockWire[];
+  theirs: LfsLockWire[];
+  next_cursor?: string;
+}

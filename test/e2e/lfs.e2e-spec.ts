@@ -300,6 +300,69 @@ describe('Git LFS over HTTP', () => {
     });
   });
 
+  describe('locks', () => {
+    it('locks a path once in any letter case, lists by cursor without repeats, verifies and unlocks', async () => {
+      const dave = await makeUser(t);
+      const repo = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('locks'), private: true })).name}`;
+      for (const [user, permission] of [[dave, 'write'], [bob, 'read']] as const) {
+        expect((await t.http.put(t.api(`/repos/${repo}/collaborators/${user.name}`)).set(withToken(alice.token)).send({ permission })).status).toBe(204);
+      }
+      const locks = (user: TestUser, tail = '') => t.http.post(lfsPath(repo, `locks${tail}`)).set({ ...withBasic(user.name, user.password), Accept: LFS, 'Content-Type': LFS });
+      const created = await locks(alice).send(JSON.stringify({ path: '/docs/./a.bin' }));
+      expect(created.status).toBe(201);
+      const lock = JSON.parse(created.text).lock;
+      expect(lock).toEqual({ id: expect.stringMatching(/^\d+$/), path: 'docs/a.bin', locked_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/), owner: { name: alice.name } });
+      const duplicate = await locks(dave).send(JSON.stringify({ path: 'DOCS/A.BIN' }));
+      expect({ status: duplicate.status, body: JSON.parse(duplicate.text) }).toEqual({ status: 409, body: { lock, message: 'already created lock' } });
+      expect((await locks(bob).send(JSON.stringify({ path: 'b.bin' }))).status).toBe(403);
+      for (const name of ['b.bin', 'c.bin', 'd.bin']) expect((await locks(dave).send(JSON.stringify({ path: name }))).status).toBe(201);
+
+      const list = async (query: string) => JSON.parse((await t.http.get(lfsPath(repo, `locks${query}`)).set({ ...withBasic(bob.name, bob.password), Accept: LFS })).text);
+      const first = await list('?limit=3');
+      const second = await list(`?limit=3&cursor=${first.next_cursor}`);
+      expect(first.locks.map((entry: { path: string }) => entry.path)).toEqual(['docs/a.bin', 'b.bin', 'c.bin']);
+      expect(second).toEqual({ locks: [expect.objectContaining({ path: 'd.bin', owner: { name: dave.name } })] });
+      expect((await list('?path=Docs/A.bin')).locks).toEqual([lock]);
+
+      const verified = JSON.parse((await locks(dave, '/verify').send(JSON.stringify({ limit: 10 }))).text);
+      expect({ ours: verified.ours.length, theirs: verified.theirs.map((entry: { path: string }) => entry.path) }).toEqual({ ours: 3, theirs: ['docs/a.bin'] });
+      const notOwner = await locks(dave, `/${lock.id}/unlock`).send(JSON.stringify({}));
+      expect({ status: notOwner.status, body: JSON.parse(notOwner.text) }).toEqual({ status: 403, body: { message: "user doesn't own lock and force flag is not set" } });
+      const forced = await locks(dave, `/${lock.id}/unlock`).send(JSON.stringify({ force: true }));
+      expect({ status: forced.status, body: JSON.parse(forced.text) }).toEqual({ status: 200, body: { lock } });
+      expect((await list('?path=docs/a.bin')).locks).toEqual([]);
+    });
+
+    it('git lfs lock, locks and unlock with the real client; lfs.locksverify refuses a push touching a lock of another user', async () => {
+      const dave = await makeUser(t);
+      const repo = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('locked') })).name}`;
+      expect((await t.http.put(t.api(`/repos/${repo}/collaborators/${dave.name}`)).set(withToken(alice.token)).send({ permission: 'write' })).status).toBe(204);
+      const work = await client.workingCopy('main', {});
+      await client.ok(['lfs', 'install', '--local'], { cwd: work });
+      await client.ok(['lfs', 'track', '--lockable', '*.psd'], { cwd: work });
+      fs.writeFileSync(path.join(work, 'art.psd'), randomBytes(1024));
+      await client.ok(['add', '.gitattributes', 'art.psd'], { cwd: work });
+      await client.ok(['commit', '--quiet', '-m', 'art'], { cwd: work });
+      await client.ok(['remote', 'add', 'origin', withCredentials(base, `${repo}.git`, alice.name, alice.password)], { cwd: work });
+      await client.ok(['push', 'origin', 'main:main'], { cwd: work });
+      await client.ok(['lfs', 'lock', 'art.psd'], { cwd: work });
+      expect(await client.ok(['lfs', 'locks'], { cwd: work })).toMatch(new RegExp(`^art\\.psd\\s+${alice.name}\\s+ID:\\d+`));
+
+      // dave changes the locked file and pushes with lock verification on: refused.
+      await client.ok(['remote', 'set-url', 'origin', withCredentials(base, `${repo}.git`, dave.name, dave.password)], { cwd: work });
+      await client.ok(['config', 'lfs.locksverify', 'true'], { cwd: work });
+      fs.writeFileSync(path.join(work, 'art.psd'), randomBytes(1024));
+      await client.ok(['-c', 'lfs.setlockablereadonly=false', 'commit', '--quiet', '-am', 'edit'], { cwd: work });
+      const refused = await client.run(['push', 'origin', 'main:main'], { cwd: work });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/locked/i);
+
+      await client.ok(['remote', 'set-url', 'origin', withCredentials(base, `${repo}.git`, alice.name, alice.password)], { cwd: work });
+      await client.ok(['lfs', 'unlock', 'art.psd', '--force'], { cwd: work });
+      expect((await client.ok(['lfs', 'locks'], { cwd: work })).trim()).toBe('');
+    });
+  });
+
   describe('over SSH', () => {
     let port: number;
     let aliceKey: SshKeyFiles;
