@@ -35,7 +35,8 @@ export interface IntegrityConfig {
   reconcileStaleAfterMs: number;
   /**
    * RECONCILE_START_BUDGET: how many repositories each start-up checks in full (sizes, git leftovers, missing
-   * directories), continuing where the previous start stopped; `anvil doctor` checks all of them.
+   * directories) in the background once it listens, continuing where the previous start stopped; `anvil doctor`
+   * checks all of them.
    */
   reconcileStartBudget: number;
 }

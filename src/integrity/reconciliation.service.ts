@@ -51,27 +51,58 @@ export class Reconciliation {
 
   /**
    * `allStale`: no other instance can be using DATA_DIR (a restore into it), so every leftover is one.
-   * `startUp`: the bounded checks of a start (see above); otherwise the full walk.
+   * `startUp`: the bounded checks of a start (the leftovers, then a share of the sweep); otherwise the full walk.
    */
   async run(options: { fix: boolean; allStale?: boolean; startUp?: boolean }): Promise<ReconciliationReport> {
-    const staleBefore = options.allStale ? Infinity : Date.now() - this.integrityConfig.reconcileStaleAfterMs;
-    const run = new Run(options.fix, staleBefore, this.logger, this.dataDir, this.quarantine);
-    await this.journalled(run);
-    let swept: number;
     if (options.startUp) {
-      swept = await this.sweepSome(run, this.integrityConfig.reconcileStartBudget);
-    } else {
-      swept = await this.repositories(run);
+      const leftovers = await this.leftovers(options);
+      const swept = await this.sweep({ fix: options.fix });
+      return { findings: [...leftovers.findings, ...swept.findings], repaired: options.fix, swept: swept.swept };
     }
+    const run = this.newRun(options);
+    await this.journalled(run);
+    const swept = await this.repositories(run);
+    await this.leftoverAreas(run);
+    await this.blobChecks.attachments(run);
+    await this.blobChecks.packages(run);
+    await this.counters(run);
+    return { findings: run.findings, repaired: options.fix, swept };
+  }
+
+  /**
+   * What a crash can leave half-made where a request would meet it: the journal of repository moves in flight,
+   * the incoming and trash areas, parked uploads, temporary files. Its cost follows what a crash left, not the
+   * number of repositories, so a start runs it before it listens.
+   */
+  async leftovers(options: { fix: boolean; allStale?: boolean }): Promise<ReconciliationReport> {
+    const run = this.newRun(options);
+    await this.journalled(run);
+    await this.leftoverAreas(run);
+    return { findings: run.findings, repaired: options.fix, swept: 0 };
+  }
+
+  /**
+   * A start's share of the incremental sweep: up to RECONCILE_START_BUDGET repositories after the cursor kept in
+   * the database, wrapping to the first at the end; one instance sweeps at a time (a lease), the others skip it.
+   * A start runs it after it listens. `throttled`: after each repository it pauses as long as that one took, so
+   * the sweep takes at most half of what it could from the requests being served; `signal` stops it between two
+   * repositories (the cursor then records how far it came).
+   */
+  async sweep(options: { fix: boolean; throttled?: boolean; signal?: AbortSignal }): Promise<ReconciliationReport> {
+    const run = this.newRun(options);
+    const swept = await this.sweepSome(run, this.integrityConfig.reconcileStartBudget, options);
+    return { findings: run.findings, repaired: options.fix, swept };
+  }
+
+  private newRun(options: { fix: boolean; allStale?: boolean }): Run {
+    const staleBefore = options.allStale ? Infinity : Date.now() - this.integrityConfig.reconcileStaleAfterMs;
+    return new Run(options.fix, staleBefore, this.logger, this.dataDir, this.quarantine);
+  }
+
+  private async leftoverAreas(run: Run): Promise<void> {
     await this.repositoryAreas(run);
     await this.temporaryFiles(run);
     await this.blobChecks.parkedUploads(run);
-    if (!options.startUp) {
-      await this.blobChecks.attachments(run);
-      await this.blobChecks.packages(run);
-      await this.counters(run);
-    }
-    return { findings: run.findings, repaired: options.fix, swept };
   }
 
   /**
@@ -130,12 +161,9 @@ export class Reconciliation {
     }
   }
 
-  /**
-   * The start-up's share of the full sweep: up to `budget` repositories after the cursor, wrapping to the first
-   * at the end. Only one instance sweeps at a time (a lease), the others skip it. Answers how many it checked.
-   */
-  private async sweepSome(run: Run, budget: number): Promise<number> {
-    if (budget <= 0) return 0;
+  /** Up to `budget` repositories after the cursor (see sweep); answers how many it checked. */
+  private async sweepSome(run: Run, budget: number, pace: { throttled?: boolean; signal?: AbortSignal }): Promise<number> {
+    if (budget <= 0 || pace.signal?.aborted) return 0;
     try {
       return await this.leases.run(
         SWEEP_LEASE,
@@ -143,9 +171,18 @@ export class Reconciliation {
           const after = (await this.leases.markOf(SWEEP_CURSOR)).moment;
           let page = await this.store.repositoryPage(after, budget);
           if (page.length === 0 && after > 0) page = await this.store.repositoryPage(0, budget);
-          for (const repo of page) await this.repository(run, repo);
-          if (run.fix) await this.leases.record(SWEEP_CURSOR, page.length < budget ? 0 : page[page.length - 1].id);
-          return page.length;
+          let checked = 0;
+          for (const repo of page) {
+            if (pace.signal?.aborted) break;
+            const started = performance.now();
+            await this.repository(run, repo);
+            checked += 1;
+            if (pace.throttled) await pause(performance.now() - started, pace.signal);
+          }
+          const finished = checked === page.length && page.length < budget;
+          const cursor = finished ? 0 : checked === 0 ? after : page[checked - 1].id;
+          if (run.fix) await this.leases.record(SWEEP_CURSOR, cursor);
+          return checked;
         },
         { waitMs: 0 },
       );
@@ -245,4 +282,17 @@ export class Reconciliation {
     }
   }
 
+}
+
+/** Waits `ms` (the sweep's pause), or less when `signal` stops the sweep meanwhile. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.ceil(ms));
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

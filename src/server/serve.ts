@@ -52,7 +52,7 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
   armFaultPoints(config.faultKillAt);
   const descriptorWarnings = fitToDescriptorLimit(config);
   let app: NestExpressApplication;
-  let reconciled: { repaired: number; swept: number };
+  let reconciled: { repaired: number };
   try {
     app = await createApp(config);
   } catch (error) {
@@ -62,9 +62,10 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
   const report = reporter ?? appReporter();
   let httpAddress: string;
   try {
-    // What a crash left half-made is repaired before the first request can see it.
-    const report = await app.get(Reconciliation).run({ fix: true, startUp: true });
-    reconciled = { repaired: report.findings.length, swept: report.swept };
+    // What a crash left half-made is repaired before the first request can see it; the sweep of repositories,
+    // whose cost grows with their number, runs once the server answers.
+    const report = await app.get(Reconciliation).leftovers({ fix: true });
+    reconciled = { repaired: report.findings.length };
     httpAddress = await listen(app, config.port);
   } catch (error) {
     await app.close().catch(() => undefined);
@@ -74,6 +75,7 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
   report.info(
     startupLine({ version: PACKAGE_VERSION, http: httpAddress, ssh, rootUrl: config.rootUrl, dataDir: config.dataDir, database: config.database, ...reconciled }),
   );
+  const sweep = sweepInBackground(app.get(Reconciliation), report);
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -88,6 +90,7 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
           await new Promise((resolve) => setTimeout(resolve, config.http.shutdownDelayMs).unref());
         }
         report.info(`shutting down (${reason}): no new connections, finishing requests in flight`);
+        await sweep.stop();
         // The listener closes before the modules do: a request that came in while the database pool and the git
         // launcher were being closed would find them gone and fail with a 500.
         await stopAccepting(app.getHttpServer() as Server, config.http.apiRequestTimeoutMs, config.http.shutdownGraceMs);
@@ -108,15 +111,12 @@ export interface StartupFacts {
   database: DatabaseConfig;
   /** Findings the start-up reconciliation repaired (what a crash had left half-made). */
   repaired?: number;
-  /** Repositories the start-up's share of the incremental sweep checked in full. */
-  swept?: number;
 }
 
 /** The one start-up line: where Anvil listens and where it keeps its data (never a password). */
 export function startupLine(facts: StartupFacts): string {
   const listening = [`HTTP on ${facts.http}`, ...(facts.ssh ? [`SSH on ${facts.ssh}`] : [])].join(', ');
-  const repaired =
-    facts.repaired === undefined ? '' : `; reconciliation repaired ${facts.repaired}${facts.swept === undefined ? '' : ` (${facts.swept} repositories swept)`}`;
+  const repaired = facts.repaired === undefined ? '' : `; reconciliation repaired ${facts.repaired}`;
   return `Anvil ${facts.version} listening: ${listening}; ROOT_URL ${facts.rootUrl}; data directory ${facts.dataDir}; database ${describeDatabase(facts.database)}${repaired}`;
 }
 
@@ -124,6 +124,24 @@ export function describeDatabase(database: DatabaseConfig): string {
   return database.type === 'sqlite' ? `SQLite ${database.file}` : `MySQL ${database.hosts.map((host) => `${host.host}:${host.port}`).join(',')}/${database.database}`;
 }
 
+/**
+ * The start's share of the repository sweep, after the server listens: throttled (reconciliation.service.ts),
+ * reported in one line when it ends, stopped between two repositories by a shutdown. A failure (the database gone
+ * meanwhile) is logged; the next start continues from the cursor.
+ */
+function sweepInBackground(reconciliation: Reconciliation, report: ServerReporter): { stop(): Promise<void> } {
+  const stopper = new AbortController();
+  const done = reconciliation.sweep({ fix: true, throttled: true, signal: stopper.signal }).then(
+    (swept) => report.info(`reconciliation sweep checked ${swept.swept} repositories, repaired ${swept.findings.length}`),
+    (error: unknown) => new Logger('Reconciliation').error(`reconciliation sweep stopped: ${(error as Error).message}`),
+  );
+  return {
+    stop: () => {
+      stopper.abort();
+      return done;
+    },
+  };
+}
 
 async function listen(app: NestExpressApplication, port: number): Promise<string> {
   try {

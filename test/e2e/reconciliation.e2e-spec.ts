@@ -163,6 +163,34 @@ describe('reconciliation of the database with DATA_DIR', () => {
     fs.rmSync(young);
   });
 
+  it('a stopped sweep records how far it came, and the next one continues from there', async () => {
+    await t.dataSource.query('UPDATE repository SET git_size = 0');
+    const drifted = async () => Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM repository WHERE git_size = 0'))[0].n);
+    const before = await drifted();
+    expect(before).toBeGreaterThan(1);
+    const stopper = new AbortController();
+    const checks = reconciliation() as unknown as { repository(...args: unknown[]): Promise<void> };
+    const check = checks.repository.bind(checks);
+    const spy = jest.spyOn(checks, 'repository').mockImplementation(async (...args: unknown[]) => {
+      await check(...args);
+      stopper.abort();
+    });
+    try {
+      const stopped = await reconciliation().sweep({ fix: true, throttled: true, signal: stopper.signal });
+      expect(stopped.swept).toBe(1);
+      expect(await drifted()).toBe(before - 1);
+    } finally {
+      spy.mockRestore();
+    }
+    const next = await reconciliation().sweep({ fix: true, throttled: true });
+    // Each repository it checked was one still drifted: it began after the one the stopped sweep measured.
+    expect(next.swept).toBeGreaterThan(0);
+    expect(await drifted()).toBe(before - 1 - next.swept);
+    expect((await reconciliation().sweep({ fix: true, signal: AbortSignal.abort() })).swept).toBe(0);
+    // Left as the next test expects it: every repository measured.
+    while ((await drifted()) > 0) await reconciliation().sweep({ fix: true });
+  });
+
   it('at start-up checks RECONCILE_START_BUDGET repositories in full, continuing where the previous start stopped', async () => {
     const total = Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM repository'))[0].n);
     await t.dataSource.query('UPDATE repository SET git_size = 0');

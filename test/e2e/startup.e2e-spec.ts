@@ -92,16 +92,30 @@ describe('start-up and shutdown', () => {
 
   it('reports one line with the HTTP and SSH addresses and the data directory, and the start and end of shutdown', async () => {
     const lines: string[] = [];
-    const server: RunningServer = await serve(loadConfig(env()), { info: (line) => lines.push(line) });
+    let swept: () => void = () => undefined;
+    const sweepEnded = new Promise<void>((resolve) => (swept = resolve));
+    const reporter = {
+      info: (line: string) => {
+        lines.push(line);
+        if (line.startsWith('reconciliation sweep')) swept();
+      },
+    };
+    const server: RunningServer = await serve(loadConfig(env()), reporter);
     try {
       const port = Number(/:(\d+)$/.exec(server.httpAddress)![1]);
+      // The server listens before the repository sweep, which reports when it ends.
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^Anvil \\S+ listening: HTTP on \\S+:${port}, SSH on 127\\.0\\.0\\.1:\\d+; ROOT_URL http://anvil.test/; data directory ${dataDir}; database `));
+      expect(lines[0]).toMatch(new RegExp(`^Anvil \\S+ listening: HTTP on \\S+:${port}, SSH on 127\\.0\\.0\\.1:\\d+; ROOT_URL http://anvil.test/; data directory ${dataDir}; database .*; reconciliation repaired 0$`));
       await request(`http://127.0.0.1:${port}`).get('/api/healthz').expect(200);
+      await sweepEnded;
     } finally {
       await server.stop('SIGTERM');
     }
-    expect(lines.slice(1)).toEqual(['shutting down (SIGTERM): no new connections, finishing requests in flight', 'shutdown complete']);
+    expect(lines.slice(1)).toEqual([
+      'reconciliation sweep checked 0 repositories, repaired 0',
+      'shutting down (SIGTERM): no new connections, finishing requests in flight',
+      'shutdown complete',
+    ]);
   });
 
   it('a port in use is one clear StartupError', async () => {
@@ -167,6 +181,8 @@ describe('start-up and shutdown', () => {
     const run = startProcess({ ...env(), LOG_LEVEL: 'info' });
     const [, port] = await run.waitFor(/listening: HTTP on \S+:(\d+), SSH on \S+;/);
     await request(`http://127.0.0.1:${port}`).get('/api/v1/version').expect(200);
+    // The repository sweep runs after the server listens and logs when it ends.
+    await run.waitFor(/reconciliation sweep checked \d+ repositories, repaired \d+/);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     const logged = messages(run.output().stdout);

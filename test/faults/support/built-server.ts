@@ -23,6 +23,8 @@ export interface ServerProcess {
   startupLine: string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   output(): string;
+  /** The line the repository sweep prints when it ends, after the server listens (its count of repairs). */
+  sweepLine(): Promise<string>;
   /** SIGTERM and wait for the end. */
   stop(): Promise<void>;
 }
@@ -60,6 +62,15 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
         startupLine: match[1],
         exited,
         output: () => output,
+        sweepLine: async () => {
+          const swept = /reconciliation sweep checked \d+ repositories, repaired \d+/;
+          for (;;) {
+            const match = swept.exec(output);
+            if (match) return match[0];
+            const ended = await Promise.race([exited.then(() => true), new Promise<false>((resolve) => child.stdout!.once('data', () => resolve(false)))]);
+            if (ended && !swept.test(output)) throw new Error(`the server ended before its sweep did:\n${output}`);
+          }
+        },
         stop: async () => {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
           await exited;
