@@ -60,18 +60,24 @@ export class GitTreeBudget {
     if (over !== null) throw new GitEntryBudgetError(over, limit);
   }
 
-  /** The first tree of `revisions` that expands to more than `limit` paths, or null. */
+  /**
+   * The first tree of `revisions` that expands to more than `limit` paths, or null. The trees are read level by
+   * level, each level's in batches written to one `cat-file` at once and answered in one stream, so a push of a
+   * long history costs a few round trips to git, not one per tree; the counts are then summed in memory.
+   */
   async firstOver(dir: string, revisions: string[], limit = this.limit, env: ObjectEnvironment = {}): Promise<string | null> {
     const wanted = [...new Set(revisions)];
     if (wanted.length === 0) return null;
     const reader = new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
     try {
-      const pending = new Map<string, Promise<number>>();
-      for (const revision of wanted) {
-        const tree = await reader.info(`${revision}^{tree}`).catch(() => null);
-        if (!tree || tree.type !== 'tree') continue;
-        if ((await this.count(reader, tree.oid, limit, pending)) > limit) return tree.oid;
+      const roots: string[] = [];
+      for (const batch of batches(wanted)) {
+        const trees = await Promise.all(batch.map((revision) => reader.info(`${revision}^{tree}`).catch(() => null)));
+        for (const tree of trees) if (tree && tree.type === 'tree') roots.push(tree.oid);
       }
+      const graph = await this.readTrees(reader, [...new Set(roots)], limit);
+      const counts = new Map<string, number>();
+      for (const root of roots) if (this.countOf(root, graph, counts, limit) > limit) return root;
       return null;
     } finally {
       reader.kill();
@@ -90,27 +96,74 @@ export class GitTreeBudget {
     return [...new Set(output.split('\n').filter((line) => /^[0-9a-f]{40,64}$/.test(line)))];
   }
 
-  private count(reader: BatchReader, tree: string, limit: number, pending: Map<string, Promise<number>>): Promise<number> {
-    const known = this.counts.get(tree);
-    // Kept counts are exact: one over this budget is "more than it" as well.
-    if (known !== undefined) return Promise.resolve(this.touch(tree, known));
-    const running = pending.get(tree);
-    if (running) return running;
-    const counting = this.countTree(reader, tree, limit, pending);
-    pending.set(tree, counting);
-    return counting;
+  /**
+   * Every distinct tree below `roots` that no kept count covers, breadth first: each tree's number of entries
+   * and the subtrees it names (as often as it names them). A tree with more entries than `limit` is not expanded.
+   */
+  private async readTrees(reader: BatchReader, roots: string[], limit: number): Promise<Map<string, TreeNode>> {
+    const graph = new Map<string, TreeNode>();
+    let level = roots.filter((tree) => !this.counts.has(tree));
+    while (level.length > 0) {
+      const next = new Set<string>();
+      for (const batch of batches(level)) {
+        const objects = await Promise.all(batch.map((tree) => reader.contents(tree)));
+        for (const [index, object] of objects.entries()) {
+          const tree = batch[index];
+          if (!object?.content || object.type !== 'tree') {
+            graph.set(tree, { entries: 0, subtrees: [] });
+            continue;
+          }
+          const entries = treeEntries(object.content, tree.length / 2, Infinity);
+          if (entries.length > limit) {
+            graph.set(tree, { entries: limit + 1, subtrees: [] });
+            continue;
+          }
+          const subtrees: string[] = [];
+          for (const entry of entries) if (entry.mode === '40000') subtrees.push(entry.oid);
+          graph.set(tree, { entries: entries.length, subtrees });
+          for (const subtree of subtrees) if (!graph.has(subtree) && !this.counts.has(subtree)) next.add(subtree);
+        }
+      }
+      level = [...next].filter((tree) => !graph.has(tree));
+    }
+    return graph;
   }
 
-  private async countTree(reader: BatchReader, tree: string, limit: number, pending: Map<string, Promise<number>>): Promise<number> {
-    const object = await reader.contents(tree);
-    if (!object?.content || object.type !== 'tree') return 0;
-    const entries = treeEntries(object.content, tree.length / 2, Infinity);
-    let total = entries.length;
-    if (total > limit) return this.keep(tree, limit + 1, limit);
-    const subtrees = entries.filter((entry) => entry.mode === '40000').map((entry) => entry.oid);
-    const counts = await Promise.all(subtrees.map((subtree) => this.count(reader, subtree, limit, pending)));
-    for (const count of counts) total += count;
-    return this.keep(tree, Math.min(total, limit + 1), limit);
+  /**
+   * count(tree), summed after its subtrees (depth first, without recursion: a deep tree cannot exhaust the
+   * stack), each distinct tree once; a count past `limit` stops at limit + 1.
+   */
+  private countOf(root: string, graph: Map<string, TreeNode>, counts: Map<string, number>, limit: number): number {
+    const known = (tree: string): number | undefined => {
+      const counted = counts.get(tree);
+      if (counted !== undefined) return counted;
+      const kept = this.counts.get(tree);
+      return kept === undefined ? undefined : this.touch(tree, kept);
+    };
+    const stack: { tree: string; next: number }[] = [{ tree: root, next: 0 }];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1];
+      if (known(top.tree) !== undefined) {
+        stack.pop();
+        continue;
+      }
+      const node = graph.get(top.tree) ?? { entries: 0, subtrees: [] };
+      if (top.next < node.subtrees.length) {
+        const subtree = node.subtrees[top.next++];
+        // Git's objects are named by their contents, so a tree cannot contain itself; a name already on the
+        // stack is counted as nothing rather than walked forever.
+        if (known(subtree) === undefined && !stack.some((entry) => entry.tree === subtree)) stack.push({ tree: subtree, next: 0 });
+        continue;
+      }
+      let total = node.entries;
+      for (const subtree of node.subtrees) {
+        total += known(subtree) ?? 0;
+        if (total > limit) break;
+      }
+      counts.set(top.tree, this.keep(top.tree, Math.min(total, limit + 1), limit));
+      stack.pop();
+    }
+    return known(root) ?? 0;
   }
 
   /** Kept only when exact: a count cut at this budget may be within a larger one. */
@@ -127,4 +180,17 @@ export class GitTreeBudget {
     this.counts.set(tree, count);
     return count;
   }
+}
+
+/** A tree as the count needs it: its number of entries and the subtrees it names. */
+interface TreeNode {
+  entries: number;
+  subtrees: string[];
+}
+
+/** Objects asked of git in one write (and answered in one stream): bounded, so that a level's answers are too. */
+const READ_BATCH = 2048;
+
+function* batches<T>(items: T[]): Generator<T[]> {
+  for (let start = 0; start < items.length; start += READ_BATCH) yield items.slice(start, start + READ_BATCH);
 }
