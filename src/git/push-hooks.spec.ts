@@ -1,5 +1,11 @@
 import { isSafeGitProtocol } from './git-processes';
-import { isZeroId, parseRefUpdates } from './push-hooks';
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { hookScript, isZeroId, parseHookBody, parseRefUpdates } from './push-hooks';
 
 describe('hook input', () => {
   it('parses the ref lines git gives pre-receive and post-receive', () => {
@@ -25,5 +31,63 @@ describe('isSafeGitProtocol (Forgejo safeGitProtocolHeader)', () => {
 
   it.each(['', 'version=2;x', 'version', 'version=2:', 'version=2\nX=1', 'a b=c'])('ignores %j', (value) => {
     expect(isSafeGitProtocol(value)).toBe(false);
+  });
+
+  it('reads the quarantine variables, each ended by a NUL byte, then the ref lines; refuses a body without them', () => {
+    const body = Buffer.concat([Buffer.from('/d/objects/tmp_objdir-incoming-ü\0\0/d/objects/tmp_objdir-incoming-ü\0'), Buffer.from('a b refs/heads/main\n')]);
+    expect(parseHookBody(body)).toEqual({
+      objects: { GIT_OBJECT_DIRECTORY: '/d/objects/tmp_objdir-incoming-ü', GIT_QUARANTINE_PATH: '/d/objects/tmp_objdir-incoming-ü' },
+      refLines: 'a b refs/heads/main\n',
+    });
+    expect(parseHookBody(Buffer.from('a b refs/heads/main\n'))).toBeNull();
+  });
+});
+
+describe('the hook script', () => {
+  let server: http.Server;
+  let received: { body: Buffer; token: unknown }[];
+  let url: string;
+  let dir: string;
+
+  beforeAll(async () => {
+    received = [];
+    server = http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const body = Buffer.concat(chunks);
+        received.push({ body, token: request.headers['x-anvil-push'] });
+        if (body.includes('refs/heads/refused')) response.writeHead(403).end('branch refused');
+        else response.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-hook-'));
+    fs.writeFileSync(path.join(dir, 'pre-receive'), hookScript('pre-receive', process.execPath, path.join(__dirname, 'push-hook.worker.js')), { mode: 0o755 });
+  });
+  afterAll(async () => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const runHook = (env: Record<string, string>, input: string) =>
+    new Promise<{ code: number; stderr: string }>((resolve) => {
+      const child = execFile(path.join(dir, 'pre-receive'), { env: { PATH: process.env.PATH ?? '', ...env } }, (error, _stdout, stderr) =>
+        resolve({ code: error ? Number(error.code) : 0, stderr }),
+      );
+      // A hook that refuses before reading its input closes the pipe.
+      child.stdin!.on('error', () => undefined);
+      child.stdin!.end(input);
+    });
+
+  it('posts the quarantine variables and ref lines with the push token, and prints a refusal as Anvil: <message>', async () => {
+    const quarantine = '/data/objects/tmp_objdir-incoming-abc';
+    const accepted = await runHook({ ANVIL_HOOK_URL: url, ANVIL_PUSH_TOKEN: 'f'.repeat(64), GIT_QUARANTINE_PATH: quarantine }, 'a b refs/heads/main\n');
+    expect(accepted).toEqual({ code: 0, stderr: '' });
+    expect(received[0].token).toBe('f'.repeat(64));
+    expect(parseHookBody(received[0].body)).toEqual({ objects: { GIT_QUARANTINE_PATH: quarantine }, refLines: 'a b refs/heads/main\n' });
+    expect(await runHook({ ANVIL_HOOK_URL: url, ANVIL_PUSH_TOKEN: 'f'.repeat(64) }, 'a b refs/heads/refused\n')).toEqual({ code: 1, stderr: 'Anvil: branch refused\n' });
+    expect(await runHook({}, '')).toEqual({ code: 1, stderr: 'Anvil: this hook runs only for pushes served by Anvil\n' });
   });
 });
