@@ -170,7 +170,7 @@ export class GitHttpHandler {
       response.status(200).set(headers).end();
       return;
     }
-    const git = await this.start(service, target, client, request, { advertiseRefs: true });
+    const git = await this.start(service, target, client, request, response, { advertiseRefs: true });
     response.status(200).set(headers);
     const header = `# service=git-${service}\n`;
     response.write(`${(header.length + 4).toString(16).padStart(4, '0')}${header}0000`);
@@ -182,7 +182,7 @@ export class GitHttpHandler {
     // A fetch's request (wants and haves) is small: it is read whole before git starts, so that a client that
     // sends it slowly, or never finishes it, waits without holding a git slot. A push's pack streams through.
     const buffered = service === 'upload-pack' ? await this.readNegotiation(input, request) : null;
-    const git = await this.start(service, target, client, request, {});
+    const git = await this.start(service, target, client, request, response, {});
     response.status(200).set({ 'Content-Type': `application/x-git-${service}-result`, ...NO_CACHE });
     const rest = buffered ? buffered.rest : input;
     if (rest && rest !== request) {
@@ -254,8 +254,12 @@ export class GitHttpHandler {
     });
   }
 
-  private async start(service: Service, target: ServedTarget, client: GitClient, request: Request, options: { advertiseRefs?: boolean }): Promise<ServingProcess> {
+  private async start(service: Service, target: ServedTarget, client: GitClient, request: Request, response: Response, options: { advertiseRefs?: boolean }): Promise<ServingProcess> {
     const protocol = request.header('git-protocol');
+    // A request waits for a slot while its client stays connected (GitProcesses).
+    const connection = new AbortController();
+    const gone = () => connection.abort();
+    response.once('close', gone);
     try {
       return await this.processes.start({
         service,
@@ -265,12 +269,15 @@ export class GitHttpHandler {
         protocol: protocol !== undefined && isSafeGitProtocol(protocol) ? protocol : undefined,
         push: service === 'receive-pack' ? { repositoryId: target.repo.id, pusherId: target.pusherId } : undefined,
         client,
+        connection: connection.signal,
       });
     } catch (error) {
       if (error instanceof GitBusyError) {
         throw new GitHttpRefusal(503, `Service Unavailable: ${error.message}`, { 'Retry-After': RETRY_AFTER_SECONDS });
       }
       throw error;
+    } finally {
+      response.off('close', gone);
     }
   }
 

@@ -3,7 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { GitConfig, StorageConfig } from '../config/slices';
 import { budgetedGit } from './git-budget';
-import { currentGitClient, GitClient } from './git-client';
+import { addressKey, currentGitClient, GitClient } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
 import { GitShares } from './git-shares';
 import { PushAllowance, PushContext, PushHooks } from './push-hooks';
@@ -46,7 +46,16 @@ export interface ServeSpec {
   push?: PushContext;
   /** Whom it serves: the slot counts against this client's share (GitShares). */
   client?: GitClient;
+  /**
+   * Aborted when the client goes away (its connection or channel closes). A request with one waits for a slot as
+   * long as its client stays (at most GIT_EXCHANGE_TIMEOUT), instead of GIT_QUEUE_TIMEOUT: git does not retry a
+   * refused clone, and a CI fan-out of one user is then served in turn rather than refused.
+   */
+  connection?: AbortSignal;
 }
+
+/** Requests one client address may have waiting for a slot, as a multiple of its share; more are refused. */
+const WAITING_PER_SHARE = 4;
 
 /** Limits of one exchange, from GIT_EXCHANGE_TIMEOUT, GIT_MIN_TRANSFER_RATE and GIT_TRANSFER_WINDOW. */
 export interface ExchangeLimits {
@@ -235,12 +244,15 @@ export class GitProcesses implements BeforeApplicationShutdown {
     return this.waiting.length;
   }
 
-  /** Waits for a slot (GitBusyError when none frees in time), then starts git. */
+  /**
+   * Waits for a slot (GitBusyError when none frees in time, or at once when the client already has
+   * WAITING_PER_SHARE times its share waiting), then starts git.
+   */
   async start(spec: ServeSpec): Promise<ServingProcess> {
     // A push's quota is reserved before git reads a byte of its pack, and given back when git has exited.
     const allowance = spec.service === 'receive-pack' && !spec.advertiseRefs ? await this.hooks.allowance(requirePush(spec)) : null;
     try {
-      await this.acquireSlot(spec.client);
+      await this.acquireSlot(spec.client, spec.connection);
     } catch (error) {
       await allowance?.release();
       throw error;
@@ -361,36 +373,56 @@ export class GitProcesses implements BeforeApplicationShutdown {
   }
 
   /**
-   * A slot, when one is free and the client is within its share; otherwise the caller waits (up to
-   * GIT_QUEUE_TIMEOUT) for the first released slot it fits in, behind earlier waiters that fit.
+   * A slot, when one is free and the client is within its share; otherwise the caller waits for the first
+   * released slot it fits in, behind earlier waiters that fit: while `connection` stays open (up to
+   * GIT_EXCHANGE_TIMEOUT), or up to GIT_QUEUE_TIMEOUT without one.
    */
-  private acquireSlot(client?: GitClient): Promise<void> {
+  private acquireSlot(client?: GitClient, connection?: AbortSignal): Promise<void> {
     if (this.draining) return Promise.reject(new GitBusyError('the server is shutting down'));
+    if (connection?.aborted) return Promise.reject(new GitBusyError('the client went away'));
     if (this.slotsInUse < this.gitConfig.maxProcesses && this.shares.fits(client)) {
       this.take(client);
       return Promise.resolve();
     }
+    if (client && this.waitingFrom(client) >= WAITING_PER_SHARE * this.shares.shareOf(client)) {
+      return Promise.reject(new GitBusyError(this.shares.describeWait(client)));
+    }
     // The slot freed by a stopped idle reader goes to the first waiter, as any released slot does.
     if (this.slotsInUse >= this.gitConfig.maxProcesses) for (const reclaim of this.reclaimers) if (reclaim()) break;
     return new Promise<void>((resolve, reject) => {
+      const leave = (error: Error) => {
+        const index = this.waiting.indexOf(waiter);
+        if (index >= 0) this.waiting.splice(index, 1);
+        waiter.refuse(error);
+      };
+      const gone = () => leave(new GitBusyError('the client went away'));
       const waiter: Waiter = {
         client,
         grant: () => {
           clearTimeout(timer);
+          connection?.removeEventListener('abort', gone);
           this.take(client);
           resolve();
         },
         refuse: (error: Error) => {
           clearTimeout(timer);
+          connection?.removeEventListener('abort', gone);
           reject(error);
         },
       };
-      const timer = setTimeout(() => {
-        this.waiting.splice(this.waiting.indexOf(waiter), 1);
-        reject(new GitBusyError(this.shares.describeWait(client)));
-      }, this.gitConfig.queueTimeoutMs);
+      const limitMs = connection ? (this.gitConfig.exchangeTimeoutMs ?? 3_600_000) : this.gitConfig.queueTimeoutMs;
+      const timer = setTimeout(() => leave(new GitBusyError(this.shares.describeWait(client))), limitMs);
+      connection?.addEventListener('abort', gone, { once: true });
       this.waiting.push(waiter);
     });
+  }
+
+  /** Requests of `client`'s address waiting for a slot now. */
+  private waitingFrom(client: GitClient): number {
+    const address = addressKey(client.address);
+    let count = 0;
+    for (const waiter of this.waiting) if (waiter.client && addressKey(waiter.client.address) === address) count += 1;
+    return count;
   }
 
   private take(client: GitClient | undefined): void {

@@ -35,6 +35,12 @@ export class GitShares {
     return address < this.limits.perAddress && (this.byUser.get(client.userId) ?? 0) < this.limits.perUser;
   }
 
+  /** How many slots `client` may hold at once: its address's share, or its user's when that is smaller. */
+  shareOf(client: GitClient): number {
+    if (client.userId === null) return Math.max(1, Math.floor(this.limits.perAddress / 2));
+    return Math.min(this.limits.perAddress, this.limits.perUser);
+  }
+
   /** Why `client` waits: its own share, or the whole cap. */
   describeWait(client: GitClient | undefined): string {
     if (client && !this.fits(client)) {

@@ -385,6 +385,10 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     client: GitClient,
   ): Promise<number | null> {
     let git;
+    // A request waits for a slot while its client keeps the channel open (GitProcesses).
+    const connection = new AbortController();
+    const gone = () => connection.abort();
+    channel.once('close', gone);
     try {
       git = await this.processes.start({
         service: verb.slice('git-'.length) as 'upload-pack' | 'receive-pack' | 'upload-archive',
@@ -392,10 +396,13 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
         protocol,
         push,
         client,
+        connection: connection.signal,
       });
     } catch (error) {
       if (error instanceof GitBusyError) throw new SshRefusal(error.message);
       throw error;
+    } finally {
+      channel.off('close', gone);
     }
     // The channel stays open for the whole exchange (the client waits on it for the pack): only the output side
     // is the peer's pace.

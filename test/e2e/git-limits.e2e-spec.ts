@@ -37,6 +37,21 @@ function hold(base: string, repo: PushableRepo): HeldRequest {
   return { request, outcome, finish: () => request.end('0000') };
 }
 
+/** A ref advertisement (anonymous), its outcome as `hold`'s. */
+function advertisement(base: string, repo: PushableRepo): { request: http.ClientRequest; outcome: Promise<number | 'closed'> } {
+  const request = http.get(new URL(`/${repo.path}/info/refs?service=git-upload-pack`, base));
+  const outcome = new Promise<number | 'closed'>((resolve) => {
+    request.on('response', (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+      response.on('error', () => resolve('closed'));
+      response.on('aborted', () => resolve('closed'));
+    });
+    request.on('error', () => resolve('closed'));
+  });
+  return { request, outcome };
+}
+
 interface PushableRepo {
   path: string;
   owner: string;
@@ -75,23 +90,38 @@ describe('limits of git processes', () => {
       await t.close();
     });
 
-    it('queues briefly, then answers 503 with Retry-After while every slot is busy', async () => {
+    it('keeps a git request waiting while its client stays, past GIT_QUEUE_TIMEOUT; refuses one address four times its share', async () => {
+      const processes = t.app.get(GitProcesses);
       const held = hold(base, repo);
-      const busy = await eventually(() => t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`), (response) => response.status === 503);
+      await eventually(async () => processes.runningCount, (count) => count === 1);
+      // An anonymous address's share is one slot here: four of its requests wait, the fifth is refused at once.
+      const waiting = Array.from({ length: 4 }, () => advertisement(base, repo));
+      await eventually(async () => processes.queuedCount, (count) => count === 4);
+      const busy = await t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`);
+      expect(busy.status).toBe(503);
       expect(busy.headers['retry-after']).toBe('10');
       expect(busy.headers['content-type']).toBe('text/plain; charset=utf-8');
       expect(busy.text).toContain('too many git operations');
+      // A client that leaves stops waiting; those that stay are served once the slot frees.
+      waiting[0].request.destroy();
+      await eventually(async () => processes.queuedCount, (count) => count === 3);
+      expect(await waiting[0].outcome).toBe('closed');
       held.finish();
       expect(await held.outcome).toBe(200);
+      expect(await Promise.all(waiting.slice(1).map((request) => request.outcome))).toEqual([200, 200, 200]);
       expect((await t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`)).status).toBe(200);
     });
 
     it('kills git when the client disconnects, which frees its slot', async () => {
+      const processes = t.app.get(GitProcesses);
       const held = hold(base, repo);
-      await eventually(() => t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`), (response) => response.status === 503);
+      await eventually(async () => processes.runningCount, (count) => count === 1);
+      const queued = t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`).then((response) => response.status);
+      await eventually(async () => processes.queuedCount, (count) => count === 1);
       // Without the kill, git would wait for the rest of the body for ever and the slot would stay taken.
       held.request.destroy();
-      await eventually(() => t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`), (response) => response.status === 200);
+      expect(await queued).toBe(200);
+      expect(await held.outcome).toBe('closed');
     });
   });
 
