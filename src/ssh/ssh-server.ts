@@ -143,6 +143,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       this.arrivals.delete(key);
       if (!arrival.authenticated) this.countUnauthenticated(address, -1);
     });
+    coalesceWrites(socket);
     server.injectSocket(socket);
   }
 
@@ -420,5 +421,27 @@ function finish(channel: ServerChannel, status: number, message?: string): void 
   if (message !== undefined) channel.stderr.write(`Anvil: ${message}\n`);
   channel.exit(status);
   channel.end();
+}
+
+/**
+ * ssh2 writes each packet (at most 32 KiB of a channel's data) to the socket on its own: a clone's pack, arriving
+ * from git in 64 KiB reads, cost two socket writes per read. The packets written in one turn of the event loop
+ * now leave in one write (cork, then uncork on the next tick), as the HTTP path's chunks do.
+ */
+export function coalesceWrites(socket: Socket): void {
+  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    socket.uncork();
+  };
+  socket.write = ((...args: unknown[]) => {
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(uncork);
+    }
+    return write(...args);
+  }) as typeof socket.write;
 }
 
