@@ -84,6 +84,19 @@ export class ScopeSet {
     return LEVEL_RANK[this.levels.get(category) ?? 'none'] >= LEVEL_RANK[level];
   }
 
+  /**
+   * What both sets allow: the lower level of each category, and public-only when either is. A token asking
+   * for less than its grant gets what it asked; asking for more never gets more than the grant.
+   */
+  within(bound: ScopeSet): ScopeSet {
+    const levels = new Map<ScopeCategory, ScopeLevel>();
+    for (const [category, level] of this.levels) {
+      const limit = bound.levels.get(category);
+      if (limit) levels.set(category, LEVEL_RANK[level] <= LEVEL_RANK[limit] ? level : limit);
+    }
+    return new ScopeSet(levels, this.publicOnly || bound.publicOnly);
+  }
+
   /** Normalised list: public-only first, then categories in their fixed order; a full write set is `all`. */
   toList(): string[] {
     const list: string[] = this.publicOnly ? ['public-only'] : [];

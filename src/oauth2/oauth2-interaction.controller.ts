@@ -11,6 +11,7 @@ import { html, page, PAGE_CSP, SafeHtml } from '../pages/page-layout';
 import { ConsentForm } from './consent.form';
 import { Interaction, OAuth2SignIn } from './oauth2-sign-in.service';
 import { INTERACTION_PATH } from './oauth2-provider';
+import { grantsFullAccess } from './oauth2-scopes';
 import { OutsideApi } from '../http/outside-api';
 
 /** The page paths (outside /api/v1). */
@@ -22,9 +23,12 @@ function send(response: Response, status: number, body: string): void {
   response.type('text/html; charset=utf-8').send(body);
 }
 
-function scopeList(scopes: string[]): SafeHtml {
-  const shown = scopes.filter((scope) => scope !== '');
-  return shown.length === 0 ? html`<p>It asks for your identity only.</p>` : html`<p>It asks for: ${shown.map((scope, index) => html`${index > 0 ? ', ' : ''}<code>${scope}</code>`)}</p>`;
+function scopeList(interaction: Interaction): SafeHtml {
+  const shown = interaction.scopes.filter((scope) => scope !== '');
+  const asked = shown.length === 0 ? html`<p>It asks for your identity only.</p>` : html`<p>It asks for: ${shown.map((scope, index) => html`${index > 0 ? ', ' : ''}<code>${scope}</code>`)}</p>`;
+  // A grant naming no API scope lets its tokens do all the user may: the page says so in words.
+  if (!grantsFullAccess([...interaction.grantedScopes, ...shown])) return asked;
+  return html`${asked}<p class="warning"><strong>This gives the application full access to your account</strong>: it may read and change everything you can, on your behalf.</p>`;
 }
 
 function consentPage(interaction: Interaction, token: string, message?: string): string {
@@ -37,7 +41,7 @@ function consentPage(interaction: Interaction, token: string, message?: string):
     'Authorize application · Anvil',
     html`<h1>Authorize ${interaction.clientName}</h1>
 <p>The application <strong>${interaction.clientName}</strong> wants to act on your account; it will be sent back to <strong>${interaction.redirectUri}</strong>.</p>
-${scopeList(interaction.scopes)}
+${scopeList(interaction)}
 ${notice}
 <form method="post" action="${interaction.uid}" autocomplete="off">
 <input type="hidden" name="_csrf" value="${token}">

@@ -88,11 +88,13 @@ export class OAuth2RecordStore {
     await this.records(tx).delete({ accountId });
   }
 
-  /** Is the grant still there (not revoked, not expired)? */
-  async grantAlive(grantId: string, nowUnix: number): Promise<boolean> {
-    if (grantId === '') return false;
-    const rows = await this.records().find({ where: { kind: 'Grant', grantId }, select: { expiresUnix: true } });
-    return rows.some((row) => row.expiresUnix === 0 || row.expiresUnix > nowUnix);
+  /** The scopes the user consented to in the grant, or undefined when it is gone (revoked or expired). */
+  async grantScope(grantId: string, nowUnix: number): Promise<string | undefined> {
+    if (grantId === '') return undefined;
+    const grant = await this.find('Grant', grantId, nowUnix);
+    if (!grant) return undefined;
+    const openid = grant.openid as { scope?: unknown } | undefined;
+    return typeof openid?.scope === 'string' ? openid.scope : '';
   }
 
   /** Removes what expired before `nowUnix` (rows without an expiry, 0, stay). */

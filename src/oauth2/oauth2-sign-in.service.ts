@@ -19,6 +19,8 @@ export interface Interaction {
   clientName: string;
   redirectUri: string;
   scopes: string[];
+  /** The scopes the user consented to earlier in the grant this request extends (none for a new grant). */
+  grantedScopes: string[];
   /** The provider asks who the user is (`login`) or only for consent. */
   needsSignIn: boolean;
   /** The name of the user already known (the provider's session, or the request's carrier); null when unknown. */
@@ -64,8 +66,11 @@ export class OAuth2SignIn {
     let signedIn: string | null = null;
     if (!needsSignIn && sessionAccountId) signedIn = (await this.users.byId(Number(sessionAccountId)))?.name ?? null;
     else signedIn = carrierUser(request.auth)?.name ?? null;
+    const grant = details.grantId ? await this.provider.oidc.Grant.find(details.grantId) : undefined;
+    const grantedScopes = grant && grant.accountId === sessionAccountId ? grant.getOIDCScope().split(' ').filter((scope) => scope !== '') : [];
     return {
       uid: details.uid,
+      grantedScopes,
       clientId,
       clientName: client.clientName ?? clientId,
       redirectUri: String(details.params.redirect_uri ?? ''),

@@ -234,6 +234,52 @@ describe('OAuth2 / OpenID Connect provider', () => {
     await expect(client.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
+  it('bounds every token by the grant’s consented scopes: a refresh or a silent re-authorization narrows, never widens', async () => {
+    const owner = await makeUser(t);
+    const application = await createApplication(t, owner);
+    const config = await discover(application);
+    const browser = new Browser(base);
+    const start = await browser.request(client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid read:user', state: 'narrow' }).href);
+    const interactionUrl = start.headers.get('location')!;
+    const page = await (await browser.request(interactionUrl)).text();
+    expect(page).toContain('<code>read:user</code>');
+    expect(page).not.toContain('full access');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1];
+    const signedIn = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: csrf, decision: 'authorize', user_name: owner.name, password: owner.password } });
+    const callback = new URL((await browser.request(signedIn.headers.get('location')!)).headers.get('location')!);
+    const tokens = await client.authorizationCodeGrant(config, callback, { expectedState: 'narrow' });
+    recordSecrets(tokens.access_token, tokens.refresh_token!);
+    const createRepo = (token: string) => t.http.post(t.api('/user/repos')).set('Authorization', `Bearer ${token}`).send({ name: uniqueName('escalated') });
+    await createRepo(tokens.access_token).expect(403);
+
+    // A refresh asking for `openid` alone (no API scope) keeps the grant's bound instead of meaning `all`.
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!, { scope: 'openid' });
+    recordSecrets(refreshed.access_token, refreshed.refresh_token!);
+    await t.http.get(t.api('/user')).set('Authorization', `Bearer ${refreshed.access_token}`).expect(200);
+    await createRepo(refreshed.access_token).expect(403);
+
+    // So does a silent re-authorization in the same browser session asking for `openid` alone.
+    const again = await browser.request(client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid', state: 'silent' }).href);
+    let location = new URL(again.headers.get('location')!, ISSUER);
+    for (let hop = 0; hop < 3 && location.pathname !== new URL(REDIRECT_URI).pathname; hop++) {
+      location = new URL((await browser.request(location.href)).headers.get('location')!, ISSUER);
+    }
+    expect(location.searchParams.get('code')).toBeTruthy();
+    const silent = await client.authorizationCodeGrant(config, location, { expectedState: 'silent' });
+    recordSecrets(silent.access_token, silent.refresh_token ?? '');
+    await t.http.get(t.api('/user')).set('Authorization', `Bearer ${silent.access_token}`).expect(200);
+    await createRepo(silent.access_token).expect(403);
+    const owned = await t.http.get(t.api('/user/repos')).set(withToken(owner.token)).expect(200);
+    expect(owned.body).toEqual([]);
+
+    // A grant without API scopes gives full access, and its consent page says so.
+    const other = await createApplication(t, owner);
+    const fresh = new Browser(base);
+    const full = await fresh.request(client.buildAuthorizationUrl(await discover(other), { redirect_uri: REDIRECT_URI, scope: 'openid', state: 'full' }).href);
+    const fullPage = await (await fresh.request(full.headers.get('location')!)).text();
+    expect(fullPage).toContain('full access to your account');
+  });
+
   it('serves a client that asks as Woodpecker and Drone do: no scope, no PKCE, a confidential client with Basic', async () => {
     const owner = await makeUser(t);
     const application = await createApplication(t, owner);
