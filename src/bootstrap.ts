@@ -66,7 +66,7 @@ async function prepareApp(app: NestExpressApplication, config: AppConfig): Promi
   // proxies, the forwarded one), read by everything after; metrics (when enabled) count every
   // request; git and LFS routes stream and meet none of the API's middleware; then the front door (request log,
   // security headers, CORS) and authentication, for everything else.
-  app.use(clientAddresses(new TrustedProxies(config.reverseProxy.trustedProxies)));
+  app.use(clientAddresses(new TrustedProxies(config.reverseProxy.trustedProxies, config.reverseProxy.forwardingHeader)));
   if (config.metrics.enabled) await mountMetrics(app, config.metrics.token);
   app.use(app.get(GitHttpHandler).middleware(requestLog));
   app.use(app.get(LfsHttpHandler).middleware(requestLog));

@@ -45,7 +45,7 @@ export class CredentialChain {
     private readonly oauth2Tokens: OAuth2AccessTokens,
     private readonly audit: AuditService,
   ) {
-    this.proxies = new TrustedProxies(reverseProxyConfig.trustedProxies);
+    this.proxies = new TrustedProxies(reverseProxyConfig.trustedProxies, reverseProxyConfig.forwardingHeader);
   }
 
   /**

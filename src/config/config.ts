@@ -205,6 +205,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       fullNameHeader: headerName(env, 'REVERSE_PROXY_AUTH_FULL_NAME', 'X-WEBAUTH-FULLNAME'),
       autoRegistration: boolean(env, 'REVERSE_PROXY_AUTO_REGISTRATION', false),
       trustedProxies: cidrs(env, 'REVERSE_PROXY_TRUSTED_PROXIES', ['127.0.0.0/8', '::1/128']),
+      forwardingHeader: headerName(env, 'REVERSE_PROXY_FORWARDING_HEADER', 'X-Forwarded-For'),
     },
     audit: { retentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, { min: 1 }) },
     lfs: {

@@ -132,6 +132,11 @@ export interface ReverseProxyConfig {
   autoRegistration: boolean;
   /** REVERSE_PROXY_TRUSTED_PROXIES: CIDRs (or addresses) of the proxies whose headers are believed. */
   trustedProxies: string[];
+  /**
+   * REVERSE_PROXY_FORWARDING_HEADER: the one header (lower-cased) whose hops name the client; the gateway
+   * writes it. Any other forwarding header is the client's own and is never read.
+   */
+  forwardingHeader: string;
 }
 
 /** Outgoing webhooks: who may be called, how hard Anvil tries, how long it remembers. */

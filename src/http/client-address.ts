@@ -4,8 +4,10 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { parseCidr, plainAddress } from '../config/net-address';
 
 /**
- * The networks whose word is taken about the client behind them (REVERSE_PROXY_TRUSTED_PROXIES): forwarding
- * headers and the reverse-proxy sign-in header are read only from a peer inside one of them.
+ * The networks whose word is taken about the client behind them (REVERSE_PROXY_TRUSTED_PROXIES): the forwarding
+ * header and the reverse-proxy sign-in header are read only from a peer inside one of them. Only the forwarding
+ * header the gateway is configured to write (REVERSE_PROXY_FORWARDING_HEADER) is read: a gateway passes on the
+ * headers it does not write, so any other one came from the client.
  */
 export class TrustedProxies {
   private readonly list = new BlockList();
@@ -13,7 +15,11 @@ export class TrustedProxies {
   private readonly known = new Map<string, boolean>();
 
   /** `cidrs` are validated by the configuration (`parseCidr`); a bare address is a network of one. */
-  constructor(readonly cidrs: readonly string[]) {
+  constructor(
+    readonly cidrs: readonly string[],
+    /** Lower-cased; `forwarded` is read as RFC 7239, any other as comma-separated addresses. */
+    readonly forwardingHeader = 'x-forwarded-for',
+  ) {
     for (const text of cidrs) {
       const network = parseCidr(text);
       if (network) this.list.addSubnet(network.address, network.prefix, network.family);
@@ -39,14 +45,14 @@ const KNOWN_ADDRESSES = 4096;
 
 /**
  * The client's address: the socket's peer, or, when that peer is a trusted proxy, the right-most hop of the
- * forwarding chain (`Forwarded`, else `X-Forwarded-For`) that is not itself a trusted proxy. Hops left of it
+ * forwarding chain (in the configured forwarding header only) that is not itself a trusted proxy. Hops left of it
  * were written by the client or by proxies nobody vouches for, so they are never believed. A hop that is not
  * an address (`unknown`, an obfuscated name) ends the walk at the last trusted one.
  */
 export function resolveClientAddress(peer: string, headers: IncomingMessage['headers'], trusted: TrustedProxies): string {
   let address = plainAddress(peer);
   if (!trusted.has(address)) return address;
-  const hops = forwardingChain(headers);
+  const hops = forwardingChain(headers, trusted.forwardingHeader);
   for (let index = hops.length - 1; index >= 0; index--) {
     const hop = plainAddress(hops[index]);
     if (isIP(hop) === 0) return address;
@@ -57,12 +63,11 @@ export function resolveClientAddress(peer: string, headers: IncomingMessage['hea
 }
 
 /** The forwarded-for hops, left (the first client) to right (the nearest proxy's peer). */
-function forwardingChain(headers: IncomingMessage['headers']): string[] {
-  const forwarded = headers.forwarded;
-  if (forwarded !== undefined && forwarded !== '') return forwardedFor(forwarded);
-  const xff = headers['x-forwarded-for'];
-  if (xff === undefined) return [];
-  const text = Array.isArray(xff) ? xff.join(',') : xff;
+function forwardingChain(headers: IncomingMessage['headers'], header: string): string[] {
+  const value = headers[header];
+  if (value === undefined) return [];
+  const text = Array.isArray(value) ? value.join(',') : value;
+  if (header === 'forwarded') return forwardedFor(text);
   return text
     .split(',')
     .map((hop) => hop.trim())

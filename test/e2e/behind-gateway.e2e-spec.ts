@@ -126,10 +126,23 @@ describe('sign-in by the gateway (REVERSE_PROXY_AUTH_ENABLED), auto-registration
     expect((await from('192.0.2.10')).status).toBe(401);
     expect((await from('192.0.2.10')).status).toBe(401);
     expect((await from('192.0.2.10')).status).toBe(429);
-    // Another client behind the same proxy has its own allowance; so has one named by `Forwarded`.
+    // Another client behind the same proxy has its own allowance.
     expect((await from('192.0.2.11')).status).toBe(401);
-    const forwarded = await requestFrom(baseUrl, '127.0.0.1', '/api/v1/user', { ...bad, Forwarded: 'for=192.0.2.12;proto=https' });
-    expect(forwarded.status).toBe(401);
+  });
+
+  it('believes only the configured forwarding header: a client’s own Forwarded, passed on by the gateway, moves nothing', async () => {
+    const bad = { Authorization: 'token 2222222222222222222222222222222222222222' };
+    // As the documented nginx does: it appends the peer to X-Forwarded-For and passes the client's Forwarded on.
+    const statuses: number[] = [];
+    for (let index = 0; index < 4; index++) {
+      const answer = await requestFrom(baseUrl, '127.0.0.1', '/api/v1/user', { ...bad, Forwarded: `for=198.51.100.${index + 20}`, 'X-Forwarded-For': '192.0.2.30' });
+      statuses.push(answer.status);
+    }
+    expect(statuses).toEqual([401, 401, 429, 429]);
+    // The failures were recorded against the gateway's word, never the client's.
+    const rows = (await t.dataSource.query("SELECT address FROM audit_event WHERE action = 'sign_in' AND address IN ('192.0.2.30', '198.51.100.20', '198.51.100.21')")) as { address: string }[];
+    expect(rows.length).toBeGreaterThan(0);
+    expect(new Set(rows.map((row) => row.address))).toEqual(new Set(['192.0.2.30']));
   });
 });
 
