@@ -91,6 +91,14 @@ export class Claims implements OnModuleDestroy {
     return this.store.advance(tx, scope);
   }
 
+  /**
+   * As `serialize`, where the database lets two writers run at once: SQLite runs one write transaction at a time
+   * and needs nothing. For a count checked against a cap before an insert: call it first in `tx`, then count.
+   */
+  async serializeWriters(tx: EntityManager, scope: string): Promise<void> {
+    if (tx.connection.options.type !== 'better-sqlite3') await this.store.advance(tx, scope);
+  }
+
   /** As `take`, but a 'full' scope is looked at again until there is room, `signal` fires or `deadlineMs` passes. */
   async takeWhenRoom(scope: string, decide: (active: ActiveClaim[]) => Promise<ClaimDecision>, options: { signal?: AbortSignal; deadlineMs: number }): Promise<Claim> {
     const ends = Date.now() + options.deadlineMs;

@@ -16,6 +16,11 @@ export class OAuth2ApplicationStore {
     return this.applications(tx).save(this.applications(tx).create(application));
   }
 
+  /** How many applications the user has, read in `tx`. */
+  countOfUser(tx: EntityManager, uid: number): Promise<number> {
+    return this.applications(tx).countBy({ uid });
+  }
+
   findOfUser(uid: number, id: number, tx?: EntityManager): Promise<OAuth2ApplicationEntity | null> {
     return this.applications(tx).findOneBy({ id, uid });
   }

@@ -3,7 +3,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { generateSalt, hashToken, sameHash } from '../auth/secrets';
-import { NotFoundError } from '../common/errors';
+import { InvalidInputError, NotFoundError } from '../common/errors';
+import { CAPS, tooMany } from '../common/caps';
+import { Claims } from '../claims/claims';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
@@ -51,6 +53,7 @@ export class OAuth2ApplicationsService {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly audit: AuditService,
+    private readonly claims: Claims,
   ) {}
 
   list(owner: UserEntity, page: PageQuery): Promise<Page<OAuth2ApplicationEntity>> {
@@ -69,6 +72,10 @@ export class OAuth2ApplicationsService {
     const hash = await hashToken(secret, salt);
     const now = this.clock.nowUnix();
     const application = await this.transactions.run(async (tx) => {
+      await this.claims.serializeWriters(tx, `oauth2-applications:${owner.id}`);
+      if ((await this.applications.countOfUser(tx, owner.id)) >= CAPS.oauth2ApplicationsPerUser) {
+        throw new InvalidInputError(tooMany('OAuth2 applications', 'a user', CAPS.oauth2ApplicationsPerUser));
+      }
       const created = await this.applications.insert(tx, {
         uid: owner.id,
         name: option.name,

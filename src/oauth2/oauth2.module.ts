@@ -1,5 +1,6 @@
 import { MiddlewareConsumer, Module, NestModule, OnModuleInit, RequestMethod } from '@nestjs/common';
 import cookieParser from 'cookie-parser';
+import { ClaimsModule } from '../claims/claims.module';
 import { AuthModule } from '../auth/auth.module';
 import { SecretBox } from '../secrets/secret-box';
 import { PagesModule } from '../pages/pages.module';
@@ -19,7 +20,7 @@ import { OAuth2TokensModule } from './oauth2-tokens.module';
  * provider's endpoints at Forgejo's paths (mounted in bootstrap.ts), and its sign-in and consent page.
  */
 @Module({
-  imports: [UsersModule, AuthModule, PagesModule, OAuth2TokensModule],
+  imports: [UsersModule, AuthModule, PagesModule, OAuth2TokensModule, ClaimsModule],
   controllers: [OAuth2ApplicationsController, OAuth2InteractionController],
   providers: [OAuth2RecordStore, OAuth2ApplicationStore, OAuth2ApplicationsService, OAuth2Provider, OAuth2SignIn, SecretBox],
   exports: [OAuth2Provider],

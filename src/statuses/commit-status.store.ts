@@ -10,6 +10,11 @@ export type StatusSort = 'oldest' | 'recentupdate' | 'leastupdate' | 'leastindex
 export class CommitStatusStore {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** How many statuses one commit has, every context together, read in `tx`. */
+  countOfCommit(tx: EntityManager, repoId: number, sha: string): Promise<number> {
+    return tx.getRepository(CommitStatusEntity).countBy({ repoId, sha });
+  }
+
   insert(tx: EntityManager, status: Omit<CommitStatusEntity, 'id'>): Promise<CommitStatusEntity> {
     const repository = tx.getRepository(CommitStatusEntity);
     return repository.save(repository.create(status));

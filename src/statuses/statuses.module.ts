@@ -1,4 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { ClaimsModule } from '../claims/claims.module';
 import { ContentModule } from '../content/content.module';
 import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
@@ -9,7 +10,7 @@ import { StatusesService } from './statuses.service';
 
 /** Commit statuses (POST/GET statuses, the combined status of a ref) and their `status` event. */
 @Module({
-  imports: [ContentModule, ReposModule, UsersModule],
+  imports: [ContentModule, ReposModule, UsersModule, ClaimsModule],
   controllers: [StatusesController],
   providers: [CommitStatusStore, StatusesService],
 })

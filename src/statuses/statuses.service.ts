@@ -11,6 +11,8 @@ import { RepositoryEvents } from '../events/repository-events';
 import { RepositoriesService } from '../repos/repositories.service';
 import { toUserWire } from '../users/user.mapper';
 import { UserAccounts } from '../users/user-accounts';
+import { Claims } from '../claims/claims';
+import { CAPS, tooMany } from '../common/caps';
 import type { UserWire } from '../users/user.wire';
 import type { CommitStatusEntity } from './commit-status.entity';
 import { combinedState, toCommitStatusWire } from './commit-status.mapper';
@@ -35,6 +37,7 @@ export class StatusesService {
     private readonly transactions: Transactions,
     private readonly events: RepositoryEvents,
     private readonly clock: Clock,
+    private readonly claims: Claims,
   ) {}
 
   /** POST /repos/{owner}/{repo}/statuses/{sha}. Order: 404 → 401 → 403 → body 422 → state 422 → commit 422. */
@@ -48,6 +51,10 @@ export class StatusesService {
     if (!commit) throw new InvalidInputError(`object does not exist [id: ${sha}]`);
     const now = this.clock.nowUnix();
     const status = await this.transactions.run(async (tx) => {
+      await this.claims.serializeWriters(tx, `statuses:${target.repo.id}:${commit.commit}`);
+      if ((await this.statuses.countOfCommit(tx, target.repo.id, commit.commit)) >= CAPS.statusesPerCommit) {
+        throw new InvalidInputError(tooMany('statuses', 'a commit', CAPS.statusesPerCommit));
+      }
       const row = await this.statuses.insert(tx, {
         repoId: target.repo.id,
         sha: commit.commit,

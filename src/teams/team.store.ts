@@ -35,6 +35,11 @@ export class TeamStore {
     return this.manager().getRepository(TeamEntity).findOneBy({ orgId, lowerName: name.toLowerCase() });
   }
 
+  /** How many teams the organisation has, read in `tx`. */
+  countOfOrganization(tx: EntityManager, orgId: number): Promise<number> {
+    return tx.getRepository(TeamEntity).countBy({ orgId });
+  }
+
   /** Inserts a team; null when the organisation has one of that name already (the unique index decides). */
   async insert(tx: EntityManager, fields: Omit<TeamEntity, 'id'>): Promise<TeamEntity | null> {
     const repository = tx.getRepository(TeamEntity);

@@ -1,4 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { ClaimsModule } from '../claims/claims.module';
 import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
@@ -9,7 +10,7 @@ import { TeamsService } from './teams.service';
 
 /** Teams of organisations: their permission and units, members and the repositories they reach. */
 @Module({
-  imports: [UsersModule, ReposModule],
+  imports: [UsersModule, ReposModule, ClaimsModule],
   controllers: [TeamsController, RepositoryTeamsController],
   providers: [TeamStore, TeamsService],
 })

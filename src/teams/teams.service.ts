@@ -6,6 +6,8 @@ import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy'
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { ForbiddenError, InvalidInputError, MethodNotAllowedError, NotFoundError } from '../common/errors';
+import { CAPS, tooMany } from '../common/caps';
+import { Claims } from '../claims/claims';
 import { Page, PageQuery } from '../common/paging';
 import { Transactions } from '../database/transactions';
 import type { RepositoryEntity } from '../repos/repository.entity';
@@ -48,6 +50,7 @@ export class TeamsService {
     private readonly repositoryPolicy: RepositoryPolicy,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
+    private readonly claims: Claims,
   ) {}
 
   /** GET /orgs/{org}/teams: members and site admins (else 403). */
@@ -80,6 +83,10 @@ export class TeamsService {
     const requested = option.permission === undefined || option.permission === '' ? AccessMode.None : parseAccessMode(option.permission)!;
     const { authorize, units } = teamUnits(requested, option, null);
     const team = await this.transactions.run(async (tx) => {
+      await this.claims.serializeWriters(tx, `teams:${org.id}`);
+      if ((await this.teams.countOfOrganization(tx, org.id)) >= CAPS.teamsPerOrganization) {
+        throw new InvalidInputError(tooMany('teams', 'an organization', CAPS.teamsPerOrganization));
+      }
       const created = await this.teams.insert(tx, {
         orgId: org.id,
         name: option.name,

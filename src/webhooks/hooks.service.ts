@@ -3,6 +3,8 @@ import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { CAPS, tooMany } from '../common/caps';
+import { Claims } from '../claims/claims';
 import type { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
@@ -69,6 +71,7 @@ export class HooksService {
     private readonly paths: RepositoryPaths,
     private readonly audit: AuditService,
     private readonly clock: Clock,
+    private readonly claims: Claims,
   ) {}
 
   /** Order: the repository or organisation (404) → sign-in (401) → the right to manage hooks there (403). */
@@ -112,8 +115,12 @@ export class HooksService {
     if (!HOOK_TYPES.includes(option.type)) throw new InvalidInputError(`Invalid hook type: ${option.type}`);
     const config = stringConfig(option.config);
     for (const name of ['url', 'content_type']) if (config[name] === undefined) throw new InvalidInputError(`Missing config option: ${name}`);
+    const secret = checkedSecret(config.secret);
     const now = this.clock.nowUnix();
     const hook = await this.transactions.run(async (tx) => {
+      await this.claims.serializeWriters(tx, `hooks:${scopeKey(scope)}`);
+      const cap = hookCap(scope);
+      if ((await this.store.count(tx, scope)) >= cap.count) throw new InvalidInputError(tooMany('webhooks', cap.where, cap.count));
       const created = await this.store.insert(tx, {
         repoId: scope.kind === 'repository' ? scope.repoId : 0,
         ownerId: scope.kind === 'owner' ? scope.ownerId : 0,
@@ -122,7 +129,7 @@ export class HooksService {
         url: checkedUrl(config.url),
         httpMethod: checkedMethod(config.http_method, option.type),
         contentType: checkedContentType(config.content_type),
-        secret: config.secret ? this.box.seal(config.secret) : '',
+        secret: secret ? this.box.seal(secret) : '',
         authorizationHeader: option.authorization_header ? this.box.seal(option.authorization_header) : '',
         events: chosenEvents(option.events),
         branchFilter: checkedBranchFilter(option.branch_filter ?? ''),
@@ -145,7 +152,7 @@ export class HooksService {
       if (config.url !== undefined) changes.url = checkedUrl(config.url);
       if (config.content_type !== undefined) changes.contentType = checkedContentType(config.content_type);
       if (config.http_method !== undefined) changes.httpMethod = checkedMethod(config.http_method, hook.type);
-      if (config.secret !== undefined) changes.secret = config.secret === '' ? '' : this.box.seal(config.secret);
+      if (config.secret !== undefined) changes.secret = config.secret === '' ? '' : this.box.seal(checkedSecret(config.secret)!);
     }
     if (option.events !== undefined && option.events !== null && option.events.length > 0) changes.events = chosenEvents(option.events);
     if (option.branch_filter !== undefined && option.branch_filter !== null) changes.branchFilter = checkedBranchFilter(option.branch_filter);
@@ -238,7 +245,24 @@ function stringConfig(config: Record<string, unknown>): Record<string, string | 
   return result;
 }
 
+/** The scope's name in the claim ledger, which orders concurrent hook creations in it. */
+function scopeKey(scope: HookScope): string {
+  return scope.kind === 'repository' ? `repo:${scope.repoId}` : scope.kind === 'owner' ? `owner:${scope.ownerId}` : 'system';
+}
+
+function hookCap(scope: HookScope): { count: number; where: string } {
+  if (scope.kind === 'repository') return { count: CAPS.hooksPerRepository, where: 'a repository' };
+  if (scope.kind === 'owner') return { count: CAPS.hooksPerOwner, where: 'a user or organization' };
+  return { count: CAPS.systemHooks, where: 'the site' };
+}
+
+function checkedSecret(value: string | undefined): string | undefined {
+  if (value !== undefined && value.length > CAPS.hookSecretLength) throw new InvalidInputError(`the secret is too long: at most ${CAPS.hookSecretLength} characters`);
+  return value;
+}
+
 function checkedUrl(value: string | undefined): string {
+  if (value !== undefined && value.length > CAPS.hookUrlLength) throw new InvalidInputError(`Invalid url: at most ${CAPS.hookUrlLength} characters`);
   let url: URL;
   try {
     url = new URL(value ?? '');

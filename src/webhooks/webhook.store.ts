@@ -68,6 +68,11 @@ export class WebhookStore {
     return this.hooks().findOneBy({ ...this.scopeCondition(scope), id });
   }
 
+  /** How many hooks the scope has, read in `tx` (after it was ordered behind the scope's other inserts). */
+  count(tx: EntityManager, scope: HookScope): Promise<number> {
+    return this.hooks(tx).countBy(this.scopeCondition(scope));
+  }
+
   insert(tx: EntityManager, hook: Omit<WebhookEntity, 'id' | 'leaseToken' | 'leaseExpiresMs'>): Promise<WebhookEntity> {
     const repository = this.hooks(tx);
     return repository.save(repository.create({ ...hook, leaseToken: '', leaseExpiresMs: 0 }));

@@ -1,4 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { ClaimsModule } from '../claims/claims.module';
 import { RepositoryEvents } from '../events/repository-events';
 import { GitModule } from '../git/git.module';
 import { HOST_RESOLVER, systemResolver } from '../outbound/host-policy';
@@ -21,7 +22,7 @@ import { WebhookStore } from './webhook.store';
  * the dispatcher that delivers them (retries, per-hook order, host policy, history).
  */
 @Module({
-  imports: [UsersModule, ReposModule, GitModule],
+  imports: [UsersModule, ReposModule, GitModule, ClaimsModule],
   controllers: [RepositoryHooksController, OrganizationHooksController, UserHooksController, SystemHooksController],
   providers: [{ provide: HOST_RESOLVER, useValue: systemResolver }, SecretBox, WebhookStore, WebhookSender, WebhookDispatcher, WebhookOutbox, HooksService],
 })

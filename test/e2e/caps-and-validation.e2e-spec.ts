@@ -1,7 +1,9 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import * as openpgp from 'openpgp';
 import * as sshpk from 'sshpk';
+import { CAPS } from '../../src/common/caps';
 import { MAX_KEYS_PER_USER } from '../../src/keys/key-owners';
+import { CommitStatusEntity } from '../../src/statuses/commit-status.entity';
 import { RepositoryTemplates } from '../../src/repos/templates/repository-templates';
 import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { git, repositoryDir } from '../support/git';
@@ -152,5 +154,54 @@ describe('caps and validation', () => {
     };
     const response = await t.http.post(t.api('/user/keys')).set(withToken(alice.token)).send({ title: 'huge', key: `ssh-rsa ${blob(16384 + 1024)}` }).expect(422);
     expect(response.body.message).toBe('Invalid key content: key is too large: got 17408 bits, at most 16384');
+  });
+
+  it('red team 3: webhooks are capped per repository and per owner, with bounded URLs and secrets', async () => {
+    const owner = await makeUser(t);
+    const repo = await makeRepo(t, owner);
+    const hook = (place: string, config: Record<string, string> = {}) =>
+      t.http.post(t.api(`${place}/hooks`)).set(withToken(owner.token)).send({ type: 'forgejo', config: { url: 'https://hooks.example.com/in', content_type: 'json', ...config } });
+    const place = `/repos/${owner.name}/${repo.name}`;
+    expect((await hook(place, { url: `https://hooks.example.com/${'u'.repeat(CAPS.hookUrlLength)}` }).expect(422)).body.message).toContain('Invalid url');
+    expect((await hook(place, { secret: 's'.repeat(CAPS.hookSecretLength + 1) }).expect(422)).body.message).toContain('secret is too long');
+    const created = (await hook(place, { secret: 's'.repeat(CAPS.hookSecretLength) }).expect(201)).body;
+    const edited = await t.http.patch(t.api(`${place}/hooks/${created.id}`)).set(withToken(owner.token)).send({ config: { secret: 'x'.repeat(CAPS.hookSecretLength + 1) } });
+    expect(edited.status).toBe(422);
+    for (let index = 1; index < CAPS.hooksPerRepository; index++) await hook(place).expect(201);
+    expect((await hook(place).expect(422)).body.message).toBe(`too many webhooks: a repository may have at most ${CAPS.hooksPerRepository}`);
+    const listed = await t.http.get(t.api(`${place}/hooks`)).set(withToken(owner.token)).expect(200);
+    expect(listed.headers['x-total-count']).toBe(String(CAPS.hooksPerRepository));
+    // The owner's own hooks have a budget of their own; another repository is not affected.
+    await makeRepo(t, owner).then((other) => hook(`/repos/${owner.name}/${other.name}`).expect(201));
+    for (let index = 0; index < CAPS.hooksPerOwner; index++) await hook('/user').expect(201);
+    expect((await hook('/user').expect(422)).body.message).toBe(`too many webhooks: a user or organization may have at most ${CAPS.hooksPerOwner}`);
+  });
+
+  it('red team 3: statuses per commit, OAuth2 applications per user and teams per organisation are capped', async () => {
+    const owner = await makeUser(t);
+    const repo = await makeRepo(t, owner, { autoInit: true });
+    const place = `/repos/${owner.name}/${repo.name}`;
+    const sha = (await t.http.get(t.api(`${place}/branches/${repo.default_branch}`)).set(withToken(owner.token)).expect(200)).body.commit.id as string;
+    const status = () => t.http.post(t.api(`${place}/statuses/${sha}`)).set(withToken(owner.token)).send({ state: 'success', context: 'ci' });
+    await status().expect(201);
+    // Statuses up to the cap are seeded in the table: the cap is about what the API accepts next.
+    const rows = Array.from({ length: CAPS.statusesPerCommit - 2 }, (_, index) => ({
+      repoId: repo.id as number, sha, state: 'pending', targetUrl: '', description: '', context: `seeded-${index}`, creatorId: owner.user.id, createdUnix: 1, updatedUnix: 1,
+    }));
+    for (let start = 0; start < rows.length; start += 200) await t.dataSource.getRepository(CommitStatusEntity).insert(rows.slice(start, start + 200));
+    await status().expect(201);
+    expect((await status().expect(422)).body.message).toBe(`too many statuses: a commit may have at most ${CAPS.statusesPerCommit}`);
+
+    const application = () =>
+      t.http.post(t.api('/user/applications/oauth2')).set(withToken(owner.token)).send({ name: uniqueName('app'), redirect_uris: ['https://ci.example.com/cb'] });
+    for (let index = 0; index < CAPS.oauth2ApplicationsPerUser; index++) await application().expect(201);
+    expect((await application().expect(422)).body.message).toBe(`too many OAuth2 applications: a user may have at most ${CAPS.oauth2ApplicationsPerUser}`);
+
+    const org = await makeOrg(t, owner.user);
+    const team = () => t.http.post(t.api(`/orgs/${org.name}/teams`)).set(withToken(owner.token)).send({ name: uniqueName('team'), units_map: { 'repo.code': 'read' } });
+    // The organisation starts with its Owners team.
+    const existing = Number((await t.http.get(t.api(`/orgs/${org.name}/teams`)).set(withToken(owner.token)).expect(200)).headers['x-total-count']);
+    for (let index = existing; index < CAPS.teamsPerOrganization; index++) await team().expect(201);
+    expect((await team().expect(422)).body.message).toBe(`too many teams: an organization may have at most ${CAPS.teamsPerOrganization}`);
   });
 });
