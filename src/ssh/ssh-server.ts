@@ -1,4 +1,6 @@
 import { AuditService } from '../audit/audit.service';
+import { TooManyRequestsError } from '../common/errors';
+import { RateLimits } from '../common/rate-limits';
 import { plainAddress } from '../config/net-address';
 import { formatAddress } from '../config/net-address';
 import { AddressInfo, Server as NetServer, Socket } from 'node:net';
@@ -72,6 +74,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     private readonly clock: Clock,
     private readonly audit: AuditService,
     private readonly lfs: LfsSshAuthentication,
+    private readonly limits: RateLimits,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -181,6 +184,9 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     let identity: SshIdentity | null = null;
     let refusals = 0;
     const address = ip;
+    // Failed sign-ins count against the address as HTTP's do (RATE_LIMIT_SIGN_IN_PER_IP, the same budget).
+    const limitKey = `ip:${plainAddress(address)}`;
+    let overLimit: Promise<boolean> | null = null;
     // A connection that never runs a command is closed after the idle limit, as an idle git exchange is.
     let idle: NodeJS.Timeout | null = setTimeout(() => client.end(), this.gitConfig.idleTimeoutMs);
     idle.unref();
@@ -193,8 +199,9 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       stopIdle();
       this.connections.delete(client);
       // A connection that offered keys and ended without one accepted is one failed sign-in (clients try
-      // their keys one by one, so a single refused key is not).
-      if (!identity && refusals > 0) void this.audit.signIn('failure', 'ssh', plainAddress(address), null, this.sshConfig.user);
+      // their keys one by one, so a single refused key is not). Only failures the limit admits are recorded,
+      // so a flood of them writes no more rows than the limit.
+      if (!identity && refusals > 0) void this.recordFailure(limitKey, plainAddress(address));
     });
     client.on('authentication', (context) => {
       // Each refused attempt counts (the `none` probe every client starts with does not); past
@@ -207,8 +214,23 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
         }
         context.reject(['publickey']);
       };
-      this.authenticate(context)
+      // An address that has spent its allowance of failures is refused before any key is looked at.
+      overLimit ??= this.limits.check('signInPerIp', limitKey).then(
+        () => false,
+        (error: unknown) => {
+          if (error instanceof TooManyRequestsError) return true;
+          this.logger.warn(`SSH sign-in limit not checked: ${(error as Error).message}`);
+          return false;
+        },
+      );
+      const limited = overLimit;
+      const decide = async (): Promise<SshIdentity | 'accept-query' | 'over-limit' | null> => ((await limited) ? 'over-limit' : this.authenticate(context));
+      decide()
         .then(async (found) => {
+          if (found === 'over-limit') {
+            client.end();
+            return;
+          }
           if (found === 'accept-query') return context.accept();
           if (!found) return refuse();
           identity = found;
@@ -227,6 +249,17 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
         this.serveSession(session, identity!, address, stopIdle);
       });
     });
+  }
+
+  /** Counts one failed SSH sign-in against the address and records it, unless the address is over its limit. */
+  private async recordFailure(limitKey: string, address: string): Promise<void> {
+    try {
+      await this.limits.consume('signInPerIp', limitKey);
+    } catch (error) {
+      if (!(error instanceof TooManyRequestsError)) this.logger.warn(`SSH sign-in failure not counted: ${(error as Error).message}`);
+      return;
+    }
+    await this.audit.signIn('failure', 'ssh', address, null, this.sshConfig.user);
   }
 
   /**

@@ -288,3 +288,39 @@ describe('git over the built-in SSH server', () => {
     });
   });
 });
+
+describe('SSH sign-in failures under the per-address limit', () => {
+  const LIMIT = 3;
+  let t: TestApp;
+  let client: GitClient;
+
+  beforeAll(async () => {
+    // The window is long so that no count expires while the test runs, however slow the machine.
+    t = await startTestApp({ RATE_LIMIT_SIGN_IN_PER_IP: String(LIMIT), RATE_LIMIT_WINDOW_MS: '3600000' });
+    client = new GitClient();
+  });
+  afterAll(async () => {
+    client.dispose();
+    await t.close();
+  });
+
+  it('refuses an address past RATE_LIMIT_SIGN_IN_PER_IP, right key included, and records no more failures than the limit', async () => {
+    const port = t.app.get(SshEndpoint).port;
+    const failures = async () =>
+      Number((await t.dataSource.query("SELECT COUNT(*) AS n FROM audit_event WHERE action = 'sign_in' AND outcome = 'failure' AND detail LIKE '%ssh%'"))[0].n);
+    const owner = await makeUser(t);
+    const key = generateSshKey(client.home, uniqueName('owner'));
+    await t.http.post(t.api('/user/keys')).set(withToken(owner.token)).send({ title: 'laptop', key: key.publicLine }).expect(201);
+    expect((await runSsh({ port, env: client.env() }, key)).code).toBe(0);
+    const stranger = generateSshKey(client.home, uniqueName('stranger'));
+    for (let attempt = 0; attempt < 2 * LIMIT; attempt++) expect((await runSsh({ port, env: client.env() }, stranger, 'nonsense')).code).toBe(255);
+    // Failures are counted when the server sees each connection close: wait until the limit's worth is in (bounded).
+    for (let tries = 0; tries < 100 && (await failures()) < LIMIT; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+    // The address has spent its allowance: even the right key is refused now, as a password would be over HTTP.
+    const refused = await runSsh({ port, env: client.env() }, key);
+    expect(refused.code).toBe(255);
+    expect(await failures()).toBe(LIMIT);
+    const successes = await t.dataSource.query("SELECT COUNT(*) AS n FROM audit_event WHERE action = 'sign_in' AND outcome = 'success' AND detail LIKE '%ssh%' AND actor_name = ?", [owner.name]);
+    expect(Number(successes[0].n)).toBe(1);
+  });
+});
