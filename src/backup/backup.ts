@@ -82,9 +82,17 @@ export async function dump(dataSource: DataSource, config: BackupConfig, output:
     };
     await fs.writeFile(path.join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
     const partial = `${output}.partial-${randomBytes(4).toString('hex')}`;
-    await run('tar', ['-C', staging, '-czf', partial, '.']);
-    await fs.chmod(partial, 0o600);
-    await fs.rename(partial, output);
+    // The archive holds the secret key and every private repository: the file is the owner's alone from its
+    // first byte (created 0600 here, then written by tar, which keeps an existing file's mode).
+    await (await fs.open(partial, 'wx', 0o600)).close();
+    try {
+      await run('tar', ['-C', staging, '-czf', partial, '.']);
+      await fs.chmod(partial, 0o600);
+      await fs.rename(partial, output);
+    } catch (error) {
+      await fs.rm(partial, { force: true });
+      throw error;
+    }
     return manifest;
   } finally {
     await fs.rm(staging, { recursive: true, force: true });

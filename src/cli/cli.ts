@@ -12,6 +12,7 @@ import { validateOption } from '../http/body-binding';
 import { NotFoundError } from '../common/errors';
 import { Reconciliation } from '../integrity/reconciliation.service';
 import { dump } from '../backup/backup';
+import { PRIVATE_UMASK } from '../server/data-directory';
 import { assertEmptyDatabase, forgetLiveCoordination, loadMysqlRows, unpack } from '../backup/restore';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/config';
@@ -53,6 +54,8 @@ class UsageError extends Error {}
  * it builds the same application context from it.
  */
 export async function runCli(argv: string[], config: AppConfig, output: CliOutput, stdin: Readable = process.stdin): Promise<number> {
+  // What the CLI writes (archives, restored data, the database) is the owner's alone, as the server's is.
+  process.umask(PRIVATE_UMASK);
   let action: (() => Promise<number>) | undefined;
   const program = new Command('anvil')
     .exitOverride()

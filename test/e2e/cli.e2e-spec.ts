@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -175,5 +176,41 @@ describe('admin CLI', () => {
       await database?.drop();
       fs.rmSync(fresh, { recursive: true, force: true });
     }
+  });
+
+  it('dump: the archive is the owner’s alone from its first byte, whatever umask the CLI was started with', async () => {
+    // A file large enough that tar writes the archive for a while: the partial archive is looked at as it appears.
+    const big = path.join(t.dataDir, 'attachments', 'dump-mode-probe');
+    fs.mkdirSync(path.dirname(big), { recursive: true });
+    fs.writeFileSync(big, randomBytes(24 << 20));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dump-mode-'));
+    const archive = path.join(dir, 'dump.tar.gz');
+    const modes: number[] = [];
+    const watcher = fs.watch(dir, (_event, name) => {
+      if (!name?.includes('.partial-')) return;
+      try {
+        modes.push(fs.statSync(path.join(dir, name)).mode & 0o777);
+      } catch {
+        // Renamed already: nothing to see.
+      }
+    });
+    const previousUmask = process.umask(0o022);
+    let result;
+    let umaskAfter: number;
+    try {
+      result = await cli(['dump', '--file', archive]);
+    } finally {
+      watcher.close();
+      umaskAfter = process.umask(previousUmask);
+      fs.rmSync(big, { force: true });
+    }
+    expect(result.err).toEqual([]);
+    expect(result.code).toBe(0);
+    // The CLI runs with umask 077, as the server does.
+    expect(umaskAfter).toBe(0o077);
+    expect(modes.length).toBeGreaterThan(0);
+    expect(new Set(modes)).toEqual(new Set([0o600]));
+    expect(fs.statSync(archive).mode & 0o777).toBe(0o600);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
