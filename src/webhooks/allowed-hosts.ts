@@ -1,5 +1,5 @@
 import * as ipaddr from 'ipaddr.js';
-import { classifyAddress } from '../outbound/host-policy';
+import { classifyAddress, judgedAddress } from '../outbound/host-policy';
 
 /**
  * WEBHOOK_ALLOWED_HOSTS, in the grammar of Forgejo's ALLOWED_HOST_LIST: comma-separated `loopback`,
@@ -29,7 +29,8 @@ export function parseAllowedHosts(setting: string): AllowedHosts {
     allowsAddress: (text) => {
       if (!ipaddr.isValid(text)) return false;
       if (builtins.has('*')) return true;
-      const address = ipaddr.process(text);
+      // An IPv6 address carrying an IPv4 one (mapped, compatible, NAT64, …) is the IPv4 address for every rule.
+      const address = judgedAddress(text);
       const range = address.range();
       if (builtins.has('loopback') && range === 'loopback') return true;
       if (builtins.has('private') && (range === 'private' || range === 'uniqueLocal')) return true;

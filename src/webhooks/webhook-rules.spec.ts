@@ -47,6 +47,17 @@ describe('WEBHOOK_ALLOWED_HOSTS', () => {
     expect(policy.allowsAddress('169.254.169.254')).toBe(false);
   });
 
+  it('judges every IPv6 embedding of an IPv4 address by the address it carries', () => {
+    const policy = parseAllowedHosts('external');
+    for (const carried of ['::127.0.0.1', '::ffff:0:127.0.0.1', '64:ff9b::127.0.0.1', '64:ff9b:1:7f00:0:100::', '2606:4700::5efe:127.0.0.1', '::169.254.169.254']) {
+      expect(policy.allowsAddress(carried)).toBe(false);
+    }
+    expect(policy.allowsAddress('::93.184.216.34')).toBe(true);
+    expect(parseAllowedHosts('loopback').allowsAddress('::127.0.0.1')).toBe(true);
+    expect(parseAllowedHosts('private').allowsAddress('::10.1.2.3')).toBe(true);
+    expect(parseAllowedHosts('10.20.0.0/16').allowsAddress('::ffff:0:10.20.3.4')).toBe(true);
+  });
+
   it('reads loopback, private, *, CIDRs and host globs', () => {
     expect(parseAllowedHosts('loopback').allowsAddress('127.0.0.1')).toBe(true);
     expect(parseAllowedHosts('private').allowsAddress('192.168.1.1')).toBe(true);
