@@ -22,8 +22,9 @@ export async function unpack(config: BackupConfig, archive: string): Promise<{ m
   const present = (await fs.readdir(dataDir)).filter((name) => name !== 'lost+found');
   if (present.length > 0) throw new Error(`DATA_DIR ${dataDir} is not empty (${present.slice(0, 3).join(', ')}): restore needs an empty one`);
   const staging = path.join(dataDir, 'tmp', `restore-${randomBytes(6).toString('hex')}`);
+  await vetArchive(path.resolve(archive));
   await fs.mkdir(staging, { recursive: true, mode: 0o700 });
-  await run('tar', ['-C', staging, '-xzf', path.resolve(archive)]);
+  await run('tar', ['-C', staging, '-xzf', path.resolve(archive), '--no-same-owner']);
   const manifest = JSON.parse(await fs.readFile(path.join(staging, MANIFEST), 'utf8')) as DumpManifest;
   if (manifest.format !== 1) throw new Error(`unknown archive format ${String(manifest.format)}`);
   if (manifest.database !== config.database.type) {
@@ -44,6 +45,46 @@ export async function unpack(config: BackupConfig, archive: string): Promise<{ m
   await fs.rename(path.join(staging, MYSQL_ROWS), rowsFile);
   await fs.rm(staging, { recursive: true, force: true });
   return { manifest, rowsFile };
+}
+
+/** What an archive of `anvil dump` holds at its top: the data areas, the database, the keys and the manifest. */
+const ARCHIVE_AREAS = new Set(['repositories', ...BLOB_AREAS, 'database', 'ssh', 'secret_key', MANIFEST]);
+
+/** Largest listing read of an archive (a member per line): an archive with more members is refused. */
+const MAX_LISTING_BYTES = 1 << 30;
+
+/**
+ * Refuses, before anything is unpacked, an archive `anvil dump` cannot have made: a member that is a symbolic
+ * link, a device, a FIFO or anything else but a file or a directory (a restored link would point the data areas
+ * elsewhere), a member outside the data areas (an absolute path, `..`, another top-level name), or a hard link
+ * to such a member. Hard links within the areas are kept: repositories that share objects are archived so.
+ */
+export async function vetArchive(archive: string): Promise<void> {
+  const options = { maxBuffer: MAX_LISTING_BYTES };
+  // Names one per line (control characters escaped), and the same members with their types, in the same order.
+  const names = (await run('tar', ['--quoting-style=escape', '-tzf', archive], options)).stdout.split('\n').filter((line) => line !== '');
+  const details = (await run('tar', ['--quoting-style=escape', '-tvzf', archive], options)).stdout.split('\n').filter((line) => line !== '');
+  if (names.length !== details.length) throw new Error('the archive cannot be read as one made by anvil dump');
+  names.forEach((name, index) => {
+    const type = details[index][0];
+    if (type !== '-' && type !== 'd' && type !== 'h') {
+      throw new Error(`the archive member ${name} is ${type === 'l' ? 'a symbolic link' : 'not a file or a directory'}: restore refuses it`);
+    }
+    assertInsideAreas(name);
+    if (type === 'h') {
+      const marker = `${name} link to `;
+      const at = details[index].indexOf(marker);
+      if (at < 0) throw new Error(`the archive member ${name} is a link restore cannot follow: restore refuses it`);
+      assertInsideAreas(details[index].slice(at + marker.length));
+    }
+  });
+}
+
+function assertInsideAreas(name: string): void {
+  const parts = name.split('/').filter((part) => part !== '' && part !== '.');
+  if (name.startsWith('/') || parts.includes('..') || (parts.length > 0 && !ARCHIVE_AREAS.has(parts[0]))) {
+    throw new Error(`the archive member ${name} lies outside the data areas: restore refuses it`);
+  }
 }
 
 /**

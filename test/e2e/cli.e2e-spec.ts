@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -212,5 +213,35 @@ describe('admin CLI', () => {
     expect(new Set(modes)).toEqual(new Set([0o600]));
     expect(fs.statSync(archive).mode & 0o777).toBe(0o600);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('restore refuses an archive holding a link, a FIFO or a member outside the data areas, unpacking nothing', async () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'hostile-archive-'));
+    const elsewhere = path.join(work, 'elsewhere');
+    fs.mkdirSync(elsewhere);
+    const craft = (name: string, make: (root: string) => void): string => {
+      const root = path.join(work, name);
+      fs.mkdirSync(root);
+      fs.writeFileSync(path.join(root, 'manifest.json'), JSON.stringify({ format: 1, database: t.config.database.type, migrations: [], repositories: 0, files: 0 }));
+      make(root);
+      const archive = path.join(work, `${name}.tar.gz`);
+      execFileSync('tar', ['-C', root, '-czf', archive, '.']);
+      return archive;
+    };
+    const cases: [string, RegExp][] = [
+      [craft('link', (root) => fs.symlinkSync(elsewhere, path.join(root, 'attachments'))), /attachments is a symbolic link/],
+      [craft('fifo', (root) => execFileSync('mkfifo', [path.join(root, 'secret_key')])), /secret_key is not a file or a directory/],
+      [craft('stray', (root) => fs.mkdirSync(path.join(root, 'etc'))), /etc\/ lies outside the data areas/],
+    ];
+    for (const [archive, message] of cases) {
+      const target = path.join(work, `restore-${path.basename(archive, '.tar.gz')}`);
+      const result = await cli(['restore', '--file', archive], { ...env, DATA_DIR: target });
+      expect(result.code).toBe(1);
+      expect(result.err.join('\n')).toMatch(message);
+      // Nothing was unpacked, and nothing reached the link's target.
+      expect(fs.readdirSync(target)).toEqual([]);
+    }
+    expect(fs.readdirSync(elsewhere)).toEqual([]);
+    fs.rmSync(work, { recursive: true, force: true });
   });
 });
