@@ -142,6 +142,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       keyUpload: integer(env, 'RATE_LIMIT_KEY_UPLOAD', 20, { min: 0 }),
       changePassword: integer(env, 'RATE_LIMIT_CHANGE_PASSWORD', 10, { min: 0 }),
       oauth2: integer(env, 'RATE_LIMIT_OAUTH2', 60, { min: 0 }),
+      oauth2Requests: integer(env, 'RATE_LIMIT_OAUTH2_REQUESTS', 600, { min: 0 }),
     },
     logFile: nonEmpty(env, 'LOG_FILE'),
     uploads: {

@@ -240,8 +240,10 @@ export interface RateLimitConfig {
   keyUpload: number;
   /** Attempts at the change-password page, per client address and user name. */
   changePassword: number;
-  /** Requests to the OAuth2 authorize, token, userinfo and sign-in endpoints, per client address. */
+  /** Failed requests (4xx) to the OAuth2 authorize, token, userinfo and sign-in endpoints, per client address. */
   oauth2: number;
+  /** Every request to those endpoints, per client address: a generous cap, for floods of successes. */
+  oauth2Requests: number;
 }
 
 /** The built-in SSH server (docs/git-transports.md). */

@@ -82,7 +82,7 @@ export class OAuth2InteractionController {
   @ReadsBody({ deferred: true })
   async decide(@Req() request: Request, @Res() response: Response, @DeferredBody() body: LazyBody): Promise<void> {
     try {
-      await this.signIn.countAttempt(request);
+      await this.signIn.countAttempt(request, response);
     } catch (error) {
       if (!(error instanceof TooManyRequestsError)) throw error;
       response.setHeader('Retry-After', String(error.retryAfterSeconds));

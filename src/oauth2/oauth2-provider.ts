@@ -155,7 +155,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
         response.status(413).type('application/json').send(JSON.stringify({ error: 'invalid_request', error_description: 'request body too large' }));
         return;
       }
-      const counted = path === DISCOVERY_PATH || path === OAUTH2_ROUTES.jwks ? Promise.resolve() : this.limits.consume('oauth2', clientAddress(request));
+      const counted = path === DISCOVERY_PATH || path === OAUTH2_ROUTES.jwks ? Promise.resolve() : this.admit(request, response);
       counted.then(
         () => {
           request.headers['x-forwarded-proto'] = root.protocol.slice(0, -1);
@@ -173,6 +173,24 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
         },
       );
     };
+  }
+
+  /**
+   * Counts one request to the provider's endpoints or its sign-in page against the client address: refused
+   * (429) when the address has failed RATE_LIMIT_OAUTH2 times in the window, or made RATE_LIMIT_OAUTH2_REQUESTS
+   * requests of any outcome. Only an answer of 4xx counts as a failure, once it is sent: a busy client that
+   * succeeds (an office behind one NAT signing in many times a minute) is held by the generous cap alone.
+   */
+  async admit(request: Request, response: Response): Promise<void> {
+    const key = clientAddress(request);
+    await this.limits.check('oauth2', key);
+    await this.limits.consume('oauth2Requests', key);
+    response.once('finish', () => {
+      if (response.statusCode < 400 || response.statusCode >= 500 || response.statusCode === 429) return;
+      this.limits.consume('oauth2', key).catch((error: unknown) => {
+        if (!(error instanceof TooManyRequestsError)) this.logger.warn(`OAuth2 failure not counted: ${(error as Error).message}`);
+      });
+    });
   }
 
   private configuration(signingKey: Record<string, unknown>): Configuration {

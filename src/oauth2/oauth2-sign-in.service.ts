@@ -5,7 +5,6 @@ import type { AuthContext } from '../auth/auth-context';
 import { clientAddress, CredentialChain, SIGN_IN_FAILED } from '../auth/credentials';
 import { clientIp } from '../http/client-address';
 import { ForbiddenError, UnauthorizedError } from '../common/errors';
-import { RateLimits } from '../http/rate-limits';
 import { SiteConfig } from '../config/slices';
 import type { UserEntity } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';
@@ -41,12 +40,11 @@ export class OAuth2SignIn {
     private readonly provider: OAuth2Provider,
     private readonly credentials: CredentialChain,
     private readonly users: UserAccounts,
-    private readonly limits: RateLimits,
     private readonly siteConfig: SiteConfig,
   ) {}
 
-  countAttempt(request: Request): Promise<void> {
-    return this.limits.consume('oauth2', clientAddress(request));
+  countAttempt(request: Request, response: Response): Promise<void> {
+    return this.provider.admit(request, response);
   }
 
   /** The pending request of this browser (its interaction cookie), or null when it expired or is another one. */

@@ -387,10 +387,11 @@ describe('OAuth2 / OpenID Connect provider', () => {
     let g: TestApp;
     let gatewayBase: string;
     const LIMIT = 8;
+    const REQUESTS = 40;
 
     beforeAll(async () => {
       // The window is long so that no count expires while the test runs, however slow the machine.
-      g = await startTestApp({ REVERSE_PROXY_AUTH_ENABLED: 'true', RATE_LIMIT_OAUTH2: String(LIMIT), RATE_LIMIT_WINDOW_MS: '3600000' });
+      g = await startTestApp({ REVERSE_PROXY_AUTH_ENABLED: 'true', RATE_LIMIT_OAUTH2: String(LIMIT), RATE_LIMIT_OAUTH2_REQUESTS: String(REQUESTS), RATE_LIMIT_WINDOW_MS: '3600000' });
       gatewayBase = await g.listen();
     });
     afterAll(() => g.close());
@@ -417,8 +418,17 @@ describe('OAuth2 / OpenID Connect provider', () => {
       const me = await g.http.get(g.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
       expect(me.body.login).toBe(owner.name);
 
-      // Four requests of the flow were counted (authorize, consent, resume, token); the token endpoint refuses
-      // this address once the limit is spent, and says when to come back.
+      // Successes are not failures: one address (an office behind one NAT) uses the token at userinfo many more
+      // times than RATE_LIMIT_OAUTH2 allows failures.
+      const userinfo = (from: string) => fetch(`${gatewayBase}login/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}`, 'x-forwarded-for': from } });
+      for (let call = 0; call < 3 * LIMIT; call++) expect((await userinfo('198.51.100.50')).status).toBe(200);
+      // Every request, successful or not, meets the generous cap RATE_LIMIT_OAUTH2_REQUESTS.
+      const statuses: number[] = [];
+      for (let call = 0; call <= REQUESTS; call++) statuses.push((await userinfo('198.51.100.60')).status);
+      expect(statuses).toEqual([...Array(REQUESTS).fill(200), 429]);
+
+      // Failures are counted: the token endpoint refuses this address once it failed RATE_LIMIT_OAUTH2 times,
+      // and says when to come back.
       let refused: Response | undefined;
       for (let attempt = 0; attempt <= LIMIT && !refused; attempt++) {
         const answer = await fetch(`${gatewayBase}login/oauth/access_token`, {
