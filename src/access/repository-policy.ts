@@ -67,6 +67,9 @@ export class RepositoryTarget {
   }
 }
 
+/** Forgejo's refusal of a route whose unit the caller may not read. */
+export const UNIT_NOT_READABLE = 'user should have specific read permission or be a repo admin or a site admin';
+
 /**
  * The access policy as a service: the caller's permission on a repository (one indexed read of their grants,
  * none when who they are decides), and the read rule every repository door starts with.
@@ -109,9 +112,12 @@ export class RepositoryPolicy {
     let known: RepositoryPermission | null = null;
     if (!readableWithoutGrants(subjectOf(viewer), repo, owner)) {
       known = await resolve();
-      if (!known.hasAccess || (unit !== undefined && !known.canRead(unit))) throw new NotFoundError();
+      if (!known.hasAccess) throw new NotFoundError();
     }
     if (viewer.publicOnly && (repo.isPrivate || owner.visibility !== Visibility.Public)) throw new ForbiddenError('token scope is limited to public repos');
+    // A caller who sees the repository but not the route's unit (a team without `repo.code`, say) learns nothing
+    // new from a refusal: Forgejo answers 403 there, after the public-only check.
+    if (known && unit !== undefined && !known.canRead(unit)) throw new ForbiddenError(UNIT_NOT_READABLE);
     return new RepositoryTarget(repo, owner, viewer, resolve, known);
   }
 

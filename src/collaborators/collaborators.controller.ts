@@ -35,6 +35,7 @@ export class CollaboratorsController {
   @RepositoryRoute()
   @HttpCode(204)
   @ApiEmpty()
+  @ApiErrors(422)
   async check(@TargetRepository() target: RepositoryTarget, @Param('collaborator') collaborator: string): Promise<void> {
     await this.collaborators.assertCollaborator(target, collaborator);
   }

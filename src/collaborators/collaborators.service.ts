@@ -27,14 +27,18 @@ export class CollaboratorsService {
     private readonly audit: AuditService,
   ) {}
 
+  /** GET …/collaborators: signed-in callers only, after the repository lookup (Forgejo's token requirement). */
   list(target: RepositoryTarget, page: PageQuery): Promise<Page<UserEntity>> {
+    requireSignedIn(target.viewer);
     return this.collaborations.listUsers(target.repo.id, page);
   }
 
-  /** GET …/collaborators/{c}: 204 when a collaborator; 404 otherwise, an unknown user included. */
+  /** GET …/collaborators/{c}: signed-in callers only; 204 when a collaborator, 404 when not, 422 for an unknown user, as Forgejo. */
   async assertCollaborator(target: RepositoryTarget, username: string): Promise<void> {
+    requireSignedIn(target.viewer);
     const user = await this.users.byName(username);
-    if (!user || !(await this.collaborations.find(target.repo.id, user.id))) throw new NotFoundError();
+    if (!user) throw new InvalidInputError(`user does not exist [uid: 0, name: ${username}]`);
+    if (!(await this.collaborations.find(target.repo.id, user.id))) throw new NotFoundError();
   }
 
   /** PUT: admin of the repository (403); unknown user or an organisation 422, as Forgejo; idempotent. */

@@ -89,6 +89,8 @@ export class FileWritesService {
     const target = await this.repositories.writable(repository);
     const viewer = repository.viewer;
     const body = await option();
+    // An empty repository has no file to update: Forgejo answers 422 once the body is read.
+    if (target.repo.isEmpty) throw new InvalidInputError('repo is empty');
     const file = assertFilePath(path);
     const fromPath = body.from_path ? assertFilePath(body.from_path) : undefined;
     const operation: FileOperation = { operation: 'update', path: file, content: decodeContent(body.content, file), sha: body.sha, fromPath };

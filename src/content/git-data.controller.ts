@@ -1,6 +1,7 @@
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
@@ -61,13 +62,17 @@ export class GitDataController {
   @ApiQuery({ name: 'per_page', required: false, type: Number, description: 'entries per page; at most (and by default) 1000' })
   @ApiOkResponse({ type: GitTreeResponseWire })
   @ApiErrors(400, 404)
-  tree(
+  async tree(
     @TargetRepository() target: RepositoryTarget,
     @Param('sha') sha: string,
     @Query() query: Record<string, unknown>,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<GitTreeResponseWire> {
     const recursive = ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(queryString(query.recursive) ?? '');
-    return this.data.tree(target, sha, { recursive, page: integer(query.page), perPage: integer(query.per_page) });
+    const tree = await this.data.tree(target, sha, { recursive, page: integer(query.page), perPage: integer(query.per_page) });
+    // Forgejo states the number of entries in the header too, as for its lists.
+    response.setHeader('X-Total-Count', String(tree.total_count));
+    return tree;
   }
 
   @Get('repos/:owner/:repo/git/blobs/:sha')

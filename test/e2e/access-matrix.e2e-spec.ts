@@ -131,7 +131,8 @@ function expectedAnswers(role: Role, visibility: Visibility): Answers {
   }
   const sees = cell.code >= READ || cell.releases >= READ;
   const anonymous = role.kind === 'anonymous';
-  const write = (mode: Mode, ok: number) => (!sees || mode < READ ? 404 : mode < WRITE ? (anonymous ? 401 : 403) : ok);
+  // A caller who sees the repository but not the unit is refused with 403, as Forgejo's unit check answers.
+  const write = (mode: Mode, ok: number) => (!sees ? 404 : mode < WRITE ? (anonymous ? 401 : 403) : ok);
   const needs = (allowed: boolean, ok: number) => (!sees ? 404 : anonymous ? 401 : allowed ? ok : 403);
   if (rest) {
     Object.assign(answers, {

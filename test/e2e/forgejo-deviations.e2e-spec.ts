@@ -113,4 +113,53 @@ describe('answers that once differed from Forgejo', () => {
     await exchange.closed();
     expect(exchange.received().match(/^HTTP\/1\.1 \d{3}/gm)).toEqual(['HTTP/1.1 413', 'HTTP/1.1 200']);
   });
+
+  it('collaborators are for signed-in callers (401 after the repository lookup); an unknown user is 422', async () => {
+    const repo = await makeRepo(t, alice);
+    await t.http.get(t.api(`/repos/${repo.full_name}/collaborators`)).expect(401);
+    await t.http.get(t.api(`/repos/${repo.full_name}/collaborators/${bob.name}`)).expect(401);
+    await t.http.get(t.api(`/repos/${alice.name}/${uniqueName('missing')}/collaborators`)).expect(404);
+    const unknown = await t.http.get(t.api(`/repos/${repo.full_name}/collaborators/${uniqueName('ghost')}`)).set(withToken(alice.token)).expect(422);
+    expect(unknown.body.message).toContain('user does not exist');
+    await t.http.get(t.api(`/repos/${repo.full_name}/collaborators/${bob.name}`)).set(withToken(alice.token)).expect(404);
+    await t.http.get(t.api(`/repos/${repo.full_name}/collaborators`)).set(withToken(alice.token)).expect(200);
+  });
+
+  it('a team member who sees a private repository but not its code gets 403 on code reads, branch creation and contents writes', async () => {
+    const org = await makeOrg(t, alice.user);
+    const repo = (await t.http.post(t.api(`/orgs/${org.name}/repos`)).set(withToken(alice.token)).send({ name: uniqueName('repo'), private: true, auto_init: true }).expect(201)).body;
+    const team = await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(withToken(alice.token)).send({ name: uniqueName('triage'), units_map: { 'repo.issues': 'write' }, includes_all_repositories: true }).expect(201);
+    const member = await makeUser(t);
+    await t.http.put(t.api(`/teams/${team.body.id}/members/${member.name}`)).set(withToken(alice.token)).expect(204);
+    const as = withToken(member.token);
+    await t.http.get(t.api(`/repos/${repo.full_name}`)).set(as).expect(200);
+    const refusals = [
+      await t.http.get(t.api(`/repos/${repo.full_name}/contents/README.md`)).set(as),
+      await t.http.post(t.api(`/repos/${repo.full_name}/branches`)).set(as).send({ new_branch_name: 'feature' }),
+      await t.http.post(t.api(`/repos/${repo.full_name}/contents/new.txt`)).set(as).send({ content: Buffer.from('x').toString('base64') }),
+    ];
+    for (const refused of refusals) {
+      expect(refused.status).toBe(403);
+      expect(refused.body.message).toBe('user should have specific read permission or be a repo admin or a site admin');
+    }
+    // A stranger still learns nothing: 404.
+    await t.http.get(t.api(`/repos/${repo.full_name}/contents/README.md`)).set(withToken(bob.token)).expect(404);
+  });
+
+  it('PUT …/contents/{path} on an empty repository is 422 "repo is empty"', async () => {
+    const repo = await makeRepo(t, alice);
+    const answer = await t.http
+      .put(t.api(`/repos/${repo.full_name}/contents/a.txt`))
+      .set(withToken(alice.token))
+      .send({ content: Buffer.from('x').toString('base64'), sha: '0'.repeat(40) })
+      .expect(422);
+    expect(answer.body.message).toBe('repo is empty');
+  });
+
+  it('GET …/git/trees/{sha} states the entry count in X-Total-Count', async () => {
+    const repo = await makeRepo(t, alice, { autoInit: true });
+    const tree = await t.http.get(t.api(`/repos/${repo.full_name}/git/trees/${repo.default_branch}`)).set(withToken(alice.token)).expect(200);
+    expect(tree.body.total_count).toBeGreaterThan(0);
+    expect(tree.headers['x-total-count']).toBe(String(tree.body.total_count));
+  });
 });

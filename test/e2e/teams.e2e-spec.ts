@@ -50,7 +50,7 @@ describe('teams: units and repositories, through the access policy', () => {
 
     const seenByTriage = await t.http.get(t.api(path)).set(as(issuesOnly)).expect(200);
     expect(seenByTriage.body.permissions).toEqual({ admin: false, push: false, pull: false });
-    await t.http.get(t.api(`${path}/contents/README.md`)).set(as(issuesOnly)).expect(404);
+    await t.http.get(t.api(`${path}/contents/README.md`)).set(as(issuesOnly)).expect(403);
 
     await t.http.get(t.api(path)).set(as(member)).expect(404);
 
