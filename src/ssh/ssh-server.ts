@@ -1,6 +1,6 @@
 import { AuditService } from '../audit/audit.service';
 import { TooManyRequestsError } from '../common/errors';
-import { RateLimits } from '../common/rate-limits';
+import { RateLimits } from '../http/rate-limits';
 import { plainAddress } from '../config/net-address';
 import { formatAddress } from '../config/net-address';
 import { AddressInfo, Server as NetServer, Socket } from 'node:net';
