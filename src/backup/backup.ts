@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/config';
 import { isTransientGitFile } from '../git/git-repositories';
-import { repositoriesRoot } from '../git/repository-paths';
+import { poolsRoot, repositoriesRoot } from '../git/repository-paths';
 import { PACKAGE_VERSION } from '../server/package-version';
 
 // `anvil dump` and what the archive is; `anvil restore` reads it back in restore.ts.
@@ -39,7 +39,7 @@ export const BLOB_AREAS = ['attachments', 'packages'];
  * one consistent snapshot (SQLite's online backup; on MySQL/MariaDB every table streamed in one REPEATABLE
  * READ transaction with a consistent snapshot), then the files, which the server never changes in place: repositories
  * as hard links (copies across file systems) taken refs before objects, so every ref finds its objects (git adds
- * objects before it moves a ref), attachments and package files, the SSH host key and the secret key that opens
+ * objects before it moves a ref), the object pools of fork networks after their members, attachments and package files, the SSH host key and the secret key that opens
  * sealed credentials. Taken beside a serving server: what was written meanwhile is either in the archive whole
  * or, when its row came after the snapshot, a leftover the reconciliation after `anvil restore` quarantines.
  */
@@ -65,6 +65,11 @@ export async function dump(dataSource: DataSource, config: BackupConfig, output:
         await snapshotRepository(path.join(root, owner, name), path.join(staging, 'repositories', owner, name));
         repositories += 1;
       }
+    }
+    // Object pools of fork networks (docs/forks.md), after every member: a pool only gains objects, so each
+    // member's refs taken above find their objects in the pool taken now.
+    for (const pool of await directoryNames(poolsRoot(dataDir))) {
+      if (pool.endsWith('.git')) await snapshotRepository(path.join(poolsRoot(dataDir), pool), path.join(staging, 'repositories', '.pools', pool));
     }
     let files = 0;
     for (const area of BLOB_AREAS) files += await linkTree(path.join(dataDir, area), path.join(staging, area));

@@ -100,6 +100,12 @@ export class IntegrityStore {
     return paths;
   }
 
+  /** The object pools some repository row names (docs/forks.md). */
+  async poolNames(): Promise<Set<string>> {
+    const rows: { pool: string }[] = await this.dataSource.query("SELECT DISTINCT object_pool AS pool FROM repository WHERE object_pool <> ''");
+    return new Set(rows.map((row) => String(row.pool)));
+  }
+
   async recordRepository(id: number, changes: { gitSize?: number; isEmpty?: boolean; updatedUnix?: number }): Promise<void> {
     const sets: string[] = [];
     const values: unknown[] = [];

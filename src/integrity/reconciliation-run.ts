@@ -7,6 +7,7 @@ export interface Finding {
   kind:
     | 'repository-without-directory'
     | 'directory-without-repository'
+    | 'pool-without-members'
     | 'stale-git-leftover'
     | 'size-recomputed'
     | 'emptiness-corrected'

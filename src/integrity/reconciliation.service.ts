@@ -259,6 +259,15 @@ export class Reconciliation {
     for (const entry of await staleEntries(this.paths.incoming(), run.staleBefore)) {
       await run.found('stale-temporary-file', path.relative(this.dataDir, entry), 'removed (never made visible)', () => fs.rm(entry, { recursive: true, force: true }));
     }
+    // An object pool no row names: built for a first fork that never committed, or left when its last member's
+    // removal was cut off. Quarantined rather than deleted, as a directory without its row is: a member directory
+    // quarantined earlier may still reach it.
+    const named = await this.store.poolNames();
+    for (const entry of await staleEntries(this.paths.pools(), run.staleBefore)) {
+      const name = path.basename(entry).replace(/\.git$/, '');
+      if (named.has(name)) continue;
+      await run.found('pool-without-members', path.relative(this.dataDir, entry), `moved to ${run.quarantined(entry)}`, () => run.moveToQuarantine(entry));
+    }
   }
 
   /** Uploads cut off and temporary git indexes: never visible, removed once stale. */

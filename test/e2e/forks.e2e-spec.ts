@@ -3,6 +3,9 @@ import * as path from 'node:path';
 import { makeOrg, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { git, regularFileBytes, repositoryDir } from '../support/git';
 import { GitClient, withCredentials } from '../support/git-client';
+import { execFileSync } from 'node:child_process';
+import { dump } from '../../src/backup/backup';
+import { Reconciliation } from '../../src/integrity/reconciliation.service';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('forks: one object pool per network, forks that survive their source', () => {
@@ -189,5 +192,24 @@ describe('forks: one object pool per network, forks that survive their source', 
     await t.http.patch(t.api(`/repos/${secret}`)).set(as(alice)).send({ name: 'renamed' }).expect(200);
     expect((await t.http.get(t.api(`/repos/${org.name}/secret`)).set(as(alice)).expect(200)).body.parent.full_name).toBe(`${alice.name}/renamed`);
     await cloneAndCheck(alice, `${org.name}/secret`);
+  });
+
+  it('doctor quarantines a pool no repository names, leaves pools in use alone, and dump carries them', async () => {
+    await t.http.post(t.api('/user/repos')).set(as(carol)).send({ name: 'pooled', auto_init: true }).expect(201);
+    await t.http.post(t.api(`/repos/${carol.name}/pooled/forks`)).set(as(dave)).send({}).expect(202);
+    const inUse = pools();
+    expect(inUse.length).toBeGreaterThan(0);
+    fs.mkdirSync(path.join(poolsDir(), 'orphan-0.git', 'objects'), { recursive: true });
+    const report = await t.app.get(Reconciliation).run({ fix: true, allStale: true });
+    const found = report.findings.filter((finding) => finding.kind === 'pool-without-members');
+    expect(found.map((finding) => finding.subject)).toEqual([path.join('repositories', '.pools', 'orphan-0.git')]);
+    expect(pools().sort()).toEqual([...inUse].sort());
+    await cloneAndCheck(dave, `${dave.name}/pooled`);
+    // A dump holds every pool in use beside the repositories, so that a restore gives forks their objects back.
+    const archive = path.join(client.home, 'dump.tar.gz');
+    await dump(t.dataSource, t.config, archive);
+    const listed = execFileSync('tar', ['-tzf', archive], { encoding: 'utf8' });
+    for (const pool of inUse) expect(listed).toContain(`./repositories/.pools/${pool}/objects/`);
+    expect(listed).toContain(`./repositories/${dave.name.toLowerCase()}/pooled.git/objects/info/alternates`);
   });
 });
