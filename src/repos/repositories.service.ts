@@ -92,8 +92,9 @@ export class RepositoriesService implements OnModuleInit {
    * changes a repository on disk (push, migration, mirror sync) calls this afterwards.
    */
   async refreshGitSize(ownerName: string, repo: { id: number; name: string }): Promise<number> {
+    const ticket = await this.transactions.run((tx) => this.repositories.beginSizeMeasurement(tx, repo.id));
     const bytes = await this.git.size(this.paths.repository(ownerName, repo.name));
-    await this.repositories.recordGitSize(repo.id, bytes);
+    if (ticket !== undefined) await this.transactions.run((tx) => this.repositories.storeMeasuredSize(tx, repo.id, bytes, ticket));
     return bytes;
   }
 

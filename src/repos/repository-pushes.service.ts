@@ -157,10 +157,13 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
       const listing = updates.length > 0 && (await this.events.listensTo(repo)) ? this.refChanges(dir, updates) : Promise.resolve([]);
       listing.catch(() => undefined);
       await this.git.refreshCommitGraph(dir);
-      changes.gitSize = await this.git.size(dir);
+      // Numbered before the walk: should the lease lapse (a stalled instance), a measurement begun earlier
+      // that commits later does not replace this one.
+      const ticket = await this.transactions.run((tx) => this.repositories.beginSizeMeasurement(tx, repo.id));
+      const gitSize = await this.git.size(dir);
       changes.updatedUnix = this.clock.nowUnix();
       const refChanges = await listing;
-      return this.writeRefChanges(repo, changes, senderId, refChanges, reservation);
+      return this.writeRefChanges(repo, changes, senderId, refChanges, reservation, ticket === undefined ? undefined : { bytes: gitSize, ticket });
     });
     if (recorded) this.events.committed();
   }
@@ -169,12 +172,22 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    * One transaction for what moved a repository's refs, whoever moved them (a push, a write of the server, a
    * mirror sync): the row's `changes`, the push event of `refChanges` (none when empty), and the settling of the
    * quota the write reserved, which gives way in the same commit to the size recorded. True when an event was
-   * recorded: the caller then tells the event door, once its own locks are released.
+   * recorded: the caller then tells the event door, once its own locks are released. `size` is a measurement
+   * numbered before its walk (RepositoryStore.beginSizeMeasurement), stored unless a later one is already.
    */
-  async writeRefChanges(repo: RepositoryEntity, changes: Partial<RepositoryEntity>, senderId: number, refChanges: RefChange[], reservation?: QuotaReservation): Promise<boolean> {
+  async writeRefChanges(
+    repo: RepositoryEntity,
+    changes: Partial<RepositoryEntity>,
+    senderId: number,
+    refChanges: RefChange[],
+    reservation?: QuotaReservation,
+    size?: { bytes: number; ticket: number },
+  ): Promise<boolean> {
     await this.transactions.run(async (tx) => {
       await this.repositories.update(tx, repo.id, changes);
-      if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: { ...repo, ...changes }, senderId, changes: refChanges });
+      if (size) await this.repositories.storeMeasuredSize(tx, repo.id, size.bytes, size.ticket);
+      const seen = size ? { ...repo, ...changes, gitSize: size.bytes } : { ...repo, ...changes };
+      if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: seen, senderId, changes: refChanges });
       await reservation?.settle(tx);
     });
     return refChanges.length > 0;

@@ -139,6 +139,17 @@ export class RepositoryEntity {
   @Column({ type: 'bigint', transformer: bigintAsNumber, default: 0 })
   gitSize: number;
 
+  /**
+   * Measurements of the size begun (each takes the next number before it walks the directory), and the number
+   * of the one `gitSize` holds: a measurement is stored only over an older one, so that of measurements racing
+   * on several instances the one begun last wins, whichever commits last.
+   */
+  @UnixTimeColumn()
+  gitSizeTicket: number;
+
+  @UnixTimeColumn()
+  gitSizeStoredTicket: number;
+
   @UnixTimeColumn()
   createdUnix: number;
 

@@ -97,13 +97,23 @@ export class RepositoryStore extends RepositorySearchPlanner {
   }
 
   /**
-   * Records a repository's git size in bytes (docs/quota.md), which quota usage sums: called after creation,
-   * and by every path that changes the repository on disk (push, migration, mirror sync). False when the
-   * repository is gone.
+   * A repository's git size in bytes (docs/quota.md), which quota usage sums, is recorded by every path that
+   * changes the repository on disk (push, migration, mirror sync) in two steps: the number of a size
+   * measurement about to begin (undefined when the repository is gone), taken before the directory is walked,
+   * so that a higher number saw at least what a lower one saw; then the size, unless one begun later is stored.
    */
-  async recordGitSize(repoId: number, bytes: number): Promise<boolean> {
-    const result = await this.repositories().update({ id: repoId }, { gitSize: Math.max(0, Math.floor(bytes)) });
-    return (result.affected ?? 0) > 0;
+  async beginSizeMeasurement(tx: EntityManager, repoId: number): Promise<number | undefined> {
+    // Incremented under the row's lock and read back in the caller's transaction: two measurements that begin
+    // at once, on any instances, get different numbers.
+    if ((await changeRows(tx, 'UPDATE repository SET git_size_ticket = git_size_ticket + 1 WHERE id = ?', [repoId])) === 0) return undefined;
+    const rows = (await tx.query('SELECT git_size_ticket AS ticket FROM repository WHERE id = ?', [repoId])) as { ticket: number | string }[];
+    return rows.length > 0 ? Number(rows[0].ticket) : undefined;
+  }
+
+  /** Stores a measured size unless one begun later is stored already; true when stored. */
+  async storeMeasuredSize(tx: EntityManager, repoId: number, bytes: number, ticket: number): Promise<boolean> {
+    const size = Math.max(0, Math.floor(bytes));
+    return (await changeRows(tx, 'UPDATE repository SET git_size = ?, git_size_stored_ticket = ? WHERE id = ? AND git_size_stored_ticket < ?', [size, ticket, repoId, ticket])) > 0;
   }
 
   /** True when the row was really there (a concurrent deletion may have won). */

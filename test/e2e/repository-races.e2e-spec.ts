@@ -1,9 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { makeUser, TestUser, withToken } from '../support/factories';
+import { GitRepositories } from '../../src/git/git-repositories';
+import { RepositoryPushes } from '../../src/repos/repository-pushes.service';
+import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
 import { git, regularFileBytes, repositoryDir } from '../support/git';
 import { GitClient, withCredentials } from '../support/git-client';
-import { startTestApp, TestApp } from '../support/test-app';
+import { databaseUrl, startTestApp, TestApp } from '../support/test-app';
 
 /**
  * A repository deleted and created again under the same name while the deletion is
@@ -73,5 +75,48 @@ describe('concurrent pushes to one repository', () => {
     expect(Number(row.git_size)).toBe(regularFileBytes(dir));
     expect(() => git(dir, 'fsck', '--strict', '--no-progress')).not.toThrow();
     for (const branch of branches) expect(git(dir, 'rev-parse', `refs/heads/${branch}`)).toMatch(/^[0-9a-f]{40}/);
+  });
+});
+
+/**
+ * Two instances on one database and DATA_DIR measure a repository's size after their pushes. Should the lease
+ * that orders them lapse (a stalled instance), the measurement begun last must still be the one stored.
+ */
+describe('size measurements of two instances', () => {
+  it('a measurement begun before another instance\'s but written after it does not replace it', async () => {
+    const first = await startTestApp();
+    const second = await startTestApp({ DATA_DIR: first.dataDir, DATABASE_URL: databaseUrl(first.config) });
+    try {
+      const owner = await makeUser(first);
+      const repo = await makeRepo(first, owner, { autoInit: true });
+      const dir = repositoryDir(first.dataDir, owner.name, repo.name);
+      // The first instance's walk ends, then stalls before its write until released.
+      const firstGit = first.app.get(GitRepositories);
+      const walk = firstGit.size.bind(firstGit);
+      let walked: () => void = () => undefined;
+      const measured = new Promise<void>((resolve) => (walked = resolve));
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const spy = jest.spyOn(firstGit, 'size').mockImplementation(async (target: string) => {
+        const bytes = await walk(target);
+        walked();
+        await released;
+        return bytes;
+      });
+      const stale = first.app.get(RepositoryPushes).recordRefChanges(repo.id, [], owner.user.id);
+      await measured;
+      // Its lease lapses meanwhile; the second instance adds to the directory and measures after it.
+      await first.dataSource.query("DELETE FROM lease WHERE name LIKE 'repository-refs:%'");
+      fs.writeFileSync(path.join(dir, 'description'), 'a description written after the first measurement\n'.repeat(40));
+      await second.app.get(RepositoryPushes).recordRefChanges(repo.id, [], owner.user.id);
+      release();
+      await stale;
+      spy.mockRestore();
+      const [row] = (await first.dataSource.query('SELECT git_size FROM repository WHERE id = ?', [repo.id])) as { git_size: number | string }[];
+      expect(Number(row.git_size)).toBe(regularFileBytes(dir));
+    } finally {
+      await second.close();
+      await first.close();
+    }
   });
 });
