@@ -13,7 +13,7 @@ class MemoryStore {
 
   constructor(hookIds: number[]) {
     for (const hookId of hookIds) {
-      this.pending.set(hookId, { id: hookId * 10, uuid: `uuid-${hookId}`, hookId, event: 'push', attempts: 0, payload: '{}' });
+      this.pending.set(hookId, { id: hookId * 10, uuid: `uuid-${hookId}`, hookId, event: 'push', attempts: 0, nextAttemptMs: 0, payload: '{}' });
     }
   }
 

@@ -224,7 +224,9 @@ export class DeliveryLoop {
       const empty: number[] = [];
       for (const hook of hooks) {
         const batch = queues.get(hook.id) ?? [];
-        if (batch.length === 0) empty.push(hook.id);
+        // A queue whose head waits for its retry is given back like an empty one: a hook may be taken again
+        // without a fresh look at its head (it was busy at the look), and its retry must not come early.
+        if (batch.length === 0 || batch[0].nextAttemptMs > now) empty.push(hook.id);
         else taken.set(hook.id, { hook, batch });
       }
       await this.store.claim(tx, [...taken.values()].flatMap(({ batch }) => batch.map((delivery) => delivery.id)), this.token, expires);

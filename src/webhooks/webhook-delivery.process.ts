@@ -2,7 +2,8 @@
  * The process that delivers webhooks (started by webhook-dispatcher.ts): the delivery loop on a database
  * connection of its own. It reads the outbox, claims, sends (through the sending thread,
  * webhook-send.worker.js) and records outcomes; the server only writes the outbox and wakes it. It runs in a
- * session of its own at WEBHOOK_SENDER_NICE (see `lowerPriority`), and ends when the server goes away.
+ * session of its own at WEBHOOK_SENDER_NICE (see `lowerPriority`; on SQLite only its sending thread), and ends
+ * when the server goes away.
  *
  * In:  { type: 'start', data: DeliveryProcessData } (first), { type: 'wake' } (work was queued), { type: 'stop' }
  * Out: { type: 'ready' }, { type: 'log', level, context, message }; after a stop the process ends
@@ -91,7 +92,11 @@ async function start({ config }: DeliveryProcessData): Promise<void> {
   // A point armed for the crash tests kills the server with this process, as a kill of the server's whole
   // process tree would.
   armFaultPoints(config.faultKillAt, [process.ppid]);
-  await lowerPriority(config.webhooks.senderNice);
+  // On SQLite a write takes the database's one write lock, which the server's writes wait for: a process at the
+  // lowest priority, starved on a busy machine while it holds it, would make them time out (priority
+  // inversion). There the bookkeeping runs at normal priority and only the sending thread yields (it lowers
+  // its own priority); on MySQL/MariaDB a write locks only its rows, none the server's writes wait for.
+  if (config.database.type !== 'sqlite') await lowerPriority(config.webhooks.senderNice);
   let dataSource: DataSource;
   try {
     dataSource = await connectDatabase(config, [WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity], POOL_SIZE);

@@ -6,8 +6,21 @@ import { WebhookConfig } from '../config/slices';
 import { HOST_RESOLVER, HostResolver } from '../outbound/host-policy';
 import { AllowedHosts, parseAllowedHosts } from './allowed-hosts';
 
-/** Kept of an answer's body in the history. */
-export const RESPONSE_BODY_LIMIT = 64 * 1024;
+/**
+ * Kept of an answer's body in the history, in bytes of UTF-8: 64 KiB less one, the most a TEXT column holds on
+ * MySQL/MariaDB (which refuse a longer value, failing the outcome's write).
+ */
+export const RESPONSE_BODY_LIMIT = 64 * 1024 - 1;
+
+/** `text` cut to at most `limit` bytes of UTF-8, at a character boundary. */
+export function keepUtf8Bytes(text: string, limit: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= limit) return text;
+  let end = limit;
+  // Back over the continuation bytes of a character the limit would split.
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end -= 1;
+  return bytes.subarray(0, end).toString('utf8');
+}
 
 /** What one request needs: where, how, and the secrets already opened. */
 export interface OutgoingRequest {
@@ -147,7 +160,7 @@ export class WebhookSender implements OnApplicationShutdown {
       retryable: status >= 500 || status === 429,
       retryAfterMs: retryAfterMs(answer.retryAfter),
       status,
-      body: answer.body ?? '',
+      body: keepUtf8Bytes(answer.body ?? '', RESPONSE_BODY_LIMIT),
       headers,
       durationMs: answer.durationMs,
     };

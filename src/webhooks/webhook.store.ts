@@ -14,6 +14,8 @@ export interface QueuedDelivery {
   hookId: number;
   event: string;
   attempts: number;
+  /** When it may be sent (a retry waits for its backoff or the receiver's Retry-After). */
+  nextAttemptMs: number;
   payload: string;
 }
 
@@ -217,7 +219,7 @@ export class WebhookStore {
     for (let start = 0; start < hookIds.length; start += 200) {
       const chunk = hookIds.slice(start, start + 200);
       const sql = chunk
-        .map((_, index) => `SELECT * FROM (SELECT id, uuid, hook_id, event_id, event, attempts FROM webhook_delivery WHERE hook_id = ? AND done = ? ORDER BY id LIMIT ${Number(limit)}) AS q${index}`)
+        .map((_, index) => `SELECT * FROM (SELECT id, uuid, hook_id, event_id, event, attempts, next_attempt_ms FROM webhook_delivery WHERE hook_id = ? AND done = ? ORDER BY id LIMIT ${Number(limit)}) AS q${index}`)
         .join(' UNION ALL ');
       rows.push(...((await tx.query(sql, chunk.flatMap((hookId) => [hookId, 0]))) as Record<string, unknown>[]));
     }
@@ -234,6 +236,7 @@ export class WebhookStore {
         hookId: Number(row.hook_id),
         event: String(row.event),
         attempts: Number(row.attempts),
+        nextAttemptMs: Number(row.next_attempt_ms),
         payload: payloads.get(Number(row.event_id)) ?? '',
       });
     }

@@ -9,6 +9,8 @@ export interface SinkRequest {
   body: Buffer;
   /** The JSON payload (the body, or the form's `payload` field). */
   json: Record<string, any>;
+  /** When it arrived (ms since the epoch). */
+  receivedAt?: number;
 }
 
 /**
@@ -17,7 +19,7 @@ export interface SinkRequest {
  */
 export class WebhookSink {
   readonly requests: SinkRequest[] = [];
-  answer: (request: SinkRequest, index: number) => { status: number; headers?: Record<string, string> } = () => ({ status: 200 });
+  answer: (request: SinkRequest, index: number) => { status: number; headers?: Record<string, string>; body?: string } = () => ({ status: 200 });
   private server!: http.Server;
   private waiters: (() => void)[] = [];
   url = '';
@@ -38,9 +40,10 @@ export class WebhookSink {
         }
         const received: SinkRequest = { method: request.method ?? '', path: request.url ?? '/', headers: request.headers, body, json };
         const index = this.requests.push(received) - 1;
-        const { status, headers } = this.answer(received, index);
+        received.receivedAt = Date.now();
+        const { status, headers, body: answer } = this.answer(received, index);
         response.writeHead(status, { 'Content-Type': 'text/plain', ...(headers ?? {}) });
-        response.end(`sink answer ${status}`);
+        response.end(answer ?? `sink answer ${status}`);
         for (const waiter of this.waiters.splice(0)) waiter();
       });
     });
