@@ -17,6 +17,31 @@ export function processToken(): string {
   return machine && start ? `${machine}-${process.pid}-${start}-${random}` : `x-${random}`;
 }
 
+let ownTag: string | undefined;
+
+/**
+ * This process's token, the same for its whole life: it begins the names of what the process builds on disk
+ * before making it visible (`<token>~<rest>`), so that what a dead process left is known as such.
+ */
+export function ownProcessTag(): string {
+  ownTag ??= processToken();
+  return ownTag;
+}
+
+/** `rest` tagged with this process (see ownProcessTag). */
+export function taggedName(rest: string): string {
+  return `${ownProcessTag()}~${rest}`;
+}
+
+/**
+ * Whether a name tagged by taggedName names a leftover of a process of this machine that is no longer running
+ * (false for untagged names, another machine's, and live processes').
+ */
+export function leftByDeadProcessHere(name: string): boolean {
+  const tilde = name.indexOf('~');
+  return tilde > 0 && heldByDeadProcessHere(name.slice(0, tilde));
+}
+
 /**
  * True only when `token` names a process of this machine and PID namespace that is no longer running: no process
  * has its pid, or the one that has it started at another time, or only its exit status is left (a zombie). A

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
+import { leftByDeadProcessHere, taggedName } from '../common/process-identity';
 import { GitCommand, GitError } from './git-command';
 import { GitLauncher, SkippedNames } from './git-launcher';
 import { GitObjectReaders } from './git-object-readers';
@@ -187,7 +188,7 @@ export class GitRepositories {
   /** A fresh, empty path under the incoming directory (not created). */
   async incomingPath(): Promise<string> {
     await fs.mkdir(this.paths.incoming(), { recursive: true });
-    return path.join(this.paths.incoming(), `${Date.now()}-${randomBytes(8).toString('hex')}.git`);
+    return path.join(this.paths.incoming(), taggedName(`${Date.now()}-${randomBytes(8).toString('hex')}.git`));
   }
 
   /** Deletes what an interrupted removal left in the trash, and clones of migrations a crash interrupted. */
@@ -229,8 +230,8 @@ export class GitRepositories {
   }
 
   /**
-   * Clones older than any migration may run (600 s) were left by a crash. Younger ones may belong to another
-   * process sharing DATA_DIR, and stay.
+   * Clones older than any migration may run (600 s) were left by a crash, as were those of a process of this
+   * machine that is gone. Other young ones may belong to another process sharing DATA_DIR, and stay.
    */
   private async clearStaleIncoming(): Promise<void> {
     let names: string[];
@@ -243,7 +244,7 @@ export class GitRepositories {
     for (const name of names) {
       const entry = path.join(this.paths.incoming(), name);
       const stat = await fs.lstat(entry).catch(() => null);
-      if (stat && stat.mtimeMs < staleBefore) await fs.rm(entry, { recursive: true, force: true });
+      if (stat && (stat.mtimeMs < staleBefore || leftByDeadProcessHere(name))) await fs.rm(entry, { recursive: true, force: true });
     }
   }
 

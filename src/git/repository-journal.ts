@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
+import { taggedName } from '../common/process-identity';
 import { RepositoryPaths } from './repository-paths';
 
 /**
@@ -31,7 +32,7 @@ export class RepositoryJournal {
     const dir = this.paths.journal();
     const root = path.dirname(dir);
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-    const file = path.join(dir, `${entry.kind}-${randomBytes(8).toString('hex')}.json`);
+    const file = path.join(dir, taggedName(`${entry.kind}-${randomBytes(8).toString('hex')}.json`));
     const body =
       entry.kind === 'rename'
         ? { kind: 'rename', repoId: entry.repoId, from: path.relative(root, entry.from), to: path.relative(root, entry.to) }

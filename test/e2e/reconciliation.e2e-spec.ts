@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
+import { leftByDeadProcessHere, ownProcessTag } from '../../src/common/process-identity';
 import { RepositoryJournal } from '../../src/git/repository-journal';
 import { Reconciliation } from '../../src/integrity/reconciliation.service';
 import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
@@ -189,6 +191,35 @@ describe('reconciliation of the database with DATA_DIR', () => {
     expect((await reconciliation().sweep({ fix: true, signal: AbortSignal.abort() })).swept).toBe(0);
     // Left as the next test expects it: every repository measured.
     while ((await drifted()) > 0) await reconciliation().sweep({ fix: true });
+  });
+
+  it('removes at once, however young, what a process of this machine that is gone left half-made; a live one\'s stays', async () => {
+    // A process that ran here and ended: its pid is free (or another process's, started at another time).
+    const ended = spawnSync('true');
+    const dead = ownProcessTag().replace(/^([0-9a-f]{12})-\d+-\d+-/, `$1-${ended.pid}-1-`);
+    expect(leftByDeadProcessHere(`${dead}~x`)).toBe(true);
+    const journalDir = path.join(t.dataDir, 'repositories', '.journal');
+    const incoming = path.join(t.dataDir, 'repositories', '.incoming');
+    const uploads = path.join(t.dataDir, 'tmp', 'uploads');
+    for (const dir of [journalDir, incoming, uploads]) fs.mkdirSync(dir, { recursive: true });
+    const planted = (tag: string) => {
+      const clone = path.join(incoming, `${tag}~1-00aa.git`);
+      fs.mkdirSync(path.join(clone, 'objects'), { recursive: true });
+      fs.writeFileSync(path.join(clone, 'HEAD'), 'ref: refs/heads/main\n');
+      const entry = path.join(journalDir, `${tag}~create-00112233aabbccdd.json.partial`);
+      fs.writeFileSync(entry, '{"kind":"cre');
+      const upload = path.join(uploads, `${tag}~host-1-abcd`, 'part');
+      fs.mkdirSync(path.dirname(upload), { recursive: true });
+      fs.writeFileSync(upload, 'half an upload');
+      return [clone, entry, upload];
+    };
+    const left = planted(dead);
+    const live = planted(ownProcessTag());
+    const repaired = await reconciliation().run({ fix: true, startUp: true });
+    expect(repaired.findings.map((finding) => finding.kind)).toEqual(['stale-temporary-file', 'stale-temporary-file', 'stale-temporary-file']);
+    expect(left.filter((file) => fs.existsSync(file))).toEqual([]);
+    expect(live.filter((file) => fs.existsSync(file))).toEqual(live);
+    for (const file of live) fs.rmSync(file, { recursive: true, force: true });
   });
 
   it('at start-up checks RECONCILE_START_BUDGET repositories in full, continuing where the previous start stopped', async () => {
