@@ -112,3 +112,40 @@ describe('DeliveryLoop outcome writes', () => {
     expect(store.finished[2].tx).not.toBe(store.finished[0].tx);
   });
 });
+
+describe('DeliveryLoop fair shares', () => {
+  it('gives an owner whose hooks hang at most its share of the workers, so another owner is sent to at once', async () => {
+    // Eight hooks of owner 1 to a receiver that never answers, queued first; one hook of owner 2 elsewhere.
+    const store = new MemoryStore([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    store.queueHeads = async (): Promise<QueueHead[]> =>
+      [...store.pending.values()].map((delivery) => ({
+        hookId: delivery.hookId,
+        deliveryId: delivery.id,
+        nextAttemptMs: 0,
+        leaseExpiresMs: 0,
+        leaseToken: '',
+        ownerId: delivery.hookId === 9 ? 2 : 1,
+        host: delivery.hookId === 9 ? 'ok.example' : 'stuck.example',
+      }));
+    const sender = new HeldSender();
+    const run = async <T>(work: (tx: EntityManager) => Promise<T>): Promise<T> => work({ id: 1 } as unknown as EntityManager);
+    const config = { workers: 4, timeoutMs: 10_000, pollMs: 0, leaseRenewMs: 2000, maxAttempts: 8, retryBaseMs: 1000, retryMaxMs: 3_600_000, historyDays: 30 } as WebhookConfig;
+    const loop = new DeliveryLoop(config, store as unknown as WebhookStore, { run, runBookkeeping: run } as unknown as Transactions, sender as unknown as WebhookSender, {
+      open: (sealed: string) => sealed,
+    } as unknown as SecretBox);
+    loop.start();
+    try {
+      await settle(() => sender.waiting.has('uuid-9'));
+      await turns(20);
+      // Two owners with work: two workers each at most; the hanging owner's hooks wait for their own.
+      expect([...sender.waiting.keys()].filter((uuid) => uuid !== 'uuid-9')).toHaveLength(2);
+      sender.answer('uuid-9');
+      sender.answer('uuid-1');
+      // A worker of owner 1 freed: the next hook of owner 1 takes it (owner 2 has nothing left).
+      await settle(() => sender.waiting.has('uuid-3'));
+    } finally {
+      for (const uuid of [...sender.waiting.keys()]) sender.answer(uuid);
+      await loop.stop();
+    }
+  });
+});

@@ -61,6 +61,8 @@ export class DeliveryLoop {
    * batch they were sent, so their queue is taken again when that batch is done (not every hook's looked at).
    */
   private readonly busyAtLook = new Set<number>();
+  /** Each hook's owner and destination host, as the last look that saw it found them. */
+  private readonly keys = new Map<number, { owner: number; host: string }>();
   /** Hook secrets opened, by their sealed form (a hook's queue is taken again for every push it is sent). */
   private readonly opened = new Map<string, string>();
   private readonly running = new Set<Promise<void>>();
@@ -168,15 +170,37 @@ export class DeliveryLoop {
     }
     const now = Date.now();
     const chosen: number[] = [];
+    // Fair shares: of the workers, no owner and no destination host takes more than its share among those with
+    // work now (sending or due), so that hooks that hang (a receiver that never answers) hold up only their own.
+    const due = this.heads.filter((head) => !this.active.has(head.hookId) && head.nextAttemptMs <= now);
+    for (const head of due) if (head.ownerId !== undefined) this.keys.set(head.hookId, { owner: head.ownerId, host: head.host ?? '' });
+    const ownerOf = (hookId: number) => this.keys.get(hookId)?.owner ?? -hookId;
+    const hostOf = (hookId: number) => this.keys.get(hookId)?.host ?? `#${hookId}`;
+    const busy = [...this.active];
+    const ownerShare = fairShare(this.webhookConfig.workers, [...busy, ...due.map((head) => head.hookId)].map(ownerOf));
+    const hostShare = fairShare(this.webhookConfig.workers, [...busy, ...due.map((head) => head.hookId)].map(hostOf));
+    const byOwner = countOf(busy.map(ownerOf));
+    const byHost = countOf(busy.map(hostOf));
+    const deferred: QueueHead[] = [];
     while (free > 0 && this.heads.length > 0 && !this.stopped) {
       const head = this.heads.shift() as QueueHead;
       if (this.active.has(head.hookId)) this.busyAtLook.add(head.hookId);
       // A lease of this process on a hook it no longer sends to was given back after the look read it.
       if (this.active.has(head.hookId) || head.nextAttemptMs > now || (head.leaseExpiresMs >= now && head.leaseToken !== this.token)) continue;
+      const owner = ownerOf(head.hookId);
+      const host = hostOf(head.hookId);
+      if ((byOwner.get(owner) ?? 0) >= ownerShare || (byHost.get(host) ?? 0) >= hostShare) {
+        // Over its share now: taken when a worker of its own owner and host is free again.
+        deferred.push(head);
+        continue;
+      }
+      byOwner.set(owner, (byOwner.get(owner) ?? 0) + 1);
+      byHost.set(host, (byHost.get(host) ?? 0) + 1);
       free -= 1;
       this.active.add(head.hookId);
       chosen.push(head.hookId);
     }
+    this.heads.unshift(...deferred);
     if (chosen.length === 0) return;
     let started: Map<number, StartedLease>;
     try {
@@ -408,6 +432,17 @@ export class DeliveryLoop {
     });
     if (removed > 0) this.logger.log(`pruned ${removed} webhook deliveries older than ${this.webhookConfig.historyDays} days`);
   }
+}
+
+/** Workers each of the keys (one per hook with work) may hold: an equal share of all, at least one. */
+export function fairShare(workers: number, keys: readonly (string | number)[]): number {
+  return Math.max(1, Math.ceil(workers / Math.max(1, new Set(keys).size)));
+}
+
+function countOf<T>(keys: readonly T[]): Map<T, number> {
+  const counts = new Map<T, number>();
+  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+  return counts;
 }
 
 /** Exponential backoff from the first retry delay, at least what Retry-After asked, never above the cap. */

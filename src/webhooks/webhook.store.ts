@@ -26,6 +26,10 @@ export interface QueueHead {
   nextAttemptMs: number;
   leaseExpiresMs: number;
   leaseToken: string;
+  /** Whose hook it is (the repository's owner for a repository hook; 0 for a system hook), when looked up. */
+  ownerId?: number;
+  /** The host it sends to (lower case), when looked up. */
+  host?: string;
 }
 
 /** What sending a hook's deliveries needs of it (secrets still sealed). */
@@ -145,9 +149,11 @@ export class WebhookStore {
    */
   async queueHeads(): Promise<QueueHead[]> {
     const rows = await this.dataSource.query(
-      `SELECT d.hook_id AS hook_id, d.id AS id, d.next_attempt_ms AS next_attempt_ms, h.lease_expires_ms AS lease_expires_ms, h.lease_token AS lease_token
+      `SELECT d.hook_id AS hook_id, d.id AS id, d.next_attempt_ms AS next_attempt_ms, h.lease_expires_ms AS lease_expires_ms, h.lease_token AS lease_token,
+              COALESCE(r.owner_id, h.owner_id) AS owner_id, h.url AS url
          FROM webhook h
-         JOIN webhook_delivery d ON d.id = (SELECT MIN(x.id) FROM webhook_delivery x WHERE x.hook_id = h.id AND x.done = ?)`,
+         JOIN webhook_delivery d ON d.id = (SELECT MIN(x.id) FROM webhook_delivery x WHERE x.hook_id = h.id AND x.done = ?)
+         LEFT JOIN repository r ON r.id = h.repo_id AND h.repo_id <> 0`,
       [0],
     );
     return (rows as Record<string, number | string>[]).map((row) => ({
@@ -156,6 +162,8 @@ export class WebhookStore {
       nextAttemptMs: Number(row.next_attempt_ms),
       leaseExpiresMs: Number(row.lease_expires_ms),
       leaseToken: String(row.lease_token),
+      ownerId: Number(row.owner_id),
+      host: hostOf(String(row.url)),
     }));
   }
 
@@ -315,3 +323,12 @@ export class WebhookStore {
   }
 }
 
+
+/** The host of a hook's URL, lower case ('' when it does not parse: such a hook fails at once anyway). */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return '';
+  }
+}
