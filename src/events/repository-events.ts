@@ -51,7 +51,7 @@ export interface StatusFacts {
 /** What records events: the webhooks module, which writes its outbox rows in the caller's transaction. */
 export interface EventRecorder {
   /** Whether anything listens to events of this repository (lets a push skip reading its commits). */
-  listensTo(repo: RepositoryEntity): Promise<boolean>;
+  listensTo(repo: RepositoryEntity, tx?: EntityManager): Promise<boolean>;
   record(tx: EntityManager, event: RepositoryEvent): Promise<void>;
   /** Called after the transaction committed: the recorded work may start. */
   committed(): void;
@@ -69,8 +69,9 @@ export class RepositoryEvents {
     this.recorder = recorder;
   }
 
-  listensTo(repo: RepositoryEntity): Promise<boolean> {
-    return this.recorder ? this.recorder.listensTo(repo) : Promise.resolve(false);
+  /** Asked inside a transaction, pass it: a second pooled connection held across the transaction can starve the pool. */
+  listensTo(repo: RepositoryEntity, tx?: EntityManager): Promise<boolean> {
+    return this.recorder ? this.recorder.listensTo(repo, tx) : Promise.resolve(false);
   }
 
   async record(tx: EntityManager, event: RepositoryEvent): Promise<void> {

@@ -145,15 +145,15 @@ export class CommentsService {
     return { comment, issue };
   }
 
-  private async wires(target: RepositoryTarget, comments: CommentEntity[], known = new Map<number, IssueEntity>()): Promise<CommentWire[]> {
+  private async wires(target: RepositoryTarget, comments: CommentEntity[], known = new Map<number, IssueEntity>(), tx?: EntityManager): Promise<CommentWire[]> {
     if (comments.length === 0) return [];
     for (const issueId of new Set(comments.map((comment) => comment.issueId))) {
       if (!known.has(issueId)) {
-        const issue = await this.issues.findById(issueId);
+        const issue = await this.issues.findById(issueId, tx);
         if (issue) known.set(issueId, issue);
       }
     }
-    const posters = new Map<number, UserEntity>((await this.users.byIds([...new Set(comments.map((c) => c.posterId))].filter((id) => id > 0))).map((user) => [user.id, user]));
+    const posters = new Map<number, UserEntity>((await this.users.byIds([...new Set(comments.map((c) => c.posterId))].filter((id) => id > 0), tx)).map((user) => [user.id, user]));
     return comments
       .filter((comment) => known.has(comment.issueId))
       .map((comment) =>
@@ -163,9 +163,9 @@ export class CommentsService {
 
   /** Reports a comment change to the event door inside its transaction (webhooks' `issue_comment`). */
   private async record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, comment: CommentEntity, change: CommentChange): Promise<void> {
-    if (comment.type !== PLAIN_COMMENT || !(await this.events.listensTo(target.repo))) return;
+    if (comment.type !== PLAIN_COMMENT || !(await this.events.listensTo(target.repo, tx))) return;
     const [issueWire] = await this.issueService.wires([issue], AuthContext.anonymous(), new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]), tx);
-    const [commentWire] = await this.wires(target, [comment], new Map([[issue.id, issue]]));
+    const [commentWire] = await this.wires(target, [comment], new Map([[issue.id, issue]]), tx);
     await this.events.record(tx, { kind: 'issue_comment', action: change.action, repo: target.repo, senderId: target.viewer.user!.id, issue: issueWire, comment: commentWire, changes: change.changes });
   }
 }

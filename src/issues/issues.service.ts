@@ -319,7 +319,7 @@ export class IssuesService {
     const allLabels = await this.labels.byIds([...new Set([...labelIds.values()].flat())], tx);
     const userIds = new Set<number>(page.map((issue) => issue.posterId));
     for (const list of assigneeIds.values()) for (const id of list) userIds.add(id);
-    const users = new Map((await this.users.byIds([...userIds].filter((id) => id > 0))).map((user) => [user.id, user]));
+    const users = new Map((await this.users.byIds([...userIds].filter((id) => id > 0), tx)).map((user) => [user.id, user]));
     return page.map((issue) => {
       const place = repos.get(issue.repoId)!;
       const own = new Set(labelIds.get(issue.id) ?? []);
@@ -411,7 +411,7 @@ export class IssuesService {
    * change commits); the issue is shown as to an anonymous viewer.
    */
   private async record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, change: IssueChange): Promise<void> {
-    if (!(await this.events.listensTo(target.repo))) return;
+    if (!(await this.events.listensTo(target.repo, tx))) return;
     const repos = new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]);
     const [wire] = await this.wires([issue], AuthContext.anonymous(), repos, tx);
     await this.events.record(tx, { kind: 'issue', action: change.action, repo: target.repo, senderId: target.viewer.user!.id, issue: wire, changes: change.changes });

@@ -229,7 +229,7 @@ export class ReleasesService {
 
   /** The `release` event, in the transaction of the change; the release as an anonymous reader sees it. */
   private async recordEvent(tx: EntityManager, action: 'published' | 'updated' | 'deleted', place: ReleasePlace, release: ReleaseEntity, senderId: number): Promise<void> {
-    if (!(await this.events.listensTo(place.repo))) return;
+    if (!(await this.events.listensTo(place.repo, tx))) return;
     const wire = await this.wire(AuthContext.anonymous(), place, release);
     await this.events.record(tx, { kind: 'release', action, repo: place.repo, senderId, release: wire });
   }

@@ -16,8 +16,8 @@ export class UserAccounts {
     return this.store.findById(id, tx);
   }
 
-  byIds(ids: number[]): Promise<UserEntity[]> {
-    return this.store.findByIds(ids);
+  byIds(ids: number[], tx?: EntityManager): Promise<UserEntity[]> {
+    return this.store.findByIds(ids, tx);
   }
 
   /** Case-insensitive lookup of a user or organisation by name. */

@@ -32,8 +32,8 @@ export class UserStore {
     return this.rows.one(this.byId, [id], tx);
   }
 
-  findByIds(ids: number[]): Promise<UserEntity[]> {
-    return ids.length === 0 ? Promise.resolve([]) : this.users().findBy({ id: In(ids) });
+  findByIds(ids: number[], tx?: EntityManager): Promise<UserEntity[]> {
+    return ids.length === 0 ? Promise.resolve([]) : this.users(tx).findBy({ id: In(ids) });
   }
 
   /** Case-insensitive lookup of a user or organisation by name. */

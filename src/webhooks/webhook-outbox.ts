@@ -28,8 +28,8 @@ export class WebhookOutbox implements EventRecorder {
     private readonly webhookConfig: WebhookConfig,
   ) {}
 
-  listensTo(repo: RepositoryEntity): Promise<boolean> {
-    return this.store.anyActiveFor(repo.id, repo.ownerId);
+  listensTo(repo: RepositoryEntity, tx?: EntityManager): Promise<boolean> {
+    return this.store.anyActiveFor(repo.id, repo.ownerId, tx);
   }
 
   async record(tx: EntityManager, event: RepositoryEvent): Promise<void> {

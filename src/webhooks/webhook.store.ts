@@ -111,8 +111,8 @@ export class WebhookStore {
     return rows.map((row) => ({ id: Number(row.id), events: String(row.events), branchFilter: String(row.branch_filter) }));
   }
 
-  async anyActiveFor(repoId: number, ownerId: number): Promise<boolean> {
-    const row = await this.hooks()
+  async anyActiveFor(repoId: number, ownerId: number, tx?: EntityManager): Promise<boolean> {
+    const row = await this.hooks(tx)
       .createQueryBuilder('h')
       .select('h.id')
       .where('h.is_active = :active', { active: 1 })
