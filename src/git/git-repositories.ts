@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
-import { leftByDeadProcessHere, taggedName } from '../common/process-identity';
+import { taggedName } from '../common/process-identity';
 import { GitCommand, GitError } from './git-command';
 import { GitLauncher, SkippedNames } from './git-launcher';
 import { GitObjectReaders } from './git-object-readers';
@@ -230,8 +230,9 @@ export class GitRepositories {
   }
 
   /**
-   * Clones older than any migration may run (600 s) were left by a crash, as were those of a process of this
-   * machine that is gone. Other young ones may belong to another process sharing DATA_DIR, and stay.
+   * Clones older than any migration may run (600 s) were left by a crash. Younger ones stay: another process
+   * sharing DATA_DIR may own them, and those of a process of this machine that is gone are the reconciliation's,
+   * which runs next at start-up and reports what it removes.
    */
   private async clearStaleIncoming(): Promise<void> {
     let names: string[];
@@ -244,7 +245,7 @@ export class GitRepositories {
     for (const name of names) {
       const entry = path.join(this.paths.incoming(), name);
       const stat = await fs.lstat(entry).catch(() => null);
-      if (stat && (stat.mtimeMs < staleBefore || leftByDeadProcessHere(name))) await fs.rm(entry, { recursive: true, force: true });
+      if (stat && stat.mtimeMs < staleBefore) await fs.rm(entry, { recursive: true, force: true });
     }
   }
 
