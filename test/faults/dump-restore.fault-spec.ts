@@ -27,7 +27,7 @@ const ADMIN = 'dump-admin';
  * Counters, sizes and times that writes after the dump move in the source; the restored copy keeps the dump's
  * (and `anvil doctor` checks them against what was restored).
  */
-const MOVING_COLUMNS = new Set(['num_repos', 'num_stars', 'num_watches', 'num_followers', 'num_following', 'updated_unix', 'git_size']);
+const MOVING_COLUMNS = new Set(['num_repos', 'num_stars', 'num_watches', 'num_followers', 'num_following', 'updated_unix', 'git_size', 'git_size_ticket', 'git_size_stored_ticket']);
 /**
  * Kept by triggers from other tables (usage sums, the search indexes and their full-text shadow tables), whose
  * internal layout later writes change: checked through the rows they derive from.
