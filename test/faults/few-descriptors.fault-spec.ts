@@ -26,7 +26,9 @@ describe(`the server under ulimit -n ${OPEN_FILES}`, () => {
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-fault-fds-'));
     database = usesMysql() ? await createMysqlDatabase() : undefined;
-    const env = { DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}), GIT_QUEUE_TIMEOUT: '2' };
+    // A waiting request gives up after a bounded time, so that the burst ends in answers: the content API's git work
+    // after GIT_QUEUE_TIMEOUT, a clone (which waits while its client stays connected) after GIT_EXCHANGE_TIMEOUT.
+    const env = { DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}), GIT_QUEUE_TIMEOUT: '2', GIT_EXCHANGE_TIMEOUT: '20' };
     admin = await makeAdmin(env);
     server = await startServer(env, { openFiles: OPEN_FILES });
     const created = await call(server.url, 'POST', '/api/v1/user/repos', { token: admin.token, body: { name: repo, auto_init: true } });
