@@ -9,8 +9,12 @@ export const PLAIN_COMMENT = 0;
 /** Timeline entries of closing and reopening (Forgejo's comment types). */
 export const REOPEN_EVENT = 1;
 export const CLOSE_EVENT = 2;
+/** A commit that names the issue (its body links the commit, `commit_sha` is its id). */
+export const COMMIT_REF_EVENT = 4;
 
 export interface CommentCriteria {
+  /** Every entry of the timeline, not only plain comments. */
+  allTypes?: boolean;
   issueId?: number;
   repoId?: number;
   updatedAfter?: number;
@@ -26,9 +30,10 @@ export class CommentStore {
     return (tx ?? this.dataSource.manager).getRepository(CommentEntity).findOneBy({ id });
   }
 
-  /** Plain comments, oldest first. */
+  /** Plain comments (or every entry, `allTypes`), oldest first. */
   async list(criteria: CommentCriteria, page: PageQuery): Promise<Page<CommentEntity>> {
-    const query = this.dataSource.getRepository(CommentEntity).createQueryBuilder('c').where('c.type = :type', { type: PLAIN_COMMENT });
+    const query = this.dataSource.getRepository(CommentEntity).createQueryBuilder('c');
+    if (!criteria.allTypes) query.where('c.type = :type', { type: PLAIN_COMMENT });
     if (criteria.issueId !== undefined) query.andWhere('c.issue_id = :issueId', { issueId: criteria.issueId });
     if (criteria.repoId !== undefined) query.andWhere('c.repo_id = :repoId', { repoId: criteria.repoId });
     if (criteria.updatedAfter !== undefined) query.andWhere('c.updated_unix >= :after', { after: criteria.updatedAfter });

@@ -9,7 +9,7 @@ import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { CreateIssueCommentOption, EditIssueCommentOption } from './comment.options';
-import { CommentWire } from './comment.wire';
+import { CommentWire, TimelineCommentWire } from './comment.wire';
 import { CommentsService } from './comments.service';
 
 const identity = <T>(item: T) => item;
@@ -90,6 +90,19 @@ export class CommentsController {
   @ApiErrors(404, 422)
   async listOfIssue(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<CommentWire>> {
     return pagedList(await this.comments.listOfIssue(target, index, query, page), page, identity);
+  }
+
+  @Get('repos/:owner/:repo/issues/:index/timeline')
+  @Public('issue')
+  @RepositoryRoute({ unit: 'repo.issues' })
+  @ApiOperation({ summary: 'List all comments and events on an issue' })
+  @SINCE
+  @BEFORE
+  @ApiPaging()
+  @ApiOkResponse({ type: [TimelineCommentWire], description: 'TimelineList' })
+  @ApiErrors(404, 422)
+  async timeline(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<TimelineCommentWire>> {
+    return pagedList(await this.comments.timeline(target, index, query, page), page, identity);
   }
 
   @Post('repos/:owner/:repo/issues/:index/comments')

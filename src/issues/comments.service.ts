@@ -14,9 +14,9 @@ import { RepositoryEvents } from '../events/repository-events';
 import { systemUser, GHOST_USER_ID } from '../users/system-users';
 import { UserAccounts } from '../users/user-accounts';
 import type { UserEntity } from '../users/user.entity';
-import { toCommentWire } from './comment.mapper';
+import { toCommentWire, toTimelineCommentWire } from './comment.mapper';
 import { CommentStore, PLAIN_COMMENT } from './comment.store';
-import type { CommentWire } from './comment.wire';
+import type { CommentWire, TimelineCommentWire } from './comment.wire';
 import type { CreateIssueCommentOption, EditIssueCommentOption } from './comment.options';
 import type { CommentEntity, IssueEntity } from './issue.entity';
 import { IssueStore } from './issue.store';
@@ -55,6 +55,18 @@ export class CommentsService {
     const issue = await this.issueService.find(target, rawIndex);
     const found = await this.comments.list({ issueId: issue.id, updatedAfter: since, updatedBefore: before }, page);
     return { items: await this.wires(target, found.items, new Map([[issue.id, issue]])), total: found.total };
+  }
+
+  /** GET …/timeline: every entry of the issue (comments and events), oldest first, `since`/`before` on updates. */
+  async timeline(target: RepositoryTarget, rawIndex: string, query: IssueQuery, page: PageQuery): Promise<Page<TimelineCommentWire>> {
+    this.issueService.assertTracker(target);
+    const before = queryTime(query.before, 'before');
+    const since = queryTime(query.since, 'since');
+    const issue = await this.issueService.find(target, rawIndex);
+    const found = await this.comments.list({ allTypes: true, issueId: issue.id, updatedAfter: since, updatedBefore: before }, page);
+    const posters = await this.posters(found.items);
+    const items = found.items.map((comment) => toTimelineCommentWire(comment, issue, target.repo, target.owner, this.poster(posters, comment), this.siteUrls));
+    return { items, total: found.total };
   }
 
   async listOfRepository(target: RepositoryTarget, query: IssueQuery, page: PageQuery): Promise<Page<CommentWire>> {
@@ -153,12 +165,19 @@ export class CommentsService {
         if (issue) known.set(issueId, issue);
       }
     }
-    const posters = new Map<number, UserEntity>((await this.users.byIds([...new Set(comments.map((c) => c.posterId))].filter((id) => id > 0), tx)).map((user) => [user.id, user]));
+    const posters = await this.posters(comments, tx);
     return comments
       .filter((comment) => known.has(comment.issueId))
-      .map((comment) =>
-        toCommentWire(comment, known.get(comment.issueId)!, target.repo, target.owner, posters.get(comment.posterId) ?? systemUser(comment.posterId) ?? systemUser(GHOST_USER_ID)!, this.siteUrls),
-      );
+      .map((comment) => toCommentWire(comment, known.get(comment.issueId)!, target.repo, target.owner, this.poster(posters, comment), this.siteUrls));
+  }
+
+  private async posters(comments: CommentEntity[], tx?: EntityManager): Promise<Map<number, UserEntity>> {
+    const ids = [...new Set(comments.map((comment) => comment.posterId))].filter((id) => id > 0);
+    return new Map((await this.users.byIds(ids, tx)).map((user) => [user.id, user]));
+  }
+
+  private poster(posters: Map<number, UserEntity>, comment: CommentEntity): UserEntity {
+    return posters.get(comment.posterId) ?? systemUser(comment.posterId) ?? systemUser(GHOST_USER_ID)!;
   }
 
   /** Reports a comment change to the event door inside its transaction (webhooks' `issue_comment`). */
