@@ -17,6 +17,8 @@ export interface RenderOptions {
   rootUrl: string;
   /** Mentionable users: [lower-cased name, stored name]. */
   mentions: [string, string][];
+  /** Which issue references become links: none (markdown mode), `owner/repo#N` only (gfm), or `#N` too. */
+  issueRefs: 'none' | 'cross' | 'all';
 }
 
 const WORKER_FILE = 'render.worker.mjs';

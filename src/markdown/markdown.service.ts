@@ -39,6 +39,8 @@ export class MarkdownService {
       base: contextBase(special ? request.context : '', this.siteConfig.rootUrl),
       rootUrl: this.siteConfig.rootUrl,
       mentions,
+      // A document (gfm) has no repository for `#N` to point into, unless it is a wiki page.
+      issueRefs: mode === 'comment' || (mode === 'gfm' && request.wiki) ? 'all' : mode === 'gfm' ? 'cross' : 'none',
     }));
   }
 
@@ -54,6 +56,7 @@ export class MarkdownService {
         base: this.siteConfig.rootUrl,
         rootUrl: this.siteConfig.rootUrl,
         mentions: [],
+        issueRefs: 'none',
       }),
     );
   }

@@ -151,7 +151,7 @@ describe('RenderPool', () => {
 
   it('runs the real Markdown worker', async () => {
     const subject = pool({ workerFile: workerFile() });
-    const options = { special: false, comment: false, wiki: false, base: 'http://anvil.test/', rootUrl: 'http://anvil.test/', mentions: [] };
+    const options = { special: false, comment: false, wiki: false, base: 'http://anvil.test/', rootUrl: 'http://anvil.test/', mentions: [], issueRefs: 'none' };
     await expect(subject.render('# Hi <script>x</script>', options)).resolves.toBe('<h1 id="user-content-hi">Hi </h1>');
   });
 });

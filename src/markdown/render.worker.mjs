@@ -3,9 +3,10 @@
 // by node:worker_threads directly, both from src/ (tests) and from dist/ (see workerFile() in markdown-renderer.ts).
 //
 // Once loaded it says { ready: true, threadId } (its Linux thread id, so the pool can budget jobs in CPU time); then
-// message in:  { id, text, options: { special, comment, wiki, base, rootUrl, mentions: [[lowerName, name]] } }
+// message in:  { id, text, options: { special, comment, wiki, base, rootUrl, mentions: [[lowerName, name]], issueRefs } }
 // message out: { id, html } or { id, error }
 import { readlinkSync } from 'node:fs';
+import { posix } from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import GithubSlugger from 'github-slugger';
 import { toString } from 'hast-util-to-string';
@@ -115,6 +116,95 @@ function rehypeMentionClass() {
       }
     });
   };
+}
+
+// Issue references, as the server reads them in commit messages (src/issues/issue-references.ts): `#N` or `!N`
+// after the start, whitespace, a bracket or a quote; `owner/repo#N` after the start, whitespace or a bracket; both
+// ending before whitespace, a closing bracket, the end, or punctuation followed by one of those. `\s` is ASCII here.
+const ISSUE_NUMERIC = /(?:[\t\n\f\r ]|^|\(|\[|'|")([#!][0-9]+)(?:[\t\n\f\r ]|$|\)|\]|'|"|[:;,.?!][\t\n\f\r ]|[:;,.?!]$)/d;
+const ISSUE_CROSS = /(?:[\t\n\f\r ]|^|\(|\[)([0-9a-zA-Z_.-]+\/[0-9a-zA-Z_.-]+[#!][0-9]+)(?:[\t\n\f\r ]|$|\)|\]|[:;,.?!][\t\n\f\r ]|[:;,.?!]$)/d;
+const VALID_NAME = /^[a-z0-9_.-]+$/;
+const CLOSE_KEYWORD = /(?:[\t\n\f\r ]|^|\(|\[)(close|closes|closed|fix|fixes|fixed|resolve|resolves|resolved):? $/di;
+const REOPEN_KEYWORD = /(?:[\t\n\f\r ]|^|\(|\[)(reopen|reopens|reopened):? $/di;
+const MAX_ISSUE_INDEX = 2n ** 63n - 1n;
+
+/** The first reference of `text` (a cross-repository one only, with `crossOnly`), with a keyword before it. */
+function firstIssueReference(text, crossOnly) {
+  const match = (!crossOnly && ISSUE_NUMERIC.exec(text)) || ISSUE_CROSS.exec(text);
+  if (!match) return undefined;
+  const [start, end] = match.indices[1];
+  const reference = match[1];
+  const separator = reference.search(/[#!]/);
+  const index = reference.slice(separator + 1);
+  if (BigInt(index) > MAX_ISSUE_INDEX) return undefined;
+  const repo = reference.slice(0, separator);
+  let owner = '';
+  let name = '';
+  if (repo !== '') {
+    const parts = repo.toLowerCase().split('/');
+    if (parts.length !== 2 || !VALID_NAME.test(parts[0]) || !VALID_NAME.test(parts[1])) return undefined;
+    [owner, name] = parts;
+  }
+  const before = text.slice(0, start);
+  const keyword = CLOSE_KEYWORD.exec(before) ?? REOPEN_KEYWORD.exec(before);
+  return { start, end, owner, name, index, isPull: reference[separator] === '!', keyword: keyword ? keyword.indices[1] : undefined };
+}
+
+/** ROOT_URL joined with path elements, empty ones dropped, as a path is cleaned (`..` climbs). */
+function joinUnderRoot(rootUrl, ...elements) {
+  return new URL(posix.join(...elements.filter((element) => element !== '')), rootUrl.endsWith('/') ? rootUrl : `${rootUrl}/`).href;
+}
+
+/**
+ * `#N`, `!N` and `owner/repo#N` → links of class `ref-issue` to the issue (or pull) page, a closing or reopening
+ * keyword just before one in a `issue-keyword` span, as Forgejo renders them: comment mode links both kinds, gfm
+ * mode only references to another repository (a `#N` has no repository to point into), except for wiki pages.
+ * `#N` without a repository points at ROOT_URL/issues/N, as Forgejo's does for a document rendered without one.
+ * Runs after sanitising, on text outside links and code, so that only these links carry the classes.
+ */
+function rehypeIssueReferences() {
+  return (tree, file) => {
+    const options = file.data.render;
+    if (!options.special || options.issueRefs === 'none' || options.issueRefs === undefined) return;
+    const crossOnly = options.issueRefs === 'cross';
+    const stack = [tree];
+    while (stack.length > 0) {
+      const node = stack.pop();
+      if (!node.children) continue;
+      if (node.type === 'element' && (node.tagName === 'a' || node.tagName === 'code' || node.tagName === 'pre')) continue;
+      const children = [];
+      for (const child of node.children) {
+        if (child.type === 'text') children.push(...linkReferences(child.value, crossOnly, options.rootUrl));
+        else {
+          children.push(child);
+          stack.push(child);
+        }
+      }
+      node.children = children;
+    }
+  };
+}
+
+function linkReferences(value, crossOnly, rootUrl) {
+  const nodes = [];
+  const text = (part) => {
+    if (part !== '') nodes.push({ type: 'text', value: part });
+  };
+  let rest = value;
+  for (let reference = firstIssueReference(rest, crossOnly); reference !== undefined; reference = firstIssueReference(rest, crossOnly)) {
+    const href = joinUnderRoot(rootUrl, reference.owner, reference.name, reference.isPull ? 'pulls' : 'issues', reference.index);
+    const link = { type: 'element', tagName: 'a', properties: { href, className: ['ref-issue'] }, children: [{ type: 'text', value: rest.slice(reference.start, reference.end) }] };
+    if (reference.keyword) {
+      const [from, to] = reference.keyword;
+      text(rest.slice(0, from));
+      nodes.push({ type: 'element', tagName: 'span', properties: { className: ['issue-keyword'] }, children: [{ type: 'text', value: rest.slice(from, to) }] });
+      text(rest.slice(to, reference.start));
+    } else text(rest.slice(0, reference.start));
+    nodes.push(link);
+    rest = rest.slice(reference.end);
+  }
+  text(rest);
+  return nodes;
 }
 
 /** Comment mode: a single newline inside a paragraph is a hard break. */
@@ -256,6 +346,7 @@ const processor = unified()
   .use(rehypeClobberIds)
   .use(rehypeSanitize, SCHEMA)
   .use(rehypeMentionClass)
+  .use(rehypeIssueReferences)
   .use(rehypeHeadingIds)
   .use(rehypeNofollow)
   .use(rehypeStringify)

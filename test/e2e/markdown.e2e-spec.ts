@@ -103,6 +103,29 @@ describe('markdown rendering', () => {
     });
   });
 
+  describe('issue references', () => {
+    it('comment mode links #N, !N and owner/repo#N with class ref-issue, keywords in an issue-keyword span', async () => {
+      const out = await html({ Text: 'Fixes #3, see !8 and (Alice/Repo#12)', Mode: 'comment' });
+      expect(out).toBe(
+        `<p><span class="issue-keyword">Fixes</span> <a href="${ROOT}issues/3" class="ref-issue">#3</a>, see <a href="${ROOT}pulls/8" class="ref-issue">!8</a> and (<a href="${ROOT}alice/repo/issues/12" class="ref-issue">Alice/Repo#12</a>)</p>`,
+      );
+    });
+
+    it('gfm mode links only references to a repository; markdown mode none', async () => {
+      expect(await html({ Text: 'reopens owner/repo#4 and #5', Mode: 'gfm' })).toBe(
+        `<p><span class="issue-keyword">reopens</span> <a href="${ROOT}owner/repo/issues/4" class="ref-issue">owner/repo#4</a> and #5</p>`,
+      );
+      expect(await html({ Text: 'owner/repo#4 and #5', Mode: 'markdown' })).toBe('<p>owner/repo#4 and #5</p>');
+    });
+
+    it('leaves code, links, words ending in #N and the classes an author writes alone', async () => {
+      const out = await html({ Text: '`#1` [#2](https://example.com) a#3 <span class="issue-keyword">x</span> <a class="ref-issue" href="https://example.com">y</a>', Mode: 'comment' });
+      expect(out).not.toContain('ref-issue');
+      expect(out).not.toContain('issue-keyword');
+      expect(out).toContain('<code>#1</code>');
+    });
+  });
+
   describe('mentions (gfm and comment)', () => {
     it.each(['gfm', 'comment'])('links an existing user in %s mode', async (mode) => {
       const out = await html({ Text: `hi @${alice.name}!`, Mode: mode });
