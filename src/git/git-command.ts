@@ -89,6 +89,8 @@ export interface GitRunOptions {
 export interface GitResult {
   stdout: string;
   exitCode: number;
+  /** What git printed on standard error (its first 64 KiB). */
+  stderr: string;
 }
 
 /** A git command whose standard output is read as it comes (blobs, archives), never buffered whole. */
@@ -265,8 +267,8 @@ export class GitCommand {
           if (timedOut) return reject(new GitTimeoutError(args, timeoutMs));
           if (aborted) return reject(new GitAbortedError(args));
           const bytes = Buffer.concat(stdout);
-          const result = { stdout: bytes.toString('utf8'), bytes, exitCode: code ?? -1 };
           const text = Buffer.concat(stderr).toString('utf8');
+          const result = { stdout: bytes.toString('utf8'), bytes, exitCode: code ?? -1, stderr: text };
           if (exhaustedBudget(text, exitSignal, stoppedAtMemoryLimit(child))) return reject(new GitBudgetError(args, text));
           if (code === 0 || (acceptAnyExit && code !== null)) return resolve(result);
           reject(new GitError(args, code, text));
@@ -321,7 +323,7 @@ export class GitCommand {
     if (timedOut) throw new GitTimeoutError(args, timeoutMs);
     if (aborted) throw new GitAbortedError(args);
     if (exhaustedBudget(outcome.stderr, outcome.signal ?? null, oomKilled)) throw new GitBudgetError(args, outcome.stderr);
-    const result = { stdout: outcome.stdout.toString('utf8'), bytes: outcome.stdout, exitCode: outcome.code ?? -1 };
+    const result = { stdout: outcome.stdout.toString('utf8'), bytes: outcome.stdout, exitCode: outcome.code ?? -1, stderr: outcome.stderr };
     if (outcome.code === 0 || (acceptAnyExit && outcome.code !== null)) return result;
     throw new GitError(args, outcome.code, outcome.stderr);
   }

@@ -19,6 +19,7 @@ import { GitReads } from './git-reads';
 import { GitRefs } from './git-refs';
 import { GitTrees } from './git-trees';
 import { GitWrites } from './git-writes';
+import { GitMerges } from './merge-engine';
 import { PushHooks } from './push-hooks';
 import { RepositoryPaths } from './repository-paths';
 
@@ -27,7 +28,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits, RepositoryJournal, GitPools],
-  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, RepositoryJournal, GitPools],
+  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitMerges, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits, RepositoryJournal, GitPools],
+  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitMerges, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, RepositoryJournal, GitPools],
 })
 export class GitModule {}
