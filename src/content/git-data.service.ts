@@ -44,19 +44,19 @@ export class GitDataService {
   /** GET /repos/{o}/{r}/git/trees/{sha}: one page of the tree's entries (all below it with `recursive`). */
   async tree(repository: RepositoryTarget, sha: string, query: { recursive: boolean; page: number; perPage: number }): Promise<GitTreeResponseWire> {
     const target = await this.repositories.open(repository);
-    const tree = await this.repositories.withGit(() => this.reads.data.tree(target.dir, sha, query.recursive));
-    if (!tree) throw new BadRequestError(`sha not found [${sha.slice(0, 64)}]`);
     const perPage = query.perPage <= 0 || query.perPage > GIT_TREES_PER_PAGE ? GIT_TREES_PER_PAGE : query.perPage;
     const page = query.page <= 0 ? 1 : query.page;
     const start = perPage * (page - 1);
+    const tree = await this.repositories.withGit(() => this.reads.data.treePage(target.dir, sha, query.recursive, start, perPage));
+    if (!tree) throw new BadRequestError(`sha not found [${sha.slice(0, 64)}]`);
     return {
       sha: tree.sha,
       url: `${target.urls.api}/git/trees/${tree.sha}`,
-      tree: tree.entries.slice(start, start + perPage).map((entry) => toGitEntryWire(target.urls, entry)),
+      tree: tree.entries.map((entry) => toGitEntryWire(target.urls, entry)),
       // As Forgejo: true whenever the tree has more entries than a page holds, on every page.
-      truncated: tree.entries.length > perPage,
+      truncated: tree.total > perPage,
       page,
-      total_count: tree.entries.length,
+      total_count: tree.total,
     };
   }
 

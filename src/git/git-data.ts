@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { GitCommand } from './git-command';
 import { isPlainRevision } from './git-refs';
+import { GitEntryBudgetError, GitTreeBudget } from './git-tree-budget';
 
 /** A ref with the object it holds (a commit, or an annotated tag object). */
 export interface RefObject {
@@ -40,7 +41,10 @@ const FIELD = '\x02';
  */
 @Injectable()
 export class GitData {
-  constructor(private readonly git: GitCommand) {}
+  constructor(
+    private readonly git: GitCommand,
+    private readonly treeBudget: GitTreeBudget,
+  ) {}
 
   /** Every ref under refs/, sorted by name, with the object it holds. */
   async refs(dir: string): Promise<RefObject[]> {
@@ -83,6 +87,80 @@ export class GitData {
     const args = ['ls-tree', '-z', '-l', ...(recursive ? ['-r', '-t'] : []), tree.stdout.trim()];
     const output = await this.git.run(args, { gitDir: dir });
     return { sha: object.sha, entries: parseTreeListing(output) };
+  }
+
+  /**
+   * Entries `start` to `start + count` of the tree `sha` names (its own entries, or with `recursive` every entry
+   * below it in `git ls-tree -r -t` order) and how many there are in all. The listing is read as a stream and
+   * stopped at the page's last entry, and only the page's blobs have their sizes read: a page of a tree of a
+   * million paths costs the page. The total of a recursive listing is the tree count, which reads each distinct
+   * subtree once (and keeps the counts); a tree past the entry budget is refused like every other walk of it.
+   */
+  async treePage(dir: string, sha: string, recursive: boolean, start: number, count: number): Promise<{ sha: string; total: number; entries: TreeListingEntry[] } | null> {
+    const object = await this.object(dir, sha);
+    if (!object) return null;
+    const resolved = await this.git.probe(['rev-parse', '--verify', '--quiet', `${object.sha}^{tree}`], { gitDir: dir });
+    if (resolved.exitCode !== 0) return null;
+    const tree = resolved.stdout.trim();
+    let total: number | null = null;
+    if (recursive) {
+      total = (await this.treeBudget.count(dir, tree)) ?? 0;
+      if (total > this.treeBudget.limit) throw new GitEntryBudgetError(tree, this.treeBudget.limit);
+    }
+    const listing = await this.listPage(dir, ['ls-tree', '-z', ...(recursive ? ['-r', '-t'] : []), tree], start, count, total === null);
+    const sizes = await this.blobSizes(dir, listing.page.filter((entry) => entry.type === 'blob').map((entry) => entry.sha));
+    const entries = listing.page.map((entry) => ({ ...entry, size: entry.type === 'blob' ? (sizes.get(entry.sha) ?? 0) : 0 }));
+    return { sha: object.sha, total: total ?? listing.seen, entries };
+  }
+
+  /**
+   * Records `start` to `start + count` of a NUL-separated `ls-tree` listing (without sizes), read as a stream:
+   * stopped once the page is complete unless `countAll`, in which case the rest is only counted.
+   */
+  private async listPage(dir: string, args: string[], start: number, count: number, countAll: boolean): Promise<{ page: TreeListingEntry[]; seen: number }> {
+    const stream = this.git.stream(args, { gitDir: dir });
+    const page: TreeListingEntry[] = [];
+    let seen = 0;
+    let rest = Buffer.alloc(0);
+    let stopped = false;
+    const take = (record: Buffer) => {
+      if (seen >= start && seen < start + count) {
+        const text = record.toString('utf8');
+        const tab = text.indexOf('\t');
+        const [mode, type, sha] = text.slice(0, tab).split(' ');
+        if (tab >= 0 && sha !== undefined) page.push({ path: text.slice(tab + 1), mode, type: type as TreeListingEntry['type'], sha, size: 0 });
+      }
+      seen++;
+    };
+    for await (const chunk of stream.stdout as AsyncIterable<Buffer>) {
+      let data = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
+      let nul: number;
+      while ((nul = data.indexOf(0)) >= 0) {
+        take(data.subarray(0, nul));
+        data = data.subarray(nul + 1);
+      }
+      rest = Buffer.from(data);
+      if (!countAll && seen >= start + count) {
+        stopped = true;
+        stream.kill();
+        break;
+      }
+    }
+    if (!stopped) await stream.exited;
+    return { page, seen };
+  }
+
+  /** Sizes of the blobs named, read in one `cat-file --batch-check`; missing ones are left out. */
+  private async blobSizes(dir: string, shas: string[]): Promise<Map<string, number>> {
+    const sizes = new Map<string, number>();
+    const unique = [...new Set(shas)];
+    if (unique.length === 0) return sizes;
+    const output = await this.git.run(['cat-file', '--batch-check=%(objectname) %(objectsize)'], { gitDir: dir, input: `${unique.join('\n')}\n` });
+    for (const line of output.split('\n')) {
+      const [sha, size] = line.split(' ');
+      if (size !== undefined && /^\d+$/.test(size)) sizes.set(sha, Number(size));
+    }
+    return sizes;
   }
 
   /** The size of a blob, or null when `sha` names no blob. */

@@ -66,8 +66,24 @@ export class GitTreeBudget {
    * long history costs a few round trips to git, not one per tree; the counts are then summed in memory.
    */
   async firstOver(dir: string, revisions: string[], limit = this.limit, env: ObjectEnvironment = {}): Promise<string | null> {
+    for (const [root, count] of await this.countAll(dir, revisions, limit, env)) if (count > limit) return root;
+    return null;
+  }
+
+  /**
+   * How many paths the tree of `revision` expands to (what `git ls-tree -r -t` would list), or `limit + 1` when
+   * more; null when `revision` names no tree-ish.
+   */
+  async count(dir: string, revision: string, limit = this.limit): Promise<number | null> {
+    const counts = await this.countAll(dir, [revision], limit, {});
+    return counts.size === 0 ? null : [...counts.values()][0];
+  }
+
+  /** Each tree of `revisions` with its count (at most limit + 1), in the order named; tree-less names skipped. */
+  private async countAll(dir: string, revisions: string[], limit: number, env: ObjectEnvironment): Promise<Map<string, number>> {
     const wanted = [...new Set(revisions)];
-    if (wanted.length === 0) return null;
+    const result = new Map<string, number>();
+    if (wanted.length === 0) return result;
     const reader = new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
     try {
       const roots: string[] = [];
@@ -77,8 +93,13 @@ export class GitTreeBudget {
       }
       const graph = await this.readTrees(reader, [...new Set(roots)], limit);
       const counts = new Map<string, number>();
-      for (const root of roots) if (this.countOf(root, graph, counts, limit) > limit) return root;
-      return null;
+      for (const root of roots) {
+        const count = this.countOf(root, graph, counts, limit);
+        result.set(root, count);
+        // The first tree over the budget is the answer of firstOver; the rest need not be counted.
+        if (count > limit) break;
+      }
+      return result;
     } finally {
       reader.kill();
     }

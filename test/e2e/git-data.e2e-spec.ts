@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
+import { repositoryDir } from '../support/git';
 import { startTestApp, TestApp } from '../support/test-app';
 
 const GO = 'package main\n\nfunc main() {}\n';
@@ -128,8 +129,8 @@ describe('git data routes: git/refs, git/tags, git/trees, git/blobs, and /langua
   });
 
   it('/languages counts bytes per language at the default branch, stored once per head', async () => {
-    const first = await get(`/repos/${full}/languages`).expect(200);
-    expect(first.body).toEqual({ Go: GO.length * 2, Python: PYTHON.length });
+    const first = await eventually(async () => (await get(`/repos/${full}/languages`).expect(200)).body, (body) => Object.keys(body).length > 0);
+    expect(first).toEqual({ Go: GO.length * 2, Python: PYTHON.length });
     const rows = await t.dataSource.query('SELECT language, commit_id FROM language_stat WHERE repo_id = (SELECT id FROM repository WHERE lower_name = ?)', [full.split('/')[1].toLowerCase()]);
     expect(rows.map((row: { commit_id: string }) => row.commit_id)).toEqual([head, head]);
     expect((await get(`/repos/${full}`).expect(200)).body.language).toBe('Go');
@@ -141,12 +142,70 @@ describe('git data routes: git/refs, git/tags, git/trees, git/blobs, and /langua
     await git('add', 'big.py');
     await git('commit', '--quiet', '-m', 'python grows');
     await git('push', '--quiet', withCredentials(baseUrl, `${full}.git`, owner.name, owner.token), 'main');
-    const after = await get(`/repos/${full}/languages`).expect(200);
-    expect(after.body).toEqual({ Go: GO.length * 2, Python: PYTHON.length * 21 });
+    // Measured behind the request: until then the last measured head's figures answer.
+    const after = await eventually(async () => (await get(`/repos/${full}/languages`).expect(200)).body, (body) => body.Python === PYTHON.length * 21);
+    expect(after).toEqual({ Go: GO.length * 2, Python: PYTHON.length * 21 });
     expect((await get(`/repos/${full}`).expect(200)).body.language).toBe('Python');
     const empty = await makeRepo(t, owner);
     expect((await get(`/repos/${empty.full_name}/languages`, owner).expect(200)).body).toEqual({});
     const hidden = await makeRepo(t, owner, { private: true });
     await get(`/repos/${hidden.full_name}/languages`, stranger).expect(404);
   });
+
+  it('/languages records a tree past the measuring budget as measured with no language, without walking it', async () => {
+    const wide = await makeRepo(t, owner);
+    const copy = await client.workingCopy('main', { 'one.go': GO });
+    const run = (...args: string[]) => client.ok(args, { cwd: copy });
+    const mktree = async (lines: string[]) => (await client.ok(['mktree'], { cwd: copy, input: `${lines.join('\n')}\n` })).trim();
+    // 500 directories naming one tree of 500 files: 250 500 paths from a few objects.
+    const blob = (await client.ok(['hash-object', '-w', 'one.go'], { cwd: copy })).trim();
+    const leaf = await mktree(Array.from({ length: 500 }, (_, i) => `100644 blob ${blob}\tf${i}.go`));
+    const root = await mktree(Array.from({ length: 500 }, (_, i) => `040000 tree ${leaf}\td${i}`));
+    const commit = (await run('commit-tree', root, '-m', 'wide')).trim();
+    await run('push', '--quiet', withCredentials(baseUrl, `${wide.full_name}.git`, owner.name, owner.token), `${commit}:refs/heads/main`);
+    const rows = await eventually(
+      () => t.dataSource.query('SELECT language, size, commit_id FROM language_stat WHERE repo_id = ?', [wide.id]),
+      (found: unknown[]) => found.length > 0,
+      () => get(`/repos/${wide.full_name}/languages`).expect(200),
+    );
+    expect(rows).toEqual([{ language: '', size: 0, commit_id: commit }]);
+    expect((await get(`/repos/${wide.full_name}/languages`).expect(200)).body).toEqual({});
+  });
+
+  it('git/trees pages a recursive listing without walking the tree past the page', async () => {
+    const sparse = await makeRepo(t, owner);
+    const copy = await client.workingCopy('main', { 'a.txt': 'first\n', 'b.txt': 'second file\n' });
+    fs.mkdirSync(path.join(copy, 'z'));
+    fs.writeFileSync(path.join(copy, 'z', 'c.txt'), 'third file here\n');
+    await client.ok(['add', 'z'], { cwd: copy });
+    await client.ok(['commit', '--quiet', '-m', 'z'], { cwd: copy });
+    await client.ok(['push', '--quiet', withCredentials(baseUrl, `${sparse.full_name}.git`, owner.name, owner.token), 'main'], { cwd: copy });
+    const tip = (await client.ok(['rev-parse', 'HEAD'], { cwd: copy })).trim();
+    const listing = await get(`/repos/${sparse.full_name}/git/trees/${tip}?recursive=1`).expect(200);
+    expect(listing.body.tree.map((entry: { path: string; size: number }) => [entry.path, entry.size])).toEqual([['a.txt', 6], ['b.txt', 12], ['z', 0], ['z/c.txt', 16]]);
+    // The server's copy loses the directory `z` (its tree and blob): a walk of the whole tree now fails, yet the
+    // first page is answered, so answering it cannot have walked past it.
+    const bare = repositoryDir(t.dataDir, owner.name, sparse.name);
+    const objects = path.join(bare, 'objects');
+    const root = (await client.ok(['rev-parse', `${tip}^{tree}`], { cwd: copy })).trim();
+    const kept = [tip, root, listing.body.tree[0].sha, listing.body.tree[1].sha];
+    const before = fs.readdirSync(path.join(objects, 'pack'));
+    await client.ok(['--git-dir', bare, 'pack-objects', '-q', path.join(objects, 'pack', 'pack')], { input: `${kept.join('\n')}\n` });
+    for (const name of before) fs.rmSync(path.join(objects, 'pack', name));
+    for (const name of fs.readdirSync(objects)) if (/^[0-9a-f]{2}$/.test(name)) fs.rmSync(path.join(objects, name), { recursive: true });
+    expect((await client.run(['--git-dir', bare, 'ls-tree', '-r', '-t', tip])).code).not.toBe(0);
+    const first = await get(`/repos/${sparse.full_name}/git/trees/${tip}?recursive=1&per_page=2`).expect(200);
+    expect(first.body.tree.map((entry: { path: string; size: number }) => [entry.path, entry.size])).toEqual([['a.txt', 6], ['b.txt', 12]]);
+    expect(first.body.truncated).toBe(true);
+  });
 });
+
+/** Polls `read` until `done` holds of its answer (nudging with `poke` between reads); the last answer. */
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, poke?: () => Promise<unknown>): Promise<T> {
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    await poke?.();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

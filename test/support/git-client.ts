@@ -55,7 +55,7 @@ export class GitClient {
   }
 
   /** Like run, but a non-zero exit fails the test with git's output. */
-  async ok(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<string> {
+  async ok(args: string[], options: { cwd?: string; env?: Record<string, string>; input?: string } = {}): Promise<string> {
     const outcome = await this.run(args, options);
     if (outcome.code !== 0) throw new Error(`git ${args.join(' ')} exited ${outcome.code}:\n${outcome.stderr}`);
     return outcome.stdout;
