@@ -12,6 +12,8 @@ export interface PushContext {
   pusherId: number;
   /** The SSH key used, when the push came over SSH. */
   keyId?: number;
+  /** Set when the server itself publishes a pull request's merge: the rules of merging apply, not of pushing. */
+  pullRequestId?: number;
 }
 
 /** One line git gives a pre-receive / post-receive hook: `<old> <new> <ref>`. */

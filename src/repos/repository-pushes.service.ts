@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { faultPoint } from '../common/fault-points';
 import { QuotaExceededError } from '../common/errors';
 import { WebhookConfig } from '../config/slices';
@@ -19,6 +20,9 @@ import type { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
 
 const BRANCH_PREFIX = 'refs/heads/';
+
+/** Rows a caller writes in the transaction that records its ref change (RepositoryPushes.recordRefChanges). */
+export type RefChangeRecord = (tx: EntityManager, repo: RepositoryEntity) => Promise<void>;
 
 /**
  * What a push means for a repository's record (docs/git-transports.md), the same for HTTP and SSH: the rules of
@@ -127,10 +131,11 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
 
   /**
    * The effects of post-receive, for every ref change made on the server as well (content API writes, branch
-   * and tag creation, deletions): `updates` are the refs that moved, `senderId` who moved them. The events of
-   * the change are recorded in the transaction that records it, so a push that was answered is never lost.
+   * and tag creation, deletions, merges): `updates` are the refs that moved, `senderId` who moved them. The
+   * events of the change are recorded in the transaction that records it, so a push that was answered is never
+   * lost; `alongWith` writes the caller's own rows in that same transaction (a merged pull request).
    */
-  async recordRefChanges(repositoryId: number, updates: RefUpdate[], senderId: number, reservation?: QuotaReservation): Promise<void> {
+  async recordRefChanges(repositoryId: number, updates: RefUpdate[], senderId: number, reservation?: QuotaReservation, alongWith?: RefChangeRecord): Promise<void> {
     const created = updates
       .filter((update) => update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId))
       .map((update) => update.ref.slice(BRANCH_PREFIX.length));
@@ -163,7 +168,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
       const gitSize = await this.git.size(dir);
       changes.updatedUnix = this.clock.nowUnix();
       const refChanges = await listing;
-      return this.writeRefChanges(repo, changes, senderId, refChanges, reservation, ticket === undefined ? undefined : { bytes: gitSize, ticket });
+      return this.writeRefChanges(repo, changes, senderId, refChanges, reservation, ticket === undefined ? undefined : { bytes: gitSize, ticket }, alongWith);
     });
     if (recorded) this.events.committed();
   }
@@ -174,6 +179,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    * quota the write reserved, which gives way in the same commit to the size recorded. True when an event was
    * recorded: the caller then tells the event door, once its own locks are released. `size` is a measurement
    * numbered before its walk (RepositoryStore.beginSizeMeasurement), stored unless a later one is already.
+   * `alongWith` (whose rows and events count as recorded) runs last in the same transaction.
    */
   async writeRefChanges(
     repo: RepositoryEntity,
@@ -182,6 +188,7 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     refChanges: RefChange[],
     reservation?: QuotaReservation,
     size?: { bytes: number; ticket: number },
+    alongWith?: RefChangeRecord,
   ): Promise<boolean> {
     await this.transactions.run(async (tx) => {
       await this.repositories.update(tx, repo.id, changes);
@@ -189,8 +196,9 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
       const seen = size ? { ...repo, ...changes, gitSize: size.bytes } : { ...repo, ...changes };
       if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: seen, senderId, changes: refChanges });
       await reservation?.settle(tx);
+      await alongWith?.(tx, seen);
     });
-    return refChanges.length > 0;
+    return refChanges.length > 0 || alongWith !== undefined;
   }
 
   /** The commits each branch update brought (none for deletions and tags), read before the transaction. */
