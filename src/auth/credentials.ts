@@ -26,6 +26,9 @@ export type Credential =
  */
 export const SIGN_IN_FAILED = 'user does not exist or password is invalid';
 
+/** What git over HTTP and LFS answer to wrong credentials (401). */
+export const GIT_CREDENTIALS_REFUSED = 'Credentials are incorrect or have expired.';
+
 /**
  * Verifies one credential (docs/check-order.md): a token, or Basic with a password or a token. Shared by the API's
  * middleware and the git routes, which answer the same credentials with their own statuses and texts.
@@ -60,6 +63,21 @@ export class CredentialChain {
     const username = headerValue(request, userHeader);
     if (username === '' || !this.proxies.has(request.socket.remoteAddress ?? '')) return undefined;
     return { kind: 'reverse-proxy', username, email: headerValue(request, emailHeader), fullName: headerValue(request, fullNameHeader) };
+  }
+
+  /**
+   * The caller of a git transport (smart HTTP, LFS): anonymous without a credential; a malformed or wrong one
+   * is one UnauthorizedError with the text git clients print (GIT_CREDENTIALS_REFUSED), so that nothing tells
+   * the failures apart. A TooManyRequestsError goes on as it is.
+   */
+  async authenticateGitRequest(request: Request): Promise<AuthContext> {
+    try {
+      const credential = this.read(request);
+      return credential ? await this.authenticate(credential, clientAddress(request)) : AuthContext.anonymous();
+    } catch (error) {
+      if (error instanceof UnauthorizedError) throw new UnauthorizedError(GIT_CREDENTIALS_REFUSED);
+      throw error;
+    }
   }
 
   /**

@@ -121,12 +121,9 @@ export class GitHttpHandler {
 
   private async authenticate(request: Request): Promise<AuthContext> {
     try {
-      const credential = this.credentials.read(request);
-      return credential ? await this.credentials.authenticate(credential, clientAddress(request)) : AuthContext.anonymous();
+      return await this.credentials.authenticateGitRequest(request);
     } catch (error) {
-      if (error instanceof UnauthorizedError) {
-        throw new GitHttpRefusal(401, 'Credentials are incorrect or have expired.', CHALLENGE);
-      }
+      if (error instanceof UnauthorizedError) throw new GitHttpRefusal(401, error.message, CHALLENGE);
       if (error instanceof TooManyRequestsError) {
         throw new GitHttpRefusal(429, 'Too many failed sign-ins, try again later.', { 'Retry-After': String(error.retryAfterSeconds) });
       }

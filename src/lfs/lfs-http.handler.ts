@@ -1,7 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { AuthContext } from '../auth/auth-context';
-import { clientAddress, CredentialChain } from '../auth/credentials';
+import { CredentialChain, GIT_CREDENTIALS_REFUSED } from '../auth/credentials';
 import { sendBlob } from '../blobs/blob-download';
 import { BlobStorage } from '../blobs/blob-storage';
 import { dependencyFailure } from '../common/dependency-errors';
@@ -145,21 +144,10 @@ export class LfsHttpHandler {
     const bearer = /^(?:bearer|token)\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i.exec(request.headers.authorization ?? '');
     if (bearer) {
       const claims = this.tokens.verify(bearer[1]);
-      if (!claims) throw new UnauthorizedError('Credentials are incorrect or have expired.');
+      if (!claims) throw new UnauthorizedError(GIT_CREDENTIALS_REFUSED);
       return this.lfs.openWithToken(claims, route.owner, route.repo, operation);
     }
-    return this.lfs.open(await this.authenticate(request), route.owner, route.repo, operation);
-  }
-
-  private async authenticate(request: Request): Promise<AuthContext> {
-    const credential = this.credentials.read(request);
-    if (!credential) return AuthContext.anonymous();
-    try {
-      return await this.credentials.authenticate(credential, clientAddress(request));
-    } catch (error) {
-      if (error instanceof UnauthorizedError) throw new UnauthorizedError('Credentials are incorrect or have expired.');
-      throw error;
-    }
+    return this.lfs.open(await this.credentials.authenticateGitRequest(request), route.owner, route.repo, operation);
   }
 
   /** A JSON object body of at most `maxBytes`, within the git body timeout; anything else is 400 (413 too large). */
