@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ContentConfig, PagingConfig, UploadConfig } from '../config/slices';
+import { ContentConfig, LfsConfig, PagingConfig, UploadConfig } from '../config/slices';
 import { GIT_TREES_PER_PAGE } from '../content/git-data-limits';
 import type { GeneralApiSettingsWire, GeneralAttachmentSettingsWire, GeneralRepoSettingsWire, GeneralUiSettingsWire } from './settings.wire';
 
@@ -11,7 +11,12 @@ const MIB = 1024 * 1024;
  */
 @Injectable()
 export class SettingsService {
-  constructor(private readonly contentConfig: ContentConfig, private readonly pagingConfig: PagingConfig, private readonly uploadConfig: UploadConfig) {}
+  constructor(
+    private readonly contentConfig: ContentConfig,
+    private readonly pagingConfig: PagingConfig,
+    private readonly uploadConfig: UploadConfig,
+    private readonly lfsConfig: LfsConfig,
+  ) {}
 
   api(): GeneralApiSettingsWire {
     return {
@@ -29,7 +34,7 @@ export class SettingsService {
       migrations_disabled: false,
       stars_disabled: false,
       time_tracking_disabled: true,
-      lfs_disabled: true,
+      lfs_disabled: !this.lfsConfig.startServer,
       forks_disabled: false,
     };
   }

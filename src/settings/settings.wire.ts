@@ -15,7 +15,7 @@ export class GeneralRepoSettingsWire {
   @ApiProperty() migrations_disabled: boolean;
   @ApiProperty() stars_disabled: boolean;
   @ApiProperty({ description: 'true: Anvil has no issue tracker to track time on' }) time_tracking_disabled: boolean;
-  @ApiProperty({ description: 'true: Anvil has no LFS' }) lfs_disabled: boolean;
+  @ApiProperty({ description: 'true: Git LFS is not served (LFS_START_SERVER off)' }) lfs_disabled: boolean;
   @ApiProperty({ description: 'false: repositories can be forked' }) forks_disabled: boolean;
 }
 

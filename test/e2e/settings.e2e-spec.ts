@@ -28,9 +28,27 @@ describe('settings: /settings/api|repository|attachment|ui tell the limits the s
       migrations_disabled: false,
       stars_disabled: false,
       time_tracking_disabled: true,
-      lfs_disabled: true,
+      lfs_disabled: false,
       forks_disabled: false,
     });
+  });
+
+  it('/settings/repository says lfs_disabled when LFS_START_SERVER is off, and the LFS routes answer 404', async () => {
+    const user = await makeUser(t);
+    const repo = await makeRepo(t, user);
+    const batch = () =>
+      t.http
+        .post(`/${user.name}/${repo.name}.git/info/lfs/objects/batch`)
+        .set({ Accept: 'application/vnd.git-lfs+json', 'Content-Type': 'application/vnd.git-lfs+json' })
+        .send(JSON.stringify({ operation: 'download', objects: [] }));
+    expect((await batch()).status).toBe(200);
+    t.config.lfs.startServer = false;
+    try {
+      expect((await t.http.get(t.api('/settings/repository')).expect(200)).body.lfs_disabled).toBe(true);
+      expect((await batch()).status).toBe(404);
+    } finally {
+      t.config.lfs.startServer = true;
+    }
   });
 
   it('/settings/attachment gives the attachment size limit in MiB', async () => {
