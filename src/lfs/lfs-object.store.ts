@@ -41,19 +41,26 @@ export class LfsObjectStore {
       .getMany();
   }
 
-  /** Records that `repositoryId` holds the object; a row that is already there (a concurrent upload) is kept. */
-  async link(repositoryId: number, oid: string, size: number, now: number, tx?: EntityManager): Promise<void> {
-    const repository = this.manager(tx).getRepository(LfsObjectEntity);
-    if (await repository.existsBy({ repositoryId, oid })) return;
+  /**
+   * Records that `repositoryId` holds the object; a row that is already there (a concurrent upload) is kept.
+   * True when this call added the row.
+   */
+  async link(tx: EntityManager, repositoryId: number, oid: string, size: number, now: number): Promise<boolean> {
+    const repository = tx.getRepository(LfsObjectEntity);
+    if (await repository.existsBy({ repositoryId, oid })) return false;
     try {
       await repository.insert({ repositoryId, oid, size, createdUnix: now });
+      return true;
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
+      return false;
     }
   }
 
-  async unlink(repositoryId: number, oid: string): Promise<void> {
-    await this.manager().getRepository(LfsObjectEntity).delete({ repositoryId, oid });
+  /** Removes the repository's row of the object; true when there was one. */
+  async unlink(tx: EntityManager, repositoryId: number, oid: string): Promise<boolean> {
+    const result = await tx.getRepository(LfsObjectEntity).delete({ repositoryId, oid });
+    return (result.affected ?? 0) > 0;
   }
 
   /** The bytes of the distinct objects held by the owner's repositories: an object in several counts once. */

@@ -1,7 +1,9 @@
 import type { Readable } from 'node:stream';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ARCHIVED_PUSH_HTTP } from '../access/access-policy';
 import { AuthContext } from '../auth/auth-context';
+import { GIT_CREDENTIALS_REFUSED } from '../auth/credentials';
 import { ForbiddenError, InvalidInputError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../common/errors';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
@@ -10,6 +12,7 @@ import { QuotaUsageSources } from '../quota/quota-usage-sources';
 import { LfsConfig, SiteConfig } from '../config/slices';
 import { accountStateProblem, GitTarget, RepositoryGitAccess } from '../repos/repository-git-access';
 import type { RepositoryEntity } from '../repos/repository.entity';
+import { RepositoryDirectory } from '../repos/repository-directory';
 import { UserEntity } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';
 import { LfsContent, lfsKey, OID_PATTERN } from './lfs-content';
@@ -50,6 +53,7 @@ export class LfsService implements OnModuleInit {
   constructor(
     private readonly access: RepositoryGitAccess,
     private readonly users: UserAccounts,
+    private readonly repositories: RepositoryDirectory,
     private readonly store: LfsObjectStore,
     private readonly content: LfsContent,
     private readonly lfsConfig: LfsConfig,
@@ -105,7 +109,7 @@ export class LfsService implements OnModuleInit {
     const user = await this.users.byId(claims.userId);
     const target = await this.access.find(ownerName, repoName);
     if (!user || target.repo?.id !== claims.repositoryId || (operation === 'upload' && claims.operation !== 'upload')) {
-      throw new UnauthorizedError('Credentials are incorrect or have expired.');
+      throw new UnauthorizedError(GIT_CREDENTIALS_REFUSED);
     }
     return this.open(new AuthContext(user, 'token', null), ownerName, repoName, operation);
   }
@@ -202,7 +206,7 @@ export class LfsService implements OnModuleInit {
       throw error;
     }
     await this.transactions.run(async (tx) => {
-      await this.store.link(target.repo.id, pointer.oid, pointer.size, this.clock.nowUnix(), tx);
+      await this.linkRow(tx, target.repo.id, pointer);
       await reservation.settle(tx);
     });
   }
@@ -267,10 +271,21 @@ export class LfsService implements OnModuleInit {
       }
     }
     if (!readable) return false;
-    await this.store.link(target.repo.id, pointer.oid, pointer.size, this.clock.nowUnix());
+    const added = await this.transactions.run((tx) => this.linkRow(tx, target.repo.id, pointer));
     if ((await this.content.size(pointer.oid)) === pointer.size) return true;
-    await this.store.unlink(target.repo.id, pointer.oid);
+    if (added) {
+      await this.transactions.run(async (tx) => {
+        if (await this.store.unlink(tx, target.repo.id, pointer.oid)) await this.repositories.addToCounter(tx, target.repo.id, 'lfsSize', -pointer.size);
+      });
+    }
     return false;
+  }
+
+  /** The repository's row of the object, and its LFS size with it; true when the row is new. */
+  private async linkRow(tx: EntityManager, repositoryId: number, pointer: LfsPointer): Promise<boolean> {
+    const added = await this.store.link(tx, repositoryId, pointer.oid, pointer.size, this.clock.nowUnix());
+    if (added) await this.repositories.addToCounter(tx, repositoryId, 'lfsSize', pointer.size);
+    return added;
   }
 
   /** After a repository's rows went: the files of those objects that no repository holds any more. */

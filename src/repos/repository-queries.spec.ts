@@ -31,7 +31,8 @@ describe('GET /repos/search query', () => {
       { key: 'owner', descending: true },
       { key: 'name', descending: true },
     ]);
-    expect(parseSearchQuery({ sort: 'git_size' }, false).sort).toEqual([{ key: 'size', descending: false }]);
+    expect(parseSearchQuery({ sort: 'git_size' }, false).sort).toEqual([{ key: 'gitSize', descending: false }]);
+    expect(parseSearchQuery({ sort: 'lfs_size', order: 'desc' }, false).sort).toEqual([{ key: 'lfsSize', descending: true }]);
     expect(parseSearchQuery({ sort: 'forks' }, false).sort).toEqual([]);
   });
 

@@ -34,11 +34,11 @@ const SEARCH_SORTS: Record<string, RepositorySort[]> = {
   created: [{ key: 'created' }],
   updated: [{ key: 'updated' }],
   size: [{ key: 'size' }],
-  git_size: [{ key: 'size' }],
-  // LFS sizes and fork counts are always 0 in Anvil: these sort by id alone.
-  lfs_size: [],
+  git_size: [{ key: 'gitSize' }],
+  lfs_size: [{ key: 'lfsSize' }],
   id: [{ key: 'id' }],
   stars: [{ key: 'stars' }],
+  // Fork counts are not a sort key yet: this sorts by id alone.
   forks: [],
 };
 
@@ -96,10 +96,10 @@ const USER_REPOSITORY_ORDERS: Record<string, RepositorySort[]> = {
   ],
   size: [{ key: 'size' }],
   reversesize: [{ key: 'size', descending: true }],
-  gitsize: [{ key: 'size' }],
-  reversegitsize: [{ key: 'size', descending: true }],
-  lfssize: [],
-  reverselfssize: [],
+  gitsize: [{ key: 'gitSize' }],
+  reversegitsize: [{ key: 'gitSize', descending: true }],
+  lfssize: [{ key: 'lfsSize' }],
+  reverselfssize: [{ key: 'lfsSize', descending: true }],
   moststars: [{ key: 'stars', descending: true }],
   feweststars: [{ key: 'stars' }],
   mostforks: [],

@@ -11,7 +11,7 @@ import { RepositoryEntity } from './repository.entity';
 // totals are kept) is one cohesive piece of RepositoryStore, kept apart from its plain reads and writes.
 
 /** A sort key of repository lists; `owner` sorts by the owner's name. */
-export type RepositorySortKey = 'name' | 'owner' | 'created' | 'updated' | 'size' | 'id' | 'stars';
+export type RepositorySortKey = 'name' | 'owner' | 'created' | 'updated' | 'size' | 'gitSize' | 'lfsSize' | 'id' | 'stars';
 
 export interface RepositorySort {
   key: RepositorySortKey;
@@ -54,7 +54,10 @@ const SORT_COLUMNS: Record<RepositorySortKey, string> = {
   owner: 'o.lower_name',
   created: 'r.created_unix',
   updated: 'r.updated_unix',
-  size: 'r.git_size',
+  // A repository's size is its git directory and its LFS objects together.
+  size: '(r.git_size + r.lfs_size)',
+  gitSize: 'r.git_size',
+  lfsSize: 'r.lfs_size',
   id: 'r.id',
   stars: 'r.num_stars',
 };

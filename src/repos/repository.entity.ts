@@ -11,6 +11,7 @@ import { bigintAsNumber, CounterColumn, FlagColumn, IdColumn, RefColumn, TextCol
 @Index('IDX_repository_updated_unix', ['updatedUnix'])
 @Index('IDX_repository_num_stars', ['numStars'])
 @Index('IDX_repository_git_size', ['gitSize'])
+@Index('IDX_repository_lfs_size', ['lfsSize'])
 @Index('IDX_repository_fork_id', ['forkId'])
 export class RepositoryEntity {
   @IdColumn()
@@ -138,6 +139,10 @@ export class RepositoryEntity {
   /** Bytes of the regular files in the repository directory (docs/quota.md). */
   @Column({ type: 'bigint', transformer: bigintAsNumber, default: 0 })
   gitSize: number;
+
+  /** Bytes of the LFS objects the repository holds; moves in the transaction that adds or removes a row. */
+  @Column({ type: 'bigint', transformer: bigintAsNumber, default: 0 })
+  lfsSize: number;
 
   /**
    * Measurements of the size begun (each takes the next number before it walks the directory), and the number

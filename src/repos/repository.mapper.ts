@@ -50,7 +50,7 @@ export function toRepositoryWire(
     template: repo.isTemplate,
     parent: repo.isFork ? parent : null,
     mirror: repo.isMirror,
-    size: Math.floor(repo.gitSize / 1024),
+    size: Math.floor((repo.gitSize + repo.lfsSize) / 1024),
     language: repo.primaryLanguage ?? '',
     languages_url: `${urls.api}/languages`,
     html_url: urls.html,

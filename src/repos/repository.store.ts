@@ -17,13 +17,14 @@ import { ForkEntity } from './fork.entity';
 export type { RepositoryCriteria, RepositorySort, RepositorySortKey } from './repository-search-planner';
 
 /** The counters of a repository row that move by SQL arithmetic. */
-export type RepositoryCounter = 'numStars' | 'numWatches' | 'numIssues' | 'numClosedIssues';
+export type RepositoryCounter = 'numStars' | 'numWatches' | 'numIssues' | 'numClosedIssues' | 'lfsSize';
 
 const COUNTER_COLUMNS: Record<RepositoryCounter, string> = {
   numStars: 'num_stars',
   numWatches: 'num_watches',
   numIssues: 'num_issues',
   numClosedIssues: 'num_closed_issues',
+  lfsSize: 'lfs_size',
 };
 
 /** The only door to the repository table and its search index (the searches: repository-search-planner.ts). */

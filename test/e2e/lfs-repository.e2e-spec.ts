@@ -1,0 +1,75 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { makeRepo, makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
+import { startTestApp, TestApp } from '../support/test-app';
+
+const LFS = 'application/vnd.git-lfs+json';
+
+function sha256(content: Buffer): string {
+  return createHash('sha256').update(content).digest('hex');
+}
+
+describe('LFS objects in repositories: sizes, /media, forks', () => {
+  jest.setTimeout(120_000);
+  let t: TestApp;
+  let alice: TestUser;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.listen();
+    alice = await makeUser(t);
+  });
+  afterAll(() => t.close());
+
+  /** Uploads `content` as an LFS object of `repo` through the batch API and its upload action. */
+  async function upload(repo: string, content: Buffer, user: TestUser = alice): Promise<string> {
+    const oid = sha256(content);
+    const asked = await t.http
+      .post(`/${repo}.git/info/lfs/objects/batch`)
+      .set({ ...withBasic(user.name, user.password), Accept: LFS, 'Content-Type': LFS })
+      .send(JSON.stringify({ operation: 'upload', objects: [{ oid, size: content.length }] }));
+    expect(asked.status).toBe(200);
+    const action = JSON.parse(asked.text).objects[0].actions?.upload;
+    if (action) {
+      const put = await t.http.put(new URL(action.href).pathname).set({ ...action.header, 'Content-Type': 'application/octet-stream' }).send(content);
+      expect(put.status).toBe(200);
+    }
+    return oid;
+  }
+
+  /** Commits `text` as `path` on the default branch through the contents API. */
+  async function commitFile(repo: string, path: string, text: string | Buffer): Promise<void> {
+    const created = await t.http
+      .post(t.api(`/repos/${repo}/contents/${path}`))
+      .set(withToken(alice.token))
+      .send({ content: Buffer.from(text).toString('base64'), message: `add ${path}` });
+    expect(created.status).toBe(201);
+  }
+
+  const download = (repo: string, oid: string, user: TestUser) =>
+    t.http
+      .post(`/${repo}.git/info/lfs/objects/batch`)
+      .set({ ...withBasic(user.name, user.password), Accept: LFS, 'Content-Type': LFS })
+      .send(JSON.stringify({ operation: 'download', objects: [{ oid, size: 0 }] }));
+
+  it('counts LFS bytes in Repository.size and sorts search by lfs_size and git_size', async () => {
+    const big = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('big'), autoInit: true })).name}`;
+    const small = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('small'), autoInit: true })).name}`;
+    const sizeOf = async (repo: string) => (await t.http.get(t.api(`/repos/${repo}`)).set(withToken(alice.token)).expect(200)).body.size as number;
+    const before = await sizeOf(big);
+    await upload(big, randomBytes(300 * 1024));
+    await upload(small, randomBytes(10 * 1024));
+    // An object held already adds nothing.
+    await upload(big, randomBytes(0));
+    expect(await sizeOf(big)).toBe(before + 300);
+
+    const search = async (sort: string, order: string) =>
+      (await t.http.get(t.api(`/repos/search?uid=${alice.user.id}&sort=${sort}&order=${order}&limit=50`)).set(withToken(alice.token)).expect(200)).body.data.map(
+        (repo: { full_name: string }) => repo.full_name,
+      );
+    const ours = (names: string[]) => names.filter((name) => name === big || name === small);
+    expect(ours(await search('lfs_size', 'desc'))).toEqual([big, small]);
+    expect(ours(await search('lfs_size', 'asc'))).toEqual([small, big]);
+    expect(ours(await search('size', 'desc'))).toEqual([big, small]);
+  });
+
+});
