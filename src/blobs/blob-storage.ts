@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import * as os from 'node:os';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
@@ -233,6 +233,23 @@ export class BlobStorage {
       }
       await Promise.race([Promise.all(writes), closed]);
       await Promise.race([new Promise<void>((resolve) => target.end(resolve)), closed]);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** The content as a stream, for a transport that pipes it on; the stream fails when the file is gone. */
+  stream(key: string): Readable {
+    return createReadStream(this.pathOf(key));
+  }
+
+  /** At most the first `bytes` of the content (for sniffing its type). */
+  async head(key: string, bytes: number): Promise<Buffer> {
+    const handle = await fs.open(this.pathOf(key), 'r');
+    try {
+      const buffer = Buffer.alloc(bytes);
+      const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+      return buffer.subarray(0, bytesRead);
     } finally {
       await handle.close();
     }

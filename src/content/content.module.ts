@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { GitModule } from '../git/git.module';
+import { LfsModule } from '../lfs/lfs.module';
 import { ReposModule } from '../repos/repos.module';
 import { UsersModule } from '../users/users.module';
 import { BranchesController } from './branches.controller';
@@ -20,7 +21,7 @@ import { TagsService } from './tags.service';
 
 /** What is inside a repository, over the API: branches, tags, commits, files, raw downloads and archives. */
 @Module({
-  imports: [GitModule, ReposModule, UsersModule],
+  imports: [GitModule, ReposModule, UsersModule, LfsModule],
   controllers: [BranchesController, TagsController, CommitsController, ContentsController, DownloadsController, GitDataController],
   providers: [ContentRepositories, ContentRefs, BranchesService, TagsService, CommitsService, ContentsService, FileWritesService, DownloadsService, GitDataService],
   exports: [ContentRepositories, ContentRefs],

@@ -77,7 +77,7 @@ export class DownloadsController {
   @ApiOperation({
     operationId: 'repoGetRawFileOrLFS',
     summary: 'Get a file or its LFS object from a repository',
-    description: 'Anvil stores no LFS objects: this answers the file as /raw does.',
+    description: 'A Git LFS pointer file whose object the repository holds is answered with the object; any other file as /raw answers it.',
   })
   @ApiParam({ name: 'filepath', type: String })
   @ApiQuery({ name: 'ref', required: false })
@@ -91,7 +91,7 @@ export class DownloadsController {
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    await this.downloads.raw(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response, this.rate));
+    await this.downloads.media(target, path, queryString(query.ref), ifNoneMatch, deliverTo(response, this.rate));
   }
 
   @Get('repos/:owner/:repo/archive/*archive')

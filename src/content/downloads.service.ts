@@ -11,6 +11,7 @@ import { assertSafePath } from './content-paths';
 import { contentType } from './content.mapper';
 import { sniffContentType } from './media-types';
 import { GitReads } from '../git/git-reads';
+import { LfsMedia } from '../lfs/lfs-media';
 
 /** A response: status, headers, and the bytes (a stream, a small file read whole, or null for 304). */
 export interface Download {
@@ -42,6 +43,7 @@ export class DownloadsService {
     private readonly reads: GitReads,
     private readonly refs: ContentRefs,
     private readonly gitConfig: GitConfig,
+    private readonly lfs: LfsMedia,
   ) {}
 
   /**
@@ -49,6 +51,18 @@ export class DownloadsService {
    * commit (Forgejo's RepoRefForAPI), else the default branch. Directories and submodules are 404.
    */
   async raw(repository: RepositoryTarget, rawPath: string, refName: string | undefined, ifNoneMatch: string | undefined, deliver: Deliver): Promise<void> {
+    return this.file(repository, rawPath, refName, ifNoneMatch, deliver, false);
+  }
+
+  /**
+   * GET /media/{filepath}: as /raw, except that a pointer file whose object the repository holds is answered
+   * with the object (its oid the ETag); any other file, a pointer to an object it lacks included, as /raw.
+   */
+  async media(repository: RepositoryTarget, rawPath: string, refName: string | undefined, ifNoneMatch: string | undefined, deliver: Deliver): Promise<void> {
+    return this.file(repository, rawPath, refName, ifNoneMatch, deliver, true);
+  }
+
+  private async file(repository: RepositoryTarget, rawPath: string, refName: string | undefined, ifNoneMatch: string | undefined, deliver: Deliver, media: boolean): Promise<void> {
     const target = this.repositories.open(repository);
     const requested = assertSafePath(rawPath);
     if (target.repo.isEmpty || requested === '') throw new NotFoundError();
@@ -59,12 +73,23 @@ export class DownloadsService {
       return { path: split.path, entry: await this.reads.objects.entry(target.dir, split.ref.commit, split.path) };
     });
     if (!entry || (contentType(entry) !== 'file' && contentType(entry) !== 'symlink')) throw new NotFoundError();
-    const etag = `"${entry.oid}"`;
-    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').map((tag) => tag.trim()).includes(etag)) {
-      return deliver({ status: 304, headers: { ETag: etag }, body: null });
+    const notModified = (etag: string) => ifNoneMatch !== undefined && ifNoneMatch.split(',').map((tag) => tag.trim()).includes(etag);
+    let small: Buffer | null = null;
+    if (media && entry.size <= this.lfs.maxPointerBytes) {
+      small = await this.repositories.withReaders(() => this.reads.objects.blob(target.dir, entry.oid));
+      if (!small) throw new NotFoundError();
+      const object = await this.lfs.behind(target.repo.id, small);
+      if (object) {
+        const etag = `"${object.oid}"`;
+        if (notModified(etag)) return deliver({ status: 304, headers: { ETag: etag }, body: null });
+        const type = sniffContentType(await object.head(SNIFF_BYTES));
+        return deliver({ status: 200, headers: { ...rawHeaders(entry, path, type), 'Content-Length': String(object.size), ETag: etag }, body: object.size === 0 ? Buffer.alloc(0) : object.open() });
+      }
     }
+    const etag = `"${entry.oid}"`;
+    if (notModified(etag)) return deliver({ status: 304, headers: { ETag: etag }, body: null });
     if (entry.size <= RAW_FROM_READER_BYTES) {
-      const bytes = await this.repositories.withReaders(() => this.reads.objects.blob(target.dir, entry.oid));
+      const bytes = small ?? (await this.repositories.withReaders(() => this.reads.objects.blob(target.dir, entry.oid)));
       if (!bytes) throw new NotFoundError();
       return deliver({ status: 200, headers: rawHeaders(entry, path, sniffContentType(bytes.subarray(0, SNIFF_BYTES))), body: bytes });
     }

@@ -30,6 +30,14 @@ export class LfsContent {
     return this.blobs.receive(source, maxBytes, ['sha256'], { durable: true });
   }
 
+  stream(oid: string): Readable {
+    return this.blobs.stream(lfsKey(oid));
+  }
+
+  head(oid: string, bytes: number): Promise<Buffer> {
+    return this.blobs.head(lfsKey(oid), bytes);
+  }
+
   send(oid: string, target: Writable, range?: ByteRange): Promise<void> {
     return this.blobs.send(lfsKey(oid), target, range);
   }

@@ -12,12 +12,13 @@ import { LfsService } from './lfs.service';
 import { LfsSshAuthentication } from './lfs-ssh-authentication';
 import { LfsTokens } from './lfs-tokens';
 import { LfsLocksService } from './lfs-locks.service';
+import { LfsMedia } from './lfs-media';
 
 /** Git LFS over HTTP, and its tokens over SSH; bootstrap.ts mounts LfsHttpHandler ahead of the API's middleware. */
 @Module({
   imports: [AuthModule, BlobsModule, ReposModule, UsersModule],
-  providers: [LfsObjectStore, LfsLockStore, LfsContent, LfsService, LfsHttpHandler, LfsTokens, LfsSshAuthentication, LfsLocksService],
-  exports: [LfsHttpHandler, LfsSshAuthentication],
+  providers: [LfsObjectStore, LfsLockStore, LfsContent, LfsService, LfsHttpHandler, LfsTokens, LfsSshAuthentication, LfsLocksService, LfsMedia],
+  exports: [LfsHttpHandler, LfsSshAuthentication, LfsMedia],
 })
 export class LfsModule implements OnModuleInit {
   constructor(

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { makeRepo, makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
+import { pointerFile } from '../../src/lfs/lfs-pointer';
 
 const LFS = 'application/vnd.git-lfs+json';
 
@@ -72,4 +73,39 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
     expect(ours(await search('size', 'desc'))).toEqual([big, small]);
   });
 
+  it('/media answers the object behind a pointer, /raw the pointer; other files and unknown objects as /raw', async () => {
+    const repo = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('media'), autoInit: true })).name}`;
+    const content = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(5000)]);
+    const oid = await upload(repo, content);
+    const pointer = pointerFile({ oid, size: content.length });
+    await commitFile(repo, 'image.png', pointer);
+    const missing = pointerFile({ oid: sha256(Buffer.from('never uploaded')), size: 14 });
+    await commitFile(repo, 'missing.bin', missing);
+    await commitFile(repo, 'plain.txt', 'just text\n');
+
+    const get = (tail: string, headers: Record<string, string> = {}) =>
+      t.http
+        .get(t.api(`/repos/${repo}/${tail}`))
+        .set({ ...withToken(alice.token), ...headers })
+        .buffer(true)
+        .parse((response, done) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => done(null, Buffer.concat(chunks)));
+        });
+    const media = await get('media/image.png');
+    expect({ status: media.status, type: media.headers['content-type'], length: media.headers['content-length'], etag: media.headers.etag }).toEqual({
+      status: 200,
+      type: 'image/png',
+      length: String(content.length),
+      etag: `"${oid}"`,
+    });
+    expect(Buffer.compare(media.body as Buffer, content)).toBe(0);
+    expect((await get('media/image.png', { 'If-None-Match': `"${oid}"` })).status).toBe(304);
+    const raw = await get('raw/image.png');
+    expect((raw.body as Buffer).toString()).toBe(pointer);
+    expect((await get('media/missing.bin')).body.toString()).toBe(missing);
+    expect((await get('media/plain.txt')).body.toString()).toBe('just text\n');
+    expect((await get('media/nothing.txt')).status).toBe(404);
+  });
 });
