@@ -13,6 +13,7 @@ import { CommonModule } from './common/common.module';
 import { HttpPlatformModule } from './http/http-platform.module';
 import { CollaboratorsModule } from './collaborators/collaborators.module';
 import { DeployKeysModule } from './deploy-keys/deploy-keys.module';
+import { BranchProtectionsModule } from './branch-protections/branch-protections.module';
 import { TeamsModule } from './teams/teams.module';
 import { ContentModule } from './content/content.module';
 import { HttpErrorFilter } from './http/http-error.filter';
@@ -63,6 +64,7 @@ export class AppModule {
         ReleasesModule,
         CollaboratorsModule,
         DeployKeysModule,
+        BranchProtectionsModule,
         TeamsModule,
         LabelsModule,
         SettingsModule,

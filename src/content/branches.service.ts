@@ -12,6 +12,8 @@ import { ContentRepositories, ContentRepository, zeroIdLike } from './content-re
 import { toBranchWire } from './content.mapper';
 import type { BranchWire } from './content.wire';
 import { GitReads } from '../git/git-reads';
+import { BranchProtections } from '../access/branch-protection-policy';
+import { GitChanges } from '../git/git-changes';
 
 const HEADS = 'refs/heads/';
 
@@ -24,6 +26,8 @@ export class BranchesService {
     private readonly writes: GitWrites,
     private readonly refs: ContentRefs,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+    private readonly protections: BranchProtections,
+    private readonly changes: GitChanges,
   ) {}
 
   async list(repository: RepositoryTarget, query: PageQuery): Promise<Page<BranchWire>> {
@@ -44,12 +48,21 @@ export class BranchesService {
 
   /**
    * The default branch is refused with 403, as the push hook refuses deleting it; an empty repository has no
-   * branch at all, so any name there is 404 (as Forgejo answers), the default one included.
+   * branch at all, so any name there is 404 (as Forgejo answers), the default one included. A protected branch
+   * is refused to everyone (403 `branch protected`), as the access policy says.
    */
   async delete(repository: RepositoryTarget, branch: string): Promise<void> {
     const target = await this.repositories.writable(repository);
     if (target.repo.isEmpty) throw new NotFoundError('Git Repository is empty.');
     if (branch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');
+    if (await this.repositories.withGit(() => this.find(target, branch))) {
+      await this.protections.assertAllowed(target.repo.id, {
+        door: 'branch-api',
+        branch,
+        pusher: this.protections.callerPusher(repository),
+        facts: { deletion: true, isForcePush: async () => false, firstChangedPath: async () => null },
+      });
+    }
     await this.repositories.deleteRef(repository.viewer, target, () => this.find(target, branch));
   }
 
@@ -64,6 +77,13 @@ export class BranchesService {
       const start = await this.refs.resolve(target, body.old_ref_name || body.old_branch_name || undefined);
       if (!start) throw new NotFoundError('The old branch does not exist');
       const name = `${HEADS}${body.new_branch_name}`;
+      // A new branch is judged as a push creating it would be (its files, the permission to push).
+      await this.protections.assertAllowed(target.repo.id, {
+        door: 'git',
+        branch: body.new_branch_name,
+        pusher: this.protections.callerPusher(repository),
+        facts: this.changes.reading(target.dir, zeroIdLike(start.commit), start.commit),
+      });
       try {
         await this.writes.updateRef(target.dir, name, start.commit, null);
       } catch (error) {
@@ -84,7 +104,7 @@ export class BranchesService {
 
   private async toWires(viewer: AuthContext, target: ContentRepository, refs: RefInfo[]): Promise<BranchWire[]> {
     const usernames = await this.refs.usernamesByEmail(viewer, refs.flatMap((ref) => [ref.commit.authorEmail, ref.commit.committerEmail]));
-    const canPush = await this.repositories.mayPush(target);
-    return refs.map((ref) => toBranchWire(target.urls, ref, canPush, usernames));
+    const views = await this.protections.branchViews(target.target, refs.map((ref) => ref.ref.slice(HEADS.length)));
+    return refs.map((ref) => toBranchWire(target.urls, ref, views.get(ref.ref.slice(HEADS.length))!, usernames));
   }
 }

@@ -76,11 +76,6 @@ export class ContentRepositories {
     return this.open(target);
   }
 
-  /** Whether the caller may push to the repository. */
-  mayPush(content: ContentRepository): Promise<boolean> {
-    return content.target.canWrite('repo.code');
-  }
-
   /**
    * Runs git work inside one slot of the process cap (counted against the caller's share); a full cap that
    * does not free in time is a 503, and git that ran out of its memory or CPU budget a 422.

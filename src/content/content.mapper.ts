@@ -1,3 +1,4 @@
+import type { BranchProtectionView } from '../access/branch-protection-policy';
 import type { CommitHeader, CommitWithChanges } from '../git/git-commits';
 import type { RefInfo } from '../git/git-refs';
 import type { TreeEntry } from '../git/git-trees';
@@ -49,17 +50,12 @@ export function toPayloadCommit(urls: ContentUrls, commit: CommitHeader, usernam
   };
 }
 
-export function toBranchWire(urls: ContentUrls, ref: RefInfo, canPush: boolean, usernames: Map<string, string>): BranchWire {
+/** `protection`: what the access policy says of the branch's protection for this viewer. */
+export function toBranchWire(urls: ContentUrls, ref: RefInfo, protection: BranchProtectionView, usernames: Map<string, string>): BranchWire {
   return {
     name: ref.ref.replace(/^refs\/heads\//, ''),
     commit: toPayloadCommit(urls, ref.commit, usernames),
-    protected: false,
-    required_approvals: 0,
-    enable_status_check: false,
-    status_check_contexts: [],
-    user_can_push: canPush,
-    user_can_merge: canPush,
-    effective_branch_protection_name: '',
+    ...protection,
   };
 }
 

@@ -33,7 +33,7 @@ export class PayloadCommitWire {
   @ApiProperty({ type: [String], nullable: true }) modified: string[] | null;
 }
 
-/** Forgejo's `Branch`; branch protection is out of scope, so its fields are constant. */
+/** Forgejo's `Branch`, with the protection of the branch as its viewer meets it. */
 @ApiSchema({ name: 'Branch' })
 export class BranchWire {
   @ApiProperty() name: string;

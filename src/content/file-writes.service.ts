@@ -1,3 +1,5 @@
+import { BranchProtections } from '../access/branch-protection-policy';
+import { GitChanges } from '../git/git-changes';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
@@ -35,6 +37,9 @@ interface WriteResult {
   files: (import('./content.wire').ContentsWire | null)[];
   commit: FileResponseWire['commit'];
 }
+
+/** The contents API's check goes by the written paths; git is not asked. */
+const NO_GIT_FACTS = { deletion: false, isForcePush: async () => false, firstChangedPath: async () => null };
 
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/;
 
@@ -74,6 +79,8 @@ export class FileWritesService {
     private readonly contents: ContentsService,
     private readonly clock: Clock,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+    private readonly protections: BranchProtections,
+    private readonly changes: GitChanges,
   ) {}
 
   async create(repository: RepositoryTarget, path: string, option: () => Promise<CreateFileOption>): Promise<FileResponseWire> {
@@ -141,6 +148,10 @@ export class FileWritesService {
     const branch = option.branch || target.repo.defaultBranch;
     const newBranch = option.new_branch || undefined;
     if (!isValidBranchName(branch) || (newBranch !== undefined && !isValidBranchName(newBranch))) throw new InvalidInputError('[BranchName]: GitRefName');
+    // A write to an existing branch is judged by the paths it writes; one to a new branch as the push creating it.
+    if (newBranch === undefined) {
+      await this.protections.assertAllowed(target.repo.id, { door: 'contents', branch, pusher: this.protections.callerPusher(target.target), facts: NO_GIT_FACTS, paths: [...paths] });
+    }
     // The written contents are reserved before git is asked to store them, and settled with the recorded size.
     const bytes = operations.reduce((sum, operation) => sum + (operation.content?.length ?? 0), 0);
     const reservation = await this.quota.reserve({ id: target.owner.id, name: target.owner.name }, 'size:repos:all', target.repo.isPrivate ? 'reposPrivate' : 'reposPublic', bytes);
@@ -175,6 +186,10 @@ export class FileWritesService {
       }
       const changes = parent ? await this.plan(target, parent, operations) : this.planFirst(operations);
       const oid = await this.writes.commit(target.dir, { parent, changes, message, author, committer });
+      if (newBranch !== undefined) {
+        const facts = this.changes.reading(target.dir, zeroIdLike(oid), oid);
+        await this.protections.assertAllowed(target.repo.id, { door: 'git', branch: newBranch, pusher: this.protections.callerPusher(target.target), facts });
+      }
       try {
         await this.writes.updateRef(target.dir, `refs/heads/${written}`, oid, newBranch !== undefined ? null : parent);
       } catch (error) {

@@ -21,6 +21,7 @@ import { FollowEntity } from '../users/follow.entity';
 import { OrgUserEntity, TeamEntity, TeamRepoEntity, TeamUserEntity } from '../users/organization.entities';
 import { CollaborationEntity } from '../collaborators/collaboration.entity';
 import { DeployKeyEntity } from '../deploy-keys/deploy-key.entity';
+import { BranchProtectionEntity } from '../access/branch-protection.entity';
 import { UserSearchGramEntity, UserSearchTextEntity } from '../users/user-search.entities';
 import { UserEntity } from '../users/user.entity';
 import { CommitStatusEntity } from '../statuses/commit-status.entity';
@@ -28,4 +29,4 @@ import { OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity } f
 import { WebhookDeliveryEntity, WebhookEntity, WebhookEventEntity, WebhookLeaseEntity } from '../webhooks/webhook.entities';
 
 /** Every entity the data source knows; a module adds its own here. */
-export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, TeamRepoEntity, CollaborationEntity, DeployKeyEntity, RepositoryEntity, ForkEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity, OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity, AuditEventEntity, LfsObjectEntity, LfsLockEntity, IssueEntity, IssueCounterEntity, IssueWordEntity, IssueLabelEntity, IssueAssigneeEntity, CommentEntity];
+export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, TeamRepoEntity, CollaborationEntity, DeployKeyEntity, RepositoryEntity, ForkEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity, OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity, AuditEventEntity, LfsObjectEntity, LfsLockEntity, IssueEntity, IssueCounterEntity, IssueWordEntity, IssueLabelEntity, IssueAssigneeEntity, CommentEntity, BranchProtectionEntity];

@@ -1,5 +1,6 @@
 import { RepositoryJournal } from './repository-journal';
 import { Module } from '@nestjs/common';
+import { GitChanges } from './git-changes';
 import { GitCommand } from './git-command';
 import { GitData } from './git-data';
 import { GitLastCommits } from './git-last-commits';
@@ -28,7 +29,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitMerges, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits, RepositoryJournal, GitPools],
-  exports: [GitCommand, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitMerges, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, RepositoryJournal, GitPools],
+  providers: [GitLauncher, GitCommand, GitChanges, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitMerges, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits, RepositoryJournal, GitPools],
+  exports: [GitCommand, GitChanges, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitMerges, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, RepositoryJournal, GitPools],
 })
 export class GitModule {}

@@ -14,6 +14,8 @@ export interface PushContext {
   keyId?: number;
   /** Set when the server itself publishes a pull request's merge: the rules of merging apply, not of pushing. */
   pullRequestId?: number;
+  /** Pushed with a deploy key (then `pusherId` is the repository's owner, whom the key acts for). */
+  deployKey?: boolean;
 }
 
 /** One line git gives a pre-receive / post-receive hook: `<old> <new> <ref>`. */

@@ -9,6 +9,8 @@ import { Clock } from '../common/time';
 import { Leases } from '../database/leases';
 import { RefChange, RepositoryEvents } from '../events/repository-events';
 import { GitPushCommits } from '../git/git-push-commits';
+import { GitChanges } from '../git/git-changes';
+import { BranchProtections } from '../access/branch-protection-policy';
 import { Transactions } from '../database/transactions';
 import { GitRepositories } from '../git/git-repositories';
 import { GitTreeBudget } from '../git/git-tree-budget';
@@ -50,6 +52,8 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     private readonly pushCommits: GitPushCommits,
     private readonly treeBudget: GitTreeBudget,
     private readonly webhookConfig: WebhookConfig,
+    private readonly protections: BranchProtections,
+    private readonly changes: GitChanges,
   ) {}
 
   onModuleInit(): void {
@@ -98,7 +102,33 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     if (updates.some((update) => update.ref.startsWith('refs/for/'))) {
       throw new PushRefused('refs/for/ (AGit pull requests) is not supported');
     }
+    await this.assertBranchProtection(push, repo, updates, objects);
     await this.assertTreesWithinBudget(repo, updates, objects);
+  }
+
+  /**
+   * Each branch the push moves, as the access policy judges it (its rules read once, in one query); the first
+   * refusal declines the whole push. Tags and other refs are free. Git is asked only what a governing rule needs:
+   * `rev-list --max-count=1 <old> ^<new>` for a force push, `diff-tree -r --name-only` for file patterns.
+   */
+  private async assertBranchProtection(push: PushContext, repo: RepositoryEntity, updates: RefUpdate[], objects: Record<string, string>): Promise<void> {
+    const branches = updates.filter((update) => update.ref.startsWith(BRANCH_PREFIX));
+    if (branches.length === 0) return;
+    const rules = await this.protections.rulesOf(repo.id);
+    if (rules.length === 0) return;
+    const owner = await this.users.byId(repo.ownerId);
+    if (!owner) throw new PushRefused('Cannot find repository');
+    const dir = this.paths.repository(owner.name, repo.name);
+    const env = quarantineEnvironment(dir, objects);
+    const pusher = push.deployKey
+      ? this.protections.deployKeyPusher
+      : this.protections.pusherById(push.pusherId, repo, async () => ({ user: await this.users.byId(push.pusherId), owner }));
+    for (const update of branches) {
+      const branch = update.ref.slice(BRANCH_PREFIX.length);
+      const facts = this.changes.reading(dir, update.oldId, update.newId, env);
+      const refusal = await this.protections.judge(repo.id, { door: 'git', branch, pusher, facts, pullRequestMerge: push.pullRequestId !== undefined }, rules);
+      if (refusal !== null) throw new PushRefused(refusal);
+    }
   }
 
   /**

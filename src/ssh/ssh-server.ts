@@ -404,7 +404,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       if (!(await this.access.canWrite(identity.principal, target))) throw new SshRefusal(`Deploy Key: ${keyName} is not authorized to write to ${typed}.`);
       if (repo.isArchived) throw new SshRefusal(archivedPushSsh(owner.name, repo.name));
     }
-    const code = await this.runGit(channel, parsed.verb, { owner, repo }, protocol, push ? { repositoryId: repo.id, pusherId: repo.ownerId } : undefined, { address, userId: null });
+    const code = await this.runGit(channel, parsed.verb, { owner, repo }, protocol, push ? { repositoryId: repo.id, pusherId: repo.ownerId, deployKey: true } : undefined, { address, userId: null });
     if (code === 0) await this.deployKeys.recordUse(repo.id, identity.principal.fingerprint, this.clock.nowUnix());
     finish(channel, code ?? 1);
   }

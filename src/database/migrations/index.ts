@@ -23,6 +23,7 @@ import { SearchGenerationGrants1795716000000 } from './1795716000000-search-gene
 import { RepositoryForks1796174710906 } from './1796174710906-repository-forks';
 import { RepositorySizeTickets1796176079641 } from './1796176079641-repository-size-tickets';
 import { RepositoryLfsSize1796184245392 } from './1796184245392-repository-lfs-size';
+import { CreateBranchProtections1796184297451 } from './1796184297451-create-branch-protections';
 import { DropWebhookDeliveryClaimIndex1795720000000 } from './1795720000000-drop-webhook-delivery-claim-index';
 import { CreateLfs1796172609408 } from './1796172609408-create-lfs';
 import { CreateIssues1796174642066 } from './1796174642066-create-issues';
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   RepositoryForks1796174710906,
   RepositorySizeTickets1796176079641,
   RepositoryLfsSize1796184245392,
+  CreateBranchProtections1796184297451,
 ];
