@@ -89,6 +89,29 @@ export class LfsObjectStore {
     return found;
   }
 
+  /**
+   * Gives `toRepositoryId` a row of every object `fromRepositoryId` holds, inside `tx`; answers the bytes of
+   * the rows added.
+   */
+  async copyRows(tx: EntityManager, fromRepositoryId: number, toRepositoryId: number, now: number): Promise<number> {
+    const held = (await tx.query('SELECT COALESCE(SUM(size), 0) AS bytes FROM lfs_meta_object WHERE repository_id = ?', [fromRepositoryId])) as { bytes: number | string }[];
+    await tx.query(
+      'INSERT INTO lfs_meta_object (oid, size, repository_id, created_unix) SELECT oid, size, ?, ? FROM lfs_meta_object WHERE repository_id = ?',
+      [toRepositoryId, now, fromRepositoryId],
+    );
+    return Number(held[0]?.bytes ?? 0);
+  }
+
+  /** The bytes of the distinct objects `repositoryId` holds that no repository of `ownerId` holds. */
+  async bytesNewToOwner(repositoryId: number, ownerId: number): Promise<number> {
+    const rows = (await this.manager().query(
+      'SELECT COALESCE(SUM(o.size), 0) AS bytes FROM lfs_meta_object o WHERE o.repository_id = ? AND NOT EXISTS ' +
+        '(SELECT 1 FROM lfs_meta_object h INNER JOIN repository r ON r.id = h.repository_id WHERE r.owner_id = ? AND h.oid = o.oid)',
+      [repositoryId, ownerId],
+    )) as { bytes: number | string }[];
+    return Number(rows[0]?.bytes ?? 0);
+  }
+
   /** Removes the repository's rows and answers the oids they held. */
   async deleteOfRepository(tx: EntityManager, repositoryId: number): Promise<string[]> {
     const rows = await tx.getRepository(LfsObjectEntity).find({ select: { oid: true }, where: { repositoryId } });

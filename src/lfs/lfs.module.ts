@@ -1,6 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { BlobsModule } from '../blobs/blobs.module';
+import { ForksService } from '../repos/forks.service';
 import { RepositoriesService } from '../repos/repositories.service';
 import { ReposModule } from '../repos/repos.module';
 import { UsersModule } from '../users/users.module';
@@ -23,12 +24,15 @@ import { LfsMedia } from './lfs-media';
 export class LfsModule implements OnModuleInit {
   constructor(
     private readonly repositories: RepositoriesService,
+    private readonly forks: ForksService,
     private readonly objects: LfsObjectStore,
     private readonly locks: LfsLockStore,
     private readonly lfs: LfsService,
   ) {}
 
   onModuleInit(): void {
+    // A fork holds its source's objects from the start (their rows, the files shared).
+    this.forks.onFork({ check: (forker, source) => this.lfs.checkFork(forker, source), link: (tx, source, fork) => this.lfs.linkFork(tx, source, fork) });
     // A deleted repository's objects and locks go in the deleting transaction; after its commit, the files
     // that no other repository holds.
     this.repositories.onRepositoryDeleted(async (tx, repo) => {

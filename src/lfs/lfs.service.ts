@@ -288,6 +288,22 @@ export class LfsService implements OnModuleInit {
     return added;
   }
 
+  /**
+   * A fork holds every object of its source, so that it serves them as its source does; the objects its owner
+   * holds nowhere else yet count against the owner's `size:git:lfs`, checked before the fork is made (413).
+   */
+  async checkFork(forker: { id: number; name: string }, source: RepositoryEntity): Promise<void> {
+    const bytes = await this.store.bytesNewToOwner(source.id, forker.id);
+    if (bytes === 0) return;
+    const check = await this.quota.reserve(forker, 'size:git:lfs', 'lfs', bytes, { whole: true });
+    await check.release();
+  }
+
+  async linkFork(tx: EntityManager, source: RepositoryEntity, fork: RepositoryEntity): Promise<void> {
+    const bytes = await this.store.copyRows(tx, source.id, fork.id, this.clock.nowUnix());
+    if (bytes > 0) await this.repositories.addToCounter(tx, fork.id, 'lfsSize', bytes);
+  }
+
   /** After a repository's rows went: the files of those objects that no repository holds any more. */
   async removeUnreferenced(oids: string[]): Promise<void> {
     const unique = [...new Set(oids)];

@@ -23,6 +23,14 @@ import { RepositoryStore } from './repository.store';
 import { RepositoryViews } from './repository-views';
 import type { RepositoryWire, SyncForkInfoWire } from './repository.wire';
 
+/** What another module adds to a fork as it is made (LFS objects): a check first, then rows in its transaction. */
+export interface ForkParticipant {
+  /** Before anything is made; may refuse the fork (a domain error). */
+  check(forker: { id: number; name: string }, source: RepositoryEntity): Promise<void>;
+  /** Inside the transaction that inserts the fork's row; may update `fork` to what the transaction stores. */
+  link(tx: EntityManager, source: RepositoryEntity, fork: RepositoryEntity): Promise<void>;
+}
+
 /**
  * Forks (docs/forks.md): making one (refs written into a new member of the source's object pool), listing a
  * repository's direct forks, bringing a fork's branch up to its source's by fast-forward, and what a deletion does
@@ -33,6 +41,7 @@ export class ForksService implements OnModuleInit {
   private readonly logger = new Logger('ForksService');
   @Inject(Leases) private readonly leases!: Leases;
   private poolLeases?: KeyedLeases;
+  private readonly participants: ForkParticipant[] = [];
   /** Per pool, across every instance: a fork made into a pool and the removal of that pool never overlap. */
   private get poolLocks(): KeyedLeases {
     return (this.poolLeases ??= this.leases.keyed('repository-pool'));
@@ -57,6 +66,11 @@ export class ForksService implements OnModuleInit {
     this.deletion.onRepositoryDeleted((tx, repo) => this.onDeleted(tx, repo));
   }
 
+  /** Registers what another module adds to every fork (registered once, at start-up). */
+  onFork(participant: ForkParticipant): void {
+    this.participants.push(participant);
+  }
+
   /**
    * POST /repos/{owner}/{repo}/forks, after the route's read check on the code: sign-in (401), the organisation
    * (422 unknown, 403 not a member or may not create), quota (413), one fork per owner and source (409), the
@@ -77,6 +91,7 @@ export class ForksService implements OnModuleInit {
       forker = org;
     }
     await this.quota.assertCanWrite({ id: forker.id, name: forker.name }, 'size:repos:all');
+    for (const participant of this.participants) await participant.check({ id: forker.id, name: forker.name }, source);
     const name = option.name || source.name;
     await this.assertNoFork(forker, target);
     assertUsableRepositoryName(name);
@@ -117,6 +132,7 @@ export class ForksService implements OnModuleInit {
               // The source may have been deleted meanwhile: then there is nothing to fork.
               if (!(await this.repositories.addToForkCount(tx, source.id, 1))) throw new NotFoundError();
               await this.repositories.claimFork(tx, forker.id, source.id, row.id);
+              for (const participant of this.participants) await participant.link(tx, source, row);
             },
           );
         } finally {

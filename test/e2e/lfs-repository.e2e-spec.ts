@@ -46,11 +46,11 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
     expect(created.status).toBe(201);
   }
 
-  const download = (repo: string, oid: string, user: TestUser) =>
+  const download = (repo: string, oid: string, size: number, user: TestUser) =>
     t.http
       .post(`/${repo}.git/info/lfs/objects/batch`)
       .set({ ...withBasic(user.name, user.password), Accept: LFS, 'Content-Type': LFS })
-      .send(JSON.stringify({ operation: 'download', objects: [{ oid, size: 0 }] }));
+      .send(JSON.stringify({ operation: 'download', objects: [{ oid, size }] }));
 
   it('counts LFS bytes in Repository.size and sorts search by lfs_size and git_size', async () => {
     const big = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('big'), autoInit: true })).name}`;
@@ -108,4 +108,52 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
     expect((await get('media/plain.txt')).body.toString()).toBe('just text\n');
     expect((await get('media/nothing.txt')).status).toBe(404);
   });
+
+  it('a fork holds its source\'s objects: it serves them, counts them in its size and its owner\'s quota', async () => {
+    const source = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('forked'), autoInit: true })).name}`;
+    const content = randomBytes(40 * 1024);
+    const oid = await upload(source, content);
+    const bob = await makeUser(t);
+    const forked = await t.http.post(t.api(`/repos/${source}/forks`)).set(withToken(bob.token)).send({});
+    expect(forked.status).toBe(202);
+    const fork = forked.body.full_name as string;
+    const sourceSize = (await t.http.get(t.api(`/repos/${source}`)).set(withToken(alice.token)).expect(200)).body.size as number;
+    expect(forked.body.size).toBeGreaterThanOrEqual(40);
+    expect(forked.body.size).toBe((await t.http.get(t.api(`/repos/${fork}`)).set(withToken(bob.token)).expect(200)).body.size);
+    expect(sourceSize).toBeGreaterThanOrEqual(40);
+
+    const answer = JSON.parse((await download(fork, oid, content.length, bob)).text).objects[0];
+    expect(answer.actions.download.href).toMatch(new RegExp(`/${fork}\\.git/info/lfs/objects/${oid}$`));
+    const fetched = await t.http
+      .get(new URL(answer.actions.download.href).pathname)
+      .set(answer.actions.download.header)
+      .buffer(true)
+      .parse((response, done) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => done(null, Buffer.concat(chunks)));
+      });
+    expect(fetched.status).toBe(200);
+    expect(Buffer.compare(fetched.body as Buffer, content)).toBe(0);
+    expect((await t.http.get(t.api('/user/quota')).set(withToken(bob.token))).body.used.size.git).toEqual({ LFS: content.length });
+
+    // The source's deletion leaves the fork's objects in place.
+    expect((await t.http.delete(t.api(`/repos/${source}`)).set(withToken(alice.token))).status).toBe(204);
+    expect(JSON.parse((await download(fork, oid, content.length, bob)).text).objects[0].actions).toBeDefined();
+  });
+
+  it('refuses a fork whose LFS objects the forker\'s quota cannot hold (413), making nothing', async () => {
+    const source = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('heavy'), autoInit: true })).name}`;
+    await upload(source, randomBytes(3000));
+    const admin = await makeUser(t, { admin: true });
+    const carol = await makeUser(t);
+    const group = uniqueName('grp');
+    const rules = [{ name: uniqueName('rule'), limit: -1, subjects: ['size:all'] }, { name: uniqueName('rule'), limit: 2000, subjects: ['size:git:lfs'] }];
+    expect((await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules })).status).toBe(201);
+    expect((await t.http.put(t.api(`/admin/quota/groups/${group}/users/${carol.name}`)).set(withToken(admin.token))).status).toBe(204);
+    const refused = await t.http.post(t.api(`/repos/${source}/forks`)).set(withToken(carol.token)).send({});
+    expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 413, message: 'quota exceeded' });
+    expect((await t.http.get(t.api(`/repos/${carol.name}/${source.split('/')[1]}`)).set(withToken(carol.token))).status).toBe(404);
+  });
+
 });
