@@ -23,6 +23,7 @@ import { expectContinueOnlyForTrustedUploads } from './http/upload-body';
 import { outsideApiPaths } from './http/outside-api';
 import type { AppConfig } from './config/config';
 import { secureDataDirectory } from './server/data-directory';
+import { releaseBallastIfFull, StorageReserve } from './server/storage-reserve';
 import { applyHttpServerSettings } from './http/server-settings';
 import { MarkdownRenderer } from './markdown/markdown-renderer';
 import { OAuth2Provider } from './oauth2/oauth2-provider';
@@ -39,6 +40,7 @@ export const API_PREFIX = 'api/v1';
  */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
   secureDataDirectory(config.dataDir);
+  releaseBallastIfFull(config.dataDir, config.storageReserveBytes);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new JsonAnswersAdapter(config.rootUrl), {
     bodyParser: false,
     bufferLogs: true,
@@ -67,6 +69,10 @@ async function prepareApp(app: NestExpressApplication, config: AppConfig): Promi
   // request; git and LFS routes stream and meet none of the API's middleware; then the front door (request log,
   // security headers, CORS) and authentication, for everything else.
   app.use(clientAddresses(new TrustedProxies(config.reverseProxy.trustedProxies, config.reverseProxy.forwardingHeader)));
+  // Below the low-space watermark, what would make the data grow is refused before anything reads its body.
+  const storageReserve = app.get(StorageReserve);
+  await storageReserve.start();
+  app.use(storageReserve.middleware());
   if (config.metrics.enabled) await mountMetrics(app, config.metrics.token);
   app.use(app.get(GitHttpHandler).middleware(requestLog));
   app.use(app.get(LfsHttpHandler).middleware(requestLog));

@@ -30,7 +30,7 @@ import {
 export function configSlices(config: AppConfig) {
   return {
     site: view(config, ['rootUrl', 'rootHost']) as SiteConfig,
-    storage: view(config, ['dataDir', 'secretKey']) as StorageConfig,
+    storage: view(config, ['dataDir', 'secretKey', 'storageReserveBytes']) as StorageConfig,
     integrity: view(config, ['reconcileStaleAfterMs', 'reconcileStartBudget']) as IntegrityConfig,
     content: view(config, ['maxDisplayFileBytes']) as ContentConfig,
     network: view(config, ['allowLocalNetworks']) as NetworkConfig,

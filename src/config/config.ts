@@ -61,6 +61,7 @@ export interface AppConfig {
   git: GitConfig;
   /** SECRET_KEY: encrypts stored secrets (mirror credentials); null = generated into DATA_DIR/secret_key. */
   secretKey: string | null;
+  storageReserveBytes: number;
   mirrors: MirrorConfig;
   /**
    * HEAP_GROWTH_PERCENT: how far V8 lets the old generation grow past what survived its last full collection
@@ -168,6 +169,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     git: gitServingConfig(env),
     secretKey: nonEmpty(env, 'SECRET_KEY') ?? null,
+    storageReserveBytes: byteSize(env, 'STORAGE_RESERVE', 64 * 1024 ** 2),
     mirrors: {
       maxConcurrency: integer(env, 'MIRROR_MAX_CONCURRENCY', 4, { min: 1 }),
       syncMaxPerOwner: integer(env, 'MIRROR_SYNC_MAX_PER_USER', 2, { min: 1 }),

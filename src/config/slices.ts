@@ -22,6 +22,8 @@ export interface StorageConfig {
   dataDir: string;
   /** SECRET_KEY: encrypts stored secrets (mirror credentials); null = generated into DATA_DIR/secret_key. */
   secretKey: string | null;
+  /** STORAGE_RESERVE: free space under DATA_DIR below which writes that need more are refused (507); 0 or absent = off. */
+  storageReserveBytes?: number;
 }
 
 /** The start-up reconciliation of DATA_DIR against the database (src/integrity). */

@@ -1,6 +1,6 @@
 import { RepositoryPolicy, type RepositoryTarget } from '../access/repository-policy';
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { AuthContext } from '../auth/auth-context';
 import { BlobStorage, StagedBlob } from '../blobs/blob-storage';
 import type { IncomingUpload, UploadSource } from '../http/upload-body';
@@ -42,6 +42,7 @@ export type AttachmentTarget = { file: AttachmentDownload } | { redirect: string
  */
 @Injectable()
 export class ReleaseAttachmentsService implements OnModuleInit {
+  private readonly logger = new Logger('ReleaseAttachmentsService');
   constructor(
     private readonly siteUrls: SiteUrls,
     private readonly releases: ReleasesService,
@@ -230,8 +231,17 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     const key = attachmentKey(attachment.uuid);
     const size = await this.blobs.size(key);
     if (size === null) throw new NotFoundError();
-    await this.store.countDownload(attachment.id);
+    await this.countDownload(attachment.id);
     return { file: { name: attachment.name, size, key } };
+  }
+
+  /** A count that cannot be written (a full disk, a database in trouble) never fails the download it counts. */
+  private async countDownload(id: number): Promise<void> {
+    try {
+      await this.store.countDownload(id);
+    } catch (error) {
+      this.logger.warn(`the download of attachment ${id} was not counted: ${(error as Error).message}`);
+    }
   }
 
   private async attachmentOf(release: ReleaseEntity, id: number): Promise<AttachmentEntity> {

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { StorageConfig } from '../config/slices';
+import { StorageReserve } from './storage-reserve';
 
 /** The health check's verdict: overall, and per dependency, so an operator sees which one failed. */
 export interface Health {
@@ -17,7 +18,7 @@ export interface Health {
  * seconds (two at most) to take the instance out, and another when it is back.
  */
 const DATABASE_CHECK_MS = 1500;
-/** Below this much free space under DATA_DIR writes are about to fail with 507. */
+/** Below this much free space under DATA_DIR writes are about to fail with 507, whatever the reserve. */
 const STORAGE_MINIMUM_BYTES = 1024 * 1024;
 
 @Injectable()
@@ -25,6 +26,7 @@ export class HealthService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly storageConfig: StorageConfig,
+    private readonly reserve: StorageReserve,
   ) {}
 
   async check(): Promise<Health> {
@@ -54,7 +56,8 @@ export class HealthService {
   private async storage(): Promise<'pass' | 'fail'> {
     try {
       const stats = await fs.promises.statfs(this.storageConfig.dataDir);
-      return stats.bavail * stats.bsize >= STORAGE_MINIMUM_BYTES ? 'pass' : 'fail';
+      // Below the reserve, writes that need space are refused: the storage is failing for this service.
+      return stats.bavail * stats.bsize >= Math.max(STORAGE_MINIMUM_BYTES, this.reserve.reserveBytes) ? 'pass' : 'fail';
     } catch {
       return 'fail';
     }

@@ -28,6 +28,7 @@ import type { RepositoryEntity } from '../repos/repository.entity';
 import type { PushContext } from '../git/push-hooks';
 import type { GitClient } from '../git/git-client';
 import { loadOrCreateHostKey } from './ssh-host-key';
+import { StorageReserve } from '../server/storage-reserve';
 
 // One cohesive thing, kept whole though long: the SSH protocol server (authentication, git commands, channels).
 
@@ -74,6 +75,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     private readonly clock: Clock,
     private readonly audit: AuditService,
     private readonly lfs: LfsSshAuthentication,
+    private readonly storageReserve: StorageReserve,
     private readonly limits: RateLimits,
   ) {}
 
@@ -358,6 +360,8 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
         throw new SshRefusal(`User: ${user.id}:${user.name} with Key: ${key.id}:${key.name} is not authorized to write to ${typed}.`);
       }
       if (repo.isArchived) throw new SshRefusal(archivedPushSsh(owner.name, repo.name));
+      const lowSpace = this.storageReserve.refusal();
+      if (lowSpace) throw new SshRefusal(lowSpace);
     }
     if (parsed.lfsOperation) {
       // The LFS client reads where and how to reach the LFS API over HTTP, with a token for this operation.
@@ -368,7 +372,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       address,
       userId: user.id,
     });
-    if (code === 0) await this.keys.recordUse(identity.key.id, this.clock.nowUnix());
+    if (code === 0) await this.noteUse(() => this.keys.recordUse(identity.key.id, this.clock.nowUnix()));
     finish(channel, code ?? 1);
   }
 
@@ -403,10 +407,21 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       if (repo.isMirror) throw new SshRefusal(`Mirror Repository ${typed} is read-only`);
       if (!(await this.access.canWrite(identity.principal, target))) throw new SshRefusal(`Deploy Key: ${keyName} is not authorized to write to ${typed}.`);
       if (repo.isArchived) throw new SshRefusal(archivedPushSsh(owner.name, repo.name));
+      const lowSpace = this.storageReserve.refusal();
+      if (lowSpace) throw new SshRefusal(lowSpace);
     }
     const code = await this.runGit(channel, parsed.verb, { owner, repo }, protocol, push ? { repositoryId: repo.id, pusherId: repo.ownerId, deployKey: true } : undefined, { address, userId: null });
-    if (code === 0) await this.deployKeys.recordUse(repo.id, identity.principal.fingerprint, this.clock.nowUnix());
+    if (code === 0) await this.noteUse(() => this.deployKeys.recordUse(repo.id, identity.principal.fingerprint, this.clock.nowUnix()));
     finish(channel, code ?? 1);
+  }
+
+  /** A key's last use is bookkeeping: when it cannot be written (a full disk), the git exchange still succeeded. */
+  private async noteUse(record: () => Promise<void>): Promise<void> {
+    try {
+      await record();
+    } catch (error) {
+      this.logger.warn(`a key's last use was not recorded: ${(error as Error).message}`);
+    }
   }
 
   /** Runs git with the channel as its standard streams; its exit code. */

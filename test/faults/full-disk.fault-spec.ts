@@ -8,6 +8,9 @@ import { fillToTheBrim } from './support/fill-disk';
 
 const DISK = '48m';
 const FULL = 'the server has no storage space left; nothing was saved';
+const LOW = 'the server is low on storage space: nothing that needs more space is accepted until space is freed; nothing was saved';
+/** The low-space watermark on the small disk; half of it is held back as the ballast file. */
+const RESERVE = '8MiB';
 
 /**
  * DATA_DIR on a small tmpfs (mounted here: the test needs root, which CI has) filled to the brim under the real
@@ -31,7 +34,7 @@ describe('DATA_DIR on a full disk', () => {
     mountPoint = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-fault-disk-'));
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK}`, 'tmpfs', mountPoint]);
     database = usesMysql() ? await createMysqlDatabase() : undefined;
-    env = { DATA_DIR: path.join(mountPoint, 'data'), ...(database ? { DATABASE_URL: database.url } : {}) };
+    env = { DATA_DIR: path.join(mountPoint, 'data'), STORAGE_RESERVE: RESERVE, ...(database ? { DATABASE_URL: database.url } : {}) };
     admin = await makeAdmin(env);
     server = await startServer(env);
   });
@@ -73,7 +76,7 @@ describe('DATA_DIR on a full disk', () => {
     for (const { what, answer } of answers) {
       const ok = answer.status >= 200 && answer.status < 300;
       expect({ what, status: ok || answer.status === 507 ? 'answered' : answer.status, body: ok || answer.status === 507 ? '' : answer.body }).toEqual({ what, status: 'answered', body: '' });
-      if (answer.status === 507) expect(answer.json()).toEqual({ message: FULL, url: 'http://anvil.test/api/swagger' });
+      if (answer.status === 507) expect([FULL, LOW]).toContainEqual(answer.json<{ message: string }>().message);
     }
     // The disk really was full: most of these writes could not be kept.
     expect(answers.filter(({ answer }) => answer.status === 507).length).toBeGreaterThan(answers.length / 2);
@@ -119,5 +122,43 @@ describe('DATA_DIR on a full disk', () => {
     server = await startServer(env);
     await check();
     expect((await api('GET', `/user/starred/${admin.name}/after`)).status).toBe(204);
+  });
+
+  it('on a disk filled by another program, still serves reads and downloads, deletes, and restarts', async () => {
+    const ballast = path.join(env.DATA_DIR, 'space-reserve');
+    const repo = 'kept';
+    expect((await api('POST', '/user/repos', { body: { name: repo, auto_init: true } })).status).toBe(201);
+    const release = (await api('POST', `/repos/${admin.name}/${repo}/releases`, { body: { tag_name: 'v2' } })).json<{ id: number }>();
+    const asset = await api('POST', `/repos/${admin.name}/${repo}/releases/${release.id}/assets?name=kept.bin`, { raw: Buffer.alloc(64 * 1024, 7), contentType: 'application/octet-stream' });
+    expect(asset.status).toBe(201);
+    const download = asset.json<{ browser_download_url: string }>().browser_download_url.replace('http://anvil.test', '');
+    const pkg = `/api/packages/${admin.name}/generic/big/1.0.0/big.bin`;
+    expect((await call(server.url, 'PUT', pkg, { token: admin.token, raw: Buffer.alloc(2 * 1024 * 1024, 1), contentType: 'application/octet-stream', timeoutMs: 60_000 })).status).toBe(201);
+    // The ballast is in place once the server has measured the free space.
+    await eventually(async () => ({ status: fs.existsSync(ballast) ? 200 : 0 }) as Answer, (answer) => answer.status === 200);
+
+    fillToTheBrim(filler(), { flags: 'w', firstPiece: 1024 * 1024, byte: 0x33 });
+    // Nearly nothing left: the server gives up its ballast, and growth is refused at the door.
+    await eventually(async () => ({ status: fs.existsSync(ballast) ? 0 : 200 }) as Answer, (answer) => answer.status === 200);
+    const refused = await api('POST', '/user/repos', { body: { name: 'no-room' } });
+    expect({ status: refused.status, message: refused.json<{ message: string }>().message }).toEqual({ status: 507, message: LOW });
+    expect((await api('GET', `/repos/${admin.name}/no-room`)).status).toBe(404);
+
+    // Reads, downloads (their count is bookkeeping) and deletions go on.
+    expect((await api('GET', `/repos/${admin.name}/${repo}`)).status).toBe(200);
+    const fetched = await call(server.url, 'GET', download, { token: admin.token });
+    expect({ status: fetched.status, length: fetched.body.length }).toEqual({ status: 200, length: 64 * 1024 });
+    expect((await call(server.url, 'DELETE', `/api/v1/packages/${admin.name}/generic/big/1.0.0`, { token: admin.token })).status).toBe(204);
+    expect((await call(server.url, 'GET', pkg, { token: admin.token })).status).toBe(404);
+
+    // A restart on the full disk serves.
+    await server.stop();
+    server = await startServer(env);
+    expect((await api('GET', `/repos/${admin.name}/${repo}`)).status).toBe(200);
+
+    // Space back: writes are accepted again and the ballast is written again.
+    fs.rmSync(filler());
+    await eventually(() => api('POST', '/user/repos', { body: { name: 'room-again' } }), (answer) => answer.status === 201);
+    await eventually(async () => ({ status: fs.existsSync(ballast) ? 200 : 0 }) as Answer, (answer) => answer.status === 200);
   });
 });

@@ -57,6 +57,8 @@ export async function startTestApp(env: Record<string, string> = {}, adjust?: (c
     // Every test app has its own SSH server on a free loopback port, closed with the app.
     SSH_LISTEN_PORT: '0',
     SSH_LISTEN_HOST: '127.0.0.1',
+    // No space reserve (a 32 MiB ballast written per app): the full-disk fault test exercises it.
+    STORAGE_RESERVE: '0',
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...env,
   });

@@ -21,6 +21,8 @@ function environment(env: Record<string, string>): NodeJS.ProcessEnv {
     RATE_LIMIT_SIGN_IN_PER_IP: '1000000',
     RATE_LIMIT_SIGN_IN_PER_ACCOUNT: '1000000',
     RATE_LIMIT_TOKEN_CREATION: '1000000',
+    // Off unless a test sets it: the small disks of the fault tests are below the default reserve.
+    STORAGE_RESERVE: '0',
     ...env,
   };
 }
