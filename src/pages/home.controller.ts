@@ -3,7 +3,7 @@ import { Controller, Get, Header, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '../auth/route-auth';
-import { PACKAGE_ROOT, PACKAGE_VERSION } from '../server/package-version';
+import { PACKAGE_ROOT, SERVER_VERSION } from '../server/package-version';
 import { html, page, PAGE_CSP } from './page-layout';
 import { OutsideApi } from '../http/outside-api';
 
@@ -22,7 +22,7 @@ export class HomeController {
     return page(
       'Anvil',
       html`<h1>Anvil</h1>
-<p>A self-hosted code host with a Forgejo/Gitea-compatible REST API. Version ${PACKAGE_VERSION}.</p>
+<p>A self-hosted code host with a Forgejo/Gitea-compatible REST API. Version ${SERVER_VERSION}.</p>
 <ul>
 <li><a href="api/swagger">API documentation (Swagger UI)</a></li>
 <li><a href="swagger.v1.json">OpenAPI document</a></li>

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiProperty, ApiSchema, ApiServiceUnavailableResponse, A
 import type { Response } from 'express';
 import { Public } from '../auth/route-auth';
 import { Health, HealthService } from './health.service';
-import { PACKAGE_VERSION } from './package-version';
+import { SERVER_VERSION } from './package-version';
 import { Readiness } from './readiness';
 import { OutsideApi } from '../http/outside-api';
 
@@ -21,12 +21,15 @@ export class ServerController {
     private readonly readiness: Readiness,
   ) {}
 
-  /** Both keys: Forgejo clients read `version`, the spec names `Version`. */
+  /**
+   * Both keys: Forgejo clients read `version`, the spec names `Version`. The Forgejo release whose API Anvil
+   * answers, with Anvil's own version in the build part (package-version.ts).
+   */
   @Get('version')
   @Public()
   @ApiOkResponse({ type: ServerVersionWire })
   version(): ServerVersionWire {
-    return { version: PACKAGE_VERSION, Version: PACKAGE_VERSION };
+    return { version: SERVER_VERSION, Version: SERVER_VERSION };
   }
 
   /**
