@@ -2,6 +2,7 @@ import { LanguagesModule } from './languages/languages.module';
 import { SettingsModule } from './settings/settings.module';
 import { LabelsModule } from './labels/labels.module';
 import { IssuesModule } from './issues/issues.module';
+import { PullsModule } from './pulls/pulls.module';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
@@ -85,6 +86,7 @@ export class AppModule {
         PagesModule,
         OAuth2Module,
         IntegrityModule,
+        PullsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },

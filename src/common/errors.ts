@@ -55,6 +55,11 @@ export class ConflictError extends DomainError {
   readonly status = 409;
 }
 
+/** 412: the change is refused in the state the resource is in (a merged pull request cannot be reopened). */
+export class PreconditionFailedError extends DomainError {
+  readonly status = 412;
+}
+
 /** 423: the repository is archived, so read-only (Forgejo's answer to writes on an archived repository). */
 export class RepositoryArchivedError extends DomainError {
   readonly status = 423;

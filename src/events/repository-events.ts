@@ -35,6 +35,7 @@ export type RepositoryEvent =
   | { kind: 'package'; action: 'created' | 'deleted'; ownerId: number; senderId: number; package: object }
   | { kind: 'status'; repo: RepositoryEntity; senderId: number; status: StatusFacts }
   | { kind: 'issue'; action: string; repo: RepositoryEntity; senderId: number; issue: { number: number }; changes?: object }
+  | { kind: 'pull_request'; action: string; repo: RepositoryEntity; senderId: number; pullRequest: { number: number }; changes?: object }
   | { kind: 'issue_comment'; action: string; repo: RepositoryEntity; senderId: number; issue: object; comment: object; changes?: object };
 
 export interface StatusFacts {

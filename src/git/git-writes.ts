@@ -107,6 +107,11 @@ export class GitWrites {
     return compareAndSwapRef(this.git, dir, ref, newOid, oldOid);
   }
 
+  /** Points `ref` at `newOid` whatever it held: for refs only the server writes (`refs/pull/{n}/head`). */
+  async setRef(dir: string, ref: string, newOid: string): Promise<void> {
+    await this.git.run(['update-ref', '--no-deref', ref, newOid], { gitDir: dir });
+  }
+
   /** Deletes `ref` only if it still holds `oldOid`. */
   async deleteRef(dir: string, ref: string, oldOid: string): Promise<void> {
     try {

@@ -16,6 +16,7 @@ import { GitTags } from './git-tags';
 import { GitPushCommits } from './git-push-commits';
 import { GitTreeBudget } from './git-tree-budget';
 import { GitCommits } from './git-commits';
+import { GitCompare } from './git-compare';
 import { GitReads } from './git-reads';
 import { GitRefs } from './git-refs';
 import { GitTrees } from './git-trees';
@@ -29,7 +30,7 @@ import { RepositoryPaths } from './repository-paths';
  * of both transports), the repositories' paths on disk, and the hooks Anvil owns.
  */
 @Module({
-  providers: [GitLauncher, GitCommand, GitChanges, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitMerges, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits, RepositoryJournal, GitPools],
-  exports: [GitCommand, GitChanges, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitMerges, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, RepositoryJournal, GitPools],
+  providers: [GitLauncher, GitCommand, GitChanges, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitMerges, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, GitLimits, RepositoryJournal, GitPools, GitCompare],
+  exports: [GitCommand, GitChanges, GitRemotes, GitRepositories, GitTags, RepositoryPaths, PushHooks, GitProcesses, GitRefs, GitCommits, GitTrees, GitReads, GitWrites, GitMerges, GitObjectReaders, GitObjects, GitLastCommits, GitData, GitPushCommits, GitTreeBudget, RepositoryJournal, GitPools, GitCompare],
 })
 export class GitModule {}

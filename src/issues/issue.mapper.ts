@@ -9,7 +9,7 @@ import type { UserEntity } from '../users/user.entity';
 import { toUserWire } from '../users/user.mapper';
 import type { UserWire } from '../users/user.wire';
 import type { IssueEntity } from './issue.entity';
-import type { IssueWire } from './issue.wire';
+import type { IssueWire, PullRequestMetaWire } from './issue.wire';
 
 /** What an issue's JSON needs besides its row, read once per page. */
 export interface IssueContext {
@@ -19,6 +19,8 @@ export interface IssueContext {
   users: Map<number, UserEntity>;
   labels: LabelWire[];
   assigneeIds: number[];
+  /** A pull request's part; null for an issue. */
+  pull?: PullRequestMetaWire | null;
 }
 
 function userOrGhost(users: Map<number, UserEntity>, id: number): UserEntity {
@@ -55,7 +57,7 @@ export function toIssueWire(issue: IssueEntity, context: IssueContext, viewer: A
     updated_at: formatTime(issue.updatedUnix),
     closed_at: issue.closedUnix ? formatTime(issue.closedUnix) : null,
     due_date: issue.deadlineUnix ? formatTime(issue.deadlineUnix) : null,
-    pull_request: null,
+    pull_request: context.pull ?? null,
     repository: { id: context.repo.id, name: context.repo.name, owner: context.owner.name, full_name: `${context.owner.name}/${context.repo.name}` },
     pin_order: issue.pinOrder,
   };

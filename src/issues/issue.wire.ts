@@ -11,7 +11,7 @@ export class RepositoryMetaWire {
   @ApiProperty() full_name: string;
 }
 
-/** Forgejo's `PullRequestMeta`; always null on issues. */
+/** Forgejo's `PullRequestMeta`: set on pull requests, null on issues. */
 @ApiSchema({ name: 'PullRequestMeta' })
 export class PullRequestMetaWire {
   @ApiProperty() merged: boolean;

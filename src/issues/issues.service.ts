@@ -28,7 +28,7 @@ import { usableOn, withLabels } from './issue-labels';
 import { toIssueWire } from './issue.mapper';
 import { IssueCriteria, IssueStore } from './issue.store';
 import { endOfDay, queryTime } from './issue-times';
-import type { IssueDeadlineWire, IssueWire } from './issue.wire';
+import type { IssueDeadlineWire, IssueWire, PullRequestMetaWire } from './issue.wire';
 import { indexEntries, queryWords } from './issue-words';
 import type { CreateIssueOption, EditIssueOption } from './issue.options';
 import { formatTime } from '../common/time';
@@ -73,10 +73,33 @@ export function assertBodySize(body: string): void {
 
 /** An issue change, as events report it. */
 export interface IssueChange {
-  action: 'opened' | 'edited' | 'closed' | 'reopened' | 'deleted' | 'assigned' | 'unassigned' | 'label_updated' | 'label_cleared';
+  action: 'opened' | 'edited' | 'closed' | 'reopened' | 'deleted' | 'assigned' | 'unassigned' | 'label_updated' | 'label_cleared' | 'synchronized';
   changes?: { title?: { from: string }; body?: { from: string } };
 }
 
+/** The repository counters of issues, or of pull requests. */
+function counters(isPull: boolean): { all: 'numIssues' | 'numPulls'; closed: 'numClosedIssues' | 'numClosedPulls' } {
+  return isPull ? { all: 'numPulls', closed: 'numClosedPulls' } : { all: 'numIssues', closed: 'numClosedIssues' };
+}
+
+/**
+ * What the pull requests module adds to issues that are pull requests (it registers itself, as it builds on
+ * this module): the `pull_request` part of their JSON, and their events, which are `pull_request` events.
+ */
+export interface PullRequestHooks {
+  meta(issues: IssueEntity[], tx?: EntityManager): Promise<Map<number, PullRequestMetaWire>>;
+  record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, change: IssueChange): Promise<void>;
+  /** The issue of a pull request is being deleted, in the deleting transaction. */
+  deleted(tx: EntityManager, issue: IssueEntity): Promise<void>;
+}
+
+/** Work a pull request adds to the transaction that opens or edits its issue. */
+export interface IssueWriteExtra {
+  /** Runs inside the transaction, after the issue row is written. */
+  within?(tx: EntityManager, issue: IssueEntity): Promise<void>;
+  /** The unit whose writers may set writer-only fields (`repo.pulls` for pull requests). */
+  unit?: 'repo.issues' | 'repo.pulls';
+}
 
 /**
  * The issues of repositories: lists and the search across repositories, create, read, edit, close and
@@ -100,6 +123,13 @@ export class IssuesService {
     private readonly events: RepositoryEvents,
     private readonly audit: AuditService,
   ) {}
+
+  private pulls: PullRequestHooks | null = null;
+
+  /** The pull requests module registers what it adds to issues that are pull requests. */
+  usePullRequests(hooks: PullRequestHooks): void {
+    this.pulls = hooks;
+  }
 
   /** The built-in tracker must be on (an external tracker or none: every issue route is 404, as Forgejo). */
   assertTracker(target: RepositoryTarget): void {
@@ -148,11 +178,21 @@ export class IssuesService {
     requireSignedIn(target.viewer);
     assertAcceptsWrites(target.repo, target.owner);
     const option = await bind();
+    const issue = await this.open(target, option, false);
+    return this.one(target, issue);
+  }
+
+  /**
+   * Opens an issue, or the issue of a pull request (`isPull`, whose row `extra.within` adds in the same
+   * transaction): the number, the word index, labels, assignees, counters and the `opened` event together.
+   * The caller has checked sign-in and the repository's state.
+   */
+  async open(target: RepositoryTarget, option: CreateIssueOption, isPull: boolean, extra: IssueWriteExtra = {}): Promise<IssueEntity> {
     const title = cutToBytes(option.title.trim(), MAX_TITLE_BYTES);
     if (title === '') throw new InvalidInputError('[Title]: Required');
     const body = option.body ?? '';
     assertBodySize(body);
-    const writer = await target.canWrite('repo.issues');
+    const writer = await target.canWrite(extra.unit ?? 'repo.issues');
     let deadline = 0;
     let labels: LabelEntity[] = [];
     let assigneeIds: number[] = [];
@@ -175,7 +215,7 @@ export class IssuesService {
         body,
         ref: option.ref ?? '',
         milestoneId: 0,
-        isPull: false,
+        isPull,
         isClosed: option.closed === true,
         isLocked: false,
         numComments: 0,
@@ -188,14 +228,16 @@ export class IssuesService {
       await this.issues.replaceWords(tx, row, indexEntries(title, body));
       await this.issues.setLabels(tx, row.id, withLabels([], labels).map((label) => label.id));
       await this.issues.setAssignees(tx, row.id, assigneeIds);
-      if (!(await this.repositories.addToCounter(tx, repoId, 'numIssues', 1))) throw new NotFoundError();
-      if (row.isClosed) await this.repositories.addToCounter(tx, repoId, 'numClosedIssues', 1);
+      const counter = counters(isPull);
+      if (!(await this.repositories.addToCounter(tx, repoId, counter.all, 1))) throw new NotFoundError();
+      if (row.isClosed) await this.repositories.addToCounter(tx, repoId, counter.closed, 1);
+      await extra.within?.(tx, row);
       await this.record(tx, target, row, { action: 'opened' });
       if (row.isClosed) await this.record(tx, target, row, { action: 'closed' });
       return row;
     });
     this.events.committed();
-    return this.one(target, issue);
+    return issue;
   }
 
   /** PATCH: 201 with the issue, as Forgejo. The poster or a writer; writer-only fields dropped for the poster. */
@@ -204,8 +246,17 @@ export class IssuesService {
     requireSignedIn(target.viewer);
     const option = await bind();
     const issue = await this.find(target, rawIndex);
-    const writer = await target.canWrite('repo.issues');
+    const writer = await target.canWrite(issue.isPull ? 'repo.pulls' : 'repo.issues');
     if (!writer && issue.posterId !== target.viewer.user!.id) throw new ForbiddenError('user should be the poster or have write access to issues');
+    return this.one(target, await this.change(target, issue, option, writer));
+  }
+
+  /**
+   * The changes of an edit, checked by the caller (sign-in, poster or writer): title, body, ref, due date,
+   * assignees and state in one transaction with their timeline entries, counters and events; `extra.within`
+   * adds a pull request's own changes to it.
+   */
+  async change(target: RepositoryTarget, issue: IssueEntity, option: EditIssueOption, writer: boolean, extra: IssueWriteExtra = {}): Promise<IssueEntity> {
     const changes: Partial<IssueEntity> = {};
     const events: IssueChange[] = [];
     if (option.title) {
@@ -243,7 +294,7 @@ export class IssuesService {
       if (closing !== undefined && closing !== current.isClosed) {
         write.isClosed = closing;
         write.closedUnix = closing ? now : 0;
-        await this.repositories.addToCounter(tx, current.repoId, 'numClosedIssues', closing ? 1 : -1);
+        await this.repositories.addToCounter(tx, current.repoId, counters(current.isPull).closed, closing ? 1 : -1);
         // The timeline keeps who closed or reopened it, as Forgejo's close (2) and reopen (1) entries.
         await this.comments.insert(tx, {
           type: closing ? CLOSE_EVENT : REOPEN_EVENT,
@@ -260,13 +311,14 @@ export class IssuesService {
       const next = { ...current, ...write };
       if (write.title !== undefined || write.body !== undefined) await this.issues.replaceWords(tx, next, indexEntries(next.title, next.body));
       if (assigneeIds !== undefined) await this.issues.setAssignees(tx, current.id, assigneeIds);
+      await extra.within?.(tx, next);
       for (const event of events) await this.record(tx, target, next, event);
       if (assigneeIds !== undefined) await this.record(tx, target, next, { action: assigneeIds.length > 0 ? 'assigned' : 'unassigned' });
       if (closing !== undefined) await this.record(tx, target, next, { action: closing ? 'closed' : 'reopened' });
       return next;
     });
     this.events.committed();
-    return this.one(target, updated);
+    return updated;
   }
 
   /** DELETE: repository admins only (403), 404 for a number not in use. */
@@ -277,8 +329,9 @@ export class IssuesService {
     await this.transactions.run(async (tx) => {
       await this.record(tx, target, issue, { action: 'deleted' });
       if (!(await this.issues.delete(tx, issue.id))) throw new NotFoundError();
-      await this.repositories.addToCounter(tx, issue.repoId, 'numIssues', -1);
-      if (issue.isClosed) await this.repositories.addToCounter(tx, issue.repoId, 'numClosedIssues', -1);
+      if (issue.isPull) await this.pulls?.deleted(tx, issue);
+      await this.repositories.addToCounter(tx, issue.repoId, counters(issue.isPull).all, -1);
+      if (issue.isClosed) await this.repositories.addToCounter(tx, issue.repoId, counters(issue.isPull).closed, -1);
       await this.audit.record(tx, { action: 'issue.delete', target: { type: 'issue', id: issue.id, name: `${target.owner.name}/${target.repo.name}#${issue.repoIndex}` }, detail: { title: issue.title } });
     });
     this.events.committed();
@@ -320,12 +373,18 @@ export class IssuesService {
     const userIds = new Set<number>(page.map((issue) => issue.posterId));
     for (const list of assigneeIds.values()) for (const id of list) userIds.add(id);
     const users = new Map((await this.users.byIds([...userIds].filter((id) => id > 0), tx)).map((user) => [user.id, user]));
+    const pulls = page.some((issue) => issue.isPull) && this.pulls ? await this.pulls.meta(page.filter((issue) => issue.isPull), tx) : new Map<number, PullRequestMetaWire>();
     return page.map((issue) => {
       const place = repos.get(issue.repoId)!;
       const own = new Set(labelIds.get(issue.id) ?? []);
       const labels = allLabels.filter((label) => own.has(label.id)).map((label) => this.labelWire(label, place.repo, place.owner));
-      return toIssueWire(issue, { ...place, users, labels, assigneeIds: assigneeIds.get(issue.id) ?? [] }, viewer, this.siteUrls);
+      return toIssueWire(issue, { ...place, users, labels, assigneeIds: assigneeIds.get(issue.id) ?? [], pull: pulls.get(issue.id) ?? null }, viewer, this.siteUrls);
     });
+  }
+
+  /** Replaces an issue's labels inside the caller's transaction (a later label of an exclusive scope wins). */
+  async replaceLabels(tx: EntityManager, issue: IssueEntity, labels: LabelEntity[]): Promise<void> {
+    await this.issues.setLabels(tx, issue.id, withLabels([], labels).map((label) => label.id));
   }
 
   labelWire(label: LabelEntity, repo: RepositoryEntity, owner: UserEntity): LabelWire {
@@ -372,10 +431,10 @@ export class IssuesService {
     const criteria: IssueCriteria = {};
     const state = text(query, 'state');
     if (state !== 'all') criteria.isClosed = state === 'closed';
+    // Without a type, issues and pull requests alike.
     const type = text(query, 'type');
-    // Anvil has no pull requests yet: asking for them finds none.
     if (type === 'pulls') criteria.isPull = true;
-    else criteria.isPull = false;
+    else if (type === 'issues') criteria.isPull = false;
     const q = text(query, 'q').trim();
     if (q !== '' && !q.includes('\0')) {
       const words = queryWords(q);
@@ -410,8 +469,9 @@ export class IssuesService {
    * Reports a change to the event door inside its transaction (the webhooks' outbox keeps it exactly when the
    * change commits); the issue is shown as to an anonymous viewer.
    */
-  private async record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, change: IssueChange): Promise<void> {
+  async record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, change: IssueChange): Promise<void> {
     if (!(await this.events.listensTo(target.repo, tx))) return;
+    if (issue.isPull && this.pulls) return this.pulls.record(tx, target, issue, change);
     const repos = new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]);
     const [wire] = await this.wires([issue], AuthContext.anonymous(), repos, tx);
     await this.events.record(tx, { kind: 'issue', action: change.action, repo: target.repo, senderId: target.viewer.user!.id, issue: wire, changes: change.changes });

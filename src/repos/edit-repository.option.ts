@@ -45,6 +45,45 @@ export class EditRepositoryOption {
   @Field({ field: 'ExternalTracker', type: 'object' })
   external_tracker?: Record<string, unknown>;
 
+  @Field({ field: 'HasPullRequests', type: 'boolean', description: 'the pull requests unit on or off' })
+  has_pull_requests?: boolean;
+
+  @Field({ field: 'IgnoreWhitespaceConflicts', type: 'boolean' })
+  ignore_whitespace_conflicts?: boolean;
+
+  @Field({ field: 'AllowMerge', type: 'boolean' })
+  allow_merge_commits?: boolean;
+
+  @Field({ field: 'AllowRebase', type: 'boolean' })
+  allow_rebase?: boolean;
+
+  @Field({ field: 'AllowRebaseMerge', type: 'boolean' })
+  allow_rebase_explicit?: boolean;
+
+  @Field({ field: 'AllowSquash', type: 'boolean' })
+  allow_squash_merge?: boolean;
+
+  @Field({ field: 'AllowFastForwardOnly', type: 'boolean' })
+  allow_fast_forward_only_merge?: boolean;
+
+  @Field({ field: 'AllowManualMerge', type: 'boolean' })
+  allow_manual_merge?: boolean;
+
+  @Field({ field: 'AutodetectManualMerge', type: 'boolean' })
+  autodetect_manual_merge?: boolean;
+
+  @Field({ field: 'AllowRebaseUpdate', type: 'boolean' })
+  allow_rebase_update?: boolean;
+
+  @Field({ field: 'DefaultDeleteBranchAfterMerge', type: 'boolean' })
+  default_delete_branch_after_merge?: boolean;
+
+  @Field({ field: 'DefaultMergeStyle', type: 'string', description: 'merge, rebase, rebase-merge, squash, fast-forward-only or manually-merged' })
+  default_merge_style?: string;
+
+  @Field({ field: 'DefaultAllowMaintainerEdit', type: 'boolean' })
+  default_allow_maintainer_edit?: boolean;
+
   @Field({ field: 'Archived', type: 'boolean', description: 'archive (read-only at every door) or unarchive; not for mirrors (422)' })
   archived?: boolean;
 

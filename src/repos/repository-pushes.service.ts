@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { faultPoint } from '../common/fault-points';
 import { QuotaExceededError } from '../common/errors';
@@ -26,6 +26,9 @@ const BRANCH_PREFIX = 'refs/heads/';
 /** Rows a caller writes in the transaction that records its ref change (RepositoryPushes.recordRefChanges). */
 export type RefChangeRecord = (tx: EntityManager, repo: RepositoryEntity) => Promise<void>;
 
+/** Hears of refs a push or a server write moved in a repository, and who moved them. */
+export type RefChangeListener = (repositoryId: number, updates: RefUpdate[], senderId: number) => Promise<void>;
+
 /**
  * What a push means for a repository's record (docs/git-transports.md), the same for HTTP and SSH: the rules of
  * pre-receive (quota, the default branch, `refs/for/`) and the effects of post-receive (first branch, size,
@@ -33,6 +36,9 @@ export type RefChangeRecord = (tx: EntityManager, repo: RepositoryEntity) => Pro
  */
 @Injectable()
 export class RepositoryPushes implements PushHandler, OnModuleInit {
+  private readonly logger = new Logger('RepositoryPushes');
+  /** Who hears of moved refs once they are recorded (pull requests follow their branches). */
+  private readonly refListeners: RefChangeListener[] = [];
   /** The quota reserved by each push in flight (gone with the push's context). */
   private readonly reservations = new WeakMap<PushContext, QuotaReservation>();
   /** Pushes whose owner had nothing left when they started (other writes in flight count). */
@@ -58,6 +64,15 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
 
   onModuleInit(): void {
     this.hooks.handle(this);
+  }
+
+  /**
+   * `listener` hears of every recorded ref change (pushes and the server's own writes), after it committed and
+   * before the push is answered; it must be quick and leave slow work to the background. Its failure is
+   * logged, never the push's.
+   */
+  onRefsChanged(listener: RefChangeListener): void {
+    this.refListeners.push(listener);
   }
 
   /**
@@ -101,6 +116,10 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     }
     if (updates.some((update) => update.ref.startsWith('refs/for/'))) {
       throw new PushRefused('refs/for/ (AGit pull requests) is not supported');
+    }
+    // The server alone writes the heads of pull requests.
+    if (updates.some((update) => update.ref.startsWith('refs/pull/'))) {
+      throw new PushRefused('refs/pull/ is reserved for pull requests and cannot be pushed');
     }
     await this.assertBranchProtection(push, repo, updates, objects);
     await this.assertTreesWithinBudget(repo, updates, objects);
@@ -201,6 +220,9 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
       return this.writeRefChanges(repo, changes, senderId, refChanges, reservation, ticket === undefined ? undefined : { bytes: gitSize, ticket }, alongWith);
     });
     if (recorded) this.events.committed();
+    for (const listener of this.refListeners) {
+      await listener(repositoryId, updates, senderId).catch((error: unknown) => this.logger.warn(`after a ref change: ${(error as Error).message}`));
+    }
   }
 
   /**

@@ -23,6 +23,40 @@ export interface MirrorIntervalEditor {
   prepare(repo: RepositoryEntity, value: string): { display: string; apply(tx: EntityManager): Promise<void> };
 }
 
+const MERGE_STYLES = ['merge', 'rebase', 'rebase-merge', 'squash', 'fast-forward-only', 'manually-merged'];
+
+/**
+ * The pull requests unit and its settings, as Forgejo's PATCH changes them: the settings only when the unit is
+ * (or stays) on; an unknown `default_merge_style` is 422.
+ */
+function pullRequestChanges(repo: RepositoryEntity, option: EditRepositoryOption): Partial<RepositoryEntity> {
+  const changes: Partial<RepositoryEntity> = {};
+  if (option.has_pull_requests !== undefined && option.has_pull_requests !== null) changes.hasPullRequests = option.has_pull_requests;
+  if (!(changes.hasPullRequests ?? repo.hasPullRequests)) return changes;
+  const flags: [keyof EditRepositoryOption, keyof RepositoryEntity][] = [
+    ['ignore_whitespace_conflicts', 'ignoreWhitespaceConflicts'],
+    ['allow_merge_commits', 'allowMergeCommits'],
+    ['allow_rebase', 'allowRebase'],
+    ['allow_rebase_explicit', 'allowRebaseExplicit'],
+    ['allow_squash_merge', 'allowSquashMerge'],
+    ['allow_fast_forward_only_merge', 'allowFastForwardOnlyMerge'],
+    ['allow_manual_merge', 'allowManualMerge'],
+    ['autodetect_manual_merge', 'autodetectManualMerge'],
+    ['allow_rebase_update', 'allowRebaseUpdate'],
+    ['default_delete_branch_after_merge', 'defaultDeleteBranchAfterMerge'],
+    ['default_allow_maintainer_edit', 'defaultAllowMaintainerEdit'],
+  ];
+  for (const [field, column] of flags) {
+    const value = option[field];
+    if (typeof value === 'boolean') (changes as Record<string, unknown>)[column] = value;
+  }
+  if (option.default_merge_style !== undefined && option.default_merge_style !== null && option.default_merge_style !== '') {
+    if (!MERGE_STYLES.includes(option.default_merge_style)) throw new InvalidInputError(`[DefaultMergeStyle]: must be one of ${MERGE_STYLES.join(', ')}`);
+    changes.defaultMergeStyle = option.default_merge_style;
+  }
+  return changes;
+}
+
 /**
  * A repository's settings (PATCH /repos/{owner}/{repo}): description, website, visibility, template and archive
  * flags, the issue tracker, default branch, mirror interval and name. A rename's move of the directory is the lifecycle's
@@ -75,6 +109,7 @@ export class RepositorySettings {
       }
     }
     Object.assign(changes, trackerChanges(repo, option, this.siteUrls.rootUrl));
+    Object.assign(changes, pullRequestChanges(repo, option));
     const newName = option.name && option.name !== repo.name ? option.name : undefined;
     // Only a change beyond letter case moves the directory (paths on disk are lowercased).
     const moves = newName !== undefined && newName.toLowerCase() !== repo.lowerName;

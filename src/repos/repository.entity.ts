@@ -114,6 +114,54 @@ export class RepositoryEntity {
   @CounterColumn()
   numClosedIssues: number;
 
+  /** Pull requests, and how many of them are closed (merged ones included), moved as `numIssues`. */
+  @CounterColumn()
+  numPulls: number;
+
+  @CounterColumn()
+  numClosedPulls: number;
+
+  /** The pull requests unit and its settings (Forgejo's defaults for a new unit). */
+  @FlagColumn(true)
+  hasPullRequests: boolean;
+
+  @FlagColumn(false)
+  ignoreWhitespaceConflicts: boolean;
+
+  @FlagColumn(true)
+  allowMergeCommits: boolean;
+
+  @FlagColumn(true)
+  allowRebase: boolean;
+
+  @FlagColumn(true)
+  allowRebaseExplicit: boolean;
+
+  @FlagColumn(true)
+  allowSquashMerge: boolean;
+
+  @FlagColumn(true)
+  allowFastForwardOnlyMerge: boolean;
+
+  @FlagColumn(true)
+  allowRebaseUpdate: boolean;
+
+  @FlagColumn(false)
+  allowManualMerge: boolean;
+
+  @FlagColumn(false)
+  autodetectManualMerge: boolean;
+
+  @FlagColumn(false)
+  defaultDeleteBranchAfterMerge: boolean;
+
+  /** merge, rebase, rebase-merge, squash, fast-forward-only or manually-merged. */
+  @TextColumn(32, { default: 'merge' })
+  defaultMergeStyle: string;
+
+  @FlagColumn(false)
+  defaultAllowMaintainerEdit: boolean;
+
   @CounterColumn()
   numStars: number;
 

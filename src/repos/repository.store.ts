@@ -17,7 +17,7 @@ import { ForkEntity } from './fork.entity';
 export type { RepositoryCriteria, RepositorySort, RepositorySortKey } from './repository-search-planner';
 
 /** The counters of a repository row that move by SQL arithmetic. */
-export type RepositoryCounter = 'numStars' | 'numWatches' | 'numIssues' | 'numClosedIssues' | 'lfsSize';
+export type RepositoryCounter = 'numStars' | 'numWatches' | 'numIssues' | 'numClosedIssues' | 'lfsSize' | 'numPulls' | 'numClosedPulls';
 
 const COUNTER_COLUMNS: Record<RepositoryCounter, string> = {
   numStars: 'num_stars',
@@ -25,6 +25,8 @@ const COUNTER_COLUMNS: Record<RepositoryCounter, string> = {
   numIssues: 'num_issues',
   numClosedIssues: 'num_closed_issues',
   lfsSize: 'lfs_size',
+  numPulls: 'num_pulls',
+  numClosedPulls: 'num_closed_pulls',
 };
 
 /** The only door to the repository table and its search index (the searches: repository-search-planner.ts). */

@@ -42,8 +42,8 @@ export class ExternalWikiWire {
 
 /**
  * The `Repository` JSON, fields in Forgejo's order. Fields of features Anvil does not have say
- * so: no wiki, pull requests, projects or actions (`has_*` false, every `allow_*` false), no
- * transfers. `internal_tracker` is sent while the built-in tracker is on, `external_tracker` while an external one
+ * so: no wiki, projects or actions (`has_*` false), no transfers; the pull request settings are all false while
+ * the pull requests unit is off, as Forgejo sends them. `internal_tracker` is sent while the built-in tracker is on, `external_tracker` while an external one
  * is set, and `external_wiki` never: Forgejo leaves each out while its unit is off.
  */
 @ApiSchema({ name: 'Repository' })
@@ -74,7 +74,7 @@ export class RepositoryWire {
   @ApiProperty({ format: 'int64' }) forks_count: number;
   @ApiProperty({ format: 'int64' }) watchers_count: number;
   @ApiProperty({ format: 'int64' }) open_issues_count: number;
-  @ApiProperty({ format: 'int64', description: 'always 0: Anvil has no pull requests' }) open_pr_counter: number;
+  @ApiProperty({ format: 'int64' }) open_pr_counter: number;
   @ApiProperty() default_branch: string;
   @ApiProperty() archived: boolean;
   @ApiProperty({ format: 'date-time' }) created_at: string;
@@ -100,7 +100,7 @@ export class RepositoryWire {
   @ApiProperty() allow_fast_forward_only_merge: boolean;
   @ApiProperty() allow_rebase_update: boolean;
   @ApiProperty() default_delete_branch_after_merge: boolean;
-  @ApiProperty({ description: "Forgejo's value for a repository without pull requests" }) default_merge_style: string;
+  @ApiProperty({ enum: ['merge', 'rebase', 'rebase-merge', 'squash', 'fast-forward-only', 'manually-merged'] }) default_merge_style: string;
   @ApiProperty() default_allow_maintainer_edit: boolean;
   @ApiProperty({ description: '"": repositories have no avatar of their own' }) avatar_url: string;
   @ApiProperty({ description: 'a public repository of a private owner' }) internal: boolean;

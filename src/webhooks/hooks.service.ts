@@ -32,7 +32,7 @@ import { SiteUrls } from '../common/site-urls';
 /** Formats Anvil sends; every other type Forgejo knows (slack, discord, …) is refused. */
 export const HOOK_TYPES = ['forgejo', 'gitea', 'gogs'];
 
-/** Event names a hook may choose (Forgejo's list); Anvil emits create, delete, push, issues, issue_comment, repository, release, package, status. */
+/** Event names a hook may choose (Forgejo's list); Anvil emits create, delete, push, issues, issue_comment, pull_request, repository, release, package, status. */
 const KNOWN_EVENTS = new Set([
   'create', 'delete', 'fork', 'push', 'issues', 'issue_assign', 'issue_label', 'issue_milestone', 'issue_comment',
   'pull_request', 'pull_request_assign', 'pull_request_label', 'pull_request_milestone', 'pull_request_comment',

@@ -57,6 +57,24 @@ export function payloadsOf(event: RepositoryEvent, facts: PayloadFacts, commitLi
           body: { action: event.action, number: event.issue.number, ...(event.changes ? { changes: event.changes } : {}), issue: event.issue, repository, sender, commit_id: '' },
         },
       ];
+    case 'pull_request':
+      return [
+        {
+          event: 'pull_request',
+          branch: null,
+          body: {
+            action: event.action,
+            number: event.pullRequest.number,
+            ...(event.changes ? { changes: event.changes } : {}),
+            pull_request: event.pullRequest,
+            requested_reviewer: null,
+            repository,
+            sender,
+            commit_id: '',
+            review: null,
+          },
+        },
+      ];
     case 'issue_comment':
       return [
         {

@@ -27,6 +27,7 @@ import { CreateBranchProtections1796184297451 } from './1796184297451-create-bra
 import { DropWebhookDeliveryClaimIndex1795720000000 } from './1795720000000-drop-webhook-delivery-claim-index';
 import { CreateLfs1796172609408 } from './1796172609408-create-lfs';
 import { CreateIssues1796174642066 } from './1796174642066-create-issues';
+import { CreatePullRequests1796186088002 } from './1796186088002-create-pull-requests';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   RepositorySizeTickets1796176079641,
   RepositoryLfsSize1796184245392,
   CreateBranchProtections1796184297451,
+  CreatePullRequests1796186088002,
 ];

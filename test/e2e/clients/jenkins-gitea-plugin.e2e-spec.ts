@@ -50,8 +50,8 @@ describe('client journey: Jenkins Gitea plugin, organisation scan', () => {
 
       const branches = (await get(`/repos/${org.name}/${listed.name}/branches`).expect(200)).body;
       for (const branch of branches) expect(branch.commit.id).toMatch(/^[0-9a-f]{40}$/);
-      // No pull requests in Anvil: the plugin reads the 404 as an empty list.
-      await get(`/repos/${org.name}/${listed.name}/pulls?state=open`).expect(404);
+      // The plugin lists the open pull requests of each repository: none here.
+      expect((await get(`/repos/${org.name}/${listed.name}/pulls?state=open`).expect(200)).body).toEqual([]);
       const jenkinsfile = await get(`/repos/${org.name}/${listed.name}/raw/main/Jenkinsfile`);
       expect(jenkinsfile.status).toBe(listed.name === 'app' ? 200 : 404);
     }

@@ -53,17 +53,18 @@ describe('client journey: Renovate (Gitea platform) repository initialisation', 
     expect(found.data.every((repo: { mirror: boolean }) => repo.mirror === false)).toBe(true);
   });
 
-  it('initRepo reads every field it checks, and stops where Anvil has no pull requests to offer', async () => {
+  it('initRepo reads every field it checks and finds pull requests on, with rebase as the first merge method', async () => {
     const repo = await makeRepo(t, bot, { autoInit: true });
     const json = (await get(`/repos/${repo.full_name}`).expect(200)).body;
     for (const field of ['archived', 'mirror', 'empty', 'fork', 'allow_rebase', 'allow_rebase_explicit', 'allow_squash_merge', 'allow_merge_commits', 'allow_fast_forward_only_merge', 'has_pull_requests']) {
       expect(typeof json[field]).toBe('boolean');
     }
     expect(json).toMatchObject({ default_branch: 'main', id: repo.id, clone_url: expect.any(String), ssh_url: expect.any(String) });
-    // Before this, the allow_* fields were missing and every repository was aborted at this step as well,
-    // without saying why; now the answer tells the truth: no merge method, because no pull requests.
-    expect(json.has_pull_requests).toBe(false);
-    expect(initRepoOutcome(json)).toBe('REPOSITORY_BLOCKED');
+    expect(json.has_pull_requests).toBe(true);
+    expect(initRepoOutcome(json)).toBe('rebase');
+    // With the unit off, no merge method is offered and the repository is left alone.
+    const off = (await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(bot.token)).send({ has_pull_requests: false }).expect(200)).body;
+    expect(initRepoOutcome(off)).toBe('REPOSITORY_BLOCKED');
     // The onboarding check reads renovate.json through the contents API: absent is a 404.
     await get(`/repos/${repo.full_name}/contents/renovate.json?ref=main`).expect(404);
     expect((await get(`/repos/${repo.full_name}/contents/README.md?ref=main`).expect(200)).body.encoding).toBe('base64');

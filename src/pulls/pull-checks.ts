@@ -1,0 +1,143 @@
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Clock } from '../common/time';
+import { Transactions } from '../database/transactions';
+import { GitCompare } from '../git/git-compare';
+import { GitProcesses } from '../git/git-processes';
+import { GitRefs } from '../git/git-refs';
+import { GitWrites } from '../git/git-writes';
+import { RepositoryPaths } from '../git/repository-paths';
+import { RepositoryDirectory } from '../repos/repository-directory';
+import { UserAccounts } from '../users/user-accounts';
+import { PullRequestEntity, PullStatus } from './pull-request.entity';
+import { PullRequestStore } from './pull-request.store';
+
+/** How long an instance holds a test it took; a crashed instance's tests are taken again after it. */
+const CLAIM_SECONDS = 120;
+/** Pull requests read per round of the drain. */
+const BATCH = 20;
+
+/** The ref of the base repository that follows a pull request's head. */
+export function pullHeadRef(index: number): string {
+  return `refs/pull/${index}/head`;
+}
+
+/**
+ * Mergeability tests: a pull request whose status is `checking` is taken by one instance (claimed in the
+ * database), tested with `merge-tree --write-tree` against its base without a work tree, and its result stored
+ * only if no newer test was asked for meanwhile (then it stays `checking` and is taken again). Pushes only ask
+ * (PullRequestStore.requestCheck) and wake the drain; they never wait for a test.
+ */
+@Injectable()
+export class PullChecks implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('PullChecks');
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly store: PullRequestStore,
+    private readonly compare: GitCompare,
+    private readonly refs: GitRefs,
+    private readonly writes: GitWrites,
+    private readonly processes: GitProcesses,
+    private readonly paths: RepositoryPaths,
+    private readonly repositories: RepositoryDirectory,
+    private readonly users: UserAccounts,
+    private readonly clock: Clock,
+    private readonly transactions: Transactions,
+  ) {}
+
+  onModuleInit(): void {
+    // Tests asked for before a restart (or left by a crashed instance once their claim lapses).
+    setImmediate(() => this.wake());
+  }
+
+  onApplicationShutdown(): void {
+    this.stopped = true;
+  }
+
+  /** Starts the drain, or has the running one look again when it ends its round. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .catch((error: unknown) => this.logger.warn(`mergeability tests stopped: ${(error as Error).message}`))
+      .finally(() => {
+        this.running = null;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Waits until the drain running now (if any) is done: for shutdown and tests. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      this.again = false;
+      const waiting = await this.store.waitingForCheck(this.clock.nowUnix(), BATCH);
+      let tested = 0;
+      for (const id of waiting) {
+        if (this.stopped) return;
+        if (await this.test(id)) tested += 1;
+      }
+      if (waiting.length < BATCH && !this.again) return;
+      if (tested === 0 && !this.again) return;
+    }
+  }
+
+  /** Takes and tests one pull request; false when another instance holds it or it needs none. */
+  async test(id: number): Promise<boolean> {
+    const now = this.clock.nowUnix();
+    if (!(await this.transactions.runBookkeeping((tx) => this.store.claimCheck(tx, id, now, now + CLAIM_SECONDS)))) return false;
+    const pull = await this.store.byId(id);
+    if (!pull) return false;
+    let result: Partial<PullRequestEntity>;
+    try {
+      result = await this.measure(pull);
+    } catch (error) {
+      this.logger.warn(`mergeability test of pull request ${id} failed: ${(error as Error).message}`);
+      result = { status: PullStatus.Error };
+    }
+    return this.transactions.run((tx) => this.store.storeCheck(tx, id, pull.checkVersion, result));
+  }
+
+  /** What git says about the pull request now; keeps `refs/pull/{n}/head` on the head branch. */
+  private async measure(pull: PullRequestEntity): Promise<Partial<PullRequestEntity>> {
+    const repo = await this.repositories.byId(pull.baseRepoId);
+    const owner = repo ? await this.users.byId(repo.ownerId) : null;
+    if (!repo || !owner) return { status: PullStatus.Error };
+    const dir = this.paths.repository(owner.name, repo.name);
+    return this.processes.withSlot(async () => {
+      const headRef = `refs/heads/${pull.headBranch}`;
+      const baseRef = `refs/heads/${pull.baseBranch}`;
+      const found = await this.refs.peelRefs(dir, [headRef, baseRef, pullHeadRef(pull.repoIndex)]);
+      const head = found.get(headRef) ?? found.get(pullHeadRef(pull.repoIndex)) ?? pull.headCommitId;
+      const base = found.get(baseRef);
+      if (!base || !head) return { status: PullStatus.Error, headCommitId: head ?? '' };
+      if (found.get(pullHeadRef(pull.repoIndex)) !== head) await this.writes.setRef(dir, pullHeadRef(pull.repoIndex), head);
+      const mergeBase = await this.compare.mergeBase(dir, base, head);
+      const facts: Partial<PullRequestEntity> = { headCommitId: head, baseCommitId: base, mergeBase: mergeBase ?? '', conflictedFiles: '[]' };
+      if (!mergeBase) return { ...facts, status: PullStatus.Error };
+      const totals = await this.compare.totals(dir, mergeBase, head);
+      facts.additions = totals.additions;
+      facts.deletions = totals.deletions;
+      facts.changedFiles = totals.files;
+      facts.commitsAhead = await this.compare.countBetween(dir, base, head);
+      facts.commitsBehind = await this.compare.countBetween(dir, head, base);
+      // The head is already in the base: nothing to merge.
+      if (mergeBase === head) return { ...facts, status: PullStatus.Ancestor };
+      const merge = await this.compare.testMerge(dir, base, head);
+      if (merge.conflicts.length > 0) return { ...facts, status: PullStatus.Conflict, conflictedFiles: JSON.stringify(merge.conflicts) };
+      const baseTree = (await this.compare.treeOf(dir, base)) ?? '';
+      return { ...facts, status: merge.tree === baseTree ? PullStatus.Empty : PullStatus.Mergeable };
+    });
+  }
+}

@@ -1,0 +1,42 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
+import { ContentModule } from '../content/content.module';
+import { GitModule } from '../git/git.module';
+import { IssuesModule } from '../issues/issues.module';
+import { IssuesService } from '../issues/issues.service';
+import { ReposModule } from '../repos/repos.module';
+import { RepositoriesService } from '../repos/repositories.service';
+import { RepositoryPushes } from '../repos/repository-pushes.service';
+import { UsersModule } from '../users/users.module';
+import { PullChecks } from './pull-checks';
+import { PullRequestStore } from './pull-request.store';
+import { CompareController, PullsController } from './pulls.controller';
+import { PullsService } from './pulls.service';
+
+/** Pull requests: issues with a head and a base branch, their mergeability, diffs and commits; comparing revisions. */
+@Module({
+  imports: [UsersModule, ReposModule, AccessModule, IssuesModule, ContentModule, GitModule],
+  controllers: [PullsController, CompareController],
+  providers: [PullRequestStore, PullsService, PullChecks],
+  exports: [PullsService, PullChecks],
+})
+export class PullsModule implements OnModuleInit {
+  constructor(
+    private readonly issues: IssuesService,
+    private readonly pulls: PullsService,
+    private readonly repositories: RepositoriesService,
+    private readonly store: PullRequestStore,
+    private readonly pushes: RepositoryPushes,
+  ) {}
+
+  onModuleInit(): void {
+    this.issues.usePullRequests({
+      meta: (issues, tx) => this.pulls.meta(issues, tx),
+      record: (tx, target, issue, change) => this.pulls.record(tx, target, issue, change),
+      deleted: (tx, issue) => this.store.deleteOfIssue(tx, issue.id),
+    });
+    // In the deleting transaction: a repository takes its pull requests along (their issues go with the issues).
+    this.repositories.onRepositoryDeleted((tx, repo) => this.store.deleteAllOfRepository(tx, repo.id));
+    this.pushes.onRefsChanged((repositoryId, updates, senderId) => this.pulls.onRefsChanged(repositoryId, updates, senderId));
+  }
+}

@@ -1,0 +1,462 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { assertAcceptsWrites } from '../access/access-policy';
+import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { AuthContext } from '../auth/auth-context';
+import { requireSignedIn } from '../auth/route-auth';
+import { BadRequestError, ConflictError, ForbiddenError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../common/errors';
+import { Page, PageQuery } from '../common/paging';
+import { SiteUrls } from '../common/site-urls';
+import { Transactions } from '../database/transactions';
+import { RepositoryEvents } from '../events/repository-events';
+import { ContentRepositories } from '../content/content-repository';
+import { ContentRefs } from '../content/content-refs';
+import { toCommitWire } from '../content/content.mapper';
+import type { CommitWire } from '../content/content.wire';
+import { GitCompare } from '../git/git-compare';
+import { GitRefs, isPlainRevision } from '../git/git-refs';
+import { GitWrites } from '../git/git-writes';
+import type { RefUpdate } from '../git/push-hooks';
+import type { IssueEntity } from '../issues/issue.entity';
+import { IssueChange, IssuesService } from '../issues/issues.service';
+import type { PullRequestMetaWire } from '../issues/issue.wire';
+import { repositoryUrls } from '../repos/repository.mapper';
+import { RepositoryViews } from '../repos/repository-views';
+import { RepositoryDirectory } from '../repos/repository-directory';
+import { UserAccounts } from '../users/user-accounts';
+import { toUserWire } from '../users/user.mapper';
+import { pullHeadRef, PullChecks } from './pull-checks';
+import { PullRequestEntity, PullStatus } from './pull-request.entity';
+import { PullCriteria, PullRequestStore, PullRow } from './pull-request.store';
+import { toChangedFileWire, toPullRequestMetaWire, toPullRequestWire } from './pull.mapper';
+import type { CreatePullRequestOption, EditPullRequestOption } from './pull.options';
+import type { ChangedFileWire, CompareWire, PullRequestWire } from './pull.wire';
+
+// One cohesive thing, kept whole though long: the rules of pull requests, whose lists, writes and git reads share
+// one reading of which branches a pull request joins and who may change it.
+
+/** The raw query of a list, as the route received it. */
+export type PullQuery = Record<string, unknown>;
+
+function text(query: PullQuery, name: string): string {
+  const value = query[name];
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
+  return '';
+}
+
+function texts(query: PullQuery, name: string): string[] {
+  const value = query[name];
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
+  return [];
+}
+
+/** A branch name as a pull request may name it. */
+function isBranchName(name: string): boolean {
+  return name.length <= 255 && isPlainRevision(name);
+}
+
+/** Forgejo's text for a second open pull request of the same head and base. */
+function alreadyExists(existing: PullRequestEntity): ConflictError {
+  return new ConflictError(
+    `pull request already exists for these targets [id: ${existing.id}, issue_id: ${existing.repoIndex}, head_repo_id: ${existing.headRepoId}, base_repo_id: ${existing.baseRepoId}, head_branch: ${existing.headBranch}, base_branch: ${existing.baseBranch}]`,
+  );
+}
+
+/**
+ * Pull requests of a repository: each is an issue (numbers, title, body, labels, assignees, comments) with a head
+ * and a base branch. Readers of the pull requests unit who read the code see them; callers who may push the
+ * head branch open them; the poster or a writer edits. Mergeability is tested in the background (PullChecks).
+ */
+@Injectable()
+export class PullsService {
+  constructor(
+    private readonly store: PullRequestStore,
+    private readonly issues: IssuesService,
+    private readonly checks: PullChecks,
+    private readonly content: ContentRepositories,
+    private readonly contentRefs: ContentRefs,
+    private readonly refs: GitRefs,
+    private readonly compare: GitCompare,
+    private readonly writes: GitWrites,
+    private readonly views: RepositoryViews,
+    private readonly repositories: RepositoryDirectory,
+    private readonly users: UserAccounts,
+    private readonly policy: RepositoryPolicy,
+    private readonly transactions: Transactions,
+    private readonly events: RepositoryEvents,
+    private readonly siteUrls: SiteUrls,
+  ) {}
+
+  /** The pull requests unit must be on and the caller must read the code: 404 otherwise, as Forgejo. */
+  async assertPulls(target: RepositoryTarget): Promise<void> {
+    if (!target.repo.hasPullRequests) throw new NotFoundError();
+    if (!(await target.permission()).canRead('repo.code')) throw new NotFoundError();
+  }
+
+  async list(target: RepositoryTarget, query: PullQuery, page: PageQuery): Promise<Page<PullRequestWire>> {
+    await this.assertPulls(target);
+    const criteria: PullCriteria = { baseRepoId: target.repo.id, sort: text(query, 'sort') };
+    const state = text(query, 'state');
+    if (state !== 'all') criteria.isClosed = state === 'closed';
+    const labels = texts(query, 'labels').flatMap((value) => value.split(',')).filter((value) => value.trim() !== '');
+    if (labels.length > 0) {
+      if (labels.some((value) => !/^\d{1,15}$/.test(value.trim()))) throw new InvalidInputError('labels must be label ids');
+      criteria.labelIds = labels.map((value) => Number(value.trim()));
+    }
+    const milestone = text(query, 'milestone');
+    if (milestone !== '' && milestone !== '0') {
+      if (!/^\d{1,15}$/.test(milestone)) throw new InvalidInputError('milestone must be an id');
+      criteria.milestoneId = Number(milestone);
+    }
+    const poster = text(query, 'poster');
+    if (poster !== '') {
+      const user = await this.users.byName(poster);
+      if (!user) throw new BadRequestError(`user redirect does not exist [name: ${poster.toLowerCase()}]`);
+      criteria.posterId = user.id;
+    }
+    const found = await this.store.list(criteria, page);
+    const pulls = await this.store.byIssueIds(found.items.map((issue) => issue.id));
+    const rows = found.items.filter((issue) => pulls.has(issue.id)).map((issue) => ({ issue, pull: pulls.get(issue.id)! }));
+    return { items: await this.wires(target, rows), total: found.total };
+  }
+
+  async get(target: RepositoryTarget, rawIndex: string): Promise<PullRequestWire> {
+    await this.assertPulls(target);
+    const row = await this.find(target, rawIndex);
+    return (await this.wires(target, [row]))[0];
+  }
+
+  /** GET …/pulls/{base}/{head}: the pull request of these branches (head as `branch` or `owner:branch`). */
+  async byBaseAndHead(target: RepositoryTarget, base: string, head: string): Promise<PullRequestWire> {
+    await this.assertPulls(target);
+    const headBranch = this.headBranchOf(target, head);
+    if (headBranch === null) throw new NotFoundError();
+    const row = await this.store.byBaseAndHead(target.repo.id, base, target.repo.id, headBranch);
+    if (!row) throw new NotFoundError();
+    return (await this.wires(target, [row]))[0];
+  }
+
+  /** GET …/commits/{sha}/pull: the pull request merged as this commit. */
+  async byMergedCommit(target: RepositoryTarget, sha: string): Promise<PullRequestWire> {
+    const pull = await this.store.byMergedCommit(target.repo.id, sha);
+    const issue = pull ? await this.store.issueOf(pull) : null;
+    if (!pull || !issue) throw new NotFoundError();
+    return (await this.wires(target, [{ pull, issue }]))[0];
+  }
+
+  async create(target: RepositoryTarget, bind: () => Promise<CreatePullRequestOption>): Promise<PullRequestWire> {
+    await this.assertPulls(target);
+    requireSignedIn(target.viewer);
+    assertAcceptsWrites(target.repo, target.owner);
+    const option = await bind();
+    if (option.head === option.base) throw new InvalidInputError('Invalid PullRequest: There are no changes between the head and the base');
+    const headBranch = this.headBranchOf(target, option.head);
+    if (headBranch === null || !isBranchName(option.base) || !isBranchName(headBranch)) throw new NotFoundError();
+    if (headBranch === option.base) throw new InvalidInputError('Invalid PullRequest: There are no changes between the head and the base');
+    const dir = this.content.open(target).dir;
+    const found = await this.content.withGit(() => this.refs.peelRefs(dir, [`refs/heads/${option.base}`, `refs/heads/${headBranch}`]));
+    const baseSha = found.get(`refs/heads/${option.base}`);
+    const headSha = found.get(`refs/heads/${headBranch}`);
+    if (!baseSha || !headSha) throw new NotFoundError();
+    // A pull request is opened from a branch its author may push: the head repository's writers.
+    if (!(await target.canWrite('repo.code'))) throw new ForbiddenError('user should have a permission to push to the head branch');
+    const existing = await this.store.openOf(target.repo.id, option.base, target.repo.id, headBranch);
+    if (existing) throw alreadyExists(existing);
+    const mergeBase = (await this.content.withGit(() => this.compare.mergeBase(dir, baseSha, headSha))) ?? '';
+    let created: PullRequestEntity | null = null;
+    const issue = await this.issues.open(
+      target,
+      { title: option.title, body: option.body, assignee: option.assignee, assignees: option.assignees, labels: option.labels, milestone: option.milestone, due_date: option.due_date },
+      true,
+      {
+        unit: 'repo.pulls',
+        within: async (tx, row) => {
+          // Checked again inside the transaction: of two concurrent creates, the second finds the first.
+          const clash = await this.store.openOf(target.repo.id, option.base, target.repo.id, headBranch, tx);
+          if (clash) throw alreadyExists(clash);
+          created = await this.store.insert(tx, {
+            issueId: row.id,
+            repoIndex: row.repoIndex,
+            baseRepoId: target.repo.id,
+            headRepoId: target.repo.id,
+            headBranch,
+            baseBranch: option.base,
+            headCommitId: headSha,
+            baseCommitId: baseSha,
+            mergeBase,
+            status: PullStatus.Checking,
+            conflictedFiles: '[]',
+            allowMaintainerEdit: target.repo.defaultAllowMaintainerEdit,
+            checkVersion: 1,
+          });
+        },
+      },
+    );
+    const pull = created as PullRequestEntity | null;
+    if (!pull) throw new NotFoundError();
+    await this.content.withGit(() => this.writes.setRef(dir, pullHeadRef(issue.repoIndex), headSha));
+    // Tested now, so that the answer already says whether it merges; a failure leaves it to the drain.
+    await this.checks.test(pull.id).catch(() => this.checks.wake());
+    const stored = (await this.store.byId(pull.id)) ?? pull;
+    return (await this.wires(target, [{ pull: stored, issue }]))[0];
+  }
+
+  /** PATCH: 201 with the pull request. The poster or a writer; writer-only fields dropped for the poster. */
+  async edit(target: RepositoryTarget, rawIndex: string, bind: () => Promise<EditPullRequestOption>): Promise<PullRequestWire> {
+    await this.assertPulls(target);
+    requireSignedIn(target.viewer);
+    const option = await bind();
+    const row = await this.find(target, rawIndex);
+    const writer = await target.canWrite('repo.pulls');
+    if (!writer && row.issue.posterId !== target.viewer.user!.id) throw new ForbiddenError('user should be the poster or have write access to pull requests');
+    if (option.state !== undefined && option.state !== null && row.pull.hasMerged && (option.state === 'closed') !== row.issue.isClosed) {
+      throw new PreconditionFailedError('cannot change state of this pull request, it was already merged');
+    }
+    const changes: Partial<PullRequestEntity> = {};
+    let retest = false;
+    if (option.base && option.base !== row.pull.baseBranch) {
+      if (!writer) throw new ForbiddenError('user should have write access to pull requests to change the base');
+      const dir = this.content.open(target).dir;
+      const base = isBranchName(option.base) ? await this.content.withGit(() => this.refs.resolveCommit(dir, `refs/heads/${option.base}`)) : null;
+      if (!base) throw new NotFoundError(`new base '${option.base}' not exist`);
+      if (row.pull.hasMerged) throw new ConflictError('pull request has already been merged');
+      if (row.issue.isClosed) throw new InvalidInputError('issue is closed');
+      const existing = await this.store.openOf(target.repo.id, option.base, row.pull.headRepoId, row.pull.headBranch);
+      if (existing) throw alreadyExists(existing);
+      changes.baseBranch = option.base;
+      retest = true;
+    }
+    if (option.allow_maintainer_edit !== undefined && option.allow_maintainer_edit !== null && option.allow_maintainer_edit !== row.pull.allowMaintainerEdit) {
+      if (row.issue.posterId !== target.viewer.user!.id) throw new ForbiddenError('SetAllowEdits: user is not the poster of the pull request');
+      changes.allowMaintainerEdit = option.allow_maintainer_edit;
+    }
+    const reopening = option.state === 'open' && row.issue.isClosed;
+    if (reopening) {
+      const clash = await this.store.openOf(target.repo.id, changes.baseBranch ?? row.pull.baseBranch, row.pull.headRepoId, row.pull.headBranch);
+      if (clash && clash.id !== row.pull.id) throw alreadyExists(clash);
+      retest = true;
+    }
+    const labels = writer && option.labels !== undefined && option.labels !== null ? await this.issues.usableLabels(target, option.labels) : null;
+    const issue = await this.issues.change(
+      target,
+      row.issue,
+      { title: option.title, body: option.body, assignee: option.assignee, assignees: option.assignees, state: option.state, due_date: option.due_date, unset_due_date: option.unset_due_date },
+      writer,
+      {
+        unit: 'repo.pulls',
+        within: async (tx, current) => {
+          if (Object.keys(changes).length > 0) await this.store.update(tx, row.pull.id, changes);
+          if (labels !== null) {
+            await this.issues.replaceLabels(tx, current, labels);
+            await this.issues.record(tx, target, current, { action: 'label_updated' });
+          }
+          if (retest) await this.store.requestCheck(tx, [row.pull.id]);
+          if (changes.baseBranch) await this.issues.record(tx, target, current, { action: 'edited', changes: { base: { from: row.pull.baseBranch } } } as unknown as IssueChange);
+        },
+      },
+    );
+    if (retest) this.checks.wake();
+    const pull = (await this.store.byId(row.pull.id)) ?? row.pull;
+    return (await this.wires(target, [{ pull, issue }]))[0];
+  }
+
+  /** …/pulls/{index}.diff and .patch: the text of the change from the merge base to the head. */
+  async diffOrPatch(target: RepositoryTarget, rawIndex: string, kind: 'diff' | 'patch', binary: boolean): Promise<Buffer> {
+    await this.assertPulls(target);
+    const row = await this.find(target, rawIndex);
+    const dir = this.content.open(target).dir;
+    const { from, to } = await this.span(dir, row.pull);
+    return this.content.withGit(() => (kind === 'diff' ? this.compare.diff(dir, from, to, binary) : this.compare.patch(dir, from, to, binary)));
+  }
+
+  /** …/pulls/{index}/files: the files changed from the merge base to the head, paged. */
+  async files(target: RepositoryTarget, rawIndex: string, page: PageQuery): Promise<Page<ChangedFileWire>> {
+    await this.assertPulls(target);
+    const row = await this.find(target, rawIndex);
+    const content = this.content.open(target);
+    const { from, to } = await this.span(content.dir, row.pull);
+    const changes = await this.content.withGit(() => this.compare.changedPaths(content.dir, from, to));
+    const items = changes.slice(page.offset, page.offset + page.limit).map((change) => toChangedFileWire(change, content.urls.html, content.urls.api, to));
+    return { items, total: changes.length };
+  }
+
+  /** …/pulls/{index}/commits: the head's commits not in the base, newest first, paged. */
+  async commits(target: RepositoryTarget, rawIndex: string, page: PageQuery, options: { stat: boolean; files: boolean }): Promise<Page<CommitWire>> {
+    await this.assertPulls(target);
+    const row = await this.find(target, rawIndex);
+    const content = this.content.open(target);
+    const { from, to } = await this.span(content.dir, row.pull);
+    const { total, commits } = await this.content.withGit(async () => {
+      const total = await this.compare.countBetween(content.dir, from, to);
+      const commits = await this.compare.commitsBetween(content.dir, from, to, { skip: page.offset, limit: page.limit, withChanges: options.stat || options.files });
+      return { total, commits };
+    });
+    const users = await this.contentRefs.usersByEmail(target.viewer, commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail]));
+    return { items: commits.map((commit) => toCommitWire(content.urls, commit, users, options)), total };
+  }
+
+  /** GET /repos/{owner}/{repo}/compare/{base}...{head}: the head's commits not in the base. */
+  async compareRevisions(target: RepositoryTarget, spec: string, options: { stat: boolean; files: boolean }): Promise<CompareWire> {
+    if (!(await target.permission()).canRead('repo.code')) throw new NotFoundError();
+    const content = this.content.open(target);
+    let parts = spec.split('...');
+    if (parts.length !== 2) parts = spec.split('..');
+    if (parts.length !== 2) parts = [target.repo.defaultBranch, spec];
+    const [base, head] = parts;
+    const headName = this.headBranchOf(target, head);
+    if (headName === null || !isPlainRevision(base) || !isPlainRevision(headName)) throw new NotFoundError();
+    const result = await this.content.withGit(async () => {
+      const baseSha = await this.refs.resolveCommit(content.dir, base);
+      const headSha = await this.refs.resolveCommit(content.dir, headName);
+      if (!baseSha || !headSha) return null;
+      const mergeBase = (await this.compare.mergeBase(content.dir, baseSha, headSha)) ?? baseSha;
+      const total = await this.compare.countBetween(content.dir, mergeBase, headSha);
+      const commits = await this.compare.commitsBetween(content.dir, mergeBase, headSha, { skip: 0, limit: Math.min(total, 250), withChanges: options.stat || options.files });
+      return { total, commits };
+    });
+    if (!result) throw new NotFoundError();
+    const users = await this.contentRefs.usersByEmail(target.viewer, result.commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail]));
+    return { total_commits: result.total, commits: result.commits.map((commit) => toCommitWire(content.urls, commit, users, options)) };
+  }
+
+  /** The `pull_request` part of issues that are pull requests (registered with IssuesService). */
+  async meta(issues: IssueEntity[], tx?: EntityManager): Promise<Map<number, PullRequestMetaWire>> {
+    const pulls = await this.store.byIssueIds(issues.map((issue) => issue.id), tx);
+    const result = new Map<number, PullRequestMetaWire>();
+    const htmlBases = new Map<number, string>();
+    for (const issue of issues) {
+      const pull = pulls.get(issue.id);
+      if (!pull) continue;
+      let html = htmlBases.get(issue.repoId);
+      if (html === undefined) {
+        const repo = await this.repositories.byId(issue.repoId, tx);
+        const owner = repo ? await this.users.byId(repo.ownerId, tx) : null;
+        html = repo && owner ? repositoryUrls(owner, repo, this.siteUrls).html : '';
+        htmlBases.set(issue.repoId, html);
+      }
+      result.set(issue.id, toPullRequestMetaWire(pull, issue, html));
+    }
+    return result;
+  }
+
+  /**
+   * A change to a pull request's issue, as a `pull_request` event inside its transaction (registered with
+   * IssuesService). The pull request is shown as to an anonymous viewer, with what the row knows (no git).
+   */
+  async record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, change: IssueChange): Promise<void> {
+    const pull = await this.store.byIssueId(issue.id, tx);
+    if (!pull) return;
+    const anonymous = new RepositoryTarget(target.repo, target.owner, AuthContext.anonymous(), () => this.policy.permission(AuthContext.anonymous(), target.repo, target.owner), null);
+    const [issueWire] = await this.issues.wires([issue], anonymous.viewer, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]), tx);
+    const repoWire = await this.views.one(target.repo, target.owner, anonymous.viewer, { admin: false, push: false, pull: true });
+    const mergedBy = pull.hasMerged && pull.mergerId ? await this.users.byId(pull.mergerId, tx) : null;
+    const wire = toPullRequestWire(pull, issueWire, {
+      baseRepo: repoWire,
+      headRepo: repoWire,
+      baseSha: pull.baseCommitId,
+      headSha: pull.headCommitId,
+      mergedBy: mergedBy ? toUserWire(mergedBy, anonymous.viewer, this.siteUrls) : null,
+    });
+    await this.events.record(tx, { kind: 'pull_request', action: change.action, repo: target.repo, senderId: target.viewer.user?.id ?? 0, pullRequest: wire, changes: change.changes });
+  }
+
+  /**
+   * After refs of a repository moved (a push, a server write): open pull requests whose head branch moved get
+   * `refs/pull/{n}/head`, a new test and a `synchronized` event; those whose base moved a new test; those whose
+   * head branch was deleted are closed. The tests run in the background.
+   */
+  async onRefsChanged(repositoryId: number, updates: RefUpdate[], senderId: number): Promise<void> {
+    const moved = new Map<string, string>();
+    const deleted: string[] = [];
+    for (const update of updates) {
+      if (!update.ref.startsWith('refs/heads/')) continue;
+      const branch = update.ref.slice('refs/heads/'.length);
+      if (/^0+$/.test(update.newId)) deleted.push(branch);
+      else moved.set(branch, update.newId);
+    }
+    if (moved.size === 0 && deleted.length === 0) return;
+    const heads = await this.store.openWithHeads(repositoryId, [...moved.keys()]);
+    const bases = await this.store.openWithBases(repositoryId, [...moved.keys()]);
+    const gone = await this.store.openWithHeads(repositoryId, deleted);
+    if (heads.length === 0 && bases.length === 0 && gone.length === 0) return;
+    const repo = await this.repositories.byId(repositoryId);
+    const owner = repo ? await this.users.byId(repo.ownerId) : null;
+    if (!repo || !owner) return;
+    const sender = senderId > 0 ? await this.users.byId(senderId) : null;
+    const viewer = sender ? new AuthContext(sender, 'password', null) : AuthContext.anonymous();
+    const target = new RepositoryTarget(repo, owner, viewer, () => this.policy.permission(viewer, repo, owner), null);
+    const dir = this.content.open(target).dir;
+    const synchronized = heads.filter((row) => row.pull.headCommitId !== moved.get(row.pull.headBranch));
+    if (synchronized.length > 0) {
+      await this.content.withGit(async () => {
+        for (const row of synchronized) await this.writes.setRef(dir, pullHeadRef(row.issue.repoIndex), moved.get(row.pull.headBranch)!);
+      });
+    }
+    await this.transactions.run(async (tx) => {
+      for (const row of synchronized) await this.store.update(tx, row.pull.id, { headCommitId: moved.get(row.pull.headBranch)! });
+      await this.store.requestCheck(tx, [...new Set([...heads, ...bases].map((row) => row.pull.id))]);
+      if (viewer.isSignedIn) for (const row of synchronized) await this.issues.record(tx, target, row.issue, { action: 'synchronized' });
+    });
+    this.events.committed();
+    for (const row of gone) {
+      await this.issues.change(target, row.issue, { state: 'closed' }, true).catch(() => undefined);
+    }
+    this.checks.wake();
+  }
+
+  /** The pull request numbered `rawIndex` of the target (404 otherwise, also for an issue's number). */
+  async find(target: RepositoryTarget, rawIndex: string): Promise<PullRow> {
+    const index = /^\d{1,15}$/.test(rawIndex) ? Number(rawIndex) : 0;
+    const row = index > 0 ? await this.store.byIndex(target.repo.id, index) : null;
+    if (!row) throw new NotFoundError();
+    return row;
+  }
+
+  /** The head branch a `head` names in this repository: `branch`, or `owner:branch` of the same owner. */
+  private headBranchOf(target: RepositoryTarget, head: string): string | null {
+    const parts = head.split(':');
+    if (parts.length === 1) return parts[0];
+    if (parts.length !== 2) return null;
+    // Pull requests between repositories (forks) are not opened yet: another owner's branch is not found.
+    return parts[0].toLowerCase() === target.owner.lowerName ? parts[1] : null;
+  }
+
+  /** The commits a pull request's diff runs between: its merge base (or base) and its head as stored. */
+  private async span(dir: string, pull: PullRequestEntity): Promise<{ from: string; to: string }> {
+    const to = pull.headCommitId;
+    let from = pull.hasMerged ? pull.mergeBase : '';
+    if (!from) {
+      from = (await this.content.withGit(async () => {
+        const base = await this.refs.resolveCommit(dir, `refs/heads/${pull.baseBranch}`);
+        return base ? this.compare.mergeBase(dir, base, to) : null;
+      })) ?? pull.mergeBase;
+    }
+    if (!from || !to) throw new NotFoundError();
+    return { from, to };
+  }
+
+  /** The JSON of pull requests of one repository for the target's viewer: git read once for the page. */
+  private async wires(target: RepositoryTarget, rows: PullRow[]): Promise<PullRequestWire[]> {
+    if (rows.length === 0) return [];
+    const places = new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]);
+    const issueWires = await this.issues.wires(rows.map((row) => row.issue), target.viewer, places);
+    const repoWire = await this.views.one(target.repo, target.owner, target.viewer, (await target.permission()).toWire());
+    const dir = this.content.open(target).dir;
+    const names = [...new Set(rows.flatMap((row) => [`refs/heads/${row.pull.baseBranch}`, `refs/heads/${row.pull.headBranch}`]))];
+    const found = target.repo.isEmpty ? new Map<string, string>() : await this.content.withGit(() => this.refs.peelRefs(dir, names));
+    const mergerIds = [...new Set(rows.filter((row) => row.pull.hasMerged && row.pull.mergerId > 0).map((row) => row.pull.mergerId))];
+    const mergers = new Map((await this.users.byIds(mergerIds)).map((user) => [user.id, user]));
+    return rows.map((row, n) => {
+      const merger = mergers.get(row.pull.mergerId);
+      return toPullRequestWire(row.pull, issueWires[n], {
+        baseRepo: repoWire,
+        headRepo: repoWire,
+        baseSha: found.get(`refs/heads/${row.pull.baseBranch}`) ?? '',
+        headSha: found.get(`refs/heads/${row.pull.headBranch}`) ?? null,
+        mergedBy: merger ? toUserWire(merger, target.viewer, this.siteUrls) : null,
+      });
+    });
+  }
+}
