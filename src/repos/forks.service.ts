@@ -1,11 +1,13 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { BranchProtections } from '../access/branch-protection-policy';
 import { OrganizationPolicy } from '../access/organization-policy';
 import { RepositoryTarget } from '../access/repository-policy';
 import { requireSignedIn } from '../auth/route-auth';
 import { BadRequestError, ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { KeyedLeases, Leases } from '../database/leases';
+import { GitChanges } from '../git/git-changes';
 import { GitPools } from '../git/git-pools';
 import { GitRefs } from '../git/git-refs';
 import { GitRepositories, ObjectFormat } from '../git/git-repositories';
@@ -17,6 +19,7 @@ import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { duplicateName, RepositoriesService } from './repositories.service';
 import { RepositoryAccess, visibilityScope } from './repository-access';
 import { RepositoryCreation } from './repository-creation.service';
+import { RepositoryPushes } from './repository-pushes.service';
 import { RepositoryEntity } from './repository.entity';
 import { assertUsableRepositoryName } from './repository-names';
 import { RepositoryStore } from './repository.store';
@@ -60,6 +63,9 @@ export class ForksService implements OnModuleInit {
     private readonly views: RepositoryViews,
     private readonly access: RepositoryAccess,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+    private readonly protections: BranchProtections,
+    private readonly changes: GitChanges,
+    private readonly pushes: RepositoryPushes,
   ) {}
 
   onModuleInit(): void {
@@ -181,11 +187,19 @@ export class ForksService implements OnModuleInit {
     const poolName = await this.poolOf(state.source.repo, state.source.dir);
     await this.poolLocks.run(poolName, async () => {
       await this.pools.refresh(poolName, state.source!.repo.id, state.source!.dir);
+      // The fork's branch moves as a push of the caller would move it: its protection judges the change.
+      await this.protections.assertAllowed(repo.id, {
+        door: 'git',
+        branch: state.branch,
+        pusher: this.protections.callerPusher(target),
+        facts: this.changes.reading(forkDir, state.forkCommit, state.baseCommit),
+      });
       if (!(await this.pools.moveBranch(forkDir, state.branch, state.baseCommit, state.forkCommit))) {
         throw new ConflictError('the branch changed while it was being synced');
       }
     });
-    await this.deletion.refreshGitSize(owner.name, repo);
+    // Then what a push records: size, update time, the push's events and webhooks, in one transaction.
+    await this.pushes.recordRefChanges(repo.id, [{ ref: `refs/heads/${state.branch}`, oldId: state.forkCommit, newId: state.baseCommit }], target.viewer.user?.id ?? 0);
   }
 
   private async syncState(target: RepositoryTarget, branchName?: string) {

@@ -158,6 +158,36 @@ describe('forks: one object pool per network, forks that survive their source', 
     expect(pools()).toEqual([]);
   });
 
+  it('syncs a fork as a push: the fork branch protection judges it, and it is recorded with its push event', async () => {
+    await t.http.post(t.api('/user/repos')).set(as(alice)).send({ name: 'synced', auto_init: true }).expect(201);
+    const upstream = `${alice.name}/synced`;
+    await t.http.post(t.api(`/repos/${upstream}/forks`)).set(as(dave)).send({}).expect(202);
+    const fork = `${dave.name}/synced`;
+    const before = (await t.http.get(t.api(`/repos/${fork}/branches/main`)).set(as(dave)).expect(200)).body.commit.id;
+    await t.http.post(t.api(`/repos/${fork}/hooks`)).set(as(dave)).send({ type: 'forgejo', active: true, events: ['push'], config: { url: 'http://hooks.example.com/sync', content_type: 'json' } }).expect(201);
+    const work = path.join(client.home, uniqueName('work'));
+    await client.ok(['clone', '--quiet', url(alice, upstream), work]);
+    fs.writeFileSync(path.join(work, 'ahead.txt'), 'ahead\n');
+    await client.ok(['add', 'ahead.txt'], { cwd: work });
+    await client.ok(['commit', '--quiet', '-m', 'ahead'], { cwd: work });
+    await client.ok(['push', '--quiet', 'origin', 'main'], { cwd: work });
+    const after = (await client.ok(['rev-parse', 'HEAD'], { cwd: work })).trim();
+
+    // A rule on the fork's main that lets nobody push refuses the sync too, and the branch stays.
+    await t.http.post(t.api(`/repos/${fork}/branch_protections`)).set(as(dave)).send({ rule_name: 'main', enable_push: false }).expect(201);
+    const refused = await t.http.post(t.api(`/repos/${fork}/sync_fork`)).set(as(dave)).expect(403);
+    expect(refused.body.message).toMatch(/protected/);
+    expect((await t.http.get(t.api(`/repos/${fork}/branches/main`)).set(as(dave)).expect(200)).body.commit.id).toBe(before);
+
+    await t.http.delete(t.api(`/repos/${fork}/branch_protections/main`)).set(as(dave)).expect(204);
+    await t.http.post(t.api(`/repos/${fork}/sync_fork`)).set(as(dave)).expect(204);
+    const events: { event: string; payload: string }[] = await t.dataSource.query("SELECT event, payload FROM webhook_event WHERE event = 'push'");
+    const pushes = events.map((row) => JSON.parse(row.payload)).filter((payload) => payload.repository.full_name === fork);
+    expect(pushes.map((payload) => ({ ref: payload.ref, before: payload.before, after: payload.after, pusher: payload.pusher.login }))).toEqual([
+      { ref: 'refs/heads/main', before, after, pusher: dave.name },
+    ]);
+  });
+
   it('keeps forks of private sources private, lists only visible forks, and decrements forks_count', async () => {
     const org = await makeOrg(t, alice.user);
     const secret = `${alice.name}/secret`;
