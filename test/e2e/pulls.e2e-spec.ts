@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
+import { makeRepo, makeToken, makeUser, TestUser, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
 import { startTestApp, TestApp } from '../support/test-app';
 import { SinkRequest, WebhookSink } from '../support/webhook-sink';
@@ -269,5 +269,54 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
     expect(opened).toMatchObject({ number: 1, pull_request: { id: created.id, number: 1, title: 'hooked', head: { ref: 'feature' }, base: { ref: 'main' } }, repository: { full_name: repo.full_name }, sender: { login: owner.name } });
     expect(received().find((request) => request.json.action === 'edited')!.json.changes).toEqual({ title: { from: 'hooked' } });
     expect(received().find((request) => request.json.action === 'closed')!.json.pull_request.state).toBe('closed');
+  });
+
+  it('tests again after a push to the base, and finds the conflict it brought', async () => {
+    const { repo, work, remote } = await repoWithBranches(owner);
+    expect((await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'soon in conflict' }).expect(201)).body.mergeable).toBe(true);
+    fs.writeFileSync(path.join(work, 'file.txt'), 'one\nZWEI\nthree\n');
+    await client.ok(['commit', '--quiet', '-am', 'base moves'], { cwd: work });
+    await client.ok(['push', '--quiet', remote, 'main:main'], { cwd: work });
+    let rows: { status: number; conflicted_files: string }[] = [];
+    for (let attempt = 0; attempt < 400; attempt++) {
+      rows = await t.dataSource.query('SELECT status, conflicted_files FROM pull_request WHERE base_repo_id = ?', [repo.id]);
+      if (Number(rows[0].status) === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(Number(rows[0].status)).toBe(0);
+    expect(JSON.parse(rows[0].conflicted_files)).toEqual(['file.txt']);
+    const pull = (await t.http.get(`${pulls(repo)}/1`).expect(200)).body;
+    expect(pull.mergeable).toBe(false);
+    expect(pull.base.sha).toBe((await client.ok(['rev-parse', 'main'], { cwd: work })).trim());
+  });
+
+  it('asks the access policy: token scopes, archived repositories (423), labels and assignees for writers', async () => {
+    const { repo } = await repoWithBranches(owner);
+    const readOnly = await makeToken(t, owner.user, ['read:repository']);
+    expect((await t.http.post(pulls(repo)).set(withToken(readOnly)).send({ head: 'feature', base: 'main', title: 'x' }).expect(403)).body.message).toContain('write:repository');
+    await t.http.get(pulls(repo)).set(withToken(readOnly)).expect(200);
+    const issueOnly = await makeToken(t, owner.user, ['read:issue']);
+    await t.http.get(pulls(repo)).set(withToken(issueOnly)).expect(403);
+
+    const label = (await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(owner.token)).send({ name: 'deps', color: '00aabb' }).expect(201)).body;
+    const created = await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'labelled', labels: [label.id], assignees: [owner.name] }).expect(201);
+    expect(created.body.labels.map((item: any) => item.name)).toEqual(['deps']);
+    expect(created.body.assignees.map((item: any) => item.login)).toEqual([owner.name]);
+    expect((await t.http.get(`${pulls(repo)}?labels=${label.id}`).expect(200)).body.map((pull: any) => pull.number)).toEqual([1]);
+    expect((await t.http.get(`${pulls(repo)}?poster=${owner.name}`).expect(200)).body).toHaveLength(1);
+    await t.http.get(`${pulls(repo)}?poster=nobody-at-all`).expect(400);
+    const cleared = await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ labels: [] }).expect(201);
+    expect(cleared.body.labels).toEqual([]);
+
+    // The merged pull request of a commit.
+    await t.http.get(t.api(`/repos/${repo.full_name}/commits/${created.body.head.sha}/pull`)).expect(404);
+    await t.dataSource.query('UPDATE pull_request SET has_merged = 1, merged_commit_id = ?, merger_id = ?, merged_unix = 1700000000 WHERE base_repo_id = ?', [created.body.head.sha, owner.user.id, repo.id]);
+    const merged = await t.http.get(t.api(`/repos/${repo.full_name}/commits/${created.body.head.sha}/pull`)).expect(200);
+    expect(merged.body).toMatchObject({ number: 1, merged: true, merge_commit_sha: created.body.head.sha, merged_at: '2023-11-14T22:13:20Z', merged_by: { login: owner.name } });
+    expect((await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ state: 'closed' }).expect(412)).body.message).toBe('cannot change state of this pull request, it was already merged');
+
+    await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send({ archived: true }).expect(200);
+    await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'archived' }).expect(423);
+    await t.http.get(pulls(repo)).expect(200);
   });
 });
