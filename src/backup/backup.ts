@@ -7,6 +7,7 @@ import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/config';
 import { isTransientGitFile } from '../git/git-repositories';
 import { poolsRoot, repositoriesRoot } from '../git/repository-paths';
+import { LFS_JWT_SECRET_FILE } from '../lfs/lfs-tokens';
 import { PACKAGE_VERSION } from '../server/package-version';
 
 // `anvil dump` and what the archive is; `anvil restore` reads it back in restore.ts.
@@ -32,14 +33,14 @@ export const MANIFEST = 'manifest.json';
 export const SQLITE_FILE = 'database/anvil.db';
 export const MYSQL_ROWS = 'database/rows.jsonl';
 /** Areas of DATA_DIR with user data besides the database. */
-export const BLOB_AREAS = ['attachments', 'packages'];
+export const BLOB_AREAS = ['attachments', 'packages', 'lfs'];
 
 /**
  * `anvil dump`: one archive (tar, gzip) of everything needed to bring the service back. The database first, as
  * one consistent snapshot (SQLite's online backup; on MySQL/MariaDB every table streamed in one REPEATABLE
  * READ transaction with a consistent snapshot), then the files, which the server never changes in place: repositories
  * as hard links (copies across file systems) taken refs before objects, so every ref finds its objects (git adds
- * objects before it moves a ref), the object pools of fork networks after their members, attachments and package files, the SSH host key and the secret key that opens
+ * objects before it moves a ref), the object pools of fork networks after their members, attachments, package files and LFS objects, the SSH host key, the key of LFS tokens and the secret key that opens
  * sealed credentials. Taken beside a serving server: what was written meanwhile is either in the archive whole
  * or, when its row came after the snapshot, a leftover the reconciliation after `anvil restore` quarantines.
  */
@@ -76,6 +77,7 @@ export async function dump(dataSource: DataSource, config: BackupConfig, output:
     await copyIfPresent(config.ssh.hostKeyFile, path.join(staging, 'ssh', 'ssh_host_ed25519_key'));
     await copyIfPresent(`${config.ssh.hostKeyFile}.pub`, path.join(staging, 'ssh', 'ssh_host_ed25519_key.pub'));
     await copyIfPresent(path.join(dataDir, 'secret_key'), path.join(staging, 'secret_key'));
+    await copyIfPresent(path.join(dataDir, LFS_JWT_SECRET_FILE), path.join(staging, LFS_JWT_SECRET_FILE));
     const manifest: DumpManifest = {
       format: 1,
       anvilVersion: PACKAGE_VERSION,

@@ -6,6 +6,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { DataSource } from 'typeorm';
+import { LFS_JWT_SECRET_FILE } from '../lfs/lfs-tokens';
 import { BackupConfig, BLOB_AREAS, DumpManifest, exists, MANIFEST, MYSQL_ROWS, SQLITE_FILE } from './backup';
 
 // `anvil restore`: an archive of backup.ts unpacked into an empty DATA_DIR, and its rows into an empty database.
@@ -34,6 +35,7 @@ export async function unpack(config: BackupConfig, archive: string): Promise<{ m
   await moveIfPresent(path.join(staging, 'ssh', 'ssh_host_ed25519_key'), config.ssh.hostKeyFile);
   await moveIfPresent(path.join(staging, 'ssh', 'ssh_host_ed25519_key.pub'), `${config.ssh.hostKeyFile}.pub`);
   await moveIfPresent(path.join(staging, 'secret_key'), path.join(dataDir, 'secret_key'));
+  await moveIfPresent(path.join(staging, LFS_JWT_SECRET_FILE), path.join(dataDir, LFS_JWT_SECRET_FILE));
   if (config.database.type === 'sqlite') {
     if (await exists(config.database.file)) throw new Error(`the database ${config.database.file} exists: restore needs none`);
     await fs.mkdir(path.dirname(config.database.file), { recursive: true });
@@ -48,7 +50,7 @@ export async function unpack(config: BackupConfig, archive: string): Promise<{ m
 }
 
 /** What an archive of `anvil dump` holds at its top: the data areas, the database, the keys and the manifest. */
-const ARCHIVE_AREAS = new Set(['repositories', ...BLOB_AREAS, 'database', 'ssh', 'secret_key', MANIFEST]);
+const ARCHIVE_AREAS = new Set(['repositories', ...BLOB_AREAS, 'database', 'ssh', 'secret_key', LFS_JWT_SECRET_FILE, MANIFEST]);
 
 /** Largest listing read of an archive (a member per line): an archive with more members is refused. */
 const MAX_LISTING_BYTES = 1 << 30;

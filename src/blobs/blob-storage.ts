@@ -169,8 +169,8 @@ export class BlobStorage {
     return found;
   }
 
-  /** Every stored file of an area (`attachments`, `packages`), by key. */
-  async storedBlobs(area: 'attachments' | 'packages'): Promise<StoredBlobFile[]> {
+  /** Every stored file of an area (`attachments`, `packages`, `lfs`), by key. */
+  async storedBlobs(area: 'attachments' | 'packages' | 'lfs'): Promise<StoredBlobFile[]> {
     const found: StoredBlobFile[] = [];
     const walk = async (dir: string, key: string): Promise<void> => {
       let entries;

@@ -2,11 +2,12 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { BlobStorage, fannedKey, PendingBlob } from '../blobs/blob-storage';
+import { lfsKey } from '../lfs/lfs-content';
 import { IntegrityStore } from './integrity.store';
 import { Run } from './reconciliation-run';
 
 /**
- * The reconciliation's checks of uploaded files (attachments, package files) against their rows: parked uploads
+ * The reconciliation's checks of uploaded files (attachments, package files, LFS objects) against their rows: parked uploads
  * finished or cleared, files without rows quarantined, rows without files removed.
  */
 @Injectable()
@@ -56,6 +57,33 @@ export class BlobReconciliation {
     const empty = await this.store.emptyPackageRows();
     if (empty.versions + empty.packages > 0) {
       await run.found('package-rows-without-file', `${empty.versions} versions, ${empty.packages} packages`, 'removed', () => this.store.deleteEmptyPackageRows());
+    }
+  }
+
+  /**
+   * LFS objects: a file is placed before its first row commits, so a crash between the two leaves a file that no
+   * repository holds; one older than the stale age is moved to lost+found (younger, its row may still be on its
+   * way). An object whose file is lost loses its rows, and the repositories that held it their bytes.
+   */
+  async lfs(run: Run): Promise<void> {
+    const stored = (await this.blobs.storedBlobs('lfs')).filter((blob) => /^lfs\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}$/.test(blob.key));
+    const held = await this.store.lfsOids(stored.map((blob) => lastSegment(blob.key)));
+    for (const blob of stored) {
+      const oid = lastSegment(blob.key);
+      if (held.has(oid) || blob.mtimeMs >= run.staleBefore) continue;
+      await run.found('blob-without-row', blob.key, `moved to ${run.quarantined(this.blobs.fileOf(blob.key))}`, async () => {
+        const file = this.blobs.fileOf(blob.key);
+        const target = await run.moveToQuarantine(file);
+        // A link or upload of the object may have written its row meanwhile: it finds the file back.
+        if ((await this.store.lfsOids([oid])).has(oid) && (await this.blobs.size(blob.key)) === null) await fs.rename(target, file);
+      });
+    }
+    for await (const page of this.store.lfsObjectOids()) {
+      for (const oid of page) {
+        const key = lfsKey(oid);
+        if ((await this.blobs.size(key)) !== null) continue;
+        await run.found('lfs-object-without-file', key, 'rows removed (the content is lost)', () => this.store.deleteLfsObjectRows(oid));
+      }
     }
   }
 

@@ -147,6 +147,41 @@ export class IntegrityStore {
     return found;
   }
 
+  /** Which of `oids` some repository holds (an LFS object row). */
+  async lfsOids(oids: string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let start = 0; start < oids.length; start += PAGE) {
+      const slice = oids.slice(start, start + PAGE);
+      if (slice.length === 0) continue;
+      const rows = (await this.dataSource.query(`SELECT DISTINCT oid FROM lfs_meta_object WHERE oid IN (${slice.map(() => '?').join(', ')})`, slice)) as { oid: string }[];
+      for (const row of rows) found.add(row.oid);
+    }
+    return found;
+  }
+
+  /** Every oid some repository holds, a page at a time in oid order. */
+  async *lfsObjectOids(): AsyncGenerator<string[]> {
+    let after = '';
+    for (;;) {
+      const rows = (await this.dataSource.query('SELECT DISTINCT oid FROM lfs_meta_object WHERE oid > ? ORDER BY oid LIMIT ?', [after, PAGE])) as { oid: string }[];
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1].oid;
+      yield rows.map((row) => row.oid);
+    }
+  }
+
+  /** Removes every row of an LFS object, and its bytes from the LFS size of the repositories that held it. */
+  async deleteLfsObjectRows(oid: string): Promise<void> {
+    await this.dataSource.transaction(async (tx) => {
+      await tx.query(
+        'UPDATE repository SET lfs_size = lfs_size - (SELECT COALESCE(SUM(o.size), 0) FROM lfs_meta_object o WHERE o.repository_id = repository.id AND o.oid = ?) ' +
+          'WHERE id IN (SELECT repository_id FROM lfs_meta_object WHERE oid = ?)',
+        [oid, oid],
+      );
+      await tx.query('DELETE FROM lfs_meta_object WHERE oid = ?', [oid]);
+    });
+  }
+
   /** Every stored (not external) attachment, a page at a time. */
   async *storedAttachments(): AsyncGenerator<{ id: number; uuid: string }[]> {
     let after = 0;

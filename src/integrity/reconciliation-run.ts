@@ -17,6 +17,7 @@ export interface Finding {
     | 'attachment-without-file'
     | 'package-blob-without-file'
     | 'package-rows-without-file'
+    | 'lfs-object-without-file'
     | 'counter-drift'
     | 'rename-completed'
     | 'rename-rolled-back'

@@ -65,6 +65,7 @@ export class Reconciliation {
     await this.leftoverAreas(run);
     await this.blobChecks.attachments(run);
     await this.blobChecks.packages(run);
+    await this.blobChecks.lfs(run);
     await this.counters(run);
     return { findings: run.findings, repaired: options.fix, swept };
   }

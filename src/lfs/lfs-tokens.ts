@@ -13,9 +13,11 @@ export interface LfsTokenClaims {
   operation: LfsOperation;
 }
 
-/** The file LFS_JWT_SECRET is generated into when the setting is unset. */
+/** The file of DATA_DIR that LFS_JWT_SECRET is generated into when the setting is unset. */
+export const LFS_JWT_SECRET_FILE = 'lfs_jwt_secret';
+
 export function lfsJwtSecretFile(dataDir: string): string {
-  return path.join(dataDir, 'lfs_jwt_secret');
+  return path.join(dataDir, LFS_JWT_SECRET_FILE);
 }
 
 const HEADER = base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
