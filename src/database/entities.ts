@@ -1,7 +1,7 @@
 import { AuditEventEntity } from '../audit/audit-event.entity';
 import { LfsLockEntity } from '../lfs/lfs-lock.entity';
 import { LfsObjectEntity } from '../lfs/lfs-object.entity';
-import { CommentEntity, IssueAssigneeEntity, IssueCounterEntity, IssueEntity, IssueLabelEntity, IssueWordEntity } from '../issues/issue.entity';
+import { CommentEntity, IssueAssigneeEntity, IssueCounterEntity, IssueEntity, IssueLabelEntity, IssueMentionEntity, IssuePushEntity, IssueWordEntity } from '../issues/issue.entity';
 import { LabelEntity } from '../labels/label.entity';
 import { LanguageStatEntity } from '../languages/language-stat.entity';
 import { MirrorEntity } from '../mirrors/mirror.entity';
@@ -30,4 +30,4 @@ import { WebhookDeliveryEntity, WebhookEntity, WebhookEventEntity, WebhookLeaseE
 import { PullRequestEntity } from '../pulls/pull-request.entity';
 
 /** Every entity the data source knows; a module adds its own here. */
-export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, TeamRepoEntity, CollaborationEntity, DeployKeyEntity, RepositoryEntity, ForkEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity, OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity, AuditEventEntity, LfsObjectEntity, LfsLockEntity, IssueEntity, IssueCounterEntity, IssueWordEntity, IssueLabelEntity, IssueAssigneeEntity, CommentEntity, BranchProtectionEntity, PullRequestEntity];
+export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, TeamRepoEntity, CollaborationEntity, DeployKeyEntity, RepositoryEntity, ForkEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity, OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity, AuditEventEntity, LfsObjectEntity, LfsLockEntity, IssueEntity, IssueCounterEntity, IssueWordEntity, IssueLabelEntity, IssueAssigneeEntity, CommentEntity, BranchProtectionEntity, PullRequestEntity, IssuePushEntity, IssueMentionEntity];

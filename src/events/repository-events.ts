@@ -58,6 +58,22 @@ export interface EventRecorder {
   committed(): void;
 }
 
+/** A branch a push (or a server-side write) moved to a commit: all-zero `before` for a new branch. */
+export interface BranchMove {
+  ref: string;
+  before: string;
+  after: string;
+}
+
+/**
+ * What reads pushes for more than webhooks (the issue tracker's closing keywords): it keeps what it needs in
+ * the transaction that records the push, and starts its work once that commits.
+ */
+export interface PushListener {
+  record(tx: EntityManager, repo: RepositoryEntity, pusherId: number, moves: BranchMove[]): Promise<void>;
+  committed(): void;
+}
+
 /**
  * The one door through which domain modules report what happened. They call `record` inside the transaction
  * of the change, so that the report is kept exactly when the change is; without a recorder nothing is kept.
@@ -65,6 +81,7 @@ export interface EventRecorder {
 @Injectable()
 export class RepositoryEvents {
   private recorder: EventRecorder | null = null;
+  private readonly pushListeners: PushListener[] = [];
 
   use(recorder: EventRecorder): void {
     this.recorder = recorder;
@@ -81,5 +98,20 @@ export class RepositoryEvents {
 
   committed(): void {
     this.recorder?.committed();
+  }
+
+  onPush(listener: PushListener): void {
+    this.pushListeners.push(listener);
+  }
+
+  /** Inside the transaction that records a push by a person (not a mirror's fetch): the branches it moved. */
+  async recordPush(tx: EntityManager, repo: RepositoryEntity, pusherId: number, moves: BranchMove[]): Promise<void> {
+    if (moves.length === 0) return;
+    for (const listener of this.pushListeners) await listener.record(tx, repo, pusherId, moves);
+  }
+
+  /** After the transaction of recordPush committed. */
+  pushCommitted(): void {
+    for (const listener of this.pushListeners) listener.committed();
   }
 }

@@ -44,6 +44,11 @@ export class CommentStore {
     return { items, total };
   }
 
+  /** Whether the issue already has a `commit_ref` entry for this commit. */
+  async hasCommitReference(tx: EntityManager, issueId: number, commitSha: string): Promise<boolean> {
+    return (await tx.getRepository(CommentEntity).countBy({ issueId, type: COMMIT_REF_EVENT, commitSha })) > 0;
+  }
+
   /** A plain comment and the issue's count, in the caller's transaction. */
   async insert(tx: EntityManager, comment: Partial<CommentEntity>): Promise<CommentEntity> {
     const saved = await tx.getRepository(CommentEntity).save(tx.getRepository(CommentEntity).create(comment));

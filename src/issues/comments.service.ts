@@ -93,11 +93,13 @@ export class CommentsService {
     assertBodySize(option.body);
     const issue = await this.issueService.find(target, rawIndex);
     if (issue.isLocked && !(await target.canWrite('repo.issues')) && !target.viewer.isAdmin) throw new ForbiddenError('issue is locked');
+    const mentioned = await this.issueService.mentionable(target, option.body);
     const now = this.clock.nowUnix();
     const comment = await this.transactions.run(async (tx) => {
       const current = await this.issues.findById(issue.id, tx);
       if (!current) throw new NotFoundError();
       const saved = await this.comments.insert(tx, { type: PLAIN_COMMENT, issueId: issue.id, repoId: issue.repoId, posterId: target.viewer.user!.id, body: option.body, commitSha: '', createdUnix: now, updatedUnix: now });
+      await this.issues.addMentions(tx, current, mentioned);
       await this.record(tx, target, { ...current, numComments: current.numComments + 1, updatedUnix: now }, saved, { action: 'created' });
       return saved;
     });
@@ -118,8 +120,10 @@ export class CommentsService {
     const now = this.clock.nowUnix();
     const updated = { ...comment, body: option.body, updatedUnix: now };
     if (option.body !== comment.body) {
+      const mentioned = await this.issueService.mentionable(target, option.body);
       await this.transactions.run(async (tx) => {
         await this.comments.update(tx, comment.id, { body: option.body, updatedUnix: now });
+        await this.issues.addMentions(tx, issue, mentioned);
         await this.record(tx, target, issue, updated, { action: 'edited', changes: { body: { from: comment.body } } });
       });
       this.events.committed();

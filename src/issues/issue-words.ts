@@ -27,11 +27,9 @@ export function mentionsOf(text: string): string[] {
   return [...names].filter((name) => name !== '');
 }
 
-/** What the index holds for an issue: its words, and `@name` for each mention (mentioned_by looks them up). */
+/** What the index holds for an issue: the words of its title and body (mentions are kept in issue_mention). */
 export function indexEntries(title: string, body: string): string[] {
-  const words = wordsOf(`${title}\n${body}`);
-  const mentions = mentionsOf(body).map((name) => `@${name}`.slice(0, MAX_WORD_LENGTH));
-  return [...new Set([...words, ...mentions])].slice(0, MAX_WORDS_PER_ISSUE + 100);
+  return wordsOf(`${title}\n${body}`);
 }
 
 /** The words of a `q`: each must begin a word of the title or body. */

@@ -170,3 +170,65 @@ export class CommentEntity {
   @UnixTimeColumn()
   updatedUnix: number;
 }
+
+/**
+ * A branch a push moved, waiting to have its commits read for issue references (closing keywords and
+ * `commit_ref` entries). Written in the transaction that records the push, claimed by one instance at a time
+ * (`claimedUntil`), deleted once done: a push answered is never left unread, and the reading never holds it up.
+ */
+@Entity('issue_push')
+@Index('IDX_issue_push_claimed_until', ['claimedUntil'])
+export class IssuePushEntity {
+  @IdColumn()
+  id: number;
+
+  @RefColumn()
+  repoId: number;
+
+  /** Who pushed (the doer of the closes and references). */
+  @RefColumn()
+  pusherId: number;
+
+  /** The full ref name, `refs/heads/…`. */
+  @TextColumn(255)
+  ref: string;
+
+  /** The ref's commit before the push; all zeros for a new branch. */
+  @TextColumn(64)
+  beforeSha: string;
+
+  @TextColumn(64)
+  afterSha: string;
+
+  /** Failed readings so far; the row is dropped after a few. */
+  @CounterColumn()
+  attempts: number;
+
+  /** Unix seconds until which an instance holds the row; 0 when free. */
+  @UnixTimeColumn()
+  claimedUntil: number;
+
+  @UnixTimeColumn()
+  createdUnix: number;
+}
+
+/**
+ * A user an issue's body or one of its comments mentions (`@name`), recorded when the user could read the
+ * repository's issues at the time; `mentioned_by` lists by it. Edits add mentions, never take them away.
+ */
+@Entity('issue_mention')
+@Index('IDX_issue_mention_issue_id_user_id', ['issueId', 'userId'], { unique: true })
+@Index('IDX_issue_mention_user_id', ['userId'])
+export class IssueMentionEntity {
+  @IdColumn()
+  id: number;
+
+  @RefColumn()
+  issueId: number;
+
+  @RefColumn()
+  repoId: number;
+
+  @RefColumn()
+  userId: number;
+}

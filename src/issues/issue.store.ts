@@ -5,7 +5,7 @@ import { changeRows, insertUnlessPresent } from '../database/transactions';
 import type { VisibilityScope } from '../repos/repository-access';
 import { applyScope } from '../repos/repository-search-planner';
 import { GHOST_USER_ID } from '../users/system-users';
-import { CommentEntity, IssueAssigneeEntity, IssueCounterEntity, IssueEntity, IssueLabelEntity, IssueWordEntity } from './issue.entity';
+import { CommentEntity, IssueAssigneeEntity, IssueCounterEntity, IssueEntity, IssueLabelEntity, IssueMentionEntity, IssueWordEntity } from './issue.entity';
 import { prefixPattern } from './issue-words';
 
 /** What a list of issues is narrowed to; every field is optional and all given ones must hold. */
@@ -26,8 +26,8 @@ export interface IssueCriteria {
   words?: string[];
   posterId?: number;
   assigneeId?: number;
-  /** Lower-cased user name the body mentions. */
-  mentioned?: string;
+  /** A user the issue or its comments mention (issue_mention). */
+  mentionedId?: number;
   updatedAfter?: number;
   updatedBefore?: number;
 }
@@ -35,7 +35,7 @@ export interface IssueCriteria {
 /** An issue with the repository it belongs to, for lists across repositories. */
 export type IssueRow = IssueEntity;
 
-/** The only door to the issue tables (issue, issue_counter, issue_word, issue_label, issue_assignee, comment). */
+/** The only door to the issue tables (issue, issue_counter, issue_word, issue_label, issue_assignee, issue_mention, comment). */
 @Injectable()
 export class IssueStore {
   constructor(private readonly dataSource: DataSource) {}
@@ -81,8 +81,8 @@ export class IssueStore {
         ? `i.id IN (SELECT issue_id FROM issue_word WHERE repo_id = :repoId AND word LIKE :word${n} ESCAPE '!')`
         : `i.id IN (SELECT issue_id FROM issue_word WHERE word LIKE :word${n} ESCAPE '!')`;
     (criteria.words ?? []).forEach((word, n) => query.andWhere(wordTerm(n), { [`word${n}`]: prefixPattern(word) }));
-    if (criteria.mentioned !== undefined) {
-      query.andWhere('i.id IN (SELECT issue_id FROM issue_word WHERE word = :mention)', { mention: `@${criteria.mentioned}` });
+    if (criteria.mentionedId !== undefined) {
+      query.andWhere('i.id IN (SELECT issue_id FROM issue_mention WHERE user_id = :mentionedId)', { mentionedId: criteria.mentionedId });
     }
     if (criteria.posterId !== undefined) query.andWhere('i.poster_id = :posterId', { posterId: criteria.posterId });
     if (criteria.assigneeId !== undefined) {
@@ -130,6 +130,14 @@ export class IssueStore {
     }
   }
 
+  /** Records mentions of the issue (those already recorded stay as they are). */
+  async addMentions(tx: EntityManager, issue: { id: number; repoId: number }, userIds: number[]): Promise<void> {
+    if (userIds.length === 0) return;
+    const known = new Set((await tx.getRepository(IssueMentionEntity).findBy({ issueId: issue.id, userId: In(userIds) })).map((row) => row.userId));
+    const rows = [...new Set(userIds)].filter((userId) => !known.has(userId)).map((userId) => ({ issueId: issue.id, repoId: issue.repoId, userId }));
+    if (rows.length > 0) await tx.getRepository(IssueMentionEntity).insert(rows);
+  }
+
   async labelIdsOf(issueIds: number[], tx?: EntityManager): Promise<Map<number, number[]>> {
     const result = new Map<number, number[]>();
     if (issueIds.length === 0) return result;
@@ -167,6 +175,7 @@ export class IssueStore {
   async deleteAllOfRepository(tx: EntityManager, repoId: number): Promise<void> {
     await tx.getRepository(IssueWordEntity).delete({ repoId });
     await tx.getRepository(CommentEntity).delete({ repoId });
+    await tx.getRepository(IssueMentionEntity).delete({ repoId });
     await tx.query('DELETE FROM issue_label WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
     await tx.query('DELETE FROM issue_assignee WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
     await tx.getRepository(IssueEntity).delete({ repoId });
@@ -186,6 +195,7 @@ export class IssueStore {
     await tx.getRepository(IssueEntity).update({ posterId: userId }, { posterId: GHOST_USER_ID });
     await tx.getRepository(CommentEntity).update({ posterId: userId }, { posterId: GHOST_USER_ID });
     await tx.getRepository(IssueAssigneeEntity).delete({ assigneeId: userId });
+    await tx.getRepository(IssueMentionEntity).delete({ userId });
   }
 
   private async deleteDependents(tx: EntityManager, issueIds: number[]): Promise<void> {
@@ -193,5 +203,6 @@ export class IssueStore {
     await tx.getRepository(CommentEntity).delete({ issueId: In(issueIds) });
     await tx.getRepository(IssueLabelEntity).delete({ issueId: In(issueIds) });
     await tx.getRepository(IssueAssigneeEntity).delete({ issueId: In(issueIds) });
+    await tx.getRepository(IssueMentionEntity).delete({ issueId: In(issueIds) });
   }
 }

@@ -1,5 +1,6 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
+import { GitModule } from '../git/git.module';
 import { LabelsModule } from '../labels/labels.module';
 import { LabelsService } from '../labels/labels.service';
 import { ReposModule } from '../repos/repos.module';
@@ -7,6 +8,8 @@ import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
 import { UsersService } from '../users/users.service';
 import { CommentStore } from './comment.store';
+import { CommitReferences } from './commit-references';
+import { IssuePushStore } from './issue-push.store';
 import { CommentsController } from './comments.controller';
 import { CommentsService } from './comments.service';
 import { IssueStore } from './issue.store';
@@ -14,11 +17,14 @@ import { IssueLabelsController, IssueSearchController, IssuesController } from '
 import { IssueLabelsService } from './issue-labels.service';
 import { IssuesService } from './issues.service';
 
-/** The issue tracker: issues of repositories, their comments, labels and assignees, the search across repositories. */
+/**
+ * The issue tracker: issues of repositories, their comments, labels and assignees, the search across repositories,
+ * and the issue references of pushed commits.
+ */
 @Module({
-  imports: [UsersModule, ReposModule, LabelsModule, AccessModule],
+  imports: [UsersModule, ReposModule, LabelsModule, AccessModule, GitModule],
   controllers: [IssueSearchController, CommentsController, IssuesController, IssueLabelsController],
-  providers: [IssueStore, CommentStore, IssuesService, CommentsService, IssueLabelsService],
+  providers: [IssueStore, CommentStore, IssuePushStore, IssuesService, CommentsService, IssueLabelsService, CommitReferences],
   exports: [IssuesService, CommentsService],
 })
 export class IssuesModule implements OnModuleInit {
@@ -27,12 +33,16 @@ export class IssuesModule implements OnModuleInit {
     private readonly users: UsersService,
     private readonly labels: LabelsService,
     private readonly issues: IssueStore,
+    private readonly pushes: IssuePushStore,
   ) {}
 
   onModuleInit(): void {
     // In the deleting transaction: a repository takes its issues, comments, label links, assignees and index
     // along; a user leaves their issues and comments to Ghost and their assignments; a label leaves its issues.
-    this.repositories.onRepositoryDeleted((tx, repo) => this.issues.deleteAllOfRepository(tx, repo.id));
+    this.repositories.onRepositoryDeleted(async (tx, repo) => {
+      await this.issues.deleteAllOfRepository(tx, repo.id);
+      await this.pushes.deleteAllOfRepository(tx, repo.id);
+    });
     this.users.onUserDeleted((tx, user) => this.issues.forgetUser(tx, user.id));
     this.labels.onLabelDeleted((tx, labelId) => this.issues.removeLabelEverywhere(tx, labelId));
   }

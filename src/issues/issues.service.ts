@@ -22,14 +22,14 @@ import type { RepositoryEntity } from '../repos/repository.entity';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { UserAccounts } from '../users/user-accounts';
 import { UserEntity, UserType } from '../users/user.entity';
-import { CLOSE_EVENT, CommentStore, REOPEN_EVENT } from './comment.store';
+import { CLOSE_EVENT, COMMIT_REF_EVENT, CommentStore, REOPEN_EVENT } from './comment.store';
 import { IssueEntity } from './issue.entity';
 import { usableOn, withLabels } from './issue-labels';
 import { toIssueWire } from './issue.mapper';
 import { IssueCriteria, IssueStore } from './issue.store';
 import { endOfDay, queryTime } from './issue-times';
 import type { IssueDeadlineWire, IssueWire, PullRequestMetaWire } from './issue.wire';
-import { indexEntries, queryWords } from './issue-words';
+import { indexEntries, mentionsOf, queryWords } from './issue-words';
 import type { CreateIssueOption, EditIssueOption } from './issue.options';
 import { formatTime } from '../common/time';
 
@@ -42,6 +42,8 @@ export const MAX_ISSUE_BODY_BYTES = 65535;
 export const MAX_TITLE_BYTES = 255;
 /** Labels, assignees and milestones of one query or body beyond these are refused (422). */
 const MAX_NAMES = 50;
+/** Distinct `@name`s of one body looked up as mentions; later ones are not recorded. */
+const MAX_MENTIONS = 100;
 
 /** The raw query of an issue list, as the route received it. */
 export type IssueQuery = Record<string, unknown>;
@@ -201,6 +203,7 @@ export class IssuesService {
       assigneeIds = await this.assignable(target, [...(option.assignee ? [option.assignee] : []), ...(option.assignees ?? [])]);
       labels = await this.usableLabels(target, option.labels ?? []);
     }
+    const mentioned = await this.mentionable(target, body);
     const repoId = target.repo.id;
     if (!(await this.issues.hasCounter(repoId))) await this.transactions.run((tx) => this.issues.ensureCounter(tx, repoId));
     const now = this.clock.nowUnix();
@@ -226,6 +229,7 @@ export class IssuesService {
         closedUnix: option.closed === true ? now : 0,
       });
       await this.issues.replaceWords(tx, row, indexEntries(title, body));
+      await this.issues.addMentions(tx, row, mentioned);
       await this.issues.setLabels(tx, row.id, withLabels([], labels).map((label) => label.id));
       await this.issues.setAssignees(tx, row.id, assigneeIds);
       const counter = counters(isPull);
@@ -271,6 +275,7 @@ export class IssuesService {
       changes.body = option.body;
       events.push({ action: 'edited', changes: { body: { from: issue.body } } });
     }
+    const mentioned = changes.body !== undefined ? await this.mentionable(target, changes.body) : [];
     if (option.ref !== undefined && option.ref !== null) changes.ref = option.ref;
     if (writer && ((option.due_date !== undefined && option.due_date !== null) || (option.unset_due_date !== undefined && option.unset_due_date !== null))) {
       if (option.unset_due_date) changes.deadlineUnix = 0;
@@ -310,6 +315,7 @@ export class IssuesService {
       await this.issues.update(tx, current.id, write);
       const next = { ...current, ...write };
       if (write.title !== undefined || write.body !== undefined) await this.issues.replaceWords(tx, next, indexEntries(next.title, next.body));
+      await this.issues.addMentions(tx, next, mentioned);
       if (assigneeIds !== undefined) await this.issues.setAssignees(tx, current.id, assigneeIds);
       await extra.within?.(tx, next);
       for (const event of events) await this.record(tx, target, next, event);
@@ -348,6 +354,44 @@ export class IssuesService {
     const deadline = option.due_date ? this.dueDate(option.due_date) : 0;
     await this.transactions.run((tx) => this.issues.update(tx, issue.id, { deadlineUnix: deadline, updatedUnix: this.clock.nowUnix() }));
     return { due_date: deadline ? formatTime(deadline) : null };
+  }
+
+  /**
+   * A pushed commit closes or reopens the issue (a closing keyword): the state changes as through PATCH, by the
+   * pusher (`target.viewer`), and the timeline entry names the commit. Nothing when it is in that state already.
+   */
+  async changeStateByCommit(target: RepositoryTarget, issueId: number, sha: string, closed: boolean): Promise<void> {
+    const now = this.clock.nowUnix();
+    const changed = await this.transactions.run(async (tx) => {
+      const current = await this.issues.findById(issueId, tx);
+      if (!current || current.isClosed === closed) return false;
+      const write: Partial<IssueEntity> = { isClosed: closed, closedUnix: closed ? now : 0, updatedUnix: now };
+      await this.repositories.addToCounter(tx, current.repoId, 'numClosedIssues', closed ? 1 : -1);
+      await this.comments.insert(tx, {
+        type: closed ? CLOSE_EVENT : REOPEN_EVENT,
+        issueId: current.id,
+        repoId: current.repoId,
+        posterId: target.viewer.user!.id,
+        body: '',
+        commitSha: sha,
+        createdUnix: now,
+        updatedUnix: now,
+      });
+      await this.issues.update(tx, current.id, write);
+      await this.record(tx, target, { ...current, ...write }, { action: closed ? 'closed' : 'reopened' });
+      return true;
+    });
+    if (changed) this.events.committed();
+  }
+
+  /** A pushed commit names the issue: one `commit_ref` timeline entry per commit and issue, `body` linking it. */
+  async referenceCommit(issue: IssueEntity, posterId: number, sha: string, body: string): Promise<void> {
+    const now = this.clock.nowUnix();
+    await this.transactions.run(async (tx) => {
+      if (await this.comments.hasCommitReference(tx, issue.id, sha)) return;
+      await this.comments.insert(tx, { type: COMMIT_REF_EVENT, issueId: issue.id, repoId: issue.repoId, posterId, body, commitSha: sha, createdUnix: now, updatedUnix: now });
+      await this.issues.update(tx, issue.id, { updatedUnix: now });
+    });
   }
 
   /** The issue numbered `rawIndex` of the target (404 otherwise). */
@@ -418,6 +462,21 @@ export class IssuesService {
     return ids;
   }
 
+  /**
+   * The users `text` mentions who may read the repository's issues (individual accounts, as Forgejo records
+   * them), by id: what a body or comment adds to the issue's mentions.
+   */
+  async mentionable(target: RepositoryTarget, text: string): Promise<number[]> {
+    const ids: number[] = [];
+    for (const name of mentionsOf(text).slice(0, MAX_MENTIONS)) {
+      const user = await this.users.byName(name);
+      if (!user || user.type !== UserType.Individual) continue;
+      const permission = await this.policy.permission(new AuthContext(user, 'password', null), target.repo, target.owner);
+      if (permission.canRead('repo.issues')) ids.push(user.id);
+    }
+    return ids;
+  }
+
   private dueDate(value: string): number {
     const seconds = endOfDay(value);
     if (seconds === undefined) throw new InvalidInputError('[Deadline]: must be a date-time');
@@ -460,7 +519,7 @@ export class IssuesService {
       if (!user) throw new NotFoundError();
       if (key === 'created_by') criteria.posterId = user.id;
       if (key === 'assigned_by') criteria.assigneeId = user.id;
-      if (key === 'mentioned_by') criteria.mentioned = user.lowerName;
+      if (key === 'mentioned_by') criteria.mentionedId = user.id;
     }
     return criteria;
   }

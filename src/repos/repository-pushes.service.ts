@@ -7,7 +7,7 @@ import { QuotaExceededError } from '../common/errors';
 import { WebhookConfig } from '../config/slices';
 import { Clock } from '../common/time';
 import { Leases } from '../database/leases';
-import { RefChange, RepositoryEvents } from '../events/repository-events';
+import { BranchMove, RefChange, RepositoryEvents } from '../events/repository-events';
 import { GitPushCommits } from '../git/git-push-commits';
 import { GitChanges } from '../git/git-changes';
 import { BranchProtections } from '../access/branch-protection-policy';
@@ -185,9 +185,10 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    * lost; `alongWith` writes the caller's own rows in that same transaction (a merged pull request).
    */
   async recordRefChanges(repositoryId: number, updates: RefUpdate[], senderId: number, reservation?: QuotaReservation, alongWith?: RefChangeRecord): Promise<void> {
-    const created = updates
+    const moves: BranchMove[] = updates
       .filter((update) => update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId))
-      .map((update) => update.ref.slice(BRANCH_PREFIX.length));
+      .map((update) => ({ ref: update.ref, before: update.oldId, after: update.newId }));
+    const created = moves.map((move) => move.ref.slice(BRANCH_PREFIX.length));
     // One at a time per repository, on every instance: the size is measured and stored under the lease, so the
     // last one stored is the last one measured, after every push that finished before it (concurrent pushes
     // no longer store a size taken before another's objects arrived), and two commit-graph writers never meet.
@@ -217,9 +218,10 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
       const gitSize = await this.git.size(dir);
       changes.updatedUnix = this.clock.nowUnix();
       const refChanges = await listing;
-      return this.writeRefChanges(repo, changes, senderId, refChanges, reservation, ticket === undefined ? undefined : { bytes: gitSize, ticket }, alongWith);
+      return this.writeRefChanges(repo, changes, senderId, refChanges, reservation, ticket === undefined ? undefined : { bytes: gitSize, ticket }, alongWith, moves);
     });
     if (recorded) this.events.committed();
+    if (moves.length > 0) this.events.pushCommitted();
     for (const listener of this.refListeners) {
       await listener(repositoryId, updates, senderId).catch((error: unknown) => this.logger.warn(`after a ref change: ${(error as Error).message}`));
     }
@@ -231,7 +233,8 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    * quota the write reserved, which gives way in the same commit to the size recorded. True when an event was
    * recorded: the caller then tells the event door, once its own locks are released. `size` is a measurement
    * numbered before its walk (RepositoryStore.beginSizeMeasurement), stored unless a later one is already.
-   * `alongWith` (whose rows and events count as recorded) runs last in the same transaction.
+   * `alongWith` (whose rows and events count as recorded) runs last in the same transaction. `moves` are the
+   * branches a person moved (none for a mirror's fetch), kept for the push's other readers.
    */
   async writeRefChanges(
     repo: RepositoryEntity,
@@ -241,12 +244,14 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     reservation?: QuotaReservation,
     size?: { bytes: number; ticket: number },
     alongWith?: RefChangeRecord,
+    moves: BranchMove[] = [],
   ): Promise<boolean> {
     await this.transactions.run(async (tx) => {
       await this.repositories.update(tx, repo.id, changes);
       if (size) await this.repositories.storeMeasuredSize(tx, repo.id, size.bytes, size.ticket);
       const seen = size ? { ...repo, ...changes, gitSize: size.bytes } : { ...repo, ...changes };
       if (refChanges.length > 0) await this.events.record(tx, { kind: 'push', repo: seen, senderId, changes: refChanges });
+      await this.events.recordPush(tx, seen, senderId, moves);
       await reservation?.settle(tx);
       await alongWith?.(tx, seen);
     });
