@@ -42,3 +42,12 @@ export function TextColumn(length: number, options: ColumnOptions = {}): Propert
 export function LongTextColumn(options: ColumnOptions = {}): PropertyDecorator {
   return Column({ type: 'text', ...options });
 }
+
+/**
+ * Text of up to 16 MiB on MySQL (`mediumtext`; `text` there stops at 64 KiB); SQLite's `text` has no such bound,
+ * and the data source spells it `text` there. For documents users write at length (issue bodies, comments) and
+ * what carries them (webhook payloads).
+ */
+export function MediumTextColumn(options: ColumnOptions = {}): PropertyDecorator {
+  return Column({ type: 'mediumtext', ...options });
+}

@@ -88,6 +88,8 @@ export async function connectDatabase(
 async function connect(database: DatabaseConfig, options: DataSourceOptions): Promise<DataSource> {
   const dataSource = new DataSource(options);
   if (database.type === 'mysql') adaptMysqlPool(dataSource, database.hosts);
+  // Accepted while the entities are checked, then spelled `text` (adaptColumnTypes).
+  else dataSource.driver.supportedDataTypes.push('mediumtext');
   await dataSource.initialize();
   retrySingleStatements(dataSource);
   adaptColumnTypes(dataSource);
@@ -118,13 +120,14 @@ function integersAsBigInt(parameters: ObjectLiteral): ObjectLiteral {
 
 /**
  * SQLite spells 64-bit integers `integer` (the only type AUTOINCREMENT accepts); entities say `bigint` for
- * MySQL. Rewriting the built metadata keeps one set of entities and an exact schema comparison on both.
+ * MySQL. Likewise `mediumtext` (MySQL's text of up to 16 MiB) is plain `text` on SQLite. Rewriting the built metadata keeps one set of entities and an exact schema comparison on both.
  */
 export function adaptColumnTypes(dataSource: DataSource): void {
   if (dataSource.options.type !== 'better-sqlite3') return;
   for (const entity of dataSource.entityMetadatas) {
     for (const column of entity.columns) {
       if (column.type === 'bigint') column.type = 'integer';
+      if (column.type === 'mediumtext') column.type = 'text';
     }
   }
 }

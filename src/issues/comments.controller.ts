@@ -11,6 +11,7 @@ import { RepositoryRoute, TargetRepository } from '../repos/repository-assignmen
 import { CreateIssueCommentOption, EditIssueCommentOption } from './comment.options';
 import { CommentWire, TimelineCommentWire } from './comment.wire';
 import { CommentsService } from './comments.service';
+import { issueBodyLimit } from './issues.service';
 
 const identity = <T>(item: T) => item;
 const SINCE = ApiQuery({ name: 'since', required: false, type: String, description: 'if provided, only comments updated since the specified time are returned.' });
@@ -58,7 +59,7 @@ export class CommentsController {
   @Patch('repos/:owner/:repo/issues/comments/:id')
   @Public('issue')
   @RepositoryRoute({ unit: 'repo.issues' })
-  @ReadsBody({ deferred: true })
+  @ReadsBody({ deferred: true, limit: issueBodyLimit })
   @ApiOperation({ summary: 'Edit a comment' })
   @ApiBody({ type: EditIssueCommentOption })
   @ApiOkResponse({ type: CommentWire })
@@ -108,7 +109,7 @@ export class CommentsController {
   @Post('repos/:owner/:repo/issues/:index/comments')
   @Public('issue')
   @RepositoryRoute({ unit: 'repo.issues' })
-  @ReadsBody({ deferred: true })
+  @ReadsBody({ deferred: true, limit: issueBodyLimit })
   @ApiOperation({ summary: 'Add a comment to an issue' })
   @ApiBody({ type: CreateIssueCommentOption })
   @ApiCreatedResponse({ type: CommentWire })
@@ -120,7 +121,7 @@ export class CommentsController {
   @Patch('repos/:owner/:repo/issues/:index/comments/:id')
   @Public('issue')
   @RepositoryRoute({ unit: 'repo.issues' })
-  @ReadsBody({ deferred: true })
+  @ReadsBody({ deferred: true, limit: issueBodyLimit })
   @ApiOperation({ summary: 'Edit a comment', deprecated: true })
   @ApiBody({ type: EditIssueCommentOption })
   @ApiOkResponse({ type: CommentWire })

@@ -1,5 +1,5 @@
 import { Entity, Index, PrimaryColumn } from 'typeorm';
-import { bigintAsNumber, CounterColumn, FlagColumn, IdColumn, LongTextColumn, RefColumn, TextColumn, UnixTimeColumn } from '../database/columns';
+import { bigintAsNumber, CounterColumn, FlagColumn, IdColumn, MediumTextColumn, RefColumn, TextColumn, UnixTimeColumn } from '../database/columns';
 
 /**
  * An issue of a repository, or a pull request (`isPull`): both take their number from the repository's one
@@ -28,7 +28,7 @@ export class IssueEntity {
   @TextColumn(255)
   title: string;
 
-  @LongTextColumn()
+  @MediumTextColumn()
   body: string;
 
   /** A branch or tag the issue is about (`ref`); '' for none. */
@@ -157,7 +157,7 @@ export class CommentEntity {
   @RefColumn()
   posterId: number;
 
-  @LongTextColumn()
+  @MediumTextColumn()
   body: string;
 
   /** For a commit reference: the commit's id. */

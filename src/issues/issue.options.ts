@@ -7,7 +7,7 @@ export class CreateIssueOption {
   @Field({ field: 'Title', type: 'string', required: true, description: 'trimmed, and cut at 255 bytes' })
   title: string;
 
-  @Field({ field: 'Body', type: 'string', description: 'at most 65 535 bytes (422 beyond)' })
+  @Field({ field: 'Body', type: 'string', description: 'at most 4 MiB of UTF-8 (422 beyond)' })
   body?: string;
 
   @Field({ field: 'Ref', type: 'string', maxSize: 255 })

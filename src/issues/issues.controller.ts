@@ -10,7 +10,7 @@ import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { CreateIssueOption, EditDeadlineOption, EditIssueOption } from './issue.options';
 import { IssueDeadlineWire, IssueWire } from './issue.wire';
-import { IssuesService } from './issues.service';
+import { issueBodyLimit, IssuesService } from './issues.service';
 import { IssueLabelsService } from './issue-labels.service';
 import { IssueLabelsOption } from './issue-labels.options';
 import { LabelWire } from '../labels/label.wire';
@@ -58,7 +58,7 @@ export class IssuesController {
   @Post('repos/:owner/:repo/issues')
   @Public('issue')
   @RepositoryRoute({ unit: 'repo.issues' })
-  @ReadsBody({ deferred: true })
+  @ReadsBody({ deferred: true, limit: issueBodyLimit })
   @ApiOperation({ summary: 'Create an issue. If using deadline only the date will be taken into account, and time of day ignored.' })
   @ApiBody({ type: CreateIssueOption })
   @ApiCreatedResponse({ type: IssueWire })
@@ -80,7 +80,7 @@ export class IssuesController {
   @Patch('repos/:owner/:repo/issues/:index')
   @Public('issue')
   @RepositoryRoute({ unit: 'repo.issues' })
-  @ReadsBody({ deferred: true })
+  @ReadsBody({ deferred: true, limit: issueBodyLimit })
   @HttpCode(201)
   @ApiOperation({ summary: 'Edit an issue. If using deadline only the date will be taken into account, and time of day ignored.' })
   @ApiBody({ type: EditIssueOption })

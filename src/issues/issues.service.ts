@@ -36,8 +36,16 @@ import { formatTime } from '../common/time';
 // One cohesive thing, kept whole though long: the rules of issues, whose lists, writes and counter share one
 // reading of who may see and change what.
 
-/** Largest issue body or comment kept, in UTF-8 bytes (the portable text column's size): longer is a 422. */
-export const MAX_ISSUE_BODY_BYTES = 65535;
+/**
+ * Largest issue body or comment kept, in UTF-8 bytes: longer is a 422 and nothing is written. Forgejo sets no
+ * bound of its own; Renovate cuts its dependency dashboard at a million characters, which this holds.
+ */
+export const MAX_ISSUE_BODY_BYTES = 4 * 1024 * 1024;
+
+/** Requests that carry a body or comment may be this large (413 beyond): the text, JSON-escaped, and the rest. */
+export function issueBodyLimit(config: { maxBodyBytes: number }): number {
+  return Math.max(config.maxBodyBytes, 2 * MAX_ISSUE_BODY_BYTES + 64 * 1024);
+}
 /** Titles are cut to this many bytes, at a character boundary. */
 export const MAX_TITLE_BYTES = 255;
 /** Labels, assignees and milestones of one query or body beyond these are refused (422). */

@@ -1,5 +1,5 @@
 import { Entity, Index } from 'typeorm';
-import { CounterColumn, FlagColumn, IdColumn, LongTextColumn, RefColumn, TextColumn, UnixTimeColumn } from '../database/columns';
+import { CounterColumn, FlagColumn, IdColumn, LongTextColumn, MediumTextColumn, RefColumn, TextColumn, UnixTimeColumn } from '../database/columns';
 
 /**
  * A webhook. Exactly one scope: a repository (`repo_id`), an owner's repositories (`owner_id`, a user or an
@@ -80,7 +80,7 @@ export class WebhookEventEntity {
   @TextColumn(32)
   event: string;
 
-  @LongTextColumn()
+  @MediumTextColumn()
   payload: string;
 
   @UnixTimeColumn()

@@ -7,12 +7,13 @@ const TIMELINE_KEYS = [
   'ref_commit_sha', 'review_id', 'label', 'assignee', 'assignee_team', 'removed_assignee', 'resolve_doer', 'dependent_issue',
 ];
 
-describe('issue timeline: GET /repos/{o}/{r}/issues/{index}/timeline', () => {
+describe('issue timeline and body sizes', () => {
   let t: TestApp;
   let owner: TestUser;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    // Hooks may point at loopback: one listens on the repository of the size test (its deliveries fail, harmlessly).
+    t = await startTestApp({ WEBHOOK_ALLOWED_HOSTS: 'loopback', ALLOW_LOCAL_NETWORKS: 'true' });
     owner = await makeUser(t);
   });
   afterAll(() => t.close());
@@ -58,5 +59,31 @@ describe('issue timeline: GET /repos/{o}/{r}/issues/{index}/timeline', () => {
     const stranger = await makeUser(t);
     await t.http.get(t.api(`/repos/${repo.full_name}/issues/1/timeline`)).set(withToken(stranger.token)).expect(404);
     await t.http.get(t.api(`/repos/${repo.full_name}/issues/1/timeline`)).set(withToken(owner.token)).expect(200);
+  });
+
+  it('keeps bodies and comments of up to 4 MiB whole, webhooks listening; refuses more with 422, larger requests with 413', async () => {
+    const repo = await makeRepo(t, owner);
+    const issues = t.api(`/repos/${repo.full_name}/issues`);
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/hooks`))
+      .set(withToken(owner.token))
+      .send({ type: 'forgejo', active: true, events: ['issues', 'issue_comment'], config: { content_type: 'json', url: 'http://127.0.0.1:9/hook' } })
+      .expect(201);
+    // Beyond the 64 KiB of a MySQL text column, for the body and for the payload that carries it.
+    const long = 'é'.repeat(100_000);
+    const created = await t.http.post(issues).set(withToken(owner.token)).send({ title: 'long', body: long }).expect(201);
+    expect(created.body.body).toBe(long);
+    const comment = await t.http.post(`${issues}/${created.body.number}/comments`).set(withToken(owner.token)).send({ body: long }).expect(201);
+    expect((await t.http.get(t.api(`/repos/${repo.full_name}/issues/comments/${comment.body.id}`)).expect(200)).body.body).toBe(long);
+
+    const limit = 4 * 1024 * 1024;
+    const most = 'x'.repeat(limit);
+    await t.http.patch(`${issues}/${created.body.number}`).set(withToken(owner.token)).send({ body: most }).expect(201);
+    const over = await t.http.post(issues).set(withToken(owner.token)).send({ title: 'too long', body: `${most}y` }).expect(422);
+    expect(over.body.message).toBe(`body is too long: at most ${limit} bytes`);
+    await t.http.post(`${issues}/${created.body.number}/comments`).set(withToken(owner.token)).send({ body: `${most}y` }).expect(422);
+    await t.http.post(issues).set(withToken(owner.token)).send({ title: 'far too long', body: 'x'.repeat(3 * limit) }).expect(413);
+    expect((await t.http.get(issues).query({ state: 'all' }).expect(200)).body.map((issue: { title: string }) => issue.title)).toEqual(['long']);
+    expect((await t.http.get(`${issues}/${created.body.number}`).expect(200)).body.body).toHaveLength(limit);
   });
 });

@@ -150,7 +150,7 @@ describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
     await t.http.post(issues(repo)).set(withToken(writer.token)).send({ title: 'x', assignees: [stranger.name] }).expect(422);
     await t.http.post(issues(repo)).set(withToken(writer.token)).send({ title: 'x', assignees: ['no-such-user-here'] }).expect(422);
     await t.http.post(issues(repo)).set(withToken(writer.token)).send({ title: '   ' }).expect(422);
-    await t.http.post(issues(repo)).set(withToken(writer.token)).send({ title: 'big', body: 'x'.repeat(65536) }).expect(422);
+    await t.http.post(issues(repo)).set(withToken(writer.token)).send({ title: 'big', body: 'x'.repeat(4 * 1024 * 1024 + 1) }).expect(422);
 
     // The poster edits their own issue; another reader may not; the writer may.
     await t.http.patch(`${issues(repo)}/${byReader.body.number}`).set(withToken(reader.token)).send({ body: 'edited by the poster', state: 'closed' }).expect(201);
@@ -228,7 +228,7 @@ describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
     await t.http.post(`${issues(repo)}/1/comments`).set(withToken(owner.token)).send({ body: 'second reply' }).expect(201);
     await t.http.post(`${issues(repo)}/1/comments`).send({ body: 'anonymous' }).expect(401);
     await t.http.post(`${issues(repo)}/1/comments`).set(withToken(owner.token)).send({}).expect(422);
-    await t.http.post(`${issues(repo)}/1/comments`).set(withToken(owner.token)).send({ body: 'x'.repeat(65536) }).expect(422);
+    await t.http.post(`${issues(repo)}/1/comments`).set(withToken(owner.token)).send({ body: 'x'.repeat(4 * 1024 * 1024 + 1) }).expect(422);
     await t.http.post(`${issues(repo)}/99/comments`).set(withToken(owner.token)).send({ body: 'nowhere' }).expect(404);
     expect((await t.http.get(`${issues(repo)}/1`).expect(200)).body.comments).toBe(2);
     expect((await t.http.get(`${issues(repo)}/1/comments`).expect(200)).body.map((c: { body: string }) => c.body)).toEqual(['first!', 'second reply']);

@@ -26,6 +26,7 @@ import { RepositoryLfsSize1796184245392 } from './1796184245392-repository-lfs-s
 import { CreateBranchProtections1796184297451 } from './1796184297451-create-branch-protections';
 import { CreateIssuePushes1796184627672 } from './1796184627672-create-issue-pushes';
 import { CreateIssueMentions1796184937796 } from './1796184937796-create-issue-mentions';
+import { MediumTextBodies1796185547137 } from './1796185547137-medium-text-bodies';
 import { DropWebhookDeliveryClaimIndex1795720000000 } from './1795720000000-drop-webhook-delivery-claim-index';
 import { CreateLfs1796172609408 } from './1796172609408-create-lfs';
 import { CreateIssues1796174642066 } from './1796174642066-create-issues';
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   CreatePullRequests1796186088002,
   CreateIssuePushes1796184627672,
   CreateIssueMentions1796184937796,
+  MediumTextBodies1796185547137,
 ];
