@@ -24,9 +24,9 @@ import { RepositoryForks1796174710906 } from './1796174710906-repository-forks';
 import { RepositorySizeTickets1796176079641 } from './1796176079641-repository-size-tickets';
 import { RepositoryLfsSize1796184245392 } from './1796184245392-repository-lfs-size';
 import { CreateBranchProtections1796184297451 } from './1796184297451-create-branch-protections';
-import { CreateIssuePushes1796184627672 } from './1796184627672-create-issue-pushes';
-import { CreateIssueMentions1796184937796 } from './1796184937796-create-issue-mentions';
-import { MediumTextBodies1796185547137 } from './1796185547137-medium-text-bodies';
+import { CreateIssuePushes1796186458408 } from './1796186458408-create-issue-pushes';
+import { CreateIssueMentions1796186458409 } from './1796186458409-create-issue-mentions';
+import { MediumTextBodies1796186458410 } from './1796186458410-medium-text-bodies';
 import { DropWebhookDeliveryClaimIndex1795720000000 } from './1795720000000-drop-webhook-delivery-claim-index';
 import { CreateLfs1796172609408 } from './1796172609408-create-lfs';
 import { CreateIssues1796174642066 } from './1796174642066-create-issues';
@@ -64,7 +64,7 @@ export const MIGRATIONS = [
   RepositoryLfsSize1796184245392,
   CreateBranchProtections1796184297451,
   CreatePullRequests1796186088002,
-  CreateIssuePushes1796184627672,
-  CreateIssueMentions1796184937796,
-  MediumTextBodies1796185547137,
+  CreateIssuePushes1796186458408,
+  CreateIssueMentions1796186458409,
+  MediumTextBodies1796186458410,
 ];

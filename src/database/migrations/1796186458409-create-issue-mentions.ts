@@ -5,8 +5,8 @@ import { migrationKit } from '../migration-kit';
  * `issue_mention`: the users an issue or its comments mention. The mentions recorded so far (`@name` entries of
  * the word index, matched to accounts by lower-cased name) are copied in once; a rerun does nothing.
  */
-export class CreateIssueMentions1796184937796 implements MigrationInterface {
-  name = 'CreateIssueMentions1796184937796';
+export class CreateIssueMentions1796186458409 implements MigrationInterface {
+  name = 'CreateIssueMentions1796186458409';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const k = migrationKit(queryRunner);

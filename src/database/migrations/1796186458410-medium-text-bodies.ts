@@ -5,8 +5,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * what an issue body may hold and what a payload carrying one needs). SQLite's `text` has no such bound: nothing
  * changes there. A column already `mediumtext` is left alone, so a rerun does nothing.
  */
-export class MediumTextBodies1796185547137 implements MigrationInterface {
-  name = 'MediumTextBodies1796185547137';
+export class MediumTextBodies1796186458410 implements MigrationInterface {
+  name = 'MediumTextBodies1796186458410';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     if (queryRunner.connection.options.type === 'better-sqlite3') return;

@@ -2,8 +2,8 @@ import { MigrationInterface, QueryRunner, Table } from 'typeorm';
 import { migrationKit } from '../migration-kit';
 
 /** `issue_push`: branches pushed, waiting to have their commits read for issue references. Reruns do nothing. */
-export class CreateIssuePushes1796184627672 implements MigrationInterface {
-  name = 'CreateIssuePushes1796184627672';
+export class CreateIssuePushes1796186458408 implements MigrationInterface {
+  name = 'CreateIssuePushes1796186458408';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const k = migrationKit(queryRunner);
