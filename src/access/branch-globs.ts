@@ -6,20 +6,20 @@
  */
 
 /** The characters that make a rule name a glob; a name without any is a plain branch name. */
-const SPECIAL = new Set(['*', '?', '\\', '[', ']', '{', '}']);
+const SPECIAL = /[*?\\[\]{}]/;
 
 export class GlobSyntaxError extends Error {}
 
 /** Whether a rule name is a glob (else a plain branch name, compared without regard to case). */
 export function isGlob(name: string): boolean {
-  for (const char of name) if (SPECIAL.has(char)) return true;
-  return false;
+  return SPECIAL.test(name);
 }
 
 /** A compiled glob: `test(text)` answers whether the whole text matches. */
 export type Glob = RegExp;
 
-const compiled = new Map<string, Glob>();
+/** Compiled globs by separators, then by pattern. */
+const compiled = new Map<string, Map<string, Glob>>();
 
 /**
  * Compiles `pattern` with `separators` (the characters `*` and `?` do not cross); throws GlobSyntaxError on an
@@ -27,15 +27,16 @@ const compiled = new Map<string, Glob>();
  * kept (a bounded number), so a rule costs its compilation once.
  */
 export function compileGlob(pattern: string, separators: string): Glob {
-  const key = `${separators}\u0000${pattern}`;
-  const known = compiled.get(key);
+  let cache = compiled.get(separators);
+  if (!cache) compiled.set(separators, (cache = new Map()));
+  const known = cache.get(pattern);
   if (known) return known;
   const parser = new GlobParser(pattern, separators);
   const source = parser.sequence(false);
   if (parser.position < pattern.length) throw new GlobSyntaxError(`unexpected '${pattern[parser.position]}' at ${parser.position + 1}`);
   const glob = new RegExp(`^(?:${source})$`, 'su');
-  if (compiled.size >= 4096) compiled.clear();
-  compiled.set(key, glob);
+  if (cache.size >= 4096) cache.clear();
+  cache.set(pattern, glob);
   return glob;
 }
 

@@ -90,6 +90,9 @@ describe('branch protection rules', () => {
     const f = facts({ paths: ['a'] });
     expect(await judgeBranchChange(rule({ canPush: true }), change(f))).toBeNull();
     expect(f.asked).toEqual(['force']);
+    const deletion = facts({ deletion: true });
+    expect(await judgeBranchChange(rule({ canPush: true, protectedFilePatterns: 'a' }), change(deletion))).not.toBeNull();
+    expect(deletion.asked).toEqual([]);
   });
 
   it('lets unprotected-only changes through when pushing is not allowed', async () => {

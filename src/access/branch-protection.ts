@@ -1,4 +1,4 @@
-import { compileGlob, filePatterns, isGlob, pathMatches } from './branch-globs';
+import { compileGlob, filePatterns, Glob, isGlob, pathMatches } from './branch-globs';
 import type { BranchProtectionEntity } from './branch-protection.entity';
 
 /**
@@ -9,30 +9,56 @@ import type { BranchProtectionEntity } from './branch-protection.entity';
 
 export type ProtectionRule = BranchProtectionEntity;
 
+/** A rule name read once: plain (compared lower-cased) or a compiled glob. */
+interface CompiledName {
+  plain: boolean;
+  lower: string;
+  glob: Glob | null;
+}
+
+const compiledNames = new Map<string, CompiledName>();
+
+function compiledName(name: string): CompiledName {
+  let known = compiledNames.get(name);
+  if (known) return known;
+  const plain = !isGlob(name);
+  let glob: Glob | null = null;
+  if (!plain) {
+    try {
+      glob = compileGlob(name, '/');
+    } catch {
+      // A name stored before globs were checked matches only itself.
+      glob = null;
+    }
+  }
+  known = { plain, lower: name.toLowerCase(), glob };
+  if (compiledNames.size >= 4096) compiledNames.clear();
+  compiledNames.set(name, known);
+  return known;
+}
+
 /** Plain names before globs, then older rules first: the first match governs a branch. */
 export function orderRules<T extends Pick<ProtectionRule, 'ruleName' | 'createdUnix' | 'id'>>(rules: T[]): T[] {
-  return [...rules].sort((a, b) => {
-    const plainA = !isGlob(a.ruleName);
-    const plainB = !isGlob(b.ruleName);
-    if (plainA !== plainB) return plainA ? -1 : 1;
-    return a.createdUnix - b.createdUnix || a.id - b.id;
-  });
+  return rules
+    .map((rule) => ({ rule, plain: compiledName(rule.ruleName).plain }))
+    .sort((a, b) => (a.plain !== b.plain ? (a.plain ? -1 : 1) : a.rule.createdUnix - b.rule.createdUnix || a.rule.id - b.rule.id))
+    .map((entry) => entry.rule);
+}
+
+function matches(name: CompiledName, ruleName: string, branch: string, lowerBranch: string): boolean {
+  if (name.plain) return name.lower === lowerBranch;
+  return name.glob ? name.glob.test(branch) : ruleName === branch;
 }
 
 /** A plain name matches without regard to case; a glob (separator `/`) matches the whole branch name. */
 export function ruleMatches(ruleName: string, branch: string): boolean {
-  if (!isGlob(ruleName)) return ruleName.toLowerCase() === branch.toLowerCase();
-  try {
-    return compileGlob(ruleName, '/').test(branch);
-  } catch {
-    // A name stored before globs were checked matches only itself.
-    return ruleName === branch;
-  }
+  return matches(compiledName(ruleName), ruleName, branch, branch.toLowerCase());
 }
 
 /** The rule that governs `branch` among rules already in order (orderRules), or null. */
 export function governingRule<T extends Pick<ProtectionRule, 'ruleName'>>(ordered: T[], branch: string): T | null {
-  for (const rule of ordered) if (ruleMatches(rule.ruleName, branch)) return rule;
+  const lowerBranch = branch.toLowerCase();
+  for (const rule of ordered) if (matches(compiledName(rule.ruleName), rule.ruleName, branch, lowerBranch)) return rule;
   return null;
 }
 
@@ -114,10 +140,14 @@ export async function judgeBranchChange(rule: ProtectionRule | null, change: Bra
   if (change.door === 'branch-api') return 'branch protected';
   if (change.door === 'contents') return judgeFileWrite(rule, change);
   if (facts.deletion) return `branch ${branch} is protected from deletion`;
-  if (await facts.isForcePush()) return `branch ${branch} is protected from force push`;
+  const protectedPatterns = change.pullRequestMerge ? [] : filePatterns(rule.protectedFilePatterns);
+  // Both git reads start at once (the answer still follows the order above); a force push wastes the second.
+  const forcePush = facts.isForcePush();
+  const changedProtected = protectedPatterns.length > 0 ? facts.firstChangedPath((path) => pathMatches(protectedPatterns, path)) : Promise.resolve(null);
+  changedProtected.catch(() => undefined);
+  if (await forcePush) return `branch ${branch} is protected from force push`;
   if (change.pullRequestMerge) return null;
-  const protectedPatterns = filePatterns(rule.protectedFilePatterns);
-  const protectedPath = protectedPatterns.length > 0 ? await facts.firstChangedPath((path) => pathMatches(protectedPatterns, path)) : null;
+  const protectedPath = await changedProtected;
   if (protectedPath === null && (await mayPush(rule, change.pusher))) return null;
   if (protectedPath !== null) return `branch ${branch} is protected from changing file ${protectedPath.trim().toLowerCase()}`;
   const unprotectedPatterns = filePatterns(rule.unprotectedFilePatterns);
