@@ -193,6 +193,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 8, { min: 1, max: 100 }),
       workers: integer(env, 'WEBHOOK_DELIVERY_WORKERS', 16, { min: 1, max: 1024 }),
       timeoutMs: 1000 * integer(env, 'WEBHOOK_TIMEOUT', 10, { min: 1, max: 600 }),
+      connectTimeoutMs: 1000 * integer(env, 'WEBHOOK_CONNECT_TIMEOUT', 5, { min: 1, max: 600 }),
+      firstByteTimeoutMs: 1000 * integer(env, 'WEBHOOK_FIRST_BYTE_TIMEOUT', 10, { min: 1, max: 600 }),
       senderNice: integer(env, 'WEBHOOK_SENDER_NICE', 19, { min: 0, max: 19 }),
       historyDays: integer(env, 'WEBHOOK_HISTORY_DAYS', 30, { min: 1 }),
       payloadCommitLimit: integer(env, 'WEBHOOK_PAYLOAD_COMMIT_LIMIT', 15, { min: 1, max: 1000 }),

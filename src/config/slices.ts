@@ -152,6 +152,10 @@ export interface WebhookConfig {
   workers: number;
   /** WEBHOOK_TIMEOUT (seconds): one request, connection to last byte of the answer. */
   timeoutMs: number;
+  /** WEBHOOK_CONNECT_TIMEOUT (seconds): from the request's start until its connection is open (TLS included). */
+  connectTimeoutMs: number;
+  /** WEBHOOK_FIRST_BYTE_TIMEOUT (seconds): from the request's last byte sent until the answer's first. */
+  firstByteTimeoutMs: number;
   /** WEBHOOK_SENDER_NICE (0–19, Linux): the nice value of the webhook delivery process (and of its autogroup). */
   senderNice: number;
   /** WEBHOOK_HISTORY_DAYS: finished deliveries are kept this long. */

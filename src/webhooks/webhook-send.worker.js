@@ -7,9 +7,13 @@
  * headers; the payload); this thread encodes the body (`payload=<json>` for a form), signs its exact bytes with
  * the hook's secret, connects to exactly that address, sends, and reads at most `keepBytes` of the answer.
  *
+ * Three deadlines end a request, whichever comes first: `connectTimeoutMs` for its connection to open (TLS
+ * included), `firstByteTimeoutMs` from its last byte sent to the answer's first, `timeoutMs` for all of it. A
+ * receiver that accepts and never answers thus gives the worker back after the first-byte deadline.
+ *
  * In:  [{ id, url, method, headers, payload, form, secret, authorization, address, family, timeoutMs,
- *        keepBytes }, …], or { close }
- * Out: [{ id, status, body, retryAfter, error, durationMs }, …]  (error: a connection failure or the timeout)
+ *        connectTimeoutMs, firstByteTimeoutMs, keepBytes }, …], or { close }
+ * Out: [{ id, status, body, retryAfter, error, durationMs }, …]  (error: a connection failure or a deadline)
  * Both ways a message carries what one turn of the sender's event loop had: each message wakes the other thread.
  */
 const { createHmac } = require('node:crypto');
@@ -71,17 +75,24 @@ function send(job) {
   const url = new URL(job.url);
   const secure = url.protocol === 'https:';
   let settled = false;
+  /** The deadline now running (connect, then first byte), beside the whole request's. */
+  let step = null;
+  let answered = false;
   const settle = (outcome) => {
     if (settled) return;
     settled = true;
     clearTimeout(timer);
+    clearTimeout(step);
     answer({ id: job.id, durationMs: Math.round(performance.now() - started), ...outcome });
   };
+  const giveUp = (message) => outgoing.destroy(new Error(message));
   const lookup = (_host, options, callback) => {
     if (options && options.all) callback(null, [{ address: job.address, family: job.family }]);
     else callback(null, job.address, job.family);
   };
   const outgoing = (secure ? https : http).request(url, { method: job.method, headers, lookup, agent: agents[url.protocol] }, (response) => {
+    answered = true;
+    clearTimeout(step);
     const chunks = [];
     let kept = 0;
     response.on('data', (chunk) => {
@@ -95,7 +106,23 @@ function send(job) {
       settle({ status: response.statusCode || 0, body: Buffer.concat(chunks).toString('utf8'), retryAfter: response.headers['retry-after'] });
     });
   });
-  const timer = setTimeout(() => outgoing.destroy(new Error(`timed out after ${job.timeoutMs} ms`)), job.timeoutMs);
+  const timer = setTimeout(() => giveUp(`timed out after ${job.timeoutMs} ms (WEBHOOK_TIMEOUT)`), job.timeoutMs);
+  if (job.connectTimeoutMs > 0) {
+    outgoing.on('socket', (socket) => {
+      // A kept-alive socket is open already; a new one is timed until it is (for https, until the handshake ends).
+      if (outgoing.reusedSocket) return;
+      step = setTimeout(() => giveUp(`no connection within ${job.connectTimeoutMs} ms (WEBHOOK_CONNECT_TIMEOUT)`), job.connectTimeoutMs);
+      socket.once(secure ? 'secureConnect' : 'connect', () => clearTimeout(step));
+    });
+  }
+  if (job.firstByteTimeoutMs > 0) {
+    // 'finish': the request's last byte was handed to the socket; the receiver has had all it needs to answer.
+    outgoing.on('finish', () => {
+      if (settled || answered) return;
+      clearTimeout(step);
+      step = setTimeout(() => giveUp(`no answer within ${job.firstByteTimeoutMs} ms of the request (WEBHOOK_FIRST_BYTE_TIMEOUT)`), job.firstByteTimeoutMs);
+    });
+  }
   outgoing.on('error', (error) => settle({ error: error.message }));
   outgoing.end(body);
 }

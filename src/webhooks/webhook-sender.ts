@@ -151,6 +151,8 @@ export class WebhookSender implements OnApplicationShutdown {
       address,
       family: ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4,
       timeoutMs: this.webhookConfig.timeoutMs,
+      connectTimeoutMs: this.webhookConfig.connectTimeoutMs,
+      firstByteTimeoutMs: this.webhookConfig.firstByteTimeoutMs,
       keepBytes: RESPONSE_BODY_LIMIT,
     });
     if (answer.error !== undefined) return fail(true, answer.error, answer.durationMs);

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { recordSecrets } from '../support/e2e-log';
@@ -540,6 +541,94 @@ describe('webhook host policy', () => {
       expect(pushed.response_body).toContain('WEBHOOK_ALLOWED_HOSTS');
     }
     expect(sink.requests).toHaveLength(0);
+  });
+});
+
+/**
+ * A receiver that accepts and never answers gives the delivery worker back after WEBHOOK_FIRST_BYTE_TIMEOUT (the
+ * whole request's WEBHOOK_TIMEOUT is 600 s here), and the worker it frees goes to the other owner first.
+ */
+describe('a webhook receiver that accepts and never answers', () => {
+  it('fails the hung delivery at the first-byte deadline, and the other owner is sent to before the hung owner again', async () => {
+    const t = await startTestApp(
+      { WEBHOOK_ALLOWED_HOSTS: 'loopback', ALLOW_LOCAL_NETWORKS: 'true', WEBHOOK_DELIVERY_WORKERS: '2', WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_TIMEOUT: '600', WEBHOOK_FIRST_BYTE_TIMEOUT: '5' },
+      (config) => {
+        config.webhooks.pollMs = 100;
+      },
+    );
+    // What both receivers saw, in the order they saw it.
+    const seen: string[] = [];
+    const sockets = new Set<net.Socket>();
+    const hung = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.once('data', () => seen.push('hung request'));
+      socket.on('close', () => {
+        sockets.delete(socket);
+        seen.push('hung closed');
+      });
+    });
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', () => resolve()));
+    const hungUrl = `http://127.0.0.1:${(hung.address() as net.AddressInfo).port}/hung`;
+    const sink = await new WebhookSink().start();
+    sink.answer = () => {
+      seen.push('other owner');
+      return { status: 200 };
+    };
+    const until = async (condition: () => boolean | Promise<boolean>, what: string) => {
+      for (let round = 0; !(await condition()); round++) {
+        if (round > 2000) throw new Error(`gave up waiting for ${what}; seen: ${seen.join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    try {
+      const alice = await makeUser(t);
+      const bob = await makeUser(t);
+      const repoOf = async (user: TestUser, urls: string[]) => {
+        const name = uniqueName('repo');
+        await makeRepo(t, user, { name });
+        const full = `${user.name}/${name}`;
+        const hooks: number[] = [];
+        for (const url of urls) {
+          const created = await t.http.post(t.api(`/repos/${full}/hooks`)).set(withToken(user.token)).send({ type: 'forgejo', active: true, events: ['issues'], config: { url, content_type: 'json' } });
+          expect(created.status).toBe(201);
+          hooks.push(created.body.id);
+        }
+        // An issue: a write that queues one delivery per hook without waiting for git.
+        const write = (title: string) => t.http.post(t.api(`/repos/${full}/issues`)).set(withToken(user.token)).send({ title }).expect(201);
+        return { full, hooks, write };
+      };
+      const stalling = await repoOf(alice, [hungUrl, hungUrl]);
+      const other = await repoOf(bob, [`${sink.url}/other`]);
+      // Alice's two hooks hold both workers; then, well within the deadline, she queues one more delivery for
+      // each, and Bob one.
+      await stalling.write('first');
+      await until(() => seen.filter((event) => event === 'hung request').length === 2, 'both workers held by the receiver');
+      await stalling.write('second');
+      await other.write('other');
+      await until(() => seen.filter((event) => event === 'hung closed').length === 4 && seen.includes('other owner'), 'every hung request given up');
+      // Bob waited only for a worker to come free, and had it before Alice's hooks had their second turn done.
+      const lastHung = seen.lastIndexOf('hung request');
+      expect(seen.indexOf('hung closed')).toBeLessThan(seen.indexOf('other owner'));
+      expect(seen.indexOf('other owner')).toBeLessThan(lastHung);
+      expect(seen.filter((event) => event === 'hung request')).toHaveLength(4);
+      // Each hung delivery is in the history as failed, saying why.
+      for (const id of stalling.hooks) {
+        let history: any[] = [];
+        await until(async () => {
+          history = (await t.http.get(t.api(`/repos/${stalling.full}/hooks/${id}/deliveries`)).set(withToken(alice.token)).expect(200)).body;
+          return history.length === 2 && history.every((delivery) => delivery.status !== 'pending');
+        }, 'the hung deliveries recorded');
+        for (const delivery of history) {
+          expect(delivery).toMatchObject({ status: 'failed', attempts: 1, response_status: 0 });
+          expect(delivery.response_body).toBe('no answer within 5000 ms of the request (WEBHOOK_FIRST_BYTE_TIMEOUT)');
+        }
+      }
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => hung.close(resolve));
+      await sink.stop();
+      await t.close();
+    }
   });
 });
 
