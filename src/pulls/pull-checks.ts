@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { GitCompare } from '../git/git-compare';
@@ -15,6 +15,8 @@ import { PullRequestStore } from './pull-request.store';
 const CLAIM_SECONDS = 120;
 /** Pull requests read per round of the drain. */
 const BATCH = 20;
+/** How often the drain looks for tests nobody woke it for (a lapsed claim of a stopped instance). */
+const SWEEP_MS = 60_000;
 
 /** The ref of the base repository that follows a pull request's head. */
 export function pullHeadRef(index: number): string {
@@ -28,11 +30,12 @@ export function pullHeadRef(index: number): string {
  * (PullRequestStore.requestCheck) and wake the drain; they never wait for a test.
  */
 @Injectable()
-export class PullChecks implements OnModuleInit, OnApplicationShutdown {
+export class PullChecks implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('PullChecks');
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  private sweep: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: PullRequestStore,
@@ -48,12 +51,17 @@ export class PullChecks implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   onModuleInit(): void {
-    // Tests asked for before a restart (or left by a crashed instance once their claim lapses).
+    // Tests asked for before a restart, and those a stopped instance held once their claim lapses.
     setImmediate(() => this.wake());
+    this.sweep = setInterval(() => this.wake(), SWEEP_MS);
+    this.sweep.unref();
   }
 
-  onApplicationShutdown(): void {
+  /** Stops taking tests and waits for the one under way, before the database closes. */
+  async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    if (this.sweep) clearInterval(this.sweep);
+    await this.idle();
   }
 
   /** Starts the drain, or has the running one look again when it ends its round. */
