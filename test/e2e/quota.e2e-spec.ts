@@ -188,6 +188,20 @@ describe('quota views and enforcement', () => {
       expect((await t.http.post(t.api('/user/repos')).set(withToken(user.token)).send({}).expect(422)).body.message).toBe('[Name]: Required');
     });
 
+    it('POST /repos/{o}/{r}/forks over quota → 413, and no fork, directory or count is left', async () => {
+      const owner = await makeUser(t);
+      const source = await makeRepo(t, owner, { autoInit: true });
+      const user = await makeUser(t);
+      await makeRepo(t, user, { autoInit: true });
+      await limitTo([user.name], (await storedSizes(user.user.id)).public);
+      const response = await t.http.post(t.api(`/repos/${source.full_name}/forks`)).set(withToken(user.token)).send({}).expect(413);
+      expect(response.body).toEqual({ message: 'quota exceeded', user_id: user.user.id, username: user.name, url: SWAGGER });
+      expect(await t.dataSource.getRepository(RepositoryEntity).countBy({ ownerId: user.user.id })).toBe(1);
+      expect(fs.existsSync(repositoryDir(t.dataDir, user.name, source.name))).toBe(false);
+      expect((await get(owner, `/repos/${source.full_name}`).expect(200)).body.forks_count).toBe(0);
+      expect((await get(owner, `/repos/${source.full_name}/forks`).expect(200)).body).toEqual([]);
+    });
+
     it('one creation may take usage over the limit; the next one is refused', async () => {
       const user = await makeUser(t);
       await limitTo([user.name], 1);
