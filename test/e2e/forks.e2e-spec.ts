@@ -5,6 +5,7 @@ import { git, regularFileBytes, repositoryDir } from '../support/git';
 import { GitClient, withCredentials } from '../support/git-client';
 import { execFileSync } from 'node:child_process';
 import { dump } from '../../src/backup/backup';
+import { unpack } from '../../src/backup/restore';
 import { Reconciliation } from '../../src/integrity/reconciliation.service';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -241,5 +242,15 @@ describe('forks: one object pool per network, forks that survive their source', 
     const listed = execFileSync('tar', ['-tzf', archive], { encoding: 'utf8' });
     for (const pool of inUse) expect(listed).toContain(`./repositories/.pools/${pool}/objects/`);
     expect(listed).toContain(`./repositories/${dave.name.toLowerCase()}/pooled.git/objects/info/alternates`);
+    // Unpacked into another DATA_DIR, the fork is complete: its alternates name the pool relative to itself.
+    const elsewhere = path.join(client.home, uniqueName('restored'));
+    const database = t.config.database.type === 'sqlite' ? { ...t.config.database, file: path.join(elsewhere, 'anvil.db') } : t.config.database;
+    await unpack({ dataDir: elsewhere, database, ssh: { ...t.config.ssh, hostKeyFile: path.join(elsewhere, 'ssh', 'host_key') } }, archive);
+    const restoredFork = repositoryDir(elsewhere, dave.name, 'pooled');
+    git(restoredFork, 'fsck', '--full');
+    const copy = path.join(client.home, uniqueName('restored-clone'));
+    await client.ok(['clone', '--quiet', '--mirror', '--no-local', restoredFork, copy]);
+    await client.ok(['fsck', '--full', '--strict'], { cwd: copy });
+    expect(git(copy, 'for-each-ref', '--format=%(objectname) %(refname)')).toBe(git(repositoryDir(t.dataDir, dave.name, 'pooled'), 'for-each-ref', '--format=%(objectname) %(refname)'));
   });
 });
