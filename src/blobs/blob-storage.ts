@@ -7,7 +7,7 @@ import { Transform, type Readable, type TransformCallback, type Writable } from 
 import { pipeline } from 'node:stream/promises';
 import { Injectable } from '@nestjs/common';
 import { PayloadTooLargeError } from '../common/errors';
-import { leftByDeadProcessHere, taggedName } from '../common/process-identity';
+import { leftByDeadProcess, taggedName } from '../common/process-identity';
 import { StorageConfig } from '../config/slices';
 
 /** A file received into the temporary area: measured and hashed, not yet visible under any key. */
@@ -284,7 +284,7 @@ export class BlobStorage {
    * Leftovers of uploads that were in flight when some instance stopped: every scratch directory (or file)
    * under DATA_DIR/tmp/uploads in which nothing was written for STALE_SCRATCH_MS. An upload in flight writes
    * at least every HTTP_BODY_TIMEOUT (or is cut off), so another instance's live upload is never among them;
-   * and at once the scratch directory of a process of this machine that is gone.
+   * and at once the scratch directory of a process known to be gone (process-identity.ts).
    */
   async clearTemporary(): Promise<void> {
     let entries: string[];
@@ -297,7 +297,7 @@ export class BlobStorage {
     for (const entry of entries) {
       const entryPath = path.join(this.scratchRoot, entry);
       if (entryPath === this.tmp) continue;
-      if (leftByDeadProcessHere(entry) || (await newestWrite(entryPath)) < staleBefore) await fs.rm(entryPath, { recursive: true, force: true });
+      if (leftByDeadProcess(entry) || (await newestWrite(entryPath)) < staleBefore) await fs.rm(entryPath, { recursive: true, force: true });
     }
   }
 

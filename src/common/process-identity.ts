@@ -33,13 +33,29 @@ export function taggedName(rest: string): string {
   return `${ownProcessTag()}~${rest}`;
 }
 
+/** Tokens of processes whose liveness lease lapsed (src/integrity/process-liveness.ts): dead wherever they ran. */
+const lapsed = new Set<string>();
+
+/** Records processes found dead by their lapsed liveness lease, on whatever machine they ran. */
+export function recordLapsedProcesses(tokens: readonly string[]): void {
+  for (const token of tokens) lapsed.add(token);
+}
+
 /**
- * Whether a name tagged by taggedName names a leftover of a process of this machine that is no longer running
- * (false for untagged names, another machine's, and live processes').
+ * Whether `token` names a process known to be gone: one of this machine that is no longer running, or one whose
+ * liveness lease lapsed (recordLapsedProcesses).
  */
-export function leftByDeadProcessHere(name: string): boolean {
+export function heldByDeadProcess(token: string): boolean {
+  return lapsed.has(token) || heldByDeadProcessHere(token);
+}
+
+/**
+ * Whether a name tagged by taggedName names a leftover of a process known to be gone (heldByDeadProcess; false
+ * for untagged names and live processes').
+ */
+export function leftByDeadProcess(name: string): boolean {
   const tilde = name.indexOf('~');
-  return tilde > 0 && heldByDeadProcessHere(name.slice(0, tilde));
+  return tilde > 0 && heldByDeadProcess(name.slice(0, tilde));
 }
 
 /**

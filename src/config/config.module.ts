@@ -31,7 +31,7 @@ export function configSlices(config: AppConfig) {
   return {
     site: view(config, ['rootUrl', 'rootHost']) as SiteConfig,
     storage: view(config, ['dataDir', 'secretKey', 'storageReserveBytes']) as StorageConfig,
-    integrity: view(config, ['reconcileStaleAfterMs', 'reconcileStartBudget']) as IntegrityConfig,
+    integrity: view(config, ['reconcileStaleAfterMs', 'reconcileStartBudget', 'processLeaseMs']) as IntegrityConfig,
     content: view(config, ['maxDisplayFileBytes']) as ContentConfig,
     network: view(config, ['allowLocalNetworks']) as NetworkConfig,
     log: view(config, ['logLevel', 'logFile', 'logStream']) as LogConfig,

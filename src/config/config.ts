@@ -68,9 +68,10 @@ export interface AppConfig {
    * before it collects again; 0 leaves V8's own heuristics (see server/heap-growth.ts).
    */
   heapGrowthPercent: number;
-  /** RECONCILE_STALE_AFTER, RECONCILE_START_BUDGET: see IntegrityConfig. */
+  /** RECONCILE_STALE_AFTER, RECONCILE_START_BUDGET, RECONCILE_PROCESS_LEASE: see IntegrityConfig. */
   reconcileStaleAfterMs: number;
   reconcileStartBudget: number;
+  processLeaseMs: number;
   /**
    * ANVIL_FAULT_KILL_AT: names of fault points (src/common/fault-points.ts) at which the server kills itself
    * with SIGKILL, for the crash tests; `point:N` at the point's N-th pass. Unset in production.
@@ -184,6 +185,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 30, { min: 0, max: 1000 }),
     reconcileStaleAfterMs: 1000 * integer(env, 'RECONCILE_STALE_AFTER', 3600, { min: 0 }),
     reconcileStartBudget: integer(env, 'RECONCILE_START_BUDGET', 500, { min: 0 }),
+    processLeaseMs: 1000 * integer(env, 'RECONCILE_PROCESS_LEASE', 15, { min: 1, max: 3600 }),
     faultKillAt: (env.ANVIL_FAULT_KILL_AT ?? '')
       .split(',')
       .map((point) => point.trim())

@@ -41,6 +41,11 @@ export interface IntegrityConfig {
    * checks all of them.
    */
   reconcileStartBudget: number;
+  /**
+   * RECONCILE_PROCESS_LEASE (seconds): each server renews a row saying it is alive every third of this; when a
+   * row lapses, any live instance clears what that process left half-made (src/integrity/process-liveness.ts).
+   */
+  processLeaseMs: number;
 }
 
 /** What the content API shows of a file. */

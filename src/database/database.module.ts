@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from '../config/config';
 import { dataSourceOptions, openDatabase } from './data-source';
 import { DataSource } from 'typeorm';
+import { ownProcessTag } from '../common/process-identity';
 import { Leases } from './leases';
 import { changeRows, Transactions } from './transactions';
 
@@ -29,7 +30,7 @@ export class DatabaseModule {
           useFactory: (dataSource: DataSource, transactions: Transactions) =>
             // Bookkeeping: on SQLite every holder runs on this machine, and a power cut that undoes a lease row
             // has ended its holder too.
-            new Leases(dataSource, (sql, parameters) => transactions.runBookkeeping((tx) => changeRows(tx, sql, parameters))),
+            new Leases(dataSource, (sql, parameters) => transactions.runBookkeeping((tx) => changeRows(tx, sql, parameters)), ownProcessTag()),
         },
       ],
       exports: [Transactions, Leases],

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { heldByDeadProcessHere, processToken } from '../common/process-identity';
+import { heldByDeadProcess, processToken } from '../common/process-identity';
 
 /**
  * The table of leases: one row per name while some process holds it. Created before the migrations run (the
@@ -39,8 +39,6 @@ export class LeaseTimeout extends Error {
  * node is refused at certification (1213), and the loser simply tries again.
  */
 export class Leases {
-  /** This process, as it appears in the rows it holds: another process of this machine can tell it died. */
-  readonly holder = processToken();
   clock: () => number = () => Date.now();
   /**
    * The runs of this process per name, as a line: each settles when its run has given the lease back. A run
@@ -57,6 +55,11 @@ export class Leases {
      * whose open transaction would otherwise take them in); absent while migrations run, before any exists.
      */
     private readonly sqliteWrites?: (sql: string, parameters: unknown[]) => Promise<number>,
+    /**
+     * This process, as it appears in the rows it holds: another process of this machine can tell it died, and
+     * any can once its liveness lease lapsed (the application's leases hold under the process's own tag).
+     */
+    readonly holder = processToken(),
   ) {}
 
   /** A lock per key (a repository's path, say) that holds across processes: one lease per key under `scope`. */
@@ -134,6 +137,18 @@ export class Leases {
     return rows.length > 0 ? { moment: Number(rows[0].expires_at), mine: rows[0].holder === this.holder } : { moment: 0, mine: false };
   }
 
+  /** The rows named `prefix…` (marks or leases) whose moment is before `before`: lapsed leases, past marks. */
+  async lapsedUnder(prefix: string, before: number): Promise<{ name: string; moment: number }[]> {
+    // LIKE may match more (`_` in the prefix, SQLite's case folding): the prefix is checked exactly below.
+    const rows: { name: string; expires_at: number | string }[] = await this.dataSource.query('SELECT name, expires_at FROM lease WHERE name LIKE ? AND expires_at < ?', [`${prefix}%`, before]);
+    return rows.filter((row) => row.name.startsWith(prefix)).map((row) => ({ name: row.name, moment: Number(row.expires_at) }));
+  }
+
+  /** Removes the row `name` if its moment is still `moment` (not renewed meanwhile). */
+  async forget(name: string, moment: number): Promise<void> {
+    await this.change('DELETE FROM lease WHERE name = ? AND expires_at = ?', [name, moment]);
+  }
+
   /** Takes the lease when it is free or lapsed; false when another process holds it. */
   async tryAcquire(name: string, ttlMs = DEFAULT_LEASE_MS): Promise<boolean> {
     const now = this.clock();
@@ -158,13 +173,14 @@ export class Leases {
   }
 
   /**
-   * Takes the lease over from a holder that died on this machine (whose row would otherwise keep everyone out
-   * until it lapses); false when the holder lives, is elsewhere, or another taker was first.
+   * Takes the lease over from a holder known dead: one of this machine that is gone, or one whose liveness lease
+   * lapsed (its row would otherwise keep everyone out until it lapses); false when the holder lives, is not known
+   * dead, or another taker was first.
    */
   private async takeFromDead(name: string, ttlMs: number): Promise<boolean> {
     const rows: { holder: string }[] = await this.dataSource.query('SELECT holder FROM lease WHERE name = ?', [name]);
     const holder = rows[0]?.holder;
-    if (holder === undefined || holder === this.holder || !heldByDeadProcessHere(holder)) return false;
+    if (holder === undefined || holder === this.holder || !heldByDeadProcess(holder)) return false;
     try {
       return (await this.change('UPDATE lease SET holder = ?, expires_at = ? WHERE name = ? AND holder = ?', [this.holder, this.clock() + ttlMs, name, holder])) > 0;
     } catch (error) {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { leftByDeadProcessHere } from '../common/process-identity';
+import { leftByDeadProcess } from '../common/process-identity';
 import { isTransientGitFile } from '../git/git-repositories';
 
 // What the reconciliation reads of DATA_DIR: directory listings, stale leftovers and refs, without spawning git.
@@ -18,27 +18,27 @@ export async function directoryNames(dir: string): Promise<string[]> {
   return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);
 }
 
-/** Entries of `dir` older than `staleBefore`, or left by a process of this machine that is gone. */
+/** Entries of `dir` older than `staleBefore`, or left by a process known to be gone (process-identity.ts). */
 export async function staleEntries(dir: string, staleBefore: number): Promise<string[]> {
   const stale: string[] = [];
   for (const name of await entryNames(dir)) {
     const entry = path.join(dir, name);
     const stat = await fs.lstat(entry).catch(() => null);
-    if (stat && (stat.mtimeMs < staleBefore || leftByDeadProcessHere(name))) stale.push(entry);
+    if (stat && (stat.mtimeMs < staleBefore || leftByDeadProcess(name))) stale.push(entry);
   }
   return stale;
 }
 
 /**
  * Regular files under `dir`, at any depth, older than `staleBefore`, or (whatever their age) named by, or inside a
- * directory named by, a process of this machine that is gone (process-identity.ts).
+ * directory named by, a process known to be gone (process-identity.ts).
  */
 export async function staleFiles(dir: string, staleBefore: number, deadOwner = false): Promise<string[]> {
   const stale: string[] = [];
   const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
   for (const entry of entries) {
     const child = path.join(dir, entry.name);
-    const dead = deadOwner || leftByDeadProcessHere(entry.name);
+    const dead = deadOwner || leftByDeadProcess(entry.name);
     if (entry.isDirectory()) stale.push(...(await staleFiles(child, staleBefore, dead)));
     else {
       const stat = await fs.lstat(child).catch(() => null);

@@ -10,6 +10,7 @@ import { createApp } from '../bootstrap';
 import type { AppConfig } from '../config/config';
 import type { DatabaseConfig } from '../config/slices';
 import { armFaultPoints } from '../common/fault-points';
+import { ProcessLiveness } from '../integrity/process-liveness';
 import { Reconciliation } from '../integrity/reconciliation.service';
 import { SshServer } from '../ssh/ssh-server';
 import { fitToDescriptorLimit } from './descriptor-limit';
@@ -64,6 +65,8 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
   try {
     // What a crash left half-made is repaired before the first request can see it; the sweep of repositories,
     // whose cost grows with their number, runs once the server answers.
+    // Alive in the database first: what this process builds is then never taken for a dead one's.
+    await app.get(ProcessLiveness).start();
     const report = await app.get(Reconciliation).leftovers({ fix: true });
     reconciled = { repaired: report.findings.length };
     httpAddress = await listen(app, config.port);

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { leftByDeadProcessHere, ownProcessTag } from '../../src/common/process-identity';
+import { leftByDeadProcess, ownProcessTag } from '../../src/common/process-identity';
 import { RepositoryJournal } from '../../src/git/repository-journal';
 import { Reconciliation } from '../../src/integrity/reconciliation.service';
 import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
@@ -197,7 +197,7 @@ describe('reconciliation of the database with DATA_DIR', () => {
     // A process that ran here and ended: its pid is free (or another process's, started at another time).
     const ended = spawnSync('true');
     const dead = ownProcessTag().replace(/^([0-9a-f]{12})-\d+-\d+-/, `$1-${ended.pid}-1-`);
-    expect(leftByDeadProcessHere(`${dead}~x`)).toBe(true);
+    expect(leftByDeadProcess(`${dead}~x`)).toBe(true);
     const journalDir = path.join(t.dataDir, 'repositories', '.journal');
     const incoming = path.join(t.dataDir, 'repositories', '.incoming');
     const uploads = path.join(t.dataDir, 'tmp', 'uploads');

@@ -45,9 +45,17 @@ export function baseEnv(dataDir: string, databaseUrl: string | undefined): Recor
   };
 }
 
-/** Starts the built server and waits for its start-up line (or its early end, which fails). */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts the built server and waits for its start-up line (or its early end, which fails). `otherMachine`: in a
+ * PID namespace of its own (root), so that no other process here can tell from its pid whether it runs, as for
+ * an instance on another machine sharing DATA_DIR and the database; a shell is the namespace's first process, so
+ * the server can still kill itself at a fault point.
+ */
+export async function startServer(env: Record<string, string>, options: { otherMachine?: boolean } = {}): Promise<ServerProcess> {
+  const main = path.join(ROOT, 'dist', 'src', 'main.js');
+  const child = options.otherMachine
+    ? spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'sh', '-c', `${JSON.stringify(process.execPath)} ${JSON.stringify(main)}; exit $?`], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, [main], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
