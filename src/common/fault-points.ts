@@ -32,6 +32,11 @@ export const FAULT_POINTS = [
   // Migrations: the clone made aside, no row yet. Mirror syncs: the fetch done, its recording not yet.
   'migration.cloned',
   'mirror.fetched',
+  // Pull request merges: the intent recorded (the base not yet moved), the base moved, the push's effects recorded
+  // (the pull request not yet merged).
+  'merge.intent-recorded',
+  'merge.ref-updated',
+  'merge.push-recorded',
   // Webhooks: a delivery sent (the receiver has it), its outcome not yet recorded.
   'webhook.sent',
 ] as const;

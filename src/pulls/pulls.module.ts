@@ -9,6 +9,9 @@ import { RepositoriesService } from '../repos/repositories.service';
 import { RepositoryPushes } from '../repos/repository-pushes.service';
 import { UsersModule } from '../users/users.module';
 import { PullChecks } from './pull-checks';
+import { PullMergeController } from './pull-merge.controller';
+import { PullMergeService } from './pull-merge.service';
+import { PullMergeStore } from './pull-merge.store';
 import { PullRequestStore } from './pull-request.store';
 import { CompareController, PullsController } from './pulls.controller';
 import { PullsService } from './pulls.service';
@@ -16,8 +19,8 @@ import { PullsService } from './pulls.service';
 /** Pull requests: issues with a head and a base branch, their mergeability, diffs and commits; comparing revisions. */
 @Module({
   imports: [UsersModule, ReposModule, AccessModule, IssuesModule, ContentModule, GitModule],
-  controllers: [PullsController, CompareController],
-  providers: [PullRequestStore, PullsService, PullChecks],
+  controllers: [PullMergeController, PullsController, CompareController],
+  providers: [PullRequestStore, PullsService, PullChecks, PullMergeStore, PullMergeService],
   exports: [PullsService, PullChecks],
 })
 export class PullsModule implements OnModuleInit {

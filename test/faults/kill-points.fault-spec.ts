@@ -122,6 +122,20 @@ async function writeFile(server: ServerProcess, repo: string, name: string): Pro
 
 let deliveredAgain = '';
 
+/** The pull request a merge round's killed merge was for. */
+let cutMerge = { repo: '', index: 0, head: '' };
+
+/**
+ * A pull request of one new file on a branch made by the contents API, once its mergeability test has run
+ * (a ceiling, not a speed requirement).
+ */
+async function mergeablePull(server: ServerProcess, repo: string, n: number): Promise<number> {
+  await json(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/contents/merged-${n}.bin`, { content: randomBytes(3000).toString('base64'), new_branch: `topic-${n}` }), 201);
+  const created = await json<{ number: number }>(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/pulls`, { head: `topic-${n}`, base: 'main', title: `merge ${n}` }), 201);
+  await eventually(`pull request ${created.number} is mergeable`, async () => (await json<{ mergeable: boolean }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/pulls/${created.number}`), 200)).mergeable);
+  return created.number;
+}
+
 const rounds: Round[] = [
   ...['repository.create.built', 'repository.create.moved', 'repository.create.committed'].map((point) => ({
     point,
@@ -311,6 +325,36 @@ const rounds: Round[] = [
       await eventually(`the receiver got ${deliveredAgain} again`, () => Promise.resolve((received.get(deliveredAgain) ?? 0) >= 2));
     },
   },
+  ...['merge.intent-recorded', 'merge.ref-updated', 'merge.push-recorded'].map((point) => ({
+    point,
+    // A base moved without its recording leaves a stale size, measured again by the sweep.
+    leavesLeftover: false,
+    async write(server: ServerProcess, n: number) {
+      const repo = n === 1 ? await fixtureRepository(server) : `fixture-${round}`;
+      const index = await mergeablePull(server, repo, n);
+      const head = (await git(['ls-remote', `${server.url}/${ADMIN}/${repo}.git`, `refs/heads/topic-${n}`])).split('\t')[0];
+      if (n === 2) cutMerge = { repo, index, head };
+      await json(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/pulls/${index}/merge`, { Do: 'squash' }), 200);
+      return async (server: ServerProcess) => {
+        const pull = await json<{ merged: boolean; state: string; merge_commit_sha: string }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/pulls/${index}`), 200);
+        expect(pull).toMatchObject({ merged: true, state: 'closed' });
+        await assertOnMain(server, repo, pull.merge_commit_sha);
+      };
+    },
+    async afterRestart(server: ServerProcess) {
+      // The cut merge: either the base holds it and the pull request says merged, or neither.
+      const { repo, index } = cutMerge;
+      const pull = await json<{ merged: boolean; state: string; merge_commit_sha: string | null }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/pulls/${index}`), 200);
+      const raw = await api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/raw/merged-2.bin?ref=main`);
+      await raw.arrayBuffer();
+      expect({ merged: pull.merged, state: pull.state }).toEqual(raw.status === 200 ? { merged: true, state: 'closed' } : { merged: false, state: 'open' });
+      if (pull.merged) await assertOnMain(server, repo, pull.merge_commit_sha!);
+      // Whichever it was, the pull request is consistent enough to merge (again): nothing is left half-made.
+      if (!pull.merged) await json(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/pulls/${index}/merge`, { Do: 'merge' }), 200);
+      if (point === 'merge.intent-recorded') expect(raw.status).toBe(404);
+      else expect(raw.status).toBe(200);
+    },
+  })),
   {
     point: 'star.written',
     leavesLeftover: false,

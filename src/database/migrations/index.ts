@@ -31,6 +31,7 @@ import { DropWebhookDeliveryClaimIndex1795720000000 } from './1795720000000-drop
 import { CreateLfs1796172609408 } from './1796172609408-create-lfs';
 import { CreateIssues1796174642066 } from './1796174642066-create-issues';
 import { CreatePullRequests1796186088002 } from './1796186088002-create-pull-requests';
+import { CreatePullMerges1796186469501 } from './1796186469501-create-pull-merges';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -67,4 +68,5 @@ export const MIGRATIONS = [
   CreateIssuePushes1796186458408,
   CreateIssueMentions1796186458409,
   MediumTextBodies1796186458410,
+  CreatePullMerges1796186469501,
 ];

@@ -1,0 +1,54 @@
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { RepositoryTarget } from '../access/repository-policy';
+import { Public } from '../auth/route-auth';
+import { ApiErrors } from '../common/openapi';
+import { bindOption } from '../http/body-binding';
+import { queryString } from '../http/query';
+import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { MergePullRequestOption } from './pull-merge.option';
+import { PullMergeService } from './pull-merge.service';
+
+/** Merging a pull request; registered before the pull request routes, whose `{base}/{head}` would match. */
+@ApiTags('repository')
+@Controller()
+export class PullMergeController {
+  constructor(private readonly merges: PullMergeService) {}
+
+  @Get('repos/:owner/:repo/pulls/:index/merge')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Check if a pull request has been merged' })
+  @ApiNoContentResponse({ description: 'pull request has been merged' })
+  @ApiErrors(404)
+  isMerged(@TargetRepository() target: RepositoryTarget, @Param('index') index: string): Promise<void> {
+    return this.merges.isMerged(target, index);
+  }
+
+  @Post('repos/:owner/:repo/pulls/:index/merge')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ReadsBody({ deferred: true })
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Merge a pull request' })
+  @ApiBody({ type: MergePullRequestOption })
+  @ApiOkResponse({ description: 'empty' })
+  @ApiErrors(404, 405, 409, 413, 423)
+  merge(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<void> {
+    return this.merges.merge(target, index, () => bindOption(body, MergePullRequestOption));
+  }
+
+  @Post('repos/:owner/:repo/pulls/:index/update')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @HttpCode(200)
+  @ApiOperation({ summary: "Merge PR's baseBranch into headBranch" })
+  @ApiQuery({ name: 'style', required: false, enum: ['merge', 'rebase'], description: 'how to update pull request' })
+  @ApiOkResponse({ description: 'empty' })
+  @ApiErrors(403, 404, 409, 422)
+  update(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Query() query: Record<string, unknown>): Promise<void> {
+    return this.merges.update(target, index, queryString(query.style) ?? '');
+  }
+}

@@ -1,0 +1,362 @@
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { assertAcceptsWrites } from '../access/access-policy';
+import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { AuthContext } from '../auth/auth-context';
+import { requireSignedIn } from '../auth/route-auth';
+import { ConflictError, ForbiddenError, InvalidInputError, MethodNotAllowedError, NotFoundError } from '../common/errors';
+import { faultPoint } from '../common/fault-points';
+import { SiteUrls } from '../common/site-urls';
+import { Clock } from '../common/time';
+import { ContentRepositories, ContentRepository } from '../content/content-repository';
+import { Leases } from '../database/leases';
+import { Transactions } from '../database/transactions';
+import { GitCommits } from '../git/git-commits';
+import { GitRefs } from '../git/git-refs';
+import { GitWrites, RefChangedError } from '../git/git-writes';
+import { GitMerges } from '../git/merge-engine';
+import { MergeConflictError, MergeStyle, RebaseConflictError } from '../git/merge-errors';
+import { PushRefused, RefUpdate } from '../git/push-hooks';
+import { IssuesService } from '../issues/issues.service';
+import { gitSignature } from '../repos/git-signature';
+import { RepositoryDirectory } from '../repos/repository-directory';
+import type { RepositoryEntity } from '../repos/repository.entity';
+import { RepositoryPushes } from '../repos/repository-pushes.service';
+import { UserAccounts } from '../users/user-accounts';
+import { pullHeadRef } from './pull-checks';
+import { mergeMessage, squashMessage } from './pull-merge-messages';
+import type { PullMergeIntentEntity } from './pull-merge.entity';
+import type { MergePullRequestOption } from './pull-merge.option';
+import { PullMergeStore } from './pull-merge.store';
+import { PullRequestEntity, PullStatus } from './pull-request.entity';
+import { PullRequestStore, PullRow } from './pull-request.store';
+import { PullsService } from './pulls.service';
+
+/** `Do` of the merge option: the styles, and marking a pull request merged by hand. */
+export const MERGE_DOS = ['merge', 'rebase', 'rebase-merge', 'squash', 'fast-forward-only', 'manually-merged'] as const;
+
+/** Which repository setting allows each style (Forgejo's IsMergeStyleAllowed). */
+const ALLOWED_BY: Record<(typeof MERGE_DOS)[number], keyof RepositoryEntity> = {
+  merge: 'allowMergeCommits',
+  rebase: 'allowRebase',
+  'rebase-merge': 'allowRebaseExplicit',
+  squash: 'allowSquashMerge',
+  'fast-forward-only': 'allowFastForwardOnlyMerge',
+  'manually-merged': 'allowManualMerge',
+};
+
+/** Forgejo's draft marks: such a pull request cannot be merged. */
+function isWorkInProgress(title: string): boolean {
+  return /^\s*(WIP:|\[WIP\])/i.test(title);
+}
+
+/**
+ * Merging pull requests (docs/pull-requests.md, "Merging"): the checks of Forgejo's merge route, the commits of
+ * the style built in the bare repository (GitMerges), then the base branch moved with one compare-and-swap that
+ * goes through a push's rules (pre-receive), and a push's effects (size, `push` event, re-tests) recorded as for
+ * any push. The pull request is recorded merged and closed (with its `closed` event, `merged: true`) right after.
+ * A merge intent row, written before the branch moves and removed with the merged state, lets a start-up finish
+ * a merge cut by a crash between the two, or drop it when the branch never moved.
+ */
+@Injectable()
+export class PullMergeService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('PullMerges');
+
+  constructor(
+    private readonly pulls: PullsService,
+    private readonly pullStore: PullRequestStore,
+    private readonly store: PullMergeStore,
+    private readonly issues: IssuesService,
+    private readonly content: ContentRepositories,
+    private readonly pushes: RepositoryPushes,
+    private readonly merges: GitMerges,
+    private readonly writes: GitWrites,
+    private readonly refs: GitRefs,
+    private readonly commits: GitCommits,
+    private readonly repositories: RepositoryDirectory,
+    private readonly users: UserAccounts,
+    private readonly policy: RepositoryPolicy,
+    private readonly leases: Leases,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+    private readonly siteUrls: SiteUrls,
+  ) {}
+
+  /** Finishes or drops the merges a crash cut (a bounded few per start; the rest at the next). */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.recover().catch((error) => this.logger.error(`recovering merges: ${(error as Error).message}`));
+  }
+
+  /** GET …/pulls/{index}/merge: 204 when merged, 404 otherwise. */
+  async isMerged(target: RepositoryTarget, rawIndex: string): Promise<void> {
+    await this.pulls.assertPulls(target);
+    const row = await this.pulls.find(target, rawIndex);
+    if (!row.pull.hasMerged) throw new NotFoundError();
+  }
+
+  /** POST …/pulls/{index}/merge. */
+  async merge(target: RepositoryTarget, rawIndex: string, bind: () => Promise<MergePullRequestOption>): Promise<void> {
+    await this.pulls.assertPulls(target);
+    requireSignedIn(target.viewer);
+    assertAcceptsWrites(target.repo, target.owner);
+    const option = await bind();
+    const found = await this.pulls.find(target, rawIndex);
+    // One merge of a pull request at a time, on every instance: the second finds it merged.
+    await this.leases.run(`pull-merge:${found.pull.id}`, async () => {
+      // A merge of this pull request cut on another instance (its lease lapsed) is finished or dropped first.
+      const left = await this.store.intentOf(found.pull.id);
+      if (left) await this.recoverOne(left);
+      const row = (await this.pullStore.byIndex(target.repo.id, found.issue.repoIndex)) ?? found;
+      const style = option.Do as (typeof MERGE_DOS)[number];
+      await this.assertMergeable(target, row, style === 'manually-merged');
+      if (style === 'manually-merged') return this.markManuallyMerged(target, row, option.MergeCommitID ?? '');
+      if (!target.repo[ALLOWED_BY[style]]) throw new MethodNotAllowedError(`${style} is not allowed an allowed merge style for this repository`);
+      const message = mergeMessage(style, { title: row.issue.title, index: row.issue.repoIndex, headBranch: row.pull.headBranch, baseBranch: row.pull.baseBranch }, option.MergeTitleField, option.MergeMessageField);
+      await this.mergeWithStyle(target, row, style, message, option.head_commit_id ?? '');
+    });
+    if (option.delete_branch_after_merge) await this.deleteHeadBranch(target, found);
+  }
+
+  /**
+   * POST …/pulls/{index}/update: the base merged into the head ("Merge branch 'B' into H", the caller as author
+   * and committer) or, with `style=rebase`, the head rebased onto the base; the head branch moves as a push of
+   * the caller would move it. Only callers who may push the head branch (403 otherwise, and for a rebase where
+   * the repository does not allow rebasing updates). A head already up to date is left as it is.
+   */
+  async update(target: RepositoryTarget, rawIndex: string, style: string): Promise<void> {
+    await this.pulls.assertPulls(target);
+    requireSignedIn(target.viewer);
+    assertAcceptsWrites(target.repo, target.owner);
+    const found = await this.pulls.find(target, rawIndex);
+    if (found.pull.hasMerged || found.issue.isClosed) throw new InvalidInputError('');
+    const rebase = style === 'rebase';
+    if (!(await target.canWrite('repo.code')) || (rebase && !target.repo.allowRebaseUpdate)) throw new ForbiddenError('');
+    await this.leases.run(`pull-merge:${found.pull.id}`, async () => {
+      const content = this.content.open(target);
+      const now = this.clock.nowUnix();
+      const caller = { ...gitSignature(target.viewer.user!, this.siteUrls, now), whenUnix: now };
+      const headRef = `refs/heads/${found.pull.headBranch}`;
+      const update = await this.content.withGit(async () => {
+        const heads = await this.refs.peelRefs(content.dir, [`refs/heads/${found.pull.baseBranch}`, headRef]);
+        const baseTip = heads.get(`refs/heads/${found.pull.baseBranch}`);
+        const headTip = heads.get(headRef);
+        if (!baseTip || !headTip) throw new NotFoundError();
+        if (await this.merges.isAncestor(content.dir, baseTip, headTip)) return null;
+        try {
+          const result = rebase
+            ? await this.merges.prepare(content.dir, { style: 'rebase', baseTip, headTip, message: '', merger: caller })
+            : await this.merges.prepare(content.dir, { style: 'merge', baseTip: headTip, headTip: baseTip, message: `Merge branch '${found.pull.baseBranch}' into ${found.pull.headBranch}`, merger: caller });
+          return { ref: headRef, oldId: headTip, newId: result.tip };
+        } catch (error) {
+          if (error instanceof MergeConflictError) throw new ConflictError('merge failed because of conflict');
+          if (error instanceof RebaseConflictError) throw new ConflictError('rebase failed because of conflict');
+          throw error;
+        }
+      });
+      if (!update) return;
+      await this.pushAsServer(target, content, found.pull.id, update);
+      await this.pushes.recordRefChanges(target.repo.id, [update], target.viewer.user!.id);
+    });
+  }
+
+  /** Pre-receive's rules, then one compare-and-swap: a refusal or a lost race is a 409 in Forgejo's words. */
+  private async pushAsServer(target: RepositoryTarget, content: ContentRepository, pullId: number, update: RefUpdate, beforeUpdate?: () => Promise<void>): Promise<void> {
+    try {
+      await this.pushes.preReceive({ repositoryId: target.repo.id, pusherId: target.viewer.user!.id, pullRequestId: pullId }, [update], {});
+    } catch (error) {
+      if (error instanceof PushRefused) throw new ConflictError(error.message ? `PushRejected with remote message: ${error.message}` : 'PushRejected without remote error message');
+      throw error;
+    }
+    await beforeUpdate?.();
+    try {
+      await this.content.withGit(() => this.writes.updateRef(content.dir, update.ref, update.newId, update.oldId));
+    } catch (error) {
+      if (error instanceof RefChangedError) throw new ConflictError('merge push out of date');
+      throw error;
+    }
+  }
+
+  /** Forgejo's CheckPullMergeable, in its order and words (405 unless said otherwise). */
+  private async assertMergeable(target: RepositoryTarget, row: PullRow, manually: boolean): Promise<void> {
+    if (row.pull.hasMerged) throw new MethodNotAllowedError('');
+    if (row.issue.isClosed) throw new NotFoundError();
+    if (!(await target.canWrite('repo.code'))) throw new MethodNotAllowedError('User not allowed to merge PR');
+    if (manually) return;
+    if (isWorkInProgress(row.issue.title)) throw new MethodNotAllowedError('Work in progress PRs cannot be merged');
+    if (row.pull.status !== PullStatus.Mergeable && row.pull.status !== PullStatus.Empty) throw new MethodNotAllowedError('Please try again later');
+  }
+
+  private async mergeWithStyle(target: RepositoryTarget, row: PullRow, style: MergeStyle, message: string, expectedHead: string): Promise<void> {
+    const content = this.content.open(target);
+    const viewer = target.viewer.user!;
+    const now = this.clock.nowUnix();
+    const merger = { ...gitSignature(viewer, this.siteUrls, now), whenUnix: now };
+    const baseRef = `refs/heads/${row.pull.baseBranch}`;
+    const prepared = await this.content.withGit(async () => {
+      const heads = await this.refs.peelRefs(content.dir, [baseRef, `refs/heads/${row.pull.headBranch}`, pullHeadRef(row.issue.repoIndex)]);
+      const baseTip = heads.get(baseRef);
+      const headTip = heads.get(`refs/heads/${row.pull.headBranch}`) ?? heads.get(pullHeadRef(row.issue.repoIndex));
+      if (!baseTip || !headTip) throw new NotFoundError();
+      if (expectedHead !== '' && expectedHead !== headTip) throw new ConflictError('head out of date');
+      let squashAuthor: { name: string; email: string; whenUnix: number } | undefined;
+      let text = message;
+      if (style === 'squash') {
+        const author = await this.squashAuthor(content, row, baseTip, headTip, now);
+        squashAuthor = author;
+        text = squashMessage(message, author, merger);
+      }
+      const result = await this.merges.prepare(content.dir, { style, baseTip, headTip, message: text, merger, squashAuthor });
+      return { baseTip, tip: result.tip };
+    });
+    const update: RefUpdate = { ref: baseRef, oldId: prepared.baseTip, newId: prepared.tip };
+    await this.publish(target, content, row, style, update);
+  }
+
+  /**
+   * The squashed commit's author: the poster as one of the head's commits names them (an address of theirs),
+   * else the poster's own signature, as Forgejo chooses.
+   */
+  private async squashAuthor(content: ContentRepository, row: PullRow, baseTip: string, headTip: string, now: number): Promise<{ name: string; email: string; whenUnix: number }> {
+    const poster = await this.users.byId(row.issue.posterId);
+    for (const author of await this.merges.authors(content.dir, baseTip, headTip)) {
+      if (poster && (await this.users.emailOwnerId(author.email)) === poster.id) return { ...author, whenUnix: now };
+    }
+    if (poster) return { ...gitSignature(poster, this.siteUrls, now), whenUnix: now };
+    return { name: 'Ghost', email: 'ghost@noreply.localhost', whenUnix: now };
+  }
+
+  /**
+   * The branch moves as a push would move it: pre-receive's rules first (quota, tree budget, the rules of the
+   * base branch), the intent recorded, one compare-and-swap, then post-receive's effects and the merged state.
+   */
+  private async publish(target: RepositoryTarget, content: ContentRepository, row: PullRow, style: MergeStyle, update: RefUpdate): Promise<void> {
+    const mergerId = target.viewer.user!.id;
+    const intent = { pullId: row.pull.id, repoId: target.repo.id, mergerId, style, ref: update.ref, oldCommitId: update.oldId, newCommitId: update.newId, pushRecorded: false, createdUnix: this.clock.nowUnix() };
+    let recorded = false;
+    try {
+      await this.pushAsServer(target, content, row.pull.id, update, async () => {
+        await this.transactions.run((tx) => this.store.recordIntent(tx, intent));
+        recorded = true;
+        faultPoint('merge.intent-recorded');
+      });
+    } catch (error) {
+      if (recorded) await this.transactions.run((tx) => this.store.dropIntent(tx, row.pull.id));
+      throw error;
+    }
+    faultPoint('merge.ref-updated');
+    await this.finish({ ...intent, id: 0 }, target);
+  }
+
+  /** What follows the branch's move, each step once: the push's effects, then the merged and closed state. */
+  private async finish(intent: PullMergeIntentEntity, target: RepositoryTarget): Promise<void> {
+    if (!intent.pushRecorded) {
+      await this.pushes.recordRefChanges(intent.repoId, [{ ref: intent.ref, oldId: intent.oldCommitId, newId: intent.newCommitId }], intent.mergerId, undefined, (tx) =>
+        this.store.markPushRecorded(tx, intent.pullId),
+      );
+      faultPoint('merge.push-recorded');
+    }
+    const pull = await this.pullStore.byId(intent.pullId);
+    const issue = pull ? await this.pullStore.issueOf(pull) : null;
+    if (!pull || !issue || pull.hasMerged) return this.transactions.run((tx) => this.store.dropIntent(tx, intent.pullId));
+    const merged: Partial<PullRequestEntity> = { hasMerged: true, mergedCommitId: intent.newCommitId, mergerId: intent.mergerId, mergedUnix: this.clock.nowUnix(), status: PullStatus.Mergeable };
+    await this.closeAsMerged(target, issue, pull, merged, (tx) => this.store.dropIntent(tx, intent.pullId));
+  }
+
+  /** The merged state and the issue closed, in one transaction with the `closed` event (`merged: true`). */
+  private async closeAsMerged(
+    target: RepositoryTarget,
+    issue: PullRow['issue'],
+    pull: PullRequestEntity,
+    merged: Partial<PullRequestEntity>,
+    alongWith?: (tx: EntityManager) => Promise<void>,
+  ): Promise<void> {
+    await this.issues.change(target, issue, { state: 'closed' }, true, {
+      unit: 'repo.pulls',
+      within: async (tx) => {
+        await this.pullStore.update(tx, pull.id, merged);
+        await alongWith?.(tx);
+      },
+    });
+  }
+
+  /** manually-merged: the given commit must be on the base branch; no ref moves. */
+  private async markManuallyMerged(target: RepositoryTarget, row: PullRow, commitId: string): Promise<void> {
+    if (!target.repo.allowManualMerge) throw new MethodNotAllowedError('manually-merged is not allowed an allowed merge style for this repository');
+    const content = this.content.open(target);
+    const fullLength = /^[0-9a-f]{40}$/.test(commitId) || /^[0-9a-f]{64}$/.test(commitId);
+    const when = fullLength
+      ? await this.content.withGit(async () => {
+          const commit = await this.refs.resolveCommit(content.dir, commitId);
+          const base = await this.refs.resolveCommit(content.dir, `refs/heads/${row.pull.baseBranch}`);
+          if (!commit || !base || !(await this.merges.isAncestor(content.dir, commit, base))) return null;
+          const header = (await this.commits.commits(content.dir, [commit])).get(commit);
+          return header ? Math.floor(Date.parse(header.authorDate) / 1000) : this.clock.nowUnix();
+        })
+      : null;
+    if (when === null) throw new ConflictError('Wrong commit ID');
+    const merged: Partial<PullRequestEntity> = { hasMerged: true, mergedCommitId: commitId, mergerId: target.viewer.user!.id, mergedUnix: when, status: PullStatus.ManuallyMerged };
+    await this.closeAsMerged(target, row.issue, row.pull, merged);
+  }
+
+  /**
+   * delete_branch_after_merge: the head branch goes unless another open pull request still uses it (then the
+   * merge answers 200 all the same); the default branch answers 403, as Forgejo.
+   */
+  private async deleteHeadBranch(target: RepositoryTarget, row: PullRow): Promise<void> {
+    const others = await this.pullStore.openWithHeads(target.repo.id, [row.pull.headBranch]);
+    if (others.some((other) => other.pull.id !== row.pull.id)) return;
+    if (row.pull.headBranch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');
+    const content = this.content.open(target);
+    await this.content.deleteRef(target.viewer, content, async () => {
+      const refs = await this.refs.refs(content.dir, `refs/heads/${row.pull.headBranch}`);
+      return refs.find((ref) => ref.ref === `refs/heads/${row.pull.headBranch}`);
+    });
+  }
+
+  /**
+   * Merges a crash cut: intents whose pull request's lease is free (a live merge holds it from its checks to
+   * its last step; a dead process's is taken over at once on its machine, elsewhere once it lapses). The branch
+   * holds the merge (or went on from it): the steps not yet done are done. It does not: the merge never
+   * happened, and the intent goes.
+   */
+  async recover(): Promise<number> {
+    const intents = await this.store.intents(100);
+    let finished = 0;
+    for (const intent of intents) {
+      const done = await this.leases
+        .run(`pull-merge:${intent.pullId}`, () => this.recoverOne(intent), { waitMs: 0 })
+        .catch((error) => {
+          this.logger.warn(`merge of pull request ${intent.pullId} not recovered yet: ${(error as Error).message}`);
+          return false;
+        });
+      if (done) finished++;
+    }
+    return finished;
+  }
+
+  /** One intent, under its pull request's lease; true when the merge was completed. */
+  async recoverOne(intent: PullMergeIntentEntity): Promise<boolean> {
+    const current = await this.store.intentOf(intent.pullId);
+    if (!current || current.id !== intent.id) return false;
+    const repo = await this.repositories.byId(intent.repoId);
+    const owner = repo ? await this.users.byId(repo.ownerId) : null;
+    const merger = await this.users.byId(intent.mergerId);
+    if (!repo || !owner || !merger) {
+      await this.transactions.run((tx) => this.store.dropIntent(tx, intent.pullId));
+      return false;
+    }
+    const viewer = new AuthContext(merger, 'password', null);
+    const target = new RepositoryTarget(repo, owner, viewer, () => this.policy.permission(viewer, repo, owner), null);
+    const content = this.content.open(target);
+    const landed = await this.content.withGit(async () => {
+      const tip = await this.refs.resolveCommit(content.dir, intent.ref);
+      return tip !== null && (tip === intent.newCommitId || (await this.merges.isAncestor(content.dir, intent.newCommitId, tip)));
+    });
+    if (!landed) {
+      await this.transactions.run((tx) => this.store.dropIntent(tx, intent.pullId));
+      return false;
+    }
+    await this.finish(current, target);
+    return true;
+  }
+}
