@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SshEndpoint } from '../../src/common/ssh-endpoint';
-import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
+import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, GitOutcome, withCredentials } from '../support/git-client';
 import { generateSshKey, sshCommand, SshKeyFiles } from '../support/ssh-keys';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -178,6 +178,33 @@ describe('branch protection', () => {
       await t.http.patch(`${protections(full)}/dev`).set(withToken(owner.token)).send({}).expect(404);
     });
 
+    it('whitelists teams of the organisation that reach the repository, read at push time', async () => {
+      const org = await makeOrg(t, owner.user);
+      const name = uniqueName('repo');
+      await makeRepo(t, owner, { name, autoInit: true, org: org.name });
+      const full = `${org.name}/${name}`;
+      const team = async (teamName: string, link: boolean) => {
+        const created = await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(withToken(owner.token)).send({ name: teamName, permission: 'write', units: ['repo.code'] }).expect(201);
+        await t.http.put(t.api(`/teams/${created.body.id}/members/${releaser.name}`)).set(withToken(owner.token)).expect(204);
+        if (link) await t.http.put(t.api(`/teams/${created.body.id}/repos/${org.name}/${name}`)).set(withToken(owner.token)).expect(204);
+        return created.body;
+      };
+      await team('release-managers', true);
+      await team('elsewhere', false);
+      const unknown = await t.http.post(protections(full)).set(withToken(owner.token)).send({ rule_name: 'main', push_whitelist_teams: ['nobody'] });
+      expect(unknown.status).toBe(422);
+      expect(unknown.body.message).toBe(`team does not exist [org_id ${org.id}, team_id 0, name: nobody]`);
+      // Teams are found without regard to case; one that does not reach the repository is dropped.
+      const created = await protect(full, { rule_name: 'main', enable_push: true, enable_push_whitelist: true, push_whitelist_teams: ['Release-Managers', 'elsewhere'] });
+      expect(created.push_whitelist_teams).toEqual(['release-managers']);
+      const dir = await cloneOf(full);
+      await commitFile(dir, 'a.txt');
+      refused(await push(dir, httpUrl(full, owner), 'HEAD:refs/heads/main'), 'Not allowed to push to protected branch main');
+      expect((await push(dir, httpUrl(full, releaser), 'HEAD:refs/heads/main')).code).toBe(0);
+      const branch = await t.http.get(t.api(`/repos/${full}/branches/main`)).set(withToken(releaser.token)).expect(200);
+      expect(branch.body).toMatchObject({ protected: true, user_can_push: true });
+    });
+
     it('drops whitelisted users who cannot write', async () => {
       const full = await seeded();
       const reader = await makeUser(t);
@@ -258,6 +285,20 @@ describe('branch protection', () => {
       const branches = await t.http.get(t.api(`/repos/${full}/branches`)).set(withToken(owner.token)).expect(200);
       expect(branches.body.map((branch: { name: string }) => branch.name)).not.toContain('other');
       expect((await push(dir, httpUrl(full, owner), 'HEAD:refs/tags/v1')).code).toBe(0);
+    });
+
+    it('judges a push of 100 000 changed paths by the protected file among them', async () => {
+      const full = await seeded();
+      await protect(full, { rule_name: 'main', enable_push: true, protected_file_patterns: 'zz/**' });
+      const dir = await cloneOf(full);
+      // One commit adding 100 000 files (one blob, a hundred directories), the protected one sorted last.
+      const lines = ['blob', 'mark :1', 'data 2', 'x', '', 'commit refs/heads/bulk', 'committer Test <t@example.com> 1700000000 +0000', 'data 5', 'bulk', 'from refs/heads/main'];
+      for (let i = 0; i < 100_000; i++) lines.push(`M 100644 :1 d${Math.floor(i / 1000)}/f${i}.txt`);
+      lines.push('M 100644 :1 zz/last.txt', '');
+      await client.ok(['fast-import', '--quiet'], { cwd: dir, input: lines.join('\n') });
+      refused(await push(dir, httpUrl(full, owner), 'bulk:refs/heads/main'), 'branch main is protected from changing file zz/last.txt');
+      await t.http.patch(`${protections(full)}/main`).set(withToken(owner.token)).send({ protected_file_patterns: '' }).expect(200);
+      expect((await push(dir, httpUrl(full, owner), 'bulk:refs/heads/main')).code).toBe(0);
     });
 
     it('whitelists are read at push time: a rule change holds for the next push', async () => {
