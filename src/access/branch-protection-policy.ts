@@ -6,7 +6,9 @@ import type { UserEntity } from '../users/user.entity';
 import { NO_GRANTS, resolvePermission } from './access-policy';
 import { AccessStore } from './access.store';
 import type { BranchProtectionEntity } from './branch-protection.entity';
-import { BranchChange, governingRule, judgeBranchChange, mayMerge, mayPush, orderRules, ProtectionRule, Pusher } from './branch-protection';
+import { filePatterns, pathMatches } from './branch-globs';
+import { canMerge, CommitState, MergeReview, MergeVerdict } from './branch-merge';
+import { BranchChange, BranchUpdateFacts, governingRule, judgeBranchChange, mayMerge, mayPush, orderRules, ProtectionRule, Pusher } from './branch-protection';
 import { BranchProtectionStore, NamedTeam } from './branch-protection.store';
 import type { RepositoryTarget } from './repository-policy';
 
@@ -140,6 +142,55 @@ export class BranchProtections {
       });
     }
     return views;
+  }
+
+  /**
+   * Whether the route's caller may merge into `baseBranch` at all: the merge whitelist of the governing rule, or
+   * write access to the code without one (the first of a merge's checks).
+   */
+  async mayMergeInto(target: RepositoryTarget, baseBranch: string): Promise<boolean> {
+    const user = target.viewer.user;
+    if (!user) return false;
+    const canWrite = await target.canWrite('repo.code');
+    const rule = await this.governing(target.repo.id, baseBranch);
+    if (!rule) return canWrite;
+    return mayMerge(rule, user.id, canWrite, (teamIds) => this.store.memberOfAny(user.id, teamIds));
+  }
+
+  /**
+   * The merge rules of the branch a pull request goes into (canMerge), with the facts read here: the caller's
+   * standing, the files the pull request changes (`changes`: merge base to head; read only under protected file
+   * patterns), the latest statuses of the head commit (read only under `enable_status_check`).
+   */
+  async judgeMerge(
+    target: RepositoryTarget,
+    merge: {
+      baseBranch: string;
+      forceMerge: boolean;
+      commitsBehind: number;
+      reviews: MergeReview[];
+      changes: Pick<BranchUpdateFacts, 'firstChangedPath'>;
+      statuses: () => Promise<{ context: string; state: string }[]>;
+    },
+  ): Promise<MergeVerdict> {
+    const user = target.viewer.user;
+    const rule = await this.governing(target.repo.id, merge.baseBranch);
+    const permission = user ? await target.permission() : null;
+    const patterns = rule ? filePatterns(rule.protectedFilePatterns) : [];
+    const changedProtected = patterns.length > 0 ? await merge.changes.firstChangedPath((path) => pathMatches(patterns, path)) : null;
+    const statuses = rule?.enableStatusCheck ? await merge.statuses() : [];
+    return canMerge(rule, {
+      doerId: user?.id ?? 0,
+      canWriteCode: permission?.canWrite('repo.code') ?? false,
+      isSiteAdmin: target.viewer.isAdmin,
+      isRepoAdmin: permission?.isAdmin ?? false,
+      teamIds: rule && user && target.owner.isOrganization ? await this.store.teamIdsOf(user.id, target.owner.id) : [],
+      reviews: merge.reviews,
+      statuses: statuses.map((status) => ({ context: status.context, state: status.state as CommitState })),
+      commitsBehind: merge.commitsBehind,
+      changedProtectedFiles: changedProtected === null ? [] : [changedProtected],
+      forceMerge: merge.forceMerge,
+    });
   }
 
   // The rules' own records, for the branch protection routes (src/branch-protections/).

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { assertAcceptsWrites } from '../access/access-policy';
+import { BranchProtections } from '../access/branch-protection-policy';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
@@ -11,7 +12,9 @@ import { Clock } from '../common/time';
 import { ContentRepositories, ContentRepository } from '../content/content-repository';
 import { Leases } from '../database/leases';
 import { Transactions } from '../database/transactions';
+import { GitChanges } from '../git/git-changes';
 import { GitCommits } from '../git/git-commits';
+import { CommitStatusLookup } from '../statuses/commit-status-lookup';
 import { GitRefs } from '../git/git-refs';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { GitMerges } from '../git/merge-engine';
@@ -80,6 +83,9 @@ export class PullMergeService implements OnApplicationBootstrap {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly siteUrls: SiteUrls,
+    private readonly protections: BranchProtections,
+    private readonly changes: GitChanges,
+    private readonly statuses: CommitStatusLookup,
   ) {}
 
   /** Finishes or drops the merges a crash cut (a bounded few per start; the rest at the next). */
@@ -108,7 +114,7 @@ export class PullMergeService implements OnApplicationBootstrap {
       if (left) await this.recoverOne(left);
       const row = (await this.pullStore.byIndex(target.repo.id, found.issue.repoIndex)) ?? found;
       const style = option.Do as (typeof MERGE_DOS)[number];
-      await this.assertMergeable(target, row, style === 'manually-merged');
+      await this.assertMergeable(target, row, style === 'manually-merged', option.force_merge ?? false);
       if (style === 'manually-merged') return this.markManuallyMerged(target, row, option.MergeCommitID ?? '');
       if (!target.repo[ALLOWED_BY[style]]) throw new MethodNotAllowedError(`${style} is not allowed an allowed merge style for this repository`);
       const message = mergeMessage(style, { title: row.issue.title, index: row.issue.repoIndex, headBranch: row.pull.headBranch, baseBranch: row.pull.baseBranch }, option.MergeTitleField, option.MergeMessageField);
@@ -177,13 +183,25 @@ export class PullMergeService implements OnApplicationBootstrap {
   }
 
   /** Forgejo's CheckPullMergeable, in its order and words (405 unless said otherwise). */
-  private async assertMergeable(target: RepositoryTarget, row: PullRow, manually: boolean): Promise<void> {
+  private async assertMergeable(target: RepositoryTarget, row: PullRow, manually: boolean, forceMerge: boolean): Promise<void> {
     if (row.pull.hasMerged) throw new MethodNotAllowedError('');
     if (row.issue.isClosed) throw new NotFoundError();
-    if (!(await target.canWrite('repo.code'))) throw new MethodNotAllowedError('User not allowed to merge PR');
+    // The merge whitelist of a protected base branch, or write access (the access policy decides).
+    if (!(await this.protections.mayMergeInto(target, row.pull.baseBranch))) throw new MethodNotAllowedError('User not allowed to merge PR');
     if (manually) return;
     if (isWorkInProgress(row.issue.title)) throw new MethodNotAllowedError('Work in progress PRs cannot be merged');
     if (row.pull.status !== PullStatus.Mergeable && row.pull.status !== PullStatus.Empty) throw new MethodNotAllowedError('Please try again later');
+    const content = this.content.open(target);
+    const verdict = await this.protections.judgeMerge(target, {
+      baseBranch: row.pull.baseBranch,
+      forceMerge,
+      commitsBehind: row.pull.commitsBehind,
+      // Reviews are not kept yet: a rule requiring approvals refuses until they are.
+      reviews: [],
+      changes: this.changes.reading(content.dir, row.pull.mergeBase || row.pull.baseCommitId, row.pull.headCommitId),
+      statuses: async () => (await this.statuses.latestPerContext(target.repo.id, row.pull.headCommitId)).items,
+    });
+    if (!verdict.allowed) throw new MethodNotAllowedError(verdict.message);
   }
 
   private async mergeWithStyle(target: RepositoryTarget, row: PullRow, style: MergeStyle, message: string, expectedHead: string): Promise<void> {
@@ -306,6 +324,12 @@ export class PullMergeService implements OnApplicationBootstrap {
     const others = await this.pullStore.openWithHeads(target.repo.id, [row.pull.headBranch]);
     if (others.some((other) => other.pull.id !== row.pull.id)) return;
     if (row.pull.headBranch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');
+    await this.protections.assertAllowed(target.repo.id, {
+      door: 'branch-api',
+      branch: row.pull.headBranch,
+      pusher: this.protections.callerPusher(target),
+      facts: { deletion: true, isForcePush: async () => false, firstChangedPath: async () => null },
+    });
     const content = this.content.open(target);
     await this.content.deleteRef(target.viewer, content, async () => {
       const refs = await this.refs.refs(content.dir, `refs/heads/${row.pull.headBranch}`);

@@ -8,6 +8,7 @@ import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { RepositoryPushes } from '../repos/repository-pushes.service';
 import { UsersModule } from '../users/users.module';
+import { StatusesModule } from '../statuses/statuses.module';
 import { PullChecks } from './pull-checks';
 import { PullMergeController } from './pull-merge.controller';
 import { PullMergeService } from './pull-merge.service';
@@ -18,7 +19,7 @@ import { PullsService } from './pulls.service';
 
 /** Pull requests: issues with a head and a base branch, their mergeability, diffs and commits; comparing revisions. */
 @Module({
-  imports: [UsersModule, ReposModule, AccessModule, IssuesModule, ContentModule, GitModule],
+  imports: [UsersModule, ReposModule, AccessModule, IssuesModule, ContentModule, GitModule, StatusesModule],
   controllers: [PullMergeController, PullsController, CompareController],
   providers: [PullRequestStore, PullsService, PullChecks, PullMergeStore, PullMergeService],
   exports: [PullsService, PullChecks],

@@ -4,6 +4,7 @@ import { ContentModule } from '../content/content.module';
 import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
+import { CommitStatusLookup } from './commit-status-lookup';
 import { CommitStatusStore } from './commit-status.store';
 import { StatusesController } from './statuses.controller';
 import { StatusesService } from './statuses.service';
@@ -12,7 +13,8 @@ import { StatusesService } from './statuses.service';
 @Module({
   imports: [ContentModule, ReposModule, UsersModule, ClaimsModule],
   controllers: [StatusesController],
-  providers: [CommitStatusStore, StatusesService],
+  providers: [CommitStatusStore, StatusesService, CommitStatusLookup],
+  exports: [CommitStatusLookup],
 })
 export class StatusesModule implements OnModuleInit {
   constructor(

@@ -356,6 +356,49 @@ describe('branch protection', () => {
       expect(release.body.message).toBe('Not allowed to push to protected branch release/1');
     });
 
+    it("merges: the merge whitelist, required statuses, protected files, force_merge; Forgejo's 405 texts", async () => {
+      const full = await seeded();
+      const dir = await cloneOf(full);
+      await client.ok(['checkout', '--quiet', '-b', 'feature'], { cwd: dir });
+      await commitFile(dir, 'src/feature.txt');
+      await client.ok(['push', '--quiet', httpUrl(full, owner), 'feature:feature'], { cwd: dir });
+      await client.ok(['checkout', '--quiet', '-b', 'secret', 'origin/main'], { cwd: dir });
+      await commitFile(dir, 'secret/key.txt');
+      await client.ok(['push', '--quiet', httpUrl(full, owner), 'secret:secret'], { cwd: dir });
+      await protect(full, { rule_name: 'main', enable_status_check: true, status_check_contexts: ['ci/*'], enable_merge_whitelist: true, merge_whitelist_usernames: [releaser.name, owner.name], protected_file_patterns: 'secret/**' });
+      const open = async (head: string): Promise<{ index: number; sha: string }> => {
+        const created = await t.http.post(t.api(`/repos/${full}/pulls`)).set(withToken(owner.token)).send({ head, base: 'main', title: `merge ${head}` }).expect(201);
+        for (let attempt = 0; attempt < 400; attempt++) {
+          const pull = await t.http.get(t.api(`/repos/${full}/pulls/${created.body.number}`)).set(withToken(owner.token)).expect(200);
+          if (pull.body.mergeable) return { index: created.body.number, sha: pull.body.head.sha };
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        throw new Error('the pull request never became mergeable');
+      };
+      const merge = (index: number, who: TestUser, body: Record<string, unknown> = {}) => t.http.post(t.api(`/repos/${full}/pulls/${index}/merge`)).set(withToken(who.token)).send({ Do: 'merge', ...body });
+      const feature = await open('feature');
+      const notListed = await merge(feature.index, writer);
+      expect(notListed.status).toBe(405);
+      expect(notListed.body.message).toBe('User not allowed to merge PR');
+      const red = await merge(feature.index, releaser);
+      expect(red.status).toBe(405);
+      expect(red.body.message).toBe('not allowed to merge [reason: Not all required status checks successful]');
+      await t.http.post(t.api(`/repos/${full}/statuses/${feature.sha}`)).set(withToken(owner.token)).send({ state: 'success', context: 'ci/build' }).expect(201);
+      // Pushing is off on main, but a merge is judged by the merge rules.
+      expect((await merge(feature.index, releaser)).status).toBe(200);
+
+      const secret = await open('secret');
+      await t.http.post(t.api(`/repos/${full}/statuses/${secret.sha}`)).set(withToken(owner.token)).send({ state: 'success', context: 'ci/build' }).expect(201);
+      const protectedFile = await merge(secret.index, releaser, { force_merge: true });
+      expect(protectedFile.status).toBe(405);
+      expect(protectedFile.body.message).toBe('not allowed to merge [reason: Changed protected files]');
+      // A repository administrator may force it, unless the rule applies to administrators.
+      await t.http.patch(`${protections(full)}/main`).set(withToken(owner.token)).send({ apply_to_admins: true }).expect(200);
+      expect((await merge(secret.index, owner, { force_merge: true })).status).toBe(405);
+      await t.http.patch(`${protections(full)}/main`).set(withToken(owner.token)).send({ apply_to_admins: false }).expect(200);
+      expect((await merge(secret.index, owner, { force_merge: true })).status).toBe(200);
+    });
+
     it('DELETE /branches and POST /branches', async () => {
       const full = await seeded();
       await t.http.post(t.api(`/repos/${full}/branches`)).set(withToken(owner.token)).send({ new_branch_name: 'stable' }).expect(201);
