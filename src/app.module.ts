@@ -3,6 +3,7 @@ import { SettingsModule } from './settings/settings.module';
 import { LabelsModule } from './labels/labels.module';
 import { IssuesModule } from './issues/issues.module';
 import { PullsModule } from './pulls/pulls.module';
+import { MilestonesModule } from './milestones/milestones.module';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
@@ -68,6 +69,7 @@ export class AppModule {
         BranchProtectionsModule,
         TeamsModule,
         LabelsModule,
+        MilestonesModule,
         SettingsModule,
         LanguagesModule,
         PackagesModule,

@@ -176,6 +176,27 @@ export class AccessStore {
     return standing;
   }
 
+  /**
+   * Users who may be assigned to the repository's issues, by their grants: collaborators with write or admin,
+   * and members of the owning organisation's teams reaching the repository that write some unit (admin and
+   * owner teams write every unit). The owner is the caller's to add.
+   */
+  async assignableUserIds(repo: { id: number; ownerId: number }): Promise<number[]> {
+    const table = (entity: Function) => this.dataSource.driver.escape(this.dataSource.getMetadata(entity).tableName);
+    const ids = new Set<number>();
+    const collaborators = await this.dataSource.query(`SELECT user_id FROM ${table(CollaborationEntity)} WHERE repo_id = ? AND mode >= ?`, [repo.id, AccessMode.Write]);
+    for (const row of collaborators as { user_id: number | string }[]) ids.add(Number(row.user_id));
+    const members = await this.dataSource.query(
+      `SELECT tu.uid AS uid, t.authorize AS mode, t.units AS units FROM ${table(TeamUserEntity)} tu JOIN ${table(TeamEntity)} t ON t.id = tu.team_id ` +
+        `WHERE tu.org_id = ? AND (t.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM ${table(TeamRepoEntity)} tr WHERE tr.team_id = t.id AND tr.repo_id = ?))`,
+      [repo.ownerId, repo.id],
+    );
+    for (const row of members as { uid: number | string; mode: number | string; units: string | null }[]) {
+      if (writesSomeUnit(teamGrant(Number(row.mode) as AccessMode, String(row.units ?? '')))) ids.add(Number(row.uid));
+    }
+    return [...ids];
+  }
+
   /** The caller's membership of one organisation and their teams there (for the organisation policy). */
   async organizationStanding(uid: number, orgId: number): Promise<OrganizationStanding> {
     const [member, teams] = await Promise.all([
@@ -206,6 +227,11 @@ export class AccessStore {
     if (grants.teams.length > 0) grants.orgMember = true;
     return grants;
   }
+}
+
+/** Whether a team's grant writes at least one unit. */
+export function writesSomeUnit(team: TeamGrant): boolean {
+  return team.mode >= AccessMode.Admin || Object.values(team.units).some((mode) => (mode ?? AccessMode.None) >= AccessMode.Write);
 }
 
 /** A team row as the policy reads it: admin and owner teams have every unit at their mode. */

@@ -6,7 +6,8 @@ import type { RepositoryEntity } from '../repos/repository.entity';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { RepositoryUnit } from './access-mode';
 import { AccessGrants, AccessSubject, assertAcceptsWrites, NO_GRANTS, readableWithoutGrants, resolveDeployKeyPermission, resolvePermission } from './access-policy';
-import { AccessStore, ViewerStanding } from './access.store';
+import { AccessStore, ViewerStanding, writesSomeUnit } from './access.store';
+import { AccessMode } from './access-mode';
 import { RepositoryPermission } from './repository-permission';
 
 export function subjectOf(viewer: AuthContext): AccessSubject {
@@ -92,6 +93,23 @@ export class RepositoryPolicy {
   grantsHolder(viewer: AuthContext): number | null {
     const subject = subjectOf(viewer);
     return subject.userId === null || subject.isAdmin ? null : subject.userId;
+  }
+
+  /**
+   * Who may be assigned to the repository's issues: its owner (a user), collaborators with write or admin, and
+   * members of the owning organisation's teams that reach it and write some unit (Owners among them).
+   */
+  async assignableUserIds(repo: RepositoryEntity, owner: UserEntity): Promise<number[]> {
+    const ids = new Set(await this.store.assignableUserIds(repo));
+    if (!owner.isOrganization) ids.add(owner.id);
+    return [...ids];
+  }
+
+  /** Whether one user may be assigned to the repository's issues (the rule of assignableUserIds). */
+  async mayBeAssigned(userId: number, repo: RepositoryEntity, owner: UserEntity): Promise<boolean> {
+    if (userId === repo.ownerId) return !owner.isOrganization;
+    const grants = await this.store.grants(userId, repo);
+    return (grants.collaboration ?? AccessMode.None) >= AccessMode.Write || grants.teams.some(writesSomeUnit);
   }
 
   /**

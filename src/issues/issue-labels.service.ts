@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { requireSignedIn } from '../auth/route-auth';
 import { BadRequestError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/time';
+import { RepositoryEvents } from '../events/repository-events';
 import { Transactions } from '../database/transactions';
 import { LabelLookup } from '../labels/label-lookup';
 import type { LabelEntity } from '../labels/label.entity';
@@ -30,6 +32,7 @@ export class IssueLabelsService {
     private readonly labels: LabelLookup,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly events: RepositoryEvents,
   ) {}
 
   async list(target: RepositoryTarget, rawIndex: string): Promise<LabelWire[]> {
@@ -48,8 +51,9 @@ export class IssueLabelsService {
     await this.transactions.run(async (tx) => {
       const existing = replace ? [] : await this.labels.byIds((await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [], tx);
       await this.issues.setLabels(tx, issue.id, withLabels(existing, named).map((label) => label.id));
-      await this.issues.update(tx, issue.id, { updatedUnix: this.clock.nowUnix() });
+      await this.touchAndReport(tx, target, issue, 'label_updated');
     });
+    this.events.committed();
     return this.current(target, issue);
   }
 
@@ -66,8 +70,9 @@ export class IssueLabelsService {
       const ids = (await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [];
       if (!ids.includes(label.id)) return;
       await this.issues.setLabels(tx, issue.id, ids.filter((other) => other !== label.id));
-      await this.issues.update(tx, issue.id, { updatedUnix: this.clock.nowUnix() });
+      await this.touchAndReport(tx, target, issue, 'label_updated');
     });
+    this.events.committed();
   }
 
   async clear(target: RepositoryTarget, rawIndex: string): Promise<void> {
@@ -77,8 +82,16 @@ export class IssueLabelsService {
     await this.assertWriter(target);
     await this.transactions.run(async (tx) => {
       await this.issues.setLabels(tx, issue.id, []);
-      await this.issues.update(tx, issue.id, { updatedUnix: this.clock.nowUnix() });
+      await this.touchAndReport(tx, target, issue, 'label_cleared');
     });
+    this.events.committed();
+  }
+
+  /** The issue's update time moves, and hooks hear of the change (`label_updated`, or `label_cleared`), as Forgejo. */
+  private async touchAndReport(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, action: 'label_updated' | 'label_cleared'): Promise<void> {
+    await this.issues.update(tx, issue.id, { updatedUnix: this.clock.nowUnix() });
+    const current = await this.issues.findById(issue.id, tx);
+    if (current) await this.issueService.record(tx, target, current, { action });
   }
 
   private async assertWriter(target: RepositoryTarget): Promise<void> {

@@ -10,6 +10,7 @@ import { bigintAsNumber, CounterColumn, FlagColumn, IdColumn, MediumTextColumn, 
 @Index('IDX_issue_repo_id_is_pull_is_closed_created_unix', ['repoId', 'isPull', 'isClosed', 'createdUnix'])
 @Index('IDX_issue_poster_id', ['posterId'])
 @Index('IDX_issue_updated_unix', ['updatedUnix'])
+@Index('IDX_issue_milestone_id', ['milestoneId'])
 export class IssueEntity {
   @IdColumn()
   id: number;

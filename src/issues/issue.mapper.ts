@@ -10,6 +10,7 @@ import { toUserWire } from '../users/user.mapper';
 import type { UserWire } from '../users/user.wire';
 import type { IssueEntity } from './issue.entity';
 import type { IssueWire, PullRequestMetaWire } from './issue.wire';
+import type { MilestoneWire } from '../milestones/milestone.wire';
 
 /** What an issue's JSON needs besides its row, read once per page. */
 export interface IssueContext {
@@ -21,6 +22,7 @@ export interface IssueContext {
   assigneeIds: number[];
   /** A pull request's part; null for an issue. */
   pull?: PullRequestMetaWire | null;
+  milestone: MilestoneWire | null;
 }
 
 function userOrGhost(users: Map<number, UserEntity>, id: number): UserEntity {
@@ -47,7 +49,7 @@ export function toIssueWire(issue: IssueEntity, context: IssueContext, viewer: A
     ref: issue.ref,
     assets: [],
     labels: context.labels,
-    milestone: null,
+    milestone: context.milestone,
     assignee: assignees[0] ?? null,
     assignees: assignees.length > 0 ? assignees : null,
     state: issue.isClosed ? 'closed' : 'open',

@@ -187,6 +187,11 @@ export class IssueStore {
     await tx.getRepository(IssueLabelEntity).delete({ labelId });
   }
 
+  /** A milestone is going: its issues carry none. */
+  async removeMilestoneEverywhere(tx: EntityManager, milestoneId: number): Promise<void> {
+    await tx.getRepository(IssueEntity).update({ milestoneId }, { milestoneId: 0 });
+  }
+
   /**
    * A user is going: their issues and comments elsewhere stay, credited to Ghost (as Forgejo), and they leave
    * every assignment.

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { LabelWire } from '../labels/label.wire';
 import { UserWire } from '../users/user.wire';
+import { MilestoneWire } from '../milestones/milestone.wire';
 
 /** The short form of a repository inside an issue. */
 @ApiSchema({ name: 'RepositoryMeta' })
@@ -35,7 +36,7 @@ export class IssueWire {
   @ApiProperty() ref: string;
   @ApiProperty({ type: [Object], description: 'always empty: issues carry no attachments yet' }) assets: unknown[];
   @ApiProperty({ type: [LabelWire] }) labels: LabelWire[];
-  @ApiProperty({ type: Object, nullable: true }) milestone: unknown;
+  @ApiProperty({ type: MilestoneWire, nullable: true }) milestone: MilestoneWire | null;
   @ApiProperty({ type: UserWire, nullable: true, description: 'deprecated: the first of `assignees`' }) assignee: UserWire | null;
   @ApiProperty({ type: [UserWire], nullable: true }) assignees: UserWire[] | null;
   @ApiProperty({ enum: ['open', 'closed'], description: 'Whether the issue is open or closed' }) state: 'open' | 'closed';

@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } fro
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { RepositoryTarget } from '../access/repository-policy';
 import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { Caller, Public, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
@@ -14,6 +14,7 @@ import { issueBodyLimit, IssuesService } from './issues.service';
 import { IssueLabelsService } from './issue-labels.service';
 import { IssueLabelsOption } from './issue-labels.options';
 import { LabelWire } from '../labels/label.wire';
+import { UserWire } from '../users/user.wire';
 
 const identity = <T>(item: T) => item;
 
@@ -194,5 +195,22 @@ export class IssueLabelsController {
   @ApiErrors(401, 403, 404, 422)
   async remove(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string): Promise<void> {
     await this.labels.remove(target, index, id);
+  }
+}
+
+/** Who may be assigned to a repository's issues. */
+@ApiTags('repository')
+@Controller()
+export class AssigneesController {
+  constructor(private readonly issues: IssuesService) {}
+
+  @Get('repos/:owner/:repo/assignees')
+  @SignedIn('repository')
+  @RepositoryRoute()
+  @ApiOperation({ summary: 'Return all users that have write access and can be assigned to issues' })
+  @ApiOkResponse({ type: [UserWire], description: 'UserList' })
+  @ApiErrors(404)
+  list(@TargetRepository() target: RepositoryTarget): Promise<UserWire[]> {
+    return this.issues.assignees(target);
   }
 }

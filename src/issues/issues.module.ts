@@ -3,6 +3,8 @@ import { AccessModule } from '../access/access.module';
 import { GitModule } from '../git/git.module';
 import { LabelsModule } from '../labels/labels.module';
 import { LabelsService } from '../labels/labels.service';
+import { MilestonesModule } from '../milestones/milestones.module';
+import { MilestonesService } from '../milestones/milestones.service';
 import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
@@ -13,7 +15,7 @@ import { IssuePushStore } from './issue-push.store';
 import { CommentsController } from './comments.controller';
 import { CommentsService } from './comments.service';
 import { IssueStore } from './issue.store';
-import { IssueLabelsController, IssueSearchController, IssuesController } from './issues.controller';
+import { AssigneesController, IssueLabelsController, IssueSearchController, IssuesController } from './issues.controller';
 import { IssueLabelsService } from './issue-labels.service';
 import { IssuesService } from './issues.service';
 
@@ -22,8 +24,8 @@ import { IssuesService } from './issues.service';
  * and the issue references of pushed commits.
  */
 @Module({
-  imports: [UsersModule, ReposModule, LabelsModule, AccessModule, GitModule],
-  controllers: [IssueSearchController, CommentsController, IssuesController, IssueLabelsController],
+  imports: [UsersModule, ReposModule, LabelsModule, MilestonesModule, AccessModule, GitModule],
+  controllers: [IssueSearchController, CommentsController, IssuesController, IssueLabelsController, AssigneesController],
   providers: [IssueStore, CommentStore, IssuePushStore, IssuesService, CommentsService, IssueLabelsService, CommitReferences],
   exports: [IssuesService, CommentsService],
 })
@@ -32,18 +34,21 @@ export class IssuesModule implements OnModuleInit {
     private readonly repositories: RepositoriesService,
     private readonly users: UsersService,
     private readonly labels: LabelsService,
+    private readonly milestones: MilestonesService,
     private readonly issues: IssueStore,
     private readonly pushes: IssuePushStore,
   ) {}
 
   onModuleInit(): void {
     // In the deleting transaction: a repository takes its issues, comments, label links, assignees and index
-    // along; a user leaves their issues and comments to Ghost and their assignments; a label leaves its issues.
+    // along; a user leaves their issues and comments to Ghost and their assignments; a label or a milestone
+    // leaves its issues.
     this.repositories.onRepositoryDeleted(async (tx, repo) => {
       await this.issues.deleteAllOfRepository(tx, repo.id);
       await this.pushes.deleteAllOfRepository(tx, repo.id);
     });
     this.users.onUserDeleted((tx, user) => this.issues.forgetUser(tx, user.id));
     this.labels.onLabelDeleted((tx, labelId) => this.issues.removeLabelEverywhere(tx, labelId));
+    this.milestones.onMilestoneDeleted((tx, milestone) => this.issues.removeMilestoneEverywhere(tx, milestone.id));
   }
 }

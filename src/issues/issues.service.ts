@@ -13,6 +13,9 @@ import { AuditService } from '../audit/audit.service';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryPolicy } from '../access/repository-policy';
 import { LabelLookup } from '../labels/label-lookup';
+import { MilestoneLookup } from '../milestones/milestone-lookup';
+import type { MilestoneEntity } from '../milestones/milestone.entity';
+import { toMilestoneWire } from '../milestones/milestone.mapper';
 import type { LabelEntity } from '../labels/label.entity';
 import { toLabelWire } from '../labels/label.mapper';
 import type { LabelWire } from '../labels/label.wire';
@@ -32,6 +35,8 @@ import type { IssueDeadlineWire, IssueWire, PullRequestMetaWire } from './issue.
 import { indexEntries, mentionsOf, queryWords } from './issue-words';
 import type { CreateIssueOption, EditIssueOption } from './issue.options';
 import { formatTime } from '../common/time';
+import { toUserWire } from '../users/user.mapper';
+import type { UserWire } from '../users/user.wire';
 
 // One cohesive thing, kept whole though long: the rules of issues, whose lists, writes and counter share one
 // reading of who may see and change what.
@@ -83,7 +88,7 @@ export function assertBodySize(body: string): void {
 
 /** An issue change, as events report it. */
 export interface IssueChange {
-  action: 'opened' | 'edited' | 'closed' | 'reopened' | 'deleted' | 'assigned' | 'unassigned' | 'label_updated' | 'label_cleared' | 'synchronized';
+  action: 'opened' | 'edited' | 'closed' | 'reopened' | 'deleted' | 'assigned' | 'unassigned' | 'label_updated' | 'label_cleared' | 'milestoned' | 'demilestoned' | 'synchronized';
   changes?: { title?: { from: string }; body?: { from: string } };
 }
 
@@ -127,6 +132,7 @@ export class IssuesService {
     private readonly siteUrls: SiteUrls,
     private readonly users: UserAccounts,
     private readonly labels: LabelLookup,
+    private readonly milestones: MilestoneLookup,
     private readonly repositories: RepositoryDirectory,
     private readonly policy: RepositoryPolicy,
     private readonly access: RepositoryAccess,
@@ -206,8 +212,11 @@ export class IssuesService {
     let deadline = 0;
     let labels: LabelEntity[] = [];
     let assigneeIds: number[] = [];
+    let milestone: MilestoneEntity | null = null;
     if (writer) {
       if (option.due_date) deadline = this.dueDate(option.due_date);
+      // A milestone that is not the repository's is dropped silently, as Forgejo.
+      if (option.milestone) milestone = await this.milestones.inRepository(target.repo.id, option.milestone);
       assigneeIds = await this.assignable(target, [...(option.assignee ? [option.assignee] : []), ...(option.assignees ?? [])]);
       labels = await this.usableLabels(target, option.labels ?? []);
     }
@@ -225,7 +234,7 @@ export class IssuesService {
         title,
         body,
         ref: option.ref ?? '',
-        milestoneId: 0,
+        milestoneId: milestone?.id ?? 0,
         isPull,
         isClosed: option.closed === true,
         isLocked: false,
@@ -244,7 +253,9 @@ export class IssuesService {
       if (!(await this.repositories.addToCounter(tx, repoId, counter.all, 1))) throw new NotFoundError();
       if (row.isClosed) await this.repositories.addToCounter(tx, repoId, counter.closed, 1);
       await extra.within?.(tx, row);
+      await this.milestones.moveCounts(tx, row.milestoneId, 1, row.isClosed ? 1 : 0);
       await this.record(tx, target, row, { action: 'opened' });
+      for (const _ of assigneeIds) await this.record(tx, target, row, { action: 'assigned' });
       if (row.isClosed) await this.record(tx, target, row, { action: 'closed' });
       return row;
     });
@@ -294,6 +305,12 @@ export class IssuesService {
     if (writer && ((option.assignees !== undefined && option.assignees !== null) || (option.assignee !== undefined && option.assignee !== null))) {
       assigneeIds = await this.assignable(target, [...(option.assignee ? [option.assignee] : []), ...(option.assignees ?? [])]);
     }
+    let milestoneId: number | undefined;
+    if (writer && option.milestone !== undefined && option.milestone !== null && option.milestone !== issue.milestoneId) {
+      const milestone = option.milestone > 0 ? await this.milestones.inRepository(target.repo.id, option.milestone) : null;
+      if (option.milestone > 0 && !milestone) throw new InvalidInputError(`milestone does not exist [id: ${option.milestone}]`);
+      milestoneId = milestone?.id ?? 0;
+    }
     let closing: boolean | undefined;
     if (option.state !== undefined && option.state !== null) {
       const closed = option.state === 'closed';
@@ -304,6 +321,11 @@ export class IssuesService {
       const current = await this.issues.findById(issue.id, tx);
       if (!current) throw new NotFoundError();
       const write: Partial<IssueEntity> = { ...changes, updatedUnix: now };
+      if (milestoneId !== undefined && milestoneId !== current.milestoneId) {
+        // Read again in the transaction: a milestone deleted meanwhile is not put on the issue.
+        if (milestoneId > 0 && !(await this.milestones.inRepository(current.repoId, milestoneId, tx))) throw new InvalidInputError(`milestone does not exist [id: ${milestoneId}]`);
+        write.milestoneId = milestoneId;
+      } else milestoneId = undefined;
       if (closing !== undefined && closing !== current.isClosed) {
         write.isClosed = closing;
         write.closedUnix = closing ? now : 0;
@@ -322,12 +344,23 @@ export class IssuesService {
       } else closing = undefined;
       await this.issues.update(tx, current.id, write);
       const next = { ...current, ...write };
+      // The milestones' counts follow the issue: off the old one as it was, onto the new one as it is now.
+      if (next.milestoneId !== current.milestoneId || next.isClosed !== current.isClosed) {
+        await this.milestones.moveCounts(tx, current.milestoneId, -1, current.isClosed ? -1 : 0);
+        await this.milestones.moveCounts(tx, next.milestoneId, 1, next.isClosed ? 1 : 0);
+      }
+      const before = assigneeIds !== undefined ? ((await this.issues.assigneeIdsOf([current.id], tx)).get(current.id) ?? []) : [];
       if (write.title !== undefined || write.body !== undefined) await this.issues.replaceWords(tx, next, indexEntries(next.title, next.body));
       await this.issues.addMentions(tx, next, mentioned);
       if (assigneeIds !== undefined) await this.issues.setAssignees(tx, current.id, assigneeIds);
       await extra.within?.(tx, next);
       for (const event of events) await this.record(tx, target, next, event);
-      if (assigneeIds !== undefined) await this.record(tx, target, next, { action: assigneeIds.length > 0 ? 'assigned' : 'unassigned' });
+      // One event per user taken off, then per user put on, as Forgejo.
+      if (assigneeIds !== undefined) {
+        for (const id of before) if (!assigneeIds.includes(id)) await this.record(tx, target, next, { action: 'unassigned' });
+        for (const id of assigneeIds) if (!before.includes(id)) await this.record(tx, target, next, { action: 'assigned' });
+      }
+      if (milestoneId !== undefined) await this.record(tx, target, next, { action: milestoneId > 0 ? 'milestoned' : 'demilestoned' });
       if (closing !== undefined) await this.record(tx, target, next, { action: closing ? 'closed' : 'reopened' });
       return next;
     });
@@ -341,11 +374,14 @@ export class IssuesService {
     await target.assertAdmin('user should be an owner or a collaborator with admin write of a repository');
     const issue = await this.find(target, rawIndex);
     await this.transactions.run(async (tx) => {
-      await this.record(tx, target, issue, { action: 'deleted' });
+      // The row as it is now: a concurrent close or milestone change decides which counters move.
+      const current = (await this.issues.findById(issue.id, tx)) ?? issue;
+      await this.record(tx, target, current, { action: 'deleted' });
       if (!(await this.issues.delete(tx, issue.id))) throw new NotFoundError();
       if (issue.isPull) await this.pulls?.deleted(tx, issue);
       await this.repositories.addToCounter(tx, issue.repoId, counters(issue.isPull).all, -1);
-      if (issue.isClosed) await this.repositories.addToCounter(tx, issue.repoId, counters(issue.isPull).closed, -1);
+      if (current.isClosed) await this.repositories.addToCounter(tx, issue.repoId, counters(issue.isPull).closed, -1);
+      await this.milestones.moveCounts(tx, current.milestoneId, -1, current.isClosed ? -1 : 0);
       await this.audit.record(tx, { action: 'issue.delete', target: { type: 'issue', id: issue.id, name: `${target.owner.name}/${target.repo.name}#${issue.repoIndex}` }, detail: { title: issue.title } });
     });
     this.events.committed();
@@ -422,6 +458,7 @@ export class IssuesService {
     const labelIds = await this.issues.labelIdsOf(ids, tx);
     const assigneeIds = await this.issues.assigneeIdsOf(ids, tx);
     const allLabels = await this.labels.byIds([...new Set([...labelIds.values()].flat())], tx);
+    const milestones = new Map((await this.milestones.byIds(page.map((issue) => issue.milestoneId), tx)).map((milestone) => [milestone.id, milestone]));
     const userIds = new Set<number>(page.map((issue) => issue.posterId));
     for (const list of assigneeIds.values()) for (const id of list) userIds.add(id);
     const users = new Map((await this.users.byIds([...userIds].filter((id) => id > 0), tx)).map((user) => [user.id, user]));
@@ -430,7 +467,8 @@ export class IssuesService {
       const place = repos.get(issue.repoId)!;
       const own = new Set(labelIds.get(issue.id) ?? []);
       const labels = allLabels.filter((label) => own.has(label.id)).map((label) => this.labelWire(label, place.repo, place.owner));
-      return toIssueWire(issue, { ...place, users, labels, assigneeIds: assigneeIds.get(issue.id) ?? [], pull: pulls.get(issue.id) ?? null }, viewer, this.siteUrls);
+      const milestone = milestones.get(issue.milestoneId);
+      return toIssueWire(issue, { ...place, users, labels, assigneeIds: assigneeIds.get(issue.id) ?? [], pull: pulls.get(issue.id) ?? null, milestone: milestone ? toMilestoneWire(milestone) : null }, viewer, this.siteUrls);
     });
   }
 
@@ -463,8 +501,7 @@ export class IssuesService {
     for (const name of unique) {
       const user = await this.users.byName(name);
       if (!user || user.type !== UserType.Individual) throw new InvalidInputError(`Assignee does not exist: [name: user does not exist [uid: 0, name: ${name}]]`);
-      const permission = await this.policy.permission(new AuthContext(user, 'password', null), target.repo, target.owner);
-      if (!permission.canWrite('repo.issues')) throw new InvalidInputError(`user doesn't have access to repo [user_id: ${user.id}, repo_name: ${target.repo.name}]`);
+      if (!(await this.policy.mayBeAssigned(user.id, target.repo, target.owner))) throw new InvalidInputError(`user doesn't have access to repo [user_id: ${user.id}, repo_name: ${target.repo.name}]`);
       ids.push(user.id);
     }
     return ids;
@@ -483,6 +520,14 @@ export class IssuesService {
       if (permission.canRead('repo.issues')) ids.push(user.id);
     }
     return ids;
+  }
+
+  /** GET /repos/{o}/{r}/assignees: everyone who may be assigned, active accounts only, by name. */
+  async assignees(target: RepositoryTarget): Promise<UserWire[]> {
+    const ids = await this.policy.assignableUserIds(target.repo, target.owner);
+    const users = (await this.users.byIds(ids)).filter((user) => user.isActive && user.type === UserType.Individual);
+    users.sort((a, b) => (a.lowerName < b.lowerName ? -1 : a.lowerName > b.lowerName ? 1 : 0));
+    return users.map((user) => toUserWire(user, target.viewer, this.siteUrls, { seesRepository: true }));
   }
 
   private dueDate(value: string): number {
@@ -519,7 +564,14 @@ export class IssuesService {
       if (new Set(found.map((label) => label.name)).size < new Set(labelNames).size) return 'nothing';
       criteria.labelIds = ids;
     }
-    // `milestones` names no milestone yet (Anvil has none): as Forgejo, names that match nothing filter nothing.
+    // `milestones`: names, else ids; as Forgejo, parts that match nothing are dropped, and if none is left the
+    // list is not narrowed at all.
+    const milestoneParts = text(query, 'milestones').split(',').filter((part) => part !== '');
+    if (milestoneParts.length > MAX_NAMES) throw new InvalidInputError(`at most ${MAX_NAMES} milestones`);
+    if (milestoneParts.length > 0) {
+      const ids = repo ? await this.milestones.idsNamed(repo.id, milestoneParts) : await this.milestones.idsNamedAnywhere(milestoneParts);
+      if (ids.length > 0) criteria.milestoneIds = ids;
+    }
     for (const key of ['created_by', 'assigned_by', 'mentioned_by'] as const) {
       const name = text(query, key);
       if (name === '') continue;

@@ -9,6 +9,7 @@ import { UserAccounts } from '../users/user-accounts';
 import { branchMatches } from './branch-filter';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import type { WebhookEntity } from './webhook.entities';
+import { headerEvent } from './webhook-event-types';
 import { OutgoingPayload, payloadsOf } from './webhook-payloads';
 import { WebhookStore } from './webhook.store';
 import { SiteUrls } from '../common/site-urls';
@@ -71,6 +72,8 @@ export function newDeliveryUuid(): string {
 
 /** Whether a hook is sent a payload: its event is chosen, and a branch's name passes the branch filter. */
 export function wants(hook: Pick<WebhookEntity, 'events' | 'branchFilter'>, payload: OutgoingPayload): boolean {
-  if (!hook.events.split(',').includes(payload.event)) return false;
+  const events = hook.events.split(',');
+  // Choosing `issues` chooses its sub-types (assign, label, milestone) too, as Forgejo.
+  if (!events.includes(payload.event) && !(headerEvent(payload.event) === 'issues' && events.includes('issues'))) return false;
   return payload.branch === null || branchMatches(hook.branchFilter, payload.branch);
 }

@@ -28,6 +28,16 @@ export interface PayloadFacts {
   usernames?: Map<string, string>;
 }
 
+/** Issue actions Forgejo sends as an event type of their own (a hook choosing `issues` gets them too). */
+const ISSUE_EVENT_TYPES: Record<string, string> = {
+  assigned: 'issue_assign',
+  unassigned: 'issue_assign',
+  label_updated: 'issue_label',
+  label_cleared: 'issue_label',
+  milestoned: 'issue_milestone',
+  demilestoned: 'issue_milestone',
+};
+
 /**
  * Pure: the payloads of one event, in Forgejo's JSON. Users are shown as to an anonymous viewer (no private
  * e-mail), the repository as to its owner. A push yields per ref `create` (new ref) then `push`, or `delete`.
@@ -52,7 +62,7 @@ export function payloadsOf(event: RepositoryEvent, facts: PayloadFacts, commitLi
     case 'issue':
       return [
         {
-          event: 'issues',
+          event: ISSUE_EVENT_TYPES[event.action] ?? 'issues',
           branch: null,
           body: { action: event.action, number: event.issue.number, ...(event.changes ? { changes: event.changes } : {}), issue: event.issue, repository, sender, commit_id: '' },
         },

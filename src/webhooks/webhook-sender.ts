@@ -5,6 +5,7 @@ import * as ipaddr from 'ipaddr.js';
 import { WebhookConfig } from '../config/slices';
 import { HOST_RESOLVER, HostResolver } from '../outbound/host-policy';
 import { AllowedHosts, parseAllowedHosts } from './allowed-hosts';
+import { headerEvent } from './webhook-event-types';
 
 /**
  * Kept of an answer's body in the history, in bytes of UTF-8: 64 KiB less one, the most a TEXT column holds on
@@ -235,11 +236,11 @@ export function requestHeaders(request: Pick<OutgoingRequest, 'contentType' | 'u
   };
   for (const family of ['Forgejo', 'Gitea', 'Gogs']) {
     headers[`X-${family}-Delivery`] = request.uuid;
-    headers[`X-${family}-Event`] = request.event;
+    headers[`X-${family}-Event`] = headerEvent(request.event);
     headers[`X-${family}-Event-Type`] = request.event;
   }
   headers['X-GitHub-Delivery'] = request.uuid;
-  headers['X-GitHub-Event'] = request.event;
+  headers['X-GitHub-Event'] = headerEvent(request.event);
   headers['X-GitHub-Event-Type'] = request.event;
   return headers;
 }

@@ -403,6 +403,38 @@ describe('webhooks', () => {
     expect((await api('get', '/admin/audit?action=comment.delete', admin).expect(200)).body.length).toBeGreaterThan(0);
   });
 
+  it('sends assignment, label and milestone changes as issues sub-types, to hooks that chose issues or the sub-type', async () => {
+    const repo = await makeRepo(t, alice);
+    const full = repo.full_name;
+    await api('post', `/repos/${full}/hooks`).send({ type: 'gitea', active: true, events: ['issues'], config: { url: `${sink.url}/issue-kinds`, content_type: 'json' } }).expect(201);
+    await api('post', `/repos/${full}/hooks`).send({ type: 'gitea', active: true, events: ['issue_milestone'], config: { url: `${sink.url}/milestone-only`, content_type: 'json' } }).expect(201);
+    const label = (await api('post', `/repos/${full}/labels`).send({ name: 'bug', color: '#ff0000' }).expect(201)).body;
+    const milestone = (await api('post', `/repos/${full}/milestones`).send({ title: 'v1' }).expect(201)).body;
+    const issue = (await api('post', `/repos/${full}/issues`).send({ title: 'kinds', assignees: [alice.name] }).expect(201)).body;
+    await api('patch', `/repos/${full}/issues/${issue.number}`).send({ milestone: milestone.id, assignees: [] }).expect(201);
+    await api('post', `/repos/${full}/issues/${issue.number}/labels`).send({ labels: [label.id] }).expect(200);
+    await api('delete', `/repos/${full}/issues/${issue.number}/labels`).expect(204);
+    await api('patch', `/repos/${full}/issues/${issue.number}`).send({ milestone: 0 }).expect(201);
+    const received = (where: string) => [...new Map(forPath(where)(sink.requests).map((request) => [request.headers['x-gitea-delivery'], request])).values()];
+    await sink.waitFor(() => received('/issue-kinds').length >= 7 && received('/milestone-only').length >= 2, 'issue sub-type events', 150_000);
+    const seen = (where: string) => received(where).map((request) => `${request.headers['x-gitea-event']}/${request.headers['x-gitea-event-type']}:${request.json.action}`).sort();
+    expect(seen('/issue-kinds')).toEqual(
+      [
+        'issues/issues:opened',
+        'issues/issue_assign:assigned',
+        'issues/issue_assign:unassigned',
+        'issues/issue_milestone:milestoned',
+        'issues/issue_label:label_updated',
+        'issues/issue_label:label_cleared',
+        'issues/issue_milestone:demilestoned',
+      ].sort(),
+    );
+    expect(seen('/milestone-only')).toEqual(['issues/issue_milestone:demilestoned', 'issues/issue_milestone:milestoned']);
+    const milestoned = received('/issue-kinds').find((request) => request.json.action === 'milestoned')!.json;
+    expect(milestoned).toMatchObject({ number: issue.number, issue: { milestone: { id: milestone.id, title: 'v1' }, assignees: null }, sender: { login: alice.name } });
+    expect(received('/issue-kinds').find((request) => request.json.action === 'label_updated')!.json.issue.labels.map((l: { name: string }) => l.name)).toEqual(['bug']);
+  });
+
   it('sends push events for the refs a mirror sync moved', async () => {
     const upstream = await GitUpstream.start();
     try {

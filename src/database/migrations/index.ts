@@ -32,6 +32,7 @@ import { CreateLfs1796172609408 } from './1796172609408-create-lfs';
 import { CreateIssues1796174642066 } from './1796174642066-create-issues';
 import { CreatePullRequests1796186088002 } from './1796186088002-create-pull-requests';
 import { CreatePullMerges1796186469501 } from './1796186469501-create-pull-merges';
+import { CreateMilestones1796184284076 } from './1796184284076-create-milestones';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -63,6 +64,7 @@ export const MIGRATIONS = [
   RepositoryForks1796174710906,
   RepositorySizeTickets1796176079641,
   RepositoryLfsSize1796184245392,
+  CreateMilestones1796184284076,
   CreateBranchProtections1796184297451,
   CreatePullRequests1796186088002,
   CreateIssuePushes1796186458408,

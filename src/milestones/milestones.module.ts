@@ -1,0 +1,25 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { ReposModule } from '../repos/repos.module';
+import { RepositoriesService } from '../repos/repositories.service';
+import { MilestoneLookup } from './milestone-lookup';
+import { MilestoneStore } from './milestone.store';
+import { MilestonesController } from './milestones.controller';
+import { MilestonesService } from './milestones.service';
+
+/** Milestones of repositories; the issue tracker puts issues on them. */
+@Module({
+  imports: [ReposModule],
+  controllers: [MilestonesController],
+  providers: [MilestoneStore, MilestonesService, MilestoneLookup],
+  exports: [MilestonesService, MilestoneLookup],
+})
+export class MilestonesModule implements OnModuleInit {
+  constructor(
+    private readonly repositories: RepositoriesService,
+    private readonly milestones: MilestonesService,
+  ) {}
+
+  onModuleInit(): void {
+    this.repositories.onRepositoryDeleted((tx, repo) => this.milestones.deleteAllOfRepository(tx, repo.id));
+  }
+}
