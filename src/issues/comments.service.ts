@@ -15,6 +15,7 @@ import { systemUser, GHOST_USER_ID } from '../users/system-users';
 import { UserAccounts } from '../users/user-accounts';
 import type { UserEntity } from '../users/user.entity';
 import { toCommentWire, toTimelineCommentWire } from './comment.mapper';
+import { ReactionStore } from './reaction.store';
 import { CommentStore, PLAIN_COMMENT } from './comment.store';
 import type { CommentWire, TimelineCommentWire } from './comment.wire';
 import type { CreateIssueCommentOption, EditIssueCommentOption } from './comment.options';
@@ -46,6 +47,7 @@ export class CommentsService {
     private readonly siteUrls: SiteUrls,
     private readonly events: RepositoryEvents,
     private readonly audit: AuditService,
+    private readonly reactions: ReactionStore,
   ) {}
 
   async listOfIssue(target: RepositoryTarget, rawIndex: string, query: IssueQuery, page: PageQuery): Promise<Page<CommentWire>> {
@@ -138,6 +140,7 @@ export class CommentsService {
     await this.assertPosterOrWriter(target, comment);
     await this.transactions.run(async (tx) => {
       if (!(await this.comments.delete(tx, comment))) return;
+      await this.reactions.deleteOfComment(tx, comment.id);
       await this.record(tx, target, issue, comment, { action: 'deleted' });
       const where = `${target.owner.name}/${target.repo.name}#${issue.repoIndex}`;
       await this.audit.record(tx, { action: 'comment.delete', target: { type: 'comment', id: comment.id, name: where }, detail: { poster_id: comment.posterId } });

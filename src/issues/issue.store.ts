@@ -7,6 +7,7 @@ import { applyScope } from '../repos/repository-search-planner';
 import { GHOST_USER_ID } from '../users/system-users';
 import { CommentEntity, IssueAssigneeEntity, IssueCounterEntity, IssueEntity, IssueLabelEntity, IssueMentionEntity, IssueWordEntity } from './issue.entity';
 import { prefixPattern } from './issue-words';
+import { ReactionEntity } from './reaction.entity';
 
 /** What a list of issues is narrowed to; every field is optional and all given ones must hold. */
 export interface IssueCriteria {
@@ -35,7 +36,10 @@ export interface IssueCriteria {
 /** An issue with the repository it belongs to, for lists across repositories. */
 export type IssueRow = IssueEntity;
 
-/** The only door to the issue tables (issue, issue_counter, issue_word, issue_label, issue_assignee, issue_mention, comment). */
+/**
+ * The only door to the issue tables (issue, issue_counter, issue_word, issue_label, issue_assignee, issue_mention,
+ * comment), and to what hangs on an issue when it, its repository or a user goes (reactions).
+ */
 @Injectable()
 export class IssueStore {
   constructor(private readonly dataSource: DataSource) {}
@@ -178,6 +182,7 @@ export class IssueStore {
     await tx.getRepository(IssueMentionEntity).delete({ repoId });
     await tx.query('DELETE FROM issue_label WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
     await tx.query('DELETE FROM issue_assignee WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
+    await tx.query('DELETE FROM reaction WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
     await tx.getRepository(IssueEntity).delete({ repoId });
     await tx.getRepository(IssueCounterEntity).delete({ repoId });
   }
@@ -193,14 +198,15 @@ export class IssueStore {
   }
 
   /**
-   * A user is going: their issues and comments elsewhere stay, credited to Ghost (as Forgejo), and they leave
-   * every assignment.
+   * A user is going: their issues and comments elsewhere stay, credited to Ghost (as Forgejo); they leave
+   * every assignment, and their reactions go.
    */
   async forgetUser(tx: EntityManager, userId: number): Promise<void> {
     await tx.getRepository(IssueEntity).update({ posterId: userId }, { posterId: GHOST_USER_ID });
     await tx.getRepository(CommentEntity).update({ posterId: userId }, { posterId: GHOST_USER_ID });
     await tx.getRepository(IssueAssigneeEntity).delete({ assigneeId: userId });
     await tx.getRepository(IssueMentionEntity).delete({ userId });
+    await tx.getRepository(ReactionEntity).delete({ userId });
   }
 
   private async deleteDependents(tx: EntityManager, issueIds: number[]): Promise<void> {
@@ -209,5 +215,6 @@ export class IssueStore {
     await tx.getRepository(IssueLabelEntity).delete({ issueId: In(issueIds) });
     await tx.getRepository(IssueAssigneeEntity).delete({ issueId: In(issueIds) });
     await tx.getRepository(IssueMentionEntity).delete({ issueId: In(issueIds) });
+    await tx.getRepository(ReactionEntity).delete({ issueId: In(issueIds) });
   }
 }

@@ -18,6 +18,9 @@ import { IssueStore } from './issue.store';
 import { AssigneesController, IssueLabelsController, IssueSearchController, IssuesController } from './issues.controller';
 import { IssueLabelsService } from './issue-labels.service';
 import { IssuesService } from './issues.service';
+import { ReactionStore } from './reaction.store';
+import { ReactionsController } from './reactions.controller';
+import { ReactionsService } from './reactions.service';
 
 /**
  * The issue tracker: issues of repositories, their comments, labels and assignees, the search across repositories,
@@ -25,8 +28,8 @@ import { IssuesService } from './issues.service';
  */
 @Module({
   imports: [UsersModule, ReposModule, LabelsModule, MilestonesModule, AccessModule, GitModule],
-  controllers: [IssueSearchController, CommentsController, IssuesController, IssueLabelsController, AssigneesController],
-  providers: [IssueStore, CommentStore, IssuePushStore, IssuesService, CommentsService, IssueLabelsService, CommitReferences],
+  controllers: [IssueSearchController, CommentsController, IssuesController, IssueLabelsController, AssigneesController, ReactionsController],
+  providers: [IssueStore, CommentStore, ReactionStore, IssuePushStore, IssuesService, CommentsService, IssueLabelsService, ReactionsService, CommitReferences],
   exports: [IssuesService, CommentsService],
 })
 export class IssuesModule implements OnModuleInit {

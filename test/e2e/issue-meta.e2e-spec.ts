@@ -1,16 +1,18 @@
 import { makeOrg, makeRepo, makeUser, TestUser, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
-describe('issue assignees', () => {
+describe('issue assignees, reactions, dependencies and pins', () => {
   let t: TestApp;
   let owner: TestUser;
   let writer: TestUser;
   let reader: TestUser;
   let stranger: TestUser;
+  let admin: TestUser;
 
   beforeAll(async () => {
     t = await startTestApp();
     [owner, writer, reader, stranger] = [await makeUser(t), await makeUser(t), await makeUser(t), await makeUser(t)];
+    admin = await makeUser(t, { admin: true });
   });
   afterAll(() => t.close());
 
@@ -52,5 +54,51 @@ describe('issue assignees', () => {
     await t.http.post(issues(repo)).set(as(owner)).send({ title: 'x', assignees: [writer.name, owner.name] }).expect(201);
     await t.http.post(issues(repo)).set(as(owner)).send({ title: 'x', assignees: [reader.name] }).expect(422);
     await t.http.post(issues(repo)).set(as(owner)).send({ title: 'x', assignees: [org.name] }).expect(422);
+  });
+
+  it('reactions on issues and comments: Forgejo’s allowed set, one of a kind per user, locked issues for writers', async () => {
+    const repo = await makeRepo(t, owner);
+    const issue = (await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'react to me' }).expect(201)).body;
+    const reactions = `${issues(repo)}/${issue.number}/reactions`;
+    await t.http.post(reactions).send({ content: '+1' }).expect(401);
+    const first = await t.http.post(reactions).set(withToken(reader.token)).send({ content: '+1' }).expect(201);
+    expect(Object.keys(first.body)).toEqual(['user', 'content', 'created_at']);
+    expect(first.body).toMatchObject({ user: { login: reader.name }, content: '+1' });
+    const again = await t.http.post(reactions).set(withToken(reader.token)).send({ content: '+1' }).expect(200);
+    expect(again.body.created_at).toBe(first.body.created_at);
+    await t.http.post(reactions).set(withToken(owner.token)).send({ content: 'heart' }).expect(201);
+    const refused = await t.http.post(reactions).set(withToken(owner.token)).send({ content: 'smile' }).expect(403);
+    expect(refused.body.message).toBe("'smile' is not an allowed reaction");
+    const listed = await t.http.get(reactions).expect(200);
+    expect(listed.body.map((r: { user: { login: string }; content: string }) => `${r.user.login}:${r.content}`)).toEqual([`${reader.name}:+1`, `${owner.name}:heart`]);
+    expect(listed.headers['x-total-count']).toBe('2');
+    await t.http.delete(reactions).set(withToken(reader.token)).send({ content: '+1' }).expect(200);
+    await t.http.delete(reactions).set(withToken(reader.token)).send({ content: '+1' }).expect(200);
+    expect((await t.http.get(reactions).expect(200)).body.map((r: { content: string }) => r.content)).toEqual(['heart']);
+
+    const comment = (await t.http.post(`${issues(repo)}/${issue.number}/comments`).set(withToken(owner.token)).send({ body: 'said' }).expect(201)).body;
+    const onComment = t.api(`/repos/${repo.full_name}/issues/comments/${comment.id}/reactions`);
+    await t.http.post(onComment).set(withToken(stranger.token)).send({ content: 'rocket' }).expect(201);
+    await t.http.post(onComment).set(withToken(stranger.token)).send({ content: 'nope' }).expect(403);
+    expect((await t.http.get(onComment).expect(200)).body.map((r: { content: string }) => r.content)).toEqual(['rocket']);
+    // The issue's own reactions and the comment's are apart.
+    expect((await t.http.get(reactions).expect(200)).body).toHaveLength(1);
+    await t.http.get(t.api(`/repos/${repo.full_name}/issues/comments/999999/reactions`)).expect(404);
+
+    // Locked issues: only writers react.
+    await t.dataSource.query('UPDATE issue SET is_locked = ? WHERE id = ?', [1, issue.id]);
+    expect((await t.http.post(reactions).set(withToken(reader.token)).send({ content: 'eyes' }).expect(403)).body.message).toBe('no permission to change reaction');
+    await t.http.post(reactions).set(withToken(owner.token)).send({ content: 'eyes' }).expect(201);
+
+    // Reactions go with their comment, their issue, and their user.
+    await t.http.delete(t.api(`/repos/${repo.full_name}/issues/comments/${comment.id}`)).set(withToken(owner.token)).expect(204);
+    const count = async (where: string, value: number) => Number((await t.dataSource.query(`SELECT COUNT(*) AS n FROM reaction WHERE ${where} = ?`, [value]))[0].n);
+    expect(await count('comment_id', comment.id)).toBe(0);
+    const other = (await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'other' }).expect(201)).body;
+    await t.http.post(`${issues(repo)}/${other.number}/reactions`).set(withToken(stranger.token)).send({ content: 'laugh' }).expect(201);
+    await t.http.delete(`${issues(repo)}/${issue.number}`).set(withToken(owner.token)).expect(204);
+    expect(await count('issue_id', issue.id)).toBe(0);
+    await t.http.delete(t.api(`/admin/users/${stranger.name}`)).set(withToken(admin.token)).expect(204);
+    expect(await count('user_id', stranger.user.id)).toBe(0);
   });
 });

@@ -33,6 +33,7 @@ import { CreateIssues1796174642066 } from './1796174642066-create-issues';
 import { CreatePullRequests1796186088002 } from './1796186088002-create-pull-requests';
 import { CreatePullMerges1796186469501 } from './1796186469501-create-pull-merges';
 import { CreateMilestones1796184284076 } from './1796184284076-create-milestones';
+import { CreateReactions1796185153404 } from './1796185153404-create-reactions';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -66,6 +67,7 @@ export const MIGRATIONS = [
   RepositoryLfsSize1796184245392,
   CreateMilestones1796184284076,
   CreateBranchProtections1796184297451,
+  CreateReactions1796185153404,
   CreatePullRequests1796186088002,
   CreateIssuePushes1796186458408,
   CreateIssueMentions1796186458409,
