@@ -174,6 +174,22 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
     expect((await t.http.get(`${pulls(repo)}/${index}`).expect(200)).body).toMatchObject({ state: 'open', merged: false });
   });
 
+  it("follows the base's protection rule: its merge whitelist and its required status checks", async () => {
+    const { repo, work, remote } = await diverged();
+    const index = await open(repo);
+    const rules = t.api(`/repos/${repo.full_name}/branch_protections`);
+    await t.http.post(rules).set(withToken(owner.token)).send({ rule_name: 'main', enable_merge_whitelist: true, merge_whitelist_usernames: [owner.name], enable_status_check: true, status_check_contexts: ['ci/*'] }).expect(201);
+    expect((await merge(repo, index, { Do: 'merge' }, writer.token).expect(405)).body.message).toBe('User not allowed to merge PR');
+    expect((await merge(repo, index, { Do: 'merge' }).expect(405)).body.message).toBe('not allowed to merge [reason: Not all required status checks successful]');
+    const head = await commitOf(remote, work, 'refs/heads/feature');
+    const statuses = t.api(`/repos/${repo.full_name}/statuses/${head.sha}`);
+    await t.http.post(statuses).set(withToken(owner.token)).send({ state: 'failure', context: 'ci/build' }).expect(201);
+    expect((await merge(repo, index, { Do: 'merge' }).expect(405)).body.message).toBe('not allowed to merge [reason: Not all required status checks successful]');
+    await t.http.post(statuses).set(withToken(owner.token)).send({ state: 'success', context: 'ci/build' }).expect(201);
+    await merge(repo, index, { Do: 'merge' }).expect(200);
+    expect((await t.http.get(`${pulls(repo)}/${index}`).expect(200)).body.merged).toBe(true);
+  });
+
   it('two pull requests merged into one base at once: each lands or answers 409, and the base holds every one that landed', async () => {
     const { repo, work, remote } = await diverged();
     await client.ok(['checkout', '--quiet', '-b', 'second', 'main'], { cwd: work });
