@@ -47,4 +47,9 @@ export class LfsLockStore {
   async deleteOfRepository(tx: EntityManager, repositoryId: number): Promise<void> {
     await this.manager(tx).getRepository(LfsLockEntity).delete({ repositoryId });
   }
+
+  /** A deleted user's locks are released with them. */
+  async deleteOfOwner(tx: EntityManager, ownerId: number): Promise<void> {
+    await this.manager(tx).getRepository(LfsLockEntity).delete({ ownerId });
+  }
 }

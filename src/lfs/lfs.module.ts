@@ -14,6 +14,7 @@ import { LfsSshAuthentication } from './lfs-ssh-authentication';
 import { LfsTokens } from './lfs-tokens';
 import { LfsLocksService } from './lfs-locks.service';
 import { LfsMedia } from './lfs-media';
+import { UsersService } from '../users/users.service';
 
 /** Git LFS over HTTP, and its tokens over SSH; bootstrap.ts mounts LfsHttpHandler ahead of the API's middleware. */
 @Module({
@@ -28,6 +29,7 @@ export class LfsModule implements OnModuleInit {
     private readonly objects: LfsObjectStore,
     private readonly locks: LfsLockStore,
     private readonly lfs: LfsService,
+    private readonly users: UsersService,
   ) {}
 
   onModuleInit(): void {
@@ -40,5 +42,6 @@ export class LfsModule implements OnModuleInit {
       const oids = await this.objects.deleteOfRepository(tx, repo.id);
       return oids.length === 0 ? undefined : () => this.lfs.removeUnreferenced(oids);
     });
+    this.users.onUserDeleted((tx, user) => this.locks.deleteOfOwner(tx, user.id));
   }
 }

@@ -33,6 +33,12 @@ export class PullMergeStore {
     await this.intentRows(tx).delete({ pullId });
   }
 
+  /** A deleted repository's intents and the scheduled merges of its pull requests (before those go). */
+  async deleteOfRepository(tx: EntityManager, repoId: number): Promise<void> {
+    await this.intentRows(tx).delete({ repoId });
+    await tx.query('DELETE FROM pull_auto_merge WHERE pull_id IN (SELECT id FROM pull_request WHERE base_repo_id = ?)', [repoId]);
+  }
+
   /** The first `limit` intents, oldest first (a crash leaves a few at most). */
   intents(limit: number): Promise<PullMergeIntentEntity[]> {
     return this.intentRows().find({ order: { id: 'ASC' }, take: limit });

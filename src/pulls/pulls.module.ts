@@ -31,6 +31,7 @@ export class PullsModule implements OnModuleInit {
     private readonly repositories: RepositoriesService,
     private readonly store: PullRequestStore,
     private readonly pushes: RepositoryPushes,
+    private readonly merges: PullMergeStore,
   ) {}
 
   onModuleInit(): void {
@@ -40,7 +41,10 @@ export class PullsModule implements OnModuleInit {
       deleted: (tx, issue) => this.store.deleteOfIssue(tx, issue.id),
     });
     // In the deleting transaction: a repository takes its pull requests along (their issues go with the issues).
-    this.repositories.onRepositoryDeleted((tx, repo) => this.store.deleteAllOfRepository(tx, repo.id));
+    this.repositories.onRepositoryDeleted(async (tx, repo) => {
+      await this.merges.deleteOfRepository(tx, repo.id);
+      await this.store.deleteAllOfRepository(tx, repo.id);
+    });
     this.pushes.onRefsChanged((repositoryId, updates, senderId) => this.pulls.onRefsChanged(repositoryId, updates, senderId));
   }
 }

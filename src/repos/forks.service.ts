@@ -252,10 +252,8 @@ export class ForksService implements OnModuleInit {
    */
   private async onDeleted(tx: EntityManager, repo: RepositoryEntity): Promise<(() => Promise<void>) | void> {
     await this.repositories.detachForks(tx, repo.id);
-    if (repo.isFork && repo.forkId) {
-      await this.repositories.addToForkCount(tx, repo.forkId, -1);
-      await this.repositories.forgetFork(tx, repo.id);
-    }
+    if (repo.isFork && repo.forkId) await this.repositories.addToForkCount(tx, repo.forkId, -1);
+    await this.repositories.forgetFork(tx, repo.id);
     const poolName = repo.objectPool;
     if (!poolName) return;
     return () =>

@@ -99,6 +99,12 @@ export class WebhookStore {
     for (const id of ids) await this.delete(tx, id);
   }
 
+  /** The hooks of a user or organisation itself (not of its repositories), with their deliveries. */
+  async deleteOfOwner(tx: EntityManager, ownerId: number): Promise<void> {
+    const ids = (await this.hooks(tx).find({ select: { id: true }, where: { ownerId, repoId: 0 } })).map((hook) => hook.id);
+    for (const id of ids) await this.delete(tx, id);
+  }
+
   /**
    * Active hooks that see events of a repository of `ownerId` (repository, owner and system hooks): only what
    * choosing among them needs, read on the push's own path (a hundred hooks are not built as entities).

@@ -7,6 +7,7 @@ import { SecretBox } from '../secrets/secret-box';
 import { ReposModule } from '../repos/repos.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
+import { UsersService } from '../users/users.service';
 import { HooksService } from './hooks.service';
 import { OrganizationHooksController } from './organization-hooks.controller';
 import { RepositoryHooksController } from './repository-hooks.controller';
@@ -32,10 +33,12 @@ export class WebhooksModule implements OnModuleInit {
     private readonly outbox: WebhookOutbox,
     private readonly repositories: RepositoriesService,
     private readonly store: WebhookStore,
+    private readonly users: UsersService,
   ) {}
 
   onModuleInit(): void {
     this.events.use(this.outbox);
     this.repositories.onRepositoryDeleted((tx, repo) => this.store.deleteOfRepository(tx, repo.id));
+    this.users.onUserDeleted((tx, user) => this.store.deleteOfOwner(tx, user.id));
   }
 }
