@@ -26,7 +26,7 @@ export function accessModeName(mode: number): string {
 }
 
 /**
- * Every repository unit Forgejo names. Anvil enforces `repo.code`, `repo.issues`, `repo.releases` and `repo.packages`; the
+ * Every repository unit Forgejo names. Anvil enforces `repo.code`, `repo.issues`, `repo.pulls`, `repo.releases` and `repo.packages`; the
  * others are stored on teams for the features to come.
  */
 export const REPOSITORY_UNITS = [

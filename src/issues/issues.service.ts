@@ -452,7 +452,7 @@ export class IssuesService {
   }
 
   /** The JSON of a page of issues: posters, assignees and labels read once for the page. */
-  async wires(page: IssueEntity[], viewer: AuthContext, repos: Map<number, { repo: RepositoryEntity; owner: UserEntity }>, tx?: EntityManager): Promise<IssueWire[]> {
+  async wires(page: IssueEntity[], viewer: AuthContext, repos: Map<number, { repo: RepositoryEntity; owner: UserEntity }>, tx?: EntityManager, options: { pullMeta?: boolean } = {}): Promise<IssueWire[]> {
     if (page.length === 0) return [];
     const ids = page.map((issue) => issue.id);
     const labelIds = await this.issues.labelIdsOf(ids, tx);
@@ -462,7 +462,8 @@ export class IssuesService {
     const userIds = new Set<number>(page.map((issue) => issue.posterId));
     for (const list of assigneeIds.values()) for (const id of list) userIds.add(id);
     const users = new Map((await this.users.byIds([...userIds].filter((id) => id > 0), tx)).map((user) => [user.id, user]));
-    const pulls = page.some((issue) => issue.isPull) && this.pulls ? await this.pulls.meta(page.filter((issue) => issue.isPull), tx) : new Map<number, PullRequestMetaWire>();
+    // The pull requests module builds its own JSON from these and needs no `pull_request` part.
+    const pulls = options.pullMeta !== false && page.some((issue) => issue.isPull) && this.pulls ? await this.pulls.meta(page.filter((issue) => issue.isPull), tx) : new Map<number, PullRequestMetaWire>();
     return page.map((issue) => {
       const place = repos.get(issue.repoId)!;
       const own = new Set(labelIds.get(issue.id) ?? []);

@@ -143,6 +143,16 @@ export class PullRequestStore {
     return { items: await query.offset(page.offset).limit(page.limit).getMany(), total };
   }
 
+  /** The pinned pull requests of a repository, in their pinned order. */
+  async pinned(repoId: number): Promise<IssueEntity[]> {
+    return this.dataSource
+      .getRepository(IssueEntity)
+      .createQueryBuilder('i')
+      .where('i.repo_id = :repoId AND i.is_pull = :isPull AND i.pin_order > 0', { repoId, isPull: true })
+      .orderBy('i.pin_order', 'ASC')
+      .getMany();
+  }
+
   /** The pull request of a repository merged as this commit. */
   byMergedCommit(baseRepoId: number, sha: string): Promise<PullRequestEntity | null> {
     return this.pulls().findOneBy({ baseRepoId, mergedCommitId: sha, hasMerged: true });

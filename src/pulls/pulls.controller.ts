@@ -55,6 +55,16 @@ export class PullsController {
     return this.pulls.create(target, () => bindOption(body, CreatePullRequestOption));
   }
 
+  @Get('repos/:owner/:repo/pulls/pinned')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ApiOperation({ summary: "List a repo's pinned pull requests" })
+  @ApiOkResponse({ type: [PullRequestWire], description: 'PullRequestList' })
+  @ApiErrors(404)
+  pinned(@TargetRepository() target: RepositoryTarget): Promise<PullRequestWire[]> {
+    return this.pulls.pinned(target);
+  }
+
   @Get('repos/:owner/:repo/pulls/:index.:diffType')
   @Public('repository')
   @RepositoryRoute({ unit: 'repo.pulls' })

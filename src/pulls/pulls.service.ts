@@ -122,6 +122,14 @@ export class PullsService {
     return { items: await this.wires(target, rows), total: found.total };
   }
 
+  /** GET …/pulls/pinned: the pinned pull requests, in their order. */
+  async pinned(target: RepositoryTarget): Promise<PullRequestWire[]> {
+    await this.assertPulls(target);
+    const issues = await this.store.pinned(target.repo.id);
+    const pulls = await this.store.byIssueIds(issues.map((issue) => issue.id));
+    return this.wires(target, issues.filter((issue) => pulls.has(issue.id)).map((issue) => ({ issue, pull: pulls.get(issue.id)! })));
+  }
+
   async get(target: RepositoryTarget, rawIndex: string): Promise<PullRequestWire> {
     await this.assertPulls(target);
     const row = await this.find(target, rawIndex);
@@ -348,16 +356,16 @@ export class PullsService {
   async record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, change: IssueChange): Promise<void> {
     const pull = await this.store.byIssueId(issue.id, tx);
     if (!pull) return;
-    const anonymous = new RepositoryTarget(target.repo, target.owner, AuthContext.anonymous(), () => this.policy.permission(AuthContext.anonymous(), target.repo, target.owner), null);
-    const [issueWire] = await this.issues.wires([issue], anonymous.viewer, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]), tx);
-    const repoWire = await this.views.one(target.repo, target.owner, anonymous.viewer, { admin: false, push: false, pull: true });
+    const anonymous = AuthContext.anonymous();
+    const [issueWire] = await this.issues.wires([issue], anonymous, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]), tx, { pullMeta: false });
+    const repoWire = await this.views.one(target.repo, target.owner, anonymous, { admin: false, push: false, pull: true });
     const mergedBy = pull.hasMerged && pull.mergerId ? await this.users.byId(pull.mergerId, tx) : null;
     const wire = toPullRequestWire(pull, issueWire, {
       baseRepo: repoWire,
       headRepo: repoWire,
       baseSha: pull.baseCommitId,
       headSha: pull.headCommitId,
-      mergedBy: mergedBy ? toUserWire(mergedBy, anonymous.viewer, this.siteUrls) : null,
+      mergedBy: mergedBy ? toUserWire(mergedBy, anonymous, this.siteUrls) : null,
     });
     await this.events.record(tx, { kind: 'pull_request', action: change.action, repo: target.repo, senderId: target.viewer.user?.id ?? 0, pullRequest: wire, changes: change.changes });
   }
@@ -441,7 +449,7 @@ export class PullsService {
   private async wires(target: RepositoryTarget, rows: PullRow[]): Promise<PullRequestWire[]> {
     if (rows.length === 0) return [];
     const places = new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]);
-    const issueWires = await this.issues.wires(rows.map((row) => row.issue), target.viewer, places);
+    const issueWires = await this.issues.wires(rows.map((row) => row.issue), target.viewer, places, undefined, { pullMeta: false });
     const repoWire = await this.views.one(target.repo, target.owner, target.viewer, (await target.permission()).toWire());
     const dir = this.content.open(target).dir;
     const names = [...new Set(rows.flatMap((row) => [`refs/heads/${row.pull.baseBranch}`, `refs/heads/${row.pull.headBranch}`]))];

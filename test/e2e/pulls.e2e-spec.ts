@@ -105,6 +105,7 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
     expect(got.body).toMatchObject({ number: 2, mergeable: true, head: { sha: featureSha } });
     await t.http.get(`${pulls(repo)}/1`).expect(404);
     await t.http.get(`${pulls(repo)}/99`).expect(404);
+    expect((await t.http.get(`${pulls(repo)}/pinned`).expect(200)).body).toEqual([]);
 
     const list = await t.http.get(pulls(repo)).expect(200);
     expect(list.headers['x-total-count']).toBe('1');
