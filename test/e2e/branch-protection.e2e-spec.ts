@@ -205,6 +205,16 @@ describe('branch protection', () => {
       expect(branch.body).toMatchObject({ protected: true, user_can_push: true });
     });
 
+    it('refuses changes to the rules of an archived repository with 423', async () => {
+      const full = await seeded();
+      await protect(full, { rule_name: 'main' });
+      await t.http.patch(t.api(`/repos/${full}`)).set(withToken(owner.token)).send({ archived: true }).expect(200);
+      expect((await t.http.post(protections(full)).set(withToken(owner.token)).send({ rule_name: 'dev' })).status).toBe(423);
+      expect((await t.http.patch(`${protections(full)}/main`).set(withToken(owner.token)).send({ enable_push: true })).status).toBe(423);
+      expect((await t.http.delete(`${protections(full)}/main`).set(withToken(owner.token))).status).toBe(423);
+      await t.http.get(`${protections(full)}/main`).set(withToken(owner.token)).expect(200);
+    });
+
     it('drops whitelisted users who cannot write', async () => {
       const full = await seeded();
       const reader = await makeUser(t);
@@ -343,6 +353,13 @@ describe('branch protection', () => {
       expect(secret.status).toBe(403);
       expect(secret.body.message).toBe('path is protected and can not be changed [path: secret/key.txt]');
       expect((await write(releaser, 'src/b.txt')).status).toBe(201);
+      // Updating and deleting a file are judged the same way.
+      const written = await t.http.get(t.api(`/repos/${full}/contents/docs/a.md`)).set(withToken(owner.token)).expect(200);
+      const update = await t.http.put(t.api(`/repos/${full}/contents/src/b.txt`)).set(withToken(writer.token)).send({ content: Buffer.from('y').toString('base64'), sha: written.body.sha });
+      expect(update.status).toBe(403);
+      expect(update.body.message).toBe(`user cannot commit to repo [user: ${writer.name.toLowerCase()}]`);
+      const removal = await t.http.delete(t.api(`/repos/${full}/contents/docs/a.md`)).set(withToken(writer.token)).send({ sha: written.body.sha });
+      expect(removal.status).toBe(200);
       const many = await t.http
         .post(t.api(`/repos/${full}/contents`))
         .set(withToken(owner.token))
