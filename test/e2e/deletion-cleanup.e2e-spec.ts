@@ -109,6 +109,57 @@ describe('deletion leaves no row behind, in any table', () => {
     await t.http.delete(t.api(`/orgs/${org.name}`)).set(withToken(admin.token)).expect(204);
     expect(await remaining(orgPairs, org.id)).toEqual([]);
   });
+
+  it('after deleting a repository and a user that had issues, comments, reactions and pull requests, no row points at a row that is gone', async () => {
+    const owner = await makeUser(t);
+    const poster = await makeUser(t);
+    const repo = await makeRepo(t, owner, { autoInit: true });
+    const as = (user: TestUser) => withToken(user.token);
+    const label = (await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(as(owner)).send({ name: 'bug', color: '#ff0000' }).expect(201)).body;
+    const issue = (await t.http.post(t.api(`/repos/${repo.full_name}/issues`)).set(as(poster)).send({ title: 'broken', body: '@' + owner.name }).expect(201)).body;
+    await t.http.post(t.api(`/repos/${repo.full_name}/issues/${issue.number}/labels`)).set(as(owner)).send({ labels: [label.id] }).expect(200);
+    const comment = (await t.http.post(t.api(`/repos/${repo.full_name}/issues/${issue.number}/comments`)).set(as(poster)).send({ body: 'still broken' }).expect(201)).body;
+    await t.http.post(t.api(`/repos/${repo.full_name}/issues/${issue.number}/reactions`)).set(as(owner)).send({ content: 'heart' });
+    await t.http.post(t.api(`/repos/${repo.full_name}/issues/comments/${comment.id}/reactions`)).set(as(owner)).send({ content: '+1' });
+    await t.http.post(t.api(`/repos/${repo.full_name}/branches`)).set(as(owner)).send({ new_branch_name: 'topic' }).expect(201);
+    await t.http.post(t.api(`/repos/${repo.full_name}/contents/topic.txt`)).set(as(owner)).send({ branch: 'topic', content: Buffer.from('topic\n').toString('base64') }).expect(201);
+    await t.http.post(t.api(`/repos/${repo.full_name}/pulls`)).set(as(owner)).send({ base: 'main', head: 'topic', title: 'a change' }).expect(201);
+    expect(await orphans()).toEqual([]);
+    // The scan sees a row whose parent is gone.
+    const comments = t.dataSource.entityMetadatas.find((entity) => entity.columns.some((column) => column.databaseName === 'issue_id') && /comment/.test(entity.tableName));
+    await t.dataSource.query(`UPDATE ${q(comments!.tableName)} SET issue_id = ? WHERE id = ?`, [issue.id + 100_000, comment.id]);
+    expect(await orphans()).toContain(`${comments!.tableName}.issue_id → issue`);
+    await t.dataSource.query(`UPDATE ${q(comments!.tableName)} SET issue_id = ? WHERE id = ?`, [issue.id, comment.id]);
+
+    await t.http.delete(t.api(`/admin/users/${poster.name}`)).set(withToken(admin.token)).expect(204);
+    await t.http.delete(t.api(`/repos/${repo.full_name}`)).set(as(owner)).expect(204);
+    expect(await orphans()).toEqual([]);
+  });
+
+  /**
+   * Every `<thing>_id` column whose thing is a table of its own (issue_id → issue, repo_id → repository, poster_id
+   * → user, …) holding an id that table no longer has, as `table.column`; 0 and negative ids name nothing (the
+   * ghost of a deleted poster is -1).
+   */
+  async function orphans(): Promise<string[]> {
+    const tables = new Set(t.dataSource.entityMetadatas.map((entity) => entity.tableName));
+    const userish = /^(user|owner|org|poster|doer|pusher|merger|creator|assignee|uploader|publisher|follow|reviewer|dismisser)$/;
+    const found: string[] = [];
+    for (const entity of t.dataSource.entityMetadatas) {
+      for (const column of entity.columns) {
+        const match = /^(.*)_id$/.exec(column.databaseName);
+        if (!match || column.isPrimary) continue;
+        const prefix = match[1];
+        const table = tables.has(prefix) ? prefix : /(^|_)repo$/.test(prefix) || prefix === 'source' ? 'repository' : userish.test(prefix) ? 'user' : null;
+        if (!table || KEPT[`${entity.tableName}.${column.databaseName}`] !== undefined) continue;
+        const rows: { n: number | string }[] = await t.dataSource.query(
+          `SELECT COUNT(*) AS n FROM ${q(entity.tableName)} c WHERE c.${q(column.databaseName)} > 0 AND NOT EXISTS (SELECT 1 FROM ${q(table)} p WHERE p.id = c.${q(column.databaseName)})`,
+        );
+        if (Number(rows[0].n) > 0) found.push(`${entity.tableName}.${column.databaseName} → ${table}`);
+      }
+    }
+    return found;
+  }
 });
 
 let counter = 0;
