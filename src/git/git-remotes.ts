@@ -224,6 +224,33 @@ export class GitRemotes {
     return result.exitCode === 0 ? result.stdout.trim() : null;
   }
 
+  /**
+   * The content of every blob of at most `maxBytes` in the repository (the candidates for LFS pointer files),
+   * handed to `each` in slices of at most 1 000 blobs, so that memory stays bounded whatever the repository.
+   */
+  async smallBlobs(dir: string, maxBytes: number, each: (blobs: Buffer[]) => Promise<void>): Promise<void> {
+    const listed = await this.git.run(['cat-file', '--batch-all-objects', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], { gitDir: dir, offload: true });
+    const oids: string[] = [];
+    for (const line of listed.split('\n')) {
+      const [oid, type, size] = line.split(' ');
+      if (type === 'blob' && Number(size) <= maxBytes) oids.push(oid);
+    }
+    for (let start = 0; start < oids.length; start += 1000) {
+      const out = await this.git.runBuffer(['cat-file', '--batch'], { gitDir: dir, input: `${oids.slice(start, start + 1000).join('\n')}\n`, offload: true });
+      const blobs: Buffer[] = [];
+      let at = 0;
+      while (at < out.length) {
+        const end = out.indexOf(0x0a, at);
+        if (end < 0) break;
+        const size = Number(out.subarray(at, end).toString('utf8').split(' ')[2]);
+        if (!Number.isSafeInteger(size)) break;
+        blobs.push(out.subarray(end + 1, end + 1 + size));
+        at = end + 1 + size + 1;
+      }
+      await each(blobs);
+    }
+  }
+
   async hasCommits(dir: string): Promise<boolean> {
     return (await this.git.run(['rev-list', '-n1', '--all'], { gitDir: dir, offload: true })).trim() !== '';
   }

@@ -14,13 +14,14 @@ import { LfsSshAuthentication } from './lfs-ssh-authentication';
 import { LfsTokens } from './lfs-tokens';
 import { LfsLocksService } from './lfs-locks.service';
 import { LfsMedia } from './lfs-media';
+import { LfsIntake } from './lfs-intake';
 import { UsersService } from '../users/users.service';
 
 /** Git LFS over HTTP, and its tokens over SSH; bootstrap.ts mounts LfsHttpHandler ahead of the API's middleware. */
 @Module({
   imports: [AuthModule, BlobsModule, ReposModule, UsersModule],
-  providers: [LfsObjectStore, LfsLockStore, LfsContent, LfsService, LfsHttpHandler, LfsTokens, LfsSshAuthentication, LfsLocksService, LfsMedia],
-  exports: [LfsHttpHandler, LfsSshAuthentication, LfsMedia],
+  providers: [LfsObjectStore, LfsLockStore, LfsContent, LfsService, LfsHttpHandler, LfsTokens, LfsSshAuthentication, LfsLocksService, LfsMedia, LfsIntake],
+  exports: [LfsHttpHandler, LfsSshAuthentication, LfsMedia, LfsIntake],
 })
 export class LfsModule implements OnModuleInit {
   constructor(

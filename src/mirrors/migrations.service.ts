@@ -19,6 +19,7 @@ import { UserEntity } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';
 import { faultPoint } from '../common/fault-points';
 import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
+import { LfsFetch, lfsEndpointOf } from './lfs-fetch';
 import { HostPolicy } from '../outbound/host-policy';
 import type { MigrateRepositoryOption } from './migrate-repository.option';
 import { MirrorCredentials } from './mirror-credentials';
@@ -41,6 +42,7 @@ export class MigrationsService {
     private readonly creation: RepositoryCreation,
     private readonly policy: HostPolicy,
     private readonly remotes: GitRemotes,
+    private readonly lfs: LfsFetch,
     private readonly gitRepositories: GitRepositories,
     private readonly credentials: MirrorCredentials,
     private readonly mirrors: MirrorStore,
@@ -140,6 +142,9 @@ export class MigrationsService {
       // The source's HEAD branch; `main` for an empty source.
       const defaultBranch = isEmpty ? DEFAULT_BRANCH : ((await this.remotes.headBranch(workDir)) ?? DEFAULT_BRANCH);
       await this.gitRepositories.setHead(workDir, defaultBranch);
+      // `lfs: true`: the source's LFS objects come along, checked against the owner's quota and stored before the
+      // row; their rows are written with it.
+      const lfsObjects = option.lfs === true ? await this.lfs.fetch(workDir, lfsEndpointOf(url, option.lfs_endpoint), credentials, owner) : [];
       const now = this.clock.nowUnix();
       return await this.creation.createFromDirectory(
         viewer,
@@ -160,6 +165,7 @@ export class MigrationsService {
         workDir,
         async (tx, row) => {
           await reservation.settle(tx);
+          await this.lfs.link(tx, row.id, lfsObjects);
           if (!interval) return;
           await this.mirrors.insert(tx, {
             repoId: row.id,

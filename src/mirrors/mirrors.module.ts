@@ -3,12 +3,14 @@ import { Module, OnModuleInit } from '@nestjs/common';
 import { Clock } from '../common/time';
 import { StorageConfig } from '../config/slices';
 import { GitModule } from '../git/git.module';
+import { LfsModule } from '../lfs/lfs.module';
 import { RepositoriesService } from '../repos/repositories.service';
 import { ReposModule } from '../repos/repos.module';
 import { UsersModule } from '../users/users.module';
 import { HOST_RESOLVER, HostPolicy, systemResolver } from '../outbound/host-policy';
 import { MigrationsController } from './migrations.controller';
 import { MigrationsService } from './migrations.service';
+import { LfsFetch } from './lfs-fetch';
 import { MirrorCredentials } from './mirror-credentials';
 import { parseMirrorInterval } from './mirror-interval';
 import { MirrorRunner } from './mirror-runner';
@@ -21,7 +23,7 @@ import { RepositorySettings } from '../repos/repository-settings.service';
 
 /** Migrations and pull mirrors: POST /repos/migrate, mirror-sync, the sync procedure and the scheduler. */
 @Module({
-  imports: [UsersModule, ReposModule, GitModule, ClaimsModule],
+  imports: [UsersModule, ReposModule, GitModule, ClaimsModule, LfsModule],
   controllers: [MigrationsController],
   providers: [
     { provide: HOST_RESOLVER, useValue: systemResolver },
@@ -30,6 +32,7 @@ import { RepositorySettings } from '../repos/repository-settings.service';
     MirrorCredentials,
     MirrorStore,
     MigrationsService,
+    LfsFetch,
     MirrorSyncProcedure,
     MirrorRunner,
     MirrorSyncService,
