@@ -1,4 +1,4 @@
-import { indexEntries, mentionsOf, prefixPattern, queryWords, wordsOf } from './issue-words';
+import { indexEntries, mentionsOf, prefixRange, queryWords, wordsOf } from './issue-words';
 
 describe('issue words', () => {
   it('splits on anything but letters, digits and underscores, lower-cased and without repeats', () => {
@@ -16,8 +16,13 @@ describe('issue words', () => {
     expect(indexEntries('Title', 'cc @alice')).toEqual(['title', 'cc', 'alice']);
   });
 
-  it('escapes pattern characters of a query word', () => {
+  it('turns a prefix into the range of the words it begins', () => {
+    expect(prefixRange('client')).toEqual(['client', 'clienu']);
+    expect(prefixRange('été')).toEqual(['été', 'étê']);
+    expect(prefixRange('a_z')).toEqual(['a_z', 'a_{']);
+  });
+
+  it('splits a query into words', () => {
     expect(queryWords('snake_case 100%')).toEqual(['snake_case', '100']);
-    expect(prefixPattern('snake_case')).toBe('snake!_case%');
   });
 });

@@ -37,7 +37,15 @@ export function queryWords(q: string): string[] {
   return wordsOf(q, MAX_QUERY_WORDS);
 }
 
-/** A LIKE pattern for "begins with", escaping with `!`. */
-export function prefixPattern(word: string): string {
-  return `${word.replace(/[!%_]/g, (character) => `!${character}`)}%`;
+/**
+ * "Begins with `word`" as a range of the index, [word, next): `next` is `word` with its last character raised by
+ * one, so every word that begins with `word` sorts inside it, by code point (SQLite's binary order, MariaDB's
+ * utf8mb4_bin) and in a case-insensitive order alike, the words being lower-cased. A range is read through the
+ * index on both databases; SQLite reads a LIKE through it only under conditions the index does not meet.
+ */
+export function prefixRange(word: string): [string, string] {
+  const characters = [...word];
+  const last = characters.pop()!.codePointAt(0)!;
+  return [word, characters.join('') + String.fromCodePoint(last + 1)];
 }
+

@@ -86,8 +86,9 @@ export class IssueCounterEntity {
  * of an issue, written with the issue in the same transaction. `q` is answered by prefix lookups in it.
  */
 @Entity('issue_word')
-@Index('IDX_issue_word_repo_id_word', ['repoId', 'word'])
-@Index('IDX_issue_word_word', ['word'])
+// Both hold the issue, so that a word's issues are read from the index alone.
+@Index('IDX_issue_word_repo_id_word_issue_id', ['repoId', 'word', 'issueId'])
+@Index('IDX_issue_word_word_issue_id', ['word', 'issueId'])
 @Index('IDX_issue_word_issue_id', ['issueId'])
 export class IssueWordEntity {
   @IdColumn()
@@ -106,7 +107,8 @@ export class IssueWordEntity {
 /** A label on an issue (a label of the issue's repository or of its organisation). */
 @Entity('issue_label')
 @Index('IDX_issue_label_issue_id_label_id', ['issueId', 'labelId'], { unique: true })
-@Index('IDX_issue_label_label_id', ['labelId'])
+// Led by the label and holding the issue, so that a `labels` filter reads its issues from the index alone.
+@Index('IDX_issue_label_label_id_issue_id', ['labelId', 'issueId'])
 export class IssueLabelEntity {
   @IdColumn()
   id: number;

@@ -6,7 +6,7 @@ import type { VisibilityScope } from '../repos/repository-access';
 import { applyScope } from '../repos/repository-search-planner';
 import { GHOST_USER_ID } from '../users/system-users';
 import { CommentEntity, IssueAssigneeEntity, IssueCounterEntity, IssueEntity, IssueLabelEntity, IssueMentionEntity, IssueWordEntity } from './issue.entity';
-import { prefixPattern } from './issue-words';
+import { prefixRange } from './issue-words';
 import { ReactionEntity } from './reaction.entity';
 
 /** What a list of issues is narrowed to; every field is optional and all given ones must hold. */
@@ -82,9 +82,12 @@ export class IssueStore {
     if (criteria.milestoneIds) query.andWhere('i.milestone_id IN (:...milestoneIds)', { milestoneIds: criteria.milestoneIds.length > 0 ? criteria.milestoneIds : [-1] });
     const wordTerm = (n: number) =>
       criteria.repoId !== undefined
-        ? `i.id IN (SELECT issue_id FROM issue_word WHERE repo_id = :repoId AND word LIKE :word${n} ESCAPE '!')`
-        : `i.id IN (SELECT issue_id FROM issue_word WHERE word LIKE :word${n} ESCAPE '!')`;
-    (criteria.words ?? []).forEach((word, n) => query.andWhere(wordTerm(n), { [`word${n}`]: prefixPattern(word) }));
+        ? `i.id IN (SELECT issue_id FROM issue_word WHERE repo_id = :repoId AND word >= :word${n} AND word < :wordEnd${n})`
+        : `i.id IN (SELECT issue_id FROM issue_word WHERE word >= :word${n} AND word < :wordEnd${n})`;
+    (criteria.words ?? []).forEach((word, n) => {
+      const [from, to] = prefixRange(word);
+      query.andWhere(wordTerm(n), { [`word${n}`]: from, [`wordEnd${n}`]: to });
+    });
     if (criteria.mentionedId !== undefined) {
       query.andWhere('i.id IN (SELECT issue_id FROM issue_mention WHERE user_id = :mentionedId)', { mentionedId: criteria.mentionedId });
     }

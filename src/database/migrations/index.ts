@@ -27,6 +27,7 @@ import { CreateBranchProtections1796184297451 } from './1796184297451-create-bra
 import { CreateIssuePushes1796186458408 } from './1796186458408-create-issue-pushes';
 import { CreateIssueMentions1796186458409 } from './1796186458409-create-issue-mentions';
 import { MediumTextBodies1796186458410 } from './1796186458410-medium-text-bodies';
+import { IssueCoveringIndexes1796187646749 } from './1796187646749-issue-covering-indexes';
 import { DropWebhookDeliveryClaimIndex1795720000000 } from './1795720000000-drop-webhook-delivery-claim-index';
 import { CreateLfs1796172609408 } from './1796172609408-create-lfs';
 import { CreateIssues1796174642066 } from './1796174642066-create-issues';
@@ -73,4 +74,5 @@ export const MIGRATIONS = [
   CreateIssueMentions1796186458409,
   MediumTextBodies1796186458410,
   CreatePullMerges1796186469501,
+  IssueCoveringIndexes1796187646749,
 ];
