@@ -109,9 +109,18 @@ export class BranchProtections {
 
   /** Whether `user` may write code in the repository, by the access policy. */
   async canWriteCode(user: PolicyUser, repo: RepositoryEntity, owner: UserEntity): Promise<boolean> {
+    return (await this.permissionOf(user, repo, owner)).canWrite('repo.code');
+  }
+
+  /** Whether `user` may read code in the repository (who may stay on an approvals whitelist). */
+  async canReadCode(user: PolicyUser, repo: RepositoryEntity, owner: UserEntity): Promise<boolean> {
+    return (await this.permissionOf(user, repo, owner)).canRead('repo.code');
+  }
+
+  private async permissionOf(user: PolicyUser, repo: RepositoryEntity, owner: UserEntity) {
     const subject = { userId: user.id, isAdmin: user.isAdmin, restricted: user.isRestricted };
     const grants = user.isAdmin || user.id === repo.ownerId ? NO_GRANTS : await this.access.grants(user.id, repo);
-    return resolvePermission(subject, repo, owner, grants).canWrite('repo.code');
+    return resolvePermission(subject, repo, owner, grants);
   }
 
   /**

@@ -193,11 +193,12 @@ export class BranchProtectionsService {
    */
   private async applyWhitelists(target: RepositoryTarget, rule: BranchProtectionEntity, named: NamedWhitelists): Promise<void> {
     const teams = target.owner.isOrganization ? new Set((await this.protections.teamsReaching(target.owner.id, target.repo.id)).map((team) => team.id)) : new Set<number>();
-    const users = async (current: number[], wanted: number[] | undefined): Promise<number[]> => {
+    const users = async (current: number[], wanted: number[] | undefined, readersSuffice = false): Promise<number[]> => {
       if (wanted === undefined || sameSet(current, wanted)) return current;
       const kept: number[] = [];
       for (const user of await this.users.byIds(wanted)) {
-        if (await this.protections.canWriteCode(user, target.repo, target.owner)) kept.push(user.id);
+        const stays = readersSuffice ? this.protections.canReadCode(user, target.repo, target.owner) : this.protections.canWriteCode(user, target.repo, target.owner);
+        if (await stays) kept.push(user.id);
       }
       return wanted.filter((id) => kept.includes(id));
     };
@@ -207,7 +208,7 @@ export class BranchProtectionsService {
     };
     rule.whitelistUserIds = await users(rule.whitelistUserIds, named.users.push);
     rule.mergeWhitelistUserIds = await users(rule.mergeWhitelistUserIds, named.users.merge);
-    rule.approvalsWhitelistUserIds = await users(rule.approvalsWhitelistUserIds, named.users.approvals);
+    rule.approvalsWhitelistUserIds = await users(rule.approvalsWhitelistUserIds, named.users.approvals, true);
     rule.whitelistTeamIds = teamList(rule.whitelistTeamIds, named.teams.push);
     rule.mergeWhitelistTeamIds = teamList(rule.mergeWhitelistTeamIds, named.teams.merge);
     rule.approvalsWhitelistTeamIds = teamList(rule.approvalsWhitelistTeamIds, named.teams.approvals);

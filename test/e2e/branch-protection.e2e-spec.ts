@@ -215,11 +215,20 @@ describe('branch protection', () => {
       await t.http.get(`${protections(full)}/main`).set(withToken(owner.token)).expect(200);
     });
 
-    it('drops whitelisted users who cannot write', async () => {
+    it('drops whitelisted users who cannot write (approvals: read)', async () => {
       const full = await seeded();
       const reader = await makeUser(t);
-      const created = await protect(full, { rule_name: 'main', enable_push: true, enable_push_whitelist: true, push_whitelist_usernames: [reader.name, releaser.name] });
+      const created = await protect(full, {
+        rule_name: 'main',
+        enable_push: true,
+        enable_push_whitelist: true,
+        push_whitelist_usernames: [reader.name, releaser.name],
+        enable_approvals_whitelist: true,
+        approvals_whitelist_username: [reader.name],
+      });
       expect(created.push_whitelist_usernames).toEqual([releaser.name]);
+      // Reading the (public) code is enough to stay on the approvals whitelist.
+      expect(created.approvals_whitelist_username).toEqual([reader.name]);
     });
 
     it('follows the repository through a rename and goes with it', async () => {
