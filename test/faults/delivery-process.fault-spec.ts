@@ -3,21 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { processRunning } from '../support/processes';
 import { createMysqlDatabase, usesMysql } from '../support/test-app';
-import { adminToken, baseEnv, buildOnce, startServer } from './support/built-server';
-
-/** The pid of the server's webhook delivery process (its child, by its command line), or 0. */
-function deliveryChild(serverPid: number): number {
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const fields = fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
-      if (Number(fields[1]) === serverPid && fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('webhook-delivery.process')) return Number(entry);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return 0;
-}
+import { adminToken, baseEnv, buildOnce, deliveryChild, startServer } from './support/built-server';
 
 async function waitFor<T>(what: string, probe: () => T | undefined | false | 0): Promise<T> {
   for (let attempt = 0; attempt < 600; attempt++) {

@@ -3,6 +3,7 @@
  * the fault tests that start and kill many servers: a start takes a second instead of a transpilation.
  */
 import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -131,4 +132,18 @@ export async function git(args: string[], cwd?: string): Promise<string> {
     maxBuffer: 64 * 1024 * 1024,
   });
   return stdout;
+}
+
+/** The pid of the server's webhook delivery process (its child, by its command line), or 0. */
+export function deliveryChild(serverPid: number): number {
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (Number(fields[1]) === serverPid && fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('webhook-delivery.process')) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return 0;
 }
