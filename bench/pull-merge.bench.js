@@ -19,7 +19,9 @@
  *
  * Environment: BENCH_URL (default http://127.0.0.1:3000, loopback only), BENCH_TOKEN (write:repository, and the
  * user's own repositories), BENCH_COMMITS (at most 200 000), BENCH_FILES (at most 100 000), BENCH_ROUNDS (at most
- * 20), BENCH_SERVER_PID, BENCH_DATA_DIR (both optional). The local files live in a temporary directory removed at
+ * 20), BENCH_SERVER_PID, BENCH_DATA_DIR (both optional), BENCH_SEED_DIRECT=1 (with BENCH_DATA_DIR: the history is
+ * fetched straight into the repository directory and only its last commit pushed over HTTP, which records it: a
+ * push of the whole history spends its time in pre-receive's tree budget walk, not in what is measured). The local files live in a temporary directory removed at
  * the end; the repositories are deleted again unless BENCH_KEEP=1. Exits 1 when a request fails.
  */
 'use strict';
@@ -38,6 +40,8 @@ const FILES = bounded('BENCH_FILES', 50_000, 100_000);
 const ROUNDS = bounded('BENCH_ROUNDS', 3, 20);
 const SERVER_PID = process.env.BENCH_SERVER_PID ? bounded('BENCH_SERVER_PID', 1, 2 ** 22) : null;
 const DATA_DIR = process.env.BENCH_DATA_DIR || null;
+/** With BENCH_DATA_DIR: put the history into the repository directory directly instead of a push of all of it. */
+const SEED_DIRECT = process.env.BENCH_SEED_DIRECT === '1';
 const STYLES = ['merge', 'rebase', 'rebase-merge', 'squash', 'fast-forward-only'];
 if (!TOKEN) {
   console.error('BENCH_TOKEN is required');
@@ -157,7 +161,16 @@ async function prepareRepository(me, label, commits, files) {
   remote.username = me.login;
   remote.password = TOKEN;
   started = Date.now();
-  await run('git', ['--git-dir', local, 'push', '--quiet', remote.toString(), 'main']);
+  const serverDir = DATA_DIR && SEED_DIRECT ? path.join(DATA_DIR, 'repositories', me.login.toLowerCase(), `${name.toLowerCase()}.git`) : null;
+  if (serverDir && fs.existsSync(serverDir)) {
+    // Seeded straight into the repository directory (as the row seeders write rows): all but the last commit,
+    // whose push over HTTP then records the branch, the size and the default branch as any push does.
+    await run('git', ['--git-dir', local, 'update-ref', 'refs/heads/seed', 'main~1']);
+    await run('git', ['--git-dir', serverDir, 'fetch', '--quiet', local, 'refs/heads/seed:refs/heads/main']);
+    await run('git', ['--git-dir', local, 'push', '--quiet', remote.toString(), 'main']);
+  } else {
+    await run('git', ['--git-dir', local, 'push', '--quiet', remote.toString(), 'main']);
+  }
   console.error(`${label}: pushed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return { owner: me.login, name, files, local };
 }
