@@ -8,6 +8,7 @@ import { GHOST_USER_ID } from '../users/system-users';
 import { CommentEntity, IssueAssigneeEntity, IssueCounterEntity, IssueEntity, IssueLabelEntity, IssueMentionEntity, IssueWordEntity } from './issue.entity';
 import { prefixRange } from './issue-words';
 import { ReactionEntity } from './reaction.entity';
+import { IssueDependencyEntity } from './issue-dependency.entity';
 
 /** What a list of issues is narrowed to; every field is optional and all given ones must hold. */
 export interface IssueCriteria {
@@ -186,6 +187,8 @@ export class IssueStore {
     await tx.query('DELETE FROM issue_label WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
     await tx.query('DELETE FROM issue_assignee WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
     await tx.query('DELETE FROM reaction WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
+    await tx.query('DELETE FROM issue_dependency WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
+    await tx.query('DELETE FROM issue_dependency WHERE dependency_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
     await tx.getRepository(IssueEntity).delete({ repoId });
     await tx.getRepository(IssueCounterEntity).delete({ repoId });
   }
@@ -193,6 +196,56 @@ export class IssueStore {
   /** A label is going: it leaves every issue. */
   async removeLabelEverywhere(tx: EntityManager, labelId: number): Promise<void> {
     await tx.getRepository(IssueLabelEntity).delete({ labelId });
+  }
+
+  /** Records that `issueId` depends on `dependencyId` (no error when it already does). */
+  async addDependency(tx: EntityManager, issueId: number, dependencyId: number, now: number): Promise<void> {
+    await changeRows(tx, insertUnlessPresent(tx, 'issue_dependency', ['issue_id', 'dependency_id', 'created_unix']), [issueId, dependencyId, now]);
+  }
+
+  async removeDependency(tx: EntityManager, issueId: number, dependencyId: number): Promise<void> {
+    await tx.getRepository(IssueDependencyEntity).delete({ issueId, dependencyId });
+  }
+
+  /** Whether `from` reaches `to` by following dependencies (a new link to→from would close a cycle). */
+  async dependsOnTransitively(from: number, to: number, tx?: EntityManager): Promise<boolean> {
+    const seen = new Set<number>([from]);
+    let frontier = [from];
+    const repository = (tx ?? this.dataSource.manager).getRepository(IssueDependencyEntity);
+    while (frontier.length > 0 && seen.size < 10_000) {
+      const rows = await repository.find({ where: { issueId: In(frontier) } });
+      frontier = [];
+      for (const row of rows) {
+        if (row.dependencyId === to) return true;
+        if (!seen.has(row.dependencyId)) {
+          seen.add(row.dependencyId);
+          frontier.push(row.dependencyId);
+        }
+      }
+    }
+    return false;
+  }
+
+  /** How many of the issue's dependencies are still open (a close is refused while any is). */
+  async openDependencyCount(issueId: number, tx?: EntityManager): Promise<number> {
+    const [row] = await (tx ?? this.dataSource.manager).query(
+      'SELECT COUNT(*) AS n FROM issue_dependency d JOIN issue i ON i.id = d.dependency_id WHERE d.issue_id = ? AND i.is_closed = 0',
+      [issueId],
+    );
+    return Number(row?.n ?? 0);
+  }
+
+  /** `direction` dependencies: the issues this one depends on; blocks: the issues that depend on it. Oldest link first. */
+  async linked(issueId: number, direction: 'dependencies' | 'blocks', page: PageQuery): Promise<IssueEntity[]> {
+    const [mine, theirs] = direction === 'dependencies' ? ['issue_id', 'dependency_id'] : ['dependency_id', 'issue_id'];
+    return this.issues()
+      .createQueryBuilder('i')
+      .innerJoin(IssueDependencyEntity, 'd', `d.${theirs} = i.id`)
+      .where(`d.${mine} = :issueId`, { issueId })
+      .orderBy('d.id', 'ASC')
+      .offset(page.offset)
+      .limit(page.limit)
+      .getMany();
   }
 
   /** A milestone is going: its issues carry none. */
@@ -219,5 +272,7 @@ export class IssueStore {
     await tx.getRepository(IssueAssigneeEntity).delete({ issueId: In(issueIds) });
     await tx.getRepository(IssueMentionEntity).delete({ issueId: In(issueIds) });
     await tx.getRepository(ReactionEntity).delete({ issueId: In(issueIds) });
+    await tx.getRepository(IssueDependencyEntity).delete({ issueId: In(issueIds) });
+    await tx.getRepository(IssueDependencyEntity).delete({ dependencyId: In(issueIds) });
   }
 }

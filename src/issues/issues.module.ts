@@ -18,6 +18,8 @@ import { IssueStore } from './issue.store';
 import { AssigneesController, IssueLabelsController, IssueSearchController, IssuesController } from './issues.controller';
 import { IssueLabelsService } from './issue-labels.service';
 import { IssuesService } from './issues.service';
+import { IssueDependenciesController } from './issue-dependencies.controller';
+import { IssueDependenciesService } from './issue-dependencies.service';
 import { ReactionStore } from './reaction.store';
 import { ReactionsController } from './reactions.controller';
 import { ReactionsService } from './reactions.service';
@@ -28,8 +30,8 @@ import { ReactionsService } from './reactions.service';
  */
 @Module({
   imports: [UsersModule, ReposModule, LabelsModule, MilestonesModule, AccessModule, GitModule],
-  controllers: [IssueSearchController, CommentsController, IssuesController, IssueLabelsController, AssigneesController, ReactionsController],
-  providers: [IssueStore, CommentStore, ReactionStore, IssuePushStore, IssuesService, CommentsService, IssueLabelsService, ReactionsService, CommitReferences],
+  controllers: [IssueSearchController, CommentsController, IssuesController, IssueLabelsController, AssigneesController, ReactionsController, IssueDependenciesController],
+  providers: [IssueStore, CommentStore, ReactionStore, IssuePushStore, IssuesService, CommentsService, IssueLabelsService, ReactionsService, IssueDependenciesService, CommitReferences],
   exports: [IssuesService, CommentsService],
 })
 export class IssuesModule implements OnModuleInit {

@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { assertAcceptsWrites } from '../access/access-policy';
 import { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
-import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { SiteUrls } from '../common/site-urls';
 import { Clock } from '../common/time';
@@ -327,6 +327,10 @@ export class IssuesService {
         write.milestoneId = milestoneId;
       } else milestoneId = undefined;
       if (closing !== undefined && closing !== current.isClosed) {
+        // An issue waits for what it depends on: closing it while a dependency is open is refused, as Forgejo.
+        if (closing && target.repo.enableIssueDependencies && (await this.issues.openDependencyCount(current.id, tx)) > 0) {
+          throw new PreconditionFailedError('cannot close this issue because it still has open dependencies');
+        }
         write.isClosed = closing;
         write.closedUnix = closing ? now : 0;
         await this.repositories.addToCounter(tx, current.repoId, counters(current.isPull).closed, closing ? 1 : -1);

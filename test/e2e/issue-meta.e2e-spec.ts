@@ -101,4 +101,54 @@ describe('issue assignees, reactions, dependencies and pins', () => {
     await t.http.delete(t.api(`/admin/users/${stranger.name}`)).set(withToken(admin.token)).expect(204);
     expect(await count('user_id', stranger.user.id)).toBe(0);
   });
+
+  it('dependencies and blocks: a close waits for open dependencies (412), across repositories, off when disabled', async () => {
+    const repo = await makeRepo(t, owner);
+    await t.http.put(t.api(`/repos/${repo.full_name}/collaborators/${writer.name}`)).set(withToken(owner.token)).send({ permission: 'write' }).expect(204);
+    const make = async (title: string, where = repo) => (await t.http.post(issues(where)).set(withToken(owner.token)).send({ title }).expect(201)).body;
+    const [waiting, awaited, third] = [await make('waiting'), await make('awaited'), await make('third')];
+    const deps = `${issues(repo)}/${waiting.number}/dependencies`;
+    const meta = (issue: { number: number }, where = repo) => ({ index: issue.number, owner: where.owner.login, repo: where.name });
+    await t.http.post(deps).send(meta(awaited)).expect(401);
+    await t.http.post(deps).set(withToken(reader.token)).send(meta(awaited)).expect(404);
+    const added = await t.http.post(deps).set(withToken(writer.token)).send(meta(awaited)).expect(201);
+    expect(added.body.number).toBe(waiting.number);
+    await t.http.post(deps).set(withToken(writer.token)).send(meta(awaited)).expect(201);
+    await t.http.post(`${issues(repo)}/${third.number}/blocks`).set(withToken(writer.token)).send(meta(waiting)).expect(201);
+    const numbers = async (url: string) => (await t.http.get(url).expect(200)).body.map((i: { number: number }) => i.number);
+    expect(await numbers(deps)).toEqual([awaited.number, third.number]);
+    expect(await numbers(`${issues(repo)}/${awaited.number}/blocks`)).toEqual([waiting.number]);
+    // Self and circular links are refused.
+    await t.http.post(deps).set(withToken(writer.token)).send(meta(waiting)).expect(422);
+    await t.http.post(`${issues(repo)}/${awaited.number}/dependencies`).set(withToken(writer.token)).send(meta(waiting)).expect(422);
+
+    const close = (issue: { number: number }) => t.http.patch(`${issues(repo)}/${issue.number}`).set(withToken(owner.token)).send({ state: 'closed' });
+    expect((await close(waiting).expect(412)).body.message).toBe('cannot close this issue because it still has open dependencies');
+    await close(awaited).expect(201);
+    await t.http.delete(deps).set(withToken(writer.token)).send(meta(third)).expect(201);
+    await close(waiting).expect(201);
+
+    // Across repositories: the other issue must be readable; a private one of a stranger is 404.
+    const elsewhere = await makeRepo(t, owner);
+    const far = await make('far away', elsewhere);
+    const reopened = await make('another');
+    await t.http.post(`${issues(repo)}/${reopened.number}/dependencies`).set(withToken(owner.token)).send(meta(far, elsewhere)).expect(201);
+    expect(await numbers(`${issues(repo)}/${reopened.number}/dependencies`)).toEqual([far.number]);
+    const outsider = await makeUser(t);
+    const hidden = await makeRepo(t, outsider, { private: true });
+    const secret = (await t.http.post(issues(hidden)).set(withToken(outsider.token)).send({ title: 'secret' }).expect(201)).body;
+    await t.http.post(`${issues(repo)}/${reopened.number}/dependencies`).set(withToken(owner.token)).send(meta(secret, hidden)).expect(404);
+
+    // Deleting an issue takes its links; with dependencies off the routes are 404 and closing is free.
+    await t.http.delete(`${issues(elsewhere)}/${far.number}`).set(withToken(owner.token)).expect(204);
+    expect(await numbers(`${issues(repo)}/${reopened.number}/dependencies`)).toEqual([]);
+    await t.http.post(`${issues(repo)}/${reopened.number}/dependencies`).set(withToken(owner.token)).send(meta(third)).expect(201);
+    const settings = { has_issues: true, internal_tracker: { enable_time_tracker: true, allow_only_contributors_to_track_time: true, enable_issue_dependencies: false } };
+    await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send(settings).expect(200);
+    await t.http.get(`${issues(repo)}/${reopened.number}/dependencies`).expect(404);
+    await close(reopened).expect(201);
+    await t.http.delete(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).expect(204);
+    const left = await t.dataSource.query('SELECT COUNT(*) AS n FROM issue_dependency WHERE issue_id = ? OR dependency_id = ?', [reopened.id, reopened.id]);
+    expect(Number(left[0].n)).toBe(0);
+  });
 });

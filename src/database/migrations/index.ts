@@ -35,6 +35,7 @@ import { CreatePullRequests1796186088002 } from './1796186088002-create-pull-req
 import { CreatePullMerges1796186469501 } from './1796186469501-create-pull-merges';
 import { CreateMilestones1796184284076 } from './1796184284076-create-milestones';
 import { CreateReactions1796185153404 } from './1796185153404-create-reactions';
+import { CreateIssueDependencies1796188422660 } from './1796188422660-create-issue-dependencies';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -75,4 +76,5 @@ export const MIGRATIONS = [
   MediumTextBodies1796186458410,
   CreatePullMerges1796186469501,
   IssueCoveringIndexes1796187646749,
+  CreateIssueDependencies1796188422660,
 ];

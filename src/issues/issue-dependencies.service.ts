@@ -1,0 +1,117 @@
+import { Injectable } from '@nestjs/common';
+import type { RepositoryTarget } from '../access/repository-policy';
+import { RepositoryPolicy } from '../access/repository-policy';
+import { requireSignedIn } from '../auth/route-auth';
+import { InvalidInputError, NotFoundError } from '../common/errors';
+import { PageQuery } from '../common/paging';
+import { Clock } from '../common/time';
+import { Transactions } from '../database/transactions';
+import { RepositoryDirectory } from '../repos/repository-directory';
+import type { RepositoryEntity } from '../repos/repository.entity';
+import { UserAccounts } from '../users/user-accounts';
+import type { UserEntity } from '../users/user.entity';
+import type { IssueEntity } from './issue.entity';
+import type { IssueMeta } from './issue-dependency.options';
+import { IssueStore } from './issue.store';
+import type { IssueWire } from './issue.wire';
+import { IssuesService } from './issues.service';
+
+interface Place {
+  repo: RepositoryEntity;
+  owner: UserEntity;
+  issue: IssueEntity;
+  canRead: boolean;
+  canWrite: boolean;
+}
+
+/**
+ * Dependencies between issues (`/dependencies`: what an issue waits for; `/blocks`: what waits for it), across
+ * repositories too. Only while the repository has dependencies on (404 otherwise, and on an archived one);
+ * linking takes write on the waiting issue's repository and read on the other's (404 otherwise), as Forgejo.
+ * Listed issues the caller may not read are left out.
+ */
+@Injectable()
+export class IssueDependenciesService {
+  constructor(
+    private readonly issueService: IssuesService,
+    private readonly issues: IssueStore,
+    private readonly repositories: RepositoryDirectory,
+    private readonly users: UserAccounts,
+    private readonly policy: RepositoryPolicy,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(target: RepositoryTarget, rawIndex: string, direction: 'dependencies' | 'blocks', page: PageQuery): Promise<IssueWire[]> {
+    this.issueService.assertTracker(target);
+    if (!target.repo.enableIssueDependencies) throw new NotFoundError();
+    const issue = await this.issueService.find(target, rawIndex);
+    const linked = await this.issues.linked(issue.id, direction, page);
+    const repos = new Map<number, { repo: RepositoryEntity; owner: UserEntity }>([[target.repo.id, { repo: target.repo, owner: target.owner }]]);
+    const readable: IssueEntity[] = [];
+    for (const other of linked) {
+      if (!repos.has(other.repoId)) {
+        const repo = await this.repositories.byId(other.repoId);
+        const owner = repo ? await this.users.byId(repo.ownerId) : null;
+        if (!repo || !owner) continue;
+        repos.set(repo.id, { repo, owner });
+      }
+      const place = repos.get(other.repoId)!;
+      const permission = place.repo.id === target.repo.id ? await target.permission() : await this.policy.permission(target.viewer, place.repo, place.owner);
+      if (permission.canRead(other.isPull ? 'repo.pulls' : 'repo.issues')) readable.push(other);
+    }
+    return this.issueService.wires(readable, target.viewer, repos);
+  }
+
+  /**
+   * POST or DELETE: on /dependencies the route's issue waits for the body's; on /blocks the body's waits for
+   * the route's. Answers the route's issue (201), as Forgejo.
+   */
+  async change(target: RepositoryTarget, rawIndex: string, direction: 'dependencies' | 'blocks', add: boolean, bind: () => Promise<IssueMeta>): Promise<IssueWire> {
+    this.issueService.assertTracker(target);
+    requireSignedIn(target.viewer);
+    const option = await bind();
+    const here = await this.here(target, rawIndex);
+    const there = await this.there(target, option);
+    const [waiting, awaited] = direction === 'dependencies' ? [here, there] : [there, here];
+    if (waiting.repo.isArchived || !waiting.repo.enableIssueDependencies || !waiting.repo.hasIssues) throw new NotFoundError();
+    if (!waiting.canWrite || !awaited.canRead) throw new NotFoundError();
+    if (add) {
+      if (waiting.issue.id === awaited.issue.id) throw new InvalidInputError('an issue cannot depend on itself');
+      await this.transactions.run(async (tx) => {
+        // A link back along the chain would make the issues wait for each other forever.
+        if (await this.issues.dependsOnTransitively(awaited.issue.id, waiting.issue.id, tx)) throw new InvalidInputError('circular dependencies are not allowed');
+        await this.issues.addDependency(tx, waiting.issue.id, awaited.issue.id, this.clock.nowUnix());
+      });
+    } else {
+      await this.transactions.run((tx) => this.issues.removeDependency(tx, waiting.issue.id, awaited.issue.id));
+    }
+    return this.issueService.one(target, here.issue);
+  }
+
+  private async here(target: RepositoryTarget, rawIndex: string): Promise<Place> {
+    const issue = await this.issueService.find(target, rawIndex);
+    const permission = await target.permission();
+    const unit = issue.isPull ? 'repo.pulls' : 'repo.issues';
+    return { repo: target.repo, owner: target.owner, issue, canRead: permission.canRead(unit), canWrite: permission.canWrite(unit) };
+  }
+
+  /** The body's issue: in the route's repository unless `owner`/`repo` name another (404 when unseen). */
+  private async there(target: RepositoryTarget, option: IssueMeta): Promise<Place> {
+    const sameRepository = (option.owner ?? '') === target.owner.name && (option.repo ?? '') === target.repo.name;
+    let repo = target.repo;
+    let owner = target.owner;
+    if (!sameRepository && (option.owner || option.repo)) {
+      const foundOwner = await this.users.byName(option.owner ?? '');
+      const foundRepo = foundOwner ? await this.repositories.byOwnerAndName(foundOwner.id, option.repo ?? '') : null;
+      if (!foundOwner || !foundRepo) throw new NotFoundError();
+      [repo, owner] = [foundRepo, foundOwner];
+    }
+    const issue = option.index && option.index > 0 ? await this.issues.findByIndex(repo.id, option.index) : null;
+    if (!issue) throw new NotFoundError();
+    const permission = repo.id === target.repo.id ? await target.permission() : await this.policy.permission(target.viewer, repo, owner);
+    if (!permission.hasAccess) throw new NotFoundError();
+    const unit = issue.isPull ? 'repo.pulls' : 'repo.issues';
+    return { repo, owner, issue, canRead: permission.canRead(unit), canWrite: permission.canWrite(unit) };
+  }
+}
