@@ -35,9 +35,6 @@ export interface LfsUploadBody {
   declaredLength: number | undefined;
 }
 
-/** File lookups a download batch runs at once. */
-const STAT_CONCURRENCY = 32;
-
 /** How many repositories holding an oid are asked whether the caller can read one, before it must upload. */
 const HOLDERS_CHECKED = 20;
 
@@ -129,7 +126,6 @@ export class LfsService implements OnModuleInit {
     const valid = pointers.filter(isValidPointer);
     const held = await this.store.inRepository(target.repo.id, valid.map((pointer) => pointer.oid));
     if (operation === 'upload') await this.assertRoomFor(target, valid.filter((pointer) => !held.has(pointer.oid)));
-    const stored = operation === 'download' ? await this.storedAmong([...held.keys()]) : new Set<string>();
     const objects: LfsObjectWire[] = [];
     for (const pointer of pointers) {
       if (!isValidPointer(pointer)) {
@@ -141,25 +137,13 @@ export class LfsService implements OnModuleInit {
         objects.push({ oid: pointer.oid, size: pointer.size, error: { code: 422, message: `Object ${pointer.oid} is not ${pointer.size} bytes` } });
         continue;
       }
-      objects.push(operation === 'download' ? this.downloadAnswer(target, pointer, stored.has(pointer.oid), header) : await this.uploadAnswer(target, pointer, row !== undefined, header));
+      objects.push(operation === 'download' ? await this.downloadAnswer(target, pointer, row !== undefined, header) : await this.uploadAnswer(target, pointer, row !== undefined, header));
     }
     return { transfer: 'basic', objects, hash_algo: 'sha256' };
   }
 
-  /** Which of the objects have their file, looked up STAT_CONCURRENCY at a time rather than one after another. */
-  private async storedAmong(oids: string[]): Promise<Set<string>> {
-    const found = new Set<string>();
-    for (let start = 0; start < oids.length; start += STAT_CONCURRENCY) {
-      const slice = oids.slice(start, start + STAT_CONCURRENCY);
-      const sizes = await Promise.all(slice.map((oid) => this.content.size(oid)));
-      slice.forEach((oid, index) => sizes[index] !== null && found.add(oid));
-    }
-    return found;
-  }
-
-  /** `stored`: the repository holds the object and its file is there. */
-  private downloadAnswer(target: LfsTarget, pointer: LfsPointer, stored: boolean, header: Record<string, string>): LfsObjectWire {
-    if (!stored) {
+  private async downloadAnswer(target: LfsTarget, pointer: LfsPointer, held: boolean, header: Record<string, string>): Promise<LfsObjectWire> {
+    if (!held || (await this.content.size(pointer.oid)) === null) {
       return { oid: pointer.oid, size: pointer.size, error: { code: 404, message: 'Not Found' } };
     }
     return { oid: pointer.oid, size: pointer.size, authenticated: true, actions: { download: this.link(target, `objects/${pointer.oid}`, header) } };
