@@ -248,6 +248,26 @@ export class IssueStore {
       .getMany();
   }
 
+  /** The highest pin order among the repository's issues (or pull requests); 0 when none is pinned. */
+  async maxPinOrder(tx: EntityManager, repoId: number, isPull: boolean): Promise<number> {
+    const [row] = await tx.query('SELECT MAX(pin_order) AS n FROM issue WHERE repo_id = ? AND is_pull = ?', [repoId, isPull ? 1 : 0]);
+    return Number(row?.n ?? 0);
+  }
+
+  /** Moves every pin of the repository's issues (or pull requests) at `from` or beyond by `delta`. */
+  async shiftPins(tx: EntityManager, repoId: number, isPull: boolean, from: number, delta: number): Promise<void> {
+    await changeRows(tx, `UPDATE issue SET pin_order = pin_order + ${Math.trunc(delta)} WHERE repo_id = ? AND is_pull = ? AND pin_order >= ?`, [repoId, isPull ? 1 : 0, from]);
+  }
+
+  /** The repository's pinned issues (or pull requests), in pin order. */
+  pinned(repoId: number, isPull: boolean): Promise<IssueEntity[]> {
+    return this.issues()
+      .createQueryBuilder('i')
+      .where('i.repo_id = :repoId AND i.is_pull = :isPull AND i.pin_order > 0', { repoId, isPull: isPull ? 1 : 0 })
+      .orderBy('i.pin_order', 'ASC')
+      .getMany();
+  }
+
   /** A milestone is going: its issues carry none. */
   async removeMilestoneEverywhere(tx: EntityManager, milestoneId: number): Promise<void> {
     await tx.getRepository(IssueEntity).update({ milestoneId }, { milestoneId: 0 });

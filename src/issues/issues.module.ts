@@ -18,6 +18,8 @@ import { IssueStore } from './issue.store';
 import { AssigneesController, IssueLabelsController, IssueSearchController, IssuesController } from './issues.controller';
 import { IssueLabelsService } from './issue-labels.service';
 import { IssuesService } from './issues.service';
+import { IssuePinsController } from './issue-pins.controller';
+import { IssuePinsService } from './issue-pins.service';
 import { IssueDependenciesController } from './issue-dependencies.controller';
 import { IssueDependenciesService } from './issue-dependencies.service';
 import { ReactionStore } from './reaction.store';
@@ -30,8 +32,9 @@ import { ReactionsService } from './reactions.service';
  */
 @Module({
   imports: [UsersModule, ReposModule, LabelsModule, MilestonesModule, AccessModule, GitModule],
-  controllers: [IssueSearchController, CommentsController, IssuesController, IssueLabelsController, AssigneesController, ReactionsController, IssueDependenciesController],
-  providers: [IssueStore, CommentStore, ReactionStore, IssuePushStore, IssuesService, CommentsService, IssueLabelsService, ReactionsService, IssueDependenciesService, CommitReferences],
+  // The pinned list before the issue routes: `issues/pinned` is not an issue number.
+  controllers: [IssueSearchController, CommentsController, IssuePinsController, IssuesController, IssueLabelsController, AssigneesController, ReactionsController, IssueDependenciesController],
+  providers: [IssueStore, CommentStore, ReactionStore, IssuePushStore, IssuesService, CommentsService, IssueLabelsService, ReactionsService, IssueDependenciesService, IssuePinsService, CommitReferences],
   exports: [IssuesService, CommentsService],
 })
 export class IssuesModule implements OnModuleInit {

@@ -151,4 +151,27 @@ describe('issue assignees, reactions, dependencies and pins', () => {
     const left = await t.dataSource.query('SELECT COUNT(*) AS n FROM issue_dependency WHERE issue_id = ? OR dependency_id = ?', [reopened.id, reopened.id]);
     expect(Number(left[0].n)).toBe(0);
   });
+
+  it('pins: admins pin up to three issues, move and unpin them; the pinned list keeps their order', async () => {
+    const repo = await makeRepo(t, owner);
+    await t.http.put(t.api(`/repos/${repo.full_name}/collaborators/${writer.name}`)).set(withToken(owner.token)).send({ permission: 'write' }).expect(204);
+    const made = [];
+    for (const title of ['a', 'b', 'c', 'd']) made.push((await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title }).expect(201)).body);
+    const pin = (issue: { number: number }, user = owner) => t.http.post(`${issues(repo)}/${issue.number}/pin`).set(withToken(user.token));
+    await pin(made[0], writer).expect(403);
+    for (const issue of made.slice(0, 3)) await pin(issue).expect(204);
+    await pin(made[0]).expect(204);
+    await pin(made[3]).expect(400);
+    const order = async () => (await t.http.get(`${issues(repo)}/pinned`).expect(200)).body.map((i: { title: string; pin_order: number }) => `${i.title}${i.pin_order}`);
+    expect(await order()).toEqual(['a1', 'b2', 'c3']);
+    await t.http.patch(`${issues(repo)}/${made[2].number}/pin/1`).set(withToken(owner.token)).expect(204);
+    expect(await order()).toEqual(['c1', 'a2', 'b3']);
+    await t.http.patch(`${issues(repo)}/${made[2].number}/pin/9`).set(withToken(owner.token)).expect(204);
+    expect(await order()).toEqual(['a1', 'b2', 'c3']);
+    await t.http.delete(`${issues(repo)}/${made[0].number}/pin`).set(withToken(owner.token)).expect(204);
+    expect(await order()).toEqual(['b1', 'c2']);
+    await pin(made[3]).expect(204);
+    expect(await order()).toEqual(['b1', 'c2', 'd3']);
+    expect((await t.http.get(`${issues(repo)}/${made[3].number}`).expect(200)).body.pin_order).toBe(3);
+  });
 });

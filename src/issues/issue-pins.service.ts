@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import type { RepositoryTarget } from '../access/repository-policy';
+import { BadRequestError, NotFoundError } from '../common/errors';
+import { Transactions } from '../database/transactions';
+import { IssueStore } from './issue.store';
+import type { IssueWire } from './issue.wire';
+import { IssuesService } from './issues.service';
+
+/** At most this many issues (and as many pull requests) are pinned per repository, Forgejo's default. */
+export const MAX_PINNED = 3;
+
+/**
+ * Pinned issues: repository admins pin, unpin and move them (403 otherwise); pins are numbered 1…n per
+ * repository, issues and pull requests apart, and stay dense as they come and go, as Forgejo keeps them.
+ */
+@Injectable()
+export class IssuePinsService {
+  constructor(
+    private readonly issueService: IssuesService,
+    private readonly issues: IssueStore,
+    private readonly transactions: Transactions,
+  ) {}
+
+  async pinned(target: RepositoryTarget): Promise<IssueWire[]> {
+    this.issueService.assertTracker(target);
+    const pinned = await this.issues.pinned(target.repo.id, false);
+    return this.issueService.wires(pinned, target.viewer, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]));
+  }
+
+  /** Pinning a pinned issue changes nothing; a fourth pin is 400, as Forgejo. */
+  async pin(target: RepositoryTarget, rawIndex: string): Promise<void> {
+    const issue = await this.prepare(target, rawIndex);
+    await this.transactions.run(async (tx) => {
+      const current = await this.issues.findById(issue.id, tx);
+      if (!current) throw new NotFoundError();
+      if (current.pinOrder > 0) return;
+      const max = await this.issues.maxPinOrder(tx, current.repoId, current.isPull);
+      if (max >= MAX_PINNED) throw new BadRequestError('the max number of pinned issues has been readched');
+      await this.issues.update(tx, current.id, { pinOrder: max + 1 });
+    });
+  }
+
+  async unpin(target: RepositoryTarget, rawIndex: string): Promise<void> {
+    const issue = await this.prepare(target, rawIndex);
+    await this.transactions.run(async (tx) => {
+      const current = await this.issues.findById(issue.id, tx);
+      if (!current || current.pinOrder === 0) return;
+      await this.issues.update(tx, current.id, { pinOrder: 0 });
+      await this.issues.shiftPins(tx, current.repoId, current.isPull, current.pinOrder + 1, -1);
+    });
+  }
+
+  /** PATCH …/pin/{position}: to that place (1 first; beyond the last, last); an unpinned issue stays as it is. */
+  async move(target: RepositoryTarget, rawIndex: string, rawPosition: string): Promise<void> {
+    const issue = await this.prepare(target, rawIndex);
+    const position = /^-?\d{1,9}$/.test(rawPosition) ? Number(rawPosition) : NaN;
+    await this.transactions.run(async (tx) => {
+      const current = await this.issues.findById(issue.id, tx);
+      if (!current || current.pinOrder === 0) return;
+      if (!(position >= 1)) throw new BadRequestError("The Position can't be lower than 1");
+      await this.issues.update(tx, current.id, { pinOrder: 0 });
+      await this.issues.shiftPins(tx, current.repoId, current.isPull, current.pinOrder + 1, -1);
+      const last = await this.issues.maxPinOrder(tx, current.repoId, current.isPull);
+      const place = Math.min(position, last + 1);
+      await this.issues.shiftPins(tx, current.repoId, current.isPull, place, 1);
+      await this.issues.update(tx, current.id, { pinOrder: place });
+    });
+  }
+
+  private async prepare(target: RepositoryTarget, rawIndex: string) {
+    this.issueService.assertTracker(target);
+    await target.assertAdmin('user should be an owner or a collaborator with admin write of a repository');
+    return this.issueService.find(target, rawIndex);
+  }
+}
