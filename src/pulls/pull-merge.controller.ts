@@ -1,5 +1,6 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
@@ -35,9 +36,21 @@ export class PullMergeController {
   @ApiOperation({ summary: 'Merge a pull request' })
   @ApiBody({ type: MergePullRequestOption })
   @ApiOkResponse({ description: 'empty' })
+  @ApiCreatedResponse({ description: 'scheduled to merge once the head\'s checks pass (merge_when_checks_succeed)' })
   @ApiErrors(404, 405, 409, 413, 423)
-  merge(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<void> {
-    return this.merges.merge(target, index, () => bindOption(body, MergePullRequestOption));
+  async merge(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody, @Res({ passthrough: true }) response: Response): Promise<void> {
+    if ((await this.merges.merge(target, index, () => bindOption(body, MergePullRequestOption))) === 'scheduled') response.status(201);
+  }
+
+  @Delete('repos/:owner/:repo/pulls/:index/merge')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Cancel the scheduled auto merge for the given pull request' })
+  @ApiNoContentResponse({ description: 'empty' })
+  @ApiErrors(403, 404, 423)
+  cancelAutoMerge(@TargetRepository() target: RepositoryTarget, @Param('index') index: string): Promise<void> {
+    return this.merges.cancelAutoMerge(target, index);
   }
 
   @Post('repos/:owner/:repo/pulls/:index/update')

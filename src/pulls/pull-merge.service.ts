@@ -1,6 +1,7 @@
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { assertAcceptsWrites } from '../access/access-policy';
+import { CommitState, requiredContextsState } from '../access/branch-merge';
 import { BranchProtections } from '../access/branch-protection-policy';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import { AuthContext } from '../auth/auth-context';
@@ -15,6 +16,7 @@ import { Transactions } from '../database/transactions';
 import { GitChanges } from '../git/git-changes';
 import { GitCommits } from '../git/git-commits';
 import { CommitStatusLookup } from '../statuses/commit-status-lookup';
+import { StatusesService } from '../statuses/statuses.service';
 import { GitRefs } from '../git/git-refs';
 import { GitWrites, RefChangedError } from '../git/git-writes';
 import { GitMerges } from '../git/merge-engine';
@@ -62,7 +64,7 @@ function isWorkInProgress(title: string): boolean {
  * a merge cut by a crash between the two, or drop it when the branch never moved.
  */
 @Injectable()
-export class PullMergeService implements OnApplicationBootstrap {
+export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger('PullMerges');
 
   constructor(
@@ -86,7 +88,12 @@ export class PullMergeService implements OnApplicationBootstrap {
     private readonly protections: BranchProtections,
     private readonly changes: GitChanges,
     private readonly statuses: CommitStatusLookup,
+    private readonly statusWrites: StatusesService,
   ) {}
+
+  onModuleInit(): void {
+    this.statusWrites.onCreated((repoId, sha) => this.onStatus(repoId, sha));
+  }
 
   /** Finishes or drops the merges a crash cut (a bounded few per start; the rest at the next). */
   async onApplicationBootstrap(): Promise<void> {
@@ -100,27 +107,80 @@ export class PullMergeService implements OnApplicationBootstrap {
     if (!row.pull.hasMerged) throw new NotFoundError();
   }
 
-  /** POST …/pulls/{index}/merge. */
-  async merge(target: RepositoryTarget, rawIndex: string, bind: () => Promise<MergePullRequestOption>): Promise<void> {
+  /** POST …/pulls/{index}/merge: 'scheduled' when `merge_when_checks_succeed` left it for the head's checks. */
+  async merge(target: RepositoryTarget, rawIndex: string, bind: () => Promise<MergePullRequestOption>): Promise<'merged' | 'scheduled'> {
     await this.pulls.assertPulls(target);
     requireSignedIn(target.viewer);
     assertAcceptsWrites(target.repo, target.owner);
     const option = await bind();
     const found = await this.pulls.find(target, rawIndex);
     // One merge of a pull request at a time, on every instance: the second finds it merged.
-    await this.leases.run(`pull-merge:${found.pull.id}`, async () => {
+    const outcome = await this.leases.run(`pull-merge:${found.pull.id}`, async (): Promise<'merged' | 'scheduled'> => {
       // A merge of this pull request cut on another instance (its lease lapsed) is finished or dropped first.
       const left = await this.store.intentOf(found.pull.id);
       if (left) await this.recoverOne(left);
       const row = (await this.pullStore.byIndex(target.repo.id, found.issue.repoIndex)) ?? found;
       const style = option.Do as (typeof MERGE_DOS)[number];
-      await this.assertMergeable(target, row, style === 'manually-merged', option.force_merge ?? false);
-      if (style === 'manually-merged') return this.markManuallyMerged(target, row, option.MergeCommitID ?? '');
-      if (!target.repo[ALLOWED_BY[style]]) throw new MethodNotAllowedError(`${style} is not allowed an allowed merge style for this repository`);
+      const auto = option.merge_when_checks_succeed === true && style !== 'manually-merged';
+      await this.assertMergeable(target, row, style === 'manually-merged', option.force_merge ?? false, auto);
+      if (style === 'manually-merged') {
+        await this.markManuallyMerged(target, row, option.MergeCommitID ?? '');
+        return 'merged';
+      }
       const message = mergeMessage(style, { title: row.issue.title, index: row.issue.repoIndex, headBranch: row.pull.headBranch, baseBranch: row.pull.baseBranch }, option.MergeTitleField, option.MergeMessageField);
+      if (auto && (await this.checksState(target, row)) !== 'success') {
+        const scheduled = await this.transactions.run((tx) =>
+          this.store.scheduleAutoMerge(tx, { pullId: row.pull.id, doerId: target.viewer.user!.id, mergeStyle: style, message, deleteBranchAfterMerge: option.delete_branch_after_merge === true, createdUnix: this.clock.nowUnix() }),
+        );
+        if (!scheduled) throw new ConflictError(`pull request with ID ${row.pull.id} is already scheduled to auto merge`);
+        return 'scheduled';
+      }
+      if (!target.repo[ALLOWED_BY[style]]) throw new MethodNotAllowedError(`${style} is not allowed an allowed merge style for this repository`);
       await this.mergeWithStyle(target, row, style, message, option.head_commit_id ?? '');
+      await this.store.cancelAutoMerge(undefined, row.pull.id);
+      return 'merged';
     });
-    if (option.delete_branch_after_merge) await this.deleteHeadBranch(target, found);
+    if (outcome === 'merged' && option.delete_branch_after_merge) await this.deleteHeadBranch(target, found);
+    return outcome;
+  }
+
+  /** DELETE …/pulls/{index}/merge: the scheduled merge goes (204); 404 when none; its scheduler or an admin. */
+  async cancelAutoMerge(target: RepositoryTarget, rawIndex: string): Promise<void> {
+    await this.pulls.assertPulls(target);
+    requireSignedIn(target.viewer);
+    const row = await this.pulls.find(target, rawIndex);
+    const scheduled = await this.store.autoMergeOf(row.pull.id);
+    if (!scheduled) throw new NotFoundError();
+    if (scheduled.doerId !== target.viewer.user!.id && !(await target.permission()).isAdmin) throw new ForbiddenError('user has no permission to cancel the scheduled auto merge');
+    await this.transactions.run((tx) => this.store.cancelAutoMerge(tx, row.pull.id));
+  }
+
+  /** The head's checks as a scheduled merge waits for them: the base rule's required contexts, else every status. */
+  private async checksState(target: RepositoryTarget, row: PullRow): Promise<string> {
+    const rule = await this.protections.governing(target.repo.id, row.pull.baseBranch);
+    const statuses = (await this.statuses.latestPerContext(target.repo.id, row.pull.headCommitId)).items.map((status) => ({ context: status.context, state: status.state as CommitState }));
+    return requiredContextsState(statuses, rule?.statusCheckContexts ?? []);
+  }
+
+  /**
+   * A new status of a commit: the scheduled merges of open pull requests whose head it is run once the checks
+   * pass, as their schedulers (a merge that fails now stays scheduled; Forgejo logs it likewise).
+   */
+  async onStatus(repoId: number, sha: string): Promise<void> {
+    for (const scheduled of await this.store.allAutoMerges()) {
+      const pull = await this.pullStore.byId(scheduled.pullId);
+      if (!pull || pull.baseRepoId !== repoId || pull.headCommitId !== sha || pull.hasMerged) continue;
+      const repo = await this.repositories.byId(repoId);
+      const owner = repo ? await this.users.byId(repo.ownerId) : null;
+      const doer = await this.users.byId(scheduled.doerId);
+      if (!repo || !owner || !doer) continue;
+      const viewer = new AuthContext(doer, 'password', null);
+      const target = new RepositoryTarget(repo, owner, viewer, () => this.policy.permission(viewer, repo, owner), null);
+      const row = await this.pullStore.byIndex(repoId, pull.repoIndex);
+      if (!row || (await this.checksState(target, row)) !== 'success') continue;
+      const option = { Do: scheduled.mergeStyle, MergeTitleField: scheduled.message, delete_branch_after_merge: scheduled.deleteBranchAfterMerge } as MergePullRequestOption;
+      await this.merge(target, String(pull.repoIndex), () => Promise.resolve(option)).catch((error: unknown) => this.logger.warn(`scheduled merge of pull request ${pull.id}: ${(error as Error).message}`));
+    }
   }
 
   /**
@@ -183,7 +243,7 @@ export class PullMergeService implements OnApplicationBootstrap {
   }
 
   /** Forgejo's CheckPullMergeable, in its order and words (405 unless said otherwise). */
-  private async assertMergeable(target: RepositoryTarget, row: PullRow, manually: boolean, forceMerge: boolean): Promise<void> {
+  private async assertMergeable(target: RepositoryTarget, row: PullRow, manually: boolean, forceMerge: boolean, auto = false): Promise<void> {
     if (row.pull.hasMerged) throw new MethodNotAllowedError('');
     if (row.issue.isClosed) throw new NotFoundError();
     // The merge whitelist of a protected base branch, or write access (the access policy decides).
@@ -201,7 +261,8 @@ export class PullMergeService implements OnApplicationBootstrap {
       changes: this.changes.reading(content.dir, row.pull.mergeBase || row.pull.baseCommitId, row.pull.headCommitId),
       statuses: async () => (await this.statuses.latestPerContext(target.repo.id, row.pull.headCommitId)).items,
     });
-    if (!verdict.allowed) throw new MethodNotAllowedError(verdict.message);
+    // Scheduling a merge for when the checks pass skips the rule's checks now, as Forgejo's.
+    if (!verdict.allowed && !auto) throw new MethodNotAllowedError(verdict.message);
   }
 
   private async mergeWithStyle(target: RepositoryTarget, row: PullRow, style: MergeStyle, message: string, expectedHead: string): Promise<void> {

@@ -61,6 +61,11 @@ export class PullMergeStore {
     return (result.affected ?? 0) > 0;
   }
 
+  /** Every scheduled merge (a handful at a time, waiting for their checks). */
+  allAutoMerges(): Promise<PullAutoMergeEntity[]> {
+    return this.autoMergeRows().find({ order: { id: 'ASC' }, take: 1000 });
+  }
+
   autoMergesOf(pullIds: number[]): Promise<PullAutoMergeEntity[]> {
     if (pullIds.length === 0) return Promise.resolve([]);
     return this.autoMergeRows().findBy({ pullId: In(pullIds) });

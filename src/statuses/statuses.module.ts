@@ -14,7 +14,7 @@ import { StatusesService } from './statuses.service';
   imports: [ContentModule, ReposModule, UsersModule, ClaimsModule],
   controllers: [StatusesController],
   providers: [CommitStatusStore, StatusesService, CommitStatusLookup],
-  exports: [CommitStatusLookup],
+  exports: [CommitStatusLookup, StatusesService],
 })
 export class StatusesModule implements OnModuleInit {
   constructor(

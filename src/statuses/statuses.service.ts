@@ -40,6 +40,13 @@ export class StatusesService {
     private readonly claims: Claims,
   ) {}
 
+  private readonly createdListeners: ((repoId: number, sha: string) => Promise<void>)[] = [];
+
+  /** Hears of each new status once it is committed (scheduled merges wait for them). */
+  onCreated(listener: (repoId: number, sha: string) => Promise<void>): void {
+    this.createdListeners.push(listener);
+  }
+
   /** POST /repos/{owner}/{repo}/statuses/{sha}. Order: 404 → 401 → 403 → body 422 → state 422 → commit 422. */
   async create(repository: RepositoryTarget, sha: string, bind: () => Promise<CreateStatusOption>): Promise<CommitStatusWire> {
     const viewer = repository.viewer;
@@ -70,6 +77,7 @@ export class StatusesService {
       return row;
     });
     this.events.committed();
+    for (const listener of this.createdListeners) await listener(target.repo.id, commit.commit).catch(() => undefined);
     return toCommitStatusWire(status, target.urls.api, toUserWire(viewer.user!, viewer, this.siteUrls));
   }
 

@@ -190,6 +190,26 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
     expect((await t.http.get(`${pulls(repo)}/${index}`).expect(200)).body.merged).toBe(true);
   });
 
+  it('merge_when_checks_succeed schedules the merge (201) until the head has a successful status; DELETE cancels it', async () => {
+    const { repo, work, remote } = await diverged();
+    const index = await open(repo);
+    await merge(repo, index, { Do: 'squash', merge_when_checks_succeed: true }).expect(201);
+    expect((await merge(repo, index, { Do: 'squash', merge_when_checks_succeed: true }).expect(409)).body.message).toMatch(/already scheduled to auto merge/);
+    await t.http.delete(`${pulls(repo)}/${index}/merge`).set(withToken(reader.token)).expect(403);
+    await t.http.delete(`${pulls(repo)}/${index}/merge`).set(withToken(owner.token)).expect(204);
+    await t.http.delete(`${pulls(repo)}/${index}/merge`).set(withToken(owner.token)).expect(404);
+    await merge(repo, index, { Do: 'merge', merge_when_checks_succeed: true }, writer.token).expect(201);
+    const head = await commitOf(remote, work, 'refs/heads/feature');
+    const statuses = t.api(`/repos/${repo.full_name}/statuses/${head.sha}`);
+    await t.http.post(statuses).set(withToken(owner.token)).send({ state: 'pending', context: 'ci' }).expect(201);
+    await t.http.get(`${pulls(repo)}/${index}/merge`).expect(404);
+    await t.http.post(statuses).set(withToken(owner.token)).send({ state: 'success', context: 'ci' }).expect(201);
+    await t.http.get(`${pulls(repo)}/${index}/merge`).expect(204);
+    const tip = await commitOf(remote, work, 'refs/heads/main');
+    expect(tip.raw).toContain(`parent ${head.sha}\n`);
+    expect((await t.http.get(`${pulls(repo)}/${index}`).expect(200)).body).toMatchObject({ merged: true, merged_by: { login: writer.name } });
+  });
+
   it('two pull requests merged into one base at once: each lands or answers 409, and the base holds every one that landed', async () => {
     const { repo, work, remote } = await diverged();
     await client.ok(['checkout', '--quiet', '-b', 'second', 'main'], { cwd: work });
