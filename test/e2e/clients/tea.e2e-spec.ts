@@ -112,4 +112,27 @@ describe('client journey: tea', () => {
     expect((await api.repos.issueEditIssue(owner, name, 1, { state: 'open' })).data.state).toBe('open');
     await expect(api.repos.issueGetIssue(owner, name, 2)).rejects.toMatchObject({ status: 404 });
   });
+
+  it('tea milestones: create, ls (open by default), view by title, issues on it, close and delete', async () => {
+    const api = sdk(alice.token);
+    const name = uniqueName('tea-milestones');
+    await api.user.createCurrentUserRepo({ name });
+    const owner = alice.name;
+    // `tea milestones create --title v1 --deadline 2031-05-01`.
+    const created = (await api.repos.issueCreateMilestone(owner, name, { title: 'v1', description: 'first', due_on: '2031-05-01T00:00:00Z' })).data;
+    expect(created).toMatchObject({ title: 'v1', state: 'open', open_issues: 0, closed_issues: 0, due_on: '2031-05-01T00:00:00Z' });
+    // `tea milestones ls` asks for open ones; `tea milestones v1` finds it by title.
+    expect((await api.repos.issueGetMilestonesList(owner, name, { state: 'open', page: 1, limit: 30 })).data.map((m) => m.title)).toEqual(['v1']);
+    expect((await api.repos.issueGetMilestone(owner, name, 'v1')).data.id).toBe(created.id);
+    // `tea issues create --milestone v1` resolves the title to the id, then `tea milestones issues v1` lists by title.
+    const issue = (await api.repos.issueCreateIssue(owner, name, { title: 'planned', milestone: created.id })).data;
+    expect(issue.milestone).toMatchObject({ id: created.id, title: 'v1', open_issues: 1 });
+    const onIt = (await api.repos.issueListIssues(owner, name, { state: 'all', type: 'issues', milestones: 'v1' })).data;
+    expect(onIt.map((i) => i.number)).toEqual([issue.number]);
+    // `tea milestones close v1`, then `tea milestones delete v1`.
+    expect((await api.repos.issueEditMilestone(owner, name, 'v1', { state: 'closed' })).data.state).toBe('closed');
+    expect((await api.repos.issueGetMilestonesList(owner, name, { state: 'open' })).data).toEqual([]);
+    await api.repos.issueDeleteMilestone(owner, name, 'v1');
+    expect((await api.repos.issueGetIssue(owner, name, issue.number!)).data.milestone).toBeNull();
+  });
 });
