@@ -413,8 +413,11 @@ export class IssuesService {
     const changed = await this.transactions.run(async (tx) => {
       const current = await this.issues.findById(issueId, tx);
       if (!current || current.isClosed === closed) return false;
+      // An issue with open dependencies stays open, as Forgejo skips such a close.
+      if (closed && target.repo.enableIssueDependencies && (await this.issues.openDependencyCount(current.id, tx)) > 0) return false;
       const write: Partial<IssueEntity> = { isClosed: closed, closedUnix: closed ? now : 0, updatedUnix: now };
       await this.repositories.addToCounter(tx, current.repoId, 'numClosedIssues', closed ? 1 : -1);
+      await this.milestones.moveCounts(tx, current.milestoneId, 0, closed ? 1 : -1);
       await this.comments.insert(tx, {
         type: closed ? CLOSE_EVENT : REOPEN_EVENT,
         issueId: current.id,

@@ -63,6 +63,9 @@ describe('issue references and mentions', () => {
     const full: string = repo.full_name;
     const [first, second] = [await open(full, 'first'), await open(full, 'second')];
     const work = await cloned(full);
+    // The milestone's counts follow a close by commit too.
+    const milestone = (await t.http.post(t.api(`/repos/${full}/milestones`)).set(withToken(owner.token)).send({ title: 'm' }).expect(201)).body;
+    await t.http.patch(t.api(`/repos/${full}/issues/${first}`)).set(withToken(owner.token)).send({ milestone: milestone.id }).expect(201);
 
     const sha = await commitAndPush(work, `Fixes #${first}, see #${second} and #99\n\nbody`);
     await eventually(async () => (await state(full, first)) === 'closed');
@@ -77,6 +80,7 @@ describe('issue references and mentions', () => {
     await eventually(async () => (await commitRefs(full, second)).length === 1);
     expect(await state(full, second)).toBe('open');
     expect((await t.http.get(t.api(`/repos/${full}`)).expect(200)).body.open_issues_count).toBe(1);
+    expect((await t.http.get(t.api(`/repos/${full}/milestones/${milestone.id}`)).expect(200)).body).toMatchObject({ open_issues: 0, closed_issues: 1 });
 
     const again = await commitAndPush(work, `reopens #${first}`);
     await eventually(async () => (await state(full, first)) === 'open');
