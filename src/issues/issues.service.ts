@@ -380,6 +380,8 @@ export class IssuesService {
     await this.transactions.run(async (tx) => {
       // The row as it is now: a concurrent close or milestone change decides which counters move.
       const current = (await this.issues.findById(issue.id, tx)) ?? issue;
+      // A pinned issue leaves its place: the pins after it move up, as Forgejo unpins before deleting.
+      if (current.pinOrder > 0) await this.issues.shiftPins(tx, current.repoId, current.isPull, current.pinOrder + 1, -1);
       await this.record(tx, target, current, { action: 'deleted' });
       if (!(await this.issues.delete(tx, issue.id))) throw new NotFoundError();
       if (issue.isPull) await this.pulls?.deleted(tx, issue);

@@ -173,5 +173,7 @@ describe('issue assignees, reactions, dependencies and pins', () => {
     await pin(made[3]).expect(204);
     expect(await order()).toEqual(['b1', 'c2', 'd3']);
     expect((await t.http.get(`${issues(repo)}/${made[3].number}`).expect(200)).body.pin_order).toBe(3);
+    await t.http.delete(`${issues(repo)}/${made[1].number}`).set(withToken(owner.token)).expect(204);
+    expect(await order()).toEqual(['c1', 'd2']);
   });
 });
