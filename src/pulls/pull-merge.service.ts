@@ -37,6 +37,9 @@ import { PullRequestEntity, PullStatus } from './pull-request.entity';
 import { PullRequestStore, PullRow } from './pull-request.store';
 import { PullsService } from './pulls.service';
 
+// One cohesive thing, kept whole though long: the checks of the merge route in Forgejo's order and the one path
+// that builds, publishes and records a merge (and finishes one cut short); split, that order would be read across files.
+
 /** `Do` of the merge option: the styles, and marking a pull request merged by hand. */
 export const MERGE_DOS = ['merge', 'rebase', 'rebase-merge', 'squash', 'fast-forward-only', 'manually-merged'] as const;
 
