@@ -26,3 +26,16 @@ describe('issue words', () => {
     expect(queryWords('snake_case 100%')).toEqual(['snake_case', '100']);
   });
 });
+
+describe('words longer than the column', () => {
+  it('keeps the first 64 characters of a long word once, its rest not as words of their own', () => {
+    const long = `${'a'.repeat(64)}${'b'.repeat(36)}`;
+    expect(wordsOf(`${long} next`)).toEqual(['a'.repeat(64), 'next']);
+    expect(wordsOf(`${'c'.repeat(128)} ${'c'.repeat(64)}`)).toEqual(['c'.repeat(64)]);
+    expect(wordsOf(`${'d'.repeat(64)} ${'e'.repeat(10)}`)).toEqual(['d'.repeat(64), 'e'.repeat(10)]);
+  });
+
+  it('reads a run of letters as long as a 4 MiB body as one word', () => {
+    expect(wordsOf(`title\n${'x'.repeat(4 * 1024 * 1024)} tail`)).toEqual(['title', 'x'.repeat(64), 'tail']);
+  });
+});

@@ -7,14 +7,26 @@ export const MAX_WORDS_PER_ISSUE = 2000;
 /** Words of a query used; the rest are ignored. */
 export const MAX_QUERY_WORDS = 8;
 
-const WORD = /[\p{L}\p{N}_]+/gu;
+/**
+ * At most MAX_WORD_LENGTH code points a match: a run of letters as long as a 4 MiB body, matched whole, overflows
+ * the regular expression engine's stack; a longer run is met as several matches, the first kept.
+ */
+const WORD = /[\p{L}\p{N}_]{1,64}/gu;
 const MENTION = /(?:^|[^\p{L}\p{N}_.-])@([A-Za-z0-9][A-Za-z0-9_.-]{0,39})/gu;
 
 /** The distinct lower-cased words of a text, in order of first appearance, at most `max`. */
 export function wordsOf(text: string, max = MAX_WORDS_PER_ISSUE): string[] {
   const words = new Set<string>();
+  // Where a match cut at the cap ended: a match starting there continues the same word and is not one.
+  let continuesAt = -1;
   for (const match of text.toLowerCase().matchAll(WORD)) {
-    words.add(match[0].slice(0, MAX_WORD_LENGTH));
+    const at = match.index ?? 0;
+    const word = match[0];
+    const capped = word.length >= MAX_WORD_LENGTH && [...word].length === MAX_WORD_LENGTH;
+    const continuation = at === continuesAt;
+    continuesAt = capped ? at + word.length : -1;
+    if (continuation) continue;
+    words.add(word.slice(0, MAX_WORD_LENGTH));
     if (words.size >= max) break;
   }
   return [...words];
