@@ -121,7 +121,10 @@ describe('issue references and mentions', () => {
 
     const sha = await commitAndPush(work, `closes ${target.full_name}#${targetIssue}, fixes ${hidden.full_name}#1\n\nresolves #${mine}`);
     await eventually(async () => (await state(repo.full_name, mine)) === 'closed');
-    const theirs = (await t.http.get(`${issues(target.full_name)}/${targetIssue}/timeline`).expect(200)).body as Entry[];
+    // Local references are read before those into other repositories (Forgejo's order), so wait for the latter.
+    const theirTimeline = async () => (await t.http.get(`${issues(target.full_name)}/${targetIssue}/timeline`).expect(200)).body as Entry[];
+    await eventually(async () => (await theirTimeline()).length > 0);
+    const theirs = await theirTimeline();
     expect(theirs.map((entry) => [entry.type, entry.ref_commit_sha])).toEqual([['commit_ref', sha]]);
     expect(await state(target.full_name, targetIssue)).toBe('open');
     expect((await t.http.get(`${issues(hidden.full_name)}/1/timeline`).set(withToken(outsider.token)).expect(200)).body).toEqual([]);
