@@ -25,6 +25,20 @@ describe('branch protection globs', () => {
     expect(compileGlob('a.b+(c)', '/').test('a.b+(c)')).toBe(true);
   });
 
+  it('takes every printable character as a literal, outside and inside a class, with either separator set', () => {
+    const printable = Array.from({ length: 95 }, (_, code) => String.fromCharCode(32 + code));
+    for (const separators of ['/', './']) {
+      for (const char of printable) {
+        const quoted = `\\${char}`;
+        expect([char, compileGlob(`rel${quoted}*`, separators).test(`rel${char}x`)]).toEqual([char, true]);
+        expect([char, compileGlob(`v[${quoted}]`, separators).test(`v${char}`)]).toEqual([char, true]);
+        expect([char, compileGlob(`v[!${quoted}]`, separators).test(`v${char}`)]).toEqual([char, false]);
+      }
+      expect(compileGlob('rel-*', separators).test('rel-1')).toBe(true);
+      expect(compileGlob('[a-c-]x', separators).test('-x')).toBe(true);
+    }
+  });
+
   it('refuses malformed globs with a reason', () => {
     for (const bad of ['release/[', 'a{b,c', 'x]', 'y}', 'z\\', '[]', '[z-a]']) expect(globError(bad, '/')).not.toBeNull();
     expect(globError('release/{a,b}/*', '/')).toBeNull();

@@ -51,8 +51,14 @@ export function globError(pattern: string, separators: string): string | null {
   }
 }
 
+/** `text` as literal characters of a unicode-mode expression (where `\-` is allowed only inside a class). */
 function escapeRegExp(text: string): string {
-  return text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+  return text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+}
+
+/** `text` as literal characters inside a character class. */
+function escapeInClass(text: string): string {
+  return text.replace(/[\\^[\]/-]/g, '\\$&');
 }
 
 class GlobParser {
@@ -63,7 +69,7 @@ class GlobParser {
     private readonly pattern: string,
     separators: string,
   ) {
-    this.notSeparator = separators === '' ? '.' : `[^${escapeRegExp(separators)}]`;
+    this.notSeparator = separators === '' ? '.' : `[^${escapeInClass(separators)}]`;
   }
 
   /** A run of glob elements up to the end, or (inside `{}`) up to the next `,` or `}`. */
@@ -126,8 +132,8 @@ class GlobParser {
         let to = text[this.position++];
         if (to === '\\') to = text[this.position++] ?? '';
         if (to === '' || to < char) throw new GlobSyntaxError(`bad range '${char}-${to}' at ${start + 1}`);
-        body += `${escapeRegExp(char)}-${escapeRegExp(to)}`;
-      } else body += escapeRegExp(char);
+        body += `${escapeInClass(char)}-${escapeInClass(to)}`;
+      } else body += escapeInClass(char);
       count++;
     }
     if (this.position >= text.length) throw new GlobSyntaxError(`unclosed '[' at ${start + 1}`);
