@@ -186,6 +186,35 @@ describe('two instances on a Galera cluster behind nginx', () => {
     expect(() => git(dir, 'fsck', '--strict', '--no-progress')).not.toThrow();
   });
 
+  it('a protection rule made on one instance judges the next push on the other; a racing push is judged whole', async () => {
+    const token = await makeUser(a.url, 'guard');
+    expect((await call(a.url, 'POST', '/user/repos', token, { name: 'guarded', auto_init: true })).status).toBe(201);
+    const work = await client.workingCopy('main', { 'notes.txt': 'release notes\n' });
+    const remote = (instance: AnvilInstance) => withCredentials(`${instance.url}/`, 'guard/guarded.git', 'guard', token);
+    const rule = { rule_name: 'rel-*', enable_push: false };
+    const dir = repositoryDir(dataDir, 'guard', 'guarded');
+    const branches = () => new Set(execFileSync('git', ['for-each-ref', '--format=%(refname:short)', 'refs/heads/'], { cwd: dir, encoding: 'utf8' }).split('\n').filter(Boolean));
+
+    const first = await call(a.url, 'POST', '/repos/guard/guarded/branch_protections', token, rule);
+    expect(first.status).toBe(201);
+    const refused = await client.run(['push', '--quiet', remote(b), 'HEAD:rel-first'], { cwd: work });
+    expect([refused.code !== 0, /Anvil: Not allowed to push to protected branch rel-first/.test(refused.stderr)]).toEqual([true, true]);
+    expect((await call(b.url, 'DELETE', '/repos/guard/guarded/branch_protections/rel-*', token)).status).toBe(204);
+    expect((await client.run(['push', '--quiet', remote(a), 'HEAD:rel-first'], { cwd: work })).code).toBe(0);
+
+    // Each round creates or deletes the rule on one instance while a push of two protected branches goes through
+    // the other: the push is refused whole or accepted whole, whichever state of the rule it read.
+    for (let round = 0; round < 8; round++) {
+      const [writer, pusher] = round % 2 === 0 ? [a, b] : [b, a];
+      const change = round % 2 === 0 ? call(writer.url, 'POST', '/repos/guard/guarded/branch_protections', token, rule) : call(writer.url, 'DELETE', '/repos/guard/guarded/branch_protections/rel-*', token);
+      const [changed, pushed] = await Promise.all([change, client.run(['push', '--quiet', remote(pusher), `HEAD:rel-r${round}-x`, `HEAD:rel-r${round}-y`], { cwd: work })]);
+      expect(changed.status).toBe(round % 2 === 0 ? 201 : 204);
+      const present = branches();
+      const landed = [present.has(`rel-r${round}-x`), present.has(`rel-r${round}-y`)];
+      expect(landed).toEqual(pushed.code === 0 ? [true, true] : [false, false]);
+    }
+  });
+
   it('mirror-sync called on both instances at once fetches once', async () => {
     const upstream = await GitUpstream.start();
     try {
