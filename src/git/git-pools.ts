@@ -105,6 +105,22 @@ export class GitPools {
     );
   }
 
+  /**
+   * Copies into the pool the objects of one branch of `memberDir` that it lacks, and mirrors that branch under
+   * `refs/members/<memberId>/heads/` (a pull request's head in a fork: only the branch's new objects move).
+   */
+  async shareBranch(poolName: string, memberId: number, memberDir: string, branch: string): Promise<void> {
+    await this.git.run(
+      ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', '--no-auto-maintenance', memberDir, `+refs/heads/${branch}:refs/members/${memberId}/heads/${branch}`],
+      { gitDir: this.paths.pool(poolName), offload: true, timeoutMs: 600_000 },
+    );
+  }
+
+  /** Whether `dir` (with its pool) holds the commit. */
+  async hasCommit(dir: string, commit: string): Promise<boolean> {
+    return (await this.git.probe(['cat-file', '-e', `${commit}^{commit}`], { gitDir: dir })).exitCode === 0;
+  }
+
   /** The member's refs as the pool mirrors them: `refs/heads/...` and `refs/tags/...` with their object ids. */
   async memberRefs(poolName: string, memberId: number): Promise<{ ref: string; oid: string }[]> {
     const prefix = `refs/members/${memberId}/`;

@@ -4,10 +4,10 @@ import { Transactions } from '../database/transactions';
 import { GitCompare } from '../git/git-compare';
 import { GitProcesses } from '../git/git-processes';
 import { GitRefs } from '../git/git-refs';
-import { GitWrites } from '../git/git-writes';
 import { RepositoryPaths } from '../git/repository-paths';
 import { RepositoryDirectory } from '../repos/repository-directory';
 import { UserAccounts } from '../users/user-accounts';
+import { PullHeads } from './pull-heads';
 import { PullRequestEntity, PullStatus } from './pull-request.entity';
 import { PullRequestStore } from './pull-request.store';
 
@@ -18,10 +18,7 @@ const BATCH = 20;
 /** How often the drain looks for tests nobody woke it for (a lapsed claim of a stopped instance). */
 const SWEEP_MS = 60_000;
 
-/** The ref of the base repository that follows a pull request's head. */
-export function pullHeadRef(index: number): string {
-  return `refs/pull/${index}/head`;
-}
+export { pullHeadRef } from './pull-heads';
 
 /**
  * Mergeability tests: a pull request whose status is `checking` is taken by one instance (claimed in the
@@ -41,7 +38,7 @@ export class PullChecks implements OnModuleInit, BeforeApplicationShutdown {
     private readonly store: PullRequestStore,
     private readonly compare: GitCompare,
     private readonly refs: GitRefs,
-    private readonly writes: GitWrites,
+    private readonly heads: PullHeads,
     private readonly processes: GitProcesses,
     private readonly paths: RepositoryPaths,
     private readonly repositories: RepositoryDirectory,
@@ -124,13 +121,10 @@ export class PullChecks implements OnModuleInit, BeforeApplicationShutdown {
     if (!repo || !owner) return { status: PullStatus.Error };
     const dir = this.paths.repository(owner.name, repo.name);
     return this.processes.withSlot(async () => {
-      const headRef = `refs/heads/${pull.headBranch}`;
-      const baseRef = `refs/heads/${pull.baseBranch}`;
-      const found = await this.refs.peelRefs(dir, [headRef, baseRef, pullHeadRef(pull.repoIndex)]);
-      const head = found.get(headRef) ?? found.get(pullHeadRef(pull.repoIndex)) ?? pull.headCommitId;
-      const base = found.get(baseRef);
+      // The head branch's tip, published to `refs/pull/{n}/head` (from a fork, through the pool) when it moved.
+      const head = (await this.heads.tip({ repo, owner, dir }, pull)) ?? pull.headCommitId;
+      const base = await this.refs.resolveCommit(dir, `refs/heads/${pull.baseBranch}`);
       if (!base || !head) return { status: PullStatus.Error, headCommitId: head ?? '' };
-      if (found.get(pullHeadRef(pull.repoIndex)) !== head) await this.writes.setRef(dir, pullHeadRef(pull.repoIndex), head);
       const mergeBase = await this.compare.mergeBase(dir, base, head);
       const facts: Partial<PullRequestEntity> = { headCommitId: head, baseCommitId: base, mergeBase: mergeBase ?? '', conflictedFiles: '[]' };
       if (!mergeBase) return { ...facts, status: PullStatus.Error };

@@ -28,13 +28,13 @@ import { RepositoryDirectory } from '../repos/repository-directory';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { RepositoryPushes } from '../repos/repository-pushes.service';
 import { UserAccounts } from '../users/user-accounts';
-import { pullHeadRef } from './pull-checks';
 import { mergeMessage, squashMessage } from './pull-merge-messages';
 import type { PullMergeIntentEntity } from './pull-merge.entity';
 import type { MergePullRequestOption } from './pull-merge.option';
 import { PullMergeStore } from './pull-merge.store';
 import { PullRequestEntity, PullStatus } from './pull-request.entity';
 import { PullRequestStore, PullRow } from './pull-request.store';
+import { PullHeads } from './pull-heads';
 import { PullsService } from './pulls.service';
 
 // One cohesive thing, kept whole though long: the checks of the merge route in Forgejo's order and the one path
@@ -92,6 +92,7 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     private readonly changes: GitChanges,
     private readonly statuses: CommitStatusLookup,
     private readonly statusWrites: StatusesService,
+    private readonly heads: PullHeads,
   ) {}
 
   onModuleInit(): void {
@@ -130,7 +131,8 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
         await this.markManuallyMerged(target, row, option.MergeCommitID ?? '');
         return 'merged';
       }
-      const message = mergeMessage(style, { title: row.issue.title, index: row.issue.repoIndex, headBranch: row.pull.headBranch, baseBranch: row.pull.baseBranch }, option.MergeTitleField, option.MergeMessageField);
+      const headRepository = await this.headRepositoryName(target, row);
+      const message = mergeMessage(style, { title: row.issue.title, index: row.issue.repoIndex, headBranch: row.pull.headBranch, baseBranch: row.pull.baseBranch, headRepository }, option.MergeTitleField, option.MergeMessageField);
       if (auto && (await this.checksState(target, row)) !== 'success') {
         const scheduled = await this.transactions.run((tx) =>
           this.store.scheduleAutoMerge(tx, { pullId: row.pull.id, doerId: target.viewer.user!.id, mergeStyle: style, message, deleteBranchAfterMerge: option.delete_branch_after_merge === true, createdUnix: this.clock.nowUnix() }),
@@ -199,17 +201,26 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     const found = await this.pulls.find(target, rawIndex);
     if (found.pull.hasMerged || found.issue.isClosed) throw new InvalidInputError('');
     const rebase = style === 'rebase';
-    if (!(await target.canWrite('repo.code')) || (rebase && !target.repo.allowRebaseUpdate)) throw new ForbiddenError('');
+    const head = await this.heads.of(found.pull, target);
+    if (!head) throw new NotFoundError();
+    const headTarget = head.repo.id === target.repo.id ? target : new RepositoryTarget(head.repo, head.owner, target.viewer, () => this.policy.permission(target.viewer, head.repo, head.owner), null);
+    // Forgejo's IsUserAllowedToUpdate: writers of the head repository, and the base's writers when the poster
+    // allows maintainers to edit.
+    const mayPush = (await headTarget.canWrite('repo.code')) || (found.pull.allowMaintainerEdit && (await target.canWrite('repo.code')));
+    if (!mayPush || (rebase && !target.repo.allowRebaseUpdate)) throw new ForbiddenError('');
+    assertAcceptsWrites(head.repo, head.owner);
+    const base = { repo: target.repo, owner: target.owner, dir: this.content.open(target).dir };
     await this.leases.run(`pull-merge:${found.pull.id}`, async () => {
-      const content = this.content.open(target);
+      const content = this.content.open(headTarget);
       const now = this.clock.nowUnix();
       const caller = { ...gitSignature(target.viewer.user!, this.siteUrls, now), whenUnix: now };
       const headRef = `refs/heads/${found.pull.headBranch}`;
       const update = await this.content.withGit(async () => {
-        const heads = await this.refs.peelRefs(content.dir, [`refs/heads/${found.pull.baseBranch}`, headRef]);
-        const baseTip = heads.get(`refs/heads/${found.pull.baseBranch}`);
-        const headTip = heads.get(headRef);
+        const baseTip = (await this.refs.peelRefs(base.dir, [`refs/heads/${found.pull.baseBranch}`])).get(`refs/heads/${found.pull.baseBranch}`);
+        const headTip = (await this.refs.peelRefs(content.dir, [headRef])).get(headRef);
         if (!baseTip || !headTip) throw new NotFoundError();
+        // The commits are made in the head repository: a fork reaches the base's through the pool.
+        if (head.repo.id !== target.repo.id) await this.heads.reach(head, base, found.pull.baseBranch, baseTip);
         if (await this.merges.isAncestor(content.dir, baseTip, headTip)) return null;
         try {
           const result = rebase
@@ -223,9 +234,16 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
         }
       });
       if (!update) return;
-      await this.pushAsServer(target, content, found.pull.id, update);
-      await this.pushes.recordRefChanges(target.repo.id, [update], target.viewer.user!.id);
+      await this.pushAsServer(headTarget, content, found.pull.id, update);
+      await this.pushes.recordRefChanges(head.repo.id, [update], target.viewer.user!.id);
     });
+  }
+
+  /** `owner/name` of a fork's head for the merge message; undefined for the base itself, null once deleted. */
+  private async headRepositoryName(target: RepositoryTarget, row: PullRow): Promise<string | null | undefined> {
+    if (row.pull.headRepoId === target.repo.id) return undefined;
+    const head = await this.heads.of(row.pull, target);
+    return head ? `${head.owner.name}/${head.repo.name}` : null;
   }
 
   /** Pre-receive's rules, then one compare-and-swap: a refusal or a lost race is a 409 in Forgejo's words. */
@@ -275,9 +293,9 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     const merger = { ...gitSignature(viewer, this.siteUrls, now), whenUnix: now };
     const baseRef = `refs/heads/${row.pull.baseBranch}`;
     const prepared = await this.content.withGit(async () => {
-      const heads = await this.refs.peelRefs(content.dir, [baseRef, `refs/heads/${row.pull.headBranch}`, pullHeadRef(row.issue.repoIndex)]);
-      const baseTip = heads.get(baseRef);
-      const headTip = heads.get(`refs/heads/${row.pull.headBranch}`) ?? heads.get(pullHeadRef(row.issue.repoIndex));
+      const baseTip = (await this.refs.peelRefs(content.dir, [baseRef])).get(baseRef);
+      // The head branch's tip (a fork's reaches the base through the pool), else refs/pull/{n}/head.
+      const headTip = (await this.heads.tip({ repo: target.repo, owner: target.owner, dir: content.dir }, row.pull)) ?? undefined;
       if (!baseTip || !headTip) throw new NotFoundError();
       if (expectedHead !== '' && expectedHead !== headTip) throw new ConflictError('head out of date');
       let squashAuthor: { name: string; email: string; whenUnix: number } | undefined;
@@ -384,9 +402,14 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
    * delete_branch_after_merge: the head branch goes unless another open pull request still uses it (then the
    * merge answers 200 all the same); the default branch answers 403, as Forgejo.
    */
-  private async deleteHeadBranch(target: RepositoryTarget, row: PullRow): Promise<void> {
-    const others = await this.pullStore.openWithHeads(target.repo.id, [row.pull.headBranch]);
+  private async deleteHeadBranch(base: RepositoryTarget, row: PullRow): Promise<void> {
+    const head = await this.heads.of(row.pull, base);
+    if (!head) return;
+    const others = await this.pullStore.openWithHeads(head.repo.id, [row.pull.headBranch]);
     if (others.some((other) => other.pull.id !== row.pull.id)) return;
+    const target = head.repo.id === base.repo.id ? base : new RepositoryTarget(head.repo, head.owner, base.viewer, () => this.policy.permission(base.viewer, head.repo, head.owner), null);
+    // A fork's branch goes only when the merger may push there (its writers; the base's with maintainer edits).
+    if (target !== base && !(await target.canWrite('repo.code')) && !row.pull.allowMaintainerEdit) return;
     if (row.pull.headBranch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');
     await this.protections.assertAllowed(target.repo.id, {
       door: 'branch-api',

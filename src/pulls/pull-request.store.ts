@@ -103,14 +103,19 @@ export class PullRequestStore {
     return this.openRows('p.head_repo_id = :repoId AND p.head_branch IN (:...branches)', { repoId: headRepoId, branches });
   }
 
+  /** Open, unmerged pull requests whose head is in a repository, whatever the branch. */
+  async openFromRepository(headRepoId: number, tx?: EntityManager): Promise<PullRow[]> {
+    return this.openRows('p.head_repo_id = :repoId', { repoId: headRepoId }, tx);
+  }
+
   /** Open, unmerged pull requests whose base is one of these branches of a repository. */
   async openWithBases(baseRepoId: number, branches: string[]): Promise<PullRow[]> {
     if (branches.length === 0) return [];
     return this.openRows('p.base_repo_id = :repoId AND p.base_branch IN (:...branches)', { repoId: baseRepoId, branches });
   }
 
-  private async openRows(where: string, parameters: Record<string, unknown>): Promise<PullRow[]> {
-    const rows = await this.pulls()
+  private async openRows(where: string, parameters: Record<string, unknown>, tx?: EntityManager): Promise<PullRow[]> {
+    const rows = await this.pulls(tx)
       .createQueryBuilder('p')
       .innerJoinAndMapOne('p.issue', IssueEntity, 'i', 'i.id = p.issue_id')
       .where(where, parameters)

@@ -13,6 +13,7 @@ import { PullChecks } from './pull-checks';
 import { PullMergeController } from './pull-merge.controller';
 import { PullMergeService } from './pull-merge.service';
 import { PullMergeStore } from './pull-merge.store';
+import { PullHeads } from './pull-heads';
 import { PullRequestStore } from './pull-request.store';
 import { CompareController, PullsController } from './pulls.controller';
 import { PullsService } from './pulls.service';
@@ -21,7 +22,7 @@ import { PullsService } from './pulls.service';
 @Module({
   imports: [UsersModule, ReposModule, AccessModule, IssuesModule, ContentModule, GitModule, StatusesModule],
   controllers: [PullMergeController, PullsController, CompareController],
-  providers: [PullRequestStore, PullsService, PullChecks, PullMergeStore, PullMergeService],
+  providers: [PullRequestStore, PullsService, PullHeads, PullChecks, PullMergeStore, PullMergeService],
   exports: [PullsService, PullChecks],
 })
 export class PullsModule implements OnModuleInit {
@@ -41,9 +42,11 @@ export class PullsModule implements OnModuleInit {
       deleted: (tx, issue) => this.store.deleteOfIssue(tx, issue.id),
     });
     // In the deleting transaction: a repository takes its pull requests along (their issues go with the issues).
-    this.repositories.onRepositoryDeleted(async (tx, repo) => {
+    this.repositories.onRepositoryDeleted(async (tx, repo, doerId) => {
       await this.merges.deleteOfRepository(tx, repo.id);
       await this.store.deleteAllOfRepository(tx, repo.id);
+      // A fork's pull requests into its network are closed, not deleted.
+      return this.pulls.onHeadRepositoryDeleted(tx, repo.id, doerId);
     });
     this.pushes.onRefsChanged((repositoryId, updates, senderId) => this.pulls.onRefsChanged(repositoryId, updates, senderId));
   }

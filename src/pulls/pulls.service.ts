@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { assertAcceptsWrites } from '../access/access-policy';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
@@ -15,7 +15,6 @@ import { toCommitWire } from '../content/content.mapper';
 import type { CommitWire } from '../content/content.wire';
 import { GitCompare } from '../git/git-compare';
 import { GitRefs, isPlainRevision } from '../git/git-refs';
-import { GitWrites } from '../git/git-writes';
 import type { RefUpdate } from '../git/push-hooks';
 import type { IssueEntity } from '../issues/issue.entity';
 import { IssueChange, IssuesService } from '../issues/issues.service';
@@ -25,12 +24,14 @@ import { RepositoryViews } from '../repos/repository-views';
 import { RepositoryDirectory } from '../repos/repository-directory';
 import { UserAccounts } from '../users/user-accounts';
 import { toUserWire } from '../users/user.mapper';
-import { pullHeadRef, PullChecks } from './pull-checks';
+import { PullChecks } from './pull-checks';
+import { HeadRepository, PullHeads } from './pull-heads';
 import { PullRequestEntity, PullStatus } from './pull-request.entity';
 import { PullCriteria, PullRequestStore, PullRow } from './pull-request.store';
 import { toChangedFileWire, toPullRequestMetaWire, toPullRequestWire } from './pull.mapper';
 import type { CreatePullRequestOption, EditPullRequestOption } from './pull.options';
 import type { ChangedFileWire, CompareWire, PullRequestWire } from './pull.wire';
+import type { RepositoryWire } from '../repos/repository.wire';
 
 // One cohesive thing, kept whole though long: the rules of pull requests, whose lists, writes and git reads share
 // one reading of which branches a pull request joins and who may change it.
@@ -71,6 +72,8 @@ function alreadyExists(existing: PullRequestEntity): ConflictError {
  */
 @Injectable()
 export class PullsService {
+  private readonly logger = new Logger('PullsService');
+
   constructor(
     private readonly store: PullRequestStore,
     private readonly issues: IssuesService,
@@ -79,7 +82,6 @@ export class PullsService {
     private readonly contentRefs: ContentRefs,
     private readonly refs: GitRefs,
     private readonly compare: GitCompare,
-    private readonly writes: GitWrites,
     private readonly views: RepositoryViews,
     private readonly repositories: RepositoryDirectory,
     private readonly users: UserAccounts,
@@ -87,6 +89,7 @@ export class PullsService {
     private readonly transactions: Transactions,
     private readonly events: RepositoryEvents,
     private readonly siteUrls: SiteUrls,
+    private readonly heads: PullHeads,
   ) {}
 
   /** The pull requests unit must be on and the caller must read the code: 404 otherwise, as Forgejo. */
@@ -136,12 +139,24 @@ export class PullsService {
     return (await this.wires(target, [row]))[0];
   }
 
-  /** GET …/pulls/{base}/{head}: the pull request of these branches (head as `branch` or `owner:branch`). */
+  /**
+   * GET …/pulls/{base}/{head}: the pull request of these branches. As Forgejo: `branch` in this repository,
+   * `owner:branch` in the owner's repository of this one's name, `owner/name:branch` in that repository.
+   */
   async byBaseAndHead(target: RepositoryTarget, base: string, head: string): Promise<PullRequestWire> {
     await this.assertPulls(target);
-    const headBranch = this.headBranchOf(target, head);
-    if (headBranch === null) throw new NotFoundError();
-    const row = await this.store.byBaseAndHead(target.repo.id, base, target.repo.id, headBranch);
+    let headRepoId = target.repo.id;
+    let headBranch = head;
+    const colon = head.indexOf(':');
+    if (colon >= 0) {
+      headBranch = head.slice(colon + 1);
+      const [ownerName, name = target.repo.name] = head.slice(0, colon).split('/');
+      const owner = await this.users.byName(ownerName);
+      const repo = owner ? await this.repositories.byOwnerAndName(owner.id, name) : null;
+      if (!repo) throw new NotFoundError();
+      headRepoId = repo.id;
+    }
+    const row = await this.store.byBaseAndHead(target.repo.id, base, headRepoId, headBranch);
     if (!row) throw new NotFoundError();
     return (await this.wires(target, [row]))[0];
   }
@@ -160,18 +175,23 @@ export class PullsService {
     assertAcceptsWrites(target.repo, target.owner);
     const option = await bind();
     if (option.head === option.base) throw new InvalidInputError('Invalid PullRequest: There are no changes between the head and the base');
-    const headBranch = this.headBranchOf(target, option.head);
-    if (headBranch === null || !isBranchName(option.base) || !isBranchName(headBranch)) throw new NotFoundError();
-    if (headBranch === option.base) throw new InvalidInputError('Invalid PullRequest: There are no changes between the head and the base');
+    // `branch`, or `owner:branch` of a fork in this repository's network (Forgejo's parseCompareInfo).
+    const resolved = await this.heads.resolve(target, option.head);
+    if (resolved === null || !isBranchName(option.base) || !isBranchName(resolved.branch)) throw new NotFoundError();
+    const headBranch = resolved.branch;
+    if (resolved.sameRepository && headBranch === option.base) throw new InvalidInputError('Invalid PullRequest: There are no changes between the head and the base');
     const dir = this.content.open(target).dir;
-    const found = await this.content.withGit(() => this.refs.peelRefs(dir, [`refs/heads/${option.base}`, `refs/heads/${headBranch}`]));
-    const baseSha = found.get(`refs/heads/${option.base}`);
-    const headSha = found.get(`refs/heads/${headBranch}`);
+    const basePlace: HeadRepository = { repo: target.repo, owner: target.owner, dir };
+    const headPlace = resolved.sameRepository ? basePlace : this.heads.place(resolved.target.repo, resolved.target.owner);
+    const baseSha = await this.content.withGit(() => this.refs.resolveCommit(dir, `refs/heads/${option.base}`));
+    const headSha = await this.content.withGit(() => this.refs.resolveCommit(headPlace.dir, `refs/heads/${headBranch}`));
     if (!baseSha || !headSha) throw new NotFoundError();
     // A pull request is opened from a branch its author may push: the head repository's writers.
-    if (!(await target.canWrite('repo.code'))) throw new ForbiddenError('user should have a permission to push to the head branch');
-    const existing = await this.store.openOf(target.repo.id, option.base, target.repo.id, headBranch);
+    if (!(await resolved.target.canWrite('repo.code'))) throw new ForbiddenError('user should have a permission to push to the head branch');
+    const existing = await this.store.openOf(target.repo.id, option.base, headPlace.repo.id, headBranch);
     if (existing) throw alreadyExists(existing);
+    // A fork's head commits reach the base through the network's pool: only the branch's missing objects move.
+    if (!resolved.sameRepository) await this.content.withGit(() => this.heads.reach(basePlace, headPlace, headBranch, headSha));
     const mergeBase = (await this.content.withGit(() => this.compare.mergeBase(dir, baseSha, headSha))) ?? '';
     let created: PullRequestEntity | null = null;
     const issue = await this.issues.open(
@@ -182,13 +202,13 @@ export class PullsService {
         unit: 'repo.pulls',
         within: async (tx, row) => {
           // Checked again inside the transaction: of two concurrent creates, the second finds the first.
-          const clash = await this.store.openOf(target.repo.id, option.base, target.repo.id, headBranch, tx);
+          const clash = await this.store.openOf(target.repo.id, option.base, headPlace.repo.id, headBranch, tx);
           if (clash) throw alreadyExists(clash);
           created = await this.store.insert(tx, {
             issueId: row.id,
             repoIndex: row.repoIndex,
             baseRepoId: target.repo.id,
-            headRepoId: target.repo.id,
+            headRepoId: headPlace.repo.id,
             headBranch,
             baseBranch: option.base,
             headCommitId: headSha,
@@ -204,7 +224,7 @@ export class PullsService {
     );
     const pull = created as PullRequestEntity | null;
     if (!pull) throw new NotFoundError();
-    await this.content.withGit(() => this.writes.setRef(dir, pullHeadRef(issue.repoIndex), headSha));
+    await this.content.withGit(() => this.heads.publish(basePlace, headPlace, headBranch, issue.repoIndex, headSha));
     // Tested now, so that the answer already says whether it merges; a failure leaves it to the drain.
     await this.checks.test(pull.id).catch(() => this.checks.wake());
     const stored = (await this.store.byId(pull.id)) ?? pull;
@@ -313,11 +333,18 @@ export class PullsService {
     if (parts.length !== 2) parts = spec.split('..');
     if (parts.length !== 2) parts = [target.repo.defaultBranch, spec];
     const [base, head] = parts;
-    const headName = this.headBranchOf(target, head);
-    if (headName === null || !isPlainRevision(base) || !isPlainRevision(headName)) throw new NotFoundError();
+    const resolved = await this.heads.resolve(target, head);
+    if (resolved === null || !isPlainRevision(base) || !isPlainRevision(resolved.branch)) throw new NotFoundError();
     const result = await this.content.withGit(async () => {
       const baseSha = await this.refs.resolveCommit(content.dir, base);
-      const headSha = await this.refs.resolveCommit(content.dir, headName);
+      let headSha: string | null;
+      if (resolved.sameRepository) headSha = await this.refs.resolveCommit(content.dir, resolved.branch);
+      else {
+        // Another repository's head: a branch of it, whose commits the base then reaches through the pool.
+        const headPlace = this.heads.place(resolved.target.repo, resolved.target.owner);
+        headSha = isBranchName(resolved.branch) ? await this.refs.resolveCommit(headPlace.dir, `refs/heads/${resolved.branch}`) : null;
+        if (headSha) await this.heads.reach({ repo: target.repo, owner: target.owner, dir: content.dir }, headPlace, resolved.branch, headSha);
+      }
       if (!baseSha || !headSha) return null;
       const mergeBase = (await this.compare.mergeBase(content.dir, baseSha, headSha)) ?? baseSha;
       const total = await this.compare.countBetween(content.dir, mergeBase, headSha);
@@ -359,10 +386,13 @@ export class PullsService {
     const anonymous = AuthContext.anonymous();
     const [issueWire] = await this.issues.wires([issue], anonymous, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]), tx, { pullMeta: false });
     const repoWire = await this.views.one(target.repo, target.owner, anonymous, { admin: false, push: false, pull: true });
+    // A fork's head is shown as Forgejo's payloads show it, null once the fork is gone.
+    const head = pull.headRepoId === target.repo.id ? null : await this.heads.of(pull, target, tx);
+    const headRepoWire = pull.headRepoId === target.repo.id ? repoWire : head ? await this.views.one(head.repo, head.owner, anonymous, { admin: false, push: false, pull: true }) : null;
     const mergedBy = pull.hasMerged && pull.mergerId ? await this.users.byId(pull.mergerId, tx) : null;
     const wire = toPullRequestWire(pull, issueWire, {
       baseRepo: repoWire,
-      headRepo: repoWire,
+      headRepo: headRepoWire,
       baseSha: pull.baseCommitId,
       headSha: pull.headCommitId,
       mergedBy: mergedBy ? toUserWire(mergedBy, anonymous, this.siteUrls) : null,
@@ -372,8 +402,9 @@ export class PullsService {
 
   /**
    * After refs of a repository moved (a push, a server write): open pull requests whose head branch moved get
-   * `refs/pull/{n}/head`, a new test and a `synchronized` event; those whose base moved a new test; those whose
-   * head branch was deleted are closed. The tests run in the background.
+   * `refs/pull/{n}/head` in their base repository (this one, or the source of this fork: the fork's new commits
+   * reach it through the pool), a new test and a `synchronized` event; those whose base moved a new test; those
+   * whose head branch was deleted are closed. The tests run in the background.
    */
   async onRefsChanged(repositoryId: number, updates: RefUpdate[], senderId: number): Promise<void> {
     const moved = new Map<string, string>();
@@ -394,24 +425,63 @@ export class PullsService {
     if (!repo || !owner) return;
     const sender = senderId > 0 ? await this.users.byId(senderId) : null;
     const viewer = sender ? new AuthContext(sender, 'password', null) : AuthContext.anonymous();
-    const target = new RepositoryTarget(repo, owner, viewer, () => this.policy.permission(viewer, repo, owner), null);
-    const dir = this.content.open(target).dir;
-    const synchronized = heads.filter((row) => row.pull.headCommitId !== moved.get(row.pull.headBranch));
-    if (synchronized.length > 0) {
-      await this.content.withGit(async () => {
-        for (const row of synchronized) await this.writes.setRef(dir, pullHeadRef(row.issue.repoIndex), moved.get(row.pull.headBranch)!);
-      });
+    const pushed = this.heads.place(repo, owner);
+    // The base repository of each pull request concerned, as the sender acts on it.
+    const targets = new Map<number, RepositoryTarget>([[repo.id, new RepositoryTarget(repo, owner, viewer, () => this.policy.permission(viewer, repo, owner), null)]]);
+    for (const row of [...heads, ...gone]) {
+      if (targets.has(row.pull.baseRepoId)) continue;
+      const baseRepo = await this.repositories.byId(row.pull.baseRepoId);
+      const baseOwner = baseRepo ? await this.users.byId(baseRepo.ownerId) : null;
+      if (baseRepo && baseOwner) targets.set(baseRepo.id, new RepositoryTarget(baseRepo, baseOwner, viewer, () => this.policy.permission(viewer, baseRepo, baseOwner), null));
     }
+    const synchronized: PullRow[] = [];
+    await this.content.withGit(async () => {
+      for (const row of heads) {
+        const commit = moved.get(row.pull.headBranch)!;
+        const base = targets.get(row.pull.baseRepoId);
+        if (!base || row.pull.headCommitId === commit) continue;
+        try {
+          await this.heads.publish(this.heads.place(base.repo, base.owner), pushed, row.pull.headBranch, row.issue.repoIndex, commit);
+          synchronized.push(row);
+        } catch (error) {
+          // Left to the test, which publishes the head again before it measures.
+          this.logger.warn(`refs/pull/${row.issue.repoIndex}/head of repository ${row.pull.baseRepoId} not moved: ${(error as Error).message}`);
+        }
+      }
+    });
     await this.transactions.run(async (tx) => {
       for (const row of synchronized) await this.store.update(tx, row.pull.id, { headCommitId: moved.get(row.pull.headBranch)! });
       await this.store.requestCheck(tx, [...new Set([...heads, ...bases].map((row) => row.pull.id))]);
-      if (viewer.isSignedIn) for (const row of synchronized) await this.issues.record(tx, target, row.issue, { action: 'synchronized' });
+      if (viewer.isSignedIn) for (const row of synchronized) await this.issues.record(tx, targets.get(row.pull.baseRepoId)!, row.issue, { action: 'synchronized' });
     });
     this.events.committed();
     for (const row of gone) {
-      await this.issues.change(target, row.issue, { state: 'closed' }, true).catch(() => undefined);
+      const base = targets.get(row.pull.baseRepoId);
+      if (base && viewer.isSignedIn) await this.issues.change(base, row.issue, { state: 'closed' }, true).catch(() => undefined);
     }
     this.checks.wake();
+  }
+
+  /**
+   * In the deletion of a repository: its open pull requests into other repositories (from a fork) are closed
+   * after the commit by the one who deleted it, as Forgejo's CloseRepoBranchesPulls; their head ref stays in the
+   * base, whose pool keeps the commits.
+   */
+  async onHeadRepositoryDeleted(tx: EntityManager, repositoryId: number, doerId: number): Promise<(() => Promise<void>) | void> {
+    const rows = (await this.store.openFromRepository(repositoryId, tx)).filter((row) => row.pull.baseRepoId !== repositoryId);
+    if (rows.length === 0) return;
+    return async () => {
+      const doer = doerId > 0 ? await this.users.byId(doerId) : null;
+      if (!doer) return;
+      const viewer = new AuthContext(doer, 'password', null);
+      for (const row of rows) {
+        const baseRepo = await this.repositories.byId(row.pull.baseRepoId);
+        const baseOwner = baseRepo ? await this.users.byId(baseRepo.ownerId) : null;
+        if (!baseRepo || !baseOwner) continue;
+        const target = new RepositoryTarget(baseRepo, baseOwner, viewer, () => this.policy.permission(viewer, baseRepo, baseOwner), null);
+        await this.issues.change(target, row.issue, { state: 'closed' }, true).catch((error: Error) => this.logger.warn(`closing pull request ${row.pull.id}: ${error.message}`));
+      }
+    };
   }
 
   /** The pull request numbered `rawIndex` of the target (404 otherwise, also for an issue's number). */
@@ -420,15 +490,6 @@ export class PullsService {
     const row = index > 0 ? await this.store.byIndex(target.repo.id, index) : null;
     if (!row) throw new NotFoundError();
     return row;
-  }
-
-  /** The head branch a `head` names in this repository: `branch`, or `owner:branch` of the same owner. */
-  private headBranchOf(target: RepositoryTarget, head: string): string | null {
-    const parts = head.split(':');
-    if (parts.length === 1) return parts[0];
-    if (parts.length !== 2) return null;
-    // Pull requests between repositories (forks) are not opened yet: another owner's branch is not found.
-    return parts[0].toLowerCase() === target.owner.lowerName ? parts[1] : null;
   }
 
   /** The commits a pull request's diff runs between: its merge base (or base) and its head as stored. */
@@ -452,17 +513,35 @@ export class PullsService {
     const issueWires = await this.issues.wires(rows.map((row) => row.issue), target.viewer, places, undefined, { pullMeta: false });
     const repoWire = await this.views.one(target.repo, target.owner, target.viewer, (await target.permission()).toWire());
     const dir = this.content.open(target).dir;
-    const names = [...new Set(rows.flatMap((row) => [`refs/heads/${row.pull.baseBranch}`, `refs/heads/${row.pull.headBranch}`]))];
+    const names = [...new Set(rows.flatMap((row) => [`refs/heads/${row.pull.baseBranch}`, ...(row.pull.headRepoId === target.repo.id ? [`refs/heads/${row.pull.headBranch}`] : [])]))];
     const found = target.repo.isEmpty ? new Map<string, string>() : await this.content.withGit(() => this.refs.peelRefs(dir, names));
+    // Heads in forks: the fork as the viewer may see it (null when they may not read its code, or it is gone)
+    // and its branch's tip read in the fork.
+    const forks = new Map<number, { wire: RepositoryWire | null; tips: Map<string, string> }>();
+    for (const row of rows) {
+      if (row.pull.headRepoId === target.repo.id || forks.has(row.pull.headRepoId)) continue;
+      const place = await this.heads.of(row.pull, target);
+      if (!place) {
+        forks.set(row.pull.headRepoId, { wire: null, tips: new Map() });
+        continue;
+      }
+      const permission = await this.policy.permission(target.viewer, place.repo, place.owner);
+      const branches = [...new Set(rows.filter((other) => other.pull.headRepoId === place.repo.id).map((other) => `refs/heads/${other.pull.headBranch}`))];
+      forks.set(place.repo.id, {
+        wire: permission.canRead('repo.code') ? await this.views.one(place.repo, place.owner, target.viewer, permission.toWire()) : null,
+        tips: place.repo.isEmpty ? new Map() : await this.content.withGit(() => this.refs.peelRefs(place.dir, branches)),
+      });
+    }
     const mergerIds = [...new Set(rows.filter((row) => row.pull.hasMerged && row.pull.mergerId > 0).map((row) => row.pull.mergerId))];
     const mergers = new Map((await this.users.byIds(mergerIds)).map((user) => [user.id, user]));
     return rows.map((row, n) => {
       const merger = mergers.get(row.pull.mergerId);
+      const fork = forks.get(row.pull.headRepoId);
       return toPullRequestWire(row.pull, issueWires[n], {
         baseRepo: repoWire,
-        headRepo: repoWire,
+        headRepo: fork ? fork.wire : repoWire,
         baseSha: found.get(`refs/heads/${row.pull.baseBranch}`) ?? '',
-        headSha: found.get(`refs/heads/${row.pull.headBranch}`) ?? null,
+        headSha: (fork ? fork.tips : found).get(`refs/heads/${row.pull.headBranch}`) ?? null,
         mergedBy: merger ? toUserWire(merger, target.viewer, this.siteUrls) : null,
       });
     });

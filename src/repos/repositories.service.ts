@@ -25,7 +25,8 @@ import { RepositoryEvents } from '../events/repository-events';
  * Told inside the deletion's transaction that a repository's row goes; what it returns runs after the commit
  * (files on disk), so that a rollback never leaves rows without their files.
  */
-export type RepositoryDeletionListener = (tx: EntityManager, repo: RepositoryEntity) => Promise<(() => Promise<void>) | void>;
+/** `doerId`: who deletes it (0 when nobody signed in does, a server task). */
+export type RepositoryDeletionListener = (tx: EntityManager, repo: RepositoryEntity, doerId: number) => Promise<(() => Promise<void>) | void>;
 
 /**
  * Repositories after their creation: the row and directory change of a rename, and deletion, each with its
@@ -181,7 +182,7 @@ export class RepositoriesService implements OnModuleInit {
       let afterCommit: (() => Promise<void>)[];
       try {
         afterCommit = await this.transactions.run(async (tx) => {
-          const steps = await this.deleteRow(tx, repo);
+          const steps = await this.deleteRow(tx, repo, target.viewer.user!.id);
           await this.events.record(tx, { kind: 'repository', action: 'deleted', repo, senderId: target.viewer.user!.id });
           await this.audit.record(tx, { action: 'repository.delete', target: { type: 'repository', id: repo.id, name: `${owner.name}/${repo.name}` } });
           return steps;
@@ -217,14 +218,14 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   /** The row, its stars (with the starrers' counters), its watches and the owner's counter, in one transaction. */
-  private async deleteRow(tx: EntityManager, repo: RepositoryEntity): Promise<(() => Promise<void>)[]> {
+  private async deleteRow(tx: EntityManager, repo: RepositoryEntity, doerId: number): Promise<(() => Promise<void>)[]> {
     if (!(await this.repositories.delete(tx, repo.id))) throw new NotFoundError();
     await this.stars.deleteAllOfRepository(tx, repo.id);
     await this.watches.deleteAllOfRepository(tx, repo.id);
     await this.users.addToCounter(tx, repo.ownerId, 'numRepos', -1);
     const afterCommit: (() => Promise<void>)[] = [];
     for (const listener of this.deletionListeners) {
-      const step = await listener(tx, repo);
+      const step = await listener(tx, repo, doerId);
       if (step) afterCommit.push(step);
     }
     return afterCommit;

@@ -22,6 +22,11 @@ export class RepositoryDirectory {
     return this.store.findByOwnerAndName(ownerId, name, tx);
   }
 
+  /** The owner's direct fork of `sourceId`, if any (an owner has at most one). */
+  forkOf(ownerId: number, sourceId: number, tx?: EntityManager): Promise<RepositoryEntity | null> {
+    return this.store.findForkOf(ownerId, sourceId, tx);
+  }
+
   /** Adds `delta` to a counter inside the caller's transaction; false when the repository is gone. */
   addToCounter(tx: EntityManager, id: number, counter: RepositoryCounter, delta: number): Promise<boolean> {
     return this.store.addToCounter(tx, id, counter, delta);
