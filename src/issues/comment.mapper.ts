@@ -4,7 +4,12 @@ import type { RepositoryEntity } from '../repos/repository.entity';
 import { repositoryUrls } from '../repos/repository.mapper';
 import type { UserEntity } from '../users/user.entity';
 import { toUserWire } from '../users/user.mapper';
+import type { LabelWire } from '../labels/label.wire';
+import type { MilestoneWire } from '../milestones/milestone.wire';
+import { GHOST_USER_ID, systemUser } from '../users/system-users';
 import type { CommentWire, TimelineCommentWire } from './comment.wire';
+import { commentTypeName } from './comment-types';
+import type { IssueWire } from './issue.wire';
 import type { CommentEntity, IssueEntity } from './issue.entity';
 import { ANONYMOUS_VIEW } from './issue.mapper';
 
@@ -26,21 +31,23 @@ export function toCommentWire(comment: CommentEntity, issue: IssueEntity, repo: 
   };
 }
 
-/** Forgejo's names of comment types, by number: a timeline entry's `type`. */
-const COMMENT_TYPE_NAMES = [
-  'comment', 'reopen', 'close', 'issue_ref', 'commit_ref', 'comment_ref', 'pull_ref', 'label', 'milestone', 'assignees', 'change_title',
-  'delete_branch', 'start_tracking', 'stop_tracking', 'add_time_manual', 'cancel_tracking', 'added_deadline', 'modified_deadline',
-  'removed_deadline', 'add_dependency', 'remove_dependency', 'code', 'review', 'lock', 'unlock', 'change_target_branch', 'delete_time_manual',
-  'review_request', 'merge_pull', 'pull_push', 'project', 'project_board', 'dismiss_review', 'change_issue_ref', 'pull_scheduled_merge',
-  'pull_cancel_scheduled_merge', 'pin', 'unpin',
-];
+/** What timeline entries name, read once for a page of them; an entry whose thing is gone (or unseen) shows null. */
+export interface TimelineReferences {
+  labels: Map<number, LabelWire>;
+  milestones: Map<number, MilestoneWire>;
+  /** Assignees, by id (a deleted account shows as Ghost). */
+  users: Map<number, UserEntity>;
+  /** Dependent issues the viewer may read. */
+  issues: Map<number, IssueWire>;
+}
 
-/** Pure: the `TimelineComment` JSON of any entry; the fields of kinds Anvil does not record stay empty. */
-export function toTimelineCommentWire(comment: CommentEntity, issue: IssueEntity, repo: RepositoryEntity, owner: UserEntity, poster: UserEntity, site: Site): TimelineCommentWire {
+/** Pure: the `TimelineComment` JSON of any entry; the fields an entry's kind does not use stay empty. */
+export function toTimelineCommentWire(comment: CommentEntity, issue: IssueEntity, repo: RepositoryEntity, owner: UserEntity, poster: UserEntity, site: Site, refs: TimelineReferences): TimelineCommentWire {
   const plain = toCommentWire(comment, issue, repo, owner, poster, site);
+  const assignee = comment.assigneeId !== 0 ? (refs.users.get(comment.assigneeId) ?? systemUser(GHOST_USER_ID)!) : null;
   return {
     id: comment.id,
-    type: COMMENT_TYPE_NAMES[comment.type] ?? 'comment',
+    type: commentTypeName(comment.type),
     html_url: plain.html_url,
     pull_request_url: plain.pull_request_url,
     issue_url: plain.issue_url,
@@ -50,23 +57,23 @@ export function toTimelineCommentWire(comment: CommentEntity, issue: IssueEntity
     updated_at: plain.updated_at,
     old_project_id: 0,
     project_id: 0,
-    old_milestone: null,
-    milestone: null,
+    old_milestone: refs.milestones.get(comment.oldMilestoneId) ?? null,
+    milestone: refs.milestones.get(comment.milestoneId) ?? null,
     tracked_time: null,
-    old_title: '',
-    new_title: '',
-    old_ref: '',
-    new_ref: '',
+    old_title: comment.oldTitle,
+    new_title: comment.newTitle,
+    old_ref: comment.oldRef,
+    new_ref: comment.newRef,
     ref_issue: null,
     ref_comment: null,
     ref_action: 'none',
     ref_commit_sha: comment.commitSha,
     review_id: 0,
-    label: null,
-    assignee: null,
+    label: refs.labels.get(comment.labelId) ?? null,
+    assignee: assignee ? toUserWire(assignee, ANONYMOUS_VIEW, site) : null,
     assignee_team: null,
-    removed_assignee: false,
+    removed_assignee: comment.removedAssignee,
     resolve_doer: null,
-    dependent_issue: null,
+    dependent_issue: refs.issues.get(comment.dependentIssueId) ?? null,
   };
 }

@@ -2,15 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { changeRows } from '../database/transactions';
+import { CommentType } from './comment-types';
 import { CommentEntity } from './issue.entity';
 
-/** Plain comments (type 0): the ones the comment routes list, and that `issue.num_comments` counts. */
-export const PLAIN_COMMENT = 0;
-/** Timeline entries of closing and reopening (Forgejo's comment types). */
-export const REOPEN_EVENT = 1;
-export const CLOSE_EVENT = 2;
-/** A commit that names the issue (its body links the commit, `commit_sha` is its id). */
-export const COMMIT_REF_EVENT = 4;
 
 export interface CommentCriteria {
   /** Every entry of the timeline, not only plain comments. */
@@ -33,7 +27,7 @@ export class CommentStore {
   /** Plain comments (or every entry, `allTypes`), oldest first. */
   async list(criteria: CommentCriteria, page: PageQuery): Promise<Page<CommentEntity>> {
     const query = this.dataSource.getRepository(CommentEntity).createQueryBuilder('c');
-    if (!criteria.allTypes) query.where('c.type = :type', { type: PLAIN_COMMENT });
+    if (!criteria.allTypes) query.where('c.type = :type', { type: CommentType.Comment });
     if (criteria.issueId !== undefined) query.andWhere('c.issue_id = :issueId', { issueId: criteria.issueId });
     if (criteria.repoId !== undefined) query.andWhere('c.repo_id = :repoId', { repoId: criteria.repoId });
     if (criteria.updatedAfter !== undefined) query.andWhere('c.updated_unix >= :after', { after: criteria.updatedAfter });
@@ -46,13 +40,13 @@ export class CommentStore {
 
   /** Whether the issue already has a `commit_ref` entry for this commit. */
   async hasCommitReference(tx: EntityManager, issueId: number, commitSha: string): Promise<boolean> {
-    return (await tx.getRepository(CommentEntity).countBy({ issueId, type: COMMIT_REF_EVENT, commitSha })) > 0;
+    return (await tx.getRepository(CommentEntity).countBy({ issueId, type: CommentType.CommitRef, commitSha })) > 0;
   }
 
   /** A plain comment and the issue's count, in the caller's transaction. */
   async insert(tx: EntityManager, comment: Partial<CommentEntity>): Promise<CommentEntity> {
     const saved = await tx.getRepository(CommentEntity).save(tx.getRepository(CommentEntity).create(comment));
-    if (saved.type === PLAIN_COMMENT) {
+    if (saved.type === CommentType.Comment) {
       await changeRows(tx, 'UPDATE issue SET num_comments = num_comments + 1, updated_unix = ? WHERE id = ?', [saved.createdUnix, saved.issueId]);
     }
     return saved;
@@ -66,7 +60,7 @@ export class CommentStore {
   async delete(tx: EntityManager, comment: CommentEntity): Promise<boolean> {
     const result = await tx.getRepository(CommentEntity).delete({ id: comment.id });
     const deleted = (result.affected ?? 0) > 0;
-    if (deleted && comment.type === PLAIN_COMMENT) {
+    if (deleted && comment.type === CommentType.Comment) {
       await changeRows(tx, 'UPDATE issue SET num_comments = num_comments - 1 WHERE id = ? AND num_comments > 0', [comment.issueId]);
     }
     return deleted;

@@ -1,5 +1,8 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { LabelWire } from '../labels/label.wire';
+import { MilestoneWire } from '../milestones/milestone.wire';
 import { UserWire } from '../users/user.wire';
+import { IssueWire } from './issue.wire';
 
 /** Forgejo's `Comment` JSON. */
 @ApiSchema({ name: 'Comment' })
@@ -21,7 +24,7 @@ export class CommentWire {
 @ApiSchema({ name: 'TimelineComment' })
 export class TimelineCommentWire {
   @ApiProperty({ format: 'int64' }) id: number;
-  @ApiProperty({ description: 'comment, reopen, close, commit_ref, …' }) type: string;
+  @ApiProperty({ description: 'comment, reopen, close, commit_ref, label, milestone, assignees, change_title, pin, …' }) type: string;
   @ApiProperty() html_url: string;
   @ApiProperty() pull_request_url: string;
   @ApiProperty() issue_url: string;
@@ -31,8 +34,8 @@ export class TimelineCommentWire {
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({ format: 'int64' }) old_project_id: number;
   @ApiProperty({ format: 'int64' }) project_id: number;
-  @ApiProperty({ type: Object, nullable: true }) old_milestone: object | null;
-  @ApiProperty({ type: Object, nullable: true }) milestone: object | null;
+  @ApiProperty({ type: MilestoneWire, nullable: true }) old_milestone: MilestoneWire | null;
+  @ApiProperty({ type: MilestoneWire, nullable: true }) milestone: MilestoneWire | null;
   @ApiProperty({ type: Object, nullable: true }) tracked_time: object | null;
   @ApiProperty() old_title: string;
   @ApiProperty() new_title: string;
@@ -43,10 +46,10 @@ export class TimelineCommentWire {
   @ApiProperty({ description: 'none, closes, reopens or neutered' }) ref_action: string;
   @ApiProperty({ description: 'the commit that referenced the issue' }) ref_commit_sha: string;
   @ApiProperty({ format: 'int64' }) review_id: number;
-  @ApiProperty({ type: Object, nullable: true }) label: object | null;
+  @ApiProperty({ type: LabelWire, nullable: true }) label: LabelWire | null;
   @ApiProperty({ type: UserWire, nullable: true }) assignee: UserWire | null;
   @ApiProperty({ type: Object, nullable: true }) assignee_team: object | null;
   @ApiProperty() removed_assignee: boolean;
   @ApiProperty({ type: UserWire, nullable: true }) resolve_doer: UserWire | null;
-  @ApiProperty({ type: Object, nullable: true }) dependent_issue: object | null;
+  @ApiProperty({ type: IssueWire, nullable: true }) dependent_issue: IssueWire | null;
 }

@@ -14,9 +14,14 @@ import { RepositoryEvents } from '../events/repository-events';
 import { systemUser, GHOST_USER_ID } from '../users/system-users';
 import { UserAccounts } from '../users/user-accounts';
 import type { UserEntity } from '../users/user.entity';
-import { toCommentWire, toTimelineCommentWire } from './comment.mapper';
+import { LabelLookup } from '../labels/label-lookup';
+import { MilestoneLookup } from '../milestones/milestone-lookup';
+import { toMilestoneWire } from '../milestones/milestone.mapper';
+import { TimelineReferences, toCommentWire, toTimelineCommentWire } from './comment.mapper';
+import { IssueDependenciesService } from './issue-dependencies.service';
 import { ReactionStore } from './reaction.store';
-import { CommentStore, PLAIN_COMMENT } from './comment.store';
+import { CommentStore } from './comment.store';
+import { CommentType } from './comment-types';
 import type { CommentWire, TimelineCommentWire } from './comment.wire';
 import type { CreateIssueCommentOption, EditIssueCommentOption } from './comment.options';
 import type { CommentEntity, IssueEntity } from './issue.entity';
@@ -48,6 +53,9 @@ export class CommentsService {
     private readonly events: RepositoryEvents,
     private readonly audit: AuditService,
     private readonly reactions: ReactionStore,
+    private readonly labels: LabelLookup,
+    private readonly milestones: MilestoneLookup,
+    private readonly dependencies: IssueDependenciesService,
   ) {}
 
   async listOfIssue(target: RepositoryTarget, rawIndex: string, query: IssueQuery, page: PageQuery): Promise<Page<CommentWire>> {
@@ -67,8 +75,25 @@ export class CommentsService {
     const issue = await this.issueService.find(target, rawIndex);
     const found = await this.comments.list({ allTypes: true, issueId: issue.id, updatedAfter: since, updatedBefore: before }, page);
     const posters = await this.posters(found.items);
-    const items = found.items.map((comment) => toTimelineCommentWire(comment, issue, target.repo, target.owner, this.poster(posters, comment), this.siteUrls));
+    const refs = await this.references(target, found.items);
+    const items = found.items.map((comment) => toTimelineCommentWire(comment, issue, target.repo, target.owner, this.poster(posters, comment), this.siteUrls, refs));
     return { items, total: found.total };
+  }
+
+  /** The labels, milestones, assignees and dependent issues a page of timeline entries names, each read once. */
+  private async references(target: RepositoryTarget, entries: CommentEntity[]): Promise<TimelineReferences> {
+    const ids = (pick: (entry: CommentEntity) => number[]) => [...new Set(entries.flatMap(pick))].filter((id) => id > 0);
+    const labels = await this.labels.byIds(ids((entry) => [entry.labelId]));
+    const milestones = await this.milestones.byIds(ids((entry) => [entry.oldMilestoneId, entry.milestoneId]));
+    const users = await this.users.byIds(ids((entry) => [entry.assigneeId]));
+    const dependents = await this.dependencies.readable(target, await this.issues.byIds(ids((entry) => [entry.dependentIssueId])));
+    const dependentIds = new Map(dependents.map((wire) => [wire.id, wire]));
+    return {
+      labels: new Map(labels.map((label) => [label.id, this.issueService.labelWire(label, target.repo, target.owner)])),
+      milestones: new Map(milestones.map((milestone) => [milestone.id, toMilestoneWire(milestone)])),
+      users: new Map(users.map((user) => [user.id, user])),
+      issues: dependentIds,
+    };
   }
 
   async listOfRepository(target: RepositoryTarget, query: IssueQuery, page: PageQuery): Promise<Page<CommentWire>> {
@@ -83,7 +108,7 @@ export class CommentsService {
   async get(target: RepositoryTarget, rawId: string): Promise<CommentWire | undefined> {
     this.issueService.assertTracker(target);
     const { comment, issue } = await this.find(target, rawId);
-    if (comment.type !== PLAIN_COMMENT) return undefined;
+    if (comment.type !== CommentType.Comment) return undefined;
     return (await this.wires(target, [comment], new Map([[issue.id, issue]])))[0];
   }
 
@@ -100,7 +125,7 @@ export class CommentsService {
     const comment = await this.transactions.run(async (tx) => {
       const current = await this.issues.findById(issue.id, tx);
       if (!current) throw new NotFoundError();
-      const saved = await this.comments.insert(tx, { type: PLAIN_COMMENT, issueId: issue.id, repoId: issue.repoId, posterId: target.viewer.user!.id, body: option.body, commitSha: '', createdUnix: now, updatedUnix: now });
+      const saved = await this.comments.insert(tx, { type: CommentType.Comment, issueId: issue.id, repoId: issue.repoId, posterId: target.viewer.user!.id, body: option.body, commitSha: '', createdUnix: now, updatedUnix: now });
       await this.issues.addMentions(tx, current, mentioned);
       await this.record(tx, target, { ...current, numComments: current.numComments + 1, updatedUnix: now }, saved, { action: 'created' });
       return saved;
@@ -117,7 +142,7 @@ export class CommentsService {
     const option = await bind();
     const { comment, issue } = await this.find(target, rawId, rawIndex);
     await this.assertPosterOrWriter(target, comment);
-    if (comment.type !== PLAIN_COMMENT) return undefined;
+    if (comment.type !== CommentType.Comment) return undefined;
     assertBodySize(option.body);
     const now = this.clock.nowUnix();
     const updated = { ...comment, body: option.body, updatedUnix: now };
@@ -189,7 +214,7 @@ export class CommentsService {
 
   /** Reports a comment change to the event door inside its transaction (webhooks' `issue_comment`). */
   private async record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, comment: CommentEntity, change: CommentChange): Promise<void> {
-    if (comment.type !== PLAIN_COMMENT || !(await this.events.listensTo(target.repo, tx))) return;
+    if (comment.type !== CommentType.Comment || !(await this.events.listensTo(target.repo, tx))) return;
     const [issueWire] = await this.issueService.wires([issue], AuthContext.anonymous(), new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]), tx);
     const [commentWire] = await this.wires(target, [comment], new Map([[issue.id, issue]]), tx);
     await this.events.record(tx, { kind: 'issue_comment', action: change.action, repo: target.repo, senderId: target.viewer.user!.id, issue: issueWire, comment: commentWire, changes: change.changes });

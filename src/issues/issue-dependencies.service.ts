@@ -15,6 +15,7 @@ import type { IssueMeta } from './issue-dependency.options';
 import { IssueStore } from './issue.store';
 import type { IssueWire } from './issue.wire';
 import { IssuesService } from './issues.service';
+import { IssueTimeline } from './issue-timeline';
 
 interface Place {
   repo: RepositoryEntity;
@@ -28,7 +29,7 @@ interface Place {
  * Dependencies between issues (`/dependencies`: what an issue waits for; `/blocks`: what waits for it), across
  * repositories too. Only while the repository has dependencies on (404 otherwise, and on an archived one);
  * linking takes write on the waiting issue's repository and read on the other's (404 otherwise), as Forgejo.
- * Listed issues the caller may not read are left out.
+ * Listed issues the caller may not read are left out. A link made or undone is a timeline entry on both issues.
  */
 @Injectable()
 export class IssueDependenciesService {
@@ -40,16 +41,21 @@ export class IssueDependenciesService {
     private readonly policy: RepositoryPolicy,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly timeline: IssueTimeline,
   ) {}
 
   async list(target: RepositoryTarget, rawIndex: string, direction: 'dependencies' | 'blocks', page: PageQuery): Promise<IssueWire[]> {
     this.issueService.assertTracker(target);
     if (!target.repo.enableIssueDependencies) throw new NotFoundError();
     const issue = await this.issueService.find(target, rawIndex);
-    const linked = await this.issues.linked(issue.id, direction, page);
+    return this.readable(target, await this.issues.linked(issue.id, direction, page));
+  }
+
+  /** The JSON of those of `issues` (of any repository) the caller may read; the others are left out. */
+  async readable(target: RepositoryTarget, issues: IssueEntity[]): Promise<IssueWire[]> {
     const repos = new Map<number, { repo: RepositoryEntity; owner: UserEntity }>([[target.repo.id, { repo: target.repo, owner: target.owner }]]);
     const readable: IssueEntity[] = [];
-    for (const other of linked) {
+    for (const other of issues) {
       if (!repos.has(other.repoId)) {
         const repo = await this.repositories.byId(other.repoId);
         const owner = repo ? await this.users.byId(repo.ownerId) : null;
@@ -81,10 +87,16 @@ export class IssueDependenciesService {
       await this.transactions.run(async (tx) => {
         // A link back along the chain would make the issues wait for each other forever.
         if (await this.issues.dependsOnTransitively(awaited.issue.id, waiting.issue.id, tx)) throw new InvalidInputError('circular dependencies are not allowed');
-        await this.issues.addDependency(tx, waiting.issue.id, awaited.issue.id, this.clock.nowUnix());
+        if (await this.issues.addDependency(tx, waiting.issue.id, awaited.issue.id, this.clock.nowUnix())) {
+          await this.timeline.dependencyChanged(tx, waiting.issue, awaited.issue, target.viewer.user!.id, true);
+        }
       });
     } else {
-      await this.transactions.run((tx) => this.issues.removeDependency(tx, waiting.issue.id, awaited.issue.id));
+      await this.transactions.run(async (tx) => {
+        if (await this.issues.removeDependency(tx, waiting.issue.id, awaited.issue.id)) {
+          await this.timeline.dependencyChanged(tx, waiting.issue, awaited.issue, target.viewer.user!.id, false);
+        }
+      });
     }
     return this.issueService.one(target, here.issue);
   }

@@ -11,9 +11,15 @@ import type { LabelEntity } from '../labels/label.entity';
 import type { LabelWire } from '../labels/label.wire';
 import type { IssueEntity } from './issue.entity';
 import { IssueStore } from './issue.store';
-import { usableOn, withLabels } from './issue-labels';
+import { addingLabels, replacingLabels, usableOn } from './issue-labels';
+import { IssueTimeline } from './issue-timeline';
 import type { IssueLabelsOption } from './issue-labels.options';
 import { IssuesService } from './issues.service';
+
+/** An issue's labels in the order Forgejo reads them (by name), which is the order a clear takes them off in. */
+function byName(labels: LabelEntity[]): LabelEntity[] {
+  return [...labels].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id));
+}
 
 /** Labels in one request beyond this are refused (422). */
 const MAX_LABELS_PER_REQUEST = 50;
@@ -33,6 +39,7 @@ export class IssueLabelsService {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly events: RepositoryEvents,
+    private readonly timeline: IssueTimeline,
   ) {}
 
   async list(target: RepositoryTarget, rawIndex: string): Promise<LabelWire[]> {
@@ -49,8 +56,10 @@ export class IssueLabelsService {
     const named = await this.named(target, option.labels ?? []);
     await this.assertWriter(target);
     await this.transactions.run(async (tx) => {
-      const existing = replace ? [] : await this.labels.byIds((await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [], tx);
-      await this.issues.setLabels(tx, issue.id, withLabels(existing, named).map((label) => label.id));
+      const existing = byName(await this.labels.byIds((await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [], tx));
+      const result = replace ? replacingLabels(existing, named) : addingLabels(existing, named);
+      await this.issues.setLabels(tx, issue.id, result.labels.map((label) => label.id));
+      await this.timeline.labelsChanged(tx, issue, target.viewer.user!.id, result.steps);
       await this.touchAndReport(tx, target, issue, 'label_updated');
     });
     this.events.committed();
@@ -70,6 +79,7 @@ export class IssueLabelsService {
       const ids = (await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [];
       if (!ids.includes(label.id)) return;
       await this.issues.setLabels(tx, issue.id, ids.filter((other) => other !== label.id));
+      await this.timeline.labelsChanged(tx, issue, target.viewer.user!.id, [{ label, added: false }]);
       await this.touchAndReport(tx, target, issue, 'label_updated');
     });
     this.events.committed();
@@ -81,7 +91,9 @@ export class IssueLabelsService {
     const issue = await this.issueService.find(target, rawIndex);
     await this.assertWriter(target);
     await this.transactions.run(async (tx) => {
+      const existing = byName(await this.labels.byIds((await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [], tx));
       await this.issues.setLabels(tx, issue.id, []);
+      await this.timeline.labelsChanged(tx, issue, target.viewer.user!.id, existing.map((label) => ({ label, added: false })));
       await this.touchAndReport(tx, target, issue, 'label_cleared');
     });
     this.events.committed();

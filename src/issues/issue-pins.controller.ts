@@ -5,7 +5,7 @@ import { Public } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { IssuePinsService } from './issue-pins.service';
-import { IssueWire } from './issue.wire';
+import { IssueWire, NewIssuePinsAllowedWire } from './issue.wire';
 
 /** Pinned issues of a repository. */
 @ApiTags('issue')
@@ -54,5 +54,16 @@ export class IssuePinsController {
   @ApiErrors(400, 401, 403, 404)
   async move(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('position') position: string): Promise<void> {
     await this.pins.move(target, index, position);
+  }
+
+  @Get('repos/:owner/:repo/new_pin_allowed')
+  @Public('repository')
+  @RepositoryRoute()
+  @ApiTags('repository')
+  @ApiOperation({ summary: 'Returns if new Issue Pins are allowed' })
+  @ApiOkResponse({ type: NewIssuePinsAllowedWire })
+  @ApiErrors(404)
+  newPinAllowed(@TargetRepository() target: RepositoryTarget): Promise<NewIssuePinsAllowedWire> {
+    return this.pins.newPinAllowed(target);
   }
 }

@@ -3,15 +3,17 @@ import type { RepositoryTarget } from '../access/repository-policy';
 import { BadRequestError, NotFoundError } from '../common/errors';
 import { Transactions } from '../database/transactions';
 import { IssueStore } from './issue.store';
-import type { IssueWire } from './issue.wire';
+import type { IssueWire, NewIssuePinsAllowedWire } from './issue.wire';
 import { IssuesService } from './issues.service';
+import { IssueTimeline } from './issue-timeline';
 
 /** At most this many issues (and as many pull requests) are pinned per repository, Forgejo's default. */
 export const MAX_PINNED = 3;
 
 /**
  * Pinned issues: repository admins pin, unpin and move them (403 otherwise); pins are numbered 1…n per
- * repository, issues and pull requests apart, and stay dense as they come and go, as Forgejo keeps them.
+ * repository, issues and pull requests apart, and stay dense as they come and go, as Forgejo keeps them. A pin
+ * and an unpin are timeline entries (`pin`, `unpin`); a move is not.
  */
 @Injectable()
 export class IssuePinsService {
@@ -19,12 +21,19 @@ export class IssuePinsService {
     private readonly issueService: IssuesService,
     private readonly issues: IssueStore,
     private readonly transactions: Transactions,
+    private readonly timeline: IssueTimeline,
   ) {}
 
   async pinned(target: RepositoryTarget): Promise<IssueWire[]> {
     this.issueService.assertTracker(target);
     const pinned = await this.issues.pinned(target.repo.id, false);
     return this.issueService.wires(pinned, target.viewer, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]));
+  }
+
+  /** Whether one more issue, and one more pull request, may be pinned (fewer than MAX_PINNED now). */
+  async newPinAllowed(target: RepositoryTarget): Promise<NewIssuePinsAllowedWire> {
+    const [issues, pulls] = [await this.issues.pinnedCount(target.repo.id, false), await this.issues.pinnedCount(target.repo.id, true)];
+    return { issues: issues < MAX_PINNED, pull_requests: pulls < MAX_PINNED };
   }
 
   /** Pinning a pinned issue changes nothing; a fourth pin is 400, as Forgejo. */
@@ -37,6 +46,7 @@ export class IssuePinsService {
       const max = await this.issues.maxPinOrder(tx, current.repoId, current.isPull);
       if (max >= MAX_PINNED) throw new BadRequestError('the max number of pinned issues has been readched');
       await this.issues.update(tx, current.id, { pinOrder: max + 1 });
+      await this.timeline.pinChanged(tx, current, target.viewer.user!.id, true);
     });
   }
 
@@ -47,6 +57,7 @@ export class IssuePinsService {
       if (!current || current.pinOrder === 0) return;
       await this.issues.update(tx, current.id, { pinOrder: 0 });
       await this.issues.shiftPins(tx, current.repoId, current.isPull, current.pinOrder + 1, -1);
+      await this.timeline.pinChanged(tx, current, target.viewer.user!.id, false);
     });
   }
 

@@ -137,8 +137,8 @@ export class IssueAssigneeEntity {
 
 /**
  * An entry of an issue's timeline: a plain comment (`type` 0, counted in `issue.num_comments`) or an event
- * Anvil records (closed, reopened, …, Forgejo's comment type numbers). `repoId` is the issue's, kept here so
- * that a repository's comments are listed without a join.
+ * Anvil records (closed, labelled, assigned, …: CommentType), with the columns of what the event changed.
+ * `repoId` is the issue's, kept here so that a repository's comments are listed without a join.
  */
 @Entity('comment')
 @Index('IDX_comment_issue_id_created_unix', ['issueId', 'createdUnix'])
@@ -166,6 +166,42 @@ export class CommentEntity {
   /** For a commit reference: the commit's id. */
   @TextColumn(64)
   commitSha: string;
+
+  /** For a `label` entry: the label put on or taken off. */
+  @RefColumn({ default: 0 })
+  labelId: number;
+
+  /** For a `milestone` entry: the milestone before (0: none) and after. */
+  @RefColumn({ default: 0 })
+  oldMilestoneId: number;
+
+  @RefColumn({ default: 0 })
+  milestoneId: number;
+
+  /** For an `assignees` entry: the user assigned, or taken off when `removedAssignee`. */
+  @RefColumn({ default: 0 })
+  assigneeId: number;
+
+  @FlagColumn(false)
+  removedAssignee: boolean;
+
+  /** For a `change_title` entry. */
+  @TextColumn(255)
+  oldTitle: string;
+
+  @TextColumn(255)
+  newTitle: string;
+
+  /** For a `change_issue_ref` entry. */
+  @TextColumn(255)
+  oldRef: string;
+
+  @TextColumn(255)
+  newRef: string;
+
+  /** For an `add_dependency` or `remove_dependency` entry: the issue at the other end of the link. */
+  @RefColumn({ default: 0 })
+  dependentIssueId: number;
 
   @UnixTimeColumn()
   createdUnix: number;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, In, SelectQueryBuilder } from 'typeorm';
+import { DataSource, EntityManager, In, MoreThan, SelectQueryBuilder } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { changeRows, insertUnlessPresent } from '../database/transactions';
 import type { VisibilityScope } from '../repos/repository-access';
@@ -55,6 +55,10 @@ export class IssueStore {
 
   findById(id: number, tx?: EntityManager): Promise<IssueEntity | null> {
     return this.issues(tx).findOneBy({ id });
+  }
+
+  async byIds(ids: number[], tx?: EntityManager): Promise<IssueEntity[]> {
+    return ids.length > 0 ? this.issues(tx).findBy({ id: In(ids) }) : [];
   }
 
   async list(criteria: IssueCriteria, page: PageQuery): Promise<Page<IssueEntity>> {
@@ -198,13 +202,14 @@ export class IssueStore {
     await tx.getRepository(IssueLabelEntity).delete({ labelId });
   }
 
-  /** Records that `issueId` depends on `dependencyId` (no error when it already does). */
-  async addDependency(tx: EntityManager, issueId: number, dependencyId: number, now: number): Promise<void> {
-    await changeRows(tx, insertUnlessPresent(tx, 'issue_dependency', ['issue_id', 'dependency_id', 'created_unix']), [issueId, dependencyId, now]);
+  /** Records that `issueId` depends on `dependencyId` (no error when it already does); true when it did not. */
+  async addDependency(tx: EntityManager, issueId: number, dependencyId: number, now: number): Promise<boolean> {
+    return (await changeRows(tx, insertUnlessPresent(tx, 'issue_dependency', ['issue_id', 'dependency_id', 'created_unix']), [issueId, dependencyId, now])) > 0;
   }
 
-  async removeDependency(tx: EntityManager, issueId: number, dependencyId: number): Promise<void> {
-    await tx.getRepository(IssueDependencyEntity).delete({ issueId, dependencyId });
+  /** True when there was such a dependency. */
+  async removeDependency(tx: EntityManager, issueId: number, dependencyId: number): Promise<boolean> {
+    return ((await tx.getRepository(IssueDependencyEntity).delete({ issueId, dependencyId })).affected ?? 0) > 0;
   }
 
   /** Whether `from` reaches `to` by following dependencies (a new link to→from would close a cycle). */
@@ -252,6 +257,11 @@ export class IssueStore {
   async maxPinOrder(tx: EntityManager, repoId: number, isPull: boolean): Promise<number> {
     const [row] = await tx.query('SELECT MAX(pin_order) AS n FROM issue WHERE repo_id = ? AND is_pull = ?', [repoId, isPull ? 1 : 0]);
     return Number(row?.n ?? 0);
+  }
+
+  /** How many of the repository's issues (or pull requests) are pinned. */
+  async pinnedCount(repoId: number, isPull: boolean): Promise<number> {
+    return this.issues().count({ where: { repoId, isPull, pinOrder: MoreThan(0) } });
   }
 
   /** Moves every pin of the repository's issues (or pull requests) at `from` or beyond by `delta`. */

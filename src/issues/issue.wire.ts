@@ -56,3 +56,10 @@ export class IssueWire {
 export class IssueDeadlineWire {
   @ApiProperty({ format: 'date-time', nullable: true }) due_date: string | null;
 }
+
+/** Forgejo's `NewIssuePinsAllowed`: whether one more issue, and one more pull request, may be pinned. */
+@ApiSchema({ name: 'NewIssuePinsAllowed' })
+export class NewIssuePinsAllowedWire {
+  @ApiProperty() issues: boolean;
+  @ApiProperty() pull_requests: boolean;
+}

@@ -11,6 +11,7 @@ import { RepositoryRoute, TargetRepository } from '../repos/repository-assignmen
 import { CreateIssueOption, EditDeadlineOption, EditIssueOption } from './issue.options';
 import { IssueDeadlineWire, IssueWire } from './issue.wire';
 import { issueBodyLimit, IssuesService } from './issues.service';
+import { IssueListsService } from './issue-lists.service';
 import { IssueLabelsService } from './issue-labels.service';
 import { IssueLabelsOption } from './issue-labels.options';
 import { LabelWire } from '../labels/label.wire';
@@ -39,7 +40,10 @@ function decorate(decorators: MethodDecorator[]): MethodDecorator {
 @ApiTags('issue')
 @Controller()
 export class IssuesController {
-  constructor(private readonly issues: IssuesService) {}
+  constructor(
+    private readonly issues: IssuesService,
+    private readonly lists: IssueListsService,
+  ) {}
 
   @Get('repos/:owner/:repo/issues')
   @Public('issue')
@@ -53,7 +57,7 @@ export class IssuesController {
   @ApiOkResponse({ type: [IssueWire], description: 'IssueList' })
   @ApiErrors(404, 422)
   async list(@TargetRepository() target: RepositoryTarget, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<IssueWire>> {
-    return pagedList(await this.issues.list(target, query, page), page, identity);
+    return pagedList(await this.lists.list(target, query, page), page, identity);
   }
 
   @Post('repos/:owner/:repo/issues')
@@ -119,7 +123,7 @@ export class IssuesController {
 @ApiTags('issue')
 @Controller()
 export class IssueSearchController {
-  constructor(private readonly issues: IssuesService) {}
+  constructor(private readonly lists: IssueListsService) {}
 
   @Get('repos/issues/search')
   @Public('issue')
@@ -130,7 +134,7 @@ export class IssueSearchController {
   @ApiOkResponse({ type: [IssueWire], description: 'IssueList' })
   @ApiErrors(422)
   async search(@Caller() caller: AuthContext, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<IssueWire>> {
-    return pagedList(await this.issues.search(caller, query, page), page, identity);
+    return pagedList(await this.lists.search(caller, query, page), page, identity);
   }
 }
 

@@ -18,6 +18,8 @@ import { IssueStore } from './issue.store';
 import { AssigneesController, IssueLabelsController, IssueSearchController, IssuesController } from './issues.controller';
 import { IssueLabelsService } from './issue-labels.service';
 import { IssuesService } from './issues.service';
+import { IssueListsService } from './issue-lists.service';
+import { IssueTimeline } from './issue-timeline';
 import { IssuePinsController } from './issue-pins.controller';
 import { IssuePinsService } from './issue-pins.service';
 import { IssueDependenciesController } from './issue-dependencies.controller';
@@ -34,7 +36,7 @@ import { ReactionsService } from './reactions.service';
   imports: [UsersModule, ReposModule, LabelsModule, MilestonesModule, AccessModule, GitModule],
   // The pinned list before the issue routes: `issues/pinned` is not an issue number.
   controllers: [IssueSearchController, CommentsController, IssuePinsController, IssuesController, IssueLabelsController, AssigneesController, ReactionsController, IssueDependenciesController],
-  providers: [IssueStore, CommentStore, ReactionStore, IssuePushStore, IssuesService, CommentsService, IssueLabelsService, ReactionsService, IssueDependenciesService, IssuePinsService, CommitReferences],
+  providers: [IssueStore, CommentStore, ReactionStore, IssuePushStore, IssueTimeline, IssuesService, IssueListsService, CommentsService, IssueLabelsService, ReactionsService, IssueDependenciesService, IssuePinsService, CommitReferences],
   exports: [IssuesService, CommentsService],
 })
 export class IssuesModule implements OnModuleInit {

@@ -4,7 +4,6 @@ import { assertAcceptsWrites } from '../access/access-policy';
 import { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../common/errors';
-import { Page, PageQuery } from '../common/paging';
 import { SiteUrls } from '../common/site-urls';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
@@ -19,20 +18,19 @@ import { toMilestoneWire } from '../milestones/milestone.mapper';
 import type { LabelEntity } from '../labels/label.entity';
 import { toLabelWire } from '../labels/label.mapper';
 import type { LabelWire } from '../labels/label.wire';
-import { RepositoryAccess, visibilityScope } from '../repos/repository-access';
 import { RepositoryDirectory } from '../repos/repository-directory';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { UserAccounts } from '../users/user-accounts';
 import { UserEntity, UserType } from '../users/user.entity';
-import { CLOSE_EVENT, COMMIT_REF_EVENT, CommentStore, REOPEN_EVENT } from './comment.store';
 import { IssueEntity } from './issue.entity';
-import { usableOn, withLabels } from './issue-labels';
+import { replacingLabels, usableOn } from './issue-labels';
+import { IssueTimeline } from './issue-timeline';
 import { toIssueWire } from './issue.mapper';
-import { IssueCriteria, IssueStore } from './issue.store';
-import { endOfDay, queryTime } from './issue-times';
+import { IssueStore } from './issue.store';
+import { endOfDay } from './issue-times';
 import type { IssueDeadlineWire, IssueWire, PullRequestMetaWire } from './issue.wire';
-import { indexEntries, mentionsOf, queryWords } from './issue-words';
+import { indexEntries, mentionsOf } from './issue-words';
 import type { CreateIssueOption, EditIssueOption } from './issue.options';
 import { formatTime } from '../common/time';
 import { toUserWire } from '../users/user.mapper';
@@ -54,19 +52,12 @@ export function issueBodyLimit(config: { maxBodyBytes: number }): number {
 /** Titles are cut to this many bytes, at a character boundary. */
 export const MAX_TITLE_BYTES = 255;
 /** Labels, assignees and milestones of one query or body beyond these are refused (422). */
-const MAX_NAMES = 50;
+export const MAX_NAMES = 50;
 /** Distinct `@name`s of one body looked up as mentions; later ones are not recorded. */
 const MAX_MENTIONS = 100;
 
 /** The raw query of an issue list, as the route received it. */
 export type IssueQuery = Record<string, unknown>;
-
-function text(query: IssueQuery, name: string): string {
-  const value = query[name];
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
-  return '';
-}
 
 /** Cut at `max` UTF-8 bytes without splitting a character. */
 export function cutToBytes(value: string, max: number): string {
@@ -126,7 +117,7 @@ export interface IssueWriteExtra {
 export class IssuesService {
   constructor(
     private readonly issues: IssueStore,
-    private readonly comments: CommentStore,
+    private readonly timeline: IssueTimeline,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly siteUrls: SiteUrls,
@@ -135,7 +126,6 @@ export class IssuesService {
     private readonly milestones: MilestoneLookup,
     private readonly repositories: RepositoryDirectory,
     private readonly policy: RepositoryPolicy,
-    private readonly access: RepositoryAccess,
     private readonly events: RepositoryEvents,
     private readonly audit: AuditService,
   ) {}
@@ -150,38 +140,6 @@ export class IssuesService {
   /** The built-in tracker must be on (an external tracker or none: every issue route is 404, as Forgejo). */
   assertTracker(target: RepositoryTarget): void {
     if (!target.repo.hasIssues || target.repo.externalTrackerUrl !== '') throw new NotFoundError();
-  }
-
-  async list(target: RepositoryTarget, query: IssueQuery, page: PageQuery): Promise<Page<IssueWire>> {
-    this.assertTracker(target);
-    const criteria = await this.criteria(query, target.repo);
-    if (criteria === 'nothing') return { items: [], total: 0 };
-    const found = await this.issues.list({ ...criteria, repoId: target.repo.id }, page);
-    return { items: await this.wires(found.items, target.viewer, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]])), total: found.total };
-  }
-
-  /** GET /repos/issues/search: issues of every repository the caller may read, newest first. */
-  async search(viewer: AuthContext, query: IssueQuery, page: PageQuery): Promise<Page<IssueWire>> {
-    const criteria = await this.criteria(query, null);
-    if (criteria === 'nothing') return { items: [], total: 0 };
-    const access = await this.access.of(viewer);
-    const ownerName = text(query, 'owner');
-    if (ownerName !== '') {
-      const owner = await this.users.byName(ownerName);
-      if (!owner) return { items: [], total: 0 };
-      criteria.ownerId = owner.id;
-    }
-    const found = await this.issues.list({ ...criteria, scope: visibilityScope(access) }, page);
-    const repos = new Map<number, { repo: RepositoryEntity; owner: UserEntity }>();
-    for (const repoId of new Set(found.items.map((issue) => issue.repoId))) {
-      const repo = await this.repositories.byId(repoId);
-      const owner = repo ? await this.users.byId(repo.ownerId) : null;
-      if (repo && owner) repos.set(repoId, { repo, owner });
-    }
-    // A team may give a repository's code but not its issues: such issues leave the page.
-    const permissions = await this.policy.permissions(viewer, access.standing, [...repos.values()]);
-    const readable = found.items.filter((issue) => permissions.get(issue.repoId)?.canRead('repo.issues'));
-    return { items: await this.wires(readable, viewer, repos), total: found.total - (found.items.length - readable.length) };
   }
 
   async get(target: RepositoryTarget, rawIndex: string): Promise<IssueWire> {
@@ -247,13 +205,20 @@ export class IssuesService {
       });
       await this.issues.replaceWords(tx, row, indexEntries(title, body));
       await this.issues.addMentions(tx, row, mentioned);
-      await this.issues.setLabels(tx, row.id, withLabels([], labels).map((label) => label.id));
+      const labelled = replacingLabels([], labels);
+      await this.issues.setLabels(tx, row.id, labelled.labels.map((label) => label.id));
       await this.issues.setAssignees(tx, row.id, assigneeIds);
       const counter = counters(isPull);
       if (!(await this.repositories.addToCounter(tx, repoId, counter.all, 1))) throw new NotFoundError();
       if (row.isClosed) await this.repositories.addToCounter(tx, repoId, counter.closed, 1);
       await extra.within?.(tx, row);
       await this.milestones.moveCounts(tx, row.milestoneId, 1, row.isClosed ? 1 : 0);
+      // The timeline as Forgejo writes it for a new issue: milestone, labels by id, assignees, then the close.
+      const doerId = target.viewer.user!.id;
+      await this.timeline.milestoneChanged(tx, row, doerId, 0, row.milestoneId);
+      await this.timeline.labelsChanged(tx, row, doerId, labelled.steps);
+      await this.timeline.assigneesChanged(tx, row, doerId, [], assigneeIds);
+      if (row.isClosed) await this.timeline.stateChanged(tx, row, doerId, true);
       await this.record(tx, target, row, { action: 'opened' });
       for (const _ of assigneeIds) await this.record(tx, target, row, { action: 'assigned' });
       if (row.isClosed) await this.record(tx, target, row, { action: 'closed' });
@@ -303,7 +268,8 @@ export class IssuesService {
     }
     let assigneeIds: number[] | undefined;
     if (writer && ((option.assignees !== undefined && option.assignees !== null) || (option.assignee !== undefined && option.assignee !== null))) {
-      assigneeIds = await this.assignable(target, [...(option.assignee ? [option.assignee] : []), ...(option.assignees ?? [])]);
+      // An edit names `assignee` after `assignees`, as Forgejo.
+      assigneeIds = await this.assignable(target, [...(option.assignees ?? []), ...(option.assignee ? [option.assignee] : [])]);
     }
     let milestoneId: number | undefined;
     if (writer && option.milestone !== undefined && option.milestone !== null && option.milestone !== issue.milestoneId) {
@@ -317,6 +283,7 @@ export class IssuesService {
       if (closed !== issue.isClosed) closing = closed;
     }
     const now = this.clock.nowUnix();
+    const doerId = target.viewer.user!.id;
     const updated = await this.transactions.run(async (tx) => {
       const current = await this.issues.findById(issue.id, tx);
       if (!current) throw new NotFoundError();
@@ -334,17 +301,6 @@ export class IssuesService {
         write.isClosed = closing;
         write.closedUnix = closing ? now : 0;
         await this.repositories.addToCounter(tx, current.repoId, counters(current.isPull).closed, closing ? 1 : -1);
-        // The timeline keeps who closed or reopened it, as Forgejo's close (2) and reopen (1) entries.
-        await this.comments.insert(tx, {
-          type: closing ? CLOSE_EVENT : REOPEN_EVENT,
-          issueId: current.id,
-          repoId: current.repoId,
-          posterId: target.viewer.user!.id,
-          body: '',
-          commitSha: '',
-          createdUnix: now,
-          updatedUnix: now,
-        });
       } else closing = undefined;
       await this.issues.update(tx, current.id, write);
       const next = { ...current, ...write };
@@ -354,15 +310,25 @@ export class IssuesService {
         await this.milestones.moveCounts(tx, next.milestoneId, 1, next.isClosed ? 1 : 0);
       }
       const before = assigneeIds !== undefined ? ((await this.issues.assigneeIdsOf([current.id], tx)).get(current.id) ?? []) : [];
+      // Assignees who stay keep their place; the new ones follow in the order given.
+      const after = assigneeIds !== undefined ? [...before.filter((id) => assigneeIds!.includes(id)), ...assigneeIds.filter((id) => !before.includes(id))] : [];
       if (write.title !== undefined || write.body !== undefined) await this.issues.replaceWords(tx, next, indexEntries(next.title, next.body));
       await this.issues.addMentions(tx, next, mentioned);
-      if (assigneeIds !== undefined) await this.issues.setAssignees(tx, current.id, assigneeIds);
+      if (assigneeIds !== undefined) await this.issues.setAssignees(tx, current.id, after);
+      // The timeline in Forgejo's order of an edit: title, ref, due date, assignees, milestone, (a pull
+      // request's labels), state.
+      await this.timeline.titleChanged(tx, next, doerId, current.title, next.title);
+      await this.timeline.refChanged(tx, next, doerId, current.ref, next.ref);
+      await this.timeline.deadlineChanged(tx, next, doerId, current.deadlineUnix, next.deadlineUnix);
+      if (assigneeIds !== undefined) await this.timeline.assigneesChanged(tx, next, doerId, before, after);
+      await this.timeline.milestoneChanged(tx, next, doerId, current.milestoneId, next.milestoneId);
       await extra.within?.(tx, next);
+      if (closing !== undefined) await this.timeline.stateChanged(tx, next, doerId, closing);
       for (const event of events) await this.record(tx, target, next, event);
       // One event per user taken off, then per user put on, as Forgejo.
       if (assigneeIds !== undefined) {
-        for (const id of before) if (!assigneeIds.includes(id)) await this.record(tx, target, next, { action: 'unassigned' });
-        for (const id of assigneeIds) if (!before.includes(id)) await this.record(tx, target, next, { action: 'assigned' });
+        for (const id of before) if (!after.includes(id)) await this.record(tx, target, next, { action: 'unassigned' });
+        for (const id of after) if (!before.includes(id)) await this.record(tx, target, next, { action: 'assigned' });
       }
       if (milestoneId !== undefined) await this.record(tx, target, next, { action: milestoneId > 0 ? 'milestoned' : 'demilestoned' });
       if (closing !== undefined) await this.record(tx, target, next, { action: closing ? 'closed' : 'reopened' });
@@ -400,9 +366,15 @@ export class IssuesService {
     requireSignedIn(target.viewer);
     const option = await bind();
     const issue = await this.find(target, rawIndex);
-    if (!(await target.canWrite('repo.issues'))) throw new ForbiddenError('Not repo writer');
+    if (!(await target.canWrite(issue.isPull ? 'repo.pulls' : 'repo.issues'))) throw new ForbiddenError('Not repo writer');
     const deadline = option.due_date ? this.dueDate(option.due_date) : 0;
-    await this.transactions.run((tx) => this.issues.update(tx, issue.id, { deadlineUnix: deadline, updatedUnix: this.clock.nowUnix() }));
+    await this.transactions.run(async (tx) => {
+      const current = await this.issues.findById(issue.id, tx);
+      if (!current) throw new NotFoundError();
+      if (current.deadlineUnix === deadline) return;
+      await this.issues.update(tx, issue.id, { deadlineUnix: deadline, updatedUnix: this.clock.nowUnix() });
+      await this.timeline.deadlineChanged(tx, current, target.viewer.user!.id, current.deadlineUnix, deadline);
+    });
     return { due_date: deadline ? formatTime(deadline) : null };
   }
 
@@ -420,16 +392,7 @@ export class IssuesService {
       const write: Partial<IssueEntity> = { isClosed: closed, closedUnix: closed ? now : 0, updatedUnix: now };
       await this.repositories.addToCounter(tx, current.repoId, 'numClosedIssues', closed ? 1 : -1);
       await this.milestones.moveCounts(tx, current.milestoneId, 0, closed ? 1 : -1);
-      await this.comments.insert(tx, {
-        type: closed ? CLOSE_EVENT : REOPEN_EVENT,
-        issueId: current.id,
-        repoId: current.repoId,
-        posterId: target.viewer.user!.id,
-        body: '',
-        commitSha: sha,
-        createdUnix: now,
-        updatedUnix: now,
-      });
+      await this.timeline.stateChanged(tx, current, target.viewer.user!.id, closed, sha);
       await this.issues.update(tx, current.id, write);
       await this.record(tx, target, { ...current, ...write }, { action: closed ? 'closed' : 'reopened' });
       return true;
@@ -441,9 +404,7 @@ export class IssuesService {
   async referenceCommit(issue: IssueEntity, posterId: number, sha: string, body: string): Promise<void> {
     const now = this.clock.nowUnix();
     await this.transactions.run(async (tx) => {
-      if (await this.comments.hasCommitReference(tx, issue.id, sha)) return;
-      await this.comments.insert(tx, { type: COMMIT_REF_EVENT, issueId: issue.id, repoId: issue.repoId, posterId, body, commitSha: sha, createdUnix: now, updatedUnix: now });
-      await this.issues.update(tx, issue.id, { updatedUnix: now });
+      if (await this.timeline.commitReferenced(tx, issue, posterId, sha, body)) await this.issues.update(tx, issue.id, { updatedUnix: now });
     });
   }
 
@@ -482,9 +443,15 @@ export class IssuesService {
     });
   }
 
-  /** Replaces an issue's labels inside the caller's transaction (a later label of an exclusive scope wins). */
-  async replaceLabels(tx: EntityManager, issue: IssueEntity, labels: LabelEntity[]): Promise<void> {
-    await this.issues.setLabels(tx, issue.id, withLabels([], labels).map((label) => label.id));
+  /**
+   * Replaces an issue's labels inside the caller's transaction (a later label of an exclusive scope wins), with
+   * the timeline entries of the labels put on and taken off by `doerId`.
+   */
+  async replaceLabels(tx: EntityManager, issue: IssueEntity, labels: LabelEntity[], doerId: number): Promise<void> {
+    const current = await this.labels.byIds((await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [], tx);
+    const replaced = replacingLabels(current, labels);
+    await this.issues.setLabels(tx, issue.id, replaced.labels.map((label) => label.id));
+    await this.timeline.labelsChanged(tx, issue, doerId, replaced.steps);
   }
 
   labelWire(label: LabelEntity, repo: RepositoryEntity, owner: UserEntity): LabelWire {
@@ -544,54 +511,6 @@ export class IssuesService {
     const seconds = endOfDay(value);
     if (seconds === undefined) throw new InvalidInputError('[Deadline]: must be a date-time');
     return seconds;
-  }
-
-  /** The list filters of a query; 'nothing' when a filter names a label or milestone that does not exist. */
-  private async criteria(query: IssueQuery, repo: RepositoryEntity | null): Promise<IssueCriteria | 'nothing'> {
-    const before = queryTime(query.before, 'before');
-    const since = queryTime(query.since, 'since');
-    const criteria: IssueCriteria = {};
-    const state = text(query, 'state');
-    if (state !== 'all') criteria.isClosed = state === 'closed';
-    // Without a type, issues and pull requests alike.
-    const type = text(query, 'type');
-    if (type === 'pulls') criteria.isPull = true;
-    else if (type === 'issues') criteria.isPull = false;
-    const q = text(query, 'q').trim();
-    if (q !== '' && !q.includes('\0')) {
-      const words = queryWords(q);
-      if (words.length > 0) criteria.words = words;
-    }
-    if (since !== undefined) criteria.updatedAfter = since;
-    if (before !== undefined) criteria.updatedBefore = before;
-    const labelNames = text(query, 'labels').split(',').map((name) => name.trim()).filter((name) => name !== '');
-    if (labelNames.length > MAX_NAMES) throw new InvalidInputError(`at most ${MAX_NAMES} labels`);
-    if (labelNames.length > 0) {
-      if (!repo) return 'nothing';
-      const found = await this.labels.byNames(repo.id, repo.ownerId, labelNames);
-      const ids = [...new Set(found.map((label) => label.id))];
-      // Every named label must exist and be on the issue.
-      if (new Set(found.map((label) => label.name)).size < new Set(labelNames).size) return 'nothing';
-      criteria.labelIds = ids;
-    }
-    // `milestones`: names, else ids; as Forgejo, parts that match nothing are dropped, and if none is left the
-    // list is not narrowed at all.
-    const milestoneParts = text(query, 'milestones').split(',').filter((part) => part !== '');
-    if (milestoneParts.length > MAX_NAMES) throw new InvalidInputError(`at most ${MAX_NAMES} milestones`);
-    if (milestoneParts.length > 0) {
-      const ids = repo ? await this.milestones.idsNamed(repo.id, milestoneParts) : await this.milestones.idsNamedAnywhere(milestoneParts);
-      if (ids.length > 0) criteria.milestoneIds = ids;
-    }
-    for (const key of ['created_by', 'assigned_by', 'mentioned_by'] as const) {
-      const name = text(query, key);
-      if (name === '') continue;
-      const user = await this.users.byName(name);
-      if (!user) throw new NotFoundError();
-      if (key === 'created_by') criteria.posterId = user.id;
-      if (key === 'assigned_by') criteria.assigneeId = user.id;
-      if (key === 'mentioned_by') criteria.mentionedId = user.id;
-    }
-    return criteria;
   }
 
   /**

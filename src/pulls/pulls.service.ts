@@ -270,14 +270,14 @@ export class PullsService {
     const issue = await this.issues.change(
       target,
       row.issue,
-      { title: option.title, body: option.body, assignee: option.assignee, assignees: option.assignees, state: option.state, due_date: option.due_date, unset_due_date: option.unset_due_date },
+      { title: option.title, body: option.body, assignee: option.assignee, assignees: option.assignees, milestone: option.milestone || undefined, state: option.state, due_date: option.due_date, unset_due_date: option.unset_due_date },
       writer,
       {
         unit: 'repo.pulls',
         within: async (tx, current) => {
           if (Object.keys(changes).length > 0) await this.store.update(tx, row.pull.id, changes);
           if (labels !== null) {
-            await this.issues.replaceLabels(tx, current, labels);
+            await this.issues.replaceLabels(tx, current, labels, target.viewer.user!.id);
             await this.issues.record(tx, target, current, { action: 'label_updated' });
           }
           if (retest) await this.store.requestCheck(tx, [row.pull.id]);

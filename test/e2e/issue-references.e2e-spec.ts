@@ -70,13 +70,13 @@ describe('issue references and mentions', () => {
     const sha = await commitAndPush(work, `Fixes #${first}, see #${second} and #99\n\nbody`);
     await eventually(async () => (await state(full, first)) === 'closed');
     const entries = await timeline(full, first);
-    expect(entries.map((entry) => entry.type)).toEqual(['commit_ref', 'close']);
-    expect(entries[0]).toMatchObject({
+    expect(entries.map((entry) => entry.type)).toEqual(['milestone', 'commit_ref', 'close']);
+    expect(entries[1]).toMatchObject({
       body: `<a href="/${full}/commit/${sha}">Fixes #${first}, see #${second} and #99</a>`,
       ref_commit_sha: sha,
       user: { login: owner.name },
     });
-    expect(entries[1]).toMatchObject({ ref_commit_sha: sha, user: { login: owner.name } });
+    expect(entries[2]).toMatchObject({ ref_commit_sha: sha, user: { login: owner.name } });
     await eventually(async () => (await commitRefs(full, second)).length === 1);
     expect(await state(full, second)).toBe('open');
     expect((await t.http.get(t.api(`/repos/${full}`)).expect(200)).body.open_issues_count).toBe(1);
@@ -85,6 +85,7 @@ describe('issue references and mentions', () => {
     const again = await commitAndPush(work, `reopens #${first}`);
     await eventually(async () => (await state(full, first)) === 'open');
     expect((await timeline(full, first)).map((entry) => [entry.type, entry.ref_commit_sha])).toEqual([
+      ['milestone', ''],
       ['commit_ref', sha],
       ['close', sha],
       ['commit_ref', again],

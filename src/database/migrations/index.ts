@@ -36,6 +36,7 @@ import { CreatePullMerges1796186469501 } from './1796186469501-create-pull-merge
 import { CreateMilestones1796184284076 } from './1796184284076-create-milestones';
 import { CreateReactions1796185153404 } from './1796185153404-create-reactions';
 import { CreateIssueDependencies1796188422660 } from './1796188422660-create-issue-dependencies';
+import { CommentEventColumns1796197026230 } from './1796197026230-comment-event-columns';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -77,4 +78,5 @@ export const MIGRATIONS = [
   CreatePullMerges1796186469501,
   IssueCoveringIndexes1796187646749,
   CreateIssueDependencies1796188422660,
+  CommentEventColumns1796197026230,
 ];
