@@ -50,16 +50,30 @@ export class GitPools {
 
   /**
    * Builds a new pool from `memberDir`'s objects, hard-linked (no copy whatever the size), in the incoming area,
-   * then moves it into `.pools/`. The member is not changed: it joins once its row names the pool.
+   * then moves it into `.pools/`. The member is not changed: it joins once its row names the pool. The member's
+   * branches and tags, read before its objects are linked, are written under `refs/members/<memberId>/` when every
+   * file listed was linked: the fetch that follows then finds them up to date instead of walking every object
+   * they reach to prove it (seconds on a large history). When a file vanished (a repack meanwhile), the refs are
+   * left to that fetch, which copies whatever the pool lacks.
    */
-  async create(memberDir: string, objectFormat: ObjectFormat): Promise<string> {
+  async create(memberDir: string, objectFormat: ObjectFormat, memberId: number): Promise<string> {
     const name = this.newName();
     await fs.mkdir(this.paths.incoming(), { recursive: true });
     const aside = path.join(this.paths.incoming(), `pool-${name}.git`);
     try {
+      const refs = await this.git.run(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/tags/'], { gitDir: memberDir });
       await this.git.run(['init', '--bare', '--quiet', `--object-format=${objectFormat}`, aside]);
       for (const [key, value] of POOL_CONFIG) await this.git.run(['config', key, value], { gitDir: aside });
-      await linkObjects(path.join(memberDir, 'objects'), path.join(aside, 'objects'));
+      const complete = await linkObjects(path.join(memberDir, 'objects'), path.join(aside, 'objects'));
+      const input = refs
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => {
+          const space = line.indexOf(' ');
+          return `create refs/members/${memberId}/${line.slice(space + 1 + 'refs/'.length)} ${line.slice(0, space)}\n`;
+        })
+        .join('');
+      if (complete && input !== '') await this.git.run(['update-ref', '--stdin'], { gitDir: aside, input });
       await fs.mkdir(this.paths.pools(), { recursive: true, mode: 0o700 });
       await fs.rename(aside, this.paths.pool(name));
     } catch (error) {
@@ -227,39 +241,48 @@ export class GitPools {
 }
 
 /**
- * Hard-links the pack files and loose objects of `from` into `to`. A file that vanishes meanwhile (a repack on
- * another instance) is skipped: the fetch that follows copies whatever the pool still lacks.
+ * Hard-links the loose objects, then the pack files, of `from` into `to`; false when a file listed vanished before
+ * it was linked (a repack on another instance). In that order, an object that existed before the call is linked
+ * either loose or in a pack that existed when the packs were listed (a repack writes its new pack before it
+ * deletes the loose objects and old packs it replaces), unless a file vanished, which the result says.
  */
-async function linkObjects(from: string, to: string): Promise<void> {
+async function linkObjects(from: string, to: string): Promise<boolean> {
   const entries = await fs.readdir(from, { withFileTypes: true }).catch(() => []);
+  let complete = true;
   for (const entry of entries) {
-    if (!entry.isDirectory()) continue;
-    if (entry.name === 'pack') {
-      await fs.mkdir(path.join(to, 'pack'), { recursive: true });
-      for (const file of await fs.readdir(path.join(from, 'pack')).catch(() => [] as string[])) {
-        if (isTransientGitFile(file) || !PACK_SUFFIXES.some((suffix) => file.endsWith(suffix))) continue;
-        await link(path.join(from, 'pack', file), path.join(to, 'pack', file));
-      }
-    } else if (/^[0-9a-f]{2}$/.test(entry.name)) {
-      const files = await fs.readdir(path.join(from, entry.name)).catch(() => [] as string[]);
-      if (files.length === 0) continue;
-      await fs.mkdir(path.join(to, entry.name), { recursive: true });
-      for (const file of files) if (!isTransientGitFile(file)) await link(path.join(from, entry.name, file), path.join(to, entry.name, file));
-    }
+    if (!entry.isDirectory() || !/^[0-9a-f]{2}$/.test(entry.name)) continue;
+    const files = await fs.readdir(path.join(from, entry.name)).catch(() => [] as string[]);
+    if (files.length === 0) continue;
+    await fs.mkdir(path.join(to, entry.name), { recursive: true });
+    for (const file of files) if (!isTransientGitFile(file)) complete = (await link(path.join(from, entry.name, file), path.join(to, entry.name, file))) && complete;
   }
+  await fs.mkdir(path.join(to, 'pack'), { recursive: true });
+  for (const file of await fs.readdir(path.join(from, 'pack')).catch(() => [] as string[])) {
+    if (isTransientGitFile(file) || !PACK_SUFFIXES.some((suffix) => file.endsWith(suffix))) continue;
+    complete = (await link(path.join(from, 'pack', file), path.join(to, 'pack', file))) && complete;
+  }
+  return complete;
 }
 
-async function link(from: string, to: string): Promise<void> {
+/** Links one file; false when it vanished meanwhile. */
+async function link(from: string, to: string): Promise<boolean> {
   try {
     await fs.link(from, to);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EEXIST') return;
+    if (code === 'ENOENT') return false;
+    if (code === 'EEXIST') return true;
     // Another file system (DATA_DIR spread over mounts): a copy costs space but keeps the pool whole.
     if (code === 'EXDEV' || code === 'EPERM') {
-      await fs.copyFile(from, to);
-      return;
+      await fs.copyFile(from, to).catch((copyError: NodeJS.ErrnoException) => {
+        if (copyError.code !== 'ENOENT') throw copyError;
+      });
+      return fs.stat(to).then(
+        () => true,
+        () => false,
+      );
     }
     throw error;
   }
+  return true;
 }

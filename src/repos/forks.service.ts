@@ -112,8 +112,11 @@ export class ForksService implements OnModuleInit {
         const aside = await this.git.incomingPath();
         try {
           await this.pools.buildMember(aside, poolName, { objectFormat: source.objectFormatName as ObjectFormat, defaultBranch: source.defaultBranch, refs });
-          const gitSize = await this.git.size(aside);
-          return await this.creation.createFromDirectory(
+          // What a new fork would cost alone is what its source does (the same branches and tags; docs/quota.md):
+          // the source's measured size now, the fork's own measured once the answer is sent. Walking every object
+          // a large history reaches takes seconds (bench/forks.bench.js), which the answer does not wait for.
+          const gitSize = (await this.repositories.findById(source.id))?.gitSize ?? source.gitSize;
+          const created = await this.creation.createFromDirectory(
             viewer,
             forker,
             {
@@ -141,6 +144,8 @@ export class ForksService implements OnModuleInit {
               for (const participant of this.participants) await participant.link(tx, source, row);
             },
           );
+          void this.deletion.refreshGitSize(forker.name, { id: created.id, name: created.name }).catch((error: Error) => this.logger.warn(`measuring the fork ${forker.name}/${created.name}: ${error.message}`));
+          return created;
         } finally {
           await this.git.removeAside(aside).catch((error: Error) => this.logger.error(`could not remove ${aside}: ${error.message}`));
         }
@@ -233,7 +238,7 @@ export class ForksService implements OnModuleInit {
   private async poolOf(source: RepositoryEntity, sourceDir: string): Promise<string> {
     let poolName = source.objectPool || (await this.repositories.findById(source.id))?.objectPool || '';
     if (!poolName) {
-      const built = await this.pools.create(sourceDir, source.objectFormatName as ObjectFormat);
+      const built = await this.pools.create(sourceDir, source.objectFormatName as ObjectFormat, source.id);
       if (await this.repositories.claimObjectPool(source.id, built)) {
         poolName = built;
       } else {
