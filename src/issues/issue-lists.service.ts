@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AuthContext } from '../auth/auth-context';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryPolicy } from '../access/repository-policy';
-import { InvalidInputError, NotFoundError } from '../common/errors';
+import { BadRequestError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { LabelLookup } from '../labels/label-lookup';
 import { MilestoneLookup } from '../milestones/milestone-lookup';
@@ -22,6 +22,11 @@ function text(query: IssueQuery, name: string): string {
   if (typeof value === 'string') return value;
   if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
   return '';
+}
+
+/** A boolean query parameter as Go's ParseBool reads it (`1`, `t`, `true`, …); anything else is false. */
+function flag(query: IssueQuery, name: string): boolean {
+  return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text(query, name));
 }
 
 /**
@@ -50,7 +55,10 @@ export class IssueListsService {
     return { items: await this.issueService.wires(found.items, target.viewer, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]])), total: found.total };
   }
 
-  /** GET /repos/issues/search: issues of every repository the caller may read, newest first. */
+  /**
+   * GET /repos/issues/search: issues of every repository the caller may read, newest first; `labels` is any of
+   * them (by name, in any repository), an unknown `owner` a 400.
+   */
   async search(viewer: AuthContext, query: IssueQuery, page: PageQuery): Promise<Page<IssueWire>> {
     const criteria = await this.criteria(query, null);
     if (criteria === 'nothing') return { items: [], total: 0 };
@@ -58,8 +66,15 @@ export class IssueListsService {
     const ownerName = text(query, 'owner');
     if (ownerName !== '') {
       const owner = await this.users.byName(ownerName);
-      if (!owner) return { items: [], total: 0 };
+      if (!owner) throw new BadRequestError(`user does not exist [uid: 0, name: ${ownerName}]`);
       criteria.ownerId = owner.id;
+    }
+    // The caller's own issues: created, assigned or mentioned (ignored for anonymous callers, as Forgejo).
+    const me = viewer.user?.id;
+    if (me !== undefined) {
+      if (flag(query, 'created')) criteria.posterId = me;
+      if (flag(query, 'assigned')) criteria.assigneeId = me;
+      if (flag(query, 'mentioned')) criteria.mentionedId = me;
     }
     const found = await this.issues.list({ ...criteria, scope: visibilityScope(access) }, page);
     const repos = new Map<number, { repo: RepositoryEntity; owner: UserEntity }>();
@@ -94,8 +109,11 @@ export class IssueListsService {
     if (before !== undefined) criteria.updatedBefore = before;
     const labelNames = text(query, 'labels').split(',').map((name) => name.trim()).filter((name) => name !== '');
     if (labelNames.length > MAX_NAMES) throw new InvalidInputError(`at most ${MAX_NAMES} labels`);
-    if (labelNames.length > 0) {
-      if (!repo) return 'nothing';
+    if (labelNames.length > 0 && !repo) {
+      // The search across repositories: any of the labels of that name, wherever they are, as Forgejo.
+      criteria.anyLabelIds = await this.labels.idsNamedAnywhere([...new Set(labelNames)]);
+      if (criteria.anyLabelIds.length === 0) return 'nothing';
+    } else if (labelNames.length > 0 && repo) {
       const found = await this.labels.byNames(repo.id, repo.ownerId, labelNames);
       const ids = [...new Set(found.map((label) => label.id))];
       // Every named label must exist and be on the issue.

@@ -22,6 +22,8 @@ export interface IssueCriteria {
   isClosed?: boolean;
   /** Every one of these labels. */
   labelIds?: number[];
+  /** Any of these labels (the search across repositories). */
+  anyLabelIds?: number[];
   /** Any of these milestones. */
   milestoneIds?: number[];
   /** Each must begin a word of the title or body (issue_word). */
@@ -84,6 +86,9 @@ export class IssueStore {
     (criteria.labelIds ?? []).forEach((labelId, n) => {
       query.andWhere(`i.id IN (SELECT issue_id FROM issue_label WHERE label_id = :label${n})`, { [`label${n}`]: labelId });
     });
+    if (criteria.anyLabelIds) {
+      query.andWhere('i.id IN (SELECT issue_id FROM issue_label WHERE label_id IN (:...anyLabelIds))', { anyLabelIds: criteria.anyLabelIds.length > 0 ? criteria.anyLabelIds : [-1] });
+    }
     if (criteria.milestoneIds) query.andWhere('i.milestone_id IN (:...milestoneIds)', { milestoneIds: criteria.milestoneIds.length > 0 ? criteria.milestoneIds : [-1] });
     const wordTerm = (n: number) =>
       criteria.repoId !== undefined

@@ -130,9 +130,12 @@ export class IssueSearchController {
   @ApiOperation({ summary: 'Search for issues across the repositories that the user has access to' })
   @decorate(LIST_QUERIES)
   @ApiQuery({ name: 'owner', required: false, type: String, description: 'filter by owner' })
+  @ApiQuery({ name: 'created', required: false, type: Boolean, description: 'filter (issues / pulls) created by you, default is false' })
+  @ApiQuery({ name: 'assigned', required: false, type: Boolean, description: 'filter (issues / pulls) assigned to you, default is false' })
+  @ApiQuery({ name: 'mentioned', required: false, type: Boolean, description: 'filter (issues / pulls) mentioning you, default is false' })
   @ApiPaging()
   @ApiOkResponse({ type: [IssueWire], description: 'IssueList' })
-  @ApiErrors(422)
+  @ApiErrors(400, 422)
   async search(@Caller() caller: AuthContext, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<IssueWire>> {
     return pagedList(await this.lists.search(caller, query, page), page, identity);
   }

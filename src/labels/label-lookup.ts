@@ -12,6 +12,11 @@ export class LabelLookup {
     return this.store.byIds(ids, tx);
   }
 
+  /** The search across repositories: labels of any repository or organisation with one of these names. */
+  idsNamedAnywhere(names: string[]): Promise<number[]> {
+    return this.store.idsByNames(names);
+  }
+
   /** `orgId`: the repository's owner when an organisation (its labels count too), else 0. */
   byNames(repoId: number, orgId: number, names: string[]): Promise<LabelEntity[]> {
     return this.store.byNames(repoId, orgId, names);

@@ -50,6 +50,12 @@ export class LabelStore {
     return this.labels().find({ where: [{ repoId, orgId: 0, name: In(names) }, ...(orgId > 0 ? [{ repoId: 0, orgId, name: In(names) }] : [])] });
   }
 
+  /** Ids of every label (of any repository or organisation) with one of these names. */
+  async idsByNames(names: string[]): Promise<number[]> {
+    if (names.length === 0) return [];
+    return (await this.labels().find({ select: { id: true }, where: { name: In(names) } })).map((label) => label.id);
+  }
+
   insert(tx: EntityManager, label: Partial<LabelEntity>): Promise<LabelEntity> {
     return tx.getRepository(LabelEntity).save(tx.getRepository(LabelEntity).create(label));
   }

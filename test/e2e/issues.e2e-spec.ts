@@ -304,4 +304,37 @@ describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
     expect((await t.http.get(base).expect(200)).body).toEqual([]);
     await t.http.get(`${issues(repo)}/9/labels`).expect(404);
   });
+
+  it('the search: labels are any of, by name in any repository; created, assigned and mentioned narrow to the caller', async () => {
+    const word = uniqueName('needle');
+    const [first, second] = [await makeRepo(t, owner), await makeRepo(t, owner)];
+    await t.http.put(t.api(`/repos/${first.full_name}/collaborators/${writer.name}`)).set(withToken(owner.token)).send({ permission: 'write' }).expect(204);
+    const label = async (repo: Record<string, any>, name: string) =>
+      (await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(owner.token)).send({ name, color: '#00ff00' }).expect(201)).body;
+    const [red, blue, redToo] = [await label(first, `${word}-red`), await label(first, `${word}-blue`), await label(second, `${word}-red`)];
+    const open = async (repo: Record<string, any>, user: TestUser, title: string, extra: object = {}) =>
+      (await t.http.post(issues(repo)).set(withToken(user.token)).send({ title: `${word} ${title}`, ...extra }).expect(201)).body;
+    await open(first, owner, 'red', { labels: [red.id], assignees: [writer.name] });
+    await open(first, owner, 'blue', { labels: [blue.id], body: `@${writer.name} look` });
+    await open(second, owner, 'red too', { labels: [redToo.id] });
+    await open(first, writer, 'plain');
+    const search = async (query: string, user?: TestUser) => {
+      const request = t.http.get(t.api(`/repos/issues/search?q=${word}&${query}`));
+      if (user) request.set(withToken(user.token));
+      return (await request.expect(200)).body.map((issue: { title: string }) => issue.title.slice(word.length + 1)).sort();
+    };
+    expect(await search('')).toEqual(['blue', 'plain', 'red', 'red too']);
+    expect(await search(`labels=${word}-red`)).toEqual(['red', 'red too']);
+    expect(await search(`labels=${word}-red,${word}-blue`)).toEqual(['blue', 'red', 'red too']);
+    expect(await search(`labels=${word}-none`)).toEqual([]);
+    expect(await search('created=true', writer)).toEqual(['plain']);
+    expect(await search('assigned=true', writer)).toEqual(['red']);
+    expect(await search('mentioned=1', writer)).toEqual(['blue']);
+    expect(await search('created=false', writer)).toEqual(['blue', 'plain', 'red', 'red too']);
+    // Anonymous callers have no issues of their own: the flags are ignored, as Forgejo.
+    expect(await search('created=true')).toEqual(['blue', 'plain', 'red', 'red too']);
+    expect(await search(`owner=${owner.name}&labels=${word}-red`)).toEqual(['red', 'red too']);
+    const unknown = await t.http.get(t.api(`/repos/issues/search?owner=${word}-nobody`)).expect(400);
+    expect(unknown.body.message).toBe(`user does not exist [uid: 0, name: ${word}-nobody]`);
+  });
 });
