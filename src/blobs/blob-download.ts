@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import parseRange from 'range-parser';
-import type { BlobStorage } from './blob-storage';
+import type { BlobStorage, OpenBlob } from './blob-storage';
 
 export interface BlobDownload {
   key: string;
@@ -9,6 +9,8 @@ export interface BlobDownload {
   name: string;
   /** Unix seconds, for Last-Modified; omitted when 0. */
   modifiedUnix?: number;
+  /** The content opened already (its caller closes it), so that it is not opened a second time. */
+  opened?: OpenBlob;
 }
 
 /**
@@ -46,5 +48,6 @@ export async function sendBlob(blobs: BlobStorage, request: Request, response: R
     return;
   }
   // A client that goes away ends the transfer with an error; there is no one left to answer.
-  await blobs.send(blob.key, response, range).catch(() => response.destroy());
+  const sent = blob.opened ? blob.opened.send(response, range) : blobs.send(blob.key, response, range);
+  await sent.catch(() => response.destroy());
 }

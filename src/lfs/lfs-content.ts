@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
-import { BlobStorage, ByteRange, StagedBlob } from '../blobs/blob-storage';
+import { BlobStorage, ByteRange, OpenBlob, StagedBlob } from '../blobs/blob-storage';
 
 /** 64 lowercase hex digits: the SHA-256 that names an LFS object. */
 export const OID_PATTERN = /^[0-9a-f]{64}$/;
@@ -23,6 +23,14 @@ export class LfsContent {
   /** The stored size of the object, or null when its file is missing. */
   size(oid: string): Promise<number | null> {
     return this.blobs.size(lfsKey(oid));
+  }
+
+  /**
+   * The object's file opened for reading, or null when it is missing; the caller closes it. Its size is the
+   * one its row records: a file is placed only once its length and hash matched, and never changes after.
+   */
+  open(oid: string, size: number): Promise<OpenBlob | null> {
+    return this.blobs.openRead(lfsKey(oid), size);
   }
 
   /** Receives at most `maxBytes` into the upload area, hashed; nothing is visible until `place`. */

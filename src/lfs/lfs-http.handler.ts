@@ -134,9 +134,13 @@ export class LfsHttpHandler {
   }
 
   private async download(request: Request, response: Response, target: LfsTarget, oid: string): Promise<void> {
-    const object = await this.lfs.download(target, oid);
-    response.setHeader('Access-Control-Expose-Headers', 'Content-Range, Content-Disposition');
-    await sendBlob(this.blobs, request, response, { key: lfsKey(object.oid), size: object.size, name: object.oid });
+    const content = await this.lfs.download(target, oid);
+    try {
+      response.setHeader('Access-Control-Expose-Headers', 'Content-Range, Content-Disposition');
+      await sendBlob(this.blobs, request, response, { key: lfsKey(oid), size: content.size, name: oid, opened: content });
+    } finally {
+      await content.close();
+    }
   }
 
   /** A token from `git-lfs-authenticate` (a bearer JWT), else the credentials of git over HTTP. */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
+import { RowReader } from '../database/row-reader';
 import { isUniqueViolation } from '../database/transactions';
 import { RepositoryEntity } from '../repos/repository.entity';
 import { LfsObjectEntity } from './lfs-object.entity';
@@ -7,7 +8,13 @@ import { LfsObjectEntity } from './lfs-object.entity';
 /** The only door to the LFS object rows. */
 @Injectable()
 export class LfsObjectStore {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly rows: RowReader<LfsObjectEntity>;
+  private readonly findSql: string;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.rows = new RowReader(dataSource, LfsObjectEntity);
+    this.findSql = `${this.rows.select()}WHERE repository_id = ? AND oid = ?`;
+  }
 
   private manager(tx?: EntityManager): EntityManager {
     return tx ?? this.dataSource.manager;
@@ -25,8 +32,9 @@ export class LfsObjectStore {
     return found;
   }
 
+  /** Asked once per object a client downloads: a statement prepared once (RowReader), not a find builder. */
   find(repositoryId: number, oid: string): Promise<LfsObjectEntity | null> {
-    return this.manager().getRepository(LfsObjectEntity).findOneBy({ repositoryId, oid });
+    return this.rows.one(this.findSql, [repositoryId, oid]);
   }
 
   /** Repositories that hold `oid`, oldest row first (at most `limit` of them). */

@@ -15,6 +15,7 @@ import type { RepositoryEntity } from '../repos/repository.entity';
 import { RepositoryDirectory } from '../repos/repository-directory';
 import { UserEntity } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';
+import type { OpenBlob } from '../blobs/blob-storage';
 import { LfsContent, lfsKey, OID_PATTERN } from './lfs-content';
 import { LfsObjectStore } from './lfs-object.store';
 import type { LfsTokenClaims } from './lfs-tokens';
@@ -237,13 +238,13 @@ export class LfsService implements OnModuleInit {
     parsePointer(oid, sizeText);
   }
 
-  /** GET objects/{oid}: the object, when the repository holds it. */
-  async download(target: LfsTarget, oid: string): Promise<{ oid: string; size: number }> {
+  /** GET objects/{oid}: the object's content opened, when the repository holds it; the caller closes it. */
+  async download(target: LfsTarget, oid: string): Promise<OpenBlob> {
     if (!OID_PATTERN.test(oid)) throw new InvalidInputError('Oid or size are invalid');
     const row = await this.store.find(target.repo.id, oid);
-    const size = row ? await this.content.size(oid) : null;
-    if (!row || size === null) throw new NotFoundError('Not Found');
-    return { oid, size };
+    const content = row ? await this.content.open(oid, row.size) : null;
+    if (!content) throw new NotFoundError('Not Found');
+    return content;
   }
 
   /** POST verify: the repository holds the object, with the size the client says. */
