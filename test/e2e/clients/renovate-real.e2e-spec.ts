@@ -13,7 +13,9 @@ import { startTestApp, TestApp } from '../../support/test-app';
  *
  * Run 1 opens "Update dependency lodash to v4.x.y" on `renovate/lodash-4.x` with the label it is configured with,
  * and the "Dependency Dashboard" issue. A commit lands on main; run 2 rebases the branch onto it and keeps the one
- * pull request. The pull request then merges through the API.
+ * pull request. The pull request then merges through the API, and run 3 finds nothing left to do. On a second
+ * repository, with `automerge` and `platformAutomerge`, Renovate schedules the merge (merge_when_checks_succeed)
+ * and it lands when a CI reports the head's build as passed.
  *
  * SQLite only (jest.config.js leaves it out of the MariaDB run): what it adds over the replays is Renovate's own
  * sequence of calls, which does not depend on the database, and round 1 of CI has room for it on SQLite only.
@@ -24,18 +26,17 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
   let base: string;
   let renovate: string;
   let workDir: string;
-  let repoName: string;
 
-  const api = (url: string) => t.api(`/repos/${bot.name}/${repoName}${url}`);
-  const get = async (url: string) => (await t.http.get(api(url)).set(withToken(bot.token)).expect(200)).body;
-  const gitDir = () => repositoryDir(t.dataDir, bot.name, repoName);
-  const renovateOnce = () =>
+  const api = (url: string, repo = 'webapp') => t.api(`/repos/${bot.name}/${repo}${url}`);
+  const get = async (url: string, repo = 'webapp') => (await t.http.get(api(url, repo)).set(withToken(bot.token)).expect(200)).body;
+  const gitDir = (repo = 'webapp') => repositoryDir(t.dataDir, bot.name, repo);
+  const renovateOn = (repo: string, env: Record<string, string> = {}) =>
     runRenovate({
       dir: renovate,
       workDir,
       endpoint: `${base}api/v1`,
       token: bot.token,
-      repository: `${bot.name}/${repoName}`,
+      repository: `${bot.name}/${repo}`,
       env: {
         RENOVATE_DEPENDENCY_DASHBOARD: 'true',
         RENOVATE_LABELS: JSON.stringify(['dependencies']),
@@ -43,8 +44,21 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
         // No hourly or concurrent limit in the way of the one pull request.
         RENOVATE_PR_HOURLY_LIMIT: '0',
         RENOVATE_PR_CONCURRENT_LIMIT: '0',
+        ...env,
       },
     });
+  const renovateOnce = () => renovateOn('webapp');
+  /** A repository whose package.json pins lodash 4.17.0, with the label Renovate is configured to set. */
+  const makeProject = async (repo: string) => {
+    await t.http.post(t.api('/user/repos')).set(withToken(bot.token)).send({ name: repo, auto_init: true }).expect(201);
+    const packageJson = { name: repo, version: '1.0.0', private: true, dependencies: { lodash: '4.17.0' } };
+    await t.http
+      .post(api('/contents/package.json', repo))
+      .set(withToken(bot.token))
+      .send({ content: Buffer.from(`${JSON.stringify(packageJson, null, 2)}\n`).toString('base64'), message: 'Add package.json', branch: 'main' })
+      .expect(201);
+    await t.http.post(api('/labels', repo)).set(withToken(bot.token)).send({ name: 'dependencies', color: '#0366d6' }).expect(201);
+  };
 
   beforeAll(async () => {
     renovate = await ensureRenovate();
@@ -52,15 +66,7 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     base = await t.listen();
     bot = await makeUser(t, { name: 'renovate-bot' });
     workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-renovate-run-'));
-    repoName = 'webapp';
-    await t.http.post(t.api('/user/repos')).set(withToken(bot.token)).send({ name: repoName, auto_init: true }).expect(201);
-    const packageJson = { name: 'webapp', version: '1.0.0', private: true, dependencies: { lodash: '4.17.0' } };
-    await t.http
-      .post(api('/contents/package.json'))
-      .set(withToken(bot.token))
-      .send({ content: Buffer.from(`${JSON.stringify(packageJson, null, 2)}\n`).toString('base64'), message: 'Add package.json', branch: 'main' })
-      .expect(201);
-    await t.http.post(api('/labels')).set(withToken(bot.token)).send({ name: 'dependencies', color: '#0366d6' }).expect(201);
+    await makeProject('webapp');
   }, 600_000);
 
   afterAll(async () => {
@@ -73,7 +79,7 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
   let version: string;
   let firstHead: string;
 
-  const branchSha = (branch: string) => git(gitDir(), 'rev-parse', `refs/heads/${branch}`).trim();
+  const branchSha = (branch: string, repo = 'webapp') => git(gitDir(repo), 'rev-parse', `refs/heads/${branch}`).trim();
   /** The runs warn only about what a self-hosted Renovate without github.com credentials always warns about. */
   const expectNoTrouble = (result: RenovateRun) => {
     const expected = [/^RE2 not usable/, /^No github\.com token has been configured/];
@@ -165,5 +171,31 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     const [dashboard] = await get('/issues?state=all&type=issues');
     expect(dashboard).toMatchObject({ title: 'Dependency Dashboard', state: 'open' });
     expect(dashboard.body).not.toContain('renovate/lodash-4.x');
+  }, 600_000);
+
+  it('with automerge, Renovate schedules the merge on the platform and it lands when the head’s check passes', async () => {
+    await makeProject('service');
+    const result = await renovateOn('service', { RENOVATE_AUTOMERGE: 'true', RENOVATE_PLATFORM_AUTOMERGE: 'true' });
+    expectNoTrouble(result);
+    // Forgejo 10 or later: Renovate asks for the merge with merge_when_checks_succeed when it opens the pull request.
+    expect(result.log).toContain('Gitea-native automerge: success');
+    const [pull] = await get('/pulls?state=all', 'service');
+    expect(pull).toMatchObject({ title: `Update dependency lodash to v${version}`, state: 'open', merged: false });
+    // Scheduled, not merged: the head has no status yet.
+    await t.http.get(api(`/pulls/${pull.number}/merge`, 'service')).set(withToken(bot.token)).expect(404);
+
+    // A CI reports the head's build as passed: the scheduled merge runs, and deletes the branch as Renovate asked.
+    await t.http
+      .post(api(`/statuses/${pull.head.sha}`, 'service'))
+      .set(withToken(bot.token))
+      .send({ state: 'success', context: 'ci/build', description: 'passed' })
+      .expect(201);
+    expect(await get(`/pulls/${pull.number}`, 'service')).toMatchObject({ state: 'closed', merged: true, merged_by: { login: bot.name } });
+    expect(JSON.parse(git(gitDir('service'), 'show', 'main:package.json')).dependencies).toEqual({ lodash: version });
+    expect(git(gitDir('service'), 'branch', '--list', 'renovate/*').trim()).toBe('');
+
+    // The next run finds the update done.
+    expectNoTrouble(await renovateOn('service', { RENOVATE_AUTOMERGE: 'true', RENOVATE_PLATFORM_AUTOMERGE: 'true' }));
+    expect((await get('/pulls?state=all', 'service')).map((p: { number: number; state: string }) => [p.number, p.state])).toEqual([[pull.number, 'closed']]);
   }, 600_000);
 });
