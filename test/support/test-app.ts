@@ -5,18 +5,20 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { createConnection } from 'mysql2/promise';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../src/bootstrap';
 import { AppConfig, loadConfig } from '../../src/config/config';
 import { e2eLogFile } from './e2e-log';
+import { createMysqlDatabase } from './mysql-databases';
+
+export { createMysqlDatabase };
 
 /**
  * The real application on a fresh database and a fresh data directory. SQLite by default; with
- * TEST_DATABASE=mysql each test file gets its own MySQL/MariaDB database (TEST_MYSQL_URL, default
- * mysql://root@127.0.0.1:3306), dropped again by close().
+ * TEST_DATABASE=mysql each test app gets a MySQL/MariaDB database of its own (TEST_MYSQL_URL, default
+ * mysql://root@127.0.0.1:3306), given back by close() to be emptied and reused (test/support/mysql-databases.ts).
  */
 export interface TestApp {
   app: NestExpressApplication;
@@ -102,26 +104,3 @@ export function databaseUrl(config: AppConfig): string {
   return `mysql://${user}@${database.host}:${database.port}/${encodeURIComponent(database.database)}`;
 }
 
-export async function createMysqlDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const server = new URL(process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306');
-  const name = `anvil_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const connect = () =>
-    createConnection({
-      host: server.hostname,
-      port: Number(server.port || 3306),
-      user: decodeURIComponent(server.username) || 'root',
-      password: decodeURIComponent(server.password),
-    });
-  const admin = await connect();
-  await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-  await admin.end();
-  server.pathname = `/${name}`;
-  return {
-    url: server.toString(),
-    drop: async () => {
-      const connection = await connect();
-      await connection.query(`DROP DATABASE IF EXISTS \`${name}\``);
-      await connection.end();
-    },
-  };
-}
