@@ -3,6 +3,7 @@ import { SettingsModule } from './settings/settings.module';
 import { LabelsModule } from './labels/labels.module';
 import { IssuesModule } from './issues/issues.module';
 import { PullsModule } from './pulls/pulls.module';
+import { ReviewsModule } from './reviews/reviews.module';
 import { MilestonesModule } from './milestones/milestones.module';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
@@ -88,6 +89,8 @@ export class AppModule {
         PagesModule,
         OAuth2Module,
         IntegrityModule,
+        // Before PullsModule: …/pulls/{index}/reviews must be tried before …/pulls/{base}/{head}.
+        ReviewsModule,
         PullsModule,
       ],
       providers: [

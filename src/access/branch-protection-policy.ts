@@ -7,7 +7,7 @@ import { NO_GRANTS, resolvePermission } from './access-policy';
 import { AccessStore } from './access.store';
 import type { BranchProtectionEntity } from './branch-protection.entity';
 import { filePatterns, pathMatches } from './branch-globs';
-import { canMerge, CommitState, MergeReview, MergeVerdict } from './branch-merge';
+import { canMerge, CommitState, dismissesStaleApprovals, isOfficialReviewer, MergeReview, MergeVerdict } from './branch-merge';
 import { BranchChange, BranchUpdateFacts, governingRule, judgeBranchChange, mayMerge, mayPush, orderRules, ProtectionRule, Pusher } from './branch-protection';
 import { BranchProtectionStore, NamedTeam } from './branch-protection.store';
 import type { RepositoryTarget } from './repository-policy';
@@ -200,6 +200,23 @@ export class BranchProtections {
       changedProtectedFiles: changedProtected === null ? [] : [changedProtected],
       forceMerge: merge.forceMerge,
     });
+  }
+
+  /**
+   * Whether a review by `user` of a pull request into `baseBranch` counts as official: on the approvals whitelist
+   * of the governing rule when it enables one, else whether the user may write code (with or without a rule).
+   */
+  async isOfficialReviewer(repo: RepositoryEntity, owner: UserEntity, user: PolicyUser, baseBranch: string): Promise<boolean> {
+    const rule = await this.governing(repo.id, baseBranch);
+    const canWrite = rule?.enableApprovalsWhitelist ? false : await this.canWriteCode(user, repo, owner);
+    if (!rule) return canWrite;
+    const teamIds = rule.enableApprovalsWhitelist && rule.approvalsWhitelistTeamIds.length > 0 && owner.isOrganization ? await this.store.teamIdsOf(user.id, owner.id) : [];
+    return isOfficialReviewer(rule, user.id, canWrite, teamIds);
+  }
+
+  /** Whether a push that changed a pull request's diff dismisses its approvals (the base branch's rule says so). */
+  async dismissesStaleApprovals(repoId: number, baseBranch: string): Promise<boolean> {
+    return dismissesStaleApprovals(await this.governing(repoId, baseBranch));
   }
 
   // The rules' own records, for the branch protection routes (src/branch-protections/).

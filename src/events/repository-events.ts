@@ -35,7 +35,18 @@ export type RepositoryEvent =
   | { kind: 'package'; action: 'created' | 'deleted'; ownerId: number; senderId: number; package: object }
   | { kind: 'status'; repo: RepositoryEntity; senderId: number; status: StatusFacts }
   | { kind: 'issue'; action: string; repo: RepositoryEntity; senderId: number; issue: { number: number }; changes?: object }
-  | { kind: 'pull_request'; action: string; repo: RepositoryEntity; senderId: number; pullRequest: { number: number }; changes?: object }
+  | {
+      kind: 'pull_request';
+      action: string;
+      repo: RepositoryEntity;
+      senderId: number;
+      pullRequest: { number: number };
+      changes?: object;
+      /** The hook event type when not `pull_request` (a review's, a review request's). */
+      hookEvent?: string;
+      requestedReviewer?: object | null;
+      review?: { type: string; content: string } | null;
+    }
   | { kind: 'issue_comment'; action: string; repo: RepositoryEntity; senderId: number; issue: object; comment: object; changes?: object };
 
 export interface StatusFacts {

@@ -109,6 +109,29 @@ export class GitCompare {
     return this.git.runBuffer(['diff', '--full-index', ...(binary ? ['--binary'] : []), '-M', '--no-color', '--no-ext-diff', from, to, '--'], { gitDir: dir });
   }
 
+  /** The unified diff of one file from `from` to `to` (renames found), as text; '' when the file did not change. */
+  async fileDiff(dir: string, from: string, to: string, path: string): Promise<string> {
+    return this.git.run(['diff', '-M', '--no-color', '--no-ext-diff', from, to, '--', path], { gitDir: dir, env: LITERAL });
+  }
+
+  /** The commit that last changed line `line` of `path` as of `revision`, or null when there is no such line. */
+  async blameLine(dir: string, revision: string, path: string, line: number): Promise<string | null> {
+    const result = await this.git.probe(['blame', '--porcelain', '-L', `${line},${line}`, revision, '--', path], { gitDir: dir, env: LITERAL });
+    if (result.exitCode !== 0) return null;
+    const match = /^([0-9a-f]{40,64}) /.exec(result.stdout);
+    return match ? match[1] : null;
+  }
+
+  /**
+   * Whether a head that moved from `oldHead` to `newHead` changed what the pull request proposes: a path differs
+   * in the new head from both the old head and the merge base (a combined diff), so merging the base in or
+   * rebasing the same change onto it does not count.
+   */
+  async contentChanged(dir: string, newHead: string, oldHead: string, mergeBase: string): Promise<boolean> {
+    const output = await this.git.run(['diff', '--name-only', '-z', newHead, oldHead, mergeBase, '--'], { gitDir: dir });
+    return output.replace(/\0/g, '') !== '';
+  }
+
   /** The commits from `from` to `to` as a mailbox of patches (`format-patch --stdout`), oldest first. */
   patch(dir: string, from: string, to: string, binary: boolean): Promise<Buffer> {
     return this.git.runBuffer(['format-patch', '--stdout', '--full-index', ...(binary ? ['--binary'] : []), '--no-color', `${from}..${to}`, '--'], { gitDir: dir });

@@ -277,8 +277,7 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
       baseBranch: row.pull.baseBranch,
       forceMerge,
       commitsBehind: row.pull.commitsBehind,
-      // Reviews are not kept yet: a rule requiring approvals refuses until they are.
-      reviews: [],
+      reviews: await this.pulls.mergeReviews(row.issue.id),
       changes: this.changes.reading(content.dir, row.pull.mergeBase || row.pull.baseCommitId, row.pull.headCommitId),
       statuses: async () => (await this.statuses.latestPerContext(target.repo.id, row.pull.headCommitId)).items,
     });

@@ -6,6 +6,7 @@ import type { RepositoryWire } from '../repos/repository.wire';
 import type { UserWire } from '../users/user.wire';
 import type { ChangedPath } from '../git/git-compare';
 import { PullRequestEntity, PullStatus } from './pull-request.entity';
+import type { PullReviewSummary } from './pull-review-hooks';
 import type { ChangedFileWire, PullRequestWire } from './pull.wire';
 
 /** Titles that mark a pull request as a work in progress (`draft`), compared without regard to case. */
@@ -45,6 +46,8 @@ export interface PullContext {
   /** What the head branch holds now; null when it is gone (`refs/pull/{n}/head` is shown instead). */
   headSha: string | null;
   mergedBy: UserWire | null;
+  /** Requested reviewers and the count of given reviews; none without the reviews module. */
+  reviews?: PullReviewSummary;
 }
 
 /**
@@ -65,13 +68,13 @@ export function toPullRequestWire(pull: PullRequestEntity, issue: IssueWire, con
     milestone: issue.milestone,
     assignee: issue.assignee,
     assignees: issue.assignees,
-    requested_reviewers: null,
-    requested_reviewers_teams: null,
+    requested_reviewers: context.reviews?.requestedReviewers ?? null,
+    requested_reviewers_teams: context.reviews?.requestedTeams ?? null,
     state: issue.state,
     draft: isWorkInProgress(issue.title),
     is_locked: issue.is_locked,
     comments: issue.comments,
-    review_comments: 0,
+    review_comments: context.reviews?.reviewComments ?? 0,
     additions: pull.additions,
     deletions: pull.deletions,
     changed_files: pull.changedFiles,

@@ -39,7 +39,10 @@ export class PullsModule implements OnModuleInit {
     this.issues.usePullRequests({
       meta: (issues, tx) => this.pulls.meta(issues, tx),
       record: (tx, target, issue, change) => this.pulls.record(tx, target, issue, change),
-      deleted: (tx, issue) => this.store.deleteOfIssue(tx, issue.id),
+      deleted: async (tx, issue) => {
+        await this.pulls.deleteReviewsOf(tx, issue.id);
+        await this.store.deleteOfIssue(tx, issue.id);
+      },
     });
     // In the deleting transaction: a repository takes its pull requests along (their issues go with the issues).
     this.repositories.onRepositoryDeleted(async (tx, repo, doerId) => {

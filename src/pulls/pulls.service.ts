@@ -26,6 +26,7 @@ import { UserAccounts } from '../users/user-accounts';
 import { toUserWire } from '../users/user.mapper';
 import { PullChecks } from './pull-checks';
 import { HeadRepository, PullHeads } from './pull-heads';
+import type { PullReviewHooks } from './pull-review-hooks';
 import { PullRequestEntity, PullStatus } from './pull-request.entity';
 import { PullCriteria, PullRequestStore, PullRow } from './pull-request.store';
 import { toChangedFileWire, toPullRequestMetaWire, toPullRequestWire } from './pull.mapper';
@@ -73,6 +74,7 @@ function alreadyExists(existing: PullRequestEntity): ConflictError {
 @Injectable()
 export class PullsService {
   private readonly logger = new Logger('PullsService');
+  private reviews: PullReviewHooks | null = null;
 
   constructor(
     private readonly store: PullRequestStore,
@@ -91,6 +93,21 @@ export class PullsService {
     private readonly siteUrls: SiteUrls,
     private readonly heads: PullHeads,
   ) {}
+
+  /** The reviews module registers what pull requests ask of reviews. */
+  useReviews(hooks: PullReviewHooks): void {
+    this.reviews = hooks;
+  }
+
+  /** The reviews of a pull request as the merge rules count them. */
+  mergeReviews(issueId: number): ReturnType<PullReviewHooks['mergeReviews']> {
+    return this.reviews ? this.reviews.mergeReviews(issueId) : Promise.resolve([]);
+  }
+
+  /** The issue of a pull request is being deleted: its reviews go in the same transaction. */
+  async deleteReviewsOf(tx: EntityManager, issueId: number): Promise<void> {
+    await this.reviews?.deleted(tx, issueId);
+  }
 
   /** The pull requests unit must be on and the caller must read the code: 404 otherwise, as Forgejo. */
   async assertPulls(target: RepositoryTarget): Promise<void> {
@@ -381,6 +398,20 @@ export class PullsService {
    * IssuesService). The pull request is shown as to an anonymous viewer, with what the row knows (no git).
    */
   async record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, change: IssueChange): Promise<void> {
+    await this.recordEvent(tx, target, issue, { action: change.action, changes: change.changes });
+  }
+
+  /**
+   * A `pull_request` event of any hook event type (a review's, a review request's) inside the caller's
+   * transaction; `hookEvent` defaults to `pull_request`.
+   */
+  async recordEvent(
+    tx: EntityManager,
+    target: RepositoryTarget,
+    issue: IssueEntity,
+    event: { action: string; changes?: object; hookEvent?: string; requestedReviewer?: object | null; review?: { type: string; content: string } | null },
+  ): Promise<void> {
+    const change = event;
     const pull = await this.store.byIssueId(issue.id, tx);
     if (!pull) return;
     const anonymous = AuthContext.anonymous();
@@ -390,14 +421,26 @@ export class PullsService {
     const head = pull.headRepoId === target.repo.id ? null : await this.heads.of(pull, target, tx);
     const headRepoWire = pull.headRepoId === target.repo.id ? repoWire : head ? await this.views.one(head.repo, head.owner, anonymous, { admin: false, push: false, pull: true }) : null;
     const mergedBy = pull.hasMerged && pull.mergerId ? await this.users.byId(pull.mergerId, tx) : null;
+    const reviews = this.reviews ? (await this.reviews.summaries([issue.id], tx)).get(issue.id) : undefined;
     const wire = toPullRequestWire(pull, issueWire, {
       baseRepo: repoWire,
       headRepo: headRepoWire,
       baseSha: pull.baseCommitId,
       headSha: pull.headCommitId,
       mergedBy: mergedBy ? toUserWire(mergedBy, anonymous, this.siteUrls) : null,
+      reviews,
     });
-    await this.events.record(tx, { kind: 'pull_request', action: change.action, repo: target.repo, senderId: target.viewer.user?.id ?? 0, pullRequest: wire, changes: change.changes });
+    await this.events.record(tx, {
+      kind: 'pull_request',
+      action: change.action,
+      repo: target.repo,
+      senderId: target.viewer.user?.id ?? 0,
+      pullRequest: wire,
+      changes: change.changes,
+      hookEvent: event.hookEvent,
+      requestedReviewer: event.requestedReviewer,
+      review: event.review,
+    });
   }
 
   /**
@@ -455,6 +498,14 @@ export class PullsService {
       if (viewer.isSignedIn) for (const row of synchronized) await this.issues.record(tx, targets.get(row.pull.baseRepoId)!, row.issue, { action: 'synchronized' });
     });
     this.events.committed();
+    // Reviews of a head that changed the diff go stale (and approvals are dismissed where the rule says so).
+    if (this.reviews) {
+      for (const row of synchronized) {
+        const base = targets.get(row.pull.baseRepoId);
+        if (!base) continue;
+        await this.reviews.headMoved(base, row, row.pull.headCommitId, moved.get(row.pull.headBranch)!).catch((error: unknown) => this.logger.warn(`reviews of pull request ${row.pull.id} after a push: ${(error as Error).message}`));
+      }
+    }
     for (const row of gone) {
       const base = targets.get(row.pull.baseRepoId);
       if (base && viewer.isSignedIn) await this.issues.change(base, row.issue, { state: 'closed' }, true).catch(() => undefined);
@@ -534,6 +585,7 @@ export class PullsService {
     }
     const mergerIds = [...new Set(rows.filter((row) => row.pull.hasMerged && row.pull.mergerId > 0).map((row) => row.pull.mergerId))];
     const mergers = new Map((await this.users.byIds(mergerIds)).map((user) => [user.id, user]));
+    const reviews = this.reviews ? await this.reviews.summaries(rows.map((row) => row.issue.id)) : new Map<number, undefined>();
     return rows.map((row, n) => {
       const merger = mergers.get(row.pull.mergerId);
       const fork = forks.get(row.pull.headRepoId);
@@ -543,6 +595,7 @@ export class PullsService {
         baseSha: found.get(`refs/heads/${row.pull.baseBranch}`) ?? '',
         headSha: (fork ? fork.tips : found).get(`refs/heads/${row.pull.headBranch}`) ?? null,
         mergedBy: merger ? toUserWire(merger, target.viewer, this.siteUrls) : null,
+        reviews: reviews.get(row.issue.id),
       });
     });
   }

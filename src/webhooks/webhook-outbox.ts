@@ -9,7 +9,7 @@ import { UserAccounts } from '../users/user-accounts';
 import { branchMatches } from './branch-filter';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import type { WebhookEntity } from './webhook.entities';
-import { headerEvent } from './webhook-event-types';
+import { headerEvent, REVIEW_EVENT_TYPES } from './webhook-event-types';
 import { OutgoingPayload, payloadsOf } from './webhook-payloads';
 import { WebhookStore } from './webhook.store';
 import { SiteUrls } from '../common/site-urls';
@@ -73,7 +73,13 @@ export function newDeliveryUuid(): string {
 /** Whether a hook is sent a payload: its event is chosen, and a branch's name passes the branch filter. */
 export function wants(hook: Pick<WebhookEntity, 'events' | 'branchFilter'>, payload: OutgoingPayload): boolean {
   const events = hook.events.split(',');
-  // Choosing `issues` chooses its sub-types (assign, label, milestone) too, as Forgejo.
-  if (!events.includes(payload.event) && !(headerEvent(payload.event) === 'issues' && events.includes('issues'))) return false;
+  // Choosing `issues` chooses its sub-types (assign, label, milestone) too, as Forgejo; choosing `pull_request`
+  // chooses every pull request sub-type, and `pull_request_review` the three review types.
+  const chosen =
+    events.includes(payload.event) ||
+    (headerEvent(payload.event) === 'issues' && events.includes('issues')) ||
+    (payload.event.startsWith('pull_request_') && events.includes('pull_request')) ||
+    (REVIEW_EVENT_TYPES.has(payload.event) && events.includes('pull_request_review'));
+  if (!chosen) return false;
   return payload.branch === null || branchMatches(hook.branchFilter, payload.branch);
 }

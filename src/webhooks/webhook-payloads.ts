@@ -70,18 +70,18 @@ export function payloadsOf(event: RepositoryEvent, facts: PayloadFacts, commitLi
     case 'pull_request':
       return [
         {
-          event: 'pull_request',
+          event: event.hookEvent ?? 'pull_request',
           branch: null,
           body: {
             action: event.action,
             number: event.pullRequest.number,
             ...(event.changes ? { changes: event.changes } : {}),
             pull_request: event.pullRequest,
-            requested_reviewer: null,
+            requested_reviewer: event.requestedReviewer ?? null,
             repository,
             sender,
             commit_id: '',
-            review: null,
+            review: event.review ?? null,
           },
         },
       ];

@@ -27,6 +27,7 @@ import { CreateBranchProtections1796184297451 } from './1796184297451-create-bra
 import { CreateIssuePushes1796186458408 } from './1796186458408-create-issue-pushes';
 import { CreateIssueMentions1796186458409 } from './1796186458409-create-issue-mentions';
 import { MediumTextBodies1796186458410 } from './1796186458410-medium-text-bodies';
+import { CreateReviews1796198454044 } from './1796198454044-create-reviews';
 import { IssueCoveringIndexes1796187646749 } from './1796187646749-issue-covering-indexes';
 import { DropWebhookDeliveryClaimIndex1795720000000 } from './1795720000000-drop-webhook-delivery-claim-index';
 import { CreateLfs1796172609408 } from './1796172609408-create-lfs';
@@ -79,4 +80,5 @@ export const MIGRATIONS = [
   IssueCoveringIndexes1796187646749,
   CreateIssueDependencies1796188422660,
   CommentEventColumns1796197026230,
+  CreateReviews1796198454044,
 ];

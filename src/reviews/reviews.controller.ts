@@ -1,0 +1,172 @@
+import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { RepositoryTarget } from '../access/repository-policy';
+import { Public } from '../auth/route-auth';
+import { ApiErrors } from '../common/openapi';
+import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { bindOption } from '../http/body-binding';
+import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
+import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
+import { CreatePullReviewCommentOptions, CreatePullReviewOptions, DismissPullReviewOptions, PullReviewRequestOptions, SubmitPullReviewOptions } from './review.options';
+import { PullReviewCommentWire, PullReviewWire } from './review.wire';
+import { ReviewsService } from './reviews.service';
+
+const identity = <T>(item: T) => item;
+
+/** Reviews of a pull request and requests for them; registered before the pull request routes, whose `{base}/{head}` would match. */
+@ApiTags('repository')
+@Controller()
+export class ReviewsController {
+  constructor(private readonly reviews: ReviewsService) {}
+
+  @Get('repos/:owner/:repo/pulls/:index/reviews')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ApiOperation({ summary: 'List all reviews for a pull request' })
+  @ApiPaging()
+  @ApiOkResponse({ type: [PullReviewWire], description: 'PullReviewList' })
+  @ApiErrors(404)
+  async list(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Paging() page: PageQuery): Promise<PagedList<PullReviewWire>> {
+    return pagedList(await this.reviews.list(target, index, page), page, identity);
+  }
+
+  @Post('repos/:owner/:repo/pulls/:index/reviews')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ReadsBody({ deferred: true })
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Create a review to an pull request' })
+  @ApiBody({ type: CreatePullReviewOptions })
+  @ApiOkResponse({ type: PullReviewWire })
+  @ApiErrors(401, 403, 404, 422, 423)
+  create(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<PullReviewWire> {
+    return this.reviews.create(target, index, () => bindOption(body, CreatePullReviewOptions));
+  }
+
+  @Get('repos/:owner/:repo/pulls/:index/reviews/:id')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ApiOperation({ summary: 'Get a specific review for a pull request' })
+  @ApiOkResponse({ type: PullReviewWire })
+  @ApiErrors(404)
+  get(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string): Promise<PullReviewWire> {
+    return this.reviews.get(target, index, id);
+  }
+
+  @Post('repos/:owner/:repo/pulls/:index/reviews/:id')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ReadsBody({ deferred: true })
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Submit a pending review to an pull request' })
+  @ApiBody({ type: SubmitPullReviewOptions })
+  @ApiOkResponse({ type: PullReviewWire })
+  @ApiErrors(401, 404, 422, 423)
+  submit(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<PullReviewWire> {
+    return this.reviews.submitPending(target, index, id, () => bindOption(body, SubmitPullReviewOptions));
+  }
+
+  @Delete('repos/:owner/:repo/pulls/:index/reviews/:id')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a specific review from a pull request' })
+  @ApiNoContentResponse({ description: 'empty' })
+  @ApiErrors(403, 404, 422)
+  delete(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string): Promise<void> {
+    return this.reviews.delete(target, index, id);
+  }
+
+  @Get('repos/:owner/:repo/pulls/:index/reviews/:id/comments')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ApiOperation({ summary: 'Get a specific review for a pull request' })
+  @ApiOkResponse({ type: [PullReviewCommentWire], description: 'PullReviewCommentList' })
+  @ApiErrors(404)
+  comments(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string): Promise<PullReviewCommentWire[]> {
+    return this.reviews.comments(target, index, id);
+  }
+
+  @Post('repos/:owner/:repo/pulls/:index/reviews/:id/comments')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ReadsBody({ deferred: true })
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Add a new comment to a pull request review' })
+  @ApiBody({ type: CreatePullReviewCommentOptions })
+  @ApiOkResponse({ type: PullReviewCommentWire })
+  @ApiErrors(401, 404, 422, 423)
+  addComment(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<PullReviewCommentWire> {
+    return this.reviews.addComment(target, index, id, () => bindOption(body, CreatePullReviewCommentOptions));
+  }
+
+  @Get('repos/:owner/:repo/pulls/:index/reviews/:id/comments/:comment')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ApiOperation({ summary: 'Get a pull review comment' })
+  @ApiOkResponse({ type: PullReviewCommentWire })
+  @ApiErrors(403, 404)
+  comment(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string, @Param('comment') comment: string): Promise<PullReviewCommentWire> {
+    return this.reviews.comment(target, index, id, comment);
+  }
+
+  @Delete('repos/:owner/:repo/pulls/:index/reviews/:id/comments/:comment')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a pull review comment' })
+  @ApiNoContentResponse({ description: 'empty' })
+  @ApiErrors(403, 404)
+  deleteComment(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string, @Param('comment') comment: string): Promise<void> {
+    return this.reviews.deleteComment(target, index, id, comment);
+  }
+
+  @Post('repos/:owner/:repo/pulls/:index/reviews/:id/dismissals')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ReadsBody({ deferred: true })
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Dismiss a review for a pull request' })
+  @ApiBody({ type: DismissPullReviewOptions })
+  @ApiOkResponse({ type: PullReviewWire })
+  @ApiErrors(401, 403, 404, 422)
+  dismiss(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<PullReviewWire> {
+    return this.reviews.dismiss(target, index, id, true, () => bindOption(body, DismissPullReviewOptions));
+  }
+
+  @Post('repos/:owner/:repo/pulls/:index/reviews/:id/undismissals')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Cancel to dismiss a review for a pull request' })
+  @ApiOkResponse({ type: PullReviewWire })
+  @ApiErrors(401, 403, 404, 422)
+  undismiss(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string): Promise<PullReviewWire> {
+    return this.reviews.dismiss(target, index, id, false, () => Promise.resolve({}));
+  }
+
+  @Post('repos/:owner/:repo/pulls/:index/requested_reviewers')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ReadsBody({ deferred: true })
+  @ApiOperation({ summary: 'create review requests for a pull request' })
+  @ApiBody({ type: PullReviewRequestOptions })
+  @ApiCreatedResponse({ type: [PullReviewWire], description: 'PullReviewList' })
+  @ApiErrors(401, 403, 404, 422)
+  request(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<PullReviewWire[]> {
+    return this.reviews.request(target, index, () => bindOption(body, PullReviewRequestOptions));
+  }
+
+  @Delete('repos/:owner/:repo/pulls/:index/requested_reviewers')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.pulls' })
+  @ReadsBody({ deferred: true })
+  @HttpCode(204)
+  @ApiOperation({ summary: 'cancel review requests for a pull request' })
+  @ApiBody({ type: PullReviewRequestOptions })
+  @ApiNoContentResponse({ description: 'empty' })
+  @ApiErrors(401, 403, 404, 422)
+  unrequest(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<void> {
+    return this.reviews.unrequest(target, index, () => bindOption(body, PullReviewRequestOptions));
+  }
+}

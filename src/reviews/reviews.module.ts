@@ -1,0 +1,42 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
+import { ContentModule } from '../content/content.module';
+import { GitModule } from '../git/git.module';
+import { PullsModule } from '../pulls/pulls.module';
+import { PullsService } from '../pulls/pulls.service';
+import { ReposModule } from '../repos/repos.module';
+import { RepositoriesService } from '../repos/repositories.service';
+import { UsersModule } from '../users/users.module';
+import { UsersService } from '../users/users.service';
+import { ReviewStore } from './review.store';
+import { ReviewsController } from './reviews.controller';
+import { ReviewsService } from './reviews.service';
+
+/** Reviews of pull requests and requests for them; what the merge rules count and what head pushes make stale. */
+@Module({
+  imports: [UsersModule, ReposModule, AccessModule, ContentModule, GitModule, PullsModule],
+  controllers: [ReviewsController],
+  providers: [ReviewStore, ReviewsService],
+  exports: [ReviewsService],
+})
+export class ReviewsModule implements OnModuleInit {
+  constructor(
+    private readonly reviews: ReviewsService,
+    private readonly pulls: PullsService,
+    private readonly repositories: RepositoriesService,
+    private readonly users: UsersService,
+  ) {}
+
+  onModuleInit(): void {
+    this.pulls.useReviews({
+      summaries: (issueIds, tx) => this.reviews.summaries(issueIds, tx),
+      mergeReviews: (issueId) => this.reviews.mergeReviews(issueId),
+      headMoved: (target, row, oldHead, newHead) => this.reviews.headMoved(target, row, oldHead, newHead),
+      deleted: (tx, issueId) => this.reviews.deleted(tx, issueId),
+    });
+    // In the deleting transaction: a repository takes its reviews along; a user their pending reviews and the
+    // requests addressed to them (reviews they gave stay, shown as a ghost's, as their comments do).
+    this.repositories.onRepositoryDeleted((tx, repo) => this.reviews.deleteOfRepository(tx, repo.id));
+    this.users.onUserDeleted((tx, user) => this.reviews.deleteOpenOfUser(tx, user.id));
+  }
+}

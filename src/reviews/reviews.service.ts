@@ -1,0 +1,559 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { assertAcceptsWrites } from '../access/access-policy';
+import type { MergeReview } from '../access/branch-merge';
+import { BranchProtections } from '../access/branch-protection-policy';
+import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { AuthContext } from '../auth/auth-context';
+import { requireSignedIn } from '../auth/route-auth';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { Page, PageQuery } from '../common/paging';
+import { SiteUrls } from '../common/site-urls';
+import { Clock } from '../common/time';
+import { ContentRepositories } from '../content/content-repository';
+import { Transactions } from '../database/transactions';
+import { RepositoryEvents } from '../events/repository-events';
+import { GitCompare } from '../git/git-compare';
+import { GitRefs } from '../git/git-refs';
+import type { IssueEntity } from '../issues/issue.entity';
+import { pullHeadRef } from '../pulls/pull-checks';
+import type { PullReviewSummary } from '../pulls/pull-review-hooks';
+import type { PullRow } from '../pulls/pull-request.store';
+import { PullsService } from '../pulls/pulls.service';
+import { repositoryUrls } from '../repos/repository.mapper';
+import { GHOST_USER_ID, systemUser } from '../users/system-users';
+import { UserAccounts } from '../users/user-accounts';
+import type { UserEntity } from '../users/user.entity';
+import { toUserWire } from '../users/user.mapper';
+import { cutDiffAroundLine } from './diff-hunk';
+import { ReviewCommentEntity, ReviewEntity, ReviewType } from './review.entity';
+import { reviewTypeOf, toPullReviewCommentWire, toPullReviewWire } from './review.mapper';
+import type { CreatePullReviewCommentOptions, CreatePullReviewOptions, DismissPullReviewOptions, PullReviewRequestOptions, SubmitPullReviewOptions } from './review.options';
+import { ReviewStore } from './review.store';
+import type { PullReviewCommentWire, PullReviewWire } from './review.wire';
+
+// One cohesive thing, kept whole though long: Forgejo's review rules (who may review, what a review's type
+// does to the reviewer's earlier reviews and requests, when it is official or stale), read in one order.
+
+/** The webhook event type of a given review, by its type. */
+const REVIEW_HOOK_EVENTS: Partial<Record<ReviewType, string>> = {
+  [ReviewType.Approve]: 'pull_request_review_approved',
+  [ReviewType.Reject]: 'pull_request_review_rejected',
+  [ReviewType.Comment]: 'pull_request_review_comment',
+};
+
+/** Forgejo's text when a push dismisses approvals under `dismiss_stale_approvals`. */
+export const STALE_DISMISSAL_MESSAGE = 'New commits pushed, approval review dismissed automatically according to repository settings';
+
+/** A line comment of a new review, as checked. */
+interface LineComment {
+  path: string;
+  body: string;
+  /** Positive on the new side, negative on the old. */
+  line: number;
+}
+
+/** A pull request and what its reviews are judged against. */
+interface Place {
+  row: PullRow;
+  pullHtml: string;
+}
+
+/**
+ * Reviews of pull requests (docs/pull-requests.md, "Reviews"): readers of the pull request review it; a writer's
+ * (or, under a rule with an approvals whitelist, a listed user's) approval or rejection is official; a new
+ * approval or rejection dismisses the reviewer's earlier ones and answers their open request. A push that changes
+ * the diff makes earlier reviews stale. The merge rules count them through `mergeReviews`.
+ */
+@Injectable()
+export class ReviewsService {
+  constructor(
+    private readonly store: ReviewStore,
+    private readonly pulls: PullsService,
+    private readonly protections: BranchProtections,
+    private readonly policy: RepositoryPolicy,
+    private readonly content: ContentRepositories,
+    private readonly compare: GitCompare,
+    private readonly refs: GitRefs,
+    private readonly users: UserAccounts,
+    private readonly transactions: Transactions,
+    private readonly events: RepositoryEvents,
+    private readonly clock: Clock,
+    private readonly siteUrls: SiteUrls,
+  ) {}
+
+  // Reading.
+
+  /** GET …/reviews: oldest first, paged; another's pending review is left out (the total counts it, as Forgejo). */
+  async list(target: RepositoryTarget, rawIndex: string, page: PageQuery): Promise<Page<PullReviewWire>> {
+    const place = await this.place(target, rawIndex);
+    const found = await this.store.list(place.row.issue.id, page);
+    const visible = found.items.filter((review) => this.mayRead(target.viewer, review));
+    return { items: await this.wires(target, place, visible), total: found.total };
+  }
+
+  async get(target: RepositoryTarget, rawIndex: string, rawId: string): Promise<PullReviewWire> {
+    const { place, review } = await this.single(target, rawIndex, rawId);
+    return (await this.wires(target, place, [review]))[0];
+  }
+
+  /** GET …/reviews/{id}/comments: the review's line comments, oldest first. */
+  async comments(target: RepositoryTarget, rawIndex: string, rawId: string): Promise<PullReviewCommentWire[]> {
+    const { place, review } = await this.single(target, rawIndex, rawId);
+    const comments = (await this.store.commentsOf([review.id])).filter((comment) => !comment.invalidated);
+    return this.commentWires(target, place, review, comments);
+  }
+
+  async comment(target: RepositoryTarget, rawIndex: string, rawId: string, rawCommentId: string): Promise<PullReviewCommentWire> {
+    const { place, review } = await this.single(target, rawIndex, rawId);
+    const comment = await this.commentOf(review, rawCommentId);
+    return (await this.commentWires(target, place, review, [comment]))[0];
+  }
+
+  // Giving reviews.
+
+  /** POST …/reviews: the line comments go into the caller's pending review, which is then given with `event`. */
+  async create(target: RepositoryTarget, rawIndex: string, bind: () => Promise<CreatePullReviewOptions>): Promise<PullReviewWire> {
+    await this.pulls.assertPulls(target);
+    requireSignedIn(target.viewer);
+    assertAcceptsWrites(target.repo, target.owner);
+    const option = await bind();
+    const place = await this.place(target, rawIndex);
+    const comments = lineComments(option.comments);
+    const type = this.typeFor(target, place.row, option.event ?? '', option.body ?? '', comments.length > 0);
+    const head = await this.headOf(target, place.row);
+    const commitId = option.commit_id || head;
+    const review = await this.submit(target, place, type, option.body ?? '', commitId, head, comments);
+    return (await this.wires(target, place, [review]))[0];
+  }
+
+  /** POST …/reviews/{id}: gives a pending review with `event` (422 unless it is pending and the event is not). */
+  async submitPending(target: RepositoryTarget, rawIndex: string, rawId: string, bind: () => Promise<SubmitPullReviewOptions>): Promise<PullReviewWire> {
+    requireSignedIn(target.viewer);
+    assertAcceptsWrites(target.repo, target.owner);
+    const option = await bind();
+    const { place, review } = await this.single(target, rawIndex, rawId);
+    if (review.type !== ReviewType.Pending) throw new InvalidInputError('only a pending review can be submitted');
+    // Another's pending review (a site administrator sees it) is not the caller's to give.
+    if (review.reviewerId !== target.viewer.user.id) throw new NotFoundError();
+    const hasComments = (await this.store.commentsOf([review.id])).length > 0;
+    const type = this.typeFor(target, place.row, option.event ?? '', option.body ?? '', hasComments);
+    if (type === ReviewType.Pending) throw new InvalidInputError('review stay pending');
+    const head = await this.headOf(target, place.row);
+    const given = await this.submit(target, place, type, option.body ?? '', head, head, []);
+    return (await this.wires(target, place, [given]))[0];
+  }
+
+  /** POST …/reviews/{id}/comments: one more line comment in the review. */
+  async addComment(target: RepositoryTarget, rawIndex: string, rawId: string, bind: () => Promise<CreatePullReviewCommentOptions>): Promise<PullReviewCommentWire> {
+    requireSignedIn(target.viewer);
+    assertAcceptsWrites(target.repo, target.owner);
+    const option = await bind();
+    const { place, review } = await this.single(target, rawIndex, rawId);
+    const [line] = lineComments([option]);
+    const head = await this.headOf(target, place.row);
+    const now = this.clock.nowUnix();
+    const facts = await this.lineFacts(target, place.row, review, line, review.commitId || head, head);
+    const comment = await this.transactions.run((tx) =>
+      this.store.insertComment(tx, { reviewId: review.id, issueId: review.issueId, repoId: target.repo.id, posterId: target.viewer.user!.id, path: line.path, line: line.line, body: line.body, ...facts, resolverId: 0, invalidated: false, createdUnix: now, updatedUnix: now }),
+    );
+    return (await this.commentWires(target, place, review, [comment]))[0];
+  }
+
+  /** DELETE …/reviews/{id}/comments/{comment}: its poster, or a writer of pull requests (403 otherwise). */
+  async deleteComment(target: RepositoryTarget, rawIndex: string, rawId: string, rawCommentId: string): Promise<void> {
+    requireSignedIn(target.viewer);
+    const { review } = await this.single(target, rawIndex, rawId);
+    const comment = await this.commentOf(review, rawCommentId);
+    if (target.viewer.user.id !== comment.posterId && !(await target.canWrite('repo.pulls'))) throw new ForbiddenError('');
+    await this.transactions.run((tx) => this.store.deleteComment(tx, comment.id));
+  }
+
+  /** DELETE …/reviews/{id}: the reviewer or a site administrator (403 otherwise); requests are not deleted here. */
+  async delete(target: RepositoryTarget, rawIndex: string, rawId: string): Promise<void> {
+    requireSignedIn(target.viewer);
+    const { place, review } = await this.single(target, rawIndex, rawId);
+    if (!target.viewer.isAdmin && target.viewer.user.id !== review.reviewerId) throw new ForbiddenError('only admin and user itself can delete a review');
+    if (review.type === ReviewType.Request) throw new InvalidInputError('review request can not be deleted using this method');
+    await this.transactions.run(async (tx) => {
+      await this.store.delete(tx, review.id);
+      if (review.official) await this.restoreOfficial(tx, place.row.issue.id, review.reviewerId);
+    });
+  }
+
+  /** POST …/dismissals and …/undismissals: repository administrators; approvals and rejections of open pull requests. */
+  async dismiss(target: RepositoryTarget, rawIndex: string, rawId: string, dismissed: boolean, bind: () => Promise<DismissPullReviewOptions>): Promise<PullReviewWire> {
+    requireSignedIn(target.viewer);
+    if (!(await target.permission()).isAdmin) throw new ForbiddenError('Must be repo admin');
+    const option = await bind();
+    const { place, review } = await this.single(target, rawIndex, rawId);
+    if (review.type !== ReviewType.Approve && review.type !== ReviewType.Reject) {
+      throw new ForbiddenError("not need to dismiss this review because it's type is not Approve or change request");
+    }
+    if (place.row.issue.isClosed || place.row.pull.hasMerged) throw new ForbiddenError("can't dismiss a review associated to a closed or merged PR");
+    await this.transactions.run(async (tx) => {
+      await this.store.update(tx, review.id, { dismissed, updatedUnix: this.clock.nowUnix() });
+      if (dismissed && option.priors) {
+        for (const prior of await this.store.undismissedOf(tx, review.issueId, review.reviewerId)) await this.store.update(tx, prior.id, { dismissed: true });
+      }
+    });
+    const stored = (await this.store.byId(review.id)) ?? review;
+    return (await this.wires(target, place, [stored]))[0];
+  }
+
+  // Review requests.
+
+  /** POST …/requested_reviewers: 201 with the requests made (a user already asked is not asked again). */
+  async request(target: RepositoryTarget, rawIndex: string, bind: () => Promise<PullReviewRequestOptions>): Promise<PullReviewWire[]> {
+    const made = await this.changeRequests(target, rawIndex, bind, true);
+    const place = await this.place(target, rawIndex);
+    return this.wires(target, place, made);
+  }
+
+  /** DELETE …/requested_reviewers: 204. */
+  async unrequest(target: RepositoryTarget, rawIndex: string, bind: () => Promise<PullReviewRequestOptions>): Promise<void> {
+    await this.changeRequests(target, rawIndex, bind, false);
+  }
+
+  private async changeRequests(target: RepositoryTarget, rawIndex: string, bind: () => Promise<PullReviewRequestOptions>, add: boolean): Promise<ReviewEntity[]> {
+    await this.pulls.assertPulls(target);
+    requireSignedIn(target.viewer);
+    const option = await bind();
+    const place = await this.place(target, rawIndex);
+    const reviewers: UserEntity[] = [];
+    for (const name of option.reviewers ?? []) {
+      const reviewer = name.includes('@') ? await this.userByEmail(name) : await this.users.byName(name);
+      if (!reviewer) throw new NotFoundError(`User '${name}' not exist`);
+      await this.assertValidRequest(target, place.row.issue, reviewer, add);
+      reviewers.push(reviewer);
+    }
+    assertAcceptsWrites(target.repo, target.owner);
+    const made: ReviewEntity[] = [];
+    for (const reviewer of reviewers) {
+      const review = await this.transactions.run(async (tx) => {
+        const latest = await this.store.latestOf(place.row.issue.id, reviewer.id, tx);
+        if (add) {
+          if (latest?.type === ReviewType.Request) return null;
+          if (latest && (place.row.issue.isClosed || place.row.pull.hasMerged)) throw new ForbiddenError('cannot request a re-review on a closed or merged PR');
+          const official = await this.protections.isOfficialReviewer(target.repo, target.owner, reviewer, place.row.pull.baseBranch);
+          if (official) await this.store.clearOfficial(tx, place.row.issue.id, reviewer.id);
+          const now = this.clock.nowUnix();
+          const inserted = await this.store.insert(tx, {
+            type: ReviewType.Request,
+            reviewerId: reviewer.id,
+            reviewerTeamId: 0,
+            issueId: place.row.issue.id,
+            repoId: target.repo.id,
+            content: '',
+            official,
+            commitId: '',
+            stale: false,
+            dismissed: false,
+            createdUnix: now,
+            updatedUnix: now,
+          });
+          await this.recordRequest(tx, target, place.row.issue, reviewer, 'review_requested');
+          return inserted;
+        }
+        if (!latest || latest.type !== ReviewType.Request) return null;
+        await this.store.delete(tx, latest.id);
+        if (await this.protections.isOfficialReviewer(target.repo, target.owner, reviewer, place.row.pull.baseBranch)) await this.restoreOfficial(tx, place.row.issue.id, reviewer.id);
+        await this.recordRequest(tx, target, place.row.issue, reviewer, 'review_request_removed');
+        return null;
+      });
+      if (review) made.push(review);
+    }
+    this.events.committed();
+    return made;
+  }
+
+  /** Forgejo's IsValidReviewRequest: 422 with its reasons. */
+  private async assertValidRequest(target: RepositoryTarget, issue: IssueEntity, reviewer: UserEntity, add: boolean): Promise<void> {
+    const doer = target.viewer.user!;
+    const refuse = (reason: string) => new InvalidInputError(`${reason} [user_id: ${doer.id}, repo_id: ${target.repo.id}]`);
+    if (reviewer.isOrganization) throw refuse("Organization can't be added as reviewer");
+    const latest = await this.store.latestOf(issue.id, reviewer.id);
+    const mayChange = await this.mayChangeRequests(target, issue);
+    if (add) {
+      const permission = await this.policy.permission(new AuthContext(reviewer, 'password', null), target.repo, target.owner);
+      if (!permission.canRead('repo.pulls')) throw refuse("Reviewer can't read");
+      if (reviewer.id === issue.posterId) throw refuse("poster of pr can't be reviewer");
+      if (mayChange) return;
+      throw refuse("Doer can't choose reviewer");
+    }
+    if (mayChange) return;
+    if (latest?.type === ReviewType.Request && latest.reviewerId === doer.id) return;
+    throw refuse("Doer can't remove reviewer");
+  }
+
+  /**
+   * Who may change a pull request's review requests: its poster, the repository's owner, and its collaborators and
+   * team members (here: whoever may write pull requests, or read them in a private repository, where only
+   * those granted access do).
+   */
+  private async mayChangeRequests(target: RepositoryTarget, issue: IssueEntity): Promise<boolean> {
+    const doer = target.viewer.user!;
+    if (doer.id === issue.posterId || doer.id === target.repo.ownerId) return true;
+    const permission = await target.permission();
+    return permission.canWrite('repo.pulls') || (target.repo.isPrivate && permission.canRead('repo.pulls'));
+  }
+
+  private async recordRequest(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, reviewer: UserEntity, action: 'review_requested' | 'review_request_removed'): Promise<void> {
+    await this.pulls.recordEvent(tx, target, issue, {
+      action,
+      hookEvent: 'pull_request_review_request',
+      requestedReviewer: toUserWire(reviewer, AuthContext.anonymous(), this.siteUrls),
+    });
+  }
+
+  // What pull requests ask of reviews (PullReviewHooks).
+
+  /** Per pull request issue: Forgejo's `requested_reviewers` and `review_comments`. */
+  async summaries(issueIds: number[], tx?: EntityManager): Promise<Map<number, PullReviewSummary>> {
+    const result = new Map<number, PullReviewSummary>();
+    const reviews = await this.store.ofIssues(issueIds, tx);
+    const latest = new Map<number, Map<number, ReviewEntity>>();
+    const given = new Map<number, number>();
+    for (const review of reviews) {
+      if (review.type === ReviewType.Approve || review.type === ReviewType.Reject || review.type === ReviewType.Comment) given.set(review.issueId, (given.get(review.issueId) ?? 0) + 1);
+      // Each user's latest undismissed approval, rejection or request, in the order they were last changed.
+      if (review.reviewerTeamId !== 0 || review.dismissed) continue;
+      if (review.type !== ReviewType.Approve && review.type !== ReviewType.Reject && review.type !== ReviewType.Request) continue;
+      const ofIssue = latest.get(review.issueId) ?? new Map<number, ReviewEntity>();
+      ofIssue.set(review.reviewerId, review);
+      latest.set(review.issueId, ofIssue);
+    }
+    const userIds = [...new Set([...latest.values()].flatMap((byUser) => [...byUser.keys()]))];
+    const users = new Map((await this.users.byIds(userIds, tx)).map((user) => [user.id, user]));
+    const anonymous = AuthContext.anonymous();
+    for (const issueId of issueIds) {
+      const chosen = [...(latest.get(issueId)?.values() ?? [])].sort((a, b) => a.updatedUnix - b.updatedUnix || a.id - b.id);
+      const requested = chosen.map((review) => users.get(review.reviewerId)).filter((user): user is UserEntity => user !== undefined);
+      result.set(issueId, {
+        requestedReviewers: requested.length > 0 ? requested.map((user) => toUserWire(user, anonymous, this.siteUrls)) : null,
+        requestedTeams: null,
+        reviewComments: given.get(issueId) ?? 0,
+      });
+    }
+    return result;
+  }
+
+  /** The reviews the merge rules count (branch-merge.ts): given ones and open requests. */
+  async mergeReviews(issueId: number): Promise<MergeReview[]> {
+    const kinds: Partial<Record<ReviewType, MergeReview['type']>> = { [ReviewType.Approve]: 'approve', [ReviewType.Reject]: 'reject', [ReviewType.Request]: 'request', [ReviewType.Comment]: 'comment' };
+    return (await this.store.ofIssues([issueId]))
+      .filter((review) => kinds[review.type] !== undefined)
+      .map((review) => ({ type: kinds[review.type]!, official: review.official, dismissed: review.dismissed, stale: review.stale }));
+  }
+
+  /**
+   * The head moved: when the diff changed, every earlier review is stale and, under a rule dismissing stale
+   * approvals, the approvals are dismissed; reviews made on the new head are not stale.
+   */
+  async headMoved(target: RepositoryTarget, row: PullRow, oldHead: string, newHead: string): Promise<void> {
+    const dir = this.content.open(target).dir;
+    const changed = await this.content.withGit(async () => {
+      const base = await this.refs.resolveCommit(dir, `refs/heads/${row.pull.baseBranch}`);
+      const mergeBase = base ? await this.compare.mergeBase(dir, base, newHead) : null;
+      if (!mergeBase || !oldHead) return true;
+      return this.compare.contentChanged(dir, newHead, oldHead, mergeBase);
+    });
+    const dismiss = changed && (await this.protections.dismissesStaleApprovals(target.repo.id, row.pull.baseBranch));
+    await this.transactions.run(async (tx) => {
+      if (changed) await this.store.markStale(tx, row.issue.id, newHead);
+      else await this.store.markFresh(tx, row.issue.id, newHead);
+      if (dismiss) for (const approval of await this.store.approvals(row.issue.id, tx)) await this.store.update(tx, approval.id, { dismissed: true });
+    });
+  }
+
+  deleted(tx: EntityManager, issueId: number): Promise<void> {
+    return this.store.deleteOfIssue(tx, issueId);
+  }
+
+  deleteOfRepository(tx: EntityManager, repoId: number): Promise<void> {
+    return this.store.deleteOfRepository(tx, repoId);
+  }
+
+  deleteOpenOfUser(tx: EntityManager, userId: number): Promise<void> {
+    return this.store.deleteOpenOfUser(tx, userId);
+  }
+
+  // The rules.
+
+  /** Forgejo's preparePullReviewType: the review type of `event`, or 422 with its texts. */
+  private typeFor(target: RepositoryTarget, row: PullRow, event: string, body: string, hasComments: boolean): ReviewType {
+    const type = reviewTypeOf(event);
+    const isPoster = row.issue.posterId === target.viewer.user?.id;
+    const hasBody = body.trim() !== '';
+    if (type === ReviewType.Approve && isPoster) throw new InvalidInputError('approve your own pull is not allowed');
+    if (type === ReviewType.Reject && isPoster) throw new InvalidInputError('reject your own pull is not allowed');
+    if (type === ReviewType.Comment && !hasBody && !hasComments) throw new InvalidInputError(`review event ${event} requires a body or a comment`);
+    if ((type === ReviewType.Reject || type === ReviewType.Pending) && !hasBody) throw new InvalidInputError(`review event ${event} requires a body`);
+    return type;
+  }
+
+  /**
+   * Gives (or keeps pending) the caller's review: the pending one with the new line comments, or a new one; an
+   * approval or rejection is official by the access policy, stale when made on a head whose diff has changed since.
+   */
+  private async submit(target: RepositoryTarget, place: Place, type: ReviewType, body: string, commitId: string, head: string, comments: LineComment[]): Promise<ReviewEntity> {
+    const doer = target.viewer.user!;
+    const issueId = place.row.issue.id;
+    const decisive = type === ReviewType.Approve || type === ReviewType.Reject;
+    let stale = false;
+    if (decisive && commitId !== head) {
+      const dir = this.content.open(target).dir;
+      stale = await this.content.withGit(async () => {
+        const reviewed = await this.refs.resolveCommit(dir, commitId);
+        const base = await this.refs.resolveCommit(dir, `refs/heads/${place.row.pull.baseBranch}`);
+        const mergeBase = reviewed && base ? await this.compare.mergeBase(dir, base, head) : null;
+        return mergeBase ? this.compare.contentChanged(dir, head, reviewed!, mergeBase) : true;
+      });
+    }
+    const official = decisive ? await this.protections.isOfficialReviewer(target.repo, target.owner, doer, place.row.pull.baseBranch) : false;
+    const pending = await this.store.pendingOf(issueId, doer.id);
+    const lineFacts: { commitSha: string; patch: string }[] = [];
+    for (const comment of comments) lineFacts.push(await this.lineFacts(target, place.row, pending, comment, pending?.commitId || commitId, head));
+    const now = this.clock.nowUnix();
+    const review = await this.transactions.run(async (tx) => {
+      if (decisive) await this.store.clearOfficial(tx, issueId, doer.id);
+      await this.store.supersede(tx, issueId, doer.id, type);
+      let current = await this.store.pendingOf(issueId, doer.id, tx);
+      if (current) {
+        await this.store.update(tx, current.id, { type, content: body, official, commitId, stale, updatedUnix: now });
+        current = { ...current, type, content: body, official, commitId, stale, updatedUnix: now };
+      } else {
+        current = await this.store.insert(tx, { type, reviewerId: doer.id, reviewerTeamId: 0, issueId, repoId: target.repo.id, content: body, official, commitId, stale, dismissed: false, createdUnix: now, updatedUnix: now });
+      }
+      for (const [n, comment] of comments.entries()) {
+        await this.store.insertComment(tx, { reviewId: current.id, issueId, repoId: target.repo.id, posterId: doer.id, path: comment.path, line: comment.line, body: comment.body, ...lineFacts[n], resolverId: 0, invalidated: false, createdUnix: now, updatedUnix: now });
+      }
+      const hookEvent = REVIEW_HOOK_EVENTS[type];
+      if (hookEvent) {
+        await this.pulls.recordEvent(tx, target, place.row.issue, {
+          action: 'reviewed',
+          hookEvent,
+          requestedReviewer: toUserWire(doer, AuthContext.anonymous(), this.siteUrls),
+          review: { type: hookEvent, content: body },
+        });
+      }
+      return current;
+    });
+    this.events.committed();
+    return review;
+  }
+
+  /**
+   * Where a line comment sits: the commit that last changed the line (git blame at the reviewed head, else the
+   * head), and the diff around it from the merge base to the head. A reply on a line of the same review shares
+   * the first comment's.
+   */
+  private async lineFacts(target: RepositoryTarget, row: PullRow, review: ReviewEntity | null, comment: LineComment, reviewed: string, head: string): Promise<{ commitSha: string; patch: string }> {
+    if (review) {
+      const first = await this.store.firstOnLine(review.id, comment.path, comment.line);
+      if (first) return { commitSha: first.commitSha, patch: first.patch };
+    }
+    const dir = this.content.open(target).dir;
+    return this.content.withGit(async () => {
+      const blamed = comment.line > 0 ? await this.compare.blameLine(dir, reviewed, comment.path, comment.line) : null;
+      const base = row.pull.mergeBase || row.pull.baseCommitId;
+      const diff = base ? await this.compare.fileDiff(dir, base, head, comment.path) : '';
+      return { commitSha: blamed ?? head, patch: cutDiffAroundLine(diff, Math.abs(comment.line), comment.line < 0) };
+    });
+  }
+
+  /** A reviewer's latest approval, rejection or request is official again once a later official one goes. */
+  private async restoreOfficial(tx: EntityManager, issueId: number, reviewerId: number): Promise<void> {
+    const latest = await this.store.latestOf(issueId, reviewerId, tx);
+    if (latest) await this.store.update(tx, latest.id, { official: true });
+  }
+
+  // Lookups.
+
+  /** The pull request of the route (404 unless the caller reads pull requests and code). */
+  private async place(target: RepositoryTarget, rawIndex: string): Promise<Place> {
+    await this.pulls.assertPulls(target);
+    const row = await this.pulls.find(target, rawIndex);
+    const pullHtml = `${repositoryUrls(target.owner, target.repo, this.siteUrls).html}/pulls/${row.issue.repoIndex}`;
+    return { row, pullHtml };
+  }
+
+  /** Forgejo's prepareSingleReview: the review of this pull request; another's pending one is 404 but to admins. */
+  private async single(target: RepositoryTarget, rawIndex: string, rawId: string): Promise<{ place: Place; review: ReviewEntity }> {
+    const place = await this.place(target, rawIndex);
+    const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : 0;
+    const review = id > 0 ? await this.store.byId(id) : null;
+    if (!review || review.issueId !== place.row.issue.id || !this.mayRead(target.viewer, review)) throw new NotFoundError();
+    return { place, review };
+  }
+
+  private async commentOf(review: ReviewEntity, rawCommentId: string): Promise<ReviewCommentEntity> {
+    const id = /^\d{1,15}$/.test(rawCommentId) ? Number(rawCommentId) : 0;
+    const comment = id > 0 ? await this.store.commentById(id) : null;
+    if (!comment || comment.reviewId !== review.id) throw new NotFoundError();
+    return comment;
+  }
+
+  private mayRead(viewer: AuthContext, review: ReviewEntity): boolean {
+    return review.type !== ReviewType.Pending || viewer.isAdmin || viewer.is(review.reviewerId);
+  }
+
+  /** The head the pull request has now (`refs/pull/{n}/head`), else its stored head. */
+  private async headOf(target: RepositoryTarget, row: PullRow): Promise<string> {
+    const dir = this.content.open(target).dir;
+    const found = await this.content.withGit(() => this.refs.resolveCommit(dir, pullHeadRef(row.issue.repoIndex)));
+    return found ?? row.pull.headCommitId;
+  }
+
+  private async userByEmail(email: string): Promise<UserEntity | null> {
+    const id = await this.users.emailOwnerId(email);
+    return id === null ? null : this.users.byId(id);
+  }
+
+  private async wires(target: RepositoryTarget, place: Place, reviews: ReviewEntity[]): Promise<PullReviewWire[]> {
+    const users = new Map((await this.users.byIds([...new Set(reviews.map((review) => review.reviewerId))])).map((user) => [user.id, user]));
+    const counts = await this.store.commentCounts(reviews.map((review) => review.id));
+    return reviews.map((review) =>
+      toPullReviewWire(
+        review,
+        { reviewer: review.reviewerTeamId !== 0 ? null : (users.get(review.reviewerId) ?? systemUser(GHOST_USER_ID)!), team: null, commentsCount: counts.get(review.id) ?? 0, pullHtml: place.pullHtml },
+        target.viewer,
+        this.siteUrls,
+      ),
+    );
+  }
+
+  private async commentWires(target: RepositoryTarget, place: Place, review: ReviewEntity, comments: ReviewCommentEntity[]): Promise<PullReviewCommentWire[]> {
+    const ids = [...new Set(comments.flatMap((comment) => [comment.posterId, comment.resolverId]).filter((id) => id > 0))];
+    const users = new Map((await this.users.byIds(ids)).map((user) => [user.id, user]));
+    const ghost = systemUser(GHOST_USER_ID)!;
+    return comments.map((comment) =>
+      toPullReviewCommentWire(comment, review, { poster: users.get(comment.posterId) ?? ghost, resolver: comment.resolverId > 0 ? (users.get(comment.resolverId) ?? null) : null }, place.pullHtml, target.viewer, this.siteUrls),
+    );
+  }
+}
+
+/** The line comments of a request body, checked: a path, and a line on one side (old wins, as Forgejo). */
+function lineComments(raw: unknown): LineComment[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new InvalidInputError('[Comments]: must be an array');
+  return raw.map((item: unknown) => {
+    if (typeof item !== 'object' || item === null) throw new InvalidInputError('[Comments]: must be an array of objects');
+    const comment = item as Record<string, unknown>;
+    const text = (name: string) => {
+      const value = comment[name];
+      if (value === undefined || value === null) return '';
+      if (typeof value !== 'string') throw new InvalidInputError(`[${name}]: must be a string`);
+      return value;
+    };
+    const number = (name: string) => {
+      const value = comment[name];
+      if (value === undefined || value === null) return 0;
+      if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > 2 ** 31 - 1) throw new InvalidInputError(`[${name}]: must be an integer`);
+      return value;
+    };
+    const oldLine = number('old_position');
+    const newLine = number('new_position');
+    return { path: text('path'), body: text('body'), line: oldLine > 0 ? -oldLine : newLine };
+  });
+}
