@@ -213,7 +213,7 @@ export class PullsService {
     let created: PullRequestEntity | null = null;
     const issue = await this.issues.open(
       target,
-      { title: option.title, body: option.body, assignee: option.assignee, assignees: option.assignees, labels: option.labels, milestone: option.milestone, due_date: option.due_date },
+      { title: option.title, body: option.body, assignee: option.assignee || undefined, assignees: option.assignees, labels: option.labels, milestone: option.milestone, due_date: option.due_date },
       true,
       {
         unit: 'repo.pulls',
@@ -284,10 +284,12 @@ export class PullsService {
       retest = true;
     }
     const labels = writer && option.labels !== undefined && option.labels !== null ? await this.issues.usableLabels(target, option.labels) : null;
+    // A pull request's `assignee` is a plain string in Forgejo: empty means not given (an issue's edit clears the
+    // assignees with it). Go clients send every field, so `tea pr close` carries `"assignee": ""`.
     const issue = await this.issues.change(
       target,
       row.issue,
-      { title: option.title, body: option.body, assignee: option.assignee, assignees: option.assignees, milestone: option.milestone || undefined, state: option.state, due_date: option.due_date, unset_due_date: option.unset_due_date },
+      { title: option.title, body: option.body, assignee: option.assignee || undefined, assignees: option.assignees, milestone: option.milestone || undefined, state: option.state, due_date: option.due_date, unset_due_date: option.unset_due_date },
       writer,
       {
         unit: 'repo.pulls',

@@ -306,6 +306,15 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
     expect((await t.http.get(`${pulls(repo)}?labels=${label.id}`).expect(200)).body.map((pull: any) => pull.number)).toEqual([1]);
     expect((await t.http.get(`${pulls(repo)}?poster=${owner.name}`).expect(200)).body).toHaveLength(1);
     await t.http.get(`${pulls(repo)}?poster=nobody-at-all`).expect(400);
+    // The Go SDK's edit sends every field: an empty `assignee`, null `assignees` and `labels` and milestone 0 change
+    // nothing (Forgejo reads a pull request's `assignee` as a plain string, empty when not given).
+    const goEdit = { title: '', body: null, base: '', assignee: '', assignees: null, milestone: 0, labels: null, state: 'open', due_date: null, unset_due_date: null, allow_maintainer_edit: null };
+    const untouched = await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send(goEdit).expect(201);
+    expect(untouched.body).toMatchObject({ title: 'labelled', base: { ref: 'main' }, state: 'open' });
+    expect(untouched.body.labels.map((item: any) => item.name)).toEqual(['deps']);
+    expect(untouched.body.assignees.map((item: any) => item.login)).toEqual([owner.name]);
+    // An empty list still clears.
+    expect((await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ ...goEdit, assignees: [] }).expect(201)).body.assignees).toBeNull();
     const cleared = await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ labels: [] }).expect(201);
     expect(cleared.body.labels).toEqual([]);
 
