@@ -1,6 +1,7 @@
 import type { giteaApi } from 'gitea-js';
 import { listeningApp } from '../../support/client-journey';
-import { makeOrg, makeUser, TestUser, uniqueName } from '../../support/factories';
+import { makeOrg, makeUser, TestUser, uniqueName, withToken } from '../../support/factories';
+import { GitClient, withCredentials } from '../../support/git-client';
 import type { TestApp } from '../../support/test-app';
 
 /**
@@ -9,16 +10,18 @@ import type { TestApp } from '../../support/test-app';
  * `tea repo <owner/repo>` (GetRepo + ListRepoTopics), `tea repos ls` (ListMyRepos), `tea org ls` (ListMyOrgs)
  * `tea admin users ls` (AdminListUsers), and `tea issues` ls/create/view/edit/close/reopen (ListRepoIssues,
  * ListRepoLabels, CreateIssue, GetIssue, EditIssue). The fields tea prints for a repository, an organisation, a
- * user and an issue are asserted.
+ * user and an issue are asserted. `tea pr` ls/create/view/checkout/close/reopen/merge send the Go SDK's bodies as
+ * it marshals them (every field, zero values and nulls included), and checkout fetches with the real git.
  */
 describe('client journey: tea', () => {
   let t: TestApp;
   let sdk: (token?: string) => ReturnType<typeof giteaApi>;
+  let base: string;
   let admin: TestUser;
   let alice: TestUser;
 
   beforeAll(async () => {
-    ({ t, sdk } = await listeningApp());
+    ({ t, sdk, base } = await listeningApp());
     admin = await makeUser(t, { admin: true });
     alice = await makeUser(t, { fullName: 'Alice A' });
   });
@@ -134,5 +137,118 @@ describe('client journey: tea', () => {
     expect((await api.repos.issueGetMilestonesList(owner, name, { state: 'open' })).data).toEqual([]);
     await api.repos.issueDeleteMilestone(owner, name, 'v1');
     expect((await api.repos.issueGetIssue(owner, name, issue.number!)).data.milestone).toBeNull();
+  });
+
+  it('tea pr: create with labels, milestone and assignees, ls, view, checkout, close, reopen, merge, checkout after the branch went', async () => {
+    const name = uniqueName('tea-pr');
+    const owner = alice.name;
+    const repoApi = (url: string) => t.api(`/repos/${owner}/${name}${url}`);
+    const as = (request: ReturnType<typeof t.http.get>) => request.set(withToken(alice.token));
+    await as(t.http.post(t.api('/user/repos'))).send({ name, auto_init: true }).expect(201);
+    await as(t.http.post(repoApi('/contents/feature.txt'))).send({ content: Buffer.from('x\n').toString('base64'), message: 'Add the feature', branch: 'main', new_branch: 'feature-x' }).expect(201);
+    const label = (await as(t.http.post(repoApi('/labels'))).send({ name: 'enhancement', color: '#84b6eb' }).expect(201)).body;
+    const milestone = (await as(t.http.post(repoApi('/milestones'))).send({ title: 'v1' }).expect(201)).body;
+
+    // `tea pr create --head feature-x --labels enhancement --milestone v1 --assignees <me> --deadline …`: the base is
+    // the repository's default branch (GetRepo), the title comes from the branch name, and the SDK's
+    // CreatePullRequestOption goes out whole.
+    const defaultBranch = (await as(t.http.get(repoApi(''))).expect(200)).body.default_branch;
+    const created = await as(t.http.post(repoApi('/pulls'))).send({
+      head: 'feature-x',
+      base: defaultBranch,
+      title: 'Feature X',
+      body: 'Adds the feature.',
+      assignee: '',
+      assignees: [owner],
+      reviewers: null,
+      team_reviewers: null,
+      milestone: milestone.id,
+      labels: [label.id],
+      due_date: '2031-02-03T10:00:00Z',
+    });
+    expect(created.status).toBe(201);
+    // print.PullDetails: title, index, state, poster, head and base labels, mergeable, body; then html_url.
+    expect(created.body).toMatchObject({
+      number: 1,
+      title: 'Feature X',
+      state: 'open',
+      user: { login: owner },
+      head: { label: 'feature-x', ref: 'feature-x', sha: expect.stringMatching(/^[0-9a-f]{40}$/) },
+      base: { label: defaultBranch, ref: defaultBranch },
+      mergeable: true,
+      body: 'Adds the feature.',
+      milestone: { id: milestone.id, title: 'v1' },
+      due_date: '2031-02-03T23:59:59Z',
+      html_url: expect.stringContaining(`/${owner}/${name}/pulls/1`),
+    });
+    expect(created.body.labels.map((l: { name: string }) => l.name)).toEqual(['enhancement']);
+    expect(created.body.assignees.map((u: { login: string }) => u.login)).toEqual([owner]);
+    const head = created.body.head.sha as string;
+
+    // `tea pr ls`: ListRepoPullRequests with the SDK's list options (state, page, limit).
+    const listed = await as(t.http.get(repoApi('/pulls?page=1&limit=30&state=open'))).expect(200);
+    expect(listed.body.map((pr: { number: number; title: string; state: string }) => [pr.number, pr.title, pr.state])).toEqual([[1, 'Feature X', 'open']]);
+    expect(listed.headers['x-total-count']).toBe('1');
+
+    // `tea pr 1`: GetPullRequest, then the head's combined status for the CI line (no status yet: Forgejo's empty
+    // CombinedStatus, which tea prints as no CI).
+    expect((await as(t.http.get(repoApi('/pulls/1'))).expect(200)).body).toMatchObject({ number: 1, head: { sha: head }, merged: false });
+    expect((await as(t.http.get(repoApi(`/commits/${head}/status`))).expect(200)).body).toMatchObject({ state: '', sha: '', total_count: 0 });
+
+    // `tea pr checkout 1`: GetPullRequest, then a fetch of the head branch from the head repository.
+    const git = new GitClient();
+    try {
+      const remote = withCredentials(base, `/${owner}/${name}.git`, alice.name, alice.token);
+      const work = await git.workingCopy('scratch');
+      await git.ok(['fetch', '--quiet', remote, 'feature-x:refs/remotes/pulls/feature-x'], { cwd: work });
+      expect((await git.ok(['rev-parse', 'refs/remotes/pulls/feature-x'], { cwd: work })).trim()).toBe(head);
+
+      // `tea pr close 1` and `tea pr reopen 1`: EditPullRequest with only the state set; the SDK still sends every
+      // other field (empty title and base, milestone 0, null labels and assignees), which change nothing.
+      const editBody = (state: string) => ({ title: '', body: null, base: '', assignee: '', assignees: null, milestone: 0, labels: null, state, due_date: null, unset_due_date: null, allow_maintainer_edit: null });
+      const closed = await as(t.http.patch(repoApi('/pulls/1'))).send(editBody('closed')).expect(201);
+      expect(closed.body).toMatchObject({ state: 'closed', title: 'Feature X', body: 'Adds the feature.', base: { ref: defaultBranch }, milestone: { id: milestone.id }, due_date: '2031-02-03T23:59:59Z' });
+      expect(closed.body.labels.map((l: { name: string }) => l.name)).toEqual(['enhancement']);
+      expect(closed.body.assignees.map((u: { login: string }) => u.login)).toEqual([owner]);
+      expect((await as(t.http.get(repoApi('/pulls?page=1&limit=30&state=open'))).expect(200)).body).toEqual([]);
+      const reopened = await as(t.http.patch(repoApi('/pulls/1'))).send(editBody('open')).expect(201);
+      expect(reopened.body).toMatchObject({ state: 'open', title: 'Feature X', milestone: { id: milestone.id } });
+      expect(reopened.body.labels.map((l: { name: string }) => l.name)).toEqual(['enhancement']);
+
+      // Reopening tests the pull request again; until that has run a merge is refused (405, "try again later"), as
+      // in Forgejo. A person runs `tea pr merge` after reading it mergeable.
+      for (let attempt = 0; !(await as(t.http.get(repoApi('/pulls/1'))).expect(200)).body.mergeable; attempt++) {
+        if (attempt === 200) throw new Error('the reopened pull request was never tested again');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // `tea pr merge 1 --style squash --title … --message …`: the SDK counts only a 200 as merged.
+      const merged = await as(t.http.post(repoApi('/pulls/1/merge'))).send({
+        Do: 'squash',
+        MergeCommitID: '',
+        MergeTitleField: 'Feature X (#1)',
+        MergeMessageField: 'Squashed by tea.',
+        delete_branch_after_merge: false,
+        force_merge: false,
+        head_commit_id: '',
+        merge_when_checks_succeed: false,
+      });
+      expect(merged.status).toBe(200);
+      const after = (await as(t.http.get(repoApi('/pulls/1'))).expect(200)).body;
+      expect(after).toMatchObject({ state: 'closed', merged: true, merged_by: { login: owner } });
+      const mainHead = (await as(t.http.get(repoApi(`/branches/${defaultBranch}`))).expect(200)).body.commit;
+      expect(mainHead.id).toBe(after.merge_commit_sha);
+      expect(mainHead.message.trim()).toBe('Feature X (#1)\n\nSquashed by tea.');
+      // IsPullRequestMerged: 204.
+      await as(t.http.get(repoApi('/pulls/1/merge'))).expect(204);
+
+      // With the head branch gone, head.ref names refs/pull/1/head, which `tea pr checkout` fetches instead.
+      await as(t.http.delete(repoApi('/branches/feature-x'))).expect(204);
+      const gone = (await as(t.http.get(repoApi('/pulls/1'))).expect(200)).body;
+      expect(gone.head).toMatchObject({ label: 'feature-x', ref: 'refs/pull/1/head', sha: head });
+      await git.ok(['fetch', '--quiet', remote, `${gone.head.ref}:refs/remotes/pulls/pulls/1`], { cwd: work });
+      expect((await git.ok(['rev-parse', 'refs/remotes/pulls/pulls/1'], { cwd: work })).trim()).toBe(head);
+    } finally {
+      git.dispose();
+    }
   });
 });
