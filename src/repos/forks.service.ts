@@ -113,10 +113,10 @@ export class ForksService implements OnModuleInit {
         try {
           await this.pools.buildMember(aside, poolName, { objectFormat: source.objectFormatName as ObjectFormat, defaultBranch: source.defaultBranch, refs });
           // What a new fork would cost alone is what its source does (the same branches and tags; docs/quota.md):
-          // the source's measured size now, the fork's own measured once the answer is sent. Walking every object
-          // a large history reaches takes seconds (bench/forks.bench.js), which the answer does not wait for.
+          // the source's measured size, until the fork's first push measures its own. Measuring it now would walk
+          // every object a large history reaches: seconds per fork (bench/forks.bench.js).
           const gitSize = (await this.repositories.findById(source.id))?.gitSize ?? source.gitSize;
-          const created = await this.creation.createFromDirectory(
+          return await this.creation.createFromDirectory(
             viewer,
             forker,
             {
@@ -144,8 +144,6 @@ export class ForksService implements OnModuleInit {
               for (const participant of this.participants) await participant.link(tx, source, row);
             },
           );
-          void this.deletion.refreshGitSize(forker.name, { id: created.id, name: created.name }).catch((error: Error) => this.logger.warn(`measuring the fork ${forker.name}/${created.name}: ${error.message}`));
-          return created;
         } finally {
           await this.git.removeAside(aside).catch((error: Error) => this.logger.error(`could not remove ${aside}: ${error.message}`));
         }
