@@ -194,6 +194,14 @@ export interface MirrorConfig {
   migrationMaxPerUser: number;
   /** MIGRATION_QUEUE_TIMEOUT: how long a migration waits for its turn before 503. */
   migrationQueueTimeoutMs: number;
+  /**
+   * MIRROR_LFS_MAX_OBJECTS, MIRROR_LFS_MAX_SIZE: the most LFS objects (and bytes) one migration or mirror sync
+   * fetches; a mirror's next sync fetches what was left.
+   */
+  lfsMaxObjects: number;
+  lfsMaxBytes: number;
+  /** MIRROR_LFS_TIMEOUT: how long one migration or sync may spend fetching LFS objects. */
+  lfsTimeoutMs: number;
   /** Fixed: 600 s for a migration clone, 300 s for a mirror fetch. */
   cloneTimeoutMs: number;
   fetchTimeoutMs: number;

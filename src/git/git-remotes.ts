@@ -227,9 +227,18 @@ export class GitRemotes {
   /**
    * The content of every blob of at most `maxBytes` in the repository (the candidates for LFS pointer files),
    * handed to `each` in slices of at most 1 000 blobs, so that memory stays bounded whatever the repository.
+   * `reachable`: only the blobs that the refs reach (a mirror keeps objects its source no longer has until git
+   * prunes them), else every object the repository holds (a fresh clone, where that is the same).
    */
-  async smallBlobs(dir: string, maxBytes: number, each: (blobs: Buffer[]) => Promise<void>): Promise<void> {
-    const listed = await this.git.run(['cat-file', '--batch-all-objects', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], { gitDir: dir, offload: true });
+  async smallBlobs(dir: string, maxBytes: number, each: (blobs: Buffer[]) => Promise<void>, options: { reachable?: boolean } = {}): Promise<void> {
+    const check = '--batch-check=%(objectname) %(objecttype) %(objectsize)';
+    const listed = options.reachable
+      ? await this.git.run(['cat-file', check], {
+          gitDir: dir,
+          offload: true,
+          input: await this.git.run(['rev-list', '--objects', '--all', '--no-object-names', `--filter=blob:limit=${maxBytes + 1}`], { gitDir: dir, offload: true }),
+        })
+      : await this.git.run(['cat-file', '--batch-all-objects', check], { gitDir: dir, offload: true });
     const oids: string[] = [];
     for (const line of listed.split('\n')) {
       const [oid, type, size] = line.split(' ');

@@ -4,21 +4,28 @@ import type { EntityManager } from 'typeorm';
 import { InvalidInputError, PayloadTooLargeError } from '../common/errors';
 import { Clock } from '../common/time';
 import { LfsConfig } from '../config/slices';
-import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
+import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
 import { RepositoryDirectory } from '../repos/repository-directory';
 import { LfsContent, lfsKey } from './lfs-content';
 import { LfsObjectStore } from './lfs-object.store';
 import { MAX_POINTER_BYTES, parsePointerFile } from './lfs-pointer';
 import type { LfsPointer } from './lfs.wire';
 
+const NOTHING_RESERVED: QuotaReservation = { amount: 0, settle: () => Promise.resolve(), release: () => Promise.resolve() };
+
 /**
- * What a migration asks of LFS to bring a source's objects along: the pointers among a repository's small
- * blobs, room in the owner's quota, each object's bytes verified against its oid and size as they stream in,
- * and the new repository's rows in the transaction that creates it.
+ * What a migration or a mirror sync asks of LFS to bring a source's objects along: the pointers among a
+ * repository's small blobs, room in the owner's quota, each object's bytes verified against its oid and size as
+ * they stream in, and the repository's rows in one transaction (for a migration, the one that creates it).
  */
 @Injectable()
 export class LfsIntake {
   readonly maxPointerBytes = MAX_POINTER_BYTES;
+
+  /** LFS_MAX_FILE_SIZE (0: no limit). */
+  get maxFileBytes(): number {
+    return this.lfsConfig.maxFileBytes;
+  }
 
   constructor(
     private readonly store: LfsObjectStore,
@@ -33,13 +40,21 @@ export class LfsIntake {
     return blobs.map(parsePointerFile).filter((pointer): pointer is LfsPointer => pointer !== null);
   }
 
-  /** 413 `quota exceeded` when the objects the owner holds nowhere yet do not fit in its `size:git:lfs`. */
-  async assertRoom(owner: { id: number; name: string }, pointers: LfsPointer[]): Promise<void> {
+  /** The objects among `pointers` that the repository holds already (its rows), by oid. */
+  async heldBy(repositoryId: number, pointers: LfsPointer[]): Promise<Set<string>> {
+    return new Set((await this.store.inRepository(repositoryId, pointers.map((pointer) => pointer.oid))).keys());
+  }
+
+  /**
+   * The bytes of the objects the owner holds nowhere yet, reserved in its `size:git:lfs` before a byte is
+   * fetched (413 `quota exceeded` when they do not all fit), so that concurrent uploads and fetches cannot take
+   * it past its limit. Settled in the transaction that writes the rows (`link`); released by the caller.
+   */
+  async reserve(owner: { id: number; name: string }, pointers: LfsPointer[]): Promise<QuotaReservation> {
     const held = await this.store.heldByOwner(owner.id, pointers.map((pointer) => pointer.oid));
     const bytes = pointers.filter((pointer) => !held.has(pointer.oid)).reduce((sum, pointer) => sum + pointer.size, 0);
-    if (bytes === 0) return;
-    const check = await this.quota.reserve(owner, 'size:git:lfs', 'lfs', bytes, { whole: true });
-    await check.release();
+    if (bytes === 0) return NOTHING_RESERVED;
+    return this.quota.reserve(owner, 'size:git:lfs', 'lfs', bytes, { whole: true });
   }
 
   /** The object's bytes from `source`: at most its size, placed only when hash and length match (422 otherwise). */

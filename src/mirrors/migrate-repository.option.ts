@@ -32,10 +32,10 @@ export class MigrateRepositoryOption {
   @Field({ field: 'Mirror', type: 'boolean', description: 'make the repository a pull mirror' })
   mirror?: boolean;
 
-  @Field({ field: 'LFS', type: 'boolean', description: 'bring the LFS objects the source points to (a migration, not yet a pull mirror\'s syncs)' })
+  @Field({ field: 'LFS', type: 'boolean', description: 'bring the LFS objects the source points to, at the migration and at every sync of a pull mirror' })
   lfs?: boolean;
 
-  @Field({ field: 'LFSEndpoint', type: 'string', description: 'the LFS server of the source; default: the clone address with .git/info/lfs' })
+  @Field({ field: 'LFSEndpoint', type: 'string', description: 'the LFS server of the source (at most 2048 characters); default: the clone address with .git/info/lfs' })
   lfs_endpoint?: string;
 
   @Field({ field: 'Private', type: 'boolean' })

@@ -19,7 +19,7 @@ import { UserEntity } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';
 import { faultPoint } from '../common/fault-points';
 import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
-import { LfsFetch, lfsEndpointOf } from './lfs-fetch';
+import { LfsFetch, LfsFetched, lfsEndpointOf } from './lfs-fetch';
 import { HostPolicy } from '../outbound/host-policy';
 import type { MigrateRepositoryOption } from './migrate-repository.option';
 import { MirrorCredentials } from './mirror-credentials';
@@ -138,47 +138,85 @@ export class MigrationsService {
       faultPoint('migration.cloned');
       if (interval) await this.remotes.addTagRefspec(workDir);
       else await this.remotes.removeOrigin(workDir);
-      const isEmpty = !(await this.remotes.hasCommits(workDir));
-      // The source's HEAD branch; `main` for an empty source.
-      const defaultBranch = isEmpty ? DEFAULT_BRANCH : ((await this.remotes.headBranch(workDir)) ?? DEFAULT_BRANCH);
-      await this.gitRepositories.setHead(workDir, defaultBranch);
-      // `lfs: true`: the source's LFS objects come along, checked against the owner's quota and stored before the
-      // row; their rows are written with it.
-      const lfsObjects = option.lfs === true ? await this.lfs.fetch(workDir, lfsEndpointOf(url, option.lfs_endpoint), credentials, owner) : [];
-      const now = this.clock.nowUnix();
-      return await this.creation.createFromDirectory(
-        viewer,
-        owner,
-        {
-          name: option.repo_name,
-          description: option.description ?? '',
-          isPrivate: option.private === true,
-          isEmpty,
-          isMirror: interval !== null,
-          mirrorInterval: interval?.display ?? '',
-          mirrorUpdatedUnix: interval ? now : 0,
-          originalUrl: url.href,
-          defaultBranch,
-          objectFormatName: await this.remotes.objectFormat(workDir),
-          gitSize: await this.gitRepositories.size(workDir),
-        },
-        workDir,
-        async (tx, row) => {
-          await reservation.settle(tx);
-          await this.lfs.link(tx, row.id, lfsObjects);
-          if (!interval) return;
-          await this.mirrors.insert(tx, {
-            repoId: row.id,
-            intervalSeconds: interval.seconds,
-            nextUpdateUnix: interval.seconds > 0 ? now + interval.seconds : 0,
-            credentials: credentials ? this.credentials.seal(credentials) : '',
-          });
-        },
-      );
+      // `lfs: true`: the source's LFS objects come along, reserved in the owner's quota and stored before the
+      // row; their rows are written with it. The clone's reservation holds all the owner had left, which a rule
+      // covering both (`size:git:all`, `size:all`) would leave to the objects: it gives way to one of the clone's
+      // size first.
+      let gitReservation = reservation;
+      if (option.lfs === true && reservation.amount !== Infinity) {
+        const cloned = await this.gitRepositories.size(workDir);
+        await reservation.release();
+        gitReservation = await this.quota.reserve(owner, 'size:repos:all', option.private === true ? 'reposPrivate' : 'reposPublic', cloned);
+      }
+      try {
+        const lfs =
+          option.lfs === true
+            ? await this.lfs.fetch({ dir: workDir, endpoint: lfsEndpointOf(url, option.lfs_endpoint), credentials, owner, signal: clientGone, what: 'migration' })
+            : null;
+        try {
+          if (clientGone?.aborted) throw new ServiceUnavailableError('the migration was stopped: its client went away', 1);
+          return await this.create(viewer, owner, option, interval, url, workDir, credentials, gitReservation, lfs);
+        } finally {
+          await lfs?.release();
+        }
+      } finally {
+        await gitReservation.release();
+      }
     } finally {
       // Gone already when it was moved into place; otherwise nothing of the attempt stays.
       await fs.rm(workDir, { recursive: true, force: true });
     }
+  }
+
+  /** The row (with the mirror's record and the LFS objects' rows) and the directory, together. */
+  private async create(
+    viewer: AuthContext,
+    owner: UserEntity,
+    option: MigrateRepositoryOption,
+    interval: ReturnType<typeof parseMirrorInterval> | null,
+    url: URL,
+    workDir: string,
+    credentials: RemoteCredentials | undefined,
+    reservation: QuotaReservation,
+    lfs: LfsFetched | null,
+  ): Promise<RepositoryWire> {
+    const isEmpty = !(await this.remotes.hasCommits(workDir));
+    // The source's HEAD branch; `main` for an empty source.
+    const defaultBranch = isEmpty ? DEFAULT_BRANCH : ((await this.remotes.headBranch(workDir)) ?? DEFAULT_BRANCH);
+    await this.gitRepositories.setHead(workDir, defaultBranch);
+    const now = this.clock.nowUnix();
+    return await this.creation.createFromDirectory(
+      viewer,
+      owner,
+      {
+        name: option.repo_name,
+        description: option.description ?? '',
+        isPrivate: option.private === true,
+        isEmpty,
+        isMirror: interval !== null,
+        mirrorInterval: interval?.display ?? '',
+        mirrorUpdatedUnix: interval ? now : 0,
+        originalUrl: url.href,
+        defaultBranch,
+        objectFormatName: await this.remotes.objectFormat(workDir),
+        gitSize: await this.gitRepositories.size(workDir),
+      },
+      workDir,
+      async (tx, row) => {
+        await reservation.settle(tx);
+        await lfs?.link(tx, row.id);
+        if (!interval) return;
+        await this.mirrors.insert(tx, {
+          repoId: row.id,
+          intervalSeconds: interval.seconds,
+          nextUpdateUnix: interval.seconds > 0 ? now + interval.seconds : 0,
+          credentials: credentials ? this.credentials.seal(credentials) : '',
+          // Forgejo keeps the endpoint only for a mirror that fetches LFS objects.
+          lfs: option.lfs === true,
+          lfsEndpoint: option.lfs === true ? (option.lfs_endpoint ?? '') : '',
+        });
+      },
+    );
   }
 
   /** `repo_owner`, else `uid`, else the caller; unknown → 422 with Forgejo's ErrUserNotExist text. */

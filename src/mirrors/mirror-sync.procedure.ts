@@ -22,6 +22,9 @@ import { parseCloneAddress, sanitizeCredentialUrls } from './clone-address';
 import { HostPolicy } from '../outbound/host-policy';
 import { MirrorCredentials } from './mirror-credentials';
 import { MirrorStore } from './mirror.store';
+import type { MirrorEntity } from './mirror.entity';
+import { LfsFetch, lfsEndpointOf } from './lfs-fetch';
+import { Transactions } from '../database/transactions';
 
 /** A failed sync is tried again this long after. */
 export const RETRY_AFTER_FAILURE_SECONDS = 600;
@@ -35,7 +38,8 @@ export type SyncOutcome = 'synced' | 'failed' | 'busy' | 'elsewhere' | 'gone' | 
 /**
  * One sync of one pull mirror (docs/mirrors.md), under the mirror's claim in the database: policy
  * recheck → `fetch --prune --tags` (all refs in one transaction) with the broken-ref recovery → on success
- * the repository's record follows; on failure nothing changes but the next due time.
+ * the repository's record follows, then the LFS objects of a mirror made with `lfs: true`; on failure nothing
+ * changes but the next due time.
  */
 @Injectable()
 export class MirrorSyncProcedure {
@@ -60,14 +64,16 @@ export class MirrorSyncProcedure {
     private readonly pushes: RepositoryPushes,
     private readonly claims: Claims,
     @Inject(QUOTA_GATE) private readonly quota: QuotaGate,
+    private readonly lfs: LfsFetch,
+    private readonly transactions: Transactions,
   ) {}
 
   /**
-   * A claim outlives the longest sync (two fetches and a prune), so only a dead holder's claim expires while it
-   * is still wanted.
+   * A claim outlives the longest sync (two fetches, a prune and the LFS objects' time limit), so only a dead
+   * holder's claim expires while it is still wanted.
    */
   private get claimSeconds(): number {
-    return Math.ceil((3 * this.mirrorConfig.fetchTimeoutMs) / 1000) + 60;
+    return Math.ceil((3 * this.mirrorConfig.fetchTimeoutMs + this.mirrorConfig.lfsTimeoutMs) / 1000) + 60;
   }
 
   /**
@@ -131,13 +137,16 @@ export class MirrorSyncProcedure {
             return 'failed';
           }
           faultPoint('mirror.fetched');
-          const done = this.clock.nowUnix();
-          await this.recordSuccess(repo, dir, done, refsBefore, reservation);
-          nextUpdate = mirror.intervalSeconds > 0 ? done + mirror.intervalSeconds : 0;
-          return 'synced';
+          await this.recordSuccess(repo, dir, this.clock.nowUnix(), refsBefore, reservation);
         } finally {
           await reservation.release();
         }
+        // After the fetch's reservation is given back: it holds all the owner had left, which a rule covering
+        // both (`size:git:all`, `size:all`) would otherwise leave to the LFS objects.
+        if (mirror.lfs) await this.fetchLfs(repo, owner, dir, mirror, signal);
+        const done = this.clock.nowUnix();
+        nextUpdate = mirror.intervalSeconds > 0 ? done + mirror.intervalSeconds : 0;
+        return 'synced';
       } finally {
         await turn.release();
       }
@@ -162,6 +171,28 @@ export class MirrorSyncProcedure {
       if (!(error instanceof GitError) || !isBrokenRefError(error.stderr)) throw error;
       await this.remotes.pruneOrigin(dir, access);
       await this.remotes.fetchMirror(dir, access);
+    }
+  }
+
+  /**
+   * The LFS objects the mirrored refs point to and the mirror does not hold yet, from the source's LFS server
+   * (lfs-fetch.ts: limits, quota, host policy, verification), their rows and the repository's LFS size in one
+   * transaction. As in Forgejo, a failure here is logged and the sync still counts: the refs are fetched, and
+   * the next sync asks for the objects again.
+   */
+  private async fetchLfs(repo: RepositoryEntity, owner: { id: number; name: string }, dir: string, mirror: MirrorEntity, signal: AbortSignal): Promise<void> {
+    const what = `mirror ${owner.name}/${repo.name}`;
+    try {
+      const endpoint = lfsEndpointOf(parseCloneAddress(repo.originalUrl), mirror.lfsEndpoint || undefined);
+      const fetched = await this.lfs.fetch({ dir, endpoint, credentials: this.credentials.open(mirror.credentials), owner, repositoryId: repo.id, signal, what });
+      try {
+        if (fetched.pointers.length > 0) await this.transactions.run((tx) => fetched.link(tx, repo.id));
+      } finally {
+        await fetched.release();
+      }
+    } catch (error) {
+      if (error instanceof QuotaExceededError) this.logger.warn(`${what}: LFS objects not fetched: the owner is over its size:git:lfs quota`);
+      else this.logger.warn(`${what}: LFS objects not fetched: ${describe(error)}`);
     }
   }
 

@@ -1,5 +1,5 @@
 import { Column, Entity, Index } from 'typeorm';
-import { bigintAsNumber, IdColumn, LongTextColumn, RefColumn, TextColumn, UnixTimeColumn } from '../database/columns';
+import { bigintAsNumber, FlagColumn, IdColumn, LongTextColumn, RefColumn, TextColumn, UnixTimeColumn } from '../database/columns';
 
 /**
  * The pull-mirror record of a repository created by POST /repos/migrate with `mirror: true` (the repository
@@ -26,6 +26,14 @@ export class MirrorEntity {
   /** The fetch credentials sealed by SecretBox (`v1:…`), '' when there are none. Never leaves the server. */
   @LongTextColumn()
   credentials: string;
+
+  /** Syncs fetch the LFS objects the mirrored refs point to (`lfs: true` at the migration). */
+  @FlagColumn()
+  lfs: boolean;
+
+  /** The LFS server to fetch them from; '' for the one the clone address implies (`.git/info/lfs`). */
+  @TextColumn(2048)
+  lfsEndpoint: string;
 
   /** The process that holds the sync claim, '' when nobody does. */
   @TextColumn(64)

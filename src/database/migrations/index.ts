@@ -38,6 +38,7 @@ import { CreateMilestones1796184284076 } from './1796184284076-create-milestones
 import { CreateReactions1796185153404 } from './1796185153404-create-reactions';
 import { CreateIssueDependencies1796188422660 } from './1796188422660-create-issue-dependencies';
 import { CommentEventColumns1796197026230 } from './1796197026230-comment-event-columns';
+import { MirrorLfs1796199137656 } from './1796199137656-mirror-lfs';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -81,4 +82,5 @@ export const MIGRATIONS = [
   CreateIssueDependencies1796188422660,
   CommentEventColumns1796197026230,
   CreateReviews1796198454044,
+  MirrorLfs1796199137656,
 ];
