@@ -68,7 +68,7 @@ export function toTimelineCommentWire(comment: CommentEntity, issue: IssueEntity
     ref_comment: null,
     ref_action: 'none',
     ref_commit_sha: comment.commitSha,
-    review_id: 0,
+    review_id: comment.reviewId ?? 0,
     label: refs.labels.get(comment.labelId) ?? null,
     assignee: assignee ? toUserWire(assignee, ANONYMOUS_VIEW, site) : null,
     assignee_team: null,

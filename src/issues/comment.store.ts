@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { changeRows } from '../database/transactions';
 import { CommentType } from './comment-types';
@@ -54,6 +54,11 @@ export class CommentStore {
 
   async update(tx: EntityManager, id: number, changes: Partial<CommentEntity>): Promise<void> {
     await tx.getRepository(CommentEntity).update({ id }, changes);
+  }
+
+  /** The entries of a review (given, dismissed), which go with it. */
+  async deleteOfReview(tx: EntityManager, issueId: number, reviewId: number): Promise<void> {
+    if (reviewId > 0) await tx.getRepository(CommentEntity).delete({ issueId, reviewId, type: In([CommentType.Review, CommentType.DismissReview]) });
   }
 
   /** True when the row was really deleted (the count moves only then). */

@@ -74,6 +74,26 @@ export class IssueTimeline {
     await this.write(tx, awaited, doerId, type, { dependentIssueId: waiting.id });
   }
 
+  /** A review given (approved, changes requested, commented), its body the review's. */
+  async reviewed(tx: EntityManager, issue: OnIssue, doerId: number, reviewId: number, body: string): Promise<void> {
+    await this.write(tx, issue, doerId, CommentType.Review, { reviewId, body });
+  }
+
+  /** A review asked of `reviewerId` (`reviewId` the request), or taken back. */
+  async reviewRequested(tx: EntityManager, issue: OnIssue, doerId: number, reviewerId: number, reviewId: number, removed: boolean): Promise<void> {
+    await this.write(tx, issue, doerId, CommentType.ReviewRequest, { assigneeId: reviewerId, removedAssignee: removed, reviewId: removed ? 0 : reviewId });
+  }
+
+  /** A review dismissed, `body` the reason. */
+  async reviewDismissed(tx: EntityManager, issue: OnIssue, doerId: number, reviewId: number, body: string): Promise<void> {
+    await this.write(tx, issue, doerId, CommentType.DismissReview, { reviewId, body });
+  }
+
+  /** A review deleted takes its entries along. */
+  reviewDeleted(tx: EntityManager, issue: OnIssue, reviewId: number): Promise<void> {
+    return this.comments.deleteOfReview(tx, issue.id, reviewId);
+  }
+
   /** A pushed commit names the issue (`body` links it); once per commit and issue. */
   async commitReferenced(tx: EntityManager, issue: OnIssue, doerId: number, sha: string, body: string): Promise<boolean> {
     if (await this.comments.hasCommitReference(tx, issue.id, sha)) return false;

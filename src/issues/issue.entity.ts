@@ -203,6 +203,10 @@ export class CommentEntity {
   @RefColumn({ default: 0 })
   dependentIssueId: number;
 
+  /** For a `review`, `review_request` or `dismiss_review` entry: the review (0 for a request taken back). */
+  @RefColumn({ default: 0 })
+  reviewId: number;
+
   @UnixTimeColumn()
   createdUnix: number;
 

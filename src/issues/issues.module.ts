@@ -37,7 +37,7 @@ import { ReactionsService } from './reactions.service';
   // The pinned list before the issue routes: `issues/pinned` is not an issue number.
   controllers: [IssueSearchController, CommentsController, IssuePinsController, IssuesController, IssueLabelsController, AssigneesController, ReactionsController, IssueDependenciesController],
   providers: [IssueStore, CommentStore, ReactionStore, IssuePushStore, IssueTimeline, IssuesService, IssueListsService, CommentsService, IssueLabelsService, ReactionsService, IssueDependenciesService, IssuePinsService, CommitReferences],
-  exports: [IssuesService, CommentsService],
+  exports: [IssuesService, CommentsService, IssueTimeline],
 })
 export class IssuesModule implements OnModuleInit {
   constructor(

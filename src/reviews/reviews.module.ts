@@ -2,6 +2,7 @@ import { Module, OnModuleInit } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
 import { ContentModule } from '../content/content.module';
 import { GitModule } from '../git/git.module';
+import { IssuesModule } from '../issues/issues.module';
 import { PullsModule } from '../pulls/pulls.module';
 import { PullsService } from '../pulls/pulls.service';
 import { ReposModule } from '../repos/repos.module';
@@ -14,7 +15,7 @@ import { ReviewsService } from './reviews.service';
 
 /** Reviews of pull requests and requests for them; what the merge rules count and what head pushes make stale. */
 @Module({
-  imports: [UsersModule, ReposModule, AccessModule, ContentModule, GitModule, PullsModule],
+  imports: [UsersModule, ReposModule, AccessModule, ContentModule, GitModule, IssuesModule, PullsModule],
   controllers: [ReviewsController],
   providers: [ReviewStore, ReviewsService],
   exports: [ReviewsService],

@@ -16,6 +16,7 @@ import { RepositoryEvents } from '../events/repository-events';
 import { GitCompare } from '../git/git-compare';
 import { GitRefs } from '../git/git-refs';
 import type { IssueEntity } from '../issues/issue.entity';
+import { IssueTimeline } from '../issues/issue-timeline';
 import { pullHeadRef } from '../pulls/pull-checks';
 import type { PullReviewSummary } from '../pulls/pull-review-hooks';
 import type { PullRow } from '../pulls/pull-request.store';
@@ -70,6 +71,7 @@ export class ReviewsService {
   constructor(
     private readonly store: ReviewStore,
     private readonly pulls: PullsService,
+    private readonly timeline: IssueTimeline,
     private readonly protections: BranchProtections,
     private readonly policy: RepositoryPolicy,
     private readonly content: ContentRepositories,
@@ -177,6 +179,7 @@ export class ReviewsService {
     if (review.type === ReviewType.Request) throw new InvalidInputError('review request can not be deleted using this method');
     await this.transactions.run(async (tx) => {
       await this.store.delete(tx, review.id);
+      await this.timeline.reviewDeleted(tx, place.row.issue, review.id);
       if (review.official) await this.restoreOfficial(tx, place.row.issue.id, review.reviewerId);
     });
   }
@@ -193,6 +196,7 @@ export class ReviewsService {
     if (place.row.issue.isClosed || place.row.pull.hasMerged) throw new ForbiddenError("can't dismiss a review associated to a closed or merged PR");
     await this.transactions.run(async (tx) => {
       await this.store.update(tx, review.id, { dismissed, updatedUnix: this.clock.nowUnix() });
+      if (dismissed) await this.timeline.reviewDismissed(tx, place.row.issue, target.viewer.user!.id, review.id, option.message ?? '');
       if (dismissed && option.priors) {
         for (const prior of await this.store.undismissedOf(tx, review.issueId, review.reviewerId)) await this.store.update(tx, prior.id, { dismissed: true });
       }
@@ -252,12 +256,14 @@ export class ReviewsService {
             createdUnix: now,
             updatedUnix: now,
           });
+          await this.timeline.reviewRequested(tx, place.row.issue, target.viewer.user!.id, reviewer.id, inserted.id, false);
           await this.recordRequest(tx, target, place.row.issue, reviewer, 'review_requested');
           return inserted;
         }
         if (!latest || latest.type !== ReviewType.Request) return null;
         await this.store.delete(tx, latest.id);
         if (await this.protections.isOfficialReviewer(target.repo, target.owner, reviewer, place.row.pull.baseBranch)) await this.restoreOfficial(tx, place.row.issue.id, reviewer.id);
+        await this.timeline.reviewRequested(tx, place.row.issue, target.viewer.user!.id, reviewer.id, 0, true);
         await this.recordRequest(tx, target, place.row.issue, reviewer, 'review_request_removed');
         return null;
       });
@@ -362,7 +368,11 @@ export class ReviewsService {
     await this.transactions.run(async (tx) => {
       if (changed) await this.store.markStale(tx, row.issue.id, newHead);
       else await this.store.markFresh(tx, row.issue.id, newHead);
-      if (dismiss) for (const approval of await this.store.approvals(row.issue.id, tx)) await this.store.update(tx, approval.id, { dismissed: true });
+      if (!dismiss) return;
+      for (const approval of await this.store.approvals(row.issue.id, tx)) {
+        await this.store.update(tx, approval.id, { dismissed: true });
+        await this.timeline.reviewDismissed(tx, row.issue, target.viewer.user?.id ?? 0, approval.id, STALE_DISMISSAL_MESSAGE);
+      }
     });
   }
 
@@ -428,6 +438,7 @@ export class ReviewsService {
       for (const [n, comment] of comments.entries()) {
         await this.store.insertComment(tx, { reviewId: current.id, issueId, repoId: target.repo.id, posterId: doer.id, path: comment.path, line: comment.line, body: comment.body, ...lineFacts[n], resolverId: 0, invalidated: false, createdUnix: now, updatedUnix: now });
       }
+      if (type !== ReviewType.Pending) await this.timeline.reviewed(tx, place.row.issue, doer.id, current.id, body);
       const hookEvent = REVIEW_HOOK_EVENTS[type];
       if (hookEvent) {
         await this.pulls.recordEvent(tx, target, place.row.issue, {

@@ -230,6 +230,30 @@ describe('pull request reviews: …/pulls/{index}/reviews, …/requested_reviewe
     expect((await t.http.get(reviews(repo)).expect(200)).body.map((item: Record<string, any>) => item.state)).toEqual(['COMMENT']);
   });
 
+  it('writes timeline entries for reviews given, review requests and dismissals; a deleted review takes its own', async () => {
+    const { repo } = await openPull();
+    await t.http.post(`${pulls(repo)}/1/requested_reviewers`).set(withToken(writer.token)).send({ reviewers: [second.name] }).expect(201);
+    await t.http.delete(`${pulls(repo)}/1/requested_reviewers`).set(withToken(writer.token)).send({ reviewers: [second.name] }).expect(204);
+    await review(repo, reader, { event: 'PENDING', body: 'not yet shown' }).expect(200);
+    const approval = (await review(repo, owner, { event: 'APPROVED', body: 'ship it' }).expect(200)).body;
+    await t.http.post(`${reviews(repo)}/${approval.id}/dismissals`).set(withToken(owner.token)).send({ message: 'too early' }).expect(200);
+    const timeline = async () =>
+      (await t.http.get(t.api(`/repos/${repo.full_name}/issues/1/timeline`)).expect(200)).body
+        .filter((entry: Record<string, any>) => ['review', 'review_request', 'dismiss_review'].includes(entry.type))
+        .map((entry: Record<string, any>) => [entry.type, entry.user.login, entry.body, entry.review_id === 0 ? 0 : entry.review_id, entry.assignee?.login ?? null, entry.removed_assignee]);
+    const entries = await timeline();
+    expect(entries).toHaveLength(4);
+    expect(entries[0]).toEqual(['review_request', writer.name, '', entries[0][3], second.name, false]);
+    expect(entries[0][3]).toBeGreaterThan(0);
+    expect(entries.slice(1)).toEqual([
+      ['review_request', writer.name, '', 0, second.name, true],
+      ['review', owner.name, 'ship it', approval.id, null, false],
+      ['dismiss_review', owner.name, 'too early', approval.id, null, false],
+    ]);
+    await t.http.delete(`${reviews(repo)}/${approval.id}`).set(withToken(owner.token)).expect(204);
+    expect((await timeline()).map((entry: unknown[]) => entry[0])).toEqual(['review_request', 'review_request']);
+  });
+
   it('marks reviews stale when a push changes the diff, not when it does not', async () => {
     const { repo, work, remote, head } = await openPull();
     const approval = (await review(repo, owner, { event: 'APPROVED' }).expect(200)).body;

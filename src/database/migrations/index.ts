@@ -28,6 +28,7 @@ import { CreateIssuePushes1796186458408 } from './1796186458408-create-issue-pus
 import { CreateIssueMentions1796186458409 } from './1796186458409-create-issue-mentions';
 import { MediumTextBodies1796186458410 } from './1796186458410-medium-text-bodies';
 import { CreateReviews1796198454044 } from './1796198454044-create-reviews';
+import { CommentReviewId1796199264777 } from './1796199264777-comment-review-id';
 import { IssueCoveringIndexes1796187646749 } from './1796187646749-issue-covering-indexes';
 import { DropWebhookDeliveryClaimIndex1795720000000 } from './1795720000000-drop-webhook-delivery-claim-index';
 import { CreateLfs1796172609408 } from './1796172609408-create-lfs';
@@ -83,4 +84,5 @@ export const MIGRATIONS = [
   CommentEventColumns1796197026230,
   CreateReviews1796198454044,
   MirrorLfs1796199137656,
+  CommentReviewId1796199264777,
 ];
