@@ -15,7 +15,8 @@ import { startTestApp, TestApp } from '../../support/test-app';
  * and the "Dependency Dashboard" issue. A commit lands on main; run 2 rebases the branch onto it and keeps the one
  * pull request. The pull request then merges through the API, and run 3 finds nothing left to do. On a second
  * repository, with `automerge` and `platformAutomerge`, Renovate schedules the merge (merge_when_checks_succeed)
- * and it lands when a CI reports the head's build as passed.
+ * and it lands when a CI reports the head's build as passed. On a third, Renovate onboards first ("Configure
+ * Renovate"), and once that is merged opens the update with the assignee and reviewer it is configured with.
  *
  * SQLite only (jest.config.js leaves it out of the MariaDB run): what it adds over the replays is Renovate's own
  * sequence of calls, which does not depend on the database, and round 1 of CI has room for it on SQLite only.
@@ -197,5 +198,28 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     // The next run finds the update done.
     expectNoTrouble(await renovateOn('service', { RENOVATE_AUTOMERGE: 'true', RENOVATE_PLATFORM_AUTOMERGE: 'true' }));
     expect((await get('/pulls?state=all', 'service')).map((p: { number: number; state: string }) => [p.number, p.state])).toEqual([[pull.number, 'closed']]);
+  }, 600_000);
+
+  it('onboarding: Renovate proposes its configuration first; once merged, it opens the update with its assignee and reviewer', async () => {
+    await makeProject('tools');
+    const developer = await makeUser(t, { name: 'developer' });
+    await t.http.put(api('/collaborators/developer', 'tools')).set(withToken(bot.token)).send({ permission: 'write' }).expect(204);
+    const settings = { RENOVATE_ONBOARDING: 'true', RENOVATE_REQUIRE_CONFIG: 'required', RENOVATE_ASSIGNEES: JSON.stringify([developer.name]), RENOVATE_REVIEWERS: JSON.stringify([developer.name]) };
+
+    expectNoTrouble(await renovateOn('tools', settings));
+    const [onboarding] = await get('/pulls?state=all', 'tools');
+    expect(onboarding).toMatchObject({ title: 'Configure Renovate', state: 'open', head: { ref: 'renovate/configure' }, base: { ref: 'main' } });
+    expect(onboarding.body).toContain('Welcome to [Renovate]');
+    expect(JSON.parse(git(gitDir('tools'), 'show', 'refs/heads/renovate/configure:renovate.json'))).toHaveProperty('$schema');
+    // Nothing but the onboarding pull request before the configuration is in.
+    expect((await get('/pulls?state=all', 'tools')).map((pull: { number: number }) => pull.number)).toEqual([onboarding.number]);
+    await t.http.post(api(`/pulls/${onboarding.number}/merge`, 'tools')).set(withToken(bot.token)).send({ Do: 'merge', delete_branch_after_merge: true }).expect(200);
+
+    expectNoTrouble(await renovateOn('tools', settings));
+    const update = (await get('/pulls?state=open', 'tools'))[0];
+    expect(update).toMatchObject({ title: expect.stringMatching(/^Update dependency lodash to v4\.\d+\.\d+$/), head: { ref: 'renovate/lodash-4.x' } });
+    // Forgejo 10: assignees go with the pull request and the reviewer is requested through requested_reviewers.
+    expect(update.assignees.map((user: { login: string }) => user.login)).toEqual([developer.name]);
+    expect(update.requested_reviewers.map((user: { login: string }) => user.login)).toEqual([developer.name]);
   }, 600_000);
 });
