@@ -231,6 +231,9 @@ export class ReviewsService {
       await this.assertValidRequest(target, place.row.issue, reviewer, add);
       reviewers.push(reviewer);
     }
+    // Requests of teams are not kept yet: refused before anything changes rather than dropped unsaid (Forgejo reads
+    // `team_reviewers` only for an organisation's repository; elsewhere they are ignored, as there).
+    if (target.owner.isOrganization && (option.team_reviewers ?? []).length > 0) throw new InvalidInputError('review requests of teams are not supported');
     assertAcceptsWrites(target.repo, target.owner);
     const made: ReviewEntity[] = [];
     for (const reviewer of reviewers) {
