@@ -8,6 +8,8 @@ import { bigintAsNumber, CounterColumn, FlagColumn, IdColumn, MediumTextColumn, 
 @Entity('issue')
 @Index('IDX_issue_repo_id_repo_index', ['repoId', 'repoIndex'], { unique: true })
 @Index('IDX_issue_repo_id_is_pull_is_closed_created_unix', ['repoId', 'isPull', 'isClosed', 'createdUnix'])
+// A list without a type (issues and pull requests alike) reads its page from here, newest first.
+@Index('IDX_issue_repo_id_is_closed_created_unix', ['repoId', 'isClosed', 'createdUnix'])
 @Index('IDX_issue_poster_id', ['posterId'])
 @Index('IDX_issue_updated_unix', ['updatedUnix'])
 @Index('IDX_issue_milestone_id', ['milestoneId'])

@@ -40,6 +40,7 @@ import { CreateReactions1796185153404 } from './1796185153404-create-reactions';
 import { CreateIssueDependencies1796188422660 } from './1796188422660-create-issue-dependencies';
 import { CommentEventColumns1796197026230 } from './1796197026230-comment-event-columns';
 import { MirrorLfs1796199137656 } from './1796199137656-mirror-lfs';
+import { IssueListIndex1796198540390 } from './1796198540390-issue-list-index';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -83,6 +84,7 @@ export const MIGRATIONS = [
   CreateIssueDependencies1796188422660,
   CommentEventColumns1796197026230,
   CreateReviews1796198454044,
+  IssueListIndex1796198540390,
   MirrorLfs1796199137656,
   CommentReviewId1796199264777,
 ];
