@@ -56,6 +56,15 @@ export class CommentStore {
     await tx.getRepository(CommentEntity).update({ id }, changes);
   }
 
+  /** The `review` entry of each review that has one (the review given), by review id. */
+  async reviewEntryIds(reviewIds: number[]): Promise<Map<number, number>> {
+    const found = new Map<number, number>();
+    if (reviewIds.length === 0) return found;
+    const rows = await this.dataSource.manager.getRepository(CommentEntity).find({ where: { reviewId: In(reviewIds), type: CommentType.Review }, select: { id: true, reviewId: true }, order: { id: 'ASC' } });
+    for (const row of rows) if (!found.has(row.reviewId)) found.set(row.reviewId, row.id);
+    return found;
+  }
+
   /** The entries of a review (given, dismissed), which go with it. */
   async deleteOfReview(tx: EntityManager, issueId: number, reviewId: number): Promise<void> {
     if (reviewId > 0) await tx.getRepository(CommentEntity).delete({ issueId, reviewId, type: In([CommentType.Review, CommentType.DismissReview]) });

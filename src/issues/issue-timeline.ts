@@ -89,6 +89,11 @@ export class IssueTimeline {
     await this.write(tx, issue, doerId, CommentType.DismissReview, { reviewId, body });
   }
 
+  /** The entry of each given review, by review id: where a review is shown on the pull request's page. */
+  reviewEntryIds(reviewIds: number[]): Promise<Map<number, number>> {
+    return this.comments.reviewEntryIds(reviewIds);
+  }
+
   /** A review deleted takes its entries along. */
   reviewDeleted(tx: EntityManager, issue: OnIssue, reviewId: number): Promise<void> {
     return this.comments.deleteOfReview(tx, issue.id, reviewId);

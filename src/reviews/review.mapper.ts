@@ -42,6 +42,8 @@ export interface ReviewContext {
   commentsCount: number;
   /** The pull request's page. */
   pullHtml: string;
+  /** The review's timeline entry (given reviews have one), 0 when none. */
+  entryId: number;
 }
 
 /** Pure: Forgejo's `PullReview` for `viewer`. */
@@ -59,8 +61,8 @@ export function toPullReviewWire(review: ReviewEntity, context: ReviewContext, v
     comments_count: context.commentsCount,
     submitted_at: formatTime(review.createdUnix),
     updated_at: formatTime(review.updatedUnix),
-    // A pending review has no place on the page yet.
-    html_url: review.type === ReviewType.Pending || review.type === ReviewType.Request ? '' : `${context.pullHtml}#pullrequestreview-${review.id}`,
+    // Shown on the page by its timeline entry; a pending review or a request has none yet.
+    html_url: context.entryId > 0 ? `${context.pullHtml}#issuecomment-${context.entryId}` : '',
     pull_request_url: context.pullHtml,
   };
 }

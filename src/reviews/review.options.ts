@@ -29,7 +29,7 @@ export class CreatePullReviewOptions {
   @Field({ field: 'Body', type: 'string' })
   body?: string;
 
-  @Field({ field: 'CommitID', type: 'string', description: 'the head commit reviewed (the head now when empty)' })
+  @Field({ field: 'CommitID', type: 'string', maxSize: 64, description: 'the head commit reviewed (the head now when empty)' })
   commit_id?: string;
 
   @ApiProperty({ type: [CreatePullReviewComment], required: false })
@@ -50,7 +50,7 @@ export class SubmitPullReviewOptions {
 /** Body of POST …/reviews/{id}/comments. */
 @ApiSchema({ name: 'CreatePullReviewCommentOptions' })
 export class CreatePullReviewCommentOptions {
-  @Field({ field: 'Path', type: 'string' })
+  @Field({ field: 'Path', type: 'string', maxSize: 1024 })
   path?: string;
 
   @Field({ field: 'Body', type: 'string' })

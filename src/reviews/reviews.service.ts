@@ -469,9 +469,12 @@ export class ReviewsService {
     }
     const dir = this.content.open(target).dir;
     return this.content.withGit(async () => {
-      const blamed = comment.line > 0 ? await this.compare.blameLine(dir, reviewed, comment.path, comment.line) : null;
+      // Only a full commit id is handed to git as a revision (the reviewed commit may be whatever the caller sent).
+      const at = /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(reviewed) ? reviewed : head;
+      const blamed = comment.line > 0 ? await this.compare.blameLine(dir, at, comment.path, comment.line) : null;
       const base = row.pull.mergeBase || row.pull.baseCommitId;
-      const diff = base ? await this.compare.fileDiff(dir, base, head, comment.path) : '';
+      // A path git cannot take as a pathspec (empty, say) has no diff to cut.
+      const diff = base && comment.path !== '' ? await this.compare.fileDiff(dir, base, head, comment.path).catch(() => '') : '';
       return { commitSha: blamed ?? head, patch: cutDiffAroundLine(diff, Math.abs(comment.line), comment.line < 0) };
     });
   }
@@ -527,10 +530,11 @@ export class ReviewsService {
   private async wires(target: RepositoryTarget, place: Place, reviews: ReviewEntity[]): Promise<PullReviewWire[]> {
     const users = new Map((await this.users.byIds([...new Set(reviews.map((review) => review.reviewerId))])).map((user) => [user.id, user]));
     const counts = await this.store.commentCounts(reviews.map((review) => review.id));
+    const entries = await this.timeline.reviewEntryIds(reviews.map((review) => review.id));
     return reviews.map((review) =>
       toPullReviewWire(
         review,
-        { reviewer: review.reviewerTeamId !== 0 ? null : (users.get(review.reviewerId) ?? systemUser(GHOST_USER_ID)!), team: null, commentsCount: counts.get(review.id) ?? 0, pullHtml: place.pullHtml },
+        { reviewer: review.reviewerTeamId !== 0 ? null : (users.get(review.reviewerId) ?? systemUser(GHOST_USER_ID)!), team: null, commentsCount: counts.get(review.id) ?? 0, pullHtml: place.pullHtml, entryId: entries.get(review.id) ?? 0 },
         target.viewer,
         this.siteUrls,
       ),
@@ -566,6 +570,8 @@ function lineComments(raw: unknown): LineComment[] {
       if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > 2 ** 31 - 1) throw new InvalidInputError(`[${name}]: must be an integer`);
       return value;
     };
+    if (text('path').length > 1024) throw new InvalidInputError('[Path]: MaxSize');
+    if (text('path').includes('\0')) throw new InvalidInputError('[Path]: no NUL');
     const oldLine = number('old_position');
     const newLine = number('new_position');
     return { path: text('path'), body: text('body'), line: oldLine > 0 ? -oldLine : newLine };

@@ -97,6 +97,9 @@ describe('pull request reviews: …/pulls/{index}/reviews, …/requested_reviewe
     expect(Object.keys(approved)).toEqual(['id', 'user', 'team', 'state', 'body', 'commit_id', 'stale', 'official', 'dismissed', 'comments_count', 'submitted_at', 'updated_at', 'html_url', 'pull_request_url']);
     expect(approved).toMatchObject({ user: { login: owner.name }, team: null, state: 'APPROVED', body: 'lgtm', commit_id: head, stale: false, official: true, dismissed: false, comments_count: 0 });
     expect(approved.pull_request_url).toMatch(new RegExp(`/${repo.full_name}/pulls/1$`));
+    // Shown on the page at its timeline entry, as Forgejo links it.
+    const entry = (await t.http.get(t.api(`/repos/${repo.full_name}/issues/1/timeline`)).expect(200)).body.find((item: Record<string, any>) => item.type === 'review' && item.review_id === approved.id);
+    expect(approved.html_url).toBe(`${approved.pull_request_url}#issuecomment-${entry.id}`);
     const commented = (await review(repo, reader, { event: 'COMMENT', body: 'a nit' }).expect(200)).body;
     expect(commented).toMatchObject({ state: 'COMMENT', official: false, user: { login: reader.name } });
     const readerApproval = (await review(repo, reader, { event: 'APPROVED' }).expect(200)).body;
@@ -130,6 +133,14 @@ describe('pull request reviews: …/pulls/{index}/reviews, …/requested_reviewe
     expect((await review(repo, owner, { event: 'PENDING' }).expect(422)).body.message).toBe('review event PENDING requires a body');
     await t.http.post(reviews(repo)).send({ event: 'COMMENT', body: 'anonymous' }).expect(401);
     await review(repo, owner, { event: 'COMMENT', body: 'x', comments: 'not a list' }).expect(422);
+    expect((await review(repo, owner, { event: 'COMMENT', body: 'x', commit_id: 'a'.repeat(65) }).expect(422)).body.message).toBe('[CommitID]: MaxSize');
+    await review(repo, owner, { event: 'COMMENT', body: 'x', comments: [{ path: 'a\u0000b', new_position: 1, body: 'nul' }] }).expect(422);
+    await review(repo, owner, { event: 'COMMENT', body: 'x', comments: [{ path: 'x'.repeat(1025), new_position: 1, body: 'long' }] }).expect(422);
+    // Whatever the commit id and path say, git is asked nothing it could read as an option, and nothing fails.
+    const odd = (await review(repo, owner, { event: 'PENDING', body: 'odd', commit_id: '--output=/tmp/x', comments: [{ path: '', new_position: 1, body: 'no path' }, { path: '-x', new_position: 99, body: 'no line' }] }).expect(200)).body;
+    const oddComments = (await t.http.get(`${reviews(repo)}/${odd.id}/comments`).set(withToken(owner.token)).expect(200)).body;
+    expect(oddComments.map((comment: Record<string, any>) => comment.diff_hunk)).toEqual(['', '']);
+    await t.http.delete(`${reviews(repo)}/${odd.id}`).set(withToken(owner.token)).expect(204);
     const given = (await review(repo, owner, { event: 'COMMENT', body: 'fine' }).expect(200)).body;
     expect((await t.http.post(`${reviews(repo)}/${given.id}`).set(withToken(owner.token)).send({ event: 'APPROVED' }).expect(422)).body.message).toBe('only a pending review can be submitted');
     await review(repo, owner, { event: 'APPROVED' }).expect(200);
