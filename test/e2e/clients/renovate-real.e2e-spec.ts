@@ -16,7 +16,8 @@ import { startTestApp, TestApp } from '../../support/test-app';
  * pull request. The pull request then merges through the API, and run 3 finds nothing left to do. On a second
  * repository, with `automerge` and `platformAutomerge`, Renovate schedules the merge (merge_when_checks_succeed)
  * and it lands when a CI reports the head's build as passed. On a third, Renovate onboards first ("Configure
- * Renovate"), and once that is merged opens the update with the assignee and reviewer it is configured with.
+ * Renovate"), and once that is merged opens the update with the assignee and reviewer it is configured with; a
+ * person closes it, and the next run says it will ignore that version.
  *
  * SQLite only (jest.config.js leaves it out of the MariaDB run): what it adds over the replays is Renovate's own
  * sequence of calls, which does not depend on the database, and round 1 of CI has room for it on SQLite only.
@@ -200,7 +201,7 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     expect((await get('/pulls?state=all', 'service')).map((p: { number: number; state: string }) => [p.number, p.state])).toEqual([[pull.number, 'closed']]);
   }, 600_000);
 
-  it('onboarding: Renovate proposes its configuration first; once merged, it opens the update with its assignee and reviewer', async () => {
+  it('onboarding first; then the update with its assignee and reviewer; closed by a person, it is ignored', async () => {
     await makeProject('tools');
     const developer = await makeUser(t, { name: 'developer' });
     await t.http.put(api('/collaborators/developer', 'tools')).set(withToken(bot.token)).send({ permission: 'write' }).expect(204);
@@ -221,5 +222,17 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     // Forgejo 10: assignees go with the pull request and the reviewer is requested through requested_reviewers.
     expect(update.assignees.map((user: { login: string }) => user.login)).toEqual([developer.name]);
     expect(update.requested_reviewers.map((user: { login: string }) => user.login)).toEqual([developer.name]);
+
+    // Closed unmerged by a person: the next run comments that it will ignore this version, deletes its branch and
+    // opens nothing new.
+    await t.http.patch(api(`/pulls/${update.number}`, 'tools')).set(withToken(developer.token)).send({ state: 'closed' }).expect(201);
+    expectNoTrouble(await renovateOn('tools', settings));
+    const comments = await get(`/issues/${update.number}/comments`, 'tools');
+    expect(comments.map((comment: { user: { login: string }; body: string }) => [comment.user.login, comment.body.split('\n')[0]])).toEqual([[bot.name, '### Renovate Ignore Notification']]);
+    expect(git(gitDir('tools'), 'branch', '--list', 'renovate/*').trim()).toBe('');
+    expect((await get('/pulls?state=all', 'tools')).map((pull: { number: number; state: string }) => [pull.number, pull.state])).toEqual([
+      [update.number, 'closed'],
+      [onboarding.number, 'closed'],
+    ]);
   }, 600_000);
 });
