@@ -111,6 +111,15 @@ export class ReviewStore {
     return this.comments(tx).find({ where: { reviewId: In(reviewIds) }, order: { id: 'ASC' } });
   }
 
+  /** The line comments of a pull request not yet outdated. */
+  currentCommentsOfIssue(issueId: number): Promise<ReviewCommentEntity[]> {
+    return this.comments().find({ where: { issueId, invalidated: false }, order: { id: 'ASC' } });
+  }
+
+  async markOutdated(tx: EntityManager, ids: number[]): Promise<void> {
+    if (ids.length > 0) await this.comments(tx).update({ id: In(ids) }, { invalidated: true });
+  }
+
   commentById(id: number, tx?: EntityManager): Promise<ReviewCommentEntity | null> {
     return this.comments(tx).findOneBy({ id });
   }

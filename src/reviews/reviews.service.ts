@@ -368,7 +368,9 @@ export class ReviewsService {
       return this.compare.contentChanged(dir, newHead, oldHead, mergeBase);
     });
     const dismiss = changed && (await this.protections.dismissesStaleApprovals(target.repo.id, row.pull.baseBranch));
+    const outdated = await this.outdatedComments(dir, row.issue.id, newHead);
     await this.transactions.run(async (tx) => {
+      await this.store.markOutdated(tx, outdated);
       if (changed) await this.store.markStale(tx, row.issue.id, newHead);
       else await this.store.markFresh(tx, row.issue.id, newHead);
       if (!dismiss) return;
@@ -376,6 +378,26 @@ export class ReviewsService {
         await this.store.update(tx, approval.id, { dismissed: true });
         await this.timeline.reviewDismissed(tx, row.issue, target.viewer.user?.id ?? 0, approval.id, STALE_DISMISSAL_MESSAGE);
       }
+    });
+  }
+
+  /**
+   * Line comments the new head outdates, as Forgejo finds them: the line is gone, or git blames it on another
+   * commit than the one the comment was made on. Outdated comments leave the review's comment list.
+   */
+  private async outdatedComments(dir: string, issueId: number, newHead: string): Promise<number[]> {
+    const comments = await this.store.currentCommentsOfIssue(issueId);
+    if (comments.length === 0) return [];
+    return this.content.withGit(async () => {
+      const outdated: number[] = [];
+      for (const comment of comments) {
+        const line = Math.abs(comment.line);
+        // A comment on no line (or no path) sits on nothing a push can move.
+        if (line === 0 || comment.path === '') continue;
+        const blamed = await this.compare.blameLine(dir, newHead, comment.path, line);
+        if (blamed === null || (comment.commitSha !== '' && blamed !== comment.commitSha)) outdated.push(comment.id);
+      }
+      return outdated;
     });
   }
 

@@ -276,6 +276,8 @@ describe('pull request reviews: …/pulls/{index}/reviews, …/requested_reviewe
   it('marks reviews stale when a push changes the diff, not when it does not', async () => {
     const { repo, work, remote, head } = await openPull();
     const approval = (await review(repo, owner, { event: 'APPROVED' }).expect(200)).body;
+    const lines = (await review(repo, second, { event: 'COMMENT', body: 'lines', comments: [{ path: 'file.txt', new_position: 2, body: 'on two' }, { path: 'file.txt', new_position: 4, body: 'on four' }] }).expect(200)).body;
+    const shown = async () => (await t.http.get(`${reviews(repo)}/${lines.id}/comments`).expect(200)).body.map((comment: Record<string, any>) => comment.body);
     // The base moves on and is merged into the head: no line of the pull request's diff changes.
     await client.ok(['checkout', '--quiet', 'main'], { cwd: work });
     fs.writeFileSync(path.join(work, 'other.txt'), 'other\n');
@@ -287,16 +289,19 @@ describe('pull request reviews: …/pulls/{index}/reviews, …/requested_reviewe
     const updated = (await t.http.get(`${pulls(repo)}/1`).expect(200)).body.head.sha;
     expect(updated).not.toBe(head);
     expect((await t.http.get(`${reviews(repo)}/${approval.id}`).expect(200)).body).toMatchObject({ stale: false, dismissed: false });
-    // A commit that changes the diff makes it stale.
+    expect(await shown()).toEqual(['on two', 'on four']);
+    // A commit that changes the diff makes it stale, and outdates the comment on the line it changed.
     await client.ok(['fetch', '--quiet', remote, 'feature'], { cwd: work });
     await client.ok(['checkout', '--quiet', '-B', 'feature', 'FETCH_HEAD'], { cwd: work });
-    const moved = await pushHead(repo, work, remote, 'one\nTWO\nthree\nfour\nfive\n');
+    const moved = await pushHead(repo, work, remote, 'one\nTWO\nthree\nFOUR\nfive\n');
     let stale: Record<string, any> = {};
     for (let attempt = 0; attempt < 400 && stale.stale !== true; attempt++) {
       stale = (await t.http.get(`${reviews(repo)}/${approval.id}`).expect(200)).body;
       if (stale.stale !== true) await new Promise((resolve) => setTimeout(resolve, 25));
     }
     expect(stale).toMatchObject({ stale: true, dismissed: false, commit_id: head });
+    expect(await shown()).toEqual(['on two']);
+    expect((await t.http.get(`${reviews(repo)}/${lines.id}`).expect(200)).body.comments_count).toBe(2);
     const again = (await review(repo, owner, { event: 'APPROVED' }).expect(200)).body;
     expect(again).toMatchObject({ stale: false, commit_id: moved });
     // Approving an older head whose diff differs from the head's now: stale from the start.
