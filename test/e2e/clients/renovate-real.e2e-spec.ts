@@ -49,7 +49,8 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
         ...env,
       },
     });
-  const renovateOnce = () => renovateOn('webapp');
+  // A minimum release age makes Renovate report it on the branch as a commit status (lodash's releases are old).
+  const renovateOnce = () => renovateOn('webapp', { RENOVATE_MINIMUM_RELEASE_AGE: '3 days' });
   /** A repository whose package.json pins lodash 4.17.0, with the label Renovate is configured to set. */
   const makeProject = async (repo: string) => {
     await t.http.post(t.api('/user/repos')).set(withToken(bot.token)).send({ name: repo, auto_init: true }).expect(201);
@@ -118,6 +119,10 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     expect(onBranch.dependencies).toEqual({ lodash: version });
     expect(git(gitDir(), 'log', '-1', '--format=%an <%ae>|%s', 'refs/heads/renovate/lodash-4.x').trim()).toBe(`Renovate Bot <renovate@example.com>|${pull.title}`);
     firstHead = branchSha('renovate/lodash-4.x');
+    // Renovate's own check on the branch, set through the statuses API and read back through the combined status.
+    const combined = await get(`/commits/${firstHead}/status`);
+    expect(combined).toMatchObject({ state: 'success', sha: firstHead, total_count: 1 });
+    expect(combined.statuses).toEqual([expect.objectContaining({ context: 'renovate/stability-days', status: 'success', creator: expect.objectContaining({ login: bot.name }) })]);
     expect(pull.head.sha).toBe(firstHead);
     expect(git(gitDir(), 'rev-parse', `refs/pull/${pull.number}/head`).trim()).toBe(firstHead);
     expect(git(gitDir(), 'rev-parse', `${firstHead}^`).trim()).toBe(branchSha('main'));
