@@ -10,7 +10,7 @@ import type { TestApp } from '../../support/test-app';
  * `tea repo <owner/repo>` (GetRepo + ListRepoTopics), `tea repos ls` (ListMyRepos), `tea org ls` (ListMyOrgs)
  * `tea admin users ls` (AdminListUsers), and `tea issues` ls/create/view/edit/close/reopen (ListRepoIssues,
  * ListRepoLabels, CreateIssue, GetIssue, EditIssue). The fields tea prints for a repository, an organisation, a
- * user and an issue are asserted. `tea pr` ls/create/view/checkout/close/reopen/merge send the Go SDK's bodies as
+ * user and an issue are asserted. `tea pr` ls/create/view/checkout/close/reopen/reject/approve/merge send the Go SDK's bodies as
  * it marshals them (every field, zero values and nulls included), and checkout fetches with the real git.
  */
 describe('client journey: tea', () => {
@@ -139,7 +139,7 @@ describe('client journey: tea', () => {
     expect((await api.repos.issueGetIssue(owner, name, issue.number!)).data.milestone).toBeNull();
   });
 
-  it('tea pr: create with labels, milestone and assignees, ls, view, checkout, close, reopen, merge, checkout after the branch went', async () => {
+  it('tea pr: create with labels, milestone and assignees, ls, view, checkout, close, reopen, reject, approve, merge, checkout after the branch went', async () => {
     const name = uniqueName('tea-pr');
     const owner = alice.name;
     const repoApi = (url: string) => t.api(`/repos/${owner}/${name}${url}`);
@@ -214,6 +214,20 @@ describe('client journey: tea', () => {
       const reopened = await as(t.http.patch(repoApi('/pulls/1'))).send(editBody('open')).expect(201);
       expect(reopened.body).toMatchObject({ state: 'open', title: 'Feature X', milestone: { id: milestone.id } });
       expect(reopened.body.labels.map((l: { name: string }) => l.name)).toEqual(['enhancement']);
+
+      // `tea pr reject 1 "…"` and `tea pr approve 1` by a writer: CreatePullReview with the SDK's whole body (no
+      // commit id: the head); `tea pr 1` then lists the reviews.
+      const bob = await makeUser(t);
+      await as(t.http.put(repoApi(`/collaborators/${bob.name}`))).send({ permission: 'write' }).expect(204);
+      const review = (event: string, body: string) =>
+        t.http.post(repoApi('/pulls/1/reviews')).set(withToken(bob.token)).send({ event, body, commit_id: '', comments: null });
+      expect((await review('REQUEST_CHANGES', 'Needs docs.').expect(200)).body).toMatchObject({ state: 'REQUEST_CHANGES', body: 'Needs docs.', commit_id: head, user: { login: bob.name } });
+      expect((await review('APPROVED', '').expect(200)).body).toMatchObject({ state: 'APPROVED', commit_id: head, html_url: expect.stringContaining('/pulls/1') });
+      const reviews = (await as(t.http.get(repoApi('/pulls/1/reviews'))).expect(200)).body;
+      expect(reviews.map((r: { state: string; user: { login: string } }) => [r.state, r.user.login])).toEqual([
+        ['REQUEST_CHANGES', bob.name],
+        ['APPROVED', bob.name],
+      ]);
 
       // Reopening tests the pull request again; until that has run a merge is refused (405, "try again later"), as
       // in Forgejo. A person runs `tea pr merge` after reading it mergeable.
