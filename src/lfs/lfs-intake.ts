@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { InvalidInputError, PayloadTooLargeError } from '../common/errors';
+import { InvalidInputError, NotFoundError, PayloadTooLargeError } from '../common/errors';
 import { Clock } from '../common/time';
 import { LfsConfig } from '../config/slices';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
@@ -77,12 +77,16 @@ export class LfsIntake {
     }
   }
 
-  /** The repository's rows of the objects, and its LFS size, inside the caller's transaction. */
+  /**
+   * The repository's rows of the objects, and its LFS size, inside the caller's transaction. A repository
+   * deleted meanwhile (a mirror's sync runs for minutes) fails the transaction: its rows would outlive it and
+   * keep the files; the files stay without rows, for the reconciliation to collect.
+   */
   async link(tx: EntityManager, repositoryId: number, pointers: LfsPointer[]): Promise<void> {
     let bytes = 0;
     for (const pointer of pointers) {
       if (await this.store.link(tx, repositoryId, pointer.oid, pointer.size, this.clock.nowUnix())) bytes += pointer.size;
     }
-    if (bytes > 0) await this.repositories.addToCounter(tx, repositoryId, 'lfsSize', bytes);
+    if (bytes > 0 && !(await this.repositories.addToCounter(tx, repositoryId, 'lfsSize', bytes))) throw new NotFoundError('the repository was deleted');
   }
 }

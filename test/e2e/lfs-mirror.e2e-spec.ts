@@ -216,4 +216,27 @@ describe('pull mirrors with lfs: true', () => {
     for (const pointer of [second, third]) expect({ file: stored(pointer.oid), rows: await rows(pointer.oid) }).toEqual({ file: false, rows: 0 });
     expect((await t.http.get(t.api('/user/quota')).set(withToken(owner.token))).body.used.size.git).toEqual({ LFS: 3000 });
   });
+
+  it('leaves no rows behind for a mirror deleted while its sync fetches LFS objects', async () => {
+    const name = uniqueName('gone');
+    const work = await source(name);
+    await push(work, name);
+    const migrated = await t.http
+      .post(t.api('/repos/migrate'))
+      .set(withToken(alice.token))
+      .send({ clone_addr: upstream.url(name), repo_name: name, mirror: true, lfs: true, lfs_endpoint: lfs.baseUrl });
+    expect(migrated.status).toBe(201);
+    const content = randomBytes(2000);
+    const pointer = lfs.add(content);
+    await commitPointers(work, { 'late.bin': pointer });
+    await push(work, name);
+
+    const held = lfs.hold(pointer.oid);
+    await t.http.post(t.api(`/repos/${alice.name}/${name}/mirror-sync`)).set(withToken(alice.token)).expect(200);
+    await held.reached;
+    await t.http.delete(t.api(`/repos/${alice.name}/${name}`)).set(withToken(alice.token)).expect(204);
+    held.release();
+    await t.app.get(MirrorRunner).whenIdle();
+    expect(await rows(pointer.oid)).toBe(0);
+  });
 });

@@ -17,6 +17,7 @@ export class LfsUpstream {
   baseUrl = '';
   private readonly served = new Map<string, Buffer>();
   private readonly links = new Map<string, string>();
+  private readonly holds = new Map<string, { reached: () => void; release: Promise<void> }>();
   private server!: http.Server;
 
   static async start(): Promise<LfsUpstream> {
@@ -46,6 +47,18 @@ export class LfsUpstream {
     this.links.set(oid, base);
   }
 
+  /**
+   * Holds the download of `oid` until `release` is called; `reached` resolves when the download has started, so
+   * that a test can act while a fetch is in the middle of it.
+   */
+  hold(oid: string): { reached: Promise<void>; release: () => void } {
+    let reached!: () => void;
+    let release!: () => void;
+    const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
+    this.holds.set(oid, { reached, release: new Promise<void>((resolve) => (release = resolve)) });
+    return { reached: reachedPromise, release };
+  }
+
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -71,7 +84,10 @@ export class LfsUpstream {
       const content = object ? this.served.get(object[1]) : undefined;
       if (request.method === 'GET' && object && content) {
         this.downloads.push(object[1]);
-        response.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': content.length }).end(content);
+        const held = this.holds.get(object[1]);
+        this.holds.delete(object[1]);
+        held?.reached();
+        void (held?.release ?? Promise.resolve()).then(() => response.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': content.length }).end(content));
         return;
       }
       response.writeHead(404, { 'Content-Type': LFS_MEDIA_TYPE }).end(JSON.stringify({ message: 'Not Found' }));
