@@ -60,6 +60,8 @@ export async function ensureRenovate(): Promise<string> {
       env: process.env,
     });
     if (npm.code !== 0) throw new Error(`npm install renovate@${RENOVATE_MAJOR} failed (${npm.code}):\n${npm.stderr.slice(-4000)}`);
+    // A directory left without Renovate in it (an install cut short by hand) would refuse the rename for ever.
+    if (!fs.existsSync(renovateBin(dir))) fs.rmSync(dir, { recursive: true, force: true });
     try {
       fs.renameSync(staging, dir);
     } catch (error) {
