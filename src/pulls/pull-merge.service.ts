@@ -126,14 +126,16 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
       const row = (await this.pullStore.byIndex(target.repo.id, found.issue.repoIndex)) ?? found;
       const style = option.Do as (typeof MERGE_DOS)[number];
       const auto = option.merge_when_checks_succeed === true && style !== 'manually-merged';
-      await this.assertMergeable(target, row, style === 'manually-merged', option.force_merge ?? false, auto);
+      const rulesAllow = await this.assertMergeable(target, row, style === 'manually-merged', option.force_merge ?? false, auto);
       if (style === 'manually-merged') {
         await this.markManuallyMerged(target, row, option.MergeCommitID ?? '');
         return 'merged';
       }
       const headRepository = await this.headRepositoryName(target, row);
       const message = mergeMessage(style, { title: row.issue.title, index: row.issue.repoIndex, headBranch: row.pull.headBranch, baseBranch: row.pull.baseBranch, headRepository }, option.MergeTitleField, option.MergeMessageField);
-      if (auto && (await this.checksState(target, row)) !== 'success') {
+      // A merge for when the checks pass waits, as Forgejo's, for the base rule's other checks too (approvals,
+      // reviews): it is merged now only when nothing holds it back.
+      if (auto && (!rulesAllow || (await this.checksState(target, row)) !== 'success')) {
         const scheduled = await this.transactions.run((tx) =>
           this.store.scheduleAutoMerge(tx, { pullId: row.pull.id, doerId: target.viewer.user!.id, mergeStyle: style, message, deleteBranchAfterMerge: option.delete_branch_after_merge === true, createdUnix: this.clock.nowUnix() }),
         );
@@ -264,12 +266,12 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
   }
 
   /** Forgejo's CheckPullMergeable, in its order and words (405 unless said otherwise). */
-  private async assertMergeable(target: RepositoryTarget, row: PullRow, manually: boolean, forceMerge: boolean, auto = false): Promise<void> {
+  private async assertMergeable(target: RepositoryTarget, row: PullRow, manually: boolean, forceMerge: boolean, auto = false): Promise<boolean> {
     if (row.pull.hasMerged) throw new MethodNotAllowedError('');
     if (row.issue.isClosed) throw new NotFoundError();
     // The merge whitelist of a protected base branch, or write access (the access policy decides).
     if (!(await this.protections.mayMergeInto(target, row.pull.baseBranch))) throw new MethodNotAllowedError('User not allowed to merge PR');
-    if (manually) return;
+    if (manually) return true;
     if (isWorkInProgress(row.issue.title)) throw new MethodNotAllowedError('Work in progress PRs cannot be merged');
     if (row.pull.status !== PullStatus.Mergeable && row.pull.status !== PullStatus.Empty) throw new MethodNotAllowedError('Please try again later');
     const content = this.content.open(target);
@@ -283,6 +285,7 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     });
     // Scheduling a merge for when the checks pass skips the rule's checks now, as Forgejo's.
     if (!verdict.allowed && !auto) throw new MethodNotAllowedError(verdict.message);
+    return verdict.allowed;
   }
 
   private async mergeWithStyle(target: RepositoryTarget, row: PullRow, style: MergeStyle, message: string, expectedHead: string): Promise<void> {

@@ -23,7 +23,7 @@ import { PullsService } from './pulls.service';
   imports: [UsersModule, ReposModule, AccessModule, IssuesModule, ContentModule, GitModule, StatusesModule],
   controllers: [PullMergeController, PullsController, CompareController],
   providers: [PullRequestStore, PullsService, PullHeads, PullChecks, PullMergeStore, PullMergeService],
-  exports: [PullsService, PullChecks],
+  exports: [PullsService, PullChecks, PullMergeService],
 })
 export class PullsModule implements OnModuleInit {
   constructor(

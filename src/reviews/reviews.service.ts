@@ -18,6 +18,7 @@ import { GitRefs } from '../git/git-refs';
 import type { IssueEntity } from '../issues/issue.entity';
 import { IssueTimeline } from '../issues/issue-timeline';
 import { pullHeadRef } from '../pulls/pull-checks';
+import { PullMergeService } from '../pulls/pull-merge.service';
 import type { PullReviewSummary } from '../pulls/pull-review-hooks';
 import type { PullRow } from '../pulls/pull-request.store';
 import { PullsService } from '../pulls/pulls.service';
@@ -72,6 +73,7 @@ export class ReviewsService {
     private readonly store: ReviewStore,
     private readonly pulls: PullsService,
     private readonly timeline: IssueTimeline,
+    private readonly merges: PullMergeService,
     private readonly protections: BranchProtections,
     private readonly policy: RepositoryPolicy,
     private readonly content: ContentRepositories,
@@ -126,6 +128,7 @@ export class ReviewsService {
     const head = await this.headOf(target, place.row);
     const commitId = option.commit_id || head;
     const review = await this.submit(target, place, type, option.body ?? '', commitId, head, comments);
+    await this.retryScheduledMerge(target, review);
     return (await this.wires(target, place, [review]))[0];
   }
 
@@ -143,6 +146,7 @@ export class ReviewsService {
     if (type === ReviewType.Pending) throw new InvalidInputError('review stay pending');
     const head = await this.headOf(target, place.row);
     const given = await this.submit(target, place, type, option.body ?? '', head, head, []);
+    await this.retryScheduledMerge(target, given);
     return (await this.wires(target, place, [given]))[0];
   }
 
@@ -202,6 +206,7 @@ export class ReviewsService {
       }
     });
     const stored = (await this.store.byId(review.id)) ?? review;
+    await this.retryScheduledMerge(target, stored, true);
     return (await this.wires(target, place, [stored]))[0];
   }
 
@@ -499,6 +504,16 @@ export class ReviewsService {
       const diff = base && comment.path !== '' ? await this.compare.fileDiff(dir, base, head, comment.path).catch(() => '') : '';
       return { commitSha: blamed ?? head, patch: cutDiffAroundLine(diff, Math.abs(comment.line), comment.line < 0) };
     });
+  }
+
+  /**
+   * An approval (or a dismissal) may be what a merge scheduled for when the checks pass was waiting for: the
+   * scheduled merges of that head are tried again now, as Forgejo's; one still refused stays scheduled.
+   */
+  private async retryScheduledMerge(target: RepositoryTarget, review: ReviewEntity, dismissal = false): Promise<void> {
+    if (!dismissal && review.type !== ReviewType.Approve) return;
+    if (!review.commitId) return;
+    await this.merges.onStatus(target.repo.id, review.commitId).catch(() => undefined);
   }
 
   /** A reviewer's latest approval, rejection or request is official again once a later official one goes. */

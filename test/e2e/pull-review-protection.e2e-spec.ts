@@ -124,6 +124,21 @@ describe('protected merges wait for reviews', () => {
     await merge(repo).expect(200);
   });
 
+  it('a merge scheduled for when the checks pass waits for the approvals too, and runs once they are given', async () => {
+    const { repo, work } = await protectedPull({ required_approvals: 1 });
+    const head = (await client.ok(['rev-parse', 'feature'], { cwd: work })).trim();
+    await t.http.post(t.api(`/repos/${repo.full_name}/statuses/${head}`)).set(withToken(owner.token)).send({ state: 'success', context: 'ci' }).expect(201);
+    // The checks are green, but the rule wants an approval: scheduled (201), not merged.
+    await t.http.post(`${pulls(repo)}/1/merge`).set(withToken(owner.token)).send({ Do: 'merge', merge_when_checks_succeed: true }).expect(201);
+    await t.http.get(`${pulls(repo)}/1/merge`).expect(404);
+    // A reader's approval is not official: still waiting.
+    await review(repo, reader, { event: 'APPROVED' });
+    await t.http.get(`${pulls(repo)}/1/merge`).expect(404);
+    await review(repo, second, { event: 'APPROVED' });
+    await t.http.get(`${pulls(repo)}/1/merge`).expect(204);
+    expect((await t.http.get(`${pulls(repo)}/1`).expect(200)).body).toMatchObject({ merged: true, merged_by: { login: owner.name } });
+  });
+
   it('ignore_stale_approvals: an approval of an older diff does not count, a fresh one does', async () => {
     const { repo, work, remote } = await protectedPull({ required_approvals: 1, ignore_stale_approvals: true });
     const approval = (await review(repo, second, { event: 'APPROVED' })).body;
