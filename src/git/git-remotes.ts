@@ -141,14 +141,21 @@ export class GitRemotes {
     try {
       await this.withinBudget(dir, access, (signal) => this.git.run(['-c', FSCK_FETCHED, 'fetch', '--quiet', '--prune', '--tags', '--atomic', 'origin'], { ...this.options({ ...access, signal }), gitDir: dir }));
     } catch (error) {
-      // Stopped part-way: the refs did not move (--atomic), and what it had written of its pack goes.
-      if (error instanceof RemoteTooLargeError && before) await removePacksSince(dir, before.packs);
+      // Stopped part-way: what it had written goes. The refs are put back too: a fetch stopped just after its
+      // ref transaction committed would otherwise leave them naming objects of the packs removed here.
+      if (error instanceof RemoteTooLargeError && before) await this.undoFetch(dir, before);
       throw error;
     }
-    // A fetch that finished between two measurements is measured once more; over its budget, it is undone: the
-    // refs go back to what they were (one transaction) and the packs it wrote are removed. The mirror's sync
-    // holds the mirror's claim and nothing else writes to a mirror, so no other write shares those packs.
+    // A fetch that finished between two measurements is measured once more; over its budget, it is undone. The
+    // mirror's sync holds the mirror's claim and nothing else writes to a mirror, so no other write shares those
+    // packs.
     if (!before || access.maxBytes === undefined || (await packBytes(dir)) - before.bytes <= access.maxBytes) return;
+    await this.undoFetch(dir, before);
+    throw new RemoteTooLargeError(access.maxBytes);
+  }
+
+  /** The refs back to what they were (one transaction), then the packs written since removed. */
+  private async undoFetch(dir: string, before: { refs: Map<string, string>; packs: Set<string> }): Promise<void> {
     const after = await this.refs(dir);
     const lines: string[] = [];
     for (const [ref, oid] of after) {
@@ -159,7 +166,6 @@ export class GitRemotes {
     for (const [ref, oid] of before.refs) if (!after.has(ref)) lines.push(`create ${ref} ${oid}`);
     if (lines.length > 0) await this.git.run(['update-ref', '--stdin'], { gitDir: dir, input: `${lines.join('\n')}\n` });
     await removePacksSince(dir, before.packs);
-    throw new RemoteTooLargeError(access.maxBytes);
   }
 
   /** Every ref with the object it names. */
