@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import parseRange from 'range-parser';
-import type { BlobStorage, OpenBlob } from './blob-storage';
+import type { BlobStorage } from './blob-storage';
+import type { OpenBlob } from './open-blob';
 
 export interface BlobDownload {
   key: string;

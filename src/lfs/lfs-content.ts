@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
-import { BlobStorage, ByteRange, OpenBlob, StagedBlob } from '../blobs/blob-storage';
+import { BlobStorage, StagedBlob } from '../blobs/blob-storage';
+import type { ByteRange, OpenBlob } from '../blobs/open-blob';
 
 /** 64 lowercase hex digits: the SHA-256 that names an LFS object. */
 export const OID_PATTERN = /^[0-9a-f]{64}$/;

@@ -15,7 +15,7 @@ import type { RepositoryEntity } from '../repos/repository.entity';
 import { RepositoryDirectory } from '../repos/repository-directory';
 import { UserEntity } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';
-import type { OpenBlob } from '../blobs/blob-storage';
+import type { OpenBlob } from '../blobs/open-blob';
 import { LfsContent, lfsKey, OID_PATTERN } from './lfs-content';
 import { LfsObjectStore } from './lfs-object.store';
 import type { LfsTokenClaims } from './lfs-tokens';
