@@ -187,7 +187,8 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     // Forgejo 10 or later: Renovate asks for the merge with merge_when_checks_succeed when it opens the pull request.
     expect(result.log).toContain('Gitea-native automerge: success');
     const [pull] = await get('/pulls?state=all', 'service');
-    expect(pull).toMatchObject({ title: `Update dependency lodash to v${version}`, state: 'open', merged: false });
+    expect(pull).toMatchObject({ title: expect.stringMatching(/^Update dependency lodash to v4\.\d+\.\d+$/), state: 'open', merged: false });
+    const proposed = /v(\d+\.\d+\.\d+)$/.exec(pull.title)![1];
     // Scheduled, not merged: the head has no status yet.
     await t.http.get(api(`/pulls/${pull.number}/merge`, 'service')).set(withToken(bot.token)).expect(404);
 
@@ -198,7 +199,7 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
       .send({ state: 'success', context: 'ci/build', description: 'passed' })
       .expect(201);
     expect(await get(`/pulls/${pull.number}`, 'service')).toMatchObject({ state: 'closed', merged: true, merged_by: { login: bot.name } });
-    expect(JSON.parse(git(gitDir('service'), 'show', 'main:package.json')).dependencies).toEqual({ lodash: version });
+    expect(JSON.parse(git(gitDir('service'), 'show', 'main:package.json')).dependencies).toEqual({ lodash: proposed });
     expect(git(gitDir('service'), 'branch', '--list', 'renovate/*').trim()).toBe('');
 
     // The next run finds the update done.
