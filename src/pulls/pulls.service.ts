@@ -14,6 +14,7 @@ import { ContentRefs } from '../content/content-refs';
 import { toCommitWire } from '../content/content.mapper';
 import type { CommitWire } from '../content/content.wire';
 import { GitCompare } from '../git/git-compare';
+import { GitObjects } from '../git/git-objects';
 import { GitRefs, isPlainRevision } from '../git/git-refs';
 import type { RefUpdate } from '../git/push-hooks';
 import type { IssueEntity } from '../issues/issue.entity';
@@ -92,6 +93,7 @@ export class PullsService {
     private readonly events: RepositoryEvents,
     private readonly siteUrls: SiteUrls,
     private readonly heads: PullHeads,
+    private readonly objects: GitObjects,
   ) {}
 
   /** The reviews module registers what pull requests ask of reviews. */
@@ -567,7 +569,9 @@ export class PullsService {
     const repoWire = await this.views.one(target.repo, target.owner, target.viewer, (await target.permission()).toWire());
     const dir = this.content.open(target).dir;
     const names = [...new Set(rows.flatMap((row) => [`refs/heads/${row.pull.baseBranch}`, ...(row.pull.headRepoId === target.repo.id ? [`refs/heads/${row.pull.headBranch}`] : [])]))];
-    const found = target.repo.isEmpty ? new Map<string, string>() : await this.content.withGit(() => this.refs.peelRefs(dir, names));
+    // Branch tips through the batch readers (ref files read as git reads them, remembered by their stat): a page
+    // costs no git process, where a for-each-ref per request was the larger part of a list's time.
+    const found = target.repo.isEmpty ? new Map<string, string>() : await this.content.withReaders(() => this.objects.peelRefs(dir, names));
     // Heads in forks: the fork as the viewer may see it (null when they may not read its code, or it is gone)
     // and its branch's tip read in the fork.
     const forks = new Map<number, { wire: RepositoryWire | null; tips: Map<string, string> }>();
@@ -582,7 +586,7 @@ export class PullsService {
       const branches = [...new Set(rows.filter((other) => other.pull.headRepoId === place.repo.id).map((other) => `refs/heads/${other.pull.headBranch}`))];
       forks.set(place.repo.id, {
         wire: permission.canRead('repo.code') ? await this.views.one(place.repo, place.owner, target.viewer, permission.toWire()) : null,
-        tips: place.repo.isEmpty ? new Map() : await this.content.withGit(() => this.refs.peelRefs(place.dir, branches)),
+        tips: place.repo.isEmpty ? new Map() : await this.content.withReaders(() => this.objects.peelRefs(place.dir, branches)),
       });
     }
     const mergerIds = [...new Set(rows.filter((row) => row.pull.hasMerged && row.pull.mergerId > 0).map((row) => row.pull.mergerId))];

@@ -272,6 +272,36 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
     expect(received().find((request) => request.json.action === 'closed')!.json.pull_request.state).toBe('closed');
   });
 
+  it('shows the branch tips of the moment in the list and the pull request, right after pushes move them', async () => {
+    const { repo, work, remote } = await repoWithBranches(owner);
+    await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'tips' }).expect(201);
+    const tips = async () => ({ main: (await client.ok(['rev-parse', 'main'], { cwd: work })).trim(), feature: (await client.ok(['rev-parse', 'feature'], { cwd: work })).trim() });
+    const shown = async () => {
+      const [listed] = (await t.http.get(`${pulls(repo)}?state=open`).expect(200)).body;
+      const one = (await t.http.get(`${pulls(repo)}/1`).expect(200)).body;
+      return [listed, one].map((pull) => ({ main: pull.base.sha, feature: pull.head.sha, ref: pull.head.ref }));
+    };
+    const before = await tips();
+    expect(await shown()).toEqual([{ ...before, ref: 'feature' }, { ...before, ref: 'feature' }]);
+    // Both branches move (the head twice, one push packed between), read again at once: no tip from before.
+    await client.ok(['checkout', '--quiet', 'feature'], { cwd: work });
+    for (const n of [1, 2]) {
+      fs.writeFileSync(path.join(work, `tip-${n}.txt`), `${n}\n`);
+      await client.ok(['add', '.'], { cwd: work });
+      await client.ok(['commit', '--quiet', '-m', `tip ${n}`], { cwd: work });
+      await client.ok(['push', '--quiet', remote, 'feature:feature'], { cwd: work });
+      const now = await tips();
+      expect(await shown()).toEqual([{ ...now, ref: 'feature' }, { ...now, ref: 'feature' }]);
+    }
+    await client.ok(['checkout', '--quiet', 'main'], { cwd: work });
+    fs.writeFileSync(path.join(work, 'README.md'), 'moved\n');
+    await client.ok(['commit', '--quiet', '-am', 'base moves'], { cwd: work });
+    await client.ok(['push', '--quiet', remote, 'main:main'], { cwd: work });
+    const after = await tips();
+    expect(after.main).not.toBe(before.main);
+    expect(await shown()).toEqual([{ ...after, ref: 'feature' }, { ...after, ref: 'feature' }]);
+  });
+
   it('tests again after a push to the base, and finds the conflict it brought', async () => {
     const { repo, work, remote } = await repoWithBranches(owner);
     expect((await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'soon in conflict' }).expect(201)).body.mergeable).toBe(true);
