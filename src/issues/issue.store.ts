@@ -37,6 +37,12 @@ export interface IssueCriteria {
   updatedBefore?: number;
 }
 
+/**
+ * Above this many matches, a `labels` filter is answered for the page by walking the newest issues: at 6 920 of
+ * 50 000 the page took 0.5 ms against 6.7 (SQLite) and 46 ms (MariaDB) from the labels' side.
+ */
+const DENSE_LABEL_MATCHES = 1000;
+
 /** An issue with the repository it belongs to, for lists across repositories. */
 export type IssueRow = IssueEntity;
 
@@ -80,7 +86,9 @@ export class IssueStore {
     const counted = await this.rows.rows(countSql, countParameters);
     const count = Number(counted.rows[0]?.[0] ?? 0);
     if (count === 0 || page.offset >= count) return { items: [], total: count };
-    const [sql, parameters] = query
+    // With many matches, the page walks the newest issues and asks of each whether it has the labels; a
+    // handful of matches are read from the labels' side instead (the walk could pass every issue for them).
+    const [sql, parameters] = this.filtered(criteria, count > DENSE_LABEL_MATCHES)
       .select(this.rows.columnList('i'))
       .orderBy('i.created_unix', 'DESC')
       .addOrderBy('i.id', 'DESC')
@@ -91,7 +99,7 @@ export class IssueStore {
     return { items: set.rows.map((_, index) => this.rows.hydrate(set, index, 'i')), total: count };
   }
 
-  private filtered(criteria: IssueCriteria): SelectQueryBuilder<IssueEntity> {
+  private filtered(criteria: IssueCriteria, walkLabels = false): SelectQueryBuilder<IssueEntity> {
     const query = this.issues().createQueryBuilder('i');
     if (criteria.repoId !== undefined) query.andWhere('i.repo_id = :repoId', { repoId: criteria.repoId });
     if (criteria.scope) {
@@ -103,7 +111,12 @@ export class IssueStore {
     if (criteria.isPull !== undefined) query.andWhere('i.is_pull = :isPull', { isPull: criteria.isPull ? 1 : 0 });
     if (criteria.isClosed !== undefined) query.andWhere('i.is_closed = :isClosed', { isClosed: criteria.isClosed ? 1 : 0 });
     (criteria.labelIds ?? []).forEach((labelId, n) => {
-      query.andWhere(`i.id IN (SELECT issue_id FROM issue_label WHERE label_id = :label${n})`, { [`label${n}`]: labelId });
+      // A correlated count is asked per issue on both databases; MariaDB turns IN and EXISTS alike into a join
+      // led by the label's links, which reads and sorts all of them before the first row of the page.
+      const term = walkLabels
+        ? `(SELECT COUNT(*) FROM issue_label il${n} WHERE il${n}.issue_id = i.id AND il${n}.label_id = :label${n}) > 0`
+        : `i.id IN (SELECT issue_id FROM issue_label WHERE label_id = :label${n})`;
+      query.andWhere(term, { [`label${n}`]: labelId });
     });
     if (criteria.anyLabelIds) {
       query.andWhere('i.id IN (SELECT issue_id FROM issue_label WHERE label_id IN (:...anyLabelIds))', { anyLabelIds: criteria.anyLabelIds.length > 0 ? criteria.anyLabelIds : [-1] });

@@ -337,4 +337,31 @@ describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
     const unknown = await t.http.get(t.api(`/repos/issues/search?owner=${word}-nobody`)).expect(400);
     expect(unknown.body.message).toBe(`user does not exist [uid: 0, name: ${word}-nobody]`);
   });
+
+  it('a label filter with over a thousand matches pages them newest first, as with a few', async () => {
+    const { DataSource } = await import('typeorm');
+    const repo = await makeRepo(t, owner);
+    const made = (await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(owner.token)).send({ name: 'many', color: '#00ff00' }).expect(201)).body;
+    // 2 400 issues written as rows (through the API this would take minutes): every third closed, every
+    // fourth without the label, created one second apart.
+    const dataSource = t.app.get(DataSource);
+    await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'counter' }).expect(201);
+    const rows = Array.from({ length: 2400 }, (_, n) => ({
+      repoId: repo.id, repoIndex: n + 2, posterId: owner.user.id, title: `bulk ${n + 2}`, body: '', ref: '', milestoneId: 0, isPull: false,
+      isClosed: n % 3 === 0, isLocked: false, numComments: 0, pinOrder: 0, deadlineUnix: 0, createdUnix: 1_700_000_000 + n, updatedUnix: 1_700_000_000 + n, closedUnix: 0,
+    }));
+    for (let at = 0; at < rows.length; at += 200) await dataSource.createQueryBuilder().insert().into('issue').values(rows.slice(at, at + 200)).execute();
+    const ids: { id: number; repo_index: number }[] = await dataSource.query('SELECT id, repo_index FROM issue WHERE repo_id = ? AND repo_index > 1', [repo.id]);
+    const labelled = ids.filter((row) => (Number(row.repo_index) - 2) % 4 !== 3);
+    const links = labelled.map((row) => ({ issueId: Number(row.id), labelId: made.id }));
+    for (let at = 0; at < links.length; at += 200) await dataSource.createQueryBuilder().insert().into('issue_label').values(links.slice(at, at + 200)).execute();
+    const expected = labelled.map((row) => Number(row.repo_index)).filter((index) => (index - 2) % 3 !== 0).sort((a, b) => b - a);
+    expect(expected.length).toBeGreaterThan(1000);
+    const all = await t.http.get(`${issues(repo)}?labels=many&limit=50`).expect(200);
+    expect(all.headers['x-total-count']).toBe(String(expected.length));
+    expect(all.body.map((issue: { number: number }) => issue.number)).toEqual(expected.slice(0, 50));
+    const later = await t.http.get(`${issues(repo)}?labels=many&limit=50&page=7`).expect(200);
+    expect(later.body.map((issue: { number: number }) => issue.number)).toEqual(expected.slice(300, 350));
+    expect((await t.http.get(`${issues(repo)}?labels=many&state=all&limit=1`).expect(200)).headers['x-total-count']).toBe(String(labelled.length));
+  });
 });
