@@ -48,6 +48,8 @@ export interface AppConfig {
   uploads: UploadConfig;
   /** Files above this size are not inlined (base64) by GET /repos/{o}/{r}/contents (MAX_DISPLAY_FILE_SIZE). */
   maxDisplayFileBytes: number;
+  /** ISSUE_MAX_PINNED: issues (and as many pull requests) a repository may pin. */
+  maxPinnedIssues: number;
   logLevel: string;
   /** LOG_FILE: where the log goes instead of standard output. */
   logFile?: string;
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       packageMaxBytes: byteSize(env, 'PACKAGE_MAX_SIZE', 2 * 1024 ** 3),
     },
     maxDisplayFileBytes: byteSize(env, 'MAX_DISPLAY_FILE_SIZE', 8 * 1024 * 1024),
+    maxPinnedIssues: integer(env, 'ISSUE_MAX_PINNED', 3, { min: 0, max: 1000 }),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     corsAllowedOrigins: origins(env, 'CORS_ALLOWED_ORIGINS'),
     metrics: { enabled: boolean(env, 'METRICS_ENABLED', false), token: nonEmpty(env, 'METRICS_TOKEN') },

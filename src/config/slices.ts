@@ -55,6 +55,13 @@ export interface ContentConfig {
   maxDisplayFileBytes: number;
 }
 
+/** The issue tracker. */
+export abstract class IssueConfig {}
+export interface IssueConfig {
+  /** ISSUE_MAX_PINNED: issues (and as many pull requests) a repository may pin; Forgejo's MAX_PINNED, 3. */
+  maxPinnedIssues: number;
+}
+
 /** Outgoing connections of migrations and mirrors. */
 export abstract class NetworkConfig {}
 export interface NetworkConfig {

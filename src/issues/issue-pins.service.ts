@@ -1,14 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { BadRequestError, NotFoundError } from '../common/errors';
+import { IssueConfig } from '../config/slices';
 import { Transactions } from '../database/transactions';
 import { IssueStore } from './issue.store';
 import type { IssueWire, NewIssuePinsAllowedWire } from './issue.wire';
 import { IssuesService } from './issues.service';
 import { IssueTimeline } from './issue-timeline';
-
-/** At most this many issues (and as many pull requests) are pinned per repository, Forgejo's default. */
-export const MAX_PINNED = 3;
 
 /**
  * Pinned issues: repository admins pin, unpin and move them (403 otherwise); pins are numbered 1…n per
@@ -22,6 +20,7 @@ export class IssuePinsService {
     private readonly issues: IssueStore,
     private readonly transactions: Transactions,
     private readonly timeline: IssueTimeline,
+    private readonly config: IssueConfig,
   ) {}
 
   async pinned(target: RepositoryTarget): Promise<IssueWire[]> {
@@ -30,13 +29,13 @@ export class IssuePinsService {
     return this.issueService.wires(pinned, target.viewer, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]));
   }
 
-  /** Whether one more issue, and one more pull request, may be pinned (fewer than MAX_PINNED now). */
+  /** Whether one more issue, and one more pull request, may be pinned (fewer than ISSUE_MAX_PINNED now). */
   async newPinAllowed(target: RepositoryTarget): Promise<NewIssuePinsAllowedWire> {
     const [issues, pulls] = [await this.issues.pinnedCount(target.repo.id, false), await this.issues.pinnedCount(target.repo.id, true)];
-    return { issues: issues < MAX_PINNED, pull_requests: pulls < MAX_PINNED };
+    return { issues: issues < this.config.maxPinnedIssues, pull_requests: pulls < this.config.maxPinnedIssues };
   }
 
-  /** Pinning a pinned issue changes nothing; a fourth pin is 400, as Forgejo. */
+  /** Pinning a pinned issue changes nothing; one beyond ISSUE_MAX_PINNED is 400, as Forgejo. */
   async pin(target: RepositoryTarget, rawIndex: string): Promise<void> {
     const issue = await this.prepare(target, rawIndex);
     await this.transactions.run(async (tx) => {
@@ -44,7 +43,7 @@ export class IssuePinsService {
       if (!current) throw new NotFoundError();
       if (current.pinOrder > 0) return;
       const max = await this.issues.maxPinOrder(tx, current.repoId, current.isPull);
-      if (max >= MAX_PINNED) throw new BadRequestError('the max number of pinned issues has been readched');
+      if (max >= this.config.maxPinnedIssues) throw new BadRequestError('the max number of pinned issues has been readched');
       await this.issues.update(tx, current.id, { pinOrder: max + 1 });
       await this.timeline.pinChanged(tx, current, target.viewer.user!.id, true);
     });

@@ -229,3 +229,22 @@ describe('issue timeline entries of labels, milestones, assignees, titles, due d
     expect((await t.http.get(`${api}/pulls/${pull.number}`).expect(200)).body.milestone).toMatchObject({ title: 'v2' });
   });
 });
+
+describe('ISSUE_MAX_PINNED', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ ISSUE_MAX_PINNED: '1' });
+  });
+  afterAll(() => t.close());
+
+  it('bounds the pins of a repository, and new_pin_allowed says so', async () => {
+    const owner = await makeUser(t);
+    const repo = await makeRepo(t, owner);
+    const api = t.api(`/repos/${repo.full_name}`);
+    for (const title of ['a', 'b']) await t.http.post(`${api}/issues`).set(withToken(owner.token)).send({ title }).expect(201);
+    await t.http.post(`${api}/issues/1/pin`).set(withToken(owner.token)).expect(204);
+    expect((await t.http.get(`${api}/new_pin_allowed`).expect(200)).body).toEqual({ issues: false, pull_requests: true });
+    const refused = await t.http.post(`${api}/issues/2/pin`).set(withToken(owner.token)).expect(400);
+    expect(refused.body.message).toBe('the max number of pinned issues has been readched');
+  });
+});
