@@ -451,7 +451,7 @@ export class PullsService {
    * After refs of a repository moved (a push, a server write): open pull requests whose head branch moved get
    * `refs/pull/{n}/head` in their base repository (this one, or the source of this fork: the fork's new commits
    * reach it through the pool), a new test and a `synchronized` event; those whose base moved a new test; those
-   * whose head branch was deleted are closed. The tests run in the background.
+   * whose head or base branch was deleted are closed, as Forgejo closes them. The tests run in the background.
    */
   async onRefsChanged(repositoryId: number, updates: RefUpdate[], senderId: number): Promise<void> {
     const moved = new Map<string, string>();
@@ -465,7 +465,7 @@ export class PullsService {
     if (moved.size === 0 && deleted.length === 0) return;
     const heads = await this.store.openWithHeads(repositoryId, [...moved.keys()]);
     const bases = await this.store.openWithBases(repositoryId, [...moved.keys()]);
-    const gone = await this.store.openWithHeads(repositoryId, deleted);
+    const gone = [...new Map([...(await this.store.openWithHeads(repositoryId, deleted)), ...(await this.store.openWithBases(repositoryId, deleted))].map((row) => [row.pull.id, row])).values()];
     if (heads.length === 0 && bases.length === 0 && gone.length === 0) return;
     const repo = await this.repositories.byId(repositoryId);
     const owner = repo ? await this.users.byId(repo.ownerId) : null;

@@ -244,6 +244,18 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
     expect((await t.http.get(t.api(`/repos/${repo.full_name}`)).expect(200)).body.open_pr_counter).toBe(0);
   });
 
+  it('closes the pull requests of a deleted base branch, and only those', async () => {
+    const { repo, work, remote } = await repoWithBranches(owner);
+    await client.ok(['push', '--quiet', remote, 'main:release'], { cwd: work });
+    await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'release', title: 'into release' }).expect(201);
+    await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'into main' }).expect(201);
+
+    await client.ok(['push', '--quiet', remote, ':release'], { cwd: work });
+    const states = async () => [(await t.http.get(`${pulls(repo)}/1`).expect(200)).body.state, (await t.http.get(`${pulls(repo)}/2`).expect(200)).body.state];
+    expect(await states()).toEqual(['closed', 'open']);
+    expect((await t.http.get(t.api(`/repos/${repo.full_name}`)).expect(200)).body.open_pr_counter).toBe(1);
+  });
+
   it('sends pull_request events (opened, edited, synchronized, closed, reopened) with Forgejo’s payload', async () => {
     const { repo, work, remote } = await repoWithBranches(owner);
     await t.http
