@@ -474,7 +474,7 @@ async function pushes(anvil, db, owner, tag, token) {
     for (let round = 1; round <= PUSH_ROUNDS; round++) {
       for (const side of ['idle', 'busy']) {
         const s = sides[side];
-        fs.writeFileSync(path.join(s.dir, `round-${round}.txt`), `round ${round}\n`);
+        fs.writeFileSync(path.join(s.dir, `round-${Date.now()}-${round}.txt`), `round ${round}\n`);
         git(s.dir, ['add', '.']);
         git(s.dir, ['commit', '--quiet', '-m', `Round ${round}`]);
         const pushStarted = Date.now();

@@ -12,7 +12,7 @@
  * Git: each repository directory is made where the server keeps it (`git init --bare`, `main` with one commit,
  * then one branch `pr/N` per pull request, one commit on top of `main` adding one file, by git fast-import; refs
  * packed). The server's hooks come from its own `core.hooksPath`, so a push to these directories is a push like
- * any other. Rows: as the API writes them: the repository (not empty, `num_pulls` / `num_closed_pulls`), one issue
+ * any other. Posters are the first 2 000 users (at least 2 needed). Rows: as the API writes them: the repository (not empty, `num_pulls` / `num_closed_pulls`), one issue
  * per pull request (`is_pull`, with its word index by the tokenizer of dist/, its labels and comments, comment
  * counts), the pull_request row as a finished mergeability test leaves it (mergeable, head/base/merge base
  * commits from git, 1 addition in 1 file, 1 commit ahead) and the issue counter.
@@ -93,7 +93,7 @@ async function main() {
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   try {
     const users = (await dataSource.query(`SELECT id, name FROM ${escape('user')} WHERE type = 0 ORDER BY id LIMIT 2000`)).map((row) => ({ id: Number(row.id), name: row.name }));
-    if (users.length < 10) {
+    if (users.length < 2) {
       console.error('too few users: seed users first (bench/seed-users.js)');
       process.exit(2);
     }
