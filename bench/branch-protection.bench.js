@@ -40,12 +40,31 @@ const USER = process.env.BENCH_USER;
 async function evaluation() {
   const { orderRules, governingRule, judgeBranchChange } = loadDist('access/branch-protection');
   const base = {
-    repoId: 1, canPush: true, enableWhitelist: true, whitelistUserIds: [1, 2, 3], whitelistTeamIds: [], whitelistDeployKeys: false,
-    enableMergeWhitelist: false, mergeWhitelistUserIds: [], mergeWhitelistTeamIds: [], enableStatusCheck: false, statusCheckContexts: [],
-    enableApprovalsWhitelist: false, approvalsWhitelistUserIds: [], approvalsWhitelistTeamIds: [], requiredApprovals: 0,
-    blockOnRejectedReviews: false, blockOnOfficialReviewRequests: false, blockOnOutdatedBranch: false, dismissStaleApprovals: false,
-    ignoreStaleApprovals: false, requireSignedCommits: false, protectedFilePatterns: 'secret/**;*.key;.forgejo/workflows/**',
-    unprotectedFilePatterns: 'docs/**', applyToAdmins: false, updatedUnix: 0,
+    repoId: 1,
+    canPush: true,
+    enableWhitelist: true,
+    whitelistUserIds: [1, 2, 3],
+    whitelistTeamIds: [],
+    whitelistDeployKeys: false,
+    enableMergeWhitelist: false,
+    mergeWhitelistUserIds: [],
+    mergeWhitelistTeamIds: [],
+    enableStatusCheck: false,
+    statusCheckContexts: [],
+    enableApprovalsWhitelist: false,
+    approvalsWhitelistUserIds: [],
+    approvalsWhitelistTeamIds: [],
+    requiredApprovals: 0,
+    blockOnRejectedReviews: false,
+    blockOnOfficialReviewRequests: false,
+    blockOnOutdatedBranch: false,
+    dismissStaleApprovals: false,
+    ignoreStaleApprovals: false,
+    requireSignedCommits: false,
+    protectedFilePatterns: 'secret/**;*.key;.forgejo/workflows/**',
+    unprotectedFilePatterns: 'docs/**',
+    applyToAdmins: false,
+    updatedUnix: 0,
   };
   // Half plain names, half globs; the branch pushed matches only the last glob, so every rule is tried.
   const rules = Array.from({ length: RULES }, (_, i) => ({ ...base, id: i + 1, createdUnix: i, ruleName: i % 2 === 0 ? `feature-${i}` : `team-${i}/{a,b}/*` }));
@@ -62,7 +81,9 @@ async function evaluation() {
   const started = process.hrtime.bigint();
   for (let i = 0; i < ITERATIONS; i++) await once();
   const micros = Number(process.hrtime.bigint() - started) / 1000 / ITERATIONS;
-  console.log(`evaluation of ${RULES} rules (order, match, judge a push of ${FILES} paths): ${micros.toFixed(1)} µs each over ${ITERATIONS} runs (target < 1000 µs)`);
+  console.log(
+    `evaluation of ${RULES} rules (order, match, judge a push of ${FILES} paths): ${micros.toFixed(1)} µs each over ${ITERATIONS} runs (target < 1000 µs)`,
+  );
 }
 
 function git(args, cwd, env) {
@@ -71,7 +92,9 @@ function git(args, cwd, env) {
     const stderr = [];
     child.stderr.on('data', (chunk) => stderr.push(chunk));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git ${args.join(' ')} exited ${code}: ${Buffer.concat(stderr).toString().trim()}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`git ${args.join(' ')} exited ${code}: ${Buffer.concat(stderr).toString().trim()}`)),
+    );
   });
 }
 
@@ -88,8 +111,15 @@ async function pushes() {
   };
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-protection-bench-'));
   const env = {
-    PATH: process.env.PATH, HOME: work, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0',
-    GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com',
+    PATH: process.env.PATH,
+    HOME: work,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_AUTHOR_NAME: 'Bench',
+    GIT_AUTHOR_EMAIL: 'bench@example.com',
+    GIT_COMMITTER_NAME: 'Bench',
+    GIT_COMMITTER_EMAIL: 'bench@example.com',
   };
   const names = { protected: `bench-protected-${process.pid}`, open: `bench-open-${process.pid}` };
   const created = [];
@@ -137,7 +167,9 @@ async function pushes() {
     for (const key of ['protected', 'open']) {
       const sorted = [...times[key]].sort((a, b) => a - b);
       summary[key] = { p50: percentile(sorted, 50), p90: percentile(sorted, 90) };
-      console.log(`push to main, ${key === 'protected' ? 'under a rule' : 'no rule    '}: p50 ${summary[key].p50.toFixed(1)} ms, p90 ${summary[key].p90.toFixed(1)} ms over ${PUSHES} pushes of ${FILES} files`);
+      console.log(
+        `push to main, ${key === 'protected' ? 'under a rule' : 'no rule    '}: p50 ${summary[key].p50.toFixed(1)} ms, p90 ${summary[key].p90.toFixed(1)} ms over ${PUSHES} pushes of ${FILES} files`,
+      );
     }
     console.log(`ratio (p50 with rule / without): ${(summary.protected.p50 / summary.open.p50).toFixed(3)} (target ≤ 1.1)`);
   } finally {

@@ -61,7 +61,9 @@ function run(command, args, input) {
     const stderr = [];
     child.stderr.on('data', (chunk) => stderr.push(chunk));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args[0]} exited ${code}: ${Buffer.concat(stderr).toString().trim()}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} ${args[0]} exited ${code}: ${Buffer.concat(stderr).toString().trim()}`)),
+    );
     if (input) input.pipe(child.stdin);
     else child.stdin.end();
   });
@@ -239,17 +241,28 @@ function phase(target, total) {
 
 /** Prints a phase's figures; returns its failures. */
 function report(label, result) {
-  console.log(`${label}: ${result.total} requests at ${CONNECTIONS} connections in ${result.seconds.toFixed(1)} s: ${(result.total / result.seconds).toFixed(0)} requests/s`);
+  console.log(
+    `${label}: ${result.total} requests at ${CONNECTIONS} connections in ${result.seconds.toFixed(1)} s: ${(result.total / result.seconds).toFixed(0)} requests/s`,
+  );
   const share = (seconds) => `${seconds.toFixed(1)} s (${((100 * seconds) / result.seconds).toFixed(0)}% of a core)`;
-  console.log(`  CPU: ${SERVER_PID ? `server ${share(result.cpu.server)}, ` : ''}load generator ${share(result.cpu.client)}; load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  console.log(
+    `  CPU: ${SERVER_PID ? `server ${share(result.cpu.server)}, ` : ''}load generator ${share(result.cpu.client)}; load average ${os
+      .loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  );
   for (const [route, list] of Object.entries(result.timings)) {
     const sorted = list.sort((a, b) => a - b);
     const ms = (p) => percentile(sorted, p).toFixed(1);
-    console.log(`  ${route.padEnd(8)} p50 ${ms(50)} ms  p90 ${ms(90)} ms  p99 ${ms(99)} ms  max ${sorted[sorted.length - 1].toFixed(1)} ms  (${sorted.length})`);
+    console.log(
+      `  ${route.padEnd(8)} p50 ${ms(50)} ms  p90 ${ms(90)} ms  p99 ${ms(99)} ms  max ${sorted[sorted.length - 1].toFixed(1)} ms  (${sorted.length})`,
+    );
   }
   const first = result.firstOnConnection.sort((a, b) => a - b);
   if (first.length > 0) {
-    console.log(`  first answer on each new connection (accepted one per event-loop turn of the busy server): p50 ${percentile(first, 50).toFixed(1)} ms  max ${first[first.length - 1].toFixed(1)} ms  (${first.length})`);
+    console.log(
+      `  first answer on each new connection (accepted one per event-loop turn of the busy server): p50 ${percentile(first, 50).toFixed(1)} ms  max ${first[first.length - 1].toFixed(1)} ms  (${first.length})`,
+    );
   }
   return result.failures;
 }

@@ -59,7 +59,9 @@ function run(command, args, input) {
     const stderr = [];
     child.stderr.on('data', (chunk) => stderr.push(chunk));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${Buffer.concat(stderr).toString().trim()}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${Buffer.concat(stderr).toString().trim()}`)),
+    );
     if (input) input.pipe(child.stdin);
     else child.stdin.end();
   });
@@ -75,7 +77,9 @@ function* history() {
     const message = `change ${n}`;
     const blob = randomBytes(BLOB_BYTES);
     yield Buffer.concat([
-      Buffer.from(`commit refs/heads/main\ncommitter Bench <bench@example.com> ${when + n} +0000\ndata ${message.length}\n${message}\nM 100644 inline ${file}\ndata ${blob.length}\n`),
+      Buffer.from(
+        `commit refs/heads/main\ncommitter Bench <bench@example.com> ${when + n} +0000\ndata ${message.length}\n${message}\nM 100644 inline ${file}\ndata ${blob.length}\n`,
+      ),
       blob,
       Buffer.from('\n\n'),
     ]);
@@ -122,7 +126,9 @@ async function prepareSource(me) {
     await run('git', ['--git-dir', local, 'fast-import', '--quiet'], Readable.from(history()));
     console.error(`generated ${COMMITS} commits in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
-  const packBytes = fs.readdirSync(path.join(local, 'objects', 'pack')).reduce((sum, file) => sum + fs.statSync(path.join(local, 'objects', 'pack', file)).size, 0);
+  const packBytes = fs
+    .readdirSync(path.join(local, 'objects', 'pack'))
+    .reduce((sum, file) => sum + fs.statSync(path.join(local, 'objects', 'pack', file)).size, 0);
   console.error(`${(packBytes / MiB).toFixed(0)} MiB packed`);
   // The pack goes into the server's directory (hard-linked: the scratch copy goes at the end), all but the last
   // commit is the branch there, and the push of the last commit over HTTP records it.
@@ -167,7 +173,9 @@ async function timeClone(user, repo) {
   const started = process.hrtime.bigint();
   await run('git', ['clone', '--quiet', '--mirror', remote.toString(), target]);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const bytes = fs.readdirSync(path.join(target, 'objects', 'pack')).reduce((sum, file) => sum + fs.statSync(path.join(target, 'objects', 'pack', file)).size, 0);
+  const bytes = fs
+    .readdirSync(path.join(target, 'objects', 'pack'))
+    .reduce((sum, file) => sum + fs.statSync(path.join(target, 'objects', 'pack', file)).size, 0);
   fs.rmSync(target, { recursive: true, force: true });
   return { seconds, bytes };
 }
@@ -180,7 +188,11 @@ async function main() {
   const lines = [];
   try {
     source = process.env.BENCH_SOURCE ? existingSource(process.env.BENCH_SOURCE) : await prepareSource(me);
-    const load = () => os.loadavg().map((n) => n.toFixed(2)).join(' ');
+    const load = () =>
+      os
+        .loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ');
 
     const beforeFirst = diskBytes();
     const first = await fork(source, `fb${stamp}o0`);

@@ -72,7 +72,9 @@ function run(command, args, options = {}) {
     child.stderr.on('data', (chunk) => stderr.push(chunk));
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve(Buffer.concat(stdout).toString()) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${Buffer.concat(stderr).toString().trim()}`)),
+      code === 0
+        ? resolve(Buffer.concat(stdout).toString())
+        : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${Buffer.concat(stderr).toString().trim()}`)),
     );
     if (options.input) Readable.from([options.input]).pipe(child.stdin);
     else child.stdin.end();
@@ -212,7 +214,11 @@ async function sshFloor(key) {
 }
 
 async function main() {
-  const load = () => os.loadavg().map((value) => value.toFixed(2)).join(' ');
+  const load = () =>
+    os
+      .loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ');
   console.log(`load average at start: ${load()} (${os.availableParallelism()} cores)`);
   const me = await api('GET', '/user');
   const stamp = Date.now();
@@ -280,7 +286,12 @@ async function main() {
       }
     }
     const medianOf = (label) => median(times.get(label));
-    const pushRow = (label, floor) => ({ measure: `push 1 commit: ${label}`, 'median ms': medianOf(label).toFixed(0), floor, ratio: (medianOf(label) / medianOf(floor)).toFixed(2) });
+    const pushRow = (label, floor) => ({
+      measure: `push 1 commit: ${label}`,
+      'median ms': medianOf(label).toFixed(0),
+      floor,
+      ratio: (medianOf(label) / medianOf(floor)).toFixed(2),
+    });
     rows.push(pushRow('anvil http', 'floor http-backend'));
     if (sshd) rows.push(pushRow('anvil ssh', 'floor sshd git-shell'));
     rows.push(pushRow('floor http-backend', 'floor file://'));
@@ -297,7 +308,12 @@ async function main() {
       await run('git', ['init', '--quiet', '--bare', '--initial-branch=main', fileTarget]);
       const fileMs = await timed(() => run('git', ['push', '--quiet', `file://${fileTarget}`, 'main'], { cwd: long }));
       const anvilMs = await timed(() => run('git', ['push', '--quiet', anvilHttp(longName), 'main'], { cwd: long }));
-      rows.push({ measure: `first push of ${HISTORY} commits: anvil http`, 'median ms': anvilMs.toFixed(0), floor: `file:// ${fileMs.toFixed(0)} ms`, ratio: (anvilMs / fileMs).toFixed(2) });
+      rows.push({
+        measure: `first push of ${HISTORY} commits: anvil http`,
+        'median ms': anvilMs.toFixed(0),
+        floor: `file:// ${fileMs.toFixed(0)} ms`,
+        ratio: (anvilMs / fileMs).toFixed(2),
+      });
     }
 
     // 3. A CI fan-out: concurrent clones by one user, all started at once.
@@ -330,12 +346,22 @@ async function main() {
     const cgiFan = fanAvailable ? cgiUrl('long-file') : cgiUrl('one-cgi');
     const httpAnvil = await fanOut('anvil http', anvilFan);
     const httpFloor = await fanOut('floor http-backend', cgiFan);
-    rows.push({ measure: `${FANOUT} clones at once, one user: anvil http`, 'median ms': `${httpAnvil.clonesPerSecond.toFixed(2)} clones/s, served ${httpAnvil.served}`, floor: `http-backend ${httpFloor.clonesPerSecond.toFixed(2)} clones/s, served ${httpFloor.served}`, ratio: (httpAnvil.clonesPerSecond / httpFloor.clonesPerSecond).toFixed(2) });
+    rows.push({
+      measure: `${FANOUT} clones at once, one user: anvil http`,
+      'median ms': `${httpAnvil.clonesPerSecond.toFixed(2)} clones/s, served ${httpAnvil.served}`,
+      floor: `http-backend ${httpFloor.clonesPerSecond.toFixed(2)} clones/s, served ${httpFloor.served}`,
+      ratio: (httpAnvil.clonesPerSecond / httpFloor.clonesPerSecond).toFixed(2),
+    });
     if (sshd) {
       const floorDir = fanAvailable ? path.join(floorRoot, 'long-file.git') : path.join(floorRoot, 'one-sshd.git');
       const sshAnvil = await fanOut('anvil ssh', fanAvailable ? anvilSsh(fanName) : anvilSsh(oneName), sshEnv);
       const sshFloorRun = await fanOut('floor sshd', sshdUrl(floorDir), sshEnv);
-      rows.push({ measure: `${FANOUT} clones at once, one user: anvil ssh`, 'median ms': `${sshAnvil.clonesPerSecond.toFixed(2)} clones/s, served ${sshAnvil.served}`, floor: `sshd ${sshFloorRun.clonesPerSecond.toFixed(2)} clones/s, served ${sshFloorRun.served}`, ratio: (sshAnvil.clonesPerSecond / sshFloorRun.clonesPerSecond).toFixed(2) });
+      rows.push({
+        measure: `${FANOUT} clones at once, one user: anvil ssh`,
+        'median ms': `${sshAnvil.clonesPerSecond.toFixed(2)} clones/s, served ${sshAnvil.served}`,
+        floor: `sshd ${sshFloorRun.clonesPerSecond.toFixed(2)} clones/s, served ${sshFloorRun.served}`,
+        ratio: (sshAnvil.clonesPerSecond / sshFloorRun.clonesPerSecond).toFixed(2),
+      });
     }
     console.table(rows);
     console.log(`load average at end: ${load()}; rounds ${ROUNDS}`);

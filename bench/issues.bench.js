@@ -31,7 +31,8 @@ const SECONDS = bounded('BENCH_SECONDS', 10, 120);
 const CONNECTIONS = bounded('BENCH_CONNS', 64, 256);
 const WARMUP = bounded('BENCH_WARMUP', 2, 30);
 const PAGE = 30;
-const ISSUE_COLUMNS = 'i.id, i.repo_id, i.repo_index, i.poster_id, i.title, i.body, i.ref, i.is_closed, i.is_locked, i.num_comments, i.pin_order, i.deadline_unix, i.created_unix, i.updated_unix, i.closed_unix';
+const ISSUE_COLUMNS =
+  'i.id, i.repo_id, i.repo_index, i.poster_id, i.title, i.body, i.ref, i.is_closed, i.is_locked, i.num_comments, i.pin_order, i.deadline_unix, i.created_unix, i.updated_unix, i.closed_unix';
 
 // ------------------------------------------------------------------------------------------ the floor's SQL
 
@@ -102,11 +103,19 @@ function floor(db, rootUrl, rootHost) {
     const links = await db.all(`SELECT issue_id, label_id FROM issue_label WHERE issue_id IN (${inList(ids)}) ORDER BY id`, ids);
     const assignees = await db.all(`SELECT issue_id, assignee_id FROM issue_assignee WHERE issue_id IN (${inList(ids)}) ORDER BY id`, ids);
     const labelIds = [...new Set(links.map((l) => Number(l.label_id)))];
-    const labels = labelIds.length ? await db.all(`SELECT id, repo_id, name, exclusive, archived_unix, color, description FROM label WHERE id IN (${inList(labelIds)}) ORDER BY name, id`, labelIds) : [];
+    const labels = labelIds.length
+      ? await db.all(
+          `SELECT id, repo_id, name, exclusive, archived_unix, color, description FROM label WHERE id IN (${inList(labelIds)}) ORDER BY name, id`,
+          labelIds,
+        )
+      : [];
     const userIds = [...new Set([...issues.map((i) => Number(i.poster_id)), ...assignees.map((a) => Number(a.assignee_id))])];
     const users = await db.all(`SELECT * FROM ${db.user} WHERE id IN (${inList(userIds)})`, userIds);
     const repoIds = [...new Set(issues.map((i) => Number(i.repo_id)))];
-    const repos = await db.all(`SELECT r.id, r.name, o.name AS owner_name FROM repository r JOIN ${db.user} o ON o.id = r.owner_id WHERE r.id IN (${inList(repoIds)})`, repoIds);
+    const repos = await db.all(
+      `SELECT r.id, r.name, o.name AS owner_name FROM repository r JOIN ${db.user} o ON o.id = r.owner_id WHERE r.id IN (${inList(repoIds)})`,
+      repoIds,
+    );
     const userById = new Map(users.map((u) => [Number(u.id), u]));
     const labelById = new Map(labels.map((l) => [Number(l.id), l]));
     const repoById = new Map(repos.map((r) => [Number(r.id), r]));
@@ -117,7 +126,15 @@ function floor(db, rootUrl, rootHost) {
       const own = new Set(links.filter((l) => Number(l.issue_id) === Number(i.id)).map((l) => Number(l.label_id)));
       const issueLabels = labels
         .filter((l) => own.has(Number(l.id)))
-        .map((l) => ({ id: Number(l.id), name: l.name, exclusive: !!l.exclusive, is_archived: Number(l.archived_unix) > 0, color: l.color.replace(/^#/, ''), description: l.description, url: `${api}/labels/${l.id}` }));
+        .map((l) => ({
+          id: Number(l.id),
+          name: l.name,
+          exclusive: !!l.exclusive,
+          is_archived: Number(l.archived_unix) > 0,
+          color: l.color.replace(/^#/, ''),
+          description: l.description,
+          url: `${api}/labels/${l.id}`,
+        }));
       const assigned = assignees.filter((a) => Number(a.issue_id) === Number(i.id)).map((a) => userJson(userById.get(Number(a.assignee_id))));
       return {
         id: Number(i.id),
@@ -155,7 +172,9 @@ function floor(db, rootUrl, rootHost) {
       [owner.toLowerCase(), name.toLowerCase()],
     );
     if (!repo) return null;
-    const labels = labelNames.length ? await db.all(`SELECT id FROM label WHERE repo_id = ? AND name IN (${inList(labelNames)})`, [repo.id, ...labelNames]) : [];
+    const labels = labelNames.length
+      ? await db.all(`SELECT id FROM label WHERE repo_id = ? AND name IN (${inList(labelNames)})`, [repo.id, ...labelNames])
+      : [];
     if (labels.length < labelNames.length) return { total: 0, items: [] };
     const where = `i.repo_id = ? AND i.is_pull = 0 AND i.is_closed = 0${labels.map(() => ' AND i.id IN (SELECT issue_id FROM issue_label WHERE label_id = ?)').join('')}`;
     const params = [repo.id, ...labels.map((l) => l.id)];
@@ -163,7 +182,10 @@ function floor(db, rootUrl, rootHost) {
     // Many matches: the page walks the newest issues and asks each for its labels (MariaDB plans the IN form as
     // a join led by every link of the label, sorted), as Anvil does.
     const walk = `i.repo_id = ? AND i.is_pull = 0 AND i.is_closed = 0${labels.map((_, n) => ` AND (SELECT COUNT(*) FROM issue_label l${n} WHERE l${n}.issue_id = i.id AND l${n}.label_id = ?) > 0`).join('')}`;
-    const rows = await db.all(`SELECT ${ISSUE_COLUMNS} FROM issue i WHERE ${Number(total) > 1000 ? walk : where} ORDER BY i.created_unix DESC, i.id DESC LIMIT ${PAGE}`, params);
+    const rows = await db.all(
+      `SELECT ${ISSUE_COLUMNS} FROM issue i WHERE ${Number(total) > 1000 ? walk : where} ORDER BY i.created_unix DESC, i.id DESC LIMIT ${PAGE}`,
+      params,
+    );
     return { total: Number(total), items: await page(rows) };
   }
 
@@ -196,7 +218,11 @@ function floor(db, rootUrl, rootHost) {
         }
         // A newline after the document, as Anvil (and Forgejo) write it.
         const body = `${JSON.stringify(result.items)}\n`;
-        response.writeHead(200, { 'content-type': 'application/json;charset=utf-8', 'x-total-count': String(result.total), 'content-length': Buffer.byteLength(body) });
+        response.writeHead(200, {
+          'content-type': 'application/json;charset=utf-8',
+          'x-total-count': String(result.total),
+          'content-length': Buffer.byteLength(body),
+        });
         response.end(body);
       },
       (error) => {
@@ -211,17 +237,23 @@ function floor(db, rootUrl, rootHost) {
 
 function get(base, path) {
   return new Promise((resolve, reject) => {
-    http.get(new URL(path, base), (response) => {
-      const chunks = [];
-      response.on('data', (chunk) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode, total: response.headers['x-total-count'], body: Buffer.concat(chunks).toString('utf8') }));
-    }).on('error', reject);
+    http
+      .get(new URL(path, base), (response) => {
+        const chunks = [];
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode, total: response.headers['x-total-count'], body: Buffer.concat(chunks).toString('utf8') }),
+        );
+      })
+      .on('error', reject);
   });
 }
 
 function load(base, path, seconds) {
   return new Promise((resolve, reject) => {
-    autocannon({ url: new URL(path, base).href, connections: CONNECTIONS, pipelining: 1, duration: seconds, timeout: 30 }, (error, result) => (error ? reject(error) : resolve(result)));
+    autocannon({ url: new URL(path, base).href, connections: CONNECTIONS, pipelining: 1, duration: seconds, timeout: 30 }, (error, result) =>
+      error ? reject(error) : resolve(result),
+    );
   });
 }
 
@@ -268,15 +300,30 @@ async function main() {
       const [mine, floors] = [await get(anvil, path), await get(floorUrl, path)];
       if (mine.status !== 200 || floors.status !== 200 || mine.body !== floors.body || mine.total !== floors.total) {
         console.error(`${key}: Anvil (${mine.status}, total ${mine.total}) and the floor (${floors.status}, total ${floors.total}) answer differently`);
-        console.error(firstDifference(JSON.parse(mine.body || 'null'), JSON.parse(floors.body || 'null'), '') ?? `the same values, written differently: ${textDifference(mine.body, floors.body)}`);
+        console.error(
+          firstDifference(JSON.parse(mine.body || 'null'), JSON.parse(floors.body || 'null'), '') ??
+            `the same values, written differently: ${textDifference(mine.body, floors.body)}`,
+        );
         process.exitCode = 2;
         return;
       }
       const rows = {};
-      for (const [who, base] of [['floor', floorUrl], ['anvil', anvil]]) {
+      for (const [who, base] of [
+        ['floor', floorUrl],
+        ['anvil', anvil],
+      ]) {
         if (WARMUP > 0) await load(base, path, WARMUP);
         const result = await load(base, path, SECONDS);
-        rows[who] = { key, who, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, ok: result['2xx'], non2xx: result.non2xx, errors: result.errors };
+        rows[who] = {
+          key,
+          who,
+          rps: result.requests.average,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          ok: result['2xx'],
+          non2xx: result.non2xx,
+          errors: result.errors,
+        };
         if (result.non2xx > 0 || result.errors > 0 || result['2xx'] === 0) failed = true;
         console.log(JSON.stringify(rows[who]));
       }

@@ -175,7 +175,11 @@ async function main() {
   const serverPid = process.env.BENCH_SERVER_PID ? Number(process.env.BENCH_SERVER_PID) : 0;
   const basic = { Authorization: `Basic ${Buffer.from(`${user}:${token}`).toString('base64')}` };
   const api = async (method, apiPath, json) => {
-    const response = await fetch(`${base}/api/v1${apiPath}`, { method, headers: { ...basic, 'Content-Type': 'application/json' }, body: json && JSON.stringify(json) });
+    const response = await fetch(`${base}/api/v1${apiPath}`, {
+      method,
+      headers: { ...basic, 'Content-Type': 'application/json' },
+      body: json && JSON.stringify(json),
+    });
     if (!response.ok) throw new Error(`${method} ${apiPath}: ${response.status} ${await response.text()}`);
     return method === 'DELETE' ? null : response.json();
   };
@@ -189,7 +193,11 @@ async function main() {
   const batch = (repo, operation, objects) =>
     request(lfsUrl(repo, 'objects/batch'), { method: 'POST', headers: { ...basic, Accept: LFS, 'Content-Type': LFS } }, JSON.stringify({ operation, objects }));
   const put = (repo, oid, size, source) =>
-    request(lfsUrl(repo, `objects/${oid}/${size}`), { method: 'PUT', headers: { ...basic, 'Content-Type': 'application/octet-stream', 'Content-Length': size } }, source);
+    request(
+      lfsUrl(repo, `objects/${oid}/${size}`),
+      { method: 'PUT', headers: { ...basic, 'Content-Type': 'application/octet-stream', 'Content-Length': size } },
+      source,
+    );
 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lfs-bench-'));
   const results = [];
@@ -223,18 +231,31 @@ async function main() {
           anvilUp = await timed(() => put(repo, oid, SIZE, body(SIZE, seed)));
           if (anvilUp.result.status !== 200) throw new Error(`upload: ${anvilUp.result.status} ${anvilUp.result.text}`);
           anvilDown = await timed(() => request(lfsUrl(repo, `objects/${oid}`), { method: 'GET', headers: basic }));
-          if (anvilDown.result.status !== 200 || anvilDown.result.bytes !== SIZE) throw new Error(`download: ${anvilDown.result.status}, ${anvilDown.result.bytes} bytes`);
+          if (anvilDown.result.status !== 200 || anvilDown.result.bytes !== SIZE)
+            throw new Error(`download: ${anvilDown.result.status}, ${anvilDown.result.bytes} bytes`);
         } finally {
           clearInterval(timer);
         }
         const mib = SIZE / 1024 / 1024;
         const rate = (seconds) => mib / seconds;
         const growth = (peak - start) / 1024 / 1024;
-        console.log(`transfer of ${mib} MiB: baseline up ${rate(plainUp.seconds).toFixed(0)} MiB/s, down ${rate(plainDown.seconds).toFixed(0)} MiB/s; anvil up ${rate(anvilUp.seconds).toFixed(0)} MiB/s, down ${rate(anvilDown.seconds).toFixed(0)} MiB/s`);
+        console.log(
+          `transfer of ${mib} MiB: baseline up ${rate(plainUp.seconds).toFixed(0)} MiB/s, down ${rate(plainDown.seconds).toFixed(0)} MiB/s; anvil up ${rate(anvilUp.seconds).toFixed(0)} MiB/s, down ${rate(anvilDown.seconds).toFixed(0)} MiB/s`,
+        );
         const upRatio = plainUp.seconds / anvilUp.seconds;
         const downRatio = plainDown.seconds / anvilDown.seconds;
-        check(`upload of ${mib} MiB, vs node:http to disk`, `${rate(anvilUp.seconds).toFixed(0)} vs ${rate(plainUp.seconds).toFixed(0)} MiB/s (${upRatio.toFixed(2)})`, '≥ 0.8', upRatio >= 0.8);
-        check(`download of ${mib} MiB, vs node:http from disk`, `${rate(anvilDown.seconds).toFixed(0)} vs ${rate(plainDown.seconds).toFixed(0)} MiB/s (${downRatio.toFixed(2)})`, '≥ 0.8', downRatio >= 0.8);
+        check(
+          `upload of ${mib} MiB, vs node:http to disk`,
+          `${rate(anvilUp.seconds).toFixed(0)} vs ${rate(plainUp.seconds).toFixed(0)} MiB/s (${upRatio.toFixed(2)})`,
+          '≥ 0.8',
+          upRatio >= 0.8,
+        );
+        check(
+          `download of ${mib} MiB, vs node:http from disk`,
+          `${rate(anvilDown.seconds).toFixed(0)} vs ${rate(plainDown.seconds).toFixed(0)} MiB/s (${downRatio.toFixed(2)})`,
+          '≥ 0.8',
+          downRatio >= 0.8,
+        );
         if (serverPid) check('server RSS growth during both', `${growth.toFixed(1)} MiB`, '< 32 MiB', growth < 32);
       } finally {
         plain.stop();
@@ -260,7 +281,8 @@ async function main() {
       const downloads = [];
       for (let i = 0; i < BATCH_RUNS; i++) {
         const answered = await timed(() => batch(repo, 'download', pointers));
-        if (answered.result.status !== 200 || JSON.parse(answered.result.text).objects.some((o) => !o.actions)) throw new Error('download batch: objects missing');
+        if (answered.result.status !== 200 || JSON.parse(answered.result.text).objects.some((o) => !o.actions))
+          throw new Error('download batch: objects missing');
         downloads.push(answered.seconds * 1000);
       }
       const up = median(uploads);
@@ -291,7 +313,9 @@ async function main() {
       const referenceDir = path.join(work, 'reference');
       fs.mkdirSync(referenceDir);
       const objects = path.join(source, '.git', 'lfs', 'objects');
-      for (const a of fs.readdirSync(objects)) for (const b of fs.readdirSync(path.join(objects, a))) for (const oid of fs.readdirSync(path.join(objects, a, b))) fs.copyFileSync(path.join(objects, a, b, oid), path.join(referenceDir, oid));
+      for (const a of fs.readdirSync(objects))
+        for (const b of fs.readdirSync(path.join(objects, a)))
+          for (const oid of fs.readdirSync(path.join(objects, a, b))) fs.copyFileSync(path.join(objects, a, b, oid), path.join(referenceDir, oid));
       const reference = await startChild(REFERENCE_LFS, referenceDir);
       try {
         const pullFrom = async (name, lfsUrlSetting) => {
@@ -314,7 +338,12 @@ async function main() {
         }
         const whole = await timed(() => run('git', ['clone', '--quiet', remote.href, path.join(work, 'whole')], { cwd: work, env }));
         const ratio = median(anvil) / median(plainRuns);
-        check(`git lfs pull of ${FILES} files, vs the reference server (median of ${PULLS})`, `${median(anvil).toFixed(2)} s vs ${median(plainRuns).toFixed(2)} s (${ratio.toFixed(2)}×)`, '≤ 1.2×', ratio <= 1.2);
+        check(
+          `git lfs pull of ${FILES} files, vs the reference server (median of ${PULLS})`,
+          `${median(anvil).toFixed(2)} s vs ${median(plainRuns).toFixed(2)} s (${ratio.toFixed(2)}×)`,
+          '≤ 1.2×',
+          ratio <= 1.2,
+        );
         console.log(`whole git clone from anvil with ${FILES} LFS files: ${whole.seconds.toFixed(2)} s`);
       } finally {
         reference.stop();

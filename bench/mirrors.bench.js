@@ -132,9 +132,13 @@ GitUpstream.start().then((upstream) => {
 });`;
 
 async function startUpstream() {
-  const child = spawn(process.execPath, ['-e', UPSTREAM, path.join(__dirname, '..', 'tsconfig.json'), path.join(__dirname, '..', 'test', 'support', 'git-upstream.ts')], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-e', UPSTREAM, path.join(__dirname, '..', 'tsconfig.json'), path.join(__dirname, '..', 'test', 'support', 'git-upstream.ts')],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const lines = [];
   let buffer = '';
   let wake = () => undefined;
@@ -184,7 +188,10 @@ async function main() {
     // Two versions of one small repository; every upstream starts as a copy of v1.
     const work = path.join(root, 'work');
     git(['init', '--quiet', '--initial-branch', 'main', work]);
-    for (const [file, version] of [['a.txt', 'v1'], ['b.txt', 'v2']]) {
+    for (const [file, version] of [
+      ['a.txt', 'v1'],
+      ['b.txt', 'v2'],
+    ]) {
       fs.writeFileSync(path.join(work, file), `${version}\n`.repeat(1000));
       git(['add', file], work);
       git(['commit', '--quiet', '-m', version], work);
@@ -256,11 +263,18 @@ async function main() {
       if (git(['--git-dir', dir, 'rev-parse', 'refs/heads/main']) !== v2) behind += 1;
     }
     const limit = config.mirrors.maxConcurrency;
-    console.log(`drained ${MIRRORS} due mirrors in ${seconds.toFixed(1)} s (${(MIRRORS / seconds).toFixed(1)} mirrors/s); outcomes ${JSON.stringify(Object.fromEntries(outcomes))}`);
+    console.log(
+      `drained ${MIRRORS} due mirrors in ${seconds.toFixed(1)} s (${(MIRRORS / seconds).toFixed(1)} mirrors/s); outcomes ${JSON.stringify(Object.fromEntries(outcomes))}`,
+    );
     console.log(`MIRROR_MAX_CONCURRENCY=${limit}: peak syncs running ${runner.peakActive}, peak git requests in flight at the upstream ${upstreamPeak}`);
     console.log(summary('GET /version idle', idleSamples));
     console.log(summary('GET /version while draining', busySamples));
-    console.log(`Anvil event-loop delay while draining: p99=${(loopDelay.percentile(99) / 1e6).toFixed(2)} max=${(loopDelay.max / 1e6).toFixed(2)} ms; load average ${os.loadavg().map((v) => v.toFixed(1)).join(' ')}`);
+    console.log(
+      `Anvil event-loop delay while draining: p99=${(loopDelay.percentile(99) / 1e6).toFixed(2)} max=${(loopDelay.max / 1e6).toFixed(2)} ms; load average ${os
+        .loadavg()
+        .map((v) => v.toFixed(1))
+        .join(' ')}`,
+    );
     const block = (kind) => `${blocking[kind].count} calls, ${blocking[kind].total.toFixed(0)} ms in all, longest ${blocking[kind].max.toFixed(1)} ms`;
     console.log(`synchronous work on Anvil's event loop while draining: spawn ${block('spawn')}; SQLite ${block('sqlite')}`);
     console.log(`mirrors not at version 2: ${behind}`);

@@ -57,13 +57,16 @@ function run(command, args, input) {
     const stderr = [];
     child.stderr.on('data', (chunk) => stderr.push(chunk));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args[0]} exited ${code}: ${Buffer.concat(stderr).toString().trim()}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} ${args[0]} exited ${code}: ${Buffer.concat(stderr).toString().trim()}`)),
+    );
     if (input) input.pipe(child.stdin);
     else child.stdin.end();
   });
 }
 
-const fileName = (index) => `d${String(Math.floor(index / 1000) % 50).padStart(2, '0')}/s${Math.floor(index / 100) % 10}/f${String(index).padStart(6, '0')}.txt`;
+const fileName = (index) =>
+  `d${String(Math.floor(index / 1000) % 50).padStart(2, '0')}/s${Math.floor(index / 100) % 10}/f${String(index).padStart(6, '0')}.txt`;
 
 /** fast-import commands: one commit adding every file, then one commit per change of one file. */
 function* history(commits, files) {
@@ -181,7 +184,13 @@ async function measure(repo, style, round) {
   const branch = `bench-${style}-${round}`;
   const changed = fileName((round * 31 + STYLES.indexOf(style) * 7) % repo.files);
   const current = await api('GET', `${base}/contents/${changed}?ref=main`);
-  await api('PUT', `${base}/contents/${changed}`, { content: Buffer.from(`changed by ${branch}\n`).toString('base64'), sha: current.body.sha, branch: 'main', new_branch: branch, message: `change for ${branch}` });
+  await api('PUT', `${base}/contents/${changed}`, {
+    content: Buffer.from(`changed by ${branch}\n`).toString('base64'),
+    sha: current.body.sha,
+    branch: 'main',
+    new_branch: branch,
+    message: `change for ${branch}`,
+  });
   const created = await api('POST', `${base}/pulls`, { base: 'main', head: branch, title: `Bench ${branch}` }, 201);
   const index = created.body.number;
   // The base moves on by one other file (fast-forward-only keeps it): the pull request is tested again in the
@@ -189,7 +198,12 @@ async function measure(repo, style, round) {
   if (style !== 'fast-forward-only') {
     const other = fileName((round * 31 + STYLES.indexOf(style) * 7 + repo.files / 2) % repo.files);
     const otherNow = await api('GET', `${base}/contents/${other}?ref=main`);
-    await api('PUT', `${base}/contents/${other}`, { content: Buffer.from(`base moved for ${branch}\n`).toString('base64'), sha: otherNow.body.sha, branch: 'main', message: `base moves for ${branch}` });
+    await api('PUT', `${base}/contents/${other}`, {
+      content: Buffer.from(`base moved for ${branch}\n`).toString('base64'),
+      sha: otherNow.body.sha,
+      branch: 'main',
+      message: `base moves for ${branch}`,
+    });
   }
   const decidedFrom = process.hrtime.bigint();
   let mergeableMs = 0;
@@ -261,7 +275,11 @@ async function main() {
     for (const style of STYLES) {
       const small = results[`small ${style}`];
       const large = results[`large ${style}`];
-      for (const [operation, key] of [['create', 'create'], ['mergeability', 'mergeable'], ['merge', 'merge']]) {
+      for (const [operation, key] of [
+        ['create', 'create'],
+        ['mergeability', 'mergeable'],
+        ['merge', 'merge'],
+      ]) {
         const a = median(small.map((r) => r[key]));
         const b = median(large.map((r) => r[key]));
         const share = key === 'merge' && SERVER_PID ? `${(100 * median(large.map((r) => r.gitShare))).toFixed(0)}%` : '';
@@ -273,7 +291,13 @@ async function main() {
       lines.push('', 'git commands of a merge on the large repository, run one by one (ms):', '', '| Command | ms |', '|---|---|');
       for (const [label, ms] of commands) lines.push(`| ${label} | ${ms.toFixed(1)} |`);
     }
-    lines.push('', `Load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; git ${execFileSync('git', ['version'], { encoding: 'utf8' }).trim()}`);
+    lines.push(
+      '',
+      `Load average ${os
+        .loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ')}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; git ${execFileSync('git', ['version'], { encoding: 'utf8' }).trim()}`,
+    );
     console.log(lines.join('\n'));
   } finally {
     if (process.env.BENCH_KEEP !== '1') {

@@ -60,7 +60,8 @@ const DRAIN_SECONDS = bounded('BENCH_DRAIN_SECONDS', 600, 3600);
 const DRAIN_ROUNDS = bounded('BENCH_DRAIN_ROUNDS', 1, 50);
 const PAGE = 30;
 const CHECKING = 1;
-const ISSUE_COLUMNS = 'i.id, i.repo_id, i.repo_index, i.poster_id, i.title, i.body, i.ref, i.milestone_id, i.is_closed, i.is_locked, i.num_comments, i.pin_order, i.deadline_unix, i.created_unix, i.updated_unix, i.closed_unix';
+const ISSUE_COLUMNS =
+  'i.id, i.repo_id, i.repo_index, i.poster_id, i.title, i.body, i.ref, i.milestone_id, i.is_closed, i.is_locked, i.num_comments, i.pin_order, i.deadline_unix, i.created_unix, i.updated_unix, i.closed_unix';
 const WORK_IN_PROGRESS = ['WIP:', '[WIP]'];
 // Forgejo's review types: approve 1, comment 2, reject 3, request 4.
 const REVIEW = { approve: 1, comment: 2, reject: 3, request: 4 };
@@ -106,10 +107,22 @@ function iso(seconds) {
 /** The commit each of `refs` names, from one `git for-each-ref` (BENCH_FLOOR_REFS=git). */
 function branchTipsByGit(dir, refs) {
   return new Promise((resolve, reject) => {
-    execFile('git', ['--git-dir', dir, 'for-each-ref', '--format=%(refname) %(objectname)', ...refs], { env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1' } }, (error, stdout) => {
-      if (error) return reject(error);
-      resolve(new Map(stdout.split('\n').filter(Boolean).map((line) => line.split(' '))));
-    });
+    execFile(
+      'git',
+      ['--git-dir', dir, 'for-each-ref', '--format=%(refname) %(objectname)', ...refs],
+      { env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1' } },
+      (error, stdout) => {
+        if (error) return reject(error);
+        resolve(
+          new Map(
+            stdout
+              .split('\n')
+              .filter(Boolean)
+              .map((line) => line.split(' ')),
+          ),
+        );
+      },
+    );
   });
 }
 
@@ -223,8 +236,21 @@ function floor(db, config) {
       has_issues: !!r.has_issues,
       ...(r.has_issues
         ? r.external_tracker_url
-          ? { external_tracker: { external_tracker_url: r.external_tracker_url, external_tracker_format: r.external_tracker_format, external_tracker_style: r.external_tracker_style, external_tracker_regexp_pattern: r.external_tracker_regexp } }
-          : { internal_tracker: { enable_time_tracker: !!r.enable_time_tracker, allow_only_contributors_to_track_time: !!r.allow_only_contributors_to_track_time, enable_issue_dependencies: !!r.enable_issue_dependencies } }
+          ? {
+              external_tracker: {
+                external_tracker_url: r.external_tracker_url,
+                external_tracker_format: r.external_tracker_format,
+                external_tracker_style: r.external_tracker_style,
+                external_tracker_regexp_pattern: r.external_tracker_regexp,
+              },
+            }
+          : {
+              internal_tracker: {
+                enable_time_tracker: !!r.enable_time_tracker,
+                allow_only_contributors_to_track_time: !!r.allow_only_contributors_to_track_time,
+                enable_issue_dependencies: !!r.enable_issue_dependencies,
+              },
+            }
         : {}),
       has_wiki: false,
       globally_editable_wiki: false,
@@ -260,7 +286,10 @@ function floor(db, config) {
   async function repository(owner, name) {
     const [o] = await db.all(`SELECT * FROM ${db.user} WHERE lower_name = ? AND visibility = 0`, [owner.toLowerCase()]);
     if (!o) return null;
-    const [r] = await db.all('SELECT * FROM repository WHERE owner_id = ? AND lower_name = ? AND is_private = 0 AND has_pull_requests = 1', [o.id, name.toLowerCase()]);
+    const [r] = await db.all('SELECT * FROM repository WHERE owner_id = ? AND lower_name = ? AND is_private = 0 AND has_pull_requests = 1', [
+      o.id,
+      name.toLowerCase(),
+    ]);
     return r ? { r, o } : null;
   }
 
@@ -272,9 +301,14 @@ function floor(db, config) {
     const pulls = await db.all(`SELECT * FROM pull_request WHERE issue_id IN (${inList(ids)})`, ids);
     const links = await db.all(`SELECT issue_id, label_id FROM issue_label WHERE issue_id IN (${inList(ids)}) ORDER BY id`, ids);
     const assignees = await db.all(`SELECT issue_id, assignee_id FROM issue_assignee WHERE issue_id IN (${inList(ids)}) ORDER BY id`, ids);
-    const reviews = await db.all(`SELECT id, issue_id, type, reviewer_id, reviewer_team_id, dismissed, updated_unix FROM review WHERE issue_id IN (${inList(ids)}) ORDER BY id`, ids);
+    const reviews = await db.all(
+      `SELECT id, issue_id, type, reviewer_id, reviewer_team_id, dismissed, updated_unix FROM review WHERE issue_id IN (${inList(ids)}) ORDER BY id`,
+      ids,
+    );
     const labelIds = [...new Set(links.map((l) => Number(l.label_id)))];
-    const labels = labelIds.length ? await db.all(`SELECT id, name, exclusive, archived_unix, color, description FROM label WHERE id IN (${inList(labelIds)}) ORDER BY name, id`, labelIds) : [];
+    const labels = labelIds.length
+      ? await db.all(`SELECT id, name, exclusive, archived_unix, color, description FROM label WHERE id IN (${inList(labelIds)}) ORDER BY name, id`, labelIds)
+      : [];
     const pullByIssue = new Map(pulls.map((p) => [Number(p.issue_id), p]));
     const userIds = [
       ...new Set([
@@ -297,13 +331,26 @@ function floor(db, config) {
       const own = new Set(links.filter((l) => Number(l.issue_id) === Number(i.id)).map((l) => Number(l.label_id)));
       const issueLabels = labels
         .filter((l) => own.has(Number(l.id)))
-        .map((l) => ({ id: Number(l.id), name: l.name, exclusive: !!l.exclusive, is_archived: Number(l.archived_unix) > 0, color: l.color.replace(/^#/, ''), description: l.description, url: `${api}/labels/${l.id}` }));
+        .map((l) => ({
+          id: Number(l.id),
+          name: l.name,
+          exclusive: !!l.exclusive,
+          is_archived: Number(l.archived_unix) > 0,
+          color: l.color.replace(/^#/, ''),
+          description: l.description,
+          url: `${api}/labels/${l.id}`,
+        }));
       const assigned = assignees.filter((a) => Number(a.issue_id) === Number(i.id)).map((a) => userJson(userById.get(Number(a.assignee_id)), false));
       // Reviews: those given are counted; each reviewer's latest undismissed approval, rejection or request.
       const ofIssue = reviews.filter((v) => Number(v.issue_id) === Number(i.id));
       const latest = new Map();
-      for (const v of ofIssue) if (Number(v.reviewer_team_id) === 0 && !v.dismissed && [REVIEW.approve, REVIEW.reject, REVIEW.request].includes(Number(v.type))) latest.set(Number(v.reviewer_id), v);
-      const requested = [...latest.values()].sort((a, b) => a.updated_unix - b.updated_unix || a.id - b.id).map((v) => userById.get(Number(v.reviewer_id))).filter(Boolean);
+      for (const v of ofIssue)
+        if (Number(v.reviewer_team_id) === 0 && !v.dismissed && [REVIEW.approve, REVIEW.reject, REVIEW.request].includes(Number(v.type)))
+          latest.set(Number(v.reviewer_id), v);
+      const requested = [...latest.values()]
+        .sort((a, b) => a.updated_unix - b.updated_unix || a.id - b.id)
+        .map((v) => userById.get(Number(v.reviewer_id)))
+        .filter(Boolean);
       const headSha = tips.get(`refs/heads/${p.head_branch}`);
       const blocked = [CHECKING, 0, 4].includes(Number(p.status));
       const merger = p.has_merged ? userById.get(Number(p.merger_id)) : undefined;
@@ -376,7 +423,8 @@ function floor(db, config) {
     const url = new URL(request.url, 'http://floor');
     const parts = url.pathname.split('/');
     let answer = Promise.resolve(null);
-    if (parts.length === 7 && parts[6] === 'pulls' && url.searchParams.get('state') === 'open') answer = list(decodeURIComponent(parts[4]), decodeURIComponent(parts[5]));
+    if (parts.length === 7 && parts[6] === 'pulls' && url.searchParams.get('state') === 'open')
+      answer = list(decodeURIComponent(parts[4]), decodeURIComponent(parts[5]));
     else if (parts.length === 8 && parts[6] === 'pulls') answer = one(decodeURIComponent(parts[4]), decodeURIComponent(parts[5]), parts[7]);
     answer.then(
       (result) => {
@@ -403,17 +451,23 @@ function floor(db, config) {
 
 function get(base, path) {
   return new Promise((resolve, reject) => {
-    http.get(new URL(path, base), (response) => {
-      const chunks = [];
-      response.on('data', (chunk) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode, total: response.headers['x-total-count'], body: Buffer.concat(chunks).toString('utf8') }));
-    }).on('error', reject);
+    http
+      .get(new URL(path, base), (response) => {
+        const chunks = [];
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode, total: response.headers['x-total-count'], body: Buffer.concat(chunks).toString('utf8') }),
+        );
+      })
+      .on('error', reject);
   });
 }
 
 function load(base, path, seconds) {
   return new Promise((resolve, reject) => {
-    autocannon({ url: new URL(path, base).href, connections: CONNECTIONS, pipelining: 1, duration: seconds, timeout: 30 }, (error, result) => (error ? reject(error) : resolve(result)));
+    autocannon({ url: new URL(path, base).href, connections: CONNECTIONS, pipelining: 1, duration: seconds, timeout: 30 }, (error, result) =>
+      error ? reject(error) : resolve(result),
+    );
   });
 }
 
@@ -453,7 +507,9 @@ async function pushes(anvil, db, owner, tag, token) {
   const timedGit = (cwd, args) =>
     new Promise((resolve, reject) => {
       const started = process.hrtime.bigint();
-      execFile('git', args, { cwd, env }, (error, _stdout, stderr) => (error ? reject(new Error(`git ${args[0]}: ${stderr}`)) : resolve(Number(process.hrtime.bigint() - started) / 1e6)));
+      execFile('git', args, { cwd, env }, (error, _stdout, stderr) =>
+        error ? reject(new Error(`git ${args[0]}: ${stderr}`)) : resolve(Number(process.hrtime.bigint() - started) / 1e6),
+      );
     });
   try {
     const sides = {};
@@ -466,11 +522,18 @@ async function pushes(anvil, db, owner, tag, token) {
       git(work, ['clone', '--quiet', '--single-branch', '--branch', 'main', remote.href, dir]);
       git(dir, ['config', 'user.name', 'Bench']);
       git(dir, ['config', 'user.email', 'bench@example.com']);
-      const [repo] = await db.all(`SELECT r.id FROM repository r JOIN ${db.user} o ON o.id = r.owner_id WHERE o.lower_name = ? AND r.lower_name = ?`, [owner.toLowerCase(), name]);
-      const [{ open }] = await db.all('SELECT COUNT(*) AS open FROM pull_request p JOIN issue i ON i.id = p.issue_id WHERE p.base_repo_id = ? AND p.base_branch = ? AND i.is_closed = 0 AND p.has_merged = 0', [repo.id, 'main']);
+      const [repo] = await db.all(`SELECT r.id FROM repository r JOIN ${db.user} o ON o.id = r.owner_id WHERE o.lower_name = ? AND r.lower_name = ?`, [
+        owner.toLowerCase(),
+        name,
+      ]);
+      const [{ open }] = await db.all(
+        'SELECT COUNT(*) AS open FROM pull_request p JOIN issue i ON i.id = p.issue_id WHERE p.base_repo_id = ? AND p.base_branch = ? AND i.is_closed = 0 AND p.has_merged = 0',
+        [repo.id, 'main'],
+      );
       sides[side] = { dir, repoId: Number(repo.id), open: Number(open), times: [], drains: [] };
     }
-    const checking = async (repoId) => Number((await db.all('SELECT COUNT(*) AS n FROM pull_request WHERE base_repo_id = ? AND status = ?', [repoId, CHECKING]))[0].n);
+    const checking = async (repoId) =>
+      Number((await db.all('SELECT COUNT(*) AS n FROM pull_request WHERE base_repo_id = ? AND status = ?', [repoId, CHECKING]))[0].n);
     for (let round = 1; round <= PUSH_ROUNDS; round++) {
       for (const side of ['idle', 'busy']) {
         const s = sides[side];
@@ -488,23 +551,33 @@ async function pushes(anvil, db, owner, tag, token) {
           left = await checking(s.repoId);
         }
         const done = Date.now();
-        s.drains.push({ waitingAtReturn: waiting, left, fromReturnMs: done - returned, fromStartMs: done - pushStarted, perSecond: Number(((s.open * 1000) / (done - pushStarted)).toFixed(1)) });
+        s.drains.push({
+          waitingAtReturn: waiting,
+          left,
+          fromReturnMs: done - returned,
+          fromStartMs: done - pushStarted,
+          perSecond: Number(((s.open * 1000) / (done - pushStarted)).toFixed(1)),
+        });
         if (left > 0) throw new Error(`round ${round}: ${left} re-tests still waiting after ${DRAIN_SECONDS} s`);
       }
     }
     for (const side of ['idle', 'busy']) {
       const s = sides[side];
-      console.log(JSON.stringify({ key: `push-${side}`, openPulls: s.open, rounds: s.times.length, medianMs: Math.round(median(s.times)), ms: s.times.map(Math.round) }));
+      console.log(
+        JSON.stringify({ key: `push-${side}`, openPulls: s.open, rounds: s.times.length, medianMs: Math.round(median(s.times)), ms: s.times.map(Math.round) }),
+      );
     }
     const drains = sides.busy.drains;
-    console.log(JSON.stringify({
-      key: 'retest-drain',
-      pulls: sides.busy.open,
-      medianPerSecond: median(drains.map((d) => d.perSecond)),
-      medianDrainMsFromPushStart: median(drains.map((d) => d.fromStartMs)),
-      medianWaitingAtPushReturn: median(drains.map((d) => d.waitingAtReturn)),
-      rounds: drains,
-    }));
+    console.log(
+      JSON.stringify({
+        key: 'retest-drain',
+        pulls: sides.busy.open,
+        medianPerSecond: median(drains.map((d) => d.perSecond)),
+        medianDrainMsFromPushStart: median(drains.map((d) => d.fromStartMs)),
+        medianWaitingAtPushReturn: median(drains.map((d) => d.waitingAtReturn)),
+        rounds: drains,
+      }),
+    );
     console.log(JSON.stringify({ key: 'push', ratio: Number((median(sides.busy.times) / median(sides.idle.times)).toFixed(2)) }));
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
@@ -529,26 +602,46 @@ async function main() {
   let failed = false;
   console.log(JSON.stringify({ load: fs.readFileSync('/proc/loadavg', 'utf8').trim(), at: 'start' }));
   try {
-    const [{ newest }] = await db.all(`SELECT MAX(i.repo_index) AS newest FROM issue i JOIN repository r ON r.id = i.repo_id JOIN ${db.user} o ON o.id = r.owner_id WHERE o.lower_name = ? AND r.lower_name = ? AND i.is_pull = 1`, [owner.toLowerCase(), `pulls-${tag}`]);
+    const [{ newest }] = await db.all(
+      `SELECT MAX(i.repo_index) AS newest FROM issue i JOIN repository r ON r.id = i.repo_id JOIN ${db.user} o ON o.id = r.owner_id WHERE o.lower_name = ? AND r.lower_name = ? AND i.is_pull = 1`,
+      [owner.toLowerCase(), `pulls-${tag}`],
+    );
     const targets = { list: `${repoPath}/pulls?state=open`, get: `${repoPath}/pulls/${newest}` };
     for (const [key, target] of Object.entries(targets)) {
       if (only.length > 0 && !only.includes(key)) continue;
       const [mine, floors] = [await get(anvil, target), await get(floorUrl, target)];
       if (mine.status !== 200 || floors.status !== 200 || mine.body !== floors.body || mine.total !== floors.total) {
         console.error(`${key}: Anvil (${mine.status}, total ${mine.total}) and the floor (${floors.status}, total ${floors.total}) answer differently`);
-        console.error(firstDifference(JSON.parse(mine.body || 'null'), JSON.parse(floors.body || 'null'), '') ?? `the same values, written differently: ${textDifference(mine.body, floors.body)}`);
+        console.error(
+          firstDifference(JSON.parse(mine.body || 'null'), JSON.parse(floors.body || 'null'), '') ??
+            `the same values, written differently: ${textDifference(mine.body, floors.body)}`,
+        );
         process.exitCode = 2;
         return;
       }
       const rows = {};
-      for (const [who, base] of [['floor', floorUrl], ['anvil', anvil]]) {
+      for (const [who, base] of [
+        ['floor', floorUrl],
+        ['anvil', anvil],
+      ]) {
         if (WARMUP > 0) await load(base, target, WARMUP);
         const result = await load(base, target, SECONDS);
-        rows[who] = { key, who, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, ok: result['2xx'], non2xx: result.non2xx, errors: result.errors };
+        rows[who] = {
+          key,
+          who,
+          rps: result.requests.average,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          ok: result['2xx'],
+          non2xx: result.non2xx,
+          errors: result.errors,
+        };
         if (result.non2xx > 0 || result.errors > 0 || result['2xx'] === 0) failed = true;
         console.log(JSON.stringify(rows[who]));
       }
-      console.log(JSON.stringify({ key, total: mine.total === undefined ? undefined : Number(mine.total), ratio: Number((rows.anvil.rps / rows.floor.rps).toFixed(2)) }));
+      console.log(
+        JSON.stringify({ key, total: mine.total === undefined ? undefined : Number(mine.total), ratio: Number((rows.anvil.rps / rows.floor.rps).toFixed(2)) }),
+      );
     }
     if ((only.length === 0 || only.includes('push')) && process.env.BENCH_TOKEN) {
       try {

@@ -79,7 +79,11 @@ function scenario(base, headers, label, total, concurrency, maxSeconds, request,
         timeout: REQUEST_TIMEOUT_MS / 1000,
         requests: [
           {
-            setupRequest: (req) => ({ ...req, ...request(sequence++), headers: { ...headers, ...(request.json ? { 'content-type': 'application/json' } : {}) } }),
+            setupRequest: (req) => ({
+              ...req,
+              ...request(sequence++),
+              headers: { ...headers, ...(request.json ? { 'content-type': 'application/json' } : {}) },
+            }),
             onResponse: (status, body) => {
               if (!accept(status, body)) {
                 errors += 1;
@@ -125,7 +129,11 @@ async function main() {
     errors += await scenario(base, headers, label, total, concurrency, maxSeconds, request, accept);
   };
   // The same authentication and routing without any quota work: what the machine gives any request.
-  await measure('GET /user (baseline)', () => ({ method: 'GET', path: `${api(base)}/user` }), (status) => status === 200);
+  await measure(
+    'GET /user (baseline)',
+    () => ({ method: 'GET', path: `${api(base)}/user` }),
+    (status) => status === 200,
+  );
   await measure(
     'GET /user/quota/check',
     () => ({ method: 'GET', path: `${api(base)}/user/quota/check?subject=size:repos:all` }),

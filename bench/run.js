@@ -109,7 +109,12 @@ function mysqlTarget(raw) {
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
   if (!/^[A-Za-z0-9_]{1,64}$/.test(database)) return fail('the database name in DATABASE_URL must be 1-64 of [A-Za-z0-9_]');
   return {
-    server: { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 3306), user: decodeURIComponent(url.username) || 'root', password: decodeURIComponent(url.password) },
+    server: {
+      host: url.hostname.replace(/^\[|\]$/g, ''),
+      port: Number(url.port || 3306),
+      user: decodeURIComponent(url.username) || 'root',
+      password: decodeURIComponent(url.password),
+    },
     database,
   };
 }
@@ -174,7 +179,10 @@ async function samples(dataSource, tokens) {
   // Search words whose share of the anonymously visible repositories (by name, as /repos/search matches) is
   // nearest to 10%, 1% and 0.1%.
   const names = visibleRepos.map((repo) => repo.lower_name);
-  const share = REPOSITORY_WORDS.filter((word) => word.length >= 4).map((word) => ({ word, matches: names.reduce((n, name) => n + (name.includes(word) ? 1 : 0), 0) }));
+  const share = REPOSITORY_WORDS.filter((word) => word.length >= 4).map((word) => ({
+    word,
+    matches: names.reduce((n, name) => n + (name.includes(word) ? 1 : 0), 0),
+  }));
   const search = [
     ['common', 0.1],
     ['medium', 0.01],
@@ -185,12 +193,18 @@ async function samples(dataSource, tokens) {
     return { label, q: best.word, matches: best.matches, fraction: best.matches / names.length };
   });
   return {
-    users: spread(publicAccounts.filter((a) => Number(a.type) === 0).map((a) => a.name), 200),
+    users: spread(
+      publicAccounts.filter((a) => Number(a.type) === 0).map((a) => a.name),
+      200,
+    ),
     repos: spread(visibleRepos, 200).map((r) => `${r.owner}/${r.name}`),
     repoOwners: (fullPages.length >= 20 ? spread(fullPages, 100) : byCount.slice(0, 100)).map(([owner]) => owner),
     fullPageOwners: fullPages.length,
     starTargets: spread(visibleRepos, 5000).map((r) => `${r.owner}/${r.name}`),
-    followTargets: spread(publicAccounts.map((a) => a.name), 5000),
+    followTargets: spread(
+      publicAccounts.map((a) => a.name),
+      5000,
+    ),
     visibleRepos: visibleRepos.length,
     search,
     tokens,
@@ -223,7 +237,9 @@ function healthy(port) {
 
 /** Starts the built server; resolves once /api/healthz answered 200, with the cold start in milliseconds. */
 /** The Node.js flags `npm start` runs the server with (package.json), so that the suite measures what users run. */
-const START_FLAGS = require('../package.json').scripts.start.split(' ').filter((word) => word.startsWith('--'));
+const START_FLAGS = require('../package.json')
+  .scripts.start.split(' ')
+  .filter((word) => word.startsWith('--'));
 
 async function startServer(env, logFile) {
   const port = await freePort();
@@ -317,8 +333,10 @@ const writeCount = (seconds) => Math.max(2000, Math.min(5_000_000, seconds * 600
 
 function endpoints(s) {
   const tokens = s.tokens.map((t) => t.token);
-  const star = (method) => (from, count) => pairs(tokens, s.starTargets, from, count, (token, full) => ({ method, path: `/api/v1/user/starred/${repoPath(full)}`, headers: auth(token) }));
-  const follow = (method) => (from, count) => pairs(tokens, s.followTargets, from, count, (token, login) => ({ method, path: `/api/v1/user/following/${enc(login)}`, headers: auth(token) }));
+  const star = (method) => (from, count) =>
+    pairs(tokens, s.starTargets, from, count, (token, full) => ({ method, path: `/api/v1/user/starred/${repoPath(full)}`, headers: auth(token) }));
+  const follow = (method) => (from, count) =>
+    pairs(tokens, s.followTargets, from, count, (token, login) => ({ method, path: `/api/v1/user/following/${enc(login)}`, headers: auth(token) }));
   // Every connection stars and unstars one repository, a few connections per user: the race the counters must survive.
   const contended = s.starTargets[0];
   const reads = (list) => () => list;
@@ -327,7 +345,11 @@ function endpoints(s) {
     { key: 'user', label: 'GET /users/{u}', requests: reads(s.users.map((u) => ({ path: `/api/v1/users/${enc(u)}` }))) },
     { key: 'repo', label: 'GET /repos/{o}/{r}', requests: reads(s.repos.map((full) => ({ path: `/api/v1/repos/${repoPath(full)}` }))) },
     { key: 'me', label: `GET /user (token; ${tokens.length} users)`, requests: reads(tokens.map((token) => ({ path: '/api/v1/user', headers: auth(token) }))) },
-    { key: 'user-repos', label: 'GET /users/{u}/repos?limit=30', requests: reads(s.repoOwners.map((u) => ({ path: `/api/v1/users/${enc(u)}/repos?limit=30` }))) },
+    {
+      key: 'user-repos',
+      label: 'GET /users/{u}/repos?limit=30',
+      requests: reads(s.repoOwners.map((u) => ({ path: `/api/v1/users/${enc(u)}/repos?limit=30` }))),
+    },
     ...s.search.map((w) => ({
       key: `search-${w.label}`,
       label: `GET /repos/search?q=${w.q}&limit=10 (${(w.fraction * 100).toFixed(2)}%)`,
@@ -349,7 +371,10 @@ function endpoints(s) {
       perClient: (index) => {
         const token = tokens[Math.floor(index / 4) % tokens.length];
         const path = `/api/v1/user/starred/${repoPath(contended)}`;
-        return [{ method: 'PUT', path, headers: auth(token) }, { method: 'DELETE', path, headers: auth(token) }];
+        return [
+          { method: 'PUT', path, headers: auth(token) },
+          { method: 'DELETE', path, headers: auth(token) },
+        ];
       },
     },
   ];
@@ -413,10 +438,13 @@ const failed = (run) => run.non2xx + run.errors + run.timeouts + (run.total === 
 /** One request through the same queues as the run just done: its answer means the server has worked off the run. */
 function settle(port, item) {
   return new Promise((resolve) => {
-    const request = http.request({ host: '127.0.0.1', port, method: item.method ?? 'GET', path: item.path, headers: item.headers ?? {}, timeout: 120_000 }, (response) => {
-      response.resume();
-      response.on('end', resolve);
-    });
+    const request = http.request(
+      { host: '127.0.0.1', port, method: item.method ?? 'GET', path: item.path, headers: item.headers ?? {}, timeout: 120_000 },
+      (response) => {
+        response.resume();
+        response.on('end', resolve);
+      },
+    );
     request.on('timeout', () => request.destroy());
     request.on('error', () => resolve());
     request.end();
@@ -491,7 +519,9 @@ async function main() {
   const dataSource = state.dataSource;
   const seeded = { stars: await rowCount(dataSource, 'star'), follows: await rowCount(dataSource, 'follow') };
   const s = await samples(dataSource, JSON.parse(fs.readFileSync(tokensFile, 'utf8')));
-  log(`samples: ${s.visibleRepos} visible repositories, ${s.fullPageOwners} owners with 30+ public repositories; search ${s.search.map((w) => `${w.q} ${w.matches}`).join(', ')}`);
+  log(
+    `samples: ${s.visibleRepos} visible repositories, ${s.fullPageOwners} owners with 30+ public repositories; search ${s.search.map((w) => `${w.q} ${w.matches}`).join(', ')}`,
+  );
 
   const all = endpoints(s);
   const only = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
@@ -534,11 +564,15 @@ async function main() {
     // The server's own CPU per answered request: unlike req/s, it hardly moves with what else loads the machine.
     run.cpuMicros = ((cpuSeconds(server.child.pid) - cpuBefore) * 1e6) / Math.max(1, run.total);
     await settle(server.port, items[0] ?? endpoint.perClient(0)[0]);
-    log(`${endpoint.key}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.cpuMicros.toFixed(0)} µs CPU/req${failed(run) ? `, ${run.non2xx} non-2xx, ${run.errors} errors, ${run.timeouts} timeouts` : ''}`);
+    log(
+      `${endpoint.key}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.cpuMicros.toFixed(0)} µs CPU/req${failed(run) ? `, ${run.non2xx} non-2xx, ${run.errors} errors, ${run.timeouts} timeouts` : ''}`,
+    );
     if (endpoint.write) {
       const after = await rowCount(dataSource, endpoint.write.table);
-      notes.push(`${endpoint.label}: ${run.total} requests, ${after - before >= 0 ? '+' : ''}${after - before} ${endpoint.write.table} rows` +
-        (run.total > items.length ? ` (more requests than distinct pairs: ${run.total - items.length} repeated)` : ''));
+      notes.push(
+        `${endpoint.label}: ${run.total} requests, ${after - before >= 0 ? '+' : ''}${after - before} ${endpoint.write.table} rows` +
+          (run.total > items.length ? ` (more requests than distinct pairs: ${run.total - items.length} repeated)` : ''),
+      );
     }
     rows.push({ endpoint, run });
   }
@@ -565,7 +599,13 @@ async function main() {
     '',
     `- Peak RSS (VmHWM) of the server after the runs: ${mem ? `${mem.hwm.toFixed(0)} MiB (VmRSS ${mem.rss.toFixed(0)} MiB)` : 'unavailable'}`,
     `- Cold start (process start → first 200 from /api/healthz): ${server.coldStartMs.toFixed(0)} ms`,
-    `- Counters after the runs: ${Object.keys(wrong).length === 0 ? 'exact (repository num_stars; user num_stars, num_followers, num_following = row counts)' : `**WRONG**: ${Object.entries(wrong).map(([c, n]) => `${c} on ${n} rows`).join(', ')}`}`,
+    `- Counters after the runs: ${
+      Object.keys(wrong).length === 0
+        ? 'exact (repository num_stars; user num_stars, num_followers, num_following = row counts)'
+        : `**WRONG**: ${Object.entries(wrong)
+            .map(([c, n]) => `${c} on ${n} rows`)
+            .join(', ')}`
+    }`,
     ...notes.map((note) => `- ${note}`),
     `- ${target ? 'MariaDB' : 'SQLite'}; seed: ${SEED.users} users, ${SEED.repos} repositories (${s.visibleRepos} anonymously visible), ${seeded.stars} stars, ${seeded.follows} follows ` +
       `(${final.stars} and ${final.follows} after the runs), ${s.tokens.length} tokens`,

@@ -48,7 +48,10 @@ async function main() {
   const started = Date.now();
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   try {
-    const users = (await dataSource.query(`SELECT id, name FROM ${escape('user')} WHERE type = 0 ORDER BY id LIMIT 2000`)).map((row) => ({ id: Number(row.id), name: row.name }));
+    const users = (await dataSource.query(`SELECT id, name FROM ${escape('user')} WHERE type = 0 ORDER BY id LIMIT 2000`)).map((row) => ({
+      id: Number(row.id),
+      name: row.name,
+    }));
     if (users.length < 10) {
       console.error('too few users: seed users first (bench/seed-users.js)');
       process.exit(2);
@@ -60,16 +63,24 @@ async function main() {
       repos.push({ ownerId: owner.id, ownerName: owner.name, name: `issues-${tag}${i}` });
     }
     await dataSource.transaction(async (tx) => {
-      await insertRows(tx, 'repository', ['owner_id', 'lower_name', 'name', 'description', 'default_branch', 'object_format_name', 'is_private', 'is_empty', 'created_unix', 'updated_unix'],
-        repos.map((r) => [r.ownerId, r.name, r.name, '', 'main', 'sha1', 0, 1, now, now]));
+      await insertRows(
+        tx,
+        'repository',
+        ['owner_id', 'lower_name', 'name', 'description', 'default_branch', 'object_format_name', 'is_private', 'is_empty', 'created_unix', 'updated_unix'],
+        repos.map((r) => [r.ownerId, r.name, r.name, '', 'main', 'sha1', 0, 1, now, now]),
+      );
     });
     for (const repo of repos) {
       const [row] = await dataSource.query('SELECT id FROM repository WHERE owner_id = ? AND lower_name = ?', [repo.ownerId, repo.name]);
       repo.id = Number(row.id);
     }
     await dataSource.transaction(async (tx) => {
-      await insertRows(tx, 'label', ['repo_id', 'org_id', 'name', 'color', 'description', 'exclusive', 'archived_unix', 'created_unix', 'updated_unix'],
-        repos.flatMap((r) => LABELS.map(([name, color]) => [r.id, 0, name, `#${color}`, `${name} issues`, name.includes('/') ? 1 : 0, 0, now, now])));
+      await insertRows(
+        tx,
+        'label',
+        ['repo_id', 'org_id', 'name', 'color', 'description', 'exclusive', 'archived_unix', 'created_unix', 'updated_unix'],
+        repos.flatMap((r) => LABELS.map(([name, color]) => [r.id, 0, name, `#${color}`, `${name} issues`, name.includes('/') ? 1 : 0, 0, now, now])),
+      );
     });
     const labelIds = new Map();
     for (const row of await dataSource.query('SELECT id, repo_id FROM label ORDER BY id')) {
@@ -102,19 +113,86 @@ async function main() {
         opened.set(repo.id, (opened.get(repo.id) ?? 0) + 1);
       }
       await dataSource.transaction(async (tx) => {
-        await insertRows(tx, 'issue', ['repo_id', 'repo_index', 'poster_id', 'title', 'body', 'ref', 'milestone_id', 'is_pull', 'is_closed', 'is_locked', 'num_comments', 'pin_order', 'deadline_unix', 'created_unix', 'updated_unix', 'closed_unix'],
-          issues.map((i) => [i.repo.id, i.index, i.poster.id, i.title, i.body, '', 0, 0, i.closed ? 1 : 0, 0, i.comments, 0, 0, i.created, i.created + i.comments * 60, i.closed ? i.created + 3600 : 0]));
+        await insertRows(
+          tx,
+          'issue',
+          [
+            'repo_id',
+            'repo_index',
+            'poster_id',
+            'title',
+            'body',
+            'ref',
+            'milestone_id',
+            'is_pull',
+            'is_closed',
+            'is_locked',
+            'num_comments',
+            'pin_order',
+            'deadline_unix',
+            'created_unix',
+            'updated_unix',
+            'closed_unix',
+          ],
+          issues.map((i) => [
+            i.repo.id,
+            i.index,
+            i.poster.id,
+            i.title,
+            i.body,
+            '',
+            0,
+            0,
+            i.closed ? 1 : 0,
+            0,
+            i.comments,
+            0,
+            0,
+            i.created,
+            i.created + i.comments * 60,
+            i.closed ? i.created + 3600 : 0,
+          ]),
+        );
         const ids = new Map();
         for (const repoId of new Set(issues.map((i) => i.repo.id))) {
           const indexes = issues.filter((i) => i.repo.id === repoId).map((i) => i.index);
-          const rows = await tx.query(`SELECT id, repo_index FROM issue WHERE repo_id = ? AND repo_index BETWEEN ? AND ?`, [repoId, Math.min(...indexes), Math.max(...indexes)]);
+          const rows = await tx.query(`SELECT id, repo_index FROM issue WHERE repo_id = ? AND repo_index BETWEEN ? AND ?`, [
+            repoId,
+            Math.min(...indexes),
+            Math.max(...indexes),
+          ]);
           for (const row of rows) ids.set(`${repoId}:${row.repo_index}`, Number(row.id));
         }
         const idOf = (i) => ids.get(`${i.repo.id}:${i.index}`);
-        await insertRows(tx, 'issue_word', ['issue_id', 'repo_id', 'word'], issues.flatMap((i) => indexEntries(i.title, i.body).map((w) => [idOf(i), i.repo.id, w])));
-        await insertRows(tx, 'issue_label', ['issue_id', 'label_id'], issues.flatMap((i) => i.labels.map((labelId) => [idOf(i), labelId])));
-        await insertRows(tx, 'comment', ['type', 'issue_id', 'repo_id', 'poster_id', 'body', 'commit_sha', 'created_unix', 'updated_unix'],
-          issues.flatMap((i) => Array.from({ length: i.comments }, (_, c) => [0, idOf(i), i.repo.id, i.poster.id, `${word()} ${word()} ${word()}`, '', i.created + (c + 1) * 60, i.created + (c + 1) * 60])));
+        await insertRows(
+          tx,
+          'issue_word',
+          ['issue_id', 'repo_id', 'word'],
+          issues.flatMap((i) => indexEntries(i.title, i.body).map((w) => [idOf(i), i.repo.id, w])),
+        );
+        await insertRows(
+          tx,
+          'issue_label',
+          ['issue_id', 'label_id'],
+          issues.flatMap((i) => i.labels.map((labelId) => [idOf(i), labelId])),
+        );
+        await insertRows(
+          tx,
+          'comment',
+          ['type', 'issue_id', 'repo_id', 'poster_id', 'body', 'commit_sha', 'created_unix', 'updated_unix'],
+          issues.flatMap((i) =>
+            Array.from({ length: i.comments }, (_, c) => [
+              0,
+              idOf(i),
+              i.repo.id,
+              i.poster.id,
+              `${word()} ${word()} ${word()}`,
+              '',
+              i.created + (c + 1) * 60,
+              i.created + (c + 1) * 60,
+            ]),
+          ),
+        );
       });
       const done = Math.min(issueCount, offset + BATCH);
       if (done % 20000 === 0 || done === issueCount) console.log(`${done} issues seeded (${elapsed()})`);
@@ -123,7 +201,11 @@ async function main() {
       for (const repo of repos) {
         const max = numbers.get(repo.id) ?? 0;
         await tx.query('INSERT INTO issue_counter (repo_id, max_index) VALUES (?, ?)', [repo.id, max]);
-        await tx.query('UPDATE repository SET num_issues = ?, num_closed_issues = ? WHERE id = ?', [opened.get(repo.id) ?? 0, closedCount.get(repo.id) ?? 0, repo.id]);
+        await tx.query('UPDATE repository SET num_issues = ?, num_closed_issues = ? WHERE id = ?', [
+          opened.get(repo.id) ?? 0,
+          closedCount.get(repo.id) ?? 0,
+          repo.id,
+        ]);
       }
     });
     console.log(`${issueCount} issues over ${repoCount} repositories (${elapsed()})`);

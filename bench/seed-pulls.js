@@ -67,7 +67,15 @@ function makeGit(dir, count, now) {
   const data = (text) => `data ${Buffer.byteLength(text)}\n${text}`;
   lines.push('commit refs/heads/main', 'mark :1', `author ${who}`, `committer ${who}`, data('Initial commit'), `M 100644 inline README.md`, data('# bench\n'));
   for (let n = 1; n <= count; n++) {
-    lines.push(`commit refs/heads/pr/${n}`, `author ${who}`, `committer ${who}`, data(`Change ${n}`), 'from :1', `M 100644 inline changes/${n}.txt`, data(`change ${n}\n`));
+    lines.push(
+      `commit refs/heads/pr/${n}`,
+      `author ${who}`,
+      `committer ${who}`,
+      data(`Change ${n}`),
+      'from :1',
+      `M 100644 inline changes/${n}.txt`,
+      data(`change ${n}\n`),
+    );
   }
   git(dir, ['fast-import', '--quiet'], `${lines.join('\n')}\n`);
   git(dir, ['pack-refs', '--all']);
@@ -92,13 +100,21 @@ async function main() {
   const started = Date.now();
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   try {
-    const users = (await dataSource.query(`SELECT id, name FROM ${escape('user')} WHERE type = 0 ORDER BY id LIMIT 2000`)).map((row) => ({ id: Number(row.id), name: row.name }));
+    const users = (await dataSource.query(`SELECT id, name FROM ${escape('user')} WHERE type = 0 ORDER BY id LIMIT 2000`)).map((row) => ({
+      id: Number(row.id),
+      name: row.name,
+    }));
     if (users.length < 2) {
       console.error('too few users: seed users first (bench/seed-users.js)');
       process.exit(2);
     }
     const ownerName = process.env.SEED_PULL_OWNER;
-    const owner = ownerName ? (await dataSource.query(`SELECT id, name FROM ${escape('user')} WHERE lower_name = ?`, [ownerName.toLowerCase()])).map((row) => ({ id: Number(row.id), name: row.name }))[0] : users[0];
+    const owner = ownerName
+      ? (await dataSource.query(`SELECT id, name FROM ${escape('user')} WHERE lower_name = ?`, [ownerName.toLowerCase()])).map((row) => ({
+          id: Number(row.id),
+          name: row.name,
+        }))[0]
+      : users[0];
     if (!owner) {
       console.error(`no user ${ownerName}`);
       process.exit(2);
@@ -113,18 +129,27 @@ async function main() {
       console.log(`${repo.name}: git with ${repo.tips.size} branches (${elapsed()})`);
     }
     await dataSource.transaction(async (tx) => {
-      await insertRows(tx, 'repository', ['owner_id', 'lower_name', 'name', 'description', 'default_branch', 'object_format_name', 'is_private', 'is_empty', 'created_unix', 'updated_unix'],
-        repos.map((r) => [owner.id, r.name, r.name, 'pull request benchmark', 'main', 'sha1', 0, 0, now - 86400, now - 86400]));
+      await insertRows(
+        tx,
+        'repository',
+        ['owner_id', 'lower_name', 'name', 'description', 'default_branch', 'object_format_name', 'is_private', 'is_empty', 'created_unix', 'updated_unix'],
+        repos.map((r) => [owner.id, r.name, r.name, 'pull request benchmark', 'main', 'sha1', 0, 0, now - 86400, now - 86400]),
+      );
     });
     for (const repo of repos) {
       const [row] = await dataSource.query('SELECT id FROM repository WHERE owner_id = ? AND lower_name = ?', [owner.id, repo.name]);
       repo.id = Number(row.id);
     }
     await dataSource.transaction(async (tx) => {
-      await insertRows(tx, 'label', ['repo_id', 'org_id', 'name', 'color', 'description', 'exclusive', 'archived_unix', 'created_unix', 'updated_unix'],
-        repos.flatMap((r) => LABELS.map(([name, color]) => [r.id, 0, name, `#${color}`, `${name} pull requests`, name.includes('/') ? 1 : 0, 0, now, now])));
+      await insertRows(
+        tx,
+        'label',
+        ['repo_id', 'org_id', 'name', 'color', 'description', 'exclusive', 'archived_unix', 'created_unix', 'updated_unix'],
+        repos.flatMap((r) => LABELS.map(([name, color]) => [r.id, 0, name, `#${color}`, `${name} pull requests`, name.includes('/') ? 1 : 0, 0, now, now])),
+      );
     });
-    for (const repo of repos) repo.labels = (await dataSource.query('SELECT id FROM label WHERE repo_id = ? ORDER BY id', [repo.id])).map((row) => Number(row.id));
+    for (const repo of repos)
+      repo.labels = (await dataSource.query('SELECT id FROM label WHERE repo_id = ? ORDER BY id', [repo.id])).map((row) => Number(row.id));
 
     for (const repo of repos) {
       let closed = 0;
@@ -148,16 +173,136 @@ async function main() {
           });
         }
         await dataSource.transaction(async (tx) => {
-          await insertRows(tx, 'issue', ['repo_id', 'repo_index', 'poster_id', 'title', 'body', 'ref', 'milestone_id', 'is_pull', 'is_closed', 'is_locked', 'num_comments', 'pin_order', 'deadline_unix', 'created_unix', 'updated_unix', 'closed_unix'],
-            pulls.map((p) => [repo.id, p.index, p.poster.id, p.title, p.body, '', 0, 1, p.isClosed ? 1 : 0, 0, p.comments, 0, 0, p.created, p.created + p.comments * 60, p.isClosed ? p.created + 3600 : 0]));
+          await insertRows(
+            tx,
+            'issue',
+            [
+              'repo_id',
+              'repo_index',
+              'poster_id',
+              'title',
+              'body',
+              'ref',
+              'milestone_id',
+              'is_pull',
+              'is_closed',
+              'is_locked',
+              'num_comments',
+              'pin_order',
+              'deadline_unix',
+              'created_unix',
+              'updated_unix',
+              'closed_unix',
+            ],
+            pulls.map((p) => [
+              repo.id,
+              p.index,
+              p.poster.id,
+              p.title,
+              p.body,
+              '',
+              0,
+              1,
+              p.isClosed ? 1 : 0,
+              0,
+              p.comments,
+              0,
+              0,
+              p.created,
+              p.created + p.comments * 60,
+              p.isClosed ? p.created + 3600 : 0,
+            ]),
+          );
           const ids = new Map();
-          for (const row of await tx.query('SELECT id, repo_index FROM issue WHERE repo_id = ? AND repo_index BETWEEN ? AND ?', [repo.id, pulls[0].index, pulls[pulls.length - 1].index])) ids.set(Number(row.repo_index), Number(row.id));
-          await insertRows(tx, 'pull_request', ['issue_id', 'repo_index', 'base_repo_id', 'head_repo_id', 'head_branch', 'base_branch', 'head_commit_id', 'base_commit_id', 'merge_base', 'status', 'conflicted_files', 'commits_ahead', 'commits_behind', 'additions', 'deletions', 'changed_files', 'allow_maintainer_edit', 'has_merged', 'merged_commit_id', 'merger_id', 'merged_unix', 'check_version', 'check_claimed_until'],
-            pulls.map((p) => [ids.get(p.index), p.index, repo.id, repo.id, `pr/${p.index}`, 'main', repo.tips.get(`pr/${p.index}`), mainSha, mainSha, 2, '[]', 1, 0, 1, 0, 1, 0, 0, '', 0, 0, 1, 0]));
-          await insertRows(tx, 'issue_word', ['issue_id', 'repo_id', 'word'], pulls.flatMap((p) => indexEntries(p.title, p.body).map((w) => [ids.get(p.index), repo.id, w])));
-          await insertRows(tx, 'issue_label', ['issue_id', 'label_id'], pulls.flatMap((p) => p.labels.map((labelId) => [ids.get(p.index), labelId])));
-          await insertRows(tx, 'comment', ['type', 'issue_id', 'repo_id', 'poster_id', 'body', 'commit_sha', 'created_unix', 'updated_unix'],
-            pulls.flatMap((p) => Array.from({ length: p.comments }, (_, c) => [0, ids.get(p.index), repo.id, p.poster.id, `${word()} ${word()} ${word()}`, '', p.created + (c + 1) * 60, p.created + (c + 1) * 60])));
+          for (const row of await tx.query('SELECT id, repo_index FROM issue WHERE repo_id = ? AND repo_index BETWEEN ? AND ?', [
+            repo.id,
+            pulls[0].index,
+            pulls[pulls.length - 1].index,
+          ]))
+            ids.set(Number(row.repo_index), Number(row.id));
+          await insertRows(
+            tx,
+            'pull_request',
+            [
+              'issue_id',
+              'repo_index',
+              'base_repo_id',
+              'head_repo_id',
+              'head_branch',
+              'base_branch',
+              'head_commit_id',
+              'base_commit_id',
+              'merge_base',
+              'status',
+              'conflicted_files',
+              'commits_ahead',
+              'commits_behind',
+              'additions',
+              'deletions',
+              'changed_files',
+              'allow_maintainer_edit',
+              'has_merged',
+              'merged_commit_id',
+              'merger_id',
+              'merged_unix',
+              'check_version',
+              'check_claimed_until',
+            ],
+            pulls.map((p) => [
+              ids.get(p.index),
+              p.index,
+              repo.id,
+              repo.id,
+              `pr/${p.index}`,
+              'main',
+              repo.tips.get(`pr/${p.index}`),
+              mainSha,
+              mainSha,
+              2,
+              '[]',
+              1,
+              0,
+              1,
+              0,
+              1,
+              0,
+              0,
+              '',
+              0,
+              0,
+              1,
+              0,
+            ]),
+          );
+          await insertRows(
+            tx,
+            'issue_word',
+            ['issue_id', 'repo_id', 'word'],
+            pulls.flatMap((p) => indexEntries(p.title, p.body).map((w) => [ids.get(p.index), repo.id, w])),
+          );
+          await insertRows(
+            tx,
+            'issue_label',
+            ['issue_id', 'label_id'],
+            pulls.flatMap((p) => p.labels.map((labelId) => [ids.get(p.index), labelId])),
+          );
+          await insertRows(
+            tx,
+            'comment',
+            ['type', 'issue_id', 'repo_id', 'poster_id', 'body', 'commit_sha', 'created_unix', 'updated_unix'],
+            pulls.flatMap((p) =>
+              Array.from({ length: p.comments }, (_, c) => [
+                0,
+                ids.get(p.index),
+                repo.id,
+                p.poster.id,
+                `${word()} ${word()} ${word()}`,
+                '',
+                p.created + (c + 1) * 60,
+                p.created + (c + 1) * 60,
+              ]),
+            ),
+          );
         });
       }
       await dataSource.transaction(async (tx) => {

@@ -58,7 +58,24 @@ async function main() {
         rows.push([ownerId, name, name, description, 'main', 'sha1', next() < 0.3 ? 1 : 0, 0, size, created, created]);
       }
       await dataSource.transaction(async (tx) => {
-        await insertRows(tx, 'repository', ['owner_id', 'lower_name', 'name', 'description', 'default_branch', 'object_format_name', 'is_private', 'is_empty', 'git_size', 'created_unix', 'updated_unix'], rows);
+        await insertRows(
+          tx,
+          'repository',
+          [
+            'owner_id',
+            'lower_name',
+            'name',
+            'description',
+            'default_branch',
+            'object_format_name',
+            'is_private',
+            'is_empty',
+            'git_size',
+            'created_unix',
+            'updated_unix',
+          ],
+          rows,
+        );
       });
       const done = Math.min(count, offset + BATCH);
       if (done % 20000 === 0 || done === count) console.log(`${done} repositories seeded (${((Date.now() - started) / 1000).toFixed(1)} s)`);

@@ -45,8 +45,15 @@ async function main() {
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   const pick = (list) => list[Math.floor(next() * list.length)];
   try {
-    const orgs = (await dataSource.query(`SELECT id, name FROM ${user} WHERE type = 1 ORDER BY id LIMIT ${orgCount}`)).map((o) => ({ id: Number(o.id), name: o.name }));
-    const people = (await dataSource.query(`SELECT id, name FROM ${user} WHERE type = 0 AND is_admin = 0 AND is_active = 1 AND prohibit_login = 0 AND is_restricted = 0 ORDER BY id`)).map((u) => ({
+    const orgs = (await dataSource.query(`SELECT id, name FROM ${user} WHERE type = 1 ORDER BY id LIMIT ${orgCount}`)).map((o) => ({
+      id: Number(o.id),
+      name: o.name,
+    }));
+    const people = (
+      await dataSource.query(
+        `SELECT id, name FROM ${user} WHERE type = 0 AND is_admin = 0 AND is_active = 1 AND prohibit_login = 0 AND is_restricted = 0 ORDER BY id`,
+      )
+    ).map((u) => ({
       id: Number(u.id),
       name: u.name,
     }));
@@ -116,18 +123,34 @@ async function main() {
       const plaintext = generateToken();
       const salt = generateSalt();
       tokenRows.push([holder.id, 'bench-teams', await hashToken(plaintext, salt), salt, plaintext.slice(-8), 'all', now, now]);
-      samples.push({ login: holder.name, token: plaintext, repos: reached.slice(0, 5).map((repo) => `${repo.org}/${repo.name}`), privateRepos: reached.filter((r) => r.isPrivate).length });
+      samples.push({
+        login: holder.name,
+        token: plaintext,
+        repos: reached.slice(0, 5).map((repo) => `${repo.org}/${repo.name}`),
+        privateRepos: reached.filter((r) => r.isPrivate).length,
+      });
     }
 
     await dataSource.transaction(async (tx) => {
-      await insertRows(tx, 'team', ['id', 'org_id', 'lower_name', 'name', 'description', 'authorize', 'includes_all_repositories', 'can_create_org_repo', 'num_members', 'units'], teams.map((t) => t.row));
+      await insertRows(
+        tx,
+        'team',
+        ['id', 'org_id', 'lower_name', 'name', 'description', 'authorize', 'includes_all_repositories', 'can_create_org_repo', 'num_members', 'units'],
+        teams.map((t) => t.row),
+      );
       await insertRows(tx, 'team_repo', ['org_id', 'team_id', 'repo_id'], teamRepos);
       await insertRows(tx, 'team_user', ['org_id', 'team_id', 'uid'], teamUsers);
       await insertRows(tx, 'org_user', ['uid', 'org_id', 'is_public'], newOrgUsers);
       await insertRows(tx, 'access_token', ['uid', 'name', 'token_hash', 'token_salt', 'token_last_eight', 'scope', 'created_unix', 'updated_unix'], tokenRows);
     });
-    fs.writeFileSync(file, `${JSON.stringify({ orgs: orgs.length, teams: teams.length, teamUsers: teamUsers.length, teamRepos: teamRepos.length, samples }, null, 2)}\n`, { mode: 0o600 });
-    console.log(`inserted ${teams.length} teams, ${teamRepos.length} links, ${teamUsers.length} members, ${newOrgUsers.length} memberships, ${samples.length} tokens (${elapsed()}): ${file}`);
+    fs.writeFileSync(
+      file,
+      `${JSON.stringify({ orgs: orgs.length, teams: teams.length, teamUsers: teamUsers.length, teamRepos: teamRepos.length, samples }, null, 2)}\n`,
+      { mode: 0o600 },
+    );
+    console.log(
+      `inserted ${teams.length} teams, ${teamRepos.length} links, ${teamUsers.length} members, ${newOrgUsers.length} memberships, ${samples.length} tokens (${elapsed()}): ${file}`,
+    );
   } finally {
     await dataSource.destroy();
   }

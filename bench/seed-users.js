@@ -23,8 +23,110 @@ const { searchGrams, lowerForSearch } = loadDist('users/user-search.grams');
 
 const MAX_COUNT = 2_000_000;
 const BATCH = 1000;
-const FIRST = ['olivia', 'liam', 'emma', 'noah', 'amelia', 'oliver', 'ava', 'elijah', 'sophia', 'lucas', 'mia', 'levi', 'isabella', 'mateo', 'evelyn', 'ezra', 'harper', 'asher', 'luna', 'james', 'camila', 'leo', 'gianna', 'jack', 'elizabeth', 'luca', 'eleanor', 'henry', 'ella', 'hudson', 'abigail', 'ethan', 'sofia', 'muhammad', 'avery', 'maverick', 'scarlett', 'theo', 'emily', 'aiden', 'aria', 'elias', 'penelope', 'grayson', 'chloe', 'jürgen', 'zoë', 'åsa', 'søren', 'renée'];
-const LAST = ['smith', 'johnson', 'williams', 'brown', 'jones', 'garcia', 'miller', 'davis', 'rodriguez', 'martinez', 'hernandez', 'lopez', 'gonzalez', 'wilson', 'anderson', 'thomas', 'taylor', 'moore', 'jackson', 'martin', 'lee', 'perez', 'thompson', 'white', 'harris', 'sanchez', 'clark', 'ramirez', 'lewis', 'robinson', 'walker', 'young', 'allen', 'king', 'wright', 'scott', 'torres', 'nguyen', 'hill', 'flores', 'müller', 'schmidt', 'öztürk', 'dubois', 'rossi', 'kowalski', 'novák', 'jensen', 'tanaka', 'kim'];
+const FIRST = [
+  'olivia',
+  'liam',
+  'emma',
+  'noah',
+  'amelia',
+  'oliver',
+  'ava',
+  'elijah',
+  'sophia',
+  'lucas',
+  'mia',
+  'levi',
+  'isabella',
+  'mateo',
+  'evelyn',
+  'ezra',
+  'harper',
+  'asher',
+  'luna',
+  'james',
+  'camila',
+  'leo',
+  'gianna',
+  'jack',
+  'elizabeth',
+  'luca',
+  'eleanor',
+  'henry',
+  'ella',
+  'hudson',
+  'abigail',
+  'ethan',
+  'sofia',
+  'muhammad',
+  'avery',
+  'maverick',
+  'scarlett',
+  'theo',
+  'emily',
+  'aiden',
+  'aria',
+  'elias',
+  'penelope',
+  'grayson',
+  'chloe',
+  'jürgen',
+  'zoë',
+  'åsa',
+  'søren',
+  'renée',
+];
+const LAST = [
+  'smith',
+  'johnson',
+  'williams',
+  'brown',
+  'jones',
+  'garcia',
+  'miller',
+  'davis',
+  'rodriguez',
+  'martinez',
+  'hernandez',
+  'lopez',
+  'gonzalez',
+  'wilson',
+  'anderson',
+  'thomas',
+  'taylor',
+  'moore',
+  'jackson',
+  'martin',
+  'lee',
+  'perez',
+  'thompson',
+  'white',
+  'harris',
+  'sanchez',
+  'clark',
+  'ramirez',
+  'lewis',
+  'robinson',
+  'walker',
+  'young',
+  'allen',
+  'king',
+  'wright',
+  'scott',
+  'torres',
+  'nguyen',
+  'hill',
+  'flores',
+  'müller',
+  'schmidt',
+  'öztürk',
+  'dubois',
+  'rossi',
+  'kowalski',
+  'novák',
+  'jensen',
+  'tanaka',
+  'kim',
+];
 
 function capitalize(word) {
   return word.charAt(0).toUpperCase() + word.slice(1);
@@ -64,8 +166,12 @@ async function main() {
         });
       }
       await dataSource.transaction(async (tx) => {
-        await insertRows(tx, escape('user'), ['lower_name', 'name', 'full_name', 'email', 'keep_email_private', 'visibility', 'must_change_password', 'created_unix', 'updated_unix'],
-          users.map((u) => [u.name.toLowerCase(), u.name, u.fullName, u.email, u.hideEmail, u.visibility, 0, u.created, u.updated]));
+        await insertRows(
+          tx,
+          escape('user'),
+          ['lower_name', 'name', 'full_name', 'email', 'keep_email_private', 'visibility', 'must_change_password', 'created_unix', 'updated_unix'],
+          users.map((u) => [u.name.toLowerCase(), u.name, u.fullName, u.email, u.hideEmail, u.visibility, 0, u.created, u.updated]),
+        );
         const ids = new Map();
         for (let start = 0; start < users.length; start += 500) {
           const names = users.slice(start, start + 500).map((u) => u.name.toLowerCase());
@@ -73,12 +179,24 @@ async function main() {
           for (const row of rows) ids.set(row.lower_name, Number(row.id));
         }
         const idOf = (u) => ids.get(u.name.toLowerCase());
-        await insertRows(tx, 'email_address', ['uid', 'email', 'lower_email', 'is_activated', 'is_primary'],
-          users.map((u) => [idOf(u), u.email, u.email.toLowerCase(), 1, 1]));
-        await insertRows(tx, 'user_search_text', ['user_id', 'full_name', 'email'],
-          users.map((u) => [idOf(u), lowerForSearch(u.fullName), lowerForSearch(u.email)]));
-        await insertRows(tx, 'user_search_gram', ['gram', 'user_id'],
-          users.flatMap((u) => searchGrams([u.name.toLowerCase(), u.fullName, u.email]).map((gram) => [gram, idOf(u)])));
+        await insertRows(
+          tx,
+          'email_address',
+          ['uid', 'email', 'lower_email', 'is_activated', 'is_primary'],
+          users.map((u) => [idOf(u), u.email, u.email.toLowerCase(), 1, 1]),
+        );
+        await insertRows(
+          tx,
+          'user_search_text',
+          ['user_id', 'full_name', 'email'],
+          users.map((u) => [idOf(u), lowerForSearch(u.fullName), lowerForSearch(u.email)]),
+        );
+        await insertRows(
+          tx,
+          'user_search_gram',
+          ['gram', 'user_id'],
+          users.flatMap((u) => searchGrams([u.name.toLowerCase(), u.fullName, u.email]).map((gram) => [gram, idOf(u)])),
+        );
       });
       const done = Math.min(count, offset + BATCH);
       if (done % 10000 === 0 || done === count) {

@@ -134,10 +134,10 @@ async function addToCounters(tx, table, column, deltas) {
   for (let start = 0; start < entries.length; start += 500) {
     const chunk = entries.slice(start, start + 500);
     const cases = chunk.map(() => 'WHEN ? THEN ?').join(' ');
-    await tx.query(
-      `UPDATE ${table} SET ${column} = ${column} + CASE id ${cases} END WHERE id IN (${chunk.map(() => '?').join(',')})`,
-      [...chunk.flat(), ...chunk.map(([id]) => id)],
-    );
+    await tx.query(`UPDATE ${table} SET ${column} = ${column} + CASE id ${cases} END WHERE id IN (${chunk.map(() => '?').join(',')})`, [
+      ...chunk.flat(),
+      ...chunk.map(([id]) => id),
+    ]);
   }
 }
 

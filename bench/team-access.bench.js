@@ -65,7 +65,11 @@ async function main() {
   const word = process.env.BENCH_WORD ?? 'monitor';
   const targets = {
     'team-repo': pairs.map((p) => ({ method: 'GET', path: p.path, headers: { authorization: `token ${p.token}` } })),
-    'team-search': tokens.map((token) => ({ method: 'GET', path: `/api/v1/repos/search?q=${encodeURIComponent(word)}&limit=10`, headers: { authorization: `token ${token}` } })),
+    'team-search': tokens.map((token) => ({
+      method: 'GET',
+      path: `/api/v1/repos/search?q=${encodeURIComponent(word)}&limit=10`,
+      headers: { authorization: `token ${token}` },
+    })),
   };
   const only = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
   let failed = false;
@@ -73,7 +77,16 @@ async function main() {
     if (only.length > 0 && !only.includes(key)) continue;
     await load(base, items, WARMUP);
     const result = await load(base, items, SECONDS);
-    const row = { key, who, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, ok: result['2xx'], non2xx: result.non2xx, errors: result.errors };
+    const row = {
+      key,
+      who,
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      ok: result['2xx'],
+      non2xx: result.non2xx,
+      errors: result.errors,
+    };
     if (row.non2xx > 0 || row.errors > 0 || row.ok === 0) failed = true;
     console.log(JSON.stringify(row));
   }

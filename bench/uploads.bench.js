@@ -148,7 +148,11 @@ async function main() {
   const serverPid = process.env.BENCH_SERVER_PID ? Number(process.env.BENCH_SERVER_PID) : 0;
   const auth = { Authorization: `token ${token}` };
   const api = async (method, apiPath, json) => {
-    const response = await fetch(`${base}/api/v1${apiPath}`, { method, headers: { ...auth, 'Content-Type': 'application/json' }, body: json && JSON.stringify(json) });
+    const response = await fetch(`${base}/api/v1${apiPath}`, {
+      method,
+      headers: { ...auth, 'Content-Type': 'application/json' },
+      body: json && JSON.stringify(json),
+    });
     if (!response.ok) throw new Error(`${method} ${apiPath}: ${response.status} ${await response.text()}`);
     return response.json();
   };
@@ -162,10 +166,15 @@ async function main() {
   const plainDownload = (i) => request(`${baseline.url}/file-${i}`, { method: 'GET' });
   const uploadPath = `${base}/api/v1/repos/${me.login}/${repo.name}/releases/${release.id}/assets?name=`;
   const anvilUpload = (i, size) =>
-    request(`${uploadPath}file-${i}.bin`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/octet-stream', 'Content-Length': size } }, body(size));
+    request(
+      `${uploadPath}file-${i}.bin`,
+      { method: 'POST', headers: { ...auth, 'Content-Type': 'application/octet-stream', 'Content-Length': size } },
+      body(size),
+    );
   const anvilDownload = (i, uploaded) => request(`${base}/attachments/${JSON.parse(uploaded.text).uuid}`, { method: 'GET', headers: auth });
   const clean = async (uploads) => {
-    for (const uploaded of uploads) await api('DELETE', `/repos/${me.login}/${repo.name}/releases/${release.id}/assets/${JSON.parse(uploaded.text).id}`).catch(() => undefined);
+    for (const uploaded of uploads)
+      await api('DELETE', `/repos/${me.login}/${repo.name}/releases/${release.id}/assets/${JSON.parse(uploaded.text).id}`).catch(() => undefined);
   };
   const plainRounds = [];
   const anvilRounds = [];

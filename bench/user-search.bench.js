@@ -76,7 +76,9 @@ async function main() {
   const started = Date.now();
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = (Date.now() - started) / 1000;
-  console.log(`GET /users/search: ${all.length} ok, ${errors} errors, ${seconds.toFixed(1)} s, ${(all.length / seconds).toFixed(1)} req/s, concurrency ${concurrency}`);
+  console.log(
+    `GET /users/search: ${all.length} ok, ${errors} errors, ${seconds.toFixed(1)} s, ${(all.length / seconds).toFixed(1)} req/s, concurrency ${concurrency}`,
+  );
   for (const bucket of ['1 char', '2 chars', '3 chars', '4+ chars']) if (byLength.has(bucket)) console.log(summary(bucket, byLength.get(bucket)));
   console.log(summary('all', all));
   const sample = ['o', 'ol', 'oli', 'olivia', 'kowalski', 'zzzq'].filter((query) => totals.has(query));

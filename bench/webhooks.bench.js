@@ -93,17 +93,19 @@ async function startSink() {
   await lowerPriority(child.pid, nice);
   const sink = { child, nice: os.getPriority(child.pid), arrivals: [], byUuid: new Map(), waiters: [], questions: new Map(), asked: 0 };
   sink.pause = (paused) => child.send({ paused });
-  sink.inFlight = () => new Promise((resolve) => {
-    const id = ++sink.asked;
-    sink.questions.set(id, resolve);
-    child.send({ inFlight: true, id });
-  });
+  sink.inFlight = () =>
+    new Promise((resolve) => {
+      const id = ++sink.asked;
+      sink.questions.set(id, resolve);
+      child.send({ inFlight: true, id });
+    });
   sink.stop = () => child.kill('SIGTERM');
   /** The body of the next push delivery the sink receives. */
-  sink.sample = () => new Promise((resolve) => {
-    sink.sampled = resolve;
-    child.send({ sample: true });
-  });
+  sink.sample = () =>
+    new Promise((resolve) => {
+      sink.sampled = resolve;
+      child.send({ sample: true });
+    });
   const port = await new Promise((resolve, reject) => {
     child.once('error', reject);
     child.on('message', (message) => {
@@ -182,7 +184,11 @@ function threadCpuMs(pid) {
 }
 
 /** `total` plus what each thread used from `before` to `after`. */
-const addUsed = (total, before, after) => ({ main: total.main + after.main - before.main, delivery: total.delivery + after.delivery - before.delivery, other: total.other + after.other - before.other });
+const addUsed = (total, before, after) => ({
+  main: total.main + after.main - before.main,
+  delivery: total.delivery + after.delivery - before.delivery,
+  other: total.other + after.other - before.other,
+});
 
 function run(command, args, options = {}) {
   return new Promise((resolve, reject) => {
@@ -237,15 +243,50 @@ async function main() {
   };
   const sink = await startSink();
   const sinkUrl = sink.url;
-  const gitEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', HOME: dataDir,
-    GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com' };
+  const gitEnv = {
+    ...process.env,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    HOME: dataDir,
+    GIT_AUTHOR_NAME: 'Bench',
+    GIT_AUTHOR_EMAIL: 'bench@example.com',
+    GIT_COMMITTER_NAME: 'Bench',
+    GIT_COMMITTER_EMAIL: 'bench@example.com',
+  };
   try {
     const token = (
-      await run(process.execPath, [path.join(root, 'dist', 'src', 'cli', 'main.js'), 'admin', 'user', 'create', '--username', 'bench', '--email', 'bench@example.com', '--random-password', '--admin', '--access-token', '--must-change-password', 'false'], { env })
-    ).trim().split('\n').pop().trim();
+      await run(
+        process.execPath,
+        [
+          path.join(root, 'dist', 'src', 'cli', 'main.js'),
+          'admin',
+          'user',
+          'create',
+          '--username',
+          'bench',
+          '--email',
+          'bench@example.com',
+          '--random-password',
+          '--admin',
+          '--access-token',
+          '--must-change-password',
+          'false',
+        ],
+        { env },
+      )
+    )
+      .trim()
+      .split('\n')
+      .pop()
+      .trim();
     await startServer();
     const api = async (method, apiPath, body) => {
-      const response = await fetch(`${base}/api/v1${apiPath}`, { method, headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+      const response = await fetch(`${base}/api/v1${apiPath}`, {
+        method,
+        headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
+        body: body ? JSON.stringify(body) : undefined,
+      });
       if (!response.ok) throw new Error(`${method} ${apiPath}: ${response.status} ${await response.text()}`);
       return response.status === 204 ? null : response.json();
     };
@@ -281,13 +322,15 @@ async function main() {
     const pushes = async (works, count, afterEach = () => undefined) => {
       const results = [];
       let next = 0;
-      await Promise.all(works.map(async (pusher) => {
-        while (next < count) {
-          next += 1;
-          results.push(await pushOnce(pusher));
-          afterEach();
-        }
-      }));
+      await Promise.all(
+        works.map(async (pusher) => {
+          while (next < count) {
+            next += 1;
+            results.push(await pushOnce(pusher));
+            afterEach();
+          }
+        }),
+      );
       return results;
     };
     let expectedArrivals = 0;
@@ -296,7 +339,12 @@ async function main() {
     };
 
     for (let index = 0; index < HOOKS; index++) {
-      await api('POST', '/repos/bench/hooked/hooks', { type: 'forgejo', active: true, events: ['push'], config: { url: `${sinkUrl}/hook/${index}`, content_type: 'json', secret: `secret-${index}` } });
+      await api('POST', '/repos/bench/hooked/hooks', {
+        type: 'forgejo',
+        active: true,
+        events: ['push'],
+        config: { url: `${sinkUrl}/hook/${index}`, content_type: 'json', secret: `secret-${index}` },
+      });
     }
     // Warm-up (not measured): the first pushes create the branches and warm the server up.
     const sample = sink.sample();
@@ -382,7 +430,11 @@ async function main() {
     const commitOf = new Map();
     {
       const database = new Database(path.join(dataDir, 'anvil.db'), { readonly: true });
-      const rows = database.prepare("SELECT d.uuid AS uuid, json_extract(e.payload, '$.after') AS after FROM webhook_delivery d JOIN webhook_event e ON e.id = d.event_id WHERE d.done = 1").all();
+      const rows = database
+        .prepare(
+          "SELECT d.uuid AS uuid, json_extract(e.payload, '$.after') AS after FROM webhook_delivery d JOIN webhook_event e ON e.id = d.event_id WHERE d.done = 1",
+        )
+        .all();
       for (const row of rows) commitOf.set(row.uuid, row.after);
       database.close();
     }
@@ -425,7 +477,11 @@ async function main() {
     const drainCpu = serverCpuMs(server.pid);
     const phase3Expected = phase3Pushes * HOOKS;
     const phase3Uuids = () => [...sink.byUuid.keys()].filter((uuid) => !phase3Before.has(uuid));
-    while (phase3Uuids().length < phase3Expected) await new Promise((resolve) => { sink.waiters.push(resolve); setTimeout(resolve, 500); });
+    while (phase3Uuids().length < phase3Expected)
+      await new Promise((resolve) => {
+        sink.waiters.push(resolve);
+        setTimeout(resolve, 500);
+      });
     const recovered = performance.now() - restartStarted;
     const drainCpuUsed = serverCpuMs(server.pid) - drainCpu;
     // The drain rate: a backlog of PENDING deliveries, from the first arrival after the restart to the last.
@@ -434,9 +490,13 @@ async function main() {
     // The hooks the killed server was sending to keep their leases (WEBHOOK_TIMEOUT + 5 s from their last
     // renewal): their deliveries wait for that, the others' show the rate the restarted server sends at.
     const leasedAtKill = new Set(sink.arrivals.filter((arrival) => inFlightAtKill.has(arrival.uuid)).map((arrival) => arrival.hookPath));
-    const unleased = sink.arrivals.filter((arrival) => arrival.arrival >= restartStarted && !leasedAtKill.has(arrival.hookPath)).map((arrival) => arrival.arrival);
+    const unleased = sink.arrivals
+      .filter((arrival) => arrival.arrival >= restartStarted && !leasedAtKill.has(arrival.hookPath))
+      .map((arrival) => arrival.arrival);
     const unleasedSeconds = (Math.max(...unleased) - Math.min(...unleased)) / 1000;
-    const leasedFirst = Math.min(...sink.arrivals.filter((arrival) => arrival.arrival >= restartStarted && leasedAtKill.has(arrival.hookPath)).map((arrival) => arrival.arrival));
+    const leasedFirst = Math.min(
+      ...sink.arrivals.filter((arrival) => arrival.arrival >= restartStarted && leasedAtKill.has(arrival.hookPath)).map((arrival) => arrival.arrival),
+    );
     const duplicates = phase3Uuids().filter((uuid) => sink.byUuid.get(uuid) > 1);
     const unexpected = duplicates.filter((uuid) => !inFlightAtKill.has(uuid));
 
@@ -445,27 +505,51 @@ async function main() {
     console.log(`hooks ${HOOKS}, pushes ${PUSHES} (${PUSHERS} pushers), sink 1–5 ms at nice ${sink.nice}, SQLite, ${os.availableParallelism()} cores`);
     const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
     console.log(`${rounds} alternating rounds; load average (1 min) at their starts: ${loads.map((value) => value.toFixed(1)).join(' ')}`);
-    console.log(`push without hooks: p50 ${ms(p(baselineDurations, 50))}, mean ${ms(mean(baselineDurations))}, p99 ${ms(p(baselineDurations, 99))} (${BASELINE} pushes); server CPU ${ms(baselineCpu / BASELINE)} per push`);
-    console.log(`push with ${HOOKS} hooks: p50 ${ms(p(hookedDurations, 50))}, mean ${ms(mean(hookedDurations))}, p99 ${ms(p(hookedDurations, 99))} (${PUSHES} pushes, deliveries flowing); server CPU ${ms(hookedCpu / PUSHES)} per push, its deliveries included; the sink's ${ms(sinkCpu / PUSHES)}`);
+    console.log(
+      `push without hooks: p50 ${ms(p(baselineDurations, 50))}, mean ${ms(mean(baselineDurations))}, p99 ${ms(p(baselineDurations, 99))} (${BASELINE} pushes); server CPU ${ms(baselineCpu / BASELINE)} per push`,
+    );
+    console.log(
+      `push with ${HOOKS} hooks: p50 ${ms(p(hookedDurations, 50))}, mean ${ms(mean(hookedDurations))}, p99 ${ms(p(hookedDurations, 99))} (${PUSHES} pushes, deliveries flowing); server CPU ${ms(hookedCpu / PUSHES)} per push, its deliveries included; the sink's ${ms(sinkCpu / PUSHES)}`,
+    );
     const slower = (sorted) => `${((p(sorted, 50) / p(baselineDurations, 50) - 1) * 100).toFixed(1)}%`;
     if (load) {
-      console.log(`floor, push without hooks and ${HOOKS} requests after each from a minimal sender: p50 ${ms(p(floorDurations, 50))} (${slower(floorDurations)} over none), mean ${ms(mean(floorDurations))} (${floorDurations.length} pushes); server CPU ${ms(floorCpu / floorDurations.length)} per push; sender and sink ${ms(floorOthersCpu / floorDurations.length)}`);
+      console.log(
+        `floor, push without hooks and ${HOOKS} requests after each from a minimal sender: p50 ${ms(p(floorDurations, 50))} (${slower(floorDurations)} over none), mean ${ms(mean(floorDurations))} (${floorDurations.length} pushes); server CPU ${ms(floorCpu / floorDurations.length)} per push; sender and sink ${ms(floorOthersCpu / floorDurations.length)}`,
+      );
     }
     console.log(`push with ${HOOKS} hooks, deliveries flowing: ${slower(hookedDurations)} over none`);
-    const byThread = (split, count) => `main thread ${ms(split.main / count)}, other threads ${ms(split.other / count)}, delivery process ${ms(split.delivery / count)}`;
+    const byThread = (split, count) =>
+      `main thread ${ms(split.main / count)}, other threads ${ms(split.other / count)}, delivery process ${ms(split.delivery / count)}`;
     console.log(`server CPU per push by thread: without hooks ${byThread(baselineThreads, BASELINE)}; with ${HOOKS} hooks ${byThread(hookedThreads, PUSHES)}`);
-    console.log(`push with ${HOOKS} hooks, deliveries held (sink not answering): p50 ${ms(p(held, 50))}, mean ${ms(mean(held))} (${held.length} pushes); server CPU ${ms(heldCpuUsed / held.length)} per push`);
+    console.log(
+      `push with ${HOOKS} hooks, deliveries held (sink not answering): p50 ${ms(p(held, 50))}, mean ${ms(mean(held))} (${held.length} pushes); server CPU ${ms(heldCpuUsed / held.length)} per push`,
+    );
     console.log(`deliveries: ${expected} in ${hookedSeconds.toFixed(1)} s of hooked rounds = ${(expected / hookedSeconds).toFixed(0)} deliveries/s`);
     const seen = new Map();
     for (const arrival of arrivalsOfHooked) seen.set(arrival.uuid, (seen.get(arrival.uuid) ?? 0) + 1);
     const again = [...seen.values()].filter((count) => count > 1).length;
     console.log(`deliveries sent more than once before the kill: ${retried.n}${retried.n > 0 ? ` (at most ${retried.most} attempts)` : ''}`);
-    console.log(`push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}, max ${ms(latencies[latencies.length - 1])}, ${latencies.filter((value) => value > 1000).length} over 1 s; ${again} deliveries arrived more than once`);
-    console.log(`backlog drain after the restart: ${afterRestart.length} deliveries in ${drainSeconds.toFixed(1)} s = ${(afterRestart.length / drainSeconds).toFixed(0)} deliveries/s`);
-    console.log(`  of the ${HOOKS - leasedAtKill.size} hooks no lease held at the kill: ${unleased.length} in ${unleasedSeconds.toFixed(1)} s = ${(unleased.length / unleasedSeconds).toFixed(0)} deliveries/s; the ${leasedAtKill.size} others' first arrival ${((leasedFirst - restartStarted) / 1000).toFixed(1)} s after the restart began`);
-    console.log(`server CPU per delivery: ${(drainCpuUsed / phase3Expected).toFixed(2)} ms draining the backlog (${(drainCpuUsed / 1000).toFixed(1)} s for ${phase3Expected}); ${(hookedCpu / expected).toFixed(2)} ms while pushing (pushes included)`);
-    console.log(`load average at the drain: ${loadAtDrain.map((value) => value.toFixed(1)).join(' ')}; at the end: ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
-    console.log(`kill -9 with ${waiting} deliveries waiting (${inFlightAtKill.size} in flight at the sink): all ${phase3Expected} arrived ${(recovered / 1000).toFixed(1)} s after the restart began; duplicates ${duplicates.length}, of them not in flight ${unexpected.length}`);
+    console.log(
+      `push end to arrival: p50 ${ms(p(latencies, 50))}, p99 ${ms(p(latencies, 99))}, max ${ms(latencies[latencies.length - 1])}, ${latencies.filter((value) => value > 1000).length} over 1 s; ${again} deliveries arrived more than once`,
+    );
+    console.log(
+      `backlog drain after the restart: ${afterRestart.length} deliveries in ${drainSeconds.toFixed(1)} s = ${(afterRestart.length / drainSeconds).toFixed(0)} deliveries/s`,
+    );
+    console.log(
+      `  of the ${HOOKS - leasedAtKill.size} hooks no lease held at the kill: ${unleased.length} in ${unleasedSeconds.toFixed(1)} s = ${(unleased.length / unleasedSeconds).toFixed(0)} deliveries/s; the ${leasedAtKill.size} others' first arrival ${((leasedFirst - restartStarted) / 1000).toFixed(1)} s after the restart began`,
+    );
+    console.log(
+      `server CPU per delivery: ${(drainCpuUsed / phase3Expected).toFixed(2)} ms draining the backlog (${(drainCpuUsed / 1000).toFixed(1)} s for ${phase3Expected}); ${(hookedCpu / expected).toFixed(2)} ms while pushing (pushes included)`,
+    );
+    console.log(
+      `load average at the drain: ${loadAtDrain.map((value) => value.toFixed(1)).join(' ')}; at the end: ${os
+        .loadavg()
+        .map((value) => value.toFixed(1))
+        .join(' ')}`,
+    );
+    console.log(
+      `kill -9 with ${waiting} deliveries waiting (${inFlightAtKill.size} in flight at the sink): all ${phase3Expected} arrived ${(recovered / 1000).toFixed(1)} s after the restart began; duplicates ${duplicates.length}, of them not in flight ${unexpected.length}`,
+    );
     if (phase3Uuids().length < phase3Expected || unexpected.length > 0) process.exitCode = 1;
   } finally {
     if (server && server.exitCode === null) server.kill('SIGTERM');

@@ -8,7 +8,16 @@ const { spawnSync } = require('node:child_process');
 
 const ROOT = path.join(__dirname, '..');
 const stampOf = (root) => path.join(root, 'dist', '.build-stamp');
-const INPUTS = ['src', 'openapi/forgejo-operation-ids.json', 'openapi/swagger.v1.json', 'ormconfig.ts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
+const INPUTS = [
+  'src',
+  'openapi/forgejo-operation-ids.json',
+  'openapi/swagger.v1.json',
+  'ormconfig.ts',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+];
 
 /** The newest modification time (ms) under a file or directory. */
 function newest(file) {

@@ -113,11 +113,36 @@ export function openApiDocument(app: NestExpressApplication, config: AppConfig) 
     // Relative, so Swagger UI's "Try it out" calls the host the page was opened from, whatever ROOT_URL says.
     .addServer(`${new URL(config.rootUrl).pathname}api/v1`)
     .addBasicAuth({ type: 'http', scheme: 'basic' }, 'BasicAuth')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'API tokens must be prepended with "token" followed by a space.' }, 'AuthorizationHeaderToken')
-    .addApiKey({ type: 'apiKey', in: 'query', name: 'token', description: 'This authentication option is deprecated for removal in Gitea 1.23. Please use AuthorizationHeaderToken instead.' }, 'Token')
-    .addApiKey({ type: 'apiKey', in: 'query', name: 'access_token', description: 'This authentication option is deprecated for removal in Gitea 1.23. Please use AuthorizationHeaderToken instead.' }, 'AccessToken')
-    .addApiKey({ type: 'apiKey', in: 'query', name: 'sudo', description: 'Sudo API request as the user provided as the key. Admin privileges are required.' }, 'SudoParam')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'Sudo', description: 'Sudo API request as the user provided as the key. Admin privileges are required.' }, 'SudoHeader')
+    .addApiKey(
+      { type: 'apiKey', in: 'header', name: 'Authorization', description: 'API tokens must be prepended with "token" followed by a space.' },
+      'AuthorizationHeaderToken',
+    )
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'query',
+        name: 'token',
+        description: 'This authentication option is deprecated for removal in Gitea 1.23. Please use AuthorizationHeaderToken instead.',
+      },
+      'Token',
+    )
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'query',
+        name: 'access_token',
+        description: 'This authentication option is deprecated for removal in Gitea 1.23. Please use AuthorizationHeaderToken instead.',
+      },
+      'AccessToken',
+    )
+    .addApiKey(
+      { type: 'apiKey', in: 'query', name: 'sudo', description: 'Sudo API request as the user provided as the key. Admin privileges are required.' },
+      'SudoParam',
+    )
+    .addApiKey(
+      { type: 'apiKey', in: 'header', name: 'Sudo', description: 'Sudo API request as the user provided as the key. Admin privileges are required.' },
+      'SudoHeader',
+    )
     .addSecurityRequirements('BasicAuth')
     .addSecurityRequirements('AuthorizationHeaderToken')
     .addSecurityRequirements('Token')

@@ -68,7 +68,11 @@ describe('the access policy', () => {
 
   it('gives an organisation member without a team nothing on private repositories', () => {
     expect(resolvePermission(user(CALLER), repo(ORG, true), owner(ORG, true), grants({ orgMember: true })).hasAccess).toBe(false);
-    expect(wire(user(CALLER), repo(ORG, false), owner(ORG, true, Visibility.Private), grants({ orgMember: true }))).toEqual({ admin: false, push: false, pull: true });
+    expect(wire(user(CALLER), repo(ORG, false), owner(ORG, true, Visibility.Private), grants({ orgMember: true }))).toEqual({
+      admin: false,
+      push: false,
+      pull: true,
+    });
     expect(resolvePermission(user(CALLER), repo(ORG, false), owner(ORG, true, Visibility.Private), NO_GRANTS).hasAccess).toBe(false);
   });
 
@@ -76,7 +80,11 @@ describe('the access policy', () => {
     const restricted = user(CALLER, { restricted: true });
     expect(resolvePermission(restricted, repo(OWNER, false), owner(OWNER, false), NO_GRANTS).hasAccess).toBe(false);
     expect(resolvePermission(restricted, repo(ORG, false), owner(ORG, true), grants({ orgMember: true })).hasAccess).toBe(false);
-    expect(wire(restricted, repo(OWNER, false), owner(OWNER, false), grants({ collaboration: AccessMode.Read }))).toEqual({ admin: false, push: false, pull: true });
+    expect(wire(restricted, repo(OWNER, false), owner(OWNER, false), grants({ collaboration: AccessMode.Read }))).toEqual({
+      admin: false,
+      push: false,
+      pull: true,
+    });
     const teams = [teamGrant(AccessMode.Read, '{"repo.code":1}')];
     expect(wire(restricted, repo(ORG, true), owner(ORG, true), grants({ orgMember: true, teams }))).toEqual({ admin: false, push: false, pull: true });
     expect(readableWithoutGrants(restricted, repo(OWNER, false), owner(OWNER, false))).toBe(false);

@@ -184,7 +184,10 @@ export class AccessStore {
   async assignableUserIds(repo: { id: number; ownerId: number }): Promise<number[]> {
     const table = (entity: Function) => this.dataSource.driver.escape(this.dataSource.getMetadata(entity).tableName);
     const ids = new Set<number>();
-    const collaborators = await this.dataSource.query(`SELECT user_id FROM ${table(CollaborationEntity)} WHERE repo_id = ? AND mode >= ?`, [repo.id, AccessMode.Write]);
+    const collaborators = await this.dataSource.query(`SELECT user_id FROM ${table(CollaborationEntity)} WHERE repo_id = ? AND mode >= ?`, [
+      repo.id,
+      AccessMode.Write,
+    ]);
     for (const row of collaborators as { user_id: number | string }[]) ids.add(Number(row.user_id));
     const members = await this.dataSource.query(
       `SELECT tu.uid AS uid, t.authorize AS mode, t.units AS units FROM ${table(TeamUserEntity)} tu JOIN ${table(TeamEntity)} t ON t.id = tu.team_id ` +
@@ -210,7 +213,13 @@ export class AccessStore {
     ]);
     return {
       isMember: member || teams.length > 0,
-      teams: teams.map((team) => ({ id: team.id, mode: team.authorize as AccessMode, canCreateOrgRepo: team.canCreateOrgRepo, includesAllRepositories: team.includesAllRepositories, units: teamGrant(team.authorize, team.units).units })),
+      teams: teams.map((team) => ({
+        id: team.id,
+        mode: team.authorize as AccessMode,
+        canCreateOrgRepo: team.canCreateOrgRepo,
+        includesAllRepositories: team.includesAllRepositories,
+        units: teamGrant(team.authorize, team.units).units,
+      })),
     };
   }
 

@@ -167,7 +167,10 @@ export function filePatterns(patterns: string): Glob[] {
 
 /** Why a `;`-separated file pattern list is invalid (the first bad pattern), or null. */
 export function filePatternsError(patterns: string): string | null {
-  for (const expression of patterns.toLowerCase().split(';').map((part) => part.trim())) {
+  for (const expression of patterns
+    .toLowerCase()
+    .split(';')
+    .map((part) => part.trim())) {
     if (expression === '') continue;
     const error = globError(expression, './');
     if (error) return `${expression}: ${error}`;

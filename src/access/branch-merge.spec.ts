@@ -62,16 +62,36 @@ describe('canMerge', () => {
   });
 
   it("gives Forgejo's reasons in its order", () => {
-    const strict = rule({ enableStatusCheck: true, statusCheckContexts: ['ci/*'], requiredApprovals: 2, blockOnRejectedReviews: true, blockOnOfficialReviewRequests: true, blockOnOutdatedBranch: true, protectedFilePatterns: 'x/**' });
+    const strict = rule({
+      enableStatusCheck: true,
+      statusCheckContexts: ['ci/*'],
+      requiredApprovals: 2,
+      blockOnRejectedReviews: true,
+      blockOnOfficialReviewRequests: true,
+      blockOnOutdatedBranch: true,
+      protectedFilePatterns: 'x/**',
+    });
     const reason = (f: Partial<MergeFacts>) => canMerge(strict, facts(f));
     const green = [{ context: 'ci/build', state: 'success' as const }];
     expect(reason({})).toEqual({ allowed: false, message: 'not allowed to merge [reason: Not all required status checks successful]' });
     expect(reason({ statuses: green })).toEqual({ allowed: false, message: 'not allowed to merge [reason: Does not have enough approvals]' });
     const approved = [approve, approve, { ...approve, dismissed: true }];
-    expect(reason({ statuses: green, reviews: [...approved, { type: 'reject', official: true, dismissed: false, stale: false }] })).toEqual({ allowed: false, message: 'not allowed to merge [reason: There are requested changes]' });
-    expect(reason({ statuses: green, reviews: [...approved, { type: 'request', official: true, dismissed: false, stale: false }] })).toEqual({ allowed: false, message: 'not allowed to merge [reason: There are official review requests]' });
-    expect(reason({ statuses: green, reviews: approved, commitsBehind: 1 })).toEqual({ allowed: false, message: 'not allowed to merge [reason: The head branch is behind the base branch]' });
-    expect(reason({ statuses: green, reviews: approved, changedProtectedFiles: ['x/a'] })).toEqual({ allowed: false, message: 'not allowed to merge [reason: Changed protected files]' });
+    expect(reason({ statuses: green, reviews: [...approved, { type: 'reject', official: true, dismissed: false, stale: false }] })).toEqual({
+      allowed: false,
+      message: 'not allowed to merge [reason: There are requested changes]',
+    });
+    expect(reason({ statuses: green, reviews: [...approved, { type: 'request', official: true, dismissed: false, stale: false }] })).toEqual({
+      allowed: false,
+      message: 'not allowed to merge [reason: There are official review requests]',
+    });
+    expect(reason({ statuses: green, reviews: approved, commitsBehind: 1 })).toEqual({
+      allowed: false,
+      message: 'not allowed to merge [reason: The head branch is behind the base branch]',
+    });
+    expect(reason({ statuses: green, reviews: approved, changedProtectedFiles: ['x/a'] })).toEqual({
+      allowed: false,
+      message: 'not allowed to merge [reason: Changed protected files]',
+    });
     expect(reason({ statuses: green, reviews: approved })).toEqual({ allowed: true });
   });
 
@@ -91,9 +111,25 @@ describe('canMerge', () => {
   });
 
   it('combines the latest status of required contexts, globs included', () => {
-    expect(requiredContextsState([{ context: 'ci/a', state: 'success' }, { context: 'ci/b', state: 'failure' }], ['ci/a'])).toBe('success');
+    expect(
+      requiredContextsState(
+        [
+          { context: 'ci/a', state: 'success' },
+          { context: 'ci/b', state: 'failure' },
+        ],
+        ['ci/a'],
+      ),
+    ).toBe('success');
     expect(requiredContextsState([{ context: 'ci/a', state: 'success' }], ['ci/a', 'lint'])).toBe('pending');
-    expect(requiredContextsState([{ context: 'ci/a', state: 'success' }, { context: 'ci/b', state: 'error' }], ['ci/*'])).toBe('success');
+    expect(
+      requiredContextsState(
+        [
+          { context: 'ci/a', state: 'success' },
+          { context: 'ci/b', state: 'error' },
+        ],
+        ['ci/*'],
+      ),
+    ).toBe('success');
     expect(requiredContextsState([{ context: 'x', state: 'warning' }], [])).toBe('warning');
     expect(requiredContextsState([], [])).toBe('');
   });

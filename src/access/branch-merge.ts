@@ -103,10 +103,13 @@ export function requiredContextsState(statuses: MergeFacts['statuses'], required
 export function mergeBlockedBy(rule: ProtectionRule, facts: MergeFacts): string | null {
   if (rule.enableStatusCheck && requiredContextsState(facts.statuses, rule.statusCheckContexts) !== 'success') return MERGE_REASONS.statusChecks;
   if (rule.requiredApprovals > 0) {
-    const approvals = facts.reviews.filter((review) => review.type === 'approve' && review.official && !review.dismissed && !(rule.ignoreStaleApprovals && review.stale)).length;
+    const approvals = facts.reviews.filter(
+      (review) => review.type === 'approve' && review.official && !review.dismissed && !(rule.ignoreStaleApprovals && review.stale),
+    ).length;
     if (approvals < rule.requiredApprovals) return MERGE_REASONS.approvals;
   }
-  if (rule.blockOnRejectedReviews && facts.reviews.some((review) => review.type === 'reject' && review.official && !review.dismissed)) return MERGE_REASONS.rejected;
+  if (rule.blockOnRejectedReviews && facts.reviews.some((review) => review.type === 'reject' && review.official && !review.dismissed))
+    return MERGE_REASONS.rejected;
   if (rule.blockOnOfficialReviewRequests && facts.reviews.some((review) => review.type === 'request' && review.official)) return MERGE_REASONS.reviewRequests;
   if (rule.blockOnOutdatedBranch && facts.commitsBehind > 0) return MERGE_REASONS.outdated;
   if (rule.protectedFilePatterns.trim() !== '' && facts.changedProtectedFiles.length > 0) return MERGE_REASONS.protectedFiles;

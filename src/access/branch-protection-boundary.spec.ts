@@ -52,7 +52,8 @@ export function offences(file: string, source: string): string[] {
       const extra = imported.names.filter((name) => !SYNTAX_CHECKS.has(name));
       if (extra.length > 0) found.push(`${where}: matches globs itself (${extra.join(', ')})`);
     }
-    if (base === 'branch-protection.entity' && !imported.typeOnly && where !== path.join('database', 'entities.ts')) found.push(`${where}: reads the rules' entity`);
+    if (base === 'branch-protection.entity' && !imported.typeOnly && where !== path.join('database', 'entities.ts'))
+      found.push(`${where}: reads the rules' entity`);
   }
   if (/\bprotected_branch\b/.test(source) && !where.startsWith(`database${path.sep}migrations`)) found.push(`${where}: names the rules' table`);
   if (DECIDING_FIELDS.test(source) && !where.startsWith(`branch-protections${path.sep}`)) found.push(`${where}: reads a rule's push or file fields`);

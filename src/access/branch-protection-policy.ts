@@ -137,7 +137,15 @@ export class BranchProtections {
     for (const branch of branches) {
       const rule = governingRule(rules, branch);
       if (!rule) {
-        views.set(branch, { protected: false, required_approvals: 0, enable_status_check: false, status_check_contexts: [], user_can_push: canWrite, user_can_merge: canWrite, effective_branch_protection_name: '' });
+        views.set(branch, {
+          protected: false,
+          required_approvals: 0,
+          enable_status_check: false,
+          status_check_contexts: [],
+          user_can_push: canWrite,
+          user_can_merge: canWrite,
+          effective_branch_protection_name: '',
+        });
         continue;
       }
       views.set(branch, {
@@ -146,7 +154,8 @@ export class BranchProtections {
         enable_status_check: rule.enableStatusCheck,
         status_check_contexts: rule.statusCheckContexts,
         user_can_push: signedIn && (await mayPush(rule, pusher)),
-        user_can_merge: signedIn && (await mayMerge(rule, target.viewer.user!.id, canWrite, (teamIds) => this.store.memberOfAny(target.viewer.user!.id, teamIds))),
+        user_can_merge:
+          signedIn && (await mayMerge(rule, target.viewer.user!.id, canWrite, (teamIds) => this.store.memberOfAny(target.viewer.user!.id, teamIds))),
         effective_branch_protection_name: permission?.isAdmin ? rule.ruleName : '',
       });
     }
@@ -210,7 +219,8 @@ export class BranchProtections {
     const rule = await this.governing(repo.id, baseBranch);
     const canWrite = rule?.enableApprovalsWhitelist ? false : await this.canWriteCode(user, repo, owner);
     if (!rule) return canWrite;
-    const teamIds = rule.enableApprovalsWhitelist && rule.approvalsWhitelistTeamIds.length > 0 && owner.isOrganization ? await this.store.teamIdsOf(user.id, owner.id) : [];
+    const teamIds =
+      rule.enableApprovalsWhitelist && rule.approvalsWhitelistTeamIds.length > 0 && owner.isOrganization ? await this.store.teamIdsOf(user.id, owner.id) : [];
     return isOfficialReviewer(rule, user.id, canWrite, teamIds);
   }
 

@@ -35,7 +35,13 @@ function rule(overrides: Partial<BranchProtectionEntity> = {}): BranchProtection
   };
 }
 
-const writer = (userId = 7, teams: number[] = []): Pusher => ({ kind: 'user', userId, lowerName: `u${userId}`, canWriteCode: async () => true, memberOf: async (ids) => ids.some((id) => teams.includes(id)) });
+const writer = (userId = 7, teams: number[] = []): Pusher => ({
+  kind: 'user',
+  userId,
+  lowerName: `u${userId}`,
+  canWriteCode: async () => true,
+  memberOf: async (ids) => ids.some((id) => teams.includes(id)),
+});
 
 function facts(options: { deletion?: boolean; force?: boolean; paths?: string[] } = {}): BranchUpdateFacts & { asked: string[] } {
   const asked: string[] = [];
@@ -53,7 +59,13 @@ function facts(options: { deletion?: boolean; force?: boolean; paths?: string[] 
   };
 }
 
-const change = (f: BranchUpdateFacts, pusher: Pusher = writer(), extra: Partial<BranchChange> = {}): BranchChange => ({ door: 'git', branch: 'main', pusher, facts: f, ...extra });
+const change = (f: BranchUpdateFacts, pusher: Pusher = writer(), extra: Partial<BranchChange> = {}): BranchChange => ({
+  door: 'git',
+  branch: 'main',
+  pusher,
+  facts: f,
+  ...extra,
+});
 
 describe('branch protection rules', () => {
   it('orders plain names before globs, then older first; plain names match without case', () => {

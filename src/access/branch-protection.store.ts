@@ -65,7 +65,9 @@ export class BranchProtectionStore {
 
   /** The teams of `orgId` that reach repository `repoId` (all its repositories, or this one). */
   async teamsReaching(orgId: number, repoId: number): Promise<NamedTeam[]> {
-    const teams = await this.dataSource.manager.getRepository(TeamEntity).find({ where: { orgId }, select: { id: true, name: true, includesAllRepositories: true }, order: { id: 'ASC' } });
+    const teams = await this.dataSource.manager
+      .getRepository(TeamEntity)
+      .find({ where: { orgId }, select: { id: true, name: true, includesAllRepositories: true }, order: { id: 'ASC' } });
     const linked = new Set(
       (await this.dataSource.manager.getRepository(TeamRepoEntity).find({ where: { repoId }, select: { teamId: true } })).map((row) => row.teamId),
     );

@@ -86,7 +86,12 @@ export async function mayPush(rule: ProtectionRule, pusher: Pusher): Promise<boo
 }
 
 /** Whether `userId` may merge into a branch under `rule`, given whether they may write code. */
-export async function mayMerge(rule: ProtectionRule, userId: number, canWriteCode: boolean, memberOf: (teamIds: number[]) => Promise<boolean>): Promise<boolean> {
+export async function mayMerge(
+  rule: ProtectionRule,
+  userId: number,
+  canWriteCode: boolean,
+  memberOf: (teamIds: number[]) => Promise<boolean>,
+): Promise<boolean> {
   if (!rule.enableMergeWhitelist) return canWriteCode;
   if (rule.mergeWhitelistUserIds.includes(userId)) return true;
   return rule.mergeWhitelistTeamIds.length > 0 && memberOf(rule.mergeWhitelistTeamIds);

@@ -2,7 +2,14 @@ import { AccessMode } from './access-mode';
 import type { OrganizationStanding } from './access.store';
 import { administersNewRepositories, createsRepositories, ownsOrganization, packageMode } from './organization-policy';
 
-const team = (mode: AccessMode, extra: Partial<OrganizationStanding['teams'][number]> = {}) => ({ id: 1, mode, canCreateOrgRepo: false, includesAllRepositories: false, units: {}, ...extra });
+const team = (mode: AccessMode, extra: Partial<OrganizationStanding['teams'][number]> = {}) => ({
+  id: 1,
+  mode,
+  canCreateOrgRepo: false,
+  includesAllRepositories: false,
+  units: {},
+  ...extra,
+});
 const standing = (...teams: OrganizationStanding['teams']): OrganizationStanding => ({ isMember: teams.length > 0, teams });
 
 describe('the organisation policy', () => {

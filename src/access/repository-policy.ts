@@ -5,7 +5,15 @@ import { ForbiddenError, NotFoundError } from '../common/errors';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { RepositoryUnit } from './access-mode';
-import { AccessGrants, AccessSubject, assertAcceptsWrites, NO_GRANTS, readableWithoutGrants, resolveDeployKeyPermission, resolvePermission } from './access-policy';
+import {
+  AccessGrants,
+  AccessSubject,
+  assertAcceptsWrites,
+  NO_GRANTS,
+  readableWithoutGrants,
+  resolveDeployKeyPermission,
+  resolvePermission,
+} from './access-policy';
 import { AccessStore, ViewerStanding, writesSomeUnit } from './access.store';
 import { AccessMode } from './access-mode';
 import { RepositoryPermission } from './repository-permission';
@@ -45,7 +53,11 @@ export class RepositoryTarget {
    * Sign-in (401), then write on `unit` (403 with `message`), then the repository's state (archived: 423) unless
    * the write is to metadata that Forgejo lets writers change on an archived repository (labels).
    */
-  async assertCanWrite(unit: RepositoryUnit, message = 'user should have a permission to write to the repository', options: { evenWhenArchived?: boolean } = {}): Promise<void> {
+  async assertCanWrite(
+    unit: RepositoryUnit,
+    message = 'user should have a permission to write to the repository',
+    options: { evenWhenArchived?: boolean } = {},
+  ): Promise<void> {
     requireSignedIn(this.viewer);
     if (!(await this.permission()).canWrite(unit)) throw new ForbiddenError(message);
     if (!options.evenWhenArchived) assertAcceptsWrites(this.repo, this.owner);
@@ -125,7 +137,13 @@ export class RepositoryPolicy {
    * exist; then a public-only token on a private repository or a non-public owner → 403. `grants`: the
    * caller's, when the lookup read them along (grantsHolder).
    */
-  async open(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity, unit?: RepositoryUnit, grants: AccessGrants | null = null): Promise<RepositoryTarget> {
+  async open(
+    viewer: AuthContext,
+    repo: RepositoryEntity,
+    owner: UserEntity,
+    unit?: RepositoryUnit,
+    grants: AccessGrants | null = null,
+  ): Promise<RepositoryTarget> {
     const resolve = () => this.permission(viewer, repo, owner, grants);
     let known: RepositoryPermission | null = null;
     if (!readableWithoutGrants(subjectOf(viewer), repo, owner)) {
@@ -145,7 +163,11 @@ export class RepositoryPolicy {
   }
 
   /** The caller's permission on each repository of a page, with at most one read of their grants. */
-  async permissions(viewer: AuthContext, standing: ViewerStanding | null, repos: { repo: RepositoryEntity; owner: UserEntity }[]): Promise<Map<number, RepositoryPermission>> {
+  async permissions(
+    viewer: AuthContext,
+    standing: ViewerStanding | null,
+    repos: { repo: RepositoryEntity; owner: UserEntity }[],
+  ): Promise<Map<number, RepositoryPermission>> {
     const subject = subjectOf(viewer);
     const result = new Map<number, RepositoryPermission>();
     const undecided: { repo: RepositoryEntity; owner: UserEntity }[] = [];
@@ -154,13 +176,20 @@ export class RepositoryPolicy {
     // is a member of its organisation (the organisation store keeps org_user so, in the same transaction);
     // collaborations grant on any repository. Elsewhere there is nothing to read.
     const needsGrants = (repo: RepositoryEntity) =>
-      subject.userId !== null && !subject.isAdmin && subject.userId !== repo.ownerId && (memberOrgs.has(repo.ownerId) || (standing?.hasCollaborations ?? false));
+      subject.userId !== null &&
+      !subject.isAdmin &&
+      subject.userId !== repo.ownerId &&
+      (memberOrgs.has(repo.ownerId) || (standing?.hasCollaborations ?? false));
     for (const entry of repos) {
       if (needsGrants(entry.repo)) undecided.push(entry);
       else result.set(entry.repo.id, resolvePermission(subject, entry.repo, entry.owner, NO_GRANTS));
     }
     if (undecided.length > 0) {
-      const grants = await this.store.grantsOfMany(subject.userId!, undecided.map((entry) => entry.repo), memberOrgs);
+      const grants = await this.store.grantsOfMany(
+        subject.userId!,
+        undecided.map((entry) => entry.repo),
+        memberOrgs,
+      );
       for (const { repo, owner } of undecided) result.set(repo.id, resolvePermission(subject, repo, owner, grants.get(repo.id) ?? NO_GRANTS));
     }
     return result;

@@ -22,7 +22,7 @@ export class AdminKeysController {
 
   @Post('admin/users/:username/keys')
   @SiteAdmin()
-  @ApiOperation({ summary: "Add a public key on behalf of a user" })
+  @ApiOperation({ summary: 'Add a public key on behalf of a user' })
   @ApiCreatedResponse({ type: PublicKeyWire })
   @ApiErrors(404, 422)
   async create(@Caller() caller: AuthContext, @Param('username') username: string, @Body() option: CreateKeyOption): Promise<PublicKeyWire> {

@@ -2,7 +2,9 @@ import { auditFilter } from './audit.service';
 
 describe('the audit list query', () => {
   it('reads actor, an action or a family, a typed or untyped target, and RFC 3339 times', () => {
-    expect(auditFilter({ actor: 'Alice', action: 'repository.*', target: 'repository:alice/tools', since: '2026-01-01T00:00:00Z', before: '2026-01-02T00:00:00Z' })).toEqual({
+    expect(
+      auditFilter({ actor: 'Alice', action: 'repository.*', target: 'repository:alice/tools', since: '2026-01-01T00:00:00Z', before: '2026-01-02T00:00:00Z' }),
+    ).toEqual({
       actor: 'Alice',
       action: 'repository.*',
       target: { type: 'repository', name: 'alice/tools' },

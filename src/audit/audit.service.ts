@@ -47,7 +47,10 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.pruneExpired().catch((error: Error) => this.logger.warn(`audit pruning failed: ${error.message}`)), PRUNE_CHECK_MS);
+    this.timer = setInterval(
+      () => void this.pruneExpired().catch((error: Error) => this.logger.warn(`audit pruning failed: ${error.message}`)),
+      PRUNE_CHECK_MS,
+    );
     this.timer.unref();
   }
 
@@ -86,7 +89,13 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
    * carrier and address every ten minutes, or every API call would be a write. Never fails the request: a
    * database that refuses the event is logged.
    */
-  async signIn(outcome: 'success' | 'failure', carrier: SignInCarrier, address: string, who: { id: number; name: string } | null, attempted = ''): Promise<void> {
+  async signIn(
+    outcome: 'success' | 'failure',
+    carrier: SignInCarrier,
+    address: string,
+    who: { id: number; name: string } | null,
+    attempted = '',
+  ): Promise<void> {
     if (outcome === 'success' && who) {
       const key = `${who.id}|${carrier}|${address}`;
       const now = Date.now();
@@ -126,7 +135,12 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
         this.logger.error(`audit detail "${key}" dropped: its name says it may hold a secret`);
         continue;
       }
-      safe[key] = typeof value === 'string' ? value.slice(0, LONGEST_DETAIL_TEXT) : Array.isArray(value) ? value.map((item) => item.slice(0, LONGEST_DETAIL_TEXT)) : value;
+      safe[key] =
+        typeof value === 'string'
+          ? value.slice(0, LONGEST_DETAIL_TEXT)
+          : Array.isArray(value)
+            ? value.map((item) => item.slice(0, LONGEST_DETAIL_TEXT))
+            : value;
     }
     return safe;
   }

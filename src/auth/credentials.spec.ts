@@ -27,9 +27,14 @@ describe('CredentialChain password sign-in', () => {
         return async () => void refunded.push(`${name} ${key}`);
       },
     } as unknown as RateLimits;
-    const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
+    const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, {
+      signIn: async () => undefined,
+    } as unknown as AuditService);
     const verify = jest.spyOn(secrets, 'verifyPassword');
-    await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({ status: 401, message: SIGN_IN_FAILED });
+    await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({
+      status: 401,
+      message: SIGN_IN_FAILED,
+    });
     expect(verify).toHaveBeenCalledWith('secret', secrets.DECOY_PASSWORD_HASH, 'ip:192.0.2.1|account:ghost');
     expect(counted).toEqual(['signInPerIp ip:192.0.2.1', 'signInPerAccount account:ghost']);
     expect(refunded).toEqual([]);
@@ -47,7 +52,9 @@ describe('CredentialChain password sign-in', () => {
         return async () => void order.push(`refund ${name}`);
       },
     } as unknown as RateLimits;
-    const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
+    const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, {
+      signIn: async () => undefined,
+    } as unknown as AuditService);
     const verify = jest.spyOn(secrets, 'verifyPassword');
     await expect(chain.authenticate({ kind: 'basic', username: 'Ghost', secret: 'secret' }, 'ip:192.0.2.1')).rejects.toMatchObject({ status: 429 });
     expect(verify).not.toHaveBeenCalled();
@@ -72,7 +79,9 @@ describe('CredentialChain password sign-in', () => {
         return async () => undefined;
       },
     } as unknown as RateLimits;
-    const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, { signIn: async () => undefined } as unknown as AuditService);
+    const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, {
+      signIn: async () => undefined,
+    } as unknown as AuditService);
     const verify = jest.spyOn(secrets, 'verifyPassword');
     // First time: a password attempt like any other (counted, derived), then the token.
     expect((await chain.authenticate({ kind: 'basic', username: 'ci', secret: token }, 'ip:192.0.2.1')).user).toMatchObject({ id: 7 });

@@ -3,17 +3,7 @@ import { LRUCache } from 'lru-cache';
  * Access-token scopes (docs/check-order.md). A token holds, per category, no access, read or write; `write:X`
  * implies `read:X`; `all` is every write scope; `public-only` restricts the token to public things.
  */
-export const SCOPE_CATEGORIES = [
-  'activitypub',
-  'admin',
-  'misc',
-  'notification',
-  'organization',
-  'package',
-  'issue',
-  'repository',
-  'user',
-] as const;
+export const SCOPE_CATEGORIES = ['activitypub', 'admin', 'misc', 'notification', 'organization', 'package', 'issue', 'repository', 'user'] as const;
 
 export type ScopeCategory = (typeof SCOPE_CATEGORIES)[number];
 export type ScopeLevel = 'read' | 'write';

@@ -1,4 +1,16 @@
-import { DECOY_PASSWORD_HASH, FairSlots, generateToken, hashPassword, hashToken, KDF_CONCURRENCY, KdfBusyError, kdfLoad, sameHash, TOKEN_PATTERN, verifyPassword } from './secrets';
+import {
+  DECOY_PASSWORD_HASH,
+  FairSlots,
+  generateToken,
+  hashPassword,
+  hashToken,
+  KDF_CONCURRENCY,
+  KdfBusyError,
+  kdfLoad,
+  sameHash,
+  TOKEN_PATTERN,
+  verifyPassword,
+} from './secrets';
 
 describe('secrets', () => {
   it('generates 40 lowercase hex characters', () => {

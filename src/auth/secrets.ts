@@ -109,13 +109,14 @@ export async function verifyPassword(password: string, stored: string, client = 
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [, n, r, p, salt, hash] = parts;
   const expected = Buffer.from(hash, 'base64');
-  const actual = await limited(() =>
-    scryptAsync(password, Buffer.from(salt, 'base64'), expected.length, {
-      N: Number(n),
-      r: Number(r),
-      p: Number(p),
-      maxmem: SCRYPT.maxmem,
-    }),
+  const actual = await limited(
+    () =>
+      scryptAsync(password, Buffer.from(salt, 'base64'), expected.length, {
+        N: Number(n),
+        r: Number(r),
+        p: Number(p),
+        maxmem: SCRYPT.maxmem,
+      }),
     client,
   );
   return timingSafeEqual(actual, expected);

@@ -54,7 +54,6 @@ const WRITE_BUFFER_BYTES = 64 * 1024;
 
 export type DigestAlgorithm = 'md5' | 'sha1' | 'sha256' | 'sha512';
 
-
 /**
  * Uploaded files on local disk under DATA_DIR (house style: one adapter per side effect, so that an object
  * store can replace it without touching a service). A write streams into DATA_DIR/tmp while it is counted and
@@ -76,7 +75,15 @@ export class BlobStorage {
     this.root = path.resolve(storageConfig.dataDir);
     this.scratchRoot = path.join(this.root, 'tmp', 'uploads');
     this.pending = path.join(this.root, 'tmp', 'pending');
-    this.tmp = path.join(this.scratchRoot, taggedName(`${os.hostname().replace(/[^0-9A-Za-z.-]/g, '_').slice(0, 40)}-${process.pid}-${randomUUID().slice(0, 8)}`));
+    this.tmp = path.join(
+      this.scratchRoot,
+      taggedName(
+        `${os
+          .hostname()
+          .replace(/[^0-9A-Za-z.-]/g, '_')
+          .slice(0, 40)}-${process.pid}-${randomUUID().slice(0, 8)}`,
+      ),
+    );
   }
 
   /**
@@ -322,7 +329,6 @@ async function newestWrite(entry: string): Promise<number> {
 }
 
 const BLOB_KEY = /^[a-z]+(\/[0-9a-z-]+)+$/;
-
 
 /** Two levels of fan-out from the first characters of a random or content-derived name. */
 export function fannedKey(area: 'attachments' | 'packages', name: string): string {

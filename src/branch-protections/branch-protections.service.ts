@@ -24,7 +24,8 @@ interface NamedWhitelists {
   teams: Record<Whitelist, number[] | undefined>;
 }
 
-const sameSet = (a: number[], b: number[]) => a.length === b.length && [...a].sort((x, y) => x - y).every((id, index) => id === [...b].sort((x, y) => x - y)[index]);
+const sameSet = (a: number[], b: number[]) =>
+  a.length === b.length && [...a].sort((x, y) => x - y).every((id, index) => id === [...b].sort((x, y) => x - y)[index]);
 
 /**
  * Branch protection rules of a repository, kept by its administrators (Forgejo's create and edit semantics):
@@ -123,7 +124,8 @@ export class BranchProtectionsService {
         rule.whitelistDeployKeys = false;
       } else if (option.enable_push_whitelist === true) {
         rule.enableWhitelist = true;
-        if (option.push_whitelist_deploy_keys !== undefined && option.push_whitelist_deploy_keys !== null) rule.whitelistDeployKeys = option.push_whitelist_deploy_keys;
+        if (option.push_whitelist_deploy_keys !== undefined && option.push_whitelist_deploy_keys !== null)
+          rule.whitelistDeployKeys = option.push_whitelist_deploy_keys;
       }
     }
     const set = <K extends keyof BranchProtectionEntity>(key: K, value: BranchProtectionEntity[K] | undefined | null) => {
@@ -182,8 +184,16 @@ export class BranchProtectionsService {
       return ids;
     };
     return {
-      users: { push: await userIds(option.push_whitelist_usernames), merge: await userIds(option.merge_whitelist_usernames), approvals: await userIds(option.approvals_whitelist_username) },
-      teams: { push: await teamIds(option.push_whitelist_teams), merge: await teamIds(option.merge_whitelist_teams), approvals: await teamIds(option.approvals_whitelist_teams) },
+      users: {
+        push: await userIds(option.push_whitelist_usernames),
+        merge: await userIds(option.merge_whitelist_usernames),
+        approvals: await userIds(option.approvals_whitelist_username),
+      },
+      teams: {
+        push: await teamIds(option.push_whitelist_teams),
+        merge: await teamIds(option.merge_whitelist_teams),
+        approvals: await teamIds(option.approvals_whitelist_teams),
+      },
     };
   }
 
@@ -192,12 +202,16 @@ export class BranchProtectionsService {
    * (approvals: users who may read it), teams of the owning organisation that reach the repository.
    */
   private async applyWhitelists(target: RepositoryTarget, rule: BranchProtectionEntity, named: NamedWhitelists): Promise<void> {
-    const teams = target.owner.isOrganization ? new Set((await this.protections.teamsReaching(target.owner.id, target.repo.id)).map((team) => team.id)) : new Set<number>();
+    const teams = target.owner.isOrganization
+      ? new Set((await this.protections.teamsReaching(target.owner.id, target.repo.id)).map((team) => team.id))
+      : new Set<number>();
     const users = async (current: number[], wanted: number[] | undefined, readersSuffice = false): Promise<number[]> => {
       if (wanted === undefined || sameSet(current, wanted)) return current;
       const kept: number[] = [];
       for (const user of await this.users.byIds(wanted)) {
-        const stays = readersSuffice ? this.protections.canReadCode(user, target.repo, target.owner) : this.protections.canWriteCode(user, target.repo, target.owner);
+        const stays = readersSuffice
+          ? this.protections.canReadCode(user, target.repo, target.owner)
+          : this.protections.canWriteCode(user, target.repo, target.owner);
         if (await stays) kept.push(user.id);
       }
       return wanted.filter((id) => kept.includes(id));
@@ -217,7 +231,9 @@ export class BranchProtectionsService {
   private async wires(target: RepositoryTarget, rules: BranchProtectionEntity[]): Promise<BranchProtectionWire[]> {
     const userIds = [...new Set(rules.flatMap((rule) => [...rule.whitelistUserIds, ...rule.mergeWhitelistUserIds, ...rule.approvalsWhitelistUserIds]))];
     const users = new Map((await this.users.byIds(userIds)).map((user) => [user.id, user.name] as const));
-    const teams = target.owner.isOrganization ? new Map((await this.protections.teamsReaching(target.owner.id, target.repo.id)).map((team) => [team.id, team.name] as const)) : new Map<number, string>();
+    const teams = target.owner.isOrganization
+      ? new Map((await this.protections.teamsReaching(target.owner.id, target.repo.id)).map((team) => [team.id, team.name] as const))
+      : new Map<number, string>();
     return rules.map((rule) => toBranchProtectionWire(rule, { users, teams }));
   }
 }
@@ -228,7 +244,10 @@ function assertValidPatterns(ruleName: string | null, protectedPatterns: string 
     const error = globError(ruleName, '/');
     if (error) throw new InvalidInputError(`invalid rule name ${JSON.stringify(ruleName)}: ${error}`);
   }
-  for (const [field, patterns] of [['protected_file_patterns', protectedPatterns], ['unprotected_file_patterns', unprotectedPatterns]] as const) {
+  for (const [field, patterns] of [
+    ['protected_file_patterns', protectedPatterns],
+    ['unprotected_file_patterns', unprotectedPatterns],
+  ] as const) {
     const error = patterns ? filePatternsError(patterns) : null;
     if (error) throw new InvalidInputError(`invalid ${field}: ${error}`);
   }

@@ -51,7 +51,9 @@ export class Claims implements OnModuleDestroy {
     private readonly clock: Clock,
   ) {
     this.sweeper = setInterval(() => {
-      this.store.clearExpired(this.clock.nowUnix() - CLAIM_LIFETIME_SECONDS).catch((error: Error) => this.logger.warn(`expired claims not cleared: ${error.message}`));
+      this.store
+        .clearExpired(this.clock.nowUnix() - CLAIM_LIFETIME_SECONDS)
+        .catch((error: Error) => this.logger.warn(`expired claims not cleared: ${error.message}`));
     }, SWEEP_EVERY_MS);
     this.sweeper.unref();
   }
@@ -100,7 +102,11 @@ export class Claims implements OnModuleDestroy {
   }
 
   /** As `take`, but a 'full' scope is looked at again until there is room, `signal` fires or `deadlineMs` passes. */
-  async takeWhenRoom(scope: string, decide: (active: ActiveClaim[]) => Promise<ClaimDecision>, options: { signal?: AbortSignal; deadlineMs: number }): Promise<Claim> {
+  async takeWhenRoom(
+    scope: string,
+    decide: (active: ActiveClaim[]) => Promise<ClaimDecision>,
+    options: { signal?: AbortSignal; deadlineMs: number },
+  ): Promise<Claim> {
     const ends = Date.now() + options.deadlineMs;
     for (;;) {
       if (options.signal?.aborted) throw new ClaimWaitEnded('the wait was abandoned');
@@ -121,7 +127,9 @@ export class Claims implements OnModuleDestroy {
 
   private hold(scope: string, id: string, amount: number): Claim {
     const renewal = setInterval(() => {
-      this.store.extend(id, this.clock.nowUnix() + CLAIM_LIFETIME_SECONDS).catch((error: Error) => this.logger.warn(`claim ${id} not renewed: ${error.message}`));
+      this.store
+        .extend(id, this.clock.nowUnix() + CLAIM_LIFETIME_SECONDS)
+        .catch((error: Error) => this.logger.warn(`claim ${id} not renewed: ${error.message}`));
     }, CLAIM_RENEW_MS);
     renewal.unref();
     this.held.add(renewal);

@@ -68,9 +68,7 @@ export async function runCli(argv: string[], config: AppConfig, output: CliOutpu
     .option('--admin', 'make the user a site administrator')
     .option('--access-token', "create an access token named 'gitea-admin' and print it as the last line")
     .option('--access-token-scopes <scopes>', 'scopes of that token, comma separated', 'all')
-    .addOption(
-      new Option('--must-change-password [bool]', 'require a password change (default: true, false for the first user)').argParser(parseBoolean),
-    )
+    .addOption(new Option('--must-change-password [bool]', 'require a password change (default: true, false for the first user)').argParser(parseBoolean))
     .action((flags: CreateUserFlags) => {
       action = () => createUser(flags, config, output, stdin);
     });
@@ -209,7 +207,13 @@ async function listUsers(flags: { admin?: boolean }, config: AppConfig, output: 
       ...users.map((user) => [String(user.id), user.name, user.email, String(user.isActive), String(user.isAdmin), String(user.mustChangePassword)]),
     ];
     const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-    for (const row of rows) output.out(row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+    for (const row of rows)
+      output.out(
+        row
+          .map((cell, column) => cell.padEnd(widths[column]))
+          .join('  ')
+          .trimEnd(),
+      );
     return 0;
   });
 }
@@ -235,7 +239,9 @@ async function deleteUser(username: string, config: AppConfig, output: CliOutput
 async function dumpCommand(file: string, config: AppConfig, output: CliOutput): Promise<number> {
   return withServices(config, async (context) => {
     const manifest = await dump(context.get(DataSource), config, file);
-    await context.get(AuditService).recordAlone({ action: 'cli.dump', target: { type: 'site', name: 'site' }, detail: { file, repositories: manifest.repositories } });
+    await context
+      .get(AuditService)
+      .recordAlone({ action: 'cli.dump', target: { type: 'site', name: 'site' }, detail: { file, repositories: manifest.repositories } });
     output.out(`dumped ${manifest.repositories} repositories and ${manifest.files} files with the ${manifest.database} database to ${file}`);
     return 0;
   });
@@ -252,9 +258,13 @@ async function restoreCommand(file: string, config: AppConfig, output: CliOutput
     }
     await forgetLiveCoordination(dataSource);
     const report = await context.get(Reconciliation).run({ fix: true, allStale: true });
-    await context.get(AuditService).recordAlone({ action: 'cli.restore', target: { type: 'site', name: 'site' }, detail: { file, repositories: manifest.repositories } });
+    await context
+      .get(AuditService)
+      .recordAlone({ action: 'cli.restore', target: { type: 'site', name: 'site' }, detail: { file, repositories: manifest.repositories } });
     for (const finding of report.findings) output.out(`${finding.kind}: ${finding.subject}: ${finding.action}`);
-    output.out(`restored ${manifest.repositories} repositories and ${manifest.files} files from Anvil ${manifest.anvilVersion}; reconciliation repaired ${report.findings.length}`);
+    output.out(
+      `restored ${manifest.repositories} repositories and ${manifest.files} files from Anvil ${manifest.anvilVersion}; reconciliation repaired ${report.findings.length}`,
+    );
     return 0;
   });
 }
@@ -263,7 +273,10 @@ async function restoreCommand(file: string, config: AppConfig, output: CliOutput
 async function doctor(fix: boolean, config: AppConfig, output: CliOutput): Promise<number> {
   return withServices(config, async (context) => {
     const report = await context.get(Reconciliation).run({ fix });
-    if (fix) await context.get(AuditService).recordAlone({ action: 'cli.doctor', target: { type: 'site', name: 'site' }, detail: { fix, findings: report.findings.length } });
+    if (fix)
+      await context
+        .get(AuditService)
+        .recordAlone({ action: 'cli.doctor', target: { type: 'site', name: 'site' }, detail: { fix, findings: report.findings.length } });
     for (const finding of report.findings) output.out(`${finding.kind}: ${finding.subject}: ${finding.action}`);
     const unrepaired = report.findings.filter((finding) => !fix || finding.action.startsWith('not repaired')).length;
     output.out(`${report.findings.length} found, ${report.findings.length - unrepaired} repaired`);

@@ -50,7 +50,11 @@ export class CollaboratorsService {
     const mode = parseAccessMode(option.permission ?? 'write') ?? AccessMode.Write;
     await this.transactions.run(async (tx) => {
       await this.collaborations.put(target.repo.id, user.id, mode, this.clock.nowUnix(), tx);
-      await this.audit.record(tx, { action: 'collaborator.add', target: repositoryTarget(target), detail: { collaborator: user.name, permission: option.permission ?? 'write' } });
+      await this.audit.record(tx, {
+        action: 'collaborator.add',
+        target: repositoryTarget(target),
+        detail: { collaborator: user.name, permission: option.permission ?? 'write' },
+      });
     });
   }
 

@@ -76,7 +76,13 @@ function codes(error: unknown): string[] {
     const current = queue.shift();
     if (!current || typeof current !== 'object' || seen.has(current)) continue;
     seen.add(current);
-    const { code, errno, driverError, cause, message } = current as { code?: unknown; errno?: unknown; driverError?: unknown; cause?: unknown; message?: unknown };
+    const { code, errno, driverError, cause, message } = current as {
+      code?: unknown;
+      errno?: unknown;
+      driverError?: unknown;
+      cause?: unknown;
+      message?: unknown;
+    };
     // SQLite's extended codes (SQLITE_IOERR_WRITE) count as their primary code (SQLITE_IOERR).
     if (typeof code === 'string') found.push(code, code.replace(/^(SQLITE_[A-Z]+)_.*$/, '$1'));
     // MariaDB reports a full disk on write as "Errcode: 28" (ENOSPC) inside another error; git, in its own words

@@ -41,7 +41,9 @@ function runtimeImports(fileName: string, source: string): string[] {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const clause = node.importClause;
       const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
-      const typeOnly = clause !== undefined && (clause.isTypeOnly || (!clause.name && named !== undefined && named.length > 0 && named.every((element) => element.isTypeOnly)));
+      const typeOnly =
+        clause !== undefined &&
+        (clause.isTypeOnly || (!clause.name && named !== undefined && named.length > 0 && named.every((element) => element.isTypeOnly)));
       if (!typeOnly) found.push(node.moduleSpecifier.text);
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       if (!node.isTypeOnly) found.push(node.moduleSpecifier.text);
@@ -97,7 +99,10 @@ describe('Layering: the foundation imports only what lies below it', () => {
     const file = path.join(SRC, 'common', 'example.ts');
     const climbing = "import { UserAccounts } from '../users/user-accounts';\nexport const a = () => require('../http/route-table');";
     expect(runtimeImports(file, climbing)).toEqual(['../users/user-accounts', '../http/route-table']);
-    expect(offences([file], () => climbing)).toEqual(['common/example.ts -> users (../users/user-accounts)', 'common/example.ts -> http (../http/route-table)']);
+    expect(offences([file], () => climbing)).toEqual([
+      'common/example.ts -> users (../users/user-accounts)',
+      'common/example.ts -> http (../http/route-table)',
+    ]);
     expect(offences([path.join(SRC, 'http', 'example.ts')], () => "import { Clock } from '../common/time';")).toEqual([]);
     expect(runtimeImports(file, "import type { UserEntity } from '../users/user.entity';\nimport { type A, type B } from '../auth/a';")).toEqual([]);
     expect(runtimeImports(file, "import { type A, b } from '../auth/a';\nexport * from '../git/git';")).toEqual(['../auth/a', '../git/git']);

@@ -22,10 +22,12 @@ function firstComment(source: string): string | undefined {
 }
 
 function unexplained(files: string[], read = (file: string) => fs.readFileSync(file, 'utf8')): string[] {
-  return files.filter((file) => {
-    const source = read(file);
-    return source.split('\n').length > LONG_FILE_LINES && !WHY.test(firstComment(source) ?? '');
-  }).map((file) => path.relative(SRC, file));
+  return files
+    .filter((file) => {
+      const source = read(file);
+      return source.split('\n').length > LONG_FILE_LINES && !WHY.test(firstComment(source) ?? '');
+    })
+    .map((file) => path.relative(SRC, file));
 }
 
 describe('Long source files say why they are one piece', () => {

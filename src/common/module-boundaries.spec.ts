@@ -30,7 +30,13 @@ function relativeImports(source: string): { name: string; from: string }[] {
   for (const match of code.matchAll(statement)) {
     const from = match[5];
     const names = [match[1]?.replace(',', ''), match[3], match[4], ...(match[2] ?? '').split(',')]
-      .map((name) => (name ?? '').trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0].trim())
+      .map((name) =>
+        (name ?? '')
+          .trim()
+          .replace(/^type\s+/, '')
+          .split(/\s+as\s+/)[0]
+          .trim(),
+      )
       .filter((name) => name !== '');
     for (const name of names) found.push({ name, from });
   }
@@ -77,7 +83,11 @@ describe('Module boundaries: stores stay inside their module', () => {
   it('no module exports a *Store', () => {
     const offences = files
       .filter((file) => file.endsWith('.module.ts'))
-      .flatMap((file) => moduleExports(fs.readFileSync(file, 'utf8')).filter(isStore).map((name) => `${path.relative(SRC, file)}: ${name}`));
+      .flatMap((file) =>
+        moduleExports(fs.readFileSync(file, 'utf8'))
+          .filter(isStore)
+          .map((name) => `${path.relative(SRC, file)}: ${name}`),
+      );
     expect(offences).toEqual([]);
   });
 
@@ -94,6 +104,8 @@ describe('Module boundaries: stores stay inside their module', () => {
       'teams/teams.service.ts: UserStore from ../users/user.store',
       'teams/teams.service.ts: RepositoryStore from ../repos/repository.store',
     ]);
-    expect(moduleExports('@Module({ providers: [A], exports: [UsersService, UserStore, { provide: X, useExisting: Y }] })').filter(isStore)).toEqual(['UserStore']);
+    expect(moduleExports('@Module({ providers: [A], exports: [UsersService, UserStore, { provide: X, useExisting: Y }] })').filter(isStore)).toEqual([
+      'UserStore',
+    ]);
   });
 });

@@ -64,7 +64,8 @@ export function withErrorExamples(document: OpenAPIObject, rootUrl: string): Ope
   if (schema?.properties?.url) schema.properties.url.example = url;
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item)) {
-      const responses = (operation as { responses?: Record<string, { content?: Record<string, { schema?: { $ref?: string }; example?: unknown }> }> }).responses;
+      const responses = (operation as { responses?: Record<string, { content?: Record<string, { schema?: { $ref?: string }; example?: unknown }> }> })
+        .responses;
       for (const [status, response] of Object.entries(responses ?? {})) {
         const json = response.content?.['application/json'];
         const message = ERROR_EXAMPLE_MESSAGES[Number(status)];

@@ -51,12 +51,7 @@ export class PagedList<T> {
   }
 }
 
-export function pagedList<E, W>(
-  page: Page<E>,
-  query: PageQuery,
-  toWire: (item: E) => W,
-  envelope?: (items: W[]) => unknown,
-): PagedList<W> {
+export function pagedList<E, W>(page: Page<E>, query: PageQuery, toWire: (item: E) => W, envelope?: (items: W[]) => unknown): PagedList<W> {
   return new PagedList(page.items.map(toWire), page.total, query, envelope);
 }
 

@@ -10,7 +10,10 @@ import { SiteConfig, SshConfig } from '../config/slices';
 export class SshEndpoint {
   private boundPort: number | null = null;
 
-  constructor(private readonly siteConfig: SiteConfig, private readonly sshConfig: SshConfig) {}
+  constructor(
+    private readonly siteConfig: SiteConfig,
+    private readonly sshConfig: SshConfig,
+  ) {}
 
   get user(): string {
     return this.sshConfig.user;

@@ -234,7 +234,20 @@ describe('parseByteSize', () => {
 describe('mirror settings', () => {
   it('defaults to 4 concurrent mirror fetches, the fixed time limits and a generated secret key', () => {
     const config = loadConfig({ DATA_DIR: '/tmp/anvil-config-test' });
-    expect(config.mirrors).toEqual({ maxConcurrency: 4, cloneTimeoutMs: 600_000, fetchTimeoutMs: 300_000, tickMs: 60_000, maxPerOwner: 20, syncMaxPerOwner: 2, migrationMaxConcurrency: 4, migrationMaxPerUser: 2, migrationQueueTimeoutMs: 60_000, lfsMaxObjects: 1000, lfsMaxBytes: 4 * 1024 ** 3, lfsTimeoutMs: 600_000 });
+    expect(config.mirrors).toEqual({
+      maxConcurrency: 4,
+      cloneTimeoutMs: 600_000,
+      fetchTimeoutMs: 300_000,
+      tickMs: 60_000,
+      maxPerOwner: 20,
+      syncMaxPerOwner: 2,
+      migrationMaxConcurrency: 4,
+      migrationMaxPerUser: 2,
+      migrationQueueTimeoutMs: 60_000,
+      lfsMaxObjects: 1000,
+      lfsMaxBytes: 4 * 1024 ** 3,
+      lfsTimeoutMs: 600_000,
+    });
     expect(config.secretKey).toBeNull();
   });
 

@@ -103,8 +103,14 @@ export class BranchesService {
   }
 
   private async toWires(viewer: AuthContext, target: ContentRepository, refs: RefInfo[]): Promise<BranchWire[]> {
-    const usernames = await this.refs.usernamesByEmail(viewer, refs.flatMap((ref) => [ref.commit.authorEmail, ref.commit.committerEmail]));
-    const views = await this.protections.branchViews(target.target, refs.map((ref) => ref.ref.slice(HEADS.length)));
+    const usernames = await this.refs.usernamesByEmail(
+      viewer,
+      refs.flatMap((ref) => [ref.commit.authorEmail, ref.commit.committerEmail]),
+    );
+    const views = await this.protections.branchViews(
+      target.target,
+      refs.map((ref) => ref.ref.slice(HEADS.length)),
+    );
     return refs.map((ref) => toBranchWire(target.urls, ref, views.get(ref.ref.slice(HEADS.length))!, usernames));
   }
 }

@@ -37,7 +37,14 @@ export class CommitsController {
   ): Promise<PagedList<CommitWire>> {
     const found = await this.commits.list(
       target,
-      { sha: queryString(query.sha), path: queryString(query.path), since: queryString(query.since), until: queryString(query.until), stat: flag(queryString(query.stat)), files: flag(queryString(query.files)) },
+      {
+        sha: queryString(query.sha),
+        path: queryString(query.path),
+        since: queryString(query.since),
+        until: queryString(query.until),
+        stat: flag(queryString(query.stat)),
+        files: flag(queryString(query.files)),
+      },
       page,
     );
     // Forgejo's extra paging headers for this route.

@@ -59,10 +59,18 @@ export class CommitsService {
       const total = await this.reads.commits.count(target.dir, head.commit, filters);
       // Forgejo: a path that no commit touched is 404, not an empty page.
       if (path !== undefined && total === 0) throw new NotFoundError();
-      const commits = await this.reads.commits.log(target.dir, head.commit, { ...filters, skip: page.offset, limit: page.limit, withChanges: query.stat || query.files });
+      const commits = await this.reads.commits.log(target.dir, head.commit, {
+        ...filters,
+        skip: page.offset,
+        limit: page.limit,
+        withChanges: query.stat || query.files,
+      });
       return { commits, total };
     });
-    const users = await this.refs.usersByEmail(viewer, commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail]));
+    const users = await this.refs.usersByEmail(
+      viewer,
+      commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail]),
+    );
     return { items: commits.map((commit) => toCommitWire(target.urls, commit, users, query)), total };
   }
 

@@ -53,8 +53,14 @@ export class ContentRefs {
    */
   async split(target: ContentRepository, path: string, via: RefLookup = this.reads.refs): Promise<{ ref: NamedRef | null; path: string }> {
     const segments = path.split('/');
-    const candidates = segments.slice(0, -1).map((_, index) => segments.slice(0, index + 1).join('/')).filter(isPlainRevision);
-    const refs = await via.peelRefs(target.dir, candidates.flatMap((name) => [`refs/heads/${name}`, `refs/tags/${name}`]));
+    const candidates = segments
+      .slice(0, -1)
+      .map((_, index) => segments.slice(0, index + 1).join('/'))
+      .filter(isPlainRevision);
+    const refs = await via.peelRefs(
+      target.dir,
+      candidates.flatMap((name) => [`refs/heads/${name}`, `refs/tags/${name}`]),
+    );
     for (const name of [...candidates].reverse()) {
       const named = namedRef(refs, name);
       if (named) return { ref: named, path: path.slice(name.length + 1) };

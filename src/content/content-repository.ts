@@ -26,7 +26,8 @@ export class GitBusyDomainError extends DomainError {
 function domainErrorOf(error: unknown): unknown {
   if (error instanceof GitBusyError) return new GitBusyDomainError(error.message);
   if (error instanceof GitEntryBudgetError) return new InvalidInputError(`the repository is too large to answer this request: ${error.message}`);
-  if (error instanceof GitBudgetError) return new InvalidInputError('the repository is too large to answer this request: git ran out of its memory or CPU budget');
+  if (error instanceof GitBudgetError)
+    return new InvalidInputError('the repository is too large to answer this request: git ran out of its memory or CPU budget');
   // Stopped because the client went away: nobody reads the answer, and it is no server error.
   if (error instanceof GitAbortedError) return new GitBusyDomainError('the request was stopped: its client went away');
   return error;

@@ -4,7 +4,14 @@ import type { RefInfo } from '../git/git-refs';
 import type { TreeEntry } from '../git/git-trees';
 import type { ContentUrls } from './content-repository';
 import type {
-  BranchWire, CommitMetaWire, CommitWire, ContentsWire, FileCommitWire, PayloadCommitVerificationWire, PayloadCommitWire, TagWire,
+  BranchWire,
+  CommitMetaWire,
+  CommitWire,
+  ContentsWire,
+  FileCommitWire,
+  PayloadCommitVerificationWire,
+  PayloadCommitWire,
+  TagWire,
 } from './content.wire';
 import type { UserWire } from '../users/user.wire';
 
@@ -76,7 +83,12 @@ export function toTagWire(urls: ContentUrls, ref: RefInfo): TagWire {
 const CHANGE_STATUS: Record<string, string> = { A: 'added', D: 'removed', M: 'modified', T: 'modified' };
 
 /** Forgejo's `Commit`; `users` maps lowercased e-mail addresses to the Anvil users who own them. */
-export function toCommitWire(urls: ContentUrls, commit: CommitWithChanges, users: Map<string, UserWire>, options: { stat: boolean; files: boolean }): CommitWire {
+export function toCommitWire(
+  urls: ContentUrls,
+  commit: CommitWithChanges,
+  users: Map<string, UserWire>,
+  options: { stat: boolean; files: boolean },
+): CommitWire {
   const wire: CommitWire = {
     url: commitUrl(urls, commit.oid),
     sha: commit.oid,

@@ -23,7 +23,17 @@ import { TagsService } from './tags.service';
 @Module({
   imports: [GitModule, ReposModule, UsersModule, LfsModule],
   controllers: [BranchesController, TagsController, CommitsController, ContentsController, DownloadsController, GitDataController],
-  providers: [ContentRepositories, ContentRefs, BranchesService, TagsService, CommitsService, ContentsService, FileWritesService, DownloadsService, GitDataService],
+  providers: [
+    ContentRepositories,
+    ContentRefs,
+    BranchesService,
+    TagsService,
+    CommitsService,
+    ContentsService,
+    FileWritesService,
+    DownloadsService,
+    GitDataService,
+  ],
   exports: [ContentRepositories, ContentRefs],
 })
 export class ContentModule {}

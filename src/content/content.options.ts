@@ -10,7 +10,12 @@ export class CreateBranchOption {
   @Field({ field: 'OldBranchName', type: 'string', rules: [maxSize(100)], description: 'deprecated: use old_ref_name' })
   old_branch_name?: string;
 
-  @Field({ field: 'OldRefName', type: 'string', rules: [maxSize(100)], description: 'branch, tag or commit the new branch starts from; default: the default branch' })
+  @Field({
+    field: 'OldRefName',
+    type: 'string',
+    rules: [maxSize(100)],
+    description: 'branch, tag or commit the new branch starts from; default: the default branch',
+  })
   old_ref_name?: string;
 }
 

@@ -132,7 +132,8 @@ export class ContentsWire {
   @ApiProperty({ description: '`file`, `dir`, `symlink` or `submodule`' }) type: string;
   @ApiProperty({ format: 'int64' }) size: number;
   @ApiProperty({ nullable: true, type: String, description: '`base64` when `content` is set' }) encoding: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'base64; null for directories, symlinks, submodules and files above MAX_DISPLAY_FILE_SIZE' }) content: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'base64; null for directories, symlinks, submodules and files above MAX_DISPLAY_FILE_SIZE' })
+  content: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'the target of a symlink' }) target: string | null;
   @ApiProperty({ nullable: true, type: String }) url: string | null;
   @ApiProperty({ nullable: true, type: String }) html_url: string | null;

@@ -25,7 +25,7 @@ export class ContentsController {
   @Get('repos/:owner/:repo/contents')
   @Public('repository')
   @RepositoryRoute({ unit: 'repo.code' })
-  @ApiOperation({ operationId: 'repoGetContentsList', summary: "Gets the metadata of all the entries of the root dir" })
+  @ApiOperation({ operationId: 'repoGetContentsList', summary: 'Gets the metadata of all the entries of the root dir' })
   @ApiQuery({ name: 'ref', required: false, description: 'The name of the commit/branch/tag. Default the repository’s default branch (usually master)' })
   @ApiOkResponse({ type: [ContentsWire] })
   @ApiErrors(404)
@@ -51,13 +51,19 @@ export class ContentsController {
   @ApiOperation({
     operationId: 'repoGetContents',
     summary: 'Gets the metadata and contents (if a file) of an entry in a repository, or a list of entries if a dir',
-    description: 'A directory answers the whole list, as Forgejo, up to 1 000 entries (then X-Total-Count gives the full count); `page`/`limit` (optional) page a large directory, with X-Total-Count.',
+    description:
+      'A directory answers the whole list, as Forgejo, up to 1 000 entries (then X-Total-Count gives the full count); `page`/`limit` (optional) page a large directory, with X-Total-Count.',
   })
   @ApiParam({ name: 'filepath', type: String })
   @ApiQuery({ name: 'ref', required: false, description: 'The name of the commit/branch/tag. Default the repository’s default branch' })
   @ApiOkResponse({ type: ContentsWire })
   @ApiErrors(404, 422)
-  get(@TargetRepository() target: RepositoryTarget, @WildcardParam('filepath') path: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<unknown> {
+  get(
+    @TargetRepository() target: RepositoryTarget,
+    @WildcardParam('filepath') path: string,
+    @Query() query: Record<string, unknown>,
+    @Paging() page: PageQuery,
+  ): Promise<unknown> {
     return this.read(target, path, query, page);
   }
 
@@ -97,7 +103,11 @@ export class ContentsController {
   @ApiBody({ type: DeleteFileOption })
   @ApiOkResponse({ type: FileDeleteResponseWire })
   @ApiErrors(400, 404, 409, 413, 422)
-  delete(@TargetRepository() target: RepositoryTarget, @WildcardParam('filepath') path: string, @DeferredBody() body: LazyBody): Promise<FileDeleteResponseWire> {
+  delete(
+    @TargetRepository() target: RepositoryTarget,
+    @WildcardParam('filepath') path: string,
+    @DeferredBody() body: LazyBody,
+  ): Promise<FileDeleteResponseWire> {
     return this.writes.delete(target, path, () => bindOption(body, DeleteFileOption));
   }
 

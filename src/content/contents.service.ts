@@ -95,7 +95,14 @@ export class ContentsService {
     return result;
   }
 
-  private async describe(target: ContentRepository, ref: NamedRef, entry: TreeEntry, withContent: boolean, lastCommit?: string, submodules?: Map<string, string>): Promise<ContentsWire> {
+  private async describe(
+    target: ContentRepository,
+    ref: NamedRef,
+    entry: TreeEntry,
+    withContent: boolean,
+    lastCommit?: string,
+    submodules?: Map<string, string>,
+  ): Promise<ContentsWire> {
     const type = contentType(entry);
     let content: string | null = null;
     let linkTarget: string | null = null;
@@ -115,7 +122,9 @@ export class ContentsService {
   private async describeAll(target: ContentRepository, ref: NamedRef, dirPath: string, entries: TreeEntry[]): Promise<ContentsWire[]> {
     const names = entries.map((entry) => entry.path.split('/').pop() ?? entry.path);
     const lastCommits = await this.reads.trees.lastCommits(target.dir, ref.commit, dirPath, names);
-    const submodules = entries.some((entry) => entry.type === 'commit') ? await this.reads.trees.submoduleUrls(target.dir, ref.commit) : new Map<string, string>();
+    const submodules = entries.some((entry) => entry.type === 'commit')
+      ? await this.reads.trees.submoduleUrls(target.dir, ref.commit)
+      : new Map<string, string>();
     const result: ContentsWire[] = [];
     for (const [index, entry] of entries.entries()) {
       result.push(await this.describe(target, ref, entry, false, lastCommits.get(names[index]) ?? '', submodules));

@@ -62,18 +62,32 @@ export class DownloadsService {
     return this.file(repository, rawPath, refName, ifNoneMatch, deliver, true);
   }
 
-  private async file(repository: RepositoryTarget, rawPath: string, refName: string | undefined, ifNoneMatch: string | undefined, deliver: Deliver, media: boolean): Promise<void> {
+  private async file(
+    repository: RepositoryTarget,
+    rawPath: string,
+    refName: string | undefined,
+    ifNoneMatch: string | undefined,
+    deliver: Deliver,
+    media: boolean,
+  ): Promise<void> {
     const target = this.repositories.open(repository);
     const requested = assertSafePath(rawPath);
     if (target.repo.isEmpty || requested === '') throw new NotFoundError();
     // The ref, the entry and a small file come from the batch readers (no process start, no slot held).
     const { path, entry } = await this.repositories.withReaders(async () => {
-      const split = refName ? { ref: await this.refs.resolve(target, refName, this.reads.objects), path: requested } : await this.refs.split(target, requested, this.reads.objects);
+      const split = refName
+        ? { ref: await this.refs.resolve(target, refName, this.reads.objects), path: requested }
+        : await this.refs.split(target, requested, this.reads.objects);
       if (!split.ref || split.path === '') return { path: split.path, entry: null };
       return { path: split.path, entry: await this.reads.objects.entry(target.dir, split.ref.commit, split.path) };
     });
     if (!entry || (contentType(entry) !== 'file' && contentType(entry) !== 'symlink')) throw new NotFoundError();
-    const notModified = (etag: string) => ifNoneMatch !== undefined && ifNoneMatch.split(',').map((tag) => tag.trim()).includes(etag);
+    const notModified = (etag: string) =>
+      ifNoneMatch !== undefined &&
+      ifNoneMatch
+        .split(',')
+        .map((tag) => tag.trim())
+        .includes(etag);
     let small: Buffer | null = null;
     if (media && entry.size <= this.lfs.maxPointerBytes) {
       small = await this.repositories.withReaders(() => this.reads.objects.blob(target.dir, entry.oid));
@@ -83,7 +97,11 @@ export class DownloadsService {
         const etag = `"${object.oid}"`;
         if (notModified(etag)) return deliver({ status: 304, headers: { ETag: etag }, body: null });
         const type = sniffContentType(await object.head(SNIFF_BYTES));
-        return deliver({ status: 200, headers: { ...rawHeaders(entry, path, type), 'Content-Length': String(object.size), ETag: etag }, body: object.size === 0 ? Buffer.alloc(0) : object.open() });
+        return deliver({
+          status: 200,
+          headers: { ...rawHeaders(entry, path, type), 'Content-Length': String(object.size), ETag: etag },
+          body: object.size === 0 ? Buffer.alloc(0) : object.open(),
+        });
       }
     }
     const etag = `"${entry.oid}"`;

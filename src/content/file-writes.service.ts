@@ -138,7 +138,13 @@ export class FileWritesService {
     return { files: result.files, commit: result.commit, verification: NOT_SIGNED };
   }
 
-  private async write(viewer: AuthContext, target: ContentRepository, option: FileOptions, operations: FileOperation[], defaultMessage: string): Promise<WriteResult> {
+  private async write(
+    viewer: AuthContext,
+    target: ContentRepository,
+    option: FileOptions,
+    operations: FileOperation[],
+    defaultMessage: string,
+  ): Promise<WriteResult> {
     const paths = new Set<string>();
     for (const operation of operations) {
       if (paths.has(operation.path)) throw new InvalidInputError(`the same path is changed twice [path: ${operation.path}]`);
@@ -150,11 +156,22 @@ export class FileWritesService {
     if (!isValidBranchName(branch) || (newBranch !== undefined && !isValidBranchName(newBranch))) throw new InvalidInputError('[BranchName]: GitRefName');
     // A write to an existing branch is judged by the paths it writes; one to a new branch as the push creating it.
     if (newBranch === undefined) {
-      await this.protections.assertAllowed(target.repo.id, { door: 'contents', branch, pusher: this.protections.callerPusher(target.target), facts: NO_GIT_FACTS, paths: [...paths] });
+      await this.protections.assertAllowed(target.repo.id, {
+        door: 'contents',
+        branch,
+        pusher: this.protections.callerPusher(target.target),
+        facts: NO_GIT_FACTS,
+        paths: [...paths],
+      });
     }
     // The written contents are reserved before git is asked to store them, and settled with the recorded size.
     const bytes = operations.reduce((sum, operation) => sum + (operation.content?.length ?? 0), 0);
-    const reservation = await this.quota.reserve({ id: target.owner.id, name: target.owner.name }, 'size:repos:all', target.repo.isPrivate ? 'reposPrivate' : 'reposPublic', bytes);
+    const reservation = await this.quota.reserve(
+      { id: target.owner.id, name: target.owner.name },
+      'size:repos:all',
+      target.repo.isPrivate ? 'reposPrivate' : 'reposPublic',
+      bytes,
+    );
     try {
       return await this.writeReserved(viewer, target, option, operations, defaultMessage, branch, newBranch, reservation);
     } finally {
@@ -199,11 +216,15 @@ export class FileWritesService {
       faultPoint('contents.ref-updated');
       const ref: NamedRef = { name: written, kind: 'branch', commit: oid };
       const commits = await this.reads.commits.commits(target.dir, [oid]);
-      const described = await this.contents.describeFiles(target, ref, operations.filter((op) => op.operation !== 'delete').map((op) => op.path));
+      const described = await this.contents.describeFiles(
+        target,
+        ref,
+        operations.filter((op) => op.operation !== 'delete').map((op) => op.path),
+      );
       return {
         ref,
         update: { ref: `refs/heads/${written}`, oldId: newBranch === undefined && parent ? parent : zeroIdLike(oid), newId: oid },
-        files: operations.map((op) => (op.operation === 'delete' ? null : described.get(op.path) ?? null)),
+        files: operations.map((op) => (op.operation === 'delete' ? null : (described.get(op.path) ?? null))),
         commit: toFileCommitWire(target.urls, commits.get(oid)!),
       };
     });

@@ -25,7 +25,7 @@ export class GitDataController {
   @Get('repos/:owner/:repo/git/refs')
   @Public('repository')
   @RepositoryRoute({ unit: 'repo.code' })
-  @ApiOperation({ summary: 'Get specified ref or filtered repository\'s refs' })
+  @ApiOperation({ summary: "Get specified ref or filtered repository's refs" })
   @ApiOkResponse({ type: [ReferenceWire], description: 'ReferenceList' })
   @ApiErrors(404)
   all(@TargetRepository() target: RepositoryTarget): Promise<ReferenceWire | ReferenceWire[]> {
@@ -37,7 +37,10 @@ export class GitDataController {
   @RepositoryRoute({ unit: 'repo.code' })
   @ApiOperation({ operationId: 'repoListGitRefs', summary: "Get specified ref or filtered repository's refs" })
   @ApiParam({ name: 'ref', type: String, description: 'part or full name of the ref(s) after refs/' })
-  @ApiOkResponse({ schema: { oneOf: [{ $ref: getSchemaPath(ReferenceWire) }, { type: 'array', items: { $ref: getSchemaPath(ReferenceWire) } }] }, description: 'one Reference when the name is complete, else a ReferenceList' })
+  @ApiOkResponse({
+    schema: { oneOf: [{ $ref: getSchemaPath(ReferenceWire) }, { type: 'array', items: { $ref: getSchemaPath(ReferenceWire) } }] },
+    description: 'one Reference when the name is complete, else a ReferenceList',
+  })
   @ApiErrors(404)
   filtered(@TargetRepository() target: RepositoryTarget, @WildcardParam('ref') ref: string): Promise<ReferenceWire | ReferenceWire[]> {
     return this.data.refs(target, ref);

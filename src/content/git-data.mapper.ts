@@ -29,7 +29,11 @@ export function toAnnotatedTagWire(urls: ContentUrls, tag: TagObject): Annotated
     url: `${urls.api}/git/tags/${tag.sha}`,
     message: tag.message,
     tagger: { name: tag.taggerName, email: tag.taggerEmail, date: taggerTime(tag.taggerUnix, tag.taggerOffset) },
-    object: { type: tag.objectType, url: `${urls.api}/git/${tag.objectType === 'commit' ? 'commits' : `${tag.objectType}s`}/${tag.objectSha}`, sha: tag.objectSha },
+    object: {
+      type: tag.objectType,
+      url: `${urls.api}/git/${tag.objectType === 'commit' ? 'commits' : `${tag.objectType}s`}/${tag.objectSha}`,
+      sha: tag.objectSha,
+    },
     verification: NOT_SIGNED,
   };
 }

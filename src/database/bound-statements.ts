@@ -12,7 +12,10 @@ export interface RowSet {
 
 /** The part of mysql2's callback pool used here (TypeORM's MysqlDriver keeps one as `pool`). */
 interface PreparingPool {
-  execute(options: { sql: string; values: unknown[]; rowsAsArray: true }, callback: (error: Error | null, rows: unknown, fields?: { name: string }[]) => void): void;
+  execute(
+    options: { sql: string; values: unknown[]; rowsAsArray: true },
+    callback: (error: Error | null, rows: unknown, fields?: { name: string }[]) => void,
+  ): void;
 }
 
 /** The part of better-sqlite3 used here (TypeORM's driver keeps its one connection as `databaseConnection`). */

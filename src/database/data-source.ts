@@ -80,7 +80,12 @@ export async function connectDatabase(
   poolSize: number,
 ): Promise<DataSource> {
   const options = dataSourceOptions(config.database, config.databaseTimeouts);
-  const dataSource = await connect(config.database, { ...options, entities, migrations: [], ...(options.type === 'mysql' ? { extra: { connectionLimit: poolSize } } : {}) } as DataSourceOptions);
+  const dataSource = await connect(config.database, {
+    ...options,
+    entities,
+    migrations: [],
+    ...(options.type === 'mysql' ? { extra: { connectionLimit: poolSize } } : {}),
+  } as DataSourceOptions);
   if (config.databaseTimeouts) applyDatabaseTimeouts(dataSource, config.databaseTimeouts);
   return dataSource;
 }

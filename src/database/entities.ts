@@ -1,7 +1,16 @@
 import { AuditEventEntity } from '../audit/audit-event.entity';
 import { LfsLockEntity } from '../lfs/lfs-lock.entity';
 import { LfsObjectEntity } from '../lfs/lfs-object.entity';
-import { CommentEntity, IssueAssigneeEntity, IssueCounterEntity, IssueEntity, IssueLabelEntity, IssueMentionEntity, IssuePushEntity, IssueWordEntity } from '../issues/issue.entity';
+import {
+  CommentEntity,
+  IssueAssigneeEntity,
+  IssueCounterEntity,
+  IssueEntity,
+  IssueLabelEntity,
+  IssueMentionEntity,
+  IssuePushEntity,
+  IssueWordEntity,
+} from '../issues/issue.entity';
 import { LabelEntity } from '../labels/label.entity';
 import { MilestoneEntity } from '../milestones/milestone.entity';
 import { ReactionEntity } from '../issues/reaction.entity';
@@ -35,4 +44,66 @@ import { PullRequestEntity } from '../pulls/pull-request.entity';
 import { ReviewCommentEntity, ReviewEntity } from '../reviews/review.entity';
 
 /** Every entity the data source knows; a module adds its own here. */
-export const ENTITIES = [UserEntity, EmailAddressEntity, AccessTokenEntity, OrgUserEntity, TeamEntity, TeamUserEntity, TeamRepoEntity, CollaborationEntity, DeployKeyEntity, RepositoryEntity, ForkEntity, StarEntity, WatchEntity, FollowEntity, UserSearchGramEntity, UserSearchTextEntity, PublicKeyEntity, GpgKeyEntity, QuotaRuleEntity, QuotaGroupEntity, QuotaGroupRuleEntity, QuotaGroupMappingEntity, ReleaseEntity, AttachmentEntity, PackageEntity, PackageVersionEntity, PackageFileEntity, PackageBlobEntity, MirrorEntity, TopicEntity, RepoTopicEntity, LanguageStatEntity, LabelEntity, CommitStatusEntity, WebhookEntity, WebhookEventEntity, WebhookDeliveryEntity, WebhookLeaseEntity, OAuth2ApplicationEntity, OAuth2RecordEntity, OAuth2SigningKeyEntity, AuditEventEntity, LfsObjectEntity, LfsLockEntity, IssueEntity, IssueCounterEntity, IssueWordEntity, IssueLabelEntity, IssueAssigneeEntity, CommentEntity, BranchProtectionEntity, PullRequestEntity, IssuePushEntity, IssueMentionEntity, PullMergeIntentEntity, PullAutoMergeEntity, MilestoneEntity, ReactionEntity, IssueDependencyEntity, ReviewEntity, ReviewCommentEntity];
+export const ENTITIES = [
+  UserEntity,
+  EmailAddressEntity,
+  AccessTokenEntity,
+  OrgUserEntity,
+  TeamEntity,
+  TeamUserEntity,
+  TeamRepoEntity,
+  CollaborationEntity,
+  DeployKeyEntity,
+  RepositoryEntity,
+  ForkEntity,
+  StarEntity,
+  WatchEntity,
+  FollowEntity,
+  UserSearchGramEntity,
+  UserSearchTextEntity,
+  PublicKeyEntity,
+  GpgKeyEntity,
+  QuotaRuleEntity,
+  QuotaGroupEntity,
+  QuotaGroupRuleEntity,
+  QuotaGroupMappingEntity,
+  ReleaseEntity,
+  AttachmentEntity,
+  PackageEntity,
+  PackageVersionEntity,
+  PackageFileEntity,
+  PackageBlobEntity,
+  MirrorEntity,
+  TopicEntity,
+  RepoTopicEntity,
+  LanguageStatEntity,
+  LabelEntity,
+  CommitStatusEntity,
+  WebhookEntity,
+  WebhookEventEntity,
+  WebhookDeliveryEntity,
+  WebhookLeaseEntity,
+  OAuth2ApplicationEntity,
+  OAuth2RecordEntity,
+  OAuth2SigningKeyEntity,
+  AuditEventEntity,
+  LfsObjectEntity,
+  LfsLockEntity,
+  IssueEntity,
+  IssueCounterEntity,
+  IssueWordEntity,
+  IssueLabelEntity,
+  IssueAssigneeEntity,
+  CommentEntity,
+  BranchProtectionEntity,
+  PullRequestEntity,
+  IssuePushEntity,
+  IssueMentionEntity,
+  PullMergeIntentEntity,
+  PullAutoMergeEntity,
+  MilestoneEntity,
+  ReactionEntity,
+  IssueDependencyEntity,
+  ReviewEntity,
+  ReviewCommentEntity,
+];

@@ -140,7 +140,10 @@ export class Leases {
   /** The rows named `prefix…` (marks or leases) whose moment is before `before`: lapsed leases, past marks. */
   async lapsedUnder(prefix: string, before: number): Promise<{ name: string; moment: number }[]> {
     // LIKE may match more (`_` in the prefix, SQLite's case folding): the prefix is checked exactly below.
-    const rows: { name: string; expires_at: number | string }[] = await this.dataSource.query('SELECT name, expires_at FROM lease WHERE name LIKE ? AND expires_at < ?', [`${prefix}%`, before]);
+    const rows: { name: string; expires_at: number | string }[] = await this.dataSource.query(
+      'SELECT name, expires_at FROM lease WHERE name LIKE ? AND expires_at < ?',
+      [`${prefix}%`, before],
+    );
     return rows.filter((row) => row.name.startsWith(prefix)).map((row) => ({ name: row.name, moment: Number(row.expires_at) }));
   }
 
@@ -182,7 +185,9 @@ export class Leases {
     const holder = rows[0]?.holder;
     if (holder === undefined || holder === this.holder || !heldByDeadProcess(holder)) return false;
     try {
-      return (await this.change('UPDATE lease SET holder = ?, expires_at = ? WHERE name = ? AND holder = ?', [this.holder, this.clock() + ttlMs, name, holder])) > 0;
+      return (
+        (await this.change('UPDATE lease SET holder = ?, expires_at = ? WHERE name = ? AND holder = ?', [this.holder, this.clock() + ttlMs, name, holder])) > 0
+      );
     } catch (error) {
       if (isContention(error)) return false;
       throw error;

@@ -19,7 +19,17 @@ const CAUSAL_READS = 'SET SESSION wsrep_sync_wait = 7';
 const HOST_RETRY_MS = 2_000;
 
 /** Errors that say the host, not the statement, is the trouble: its next candidate is tried instead. */
-const HOST_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'PROTOCOL_CONNECTION_LOST', 'ER_UNKNOWN_COM_ERROR', 'ER_SERVER_SHUTDOWN']);
+const HOST_DOWN = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_UNKNOWN_COM_ERROR',
+  'ER_SERVER_SHUTDOWN',
+]);
 
 type Callback = (error: Error | null, connection?: PoolConnection) => void;
 

@@ -37,7 +37,9 @@ export class RowReader<T extends ObjectLiteral> {
   /** The entity's columns, each as `alias.column AS alias_column` when an alias is given (for joins). */
   columnList(alias?: string): string {
     const escape = (name: string) => this.dataSource.driver.escape(name);
-    return this.columns.map((column) => (alias ? `${alias}.${escape(column.databaseName)} AS ${escape(`${alias}_${column.databaseName}`)}` : escape(column.databaseName))).join(', ');
+    return this.columns
+      .map((column) => (alias ? `${alias}.${escape(column.databaseName)} AS ${escape(`${alias}_${column.databaseName}`)}` : escape(column.databaseName)))
+      .join(', ');
   }
 
   /** The first row of `sql` (positional `?` parameters) as an entity, or null. */
@@ -59,7 +61,10 @@ export class RowReader<T extends ObjectLiteral> {
     const driver = this.dataSource.driver;
     for (let column = 0; column < this.columns.length; column++) {
       const position = positions[column];
-      (entity as Record<string, unknown>)[this.columns[column].propertyName] = driver.prepareHydratedValue(position < 0 ? undefined : row[position], this.columns[column]);
+      (entity as Record<string, unknown>)[this.columns[column].propertyName] = driver.prepareHydratedValue(
+        position < 0 ? undefined : row[position],
+        this.columns[column],
+      );
     }
     return entity;
   }

@@ -43,10 +43,16 @@ describe('Transactions.afterCommit on SQLite (group commit)', () => {
 
   it('runs each work in its caller’s async context, though the group is drained by whoever started it', async () => {
     const caller = new AsyncLocalStorage<string>();
-    const seen = await Promise.all(['alice', 'bob', 'carol'].map((name, index) => caller.run(name, () => transactions.run(async (tx) => {
-      await insert(tx, index + 10);
-      return caller.getStore();
-    }))));
+    const seen = await Promise.all(
+      ['alice', 'bob', 'carol'].map((name, index) =>
+        caller.run(name, () =>
+          transactions.run(async (tx) => {
+            await insert(tx, index + 10);
+            return caller.getStore();
+          }),
+        ),
+      ),
+    );
     expect(seen).toEqual(['alice', 'bob', 'carol']);
   });
 });

@@ -26,8 +26,11 @@ describe('Transactions on SQLite under a full disk and I/O errors (property)', (
     return dataSource;
   };
   const raw = (dataSource: DataSource) =>
-    (dataSource.driver as unknown as { databaseConnection: { inTransaction: boolean; exec(sql: string): void; pragma(sql: string, options?: object): unknown } })
-      .databaseConnection;
+    (
+      dataSource.driver as unknown as {
+        databaseConnection: { inTransaction: boolean; exec(sql: string): void; pragma(sql: string, options?: object): unknown };
+      }
+    ).databaseConnection;
 
   /** A fault on the next statement of one kind: thrown as SQLite would, with or without the rollback it does. */
   function injectFaults(dataSource: DataSource) {
@@ -88,7 +91,9 @@ describe('Transactions on SQLite under a full disk and I/O errors (property)', (
 
         for (const { operations, fault } of batches) {
           // The page budget: room for the rows there are, and some of the batch's, or not all of them.
-          raw(dataSource).pragma(`max_page_count = ${fault === 'full' ? Number(raw(dataSource).pragma('page_count', { simple: true })) + 1 : basePages + 100000}`);
+          raw(dataSource).pragma(
+            `max_page_count = ${fault === 'full' ? Number(raw(dataSource).pragma('page_count', { simple: true })) + 1 : basePages + 100000}`,
+          );
           if (fault === 'commit-open') inject(/^COMMIT$/, false);
           if (fault === 'commit-rolled-back') inject(/^COMMIT$/, true);
           if (fault === 'release') inject(/^RELEASE SAVEPOINT/, true);

@@ -73,9 +73,11 @@ describe('Transactions on SQLite (group commit)', () => {
 
   it('answers a caller only once its group is committed', async () => {
     let activeWhenAnswered: boolean | undefined;
-    await transactions.run((tx) => insert(tx, 1)).then(() => {
-      activeWhenAnswered = dataSource.createQueryRunner().isTransactionActive;
-    });
+    await transactions
+      .run((tx) => insert(tx, 1))
+      .then(() => {
+        activeWhenAnswered = dataSource.createQueryRunner().isTransactionActive;
+      });
     expect(activeWhenAnswered).toBe(false);
     expect(statements.indexOf('COMMIT')).toBeGreaterThan(-1);
   });

@@ -281,7 +281,8 @@ export class Transactions {
 async function beginImmediate(runner: QueryRunner): Promise<void> {
   const ownQuery = Object.prototype.hasOwnProperty.call(runner, 'query') ? runner.query : undefined;
   const query = runner.query.bind(runner) as (sql: string, ...rest: unknown[]) => Promise<unknown>;
-  runner.query = ((sql: string, ...rest: unknown[]) => query(sql === 'BEGIN TRANSACTION' ? 'BEGIN IMMEDIATE TRANSACTION' : sql, ...rest)) as QueryRunner['query'];
+  runner.query = ((sql: string, ...rest: unknown[]) =>
+    query(sql === 'BEGIN TRANSACTION' ? 'BEGIN IMMEDIATE TRANSACTION' : sql, ...rest)) as QueryRunner['query'];
   try {
     await runner.startTransaction();
   } finally {

@@ -81,9 +81,21 @@ export class DeployKeysService {
         if (await this.keys.inRepository(repoId, parsed.fingerprint, tx)) throw new InvalidInputError(ALREADY_ADDED);
         if (await this.keys.nameTaken(repoId, option.title, tx)) throw new InvalidInputError(NAME_TAKEN);
         if ((await this.keys.countInRepository(repoId, tx)) >= MAX_DEPLOY_KEYS_PER_REPOSITORY) throw new InvalidInputError(TOO_MANY_DEPLOY_KEYS);
-        const inserted = await this.keys.insert(tx, { repoId, name: option.title, fingerprint: parsed.fingerprint, content: parsed.content, mode, createdUnix: now, updatedUnix: now });
+        const inserted = await this.keys.insert(tx, {
+          repoId,
+          name: option.title,
+          fingerprint: parsed.fingerprint,
+          content: parsed.content,
+          mode,
+          createdUnix: now,
+          updatedUnix: now,
+        });
         if (await this.userKeys.materialTaken(parsed.fingerprint, tx, { locking: true })) throw new InvalidInputError(KEY_MATERIAL_TAKEN);
-        await this.audit.record(tx, { action: 'deploy_key.add', target: deployKeyTarget(inserted), detail: { repository: repositoryName(target), title: option.title, read_only: mode === AccessMode.Read } });
+        await this.audit.record(tx, {
+          action: 'deploy_key.add',
+          target: deployKeyTarget(inserted),
+          detail: { repository: repositoryName(target), title: option.title, read_only: mode === AccessMode.Read },
+        });
         return inserted;
       });
     } catch (error) {
@@ -105,7 +117,11 @@ export class DeployKeysService {
     if (key.repoId !== target.repo.id) throw new NotFoundError();
     await this.transactions.run(async (tx) => {
       await this.keys.delete(tx, key.id);
-      await this.audit.record(tx, { action: 'deploy_key.delete', target: deployKeyTarget(key), detail: { repository: repositoryName(target), title: key.name } });
+      await this.audit.record(tx, {
+        action: 'deploy_key.delete',
+        target: deployKeyTarget(key),
+        detail: { repository: repositoryName(target), title: key.name },
+      });
     });
   }
 

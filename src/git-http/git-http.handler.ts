@@ -251,7 +251,14 @@ export class GitHttpHandler {
     });
   }
 
-  private async start(service: Service, target: ServedTarget, client: GitClient, request: Request, response: Response, options: { advertiseRefs?: boolean }): Promise<ServingProcess> {
+  private async start(
+    service: Service,
+    target: ServedTarget,
+    client: GitClient,
+    request: Request,
+    response: Response,
+    options: { advertiseRefs?: boolean },
+  ): Promise<ServingProcess> {
     const protocol = request.header('git-protocol');
     // A request waits for a slot while its client stays connected (GitProcesses).
     const connection = new AbortController();

@@ -65,7 +65,9 @@ export function budgetedGit(args: string[], budget: ProcessBudget = {}): Budgete
     const limits = [...(memory > 0 ? [`--as=${memory}:unlimited`] : []), ...(cpu > 0 ? [`--cpu=${cpu}:unlimited`] : [])];
     return { file: tool, args: [...limits, '--', 'git', ...gitArgs] };
   }
-  const script = [...(memory > 0 ? [`ulimit -S -v ${Math.floor(memory / 1024)}`] : []), ...(cpu > 0 ? [`ulimit -S -t ${cpu}`] : []), 'exec git "$@"'].join(' && ');
+  const script = [...(memory > 0 ? [`ulimit -S -v ${Math.floor(memory / 1024)}`] : []), ...(cpu > 0 ? [`ulimit -S -t ${cpu}`] : []), 'exec git "$@"'].join(
+    ' && ',
+  );
   return { file: '/bin/sh', args: ['-c', script, 'git', ...gitArgs] };
 }
 

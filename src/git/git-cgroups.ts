@@ -193,5 +193,10 @@ function readFile(file: string): string | null {
 /** The words of a controller list; the `+` of a written `+memory` counts as the name. */
 function words(text: string | null): Set<string> | null {
   if (text === null) return null;
-  return new Set(text.split(/\s+/).filter((word) => word !== '').map((word) => word.replace(/^\+/, '')));
+  return new Set(
+    text
+      .split(/\s+/)
+      .filter((word) => word !== '')
+      .map((word) => word.replace(/^\+/, '')),
+  );
 }

@@ -39,5 +39,8 @@ export function addressKey(address: string): string {
   const head = halves[0] ? halves[0].split(':') : [];
   const tail = halves.length > 1 && halves[1] ? halves[1].split(':') : [];
   const groups = halves.length > 1 ? [...head, ...Array(Math.max(0, 8 - head.length - tail.length)).fill('0'), ...tail] : head;
-  return `${groups.slice(0, 4).map((group) => group.replace(/%.*$/, '').toLowerCase()).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/%.*$/, '').toLowerCase())
+    .join(':')}::/64`;
 }

@@ -200,7 +200,12 @@ export class GitCommand {
     this.ensureHome();
     const fullArgs = options.gitDir ? [`--git-dir=${options.gitDir}`, ...args] : args;
     try {
-      return await startGit(this.launcher, fullArgs, { env: gitEnvironment(this.storageConfig.dataDir, options.env) }, { memoryBytes: this.gitConfig?.commandMaxMemoryBytes });
+      return await startGit(
+        this.launcher,
+        fullArgs,
+        { env: gitEnvironment(this.storageConfig.dataDir, options.env) },
+        { memoryBytes: this.gitConfig?.commandMaxMemoryBytes },
+      );
     } catch (error) {
       throw new GitUnavailableError(args, error as Error);
     }
@@ -217,7 +222,8 @@ export class GitCommand {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const env = gitEnvironment(this.storageConfig.dataDir, options.env);
     const signal = options.signal ?? currentGitClient()?.signal;
-    if (options.offload) return this.executeOffloaded(args, budgetedGit(fullArgs, this.budget(options, timeoutMs)), env, { ...options, signal }, timeoutMs, acceptAnyExit);
+    if (options.offload)
+      return this.executeOffloaded(args, budgetedGit(fullArgs, this.budget(options, timeoutMs)), env, { ...options, signal }, timeoutMs, acceptAnyExit);
     return new Promise<GitResult & { bytes: Buffer }>((resolve, reject) => {
       const child = spawnGit(fullArgs, { env, shell: false, detached: options.processGroup === true }, this.budget(options, timeoutMs));
       const stdout: Buffer[] = [];
@@ -292,7 +298,14 @@ export class GitCommand {
     const input = options.input === undefined ? undefined : Buffer.isBuffer(options.input) ? options.input : Buffer.from(options.input, 'utf8');
     let launched: ReturnType<GitLauncher['launch']>;
     try {
-      launched = this.launcher.launch({ file: command.file, args: command.args, env, input, processGroup: options.processGroup === true, maxOutputBytes: MAX_OUTPUT_BYTES });
+      launched = this.launcher.launch({
+        file: command.file,
+        args: command.args,
+        env,
+        input,
+        processGroup: options.processGroup === true,
+        maxOutputBytes: MAX_OUTPUT_BYTES,
+      });
     } catch (error) {
       command.cgroup?.release();
       throw new GitUnavailableError(args, error as Error);

@@ -84,7 +84,10 @@ export class GitCommits {
     const page = [`--skip=${query.skip}`, `--max-count=${query.limit}`, ...historyFilters(query), head, ...(query.path ? ['--', query.path] : [])];
     if (query.withChanges) {
       const listed = (await this.git.run(['log', '--format=%H %P', ...page], { gitDir: dir, env: LITERAL })).split(/\s+/);
-      await this.budget.assertWithin(dir, listed.filter((oid) => oid !== ''));
+      await this.budget.assertWithin(
+        dir,
+        listed.filter((oid) => oid !== ''),
+      );
     }
     const args = ['log', `--format=${COMMIT_FORMAT}`];
     if (query.withChanges) args.push('-z', '--no-renames', '--raw', '--numstat', '--diff-merges=first-parent');

@@ -60,7 +60,9 @@ export class GitCompare {
 
   /** Merges `theirs` into `ours` in the object store only: the merged tree and the conflicting paths. */
   async testMerge(dir: string, ours: string, theirs: string): Promise<MergeTest> {
-    const result = await this.git.probe(['merge-tree', '--write-tree', '--name-only', '-z', '--no-messages', '--end-of-options', ours, theirs], { gitDir: dir });
+    const result = await this.git.probe(['merge-tree', '--write-tree', '--name-only', '-z', '--no-messages', '--end-of-options', ours, theirs], {
+      gitDir: dir,
+    });
     // 0: clean, 1: conflicts; anything else is a failure of the merge itself.
     if (result.exitCode !== 0 && result.exitCode !== 1) throw new Error(`git merge-tree failed (exit ${result.exitCode})`);
     const [tree, ...paths] = result.stdout.split('\0');
@@ -134,7 +136,9 @@ export class GitCompare {
 
   /** The commits from `from` to `to` as a mailbox of patches (`format-patch --stdout`), oldest first. */
   patch(dir: string, from: string, to: string, binary: boolean): Promise<Buffer> {
-    return this.git.runBuffer(['format-patch', '--stdout', '--full-index', ...(binary ? ['--binary'] : []), '--no-color', `${from}..${to}`, '--'], { gitDir: dir });
+    return this.git.runBuffer(['format-patch', '--stdout', '--full-index', ...(binary ? ['--binary'] : []), '--no-color', `${from}..${to}`, '--'], {
+      gitDir: dir,
+    });
   }
 }
 

@@ -3,7 +3,12 @@ import { parseTag, parseTreeListing } from './git-data';
 describe('git data parsing', () => {
   it('reads ls-tree -z -l records, trees with size 0, and skips a record cut short', () => {
     const sha = 'a'.repeat(40);
-    const output = [`100644 blob ${sha}     12\tdir/a b.txt`, `040000 tree ${sha}       -\tdir`, `160000 commit ${sha}       -\tsub`, `100644 blob ${sha}`].join('\0');
+    const output = [
+      `100644 blob ${sha}     12\tdir/a b.txt`,
+      `040000 tree ${sha}       -\tdir`,
+      `160000 commit ${sha}       -\tsub`,
+      `100644 blob ${sha}`,
+    ].join('\0');
     expect(parseTreeListing(output)).toEqual([
       { path: 'dir/a b.txt', mode: '100644', type: 'blob', sha, size: 12 },
       { path: 'dir', mode: '040000', type: 'tree', sha, size: 0 },

@@ -48,7 +48,9 @@ export class GitData {
 
   /** Every ref under refs/, sorted by name, with the object it holds. */
   async refs(dir: string): Promise<RefObject[]> {
-    const output = await this.git.run(['for-each-ref', '--sort=refname', `--format=%(refname)${FIELD}%(objecttype)${FIELD}%(objectname)`, 'refs/'], { gitDir: dir });
+    const output = await this.git.run(['for-each-ref', '--sort=refname', `--format=%(refname)${FIELD}%(objecttype)${FIELD}%(objectname)`, 'refs/'], {
+      gitDir: dir,
+    });
     return output
       .split('\n')
       .filter((line) => line !== '')
@@ -96,7 +98,13 @@ export class GitData {
    * million paths costs the page. The total of a recursive listing is the tree count, which reads each distinct
    * subtree once (and keeps the counts); a tree past the entry budget is refused like every other walk of it.
    */
-  async treePage(dir: string, sha: string, recursive: boolean, start: number, count: number): Promise<{ sha: string; total: number; entries: TreeListingEntry[] } | null> {
+  async treePage(
+    dir: string,
+    sha: string,
+    recursive: boolean,
+    start: number,
+    count: number,
+  ): Promise<{ sha: string; total: number; entries: TreeListingEntry[] } | null> {
     const object = await this.object(dir, sha);
     if (!object) return null;
     const resolved = await this.git.probe(['rev-parse', '--verify', '--quiet', `${object.sha}^{tree}`], { gitDir: dir });
@@ -108,7 +116,10 @@ export class GitData {
       if (total > this.treeBudget.limit) throw new GitEntryBudgetError(tree, this.treeBudget.limit);
     }
     const listing = await this.listPage(dir, ['ls-tree', '-z', ...(recursive ? ['-r', '-t'] : []), tree], start, count, total === null);
-    const sizes = await this.blobSizes(dir, listing.page.filter((entry) => entry.type === 'blob').map((entry) => entry.sha));
+    const sizes = await this.blobSizes(
+      dir,
+      listing.page.filter((entry) => entry.type === 'blob').map((entry) => entry.sha),
+    );
     const entries = listing.page.map((entry) => ({ ...entry, size: entry.type === 'blob' ? (sizes.get(entry.sha) ?? 0) : 0 }));
     return { sha: object.sha, total: total ?? listing.seen, entries };
   }

@@ -66,12 +66,11 @@ export class GitLastCommits {
     const known = this.walks.get(key);
     if (known) return known;
     // The walk serves every request that waits for it: it belongs to none of them (no share, no stop signal).
-    const running = runDetachedFromGitClient(() => this.processes.withSlot(() => this.walkHistory(dir, commit)))
-      .catch((error: Error) => {
-        // Not remembered as done: a later miss may walk again.
-        if (this.walks.get(key) === running) this.walks.delete(key);
-        this.logger.warn(`last-commit walk of ${commit} skipped: ${error.message}`);
-      });
+    const running = runDetachedFromGitClient(() => this.processes.withSlot(() => this.walkHistory(dir, commit))).catch((error: Error) => {
+      // Not remembered as done: a later miss may walk again.
+      if (this.walks.get(key) === running) this.walks.delete(key);
+      this.logger.warn(`last-commit walk of ${commit} skipped: ${error.message}`);
+    });
     this.walks.set(key, running);
     if (this.walks.size > WALKS_KEPT) this.walks.delete(this.walks.keys().next().value as string);
     return running;
@@ -119,7 +118,11 @@ export class GitLastCommits {
     const consume = (token: string) => {
       const start = token.indexOf('\x01');
       if (start >= 0) {
-        const [oid, ...parents] = token.slice(start + 1).trim().split(' ').filter((part) => part !== '');
+        const [oid, ...parents] = token
+          .slice(start + 1)
+          .trim()
+          .split(' ')
+          .filter((part) => part !== '');
         // Past a merge, git's history simplification decides per path: those are asked one by one.
         if (parents.length > 1) stop = true;
         current = oid;

@@ -56,7 +56,9 @@ describe('gits the launcher starts for the server to stream', () => {
   const ended = (child: LaunchedProcess) => {
     const events: string[] = [];
     child.on('exit', (code: number | null, signal: string | null) => events.push(`exit ${code} ${signal}`));
-    return new Promise<string[]>((resolve) => child.on('close', (code: number | null, signal: string | null) => resolve([...events, `close ${code} ${signal}`])));
+    return new Promise<string[]>((resolve) =>
+      child.on('close', (code: number | null, signal: string | null) => resolve([...events, `close ${code} ${signal}`])),
+    );
   };
 
   it('hands over the pipes of a running git: input in, output and errors out, then exit before close', async () => {
@@ -69,7 +71,11 @@ describe('gits the launcher starts for the server to stream', () => {
     expect(await events).toEqual(['exit 0 null', 'close 0 null']);
     expect(child.exitCode).toBe(0);
 
-    const failing = await launcher.start({ args: ['cat-file', '-p', 'no-such-object'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, processGroup: false });
+    const failing = await launcher.start({
+      args: ['cat-file', '-p', 'no-such-object'],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      processGroup: false,
+    });
     const errors = collect(failing.stderr);
     failing.stdout.resume();
     expect(await ended(failing)).toEqual(['exit 128 null', 'close 128 null']);

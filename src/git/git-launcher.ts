@@ -178,7 +178,12 @@ export class GitLauncher implements OnApplicationShutdown {
       group: request.processGroup,
       maxOutput: request.maxOutputBytes,
     });
-    const result = answer.then((message) => ({ code: message.code ?? null, signal: message.signal ?? null, stdout: Buffer.from(message.stdout ?? '', 'base64'), stderr: message.stderr ?? '' }));
+    const result = answer.then((message) => ({
+      code: message.code ?? null,
+      signal: message.signal ?? null,
+      stdout: Buffer.from(message.stdout ?? '', 'base64'),
+      stderr: message.stderr ?? '',
+    }));
     return { result, kill: () => this.launcher?.connected && this.launcher.send({ type: 'kill', id }) };
   }
 

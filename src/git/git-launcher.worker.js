@@ -28,7 +28,12 @@ async function sizeOf(dir, skip) {
   const sizes = await Promise.all(
     entries.map(async (entry) => {
       const name = entry.name;
-      if (skip.suffixes.some((suffix) => name.endsWith(suffix)) || skip.prefixes.some((prefix) => name.startsWith(prefix)) || skip.patterns.some((pattern) => pattern.test(name))) return 0;
+      if (
+        skip.suffixes.some((suffix) => name.endsWith(suffix)) ||
+        skip.prefixes.some((prefix) => name.startsWith(prefix)) ||
+        skip.patterns.some((pattern) => pattern.test(name))
+      )
+        return 0;
       const child = path.join(dir, name);
       if (entry.isDirectory()) return sizeOf(child, skip);
       if (!entry.isFile()) return 0;
@@ -47,7 +52,9 @@ const stop = (child, group) => {
   try {
     if (group) return process.kill(-child.pid, 'SIGKILL');
   } catch {}
-  try { child.kill('SIGKILL'); } catch {}
+  try {
+    child.kill('SIGKILL');
+  } catch {}
 };
 // Starts git for the server to stream. Its pipes go to the server as bare handles, taken from their sockets here
 // at once: this process's event loop never reads from them, and its ChildProcess cannot close them when git ends
@@ -129,8 +136,14 @@ process.on('message', (message) => {
   const err = [];
   let outBytes = 0;
   let errBytes = 0;
-  child.stdout.on('data', (chunk) => { outBytes += chunk.length; if (outBytes <= message.maxOutput) out.push(chunk); });
-  child.stderr.on('data', (chunk) => { errBytes += chunk.length; if (errBytes <= 65536) err.push(chunk); });
+  child.stdout.on('data', (chunk) => {
+    outBytes += chunk.length;
+    if (outBytes <= message.maxOutput) out.push(chunk);
+  });
+  child.stderr.on('data', (chunk) => {
+    errBytes += chunk.length;
+    if (errBytes <= 65536) err.push(chunk);
+  });
   child.on('error', (error) => reply({ error: String(error && error.message), errorCode: error && error.code }));
   child.on('close', (code, signal) => reply({ code, signal, stdout: Buffer.concat(out).toString('base64'), stderr: Buffer.concat(err).toString('utf8') }));
   child.stdin.on('error', () => undefined);

@@ -111,7 +111,10 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
     first.kill();
     await first.exited;
     // Either answered before the kill or failed by it; never hangs, never a wrong answer.
-    const outcome = await inFlight.then((answer) => answer?.type, (error: unknown) => error);
+    const outcome = await inFlight.then(
+      (answer) => answer?.type,
+      (error: unknown) => error,
+    );
     if (outcome !== 'blob') expect(outcome).toBeInstanceOf(GitError);
     const second = await pool.reader(dir);
     expect(second).not.toBe(first);

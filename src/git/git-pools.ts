@@ -125,7 +125,16 @@ export class GitPools {
    */
   async shareBranch(poolName: string, memberId: number, memberDir: string, branch: string): Promise<void> {
     await this.git.run(
-      ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', '--no-auto-maintenance', memberDir, `+refs/heads/${branch}:refs/members/${memberId}/heads/${branch}`],
+      [
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--no-write-fetch-head',
+        '--no-auto-gc',
+        '--no-auto-maintenance',
+        memberDir,
+        `+refs/heads/${branch}:refs/members/${memberId}/heads/${branch}`,
+      ],
       { gitDir: this.paths.pool(poolName), offload: true, timeoutMs: 600_000 },
     );
   }
@@ -152,7 +161,11 @@ export class GitPools {
    * Builds a fork at `aside` (in the incoming area): an empty bare repository that reaches the pool and holds
    * `refs` (written, not copied: the objects are in the pool), with HEAD on `defaultBranch`.
    */
-  async buildMember(aside: string, poolName: string, spec: { objectFormat: ObjectFormat; defaultBranch: string; refs: { ref: string; oid: string }[] }): Promise<void> {
+  async buildMember(
+    aside: string,
+    poolName: string,
+    spec: { objectFormat: ObjectFormat; defaultBranch: string; refs: { ref: string; oid: string }[] },
+  ): Promise<void> {
     await this.git.run(['init', '--bare', '--quiet', `--object-format=${spec.objectFormat}`, aside]);
     await this.join(aside, poolName);
     await this.git.run(['symbolic-ref', 'HEAD', `refs/heads/${spec.defaultBranch}`], { gitDir: aside });
@@ -254,7 +267,8 @@ async function linkObjects(from: string, to: string): Promise<boolean> {
     const files = await fs.readdir(path.join(from, entry.name)).catch(() => [] as string[]);
     if (files.length === 0) continue;
     await fs.mkdir(path.join(to, entry.name), { recursive: true });
-    for (const file of files) if (!isTransientGitFile(file)) complete = (await link(path.join(from, entry.name, file), path.join(to, entry.name, file))) && complete;
+    for (const file of files)
+      if (!isTransientGitFile(file)) complete = (await link(path.join(from, entry.name, file), path.join(to, entry.name, file))) && complete;
   }
   await fs.mkdir(path.join(to, 'pack'), { recursive: true });
   for (const file of await fs.readdir(path.join(from, 'pack')).catch(() => [] as string[])) {

@@ -322,16 +322,22 @@ export class GitProcesses implements BeforeApplicationShutdown {
 
   private async spawn(spec: ServeSpec, allowance: PushAllowance | null = null): Promise<ServingProcess> {
     const args = [
-      `-c`, `core.hooksPath=${this.hooks.hooksDir}`,
-      `-c`, 'receive.hideRefs=refs/pull/',
+      `-c`,
+      `core.hooksPath=${this.hooks.hooksDir}`,
+      `-c`,
+      'receive.hideRefs=refs/pull/',
       // Pushed objects are checked (a tree entry named `..` or `.git`, a malformed commit) before any ref moves.
-      `-c`, 'receive.fsckObjects=true',
-      `-c`, 'uploadpack.allowFilter=true',
+      `-c`,
+      'receive.fsckObjects=true',
+      `-c`,
+      'uploadpack.allowFilter=true',
       // A sparse:oid filter makes upload-pack parse a blob the client names as a sparse-checkout pattern list
       // and match every path of the clone against it: unbounded work chosen by the client. blob:none, blob:limit
       // and tree:<depth> filters stay.
-      `-c`, 'uploadpackfilter.sparse:oid.allow=false',
-      `-c`, 'uploadpack.allowAnySHA1InWant=true',
+      `-c`,
+      'uploadpackfilter.sparse:oid.allow=false',
+      `-c`,
+      'uploadpack.allowAnySHA1InWant=true',
       // A pack larger than the push may add is refused while it arrives, not once stored.
       ...(allowance ? ['-c', `receive.maxInputSize=${Math.max(1, allowance.maxInputBytes)}`] : []),
       spec.service,
@@ -348,7 +354,12 @@ export class GitProcesses implements BeforeApplicationShutdown {
     try {
       fs.mkdirSync(gitHome(this.storageConfig.dataDir), { recursive: true });
       // A process group of its own, so that killing git also stops the helpers it started.
-      child = await startGit(this.launcher, args, { env, processGroup: true }, { memoryBytes: this.gitConfig.maxMemoryBytes, cpuSeconds: this.gitConfig.maxCpuSeconds });
+      child = await startGit(
+        this.launcher,
+        args,
+        { env, processGroup: true },
+        { memoryBytes: this.gitConfig.maxMemoryBytes, cpuSeconds: this.gitConfig.maxCpuSeconds },
+      );
     } catch (error) {
       // Nothing runs: the caller frees the slot (start), the push's hooks are ended here; the server goes on.
       push?.end();

@@ -146,7 +146,12 @@ describe('GitPushCommits: the commits of a ref change, read from the object read
     const latin1 = execFileSync('git', ['hash-object', '-t', 'commit', '-w', '--stdin'], {
       cwd: work,
       env,
-      input: Buffer.concat([Buffer.from(`tree ${tree}\nparent ${merge}\nauthor A <a@example.com> 1700000000 +0000\ncommitter A <a@example.com> 1700000000 +0000\nencoding ISO-8859-1\n\ncaf`), Buffer.from([0xe9, 0x0a])]),
+      input: Buffer.concat([
+        Buffer.from(
+          `tree ${tree}\nparent ${merge}\nauthor A <a@example.com> 1700000000 +0000\ncommitter A <a@example.com> 1700000000 +0000\nencoding ISO-8859-1\n\ncaf`,
+        ),
+        Buffer.from([0xe9, 0x0a]),
+      ]),
       encoding: 'utf8',
     }).trim();
     for (const [before, after, limit] of [

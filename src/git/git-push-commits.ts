@@ -34,7 +34,10 @@ export class GitPushCommits {
     const range = /^0+$/.test(before) ? after : `${before}..${after}`;
     const format = `${RECORD}%H%x00%an%x00%ae%x00%cn%x00%ce%x00%ct%x00%B%x00`;
     // Through the launcher: a push waits for this listing, and forking the server for it would stall every request.
-    const out = await this.git.run(['log', '-z', '--no-renames', '--name-status', `--format=${format}`, `-n${limit}`, range, '--'], { gitDir: dir, offload: true });
+    const out = await this.git.run(['log', '-z', '--no-renames', '--name-status', `--format=${format}`, `-n${limit}`, range, '--'], {
+      gitDir: dir,
+      offload: true,
+    });
     const commits = out
       .split(RECORD)
       .filter((record) => record.trim() !== '')
@@ -188,7 +191,14 @@ const isTree = (mode: string): boolean => mode === '40000';
  * a file in both with another id or mode is modified, and a file that became a directory (or the reverse) is
  * removed and its directory's files added.
  */
-async function diffTrees(before: string | null, after: string | null, prefix: string, files: TouchedFiles, read: (tree: string) => Promise<Buffer>, idBytes: number): Promise<void> {
+async function diffTrees(
+  before: string | null,
+  after: string | null,
+  prefix: string,
+  files: TouchedFiles,
+  read: (tree: string) => Promise<Buffer>,
+  idBytes: number,
+): Promise<void> {
   if (before === after) return;
   const entries = async (tree: string | null) => new Map(tree ? treeEntries(await read(tree), idBytes, Infinity).map((entry) => [entry.name, entry]) : []);
   const [old, next] = await Promise.all([entries(before), entries(after)]);

@@ -46,7 +46,10 @@ export class GitRefs {
   async peelRefs(dir: string, refs: string[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
     if (refs.length === 0) return found;
-    const output = await this.git.run(['for-each-ref', `--format=%(refname)${FIELD}%(objecttype)${FIELD}%(objectname)${FIELD}%(*objecttype)${FIELD}%(*objectname)`, ...refs], { gitDir: dir });
+    const output = await this.git.run(
+      ['for-each-ref', `--format=%(refname)${FIELD}%(objecttype)${FIELD}%(objectname)${FIELD}%(*objecttype)${FIELD}%(*objectname)`, ...refs],
+      { gitDir: dir },
+    );
     const wanted = new Set(refs);
     for (const line of output.split('\n')) {
       const [ref, type, oid, peeledType, peeled] = line.split(FIELD);
@@ -67,13 +70,25 @@ export class GitRefs {
   /** Refs under `prefix` (`refs/heads/`, `refs/tags/`), with the commit each peels to, in one call. */
   async refs(dir: string, prefix: string, sort = 'refname'): Promise<RefInfo[]> {
     const fields = [
-      '%(refname)', '%(objectname)', '%(objecttype)', '%(*objectname)',
-      '%(contents)', '%(taggername)', '%(taggeremail:trim)', '%(taggerdate:iso-strict)',
+      '%(refname)',
+      '%(objectname)',
+      '%(objecttype)',
+      '%(*objectname)',
+      '%(contents)',
+      '%(taggername)',
+      '%(taggeremail:trim)',
+      '%(taggerdate:iso-strict)',
     ];
     const output = await this.git.run(['for-each-ref', `--sort=${sort}`, `--format=${RECORD}${fields.join(FIELD)}`, prefix], { gitDir: dir });
-    const rows = output.split(RECORD).filter((row) => row !== '').map((row) => row.split(FIELD));
+    const rows = output
+      .split(RECORD)
+      .filter((row) => row !== '')
+      .map((row) => row.split(FIELD));
     const commitIds = rows.map(([, oid, type, peeled]) => (type === 'tag' ? peeled : oid));
-    const commits = await this.history.commits(dir, commitIds.filter((oid) => oid !== ''));
+    const commits = await this.history.commits(
+      dir,
+      commitIds.filter((oid) => oid !== ''),
+    );
     const result: RefInfo[] = [];
     rows.forEach(([ref, oid, objectType, , contents, taggerName, taggerEmail, taggerDate], index) => {
       const commit = commits.get(commitIds[index]);

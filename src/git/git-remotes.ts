@@ -73,7 +73,11 @@ async function packBytes(dir: string): Promise<number> {
 export function remoteEnvironment(access: Pick<RemoteConnection, 'credentials' | 'pin'>): Record<string, string> {
   // Every fetched object is kept in a pack (never exploded into loose objects), so a byte budget measures the
   // pack directory alone.
-  const entries: [string, string][] = [['http.followRedirects', 'false'], ['fetch.unpackLimit', '1'], ['transfer.unpackLimit', '1']];
+  const entries: [string, string][] = [
+    ['http.followRedirects', 'false'],
+    ['fetch.unpackLimit', '1'],
+    ['transfer.unpackLimit', '1'],
+  ];
   if (access.credentials) {
     const basic = Buffer.from(`${access.credentials.username}:${access.credentials.password}`, 'utf8').toString('base64');
     entries.push(['http.extraHeader', `Authorization: Basic ${basic}`]);
@@ -117,7 +121,12 @@ export class GitRemotes {
    * `http.followRedirects=false`, nothing else of the access.
    */
   async cloneMirror(url: string, dir: string, access: RemoteConnection): Promise<void> {
-    await this.withinBudget(dir, access, (signal) => this.git.run(['-c', FSCK_FETCHED, 'clone', '--mirror', '--quiet', '-c', 'http.followRedirects=false', '--', url, dir], this.options({ ...access, signal })));
+    await this.withinBudget(dir, access, (signal) =>
+      this.git.run(
+        ['-c', FSCK_FETCHED, 'clone', '--mirror', '--quiet', '-c', 'http.followRedirects=false', '--', url, dir],
+        this.options({ ...access, signal }),
+      ),
+    );
     // A clone that finished between two measurements is measured once more.
     if (access.maxBytes !== undefined && (await packBytes(dir)) > access.maxBytes) throw new RemoteTooLargeError(access.maxBytes);
   }
@@ -139,7 +148,12 @@ export class GitRemotes {
   async fetchMirror(dir: string, access: RemoteConnection): Promise<void> {
     const before = access.maxBytes === undefined ? null : { refs: await this.refs(dir), packs: new Set(await packNames(dir)), bytes: await packBytes(dir) };
     try {
-      await this.withinBudget(dir, access, (signal) => this.git.run(['-c', FSCK_FETCHED, 'fetch', '--quiet', '--prune', '--tags', '--atomic', 'origin'], { ...this.options({ ...access, signal }), gitDir: dir }));
+      await this.withinBudget(dir, access, (signal) =>
+        this.git.run(['-c', FSCK_FETCHED, 'fetch', '--quiet', '--prune', '--tags', '--atomic', 'origin'], {
+          ...this.options({ ...access, signal }),
+          gitDir: dir,
+        }),
+      );
     } catch (error) {
       // Stopped part-way: what it had written goes. The refs are put back too: a fetch stopped just after its
       // ref transaction committed would otherwise leave them naming objects of the packs removed here.
@@ -242,7 +256,10 @@ export class GitRemotes {
       ? await this.git.run(['cat-file', check], {
           gitDir: dir,
           offload: true,
-          input: await this.git.run(['rev-list', '--objects', '--all', '--no-object-names', `--filter=blob:limit=${maxBytes + 1}`], { gitDir: dir, offload: true }),
+          input: await this.git.run(['rev-list', '--objects', '--all', '--no-object-names', `--filter=blob:limit=${maxBytes + 1}`], {
+            gitDir: dir,
+            offload: true,
+          }),
         })
       : await this.git.run(['cat-file', '--batch-all-objects', check], { gitDir: dir, offload: true });
     const oids: string[] = [];
@@ -283,7 +300,10 @@ export class GitRemotes {
 
   /** The newest committer date among `refs/heads/*` (unix seconds), or null without branches. */
   async newestBranchCommitTime(dir: string): Promise<number | null> {
-    const out = await this.git.run(['for-each-ref', '--sort=-committerdate', '--count=1', '--format=%(committerdate:unix)', 'refs/heads/'], { gitDir: dir, offload: true });
+    const out = await this.git.run(['for-each-ref', '--sort=-committerdate', '--count=1', '--format=%(committerdate:unix)', 'refs/heads/'], {
+      gitDir: dir,
+      offload: true,
+    });
     const value = Number(out.trim());
     return out.trim() === '' || !Number.isFinite(value) ? null : value;
   }

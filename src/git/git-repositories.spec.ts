@@ -41,7 +41,19 @@ describe('GitRepositories.size', () => {
   });
 
   it('leaves out the same names as isTransientGitFile, with what is under them', async () => {
-    const names = ['HEAD', 'config', 'packed-refs.lock', 'tmp_objdir-incoming-x', 'incoming-y', 'tmp_pack_z', 'tmp_obj_w', 'tmp_mtimes_v', 'anvil-index-1', 'tmp_other', 'pack-1.pack'];
+    const names = [
+      'HEAD',
+      'config',
+      'packed-refs.lock',
+      'tmp_objdir-incoming-x',
+      'incoming-y',
+      'tmp_pack_z',
+      'tmp_obj_w',
+      'tmp_mtimes_v',
+      'anvil-index-1',
+      'tmp_other',
+      'pack-1.pack',
+    ];
     for (const [index, name] of names.entries()) write(`${name}/f`, 1 << index);
     const kept = names.reduce((total, name, index) => total + (isTransientGitFile(name) ? 0 : 1 << index), 0);
     expect(names.filter((name) => !isTransientGitFile(name))).toEqual(['HEAD', 'config', 'tmp_other', 'pack-1.pack']);

@@ -316,4 +316,3 @@ async function exists(file: string): Promise<boolean> {
     return false;
   }
 }
-

@@ -96,7 +96,13 @@ describe('GitMerges: pull request merges built with plumbing in the bare reposit
     return run('rev-parse', 'HEAD');
   };
   const tipOf = (name: string) => sh('rev-parse', `refs/heads/${name}`);
-  const plan = (style: MergePlan['style'], base: string, head: string, message = ''): MergePlan => ({ style, baseTip: tipOf(base), headTip: tipOf(head), message, merger });
+  const plan = (style: MergePlan['style'], base: string, head: string, message = ''): MergePlan => ({
+    style,
+    baseTip: tipOf(base),
+    headTip: tipOf(head),
+    message,
+    merger,
+  });
   const catFile = (oid: string) => execFileSync('git', ['--git-dir', bare, 'cat-file', 'commit', oid], { env: baseEnv, encoding: 'utf8' });
 
   let root = '';
@@ -207,7 +213,9 @@ describe('GitMerges: pull request merges built with plumbing in the bare reposit
     const merge = merges.prepare(bare, plan('merge', 'conflict-base', 'conflict-head', 'm'));
     await expect(merge).rejects.toBeInstanceOf(MergeConflictError);
     await expect(merge).rejects.toMatchObject({ status: 409, paths: ['x.txt'] });
-    await expect(merges.prepare(bare, { ...plan('squash', 'conflict-base', 'conflict-head', 'm'), squashAuthor: poster })).rejects.toBeInstanceOf(MergeConflictError);
+    await expect(merges.prepare(bare, { ...plan('squash', 'conflict-base', 'conflict-head', 'm'), squashAuthor: poster })).rejects.toBeInstanceOf(
+      MergeConflictError,
+    );
     const rebase = merges.prepare(bare, plan('rebase-merge', 'conflict-base', 'conflict-head', 'm'));
     await expect(rebase).rejects.toBeInstanceOf(RebaseConflictError);
     await expect(rebase).rejects.toMatchObject({ commit: tipOf('conflict-head'), paths: ['x.txt'] });
@@ -221,7 +229,7 @@ describe('GitMerges: pull request merges built with plumbing in the bare reposit
     }
   });
 
-  it("cleans a message as git commit -m does", () => {
+  it('cleans a message as git commit -m does', () => {
     for (const text of ['Title', '\n\n  Title  \n\n\n\nbody\t \n\n', 'T\n\n\n\nCo-authored-by: x\n', 'a\r\nb', '   \n  ']) {
       const dir = fs.mkdtempSync(path.join(dataDir, 'msg-'));
       const run = (...args: string[]) => execFileSync('git', args, { cwd: dir, env: mergerEnv, encoding: 'utf8', stdio: 'pipe' });

@@ -2,14 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { GitCommand, GitError } from './git-command';
 import { FIELD, RECORD } from './git-format';
 import type { GitIdentity } from './git-writes';
-import {
-  DivergingFastForwardError,
-  MergeConflictError,
-  MergeStyle,
-  NothingToMergeError,
-  RebaseConflictError,
-  UnrelatedHistoriesError,
-} from './merge-errors';
+import { DivergingFastForwardError, MergeConflictError, MergeStyle, NothingToMergeError, RebaseConflictError, UnrelatedHistoriesError } from './merge-errors';
 
 /** What `git merge-tree --write-tree` made of two commits: the merged tree, and the paths that conflict. */
 export interface TreeMerge {
@@ -121,7 +114,9 @@ export class GitMerges {
    * merges left out, and commits whose change the base already has (same patch id) dropped.
    */
   async commitsToReplay(dir: string, baseTip: string, headTip: string): Promise<string[]> {
-    const out = await this.git.run(['rev-list', '--reverse', '--topo-order', '--right-only', '--cherry-pick', '--no-merges', `${baseTip}...${headTip}`], { gitDir: dir });
+    const out = await this.git.run(['rev-list', '--reverse', '--topo-order', '--right-only', '--cherry-pick', '--no-merges', `${baseTip}...${headTip}`], {
+      gitDir: dir,
+    });
     return out.split('\n').filter((line) => line !== '');
   }
 
@@ -171,7 +166,14 @@ export class GitMerges {
     const baseTree = await this.treeOf(dir, plan.baseTip);
     if (merged.tree === baseTree) throw new NothingToMergeError(plan.style);
     const author = plan.squashAuthor ?? plan.merger;
-    const tip = await this.commitTree(dir, merged.tree, [plan.baseTip], commitMessage(plan.message), { ...author, whenUnix: plan.merger.whenUnix }, plan.merger);
+    const tip = await this.commitTree(
+      dir,
+      merged.tree,
+      [plan.baseTip],
+      commitMessage(plan.message),
+      { ...author, whenUnix: plan.merger.whenUnix },
+      plan.merger,
+    );
     return { tip, written: [tip] };
   }
 
@@ -192,7 +194,10 @@ export class GitMerges {
     if (await this.isAncestor(dir, plan.baseTip, plan.headTip)) return { tip: plan.headTip, written: [] };
     const oids = await this.commitsToReplay(dir, plan.baseTip, plan.headTip);
     const commits = await this.readCommits(dir, oids);
-    const parentTrees = await this.trees(dir, commits.map((commit) => commit.parents[0]).filter((oid): oid is string => oid !== undefined));
+    const parentTrees = await this.trees(
+      dir,
+      commits.map((commit) => commit.parents[0]).filter((oid): oid is string => oid !== undefined),
+    );
     let tip = plan.baseTip;
     let tipTree = await this.treeOf(dir, tip);
     const written: string[] = [];
@@ -307,7 +312,10 @@ const STAND_IN_IDENTITY = {
  * blank lines at either end dropped and runs of them made one, a final newline. Empty when nothing is left.
  */
 export function commitMessage(text: string): string {
-  const lines = text.replace(/\0/g, '').split('\n').map((line) => line.replace(/\s+$/, ''));
+  const lines = text
+    .replace(/\0/g, '')
+    .split('\n')
+    .map((line) => line.replace(/\s+$/, ''));
   const kept: string[] = [];
   for (const line of lines) {
     if (line === '' && (kept.length === 0 || kept[kept.length - 1] === '')) continue;

@@ -18,17 +18,21 @@ const chunks = ['GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT
 process.stdin.on('data', (chunk) => chunks.push(chunk));
 process.stdin.on('end', () => {
   const body = Buffer.concat(chunks);
-  const request = http.request(url + hook, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': body.length, 'X-Anvil-Push': token },
-  }, (response) => {
-    const answer = [];
-    response.on('data', (chunk) => answer.push(chunk));
-    response.on('end', () => {
-      if (response.statusCode === 200) process.exit(0);
-      fail(Buffer.concat(answer).toString('utf8').trim() || 'internal error');
-    });
-  });
+  const request = http.request(
+    url + hook,
+    {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': body.length, 'X-Anvil-Push': token },
+    },
+    (response) => {
+      const answer = [];
+      response.on('data', (chunk) => answer.push(chunk));
+      response.on('end', () => {
+        if (response.statusCode === 200) process.exit(0);
+        fail(Buffer.concat(answer).toString('utf8').trim() || 'internal error');
+      });
+    },
+  );
   request.on('error', () => fail('internal error: the server did not answer the hook'));
   request.end(body);
 });

@@ -87,7 +87,10 @@ describe('the hook script', () => {
     expect(accepted).toEqual({ code: 0, stderr: '' });
     expect(received[0].token).toBe('f'.repeat(64));
     expect(parseHookBody(received[0].body)).toEqual({ objects: { GIT_QUARANTINE_PATH: quarantine }, refLines: 'a b refs/heads/main\n' });
-    expect(await runHook({ ANVIL_HOOK_URL: url, ANVIL_PUSH_TOKEN: 'f'.repeat(64) }, 'a b refs/heads/refused\n')).toEqual({ code: 1, stderr: 'Anvil: branch refused\n' });
+    expect(await runHook({ ANVIL_HOOK_URL: url, ANVIL_PUSH_TOKEN: 'f'.repeat(64) }, 'a b refs/heads/refused\n')).toEqual({
+      code: 1,
+      stderr: 'Anvil: branch refused\n',
+    });
     expect(await runHook({}, '')).toEqual({ code: 1, stderr: 'Anvil: this hook runs only for pushes served by Anvil\n' });
   });
 });

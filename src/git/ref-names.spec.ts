@@ -3,9 +3,30 @@ import { isValidBranchName, isValidRefName } from './ref-names';
 
 const VALID = ['main', 'feature/login', 'release-1.0', 'a.b', 'UPPER', 'é-accent', 'x@y', 'a/b/c', '@x', '@', 'v1.2.3_rc'];
 const INVALID = [
-  '', 'HEAD', '-leading-dash', 'a..b', 'a b', 'tab\tname', 'ctrl\u0001', 'del\u007f', 'tilde~', 'caret^', 'colon:',
-  'question?', 'star*', 'bracket[', 'back\\slash', '/leading', 'trailing/', 'double//slash', 'trailing.', '.hidden',
-  'dir/.hidden', 'name.lock', 'dir/name.lock/x', 'at@{brace',
+  '',
+  'HEAD',
+  '-leading-dash',
+  'a..b',
+  'a b',
+  'tab\tname',
+  'ctrl\u0001',
+  'del\u007f',
+  'tilde~',
+  'caret^',
+  'colon:',
+  'question?',
+  'star*',
+  'bracket[',
+  'back\\slash',
+  '/leading',
+  'trailing/',
+  'double//slash',
+  'trailing.',
+  '.hidden',
+  'dir/.hidden',
+  'name.lock',
+  'dir/name.lock/x',
+  'at@{brace',
 ];
 
 describe('branch names (git check-ref-format --branch)', () => {

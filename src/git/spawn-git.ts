@@ -61,7 +61,12 @@ export function spawnGit(
  * which blocked its event loop for milliseconds each time. Resolves once git runs; rejects with the reason it
  * could not be started (EMFILE, EAGAIN, ENOENT in `code`).
  */
-export async function startGit(launcher: GitLauncher, args: string[], options: { env: Record<string, string>; processGroup?: boolean }, budget: ProcessBudget = {}): Promise<GitChildProcess> {
+export async function startGit(
+  launcher: GitLauncher,
+  args: string[],
+  options: { env: Record<string, string>; processGroup?: boolean },
+  budget: ProcessBudget = {},
+): Promise<GitChildProcess> {
   const command = budgetedGit(args, budget);
   let child: GitChildProcess;
   try {

@@ -11,9 +11,7 @@ export class TransferWatch {
   private timer: NodeJS.Timeout | null;
   private stalled = false;
 
-  constructor(
-    private readonly options: { minRate: number; windowMs: number; waitingOnPeer: () => boolean; onStall: () => void },
-  ) {
+  constructor(private readonly options: { minRate: number; windowMs: number; waitingOnPeer: () => boolean; onStall: () => void }) {
     this.timer = options.minRate > 0 ? setInterval(() => this.check(), options.windowMs) : null;
     this.timer?.unref();
   }

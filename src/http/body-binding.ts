@@ -27,11 +27,21 @@ function coerce(type: FieldType, values: string[]): unknown {
     case 'integer':
       return /^-?\d+$/.test(last) ? Number(last) : last;
     case 'strings':
-      return values.flatMap((item) => item.split(',')).map((item) => item.trim()).filter((item) => item !== '');
+      return values
+        .flatMap((item) => item.split(','))
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
     case 'array':
-      return values.flatMap((item) => item.split(',')).map((item) => item.trim()).filter((item) => item !== '').map((item) => (/^\d+$/.test(item) ? Number(item) : item));
+      return values
+        .flatMap((item) => item.split(','))
+        .map((item) => item.trim())
+        .filter((item) => item !== '')
+        .map((item) => (/^\d+$/.test(item) ? Number(item) : item));
     case 'integers': {
-      const items = values.flatMap((item) => item.split(',')).map((item) => item.trim()).filter((item) => item !== '');
+      const items = values
+        .flatMap((item) => item.split(','))
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
       return items.map((item) => (/^-?\d+$/.test(item) ? Number(item) : item));
     }
     default:

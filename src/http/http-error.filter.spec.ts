@@ -85,9 +85,9 @@ describe('HttpErrorFilter', () => {
 
   it('answers a full disk (ENOSPC, SQLITE_FULL, MariaDB errno 28) with 507 and a clear message', () => {
     const failures = [
-      Object.assign(new Error("ENOSPC: no space left on device, write"), { code: 'ENOSPC' }),
+      Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }),
       Object.assign(new Error('Query failed'), { driverError: Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }) }),
-      Object.assign(new Error("Error writing file './x' (Errcode: 28 \"No space left on device\")"), { code: 'ER_ERROR_ON_WRITE' }),
+      Object.assign(new Error('Error writing file \'./x\' (Errcode: 28 "No space left on device")'), { code: 'ER_ERROR_ON_WRITE' }),
       new Error("git read-tree failed (exit 128): fatal: sha1 file 'x.lock' write error. Out of diskspace"),
     ];
     for (const failure of failures) {

@@ -64,9 +64,10 @@ export class HttpErrorFilter implements ExceptionFilter {
       if (status === 404) {
         return this.routes.allowsOtherMethod(request.method, request.path) ? new MethodNotAllowedError() : new NotFoundError();
       }
-      if (status < 500) return new (class extends DomainError {
-        readonly status = status;
-      })(httpMessage(exception));
+      if (status < 500)
+        return new (class extends DomainError {
+          readonly status = status;
+        })(httpMessage(exception));
     }
     return dependencyFailure(exception);
   }

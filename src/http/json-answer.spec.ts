@@ -55,11 +55,23 @@ describe('expressMessageClasses', () => {
 describe('jsonBytes', () => {
   it('is the UTF-8 of the JSON text and a newline, for any value (one-byte, two-byte and astral text, lone surrogates)', () => {
     fc.assert(
-      fc.property(fc.jsonValue({ maxDepth: 3 }), fc.string({ unit: 'binary' }), fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)) }), (value, text, units) => {
-        for (const answer of [value, { text, units, value }, [units, text], [value, undefined, () => 1, Symbol('s'), new Date(0), null, [value]], [], [, value, , ]]) {
-          expect(jsonBytes(answer).equals(Buffer.from(`${JSON.stringify(answer)}\n`, 'utf8'))).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.jsonValue({ maxDepth: 3 }),
+        fc.string({ unit: 'binary' }),
+        fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)) }),
+        (value, text, units) => {
+          for (const answer of [
+            value,
+            { text, units, value },
+            [units, text],
+            [value, undefined, () => 1, Symbol('s'), new Date(0), null, [value]],
+            [],
+            [, value, ,],
+          ]) {
+            expect(jsonBytes(answer).equals(Buffer.from(`${JSON.stringify(answer)}\n`, 'utf8'))).toBe(true);
+          }
+        },
+      ),
     );
   });
 });

@@ -68,7 +68,8 @@ export function jsonBytes(value: unknown): Buffer {
 
 /** An array item's JSON text as JSON.stringify writes it inside the array (`null` for what it leaves out). */
 function itemText(item: unknown, index: number): string {
-  const value = item != null && typeof (item as { toJSON?: unknown }).toJSON === 'function' ? (item as { toJSON(key: string): unknown }).toJSON(String(index)) : item;
+  const value =
+    item != null && typeof (item as { toJSON?: unknown }).toJSON === 'function' ? (item as { toJSON(key: string): unknown }).toJSON(String(index)) : item;
   return JSON.stringify(value) ?? 'null';
 }
 

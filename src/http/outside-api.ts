@@ -39,6 +39,9 @@ function asList(path: string | string[] | undefined): string[] {
 }
 
 function joinPath(prefix: string, path: string): string {
-  const joined = [prefix, path].map((part) => part.replace(/^\/+|\/+$/g, '')).filter((part) => part !== '').join('/');
+  const joined = [prefix, path]
+    .map((part) => part.replace(/^\/+|\/+$/g, ''))
+    .filter((part) => part !== '')
+    .join('/');
   return joined === '' ? '/' : joined;
 }

@@ -93,7 +93,10 @@ describe('RateLimits and its store', () => {
       });
     };
     const limits = new RateLimits(CONFIG.rateLimits, undefined, factory);
-    const outcomes = await Promise.allSettled([...Array.from({ length: 8 }, () => limits.consume('signInPerIp', 'ip:e')), limits.consume('signInPerIp', 'ip:f')]);
+    const outcomes = await Promise.allSettled([
+      ...Array.from({ length: 8 }, () => limits.consume('signInPerIp', 'ip:e')),
+      limits.consume('signInPerIp', 'ip:f'),
+    ]);
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(3 + 1);
     // ip:e's calls never overlapped one another; ip:f's ran while one of ip:e's was in flight.
     expect(most.get('ip:e')).toEqual({ own: 1, all: 2 });

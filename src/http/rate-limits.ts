@@ -56,11 +56,7 @@ export class RateLimits implements OnModuleDestroy {
    */
   private readonly oneAtATime = new KeyedLock();
 
-  constructor(
-    rateLimitConfig: RateLimitConfig,
-    @Optional() store?: RateLimitStore,
-    @Optional() @Inject(RATE_LIMITER_FACTORY) factory?: RateLimiterFactory,
-  ) {
+  constructor(rateLimitConfig: RateLimitConfig, @Optional() store?: RateLimitStore, @Optional() @Inject(RATE_LIMITER_FACTORY) factory?: RateLimiterFactory) {
     const { windowMs, store: storeName, ...limits } = rateLimitConfig;
     const duration = Math.max(1, Math.ceil(windowMs / 1000));
     const inDatabase = storeName === 'database' && store !== undefined && factory === undefined;

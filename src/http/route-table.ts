@@ -14,9 +14,7 @@ export class RouteTable {
 
   allowsOtherMethod(method: string, path: string): boolean {
     const wanted = method.toLowerCase();
-    return this.layers().some(
-      (layer) => layer.route !== undefined && !layer.route.methods[wanted] && !layer.route.methods._all && safeMatch(layer, path),
-    );
+    return this.layers().some((layer) => layer.route !== undefined && !layer.route.methods[wanted] && !layer.route.methods._all && safeMatch(layer, path));
   }
 
   private layers(): RouterLayer[] {

@@ -155,4 +155,6 @@ export class IncomingUpload {
 }
 
 /** Binds the request's body as an IncomingUpload, for the routes whose handlers accept the body themselves. */
-export const Upload = createParamDecorator((_data: unknown, context: ExecutionContext): IncomingUpload => new IncomingUpload(context.switchToHttp().getRequest<IncomingMessage>()));
+export const Upload = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): IncomingUpload => new IncomingUpload(context.switchToHttp().getRequest<IncomingMessage>()),
+);

@@ -25,7 +25,9 @@ export class BlobReconciliation {
       if (withRows.has(blob.key)) {
         await run.found('parked-upload-finished', blob.key, 'moved into place', () => this.blobs.finish(blob.file, blob.key));
       } else if (blob.mtimeMs < run.staleBefore) {
-        await run.found('stale-temporary-file', path.relative(run.dataDir, blob.file), 'removed (its row never committed)', () => fs.rm(blob.file, { force: true }));
+        await run.found('stale-temporary-file', path.relative(run.dataDir, blob.file), 'removed (its row never committed)', () =>
+          fs.rm(blob.file, { force: true }),
+        );
       }
     }
   }
@@ -56,7 +58,9 @@ export class BlobReconciliation {
     }
     const empty = await this.store.emptyPackageRows();
     if (empty.versions + empty.packages > 0) {
-      await run.found('package-rows-without-file', `${empty.versions} versions, ${empty.packages} packages`, 'removed', () => this.store.deleteEmptyPackageRows());
+      await run.found('package-rows-without-file', `${empty.versions} versions, ${empty.packages} packages`, 'removed', () =>
+        this.store.deleteEmptyPackageRows(),
+      );
     }
   }
 

@@ -153,7 +153,9 @@ export class IntegrityStore {
     for (let start = 0; start < oids.length; start += PAGE) {
       const slice = oids.slice(start, start + PAGE);
       if (slice.length === 0) continue;
-      const rows = (await this.dataSource.query(`SELECT DISTINCT oid FROM lfs_meta_object WHERE oid IN (${slice.map(() => '?').join(', ')})`, slice)) as { oid: string }[];
+      const rows = (await this.dataSource.query(`SELECT DISTINCT oid FROM lfs_meta_object WHERE oid IN (${slice.map(() => '?').join(', ')})`, slice)) as {
+        oid: string;
+      }[];
       for (const row of rows) found.add(row.oid);
     }
     return found;
@@ -163,7 +165,9 @@ export class IntegrityStore {
   async *lfsObjectOids(): AsyncGenerator<string[]> {
     let after = '';
     for (;;) {
-      const rows = (await this.dataSource.query('SELECT DISTINCT oid FROM lfs_meta_object WHERE oid > ? ORDER BY oid LIMIT ?', [after, PAGE])) as { oid: string }[];
+      const rows = (await this.dataSource.query('SELECT DISTINCT oid FROM lfs_meta_object WHERE oid > ? ORDER BY oid LIMIT ?', [after, PAGE])) as {
+        oid: string;
+      }[];
       if (rows.length === 0) return;
       after = rows[rows.length - 1].oid;
       yield rows.map((row) => row.oid);
@@ -204,7 +208,9 @@ export class IntegrityStore {
   async *packageBlobRows(): AsyncGenerator<{ id: number; sha256: string }[]> {
     let after = 0;
     for (;;) {
-      const rows: Record<string, unknown>[] = await this.dataSource.query(`SELECT id, sha256 FROM package_blob WHERE id > ? ORDER BY id LIMIT ${PAGE}`, [after]);
+      const rows: Record<string, unknown>[] = await this.dataSource.query(`SELECT id, sha256 FROM package_blob WHERE id > ? ORDER BY id LIMIT ${PAGE}`, [
+        after,
+      ]);
       if (rows.length === 0) return;
       after = Number(rows[rows.length - 1].id);
       yield rows.map((row) => ({ id: Number(row.id), sha256: String(row.sha256) }));
@@ -232,9 +238,13 @@ export class IntegrityStore {
    */
   async deleteEmptyPackageRows(): Promise<void> {
     await this.dataSource.transaction(async (tx) => {
-      const empty: Record<string, unknown>[] = await tx.query('SELECT v.id AS id FROM package_version v WHERE NOT EXISTS (SELECT 1 FROM package_file f WHERE f.version_id = v.id)');
+      const empty: Record<string, unknown>[] = await tx.query(
+        'SELECT v.id AS id FROM package_version v WHERE NOT EXISTS (SELECT 1 FROM package_file f WHERE f.version_id = v.id)',
+      );
       for (const row of empty) await tx.query('DELETE FROM package_version WHERE id = ?', [Number(row.id)]);
-      const lonely: Record<string, unknown>[] = await tx.query('SELECT p.id AS id FROM package p WHERE NOT EXISTS (SELECT 1 FROM package_version v WHERE v.package_id = p.id)');
+      const lonely: Record<string, unknown>[] = await tx.query(
+        'SELECT p.id AS id FROM package p WHERE NOT EXISTS (SELECT 1 FROM package_version v WHERE v.package_id = p.id)',
+      );
       for (const row of lonely) await tx.query('DELETE FROM package WHERE id = ?', [Number(row.id)]);
     });
   }

@@ -34,11 +34,16 @@ export class ProcessLiveness implements BeforeApplicationShutdown {
   async start(): Promise<void> {
     await this.renew();
     // Rows that lapsed while no instance ran: the start-up reconciliation that follows clears theirs too.
-    recordLapsedProcesses((await this.leases.lapsedUnder(PREFIX, Date.now())).filter((row) => row.name !== this.name).map((row) => row.name.slice(PREFIX.length)));
-    this.timer = setInterval(() => {
-      if (this.beating) return;
-      this.beating = this.beat().finally(() => (this.beating = null));
-    }, Math.max(100, Math.floor(this.integrityConfig.processLeaseMs / 3)));
+    recordLapsedProcesses(
+      (await this.leases.lapsedUnder(PREFIX, Date.now())).filter((row) => row.name !== this.name).map((row) => row.name.slice(PREFIX.length)),
+    );
+    this.timer = setInterval(
+      () => {
+        if (this.beating) return;
+        this.beating = this.beat().finally(() => (this.beating = null));
+      },
+      Math.max(100, Math.floor(this.integrityConfig.processLeaseMs / 3)),
+    );
     this.timer.unref();
   }
 

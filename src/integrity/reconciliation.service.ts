@@ -246,7 +246,9 @@ export class Reconciliation {
       const size = await this.git.size(dir);
       if (size !== repo.gitSize) {
         const updatedUnix = changedSince ? Math.floor(Date.now() / 1000) : undefined;
-        await run.found('size-recomputed', subject, `size ${repo.gitSize} -> ${size}`, () => this.store.recordRepository(repo.id, { gitSize: size, updatedUnix }));
+        await run.found('size-recomputed', subject, `size ${repo.gitSize} -> ${size}`, () =>
+          this.store.recordRepository(repo.id, { gitSize: size, updatedUnix }),
+        );
       }
     }
   }
@@ -255,10 +257,14 @@ export class Reconciliation {
   private async repositoryAreas(run: Run): Promise<void> {
     for (const name of await entryNames(this.paths.trash())) {
       const entry = path.join(this.paths.trash(), name);
-      await run.found('stale-temporary-file', path.relative(this.dataDir, entry), 'removed (a deleted repository)', () => fs.rm(entry, { recursive: true, force: true }));
+      await run.found('stale-temporary-file', path.relative(this.dataDir, entry), 'removed (a deleted repository)', () =>
+        fs.rm(entry, { recursive: true, force: true }),
+      );
     }
     for (const entry of await staleEntries(this.paths.incoming(), run.staleBefore)) {
-      await run.found('stale-temporary-file', path.relative(this.dataDir, entry), 'removed (never made visible)', () => fs.rm(entry, { recursive: true, force: true }));
+      await run.found('stale-temporary-file', path.relative(this.dataDir, entry), 'removed (never made visible)', () =>
+        fs.rm(entry, { recursive: true, force: true }),
+      );
     }
     // An object pool no row names: built for a first fork that never committed, or left when its last member's
     // removal was cut off. Quarantined rather than deleted, as a directory without its row is: a member directory
@@ -281,7 +287,9 @@ export class Reconciliation {
     // A journal entry a crash cut off while it was being written: its change never began.
     for (const file of await staleFiles(this.paths.journal(), run.staleBefore)) {
       if (!file.endsWith('.partial')) continue;
-      await run.found('stale-temporary-file', path.relative(this.dataDir, file), 'removed (a journal entry never completed)', () => fs.rm(file, { force: true }));
+      await run.found('stale-temporary-file', path.relative(this.dataDir, file), 'removed (a journal entry never completed)', () =>
+        fs.rm(file, { force: true }),
+      );
     }
   }
 
@@ -291,7 +299,6 @@ export class Reconciliation {
       await run.found('counter-drift', `${drift.table}.${drift.column} (${drift.rows} rows)`, 'recounted', () => this.store.repairCounters([drift]));
     }
   }
-
 }
 
 /** Waits `ms` (the sweep's pause), or less when `signal` stops the sweep meanwhile. */

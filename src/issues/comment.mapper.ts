@@ -14,7 +14,14 @@ import type { CommentEntity, IssueEntity } from './issue.entity';
 import { ANONYMOUS_VIEW } from './issue.mapper';
 
 /** Pure: the `Comment` JSON; the poster is shown as to anyone (Forgejo renders comment authors without a viewer). */
-export function toCommentWire(comment: CommentEntity, issue: IssueEntity, repo: RepositoryEntity, owner: UserEntity, poster: UserEntity, site: Site): CommentWire {
+export function toCommentWire(
+  comment: CommentEntity,
+  issue: IssueEntity,
+  repo: RepositoryEntity,
+  owner: UserEntity,
+  poster: UserEntity,
+  site: Site,
+): CommentWire {
   const page = `${repositoryUrls(owner, repo, site).html}/${issue.isPull ? 'pulls' : 'issues'}/${issue.repoIndex}`;
   return {
     id: comment.id,
@@ -42,7 +49,15 @@ export interface TimelineReferences {
 }
 
 /** Pure: the `TimelineComment` JSON of any entry; the fields an entry's kind does not use stay empty. */
-export function toTimelineCommentWire(comment: CommentEntity, issue: IssueEntity, repo: RepositoryEntity, owner: UserEntity, poster: UserEntity, site: Site, refs: TimelineReferences): TimelineCommentWire {
+export function toTimelineCommentWire(
+  comment: CommentEntity,
+  issue: IssueEntity,
+  repo: RepositoryEntity,
+  owner: UserEntity,
+  poster: UserEntity,
+  site: Site,
+  refs: TimelineReferences,
+): TimelineCommentWire {
   const plain = toCommentWire(comment, issue, repo, owner, poster, site);
   const assignee = comment.assigneeId !== 0 ? (refs.users.get(comment.assigneeId) ?? systemUser(GHOST_USER_ID)!) : null;
   return {

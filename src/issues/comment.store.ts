@@ -5,7 +5,6 @@ import { changeRows } from '../database/transactions';
 import { CommentType } from './comment-types';
 import { CommentEntity } from './issue.entity';
 
-
 export interface CommentCriteria {
   /** Every entry of the timeline, not only plain comments. */
   allTypes?: boolean;
@@ -60,7 +59,9 @@ export class CommentStore {
   async reviewEntryIds(reviewIds: number[]): Promise<Map<number, number>> {
     const found = new Map<number, number>();
     if (reviewIds.length === 0) return found;
-    const rows = await this.dataSource.manager.getRepository(CommentEntity).find({ where: { reviewId: In(reviewIds), type: CommentType.Review }, select: { id: true, reviewId: true }, order: { id: 'ASC' } });
+    const rows = await this.dataSource.manager
+      .getRepository(CommentEntity)
+      .find({ where: { reviewId: In(reviewIds), type: CommentType.Review }, select: { id: true, reviewId: true }, order: { id: 'ASC' } });
     for (const row of rows) if (!found.has(row.reviewId)) found.set(row.reviewId, row.id);
     return found;
   }

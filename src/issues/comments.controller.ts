@@ -14,8 +14,18 @@ import { CommentsService } from './comments.service';
 import { issueBodyLimit } from './issues.service';
 
 const identity = <T>(item: T) => item;
-const SINCE = ApiQuery({ name: 'since', required: false, type: String, description: 'if provided, only comments updated since the specified time are returned.' });
-const BEFORE = ApiQuery({ name: 'before', required: false, type: String, description: 'if provided, only comments updated before the provided time are returned.' });
+const SINCE = ApiQuery({
+  name: 'since',
+  required: false,
+  type: String,
+  description: 'if provided, only comments updated since the specified time are returned.',
+});
+const BEFORE = ApiQuery({
+  name: 'before',
+  required: false,
+  type: String,
+  description: 'if provided, only comments updated before the provided time are returned.',
+});
 
 /** Forgejo answers 204 without a body when the id names a timeline event rather than a plain comment. */
 function orNoContent(response: Response, wire: CommentWire | undefined): CommentWire | undefined {
@@ -41,7 +51,11 @@ export class CommentsController {
   @ApiPaging()
   @ApiOkResponse({ type: [CommentWire], description: 'CommentList' })
   @ApiErrors(404, 422)
-  async listOfRepository(@TargetRepository() target: RepositoryTarget, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<CommentWire>> {
+  async listOfRepository(
+    @TargetRepository() target: RepositoryTarget,
+    @Query() query: Record<string, unknown>,
+    @Paging() page: PageQuery,
+  ): Promise<PagedList<CommentWire>> {
     return pagedList(await this.comments.listOfRepository(target, query, page), page, identity);
   }
 
@@ -52,7 +66,11 @@ export class CommentsController {
   @ApiOkResponse({ type: CommentWire })
   @ApiNoContentResponse({ description: 'not a plain comment' })
   @ApiErrors(404)
-  async get(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Res({ passthrough: true }) response: Response): Promise<CommentWire | undefined> {
+  async get(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('id') id: string,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<CommentWire | undefined> {
     return orNoContent(response, await this.comments.get(target, id));
   }
 
@@ -65,7 +83,12 @@ export class CommentsController {
   @ApiOkResponse({ type: CommentWire })
   @ApiNoContentResponse({ description: 'not a plain comment' })
   @ApiErrors(401, 403, 404, 422, 423)
-  async edit(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @DeferredBody() body: LazyBody, @Res({ passthrough: true }) response: Response): Promise<CommentWire | undefined> {
+  async edit(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('id') id: string,
+    @DeferredBody() body: LazyBody,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<CommentWire | undefined> {
     return orNoContent(response, await this.comments.edit(target, id, () => bindOption(body, EditIssueCommentOption)));
   }
 
@@ -89,7 +112,12 @@ export class CommentsController {
   @ApiPaging()
   @ApiOkResponse({ type: [CommentWire], description: 'CommentList' })
   @ApiErrors(404, 422)
-  async listOfIssue(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<CommentWire>> {
+  async listOfIssue(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('index') index: string,
+    @Query() query: Record<string, unknown>,
+    @Paging() page: PageQuery,
+  ): Promise<PagedList<CommentWire>> {
     return pagedList(await this.comments.listOfIssue(target, index, query, page), page, identity);
   }
 
@@ -102,7 +130,12 @@ export class CommentsController {
   @ApiPaging()
   @ApiOkResponse({ type: [TimelineCommentWire], description: 'TimelineList' })
   @ApiErrors(404, 422)
-  async timeline(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<TimelineCommentWire>> {
+  async timeline(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('index') index: string,
+    @Query() query: Record<string, unknown>,
+    @Paging() page: PageQuery,
+  ): Promise<PagedList<TimelineCommentWire>> {
     return pagedList(await this.comments.timeline(target, index, query, page), page, identity);
   }
 

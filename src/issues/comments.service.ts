@@ -76,7 +76,9 @@ export class CommentsService {
     const found = await this.comments.list({ allTypes: true, issueId: issue.id, updatedAfter: since, updatedBefore: before }, page);
     const posters = await this.posters(found.items);
     const refs = await this.references(target, found.items);
-    const items = found.items.map((comment) => toTimelineCommentWire(comment, issue, target.repo, target.owner, this.poster(posters, comment), this.siteUrls, refs));
+    const items = found.items.map((comment) =>
+      toTimelineCommentWire(comment, issue, target.repo, target.owner, this.poster(posters, comment), this.siteUrls, refs),
+    );
     return { items, total: found.total };
   }
 
@@ -125,7 +127,16 @@ export class CommentsService {
     const comment = await this.transactions.run(async (tx) => {
       const current = await this.issues.findById(issue.id, tx);
       if (!current) throw new NotFoundError();
-      const saved = await this.comments.insert(tx, { type: CommentType.Comment, issueId: issue.id, repoId: issue.repoId, posterId: target.viewer.user!.id, body: option.body, commitSha: '', createdUnix: now, updatedUnix: now });
+      const saved = await this.comments.insert(tx, {
+        type: CommentType.Comment,
+        issueId: issue.id,
+        repoId: issue.repoId,
+        posterId: target.viewer.user!.id,
+        body: option.body,
+        commitSha: '',
+        createdUnix: now,
+        updatedUnix: now,
+      });
       await this.issues.addMentions(tx, current, mentioned);
       await this.record(tx, target, { ...current, numComments: current.numComments + 1, updatedUnix: now }, saved, { action: 'created' });
       return saved;
@@ -168,7 +179,11 @@ export class CommentsService {
       await this.reactions.deleteOfComment(tx, comment.id);
       await this.record(tx, target, issue, comment, { action: 'deleted' });
       const where = `${target.owner.name}/${target.repo.name}#${issue.repoIndex}`;
-      await this.audit.record(tx, { action: 'comment.delete', target: { type: 'comment', id: comment.id, name: where }, detail: { poster_id: comment.posterId } });
+      await this.audit.record(tx, {
+        action: 'comment.delete',
+        target: { type: 'comment', id: comment.id, name: where },
+        detail: { poster_id: comment.posterId },
+      });
     });
     this.events.committed();
   }
@@ -215,8 +230,21 @@ export class CommentsService {
   /** Reports a comment change to the event door inside its transaction (webhooks' `issue_comment`). */
   private async record(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, comment: CommentEntity, change: CommentChange): Promise<void> {
     if (comment.type !== CommentType.Comment || !(await this.events.listensTo(target.repo, tx))) return;
-    const [issueWire] = await this.issueService.wires([issue], AuthContext.anonymous(), new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]), tx);
+    const [issueWire] = await this.issueService.wires(
+      [issue],
+      AuthContext.anonymous(),
+      new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]),
+      tx,
+    );
     const [commentWire] = await this.wires(target, [comment], new Map([[issue.id, issue]]), tx);
-    await this.events.record(tx, { kind: 'issue_comment', action: change.action, repo: target.repo, senderId: target.viewer.user!.id, issue: issueWire, comment: commentWire, changes: change.changes });
+    await this.events.record(tx, {
+      kind: 'issue_comment',
+      action: change.action,
+      repo: target.repo,
+      senderId: target.viewer.user!.id,
+      issue: issueWire,
+      comment: commentWire,
+      changes: change.changes,
+    });
   }
 }

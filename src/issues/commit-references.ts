@@ -87,7 +87,19 @@ export class CommitReferences implements PushListener, OnModuleInit, OnApplicati
   async record(tx: EntityManager, repo: RepositoryEntity, pusherId: number, moves: BranchMove[]): Promise<void> {
     if (pusherId <= 0) return;
     const now = this.clock.nowUnix();
-    await this.pushes.insert(tx, moves.map((move) => ({ repoId: repo.id, pusherId, ref: move.ref, beforeSha: move.before, afterSha: move.after, attempts: 0, claimedUntil: 0, createdUnix: now })));
+    await this.pushes.insert(
+      tx,
+      moves.map((move) => ({
+        repoId: repo.id,
+        pusherId,
+        ref: move.ref,
+        beforeSha: move.before,
+        afterSha: move.after,
+        attempts: 0,
+        claimedUntil: 0,
+        createdUnix: now,
+      })),
+    );
   }
 
   /** Starts reading (or reads once more after the current round, when one is running). */

@@ -73,7 +73,13 @@ export class IssueDependenciesService {
    * POST or DELETE: on /dependencies the route's issue waits for the body's; on /blocks the body's waits for
    * the route's. Answers the route's issue (201), as Forgejo.
    */
-  async change(target: RepositoryTarget, rawIndex: string, direction: 'dependencies' | 'blocks', add: boolean, bind: () => Promise<IssueMeta>): Promise<IssueWire> {
+  async change(
+    target: RepositoryTarget,
+    rawIndex: string,
+    direction: 'dependencies' | 'blocks',
+    add: boolean,
+    bind: () => Promise<IssueMeta>,
+  ): Promise<IssueWire> {
     this.issueService.assertTracker(target);
     requireSignedIn(target.viewer);
     const option = await bind();
@@ -86,7 +92,8 @@ export class IssueDependenciesService {
       if (waiting.issue.id === awaited.issue.id) throw new InvalidInputError('an issue cannot depend on itself');
       await this.transactions.run(async (tx) => {
         // A link back along the chain would make the issues wait for each other forever.
-        if (await this.issues.dependsOnTransitively(awaited.issue.id, waiting.issue.id, tx)) throw new InvalidInputError('circular dependencies are not allowed');
+        if (await this.issues.dependsOnTransitively(awaited.issue.id, waiting.issue.id, tx))
+          throw new InvalidInputError('circular dependencies are not allowed');
         if (await this.issues.addDependency(tx, waiting.issue.id, awaited.issue.id, this.clock.nowUnix())) {
           await this.timeline.dependencyChanged(tx, waiting.issue, awaited.issue, target.viewer.user!.id, true);
         }

@@ -4,7 +4,12 @@ import { Field } from '../common/fields';
 /** Body of POST and PUT /repos/{owner}/{repo}/issues/{index}/labels. */
 @ApiSchema({ name: 'IssueLabelsOption' })
 export class IssueLabelsOption {
-  @ApiProperty({ type: 'array', items: {}, required: false, description: 'Labels can be a list of integers representing label IDs or a list of strings representing label names' })
+  @ApiProperty({
+    type: 'array',
+    items: {},
+    required: false,
+    description: 'Labels can be a list of integers representing label IDs or a list of strings representing label names',
+  })
   @Field({ field: 'Labels', type: 'array' })
   labels?: unknown[];
 

@@ -58,7 +58,11 @@ export class IssueLabelsService {
     await this.transactions.run(async (tx) => {
       const existing = byName(await this.labels.byIds((await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [], tx));
       const result = replace ? replacingLabels(existing, named) : addingLabels(existing, named);
-      await this.issues.setLabels(tx, issue.id, result.labels.map((label) => label.id));
+      await this.issues.setLabels(
+        tx,
+        issue.id,
+        result.labels.map((label) => label.id),
+      );
       await this.timeline.labelsChanged(tx, issue, target.viewer.user!.id, result.steps);
       await this.touchAndReport(tx, target, issue, 'label_updated');
     });
@@ -78,7 +82,11 @@ export class IssueLabelsService {
     await this.transactions.run(async (tx) => {
       const ids = (await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [];
       if (!ids.includes(label.id)) return;
-      await this.issues.setLabels(tx, issue.id, ids.filter((other) => other !== label.id));
+      await this.issues.setLabels(
+        tx,
+        issue.id,
+        ids.filter((other) => other !== label.id),
+      );
       await this.timeline.labelsChanged(tx, issue, target.viewer.user!.id, [{ label, added: false }]);
       await this.touchAndReport(tx, target, issue, 'label_updated');
     });
@@ -93,7 +101,12 @@ export class IssueLabelsService {
     await this.transactions.run(async (tx) => {
       const existing = byName(await this.labels.byIds((await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [], tx));
       await this.issues.setLabels(tx, issue.id, []);
-      await this.timeline.labelsChanged(tx, issue, target.viewer.user!.id, existing.map((label) => ({ label, added: false })));
+      await this.timeline.labelsChanged(
+        tx,
+        issue,
+        target.viewer.user!.id,
+        existing.map((label) => ({ label, added: false })),
+      );
       await this.touchAndReport(tx, target, issue, 'label_cleared');
     });
     this.events.committed();

@@ -52,7 +52,10 @@ export class IssueListsService {
     const criteria = await this.criteria(query, target.repo);
     if (criteria === 'nothing') return { items: [], total: 0 };
     const found = await this.issues.list({ ...criteria, repoId: target.repo.id }, page);
-    return { items: await this.issueService.wires(found.items, target.viewer, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]])), total: found.total };
+    return {
+      items: await this.issueService.wires(found.items, target.viewer, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]])),
+      total: found.total,
+    };
   }
 
   /**
@@ -107,7 +110,10 @@ export class IssueListsService {
     }
     if (since !== undefined) criteria.updatedAfter = since;
     if (before !== undefined) criteria.updatedBefore = before;
-    const labelNames = text(query, 'labels').split(',').map((name) => name.trim()).filter((name) => name !== '');
+    const labelNames = text(query, 'labels')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
     if (labelNames.length > MAX_NAMES) throw new InvalidInputError(`at most ${MAX_NAMES} labels`);
     if (labelNames.length > 0 && !repo) {
       // The search across repositories: any of the labels of that name, wherever they are, as Forgejo.
@@ -122,7 +128,9 @@ export class IssueListsService {
     }
     // `milestones`: names, else ids; as Forgejo, parts that match nothing are dropped, and if none is left the
     // list is not narrowed at all.
-    const milestoneParts = text(query, 'milestones').split(',').filter((part) => part !== '');
+    const milestoneParts = text(query, 'milestones')
+      .split(',')
+      .filter((part) => part !== '');
     if (milestoneParts.length > MAX_NAMES) throw new InvalidInputError(`at most ${MAX_NAMES} milestones`);
     if (milestoneParts.length > 0) {
       const ids = repo ? await this.milestones.idsNamed(repo.id, milestoneParts) : await this.milestones.idsNamedAnywhere(milestoneParts);

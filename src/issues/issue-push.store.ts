@@ -23,7 +23,9 @@ export class IssuePushStore {
     for (let tries = 0; tries < 5; tries++) {
       const row = await this.dataSource.getRepository(IssuePushEntity).findOne({ where: { claimedUntil: LessThanOrEqual(now) }, order: { id: 'ASC' } });
       if (!row) return null;
-      const claimed = await this.transactions.run((tx) => changeRows(tx, 'UPDATE issue_push SET claimed_until = ? WHERE id = ? AND claimed_until <= ?', [until, row.id, now]));
+      const claimed = await this.transactions.run((tx) =>
+        changeRows(tx, 'UPDATE issue_push SET claimed_until = ? WHERE id = ? AND claimed_until <= ?', [until, row.id, now]),
+      );
       if (claimed === 1) return { ...row, claimedUntil: until };
     }
     return null;

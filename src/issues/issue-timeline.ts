@@ -108,6 +108,16 @@ export class IssueTimeline {
 
   private write(tx: EntityManager, issue: OnIssue, doerId: number, type: CommentType, fields: Partial<CommentEntity> = {}): Promise<CommentEntity> {
     const now = this.clock.nowUnix();
-    return this.comments.insert(tx, { type, issueId: issue.id, repoId: issue.repoId, posterId: doerId, body: '', commitSha: '', createdUnix: now, updatedUnix: now, ...fields });
+    return this.comments.insert(tx, {
+      type,
+      issueId: issue.id,
+      repoId: issue.repoId,
+      posterId: doerId,
+      body: '',
+      commitSha: '',
+      createdUnix: now,
+      updatedUnix: now,
+      ...fields,
+    });
   }
 }

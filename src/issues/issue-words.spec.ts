@@ -2,7 +2,17 @@ import { indexEntries, mentionsOf, prefixRange, queryWords, wordsOf } from './is
 
 describe('issue words', () => {
   it('splits on anything but letters, digits and underscores, lower-cased and without repeats', () => {
-    expect(wordsOf('Dependency Dashboard: update lodash-es to v4.17.21, dashboard')).toEqual(['dependency', 'dashboard', 'update', 'lodash', 'es', 'to', 'v4', '17', '21']);
+    expect(wordsOf('Dependency Dashboard: update lodash-es to v4.17.21, dashboard')).toEqual([
+      'dependency',
+      'dashboard',
+      'update',
+      'lodash',
+      'es',
+      'to',
+      'v4',
+      '17',
+      '21',
+    ]);
     expect(wordsOf('Ünïcode ÉTÉ')).toEqual(['ünïcode', 'été']);
   });
 

@@ -60,4 +60,3 @@ export function prefixRange(word: string): [string, string] {
   const last = characters.pop()!.codePointAt(0)!;
   return [word, characters.join('') + String.fromCodePoint(last + 1)];
 }
-

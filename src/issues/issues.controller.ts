@@ -110,7 +110,10 @@ export class IssuesController {
   @Public('issue')
   @RepositoryRoute({ unit: 'repo.issues' })
   @ReadsBody({ deferred: true })
-  @ApiOperation({ summary: 'Set an issue deadline. If set to null, the deadline is deleted. If using deadline only the date will be taken into account, and time of day ignored.' })
+  @ApiOperation({
+    summary:
+      'Set an issue deadline. If set to null, the deadline is deleted. If using deadline only the date will be taken into account, and time of day ignored.',
+  })
   @ApiBody({ type: EditDeadlineOption })
   @ApiCreatedResponse({ type: IssueDeadlineWire })
   @ApiErrors(401, 403, 404, 422)
@@ -186,7 +189,7 @@ export class IssueLabelsController {
   @Public('issue')
   @RepositoryRoute({ unit: 'repo.issues' })
   @HttpCode(204)
-  @ApiOperation({ summary: "Remove all labels from an issue" })
+  @ApiOperation({ summary: 'Remove all labels from an issue' })
   @ApiEmpty()
   @ApiErrors(401, 403, 404)
   async clear(@TargetRepository() target: RepositoryTarget, @Param('index') index: string): Promise<void> {

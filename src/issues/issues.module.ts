@@ -35,8 +35,31 @@ import { ReactionsService } from './reactions.service';
 @Module({
   imports: [UsersModule, ReposModule, LabelsModule, MilestonesModule, AccessModule, GitModule],
   // The pinned list before the issue routes: `issues/pinned` is not an issue number.
-  controllers: [IssueSearchController, CommentsController, IssuePinsController, IssuesController, IssueLabelsController, AssigneesController, ReactionsController, IssueDependenciesController],
-  providers: [IssueStore, CommentStore, ReactionStore, IssuePushStore, IssueTimeline, IssuesService, IssueListsService, CommentsService, IssueLabelsService, ReactionsService, IssueDependenciesService, IssuePinsService, CommitReferences],
+  controllers: [
+    IssueSearchController,
+    CommentsController,
+    IssuePinsController,
+    IssuesController,
+    IssueLabelsController,
+    AssigneesController,
+    ReactionsController,
+    IssueDependenciesController,
+  ],
+  providers: [
+    IssueStore,
+    CommentStore,
+    ReactionStore,
+    IssuePushStore,
+    IssueTimeline,
+    IssuesService,
+    IssueListsService,
+    CommentsService,
+    IssueLabelsService,
+    ReactionsService,
+    IssueDependenciesService,
+    IssuePinsService,
+    CommitReferences,
+  ],
   exports: [IssuesService, CommentsService, IssueTimeline],
 })
 export class IssuesModule implements OnModuleInit {

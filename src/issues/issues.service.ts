@@ -79,7 +79,19 @@ export function assertBodySize(body: string): void {
 
 /** An issue change, as events report it. */
 export interface IssueChange {
-  action: 'opened' | 'edited' | 'closed' | 'reopened' | 'deleted' | 'assigned' | 'unassigned' | 'label_updated' | 'label_cleared' | 'milestoned' | 'demilestoned' | 'synchronized';
+  action:
+    | 'opened'
+    | 'edited'
+    | 'closed'
+    | 'reopened'
+    | 'deleted'
+    | 'assigned'
+    | 'unassigned'
+    | 'label_updated'
+    | 'label_cleared'
+    | 'milestoned'
+    | 'demilestoned'
+    | 'synchronized';
   changes?: { title?: { from: string }; body?: { from: string } };
 }
 
@@ -206,7 +218,11 @@ export class IssuesService {
       await this.issues.replaceWords(tx, row, indexEntries(title, body));
       await this.issues.addMentions(tx, row, mentioned);
       const labelled = replacingLabels([], labels);
-      await this.issues.setLabels(tx, row.id, labelled.labels.map((label) => label.id));
+      await this.issues.setLabels(
+        tx,
+        row.id,
+        labelled.labels.map((label) => label.id),
+      );
       await this.issues.setAssignees(tx, row.id, assigneeIds);
       const counter = counters(isPull);
       if (!(await this.repositories.addToCounter(tx, repoId, counter.all, 1))) throw new NotFoundError();
@@ -290,7 +306,8 @@ export class IssuesService {
       const write: Partial<IssueEntity> = { ...changes, updatedUnix: now };
       if (milestoneId !== undefined && milestoneId !== current.milestoneId) {
         // Read again in the transaction: a milestone deleted meanwhile is not put on the issue.
-        if (milestoneId > 0 && !(await this.milestones.inRepository(current.repoId, milestoneId, tx))) throw new InvalidInputError(`milestone does not exist [id: ${milestoneId}]`);
+        if (milestoneId > 0 && !(await this.milestones.inRepository(current.repoId, milestoneId, tx)))
+          throw new InvalidInputError(`milestone does not exist [id: ${milestoneId}]`);
         write.milestoneId = milestoneId;
       } else milestoneId = undefined;
       if (closing !== undefined && closing !== current.isClosed) {
@@ -354,7 +371,11 @@ export class IssuesService {
       await this.repositories.addToCounter(tx, issue.repoId, counters(issue.isPull).all, -1);
       if (current.isClosed) await this.repositories.addToCounter(tx, issue.repoId, counters(issue.isPull).closed, -1);
       await this.milestones.moveCounts(tx, current.milestoneId, -1, current.isClosed ? -1 : 0);
-      await this.audit.record(tx, { action: 'issue.delete', target: { type: 'issue', id: issue.id, name: `${target.owner.name}/${target.repo.name}#${issue.repoIndex}` }, detail: { title: issue.title } });
+      await this.audit.record(tx, {
+        action: 'issue.delete',
+        target: { type: 'issue', id: issue.id, name: `${target.owner.name}/${target.repo.name}#${issue.repoIndex}` },
+        detail: { title: issue.title },
+      });
     });
     this.events.committed();
     return issue;
@@ -422,24 +443,62 @@ export class IssuesService {
   }
 
   /** The JSON of a page of issues: posters, assignees and labels read once for the page. */
-  async wires(page: IssueEntity[], viewer: AuthContext, repos: Map<number, { repo: RepositoryEntity; owner: UserEntity }>, tx?: EntityManager, options: { pullMeta?: boolean } = {}): Promise<IssueWire[]> {
+  async wires(
+    page: IssueEntity[],
+    viewer: AuthContext,
+    repos: Map<number, { repo: RepositoryEntity; owner: UserEntity }>,
+    tx?: EntityManager,
+    options: { pullMeta?: boolean } = {},
+  ): Promise<IssueWire[]> {
     if (page.length === 0) return [];
     const ids = page.map((issue) => issue.id);
     const labelIds = await this.issues.labelIdsOf(ids, tx);
     const assigneeIds = await this.issues.assigneeIdsOf(ids, tx);
     const allLabels = await this.labels.byIds([...new Set([...labelIds.values()].flat())], tx);
-    const milestones = new Map((await this.milestones.byIds(page.map((issue) => issue.milestoneId), tx)).map((milestone) => [milestone.id, milestone]));
+    const milestones = new Map(
+      (
+        await this.milestones.byIds(
+          page.map((issue) => issue.milestoneId),
+          tx,
+        )
+      ).map((milestone) => [milestone.id, milestone]),
+    );
     const userIds = new Set<number>(page.map((issue) => issue.posterId));
     for (const list of assigneeIds.values()) for (const id of list) userIds.add(id);
-    const users = new Map((await this.users.byIds([...userIds].filter((id) => id > 0), tx)).map((user) => [user.id, user]));
+    const users = new Map(
+      (
+        await this.users.byIds(
+          [...userIds].filter((id) => id > 0),
+          tx,
+        )
+      ).map((user) => [user.id, user]),
+    );
     // The pull requests module builds its own JSON from these and needs no `pull_request` part.
-    const pulls = options.pullMeta !== false && page.some((issue) => issue.isPull) && this.pulls ? await this.pulls.meta(page.filter((issue) => issue.isPull), tx) : new Map<number, PullRequestMetaWire>();
+    const pulls =
+      options.pullMeta !== false && page.some((issue) => issue.isPull) && this.pulls
+        ? await this.pulls.meta(
+            page.filter((issue) => issue.isPull),
+            tx,
+          )
+        : new Map<number, PullRequestMetaWire>();
     return page.map((issue) => {
       const place = repos.get(issue.repoId)!;
       const own = new Set(labelIds.get(issue.id) ?? []);
       const labels = allLabels.filter((label) => own.has(label.id)).map((label) => this.labelWire(label, place.repo, place.owner));
       const milestone = milestones.get(issue.milestoneId);
-      return toIssueWire(issue, { ...place, users, labels, assigneeIds: assigneeIds.get(issue.id) ?? [], pull: pulls.get(issue.id) ?? null, milestone: milestone ? toMilestoneWire(milestone) : null }, viewer, this.siteUrls);
+      return toIssueWire(
+        issue,
+        {
+          ...place,
+          users,
+          labels,
+          assigneeIds: assigneeIds.get(issue.id) ?? [],
+          pull: pulls.get(issue.id) ?? null,
+          milestone: milestone ? toMilestoneWire(milestone) : null,
+        },
+        viewer,
+        this.siteUrls,
+      );
     });
   }
 
@@ -450,12 +509,19 @@ export class IssuesService {
   async replaceLabels(tx: EntityManager, issue: IssueEntity, labels: LabelEntity[], doerId: number): Promise<void> {
     const current = await this.labels.byIds((await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [], tx);
     const replaced = replacingLabels(current, labels);
-    await this.issues.setLabels(tx, issue.id, replaced.labels.map((label) => label.id));
+    await this.issues.setLabels(
+      tx,
+      issue.id,
+      replaced.labels.map((label) => label.id),
+    );
     await this.timeline.labelsChanged(tx, issue, doerId, replaced.steps);
   }
 
   labelWire(label: LabelEntity, repo: RepositoryEntity, owner: UserEntity): LabelWire {
-    const url = label.orgId > 0 ? `${this.siteUrls.apiBase}/orgs/${encodeURIComponent(owner.name)}/labels/${label.id}` : `${repositoryUrls(owner, repo, this.siteUrls).api}/labels/${label.id}`;
+    const url =
+      label.orgId > 0
+        ? `${this.siteUrls.apiBase}/orgs/${encodeURIComponent(owner.name)}/labels/${label.id}`
+        : `${repositoryUrls(owner, repo, this.siteUrls).api}/labels/${label.id}`;
     return toLabelWire(label, url);
   }
 
@@ -477,8 +543,10 @@ export class IssuesService {
     const ids: number[] = [];
     for (const name of unique) {
       const user = await this.users.byName(name);
-      if (!user || user.type !== UserType.Individual) throw new InvalidInputError(`Assignee does not exist: [name: user does not exist [uid: 0, name: ${name}]]`);
-      if (!(await this.policy.mayBeAssigned(user.id, target.repo, target.owner))) throw new InvalidInputError(`user doesn't have access to repo [user_id: ${user.id}, repo_name: ${target.repo.name}]`);
+      if (!user || user.type !== UserType.Individual)
+        throw new InvalidInputError(`Assignee does not exist: [name: user does not exist [uid: 0, name: ${name}]]`);
+      if (!(await this.policy.mayBeAssigned(user.id, target.repo, target.owner)))
+        throw new InvalidInputError(`user doesn't have access to repo [user_id: ${user.id}, repo_name: ${target.repo.name}]`);
       ids.push(user.id);
     }
     return ids;
@@ -522,6 +590,13 @@ export class IssuesService {
     if (issue.isPull && this.pulls) return this.pulls.record(tx, target, issue, change);
     const repos = new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]);
     const [wire] = await this.wires([issue], AuthContext.anonymous(), repos, tx);
-    await this.events.record(tx, { kind: 'issue', action: change.action, repo: target.repo, senderId: target.viewer.user!.id, issue: wire, changes: change.changes });
+    await this.events.record(tx, {
+      kind: 'issue',
+      action: change.action,
+      repo: target.repo,
+      senderId: target.viewer.user!.id,
+      issue: wire,
+      changes: change.changes,
+    });
   }
 }

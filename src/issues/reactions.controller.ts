@@ -40,7 +40,12 @@ export class ReactionsController {
   @ApiOkResponse({ type: ReactionWire, description: 'the reaction was already given' })
   @ApiCreatedResponse({ type: ReactionWire })
   @ApiErrors(401, 403, 404)
-  async addToIssue(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody, @Res({ passthrough: true }) response: Response): Promise<ReactionWire> {
+  async addToIssue(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('index') index: string,
+    @DeferredBody() body: LazyBody,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<ReactionWire> {
     const result = await this.reactions.add(target, { index }, () => bindOption(body, EditReactionOption));
     response.status(result.created ? 201 : 200);
     return result.reaction;
@@ -78,7 +83,12 @@ export class ReactionsController {
   @ApiOkResponse({ type: ReactionWire, description: 'the reaction was already given' })
   @ApiCreatedResponse({ type: ReactionWire })
   @ApiErrors(401, 403, 404)
-  async addToComment(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @DeferredBody() body: LazyBody, @Res({ passthrough: true }) response: Response): Promise<ReactionWire> {
+  async addToComment(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('id') id: string,
+    @DeferredBody() body: LazyBody,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<ReactionWire> {
     const result = await this.reactions.add(target, { commentId: id }, () => bindOption(body, EditReactionOption));
     response.status(result.created ? 201 : 200);
     return result.reaction;

@@ -80,7 +80,8 @@ export class ReactionsService {
     this.issueService.assertTracker(target);
     requireSignedIn(target.viewer);
     const option = await bind();
-    const { issue, commentId } = 'index' in place ? { issue: await this.issueService.find(target, place.index), commentId: 0 } : await this.comment(target, place.commentId);
+    const { issue, commentId } =
+      'index' in place ? { issue: await this.issueService.find(target, place.index), commentId: 0 } : await this.comment(target, place.commentId);
     if (issue.isLocked && !(await target.canWrite('repo.issues'))) throw new ForbiddenError('no permission to change reaction');
     return { issue, commentId, content: option.content ?? '' };
   }

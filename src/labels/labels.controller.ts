@@ -46,7 +46,13 @@ export class RepositoryLabelsController {
   @ApiErrors(404, 409, 422)
   async create(@TargetRepository() target: RepositoryTarget, @Body() option: CreateLabelOption): Promise<LabelWire> {
     const place = await this.labels.repositoryPlace(target, true);
-    const label = await this.labels.create(place, { name: option.name, color: option.color, description: option.description, exclusive: option.exclusive, isArchived: option.is_archived });
+    const label = await this.labels.create(place, {
+      name: option.name,
+      color: option.color,
+      description: option.description,
+      exclusive: option.exclusive,
+      isArchived: option.is_archived,
+    });
     return wire(place)(label);
   }
 
@@ -69,7 +75,13 @@ export class RepositoryLabelsController {
   @ApiErrors(404, 409, 422)
   async edit(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Body() option: EditLabelOption): Promise<LabelWire> {
     const place = await this.labels.repositoryPlace(target, true);
-    const label = await this.labels.edit(place, id, { name: option.name, color: option.color, description: option.description, exclusive: option.exclusive, isArchived: option.is_archived });
+    const label = await this.labels.edit(place, id, {
+      name: option.name,
+      color: option.color,
+      description: option.description,
+      exclusive: option.exclusive,
+      isArchived: option.is_archived,
+    });
     return wire(place)(label);
   }
 
@@ -109,7 +121,13 @@ export class OrganizationLabelsController {
   @ApiErrors(404, 409, 422)
   async create(@Caller() caller: AuthContext, @Param('org') org: string, @Body() option: CreateLabelOption): Promise<LabelWire> {
     const place = await this.labels.organizationPlace(caller, org, 'write');
-    const label = await this.labels.create(place, { name: option.name, color: option.color, description: option.description, exclusive: option.exclusive, isArchived: option.is_archived });
+    const label = await this.labels.create(place, {
+      name: option.name,
+      color: option.color,
+      description: option.description,
+      exclusive: option.exclusive,
+      isArchived: option.is_archived,
+    });
     return wire(place)(label);
   }
 
@@ -130,7 +148,13 @@ export class OrganizationLabelsController {
   @ApiErrors(404, 409, 422)
   async edit(@Caller() caller: AuthContext, @Param('org') org: string, @Param('id') id: string, @Body() option: EditLabelOption): Promise<LabelWire> {
     const place = await this.labels.organizationPlace(caller, org, 'write');
-    const label = await this.labels.edit(place, id, { name: option.name, color: option.color, description: option.description, exclusive: option.exclusive, isArchived: option.is_archived });
+    const label = await this.labels.edit(place, id, {
+      name: option.name,
+      color: option.color,
+      description: option.description,
+      exclusive: option.exclusive,
+      isArchived: option.is_archived,
+    });
     return wire(place)(label);
   }
 

@@ -20,11 +20,15 @@ describe('language detection', () => {
   });
 
   it('sums bytes per language', () => {
-    expect(Object.fromEntries(languageBytes([
-      { path: 'a.go', size: 10 },
-      { path: 'b/c.go', size: 5 },
-      { path: 'd.py', size: 7 },
-      { path: 'README.md', size: 100 },
-    ]))).toEqual({ Go: 15, Python: 7 });
+    expect(
+      Object.fromEntries(
+        languageBytes([
+          { path: 'a.go', size: 10 },
+          { path: 'b/c.go', size: 5 },
+          { path: 'd.py', size: 7 },
+          { path: 'README.md', size: 100 },
+        ]),
+      ),
+    ).toEqual({ Go: 15, Python: 7 });
   });
 });

@@ -171,7 +171,10 @@ export class LfsHttpHandler {
         request.off('error', onError);
         action();
       };
-      const deadline = setTimeout(() => finish(() => reject(new BadRequestError('Request Timeout: the request body came too slowly'))), this.gitConfig.requestBodyTimeoutMs);
+      const deadline = setTimeout(
+        () => finish(() => reject(new BadRequestError('Request Timeout: the request body came too slowly'))),
+        this.gitConfig.requestBodyTimeoutMs,
+      );
       deadline.unref();
       const onData = (chunk: Buffer) => {
         size += chunk.length;

@@ -42,7 +42,14 @@ export class LfsIntake {
 
   /** The objects among `pointers` that the repository holds already (its rows), by oid. */
   async heldBy(repositoryId: number, pointers: LfsPointer[]): Promise<Set<string>> {
-    return new Set((await this.store.inRepository(repositoryId, pointers.map((pointer) => pointer.oid))).keys());
+    return new Set(
+      (
+        await this.store.inRepository(
+          repositoryId,
+          pointers.map((pointer) => pointer.oid),
+        )
+      ).keys(),
+    );
   }
 
   /**
@@ -51,7 +58,10 @@ export class LfsIntake {
    * it past its limit. Settled in the transaction that writes the rows (`link`); released by the caller.
    */
   async reserve(owner: { id: number; name: string }, pointers: LfsPointer[]): Promise<QuotaReservation> {
-    const held = await this.store.heldByOwner(owner.id, pointers.map((pointer) => pointer.oid));
+    const held = await this.store.heldByOwner(
+      owner.id,
+      pointers.map((pointer) => pointer.oid),
+    );
     const bytes = pointers.filter((pointer) => !held.has(pointer.oid)).reduce((sum, pointer) => sum + pointer.size, 0);
     if (bytes === 0) return NOTHING_RESERVED;
     return this.quota.reserve(owner, 'size:git:lfs', 'lfs', bytes, { whole: true });
@@ -69,7 +79,8 @@ export class LfsIntake {
       throw error;
     }
     try {
-      if (staged.size !== pointer.size || staged.digests.sha256 !== pointer.oid) throw new InvalidInputError(`LFS object ${pointer.oid}: content does not match its pointer`);
+      if (staged.size !== pointer.size || staged.digests.sha256 !== pointer.oid)
+        throw new InvalidInputError(`LFS object ${pointer.oid}: content does not match its pointer`);
       await staged.place(lfsKey(pointer.oid));
     } catch (error) {
       await staged.discard();

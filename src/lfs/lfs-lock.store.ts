@@ -36,7 +36,9 @@ export class LfsLockStore {
 
   /** Up to `limit` locks with an id above `after`, in id order (the cursor is the last id seen). */
   page(repositoryId: number, after: number, limit: number): Promise<LfsLockEntity[]> {
-    return this.manager().getRepository(LfsLockEntity).find({ where: { repositoryId, id: MoreThan(after) }, order: { id: 'ASC' }, take: limit });
+    return this.manager()
+      .getRepository(LfsLockEntity)
+      .find({ where: { repositoryId, id: MoreThan(after) }, order: { id: 'ASC' }, take: limit });
   }
 
   /** True when this call removed the lock. */

@@ -35,7 +35,13 @@ export class LfsLocksService {
 
   async create(target: LfsTarget, body: Record<string, unknown>): Promise<LfsLockWire> {
     const path = cleanPath(body.path);
-    const { created, lock } = await this.store.create({ repositoryId: target.repo.id, ownerId: target.auth.user!.id, path, pathKey: pathKey(path), createdUnix: this.clock.nowUnix() });
+    const { created, lock } = await this.store.create({
+      repositoryId: target.repo.id,
+      ownerId: target.auth.user!.id,
+      path,
+      pathKey: pathKey(path),
+      createdUnix: this.clock.nowUnix(),
+    });
     const wire = await this.toWire([lock]);
     if (!created) throw new LockExistsError(wire[0]);
     return wire[0];

@@ -26,7 +26,9 @@ export class LfsObjectStore {
     const unique = [...new Set(oids)];
     // In slices, so that a batch of thousands of objects stays within every driver's parameter limit.
     for (let start = 0; start < unique.length; start += 500) {
-      const rows = await this.manager().getRepository(LfsObjectEntity).findBy({ repositoryId, oid: In(unique.slice(start, start + 500)) });
+      const rows = await this.manager()
+        .getRepository(LfsObjectEntity)
+        .findBy({ repositoryId, oid: In(unique.slice(start, start + 500)) });
       for (const row of rows) found.set(row.oid, row);
     }
     return found;
@@ -102,11 +104,14 @@ export class LfsObjectStore {
    * the rows added.
    */
   async copyRows(tx: EntityManager, fromRepositoryId: number, toRepositoryId: number, now: number): Promise<number> {
-    const held = (await tx.query('SELECT COALESCE(SUM(size), 0) AS bytes FROM lfs_meta_object WHERE repository_id = ?', [fromRepositoryId])) as { bytes: number | string }[];
-    await tx.query(
-      'INSERT INTO lfs_meta_object (oid, size, repository_id, created_unix) SELECT oid, size, ?, ? FROM lfs_meta_object WHERE repository_id = ?',
-      [toRepositoryId, now, fromRepositoryId],
-    );
+    const held = (await tx.query('SELECT COALESCE(SUM(size), 0) AS bytes FROM lfs_meta_object WHERE repository_id = ?', [fromRepositoryId])) as {
+      bytes: number | string;
+    }[];
+    await tx.query('INSERT INTO lfs_meta_object (oid, size, repository_id, created_unix) SELECT oid, size, ?, ? FROM lfs_meta_object WHERE repository_id = ?', [
+      toRepositoryId,
+      now,
+      fromRepositoryId,
+    ]);
     return Number(held[0]?.bytes ?? 0);
   }
 

@@ -35,7 +35,6 @@ export function workerFile(directory = __dirname): string {
   return found;
 }
 
-
 /**
  * Renders off the main thread, each document within one flat time budget (MARKDOWN_RENDER_BUDGET) and
  * output cap (MARKDOWN_MAX_OUTPUT_SIZE). Two to four workers: with one render per user at a time

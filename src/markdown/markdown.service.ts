@@ -32,16 +32,18 @@ export class MarkdownService {
     const mode = renderMode(request.mode);
     const special = mode !== 'markdown';
     const mentions = special ? await this.mentionable(viewer, request.text) : [];
-    return this.oneAtATime(viewer, () => this.renderer.render(request.text, {
-      special,
-      comment: mode === 'comment',
-      wiki: special && request.wiki,
-      base: contextBase(special ? request.context : '', this.siteConfig.rootUrl),
-      rootUrl: this.siteConfig.rootUrl,
-      mentions,
-      // A document (gfm) has no repository for `#N` to point into, unless it is a wiki page.
-      issueRefs: mode === 'comment' || (mode === 'gfm' && request.wiki) ? 'all' : mode === 'gfm' ? 'cross' : 'none',
-    }));
+    return this.oneAtATime(viewer, () =>
+      this.renderer.render(request.text, {
+        special,
+        comment: mode === 'comment',
+        wiki: special && request.wiki,
+        base: contextBase(special ? request.context : '', this.siteConfig.rootUrl),
+        rootUrl: this.siteConfig.rootUrl,
+        mentions,
+        // A document (gfm) has no repository for `#N` to point into, unless it is a wiki page.
+        issueRefs: mode === 'comment' || (mode === 'gfm' && request.wiki) ? 'all' : mode === 'gfm' ? 'cross' : 'none',
+      }),
+    );
   }
 
   /** POST /markdown/raw: the body is the document, rendered in markdown mode. */

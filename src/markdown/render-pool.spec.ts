@@ -71,7 +71,7 @@ describe('RenderPool', () => {
     await expect(subject.render('wait 200', {})).resolves.toMatch(/^wait 200/);
   });
 
-  it('budgets a job in its worker\'s CPU time: waiting costs nothing, spinning does', async () => {
+  it("budgets a job in its worker's CPU time: waiting costs nothing, spinning does", async () => {
     const subject = pool({ timeoutMs: 100 });
     // Idle in the worker for three times the budget: no CPU used, so the job is not failed, however long the
     // wait stretches on a loaded machine.
@@ -130,7 +130,7 @@ describe('RenderPool', () => {
     await running;
   });
 
-  it('does not count a worker\'s start-up against a waiting job', async () => {
+  it("does not count a worker's start-up against a waiting job", async () => {
     const slowStart = path.join(directory, 'slow-start.worker.mjs');
     const slowed = WALL_CLOCK_STAND_IN.replace('parentPort.postMessage({ ready: true });', 'setTimeout(() => parentPort.postMessage({ ready: true }), 300);');
     expect(slowed).toContain('setTimeout(() => parentPort.postMessage({ ready: true }), 300)');

@@ -149,10 +149,13 @@ export class RenderPool {
       // CPU time, so that a loaded machine does not fail jobs that would pass on an idle one; a wall-clock
       // ceiling still ends a job whose thread gets almost no CPU at all.
       const deadline = Date.now() + job.timeoutMs * WALL_CLOCK_CEILING;
-      slot.timer = setInterval(() => {
-        const used = (threadCpuMs(slot.threadId!) ?? Number.POSITIVE_INFINITY) - cpuAtStart;
-        if (used >= job.timeoutMs || Date.now() >= deadline) overBudget();
-      }, Math.min(CPU_CHECK_MS, job.timeoutMs));
+      slot.timer = setInterval(
+        () => {
+          const used = (threadCpuMs(slot.threadId!) ?? Number.POSITIVE_INFINITY) - cpuAtStart;
+          if (used >= job.timeoutMs || Date.now() >= deadline) overBudget();
+        },
+        Math.min(CPU_CHECK_MS, job.timeoutMs),
+      );
     }
     slot.timer.unref();
     // The worker holds the event loop only while it has work.

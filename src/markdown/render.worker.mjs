@@ -36,7 +36,26 @@ const SCHEMA = {
     // to the links remarkMentions made, so that raw HTML cannot dress a link to anywhere as a mention.
     a: [...defaultSchema.attributes.a.filter((rule) => !Array.isArray(rule) || rule[0] !== 'className'), ['className', 'data-footnote-backref']],
   },
-  strip: ['script', 'style', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet', 'noscript', 'noembed', 'noframes', 'template', 'xmp', 'title', 'textarea', 'select', 'svg', 'math'],
+  strip: [
+    'script',
+    'style',
+    'iframe',
+    'frame',
+    'frameset',
+    'object',
+    'embed',
+    'applet',
+    'noscript',
+    'noembed',
+    'noframes',
+    'template',
+    'xmp',
+    'title',
+    'textarea',
+    'select',
+    'svg',
+    'math',
+  ],
 };
 
 const IMAGE_EXTENSIONS = /\.(?:apng|avif|bmp|gif|ico|jpe?g|png|svg|webp)$/i;
@@ -193,7 +212,12 @@ function linkReferences(value, crossOnly, rootUrl) {
   let rest = value;
   for (let reference = firstIssueReference(rest, crossOnly); reference !== undefined; reference = firstIssueReference(rest, crossOnly)) {
     const href = joinUnderRoot(rootUrl, reference.owner, reference.name, reference.isPull ? 'pulls' : 'issues', reference.index);
-    const link = { type: 'element', tagName: 'a', properties: { href, className: ['ref-issue'] }, children: [{ type: 'text', value: rest.slice(reference.start, reference.end) }] };
+    const link = {
+      type: 'element',
+      tagName: 'a',
+      properties: { href, className: ['ref-issue'] },
+      children: [{ type: 'text', value: rest.slice(reference.start, reference.end) }],
+    };
     if (reference.keyword) {
       const [from, to] = reference.keyword;
       text(rest.slice(0, from));

@@ -31,7 +31,13 @@ export class MilestoneStore {
     if (criteria.name) query.andWhere("LOWER(m.name) LIKE :name ESCAPE '!'", { name: containsPattern(criteria.name) });
     const total = await query.getCount();
     if (total === 0 || page.offset >= total) return { items: [], total };
-    const items = await query.orderBy('m.deadline_unix', 'ASC').addOrderBy('m.name', 'ASC').addOrderBy('m.id', 'ASC').offset(page.offset).limit(page.limit).getMany();
+    const items = await query
+      .orderBy('m.deadline_unix', 'ASC')
+      .addOrderBy('m.name', 'ASC')
+      .addOrderBy('m.id', 'ASC')
+      .offset(page.offset)
+      .limit(page.limit)
+      .getMany();
     return { items, total };
   }
 

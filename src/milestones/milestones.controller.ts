@@ -31,7 +31,12 @@ export class MilestonesController {
   @ApiPaging()
   @ApiOkResponse({ type: [MilestoneWire], description: 'MilestoneList' })
   @ApiErrors(404)
-  async list(@TargetRepository() target: RepositoryTarget, @Query('state') state: unknown, @Query('name') name: unknown, @Paging() page: PageQuery): Promise<PagedList<MilestoneWire>> {
+  async list(
+    @TargetRepository() target: RepositoryTarget,
+    @Query('state') state: unknown,
+    @Query('name') name: unknown,
+    @Paging() page: PageQuery,
+  ): Promise<PagedList<MilestoneWire>> {
     return pagedList(await this.milestones.list(target, firstString(state), firstString(name), page), page, toMilestoneWire);
   }
 

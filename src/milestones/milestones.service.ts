@@ -123,7 +123,8 @@ export class MilestonesService {
   /** Writers of the issues or of the pull requests (401, 403), as Forgejo. */
   private async assertWriter(target: RepositoryTarget): Promise<void> {
     requireSignedIn(target.viewer);
-    if (!(await target.canWrite('repo.issues')) && !(await target.canWrite('repo.pulls'))) throw new ForbiddenError('user should have a permission to write to a repo');
+    if (!(await target.canWrite('repo.issues')) && !(await target.canWrite('repo.pulls')))
+      throw new ForbiddenError('user should have a permission to write to a repo');
   }
 }
 

@@ -159,7 +159,9 @@ export class LfsFetch {
   private async download(request: LfsFetchRequest, pointers: LfsPointer[]): Promise<{ fetched: LfsPointer[]; unreached: number }> {
     const timeout = AbortSignal.timeout(this.mirrorConfig.lfsTimeoutMs);
     const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
-    const authorization = request.credentials ? `Basic ${Buffer.from(`${request.credentials.username}:${request.credentials.password}`).toString('base64')}` : undefined;
+    const authorization = request.credentials
+      ? `Basic ${Buffer.from(`${request.credentials.username}:${request.credentials.password}`).toString('base64')}`
+      : undefined;
     const batchUrl = new URL(`${request.endpoint.href.replace(/\/+$/, '')}/objects/batch`);
     const fetched: LfsPointer[] = [];
     // Objects fetched or left out so far; the others were not reached when time ran out.
@@ -177,7 +179,8 @@ export class LfsFetch {
             continue;
           }
           const headers: Record<string, string> = { ...(action.header ?? {}) };
-          if (!Object.keys(headers).some((name) => name.toLowerCase() === 'authorization') && authorization && sameOrigin(action.href, batchUrl)) headers.Authorization = authorization;
+          if (!Object.keys(headers).some((name) => name.toLowerCase() === 'authorization') && authorization && sameOrigin(action.href, batchUrl))
+            headers.Authorization = authorization;
           try {
             await this.intake.receive(pointer, await this.get(action.href, headers, pointer.size, signal));
             fetched.push(pointer);
@@ -192,7 +195,9 @@ export class LfsFetch {
       if (!signal.aborted) throw error;
       // Out of time or stopped: what was stored so far is kept; the rest waits for the next run.
       const unreached = pointers.length - settled;
-      this.logger.warn(`${request.what}: LFS fetch ${request.signal?.aborted ? 'stopped' : 'out of time (MIRROR_LFS_TIMEOUT)'}, ${unreached} objects not reached`);
+      this.logger.warn(
+        `${request.what}: LFS fetch ${request.signal?.aborted ? 'stopped' : 'out of time (MIRROR_LFS_TIMEOUT)'}, ${unreached} objects not reached`,
+      );
       return { fetched, unreached };
     }
     return { fetched, unreached: 0 };
@@ -236,7 +241,14 @@ export class LfsFetch {
   }
 
   /** One request to a vetted host, pinned to its vetted addresses; a status other than 200 fails (422). */
-  private async open(url: URL, method: string, headers: Record<string, string>, signal: AbortSignal, body?: string, expectedLength?: number): Promise<http.IncomingMessage> {
+  private async open(
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+    body?: string,
+    expectedLength?: number,
+  ): Promise<http.IncomingMessage> {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidInputError('Migration failed: the LFS server named an unsupported URL');
     const vetted = await this.policy.vet(url);
     const client = url.protocol === 'https:' ? https : http;

@@ -35,7 +35,11 @@ export class MigrateRepositoryOption {
   @Field({ field: 'LFS', type: 'boolean', description: 'bring the LFS objects the source points to, at the migration and at every sync of a pull mirror' })
   lfs?: boolean;
 
-  @Field({ field: 'LFSEndpoint', type: 'string', description: 'the LFS server of the source (at most 2048 characters); default: the clone address with .git/info/lfs' })
+  @Field({
+    field: 'LFSEndpoint',
+    type: 'string',
+    description: 'the LFS server of the source (at most 2048 characters); default: the clone address with .git/info/lfs',
+  })
   lfs_endpoint?: string;
 
   @Field({ field: 'Private', type: 'boolean' })
@@ -62,7 +66,12 @@ export class MigrateRepositoryOption {
   @Field({ field: 'Releases', type: 'boolean', description: 'accepted and ignored' })
   releases?: boolean;
 
-  @Field({ field: 'MirrorInterval', type: 'string', description: 'with `mirror`: Go duration, `0` (no periodic sync) or at least `10m`; default `8h`', example: '8h0m0s' })
+  @Field({
+    field: 'MirrorInterval',
+    type: 'string',
+    description: 'with `mirror`: Go duration, `0` (no periodic sync) or at least `10m`; default `8h`',
+    example: '8h0m0s',
+  })
   mirror_interval?: string;
 
   @Field({

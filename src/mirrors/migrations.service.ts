@@ -151,7 +151,14 @@ export class MigrationsService {
       try {
         const lfs =
           option.lfs === true
-            ? await this.lfs.fetch({ dir: workDir, endpoint: lfsEndpointOf(url, option.lfs_endpoint), credentials, owner, signal: clientGone, what: 'migration' })
+            ? await this.lfs.fetch({
+                dir: workDir,
+                endpoint: lfsEndpointOf(url, option.lfs_endpoint),
+                credentials,
+                owner,
+                signal: clientGone,
+                what: 'migration',
+              })
             : null;
         try {
           if (clientGone?.aborted) throw new ServiceUnavailableError('the migration was stopped: its client went away', 1);
@@ -262,7 +269,10 @@ export class MigrationsService {
 
 /** git's first `fatal:` line without its prefix (else its first line), credentials in URLs replaced. */
 export function gitFailureReason(stderr: string): string {
-  const lines = stderr.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   const fatal = lines.find((line) => line.startsWith('fatal:'));
   const reason = fatal ? fatal.slice('fatal:'.length).trim() : (lines[0] ?? 'git failed');
   return sanitizeCredentialUrls(reason).replace(/\.$/, '');

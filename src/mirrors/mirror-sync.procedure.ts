@@ -111,14 +111,21 @@ export class MirrorSyncProcedure {
       // At most MIRROR_SYNC_MAX_PER_USER syncs of one owner's mirrors run at once over every instance; the
       // others are busy and come back later.
       const turn = await this.claims.take('mirror-syncs', async (active) =>
-        active.filter((claim) => claim.ownerId === owner.id).length >= this.mirrorConfig.syncMaxPerOwner ? 'full' : { item: 'sync', ownerId: owner.id, amount: 1 },
+        active.filter((claim) => claim.ownerId === owner.id).length >= this.mirrorConfig.syncMaxPerOwner
+          ? 'full'
+          : { item: 'sync', ownerId: owner.id, amount: 1 },
       );
       if (turn === 'full') return 'busy';
       try {
         // The fetch's byte budget is what the owner has left of `size:repos:all`, reserved before it starts.
         let reservation: QuotaReservation;
         try {
-          reservation = await this.quota.reserve({ id: owner.id, name: owner.name }, 'size:repos:all', repo.isPrivate ? 'reposPrivate' : 'reposPublic', 'remaining');
+          reservation = await this.quota.reserve(
+            { id: owner.id, name: owner.name },
+            'size:repos:all',
+            repo.isPrivate ? 'reposPrivate' : 'reposPublic',
+            'remaining',
+          );
         } catch (error) {
           if (!(error instanceof QuotaExceededError)) throw error;
           this.logger.warn(`sync of mirror ${owner.name}/${repo.name} skipped: the owner is over quota`);
@@ -184,7 +191,15 @@ export class MirrorSyncProcedure {
     const what = `mirror ${owner.name}/${repo.name}`;
     try {
       const endpoint = lfsEndpointOf(parseCloneAddress(repo.originalUrl), mirror.lfsEndpoint || undefined);
-      const fetched = await this.lfs.fetch({ dir, endpoint, credentials: this.credentials.open(mirror.credentials), owner, repositoryId: repo.id, signal, what });
+      const fetched = await this.lfs.fetch({
+        dir,
+        endpoint,
+        credentials: this.credentials.open(mirror.credentials),
+        owner,
+        repositoryId: repo.id,
+        signal,
+        what,
+      });
       try {
         if (fetched.pointers.length > 0) await this.transactions.run((tx) => fetched.link(tx, repo.id));
       } finally {
@@ -197,7 +212,13 @@ export class MirrorSyncProcedure {
   }
 
   /** After a fetch: `mirror_updated`, size, the first branch of an empty mirror, `updated_at` from the newest branch. */
-  private async recordSuccess(repo: RepositoryEntity, dir: string, now: number, refsBefore: Map<string, string> | null, reservation: QuotaReservation): Promise<void> {
+  private async recordSuccess(
+    repo: RepositoryEntity,
+    dir: string,
+    now: number,
+    refsBefore: Map<string, string> | null,
+    reservation: QuotaReservation,
+  ): Promise<void> {
     const changes: Partial<RepositoryEntity> = { mirrorUpdatedUnix: now };
     if (repo.isEmpty) {
       const branch = firstBranch(repo.defaultBranch, await this.remotes.branches(dir));
@@ -218,7 +239,8 @@ export class MirrorSyncProcedure {
 
 /** A failure for the log: git's message (which names the URL, never credentials), sanitised once more. */
 function describe(error: unknown): string {
-  const message = error instanceof GitError ? `${error.message}${error.stderr ? ` — ${error.stderr.trim().split('\n').slice(-1)[0]}` : ''}` : (error as Error).message;
+  const message =
+    error instanceof GitError ? `${error.message}${error.stderr ? ` — ${error.stderr.trim().split('\n').slice(-1)[0]}` : ''}` : (error as Error).message;
   return sanitizeCredentialUrls(message);
 }
 

@@ -29,7 +29,9 @@ export class MirrorStore {
 
   /** How many pull mirrors `ownerId` owns. */
   async countOfOwner(ownerId: number): Promise<number> {
-    const rows = (await this.dataSource.query('SELECT COUNT(*) AS n FROM mirror m INNER JOIN repository r ON r.id = m.repo_id WHERE r.owner_id = ?', [ownerId])) as { n: number | string }[];
+    const rows = (await this.dataSource.query('SELECT COUNT(*) AS n FROM mirror m INNER JOIN repository r ON r.id = m.repo_id WHERE r.owner_id = ?', [
+      ownerId,
+    ])) as { n: number | string }[];
     return Number(rows[0]?.n ?? 0);
   }
 

@@ -25,34 +25,44 @@ function send(response: Response, status: number, body: string): void {
 
 function scopeList(interaction: Interaction): SafeHtml {
   const shown = interaction.scopes.filter((scope) => scope !== '');
-  const asked = shown.length === 0 ? html`<p>It asks for your identity only.</p>` : html`<p>It asks for: ${shown.map((scope, index) => html`${index > 0 ? ', ' : ''}<code>${scope}</code>`)}</p>`;
+  const asked =
+    shown.length === 0
+      ? html`<p>It asks for your identity only.</p>`
+      : html`<p>It asks for: ${shown.map((scope, index) => html`${index > 0 ? ', ' : ''}<code>${scope}</code>`)}</p>`;
   // A grant naming no API scope lets its tokens do all the user may: the page says so in words.
   if (!grantsFullAccess([...interaction.grantedScopes, ...shown])) return asked;
-  return html`${asked}<p class="warning"><strong>This gives the application full access to your account</strong>: it may read and change everything you can, on your behalf.</p>`;
+  return html`${asked}
+    <p class="warning"><strong>This gives the application full access to your account</strong>: it may read and change everything you can, on your behalf.</p>`;
 }
 
 function consentPage(interaction: Interaction, token: string, message?: string): string {
   const notice = message ? html`<p class="error" role="status">${message}</p>` : '';
   const signIn = interaction.signedIn
     ? html`<p>Signed in as <strong>${interaction.signedIn}</strong>.</p>`
-    : html`<label>User name <input name="user_name" required autocomplete="username"></label>
-<label>Password <input type="password" name="password" required autocomplete="current-password"></label>`;
+    : html`<label>User name <input name="user_name" required autocomplete="username" /></label>
+        <label>Password <input type="password" name="password" required autocomplete="current-password" /></label>`;
   return page(
     'Authorize application · Anvil',
     html`<h1>Authorize ${interaction.clientName}</h1>
-<p>The application <strong>${interaction.clientName}</strong> wants to act on your account; it will be sent back to <strong>${interaction.redirectUri}</strong>.</p>
-${scopeList(interaction)}
-${notice}
-<form method="post" action="${interaction.uid}" autocomplete="off">
-<input type="hidden" name="_csrf" value="${token}">
-${signIn}
-<button type="submit" name="decision" value="authorize">Authorize application</button>
-<button type="submit" name="decision" value="deny">Cancel</button>
-</form>`,
+      <p>
+        The application <strong>${interaction.clientName}</strong> wants to act on your account; it will be sent back to
+        <strong>${interaction.redirectUri}</strong>.
+      </p>
+      ${scopeList(interaction)} ${notice}
+      <form method="post" action="${interaction.uid}" autocomplete="off">
+        <input type="hidden" name="_csrf" value="${token}" />
+        ${signIn}
+        <button type="submit" name="decision" value="authorize">Authorize application</button>
+        <button type="submit" name="decision" value="deny">Cancel</button>
+      </form>`,
   );
 }
 
-const EXPIRED = page('Sign-in expired · Anvil', html`<h1>Sign-in expired</h1><p class="error" role="status">This authorization request has expired or was already used. Start again from the application.</p>`);
+const EXPIRED = page(
+  'Sign-in expired · Anvil',
+  html`<h1>Sign-in expired</h1>
+    <p class="error" role="status">This authorization request has expired or was already used. Start again from the application.</p>`,
+);
 
 /**
  * The provider's sign-in and consent page, in the style of the change-password form: server-rendered, no
@@ -86,7 +96,15 @@ export class OAuth2InteractionController {
     } catch (error) {
       if (!(error instanceof TooManyRequestsError)) throw error;
       response.setHeader('Retry-After', String(error.retryAfterSeconds));
-      send(response, 429, page('Too many attempts · Anvil', html`<h1>Too many attempts</h1><p class="error">Wait a minute, then try again.</p>`));
+      send(
+        response,
+        429,
+        page(
+          'Too many attempts · Anvil',
+          html`<h1>Too many attempts</h1>
+            <p class="error">Wait a minute, then try again.</p>`,
+        ),
+      );
       return;
     }
     const interaction = await this.signIn.details(request, response);
@@ -99,7 +117,11 @@ export class OAuth2InteractionController {
       return send(response, 400, consentPage(interaction, this.csrf.token(request, response), 'Fill in every field.'));
     }
     if (!this.csrf.valid(request, form._csrf)) {
-      return send(response, 403, consentPage(interaction, this.csrf.token(request, response), 'The form has expired or did not come from this site. Try again.'));
+      return send(
+        response,
+        403,
+        consentPage(interaction, this.csrf.token(request, response), 'The form has expired or did not come from this site. Try again.'),
+      );
     }
     try {
       if (form.decision === 'deny') await this.signIn.deny(request, response);

@@ -147,12 +147,18 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
       const isInteraction = path.startsWith(`/${INTERACTION_PATH}/`);
       const isProvider = PROVIDER_PATHS.has(path) || path.startsWith(`${OAUTH2_ROUTES.authorization}/`);
       if (this.unavailable !== null && (isProvider || isInteraction)) {
-        response.status(503).type('application/json').send(JSON.stringify({ error: 'temporarily_unavailable', error_description: this.unavailable }));
+        response
+          .status(503)
+          .type('application/json')
+          .send(JSON.stringify({ error: 'temporarily_unavailable', error_description: this.unavailable }));
         return;
       }
       if (!isProvider) return next();
       if (Number(request.headers['content-length'] ?? 0) > OAUTH2_MAX_BODY_BYTES) {
-        response.status(413).type('application/json').send(JSON.stringify({ error: 'invalid_request', error_description: 'request body too large' }));
+        response
+          .status(413)
+          .type('application/json')
+          .send(JSON.stringify({ error: 'invalid_request', error_description: 'request body too large' }));
         return;
       }
       const counted = path === DISCOVERY_PATH || path === OAUTH2_ROUTES.jwks ? Promise.resolve() : this.admit(request, response);
@@ -169,7 +175,10 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
         (error: unknown) => {
           if (!(error instanceof TooManyRequestsError)) return next(error);
           response.setHeader('Retry-After', String(error.retryAfterSeconds));
-          response.status(429).type('application/json').send(JSON.stringify({ error: 'slow_down', error_description: 'too many requests, try again later' }));
+          response
+            .status(429)
+            .type('application/json')
+            .send(JSON.stringify({ error: 'slow_down', error_description: 'too many requests, try again later' }));
         },
       );
     };
@@ -244,7 +253,11 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
       renderError: (ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }) => {
         ctx.type = 'html';
         ctx.set('Content-Security-Policy', PAGE_CSP);
-        ctx.body = page('Authorization failed · Anvil', html`<h1>Authorization failed</h1><p class="error" role="status">${out.error_description ?? out.error}</p>`);
+        ctx.body = page(
+          'Authorization failed · Anvil',
+          html`<h1>Authorization failed</h1>
+            <p class="error" role="status">${out.error_description ?? out.error}</p>`,
+        );
       },
     };
   }

@@ -65,14 +65,22 @@ export class OAuth2SignIn {
     if (!needsSignIn && sessionAccountId) signedIn = (await this.users.byId(Number(sessionAccountId)))?.name ?? null;
     else signedIn = carrierUser(request.auth)?.name ?? null;
     const grant = details.grantId ? await this.provider.oidc.Grant.find(details.grantId) : undefined;
-    const grantedScopes = grant && grant.accountId === sessionAccountId ? grant.getOIDCScope().split(' ').filter((scope) => scope !== '') : [];
+    const grantedScopes =
+      grant && grant.accountId === sessionAccountId
+        ? grant
+            .getOIDCScope()
+            .split(' ')
+            .filter((scope) => scope !== '')
+        : [];
     return {
       uid: details.uid,
       grantedScopes,
       clientId,
       clientName: client.clientName ?? clientId,
       redirectUri: String(details.params.redirect_uri ?? ''),
-      scopes: String(details.params.scope ?? '').split(' ').filter((scope) => scope !== ''),
+      scopes: String(details.params.scope ?? '')
+        .split(' ')
+        .filter((scope) => scope !== ''),
       needsSignIn,
       signedIn,
       sessionAccountId,
@@ -100,7 +108,12 @@ export class OAuth2SignIn {
   }
 
   async deny(request: Request, response: Response): Promise<void> {
-    await this.provider.oidc.interactionFinished(request, response, { error: 'access_denied', error_description: 'the request is denied' }, { mergeWithLastSubmission: false });
+    await this.provider.oidc.interactionFinished(
+      request,
+      response,
+      { error: 'access_denied', error_description: 'the request is denied' },
+      { mergeWithLastSubmission: false },
+    );
   }
 
   /** A password sign-in, as the API's Basic authentication checks it (same limits); tokens are not passwords here. */
@@ -110,7 +123,8 @@ export class OAuth2SignIn {
     if (auth.method !== 'password' || !auth.user) throw new UnauthorizedError(SIGN_IN_FAILED);
     const user = auth.user;
     if (!user.isActive || user.prohibitLogin) throw new ForbiddenError('This account is prohibited from signing in, please contact your site administrator.');
-    if (user.mustChangePassword) throw new ForbiddenError(`You must change your password. Change it at: ${this.siteConfig.rootUrl}user/settings/change_password`);
+    if (user.mustChangePassword)
+      throw new ForbiddenError(`You must change your password. Change it at: ${this.siteConfig.rootUrl}user/settings/change_password`);
     return user;
   }
 }

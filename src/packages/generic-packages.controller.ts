@@ -34,23 +34,14 @@ export class GenericPackagesController {
   @OutsideApi()
   @Public('package')
   @HttpCode(201)
-  async upload(
-    @Caller() caller: AuthContext,
-    @GenericFile() file: GenericFileRef,
-    @Upload() upload: IncomingUpload,
-  ): Promise<void> {
+  async upload(@Caller() caller: AuthContext, @GenericFile() file: GenericFileRef, @Upload() upload: IncomingUpload): Promise<void> {
     await this.packages.upload(caller, file, upload);
   }
 
   @Get('api/packages/:owner/generic/:name/:version/:filename')
   @OutsideApi()
   @Public('package')
-  async download(
-    @Caller() caller: AuthContext,
-    @GenericFile() file: GenericFileRef,
-    @Req() request: Request,
-    @Res() response: Response,
-  ): Promise<void> {
+  async download(@Caller() caller: AuthContext, @GenericFile() file: GenericFileRef, @Req() request: Request, @Res() response: Response): Promise<void> {
     await sendBlob(this.blobs, request, response, await this.packages.download(caller, file));
   }
 
@@ -58,10 +49,7 @@ export class GenericPackagesController {
   @OutsideApi()
   @Public('package')
   @HttpCode(204)
-  async deleteFile(
-    @Caller() caller: AuthContext,
-    @GenericFile() file: GenericFileRef,
-  ): Promise<void> {
+  async deleteFile(@Caller() caller: AuthContext, @GenericFile() file: GenericFileRef): Promise<void> {
     await this.packages.deleteFile(caller, file);
   }
 
@@ -69,7 +57,12 @@ export class GenericPackagesController {
   @OutsideApi()
   @Public('package')
   @HttpCode(204)
-  async deleteVersion(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('name') name: string, @Param('version') version: string): Promise<void> {
+  async deleteVersion(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('name') name: string,
+    @Param('version') version: string,
+  ): Promise<void> {
     await this.packages.deleteVersion(caller, owner, GENERIC, name, version);
   }
 }

@@ -24,7 +24,13 @@ export class PackagePagesController {
   @Public('package')
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Content-Security-Policy', PAGE_CSP)
-  async version(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('type') type: string, @Param('name') name: string, @Param('version') version: string): Promise<string> {
+  async version(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('type') type: string,
+    @Param('name') name: string,
+    @Param('version') version: string,
+  ): Promise<string> {
     const found = await this.packages.get(caller, owner, type, name, version);
     const files = await this.packages.files(caller, owner, type, name, version);
     const root = this.siteUrls.rootUrl;
@@ -36,10 +42,12 @@ export class PackagePagesController {
     return page(
       `${found.name} ${found.version} · ${found.owner.login}`,
       html`<h1>${found.name} ${found.version}</h1>
-<p>A ${found.type} package of ${found.owner.login}, published ${found.created_at} by ${found.creator.login}.</p>
-<h2>Files</h2>
-<ul>${items}</ul>
-<p><a href="${root}api/v1/packages/${path[0]}/${path[1]}/${path[2]}/${path[3]}">This version in the API (JSON)</a></p>`,
+        <p>A ${found.type} package of ${found.owner.login}, published ${found.created_at} by ${found.creator.login}.</p>
+        <h2>Files</h2>
+        <ul>
+          ${items}
+        </ul>
+        <p><a href="${root}api/v1/packages/${path[0]}/${path[1]}/${path[2]}/${path[3]}">This version in the API (JSON)</a></p>`,
     );
   }
 }

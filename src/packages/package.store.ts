@@ -55,7 +55,15 @@ export class PackageStore {
    * The package and version rows, made when missing, inside the caller's transaction (with the file that needs
    * them, so that a version never exists without a file); concurrent callers end up with the same rows.
    */
-  async ensureVersion(tx: EntityManager, ownerId: number, type: string, name: string, version: string, creatorId: number, now: number): Promise<VersionOfPackage> {
+  async ensureVersion(
+    tx: EntityManager,
+    ownerId: number,
+    type: string,
+    name: string,
+    version: string,
+    creatorId: number,
+    now: number,
+  ): Promise<VersionOfPackage> {
     const pkg = await this.insertOrFind(
       tx,
       PackageEntity,
@@ -111,7 +119,9 @@ export class PackageStore {
 
   private async blobsById(ids: number[]): Promise<Map<number, PackageBlobEntity>> {
     if (ids.length === 0) return new Map();
-    const blobs = await this.manager().getRepository(PackageBlobEntity).findBy({ id: In([...new Set(ids)]) });
+    const blobs = await this.manager()
+      .getRepository(PackageBlobEntity)
+      .findBy({ id: In([...new Set(ids)]) });
     return new Map(blobs.map((blob) => [blob.id, blob]));
   }
 

@@ -21,7 +21,13 @@ export class PackagesController {
   @ApiQuery({ name: 'q', required: false, type: String, description: 'name filter' })
   @ApiOkResponse({ type: [PackageWire], description: 'PackageList' })
   @ApiErrors(404)
-  async list(@Caller() caller: AuthContext, @Param('owner') owner: string, @Query('type') type: unknown, @Query('q') q: unknown, @Paging() page: PageQuery): Promise<PagedList<PackageWire>> {
+  async list(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Query('type') type: unknown,
+    @Query('q') q: unknown,
+    @Paging() page: PageQuery,
+  ): Promise<PagedList<PackageWire>> {
     const search = { type: typeof type === 'string' && type !== '' ? type : undefined, query: typeof q === 'string' && q !== '' ? q : undefined };
     return pagedList(await this.packages.list(caller, owner, search, page), page, (item) => item);
   }
@@ -31,7 +37,13 @@ export class PackagesController {
   @ApiOperation({ operationId: 'getPackage', summary: 'Gets a package' })
   @ApiOkResponse({ type: PackageWire })
   @ApiErrors(404)
-  get(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('type') type: string, @Param('name') name: string, @Param('version') version: string): Promise<PackageWire> {
+  get(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('type') type: string,
+    @Param('name') name: string,
+    @Param('version') version: string,
+  ): Promise<PackageWire> {
     return this.packages.get(caller, owner, type, name, version);
   }
 
@@ -41,7 +53,13 @@ export class PackagesController {
   @ApiOperation({ operationId: 'deletePackage', summary: 'Delete a package' })
   @ApiEmpty()
   @ApiErrors(404)
-  async delete(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('type') type: string, @Param('name') name: string, @Param('version') version: string): Promise<void> {
+  async delete(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('type') type: string,
+    @Param('name') name: string,
+    @Param('version') version: string,
+  ): Promise<void> {
     await this.packages.deleteVersion(caller, owner, type, name, version);
   }
 
@@ -50,7 +68,13 @@ export class PackagesController {
   @ApiOperation({ operationId: 'listPackageFiles', summary: 'Gets all files of a package' })
   @ApiOkResponse({ type: [PackageFileWire], description: 'PackageFileList' })
   @ApiErrors(404)
-  files(@Caller() caller: AuthContext, @Param('owner') owner: string, @Param('type') type: string, @Param('name') name: string, @Param('version') version: string): Promise<PackageFileWire[]> {
+  files(
+    @Caller() caller: AuthContext,
+    @Param('owner') owner: string,
+    @Param('type') type: string,
+    @Param('name') name: string,
+    @Param('version') version: string,
+  ): Promise<PackageFileWire[]> {
     return this.packages.files(caller, owner, type, name, version);
   }
 }

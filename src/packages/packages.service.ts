@@ -26,7 +26,29 @@ import { SiteUrls } from '../common/site-urls';
 
 export const GENERIC = 'generic';
 /** The types Forgejo knows; Anvil stores only generic packages, the others simply list nothing. */
-export const PACKAGE_TYPES = ['alpine', 'cargo', 'chef', 'composer', 'conan', 'conda', 'container', 'cran', 'debian', 'generic', 'go', 'helm', 'maven', 'npm', 'nuget', 'pub', 'pypi', 'rpm', 'rubygems', 'swift', 'vagrant'];
+export const PACKAGE_TYPES = [
+  'alpine',
+  'cargo',
+  'chef',
+  'composer',
+  'conan',
+  'conda',
+  'container',
+  'cran',
+  'debian',
+  'generic',
+  'go',
+  'helm',
+  'maven',
+  'npm',
+  'nuget',
+  'pub',
+  'pypi',
+  'rpm',
+  'rubygems',
+  'swift',
+  'vagrant',
+];
 
 /** Coordinates of a generic package file, as they come from the path. */
 export interface GenericFileRef {
@@ -86,7 +108,8 @@ export class PackagesService implements OnModuleInit {
   async writableOwner(viewer: AuthContext, ownerName: string): Promise<UserEntity> {
     const owner = await this.readableOwner(viewer, ownerName);
     if (!viewer.user) throw new UnauthorizedError('reqPackageAccess');
-    const allowed = viewer.isAdmin || viewer.user.id === owner.id || (owner.isOrganization && (await this.organizationPolicy.mayWritePackages(viewer, owner.id)));
+    const allowed =
+      viewer.isAdmin || viewer.user.id === owner.id || (owner.isOrganization && (await this.organizationPolicy.mayWritePackages(viewer, owner.id)));
     if (!allowed) throw new ForbiddenError('reqPackageAccess');
     return owner;
   }
@@ -124,25 +147,33 @@ export class PackagesService implements OnModuleInit {
       faultPoint('package.parked');
       // A concurrent upload may create the same package or version first: its unique key then fails this
       // transaction, and the next attempt finds the rows. A file that exists fails every attempt (409).
-      await retryOnUniqueViolation(3, () => this.transactions.run(async (tx) => {
-        const found = await this.store.ensureVersion(tx, owner.id, GENERIC, ref.name, ref.version, creator.id, now);
-        if (await this.store.findFile(found.version.id, ref.filename, tx)) throw fileExists();
-        const blob =
-          (await this.store.findBlob(staged.digests.sha256!, tx)) ??
-          (await this.store.insertBlob(tx, {
-            sha256: staged.digests.sha256!,
-            md5: staged.digests.md5!,
-            sha1: staged.digests.sha1!,
-            sha512: staged.digests.sha512!,
-            size: staged.size,
+      await retryOnUniqueViolation(3, () =>
+        this.transactions.run(async (tx) => {
+          const found = await this.store.ensureVersion(tx, owner.id, GENERIC, ref.name, ref.version, creator.id, now);
+          if (await this.store.findFile(found.version.id, ref.filename, tx)) throw fileExists();
+          const blob =
+            (await this.store.findBlob(staged.digests.sha256!, tx)) ??
+            (await this.store.insertBlob(tx, {
+              sha256: staged.digests.sha256!,
+              md5: staged.digests.md5!,
+              sha1: staged.digests.sha1!,
+              sha512: staged.digests.sha512!,
+              size: staged.size,
+              createdUnix: now,
+            }));
+          // The first file of a version creates the package version: the `package` event `created`.
+          const first = (await this.store.fileRowsOf(tx, found.version.id)).length === 0;
+          await this.store.insertFile(tx, {
+            versionId: found.version.id,
+            blobId: blob.id,
+            name: ref.filename,
+            lowerName: ref.filename.toLowerCase(),
             createdUnix: now,
-          }));
-        // The first file of a version creates the package version: the `package` event `created`.
-        const first = (await this.store.fileRowsOf(tx, found.version.id)).length === 0;
-        await this.store.insertFile(tx, { versionId: found.version.id, blobId: blob.id, name: ref.filename, lowerName: ref.filename.toLowerCase(), createdUnix: now });
-        if (first) await this.recordEvent(tx, 'created', owner, creator, found);
-        await reservation.settle(tx);
-      }));
+          });
+          if (first) await this.recordEvent(tx, 'created', owner, creator, found);
+          await reservation.settle(tx);
+        }),
+      );
       this.events.committed();
     } catch (error) {
       await staged.discard();
@@ -210,7 +241,10 @@ export class PackagesService implements OnModuleInit {
     const versions = await this.store.searchVersions(owner.id, search, page);
     const creators = new Map((await this.users.byIds([...new Set(versions.items.map((item) => item.version.creatorId))])).map((user) => [user.id, user]));
     const site = this.siteUrls;
-    return { items: versions.items.map((item) => toPackageWire(owner, creators.get(item.version.creatorId) ?? owner, item, viewer, site)), total: versions.total };
+    return {
+      items: versions.items.map((item) => toPackageWire(owner, creators.get(item.version.creatorId) ?? owner, item, viewer, site)),
+      total: versions.total,
+    };
   }
 
   async get(viewer: AuthContext, ownerName: string, type: string, name: string, version: string): Promise<PackageWire> {
@@ -224,7 +258,13 @@ export class PackagesService implements OnModuleInit {
     return (await this.store.filesOf(found.version.id)).map(toPackageFileWire);
   }
 
-  private async version(viewer: AuthContext, ownerName: string, type: string, name: string, version: string): Promise<{ owner: UserEntity; found: VersionOfPackage }> {
+  private async version(
+    viewer: AuthContext,
+    ownerName: string,
+    type: string,
+    name: string,
+    version: string,
+  ): Promise<{ owner: UserEntity; found: VersionOfPackage }> {
     const owner = await this.readableOwner(viewer, ownerName);
     const found = await this.store.findVersion(owner.id, type, name, version);
     if (!found) throw new NotFoundError('package does not exist');
@@ -245,7 +285,13 @@ export class PackagesService implements OnModuleInit {
     const site = this.siteUrls;
     return {
       total: sized.total,
-      items: sized.items.map((item) => ({ name: item.pkg.name, type: item.pkg.type, version: item.version.version, size: item.size, html_url: packageVersionHtmlUrl(owner, item, site) })),
+      items: sized.items.map((item) => ({
+        name: item.pkg.name,
+        type: item.pkg.type,
+        version: item.version.version,
+        size: item.size,
+        html_url: packageVersionHtmlUrl(owner, item, site),
+      })),
     };
   }
 }

@@ -25,16 +25,16 @@ function formPage(token: string, userName: string, message?: { error: boolean; t
   return page(
     'Change password · Anvil',
     html`<h1>Change password</h1>
-<p>An administrator asked you to choose a new password before you use the API.</p>
-${notice}
-<form method="post" action="change_password" autocomplete="off">
-<input type="hidden" name="_csrf" value="${token}">
-<label>User name <input name="user_name" value="${userName}" required autocomplete="username"></label>
-<label>Current password <input type="password" name="old_password" required autocomplete="current-password"></label>
-<label>New password <input type="password" name="password" required minlength="8" autocomplete="new-password"></label>
-<label>New password again <input type="password" name="retype" required minlength="8" autocomplete="new-password"></label>
-<button type="submit">Change password</button>
-</form>`,
+      <p>An administrator asked you to choose a new password before you use the API.</p>
+      ${notice}
+      <form method="post" action="change_password" autocomplete="off">
+        <input type="hidden" name="_csrf" value="${token}" />
+        <label>User name <input name="user_name" value="${userName}" required autocomplete="username" /></label>
+        <label>Current password <input type="password" name="old_password" required autocomplete="current-password" /></label>
+        <label>New password <input type="password" name="password" required minlength="8" autocomplete="new-password" /></label>
+        <label>New password again <input type="password" name="retype" required minlength="8" autocomplete="new-password" /></label>
+        <button type="submit">Change password</button>
+      </form>`,
   );
 }
 
@@ -79,16 +79,36 @@ export class ChangePasswordController {
     } catch (error) {
       if (!(error instanceof TooManyRequestsError)) throw error;
       response.setHeader('Retry-After', String(error.retryAfterSeconds));
-      send(response, 429, page('Too many attempts · Anvil', html`<h1>Too many attempts</h1><p class="error">Wait a minute, then try again.</p>`));
+      send(
+        response,
+        429,
+        page(
+          'Too many attempts · Anvil',
+          html`<h1>Too many attempts</h1>
+            <p class="error">Wait a minute, then try again.</p>`,
+        ),
+      );
       return;
     }
     if (!this.csrf.valid(request, form._csrf)) {
-      send(response, 403, formPage(this.csrf.token(request, response), form.user_name, { error: true, text: 'The form has expired or did not come from this site. Try again.' }));
+      send(
+        response,
+        403,
+        formPage(this.csrf.token(request, response), form.user_name, { error: true, text: 'The form has expired or did not come from this site. Try again.' }),
+      );
       return;
     }
     try {
       const name = await this.passwords.change(form.user_name, form.old_password, form.password, form.retype, clientIp(request));
-      send(response, 200, page('Password changed · Anvil', html`<h1>Password changed</h1><p class="done" role="status">The password of ${name} has been changed. You can use the API now.</p>`));
+      send(
+        response,
+        200,
+        page(
+          'Password changed · Anvil',
+          html`<h1>Password changed</h1>
+            <p class="done" role="status">The password of ${name} has been changed. You can use the API now.</p>`,
+        ),
+      );
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       send(response, error.status, formPage(this.csrf.token(request, response), form.user_name, { error: true, text: error.message }));

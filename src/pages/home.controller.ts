@@ -22,13 +22,13 @@ export class HomeController {
     return page(
       'Anvil',
       html`<h1>Anvil</h1>
-<p>A self-hosted code host with a Forgejo/Gitea-compatible REST API. Version ${SERVER_VERSION}.</p>
-<ul>
-<li><a href="api/swagger">API documentation (Swagger UI)</a></li>
-<li><a href="swagger.v1.json">OpenAPI document</a></li>
-<li><a href="api/healthz">Health check</a></li>
-<li><a href="user/settings/change_password">Change your password</a></li>
-</ul>`,
+        <p>A self-hosted code host with a Forgejo/Gitea-compatible REST API. Version ${SERVER_VERSION}.</p>
+        <ul>
+          <li><a href="api/swagger">API documentation (Swagger UI)</a></li>
+          <li><a href="swagger.v1.json">OpenAPI document</a></li>
+          <li><a href="api/healthz">Health check</a></li>
+          <li><a href="user/settings/change_password">Change your password</a></li>
+        </ul>`,
     );
   }
 

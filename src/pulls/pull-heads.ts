@@ -106,14 +106,16 @@ export class PullHeads {
     if (await this.pools.hasCommit(base.dir, commit)) return;
     const pool = base.repo.objectPool;
     // Forgejo's rules only pair a repository with its direct forks and its parent: always one network, one pool.
-    if (!pool || pool !== head.repo.objectPool) throw new Error(`${head.owner.name}/${head.repo.name} shares no object pool with ${base.owner.name}/${base.repo.name}`);
+    if (!pool || pool !== head.repo.objectPool)
+      throw new Error(`${head.owner.name}/${head.repo.name} shares no object pool with ${base.owner.name}/${base.repo.name}`);
     try {
       await this.pools.shareBranch(pool, head.repo.id, head.dir, branch);
     } catch (error) {
       // Two pushes at once fetch the same branch: the one that lost the ref lock may find the objects there.
       this.logger.warn(`fetching ${head.owner.name}/${head.repo.name}:${branch} into the pool: ${(error as Error).message}`);
     }
-    if (!(await this.pools.hasCommit(base.dir, commit))) throw new Error(`commit ${commit} of ${head.owner.name}/${head.repo.name} did not reach ${base.owner.name}/${base.repo.name}`);
+    if (!(await this.pools.hasCommit(base.dir, commit)))
+      throw new Error(`commit ${commit} of ${head.owner.name}/${head.repo.name} did not reach ${base.owner.name}/${base.repo.name}`);
   }
 
   /**

@@ -6,8 +6,12 @@ describe('merge messages as Forgejo writes them', () => {
   it('titles each style by default', () => {
     expect(defaultMergeTitle('merge', facts)).toBe("Merge pull request 'Update lodash' (#7) from renovate/lodash into main");
     expect(defaultMergeTitle('rebase-merge', facts)).toBe("Merge pull request 'Update lodash' (#7) from renovate/lodash into main");
-    expect(defaultMergeTitle('merge', { ...facts, headRepository: 'ann/fork' })).toBe("Merge pull request 'Update lodash' (#7) from ann/fork:renovate/lodash into main");
-    expect(defaultMergeTitle('merge', { ...facts, headRepository: null })).toBe("Merge pull request 'Update lodash' (#7) from <deleted>:renovate/lodash into main");
+    expect(defaultMergeTitle('merge', { ...facts, headRepository: 'ann/fork' })).toBe(
+      "Merge pull request 'Update lodash' (#7) from ann/fork:renovate/lodash into main",
+    );
+    expect(defaultMergeTitle('merge', { ...facts, headRepository: null })).toBe(
+      "Merge pull request 'Update lodash' (#7) from <deleted>:renovate/lodash into main",
+    );
     expect(defaultMergeTitle('squash', facts)).toBe('Update lodash (#7)');
     expect(defaultMergeTitle('squash', { ...facts, externalTracker: true })).toBe('Update lodash (!7)');
     expect(defaultMergeTitle('rebase', facts)).toBe('');

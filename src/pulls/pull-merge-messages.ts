@@ -22,7 +22,11 @@ export function defaultMergeTitle(style: MergeStyle, facts: MergeMessageFacts): 
   if (style === 'rebase' || style === 'fast-forward-only') return '';
   if (style === 'squash') return `${facts.title} (${reference})`;
   const from =
-    facts.headRepository === undefined ? facts.headBranch : facts.headRepository === null ? `<deleted>:${facts.headBranch}` : `${facts.headRepository}:${facts.headBranch}`;
+    facts.headRepository === undefined
+      ? facts.headBranch
+      : facts.headRepository === null
+        ? `<deleted>:${facts.headBranch}`
+        : `${facts.headRepository}:${facts.headBranch}`;
   return `Merge pull request '${facts.title}' (${reference}) from ${from} into ${facts.baseBranch}`;
 }
 

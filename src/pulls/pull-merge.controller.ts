@@ -36,9 +36,14 @@ export class PullMergeController {
   @ApiOperation({ summary: 'Merge a pull request' })
   @ApiBody({ type: MergePullRequestOption })
   @ApiOkResponse({ description: 'empty' })
-  @ApiCreatedResponse({ description: 'scheduled to merge once the head\'s checks pass (merge_when_checks_succeed)' })
+  @ApiCreatedResponse({ description: "scheduled to merge once the head's checks pass (merge_when_checks_succeed)" })
   @ApiErrors(404, 405, 409, 413, 423)
-  async merge(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody, @Res({ passthrough: true }) response: Response): Promise<void> {
+  async merge(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('index') index: string,
+    @DeferredBody() body: LazyBody,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<void> {
     if ((await this.merges.merge(target, index, () => bindOption(body, MergePullRequestOption))) === 'scheduled') response.status(201);
   }
 

@@ -132,12 +132,24 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
         return 'merged';
       }
       const headRepository = await this.headRepositoryName(target, row);
-      const message = mergeMessage(style, { title: row.issue.title, index: row.issue.repoIndex, headBranch: row.pull.headBranch, baseBranch: row.pull.baseBranch, headRepository }, option.MergeTitleField, option.MergeMessageField);
+      const message = mergeMessage(
+        style,
+        { title: row.issue.title, index: row.issue.repoIndex, headBranch: row.pull.headBranch, baseBranch: row.pull.baseBranch, headRepository },
+        option.MergeTitleField,
+        option.MergeMessageField,
+      );
       // A merge for when the checks pass waits, as Forgejo's, for the base rule's other checks too (approvals,
       // reviews): it is merged now only when nothing holds it back.
       if (auto && (!rulesAllow || (await this.checksState(target, row)) !== 'success')) {
         const scheduled = await this.transactions.run((tx) =>
-          this.store.scheduleAutoMerge(tx, { pullId: row.pull.id, doerId: target.viewer.user!.id, mergeStyle: style, message, deleteBranchAfterMerge: option.delete_branch_after_merge === true, createdUnix: this.clock.nowUnix() }),
+          this.store.scheduleAutoMerge(tx, {
+            pullId: row.pull.id,
+            doerId: target.viewer.user!.id,
+            mergeStyle: style,
+            message,
+            deleteBranchAfterMerge: option.delete_branch_after_merge === true,
+            createdUnix: this.clock.nowUnix(),
+          }),
         );
         if (!scheduled) throw new ConflictError(`pull request with ID ${row.pull.id} is already scheduled to auto merge`);
         return 'scheduled';
@@ -158,14 +170,18 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     const row = await this.pulls.find(target, rawIndex);
     const scheduled = await this.store.autoMergeOf(row.pull.id);
     if (!scheduled) throw new NotFoundError();
-    if (scheduled.doerId !== target.viewer.user!.id && !(await target.permission()).isAdmin) throw new ForbiddenError('user has no permission to cancel the scheduled auto merge');
+    if (scheduled.doerId !== target.viewer.user!.id && !(await target.permission()).isAdmin)
+      throw new ForbiddenError('user has no permission to cancel the scheduled auto merge');
     await this.transactions.run((tx) => this.store.cancelAutoMerge(tx, row.pull.id));
   }
 
   /** The head's checks as a scheduled merge waits for them: the base rule's required contexts, else every status. */
   private async checksState(target: RepositoryTarget, row: PullRow): Promise<string> {
     const rule = await this.protections.governing(target.repo.id, row.pull.baseBranch);
-    const statuses = (await this.statuses.latestPerContext(target.repo.id, row.pull.headCommitId)).items.map((status) => ({ context: status.context, state: status.state as CommitState }));
+    const statuses = (await this.statuses.latestPerContext(target.repo.id, row.pull.headCommitId)).items.map((status) => ({
+      context: status.context,
+      state: status.state as CommitState,
+    }));
     return requiredContextsState(statuses, rule?.statusCheckContexts ?? []);
   }
 
@@ -185,8 +201,14 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
       const target = new RepositoryTarget(repo, owner, viewer, () => this.policy.permission(viewer, repo, owner), null);
       const row = await this.pullStore.byIndex(repoId, pull.repoIndex);
       if (!row || (await this.checksState(target, row)) !== 'success') continue;
-      const option = { Do: scheduled.mergeStyle, MergeTitleField: scheduled.message, delete_branch_after_merge: scheduled.deleteBranchAfterMerge } as MergePullRequestOption;
-      await this.merge(target, String(pull.repoIndex), () => Promise.resolve(option)).catch((error: unknown) => this.logger.warn(`scheduled merge of pull request ${pull.id}: ${(error as Error).message}`));
+      const option = {
+        Do: scheduled.mergeStyle,
+        MergeTitleField: scheduled.message,
+        delete_branch_after_merge: scheduled.deleteBranchAfterMerge,
+      } as MergePullRequestOption;
+      await this.merge(target, String(pull.repoIndex), () => Promise.resolve(option)).catch((error: unknown) =>
+        this.logger.warn(`scheduled merge of pull request ${pull.id}: ${(error as Error).message}`),
+      );
     }
   }
 
@@ -205,7 +227,10 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     const rebase = style === 'rebase';
     const head = await this.heads.of(found.pull, target);
     if (!head) throw new NotFoundError();
-    const headTarget = head.repo.id === target.repo.id ? target : new RepositoryTarget(head.repo, head.owner, target.viewer, () => this.policy.permission(target.viewer, head.repo, head.owner), null);
+    const headTarget =
+      head.repo.id === target.repo.id
+        ? target
+        : new RepositoryTarget(head.repo, head.owner, target.viewer, () => this.policy.permission(target.viewer, head.repo, head.owner), null);
     // Forgejo's IsUserAllowedToUpdate: writers of the head repository, and the base's writers when the poster
     // allows maintainers to edit.
     const mayPush = (await headTarget.canWrite('repo.code')) || (found.pull.allowMaintainerEdit && (await target.canWrite('repo.code')));
@@ -227,7 +252,13 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
         try {
           const result = rebase
             ? await this.merges.prepare(content.dir, { style: 'rebase', baseTip, headTip, message: '', merger: caller })
-            : await this.merges.prepare(content.dir, { style: 'merge', baseTip: headTip, headTip: baseTip, message: `Merge branch '${found.pull.baseBranch}' into ${found.pull.headBranch}`, merger: caller });
+            : await this.merges.prepare(content.dir, {
+                style: 'merge',
+                baseTip: headTip,
+                headTip: baseTip,
+                message: `Merge branch '${found.pull.baseBranch}' into ${found.pull.headBranch}`,
+                merger: caller,
+              });
           return { ref: headRef, oldId: headTip, newId: result.tip };
         } catch (error) {
           if (error instanceof MergeConflictError) throw new ConflictError('merge failed because of conflict');
@@ -249,11 +280,18 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
   }
 
   /** Pre-receive's rules, then one compare-and-swap: a refusal or a lost race is a 409 in Forgejo's words. */
-  private async pushAsServer(target: RepositoryTarget, content: ContentRepository, pullId: number, update: RefUpdate, beforeUpdate?: () => Promise<void>): Promise<void> {
+  private async pushAsServer(
+    target: RepositoryTarget,
+    content: ContentRepository,
+    pullId: number,
+    update: RefUpdate,
+    beforeUpdate?: () => Promise<void>,
+  ): Promise<void> {
     try {
       await this.pushes.preReceive({ repositoryId: target.repo.id, pusherId: target.viewer.user!.id, pullRequestId: pullId }, [update], {});
     } catch (error) {
-      if (error instanceof PushRefused) throw new ConflictError(error.message ? `PushRejected with remote message: ${error.message}` : 'PushRejected without remote error message');
+      if (error instanceof PushRefused)
+        throw new ConflictError(error.message ? `PushRejected with remote message: ${error.message}` : 'PushRejected without remote error message');
       throw error;
     }
     await beforeUpdate?.();
@@ -318,7 +356,13 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
    * The squashed commit's author: the poster as one of the head's commits names them (an address of theirs),
    * else the poster's own signature, as Forgejo chooses.
    */
-  private async squashAuthor(content: ContentRepository, row: PullRow, baseTip: string, headTip: string, now: number): Promise<{ name: string; email: string; whenUnix: number }> {
+  private async squashAuthor(
+    content: ContentRepository,
+    row: PullRow,
+    baseTip: string,
+    headTip: string,
+    now: number,
+  ): Promise<{ name: string; email: string; whenUnix: number }> {
     const poster = await this.users.byId(row.issue.posterId);
     for (const author of await this.merges.authors(content.dir, baseTip, headTip)) {
       if (poster && (await this.users.emailOwnerId(author.email)) === poster.id) return { ...author, whenUnix: now };
@@ -333,7 +377,17 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
    */
   private async publish(target: RepositoryTarget, content: ContentRepository, row: PullRow, style: MergeStyle, update: RefUpdate): Promise<void> {
     const mergerId = target.viewer.user!.id;
-    const intent = { pullId: row.pull.id, repoId: target.repo.id, mergerId, style, ref: update.ref, oldCommitId: update.oldId, newCommitId: update.newId, pushRecorded: false, createdUnix: this.clock.nowUnix() };
+    const intent = {
+      pullId: row.pull.id,
+      repoId: target.repo.id,
+      mergerId,
+      style,
+      ref: update.ref,
+      oldCommitId: update.oldId,
+      newCommitId: update.newId,
+      pushRecorded: false,
+      createdUnix: this.clock.nowUnix(),
+    };
     let recorded = false;
     try {
       await this.pushAsServer(target, content, row.pull.id, update, async () => {
@@ -352,15 +406,25 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
   /** What follows the branch's move, each step once: the push's effects, then the merged and closed state. */
   private async finish(intent: PullMergeIntentEntity, target: RepositoryTarget): Promise<void> {
     if (!intent.pushRecorded) {
-      await this.pushes.recordRefChanges(intent.repoId, [{ ref: intent.ref, oldId: intent.oldCommitId, newId: intent.newCommitId }], intent.mergerId, undefined, (tx) =>
-        this.store.markPushRecorded(tx, intent.pullId),
+      await this.pushes.recordRefChanges(
+        intent.repoId,
+        [{ ref: intent.ref, oldId: intent.oldCommitId, newId: intent.newCommitId }],
+        intent.mergerId,
+        undefined,
+        (tx) => this.store.markPushRecorded(tx, intent.pullId),
       );
       faultPoint('merge.push-recorded');
     }
     const pull = await this.pullStore.byId(intent.pullId);
     const issue = pull ? await this.pullStore.issueOf(pull) : null;
     if (!pull || !issue || pull.hasMerged) return this.transactions.run((tx) => this.store.dropIntent(tx, intent.pullId));
-    const merged: Partial<PullRequestEntity> = { hasMerged: true, mergedCommitId: intent.newCommitId, mergerId: intent.mergerId, mergedUnix: this.clock.nowUnix(), status: PullStatus.Mergeable };
+    const merged: Partial<PullRequestEntity> = {
+      hasMerged: true,
+      mergedCommitId: intent.newCommitId,
+      mergerId: intent.mergerId,
+      mergedUnix: this.clock.nowUnix(),
+      status: PullStatus.Mergeable,
+    };
     await this.closeAsMerged(target, issue, pull, merged, (tx) => this.store.dropIntent(tx, intent.pullId));
   }
 
@@ -396,7 +460,13 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
         })
       : null;
     if (when === null) throw new ConflictError('Wrong commit ID');
-    const merged: Partial<PullRequestEntity> = { hasMerged: true, mergedCommitId: commitId, mergerId: target.viewer.user!.id, mergedUnix: when, status: PullStatus.ManuallyMerged };
+    const merged: Partial<PullRequestEntity> = {
+      hasMerged: true,
+      mergedCommitId: commitId,
+      mergerId: target.viewer.user!.id,
+      mergedUnix: when,
+      status: PullStatus.ManuallyMerged,
+    };
     await this.closeAsMerged(target, row.issue, row.pull, merged);
   }
 
@@ -409,7 +479,10 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     if (!head) return;
     const others = await this.pullStore.openWithHeads(head.repo.id, [row.pull.headBranch]);
     if (others.some((other) => other.pull.id !== row.pull.id)) return;
-    const target = head.repo.id === base.repo.id ? base : new RepositoryTarget(head.repo, head.owner, base.viewer, () => this.policy.permission(base.viewer, head.repo, head.owner), null);
+    const target =
+      head.repo.id === base.repo.id
+        ? base
+        : new RepositoryTarget(head.repo, head.owner, base.viewer, () => this.policy.permission(base.viewer, head.repo, head.owner), null);
     // A fork's branch goes only when the merger may push there (its writers; the base's with maintainer edits).
     if (target !== base && !(await target.canWrite('repo.code')) && !row.pull.allowMaintainerEdit) return;
     if (row.pull.headBranch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');

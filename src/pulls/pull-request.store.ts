@@ -26,12 +26,34 @@ export interface PullCriteria {
 }
 
 const ORDERS: Record<string, [string, 'ASC' | 'DESC'][]> = {
-  oldest: [['i.created_unix', 'ASC'], ['i.id', 'ASC']],
-  recentupdate: [['i.updated_unix', 'DESC'], ['i.created_unix', 'DESC'], ['i.id', 'DESC']],
-  leastupdate: [['i.updated_unix', 'ASC'], ['i.created_unix', 'ASC'], ['i.id', 'ASC']],
-  mostcomment: [['i.num_comments', 'DESC'], ['i.created_unix', 'DESC'], ['i.id', 'DESC']],
-  leastcomment: [['i.num_comments', 'ASC'], ['i.created_unix', 'DESC'], ['i.id', 'DESC']],
-  newest: [['i.created_unix', 'DESC'], ['i.id', 'DESC']],
+  oldest: [
+    ['i.created_unix', 'ASC'],
+    ['i.id', 'ASC'],
+  ],
+  recentupdate: [
+    ['i.updated_unix', 'DESC'],
+    ['i.created_unix', 'DESC'],
+    ['i.id', 'DESC'],
+  ],
+  leastupdate: [
+    ['i.updated_unix', 'ASC'],
+    ['i.created_unix', 'ASC'],
+    ['i.id', 'ASC'],
+  ],
+  mostcomment: [
+    ['i.num_comments', 'DESC'],
+    ['i.created_unix', 'DESC'],
+    ['i.id', 'DESC'],
+  ],
+  leastcomment: [
+    ['i.num_comments', 'ASC'],
+    ['i.created_unix', 'DESC'],
+    ['i.id', 'DESC'],
+  ],
+  newest: [
+    ['i.created_unix', 'DESC'],
+    ['i.id', 'DESC'],
+  ],
 };
 
 /** The only door to the `pull_request` table (and to the issue rows it lists pull requests by). */
@@ -78,7 +100,12 @@ export class PullRequestStore {
     const pull = await this.pulls()
       .createQueryBuilder('p')
       .innerJoin(IssueEntity, 'i', 'i.id = p.issue_id')
-      .where('p.base_repo_id = :baseRepoId AND p.base_branch = :baseBranch AND p.head_repo_id = :headRepoId AND p.head_branch = :headBranch', { baseRepoId, baseBranch, headRepoId, headBranch })
+      .where('p.base_repo_id = :baseRepoId AND p.base_branch = :baseBranch AND p.head_repo_id = :headRepoId AND p.head_branch = :headBranch', {
+        baseRepoId,
+        baseBranch,
+        headRepoId,
+        headBranch,
+      })
       .orderBy('i.is_closed', 'ASC')
       .addOrderBy('p.id', 'DESC')
       .getOne();
@@ -92,7 +119,12 @@ export class PullRequestStore {
     return this.pulls(tx)
       .createQueryBuilder('p')
       .innerJoin(IssueEntity, 'i', 'i.id = p.issue_id')
-      .where('p.base_repo_id = :baseRepoId AND p.base_branch = :baseBranch AND p.head_repo_id = :headRepoId AND p.head_branch = :headBranch', { baseRepoId, baseBranch, headRepoId, headBranch })
+      .where('p.base_repo_id = :baseRepoId AND p.base_branch = :baseBranch AND p.head_repo_id = :headRepoId AND p.head_branch = :headBranch', {
+        baseRepoId,
+        baseBranch,
+        headRepoId,
+        headBranch,
+      })
       .andWhere('p.has_merged = :merged AND i.is_closed = :closed', { merged: false, closed: false })
       .getOne();
   }
@@ -170,7 +202,11 @@ export class PullRequestStore {
   /** Asks for a new mergeability test of these pull requests (status checking, next version). */
   async requestCheck(tx: EntityManager, ids: number[]): Promise<void> {
     if (ids.length === 0) return;
-    await changeRows(tx, `UPDATE pull_request SET status = ?, check_version = check_version + 1 WHERE id IN (${ids.map(() => '?').join(', ')}) AND has_merged = 0`, [PullStatus.Checking, ...ids]);
+    await changeRows(
+      tx,
+      `UPDATE pull_request SET status = ?, check_version = check_version + 1 WHERE id IN (${ids.map(() => '?').join(', ')}) AND has_merged = 0`,
+      [PullStatus.Checking, ...ids],
+    );
   }
 
   /** Pull requests waiting for a test that nobody holds, oldest request first. */
@@ -187,7 +223,14 @@ export class PullRequestStore {
 
   /** Takes the test of a pull request until `until`, unless another instance holds it. True when taken. */
   async claimCheck(tx: EntityManager, id: number, now: number, until: number): Promise<boolean> {
-    return (await changeRows(tx, 'UPDATE pull_request SET check_claimed_until = ? WHERE id = ? AND status = ? AND check_claimed_until < ?', [until, id, PullStatus.Checking, now])) > 0;
+    return (
+      (await changeRows(tx, 'UPDATE pull_request SET check_claimed_until = ? WHERE id = ? AND status = ? AND check_claimed_until < ?', [
+        until,
+        id,
+        PullStatus.Checking,
+        now,
+      ])) > 0
+    );
   }
 
   /**

@@ -23,10 +23,16 @@ describe('pull request mapping', () => {
 
   it('parses `diff -z --raw --numstat` with renames, additions and binary files', () => {
     const output = [
-      ':100644 100644 422c2b7 de98044 R066', 'f', 'h',
-      ':000000 100644 0000000 975fbec A', 'n',
-      ':100644 100644 1111111 2222222 M', 'image.png',
-      '1\t0\t', 'f', 'h',
+      ':100644 100644 422c2b7 de98044 R066',
+      'f',
+      'h',
+      ':000000 100644 0000000 975fbec A',
+      'n',
+      ':100644 100644 1111111 2222222 M',
+      'image.png',
+      '1\t0\t',
+      'f',
+      'h',
       '1\t0\tn',
       '-\t-\timage.png',
       '',
@@ -39,7 +45,12 @@ describe('pull request mapping', () => {
   });
 
   it('names changed files as Forgejo does, with links at the head commit', () => {
-    const wire = toChangedFileWire({ path: 'a dir/b.txt', previousPath: 'old.txt', status: 'R', additions: 2, deletions: 1 }, 'http://h/o/r', 'http://h/api/v1/repos/o/r', 'abc');
+    const wire = toChangedFileWire(
+      { path: 'a dir/b.txt', previousPath: 'old.txt', status: 'R', additions: 2, deletions: 1 },
+      'http://h/o/r',
+      'http://h/api/v1/repos/o/r',
+      'abc',
+    );
     expect(wire).toEqual({
       filename: 'a dir/b.txt',
       previous_filename: 'old.txt',

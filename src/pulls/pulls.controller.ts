@@ -32,14 +32,23 @@ export class PullsController {
   @RepositoryRoute({ unit: 'repo.pulls' })
   @ApiOperation({ summary: "List a repo's pull requests" })
   @ApiQuery({ name: 'state', required: false, enum: ['open', 'closed', 'all'], description: 'State of pull request (open by default)' })
-  @ApiQuery({ name: 'sort', required: false, enum: ['oldest', 'recentupdate', 'leastupdate', 'mostcomment', 'leastcomment', 'priority'], description: 'Type of sort' })
+  @ApiQuery({
+    name: 'sort',
+    required: false,
+    enum: ['oldest', 'recentupdate', 'leastupdate', 'mostcomment', 'leastcomment', 'priority'],
+    description: 'Type of sort',
+  })
   @ApiQuery({ name: 'milestone', required: false, type: Number, description: 'ID of the milestone' })
   @ApiQuery({ name: 'labels', required: false, type: [Number], description: 'Label IDs' })
   @ApiQuery({ name: 'poster', required: false, type: String, description: 'Filter by pull request author' })
   @ApiPaging()
   @ApiOkResponse({ type: [PullRequestWire], description: 'PullRequestList' })
   @ApiErrors(400, 404, 422)
-  async list(@TargetRepository() target: RepositoryTarget, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<PullRequestWire>> {
+  async list(
+    @TargetRepository() target: RepositoryTarget,
+    @Query() query: Record<string, unknown>,
+    @Paging() page: PageQuery,
+  ): Promise<PagedList<PullRequestWire>> {
     return pagedList(await this.pulls.list(target, query, page), page, identity);
   }
 
@@ -70,7 +79,12 @@ export class PullsController {
   @RepositoryRoute({ unit: 'repo.pulls' })
   @ApiOperation({ summary: 'Get a pull request diff or patch' })
   @ApiParam({ name: 'diffType', enum: ['diff', 'patch'], description: 'whether the output is diff or patch' })
-  @ApiQuery({ name: 'binary', required: false, type: Boolean, description: 'whether to include binary file changes. if true, the diff is applicable with `git apply`' })
+  @ApiQuery({
+    name: 'binary',
+    required: false,
+    type: Boolean,
+    description: 'whether to include binary file changes. if true, the diff is applicable with `git apply`',
+  })
   @ApiProduces('text/plain')
   @ApiOkResponse({ description: 'APIString', schema: { type: 'string' } })
   @ApiErrors(404)
@@ -117,7 +131,12 @@ export class PullsController {
   @RepositoryRoute({ unit: 'repo.pulls' })
   @ApiOperation({ summary: 'Get changed files for a pull request' })
   @ApiQuery({ name: 'skip-to', required: false, type: String, description: 'skip to given file (ignored)' })
-  @ApiQuery({ name: 'whitespace', required: false, enum: ['ignore-all', 'ignore-change', 'ignore-eol', 'show-all'], description: 'whitespace behavior (ignored)' })
+  @ApiQuery({
+    name: 'whitespace',
+    required: false,
+    enum: ['ignore-all', 'ignore-change', 'ignore-eol', 'show-all'],
+    description: 'whitespace behavior (ignored)',
+  })
   @ApiPaging()
   @ApiOkResponse({ type: [ChangedFileWire], description: 'ChangedFileList' })
   @ApiErrors(404)
@@ -170,7 +189,11 @@ export class CompareController {
   @ApiParam({ name: 'basehead', type: String, description: 'compare two branches or commits: `base...head`' })
   @ApiOkResponse({ type: CompareWire })
   @ApiErrors(404)
-  compare(@TargetRepository() target: RepositoryTarget, @WildcardParam('basehead') basehead: string, @Query() query: Record<string, unknown>): Promise<CompareWire> {
+  compare(
+    @TargetRepository() target: RepositoryTarget,
+    @WildcardParam('basehead') basehead: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<CompareWire> {
     return this.pulls.compareRevisions(target, basehead, { stat: true, files: flag(queryString(query.files)) });
   }
 

@@ -122,7 +122,9 @@ export class PullsService {
     const criteria: PullCriteria = { baseRepoId: target.repo.id, sort: text(query, 'sort') };
     const state = text(query, 'state');
     if (state !== 'all') criteria.isClosed = state === 'closed';
-    const labels = texts(query, 'labels').flatMap((value) => value.split(',')).filter((value) => value.trim() !== '');
+    const labels = texts(query, 'labels')
+      .flatMap((value) => value.split(','))
+      .filter((value) => value.trim() !== '');
     if (labels.length > 0) {
       if (labels.some((value) => !/^\d{1,15}$/.test(value.trim()))) throw new InvalidInputError('labels must be label ids');
       criteria.labelIds = labels.map((value) => Number(value.trim()));
@@ -149,7 +151,10 @@ export class PullsService {
     await this.assertPulls(target);
     const issues = await this.store.pinned(target.repo.id);
     const pulls = await this.store.byIssueIds(issues.map((issue) => issue.id));
-    return this.wires(target, issues.filter((issue) => pulls.has(issue.id)).map((issue) => ({ issue, pull: pulls.get(issue.id)! })));
+    return this.wires(
+      target,
+      issues.filter((issue) => pulls.has(issue.id)).map((issue) => ({ issue, pull: pulls.get(issue.id)! })),
+    );
   }
 
   async get(target: RepositoryTarget, rawIndex: string): Promise<PullRequestWire> {
@@ -198,7 +203,8 @@ export class PullsService {
     const resolved = await this.heads.resolve(target, option.head);
     if (resolved === null || !isBranchName(option.base) || !isBranchName(resolved.branch)) throw new NotFoundError();
     const headBranch = resolved.branch;
-    if (resolved.sameRepository && headBranch === option.base) throw new InvalidInputError('Invalid PullRequest: There are no changes between the head and the base');
+    if (resolved.sameRepository && headBranch === option.base)
+      throw new InvalidInputError('Invalid PullRequest: There are no changes between the head and the base');
     const dir = this.content.open(target).dir;
     const basePlace: HeadRepository = { repo: target.repo, owner: target.owner, dir };
     const headPlace = resolved.sameRepository ? basePlace : this.heads.place(resolved.target.repo, resolved.target.owner);
@@ -215,7 +221,15 @@ export class PullsService {
     let created: PullRequestEntity | null = null;
     const issue = await this.issues.open(
       target,
-      { title: option.title, body: option.body, assignee: option.assignee || undefined, assignees: option.assignees, labels: option.labels, milestone: option.milestone, due_date: option.due_date },
+      {
+        title: option.title,
+        body: option.body,
+        assignee: option.assignee || undefined,
+        assignees: option.assignees,
+        labels: option.labels,
+        milestone: option.milestone,
+        due_date: option.due_date,
+      },
       true,
       {
         unit: 'repo.pulls',
@@ -291,7 +305,16 @@ export class PullsService {
     const issue = await this.issues.change(
       target,
       row.issue,
-      { title: option.title, body: option.body, assignee: option.assignee || undefined, assignees: option.assignees, milestone: option.milestone || undefined, state: option.state, due_date: option.due_date, unset_due_date: option.unset_due_date },
+      {
+        title: option.title,
+        body: option.body,
+        assignee: option.assignee || undefined,
+        assignees: option.assignees,
+        milestone: option.milestone || undefined,
+        state: option.state,
+        due_date: option.due_date,
+        unset_due_date: option.unset_due_date,
+      },
       writer,
       {
         unit: 'repo.pulls',
@@ -302,7 +325,8 @@ export class PullsService {
             await this.issues.record(tx, target, current, { action: 'label_updated' });
           }
           if (retest) await this.store.requestCheck(tx, [row.pull.id]);
-          if (changes.baseBranch) await this.issues.record(tx, target, current, { action: 'edited', changes: { base: { from: row.pull.baseBranch } } } as unknown as IssueChange);
+          if (changes.baseBranch)
+            await this.issues.record(tx, target, current, { action: 'edited', changes: { base: { from: row.pull.baseBranch } } } as unknown as IssueChange);
         },
       },
     );
@@ -339,10 +363,17 @@ export class PullsService {
     const { from, to } = await this.span(content.dir, row.pull);
     const { total, commits } = await this.content.withGit(async () => {
       const total = await this.compare.countBetween(content.dir, from, to);
-      const commits = await this.compare.commitsBetween(content.dir, from, to, { skip: page.offset, limit: page.limit, withChanges: options.stat || options.files });
+      const commits = await this.compare.commitsBetween(content.dir, from, to, {
+        skip: page.offset,
+        limit: page.limit,
+        withChanges: options.stat || options.files,
+      });
       return { total, commits };
     });
-    const users = await this.contentRefs.usersByEmail(target.viewer, commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail]));
+    const users = await this.contentRefs.usersByEmail(
+      target.viewer,
+      commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail]),
+    );
     return { items: commits.map((commit) => toCommitWire(content.urls, commit, users, options)), total };
   }
 
@@ -369,17 +400,27 @@ export class PullsService {
       if (!baseSha || !headSha) return null;
       const mergeBase = (await this.compare.mergeBase(content.dir, baseSha, headSha)) ?? baseSha;
       const total = await this.compare.countBetween(content.dir, mergeBase, headSha);
-      const commits = await this.compare.commitsBetween(content.dir, mergeBase, headSha, { skip: 0, limit: Math.min(total, 250), withChanges: options.stat || options.files });
+      const commits = await this.compare.commitsBetween(content.dir, mergeBase, headSha, {
+        skip: 0,
+        limit: Math.min(total, 250),
+        withChanges: options.stat || options.files,
+      });
       return { total, commits };
     });
     if (!result) throw new NotFoundError();
-    const users = await this.contentRefs.usersByEmail(target.viewer, result.commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail]));
+    const users = await this.contentRefs.usersByEmail(
+      target.viewer,
+      result.commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail]),
+    );
     return { total_commits: result.total, commits: result.commits.map((commit) => toCommitWire(content.urls, commit, users, options)) };
   }
 
   /** The `pull_request` part of issues that are pull requests (registered with IssuesService). */
   async meta(issues: IssueEntity[], tx?: EntityManager): Promise<Map<number, PullRequestMetaWire>> {
-    const pulls = await this.store.byIssueIds(issues.map((issue) => issue.id), tx);
+    const pulls = await this.store.byIssueIds(
+      issues.map((issue) => issue.id),
+      tx,
+    );
     const result = new Map<number, PullRequestMetaWire>();
     const htmlBases = new Map<number, string>();
     for (const issue of issues) {
@@ -419,11 +460,18 @@ export class PullsService {
     const pull = await this.store.byIssueId(issue.id, tx);
     if (!pull) return;
     const anonymous = AuthContext.anonymous();
-    const [issueWire] = await this.issues.wires([issue], anonymous, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]), tx, { pullMeta: false });
+    const [issueWire] = await this.issues.wires([issue], anonymous, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]), tx, {
+      pullMeta: false,
+    });
     const repoWire = await this.views.one(target.repo, target.owner, anonymous, { admin: false, push: false, pull: true });
     // A fork's head is shown as Forgejo's payloads show it, null once the fork is gone.
     const head = pull.headRepoId === target.repo.id ? null : await this.heads.of(pull, target, tx);
-    const headRepoWire = pull.headRepoId === target.repo.id ? repoWire : head ? await this.views.one(head.repo, head.owner, anonymous, { admin: false, push: false, pull: true }) : null;
+    const headRepoWire =
+      pull.headRepoId === target.repo.id
+        ? repoWire
+        : head
+          ? await this.views.one(head.repo, head.owner, anonymous, { admin: false, push: false, pull: true })
+          : null;
     const mergedBy = pull.hasMerged && pull.mergerId ? await this.users.byId(pull.mergerId, tx) : null;
     const reviews = this.reviews ? (await this.reviews.summaries([issue.id], tx)).get(issue.id) : undefined;
     const wire = toPullRequestWire(pull, issueWire, {
@@ -465,7 +513,14 @@ export class PullsService {
     if (moved.size === 0 && deleted.length === 0) return;
     const heads = await this.store.openWithHeads(repositoryId, [...moved.keys()]);
     const bases = await this.store.openWithBases(repositoryId, [...moved.keys()]);
-    const gone = [...new Map([...(await this.store.openWithHeads(repositoryId, deleted)), ...(await this.store.openWithBases(repositoryId, deleted))].map((row) => [row.pull.id, row])).values()];
+    const gone = [
+      ...new Map(
+        [...(await this.store.openWithHeads(repositoryId, deleted)), ...(await this.store.openWithBases(repositoryId, deleted))].map((row) => [
+          row.pull.id,
+          row,
+        ]),
+      ).values(),
+    ];
     if (heads.length === 0 && bases.length === 0 && gone.length === 0) return;
     const repo = await this.repositories.byId(repositoryId);
     const owner = repo ? await this.users.byId(repo.ownerId) : null;
@@ -474,12 +529,15 @@ export class PullsService {
     const viewer = sender ? new AuthContext(sender, 'password', null) : AuthContext.anonymous();
     const pushed = this.heads.place(repo, owner);
     // The base repository of each pull request concerned, as the sender acts on it.
-    const targets = new Map<number, RepositoryTarget>([[repo.id, new RepositoryTarget(repo, owner, viewer, () => this.policy.permission(viewer, repo, owner), null)]]);
+    const targets = new Map<number, RepositoryTarget>([
+      [repo.id, new RepositoryTarget(repo, owner, viewer, () => this.policy.permission(viewer, repo, owner), null)],
+    ]);
     for (const row of [...heads, ...gone]) {
       if (targets.has(row.pull.baseRepoId)) continue;
       const baseRepo = await this.repositories.byId(row.pull.baseRepoId);
       const baseOwner = baseRepo ? await this.users.byId(baseRepo.ownerId) : null;
-      if (baseRepo && baseOwner) targets.set(baseRepo.id, new RepositoryTarget(baseRepo, baseOwner, viewer, () => this.policy.permission(viewer, baseRepo, baseOwner), null));
+      if (baseRepo && baseOwner)
+        targets.set(baseRepo.id, new RepositoryTarget(baseRepo, baseOwner, viewer, () => this.policy.permission(viewer, baseRepo, baseOwner), null));
     }
     const synchronized: PullRow[] = [];
     await this.content.withGit(async () => {
@@ -499,7 +557,8 @@ export class PullsService {
     await this.transactions.run(async (tx) => {
       for (const row of synchronized) await this.store.update(tx, row.pull.id, { headCommitId: moved.get(row.pull.headBranch)! });
       await this.store.requestCheck(tx, [...new Set([...heads, ...bases].map((row) => row.pull.id))]);
-      if (viewer.isSignedIn) for (const row of synchronized) await this.issues.record(tx, targets.get(row.pull.baseRepoId)!, row.issue, { action: 'synchronized' });
+      if (viewer.isSignedIn)
+        for (const row of synchronized) await this.issues.record(tx, targets.get(row.pull.baseRepoId)!, row.issue, { action: 'synchronized' });
     });
     this.events.committed();
     // Reviews of a head that changed the diff go stale (and approvals are dismissed where the rule says so).
@@ -507,7 +566,9 @@ export class PullsService {
       for (const row of synchronized) {
         const base = targets.get(row.pull.baseRepoId);
         if (!base) continue;
-        await this.reviews.headMoved(base, row, row.pull.headCommitId, moved.get(row.pull.headBranch)!).catch((error: unknown) => this.logger.warn(`reviews of pull request ${row.pull.id} after a push: ${(error as Error).message}`));
+        await this.reviews
+          .headMoved(base, row, row.pull.headCommitId, moved.get(row.pull.headBranch)!)
+          .catch((error: unknown) => this.logger.warn(`reviews of pull request ${row.pull.id} after a push: ${(error as Error).message}`));
       }
     }
     for (const row of gone) {
@@ -534,7 +595,9 @@ export class PullsService {
         const baseOwner = baseRepo ? await this.users.byId(baseRepo.ownerId) : null;
         if (!baseRepo || !baseOwner) continue;
         const target = new RepositoryTarget(baseRepo, baseOwner, viewer, () => this.policy.permission(viewer, baseRepo, baseOwner), null);
-        await this.issues.change(target, row.issue, { state: 'closed' }, true).catch((error: Error) => this.logger.warn(`closing pull request ${row.pull.id}: ${error.message}`));
+        await this.issues
+          .change(target, row.issue, { state: 'closed' }, true)
+          .catch((error: Error) => this.logger.warn(`closing pull request ${row.pull.id}: ${error.message}`));
       }
     };
   }
@@ -552,10 +615,11 @@ export class PullsService {
     const to = pull.headCommitId;
     let from = pull.hasMerged ? pull.mergeBase : '';
     if (!from) {
-      from = (await this.content.withGit(async () => {
-        const base = await this.refs.resolveCommit(dir, `refs/heads/${pull.baseBranch}`);
-        return base ? this.compare.mergeBase(dir, base, to) : null;
-      })) ?? pull.mergeBase;
+      from =
+        (await this.content.withGit(async () => {
+          const base = await this.refs.resolveCommit(dir, `refs/heads/${pull.baseBranch}`);
+          return base ? this.compare.mergeBase(dir, base, to) : null;
+        })) ?? pull.mergeBase;
     }
     if (!from || !to) throw new NotFoundError();
     return { from, to };
@@ -565,10 +629,20 @@ export class PullsService {
   private async wires(target: RepositoryTarget, rows: PullRow[]): Promise<PullRequestWire[]> {
     if (rows.length === 0) return [];
     const places = new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]]);
-    const issueWires = await this.issues.wires(rows.map((row) => row.issue), target.viewer, places, undefined, { pullMeta: false });
+    const issueWires = await this.issues.wires(
+      rows.map((row) => row.issue),
+      target.viewer,
+      places,
+      undefined,
+      { pullMeta: false },
+    );
     const repoWire = await this.views.one(target.repo, target.owner, target.viewer, (await target.permission()).toWire());
     const dir = this.content.open(target).dir;
-    const names = [...new Set(rows.flatMap((row) => [`refs/heads/${row.pull.baseBranch}`, ...(row.pull.headRepoId === target.repo.id ? [`refs/heads/${row.pull.headBranch}`] : [])]))];
+    const names = [
+      ...new Set(
+        rows.flatMap((row) => [`refs/heads/${row.pull.baseBranch}`, ...(row.pull.headRepoId === target.repo.id ? [`refs/heads/${row.pull.headBranch}`] : [])]),
+      ),
+    ];
     // Branch tips through the batch readers (ref files read as git reads them, remembered by their stat): a page
     // costs no git process, where a for-each-ref per request was the larger part of a list's time.
     const found = target.repo.isEmpty ? new Map<string, string>() : await this.content.withReaders(() => this.objects.peelRefs(dir, names));

@@ -124,7 +124,11 @@ export class QuotaAdminService {
       await this.store.addRuleToGroup(tx, group.id, rule.id);
     }
     const created = (await this.store.withRules([group], tx))[0];
-    await this.audit.record(tx, { action: 'quota.group_create', target: { type: 'quota_group', id: group.id, name }, detail: { rules: created.rules.map((rule) => rule.name) } });
+    await this.audit.record(tx, {
+      action: 'quota.group_create',
+      target: { type: 'quota_group', id: group.id, name },
+      detail: { rules: created.rules.map((rule) => rule.name) },
+    });
     return created;
   }
 
@@ -143,7 +147,11 @@ export class QuotaAdminService {
         const group = (await this.store.findGroup(groupName, tx)) ?? notFound();
         const rule = (await this.store.findRule(ruleName, tx)) ?? notFound();
         if (!(await this.store.addRuleToGroup(tx, group.id, rule.id))) throw conflict();
-        await this.audit.record(tx, { action: 'quota.group_rule_add', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { rule: rule.name } });
+        await this.audit.record(tx, {
+          action: 'quota.group_rule_add',
+          target: { type: 'quota_group', id: group.id, name: group.name },
+          detail: { rule: rule.name },
+        });
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict();
@@ -156,7 +164,11 @@ export class QuotaAdminService {
       const group = (await this.store.findGroup(groupName, tx)) ?? notFound();
       const rule = (await this.store.findRule(ruleName, tx)) ?? notFound();
       if (!(await this.store.removeRuleFromGroup(tx, group.id, rule.id))) notFound();
-      await this.audit.record(tx, { action: 'quota.group_rule_remove', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { rule: rule.name } });
+      await this.audit.record(tx, {
+        action: 'quota.group_rule_remove',
+        target: { type: 'quota_group', id: group.id, name: group.name },
+        detail: { rule: rule.name },
+      });
     });
   }
 
@@ -175,7 +187,11 @@ export class QuotaAdminService {
       await this.change(async (tx) => {
         const locked = (await this.store.findGroup(group.name, tx)) ?? notFound();
         if (!(await this.store.addMapping(tx, locked.id, user.id))) throw conflict();
-        await this.audit.record(tx, { action: 'quota.group_user_add', target: { type: 'quota_group', id: locked.id, name: locked.name }, detail: { user: user.name } });
+        await this.audit.record(tx, {
+          action: 'quota.group_user_add',
+          target: { type: 'quota_group', id: locked.id, name: locked.name },
+          detail: { user: user.name },
+        });
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict();
@@ -187,7 +203,11 @@ export class QuotaAdminService {
     const { group, user } = await this.groupAndUser(groupName, username);
     await this.change(async (tx) => {
       if (!(await this.store.removeMapping(tx, group.id, user.id))) notFound();
-      await this.audit.record(tx, { action: 'quota.group_user_remove', target: { type: 'quota_group', id: group.id, name: group.name }, detail: { user: user.name } });
+      await this.audit.record(tx, {
+        action: 'quota.group_user_remove',
+        target: { type: 'quota_group', id: group.id, name: group.name },
+        detail: { user: user.name },
+      });
     });
   }
 
@@ -205,8 +225,16 @@ export class QuotaAdminService {
       const byName = new Map(groups.map((group) => [group.name, group]));
       const missing = unique.find((name) => !byName.has(name));
       if (missing !== undefined) throw new InvalidInputError(`group not found: [group: ${missing}]`);
-      await this.store.replaceMappings(tx, user.id, groups.map((group) => group.id));
-      await this.audit.record(tx, { action: 'quota.group_user_add', target: { type: 'user', id: user.id, name: user.name }, detail: { groups: groups.map((group) => group.name), replaced: true } });
+      await this.store.replaceMappings(
+        tx,
+        user.id,
+        groups.map((group) => group.id),
+      );
+      await this.audit.record(tx, {
+        action: 'quota.group_user_add',
+        target: { type: 'user', id: user.id, name: user.name },
+        detail: { groups: groups.map((group) => group.name), replaced: true },
+      });
     });
   }
 

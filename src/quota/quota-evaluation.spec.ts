@@ -59,7 +59,12 @@ describe('quota rules and groups', () => {
   it('refuses a subject no group covers, and a group as soon as one matching rule refuses', () => {
     expect(isAllowed([{ rules: [{ limit: -1, subjects: ['size:git:lfs'] }] }], 'size:repos:all', used)).toBe(false);
     expect(isAllowed([], 'size:all', used)).toBe(false);
-    const strict = { rules: [{ limit: -1, subjects: ['size:all'] }, { limit: 10, subjects: ['size:repos:all'] }] };
+    const strict = {
+      rules: [
+        { limit: -1, subjects: ['size:all'] },
+        { limit: 10, subjects: ['size:repos:all'] },
+      ],
+    };
     expect(isAllowed([strict], 'size:repos:all', used)).toBe(false);
     // The second rule does not match an asset subject, so the group allows it.
     expect(isAllowed([strict], 'size:assets:all', used)).toBe(true);
@@ -78,8 +83,16 @@ describe('usage a check needs', () => {
     expect(usageNeededFor([{ rules: [{ limit: -1, subjects: ['size:all'] }] }], 'size:repos:all')).toEqual([]);
     expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:git:lfs'] }] }], 'size:repos:all')).toEqual([]);
     expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:repos:all'] }] }], 'size:repos:public')).toEqual(['repos']);
-    expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:all'] }] }], 'size:assets:packages:all')).toEqual(['repos', 'lfs', 'attachmentsReleases', 'packages']);
-    expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:repos:all', 'size:assets:packages:all'] }] }], 'size:repos:all')).toEqual(['repos', 'packages']);
+    expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:all'] }] }], 'size:assets:packages:all')).toEqual([
+      'repos',
+      'lfs',
+      'attachmentsReleases',
+      'packages',
+    ]);
+    expect(usageNeededFor([{ rules: [{ limit: 5, subjects: ['size:repos:all', 'size:assets:packages:all'] }] }], 'size:repos:all')).toEqual([
+      'repos',
+      'packages',
+    ]);
   });
 
   it('gives the same decision as the full usage, for any groups, subject and usage (property)', () => {
@@ -110,8 +123,23 @@ describe('what a usage leaves of a subject (the budget a reservation takes)', ()
   it('is the least any matching limited rule of an allowing group leaves, the most over allowing groups', () => {
     const used: QuotaUsage = { ...NO_USAGE, reposPublic: 300, packages: 50 };
     expect(remainingFor([{ rules: [{ limit: 1000, subjects: ['size:repos:all'] }] }], 'size:repos:all', used)).toBe(700);
-    expect(remainingFor([{ rules: [{ limit: 1000, subjects: ['size:repos:all'] }, { limit: 400, subjects: ['size:all'] }] }], 'size:repos:all', used)).toBe(50);
-    expect(remainingFor([{ rules: [{ limit: 400, subjects: ['size:all'] }] }, { rules: [{ limit: 2000, subjects: ['size:git:all'] }] }], 'size:repos:public', used)).toBe(1700);
+    expect(
+      remainingFor(
+        [
+          {
+            rules: [
+              { limit: 1000, subjects: ['size:repos:all'] },
+              { limit: 400, subjects: ['size:all'] },
+            ],
+          },
+        ],
+        'size:repos:all',
+        used,
+      ),
+    ).toBe(50);
+    expect(
+      remainingFor([{ rules: [{ limit: 400, subjects: ['size:all'] }] }, { rules: [{ limit: 2000, subjects: ['size:git:all'] }] }], 'size:repos:public', used),
+    ).toBe(1700);
     expect(remainingFor([{ rules: [{ limit: -1, subjects: ['size:all'] }] }], 'size:repos:all', used)).toBe(Infinity);
     // A group that refuses leaves nothing, whatever another rule of it would leave.
     expect(remainingFor([{ rules: [{ limit: 300, subjects: ['size:repos:all'] }] }], 'size:repos:all', used)).toBe(0);

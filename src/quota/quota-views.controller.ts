@@ -44,7 +44,7 @@ export class QuotaViewsController {
   @Get('user/quota/attachments')
   @SignedIn('user')
   @ApiTags('user')
-  @ApiOperation({ operationId: 'userListQuotaAttachments', summary: 'List the attachments affecting the authenticated user\'s quota' })
+  @ApiOperation({ operationId: 'userListQuotaAttachments', summary: "List the attachments affecting the authenticated user's quota" })
   @ApiPaging()
   @ApiOkResponse({ type: [QuotaUsedAttachmentWire], description: 'QuotaUsedAttachmentList' })
   async userAttachments(@Caller() caller: AuthContext, @Paging() page: PageQuery): Promise<PagedList<QuotaUsedAttachmentWire>> {
@@ -54,7 +54,7 @@ export class QuotaViewsController {
   @Get('user/quota/packages')
   @SignedIn('user')
   @ApiTags('user')
-  @ApiOperation({ operationId: 'userListQuotaPackages', summary: 'List the packages affecting the authenticated user\'s quota' })
+  @ApiOperation({ operationId: 'userListQuotaPackages', summary: "List the packages affecting the authenticated user's quota" })
   @ApiPaging()
   @ApiOkResponse({ type: [QuotaUsedPackageWire], description: 'QuotaUsedPackageList' })
   async userPackages(@Caller() caller: AuthContext, @Paging() page: PageQuery): Promise<PagedList<QuotaUsedPackageWire>> {
@@ -64,7 +64,7 @@ export class QuotaViewsController {
   @Get('user/quota/artifacts')
   @SignedIn('user')
   @ApiTags('user')
-  @ApiOperation({ operationId: 'userListQuotaArtifacts', summary: 'List the artifacts affecting the authenticated user\'s quota' })
+  @ApiOperation({ operationId: 'userListQuotaArtifacts', summary: "List the artifacts affecting the authenticated user's quota" })
   @ApiPaging()
   @ApiOkResponse({ type: [QuotaUsedArtifactWire], description: 'QuotaUsedArtifactList' })
   async userArtifacts(@Caller() caller: AuthContext, @Paging() page: PageQuery): Promise<PagedList<QuotaUsedArtifactWire>> {

@@ -57,7 +57,10 @@ export class QuotaEngine implements QuotaGate {
    */
   async evaluate(targetId: number, subject: QuotaSubject): Promise<boolean> {
     if (!this.enabled) return true;
-    const [groups, repos] = await Promise.all([this.listedGroups(targetId), measuredItemsOf(subject).includes('repos') ? this.usage.usageOf(targetId, ['repos']) : undefined]);
+    const [groups, repos] = await Promise.all([
+      this.listedGroups(targetId),
+      measuredItemsOf(subject).includes('repos') ? this.usage.usageOf(targetId, ['repos']) : undefined,
+    ]);
     const effective: EvaluatedGroup[] = groups.length > 0 ? groups : [{ rules: [{ limit: this.quotaConfig.defaultTotal, subjects: ['size:all'] }] }];
     const rest = usageNeededFor(effective, subject).filter((item) => !(repos && item === 'repos'));
     const used = rest.length > 0 ? await this.usage.usageOf(targetId, rest) : NO_USAGE;
@@ -85,7 +88,13 @@ export class QuotaEngine implements QuotaGate {
    * Decided on the owner's groups, stored usage and the reservations in flight (claims of scope
    * `quota:<owner id>`), and recorded only if no other reservation or settlement came in between (Claims).
    */
-  async reserve(owner: QuotaTarget, subject: QuotaSubject, item: ReservedItem, bytes: number | 'remaining', options: ReserveOptions = {}): Promise<QuotaReservation> {
+  async reserve(
+    owner: QuotaTarget,
+    subject: QuotaSubject,
+    item: ReservedItem,
+    bytes: number | 'remaining',
+    options: ReserveOptions = {},
+  ): Promise<QuotaReservation> {
     const unlimited: QuotaReservation = { amount: Infinity, settle: () => Promise.resolve(), release: () => Promise.resolve() };
     if (!this.enabled) return unlimited;
     const claim = await this.claims.take(`quota:${owner.id}`, async (active) => {

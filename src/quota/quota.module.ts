@@ -20,7 +20,15 @@ import { QuotaViewsService } from './quota-views.service';
  */
 @Module({
   imports: [UsersModule, ClaimsModule],
-  providers: [QuotaStore, QuotaUsageStore, QuotaUsageSources, QuotaEngine, QuotaAdminService, QuotaViewsService, { provide: QUOTA_GATE, useExisting: QuotaEngine }],
+  providers: [
+    QuotaStore,
+    QuotaUsageStore,
+    QuotaUsageSources,
+    QuotaEngine,
+    QuotaAdminService,
+    QuotaViewsService,
+    { provide: QUOTA_GATE, useExisting: QuotaEngine },
+  ],
   exports: [QUOTA_GATE, QuotaAdminService, QuotaViewsService, QuotaUsageSources],
 })
 export class QuotaModule implements OnModuleInit {

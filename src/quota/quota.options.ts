@@ -19,8 +19,21 @@ const SAFE_LIMIT: FieldRule = { name: 'Range', test: (value) => Number.isSafeInt
 const MAX_SUBJECTS = 100;
 const MAX_NAME = 255;
 
-const RULE_NAME_SPEC: FieldSpec = { field: 'Name', type: 'string', required: true, maxSize: MAX_NAME, rules: [RULE_NAME], description: 'Name of the rule to create' };
-const LIMIT_SPEC: FieldSpec = { field: 'Limit', type: 'integer', required: true, rules: [SAFE_LIMIT], description: 'The limit set by the rule, in bytes (-1 unlimited)' };
+const RULE_NAME_SPEC: FieldSpec = {
+  field: 'Name',
+  type: 'string',
+  required: true,
+  maxSize: MAX_NAME,
+  rules: [RULE_NAME],
+  description: 'Name of the rule to create',
+};
+const LIMIT_SPEC: FieldSpec = {
+  field: 'Limit',
+  type: 'integer',
+  required: true,
+  rules: [SAFE_LIMIT],
+  description: 'The limit set by the rule, in bytes (-1 unlimited)',
+};
 const SUBJECTS_SPEC: FieldSpec = { field: 'Subjects', type: 'strings', maxSize: MAX_SUBJECTS, description: 'The subjects affected by the rule' };
 
 /** Every subject must be a known quota subject (docs/quota.md), else 422 and nothing changes. */
@@ -97,4 +110,3 @@ export class SetUserQuotaGroupsOption {
   @Field({ field: 'Groups', type: 'strings', maxSize: 1000, nullable: true, description: 'Quota groups the user shall have' })
   groups?: string[] | null;
 }
-

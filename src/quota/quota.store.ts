@@ -37,7 +37,9 @@ export class QuotaStore {
   }
 
   async listRules(page: PageQuery): Promise<Page<QuotaRule>> {
-    const [rows, total] = await this.manager().getRepository(QuotaRuleEntity).findAndCount({ order: { id: 'ASC' }, skip: page.offset, take: page.limit });
+    const [rows, total] = await this.manager()
+      .getRepository(QuotaRuleEntity)
+      .findAndCount({ order: { id: 'ASC' }, skip: page.offset, take: page.limit });
     return { items: rows.map(toQuotaRule), total };
   }
 
@@ -67,11 +69,15 @@ export class QuotaStore {
 
   async findGroupsByNames(names: string[], tx?: EntityManager): Promise<QuotaGroupEntity[]> {
     if (names.length === 0) return [];
-    return this.manager(tx).getRepository(QuotaGroupEntity).find({ where: { name: In(names) }, order: { id: 'ASC' } });
+    return this.manager(tx)
+      .getRepository(QuotaGroupEntity)
+      .find({ where: { name: In(names) }, order: { id: 'ASC' } });
   }
 
   async listGroups(page: PageQuery): Promise<Page<QuotaGroupWithRules>> {
-    const [rows, total] = await this.manager().getRepository(QuotaGroupEntity).findAndCount({ order: { id: 'ASC' }, skip: page.offset, take: page.limit });
+    const [rows, total] = await this.manager()
+      .getRepository(QuotaGroupEntity)
+      .findAndCount({ order: { id: 'ASC' }, skip: page.offset, take: page.limit });
     return { items: await this.withRules(rows), total };
   }
 
@@ -92,7 +98,14 @@ export class QuotaStore {
   async withRules(groups: QuotaGroupEntity[], tx?: EntityManager): Promise<QuotaGroupWithRules[]> {
     if (groups.length === 0) return [];
     const sql = this.groupsWithRulesSql('FROM quota_group g', `g.id IN (${groups.map(() => '?').join(', ')})`);
-    const loaded = new Map(groupsFromRows(await this.manager(tx).query(sql, groups.map((group) => group.id))).map((group) => [group.id, group]));
+    const loaded = new Map(
+      groupsFromRows(
+        await this.manager(tx).query(
+          sql,
+          groups.map((group) => group.id),
+        ),
+      ).map((group) => [group.id, group]),
+    );
     return groups.map((group) => loaded.get(group.id) ?? { id: group.id, name: group.name, rules: [] });
   }
 

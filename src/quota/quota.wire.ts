@@ -17,30 +17,30 @@ export class QuotaGroupWire {
 
 @ApiSchema({ name: 'QuotaUsedSizeRepos' })
 export class QuotaUsedSizeReposWire {
-  @ApiProperty({ format: 'int64', description: 'Storage size of the user\'s public repositories' }) public: number;
-  @ApiProperty({ format: 'int64', description: 'Storage size of the user\'s private repositories' }) private: number;
+  @ApiProperty({ format: 'int64', description: "Storage size of the user's public repositories" }) public: number;
+  @ApiProperty({ format: 'int64', description: "Storage size of the user's private repositories" }) private: number;
 }
 
 @ApiSchema({ name: 'QuotaUsedSizeGit' })
 export class QuotaUsedSizeGitWire {
-  @ApiProperty({ format: 'int64', description: 'Storage size of the user\'s Git LFS objects, each object counted once' }) LFS: number;
+  @ApiProperty({ format: 'int64', description: "Storage size of the user's Git LFS objects, each object counted once" }) LFS: number;
 }
 
 @ApiSchema({ name: 'QuotaUsedSizeAssetsAttachments' })
 export class QuotaUsedSizeAssetsAttachmentsWire {
-  @ApiProperty({ format: 'int64', description: 'Storage size used for the user\'s issue and comment attachments' }) issues: number;
-  @ApiProperty({ format: 'int64', description: 'Storage size used for the user\'s release attachments' }) releases: number;
+  @ApiProperty({ format: 'int64', description: "Storage size used for the user's issue and comment attachments" }) issues: number;
+  @ApiProperty({ format: 'int64', description: "Storage size used for the user's release attachments" }) releases: number;
 }
 
 @ApiSchema({ name: 'QuotaUsedSizeAssetsPackages' })
 export class QuotaUsedSizeAssetsPackagesWire {
-  @ApiProperty({ format: 'int64', description: 'Storage size used for the user\'s packages' }) all: number;
+  @ApiProperty({ format: 'int64', description: "Storage size used for the user's packages" }) all: number;
 }
 
 @ApiSchema({ name: 'QuotaUsedSizeAssets' })
 export class QuotaUsedSizeAssetsWire {
   @ApiProperty({ type: QuotaUsedSizeAssetsAttachmentsWire }) attachments: QuotaUsedSizeAssetsAttachmentsWire;
-  @ApiProperty({ format: 'int64', description: 'Storage size used for the user\'s artifacts' }) artifacts: number;
+  @ApiProperty({ format: 'int64', description: "Storage size used for the user's artifacts" }) artifacts: number;
   @ApiProperty({ type: QuotaUsedSizeAssetsPackagesWire }) packages: QuotaUsedSizeAssetsPackagesWire;
 }
 

@@ -94,7 +94,14 @@ export class ReleaseAttachmentsService implements OnModuleInit {
     }
   }
 
-  private async receive(found: VisibleRelease, viewer: AuthContext, upload: IncomingUpload, query: UploadQuery, maxBytes: number, reservation: QuotaReservation): Promise<AttachmentWire> {
+  private async receive(
+    found: VisibleRelease,
+    viewer: AuthContext,
+    upload: IncomingUpload,
+    query: UploadQuery,
+    maxBytes: number,
+    reservation: QuotaReservation,
+  ): Promise<AttachmentWire> {
     if (!upload.isMultipart) {
       // Forgejo: a raw body is always a file, so a link as well is one thing too many.
       if (query.externalUrl) throw new BadRequestError("'attachment' and 'external_url' are mutually exclusive");
@@ -128,7 +135,14 @@ export class ReleaseAttachmentsService implements OnModuleInit {
   }
 
   /** Streams the file to the blob store, then keeps it with its row. */
-  private async storeFile(found: VisibleRelease, viewer: AuthContext, source: UploadSource, name: string, maxBytes: number, reservation: QuotaReservation): Promise<AttachmentWire> {
+  private async storeFile(
+    found: VisibleRelease,
+    viewer: AuthContext,
+    source: UploadSource,
+    name: string,
+    maxBytes: number,
+    reservation: QuotaReservation,
+  ): Promise<AttachmentWire> {
     if (name === '') {
       source.stream.resume();
       throw new BadRequestError('Could not determine name of attachment.');

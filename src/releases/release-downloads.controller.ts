@@ -48,7 +48,13 @@ export class ReleaseDownloadsController {
       // The answer names where it leads, for whoever reads it rather than following it, and is never cached.
       response
         .status(302)
-        .set({ Location: target.redirect, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
+        .set({
+          Location: target.redirect,
+          'Cache-Control': 'no-store',
+          'Referrer-Policy': 'no-referrer',
+          'Content-Type': 'text/plain; charset=utf-8',
+          'X-Content-Type-Options': 'nosniff',
+        })
         .send(`This release asset is not stored here; it is an external link to: ${target.redirect}\n`);
       return;
     }

@@ -53,16 +53,19 @@ function releasePage(owner: string, repo: string, release: ReleaseWire): string 
   const title = release.name || release.tag_name;
   const archives = release.hide_archive_links
     ? html``
-    : html`<li><a href="${release.tarball_url}">Source code (tar.gz)</a></li><li><a href="${release.zipball_url}">Source code (zip)</a></li>`;
+    : html`<li><a href="${release.tarball_url}">Source code (tar.gz)</a></li>
+        <li><a href="${release.zipball_url}">Source code (zip)</a></li>`;
   const assets = release.assets.map((asset) => html`<li><a href="${asset.browser_download_url}">${asset.name}</a> (${asset.size} bytes)</li>`);
   const state = release.draft ? ' (draft)' : release.prerelease ? ' (pre-release)' : '';
   return page(
     `${title} · ${owner}/${repo}`,
     html`<h1>${title}${state}</h1>
-<p>${owner}/${repo}, tag <code>${release.tag_name}</code>, published ${release.published_at} by ${release.author.login}.</p>
-<pre style="white-space: pre-wrap">${release.body}</pre>
-<h2>Assets</h2>
-<ul>${assets}${archives}</ul>
-<p><a href="${release.url}">This release in the API (JSON)</a></p>`,
+      <p>${owner}/${repo}, tag <code>${release.tag_name}</code>, published ${release.published_at} by ${release.author.login}.</p>
+      <pre style="white-space: pre-wrap">${release.body}</pre>
+      <h2>Assets</h2>
+      <ul>
+        ${assets}${archives}
+      </ul>
+      <p><a href="${release.url}">This release in the API (JSON)</a></p>`,
   );
 }

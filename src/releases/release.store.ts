@@ -53,9 +53,12 @@ export class ReleaseStore {
     if (filter.draft !== undefined) query.andWhere('rel.is_draft = :draft', { draft: filter.draft ? 1 : 0 });
     if (filter.prerelease !== undefined) query.andWhere('rel.is_prerelease = :prerelease', { prerelease: filter.prerelease ? 1 : 0 });
     if (filter.keyword) {
-      query.andWhere("(LOWER(rel.tag_name) LIKE :keyword ESCAPE '!' OR LOWER(rel.title) LIKE :keyword ESCAPE '!' OR LOWER(rel.note) LIKE :keyword ESCAPE '!')", {
-        keyword: likePattern(filter.keyword.toLowerCase()),
-      });
+      query.andWhere(
+        "(LOWER(rel.tag_name) LIKE :keyword ESCAPE '!' OR LOWER(rel.title) LIKE :keyword ESCAPE '!' OR LOWER(rel.note) LIKE :keyword ESCAPE '!')",
+        {
+          keyword: likePattern(filter.keyword.toLowerCase()),
+        },
+      );
     }
     const total = await query.getCount();
     const items = await query.orderBy('rel.created_unix', 'DESC').addOrderBy('rel.id', 'DESC').offset(page.offset).limit(page.limit).getMany();
@@ -158,7 +161,14 @@ export class ReleaseStore {
       .limit(page.limit)
       .getRawMany();
     const items = rows.map((row) => ({
-      attachment: Object.assign(new AttachmentEntity(), { id: Number(row.id), uuid: String(row.uuid), name: String(row.name), size: Number(row.size), repoId: Number(row.repo_id), releaseId: Number(row.release_id) }),
+      attachment: Object.assign(new AttachmentEntity(), {
+        id: Number(row.id),
+        uuid: String(row.uuid),
+        name: String(row.name),
+        size: Number(row.size),
+        repoId: Number(row.repo_id),
+        releaseId: Number(row.release_id),
+      }),
       repoName: String(row.repo_name),
       releaseId: Number(row.release_id),
       tagName: String(row.tag_name),

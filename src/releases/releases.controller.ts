@@ -29,7 +29,12 @@ export class ReleasesController {
   @Public('repository')
   @RepositoryRoute({ unit: 'repo.releases' })
   @ApiOperation({ operationId: 'repoListReleases', summary: "List a repo's releases" })
-  @ApiQuery({ name: 'draft', required: false, type: Boolean, description: 'filter (exclude / include) drafts, if you dont have repo write access none will show' })
+  @ApiQuery({
+    name: 'draft',
+    required: false,
+    type: Boolean,
+    description: 'filter (exclude / include) drafts, if you dont have repo write access none will show',
+  })
   @ApiQuery({ name: 'pre-release', required: false, type: Boolean, description: 'filter (exclude / include) pre-releases' })
   @ApiQuery({ name: 'q', required: false, type: String, description: 'Search string (in the tag name, title or notes)' })
   @ApiPaging()
@@ -61,7 +66,10 @@ export class ReleasesController {
   @Get('repos/:owner/:repo/releases/latest')
   @Public('repository')
   @RepositoryRoute({ unit: 'repo.releases' })
-  @ApiOperation({ operationId: 'repoGetLatestRelease', summary: 'Gets the most recent non-prerelease, non-draft release of a repository, sorted by created_at' })
+  @ApiOperation({
+    operationId: 'repoGetLatestRelease',
+    summary: 'Gets the most recent non-prerelease, non-draft release of a repository, sorted by created_at',
+  })
   @ApiOkResponse({ type: ReleaseWire })
   @ApiErrors(404)
   latest(@TargetRepository() target: RepositoryTarget): Promise<ReleaseWire> {
@@ -125,7 +133,7 @@ export class ReleasesController {
   @Get('repos/:owner/:repo/releases/:id/assets')
   @Public('repository')
   @RepositoryRoute({ unit: 'repo.releases' })
-  @ApiOperation({ operationId: 'repoListReleaseAttachments', summary: 'List release\'s attachments' })
+  @ApiOperation({ operationId: 'repoListReleaseAttachments', summary: "List release's attachments" })
   @ApiOkResponse({ type: [AttachmentWire], description: 'AttachmentList' })
   @ApiErrors(404)
   listAttachments(@TargetRepository() target: RepositoryTarget, @Param('id') id: string): Promise<AttachmentWire[]> {

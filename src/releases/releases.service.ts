@@ -228,7 +228,13 @@ export class ReleasesService {
   }
 
   /** The `release` event, in the transaction of the change; the release as an anonymous reader sees it. */
-  private async recordEvent(tx: EntityManager, action: 'published' | 'updated' | 'deleted', place: ReleasePlace, release: ReleaseEntity, senderId: number): Promise<void> {
+  private async recordEvent(
+    tx: EntityManager,
+    action: 'published' | 'updated' | 'deleted',
+    place: ReleasePlace,
+    release: ReleaseEntity,
+    senderId: number,
+  ): Promise<void> {
     if (!(await this.events.listensTo(place.repo, tx))) return;
     const wire = await this.wire(AuthContext.anonymous(), place, release);
     await this.events.record(tx, { kind: 'release', action, repo: place.repo, senderId, release: wire });
@@ -246,7 +252,14 @@ export class ReleasesService {
     const byId = new Map(publishers.map((user) => [user.id, user]));
     const site = this.siteUrls;
     return releases.map((release) =>
-      toReleaseWire(place, release, byId.get(release.publisherId) ?? ghost(), attachments.filter((a: AttachmentEntity) => a.releaseId === release.id), viewer, site),
+      toReleaseWire(
+        place,
+        release,
+        byId.get(release.publisherId) ?? ghost(),
+        attachments.filter((a: AttachmentEntity) => a.releaseId === release.id),
+        viewer,
+        site,
+      ),
     );
   }
 

@@ -17,7 +17,12 @@ export class CreateRepositoryOption {
   @Field({ field: 'AutoInit', type: 'boolean', description: 'create an initial commit with README, .gitignore and LICENSE' })
   auto_init?: boolean;
 
-  @Field({ field: 'Gitignores', type: 'string', maxSize: 4096, description: 'comma-separated gitignore template names (at most 32 distinct); used with auto_init' })
+  @Field({
+    field: 'Gitignores',
+    type: 'string',
+    maxSize: 4096,
+    description: 'comma-separated gitignore template names (at most 32 distinct); used with auto_init',
+  })
   gitignores?: string;
 
   @Field({ field: 'License', type: 'string', description: 'license template name (SPDX id); used with auto_init' })

@@ -76,7 +76,13 @@ export function trackerChanges(repo: RepositoryEntity, option: TrackerOptions, r
     if (regexp.length > 1024 || url.length > 2048 || format.length > 2048) throw new InvalidInputError('External tracker setting too long');
     return { hasIssues: true, externalTrackerUrl: url, externalTrackerFormat: format, externalTrackerStyle: style, externalTrackerRegexp: regexp };
   }
-  const changes: Partial<RepositoryEntity> = { hasIssues: true, externalTrackerUrl: '', externalTrackerFormat: '', externalTrackerStyle: '', externalTrackerRegexp: '' };
+  const changes: Partial<RepositoryEntity> = {
+    hasIssues: true,
+    externalTrackerUrl: '',
+    externalTrackerFormat: '',
+    externalTrackerStyle: '',
+    externalTrackerRegexp: '',
+  };
   if (option.internal_tracker) {
     changes.enableTimeTracker = flagField(option.internal_tracker, 'enable_time_tracker');
     changes.allowOnlyContributorsToTrackTime = flagField(option.internal_tracker, 'allow_only_contributors_to_track_time');

@@ -202,7 +202,11 @@ export class ForksService implements OnModuleInit {
       }
     });
     // Then what a push records: size, update time, the push's events and webhooks, in one transaction.
-    await this.pushes.recordRefChanges(repo.id, [{ ref: `refs/heads/${state.branch}`, oldId: state.forkCommit, newId: state.baseCommit }], target.viewer.user?.id ?? 0);
+    await this.pushes.recordRefChanges(
+      repo.id,
+      [{ ref: `refs/heads/${state.branch}`, oldId: state.forkCommit, newId: state.baseCommit }],
+      target.viewer.user?.id ?? 0,
+    );
   }
 
   private async syncState(target: RepositoryTarget, branchName?: string) {
@@ -210,7 +214,15 @@ export class ForksService implements OnModuleInit {
     const branch = branchName ?? repo.defaultBranch;
     const forkDir = this.paths.repository(owner.name, repo.name);
     const forkCommit = (await this.refs.resolveCommit(forkDir, `refs/heads/${branch}`)) ?? '';
-    const empty = { allowed: false, forkCommit, baseCommit: '', behind: 0, fastForward: false, branch, source: null as null | { repo: RepositoryEntity; dir: string } };
+    const empty = {
+      allowed: false,
+      forkCommit,
+      baseCommit: '',
+      behind: 0,
+      fastForward: false,
+      branch,
+      source: null as null | { repo: RepositoryEntity; dir: string },
+    };
     if (!repo.isFork || !repo.forkId || repo.isArchived) return empty;
     const sourceRepo = await this.repositories.findById(repo.forkId);
     const sourceOwner = sourceRepo ? await this.users.byId(sourceRepo.ownerId) : null;
@@ -225,7 +237,9 @@ export class ForksService implements OnModuleInit {
   private async assertNoFork(forker: UserEntity, target: RepositoryTarget): Promise<void> {
     const existing = await this.repositories.findForkOf(forker.id, target.repo.id);
     if (existing) {
-      throw new ConflictError(`repository is already forked by user [uname: ${forker.name}, repo path: ${target.owner.name}/${target.repo.name}, fork path: ${forker.name}/${existing.name}]`);
+      throw new ConflictError(
+        `repository is already forked by user [uname: ${forker.name}, repo path: ${target.owner.name}/${target.repo.name}, fork path: ${forker.name}/${existing.name}]`,
+      );
     }
   }
 

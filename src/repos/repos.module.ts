@@ -56,7 +56,21 @@ import { ForksService } from './forks.service';
     TopicsService,
     ForksService,
   ],
-  exports: [AccessModule, RepositoriesService, ForksService, RepositoryCreation, RepositorySettings, RepositoryDirectory, RepositoryAccess, RepositoryAssignment, RepositoryRouteLookup, RepositoryViews, RepositoryGitAccess, RepositoryPushes, QuotaModule],
+  exports: [
+    AccessModule,
+    RepositoriesService,
+    ForksService,
+    RepositoryCreation,
+    RepositorySettings,
+    RepositoryDirectory,
+    RepositoryAccess,
+    RepositoryAssignment,
+    RepositoryRouteLookup,
+    RepositoryViews,
+    RepositoryGitAccess,
+    RepositoryPushes,
+    QuotaModule,
+  ],
 })
 export class ReposModule implements OnModuleInit {
   constructor(

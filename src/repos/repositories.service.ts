@@ -130,7 +130,8 @@ export class RepositoriesService implements OnModuleInit {
           await settled?.();
           await undoHead();
           // As Forgejo's ErrRepoFilesAlreadyExist: files without a row at the target path are the admin's to clear.
-          if (error instanceof RepositoryPathTakenError) throw new ConflictError('The repository files already exist. Please contact the system administrator.');
+          if (error instanceof RepositoryPathTakenError)
+            throw new ConflictError('The repository files already exist. Please contact the system administrator.');
           throw error;
         }
         faultPoint('repository.rename.moved');
@@ -230,7 +231,6 @@ export class RepositoriesService implements OnModuleInit {
     }
     return afterCommit;
   }
-
 }
 
 export function duplicateName(): ConflictError {

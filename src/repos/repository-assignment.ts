@@ -53,7 +53,11 @@ export class RepositoryRouteLookup {
    * A repository and its owner by their names (case-insensitive), in one read of two unique indexes; with
    * `grantsOf`, that user's grants on it in the same read.
    */
-  findWithOwnerByNames(ownerName: string, repoName: string, grantsOf: number | null): Promise<{ repo: RepositoryEntity; owner: UserEntity; grants: AccessGrants | null } | null> {
+  findWithOwnerByNames(
+    ownerName: string,
+    repoName: string,
+    grantsOf: number | null,
+  ): Promise<{ repo: RepositoryEntity; owner: UserEntity; grants: AccessGrants | null } | null> {
     return this.store.findWithOwnerByNames(ownerName, repoName, grantsOf);
   }
 }

@@ -192,7 +192,13 @@ export class RepositoryCreation {
   }
 
   /** The row with the owner's counter and the creator's watch, inside `tx`. */
-  private async insertRow(tx: EntityManager, owner: UserEntity, creator: UserEntity, now: number, fields: Partial<RepositoryEntity> & { name: string }): Promise<RepositoryEntity> {
+  private async insertRow(
+    tx: EntityManager,
+    owner: UserEntity,
+    creator: UserEntity,
+    now: number,
+    fields: Partial<RepositoryEntity> & { name: string },
+  ): Promise<RepositoryEntity> {
     if (await this.repositories.findByOwnerAndName(owner.id, fields.name, tx)) throw duplicateName();
     const row = await this.repositories.insert(tx, {
       website: '',

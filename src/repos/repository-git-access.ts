@@ -75,7 +75,8 @@ export class RepositoryGitAccess {
   private async permission(viewer: GitCaller, target: GitTarget): Promise<RepositoryPermission | null> {
     if (!target.repo || !target.owner) return null;
     if (target.permission?.viewer !== viewer) {
-      const value = viewer instanceof DeployKeyPrincipal ? this.policy.deployKeyPermission(viewer, target.repo) : this.policy.permission(viewer, target.repo, target.owner);
+      const value =
+        viewer instanceof DeployKeyPrincipal ? this.policy.deployKeyPermission(viewer, target.repo) : this.policy.permission(viewer, target.repo, target.owner);
       target.permission = { viewer, value };
     }
     return target.permission.value;

@@ -39,14 +39,25 @@ export class RepositoryListsController {
   @ApiErrors(422)
   async search(@Caller() caller: AuthContext, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<RepositoryWire>> {
     const found = await this.lists.search(caller, query, page);
-    return pagedList(found, page, (repo) => repo, (data) => ({ ok: true, data }));
+    return pagedList(
+      found,
+      page,
+      (repo) => repo,
+      (data) => ({ ok: true, data }),
+    );
   }
 
   @Get('user/repos')
   @SignedIn('user', 'repository')
   @ApiOperation({ summary: 'List the repos that the authenticated user owns' })
   @ApiPaging()
-  @ApiQuery({ name: 'order_by', required: false, type: String, description: 'name (default), id, newest, oldest, recentupdate, leastupdate, alphabetically, reversealphabetically, size, reversesize, gitsize, reversegitsize, lfssize, reverselfssize, moststars, feweststars, mostforks, fewestforks' })
+  @ApiQuery({
+    name: 'order_by',
+    required: false,
+    type: String,
+    description:
+      'name (default), id, newest, oldest, recentupdate, leastupdate, alphabetically, reversealphabetically, size, reversesize, gitsize, reversegitsize, lfssize, reverselfssize, moststars, feweststars, mostforks, fewestforks',
+  })
   @ApiOkResponse({ type: [RepositoryWire], description: 'RepositoryList' })
   @ApiErrors(422, 500)
   async listMine(@Caller() caller: AuthContext, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<RepositoryWire>> {
@@ -76,7 +87,12 @@ export class RepositoryListsController {
 
 function SearchParameters(): MethodDecorator {
   const decorators = SEARCH_PARAMETERS.map((parameter) =>
-    ApiQuery({ name: parameter.name, required: false, type: parameter.type === 'integer' ? Number : parameter.type === 'boolean' ? Boolean : String, description: parameter.description }),
+    ApiQuery({
+      name: parameter.name,
+      required: false,
+      type: parameter.type === 'integer' ? Number : parameter.type === 'boolean' ? Boolean : String,
+      description: parameter.description,
+    }),
   );
   return (target, key, descriptor) => {
     for (const decorate of decorators) decorate(target, key, descriptor);

@@ -61,7 +61,14 @@ export class RepositoryListsService {
       if (request.starredBy > 0) criteria.starredBy = request.starredBy;
       if (request.topicOnly && request.keyword !== '') {
         // With `topic`, each comma-separated term is a topic name matched exactly, through the topic index.
-        criteria.topics = [...new Set(request.keyword.split(',').map((term) => term.trim().toLowerCase()).filter((term) => term !== ''))];
+        criteria.topics = [
+          ...new Set(
+            request.keyword
+              .split(',')
+              .map((term) => term.trim().toLowerCase())
+              .filter((term) => term !== ''),
+          ),
+        ];
       } else if (request.keyword !== '') {
         const alternatives = request.keyword.split(',').filter((alternative) => alternative !== '');
         const pieces = request.keyword.split('/');
@@ -76,7 +83,11 @@ export class RepositoryListsService {
       if (error instanceof DomainError) throw error;
       const failure = dependencyFailure(error);
       if (failure) {
-        throw new SearchError(failure.message, { status: failure.status, retryAfterSeconds: (failure as { retryAfterSeconds?: number }).retryAfterSeconds, cause: error });
+        throw new SearchError(failure.message, {
+          status: failure.status,
+          retryAfterSeconds: (failure as { retryAfterSeconds?: number }).retryAfterSeconds,
+          cause: error,
+        });
       }
       throw new SearchError((error as Error).message, { cause: error });
     }

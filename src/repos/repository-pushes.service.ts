@@ -87,7 +87,12 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     if (!repo || !owner) return null;
     let reservation: QuotaReservation;
     try {
-      reservation = await this.quota.reserve({ id: owner.id, name: owner.name }, 'size:repos:all', repo.isPrivate ? 'reposPrivate' : 'reposPublic', 'remaining');
+      reservation = await this.quota.reserve(
+        { id: owner.id, name: owner.name },
+        'size:repos:all',
+        repo.isPrivate ? 'reposPrivate' : 'reposPublic',
+        'remaining',
+      );
     } catch (error) {
       if (!(error instanceof QuotaExceededError)) throw error;
       // Over quota, counting what other writes have in flight: pre-receive refuses anything but deletions.
@@ -107,7 +112,13 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     // holding a reservation was, when it was made).
     const writes = updates.some((update) => !isZeroId(update.newId));
     if (writes && this.refusedAtStart.has(push)) throw new PushRefused('Quota exceeded');
-    if (!this.reservations.has(push) && !(await this.quota.canAcceptPush(repo.ownerId, updates.map((update) => update.newId)))) {
+    if (
+      !this.reservations.has(push) &&
+      !(await this.quota.canAcceptPush(
+        repo.ownerId,
+        updates.map((update) => update.newId),
+      ))
+    ) {
       throw new PushRefused('Quota exceeded');
     }
     const defaultRef = `${BRANCH_PREFIX}${repo.defaultBranch}`;
@@ -184,7 +195,13 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
    * events of the change are recorded in the transaction that records it, so a push that was answered is never
    * lost; `alongWith` writes the caller's own rows in that same transaction (a merged pull request).
    */
-  async recordRefChanges(repositoryId: number, updates: RefUpdate[], senderId: number, reservation?: QuotaReservation, alongWith?: RefChangeRecord): Promise<void> {
+  async recordRefChanges(
+    repositoryId: number,
+    updates: RefUpdate[],
+    senderId: number,
+    reservation?: QuotaReservation,
+    alongWith?: RefChangeRecord,
+  ): Promise<void> {
     const moves: BranchMove[] = updates
       .filter((update) => update.ref.startsWith(BRANCH_PREFIX) && !isZeroId(update.newId))
       .map((update) => ({ ref: update.ref, before: update.oldId, after: update.newId }));
@@ -218,7 +235,16 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
       const gitSize = await this.git.size(dir);
       changes.updatedUnix = this.clock.nowUnix();
       const refChanges = await listing;
-      return this.writeRefChanges(repo, changes, senderId, refChanges, reservation, ticket === undefined ? undefined : { bytes: gitSize, ticket }, alongWith, moves);
+      return this.writeRefChanges(
+        repo,
+        changes,
+        senderId,
+        refChanges,
+        reservation,
+        ticket === undefined ? undefined : { bytes: gitSize, ticket },
+        alongWith,
+        moves,
+      );
     });
     if (recorded) this.events.committed();
     if (moves.length > 0) this.events.pushCommitted();

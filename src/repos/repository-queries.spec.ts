@@ -60,7 +60,24 @@ describe('GET /user/repos order_by', () => {
     expect(parseUserRepositoryOrder({})).toEqual([{ key: 'name' }]);
     expect(parseUserRepositoryOrder({ order_by: 'newest' })).toEqual([{ key: 'created', descending: true }]);
     expect(parseUserRepositoryOrder({ order_by: 'feweststars' })).toEqual([{ key: 'stars' }]);
-    for (const value of ['name', 'id', 'oldest', 'recentupdate', 'leastupdate', 'alphabetically', 'reversealphabetically', 'size', 'reversesize', 'gitsize', 'reversegitsize', 'lfssize', 'reverselfssize', 'moststars', 'mostforks', 'fewestforks']) {
+    for (const value of [
+      'name',
+      'id',
+      'oldest',
+      'recentupdate',
+      'leastupdate',
+      'alphabetically',
+      'reversealphabetically',
+      'size',
+      'reversesize',
+      'gitsize',
+      'reversegitsize',
+      'lfssize',
+      'reverselfssize',
+      'moststars',
+      'mostforks',
+      'fewestforks',
+    ]) {
       expect(() => parseUserRepositoryOrder({ order_by: value })).not.toThrow();
     }
   });

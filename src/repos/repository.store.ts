@@ -82,7 +82,11 @@ export class RepositoryStore extends RepositorySearchPlanner {
    * A repository and its owner by their names (case-insensitive), in one read of two unique indexes; with
    * `grantsOf`, that user's grants on it in the same read (null: none read).
    */
-  async findWithOwnerByNames(ownerName: string, repoName: string, grantsOf: number | null = null): Promise<{ repo: RepositoryEntity; owner: UserEntity; grants: AccessGrants | null } | null> {
+  async findWithOwnerByNames(
+    ownerName: string,
+    repoName: string,
+    grantsOf: number | null = null,
+  ): Promise<{ repo: RepositoryEntity; owner: UserEntity; grants: AccessGrants | null } | null> {
     const set =
       grantsOf === null
         ? await this.rows.rows(this.withOwnerByNames, [repoName.toLowerCase(), ownerName.toLowerCase()])
@@ -116,7 +120,14 @@ export class RepositoryStore extends RepositorySearchPlanner {
   /** Stores a measured size unless one begun later is stored already; true when stored. */
   async storeMeasuredSize(tx: EntityManager, repoId: number, bytes: number, ticket: number): Promise<boolean> {
     const size = Math.max(0, Math.floor(bytes));
-    return (await changeRows(tx, 'UPDATE repository SET git_size = ?, git_size_stored_ticket = ? WHERE id = ? AND git_size_stored_ticket < ?', [size, ticket, repoId, ticket])) > 0;
+    return (
+      (await changeRows(tx, 'UPDATE repository SET git_size = ?, git_size_stored_ticket = ? WHERE id = ? AND git_size_stored_ticket < ?', [
+        size,
+        ticket,
+        repoId,
+        ticket,
+      ])) > 0
+    );
   }
 
   /** True when the row was really there (a concurrent deletion may have won). */
@@ -182,7 +193,11 @@ export class RepositoryStore extends RepositorySearchPlanner {
 
   /** Every pool name that some repository uses. */
   async poolNames(): Promise<Set<string>> {
-    const rows: { pool: string }[] = await this.repositories().createQueryBuilder('r').select('DISTINCT r.object_pool', 'pool').where("r.object_pool <> ''").getRawMany();
+    const rows: { pool: string }[] = await this.repositories()
+      .createQueryBuilder('r')
+      .select('DISTINCT r.object_pool', 'pool')
+      .where("r.object_pool <> ''")
+      .getRawMany();
     return new Set(rows.map((row) => row.pool));
   }
 
@@ -217,7 +232,12 @@ export class RepositoryStore extends RepositorySearchPlanner {
     return this.listJoined(WatchEntity, uid, scope, page);
   }
 
-  private async listJoined(relation: typeof StarEntity | typeof WatchEntity, uid: number, scope: VisibilityScope, page: PageQuery): Promise<Page<RepositoryEntity>> {
+  private async listJoined(
+    relation: typeof StarEntity | typeof WatchEntity,
+    uid: number,
+    scope: VisibilityScope,
+    page: PageQuery,
+  ): Promise<Page<RepositoryEntity>> {
     const query = this.scoped(scope).innerJoin(relation, 'rel', 'rel.repo_id = r.id AND rel.uid = :relationUid', { relationUid: uid });
     const total = await query.getCount();
     const items = await query.orderBy('rel.id', 'ASC').offset(page.offset).limit(page.limit).getMany();

@@ -28,7 +28,9 @@ export class InternalTrackerWire {
 @ApiSchema({ name: 'ExternalTracker' })
 export class ExternalTrackerWire {
   @ApiProperty({ description: 'URL of external issue tracker.' }) external_tracker_url: string;
-  @ApiProperty({ description: 'External Issue Tracker URL Format. Use the placeholders {user}, {repo} and {index} for the username, repository name and issue index.' })
+  @ApiProperty({
+    description: 'External Issue Tracker URL Format. Use the placeholders {user}, {repo} and {index} for the username, repository name and issue index.',
+  })
   external_tracker_format: string;
   @ApiProperty({ description: 'External Issue Tracker Number Format, either `numeric`, `alphanumeric`, or `regexp`' }) external_tracker_style: string;
   @ApiProperty({ description: 'External Issue Tracker issue regular expression' }) external_tracker_regexp_pattern: string;
@@ -57,7 +59,11 @@ export class RepositoryWire {
   @ApiProperty() private: boolean;
   @ApiProperty({ description: 'a fork of a repository that still exists' }) fork: boolean;
   @ApiProperty() template: boolean;
-  @ApiProperty({ type: () => RepositoryWire, nullable: true, description: "a fork's source, one level deep (its own `parent` null); null when the viewer cannot see it" })
+  @ApiProperty({
+    type: () => RepositoryWire,
+    nullable: true,
+    description: "a fork's source, one level deep (its own `parent` null); null when the viewer cannot see it",
+  })
   parent: RepositoryWire | null;
   @ApiProperty() mirror: boolean;
   @ApiProperty({ format: 'int64', description: 'KiB' }) size: number;

@@ -20,13 +20,18 @@ export class TopicsController {
   @Get('repos/:owner/:repo/topics')
   @Public('repository')
   @RepositoryRoute()
-  @ApiOperation({ summary: "Get list of topics that a repository has" })
+  @ApiOperation({ summary: 'Get list of topics that a repository has' })
   @ApiPaging()
   @ApiOkResponse({ type: TopicNameWire })
   @ApiErrors(404)
   async list(@TargetRepository() target: RepositoryTarget, @Paging() page: PageQuery): Promise<PagedList<string>> {
     const found = await this.topics.list(target, page);
-    return pagedList(found, page, (topic) => topic.name, (topics) => ({ topics }));
+    return pagedList(
+      found,
+      page,
+      (topic) => topic.name,
+      (topics) => ({ topics }),
+    );
   }
 
   @Put('repos/:owner/:repo/topics')
@@ -74,7 +79,13 @@ export class TopicsController {
     return pagedList(
       found,
       page,
-      (topic) => ({ id: topic.id, topic_name: topic.name, repo_count: topic.repoCount, created: formatTime(topic.createdUnix), updated: formatTime(topic.updatedUnix) }),
+      (topic) => ({
+        id: topic.id,
+        topic_name: topic.name,
+        repo_count: topic.repoCount,
+        created: formatTime(topic.createdUnix),
+        updated: formatTime(topic.updatedUnix),
+      }),
       (topics) => ({ topics }),
     );
   }

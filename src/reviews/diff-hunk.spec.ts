@@ -30,8 +30,30 @@ describe('the diff around a commented line', () => {
 
   it('keeps the diff whole when it is shorter than asked; a minus line is counted on the old side', () => {
     expect(cutDiffAroundLine(EXAMPLE, 6, false, 300)).toBe(EXAMPLE);
-    const breaking = ['diff --git a/aaa.sql b/aaa.sql', 'index d8e4c92..19dc8ad 100644', '--- a/aaa.sql', '+++ b/aaa.sql', '@@ -1,9 +1,10 @@', ' --some comment', '--- some comment 5', '+--some coment 2', '+-- some comment 3', ' create or replace procedure test(p1 varchar2)', ''].join('\n');
-    expect(cutDiffAroundLine(breaking, 2, false, 4)).toBe(['diff --git a/aaa.sql b/aaa.sql', '--- a/aaa.sql', '+++ b/aaa.sql', '@@ -1,9 +1,10 @@', ' --some comment', '--- some comment 5', '+--some coment 2'].join('\n'));
+    const breaking = [
+      'diff --git a/aaa.sql b/aaa.sql',
+      'index d8e4c92..19dc8ad 100644',
+      '--- a/aaa.sql',
+      '+++ b/aaa.sql',
+      '@@ -1,9 +1,10 @@',
+      ' --some comment',
+      '--- some comment 5',
+      '+--some coment 2',
+      '+-- some comment 3',
+      ' create or replace procedure test(p1 varchar2)',
+      '',
+    ].join('\n');
+    expect(cutDiffAroundLine(breaking, 2, false, 4)).toBe(
+      [
+        'diff --git a/aaa.sql b/aaa.sql',
+        '--- a/aaa.sql',
+        '+++ b/aaa.sql',
+        '@@ -1,9 +1,10 @@',
+        ' --some comment',
+        '--- some comment 5',
+        '+--some coment 2',
+      ].join('\n'),
+    );
   });
 
   it('answers empty for a line in no hunk, line 0, or no lines asked', () => {

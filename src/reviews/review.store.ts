@@ -18,7 +18,12 @@ export class ReviewStore {
 
   /** The reviews and requests of a pull request, oldest first, paged. */
   async list(issueId: number, page: PageQuery): Promise<Page<ReviewEntity>> {
-    const [items, total] = await this.reviews().findAndCount({ where: { issueId }, order: { createdUnix: 'ASC', id: 'ASC' }, skip: page.offset, take: page.limit });
+    const [items, total] = await this.reviews().findAndCount({
+      where: { issueId },
+      order: { createdUnix: 'ASC', id: 'ASC' },
+      skip: page.offset,
+      take: page.limit,
+    });
     return { items, total };
   }
 
@@ -39,7 +44,10 @@ export class ReviewStore {
 
   /** The latest approval, rejection or request of a user on the pull request. */
   latestOf(issueId: number, reviewerId: number, tx?: EntityManager): Promise<ReviewEntity | null> {
-    return this.reviews(tx).findOne({ where: { issueId, reviewerId, reviewerTeamId: 0, type: In([ReviewType.Approve, ReviewType.Reject, ReviewType.Request]) }, order: { id: 'DESC' } });
+    return this.reviews(tx).findOne({
+      where: { issueId, reviewerId, reviewerTeamId: 0, type: In([ReviewType.Approve, ReviewType.Reject, ReviewType.Request]) },
+      order: { id: 'DESC' },
+    });
   }
 
   /** The latest request of a team on the pull request. */
@@ -166,7 +174,10 @@ export class ReviewStore {
 
   /** A deleted user's pending reviews and the requests addressed to them; reviews they gave stay (as a ghost's). */
   async deleteOpenOfUser(tx: EntityManager, userId: number): Promise<void> {
-    const open = await this.reviews(tx).find({ where: { reviewerId: userId, reviewerTeamId: 0, type: In([ReviewType.Pending, ReviewType.Request]) }, select: { id: true } });
+    const open = await this.reviews(tx).find({
+      where: { reviewerId: userId, reviewerTeamId: 0, type: In([ReviewType.Pending, ReviewType.Request]) },
+      select: { id: true },
+    });
     if (open.length === 0) return;
     const ids = open.map((review) => review.id);
     await this.comments(tx).delete({ reviewId: In(ids) });

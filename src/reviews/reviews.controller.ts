@@ -7,7 +7,13 @@ import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/pa
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
-import { CreatePullReviewCommentOptions, CreatePullReviewOptions, DismissPullReviewOptions, PullReviewRequestOptions, SubmitPullReviewOptions } from './review.options';
+import {
+  CreatePullReviewCommentOptions,
+  CreatePullReviewOptions,
+  DismissPullReviewOptions,
+  PullReviewRequestOptions,
+  SubmitPullReviewOptions,
+} from './review.options';
 import { PullReviewCommentWire, PullReviewWire } from './review.wire';
 import { ReviewsService } from './reviews.service';
 
@@ -62,7 +68,12 @@ export class ReviewsController {
   @ApiBody({ type: SubmitPullReviewOptions })
   @ApiOkResponse({ type: PullReviewWire })
   @ApiErrors(401, 404, 422, 423)
-  submit(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<PullReviewWire> {
+  submit(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('index') index: string,
+    @Param('id') id: string,
+    @DeferredBody() body: LazyBody,
+  ): Promise<PullReviewWire> {
     return this.reviews.submitPending(target, index, id, () => bindOption(body, SubmitPullReviewOptions));
   }
 
@@ -96,7 +107,12 @@ export class ReviewsController {
   @ApiBody({ type: CreatePullReviewCommentOptions })
   @ApiOkResponse({ type: PullReviewCommentWire })
   @ApiErrors(401, 404, 422, 423)
-  addComment(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<PullReviewCommentWire> {
+  addComment(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('index') index: string,
+    @Param('id') id: string,
+    @DeferredBody() body: LazyBody,
+  ): Promise<PullReviewCommentWire> {
     return this.reviews.addComment(target, index, id, () => bindOption(body, CreatePullReviewCommentOptions));
   }
 
@@ -106,7 +122,12 @@ export class ReviewsController {
   @ApiOperation({ summary: 'Get a pull review comment' })
   @ApiOkResponse({ type: PullReviewCommentWire })
   @ApiErrors(403, 404)
-  comment(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string, @Param('comment') comment: string): Promise<PullReviewCommentWire> {
+  comment(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('index') index: string,
+    @Param('id') id: string,
+    @Param('comment') comment: string,
+  ): Promise<PullReviewCommentWire> {
     return this.reviews.comment(target, index, id, comment);
   }
 
@@ -117,7 +138,12 @@ export class ReviewsController {
   @ApiOperation({ summary: 'Delete a pull review comment' })
   @ApiNoContentResponse({ description: 'empty' })
   @ApiErrors(403, 404)
-  deleteComment(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string, @Param('comment') comment: string): Promise<void> {
+  deleteComment(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('index') index: string,
+    @Param('id') id: string,
+    @Param('comment') comment: string,
+  ): Promise<void> {
     return this.reviews.deleteComment(target, index, id, comment);
   }
 
@@ -130,7 +156,12 @@ export class ReviewsController {
   @ApiBody({ type: DismissPullReviewOptions })
   @ApiOkResponse({ type: PullReviewWire })
   @ApiErrors(401, 403, 404, 422)
-  dismiss(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<PullReviewWire> {
+  dismiss(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('index') index: string,
+    @Param('id') id: string,
+    @DeferredBody() body: LazyBody,
+  ): Promise<PullReviewWire> {
     return this.reviews.dismiss(target, index, id, true, () => bindOption(body, DismissPullReviewOptions));
   }
 

@@ -30,7 +30,13 @@ import { toUserWire } from '../users/user.mapper';
 import { cutDiffAroundLine } from './diff-hunk';
 import { ReviewCommentEntity, ReviewEntity, ReviewType } from './review.entity';
 import { reviewTypeOf, toPullReviewCommentWire, toPullReviewWire } from './review.mapper';
-import type { CreatePullReviewCommentOptions, CreatePullReviewOptions, DismissPullReviewOptions, PullReviewRequestOptions, SubmitPullReviewOptions } from './review.options';
+import type {
+  CreatePullReviewCommentOptions,
+  CreatePullReviewOptions,
+  DismissPullReviewOptions,
+  PullReviewRequestOptions,
+  SubmitPullReviewOptions,
+} from './review.options';
 import { ReviewStore } from './review.store';
 import type { PullReviewCommentWire, PullReviewWire } from './review.wire';
 
@@ -151,7 +157,12 @@ export class ReviewsService {
   }
 
   /** POST …/reviews/{id}/comments: one more line comment in the review. */
-  async addComment(target: RepositoryTarget, rawIndex: string, rawId: string, bind: () => Promise<CreatePullReviewCommentOptions>): Promise<PullReviewCommentWire> {
+  async addComment(
+    target: RepositoryTarget,
+    rawIndex: string,
+    rawId: string,
+    bind: () => Promise<CreatePullReviewCommentOptions>,
+  ): Promise<PullReviewCommentWire> {
     requireSignedIn(target.viewer);
     assertAcceptsWrites(target.repo, target.owner);
     const option = await bind();
@@ -161,7 +172,20 @@ export class ReviewsService {
     const now = this.clock.nowUnix();
     const facts = await this.lineFacts(target, place.row, review, line, review.commitId || head, head);
     const comment = await this.transactions.run((tx) =>
-      this.store.insertComment(tx, { reviewId: review.id, issueId: review.issueId, repoId: target.repo.id, posterId: target.viewer.user!.id, path: line.path, line: line.line, body: line.body, ...facts, resolverId: 0, invalidated: false, createdUnix: now, updatedUnix: now }),
+      this.store.insertComment(tx, {
+        reviewId: review.id,
+        issueId: review.issueId,
+        repoId: target.repo.id,
+        posterId: target.viewer.user!.id,
+        path: line.path,
+        line: line.line,
+        body: line.body,
+        ...facts,
+        resolverId: 0,
+        invalidated: false,
+        createdUnix: now,
+        updatedUnix: now,
+      }),
     );
     return (await this.commentWires(target, place, review, [comment]))[0];
   }
@@ -189,7 +213,13 @@ export class ReviewsService {
   }
 
   /** POST …/dismissals and …/undismissals: repository administrators; approvals and rejections of open pull requests. */
-  async dismiss(target: RepositoryTarget, rawIndex: string, rawId: string, dismissed: boolean, bind: () => Promise<DismissPullReviewOptions>): Promise<PullReviewWire> {
+  async dismiss(
+    target: RepositoryTarget,
+    rawIndex: string,
+    rawId: string,
+    dismissed: boolean,
+    bind: () => Promise<DismissPullReviewOptions>,
+  ): Promise<PullReviewWire> {
     requireSignedIn(target.viewer);
     if (!(await target.permission()).isAdmin) throw new ForbiddenError('Must be repo admin');
     const option = await bind();
@@ -224,7 +254,12 @@ export class ReviewsService {
     await this.changeRequests(target, rawIndex, bind, false);
   }
 
-  private async changeRequests(target: RepositoryTarget, rawIndex: string, bind: () => Promise<PullReviewRequestOptions>, add: boolean): Promise<ReviewEntity[]> {
+  private async changeRequests(
+    target: RepositoryTarget,
+    rawIndex: string,
+    bind: () => Promise<PullReviewRequestOptions>,
+    add: boolean,
+  ): Promise<ReviewEntity[]> {
     await this.pulls.assertPulls(target);
     requireSignedIn(target.viewer);
     const option = await bind();
@@ -270,7 +305,8 @@ export class ReviewsService {
         }
         if (!latest || latest.type !== ReviewType.Request) return null;
         await this.store.delete(tx, latest.id);
-        if (await this.protections.isOfficialReviewer(target.repo, target.owner, reviewer, place.row.pull.baseBranch)) await this.restoreOfficial(tx, place.row.issue.id, reviewer.id);
+        if (await this.protections.isOfficialReviewer(target.repo, target.owner, reviewer, place.row.pull.baseBranch))
+          await this.restoreOfficial(tx, place.row.issue.id, reviewer.id);
         await this.timeline.reviewRequested(tx, place.row.issue, target.viewer.user!.id, reviewer.id, 0, true);
         await this.recordRequest(tx, target, place.row.issue, reviewer, 'review_request_removed');
         return null;
@@ -312,7 +348,13 @@ export class ReviewsService {
     return permission.canWrite('repo.pulls') || (target.repo.isPrivate && permission.canRead('repo.pulls'));
   }
 
-  private async recordRequest(tx: EntityManager, target: RepositoryTarget, issue: IssueEntity, reviewer: UserEntity, action: 'review_requested' | 'review_request_removed'): Promise<void> {
+  private async recordRequest(
+    tx: EntityManager,
+    target: RepositoryTarget,
+    issue: IssueEntity,
+    reviewer: UserEntity,
+    action: 'review_requested' | 'review_request_removed',
+  ): Promise<void> {
     await this.pulls.recordEvent(tx, target, issue, {
       action,
       hookEvent: 'pull_request_review_request',
@@ -329,7 +371,8 @@ export class ReviewsService {
     const latest = new Map<number, Map<number, ReviewEntity>>();
     const given = new Map<number, number>();
     for (const review of reviews) {
-      if (review.type === ReviewType.Approve || review.type === ReviewType.Reject || review.type === ReviewType.Comment) given.set(review.issueId, (given.get(review.issueId) ?? 0) + 1);
+      if (review.type === ReviewType.Approve || review.type === ReviewType.Reject || review.type === ReviewType.Comment)
+        given.set(review.issueId, (given.get(review.issueId) ?? 0) + 1);
       // Each user's latest undismissed approval, rejection or request, in the order they were last changed.
       if (review.reviewerTeamId !== 0 || review.dismissed) continue;
       if (review.type !== ReviewType.Approve && review.type !== ReviewType.Reject && review.type !== ReviewType.Request) continue;
@@ -354,7 +397,12 @@ export class ReviewsService {
 
   /** The reviews the merge rules count (branch-merge.ts): given ones and open requests. */
   async mergeReviews(issueId: number): Promise<MergeReview[]> {
-    const kinds: Partial<Record<ReviewType, MergeReview['type']>> = { [ReviewType.Approve]: 'approve', [ReviewType.Reject]: 'reject', [ReviewType.Request]: 'request', [ReviewType.Comment]: 'comment' };
+    const kinds: Partial<Record<ReviewType, MergeReview['type']>> = {
+      [ReviewType.Approve]: 'approve',
+      [ReviewType.Reject]: 'reject',
+      [ReviewType.Request]: 'request',
+      [ReviewType.Comment]: 'comment',
+    };
     return (await this.store.ofIssues([issueId]))
       .filter((review) => kinds[review.type] !== undefined)
       .map((review) => ({ type: kinds[review.type]!, official: review.official, dismissed: review.dismissed, stale: review.stale }));
@@ -436,7 +484,15 @@ export class ReviewsService {
    * Gives (or keeps pending) the caller's review: the pending one with the new line comments, or a new one; an
    * approval or rejection is official by the access policy, stale when made on a head whose diff has changed since.
    */
-  private async submit(target: RepositoryTarget, place: Place, type: ReviewType, body: string, commitId: string, head: string, comments: LineComment[]): Promise<ReviewEntity> {
+  private async submit(
+    target: RepositoryTarget,
+    place: Place,
+    type: ReviewType,
+    body: string,
+    commitId: string,
+    head: string,
+    comments: LineComment[],
+  ): Promise<ReviewEntity> {
     const doer = target.viewer.user!;
     const issueId = place.row.issue.id;
     const decisive = type === ReviewType.Approve || type === ReviewType.Reject;
@@ -463,10 +519,36 @@ export class ReviewsService {
         await this.store.update(tx, current.id, { type, content: body, official, commitId, stale, updatedUnix: now });
         current = { ...current, type, content: body, official, commitId, stale, updatedUnix: now };
       } else {
-        current = await this.store.insert(tx, { type, reviewerId: doer.id, reviewerTeamId: 0, issueId, repoId: target.repo.id, content: body, official, commitId, stale, dismissed: false, createdUnix: now, updatedUnix: now });
+        current = await this.store.insert(tx, {
+          type,
+          reviewerId: doer.id,
+          reviewerTeamId: 0,
+          issueId,
+          repoId: target.repo.id,
+          content: body,
+          official,
+          commitId,
+          stale,
+          dismissed: false,
+          createdUnix: now,
+          updatedUnix: now,
+        });
       }
       for (const [n, comment] of comments.entries()) {
-        await this.store.insertComment(tx, { reviewId: current.id, issueId, repoId: target.repo.id, posterId: doer.id, path: comment.path, line: comment.line, body: comment.body, ...lineFacts[n], resolverId: 0, invalidated: false, createdUnix: now, updatedUnix: now });
+        await this.store.insertComment(tx, {
+          reviewId: current.id,
+          issueId,
+          repoId: target.repo.id,
+          posterId: doer.id,
+          path: comment.path,
+          line: comment.line,
+          body: comment.body,
+          ...lineFacts[n],
+          resolverId: 0,
+          invalidated: false,
+          createdUnix: now,
+          updatedUnix: now,
+        });
       }
       if (type !== ReviewType.Pending) await this.timeline.reviewed(tx, place.row.issue, doer.id, current.id, body);
       const hookEvent = REVIEW_HOOK_EVENTS[type];
@@ -489,7 +571,14 @@ export class ReviewsService {
    * head), and the diff around it from the merge base to the head. A reply on a line of the same review shares
    * the first comment's.
    */
-  private async lineFacts(target: RepositoryTarget, row: PullRow, review: ReviewEntity | null, comment: LineComment, reviewed: string, head: string): Promise<{ commitSha: string; patch: string }> {
+  private async lineFacts(
+    target: RepositoryTarget,
+    row: PullRow,
+    review: ReviewEntity | null,
+    comment: LineComment,
+    reviewed: string,
+    head: string,
+  ): Promise<{ commitSha: string; patch: string }> {
     if (review) {
       const first = await this.store.firstOnLine(review.id, comment.path, comment.line);
       if (first) return { commitSha: first.commitSha, patch: first.patch };
@@ -571,7 +660,13 @@ export class ReviewsService {
     return reviews.map((review) =>
       toPullReviewWire(
         review,
-        { reviewer: review.reviewerTeamId !== 0 ? null : (users.get(review.reviewerId) ?? systemUser(GHOST_USER_ID)!), team: null, commentsCount: counts.get(review.id) ?? 0, pullHtml: place.pullHtml, entryId: entries.get(review.id) ?? 0 },
+        {
+          reviewer: review.reviewerTeamId !== 0 ? null : (users.get(review.reviewerId) ?? systemUser(GHOST_USER_ID)!),
+          team: null,
+          commentsCount: counts.get(review.id) ?? 0,
+          pullHtml: place.pullHtml,
+          entryId: entries.get(review.id) ?? 0,
+        },
         target.viewer,
         this.siteUrls,
       ),
@@ -583,7 +678,14 @@ export class ReviewsService {
     const users = new Map((await this.users.byIds(ids)).map((user) => [user.id, user]));
     const ghost = systemUser(GHOST_USER_ID)!;
     return comments.map((comment) =>
-      toPullReviewCommentWire(comment, review, { poster: users.get(comment.posterId) ?? ghost, resolver: comment.resolverId > 0 ? (users.get(comment.resolverId) ?? null) : null }, place.pullHtml, target.viewer, this.siteUrls),
+      toPullReviewCommentWire(
+        comment,
+        review,
+        { poster: users.get(comment.posterId) ?? ghost, resolver: comment.resolverId > 0 ? (users.get(comment.resolverId) ?? null) : null },
+        place.pullHtml,
+        target.viewer,
+        this.siteUrls,
+      ),
     );
   }
 }

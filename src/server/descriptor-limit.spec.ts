@@ -9,7 +9,10 @@ describe('fitting the process limits to RLIMIT_NOFILE', () => {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-limits-'));
     try {
       const file = path.join(directory, 'limits');
-      fs.writeFileSync(file, 'Limit                     Soft Limit           Hard Limit           Units\nMax open files            64                   4096                 files\n');
+      fs.writeFileSync(
+        file,
+        'Limit                     Soft Limit           Hard Limit           Units\nMax open files            64                   4096                 files\n',
+      );
       expect(openFilesLimit(file)).toBe(64);
       fs.writeFileSync(file, 'Max open files            unlimited            unlimited            files\n');
       expect(openFilesLimit(file)).toBeUndefined();

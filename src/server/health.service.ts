@@ -31,9 +31,10 @@ export class HealthService {
 
   async check(): Promise<Health> {
     const [database, storage] = await Promise.all([this.database(), this.storage()]);
-    const failed = [database === 'fail' ? 'the database does not answer' : undefined, storage === 'fail' ? 'no storage space left under the data directory' : undefined].filter(
-      (problem) => problem !== undefined,
-    );
+    const failed = [
+      database === 'fail' ? 'the database does not answer' : undefined,
+      storage === 'fail' ? 'no storage space left under the data directory' : undefined,
+    ].filter((problem) => problem !== undefined);
     return { status: failed.length === 0 ? 'pass' : 'fail', database, storage, ...(failed.length > 0 ? { message: failed.join('; ') } : {}) };
   }
 

@@ -8,13 +8,18 @@ describe('start-up', () => {
   it('says in one line where Anvil listens and keeps its data, never a database password', () => {
     const config = loadConfig({ DATA_DIR: '/srv/anvil', DATABASE_URL: 'mysql://anvil:s3cret@db:3306/anvil', ROOT_URL: 'https://git.example.com/' });
     const line = startupLine({ version: '2.0.0', http: '[::]:3000', rootUrl: config.rootUrl, dataDir: config.dataDir, database: config.database });
-    expect(line).toBe(
-      'Anvil 2.0.0 listening: HTTP on [::]:3000; ROOT_URL https://git.example.com/; data directory /srv/anvil; database MySQL db:3306/anvil',
-    );
+    expect(line).toBe('Anvil 2.0.0 listening: HTTP on [::]:3000; ROOT_URL https://git.example.com/; data directory /srv/anvil; database MySQL db:3306/anvil');
     expect(line).not.toContain('s3cret');
-    expect(startupLine({ version: '2.0.0', http: '[::]:3000', ssh: '[::]:2222', rootUrl: config.rootUrl, dataDir: '/d', database: { type: 'sqlite', file: '/d/anvil.db' } })).toContain(
-      'HTTP on [::]:3000, SSH on [::]:2222;',
-    );
+    expect(
+      startupLine({
+        version: '2.0.0',
+        http: '[::]:3000',
+        ssh: '[::]:2222',
+        rootUrl: config.rootUrl,
+        dataDir: '/d',
+        database: { type: 'sqlite', file: '/d/anvil.db' },
+      }),
+    ).toContain('HTTP on [::]:3000, SSH on [::]:2222;');
   });
 
   it('words an unreachable database, and keeps the stack only for failures nobody foresaw', () => {

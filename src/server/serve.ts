@@ -76,7 +76,15 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
   }
   const ssh = config.ssh.enabled ? (app.get(SshServer).listeningAddress() ?? undefined) : undefined;
   report.info(
-    startupLine({ version: PACKAGE_VERSION, http: httpAddress, ssh, rootUrl: config.rootUrl, dataDir: config.dataDir, database: config.database, ...reconciled }),
+    startupLine({
+      version: PACKAGE_VERSION,
+      http: httpAddress,
+      ssh,
+      rootUrl: config.rootUrl,
+      dataDir: config.dataDir,
+      database: config.database,
+      ...reconciled,
+    }),
   );
   const sweep = sweepInBackground(app.get(Reconciliation), report);
   let stopping: Promise<void> | undefined;
@@ -124,7 +132,9 @@ export function startupLine(facts: StartupFacts): string {
 }
 
 export function describeDatabase(database: DatabaseConfig): string {
-  return database.type === 'sqlite' ? `SQLite ${database.file}` : `MySQL ${database.hosts.map((host) => `${host.host}:${host.port}`).join(',')}/${database.database}`;
+  return database.type === 'sqlite'
+    ? `SQLite ${database.file}`
+    : `MySQL ${database.hosts.map((host) => `${host.host}:${host.port}`).join(',')}/${database.database}`;
 }
 
 /**
@@ -180,7 +190,12 @@ export function startupFailure(error: unknown, config: AppConfig): Error {
     return new StartupError(`SSH port ${port} is already in use: stop the other server, set SSH_LISTEN_PORT, or SSH_ENABLED=false`, { cause: error });
   }
   const database = describeDatabase(config.database);
-  if (code && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|ER_DBACCESS_DENIED_ERROR|SQLITE_CANTOPEN|ECONNRESET|PROTOCOL_CONNECTION_LOST)$/.test(code)) {
+  if (
+    code &&
+    /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|ER_DBACCESS_DENIED_ERROR|SQLITE_CANTOPEN|ECONNRESET|PROTOCOL_CONNECTION_LOST)$/.test(
+      code,
+    )
+  ) {
     return new StartupError(`cannot reach the database (${database}): ${shortReason(error)}`, { cause: error });
   }
   return new StartupError(`start-up failed: ${shortReason(error)}`, { cause: error }, true);

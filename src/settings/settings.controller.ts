@@ -11,7 +11,7 @@ export class SettingsController {
 
   @Get('settings/api')
   @Public()
-  @ApiOperation({ summary: 'Get instance\'s global settings for api' })
+  @ApiOperation({ summary: "Get instance's global settings for api" })
   @ApiOkResponse({ type: GeneralApiSettingsWire })
   api(): GeneralApiSettingsWire {
     return this.settings.api();

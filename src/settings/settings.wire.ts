@@ -5,7 +5,8 @@ export class GeneralApiSettingsWire {
   @ApiProperty({ format: 'int64', description: 'the largest `limit` a list accepts (MAX_RESPONSE_ITEMS)' }) max_response_items: number;
   @ApiProperty({ format: 'int64', description: 'the page size when `limit` is absent (DEFAULT_PAGING_NUM)' }) default_paging_num: number;
   @ApiProperty({ format: 'int64', description: 'tree entries per page of git/trees' }) default_git_trees_per_page: number;
-  @ApiProperty({ format: 'int64', description: 'bytes up to which contents and git/blobs carry the content (MAX_DISPLAY_FILE_SIZE)' }) default_max_blob_size: number;
+  @ApiProperty({ format: 'int64', description: 'bytes up to which contents and git/blobs carry the content (MAX_DISPLAY_FILE_SIZE)' })
+  default_max_blob_size: number;
 }
 
 @ApiSchema({ name: 'GeneralRepoSettings' })

@@ -368,10 +368,17 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       channel.write(`${this.lfs.answer(user, owner, repo, parsed.lfsOperation)}\n`);
       return finish(channel, 0);
     }
-    const code = await this.runGit(channel, parsed.verb, { owner, repo }, protocol, push ? { repositoryId: repo.id, pusherId: user.id, keyId: identity.key.id } : undefined, {
-      address,
-      userId: user.id,
-    });
+    const code = await this.runGit(
+      channel,
+      parsed.verb,
+      { owner, repo },
+      protocol,
+      push ? { repositoryId: repo.id, pusherId: user.id, keyId: identity.key.id } : undefined,
+      {
+        address,
+        userId: user.id,
+      },
+    );
     if (code === 0) await this.noteUse(() => this.keys.recordUse(identity.key.id, this.clock.nowUnix()));
     finish(channel, code ?? 1);
   }
@@ -410,7 +417,14 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       const lowSpace = this.storageReserve.refusal();
       if (lowSpace) throw new SshRefusal(lowSpace);
     }
-    const code = await this.runGit(channel, parsed.verb, { owner, repo }, protocol, push ? { repositoryId: repo.id, pusherId: repo.ownerId, deployKey: true } : undefined, { address, userId: null });
+    const code = await this.runGit(
+      channel,
+      parsed.verb,
+      { owner, repo },
+      protocol,
+      push ? { repositoryId: repo.id, pusherId: repo.ownerId, deployKey: true } : undefined,
+      { address, userId: null },
+    );
     if (code === 0) await this.noteUse(() => this.deployKeys.recordUse(repo.id, identity.principal.fingerprint, this.clock.nowUnix()));
     finish(channel, code ?? 1);
   }
@@ -492,4 +506,3 @@ export function coalesceWrites(socket: Socket): void {
     return write(...args);
   }) as typeof socket.write;
 }
-

@@ -21,10 +21,7 @@ export class CommitStatusStore {
   }
 
   async list(repoId: number, sha: string, filter: { state: string; sort: StatusSort }, page: PageQuery): Promise<Page<CommitStatusEntity>> {
-    const query = this.dataSource
-      .getRepository(CommitStatusEntity)
-      .createQueryBuilder('s')
-      .where('s.repo_id = :repoId AND s.sha = :sha', { repoId, sha });
+    const query = this.dataSource.getRepository(CommitStatusEntity).createQueryBuilder('s').where('s.repo_id = :repoId AND s.sha = :sha', { repoId, sha });
     if (filter.state !== '') query.andWhere('s.state = :state', { state: filter.state });
     const [column, direction] = SORTS[filter.sort] ?? SORTS[''];
     query.orderBy(column, direction).addOrderBy('s.id', direction).skip(page.offset).take(page.limit);

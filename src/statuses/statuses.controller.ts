@@ -41,7 +41,12 @@ export class StatusesController {
   @ApiPaging()
   @ApiOkResponse({ type: [CommitStatusWire] })
   @ApiErrors(400, 404)
-  async list(@TargetRepository() target: RepositoryTarget, @Param('sha') sha: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<CommitStatusWire>> {
+  async list(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('sha') sha: string,
+    @Query() query: Record<string, unknown>,
+    @Paging() page: PageQuery,
+  ): Promise<PagedList<CommitStatusWire>> {
     const found = await this.statuses.list(target, sha, filterOf(query), page);
     return new PagedList(found.items, found.total, page);
   }
@@ -55,7 +60,12 @@ export class StatusesController {
   @ApiPaging()
   @ApiOkResponse({ type: [CommitStatusWire] })
   @ApiErrors(400, 404)
-  async listByRef(@TargetRepository() target: RepositoryTarget, @Param('ref') ref: string, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<CommitStatusWire>> {
+  async listByRef(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('ref') ref: string,
+    @Query() query: Record<string, unknown>,
+    @Paging() page: PageQuery,
+  ): Promise<PagedList<CommitStatusWire>> {
     const found = await this.statuses.list(target, ref, filterOf(query), page);
     return new PagedList(found.items, found.total, page);
   }

@@ -24,7 +24,11 @@ const EXTERNAL_UNITS: readonly RepositoryUnit[] = ['repo.ext_issues', 'repo.ext_
  * `units_map` gives each unit its mode and the team's permission becomes the lowest mode it grants, while a
  * `units` list gives each unit the requested permission. Unknown unit or mode names → 422; nothing granted → 422.
  */
-export function teamUnits(requested: AccessMode, option: { units?: unknown; units_map?: unknown }, current: TeamEntity | null): { authorize: AccessMode; units: string } {
+export function teamUnits(
+  requested: AccessMode,
+  option: { units?: unknown; units_map?: unknown },
+  current: TeamEntity | null,
+): { authorize: AccessMode; units: string } {
   if (requested >= AccessMode.Admin) return { authorize: requested, units: '' };
   const units: UnitModes = {};
   let authorize = requested;
@@ -35,7 +39,9 @@ export function teamUnits(requested: AccessMode, option: { units?: unknown; unit
       if (!isRepositoryUnit(name) || mode === undefined || mode > AccessMode.Admin) throw new InvalidInputError(`invalid unit or permission: ${key}`);
       units[name] = mode;
     }
-    const modes = Object.entries(units).filter(([name, mode]) => mode > AccessMode.None && !EXTERNAL_UNITS.includes(name as RepositoryUnit)).map(([, mode]) => mode);
+    const modes = Object.entries(units)
+      .filter(([name, mode]) => mode > AccessMode.None && !EXTERNAL_UNITS.includes(name as RepositoryUnit))
+      .map(([, mode]) => mode);
     authorize = modes.length > 0 ? (Math.min(...modes) as AccessMode) : AccessMode.None;
   } else if (Array.isArray(option.units) && option.units.length > 0) {
     for (const key of option.units) {

@@ -160,7 +160,9 @@ export class TeamStore {
   async reaches(team: TeamEntity, repo: { id: number; ownerId: number }): Promise<boolean> {
     if (repo.ownerId !== team.orgId) return false;
     if (team.includesAllRepositories) return true;
-    return this.manager().getRepository(TeamRepoEntity).exists({ where: { teamId: team.id, repoId: repo.id } });
+    return this.manager()
+      .getRepository(TeamRepoEntity)
+      .exists({ where: { teamId: team.id, repoId: repo.id } });
   }
 
   /** The teams that reach a repository of their organisation: Owners first, then by name. */
@@ -172,7 +174,10 @@ export class TeamStore {
       .andWhere(
         new Brackets((where) => {
           where.where('team.includes_all_repositories = :all', { all: true });
-          where.orWhere(`EXISTS (SELECT 1 FROM ${this.dataSource.getMetadata(TeamRepoEntity).tableName} tr WHERE tr.team_id = team.id AND tr.repo_id = :repoId)`, { repoId: repo.id });
+          where.orWhere(
+            `EXISTS (SELECT 1 FROM ${this.dataSource.getMetadata(TeamRepoEntity).tableName} tr WHERE tr.team_id = team.id AND tr.repo_id = :repoId)`,
+            { repoId: repo.id },
+          );
         }),
       )
       .orderBy('team.lower_name', 'ASC')

@@ -7,7 +7,8 @@ export class TeamWire {
   @ApiProperty({ format: 'int64' }) id: number;
   @ApiProperty() name: string;
   @ApiProperty() description: string;
-  @ApiProperty({ type: OrganizationWire, nullable: true, description: 'null in the lists of an organisation or repository' }) organization: OrganizationWire | null;
+  @ApiProperty({ type: OrganizationWire, nullable: true, description: 'null in the lists of an organisation or repository' })
+  organization: OrganizationWire | null;
   @ApiProperty() includes_all_repositories: boolean;
   @ApiProperty({ enum: ['none', 'read', 'write', 'admin', 'owner'] }) permission: string;
   @ApiProperty({ type: [String], example: ['repo.code'] }) units: string[];

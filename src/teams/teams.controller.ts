@@ -67,9 +67,15 @@ export class TeamsController {
     @Paging() page: PageQuery,
   ): Promise<PagedList<TeamWire>> {
     const keyword = typeof q === 'string' ? q.trim() : '';
-    const withDescription = typeof includeDescription !== 'string' || includeDescription === '' || includeDescription.toLowerCase() === 'true' || includeDescription === '1';
+    const withDescription =
+      typeof includeDescription !== 'string' || includeDescription === '' || includeDescription.toLowerCase() === 'true' || includeDescription === '1';
     const found = await this.teams.search(caller, org, keyword, withDescription, page);
-    return pagedList(found, page, (team) => toTeamWire(team), (data) => ({ ok: true, data }));
+    return pagedList(
+      found,
+      page,
+      (team) => toTeamWire(team),
+      (data) => ({ ok: true, data }),
+    );
   }
 
   @Get('user/teams')

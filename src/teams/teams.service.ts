@@ -98,7 +98,12 @@ export class TeamsService {
         numMembers: 0,
         units,
       });
-      if (created) await this.audit.record(tx, { action: 'team.create', target: teamTarget(created), detail: { organization: org.name, permission: option.permission || 'none' } });
+      if (created)
+        await this.audit.record(tx, {
+          action: 'team.create',
+          target: teamTarget(created),
+          detail: { organization: org.name, permission: option.permission || 'none' },
+        });
       return created;
     });
     if (!team) throw teamExists(org.id, option.name);
@@ -131,7 +136,8 @@ export class TeamsService {
       let requested = team.authorize as AccessMode;
       if (option.permission) {
         requested = parseAccessMode(option.permission)!;
-        if (option.includes_all_repositories !== undefined && option.includes_all_repositories !== null) changed.includesAllRepositories = option.includes_all_repositories;
+        if (option.includes_all_repositories !== undefined && option.includes_all_repositories !== null)
+          changed.includesAllRepositories = option.includes_all_repositories;
       }
       const given = option.permission !== undefined && option.permission !== '';
       const unitsGiven = hasUnitsMap(option.units_map) || (Array.isArray(option.units) && option.units.length > 0);
@@ -182,7 +188,8 @@ export class TeamsService {
     const user = await this.individual(viewer, username);
     await this.transactions.run(async (tx) => {
       // Adding a member already there changes nothing, and records nothing.
-      if (await this.memberships.addTeamMember(tx, team, user.id)) await this.audit.record(tx, { action: 'team.member_add', target: teamTarget(team), detail: { member: user.name } });
+      if (await this.memberships.addTeamMember(tx, team, user.id))
+        await this.audit.record(tx, { action: 'team.member_add', target: teamTarget(team), detail: { member: user.name } });
     });
   }
 
@@ -267,7 +274,11 @@ export class TeamsService {
     await this.transactions.run(async (tx) => {
       const changed = add ? await this.teams.link(tx, team, repo.id) : await this.teams.unlink(tx, team.id, repo.id);
       if (changed) {
-        await this.audit.record(tx, { action: add ? 'team.repository_add' : 'team.repository_remove', target: teamTarget(team), detail: { repository_id: repo.id, repository: repo.name } });
+        await this.audit.record(tx, {
+          action: add ? 'team.repository_add' : 'team.repository_remove',
+          target: teamTarget(team),
+          detail: { repository_id: repo.id, repository: repo.name },
+        });
       }
     });
   }

@@ -92,10 +92,7 @@ export class FollowStore {
 
   private followingQuery(userId: number, viewer: AuthContext) {
     const visible = visibleUsersCondition(viewer, 'u');
-    return this.users()
-      .innerJoin(FollowEntity, 'f', 'f.follow_id = u.id')
-      .where('f.user_id = :userId', { userId })
-      .andWhere(visible.sql, visible.parameters);
+    return this.users().innerJoin(FollowEntity, 'f', 'f.follow_id = u.id').where('f.user_id = :userId', { userId }).andWhere(visible.sql, visible.parameters);
   }
 
   private async page(query: ReturnType<FollowStore['users']>, page: PageQuery): Promise<Page<UserEntity>> {

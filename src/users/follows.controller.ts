@@ -74,11 +74,7 @@ export class FollowsController {
   @ApiPaging()
   @ApiOkResponse({ type: [UserWire], description: 'UserList' })
   @ApiErrors(404, 500)
-  async followersOf(
-    @Caller() caller: AuthContext,
-    @Param('username') username: string,
-    @Paging() page: PageQuery,
-  ): Promise<PagedList<UserWire>> {
+  async followersOf(@Caller() caller: AuthContext, @Param('username') username: string, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
     return this.list(caller, page, await this.follows.followersOf(caller, username, page));
   }
 
@@ -87,11 +83,7 @@ export class FollowsController {
   @ApiPaging()
   @ApiOkResponse({ type: [UserWire], description: 'UserList' })
   @ApiErrors(404, 500)
-  async followingOf(
-    @Caller() caller: AuthContext,
-    @Param('username') username: string,
-    @Paging() page: PageQuery,
-  ): Promise<PagedList<UserWire>> {
+  async followingOf(@Caller() caller: AuthContext, @Param('username') username: string, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
     return this.list(caller, page, await this.follows.followingOf(caller, username, page));
   }
 
@@ -100,11 +92,7 @@ export class FollowsController {
   @HttpCode(204)
   @ApiEmpty(204, 'the user follows the target')
   @ApiErrors(404)
-  async checkFollowing(
-    @Caller() caller: AuthContext,
-    @Param('username') username: string,
-    @Param('target') target: string,
-  ): Promise<void> {
+  async checkFollowing(@Caller() caller: AuthContext, @Param('username') username: string, @Param('target') target: string): Promise<void> {
     await this.follows.assertFollows(caller, username, target);
   }
 

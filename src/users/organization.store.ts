@@ -126,7 +126,9 @@ export class OrganizationStore {
   }
 
   async isPublicMember(orgId: number, uid: number): Promise<boolean> {
-    return this.manager().getRepository(OrgUserEntity).exists({ where: { orgId, uid, isPublic: true } });
+    return this.manager()
+      .getRepository(OrgUserEntity)
+      .exists({ where: { orgId, uid, isPublic: true } });
   }
 
   /** Makes a membership public or private; nothing for a non-member. */

@@ -103,7 +103,11 @@ export class OrganizationsService {
           updatedUnix: now,
         });
         await this.organizations.addOwnersTeam(tx, org.id, owner.id);
-        await this.audit.record(tx, { action: 'organization.create', target: orgTarget(org), detail: { owner: owner.name, visibility: input.visibility || 'public' } });
+        await this.audit.record(tx, {
+          action: 'organization.create',
+          target: orgTarget(org),
+          detail: { owner: owner.name, visibility: input.visibility || 'public' },
+        });
         return org;
       });
     } catch (error) {
@@ -144,7 +148,11 @@ export class OrganizationsService {
     await this.transactions.run(async (tx) => {
       await this.userStore.update(tx, org.id, changes);
       const fields = Object.keys(changes).filter((key) => key !== 'updatedUnix');
-      await this.audit.record(tx, { action: 'organization.edit', target: orgTarget(org), detail: { fields, ...(input.visibility ? { visibility: input.visibility } : {}) } });
+      await this.audit.record(tx, {
+        action: 'organization.edit',
+        target: orgTarget(org),
+        detail: { fields, ...(input.visibility ? { visibility: input.visibility } : {}) },
+      });
     });
     return (await this.userStore.findById(org.id))!;
   }

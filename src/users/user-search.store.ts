@@ -62,12 +62,24 @@ export interface UserSearchQuery {
 }
 
 const ORDER: Record<UserSearchSort, [string, 'ASC' | 'DESC'][]> = {
-  oldest: [['u.createdUnix', 'ASC'], ['u.id', 'ASC']],
-  newest: [['u.createdUnix', 'DESC'], ['u.id', 'DESC']],
+  oldest: [
+    ['u.createdUnix', 'ASC'],
+    ['u.id', 'ASC'],
+  ],
+  newest: [
+    ['u.createdUnix', 'DESC'],
+    ['u.id', 'DESC'],
+  ],
   alphabetically: [['u.lowerName', 'ASC']],
   reversealphabetically: [['u.lowerName', 'DESC']],
-  recentupdate: [['u.updatedUnix', 'DESC'], ['u.id', 'DESC']],
-  leastupdate: [['u.updatedUnix', 'ASC'], ['u.id', 'ASC']],
+  recentupdate: [
+    ['u.updatedUnix', 'DESC'],
+    ['u.id', 'DESC'],
+  ],
+  leastupdate: [
+    ['u.updatedUnix', 'ASC'],
+    ['u.id', 'ASC'],
+  ],
 };
 
 /** The only door to the user search index tables, and the search query over users. */
@@ -106,10 +118,10 @@ export class UserSearchStore {
   private async matchKeyword(builder: SelectQueryBuilder<UserEntity>, viewer: AuthContext, keyword: string): Promise<boolean> {
     const lookup = gramLookup(keyword);
     if (lookup.kind === 'prefix') {
-      builder.andWhere(
-        'u.id IN (SELECT sg.user_id FROM user_search_gram sg WHERE sg.gram >= :gramLow AND sg.gram < :gramHigh)',
-        { gramLow: lookup.low, gramHigh: lookup.high },
-      );
+      builder.andWhere('u.id IN (SELECT sg.user_id FROM user_search_gram sg WHERE sg.gram >= :gramLow AND sg.gram < :gramHigh)', {
+        gramLow: lookup.low,
+        gramHigh: lookup.high,
+      });
     } else {
       const gram = await this.rarestGram(lookup.grams);
       if (gram === undefined) return false;

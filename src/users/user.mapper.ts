@@ -13,7 +13,7 @@ export interface UserViewOptions {
 }
 
 /** The placeholder address shown instead of a hidden one. */
-export function noReplyEmail(user: UserEntity, site: Pick<Site, "rootHost">): string {
+export function noReplyEmail(user: UserEntity, site: Pick<Site, 'rootHost'>): string {
   return `${user.lowerName}@noreply.${site.rootHost}`;
 }
 

@@ -161,12 +161,7 @@ export class UserStore {
   /**
    * Adds `delta` to a stored counter in SQL (never read-modify-write), inside the caller's transaction.
    */
-  async addToCounter(
-    tx: EntityManager,
-    id: number,
-    counter: 'numFollowers' | 'numFollowing' | 'numStars' | 'numRepos',
-    delta: number,
-  ): Promise<void> {
+  async addToCounter(tx: EntityManager, id: number, counter: 'numFollowers' | 'numFollowing' | 'numStars' | 'numRepos', delta: number): Promise<void> {
     const column = columnName(counter);
     await changeRows(tx, `UPDATE ${tx.connection.driver.escape('user')} SET ${column} = ${column} + ? WHERE id = ?`, [delta, id]);
   }

@@ -32,11 +32,7 @@ export class UsersController {
   @ApiPaging()
   @ApiOkResponse({ type: [UserWire], description: 'UserList' })
   @ApiErrors(500)
-  async search(
-    @Caller() caller: AuthContext,
-    @Query() query: Record<string, unknown>,
-    @Paging() page: PageQuery,
-  ): Promise<PagedList<UserWire>> {
+  async search(@Caller() caller: AuthContext, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
     const found = await this.directory.search(caller, query, page);
     return pagedList(found, page, (user) => toUserWire(user, caller, this.siteUrls));
   }

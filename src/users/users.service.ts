@@ -114,7 +114,11 @@ export class UsersService {
           createdUnix: input.createdUnix ?? now,
           updatedUnix: now,
         });
-        await this.audit.record(tx, { action: 'user.create', target: userTarget(created), detail: { admin: created.isAdmin, restricted: created.isRestricted } });
+        await this.audit.record(tx, {
+          action: 'user.create',
+          target: userTarget(created),
+          detail: { admin: created.isAdmin, restricted: created.isRestricted },
+        });
         return created;
       });
     } catch (error) {
@@ -243,7 +247,6 @@ export class UsersService {
       await this.audit.record(tx, { action: 'user.delete', target: userTarget(user) });
     });
   }
-
 }
 
 function assign<K extends keyof UserEntity>(update: Partial<UserEntity>, key: K, value: UserEntity[K] | undefined): void {

@@ -21,7 +21,15 @@ export function parseAllowedHosts(setting: string): AllowedHosts {
     if (item === '') continue;
     if (['loopback', 'private', 'external', '*'].includes(item)) builtins.add(item);
     else if (item.includes('/') && isCidr(item)) cidrs.push(ipaddr.parseCIDR(item));
-    else if (/^[a-z0-9*?.\-\[\]:]+$/.test(item)) globs.push(new RegExp(`^${item.replace(/[.\-\[\]]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`));
+    else if (/^[a-z0-9*?.\-\[\]:]+$/.test(item))
+      globs.push(
+        new RegExp(
+          `^${item
+            .replace(/[.\-\[\]]/g, '\\$&')
+            .replace(/\*/g, '.*')
+            .replace(/\?/g, '.')}$`,
+        ),
+      );
     else throw new Error(`WEBHOOK_ALLOWED_HOSTS: "${item}" is not loopback, private, external, *, a CIDR or a host name`);
   }
   return {

@@ -22,7 +22,10 @@ export function compileBranchFilter(filter: string): RegExp | null {
     else if (char === '[') {
       const end = filter.indexOf(']', index + 2);
       if (end < 0) throw new Error('unclosed character class');
-      const body = filter.slice(index + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
+      const body = filter
+        .slice(index + 1, end)
+        .replace(/^!/, '^')
+        .replace(/\\/g, '\\\\');
       pattern += `[${body}]`;
       index = end;
     } else pattern += escape(char);

@@ -6,7 +6,12 @@ export class CreateHookOption {
   @Field({ field: 'Type', type: 'string', required: true, description: 'forgejo, gitea or gogs' })
   type: string;
 
-  @Field({ field: 'Config', type: 'object', required: true, description: '`url` and `content_type` (json or form) required; `secret`, `http_method` (POST, or GET for forgejo and gitea hooks)' })
+  @Field({
+    field: 'Config',
+    type: 'object',
+    required: true,
+    description: '`url` and `content_type` (json or form) required; `secret`, `http_method` (POST, or GET for forgejo and gitea hooks)',
+  })
   config: Record<string, unknown>;
 
   @Field({ field: 'Events', type: 'strings', maxSize: 64 })

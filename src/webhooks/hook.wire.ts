@@ -24,7 +24,10 @@ export class WebhookDeliveryWire {
   @ApiProperty() event: string;
   @ApiProperty({ description: 'pending, delivered or failed' }) status: string;
   @ApiProperty() attempts: number;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'without signatures and Authorization' }) request_headers: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'without signatures and Authorization' }) request_headers: Record<
+    string,
+    string
+  >;
   @ApiProperty({ description: '0 when the last attempt got no answer' }) response_status: number;
   @ApiProperty({ description: 'the first 64 KiB of the answer, or what went wrong' }) response_body: string;
   @ApiProperty() duration_ms: number;

@@ -34,17 +34,32 @@ export const HOOK_TYPES = ['forgejo', 'gitea', 'gogs'];
 
 /** Event names a hook may choose (Forgejo's list); Anvil emits create, delete, push, issues, issue_comment, pull_request, repository, release, package, status. */
 const KNOWN_EVENTS = new Set([
-  'create', 'delete', 'fork', 'push', 'issues', 'issue_assign', 'issue_label', 'issue_milestone', 'issue_comment',
-  'pull_request', 'pull_request_assign', 'pull_request_label', 'pull_request_milestone', 'pull_request_comment',
-  'pull_request_review', 'pull_request_review_request', 'pull_request_sync', 'wiki', 'repository', 'release', 'package', 'status',
+  'create',
+  'delete',
+  'fork',
+  'push',
+  'issues',
+  'issue_assign',
+  'issue_label',
+  'issue_milestone',
+  'issue_comment',
+  'pull_request',
+  'pull_request_assign',
+  'pull_request_label',
+  'pull_request_milestone',
+  'pull_request_comment',
+  'pull_request_review',
+  'pull_request_review_request',
+  'pull_request_sync',
+  'wiki',
+  'repository',
+  'release',
+  'package',
+  'status',
 ]);
 
 /** Which hooks a route manages: a repository's, an organisation's, the caller's own, or the system's. */
-export type HookPlace =
-  | { kind: 'repository'; target: RepositoryTarget }
-  | { kind: 'organization'; org: string }
-  | { kind: 'user' }
-  | { kind: 'system' };
+export type HookPlace = { kind: 'repository'; target: RepositoryTarget } | { kind: 'organization'; org: string } | { kind: 'user' } | { kind: 'system' };
 
 interface ResolvedPlace {
   scope: HookScope;
@@ -164,7 +179,9 @@ export class HooksService {
     await this.transactions.run(async (tx) => {
       await this.store.update(tx, hook.id, changes);
       // Which fields changed, never their values: the secret and authorization header are secrets.
-      const fields = Object.keys(changes).filter((key) => key !== 'updatedUnix').map((key) => (key === 'secret' ? 'signing_key' : key === 'authorizationHeader' ? 'auth_header' : key));
+      const fields = Object.keys(changes)
+        .filter((key) => key !== 'updatedUnix')
+        .map((key) => (key === 'secret' ? 'signing_key' : key === 'authorizationHeader' ? 'auth_header' : key));
       await this.audit.record(tx, { action: 'hook.edit', target: hookTarget(hook, place), detail: { ...hookFacts({ ...hook, ...changes }), fields } });
     });
     return toHookWire({ ...hook, ...changes });
@@ -257,7 +274,8 @@ function hookCap(scope: HookScope): { count: number; where: string } {
 }
 
 function checkedSecret(value: string | undefined): string | undefined {
-  if (value !== undefined && value.length > CAPS.hookSecretLength) throw new InvalidInputError(`the secret is too long: at most ${CAPS.hookSecretLength} characters`);
+  if (value !== undefined && value.length > CAPS.hookSecretLength)
+    throw new InvalidInputError(`the secret is too long: at most ${CAPS.hookSecretLength} characters`);
   return value;
 }
 
@@ -303,7 +321,13 @@ function chosenEvents(events: string[] | undefined): string {
 /** A hook in the audit log by its place and id. */
 function hookTarget(hook: WebhookEntity, place: HookPlace) {
   const where =
-    place.kind === 'repository' ? `${place.target.owner.name}/${place.target.repo.name}` : place.kind === 'organization' ? place.org : place.kind === 'user' ? 'user' : 'system';
+    place.kind === 'repository'
+      ? `${place.target.owner.name}/${place.target.repo.name}`
+      : place.kind === 'organization'
+        ? place.org
+        : place.kind === 'user'
+          ? 'user'
+          : 'system';
   return { type: 'hook' as const, id: hook.id, name: `${where}#${hook.id}` };
 }
 

@@ -74,7 +74,12 @@ export class OrganizationHooksController {
   @ApiPaging()
   @ApiOkResponse({ type: [WebhookDeliveryWire] })
   @ApiErrors(404)
-  async deliveries(@Caller() caller: AuthContext, @Param('org') org: string, @Param('id') id: string, @Paging() page: PageQuery): Promise<PagedList<WebhookDeliveryWire>> {
+  async deliveries(
+    @Caller() caller: AuthContext,
+    @Param('org') org: string,
+    @Param('id') id: string,
+    @Paging() page: PageQuery,
+  ): Promise<PagedList<WebhookDeliveryWire>> {
     const found = await this.hooks.deliveries(caller, { kind: 'organization', org }, Number(id), page);
     return new PagedList(found.items, found.total, page);
   }

@@ -60,7 +60,12 @@ export class RepositoryHooksController {
   @ApiBody({ type: EditHookOption })
   @ApiOkResponse({ type: HookWire })
   @ApiErrors(404, 422)
-  edit(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<HookWire> {
+  edit(
+    @Caller() caller: AuthContext,
+    @TargetRepository() target: RepositoryTarget,
+    @Param('id') id: string,
+    @DeferredBody() body: LazyBody,
+  ): Promise<HookWire> {
     return this.hooks.edit(caller, { kind: 'repository', target }, Number(id), () => bindOption(body, EditHookOption));
   }
 
@@ -94,7 +99,12 @@ export class RepositoryHooksController {
   @ApiPaging()
   @ApiOkResponse({ type: [WebhookDeliveryWire] })
   @ApiErrors(404)
-  async deliveries(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Paging() page: PageQuery): Promise<PagedList<WebhookDeliveryWire>> {
+  async deliveries(
+    @Caller() caller: AuthContext,
+    @TargetRepository() target: RepositoryTarget,
+    @Param('id') id: string,
+    @Paging() page: PageQuery,
+  ): Promise<PagedList<WebhookDeliveryWire>> {
     const found = await this.hooks.deliveries(caller, { kind: 'repository', target }, Number(id), page);
     return new PagedList(found.items, found.total, page);
   }
@@ -105,7 +115,12 @@ export class RepositoryHooksController {
   @ApiOperation({ operationId: 'repositoryHooksGetDelivery', summary: 'Get one delivery of a hook' })
   @ApiOkResponse({ type: WebhookDeliveryWire })
   @ApiErrors(404)
-  delivery(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Param('uuid') uuid: string): Promise<WebhookDeliveryWire> {
+  delivery(
+    @Caller() caller: AuthContext,
+    @TargetRepository() target: RepositoryTarget,
+    @Param('id') id: string,
+    @Param('uuid') uuid: string,
+  ): Promise<WebhookDeliveryWire> {
     return this.hooks.delivery(caller, { kind: 'repository', target }, Number(id), uuid);
   }
 
@@ -115,7 +130,12 @@ export class RepositoryHooksController {
   @ApiOperation({ operationId: 'repositoryHooksRedeliver', summary: "Send a delivery's event again, as a new delivery" })
   @ApiCreatedResponse({ type: WebhookDeliveryWire })
   @ApiErrors(404)
-  redeliver(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Param('uuid') uuid: string): Promise<WebhookDeliveryWire> {
+  redeliver(
+    @Caller() caller: AuthContext,
+    @TargetRepository() target: RepositoryTarget,
+    @Param('id') id: string,
+    @Param('uuid') uuid: string,
+  ): Promise<WebhookDeliveryWire> {
     return this.hooks.redeliver(caller, { kind: 'repository', target }, Number(id), uuid);
   }
 }

@@ -243,8 +243,18 @@ export class DeliveryLoop {
       leasedAt = now;
       const expires = now + this.leaseMs();
       const taken = new Map<number, StartedLease>();
-      const hooks = await this.store.leaseMany(tx, [...hookIds].sort((a, b) => a - b), this.token, now, expires);
-      const queues = await this.store.nextOfHooks(tx, hooks.map((hook) => hook.id), BATCH);
+      const hooks = await this.store.leaseMany(
+        tx,
+        [...hookIds].sort((a, b) => a - b),
+        this.token,
+        now,
+        expires,
+      );
+      const queues = await this.store.nextOfHooks(
+        tx,
+        hooks.map((hook) => hook.id),
+        BATCH,
+      );
       const empty: number[] = [];
       for (const hook of hooks) {
         const batch = queues.get(hook.id) ?? [];
@@ -253,7 +263,12 @@ export class DeliveryLoop {
         if (batch.length === 0 || batch[0].nextAttemptMs > now) empty.push(hook.id);
         else taken.set(hook.id, { hook, batch });
       }
-      await this.store.claim(tx, [...taken.values()].flatMap(({ batch }) => batch.map((delivery) => delivery.id)), this.token, expires);
+      await this.store.claim(
+        tx,
+        [...taken.values()].flatMap(({ batch }) => batch.map((delivery) => delivery.id)),
+        this.token,
+        expires,
+      );
       await this.store.releaseLeases(tx, empty, this.token);
       return taken;
     });
@@ -304,7 +319,8 @@ export class DeliveryLoop {
         if (result.delivered) faultPoint('webhook.sent');
         const outcome = this.outcome(delivery.attempts + 1, result);
         const last = index === batch.length - 1 || !outcome.done || this.stopped;
-        held = (await this.record({ hookId: hook.id, deliveryId: delivery.id, outcome, last, unsent: index < batch.length - 1 })) && outcome.done && !this.stopped;
+        held =
+          (await this.record({ hookId: hook.id, deliveryId: delivery.id, outcome, last, unsent: index < batch.length - 1 })) && outcome.done && !this.stopped;
         released = last;
       }
       return held && batch.length === BATCH;

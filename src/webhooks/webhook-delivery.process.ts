@@ -107,7 +107,14 @@ async function start({ config }: DeliveryProcessData): Promise<void> {
   const sender = new WebhookSender(config.webhooks, systemResolver);
   // Leases are held under this process's own name: a process started again after this one died sees that it
   // is gone (same machine, no such pid) and takes its queues back at once.
-  const loop = new DeliveryLoop(config.webhooks, new WebhookStore(dataSource), new Transactions(dataSource), sender, new SecretBox({ dataDir: config.dataDir, secretKey: config.secretKey }), processToken());
+  const loop = new DeliveryLoop(
+    config.webhooks,
+    new WebhookStore(dataSource),
+    new Transactions(dataSource),
+    sender,
+    new SecretBox({ dataDir: config.dataDir, secretKey: config.secretKey }),
+    processToken(),
+  );
   stop = async () => {
     await loop.stop();
     await sender.onApplicationShutdown();

@@ -43,10 +43,16 @@ export class WebhookOutbox implements EventRecorder {
     const sender = await this.users.byId(event.senderId, tx);
     const site = this.siteUrls;
     // Commit authors and committers are named by the account their address belongs to, as Forgejo does.
-    const emails = event.kind === 'push' ? event.changes.flatMap((change) => change.commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail])) : [];
+    const emails =
+      event.kind === 'push' ? event.changes.flatMap((change) => change.commits.flatMap((commit) => [commit.authorEmail, commit.committerEmail])) : [];
     const usernames = await this.users.namesByEmail(emails, `noreply.${site.rootHost}`, tx);
     const payloads = payloadsOf(event, { repo, owner, sender, site, usernames }, this.webhookConfig.payloadCommitLimit);
-    for (const payload of payloads) await this.enqueue(tx, payload, hooks.filter((hook) => wants(hook, payload)));
+    for (const payload of payloads)
+      await this.enqueue(
+        tx,
+        payload,
+        hooks.filter((hook) => wants(hook, payload)),
+      );
   }
 
   /** Queues one payload for the given hooks (a hook test, or an event). */

@@ -64,7 +64,15 @@ export function payloadsOf(event: RepositoryEvent, facts: PayloadFacts, commitLi
         {
           event: ISSUE_EVENT_TYPES[event.action] ?? 'issues',
           branch: null,
-          body: { action: event.action, number: event.issue.number, ...(event.changes ? { changes: event.changes } : {}), issue: event.issue, repository, sender, commit_id: '' },
+          body: {
+            action: event.action,
+            number: event.issue.number,
+            ...(event.changes ? { changes: event.changes } : {}),
+            issue: event.issue,
+            repository,
+            sender,
+            commit_id: '',
+          },
         },
       ];
     case 'pull_request':
@@ -90,7 +98,15 @@ export function payloadsOf(event: RepositoryEvent, facts: PayloadFacts, commitLi
         {
           event: 'issue_comment',
           branch: null,
-          body: { action: event.action, issue: event.issue, comment: event.comment, ...(event.changes ? { changes: event.changes } : {}), repository, sender, is_pull: false },
+          body: {
+            action: event.action,
+            issue: event.issue,
+            comment: event.comment,
+            ...(event.changes ? { changes: event.changes } : {}),
+            repository,
+            sender,
+            is_pull: false,
+          },
         },
       ];
     case 'package':
@@ -121,7 +137,14 @@ export function payloadsOf(event: RepositoryEvent, facts: PayloadFacts, commitLi
   }
 }
 
-function refPayloads(change: RefChange, html: string, repository: unknown, sender: unknown, commitLimit: number, names: Map<string, string>): OutgoingPayload[] {
+function refPayloads(
+  change: RefChange,
+  html: string,
+  repository: unknown,
+  sender: unknown,
+  commitLimit: number,
+  names: Map<string, string>,
+): OutgoingPayload[] {
   const isBranch = change.ref.startsWith(BRANCHES);
   const refType = isBranch ? 'branch' : 'tag';
   const shortName = isBranch ? change.ref.slice(BRANCHES.length) : change.ref.startsWith(TAGS) ? change.ref.slice(TAGS.length) : change.ref;
@@ -138,7 +161,14 @@ function refPayloads(change: RefChange, html: string, repository: unknown, sende
 }
 
 /** The push payload: ref, before/after, compare URL, the newest commits (at most the limit) and the head. */
-export function pushBody(change: RefChange, html: string, repository: unknown, sender: unknown, commitLimit: number, names = new Map<string, string>()): Record<string, unknown> {
+export function pushBody(
+  change: RefChange,
+  html: string,
+  repository: unknown,
+  sender: unknown,
+  commitLimit: number,
+  names = new Map<string, string>(),
+): Record<string, unknown> {
   const commits = change.commits.slice(0, commitLimit).map((commit) => payloadCommit(commit, html, names));
   const created = /^0+$/.test(change.before);
   return {

@@ -174,7 +174,10 @@ export class WebhookSender implements OnApplicationShutdown {
     const id = this.nextId++;
     return new Promise<ThreadAnswer>((resolve) => {
       // The thread enforces the timeout; this one only covers a thread that stopped answering.
-      const timer = setTimeout(() => finish({ id, error: 'the sending thread did not answer', durationMs: this.webhookConfig.timeoutMs }), this.webhookConfig.timeoutMs + 5000);
+      const timer = setTimeout(
+        () => finish({ id, error: 'the sending thread did not answer', durationMs: this.webhookConfig.timeoutMs }),
+        this.webhookConfig.timeoutMs + 5000,
+      );
       timer.unref();
       const finish = (answer: ThreadAnswer) => {
         clearTimeout(timer);
@@ -193,7 +196,12 @@ export class WebhookSender implements OnApplicationShutdown {
     try {
       this.sendingThread().postMessage(jobs);
     } catch (error) {
-      for (const job of jobs) this.waiting.get(job.id as number)?.({ id: job.id as number, error: `the sending thread is not available: ${(error as Error).message}`, durationMs: 0 });
+      for (const job of jobs)
+        this.waiting.get(job.id as number)?.({
+          id: job.id as number,
+          error: `the sending thread is not available: ${(error as Error).message}`,
+          durationMs: 0,
+        });
     }
   }
 

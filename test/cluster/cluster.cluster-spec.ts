@@ -50,7 +50,12 @@ describe('two instances on a Galera cluster behind nginx', () => {
   }
 
   async function makeUser(base: string, name: string): Promise<string> {
-    const created = await call(base, 'POST', '/admin/users', adminToken, { username: name, email: `${name}@example.com`, password: 'correct-horse-battery', must_change_password: false });
+    const created = await call(base, 'POST', '/admin/users', adminToken, {
+      username: name,
+      email: `${name}@example.com`,
+      password: 'correct-horse-battery',
+      must_change_password: false,
+    });
     if (created.status !== 201) throw new Error(`user ${name}: ${created.status} ${JSON.stringify(created.body)}`);
     const response = await fetch(api(base, `/users/${name}/tokens`), {
       method: 'POST',
@@ -109,10 +114,27 @@ describe('two instances on a Galera cluster behind nginx', () => {
     const migrations = (await cluster.query(2, 'SELECT name, COUNT(*) AS n FROM anvil.migrations GROUP BY name HAVING n > 1')) as unknown[];
     expect(migrations).toEqual([]);
     await gateway.start();
-    const { stdout } = await run(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'admin', 'user', 'create', '--username', 'root-admin', '--password', 'correct-horse-battery', '--email', 'admin@example.com', '--admin', '--access-token'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, DATA_DIR: dataDir, DATABASE_URL: cluster.url('anvil', 'anvil-db-password', 'anvil', 2), LOG_LEVEL: 'warn' },
-    });
+    const { stdout } = await run(
+      process.execPath,
+      [
+        path.join(ROOT, 'dist', 'src', 'cli', 'main.js'),
+        'admin',
+        'user',
+        'create',
+        '--username',
+        'root-admin',
+        '--password',
+        'correct-horse-battery',
+        '--email',
+        'admin@example.com',
+        '--admin',
+        '--access-token',
+      ],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, DATA_DIR: dataDir, DATABASE_URL: cluster.url('anvil', 'anvil-db-password', 'anvil', 2), LOG_LEVEL: 'warn' },
+      },
+    );
     adminToken = stdout.trim().split('\n').pop()!.trim();
     expect(adminToken).toMatch(/^[0-9a-f]{40}$/);
   });
@@ -166,7 +188,11 @@ describe('two instances on a Galera cluster behind nginx', () => {
 
   it('same-name creations at once over both instances: one 201, the rest 409, one directory', async () => {
     const token = await makeUser(b.url, 'racer');
-    const statuses = await Promise.all(Array.from({ length: 10 }, (_, index) => call(index % 2 ? a.url : b.url, 'POST', '/user/repos', token, { name: 'contested', auto_init: true }).then((response) => response.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        call(index % 2 ? a.url : b.url, 'POST', '/user/repos', token, { name: 'contested', auto_init: true }).then((response) => response.status),
+      ),
+    );
     expect(statuses.sort()).toEqual([201, ...Array(9).fill(409)]);
     expect(fs.existsSync(path.join(repositoryDir(dataDir, 'racer', 'contested'), 'HEAD'))).toBe(true);
   });
@@ -175,9 +201,16 @@ describe('two instances on a Galera cluster behind nginx', () => {
     const token = await makeUser(a.url, 'pusher');
     expect((await call(a.url, 'POST', '/user/repos', token, { name: 'busy', auto_init: true })).status).toBe(201);
     const branches = Array.from({ length: 6 }, (_, index) => `b${index}`);
-    const copies = await Promise.all(branches.map((branch) => client.workingCopy(branch, { [`${branch}.txt`]: `${branch} ${'y'.repeat(5000)}\n`, [`${branch}-2.txt`]: `${branch}\n` })));
+    const copies = await Promise.all(
+      branches.map((branch) => client.workingCopy(branch, { [`${branch}.txt`]: `${branch} ${'y'.repeat(5000)}\n`, [`${branch}-2.txt`]: `${branch}\n` })),
+    );
     const outcomes = await Promise.all(
-      copies.map((dir, index) => client.run(['push', '--quiet', withCredentials(`${index % 2 ? a.url : b.url}/`, 'pusher/busy.git', 'pusher', token), `${branches[index]}:${branches[index]}`], { cwd: dir })),
+      copies.map((dir, index) =>
+        client.run(
+          ['push', '--quiet', withCredentials(`${index % 2 ? a.url : b.url}/`, 'pusher/busy.git', 'pusher', token), `${branches[index]}:${branches[index]}`],
+          { cwd: dir },
+        ),
+      ),
     );
     expect(outcomes.map((outcome) => [outcome.code, /internal error/.test(outcome.stderr)])).toEqual(branches.map(() => [0, false]));
     const dir = repositoryDir(dataDir, 'pusher', 'busy');
@@ -193,7 +226,8 @@ describe('two instances on a Galera cluster behind nginx', () => {
     const remote = (instance: AnvilInstance) => withCredentials(`${instance.url}/`, 'guard/guarded.git', 'guard', token);
     const rule = { rule_name: 'rel-*', enable_push: false };
     const dir = repositoryDir(dataDir, 'guard', 'guarded');
-    const branches = () => new Set(execFileSync('git', ['for-each-ref', '--format=%(refname:short)', 'refs/heads/'], { cwd: dir, encoding: 'utf8' }).split('\n').filter(Boolean));
+    const branches = () =>
+      new Set(execFileSync('git', ['for-each-ref', '--format=%(refname:short)', 'refs/heads/'], { cwd: dir, encoding: 'utf8' }).split('\n').filter(Boolean));
 
     const first = await call(a.url, 'POST', '/repos/guard/guarded/branch_protections', token, rule);
     expect(first.status).toBe(201);
@@ -206,8 +240,14 @@ describe('two instances on a Galera cluster behind nginx', () => {
     // the other: the push is refused whole or accepted whole, whichever state of the rule it read.
     for (let round = 0; round < 8; round++) {
       const [writer, pusher] = round % 2 === 0 ? [a, b] : [b, a];
-      const change = round % 2 === 0 ? call(writer.url, 'POST', '/repos/guard/guarded/branch_protections', token, rule) : call(writer.url, 'DELETE', '/repos/guard/guarded/branch_protections/rel-*', token);
-      const [changed, pushed] = await Promise.all([change, client.run(['push', '--quiet', remote(pusher), `HEAD:rel-r${round}-x`, `HEAD:rel-r${round}-y`], { cwd: work })]);
+      const change =
+        round % 2 === 0
+          ? call(writer.url, 'POST', '/repos/guard/guarded/branch_protections', token, rule)
+          : call(writer.url, 'DELETE', '/repos/guard/guarded/branch_protections/rel-*', token);
+      const [changed, pushed] = await Promise.all([
+        change,
+        client.run(['push', '--quiet', remote(pusher), `HEAD:rel-r${round}-x`, `HEAD:rel-r${round}-y`], { cwd: work }),
+      ]);
       expect(changed.status).toBe(round % 2 === 0 ? 201 : 204);
       const present = branches();
       const landed = [present.has(`rel-r${round}-x`), present.has(`rel-r${round}-y`)];
@@ -225,11 +265,15 @@ describe('two instances on a Galera cluster behind nginx', () => {
       expect(migrated.status).toBe(201);
       const fetches = () => upstream.seen.filter((request) => request.url.includes('info/refs')).length;
       const before = fetches();
-      const statuses = await Promise.all([a, b].map((instance) => call(instance.url, 'POST', '/repos/mirrorer/copy/mirror-sync', token).then((response) => response.status)));
+      const statuses = await Promise.all(
+        [a, b].map((instance) => call(instance.url, 'POST', '/repos/mirrorer/copy/mirror-sync', token).then((response) => response.status)),
+      );
       expect(statuses).toEqual([200, 200]);
       // Both requests are served once no claim is held and no retry is pending (a busy retry waits 5 s).
       await waitFor('the sync', 120_000, async () => {
-        const [mirror] = (await cluster.query(0, 'SELECT claimed_by FROM anvil.mirror m JOIN anvil.repository r ON r.id = m.repo_id WHERE r.lower_name = ?', ['copy'])) as { claimed_by: string }[];
+        const [mirror] = (await cluster.query(0, 'SELECT claimed_by FROM anvil.mirror m JOIN anvil.repository r ON r.id = m.repo_id WHERE r.lower_name = ?', [
+          'copy',
+        ])) as { claimed_by: string }[];
         return fetches() > before && mirror.claimed_by === '';
       });
       await new Promise((resolve) => setTimeout(resolve, 7_000));
@@ -248,7 +292,9 @@ describe('two instances on a Galera cluster behind nginx', () => {
       execFileSync('ssh-keygen', ['-t', 'ed25519', '-N', '', '-q', '-f', file]);
       return fs.readFileSync(`${file}.pub`, 'utf8').trim();
     });
-    const statuses = await Promise.all(keys.map((key, index) => call(index % 2 ? a.url : b.url, 'POST', '/user/keys', token, { title: `k${index}`, key }).then((response) => response.status)));
+    const statuses = await Promise.all(
+      keys.map((key, index) => call(index % 2 ? a.url : b.url, 'POST', '/user/keys', token, { title: `k${index}`, key }).then((response) => response.status)),
+    );
     // Exactly the limit passes and the rest are refused, whatever Galera aborts (the store retries them).
     expect(statuses.sort()).toEqual([...Array(20).fill(201), ...Array(12).fill(429)]);
   });
@@ -261,7 +307,10 @@ describe('two instances on a Galera cluster behind nginx', () => {
     const token = await makeUser(a.url, 'quota-user');
     const limit = 1024 * 1024;
     const size = 300 * 1024;
-    const group = await call(a.url, 'POST', '/admin/quota/groups', adminToken, { name: 'cluster-quota', rules: [{ name: 'cluster-packages', limit, subjects: ['size:assets:packages:all'] }] });
+    const group = await call(a.url, 'POST', '/admin/quota/groups', adminToken, {
+      name: 'cluster-quota',
+      rules: [{ name: 'cluster-packages', limit, subjects: ['size:assets:packages:all'] }],
+    });
     expect(group.status).toBe(201);
     expect((await call(b.url, 'PUT', '/admin/quota/groups/cluster-quota/users/quota-user', adminToken)).status).toBe(204);
     const statuses = await Promise.all(
@@ -300,7 +349,9 @@ describe('two instances on a Galera cluster behind nginx', () => {
       body,
       duplex: 'half',
     } as RequestInit);
-    controller.enqueue(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="attachment"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+    controller.enqueue(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="attachment"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    );
     controller.enqueue(Buffer.alloc(256 * 1024, 1));
     // B has started writing the upload into its scratch directory before A restarts.
     await waitFor("B's upload in its scratch directory", 60_000, async () =>
@@ -403,7 +454,10 @@ describe('two instances on a Galera cluster behind nginx', () => {
           const response =
             index % 2 === 0
               ? await call(gateway.url, 'GET', '/repos/roller/steady', token).catch((error: Error) => ({ status: 0, body: error.message }))
-              : await call(gateway.url, worker % 2 ? 'PUT' : 'DELETE', '/user/starred/roller/steady', token).catch((error: Error) => ({ status: 0, body: error.message }));
+              : await call(gateway.url, worker % 2 ? 'PUT' : 'DELETE', '/user/starred/roller/steady', token).catch((error: Error) => ({
+                  status: 0,
+                  body: error.message,
+                }));
           answered += 1;
           if (response.status >= 300 && response.status !== 404) failures.push(`${response.status} ${JSON.stringify(response.body)}`);
         }

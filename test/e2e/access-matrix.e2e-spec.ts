@@ -181,19 +181,31 @@ describe('the access matrix: every kind of caller, every door (REST, git over HT
   /** Links the repository to the role's teams and adds its collaborators and deploy keys, as for the fixtures. */
   async function grant(full: string): Promise<void> {
     const as = withToken(creator.token);
-    for (const id of teamIds) await t.http.put(t.api(`/teams/${id}/repos/${full}`)).set(as).expect(204);
+    for (const id of teamIds)
+      await t.http
+        .put(t.api(`/teams/${id}/repos/${full}`))
+        .set(as)
+        .expect(204);
     for (const [role, permission] of [
       ['collaborator (read)', 'read'],
       ['collaborator (write)', 'write'],
       ['collaborator (admin)', 'admin'],
     ] as const) {
-      await t.http.put(t.api(`/repos/${full}/collaborators/${actors.get(role)!.user!.name}`)).set(as).send({ permission }).expect(204);
+      await t.http
+        .put(t.api(`/repos/${full}/collaborators/${actors.get(role)!.user!.name}`))
+        .set(as)
+        .send({ permission })
+        .expect(204);
     }
     for (const [role, readOnly] of [
       ['deploy key (read-only)', true],
       ['deploy key (read-write)', false],
     ] as const) {
-      await t.http.post(t.api(`/repos/${full}/keys`)).set(as).send({ title: role, key: actors.get(role)!.key!.publicLine, read_only: readOnly }).expect(201);
+      await t.http
+        .post(t.api(`/repos/${full}/keys`))
+        .set(as)
+        .send({ title: role, key: actors.get(role)!.key!.publicLine, read_only: readOnly })
+        .expect(201);
     }
   }
 
@@ -224,16 +236,44 @@ describe('the access matrix: every kind of caller, every door (REST, git over HT
       const found = (searched.body.data ?? []).find((repo: { full_name: string }) => repo.full_name === full);
       answers.searched = found !== undefined;
       answers.searchedPermissions = found?.permissions ?? null;
-      const listed = await t.http.get(t.api(`/orgs/${org}/repos`)).query({ limit: 50 }).set(as);
+      const listed = await t.http
+        .get(t.api(`/orgs/${org}/repos`))
+        .query({ limit: 50 })
+        .set(as);
       const inList = (Array.isArray(listed.body) ? listed.body : []).find((repo: { full_name: string }) => repo.full_name === full);
       answers.orgListed = inList !== undefined;
       answers.orgListedPermissions = inList?.permissions ?? null;
       const file = uniqueName('file');
-      answers.contentsWrite = (await t.http.post(api(`/contents/${file}.txt`)).set(as).send({ content: Buffer.from('x\n').toString('base64'), message: 'matrix' })).status;
-      answers.branchCreate = (await t.http.post(api('/branches')).set(as).send({ new_branch_name: uniqueName('b'), old_branch_name: 'main' })).status;
-      answers.releaseCreate = (await t.http.post(api('/releases')).set(as).send({ tag_name: uniqueName('v'), target_commitish: 'main' })).status;
-      answers.settingsEdit = (await t.http.patch(api('')).set(as).send({ description: `edited by ${name}` })).status;
-      answers.collaboratorAdd = (await t.http.put(api(`/collaborators/${dummy.name}`)).set(as).send({ permission: 'read' })).status;
+      answers.contentsWrite = (
+        await t.http
+          .post(api(`/contents/${file}.txt`))
+          .set(as)
+          .send({ content: Buffer.from('x\n').toString('base64'), message: 'matrix' })
+      ).status;
+      answers.branchCreate = (
+        await t.http
+          .post(api('/branches'))
+          .set(as)
+          .send({ new_branch_name: uniqueName('b'), old_branch_name: 'main' })
+      ).status;
+      answers.releaseCreate = (
+        await t.http
+          .post(api('/releases'))
+          .set(as)
+          .send({ tag_name: uniqueName('v'), target_commitish: 'main' })
+      ).status;
+      answers.settingsEdit = (
+        await t.http
+          .patch(api(''))
+          .set(as)
+          .send({ description: `edited by ${name}` })
+      ).status;
+      answers.collaboratorAdd = (
+        await t.http
+          .put(api(`/collaborators/${dummy.name}`))
+          .set(as)
+          .send({ permission: 'read' })
+      ).status;
       // Deletion is tried on a stand-in with the same grants, replaced once deleted: the fixture stays whatever
       // the answer.
       const doomed = (standIns[visibility] ??= await makeOrgRepo(visibility));
@@ -274,12 +314,27 @@ describe('the access matrix: every kind of caller, every door (REST, git over HT
     dummy = await makeUser(t);
     org = (await makeOrg(t, creator.user)).name;
     const as = withToken(creator.token);
-    const teams = (await t.http.get(t.api(`/orgs/${org}/teams`)).set(as).expect(200)).body as { id: number; name: string }[];
+    const teams = (
+      await t.http
+        .get(t.api(`/orgs/${org}/teams`))
+        .set(as)
+        .expect(200)
+    ).body as { id: number; name: string }[];
     const ownersTeam = teams.find((team) => team.name === 'Owners')!.id;
-    await t.http.put(t.api(`/teams/${ownersTeam}/members/${actors.get('Owners team member')!.user!.name}`)).set(as).expect(204);
+    await t.http
+      .put(t.api(`/teams/${ownersTeam}/members/${actors.get('Owners team member')!.user!.name}`))
+      .set(as)
+      .expect(204);
     const makeTeam = async (body: Record<string, unknown>, member: RoleName) => {
-      const team = await t.http.post(t.api(`/orgs/${org}/teams`)).set(as).send({ name: uniqueName('team'), ...body }).expect(201);
-      await t.http.put(t.api(`/teams/${team.body.id}/members/${actors.get(member)!.user!.name}`)).set(as).expect(204);
+      const team = await t.http
+        .post(t.api(`/orgs/${org}/teams`))
+        .set(as)
+        .send({ name: uniqueName('team'), ...body })
+        .expect(201);
+      await t.http
+        .put(t.api(`/teams/${team.body.id}/members/${actors.get(member)!.user!.name}`))
+        .set(as)
+        .expect(204);
       return team.body.id as number;
     };
     const units = ['repo.code', 'repo.releases', 'repo.issues'];

@@ -17,11 +17,17 @@ describe('access tokens', () => {
   afterAll(() => t.close());
 
   const create = (owner: string, headers: Record<string, string>, body: unknown) =>
-    t.http.post(t.api(`/users/${owner}/tokens`)).set(headers).send(body as object);
+    t.http
+      .post(t.api(`/users/${owner}/tokens`))
+      .set(headers)
+      .send(body as object);
 
   describe('POST /users/{username}/tokens', () => {
     it('creates a token shown once, which then authenticates', async () => {
-      const response = await create(alice.name, withBasic(alice.name, alice.password), { name: uniqueName('ci'), scopes: ['write:repository', 'read:user'] }).expect(201);
+      const response = await create(alice.name, withBasic(alice.name, alice.password), {
+        name: uniqueName('ci'),
+        scopes: ['write:repository', 'read:user'],
+      }).expect(201);
       expect(response.body).toEqual({
         id: expect.any(Number),
         name: expect.any(String),
@@ -49,9 +55,22 @@ describe('access tokens', () => {
       [['write:user', 'read:user', 'sudo', ''], ['write:user']],
       [['all'], ['all']],
       [['read:repository,write:issue'], ['write:issue', 'read:repository']],
-      [['public-only', 'read:user', 'read:admin'], ['public-only', 'read:admin', 'read:user']],
       [
-        ['write:activitypub', 'write:admin', 'write:misc', 'write:notification', 'write:organization', 'write:package', 'write:issue', 'write:repository', 'write:user'],
+        ['public-only', 'read:user', 'read:admin'],
+        ['public-only', 'read:admin', 'read:user'],
+      ],
+      [
+        [
+          'write:activitypub',
+          'write:admin',
+          'write:misc',
+          'write:notification',
+          'write:organization',
+          'write:package',
+          'write:issue',
+          'write:repository',
+          'write:user',
+        ],
         ['all'],
       ],
     ])('normalises scopes %j to %j', async (scopes, expected) => {
@@ -140,7 +159,10 @@ describe('access tokens', () => {
     });
 
     it('a POST without a content type is a 422 "Empty Content-Type"', async () => {
-      const response = await t.http.post(t.api(`/users/${alice.name}/tokens`)).set(withBasic(alice.name, alice.password)).expect(422);
+      const response = await t.http
+        .post(t.api(`/users/${alice.name}/tokens`))
+        .set(withBasic(alice.name, alice.password))
+        .expect(422);
       expect(response.body.message).toBe('Empty Content-Type');
     });
 
@@ -181,7 +203,10 @@ describe('access tokens', () => {
       for (const name of ['first', 'second']) {
         await create(owner.name, withBasic(owner.name, owner.password), { name, scopes: ['read:user'] }).expect(201);
       }
-      const response = await t.http.get(t.api(`/users/${owner.name}/tokens`)).set(withToken(owner.token)).expect(200);
+      const response = await t.http
+        .get(t.api(`/users/${owner.name}/tokens`))
+        .set(withToken(owner.token))
+        .expect(200);
       expect(response.body.map((token: { name: string }) => token.name).slice(0, 2)).toEqual(['second', 'first']);
       expect(response.body.every((token: { sha1: string }) => token.sha1 === '')).toBe(true);
       expect(response.headers['x-total-count']).toBe('3');
@@ -192,11 +217,17 @@ describe('access tokens', () => {
     });
 
     it('another non-admin user gets 403', async () => {
-      await t.http.get(t.api(`/users/${alice.name}/tokens`)).set(withToken(bob.token)).expect(403);
+      await t.http
+        .get(t.api(`/users/${alice.name}/tokens`))
+        .set(withToken(bob.token))
+        .expect(403);
     });
 
     it('a site admin may list anyone’s tokens', async () => {
-      await t.http.get(t.api(`/users/${alice.name}/tokens`)).set(withToken(admin.token)).expect(200);
+      await t.http
+        .get(t.api(`/users/${alice.name}/tokens`))
+        .set(withToken(admin.token))
+        .expect(200);
     });
 
     it('an unknown user is a 404', async () => {
@@ -208,7 +239,10 @@ describe('access tokens', () => {
       for (let i = 0; i < 4; i++) {
         await create(owner.name, withBasic(owner.name, owner.password), { name: `t${i}`, scopes: ['read:user'] }).expect(201);
       }
-      const response = await t.http.get(t.api(`/users/${owner.name}/tokens?limit=2&page=2`)).set(withToken(owner.token)).expect(200);
+      const response = await t.http
+        .get(t.api(`/users/${owner.name}/tokens?limit=2&page=2`))
+        .set(withToken(owner.token))
+        .expect(200);
       expect(response.body).toHaveLength(2);
       expect(response.headers['x-total-count']).toBe('5');
       const base = `http://anvil.test/api/v1/users/${owner.name}/tokens`;
@@ -224,36 +258,57 @@ describe('access tokens', () => {
       const owner = await makeUser(t);
       const created = await create(owner.name, withBasic(owner.name, owner.password), { name: 'doomed', scopes: ['all'] }).expect(201);
       await t.http.get(t.api('/user')).set(withToken(created.body.sha1)).expect(200);
-      await t.http.delete(t.api(`/users/${owner.name}/tokens/${created.body.id}`)).set(withBasic(owner.name, owner.password)).expect(204);
+      await t.http
+        .delete(t.api(`/users/${owner.name}/tokens/${created.body.id}`))
+        .set(withBasic(owner.name, owner.password))
+        .expect(204);
       await t.http.get(t.api('/user')).set(withToken(created.body.sha1)).expect(401);
     });
 
     it('deletes by name', async () => {
       const owner = await makeUser(t);
       const created = await create(owner.name, withBasic(owner.name, owner.password), { name: 'by-name', scopes: ['all'] }).expect(201);
-      await t.http.delete(t.api(`/users/${owner.name}/tokens/by-name`)).set(withBasic(owner.name, owner.password)).expect(204);
+      await t.http
+        .delete(t.api(`/users/${owner.name}/tokens/by-name`))
+        .set(withBasic(owner.name, owner.password))
+        .expect(204);
       await t.http.get(t.api('/user')).set(withToken(created.body.sha1)).expect(401);
     });
 
     it('an unknown token is a 404', async () => {
-      await t.http.delete(t.api(`/users/${alice.name}/tokens/999999`)).set(withBasic(alice.name, alice.password)).expect(404);
-      await t.http.delete(t.api(`/users/${alice.name}/tokens/no-such-name`)).set(withBasic(alice.name, alice.password)).expect(404);
+      await t.http
+        .delete(t.api(`/users/${alice.name}/tokens/999999`))
+        .set(withBasic(alice.name, alice.password))
+        .expect(404);
+      await t.http
+        .delete(t.api(`/users/${alice.name}/tokens/no-such-name`))
+        .set(withBasic(alice.name, alice.password))
+        .expect(404);
     });
 
     it('a name matching several tokens is a 422', async () => {
       const owner = await makeUser(t);
       await create(owner.name, withBasic(owner.name, owner.password), { name: 'Deploy', scopes: ['all'] }).expect(201);
       await create(owner.name, withBasic(owner.name, owner.password), { name: 'deploy', scopes: ['all'] }).expect(201);
-      const response = await t.http.delete(t.api(`/users/${owner.name}/tokens/deploy`)).set(withBasic(owner.name, owner.password)).expect(422);
+      const response = await t.http
+        .delete(t.api(`/users/${owner.name}/tokens/deploy`))
+        .set(withBasic(owner.name, owner.password))
+        .expect(422);
       expect(response.body.message).toBe("multiple matches for token name 'deploy'");
     });
 
     it('token authentication is refused', async () => {
-      await t.http.delete(t.api(`/users/${alice.name}/tokens/1`)).set(withToken(alice.token)).expect(401);
+      await t.http
+        .delete(t.api(`/users/${alice.name}/tokens/1`))
+        .set(withToken(alice.token))
+        .expect(401);
     });
 
     it('another non-admin user gets 403', async () => {
-      await t.http.delete(t.api(`/users/${alice.name}/tokens/1`)).set(withBasic(bob.name, bob.password)).expect(403);
+      await t.http
+        .delete(t.api(`/users/${alice.name}/tokens/1`))
+        .set(withBasic(bob.name, bob.password))
+        .expect(403);
     });
   });
 });

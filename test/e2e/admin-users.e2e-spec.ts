@@ -115,7 +115,10 @@ describe('admin users', () => {
 
   describe('PATCH /admin/users/{username}', () => {
     const edit = (username: string, body: Record<string, unknown>) =>
-      t.http.patch(t.api(`/admin/users/${username}`)).set(withToken(admin.token)).send(body);
+      t.http
+        .patch(t.api(`/admin/users/${username}`))
+        .set(withToken(admin.token))
+        .send(body);
 
     it('changes only the fields given', async () => {
       const user = await makeUser(t, { fullName: 'Before' });
@@ -148,7 +151,10 @@ describe('admin users', () => {
     });
 
     it('a PATCH without a content type is an empty body', async () => {
-      await t.http.patch(t.api(`/admin/users/${alice.name}`)).set(withToken(admin.token)).expect(200);
+      await t.http
+        .patch(t.api(`/admin/users/${alice.name}`))
+        .set(withToken(admin.token))
+        .expect(200);
     });
 
     it('an unknown user is a 404', async () => {
@@ -182,7 +188,11 @@ describe('admin users', () => {
       const fresh = await startTestApp();
       try {
         const only = await makeUser(fresh, { admin: true });
-        const response = await fresh.http.patch(fresh.api(`/admin/users/${only.name}`)).set(withToken(only.token)).send({ admin: false }).expect(400);
+        const response = await fresh.http
+          .patch(fresh.api(`/admin/users/${only.name}`))
+          .set(withToken(only.token))
+          .send({ admin: false })
+          .expect(400);
         expect(response.body.message).toBe(`can not delete the last admin user [uid: ${only.user.id}]`);
       } finally {
         await fresh.close();
@@ -193,26 +203,41 @@ describe('admin users', () => {
   describe('DELETE /admin/users/{username}', () => {
     it('deletes the user and their tokens', async () => {
       const user = await makeUser(t);
-      await t.http.delete(t.api(`/admin/users/${user.name}`)).set(withToken(admin.token)).expect(204);
+      await t.http
+        .delete(t.api(`/admin/users/${user.name}`))
+        .set(withToken(admin.token))
+        .expect(204);
       await t.http.get(t.api('/user')).set(withToken(user.token)).expect(401);
-      await t.http.delete(t.api(`/admin/users/${user.name}`)).set(withToken(admin.token)).expect(404);
+      await t.http
+        .delete(t.api(`/admin/users/${user.name}`))
+        .set(withToken(admin.token))
+        .expect(404);
     });
 
     it('a member of an organisation must leave it first (no organisation loses its last owner)', async () => {
       const user = await makeUser(t);
       await makeOrg(t, user.user);
-      const response = await t.http.delete(t.api(`/admin/users/${user.name}`)).set(withToken(admin.token)).expect(422);
+      const response = await t.http
+        .delete(t.api(`/admin/users/${user.name}`))
+        .set(withToken(admin.token))
+        .expect(422);
       expect(response.body.message).toBe(`user still has membership of organizations [uid: ${user.user.id}]`);
       await t.http.get(t.api('/user')).set(withToken(user.token)).expect(200);
     });
 
     it('an admin cannot delete themselves', async () => {
-      const response = await t.http.delete(t.api(`/admin/users/${admin.name}`)).set(withToken(admin.token)).expect(422);
+      const response = await t.http
+        .delete(t.api(`/admin/users/${admin.name}`))
+        .set(withToken(admin.token))
+        .expect(422);
       expect(response.body.message).toBe('you cannot delete yourself');
     });
 
     it('is for site admins only', async () => {
-      await t.http.delete(t.api(`/admin/users/${admin.name}`)).set(withToken(alice.token)).expect(403);
+      await t.http
+        .delete(t.api(`/admin/users/${admin.name}`))
+        .set(withToken(alice.token))
+        .expect(403);
     });
   });
 });
@@ -225,7 +250,10 @@ describe('concurrent user creation', () => {
       const names = Array.from({ length: 12 }, () => uniqueName('par'));
       const responses = await Promise.all(
         names.map((username) =>
-          t.http.post(t.api('/admin/users')).set(withToken(admin.token)).send({ username, email: `${username}@example.com`, password: 'parallel-password' }),
+          t.http
+            .post(t.api('/admin/users'))
+            .set(withToken(admin.token))
+            .send({ username, email: `${username}@example.com`, password: 'parallel-password' }),
         ),
       );
       expect(responses.map((response) => response.status)).toEqual(names.map(() => 201));

@@ -83,7 +83,10 @@ describe('API request timeout', () => {
     const held = hold(t.app.get(DownloadsService), 'raw');
     t.config.http.apiRequestTimeoutMs = TIMEOUT_MS;
     try {
-      const pending = t.http.get(t.api(`/repos/${alice.name}/${repo.name}/raw/README.md`)).set(withToken(alice.token)).then((response) => response);
+      const pending = t.http
+        .get(t.api(`/repos/${alice.name}/${repo.name}/raw/README.md`))
+        .set(withToken(alice.token))
+        .then((response) => response);
       await held.entered;
       await sleep(TIMEOUT_MS * 3);
       held.release();
@@ -98,7 +101,11 @@ describe('API request timeout', () => {
 
   it('does not cut a streamed upload', async () => {
     const repo = await makeRepo(t, alice, { autoInit: true });
-    const release = await t.http.post(t.api(`/repos/${alice.name}/${repo.name}/releases`)).set(withToken(alice.token)).send({ tag_name: 'v1' }).expect(201);
+    const release = await t.http
+      .post(t.api(`/repos/${alice.name}/${repo.name}/releases`))
+      .set(withToken(alice.token))
+      .send({ tag_name: 'v1' })
+      .expect(201);
     const held = hold(t.app.get(ReleaseAttachmentsService), 'upload');
     t.config.http.apiRequestTimeoutMs = TIMEOUT_MS;
     try {
@@ -125,7 +132,11 @@ describe('API request timeout', () => {
     t.config.http.apiRequestTimeoutMs = TIMEOUT_MS;
     try {
       // Refused by the service once released (no such source): an answer from the handler, not the timeout's 503.
-      const pending = t.http.post(t.api('/repos/migrate')).set(withToken(alice.token)).send({ clone_addr: 'ftp://example.invalid/x.git', repo_name: 'held' }).then((response) => response);
+      const pending = t.http
+        .post(t.api('/repos/migrate'))
+        .set(withToken(alice.token))
+        .send({ clone_addr: 'ftp://example.invalid/x.git', repo_name: 'held' })
+        .then((response) => response);
       await held.entered;
       await sleep(TIMEOUT_MS * 3);
       held.release();

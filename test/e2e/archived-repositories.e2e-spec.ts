@@ -16,7 +16,10 @@ describe('archived repositories: read-only at every door', () => {
   let sshKey: string;
 
   const archive = (full: string, archived: boolean, who: TestUser = owner) =>
-    t.http.patch(t.api(`/repos/${full}`)).set(withToken(who.token)).send({ archived });
+    t.http
+      .patch(t.api(`/repos/${full}`))
+      .set(withToken(who.token))
+      .send({ archived });
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -59,7 +62,11 @@ describe('archived repositories: read-only at every door', () => {
     await send('post', `/repos/${full}/releases`, { tag_name: 'v1', name: 'one' }).expect(423);
     await send('post', `/repos/${full}/mirror-sync`).expect(423);
     // Who may not write still gets the permission answer first.
-    await t.http.post(t.api(`/repos/${full}/branches`)).set(withToken(stranger.token)).send({ new_branch_name: 'x' }).expect(403);
+    await t.http
+      .post(t.api(`/repos/${full}/branches`))
+      .set(withToken(stranger.token))
+      .send({ new_branch_name: 'x' })
+      .expect(403);
     await t.http.get(t.api(`/repos/${full}/branches`)).expect(200);
     await t.http.get(t.api(`/repos/${full}/raw/README.md`)).expect(200);
   });
@@ -83,7 +90,11 @@ describe('archived repositories: read-only at every door', () => {
     const unarchived = await archive(repo.full_name, false).expect(200);
     expect(unarchived.body).toMatchObject({ archived: false, archived_at: '1970-01-01T00:00:00Z' });
     await client.ok(['push', '--quiet', 'origin', 'HEAD:main'], { cwd: work });
-    await t.http.post(t.api(`/repos/${repo.full_name}/branches`)).set(withToken(owner.token)).send({ new_branch_name: 'after' }).expect(201);
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/branches`))
+      .set(withToken(owner.token))
+      .send({ new_branch_name: 'after' })
+      .expect(201);
   });
 
   it('a mirror cannot be archived (422, as Forgejo)', async () => {

@@ -66,9 +66,15 @@ describe('audit log', () => {
 
   it('records a scripted session of admin and user actions with the right actor, address and target', async () => {
     // Admin: a user, made an admin and back.
-    await asAdmin(t.http.post(t.api('/admin/users'))).send({ username: bob, email: `${bob}@example.com`, password: bobPassword, must_change_password: false }).expect(201);
-    await asAdmin(t.http.patch(t.api(`/admin/users/${bob}`))).send({ login_name: bob, source_id: 0, admin: true }).expect(200);
-    await asAdmin(t.http.patch(t.api(`/admin/users/${bob}`))).send({ login_name: bob, source_id: 0, admin: false }).expect(200);
+    await asAdmin(t.http.post(t.api('/admin/users')))
+      .send({ username: bob, email: `${bob}@example.com`, password: bobPassword, must_change_password: false })
+      .expect(201);
+    await asAdmin(t.http.patch(t.api(`/admin/users/${bob}`)))
+      .send({ login_name: bob, source_id: 0, admin: true })
+      .expect(200);
+    await asAdmin(t.http.patch(t.api(`/admin/users/${bob}`)))
+      .send({ login_name: bob, source_id: 0, admin: false })
+      .expect(200);
     // Bob signs in with his password to make a token, then works with it.
     const created = await t.http
       .post(t.api(`/users/${bob}/tokens`))
@@ -83,31 +89,58 @@ describe('audit log', () => {
     privateKey = fs.readFileSync(keys.privateKey, 'utf8');
     const publicKey = keys.publicLine;
     secrets.push(privateKey.split('\n').filter((line) => line !== '' && !line.startsWith('-----'))[0]);
-    const key = await asBob(t.http.post(t.api('/user/keys'))).send({ title: 'laptop key', key: publicKey }).expect(201);
+    const key = await asBob(t.http.post(t.api('/user/keys')))
+      .send({ title: 'laptop key', key: publicKey })
+      .expect(201);
     await asBob(t.http.delete(t.api(`/user/keys/${key.body.id}`))).expect(204);
-    const repo = await asBob(t.http.post(t.api('/user/repos'))).send({ name: repoName, private: true }).expect(201);
-    await asBob(t.http.patch(t.api(`/repos/${bob}/${repoName}`))).send({ name: renamed, private: false, archived: true }).expect(200);
+    const repo = await asBob(t.http.post(t.api('/user/repos')))
+      .send({ name: repoName, private: true })
+      .expect(201);
+    await asBob(t.http.patch(t.api(`/repos/${bob}/${repoName}`)))
+      .send({ name: renamed, private: false, archived: true })
+      .expect(200);
     repoName = renamed;
-    await asBob(t.http.put(t.api(`/repos/${bob}/${repoName}/collaborators/${plain.name}`))).send({ permission: 'read' }).expect(204);
+    await asBob(t.http.put(t.api(`/repos/${bob}/${repoName}/collaborators/${plain.name}`)))
+      .send({ permission: 'read' })
+      .expect(204);
     await asBob(t.http.delete(t.api(`/repos/${bob}/${repoName}/collaborators/${plain.name}`))).expect(204);
     const hook = await asBob(t.http.post(t.api(`/repos/${bob}/${repoName}/hooks`)))
-      .send({ type: 'gitea', config: { url: 'http://hooks.example.com/receive?key=abc', content_type: 'json', secret: hookSecret }, authorization_header: hookAuthorization, active: true })
+      .send({
+        type: 'gitea',
+        config: { url: 'http://hooks.example.com/receive?key=abc', content_type: 'json', secret: hookSecret },
+        authorization_header: hookAuthorization,
+        active: true,
+      })
       .expect(201);
-    await asBob(t.http.patch(t.api(`/repos/${bob}/${repoName}/hooks/${hook.body.id}`))).send({ config: { secret: `${hookSecret}-2` }, active: false }).expect(200);
+    await asBob(t.http.patch(t.api(`/repos/${bob}/${repoName}/hooks/${hook.body.id}`)))
+      .send({ config: { secret: `${hookSecret}-2` }, active: false })
+      .expect(200);
     await asBob(t.http.delete(t.api(`/repos/${bob}/${repoName}/hooks/${hook.body.id}`))).expect(204);
     // Admin: an organisation, its owners team gets bob; quota.
-    await asAdmin(t.http.post(t.api('/orgs'))).send({ username: orgName }).expect(201);
+    await asAdmin(t.http.post(t.api('/orgs')))
+      .send({ username: orgName })
+      .expect(201);
     const teams = await asAdmin(t.http.get(t.api(`/orgs/${orgName}/teams`))).expect(200);
     await asAdmin(t.http.put(t.api(`/teams/${teams.body[0].id}/members/${bob}`))).expect(204);
     await asAdmin(t.http.delete(t.api(`/teams/${teams.body[0].id}/members/${bob}`))).expect(204);
-    await asAdmin(t.http.post(t.api('/admin/quota/rules'))).send({ name: 'audit-rule', limit: 1024, subjects: ['size:all'] }).expect(201);
-    await asAdmin(t.http.post(t.api('/admin/quota/groups'))).send({ name: 'audit-group', rules: [{ name: 'audit-rule' }] }).expect(201);
+    await asAdmin(t.http.post(t.api('/admin/quota/rules')))
+      .send({ name: 'audit-rule', limit: 1024, subjects: ['size:all'] })
+      .expect(201);
+    await asAdmin(t.http.post(t.api('/admin/quota/groups')))
+      .send({ name: 'audit-group', rules: [{ name: 'audit-rule' }] })
+      .expect(201);
     await asAdmin(t.http.put(t.api(`/admin/quota/groups/audit-group/users/${bob}`))).expect(204);
     // A failed sign-in, a sign-in by the gateway, then bob cleans up and the admin deletes him.
     await t.http.get(t.api('/user')).set(withBasic(bob, 'not-the-password')).set('X-Forwarded-For', USER_ADDRESS).expect(401);
     await t.http.get(t.api('/user')).set('X-WEBAUTH-USER', plain.name).set('X-Forwarded-For', '192.0.2.44').expect(200);
-    await asBob(t.http.delete(t.api(`/users/${bob}/tokens/laptop`))).set(withBasic(bob, bobPassword)).expect(204);
-    await t.http.delete(t.api(`/repos/${bob}/${repoName}`)).set(withToken(admin.token)).set('X-Forwarded-For', ADMIN_ADDRESS).expect(204);
+    await asBob(t.http.delete(t.api(`/users/${bob}/tokens/laptop`)))
+      .set(withBasic(bob, bobPassword))
+      .expect(204);
+    await t.http
+      .delete(t.api(`/repos/${bob}/${repoName}`))
+      .set(withToken(admin.token))
+      .set('X-Forwarded-For', ADMIN_ADDRESS)
+      .expect(204);
     await asAdmin(t.http.delete(t.api(`/admin/quota/groups/audit-group/users/${bob}`))).expect(204);
     await asAdmin(t.http.delete(t.api(`/admin/users/${bob}`))).expect(204);
     expect(repo.body.id).toBeGreaterThan(0);
@@ -124,9 +157,15 @@ describe('audit log', () => {
     const byAdmin = { actor: { id: admin.user.id, login: admin.name }, address: ADMIN_ADDRESS, outcome: 'success' };
     const byBob = { actor: { login: bob }, address: USER_ADDRESS, outcome: 'success' };
     expect(find('user.create')).toMatchObject({ ...byAdmin, target: { type: 'user', name: bob } });
-    expect(find('user.edit', (event) => event.detail.admin === true && event.target.name === bob)).toMatchObject({ ...byAdmin, detail: { fields: ['admin'], admin: true } });
+    expect(find('user.edit', (event) => event.detail.admin === true && event.target.name === bob)).toMatchObject({
+      ...byAdmin,
+      detail: { fields: ['admin'], admin: true },
+    });
     expect(find('user.edit', (event) => event.detail.admin === false && event.target.name === bob)).toMatchObject(byAdmin);
-    expect(find('sign_in', (event) => event.detail.carrier === 'basic' && event.outcome === 'success')).toMatchObject({ ...byBob, target: { type: 'user', name: bob } });
+    expect(find('sign_in', (event) => event.detail.carrier === 'basic' && event.outcome === 'success')).toMatchObject({
+      ...byBob,
+      target: { type: 'user', name: bob },
+    });
     expect(find('token.create')).toMatchObject({ ...byBob, target: { type: 'token', name: `${bob}/laptop` }, detail: { scopes: 'all' } });
     expect(find('ssh_key.add')).toMatchObject({ ...byBob, target: { type: 'ssh_key' }, detail: { title: 'laptop key' } });
     expect(find('ssh_key.delete')).toMatchObject(byBob);
@@ -148,13 +187,27 @@ describe('audit log', () => {
     expect(find('quota.group_create')).toMatchObject({ ...byAdmin, target: { type: 'quota_group', name: 'audit-group' }, detail: { rules: ['audit-rule'] } });
     expect(find('quota.group_user_add')).toMatchObject({ ...byAdmin, detail: { user: bob } });
     expect(find('quota.group_user_remove')).toMatchObject(byAdmin);
-    expect(find('sign_in', (event) => event.outcome === 'failure')).toMatchObject({ actor: { id: 0, login: '' }, address: USER_ADDRESS, target: { name: bob }, detail: { carrier: 'basic' } });
+    expect(find('sign_in', (event) => event.outcome === 'failure')).toMatchObject({
+      actor: { id: 0, login: '' },
+      address: USER_ADDRESS,
+      target: { name: bob },
+      detail: { carrier: 'basic' },
+    });
     expect(find('sign_in', (event) => event.detail.carrier === 'reverse-proxy')).toMatchObject({ actor: { login: plain.name }, address: '192.0.2.44' });
     expect(find('token.delete')).toMatchObject({ ...byBob, target: { name: `${bob}/laptop` } });
     expect(find('repository.delete')).toMatchObject({ actor: { login: admin.name }, address: ADMIN_ADDRESS, target: { name: `${bob}/${renamed}` } });
     expect(find('user.delete')).toMatchObject({ ...byAdmin, target: { type: 'user', name: bob } });
     // In the order they happened (the list is newest first).
-    const order = ['user.create', 'token.create', 'repository.create', 'hook.delete', 'organization.create', 'quota.group_create', 'token.delete', 'user.delete'];
+    const order = [
+      'user.create',
+      'token.create',
+      'repository.create',
+      'hook.delete',
+      'organization.create',
+      'quota.group_create',
+      'token.delete',
+      'user.delete',
+    ];
     const positions = order.map((action) => session.findIndex((event) => event.action === action));
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
   });
@@ -239,7 +292,9 @@ describe('audit log', () => {
     expect((await audit({ actor: 'cli' })).events.length).toBeGreaterThanOrEqual(1);
     // Sudo: the event is the sudo target's, and says which admin acted.
     const repo = uniqueName('sudo');
-    await asAdmin(t.http.post(t.api('/user/repos')).set('Sudo', plain.name)).send({ name: repo }).expect(201);
+    await asAdmin(t.http.post(t.api('/user/repos')).set('Sudo', plain.name))
+      .send({ name: repo })
+      .expect(201);
     const sudo = await audit({ action: 'repository.create', target: `${plain.name}/${repo}` });
     expect(sudo.events[0]).toMatchObject({ actor: { login: plain.name }, address: ADMIN_ADDRESS, detail: { sudo_by: admin.name } });
   });

@@ -195,12 +195,20 @@ describe('authentication and authorization', () => {
     });
 
     it('password Basic auth is never restricted by scopes', async () => {
-      await t.http.patch(t.api(`/admin/users/${alice.name}`)).set(withBasic(admin.name, admin.password)).send({}).expect(200);
+      await t.http
+        .patch(t.api(`/admin/users/${alice.name}`))
+        .set(withBasic(admin.name, admin.password))
+        .send({})
+        .expect(200);
     });
 
     it('a public-only token loses the caller’s admin powers', async () => {
       const token = await makeToken(t, admin.user, ['public-only', 'all']);
-      const response = await t.http.patch(t.api(`/admin/users/${alice.name}`)).set(withToken(token)).send({}).expect(403);
+      const response = await t.http
+        .patch(t.api(`/admin/users/${alice.name}`))
+        .set(withToken(token))
+        .send({})
+        .expect(403);
       expect(response.body.message).toBe('user should be the site admin');
     });
   });

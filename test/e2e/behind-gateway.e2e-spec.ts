@@ -8,12 +8,7 @@ import { GitClient } from '../support/git-client';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /** One request from a chosen local address (127.0.0.2 is loopback too, but not a trusted proxy here). */
-function requestFrom(
-  baseUrl: string,
-  localAddress: string,
-  requestPath: string,
-  headers: Record<string, string>,
-): Promise<{ status: number; body: string }> {
+function requestFrom(baseUrl: string, localAddress: string, requestPath: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   const url = new URL(requestPath, baseUrl);
   return new Promise((resolve, reject) => {
     const request = http.get({ host: url.hostname, port: url.port, path: url.pathname + url.search, localAddress, headers }, (response) => {
@@ -53,9 +48,16 @@ describe('sign-in by the gateway (REVERSE_PROXY_AUTH_ENABLED), auto-registration
     expect(me.body.login).toBe(alice.name);
     // A write needs write scopes: a session has them all.
     const other = await makeUser(t);
-    await t.http.put(t.api(`/user/following/${other.name}`)).set(gateway(alice.name)).expect(204);
+    await t.http
+      .put(t.api(`/user/following/${other.name}`))
+      .set(gateway(alice.name))
+      .expect(204);
     // Token management takes the account password or the gateway's sign-in, as Forgejo.
-    const created = await t.http.post(t.api(`/users/${alice.name}/tokens`)).set(gateway(alice.name)).send({ name: 'ci', scopes: ['read:user'] }).expect(201);
+    const created = await t.http
+      .post(t.api(`/users/${alice.name}/tokens`))
+      .set(gateway(alice.name))
+      .send({ name: 'ci', scopes: ['read:user'] })
+      .expect(201);
     expect(created.body.sha1).toMatch(/^[0-9a-f]{40}$/);
   });
 
@@ -63,9 +65,15 @@ describe('sign-in by the gateway (REVERSE_PROXY_AUTH_ENABLED), auto-registration
     const alice = await makeUser(t);
     const bob = await makeUser(t);
     const readOnly = await makeToken(t, bob.user, ['read:user']);
-    const me = await t.http.get(t.api('/user')).set({ ...gateway(alice.name), ...withToken(readOnly) }).expect(200);
+    const me = await t.http
+      .get(t.api('/user'))
+      .set({ ...gateway(alice.name), ...withToken(readOnly) })
+      .expect(200);
     expect(me.body.login).toBe(bob.name);
-    await t.http.put(t.api(`/user/following/${alice.name}`)).set({ ...gateway(alice.name), ...withToken(readOnly) }).expect(403);
+    await t.http
+      .put(t.api(`/user/following/${alice.name}`))
+      .set({ ...gateway(alice.name), ...withToken(readOnly) })
+      .expect(403);
   });
 
   it('refuses an unknown user (401) and leaves the header alone when the feature would create nobody', async () => {
@@ -135,12 +143,18 @@ describe('sign-in by the gateway (REVERSE_PROXY_AUTH_ENABLED), auto-registration
     // As the documented nginx does: it appends the peer to X-Forwarded-For and passes the client's Forwarded on.
     const statuses: number[] = [];
     for (let index = 0; index < 4; index++) {
-      const answer = await requestFrom(baseUrl, '127.0.0.1', '/api/v1/user', { ...bad, Forwarded: `for=198.51.100.${index + 20}`, 'X-Forwarded-For': '192.0.2.30' });
+      const answer = await requestFrom(baseUrl, '127.0.0.1', '/api/v1/user', {
+        ...bad,
+        Forwarded: `for=198.51.100.${index + 20}`,
+        'X-Forwarded-For': '192.0.2.30',
+      });
       statuses.push(answer.status);
     }
     expect(statuses).toEqual([401, 401, 429, 429]);
     // The failures were recorded against the gateway's word, never the client's.
-    const rows = (await t.dataSource.query("SELECT address FROM audit_event WHERE action = 'sign_in' AND address IN ('192.0.2.30', '198.51.100.20', '198.51.100.21')")) as { address: string }[];
+    const rows = (await t.dataSource.query(
+      "SELECT address FROM audit_event WHERE action = 'sign_in' AND address IN ('192.0.2.30', '198.51.100.20', '198.51.100.21')",
+    )) as { address: string }[];
     expect(rows.length).toBeGreaterThan(0);
     expect(new Set(rows.map((row) => row.address))).toEqual(new Set(['192.0.2.30']));
   });

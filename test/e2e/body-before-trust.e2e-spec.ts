@@ -22,7 +22,9 @@ describe('request bodies are read only after routing and authentication', () => 
 
   const announced = (method: string, path: string, headers: Record<string, string> = {}) =>
     `${method} ${path} HTTP/1.1\r\nHost: anvil.test\r\nContent-Type: application/json\r\nContent-Length: 9000000\r\n` +
-    Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('') +
+    Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('') +
     '\r\n{"text": "';
 
   it('an anonymous POST to an unknown path is answered 404 before its body arrives, and the connection closes', async () => {
@@ -44,7 +46,7 @@ describe('request bodies are read only after routing and authentication', () => 
     exchange.socket.destroy();
   });
 
-  it('a caller over a route\'s rate limit gets its 429 before its body arrives (the limit is a guard before BodyGuard)', async () => {
+  it("a caller over a route's rate limit gets its 429 before its body arrives (the limit is a guard before BodyGuard)", async () => {
     const first = await t.http.post('/api/v1/user/keys').set(withToken(alice.token)).send({ title: 'k', key: 'not a key' });
     expect(first.status).toBe(422);
     const exchange = rawRequest(address, announced('POST', '/api/v1/user/keys', withToken(alice.token)));
@@ -85,7 +87,10 @@ describe('request bodies are read only after routing and authentication', () => 
   });
 
   it('a body trickled slower than the body time budget loses its connection', async () => {
-    const exchange = rawRequest(address, announced('POST', '/api/v1/user/repos', { ...withToken(alice.token), 'Content-Length': '1000' }).replace('Content-Length: 9000000\r\n', ''));
+    const exchange = rawRequest(
+      address,
+      announced('POST', '/api/v1/user/repos', { ...withToken(alice.token), 'Content-Length': '1000' }).replace('Content-Length: 9000000\r\n', ''),
+    );
     let sent = 0;
     const trickle = setInterval(() => {
       exchange.socket.write('a');

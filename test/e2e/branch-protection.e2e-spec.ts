@@ -33,7 +33,11 @@ describe('branch protection', () => {
       [writer, 'write'],
       [releaser, 'write'],
     ] as const) {
-      await t.http.put(t.api(`/repos/${full}/collaborators/${who.name}`)).set(withToken(owner.token)).send({ permission }).expect(204);
+      await t.http
+        .put(t.api(`/repos/${full}/collaborators/${who.name}`))
+        .set(withToken(owner.token))
+        .send({ permission })
+        .expect(204);
     }
     return full;
   }
@@ -58,7 +62,8 @@ describe('branch protection', () => {
     await client.ok(['commit', '--quiet', '-m', `change ${file}`], { cwd: dir });
   }
 
-  const push = (dir: string, url: string, refspec: string, env: Record<string, string> = {}): Promise<GitOutcome> => client.run(['push', url, refspec], { cwd: dir, env });
+  const push = (dir: string, url: string, refspec: string, env: Record<string, string> = {}): Promise<GitOutcome> =>
+    client.run(['push', url, refspec], { cwd: dir, env });
 
   function refused(outcome: GitOutcome, text: string): void {
     expect(outcome.code).not.toBe(0);
@@ -126,7 +131,10 @@ describe('branch protection', () => {
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       });
-      const got = await t.http.get(`${protections(full)}/main`).set(withToken(owner.token)).expect(200);
+      const got = await t.http
+        .get(`${protections(full)}/main`)
+        .set(withToken(owner.token))
+        .expect(200);
       expect(got.body).toEqual(created);
     });
 
@@ -170,12 +178,36 @@ describe('branch protection', () => {
         .set(withToken(owner.token))
         .send({ enable_push: true, enable_push_whitelist: true, push_whitelist_usernames: [releaser.name, writer.name], required_approvals: 1 })
         .expect(200);
-      expect(edited.body).toMatchObject({ enable_push: true, enable_push_whitelist: true, push_whitelist_usernames: [releaser.name, writer.name], required_approvals: 1 });
-      const again = await t.http.patch(`${protections(full)}/main`).set(withToken(owner.token)).send({ enable_push: false }).expect(200);
-      expect(again.body).toMatchObject({ enable_push: false, enable_push_whitelist: false, push_whitelist_usernames: [releaser.name, writer.name], required_approvals: 1 });
-      await t.http.delete(`${protections(full)}/dev`).set(withToken(owner.token)).expect(204);
-      await t.http.get(`${protections(full)}/dev`).set(withToken(owner.token)).expect(404);
-      await t.http.patch(`${protections(full)}/dev`).set(withToken(owner.token)).send({}).expect(404);
+      expect(edited.body).toMatchObject({
+        enable_push: true,
+        enable_push_whitelist: true,
+        push_whitelist_usernames: [releaser.name, writer.name],
+        required_approvals: 1,
+      });
+      const again = await t.http
+        .patch(`${protections(full)}/main`)
+        .set(withToken(owner.token))
+        .send({ enable_push: false })
+        .expect(200);
+      expect(again.body).toMatchObject({
+        enable_push: false,
+        enable_push_whitelist: false,
+        push_whitelist_usernames: [releaser.name, writer.name],
+        required_approvals: 1,
+      });
+      await t.http
+        .delete(`${protections(full)}/dev`)
+        .set(withToken(owner.token))
+        .expect(204);
+      await t.http
+        .get(`${protections(full)}/dev`)
+        .set(withToken(owner.token))
+        .expect(404);
+      await t.http
+        .patch(`${protections(full)}/dev`)
+        .set(withToken(owner.token))
+        .send({})
+        .expect(404);
     });
 
     it('whitelists teams of the organisation that reach the repository, read at push time', async () => {
@@ -184,35 +216,71 @@ describe('branch protection', () => {
       await makeRepo(t, owner, { name, autoInit: true, org: org.name });
       const full = `${org.name}/${name}`;
       const team = async (teamName: string, link: boolean) => {
-        const created = await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(withToken(owner.token)).send({ name: teamName, permission: 'write', units: ['repo.code'] }).expect(201);
-        await t.http.put(t.api(`/teams/${created.body.id}/members/${releaser.name}`)).set(withToken(owner.token)).expect(204);
-        if (link) await t.http.put(t.api(`/teams/${created.body.id}/repos/${org.name}/${name}`)).set(withToken(owner.token)).expect(204);
+        const created = await t.http
+          .post(t.api(`/orgs/${org.name}/teams`))
+          .set(withToken(owner.token))
+          .send({ name: teamName, permission: 'write', units: ['repo.code'] })
+          .expect(201);
+        await t.http
+          .put(t.api(`/teams/${created.body.id}/members/${releaser.name}`))
+          .set(withToken(owner.token))
+          .expect(204);
+        if (link)
+          await t.http
+            .put(t.api(`/teams/${created.body.id}/repos/${org.name}/${name}`))
+            .set(withToken(owner.token))
+            .expect(204);
         return created.body;
       };
       await team('release-managers', true);
       await team('elsewhere', false);
-      const unknown = await t.http.post(protections(full)).set(withToken(owner.token)).send({ rule_name: 'main', push_whitelist_teams: ['nobody'] });
+      const unknown = await t.http
+        .post(protections(full))
+        .set(withToken(owner.token))
+        .send({ rule_name: 'main', push_whitelist_teams: ['nobody'] });
       expect(unknown.status).toBe(422);
       expect(unknown.body.message).toBe(`team does not exist [org_id ${org.id}, team_id 0, name: nobody]`);
       // Teams are found without regard to case; one that does not reach the repository is dropped.
-      const created = await protect(full, { rule_name: 'main', enable_push: true, enable_push_whitelist: true, push_whitelist_teams: ['Release-Managers', 'elsewhere'] });
+      const created = await protect(full, {
+        rule_name: 'main',
+        enable_push: true,
+        enable_push_whitelist: true,
+        push_whitelist_teams: ['Release-Managers', 'elsewhere'],
+      });
       expect(created.push_whitelist_teams).toEqual(['release-managers']);
       const dir = await cloneOf(full);
       await commitFile(dir, 'a.txt');
       refused(await push(dir, httpUrl(full, owner), 'HEAD:refs/heads/main'), 'Not allowed to push to protected branch main');
       expect((await push(dir, httpUrl(full, releaser), 'HEAD:refs/heads/main')).code).toBe(0);
-      const branch = await t.http.get(t.api(`/repos/${full}/branches/main`)).set(withToken(releaser.token)).expect(200);
+      const branch = await t.http
+        .get(t.api(`/repos/${full}/branches/main`))
+        .set(withToken(releaser.token))
+        .expect(200);
       expect(branch.body).toMatchObject({ protected: true, user_can_push: true });
     });
 
     it('refuses changes to the rules of an archived repository with 423', async () => {
       const full = await seeded();
       await protect(full, { rule_name: 'main' });
-      await t.http.patch(t.api(`/repos/${full}`)).set(withToken(owner.token)).send({ archived: true }).expect(200);
+      await t.http
+        .patch(t.api(`/repos/${full}`))
+        .set(withToken(owner.token))
+        .send({ archived: true })
+        .expect(200);
       expect((await t.http.post(protections(full)).set(withToken(owner.token)).send({ rule_name: 'dev' })).status).toBe(423);
-      expect((await t.http.patch(`${protections(full)}/main`).set(withToken(owner.token)).send({ enable_push: true })).status).toBe(423);
+      expect(
+        (
+          await t.http
+            .patch(`${protections(full)}/main`)
+            .set(withToken(owner.token))
+            .send({ enable_push: true })
+        ).status,
+      ).toBe(423);
       expect((await t.http.delete(`${protections(full)}/main`).set(withToken(owner.token))).status).toBe(423);
-      await t.http.get(`${protections(full)}/main`).set(withToken(owner.token)).expect(200);
+      await t.http
+        .get(`${protections(full)}/main`)
+        .set(withToken(owner.token))
+        .expect(200);
     });
 
     it('drops whitelisted users who cannot write (approvals: read)', async () => {
@@ -235,11 +303,24 @@ describe('branch protection', () => {
       const full = await seeded();
       await protect(full, { rule_name: 'main' });
       const renamed = uniqueName('renamed');
-      await t.http.patch(t.api(`/repos/${full}`)).set(withToken(owner.token)).send({ name: renamed }).expect(200);
+      await t.http
+        .patch(t.api(`/repos/${full}`))
+        .set(withToken(owner.token))
+        .send({ name: renamed })
+        .expect(200);
       const moved = `${owner.name}/${renamed}`;
-      await t.http.get(`${protections(moved)}/main`).set(withToken(owner.token)).expect(200);
-      const repo = await t.http.get(t.api(`/repos/${moved}`)).set(withToken(owner.token)).expect(200);
-      await t.http.delete(t.api(`/repos/${moved}`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .get(`${protections(moved)}/main`)
+        .set(withToken(owner.token))
+        .expect(200);
+      const repo = await t.http
+        .get(t.api(`/repos/${moved}`))
+        .set(withToken(owner.token))
+        .expect(200);
+      await t.http
+        .delete(t.api(`/repos/${moved}`))
+        .set(withToken(owner.token))
+        .expect(204);
       const left = await t.dataSource.query('SELECT COUNT(*) AS n FROM protected_branch WHERE repo_id = ?', [repo.body.id]);
       expect(Number(left[0].n)).toBe(0);
     });
@@ -248,8 +329,19 @@ describe('branch protection', () => {
   describe('the Branch JSON per caller', () => {
     it('tells protected, requirements, user_can_push/merge, and the rule name to administrators only', async () => {
       const full = await seeded();
-      await protect(full, { rule_name: 'ma*', enable_push: true, enable_push_whitelist: true, push_whitelist_usernames: [releaser.name], required_approvals: 2, enable_status_check: true, status_check_contexts: ['ci'] });
-      const asOwner = await t.http.get(t.api(`/repos/${full}/branches/main`)).set(withToken(owner.token)).expect(200);
+      await protect(full, {
+        rule_name: 'ma*',
+        enable_push: true,
+        enable_push_whitelist: true,
+        push_whitelist_usernames: [releaser.name],
+        required_approvals: 2,
+        enable_status_check: true,
+        status_check_contexts: ['ci'],
+      });
+      const asOwner = await t.http
+        .get(t.api(`/repos/${full}/branches/main`))
+        .set(withToken(owner.token))
+        .expect(200);
       expect(asOwner.body).toMatchObject({
         protected: true,
         required_approvals: 2,
@@ -259,10 +351,19 @@ describe('branch protection', () => {
         user_can_merge: true,
         effective_branch_protection_name: 'ma*',
       });
-      const asReleaser = await t.http.get(t.api(`/repos/${full}/branches/main`)).set(withToken(releaser.token)).expect(200);
+      const asReleaser = await t.http
+        .get(t.api(`/repos/${full}/branches/main`))
+        .set(withToken(releaser.token))
+        .expect(200);
       expect(asReleaser.body).toMatchObject({ protected: true, user_can_push: true, user_can_merge: true, effective_branch_protection_name: '' });
       const anonymous = await t.http.get(t.api(`/repos/${full}/branches`)).expect(200);
-      expect(anonymous.body[0]).toMatchObject({ name: 'main', protected: true, user_can_push: false, user_can_merge: false, effective_branch_protection_name: '' });
+      expect(anonymous.body[0]).toMatchObject({
+        name: 'main',
+        protected: true,
+        user_can_push: false,
+        user_can_merge: false,
+        effective_branch_protection_name: '',
+      });
     });
   });
 
@@ -290,7 +391,11 @@ describe('branch protection', () => {
       expect((await push(dir, httpUrl(full, writer), 'HEAD:refs/heads/feature')).code).toBe(0);
 
       // Pushing off: nobody may push, unless every changed file is unprotected.
-      await t.http.patch(`${protections(full)}/feature`).set(withToken(owner.token)).send({ enable_push: false }).expect(200);
+      await t.http
+        .patch(`${protections(full)}/feature`)
+        .set(withToken(owner.token))
+        .send({ enable_push: false })
+        .expect(200);
       await commitFile(dir, 'src/d.txt');
       refused(await push(dir, httpUrl(full, owner), 'HEAD:refs/heads/feature'), 'Not allowed to push to protected branch feature');
       await client.ok(['reset', '--quiet', '--hard', 'HEAD~1'], { cwd: dir });
@@ -301,7 +406,10 @@ describe('branch protection', () => {
       await commitFile(dir, 'src/e.txt');
       const both = await client.run(['push', httpUrl(full, owner), 'HEAD:refs/heads/feature', 'HEAD:refs/heads/other'], { cwd: dir });
       refused(both, 'Not allowed to push to protected branch feature');
-      const branches = await t.http.get(t.api(`/repos/${full}/branches`)).set(withToken(owner.token)).expect(200);
+      const branches = await t.http
+        .get(t.api(`/repos/${full}/branches`))
+        .set(withToken(owner.token))
+        .expect(200);
       expect(branches.body.map((branch: { name: string }) => branch.name)).not.toContain('other');
       expect((await push(dir, httpUrl(full, owner), 'HEAD:refs/tags/v1')).code).toBe(0);
     });
@@ -311,12 +419,27 @@ describe('branch protection', () => {
       await protect(full, { rule_name: 'main', enable_push: true, protected_file_patterns: 'zz/**' });
       const dir = await cloneOf(full);
       // One commit adding 100 000 files (one blob, a hundred directories), the protected one sorted last.
-      const lines = ['blob', 'mark :1', 'data 2', 'x', '', 'commit refs/heads/bulk', 'committer Test <t@example.com> 1700000000 +0000', 'data 5', 'bulk', 'from refs/heads/main'];
+      const lines = [
+        'blob',
+        'mark :1',
+        'data 2',
+        'x',
+        '',
+        'commit refs/heads/bulk',
+        'committer Test <t@example.com> 1700000000 +0000',
+        'data 5',
+        'bulk',
+        'from refs/heads/main',
+      ];
       for (let i = 0; i < 100_000; i++) lines.push(`M 100644 :1 d${Math.floor(i / 1000)}/f${i}.txt`);
       lines.push('M 100644 :1 zz/last.txt', '');
       await client.ok(['fast-import', '--quiet'], { cwd: dir, input: lines.join('\n') });
       refused(await push(dir, httpUrl(full, owner), 'bulk:refs/heads/main'), 'branch main is protected from changing file zz/last.txt');
-      await t.http.patch(`${protections(full)}/main`).set(withToken(owner.token)).send({ protected_file_patterns: '' }).expect(200);
+      await t.http
+        .patch(`${protections(full)}/main`)
+        .set(withToken(owner.token))
+        .send({ protected_file_patterns: '' })
+        .expect(200);
       expect((await push(dir, httpUrl(full, owner), 'bulk:refs/heads/main')).code).toBe(0);
     });
 
@@ -327,7 +450,11 @@ describe('branch protection', () => {
       await commitFile(dir, 'a.txt');
       refused(await push(dir, httpUrl(full, writer), 'HEAD:refs/heads/main'), 'Not allowed to push to protected branch main');
       expect((await push(dir, httpUrl(full, releaser), 'HEAD:refs/heads/main')).code).toBe(0);
-      await t.http.patch(`${protections(full)}/main`).set(withToken(owner.token)).send({ push_whitelist_usernames: [writer.name] }).expect(200);
+      await t.http
+        .patch(`${protections(full)}/main`)
+        .set(withToken(owner.token))
+        .send({ push_whitelist_usernames: [writer.name] })
+        .expect(200);
       await commitFile(dir, 'b.txt');
       refused(await push(dir, httpUrl(full, releaser), 'HEAD:refs/heads/main'), 'Not allowed to push to protected branch main');
       expect((await push(dir, httpUrl(full, writer), 'HEAD:refs/heads/main')).code).toBe(0);
@@ -338,22 +465,43 @@ describe('branch protection', () => {
       await protect(full, { rule_name: 'main', enable_push: true, enable_push_whitelist: true, push_whitelist_usernames: [releaser.name] });
       const dir = await cloneOf(full);
       await commitFile(dir, 'a.txt');
-      refused(await push(dir, sshUrl(full), 'HEAD:refs/heads/main', { GIT_SSH_COMMAND: sshCommand(ownerKey.privateKey) }), 'Not allowed to push to protected branch main');
+      refused(
+        await push(dir, sshUrl(full), 'HEAD:refs/heads/main', { GIT_SSH_COMMAND: sshCommand(ownerKey.privateKey) }),
+        'Not allowed to push to protected branch main',
+      );
       const deployKey = generateSshKey(client.home, uniqueName('deploy'));
-      await t.http.post(t.api(`/repos/${full}/keys`)).set(withToken(owner.token)).send({ title: 'ci', key: deployKey.publicLine, read_only: false }).expect(201);
+      await t.http
+        .post(t.api(`/repos/${full}/keys`))
+        .set(withToken(owner.token))
+        .send({ title: 'ci', key: deployKey.publicLine, read_only: false })
+        .expect(201);
       const asDeployKey = { GIT_SSH_COMMAND: sshCommand(deployKey.privateKey) };
       refused(await push(dir, sshUrl(full), 'HEAD:refs/heads/main', asDeployKey), 'Not allowed to push to protected branch main');
       // Unprotected branches stay open to the key.
       expect((await push(dir, sshUrl(full), 'HEAD:refs/heads/side', asDeployKey)).code).toBe(0);
-      await t.http.patch(`${protections(full)}/main`).set(withToken(owner.token)).send({ enable_push: true, enable_push_whitelist: true, push_whitelist_deploy_keys: true }).expect(200);
+      await t.http
+        .patch(`${protections(full)}/main`)
+        .set(withToken(owner.token))
+        .send({ enable_push: true, enable_push_whitelist: true, push_whitelist_deploy_keys: true })
+        .expect(200);
       expect((await push(dir, sshUrl(full), 'HEAD:refs/heads/main', asDeployKey)).code).toBe(0);
     });
 
     it("the contents API refuses with Forgejo's texts", async () => {
       const full = await seeded();
-      await protect(full, { rule_name: 'main', enable_push: true, enable_push_whitelist: true, push_whitelist_usernames: [releaser.name], protected_file_patterns: 'secret/**', unprotected_file_patterns: 'docs/**' });
+      await protect(full, {
+        rule_name: 'main',
+        enable_push: true,
+        enable_push_whitelist: true,
+        push_whitelist_usernames: [releaser.name],
+        protected_file_patterns: 'secret/**',
+        unprotected_file_patterns: 'docs/**',
+      });
       const write = (who: TestUser, file: string, body: Record<string, unknown> = {}) =>
-        t.http.post(t.api(`/repos/${full}/contents/${file}`)).set(withToken(who.token)).send({ content: Buffer.from('x').toString('base64'), ...body });
+        t.http
+          .post(t.api(`/repos/${full}/contents/${file}`))
+          .set(withToken(who.token))
+          .send({ content: Buffer.from('x').toString('base64'), ...body });
       const denied = await write(writer, 'src/a.txt');
       expect(denied.status).toBe(403);
       expect(denied.body.message).toBe(`user cannot commit to repo [user: ${writer.name.toLowerCase()}]`);
@@ -363,11 +511,20 @@ describe('branch protection', () => {
       expect(secret.body.message).toBe('path is protected and can not be changed [path: secret/key.txt]');
       expect((await write(releaser, 'src/b.txt')).status).toBe(201);
       // Updating and deleting a file are judged the same way.
-      const written = await t.http.get(t.api(`/repos/${full}/contents/docs/a.md`)).set(withToken(owner.token)).expect(200);
-      const update = await t.http.put(t.api(`/repos/${full}/contents/src/b.txt`)).set(withToken(writer.token)).send({ content: Buffer.from('y').toString('base64'), sha: written.body.sha });
+      const written = await t.http
+        .get(t.api(`/repos/${full}/contents/docs/a.md`))
+        .set(withToken(owner.token))
+        .expect(200);
+      const update = await t.http
+        .put(t.api(`/repos/${full}/contents/src/b.txt`))
+        .set(withToken(writer.token))
+        .send({ content: Buffer.from('y').toString('base64'), sha: written.body.sha });
       expect(update.status).toBe(403);
       expect(update.body.message).toBe(`user cannot commit to repo [user: ${writer.name.toLowerCase()}]`);
-      const removal = await t.http.delete(t.api(`/repos/${full}/contents/docs/a.md`)).set(withToken(writer.token)).send({ sha: written.body.sha });
+      const removal = await t.http
+        .delete(t.api(`/repos/${full}/contents/docs/a.md`))
+        .set(withToken(writer.token))
+        .send({ sha: written.body.sha });
       expect(removal.status).toBe(200);
       const many = await t.http
         .post(t.api(`/repos/${full}/contents`))
@@ -391,17 +548,35 @@ describe('branch protection', () => {
       await client.ok(['checkout', '--quiet', '-b', 'secret', 'origin/main'], { cwd: dir });
       await commitFile(dir, 'secret/key.txt');
       await client.ok(['push', '--quiet', httpUrl(full, owner), 'secret:secret'], { cwd: dir });
-      await protect(full, { rule_name: 'main', enable_status_check: true, status_check_contexts: ['ci/*'], enable_merge_whitelist: true, merge_whitelist_usernames: [releaser.name, owner.name], protected_file_patterns: 'secret/**' });
+      await protect(full, {
+        rule_name: 'main',
+        enable_status_check: true,
+        status_check_contexts: ['ci/*'],
+        enable_merge_whitelist: true,
+        merge_whitelist_usernames: [releaser.name, owner.name],
+        protected_file_patterns: 'secret/**',
+      });
       const open = async (head: string): Promise<{ index: number; sha: string }> => {
-        const created = await t.http.post(t.api(`/repos/${full}/pulls`)).set(withToken(owner.token)).send({ head, base: 'main', title: `merge ${head}` }).expect(201);
+        const created = await t.http
+          .post(t.api(`/repos/${full}/pulls`))
+          .set(withToken(owner.token))
+          .send({ head, base: 'main', title: `merge ${head}` })
+          .expect(201);
         for (let attempt = 0; attempt < 400; attempt++) {
-          const pull = await t.http.get(t.api(`/repos/${full}/pulls/${created.body.number}`)).set(withToken(owner.token)).expect(200);
+          const pull = await t.http
+            .get(t.api(`/repos/${full}/pulls/${created.body.number}`))
+            .set(withToken(owner.token))
+            .expect(200);
           if (pull.body.mergeable) return { index: created.body.number, sha: pull.body.head.sha };
           await new Promise((resolve) => setTimeout(resolve, 25));
         }
         throw new Error('the pull request never became mergeable');
       };
-      const merge = (index: number, who: TestUser, body: Record<string, unknown> = {}) => t.http.post(t.api(`/repos/${full}/pulls/${index}/merge`)).set(withToken(who.token)).send({ Do: 'merge', ...body });
+      const merge = (index: number, who: TestUser, body: Record<string, unknown> = {}) =>
+        t.http
+          .post(t.api(`/repos/${full}/pulls/${index}/merge`))
+          .set(withToken(who.token))
+          .send({ Do: 'merge', ...body });
       const feature = await open('feature');
       const notListed = await merge(feature.index, writer);
       expect(notListed.status).toBe(405);
@@ -409,36 +584,70 @@ describe('branch protection', () => {
       const red = await merge(feature.index, releaser);
       expect(red.status).toBe(405);
       expect(red.body.message).toBe('not allowed to merge [reason: Not all required status checks successful]');
-      await t.http.post(t.api(`/repos/${full}/statuses/${feature.sha}`)).set(withToken(owner.token)).send({ state: 'success', context: 'ci/build' }).expect(201);
+      await t.http
+        .post(t.api(`/repos/${full}/statuses/${feature.sha}`))
+        .set(withToken(owner.token))
+        .send({ state: 'success', context: 'ci/build' })
+        .expect(201);
       // Pushing is off on main, but a merge is judged by the merge rules.
       expect((await merge(feature.index, releaser)).status).toBe(200);
 
       const secret = await open('secret');
-      await t.http.post(t.api(`/repos/${full}/statuses/${secret.sha}`)).set(withToken(owner.token)).send({ state: 'success', context: 'ci/build' }).expect(201);
+      await t.http
+        .post(t.api(`/repos/${full}/statuses/${secret.sha}`))
+        .set(withToken(owner.token))
+        .send({ state: 'success', context: 'ci/build' })
+        .expect(201);
       const protectedFile = await merge(secret.index, releaser, { force_merge: true });
       expect(protectedFile.status).toBe(405);
       expect(protectedFile.body.message).toBe('not allowed to merge [reason: Changed protected files]');
       // A repository administrator may force it, unless the rule applies to administrators.
-      await t.http.patch(`${protections(full)}/main`).set(withToken(owner.token)).send({ apply_to_admins: true }).expect(200);
+      await t.http
+        .patch(`${protections(full)}/main`)
+        .set(withToken(owner.token))
+        .send({ apply_to_admins: true })
+        .expect(200);
       expect((await merge(secret.index, owner, { force_merge: true })).status).toBe(405);
-      await t.http.patch(`${protections(full)}/main`).set(withToken(owner.token)).send({ apply_to_admins: false }).expect(200);
+      await t.http
+        .patch(`${protections(full)}/main`)
+        .set(withToken(owner.token))
+        .send({ apply_to_admins: false })
+        .expect(200);
       expect((await merge(secret.index, owner, { force_merge: true })).status).toBe(200);
     });
 
     it('DELETE /branches and POST /branches', async () => {
       const full = await seeded();
-      await t.http.post(t.api(`/repos/${full}/branches`)).set(withToken(owner.token)).send({ new_branch_name: 'stable' }).expect(201);
+      await t.http
+        .post(t.api(`/repos/${full}/branches`))
+        .set(withToken(owner.token))
+        .send({ new_branch_name: 'stable' })
+        .expect(201);
       await protect(full, { rule_name: 'Stable' });
       const deleted = await t.http.delete(t.api(`/repos/${full}/branches/stable`)).set(withToken(siteAdmin.token));
       expect(deleted.status).toBe(403);
       expect(deleted.body.message).toBe('branch protected');
       await protect(full, { rule_name: 'release/**' });
-      const created = await t.http.post(t.api(`/repos/${full}/branches`)).set(withToken(owner.token)).send({ new_branch_name: 'release/v1/rc' });
+      const created = await t.http
+        .post(t.api(`/repos/${full}/branches`))
+        .set(withToken(owner.token))
+        .send({ new_branch_name: 'release/v1/rc' });
       expect(created.status).toBe(403);
       expect(created.body.message).toBe('Not allowed to push to protected branch release/v1/rc');
-      await t.http.patch(`${protections(full)}/release%2F%2A%2A`).set(withToken(owner.token)).send({ enable_push: true }).expect(200);
-      await t.http.post(t.api(`/repos/${full}/branches`)).set(withToken(writer.token)).send({ new_branch_name: 'release/v1/rc' }).expect(201);
-      await t.http.delete(t.api(`/repos/${full}/branches/unprotected-missing`)).set(withToken(owner.token)).expect(404);
+      await t.http
+        .patch(`${protections(full)}/release%2F%2A%2A`)
+        .set(withToken(owner.token))
+        .send({ enable_push: true })
+        .expect(200);
+      await t.http
+        .post(t.api(`/repos/${full}/branches`))
+        .set(withToken(writer.token))
+        .send({ new_branch_name: 'release/v1/rc' })
+        .expect(201);
+      await t.http
+        .delete(t.api(`/repos/${full}/branches/unprotected-missing`))
+        .set(withToken(owner.token))
+        .expect(404);
     });
   });
 });

@@ -36,7 +36,19 @@ describe('admin CLI', () => {
   }
 
   it('creates the first admin with a token printed as the last line, usable over the API', async () => {
-    const result = await cli(['admin', 'user', 'create', '--username', 'root', '--password', 'root-password', '--email', 'root@example.com', '--admin', '--access-token']);
+    const result = await cli([
+      'admin',
+      'user',
+      'create',
+      '--username',
+      'root',
+      '--password',
+      'root-password',
+      '--email',
+      'root@example.com',
+      '--admin',
+      '--access-token',
+    ]);
     expect(result.code).toBe(0);
     expect(result.out[0]).toBe("New user 'root' has been successfully created!");
     const token = result.out.at(-1)!;
@@ -51,7 +63,11 @@ describe('admin CLI', () => {
       .send({ username: 'dev', email: 'dev@example.com', password: 'dev-password', must_change_password: false })
       .expect(201);
     expect(created.body.login).toBe('dev');
-    const devToken = await t.http.post(t.api('/users/dev/tokens')).set(withBasic('dev', 'dev-password')).send({ name: 'laptop', scopes: ['all'] }).expect(201);
+    const devToken = await t.http
+      .post(t.api('/users/dev/tokens'))
+      .set(withBasic('dev', 'dev-password'))
+      .send({ name: 'laptop', scopes: ['all'] })
+      .expect(201);
     await t.http.get(t.api('/user')).set(withToken(devToken.body.sha1)).expect(200);
 
     const tokens = await t.http.get(t.api('/users/root/tokens')).set(withToken(token)).expect(200);
@@ -61,7 +77,18 @@ describe('admin CLI', () => {
   it('makes later users change their password by default, unless told otherwise', async () => {
     expect((await cli(['admin', 'user', 'create', '--username', 'second', '--password', 'second-password', '--email', 'second@example.com'])).code).toBe(0);
     await t.http.get(t.api('/user')).set(withBasic('second', 'second-password')).expect(403);
-    const third = ['admin', 'user', 'create', '--username', 'third', '--password', 'third-password', '--email', 'third@example.com', '--must-change-password=false'];
+    const third = [
+      'admin',
+      'user',
+      'create',
+      '--username',
+      'third',
+      '--password',
+      'third-password',
+      '--email',
+      'third@example.com',
+      '--must-change-password=false',
+    ];
     expect((await cli(third)).code).toBe(0);
     await t.http.get(t.api('/user')).set(withBasic('third', 'third-password')).expect(200);
   });
@@ -76,15 +103,28 @@ describe('admin CLI', () => {
     expect(result.err.join('\n')).toContain(reason);
   });
 
-  it.each([[['admin', 'user', 'create', '--username', 'nobody']], [['admin', 'frobnicate']], [['--must-change-password=maybe']]])('prints usage and exits non-zero for bad arguments %j', async (args) => {
-    const result = await cli(args);
-    expect(result.code).not.toBe(0);
-    expect(result.err.join('\n')).toMatch(/error|Usage/);
-  });
+  it.each([[['admin', 'user', 'create', '--username', 'nobody']], [['admin', 'frobnicate']], [['--must-change-password=maybe']]])(
+    'prints usage and exits non-zero for bad arguments %j',
+    async (args) => {
+      const result = await cli(args);
+      expect(result.code).not.toBe(0);
+      expect(result.err.join('\n')).toMatch(/error|Usage/);
+    },
+  );
 
   describe('password sources', () => {
     it('--random-password prints the generated password once, and it works', async () => {
-      const result = await cli(['admin', 'user', 'create', '--username', 'randy', '--email', 'randy@example.com', '--random-password', '--must-change-password=false']);
+      const result = await cli([
+        'admin',
+        'user',
+        'create',
+        '--username',
+        'randy',
+        '--email',
+        'randy@example.com',
+        '--random-password',
+        '--must-change-password=false',
+      ]);
       expect(result.code).toBe(0);
       const printed = result.out.filter((line) => line.startsWith('generated random password is '));
       expect(printed).toHaveLength(1);
@@ -129,7 +169,11 @@ describe('admin CLI', () => {
   it('admin user change-password sets the password and, with --must-change-password=false, lets the user in', async () => {
     await cli(['admin', 'user', 'create', '--username', 'changer', '--password', 'first-password', '--email', 'changer@example.com']);
     await t.http.get(t.api('/user')).set(withBasic('changer', 'first-password')).expect(403);
-    const changed = await cli(['admin', 'user', 'change-password', '--username', 'changer', '--password-stdin', '--must-change-password=false'], env, Readable.from(['second-password\n']));
+    const changed = await cli(
+      ['admin', 'user', 'change-password', '--username', 'changer', '--password-stdin', '--must-change-password=false'],
+      env,
+      Readable.from(['second-password\n']),
+    );
     expect(changed).toMatchObject({ code: 0, out: ["changer's password has been successfully updated!"] });
     await t.http.get(t.api('/user')).set(withBasic('changer', 'first-password')).expect(401);
     await t.http.get(t.api('/user')).set(withBasic('changer', 'second-password')).expect(200);
@@ -143,7 +187,19 @@ describe('admin CLI', () => {
   });
 
   it('admin user delete removes the account and what hangs on it (its tokens), and refuses the last admin', async () => {
-    const created = await cli(['admin', 'user', 'create', '--username', 'leaver', '--password', 'leaver-password', '--email', 'leaver@example.com', '--must-change-password=false', '--access-token']);
+    const created = await cli([
+      'admin',
+      'user',
+      'create',
+      '--username',
+      'leaver',
+      '--password',
+      'leaver-password',
+      '--email',
+      'leaver@example.com',
+      '--must-change-password=false',
+      '--access-token',
+    ]);
     const token = created.out.at(-1)!;
     await t.http.get(t.api('/user')).set(withToken(token)).expect(200);
     expect(await cli(['admin', 'user', 'delete', '--username', 'leaver'])).toMatchObject({ code: 0, out: ["User 'leaver' has been deleted."] });
@@ -222,7 +278,10 @@ describe('admin CLI', () => {
     const craft = (name: string, make: (root: string) => void): string => {
       const root = path.join(work, name);
       fs.mkdirSync(root);
-      fs.writeFileSync(path.join(root, 'manifest.json'), JSON.stringify({ format: 1, database: t.config.database.type, migrations: [], repositories: 0, files: 0 }));
+      fs.writeFileSync(
+        path.join(root, 'manifest.json'),
+        JSON.stringify({ format: 1, database: t.config.database.type, migrations: [], repositories: 0, files: 0 }),
+      );
       make(root);
       const archive = path.join(work, `${name}.tar.gz`);
       execFileSync('tar', ['-C', root, '-czf', archive, '.']);

@@ -51,7 +51,10 @@ describe('clients', () => {
     const api = giteaApi(base, { token: alice.token, customFetch: fetch });
     await expect(api.repos.repoGet(alice.name, 'missing')).rejects.toMatchObject({ status: 404 });
     await api.user.createCurrentUserRepo({ name: 'taken' });
-    await expect(api.user.createCurrentUserRepo({ name: 'taken' })).rejects.toMatchObject({ status: 409, error: { message: 'The repository with the same name already exists.' } });
+    await expect(api.user.createCurrentUserRepo({ name: 'taken' })).rejects.toMatchObject({
+      status: 409,
+      error: { message: 'The repository with the same name already exists.' },
+    });
     await expect(api.user.createCurrentUserRepo({ name: 'bad name' })).rejects.toMatchObject({ status: 422, error: { message: '[Name]: AlphaDashDot' } });
   });
 });

@@ -7,7 +7,10 @@ import { startTestApp, TestApp } from '../support/test-app';
 
 const UNICODE_DIR = 'dir with space';
 const UNICODE_FILE = 'ünïcødé file.txt';
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a9a40000000049454e44ae426082', 'hex');
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a9a40000000049454e44ae426082',
+  'hex',
+);
 
 /** Repository content over the API: branches, tags, commits, contents, raw, archives. */
 describe('repository content (Forgejo API v1)', () => {
@@ -118,7 +121,10 @@ describe('repository content (Forgejo API v1)', () => {
       await send('post', `/repos/${full}/branches`, { new_branch_name: 'other', old_ref_name: 'missing' }).expect(404);
       await send('post', `/repos/${full}/branches`, { new_branch_name: 'bad..name' }).expect(422);
       await send('post', `/repos/${full}/branches`, { new_branch_name: 'by-bob' }, bob).expect(403);
-      await t.http.post(t.api(`/repos/${full}/branches`)).send({ new_branch_name: 'anon' }).expect(401);
+      await t.http
+        .post(t.api(`/repos/${full}/branches`))
+        .send({ new_branch_name: 'anon' })
+        .expect(401);
     });
 
     it('deletes a branch (204) but never the default branch (403)', async () => {
@@ -245,7 +251,9 @@ describe('repository content (Forgejo API v1)', () => {
       expect(whole.body[0]).toMatchObject({ name: 'f000.txt', path: 'big/f000.txt', last_commit_sha: headSha });
       const page = await get(`/repos/${full}/contents/big?page=3&limit=50`).expect(200);
       expect(page.headers['x-total-count']).toBe('120');
-      expect(page.body.map((entry: { name: string }) => entry.name)).toEqual(Array.from({ length: 20 }, (_, index) => `f${String(100 + index).padStart(3, '0')}.txt`));
+      expect(page.body.map((entry: { name: string }) => entry.name)).toEqual(
+        Array.from({ length: 20 }, (_, index) => `f${String(100 + index).padStart(3, '0')}.txt`),
+      );
     });
 
     it('cuts an unpaged listing of a huge directory at 1 000 entries, with X-Total-Count; pages reach the rest', async () => {
@@ -290,7 +298,10 @@ describe('repository content (Forgejo API v1)', () => {
       try {
         const owner = await makeUser(small);
         const repo = await makeRepo(small, owner, { autoInit: true });
-        const readme = await small.http.get(small.api(`/repos/${repo.full_name}/contents/README.md`)).set(withToken(owner.token)).expect(200);
+        const readme = await small.http
+          .get(small.api(`/repos/${repo.full_name}/contents/README.md`))
+          .set(withToken(owner.token))
+          .expect(200);
         expect(readme.body.size).toBeGreaterThan(10);
         expect(readme.body.content).toBeNull();
         expect(readme.body.download_url).toContain('/raw/branch/main/README.md');
@@ -371,7 +382,10 @@ describe('repository content (Forgejo API v1)', () => {
       await send('post', `/repos/${repo.full}/contents/a.txt/child`, { content: b64('x') }).expect(422);
       const sha = git(repoDir, 'rev-parse', 'main:a.txt').trim();
       const updated = await send('put', `/repos/${repo.full}/contents/a.txt`, {
-        content: b64('b\n'), sha, author: { name: 'Someone', email: 'someone@example.com' }, dates: { author: '2020-01-02T03:04:05Z' },
+        content: b64('b\n'),
+        sha,
+        author: { name: 'Someone', email: 'someone@example.com' },
+        dates: { author: '2020-01-02T03:04:05Z' },
       }).expect(200);
       expect(updated.body.commit.author).toMatchObject({ name: 'Someone', email: 'someone@example.com', date: '2020-01-02T03:04:05Z' });
       expect(updated.body.commit.committer.name).toBe('Someone');
@@ -462,8 +476,15 @@ describe('repository content (Forgejo API v1)', () => {
       const repoDir = repositoryDir(t.dataDir, owner.name, repo.name);
       const before = git(repoDir, 'rev-parse', 'main').trim();
       const group = uniqueName('grp');
-      await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: group, limit: 0, subjects: ['size:repos:all'] }] }).expect(201);
-      await t.http.put(t.api(`/admin/quota/groups/${group}/users/${owner.name}`)).set(withToken(admin.token)).expect(204);
+      await t.http
+        .post(t.api('/admin/quota/groups'))
+        .set(withToken(admin.token))
+        .send({ name: group, rules: [{ name: group, limit: 0, subjects: ['size:repos:all'] }] })
+        .expect(201);
+      await t.http
+        .put(t.api(`/admin/quota/groups/${group}/users/${owner.name}`))
+        .set(withToken(admin.token))
+        .expect(204);
       const refused = await send('post', `/repos/${repo.full_name}/contents/x.txt`, { content: b64('x') }, owner).expect(413);
       expect(refused.body.message).toBe('quota exceeded');
       await send('post', `/repos/${repo.full_name}/branches`, { new_branch_name: 'b' }, owner).expect(413);

@@ -2,11 +2,7 @@ import { makeUser, TestUser, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 const preflight = (t: TestApp, path: string, origin: string) =>
-  t.http
-    .options(path)
-    .set('Origin', origin)
-    .set('Access-Control-Request-Method', 'GET')
-    .set('Access-Control-Request-Headers', 'authorization,sudo');
+  t.http.options(path).set('Origin', origin).set('Access-Control-Request-Method', 'GET').set('Access-Control-Request-Headers', 'authorization,sudo');
 
 describe('CORS (CORS_ALLOWED_ORIGINS)', () => {
   describe('with a list of origins', () => {

@@ -67,7 +67,10 @@ describe('deletion leaves no row behind, in any table', () => {
       else values[other.databaseName] = dummyValue(other);
     }
     // A row of this table may name it already (one per user, say): that row is the one the deletion must remove.
-    const existing: { n: number | string }[] = await t.dataSource.query(`SELECT COUNT(*) AS n FROM ${q(entity.tableName)} WHERE ${q(column.databaseName)} = ?`, [id]);
+    const existing: { n: number | string }[] = await t.dataSource.query(
+      `SELECT COUNT(*) AS n FROM ${q(entity.tableName)} WHERE ${q(column.databaseName)} = ?`,
+      [id],
+    );
     if (Number(existing[0].n) > 0) return;
     const names = Object.keys(values);
     const placeholders = names.map(() => '?').join(', ');
@@ -77,7 +80,9 @@ describe('deletion leaves no row behind, in any table', () => {
   async function remaining(pairs: { entity: EntityMetadata; column: ColumnMetadata }[], id: number): Promise<string[]> {
     const left: string[] = [];
     for (const { entity, column } of pairs) {
-      const rows: { n: number | string }[] = await t.dataSource.query(`SELECT COUNT(*) AS n FROM ${q(entity.tableName)} WHERE ${q(column.databaseName)} = ?`, [id]);
+      const rows: { n: number | string }[] = await t.dataSource.query(`SELECT COUNT(*) AS n FROM ${q(entity.tableName)} WHERE ${q(column.databaseName)} = ?`, [
+        id,
+      ]);
       if (Number(rows[0].n) > 0) left.push(`${entity.tableName}.${column.databaseName}`);
     }
     return left;
@@ -89,7 +94,10 @@ describe('deletion leaves no row behind, in any table', () => {
     const pairs = keyedBy(REPOSITORY_COLUMNS).filter(({ entity }) => entity.tableName !== 'repository');
     expect(pairs.length).toBeGreaterThan(10);
     for (const { entity, column } of pairs) await plant(entity, column, repo.id);
-    await t.http.delete(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).expect(204);
+    await t.http
+      .delete(t.api(`/repos/${repo.full_name}`))
+      .set(withToken(owner.token))
+      .expect(204);
     expect(await remaining(pairs, repo.id)).toEqual([]);
   });
 
@@ -106,7 +114,10 @@ describe('deletion leaves no row behind, in any table', () => {
     expect(await remaining(userPairs, user.user.id)).toEqual([]);
     const orgPairs = keyedBy(ORGANISATION_COLUMNS).filter(({ entity }) => !OWNERSHIPS.has(entity.tableName));
     for (const { entity, column } of orgPairs) await plant(entity, column, org.id);
-    await t.http.delete(t.api(`/orgs/${org.name}`)).set(withToken(admin.token)).expect(204);
+    await t.http
+      .delete(t.api(`/orgs/${org.name}`))
+      .set(withToken(admin.token))
+      .expect(204);
     expect(await remaining(orgPairs, org.id)).toEqual([]);
   });
 
@@ -115,24 +126,72 @@ describe('deletion leaves no row behind, in any table', () => {
     const poster = await makeUser(t);
     const repo = await makeRepo(t, owner, { autoInit: true });
     const as = (user: TestUser) => withToken(user.token);
-    const label = (await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(as(owner)).send({ name: 'bug', color: '#ff0000' }).expect(201)).body;
-    const issue = (await t.http.post(t.api(`/repos/${repo.full_name}/issues`)).set(as(poster)).send({ title: 'broken', body: '@' + owner.name }).expect(201)).body;
-    await t.http.post(t.api(`/repos/${repo.full_name}/issues/${issue.number}/labels`)).set(as(owner)).send({ labels: [label.id] }).expect(200);
-    const comment = (await t.http.post(t.api(`/repos/${repo.full_name}/issues/${issue.number}/comments`)).set(as(poster)).send({ body: 'still broken' }).expect(201)).body;
-    await t.http.post(t.api(`/repos/${repo.full_name}/issues/${issue.number}/reactions`)).set(as(owner)).send({ content: 'heart' });
-    await t.http.post(t.api(`/repos/${repo.full_name}/issues/comments/${comment.id}/reactions`)).set(as(owner)).send({ content: '+1' });
-    await t.http.post(t.api(`/repos/${repo.full_name}/branches`)).set(as(owner)).send({ new_branch_name: 'topic' }).expect(201);
-    await t.http.post(t.api(`/repos/${repo.full_name}/contents/topic.txt`)).set(as(owner)).send({ branch: 'topic', content: Buffer.from('topic\n').toString('base64') }).expect(201);
-    await t.http.post(t.api(`/repos/${repo.full_name}/pulls`)).set(as(owner)).send({ base: 'main', head: 'topic', title: 'a change' }).expect(201);
+    const label = (
+      await t.http
+        .post(t.api(`/repos/${repo.full_name}/labels`))
+        .set(as(owner))
+        .send({ name: 'bug', color: '#ff0000' })
+        .expect(201)
+    ).body;
+    const issue = (
+      await t.http
+        .post(t.api(`/repos/${repo.full_name}/issues`))
+        .set(as(poster))
+        .send({ title: 'broken', body: '@' + owner.name })
+        .expect(201)
+    ).body;
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/issues/${issue.number}/labels`))
+      .set(as(owner))
+      .send({ labels: [label.id] })
+      .expect(200);
+    const comment = (
+      await t.http
+        .post(t.api(`/repos/${repo.full_name}/issues/${issue.number}/comments`))
+        .set(as(poster))
+        .send({ body: 'still broken' })
+        .expect(201)
+    ).body;
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/issues/${issue.number}/reactions`))
+      .set(as(owner))
+      .send({ content: 'heart' });
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/issues/comments/${comment.id}/reactions`))
+      .set(as(owner))
+      .send({ content: '+1' });
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/branches`))
+      .set(as(owner))
+      .send({ new_branch_name: 'topic' })
+      .expect(201);
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/contents/topic.txt`))
+      .set(as(owner))
+      .send({ branch: 'topic', content: Buffer.from('topic\n').toString('base64') })
+      .expect(201);
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/pulls`))
+      .set(as(owner))
+      .send({ base: 'main', head: 'topic', title: 'a change' })
+      .expect(201);
     expect(await orphans()).toEqual([]);
     // The scan sees a row whose parent is gone.
-    const comments = t.dataSource.entityMetadatas.find((entity) => entity.columns.some((column) => column.databaseName === 'issue_id') && /comment/.test(entity.tableName));
+    const comments = t.dataSource.entityMetadatas.find(
+      (entity) => entity.columns.some((column) => column.databaseName === 'issue_id') && /comment/.test(entity.tableName),
+    );
     await t.dataSource.query(`UPDATE ${q(comments!.tableName)} SET issue_id = ? WHERE id = ?`, [issue.id + 100_000, comment.id]);
     expect(await orphans()).toContain(`${comments!.tableName}.issue_id → issue`);
     await t.dataSource.query(`UPDATE ${q(comments!.tableName)} SET issue_id = ? WHERE id = ?`, [issue.id, comment.id]);
 
-    await t.http.delete(t.api(`/admin/users/${poster.name}`)).set(withToken(admin.token)).expect(204);
-    await t.http.delete(t.api(`/repos/${repo.full_name}`)).set(as(owner)).expect(204);
+    await t.http
+      .delete(t.api(`/admin/users/${poster.name}`))
+      .set(withToken(admin.token))
+      .expect(204);
+    await t.http
+      .delete(t.api(`/repos/${repo.full_name}`))
+      .set(as(owner))
+      .expect(204);
     expect(await orphans()).toEqual([]);
   });
 

@@ -29,7 +29,10 @@ describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
   }
 
   async function addKey(full: string, key: SshKeyFiles, body: Record<string, unknown> = {}): Promise<Record<string, any>> {
-    const response = await t.http.post(keys(full)).set(withToken(owner.token)).send({ title: uniqueName('key'), key: key.publicLine, ...body });
+    const response = await t.http
+      .post(keys(full))
+      .set(withToken(owner.token))
+      .send({ title: uniqueName('key'), key: key.publicLine, ...body });
     expect(response.status).toBe(201);
     return response.body;
   }
@@ -50,7 +53,11 @@ describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
     stranger = await makeUser(t);
     pub = await seeded(owner);
     priv = await seeded(owner, { private: true });
-    await t.http.put(t.api(`/repos/${priv}/collaborators/${writer.name}`)).set(withToken(owner.token)).send({ permission: 'write' }).expect(204);
+    await t.http
+      .put(t.api(`/repos/${priv}/collaborators/${writer.name}`))
+      .set(withToken(owner.token))
+      .send({ permission: 'write' })
+      .expect(204);
   });
 
   afterAll(async () => {
@@ -76,8 +83,15 @@ describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
       expect(listed.headers['x-total-count']).toBe('1');
       expect(listed.body).toHaveLength(1);
       // The repository owner (and a site admin) see the repository, with the key's mode as its permissions.
-      expect(listed.body[0]).toMatchObject({ id: created.id, read_only: true, repository: { full_name: priv, permissions: { admin: false, push: false, pull: true } } });
-      const got = await t.http.get(t.api(`/repos/${priv}/keys/${created.id}`)).set(withToken(admin.token)).expect(200);
+      expect(listed.body[0]).toMatchObject({
+        id: created.id,
+        read_only: true,
+        repository: { full_name: priv, permissions: { admin: false, push: false, pull: true } },
+      });
+      const got = await t.http
+        .get(t.api(`/repos/${priv}/keys/${created.id}`))
+        .set(withToken(admin.token))
+        .expect(200);
       expect(got.body).toMatchObject({ id: created.id, title: 'ci', repository: { full_name: priv } });
       const byFingerprint = await t.http.get(keys(priv)).query({ fingerprint: created.fingerprint }).set(withToken(owner.token)).expect(200);
       expect(byFingerprint.body.map((k: { id: number }) => k.id)).toEqual([created.id]);
@@ -95,7 +109,11 @@ describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
       await t.http.post(keys(priv)).set(withToken(stranger.token)).send({ title: 's', key: key.publicLine }).expect(404);
       await t.http.get(keys(priv)).expect(404);
       // A site admin manages any repository's keys.
-      const byAdmin = await t.http.post(keys(priv)).set(withToken(admin.token)).send({ title: uniqueName('a'), key: key.publicLine, read_only: false }).expect(201);
+      const byAdmin = await t.http
+        .post(keys(priv))
+        .set(withToken(admin.token))
+        .send({ title: uniqueName('a'), key: key.publicLine, read_only: false })
+        .expect(201);
       expect(byAdmin.body.read_only).toBe(false);
     });
 
@@ -123,27 +141,57 @@ describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
       const asUserKey = await t.http.post(t.api('/user/keys')).set(withToken(stranger.token)).send({ title: 'mine', key: shared.publicLine }).expect(422);
       expect(asUserKey.body.message).toBe('Key content has been used as non-deploy key');
       const userKey = generateSshKey(client.home, uniqueName('user'));
-      await t.http.post(t.api('/user/keys')).set(withToken(stranger.token)).send({ title: uniqueName('k'), key: userKey.publicLine }).expect(201);
+      await t.http
+        .post(t.api('/user/keys'))
+        .set(withToken(stranger.token))
+        .send({ title: uniqueName('k'), key: userKey.publicLine })
+        .expect(201);
       const asDeployKey = await t.http.post(keys(pub)).set(withToken(owner.token)).send({ title: 'dk', key: userKey.publicLine }).expect(422);
       expect(asDeployKey.body.message).toBe('Key content has been used as non-deploy key');
       const byKeyId = await t.http.get(keys(priv)).query({ key_id: first.id }).set(withToken(owner.token)).expect(200);
       expect(byKeyId.body.map((k: { id: number }) => k.id)).toEqual([second.id]);
     });
 
-    it("a key of another repository is not found here; deleting an unknown id is already done (204)", async () => {
+    it('a key of another repository is not found here; deleting an unknown id is already done (204)', async () => {
       const key = generateSshKey(client.home, uniqueName('elsewhere'));
       const onPub = await addKey(pub, key);
-      await t.http.get(t.api(`/repos/${priv}/keys/${onPub.id}`)).set(withToken(owner.token)).expect(404);
-      await t.http.delete(t.api(`/repos/${priv}/keys/${onPub.id}`)).set(withToken(owner.token)).expect(404);
-      await t.http.get(t.api(`/repos/${pub}/keys/${onPub.id}`)).set(withToken(owner.token)).expect(200);
-      await t.http.get(t.api(`/repos/${pub}/keys/abc`)).set(withToken(owner.token)).expect(404);
-      await t.http.delete(t.api(`/repos/${pub}/keys/${onPub.id}`)).set(withToken(writer.token)).expect(403);
-      await t.http.delete(t.api(`/repos/${pub}/keys/${onPub.id}`)).set(withToken(owner.token)).expect(204);
-      await t.http.get(t.api(`/repos/${pub}/keys/${onPub.id}`)).set(withToken(owner.token)).expect(404);
-      await t.http.delete(t.api(`/repos/${pub}/keys/${onPub.id}`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .get(t.api(`/repos/${priv}/keys/${onPub.id}`))
+        .set(withToken(owner.token))
+        .expect(404);
+      await t.http
+        .delete(t.api(`/repos/${priv}/keys/${onPub.id}`))
+        .set(withToken(owner.token))
+        .expect(404);
+      await t.http
+        .get(t.api(`/repos/${pub}/keys/${onPub.id}`))
+        .set(withToken(owner.token))
+        .expect(200);
+      await t.http
+        .get(t.api(`/repos/${pub}/keys/abc`))
+        .set(withToken(owner.token))
+        .expect(404);
+      await t.http
+        .delete(t.api(`/repos/${pub}/keys/${onPub.id}`))
+        .set(withToken(writer.token))
+        .expect(403);
+      await t.http
+        .delete(t.api(`/repos/${pub}/keys/${onPub.id}`))
+        .set(withToken(owner.token))
+        .expect(204);
+      await t.http
+        .get(t.api(`/repos/${pub}/keys/${onPub.id}`))
+        .set(withToken(owner.token))
+        .expect(404);
+      await t.http
+        .delete(t.api(`/repos/${pub}/keys/${onPub.id}`))
+        .set(withToken(owner.token))
+        .expect(204);
       // Both the addition and the deletion are in the audit log, by whom and on which repository.
       const audit = await t.http.get(t.api('/admin/audit')).query({ action: 'deploy_key.*', limit: 50 }).set(withToken(admin.token)).expect(200);
-      const events = (audit.body as { action: string; target: { id: number }; detail: Record<string, unknown> }[]).filter((event) => event.target.id === onPub.id);
+      const events = (audit.body as { action: string; target: { id: number }; detail: Record<string, unknown> }[]).filter(
+        (event) => event.target.id === onPub.id,
+      );
       expect(events.map((event) => event.action).sort()).toEqual(['deploy_key.add', 'deploy_key.delete']);
       expect(events.every((event) => event.detail.repository === pub)).toBe(true);
     });
@@ -167,7 +215,10 @@ describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
       await addKey(priv, key, { read_only: false });
       const push = await pushWith(key, priv);
       expect(push.code).toBe(0);
-      const branches = await t.http.get(t.api(`/repos/${priv}/branches`)).set(withToken(owner.token)).expect(200);
+      const branches = await t.http
+        .get(t.api(`/repos/${priv}/branches`))
+        .set(withToken(owner.token))
+        .expect(200);
       expect(branches.body.length).toBeGreaterThan(1);
     });
 
@@ -193,12 +244,18 @@ describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
       const onDoomed = await addKey(doomed, key);
       const onPub = await addKey(pub, key);
       expect((await client.run(['ls-remote', sshUrl(doomed)], { env: asKey(key) })).code).toBe(0);
-      await t.http.delete(t.api(`/repos/${doomed}`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .delete(t.api(`/repos/${doomed}`))
+        .set(withToken(owner.token))
+        .expect(204);
       const afterRepository = await ssh(key, `git-upload-pack '${doomed}.git'`);
       expect(afterRepository.stderr.trim()).toBe(`Anvil: Cannot find repository: ${doomed}`);
       expect(onDoomed.id).not.toBe(onPub.id);
       expect((await client.run(['ls-remote', sshUrl(pub)], { env: asKey(key) })).code).toBe(0);
-      await t.http.delete(t.api(`/repos/${pub}/keys/${onPub.id}`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .delete(t.api(`/repos/${pub}/keys/${onPub.id}`))
+        .set(withToken(owner.token))
+        .expect(204);
       const afterKey = await client.run(['ls-remote', sshUrl(pub)], { env: asKey(key) });
       expect(afterKey.code).toBe(128);
       expect(afterKey.stderr).toContain('Permission denied (publickey)');

@@ -51,7 +51,18 @@ describe('Docker image and compose file', () => {
 
   it('compose.yaml runs Anvil on MariaDB, with healthchecks, volumes and the database up first', () => {
     const compose = parse(read('compose.yaml')) as {
-      services: Record<string, { image?: string; build?: string; healthcheck?: { test: string[] }; volumes?: string[]; environment: Record<string, string>; depends_on?: Record<string, { condition: string }>; command?: string[] }>;
+      services: Record<
+        string,
+        {
+          image?: string;
+          build?: string;
+          healthcheck?: { test: string[] };
+          volumes?: string[];
+          environment: Record<string, string>;
+          depends_on?: Record<string, { condition: string }>;
+          command?: string[];
+        }
+      >;
       volumes: Record<string, unknown>;
     };
     const { anvil, mariadb } = compose.services;
@@ -66,7 +77,15 @@ describe('Docker image and compose file', () => {
     expect(anvil.environment.ROOT_URL).toBe('${ANVIL_ROOT_URL:-http://localhost:3000/}');
     // The URL Anvil gets, with a sample password substituted, is one its configuration accepts.
     const url = anvil.environment.DATABASE_URL.replace('${ANVIL_DB_PASSWORD:?set ANVIL_DB_PASSWORD}', 'sample-password');
-    expect(parseDatabaseUrl(url, '/data')).toEqual({ type: 'mysql', host: 'mariadb', port: 3306, username: 'anvil', password: 'sample-password', database: 'anvil', hosts: [{ host: 'mariadb', port: 3306 }] });
+    expect(parseDatabaseUrl(url, '/data')).toEqual({
+      type: 'mysql',
+      host: 'mariadb',
+      port: 3306,
+      username: 'anvil',
+      password: 'sample-password',
+      database: 'anvil',
+      hosts: [{ host: 'mariadb', port: 3306 }],
+    });
     expect(mariadb.environment.MARIADB_DATABASE).toBe('anvil');
   });
 });

@@ -56,7 +56,11 @@ describe('git data routes: git/refs, git/tags, git/trees, git/blobs, and /langua
       const all = await get(`/repos/${full}/git/refs`).expect(200);
       expect(all.body.map((ref: { ref: string }) => ref.ref)).toEqual(['refs/heads/feature/x', 'refs/heads/main', 'refs/tags/light', 'refs/tags/v1.0']);
       const annotated = all.body.find((ref: { ref: string }) => ref.ref === 'refs/tags/v1.0');
-      expect(annotated).toEqual({ ref: 'refs/tags/v1.0', url: `${api}/git/refs/tags/v1.0`, object: { type: 'tag', sha: tagSha, url: `${api}/git/tags/${tagSha}` } });
+      expect(annotated).toEqual({
+        ref: 'refs/tags/v1.0',
+        url: `${api}/git/refs/tags/v1.0`,
+        object: { type: 'tag', sha: tagSha, url: `${api}/git/tags/${tagSha}` },
+      });
       const main = all.body.find((ref: { ref: string }) => ref.ref === 'refs/heads/main');
       expect(main.object).toEqual({ type: 'commit', sha: head, url: `${api}/git/commits/${head}` });
       const heads = await get(`/repos/${full}/git/refs/heads`).expect(200);
@@ -124,14 +128,25 @@ describe('git data routes: git/refs, git/tags, git/trees, git/blobs, and /langua
     const top = await get(`/repos/${full}/git/trees/${head}`).expect(200);
     const goFile = top.body.tree.find((entry: { path: string }) => entry.path === 'main.go');
     const blob = await get(`/repos/${full}/git/blobs/${goFile.sha}`).expect(200);
-    expect(blob.body).toEqual({ content: Buffer.from(GO).toString('base64'), encoding: 'base64', url: `${api}/git/blobs/${goFile.sha}`, sha: goFile.sha, size: GO.length });
+    expect(blob.body).toEqual({
+      content: Buffer.from(GO).toString('base64'),
+      encoding: 'base64',
+      url: `${api}/git/blobs/${goFile.sha}`,
+      sha: goFile.sha,
+      size: GO.length,
+    });
     await get(`/repos/${full}/git/blobs/${head}`).expect(400);
   });
 
   it('/languages counts bytes per language at the default branch, stored once per head', async () => {
-    const first = await eventually(async () => (await get(`/repos/${full}/languages`).expect(200)).body, (body) => Object.keys(body).length > 0);
+    const first = await eventually(
+      async () => (await get(`/repos/${full}/languages`).expect(200)).body,
+      (body) => Object.keys(body).length > 0,
+    );
     expect(first).toEqual({ Go: GO.length * 2, Python: PYTHON.length });
-    const rows = await t.dataSource.query('SELECT language, commit_id FROM language_stat WHERE repo_id = (SELECT id FROM repository WHERE lower_name = ?)', [full.split('/')[1].toLowerCase()]);
+    const rows = await t.dataSource.query('SELECT language, commit_id FROM language_stat WHERE repo_id = (SELECT id FROM repository WHERE lower_name = ?)', [
+      full.split('/')[1].toLowerCase(),
+    ]);
     expect(rows.map((row: { commit_id: string }) => row.commit_id)).toEqual([head, head]);
     expect((await get(`/repos/${full}`).expect(200)).body.language).toBe('Go');
     // The stored figures answer while the head stays: a changed row shows through.
@@ -143,7 +158,10 @@ describe('git data routes: git/refs, git/tags, git/trees, git/blobs, and /langua
     await git('commit', '--quiet', '-m', 'python grows');
     await git('push', '--quiet', withCredentials(baseUrl, `${full}.git`, owner.name, owner.token), 'main');
     // Measured behind the request: until then the last measured head's figures answer.
-    const after = await eventually(async () => (await get(`/repos/${full}/languages`).expect(200)).body, (body) => body.Python === PYTHON.length * 21);
+    const after = await eventually(
+      async () => (await get(`/repos/${full}/languages`).expect(200)).body,
+      (body) => body.Python === PYTHON.length * 21,
+    );
     expect(after).toEqual({ Go: GO.length * 2, Python: PYTHON.length * 21 });
     expect((await get(`/repos/${full}`).expect(200)).body.language).toBe('Python');
     const empty = await makeRepo(t, owner);
@@ -182,7 +200,12 @@ describe('git data routes: git/refs, git/tags, git/trees, git/blobs, and /langua
     await client.ok(['push', '--quiet', withCredentials(baseUrl, `${sparse.full_name}.git`, owner.name, owner.token), 'main'], { cwd: copy });
     const tip = (await client.ok(['rev-parse', 'HEAD'], { cwd: copy })).trim();
     const listing = await get(`/repos/${sparse.full_name}/git/trees/${tip}?recursive=1`).expect(200);
-    expect(listing.body.tree.map((entry: { path: string; size: number }) => [entry.path, entry.size])).toEqual([['a.txt', 6], ['b.txt', 12], ['z', 0], ['z/c.txt', 16]]);
+    expect(listing.body.tree.map((entry: { path: string; size: number }) => [entry.path, entry.size])).toEqual([
+      ['a.txt', 6],
+      ['b.txt', 12],
+      ['z', 0],
+      ['z/c.txt', 16],
+    ]);
     // The server's copy loses the directory `z` (its tree and blob): a walk of the whole tree now fails, yet the
     // first page is answered, so answering it cannot have walked past it.
     const bare = repositoryDir(t.dataDir, owner.name, sparse.name);
@@ -195,7 +218,10 @@ describe('git data routes: git/refs, git/tags, git/trees, git/blobs, and /langua
     for (const name of fs.readdirSync(objects)) if (/^[0-9a-f]{2}$/.test(name)) fs.rmSync(path.join(objects, name), { recursive: true });
     expect((await client.run(['--git-dir', bare, 'ls-tree', '-r', '-t', tip])).code).not.toBe(0);
     const first = await get(`/repos/${sparse.full_name}/git/trees/${tip}?recursive=1&per_page=2`).expect(200);
-    expect(first.body.tree.map((entry: { path: string; size: number }) => [entry.path, entry.size])).toEqual([['a.txt', 6], ['b.txt', 12]]);
+    expect(first.body.tree.map((entry: { path: string; size: number }) => [entry.path, entry.size])).toEqual([
+      ['a.txt', 6],
+      ['b.txt', 12],
+    ]);
     expect(first.body.truncated).toBe(true);
   });
 });

@@ -252,7 +252,7 @@ describe('git over smart HTTP', () => {
       expect((await t.http.get(infoRefs(pub, 'git-receive-pack')).set(withToken(publicOnly))).status).toBe(200);
     });
 
-    it('judges a public-only token by the repository alone: a limited owner\'s public repository is not refused (step 9)', async () => {
+    it("judges a public-only token by the repository alone: a limited owner's public repository is not refused (step 9)", async () => {
       const limited = await makeUser(t, { visibility: 'limited' });
       const repository = await seeded(limited);
       const publicOnly = await makeToken(t, limited.user, ['public-only', 'write:repository']);
@@ -268,11 +268,7 @@ describe('git over smart HTTP', () => {
     });
 
     it('refuses a push without write permission before git runs (step 11)', async () => {
-      expectText(
-        await t.http.get(infoRefs(pub, 'git-receive-pack')).set(withToken(bob.token)),
-        403,
-        `User '${bob.name}' is not allowed to push to '${pub}'.`,
-      );
+      expectText(await t.http.get(infoRefs(pub, 'git-receive-pack')).set(withToken(bob.token)), 403, `User '${bob.name}' is not allowed to push to '${pub}'.`);
       expectText(
         await t.http.post(`/${pub}/git-receive-pack`).set(withToken(bob.token)).set('Content-Type', 'application/x-git-receive-pack-request').send('0000'),
         403,
@@ -370,7 +366,11 @@ describe('git over smart HTTP', () => {
 
     it('keeps the current default branch when it is pushed', async () => {
       const full = await emptyRepo();
-      await t.http.patch(t.api(`/repos/${full}`)).set(withToken(alice.token)).send({ default_branch: 'develop' }).expect(200);
+      await t.http
+        .patch(t.api(`/repos/${full}`))
+        .set(withToken(alice.token))
+        .send({ default_branch: 'develop' })
+        .expect(200);
       const work = await client.workingCopy('work');
       await client.ok(['push', url(full), 'work:refs/heads/main', 'work:refs/heads/develop'], { cwd: work });
       expect(await repoJson(full)).toMatchObject({ empty: false, default_branch: 'develop' });
@@ -440,8 +440,15 @@ describe('git over smart HTTP', () => {
 
       async function groupFor(target: string, limit: number): Promise<string> {
         const group = uniqueName('quota');
-        await t.http.post(t.api('/admin/quota/groups')).set(asAdmin()).send({ name: group, rules: [{ name: group, limit, subjects: ['size:repos:all'] }] }).expect(201);
-        await t.http.put(t.api(`/admin/quota/groups/${group}/users/${target}`)).set(asAdmin()).expect(204);
+        await t.http
+          .post(t.api('/admin/quota/groups'))
+          .set(asAdmin())
+          .send({ name: group, rules: [{ name: group, limit, subjects: ['size:repos:all'] }] })
+          .expect(201);
+        await t.http
+          .put(t.api(`/admin/quota/groups/${group}/users/${target}`))
+          .set(asAdmin())
+          .expect(204);
         return group;
       }
 
@@ -465,7 +472,10 @@ describe('git over smart HTTP', () => {
         expect(mixed.stderr).toContain('Anvil: Quota exceeded');
         await client.ok(['push', url(full), ':refs/heads/old', ':refs/heads/old2'], { cwd: work });
         expect(git(dir, 'for-each-ref', '--format=%(refname)').trim()).toBe('refs/heads/main');
-        await t.http.delete(t.api(`/admin/quota/groups/${group}`)).set(asAdmin()).expect(204);
+        await t.http
+          .delete(t.api(`/admin/quota/groups/${group}`))
+          .set(asAdmin())
+          .expect(204);
         await client.ok(['push', url(full), 'main:refs/heads/more'], { cwd: work });
       });
 

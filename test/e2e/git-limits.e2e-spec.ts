@@ -93,10 +93,16 @@ describe('limits of git processes', () => {
     it('keeps a git request waiting while its client stays, past GIT_QUEUE_TIMEOUT; refuses one address four times its share', async () => {
       const processes = t.app.get(GitProcesses);
       const held = hold(base, repo);
-      await eventually(async () => processes.runningCount, (count) => count === 1);
+      await eventually(
+        async () => processes.runningCount,
+        (count) => count === 1,
+      );
       // An anonymous address's share is one slot here: four of its requests wait, the fifth is refused at once.
       const waiting = Array.from({ length: 4 }, () => advertisement(base, repo));
-      await eventually(async () => processes.queuedCount, (count) => count === 4);
+      await eventually(
+        async () => processes.queuedCount,
+        (count) => count === 4,
+      );
       const busy = await t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`);
       expect(busy.status).toBe(503);
       expect(busy.headers['retry-after']).toBe('10');
@@ -104,7 +110,10 @@ describe('limits of git processes', () => {
       expect(busy.text).toContain('too many git operations');
       // A client that leaves stops waiting; those that stay are served once the slot frees.
       waiting[0].request.destroy();
-      await eventually(async () => processes.queuedCount, (count) => count === 3);
+      await eventually(
+        async () => processes.queuedCount,
+        (count) => count === 3,
+      );
       expect(await waiting[0].outcome).toBe('closed');
       held.finish();
       expect(await held.outcome).toBe(200);
@@ -115,9 +124,15 @@ describe('limits of git processes', () => {
     it('kills git when the client disconnects, which frees its slot', async () => {
       const processes = t.app.get(GitProcesses);
       const held = hold(base, repo);
-      await eventually(async () => processes.runningCount, (count) => count === 1);
+      await eventually(
+        async () => processes.runningCount,
+        (count) => count === 1,
+      );
       const queued = t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`).then((response) => response.status);
-      await eventually(async () => processes.queuedCount, (count) => count === 1);
+      await eventually(
+        async () => processes.queuedCount,
+        (count) => count === 1,
+      );
       // Without the kill, git would wait for the rest of the body for ever and the slot would stay taken.
       held.request.destroy();
       expect(await queued).toBe(200);
@@ -132,9 +147,15 @@ describe('limits of git processes', () => {
       const repo = await publicRepo(t);
       const processes = t.app.get(GitProcesses);
       const held = hold(base, repo);
-      await eventually(async () => processes.runningCount, (count) => count === 1);
+      await eventually(
+        async () => processes.runningCount,
+        (count) => count === 1,
+      );
       const queued = t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`).then((response) => response.status);
-      await eventually(async () => processes.queuedCount, (count) => count === 1);
+      await eventually(
+        async () => processes.queuedCount,
+        (count) => count === 1,
+      );
       held.finish();
       expect(await held.outcome).toBe(200);
       expect(await queued).toBe(200);
@@ -163,12 +184,18 @@ describe('limits of git processes', () => {
     const held = hold(base, repo);
     // Wait until git runs for it: the one free slot left is then the only one.
     const processes = t.app.get(GitProcesses);
-    await eventually(async () => processes.runningCount, (count) => count === 1);
+    await eventually(
+      async () => processes.runningCount,
+      (count) => count === 1,
+    );
     let closed = false;
     const closing = t.close().then(() => {
       closed = true;
     });
-    await eventually(async () => processes.isDraining, (draining) => draining);
+    await eventually(
+      async () => processes.isDraining,
+      (draining) => draining,
+    );
     const refused = await t.http.get(`/${repo.path}/info/refs?service=git-upload-pack`);
     expect(refused.status).toBe(503);
     expect(refused.text).toContain('shutting down');
@@ -185,7 +212,10 @@ describe('limits of git processes', () => {
     const repo = await publicRepo(t);
     const held = hold(base, repo);
     const processes = t.app.get(GitProcesses);
-    await eventually(async () => processes.runningCount, (count) => count === 1);
+    await eventually(
+      async () => processes.runningCount,
+      (count) => count === 1,
+    );
     await t.close();
     expect(await held.outcome).toBe('closed');
   });

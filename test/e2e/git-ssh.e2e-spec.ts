@@ -109,7 +109,10 @@ describe('git over the built-in SSH server', () => {
       const key = generateSshKey(client.home, uniqueName('carol'));
       const id = await register(carol, key, 'temporary');
       expect((await client.run(['ls-remote', sshUrl(pub)], { env: asKey(key) })).code).toBe(0);
-      await t.http.delete(t.api(`/user/keys/${id}`)).set(withToken(carol.token)).expect(204);
+      await t.http
+        .delete(t.api(`/user/keys/${id}`))
+        .set(withToken(carol.token))
+        .expect(204);
       const after = await client.run(['ls-remote', sshUrl(pub)], { env: asKey(key) });
       expect(after.code).toBe(128);
       expect(after.stderr).toContain('Permission denied (publickey)');
@@ -143,7 +146,9 @@ describe('git over the built-in SSH server', () => {
   describe('audit', () => {
     it('records a connection whose keys were all refused as one failed SSH sign-in, and a success once', async () => {
       const failures = async () =>
-        Number((await t.dataSource.query("SELECT COUNT(*) AS n FROM audit_event WHERE action = 'sign_in' AND outcome = 'failure' AND detail LIKE '%ssh%'"))[0].n);
+        Number(
+          (await t.dataSource.query("SELECT COUNT(*) AS n FROM audit_event WHERE action = 'sign_in' AND outcome = 'failure' AND detail LIKE '%ssh%'"))[0].n,
+        );
       const before = await failures();
       const stranger = generateSshKey(client.home, uniqueName('stranger'));
       const refused = await ssh(stranger, 'nonsense');
@@ -270,21 +275,32 @@ describe('git over the built-in SSH server', () => {
       // A real quota group that refuses everything, for the repository owner.
       const admin = await makeUser(t, { admin: true });
       const group = uniqueName('quota');
-      await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: group, limit: 0, subjects: ['size:repos:all'] }] }).expect(201);
-      await t.http.put(t.api(`/admin/quota/groups/${group}/users/${alice.name}`)).set(withToken(admin.token)).expect(204);
+      await t.http
+        .post(t.api('/admin/quota/groups'))
+        .set(withToken(admin.token))
+        .send({ name: group, rules: [{ name: group, limit: 0, subjects: ['size:repos:all'] }] })
+        .expect(201);
+      await t.http
+        .put(t.api(`/admin/quota/groups/${group}/users/${alice.name}`))
+        .set(withToken(admin.token))
+        .expect(204);
       try {
         const refused = await client.run(['push', sshUrl(full), 'main:refs/heads/other'], { cwd: work, env: asKey(aliceKey) });
         expect(refused.code).toBe(1);
         expect(refused.stderr).toContain('remote: Anvil: Quota exceeded');
       } finally {
-        await t.http.delete(t.api(`/admin/quota/groups/${group}`)).set(withToken(admin.token)).expect(204);
+        await t.http
+          .delete(t.api(`/admin/quota/groups/${group}`))
+          .set(withToken(admin.token))
+          .expect(204);
       }
       await client.ok(['push', sshUrl(full), 'main:refs/heads/other'], { cwd: work, env: asKey(aliceKey) });
       const [owner, name] = full.split('/');
-      expect(git(repositoryDir(t.dataDir, owner, name), 'for-each-ref', '--format=%(refname)').trim().split('\n')).toEqual([
-        'refs/heads/main',
-        'refs/heads/other',
-      ]);
+      expect(
+        git(repositoryDir(t.dataDir, owner, name), 'for-each-ref', '--format=%(refname)')
+          .trim()
+          .split('\n'),
+      ).toEqual(['refs/heads/main', 'refs/heads/other']);
     });
   });
 });
@@ -320,7 +336,10 @@ describe('SSH sign-in failures under the per-address limit', () => {
     const refused = await runSsh({ port, env: client.env() }, key);
     expect(refused.code).toBe(255);
     expect(await failures()).toBe(LIMIT);
-    const successes = await t.dataSource.query("SELECT COUNT(*) AS n FROM audit_event WHERE action = 'sign_in' AND outcome = 'success' AND detail LIKE '%ssh%' AND actor_name = ?", [owner.name]);
+    const successes = await t.dataSource.query(
+      "SELECT COUNT(*) AS n FROM audit_event WHERE action = 'sign_in' AND outcome = 'success' AND detail LIKE '%ssh%' AND actor_name = ?",
+      [owner.name],
+    );
     expect(Number(successes[0].n)).toBe(1);
   });
 });

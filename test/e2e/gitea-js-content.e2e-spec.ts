@@ -53,8 +53,6 @@ describe('gitea-js client', () => {
     expect(git(dir, 'show', 'main:docs/notes.md')).toBe('second\n');
     expect(git(dir, 'log', '-1', '--format=%s', 'main').trim()).toBe('Update notes from gitea-js');
     // The client reports a stale sha as a failed request with Forgejo's status.
-    await expect(
-      api.repos.repoUpdateFile(alice.name, repoName, 'docs/notes.md', { content: 'eA==', sha }),
-    ).rejects.toMatchObject({ status: 409 });
+    await expect(api.repos.repoUpdateFile(alice.name, repoName, 'docs/notes.md', { content: 'eA==', sha })).rejects.toMatchObject({ status: 409 });
   });
 });

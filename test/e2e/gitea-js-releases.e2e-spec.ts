@@ -23,7 +23,8 @@ describe('gitea-js client', () => {
     expect(release).toMatchObject({ tag_name: 'v1.0.0', name: 'One', draft: false, target_commitish: 'main' });
 
     const content = randomBytes(64 * 1024);
-    const uploaded = (await api.repos.repoCreateReleaseAttachment(alice.name, repo.name!, release.id!, { attachment: new File([content], 'build.tar.gz') })).data;
+    const uploaded = (await api.repos.repoCreateReleaseAttachment(alice.name, repo.name!, release.id!, { attachment: new File([content], 'build.tar.gz') }))
+      .data;
     expect(uploaded).toMatchObject({ name: 'build.tar.gz', size: content.length });
 
     const listed = (await api.repos.repoListReleases(alice.name, repo.name!)).data;

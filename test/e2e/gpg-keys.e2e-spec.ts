@@ -84,7 +84,12 @@ describe('GPG keys', () => {
     withoutEmail = await generate(['nobody@example.org']);
     signingSubkey = await generate(['signer@example.org'], { subkeys: [{}, { sign: true }] });
     const revoked = await generate([owner.email, 'other@example.org']);
-    revoked.privateKey.users[0] = await revoked.privateKey.users[0].revoke(revoked.privateKey.keyPacket as openpgp.SecretKeyPacket, {}, undefined, openpgp.config);
+    revoked.privateKey.users[0] = await revoked.privateKey.users[0].revoke(
+      revoked.privateKey.keyPacket as openpgp.SecretKeyPacket,
+      {},
+      undefined,
+      openpgp.config,
+    );
     revokedIdentity = { privateKey: revoked.privateKey, publicKey: revoked.privateKey.toPublic() };
   });
 
@@ -114,8 +119,19 @@ describe('GPG keys', () => {
       const primary = withEmail.publicKey;
       const created_at = '2024-01-01T00:00:00Z';
       expect(Object.keys(created)).toEqual([
-        'id', 'primary_key_id', 'key_id', 'public_key', 'emails', 'subkeys', 'can_sign', 'can_encrypt_comms', 'can_encrypt_storage',
-        'can_certify', 'verified', 'created_at', 'expires_at',
+        'id',
+        'primary_key_id',
+        'key_id',
+        'public_key',
+        'emails',
+        'subkeys',
+        'can_sign',
+        'can_encrypt_comms',
+        'can_encrypt_storage',
+        'can_certify',
+        'verified',
+        'created_at',
+        'expires_at',
       ]);
       expect(created).toMatchObject({
         primary_key_id: '',
@@ -154,19 +170,48 @@ describe('GPG keys', () => {
       const mine = await t.http.get(t.api('/user/gpg_keys')).set(withToken(owner.token)).expect(200);
       expect(mine.headers['x-total-count']).toBe('1');
       expect(mine.body).toEqual([created]);
-      const theirs = await t.http.get(t.api(`/users/${owner.name}/gpg_keys`)).set(withToken(other.token)).expect(200);
+      const theirs = await t.http
+        .get(t.api(`/users/${owner.name}/gpg_keys`))
+        .set(withToken(other.token))
+        .expect(200);
       expect(theirs.body).toEqual([created]);
       expect((await t.http.get(t.api('/user/gpg_keys')).set(withToken(other.token)).expect(200)).body).toEqual([]);
     });
 
     it('GET /user/gpg_keys/{id}: own primary and subkeys (then with [] emails and subkeys), admin any, others 404', async () => {
-      expect((await t.http.get(t.api(`/user/gpg_keys/${created.id}`)).set(withToken(owner.token)).expect(200)).body).toEqual(created);
-      const subkey = (await t.http.get(t.api(`/user/gpg_keys/${created.subkeys[0].id}`)).set(withToken(owner.token)).expect(200)).body;
+      expect(
+        (
+          await t.http
+            .get(t.api(`/user/gpg_keys/${created.id}`))
+            .set(withToken(owner.token))
+            .expect(200)
+        ).body,
+      ).toEqual(created);
+      const subkey = (
+        await t.http
+          .get(t.api(`/user/gpg_keys/${created.subkeys[0].id}`))
+          .set(withToken(owner.token))
+          .expect(200)
+      ).body;
       expect(subkey).toEqual({ ...created.subkeys[0], emails: [], subkeys: [] });
-      expect((await t.http.get(t.api(`/user/gpg_keys/${created.id}`)).set(withToken(admin.token)).expect(200)).body).toEqual(created);
-      const hidden = await t.http.get(t.api(`/user/gpg_keys/${created.id}`)).set(withToken(other.token)).expect(404);
+      expect(
+        (
+          await t.http
+            .get(t.api(`/user/gpg_keys/${created.id}`))
+            .set(withToken(admin.token))
+            .expect(200)
+        ).body,
+      ).toEqual(created);
+      const hidden = await t.http
+        .get(t.api(`/user/gpg_keys/${created.id}`))
+        .set(withToken(other.token))
+        .expect(404);
       expect(hidden.text).toBe('');
-      for (const id of ['424242', 'abc', '0', '1e3']) await t.http.get(t.api(`/user/gpg_keys/${id}`)).set(withToken(owner.token)).expect(404);
+      for (const id of ['424242', 'abc', '0', '1e3'])
+        await t.http
+          .get(t.api(`/user/gpg_keys/${id}`))
+          .set(withToken(owner.token))
+          .expect(404);
       await t.http.get(t.api(`/user/gpg_keys/${created.id}`)).expect(401);
     });
 
@@ -188,8 +233,16 @@ describe('GPG keys', () => {
 
     it('DELETE of a subkey id removes that subkey only; the export follows', async () => {
       await removeKey(owner, created.subkeys[0].id).expect(204);
-      await t.http.get(t.api(`/user/gpg_keys/${created.subkeys[0].id}`)).set(withToken(owner.token)).expect(404);
-      const primary = (await t.http.get(t.api(`/user/gpg_keys/${created.id}`)).set(withToken(owner.token)).expect(200)).body;
+      await t.http
+        .get(t.api(`/user/gpg_keys/${created.subkeys[0].id}`))
+        .set(withToken(owner.token))
+        .expect(404);
+      const primary = (
+        await t.http
+          .get(t.api(`/user/gpg_keys/${created.id}`))
+          .set(withToken(owner.token))
+          .expect(200)
+      ).body;
       expect(primary.subkeys.map((subkey: { id: number }) => subkey.id)).toEqual([created.subkeys[1].id]);
       const keys = await openpgp.readKeys({ armoredKeys: (await t.http.get(`/${owner.name}.gpg`).expect(200)).text });
       expect(keys[0].subkeys.map(hex)).toEqual([hex(withEmail.publicKey.subkeys[1])]);
@@ -203,12 +256,18 @@ describe('GPG keys', () => {
       await removeKey(owner, 'x' as unknown as number).expect(404);
       await t.http.delete(t.api(`/user/gpg_keys/${created.id}`)).expect(401);
       await removeKey(owner, created.id).expect(204);
-      await t.http.get(t.api(`/user/gpg_keys/${created.subkeys[1].id}`)).set(withToken(owner.token)).expect(404);
+      await t.http
+        .get(t.api(`/user/gpg_keys/${created.subkeys[1].id}`))
+        .set(withToken(owner.token))
+        .expect(404);
       expect((await t.http.get(t.api('/user/gpg_keys')).set(withToken(owner.token)).expect(200)).body).toEqual([]);
       // The key ids are free again.
       const again = await post(owner, { armored_public_key: withEmail.publicKey.armor() }).expect(201);
       await removeKey(admin, again.body.id).expect(204);
-      await t.http.get(t.api(`/user/gpg_keys/${again.body.id}`)).set(withToken(owner.token)).expect(404);
+      await t.http
+        .get(t.api(`/user/gpg_keys/${again.body.id}`))
+        .set(withToken(owner.token))
+        .expect(404);
     });
   });
 
@@ -221,7 +280,10 @@ describe('GPG keys', () => {
 
     it('refuses a key without a matching identity, naming the token to sign', async () => {
       const next = await token(owner);
-      expect((await post(owner, { armored_public_key: withoutEmail.publicKey.armor() }).expect(422)).body).toEqual({ message: noEmailMessage(next), url: API_ERROR_URL });
+      expect((await post(owner, { armored_public_key: withoutEmail.publicKey.armor() }).expect(422)).body).toEqual({
+        message: noEmailMessage(next),
+        url: API_ERROR_URL,
+      });
     });
 
     it('does not match revoked identities', async () => {
@@ -302,7 +364,10 @@ describe('GPG keys', () => {
   describe('the signature path (verified keys)', () => {
     it('adds a key without a matching email when it comes with a signature over the token', async () => {
       const next = await token(owner);
-      const response = await post(owner, { armored_public_key: withoutEmail.publicKey.armor(), armored_signature: await sign(next, withoutEmail.privateKey) }).expect(201);
+      const response = await post(owner, {
+        armored_public_key: withoutEmail.publicKey.armor(),
+        armored_signature: await sign(next, withoutEmail.privateKey),
+      }).expect(201);
       expect(response.body).toMatchObject({ key_id: hex(withoutEmail.publicKey), verified: true, emails: [] });
       expect(response.body.subkeys[0]).toMatchObject({ verified: true, emails: null });
       await removeKey(owner, response.body.id).expect(204);
@@ -322,12 +387,18 @@ describe('GPG keys', () => {
 
     it('refuses a signature over anything but the token, or by a key not submitted', async () => {
       const next = await token(owner);
-      const wrongText = await post(owner, { armored_public_key: withoutEmail.publicKey.armor(), armored_signature: await sign('not the token', withoutEmail.privateKey) });
+      const wrongText = await post(owner, {
+        armored_public_key: withoutEmail.publicKey.armor(),
+        armored_signature: await sign('not the token', withoutEmail.privateKey),
+      });
       expect(wrongText.status).toBe(422);
       expect(wrongText.body).toEqual({ message: expect.any(String), url: API_ERROR_URL });
       await expectBadSignature(owner, next, wrongText.body.message);
       const otherToken = await token(other);
-      const othersToken = await post(owner, { armored_public_key: withoutEmail.publicKey.armor(), armored_signature: await sign(otherToken, withoutEmail.privateKey) });
+      const othersToken = await post(owner, {
+        armored_public_key: withoutEmail.publicKey.armor(),
+        armored_signature: await sign(otherToken, withoutEmail.privateKey),
+      });
       await expectBadSignature(owner, next, othersToken.body.message);
       const otherKey = await post(owner, { armored_public_key: withoutEmail.publicKey.armor(), armored_signature: await sign(next, signingSubkey.privateKey) });
       expect(otherKey.status).toBe(422);
@@ -337,7 +408,9 @@ describe('GPG keys', () => {
     it('checks the signature (3) before the key id (4)', async () => {
       const first = await post(owner, { armored_public_key: withEmail.publicKey.armor() }).expect(201);
       const next = await token(other);
-      const bad = await post(other, { armored_public_key: withEmail.publicKey.armor(), armored_signature: await sign('x', withoutEmail.privateKey) }).expect(422);
+      const bad = await post(other, { armored_public_key: withEmail.publicKey.armor(), armored_signature: await sign('x', withoutEmail.privateKey) }).expect(
+        422,
+      );
       await expectBadSignature(other, next, bad.body.message);
       await removeKey(owner, first.body.id).expect(204);
     });
@@ -451,17 +524,35 @@ describe('GPG keys', () => {
   describe('visibility, paging and user deletion', () => {
     it('GET /users/{u}/gpg_keys: scope 403 → anonymous 401 → unknown 404 → public-only 403 → invisible 404', async () => {
       const repoOnly = await makeUser(t, { scopes: ['read:repository'] });
-      await t.http.get(t.api(`/users/${owner.name}/gpg_keys`)).set(withToken(repoOnly.token)).expect(403);
+      await t.http
+        .get(t.api(`/users/${owner.name}/gpg_keys`))
+        .set(withToken(repoOnly.token))
+        .expect(403);
       await t.http.get(t.api(`/users/nobody-${uniqueName()}/gpg_keys`)).expect(401);
-      await t.http.get(t.api(`/users/nobody-${uniqueName()}/gpg_keys`)).set(withToken(owner.token)).expect(404);
+      await t.http
+        .get(t.api(`/users/nobody-${uniqueName()}/gpg_keys`))
+        .set(withToken(owner.token))
+        .expect(404);
       const hidden = await makeUser(t, { visibility: 'private' });
       const limited = await makeUser(t, { visibility: 'limited' });
       const publicOnly = await makeUser(t, { scopes: ['read:user', 'public-only'] });
-      const refused = await t.http.get(t.api(`/users/${limited.name}/gpg_keys`)).set(withToken(publicOnly.token)).expect(403);
+      const refused = await t.http
+        .get(t.api(`/users/${limited.name}/gpg_keys`))
+        .set(withToken(publicOnly.token))
+        .expect(403);
       expect(refused.body.message).toBe('token scope is limited to public users');
-      await t.http.get(t.api(`/users/${limited.name}/gpg_keys`)).set(withToken(other.token)).expect(200);
-      await t.http.get(t.api(`/users/${hidden.name}/gpg_keys`)).set(withToken(other.token)).expect(404);
-      await t.http.get(t.api(`/users/${hidden.name}/gpg_keys`)).set(withToken(admin.token)).expect(200);
+      await t.http
+        .get(t.api(`/users/${limited.name}/gpg_keys`))
+        .set(withToken(other.token))
+        .expect(200);
+      await t.http
+        .get(t.api(`/users/${hidden.name}/gpg_keys`))
+        .set(withToken(other.token))
+        .expect(404);
+      await t.http
+        .get(t.api(`/users/${hidden.name}/gpg_keys`))
+        .set(withToken(admin.token))
+        .expect(200);
       await t.http.get(`/${hidden.name}.gpg`).expect(404);
       await t.http.get(`/${hidden.name}.gpg`).set(withToken(hidden.token)).expect(200);
       await t.http.get(`/nobody-${uniqueName()}.gpg`).expect(404);
@@ -470,7 +561,11 @@ describe('GPG keys', () => {
     it('pages primary keys with X-Total-Count and Link', async () => {
       const user = await makeUser(t);
       for (let i = 0; i < 3; i++) await post(user, { armored_public_key: (await generate([user.email])).publicKey.armor() }).expect(201);
-      const page = await t.http.get(t.api(`/users/${user.name}/gpg_keys`)).query({ limit: 2, page: 2 }).set(withToken(other.token)).expect(200);
+      const page = await t.http
+        .get(t.api(`/users/${user.name}/gpg_keys`))
+        .query({ limit: 2, page: 2 })
+        .set(withToken(other.token))
+        .expect(200);
       expect(page.body).toHaveLength(1);
       expect(page.body[0].subkeys).toHaveLength(1);
       expect(page.headers['x-total-count']).toBe('3');
@@ -486,7 +581,10 @@ describe('GPG keys', () => {
       const user = await makeUser(t);
       const key = await generate([user.email]);
       await post(user, { armored_public_key: key.publicKey.armor() }).expect(201);
-      await t.http.delete(t.api(`/admin/users/${user.name}`)).set(withToken(admin.token)).expect(204);
+      await t.http
+        .delete(t.api(`/admin/users/${user.name}`))
+        .set(withToken(admin.token))
+        .expect(204);
       const next = await token(other);
       await post(other, { armored_public_key: key.publicKey.armor(), armored_signature: await sign(next, key.privateKey) }).expect(201);
     });

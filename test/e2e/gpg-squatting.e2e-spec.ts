@@ -34,7 +34,9 @@ describe('GPG key-id squatting', () => {
 
     const encrypting = await forge(await generate(attacker.email), victimKey.publicKey, openpgp.enums.keyFlags.encryptCommunication);
     const encryptingUpload = await t.http.post(t.api('/user/gpg_keys')).set(withToken(attacker.token)).send({ armored_public_key: encrypting }).expect(201);
-    expect(encryptingUpload.body.subkeys.map((subkey: { key_id: string; can_sign: boolean }) => [subkey.key_id, subkey.can_sign])).toEqual([[hex(victimKey.publicKey), false]]);
+    expect(encryptingUpload.body.subkeys.map((subkey: { key_id: string; can_sign: boolean }) => [subkey.key_id, subkey.can_sign])).toEqual([
+      [hex(victimKey.publicKey), false],
+    ]);
 
     const real = await t.http.post(t.api('/user/gpg_keys')).set(withToken(victim.token)).send({ armored_public_key: victimKey.publicKey.armor() }).expect(201);
     expect(real.body.key_id).toBe(hex(victimKey.publicKey));

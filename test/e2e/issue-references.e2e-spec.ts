@@ -30,9 +30,27 @@ describe('issue references and mentions', () => {
 
   const issues = (full: string) => t.api(`/repos/${full}/issues`);
   const open = async (full: string, title: string, extra: object = {}) =>
-    (await t.http.post(issues(full)).set(withToken(owner.token)).send({ title, ...extra }).expect(201)).body.number as number;
-  const timeline = async (full: string, index: number): Promise<Entry[]> => (await t.http.get(`${issues(full)}/${index}/timeline`).set(withToken(owner.token)).expect(200)).body;
-  const state = async (full: string, index: number): Promise<string> => (await t.http.get(`${issues(full)}/${index}`).set(withToken(owner.token)).expect(200)).body.state;
+    (
+      await t.http
+        .post(issues(full))
+        .set(withToken(owner.token))
+        .send({ title, ...extra })
+        .expect(201)
+    ).body.number as number;
+  const timeline = async (full: string, index: number): Promise<Entry[]> =>
+    (
+      await t.http
+        .get(`${issues(full)}/${index}/timeline`)
+        .set(withToken(owner.token))
+        .expect(200)
+    ).body;
+  const state = async (full: string, index: number): Promise<string> =>
+    (
+      await t.http
+        .get(`${issues(full)}/${index}`)
+        .set(withToken(owner.token))
+        .expect(200)
+    ).body.state;
 
   /** The reading runs after the push is answered: wait (a ceiling, not a speed) until `check` holds. */
   async function eventually(check: () => Promise<boolean>): Promise<void> {
@@ -64,8 +82,18 @@ describe('issue references and mentions', () => {
     const [first, second] = [await open(full, 'first'), await open(full, 'second')];
     const work = await cloned(full);
     // The milestone's counts follow a close by commit too.
-    const milestone = (await t.http.post(t.api(`/repos/${full}/milestones`)).set(withToken(owner.token)).send({ title: 'm' }).expect(201)).body;
-    await t.http.patch(t.api(`/repos/${full}/issues/${first}`)).set(withToken(owner.token)).send({ milestone: milestone.id }).expect(201);
+    const milestone = (
+      await t.http
+        .post(t.api(`/repos/${full}/milestones`))
+        .set(withToken(owner.token))
+        .send({ title: 'm' })
+        .expect(201)
+    ).body;
+    await t.http
+      .patch(t.api(`/repos/${full}/issues/${first}`))
+      .set(withToken(owner.token))
+      .send({ milestone: milestone.id })
+      .expect(201);
 
     const sha = await commitAndPush(work, `Fixes #${first}, see #${second} and #99\n\nbody`);
     await eventually(async () => (await state(full, first)) === 'closed');
@@ -128,10 +156,21 @@ describe('issue references and mentions', () => {
     const theirs = await theirTimeline();
     expect(theirs.map((entry) => [entry.type, entry.ref_commit_sha])).toEqual([['commit_ref', sha]]);
     expect(await state(target.full_name, targetIssue)).toBe('open');
-    expect((await t.http.get(`${issues(hidden.full_name)}/1/timeline`).set(withToken(outsider.token)).expect(200)).body).toEqual([]);
+    expect(
+      (
+        await t.http
+          .get(`${issues(hidden.full_name)}/1/timeline`)
+          .set(withToken(outsider.token))
+          .expect(200)
+      ).body,
+    ).toEqual([]);
 
     // As a writer of the other repository, the keyword closes its issue too.
-    await t.http.put(t.api(`/repos/${target.full_name}/collaborators/${owner.name}`)).set(withToken(outsider.token)).send({ permission: 'write' }).expect(204);
+    await t.http
+      .put(t.api(`/repos/${target.full_name}/collaborators/${owner.name}`))
+      .set(withToken(outsider.token))
+      .send({ permission: 'write' })
+      .expect(204);
     await commitAndPush(work, `closes ${target.full_name}#${targetIssue}`);
     await eventually(async () => (await state(target.full_name, targetIssue)) === 'closed');
   });
@@ -170,13 +209,10 @@ describe('issue references and mentions', () => {
     // The row a push leaves, as an instance that stopped while holding it would leave it: claimed, claim expired.
     const [pusherRow] = await t.dataSource.query(`SELECT id FROM ${t.dataSource.driver.escape('user')} WHERE lower_name = ?`, [owner.name.toLowerCase()]);
     await client.ok(['push', '--quiet', 'origin', `HEAD:refs/heads/parked`], { cwd: work });
-    await t.dataSource.query('INSERT INTO issue_push (repo_id, pusher_id, ref, before_sha, after_sha, attempts, claimed_until, created_unix) VALUES (?, ?, ?, ?, ?, 0, 1, 1)', [
-      repo.id,
-      pusherRow.id,
-      'refs/heads/main',
-      before,
-      sha,
-    ]);
+    await t.dataSource.query(
+      'INSERT INTO issue_push (repo_id, pusher_id, ref, before_sha, after_sha, attempts, claimed_until, created_unix) VALUES (?, ?, ?, ?, ?, 0, 1, 1)',
+      [repo.id, pusherRow.id, 'refs/heads/main', before, sha],
+    );
     await t.app.get(CommitReferences).drain();
     await eventually(async () => (await state(full, index)) === 'closed');
     await eventually(async () => Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM issue_push WHERE repo_id = ?', [repo.id]))[0].n) === 0);
@@ -186,21 +222,39 @@ describe('issue references and mentions', () => {
     const reader = await makeUser(t);
     const repo = await makeRepo(t, owner, { private: true });
     const full: string = repo.full_name;
-    await t.http.put(t.api(`/repos/${full}/collaborators/${reader.name}`)).set(withToken(owner.token)).send({ permission: 'read' }).expect(204);
+    await t.http
+      .put(t.api(`/repos/${full}/collaborators/${reader.name}`))
+      .set(withToken(owner.token))
+      .send({ permission: 'read' })
+      .expect(204);
     const inBody = await open(full, 'body', { body: `cc @${reader.name} and @${outsider.name}` });
     const inComment = await open(full, 'comment');
-    await t.http.post(`${issues(full)}/${inComment}/comments`).set(withToken(owner.token)).send({ body: `@${reader.name}: look` }).expect(201);
+    await t.http
+      .post(`${issues(full)}/${inComment}/comments`)
+      .set(withToken(owner.token))
+      .send({ body: `@${reader.name}: look` })
+      .expect(201);
     const byEdit = await open(full, 'edit', { body: 'nobody yet' });
-    await t.http.patch(`${issues(full)}/${byEdit}`).set(withToken(owner.token)).send({ body: `now @${reader.name.toUpperCase()}.` }).expect(201);
+    await t.http
+      .patch(`${issues(full)}/${byEdit}`)
+      .set(withToken(owner.token))
+      .send({ body: `now @${reader.name.toUpperCase()}.` })
+      .expect(201);
     await open(full, 'none', { body: `mail ${reader.name}@example.com` });
 
     const numbers = async (name: string) =>
-      (await t.http.get(issues(full)).query({ mentioned_by: name }).set(withToken(owner.token)).expect(200)).body.map((issue: { number: number }) => issue.number);
+      (await t.http.get(issues(full)).query({ mentioned_by: name }).set(withToken(owner.token)).expect(200)).body.map(
+        (issue: { number: number }) => issue.number,
+      );
     expect(await numbers(reader.name)).toEqual([byEdit, inComment, inBody]);
     // The outsider cannot read this private repository: their mention is not recorded.
     expect(await numbers(outsider.name)).toEqual([]);
     // An edit that drops the mention keeps it recorded.
-    await t.http.patch(`${issues(full)}/${byEdit}`).set(withToken(owner.token)).send({ body: 'gone' }).expect(201);
+    await t.http
+      .patch(`${issues(full)}/${byEdit}`)
+      .set(withToken(owner.token))
+      .send({ body: 'gone' })
+      .expect(201);
     expect(await numbers(reader.name)).toEqual([byEdit, inComment, inBody]);
   });
 });

@@ -46,7 +46,8 @@ describe('issue timeline entries of labels, milestones, assignees, titles, due d
   async function repoWithMeta(user: TestUser, options: { org?: string; autoInit?: boolean } = {}) {
     const repo = await makeRepo(t, user, options);
     const api = t.api(`/repos/${repo.full_name}`);
-    const label = async (name: string, exclusive = false) => (await t.http.post(`${api}/labels`).set(as(user)).send({ name, color: '#ee0701', exclusive }).expect(201)).body;
+    const label = async (name: string, exclusive = false) =>
+      (await t.http.post(`${api}/labels`).set(as(user)).send({ name, color: '#ee0701', exclusive }).expect(201)).body;
     const labels = { bug: await label('bug'), docs: await label('docs'), high: await label('priority/high', true), low: await label('priority/low', true) };
     const milestone = async (title: string) => (await t.http.post(`${api}/milestones`).set(as(user)).send({ title }).expect(201)).body;
     const milestones = { v1: await milestone('v1'), v2: await milestone('v2') };
@@ -61,9 +62,20 @@ describe('issue timeline entries of labels, milestones, assignees, titles, due d
     await t.http
       .patch(issue)
       .set(as(writer))
-      .send({ title: 'second', ref: 'refs/heads/main', due_date: '2026-12-24T10:00:00Z', assignees: [owner.name, writer.name], milestone: milestones.v1.id, state: 'closed' })
+      .send({
+        title: 'second',
+        ref: 'refs/heads/main',
+        due_date: '2026-12-24T10:00:00Z',
+        assignees: [owner.name, writer.name],
+        milestone: milestones.v1.id,
+        state: 'closed',
+      })
       .expect(201);
-    await t.http.patch(issue).set(as(owner)).send({ due_date: '2026-12-31T10:00:00Z', assignees: [writer.name], milestone: milestones.v2.id, state: 'open' }).expect(201);
+    await t.http
+      .patch(issue)
+      .set(as(owner))
+      .send({ due_date: '2026-12-31T10:00:00Z', assignees: [writer.name], milestone: milestones.v2.id, state: 'open' })
+      .expect(201);
     await t.http.patch(issue).set(as(owner)).send({ unset_due_date: true, assignees: [], milestone: 0, title: 'second' }).expect(201);
     // Nothing changed, nothing written.
     await t.http.patch(issue).set(as(owner)).send({ title: 'second', milestone: 0, assignees: [], ref: 'refs/heads/main' }).expect(201);
@@ -86,7 +98,15 @@ describe('issue timeline entries of labels, milestones, assignees, titles, due d
       'milestone v2 > -',
     ]);
     expect(entries.slice(0, 7).map((entry) => entry.user.login)).toEqual(Array(7).fill(writer.name));
-    expect(entries[0]).toMatchObject({ old_title: 'first', new_title: 'second', body: '', label: null, assignee: null, milestone: null, dependent_issue: null });
+    expect(entries[0]).toMatchObject({
+      old_title: 'first',
+      new_title: 'second',
+      body: '',
+      label: null,
+      assignee: null,
+      milestone: null,
+      dependent_issue: null,
+    });
     expect(entries[5].milestone).toMatchObject({ id: milestones.v1.id, title: 'v1', state: 'open' });
     expect(entries[3]).toMatchObject({ removed_assignee: false, assignee: { login: owner.name } });
     // Plain comments are still what `comments` counts and the comment routes list.
@@ -111,12 +131,29 @@ describe('issue timeline entries of labels, milestones, assignees, titles, due d
     await t.http
       .post(`${api}/issues`)
       .set(as(owner))
-      .send({ title: 'born labelled', labels: [labels.low.id, labels.docs.id, labels.bug.id, labels.high.id], assignees: [writer.name], milestone: milestones.v1.id, closed: true })
+      .send({
+        title: 'born labelled',
+        labels: [labels.low.id, labels.docs.id, labels.bug.id, labels.high.id],
+        assignees: [writer.name],
+        milestone: milestones.v1.id,
+        closed: true,
+      })
       .expect(201);
-    expect(await lines(`${api}/issues/1`)).toEqual(['milestone - > v1', 'label +bug', 'label +docs', 'label +priority/high', `assignees +${writer.name}`, 'close']);
+    expect(await lines(`${api}/issues/1`)).toEqual([
+      'milestone - > v1',
+      'label +bug',
+      'label +docs',
+      'label +priority/high',
+      `assignees +${writer.name}`,
+      'close',
+    ]);
     // A reader's writer-only fields are dropped, and so write no entries.
     const reader = await makeUser(t);
-    await t.http.post(`${api}/issues`).set(as(reader)).send({ title: 'plain', labels: [labels.bug.id], milestone: milestones.v1.id }).expect(201);
+    await t.http
+      .post(`${api}/issues`)
+      .set(as(reader))
+      .send({ title: 'plain', labels: [labels.bug.id], milestone: milestones.v1.id })
+      .expect(201);
     expect(await lines(`${api}/issues/2`)).toEqual([]);
   });
 
@@ -124,13 +161,29 @@ describe('issue timeline entries of labels, milestones, assignees, titles, due d
     const { repo, api, labels } = await repoWithMeta(owner);
     await t.http.post(`${api}/issues`).set(as(owner)).send({ title: 'labels' }).expect(201);
     const issue = `${api}/issues/1`;
-    await t.http.post(`${issue}/labels`).set(as(writer)).send({ labels: ['priority/high', 'bug'] }).expect(200);
+    await t.http
+      .post(`${issue}/labels`)
+      .set(as(writer))
+      .send({ labels: ['priority/high', 'bug'] })
+      .expect(200);
     // Already on: nothing; an exclusive sibling first takes the other off.
-    await t.http.post(`${issue}/labels`).set(as(writer)).send({ labels: [labels.bug.id, labels.low.id] }).expect(200);
-    await t.http.put(`${issue}/labels`).set(as(writer)).send({ labels: [labels.docs.id, labels.high.id] }).expect(200);
+    await t.http
+      .post(`${issue}/labels`)
+      .set(as(writer))
+      .send({ labels: [labels.bug.id, labels.low.id] })
+      .expect(200);
+    await t.http
+      .put(`${issue}/labels`)
+      .set(as(writer))
+      .send({ labels: [labels.docs.id, labels.high.id] })
+      .expect(200);
     await t.http.delete(`${issue}/labels/${labels.docs.id}`).set(as(writer)).expect(204);
     await t.http.delete(`${issue}/labels/${labels.docs.id}`).set(as(writer)).expect(204);
-    await t.http.post(`${issue}/labels`).set(as(writer)).send({ labels: [labels.bug.id] }).expect(200);
+    await t.http
+      .post(`${issue}/labels`)
+      .set(as(writer))
+      .send({ labels: [labels.bug.id] })
+      .expect(200);
     await t.http.delete(`${issue}/labels`).set(as(writer)).expect(204);
     const entries = await timeline(issue);
     expect(entries.map(line)).toEqual([
@@ -165,9 +218,19 @@ describe('issue timeline entries of labels, milestones, assignees, titles, due d
   it('organisation labels are named with the organisation’s URL', async () => {
     const org = await makeOrg(t, owner.user);
     const { api } = await repoWithMeta(owner, { org: org.name });
-    const orgLabel = (await t.http.post(t.api(`/orgs/${org.name}/labels`)).set(as(owner)).send({ name: 'org-wide', color: '#00aabb' }).expect(201)).body;
+    const orgLabel = (
+      await t.http
+        .post(t.api(`/orgs/${org.name}/labels`))
+        .set(as(owner))
+        .send({ name: 'org-wide', color: '#00aabb' })
+        .expect(201)
+    ).body;
     await t.http.post(`${api}/issues`).set(as(owner)).send({ title: 'org' }).expect(201);
-    await t.http.post(`${api}/issues/1/labels`).set(as(owner)).send({ labels: [orgLabel.id] }).expect(200);
+    await t.http
+      .post(`${api}/issues/1/labels`)
+      .set(as(owner))
+      .send({ labels: [orgLabel.id] })
+      .expect(200);
     const [entry] = await timeline(`${api}/issues/1`);
     expect(entry.label).toMatchObject({ id: orgLabel.id, name: 'org-wide', url: `http://anvil.test/api/v1/orgs/${org.name}/labels/${orgLabel.id}` });
   });
@@ -187,7 +250,10 @@ describe('issue timeline entries of labels, milestones, assignees, titles, due d
     expect(await lines(`${api}/issues/1`)).toEqual(['pin', 'unpin']);
     expect(await lines(`${api}/issues/4`)).toEqual([]);
     const hidden = await makeRepo(t, owner, { private: true });
-    await t.http.get(t.api(`/repos/${hidden.full_name}/new_pin_allowed`)).set(as(writer)).expect(404);
+    await t.http
+      .get(t.api(`/repos/${hidden.full_name}/new_pin_allowed`))
+      .set(as(writer))
+      .expect(404);
   });
 
   it('a dependency made or undone is an entry on both issues, naming the other; an unseen one is null', async () => {
@@ -204,7 +270,11 @@ describe('issue timeline entries of labels, milestones, assignees, titles, due d
 
     // Across repositories: a private repository's issue is named only to those who may read it.
     const secret = await makeRepo(t, owner, { private: true });
-    await t.http.post(t.api(`/repos/${secret.full_name}/issues`)).set(as(owner)).send({ title: 'hidden' }).expect(201);
+    await t.http
+      .post(t.api(`/repos/${secret.full_name}/issues`))
+      .set(as(owner))
+      .send({ title: 'hidden' })
+      .expect(201);
     await t.http.post(`${api}/issues/1/dependencies`).set(as(owner)).send({ owner: owner.name, repo: secret.name, index: 1 }).expect(201);
     expect((await lines(`${api}/issues/1`, owner)).slice(2)).toEqual(['add_dependency #1']);
     expect((await lines(`${api}/issues/1`, writer)).slice(2)).toEqual(['add_dependency null']);
@@ -214,8 +284,18 @@ describe('issue timeline entries of labels, milestones, assignees, titles, due d
   it('a pull request’s edit writes the same entries: title, assignees, milestone, labels, state', async () => {
     const { repo, api, labels, milestones } = await repoWithMeta(owner, { autoInit: true });
     await t.http.post(`${api}/branches`).set(as(owner)).send({ new_branch_name: 'topic' }).expect(201);
-    await t.http.post(`${api}/contents/topic.txt`).set(as(owner)).send({ branch: 'topic', content: Buffer.from('topic\n').toString('base64') }).expect(201);
-    const pull = (await t.http.post(`${api}/pulls`).set(as(owner)).send({ base: 'main', head: 'topic', title: 'change', labels: [labels.bug.id] }).expect(201)).body;
+    await t.http
+      .post(`${api}/contents/topic.txt`)
+      .set(as(owner))
+      .send({ branch: 'topic', content: Buffer.from('topic\n').toString('base64') })
+      .expect(201);
+    const pull = (
+      await t.http
+        .post(`${api}/pulls`)
+        .set(as(owner))
+        .send({ base: 'main', head: 'topic', title: 'change', labels: [labels.bug.id] })
+        .expect(201)
+    ).body;
     await t.http
       .patch(`${api}/pulls/${pull.number}`)
       .set(as(writer))
@@ -224,7 +304,15 @@ describe('issue timeline entries of labels, milestones, assignees, titles, due d
     // On a pull request, milestone 0 leaves the milestone as it is, as Forgejo.
     await t.http.patch(`${api}/pulls/${pull.number}`).set(as(writer)).send({ milestone: 0 }).expect(201);
     const entries = await timeline(`${api}/issues/${pull.number}`);
-    expect(entries.map(line)).toEqual(['label +bug', 'change_title change > a change', `assignees +${owner.name}`, 'milestone - > v2', 'label +docs', 'label -bug', 'close']);
+    expect(entries.map(line)).toEqual([
+      'label +bug',
+      'change_title change > a change',
+      `assignees +${owner.name}`,
+      'milestone - > v2',
+      'label +docs',
+      'label -bug',
+      'close',
+    ]);
     expect(entries[1]).toMatchObject({ pull_request_url: `http://anvil.test/${repo.full_name}/pulls/${pull.number}`, issue_url: '' });
     expect((await t.http.get(`${api}/pulls/${pull.number}`).expect(200)).body.milestone).toMatchObject({ title: 'v2' });
   });

@@ -2,9 +2,35 @@ import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 const TIMELINE_KEYS = [
-  'id', 'type', 'html_url', 'pull_request_url', 'issue_url', 'user', 'body', 'created_at', 'updated_at', 'old_project_id', 'project_id',
-  'old_milestone', 'milestone', 'tracked_time', 'old_title', 'new_title', 'old_ref', 'new_ref', 'ref_issue', 'ref_comment', 'ref_action',
-  'ref_commit_sha', 'review_id', 'label', 'assignee', 'assignee_team', 'removed_assignee', 'resolve_doer', 'dependent_issue',
+  'id',
+  'type',
+  'html_url',
+  'pull_request_url',
+  'issue_url',
+  'user',
+  'body',
+  'created_at',
+  'updated_at',
+  'old_project_id',
+  'project_id',
+  'old_milestone',
+  'milestone',
+  'tracked_time',
+  'old_title',
+  'new_title',
+  'old_ref',
+  'new_ref',
+  'ref_issue',
+  'ref_comment',
+  'ref_action',
+  'ref_commit_sha',
+  'review_id',
+  'label',
+  'assignee',
+  'assignee_team',
+  'removed_assignee',
+  'resolve_doer',
+  'dependent_issue',
 ];
 
 describe('issue timeline and body sizes', () => {
@@ -55,10 +81,20 @@ describe('issue timeline and body sizes', () => {
 
   it('answers 404 for a private repository to outsiders', async () => {
     const repo = await makeRepo(t, owner, { private: true });
-    await t.http.post(t.api(`/repos/${repo.full_name}/issues`)).set(withToken(owner.token)).send({ title: 'Secret' }).expect(201);
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/issues`))
+      .set(withToken(owner.token))
+      .send({ title: 'Secret' })
+      .expect(201);
     const stranger = await makeUser(t);
-    await t.http.get(t.api(`/repos/${repo.full_name}/issues/1/timeline`)).set(withToken(stranger.token)).expect(404);
-    await t.http.get(t.api(`/repos/${repo.full_name}/issues/1/timeline`)).set(withToken(owner.token)).expect(200);
+    await t.http
+      .get(t.api(`/repos/${repo.full_name}/issues/1/timeline`))
+      .set(withToken(stranger.token))
+      .expect(404);
+    await t.http
+      .get(t.api(`/repos/${repo.full_name}/issues/1/timeline`))
+      .set(withToken(owner.token))
+      .expect(200);
   });
 
   it('keeps bodies and comments of up to 4 MiB whole, webhooks listening; refuses more with 422, larger requests with 413', async () => {
@@ -79,10 +115,22 @@ describe('issue timeline and body sizes', () => {
     const limit = 4 * 1024 * 1024;
     const most = 'x'.repeat(limit);
     await t.http.patch(`${issues}/${created.body.number}`).set(withToken(owner.token)).send({ body: most }).expect(201);
-    const over = await t.http.post(issues).set(withToken(owner.token)).send({ title: 'too long', body: `${most}y` }).expect(422);
+    const over = await t.http
+      .post(issues)
+      .set(withToken(owner.token))
+      .send({ title: 'too long', body: `${most}y` })
+      .expect(422);
     expect(over.body.message).toBe(`body is too long: at most ${limit} bytes`);
-    await t.http.post(`${issues}/${created.body.number}/comments`).set(withToken(owner.token)).send({ body: `${most}y` }).expect(422);
-    await t.http.post(issues).set(withToken(owner.token)).send({ title: 'far too long', body: 'x'.repeat(3 * limit) }).expect(413);
+    await t.http
+      .post(`${issues}/${created.body.number}/comments`)
+      .set(withToken(owner.token))
+      .send({ body: `${most}y` })
+      .expect(422);
+    await t.http
+      .post(issues)
+      .set(withToken(owner.token))
+      .send({ title: 'far too long', body: 'x'.repeat(3 * limit) })
+      .expect(413);
     expect((await t.http.get(issues).query({ state: 'all' }).expect(200)).body.map((issue: { title: string }) => issue.title)).toEqual(['long']);
     expect((await t.http.get(`${issues}/${created.body.number}`).expect(200)).body.body).toHaveLength(limit);
   });

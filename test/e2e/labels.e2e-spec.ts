@@ -32,15 +32,29 @@ describe('labels: /repos/{o}/{r}/labels and /orgs/{org}/labels', () => {
       expect(reversed.body.map((label: { name: string }) => label.name)).toEqual(['kind/feature']);
       expect((await t.http.get(t.api(`${base}/${bug.body.id}`)).expect(200)).body).toEqual(bug.body);
       expect((await t.http.get(t.api(`${base}/bug`)).expect(200)).body.id).toBe(bug.body.id);
-      const edited = await t.http.patch(t.api(`${base}/${bug.body.id}`)).set(withToken(owner.token)).send({ color: '00aabb', is_archived: true }).expect(200);
+      const edited = await t.http
+        .patch(t.api(`${base}/${bug.body.id}`))
+        .set(withToken(owner.token))
+        .send({ color: '00aabb', is_archived: true })
+        .expect(200);
       expect(edited.body).toMatchObject({ name: 'bug', color: '00aabb', description: 'broken', is_archived: true });
       // As Forgejo: an edit without is_archived unarchives.
-      const renamed = await t.http.patch(t.api(`${base}/${bug.body.id}`)).set(withToken(owner.token)).send({ name: 'defect' }).expect(200);
+      const renamed = await t.http
+        .patch(t.api(`${base}/${bug.body.id}`))
+        .set(withToken(owner.token))
+        .send({ name: 'defect' })
+        .expect(200);
       expect(renamed.body).toMatchObject({ name: 'defect', is_archived: false });
-      await t.http.delete(t.api(`${base}/${bug.body.id}`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .delete(t.api(`${base}/${bug.body.id}`))
+        .set(withToken(owner.token))
+        .expect(204);
       await t.http.get(t.api(`${base}/${bug.body.id}`)).expect(404);
       // Deleting again is not an error, as Forgejo.
-      await t.http.delete(t.api(`${base}/${bug.body.id}`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .delete(t.api(`${base}/${bug.body.id}`))
+        .set(withToken(owner.token))
+        .expect(204);
     });
 
     it('refuses duplicates (409), bad colours and missing fields (422), and writes by non-writers (403)', async () => {
@@ -49,29 +63,62 @@ describe('labels: /repos/{o}/{r}/labels and /orgs/{org}/labels', () => {
       const first = await t.http.post(t.api(base)).set(withToken(owner.token)).send({ name: 'dup', color: '#000000' }).expect(201);
       await t.http.post(t.api(base)).set(withToken(owner.token)).send({ name: 'dup', color: '#ffffff' }).expect(409);
       const other = await t.http.post(t.api(base)).set(withToken(owner.token)).send({ name: 'other', color: '#ffffff' }).expect(201);
-      await t.http.patch(t.api(`${base}/${other.body.id}`)).set(withToken(owner.token)).send({ name: 'dup' }).expect(409);
+      await t.http
+        .patch(t.api(`${base}/${other.body.id}`))
+        .set(withToken(owner.token))
+        .send({ name: 'dup' })
+        .expect(409);
       const badColor = await t.http.post(t.api(base)).set(withToken(owner.token)).send({ name: 'c', color: 'red' }).expect(422);
       // Three letters are read as shorthand first, as Forgejo does.
       expect(badColor.body.message).toBe('bad color code: #red');
       await t.http.post(t.api(base)).set(withToken(owner.token)).send({ name: 'c' }).expect(422);
       await t.http.post(t.api(base)).set(withToken(owner.token)).send({ color: '#000000' }).expect(422);
       await t.http.post(t.api(base)).set(withToken(stranger.token)).send({ name: 'x', color: '#000000' }).expect(403);
-      await t.http.patch(t.api(`${base}/${first.body.id}`)).set(withToken(stranger.token)).send({ name: 'x' }).expect(403);
-      await t.http.delete(t.api(`${base}/${first.body.id}`)).set(withToken(stranger.token)).expect(403);
+      await t.http
+        .patch(t.api(`${base}/${first.body.id}`))
+        .set(withToken(stranger.token))
+        .send({ name: 'x' })
+        .expect(403);
+      await t.http
+        .delete(t.api(`${base}/${first.body.id}`))
+        .set(withToken(stranger.token))
+        .expect(403);
       await t.http.post(t.api(base)).send({ name: 'x', color: '#000000' }).expect(401);
       const hidden = await makeRepo(t, owner, { private: true });
-      await t.http.get(t.api(`/repos/${hidden.full_name}/labels`)).set(withToken(stranger.token)).expect(404);
+      await t.http
+        .get(t.api(`/repos/${hidden.full_name}/labels`))
+        .set(withToken(stranger.token))
+        .expect(404);
       // A label of another repository is not found through this one.
       await t.http.get(t.api(`/repos/${repo.full_name}/labels/999999`)).expect(404);
     });
 
     it('an archived repository keeps its labels writable, as Forgejo (its code stays read-only)', async () => {
       const repo = await makeRepo(t, owner);
-      await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send({ archived: true }).expect(200);
-      const label = await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(owner.token)).send({ name: 'kept', color: '#00aa00' }).expect(201);
-      await t.http.patch(t.api(`/repos/${repo.full_name}/labels/${label.body.id}`)).set(withToken(owner.token)).send({ color: '00bb00' }).expect(200);
-      await t.http.delete(t.api(`/repos/${repo.full_name}/labels/${label.body.id}`)).set(withToken(owner.token)).expect(204);
-      await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(stranger.token)).send({ name: 'x', color: '#000000' }).expect(403);
+      await t.http
+        .patch(t.api(`/repos/${repo.full_name}`))
+        .set(withToken(owner.token))
+        .send({ archived: true })
+        .expect(200);
+      const label = await t.http
+        .post(t.api(`/repos/${repo.full_name}/labels`))
+        .set(withToken(owner.token))
+        .send({ name: 'kept', color: '#00aa00' })
+        .expect(201);
+      await t.http
+        .patch(t.api(`/repos/${repo.full_name}/labels/${label.body.id}`))
+        .set(withToken(owner.token))
+        .send({ color: '00bb00' })
+        .expect(200);
+      await t.http
+        .delete(t.api(`/repos/${repo.full_name}/labels/${label.body.id}`))
+        .set(withToken(owner.token))
+        .expect(204);
+      await t.http
+        .post(t.api(`/repos/${repo.full_name}/labels`))
+        .set(withToken(stranger.token))
+        .send({ name: 'x', color: '#000000' })
+        .expect(403);
       await t.http
         .post(t.api(`/repos/${repo.full_name}/contents/x.txt`))
         .set(withToken(owner.token))
@@ -81,8 +128,15 @@ describe('labels: /repos/{o}/{r}/labels and /orgs/{org}/labels', () => {
 
     it('a deleted repository takes its labels with it', async () => {
       const repo = await makeRepo(t, owner);
-      await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(owner.token)).send({ name: 'l', color: '#000000' }).expect(201);
-      await t.http.delete(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .post(t.api(`/repos/${repo.full_name}/labels`))
+        .set(withToken(owner.token))
+        .send({ name: 'l', color: '#000000' })
+        .expect(201);
+      await t.http
+        .delete(t.api(`/repos/${repo.full_name}`))
+        .set(withToken(owner.token))
+        .expect(204);
       expect(Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM label WHERE repo_id = ?', [repo.id]))[0].n)).toBe(0);
     });
   });
@@ -98,24 +152,51 @@ describe('labels: /repos/{o}/{r}/labels and /orgs/{org}/labels', () => {
       const listed = await t.http.get(t.api(base)).expect(200);
       expect(listed.body.map((label: { name: string }) => label.name)).toEqual(['team']);
       await t.http.get(t.api(`${base}/${created.body.id}`)).expect(401);
-      await t.http.get(t.api(`${base}/${created.body.id}`)).set(withToken(stranger.token)).expect(200);
-      const edited = await t.http.patch(t.api(`${base}/${created.body.id}`)).set(withToken(owner.token)).send({ description: 'd' }).expect(200);
+      await t.http
+        .get(t.api(`${base}/${created.body.id}`))
+        .set(withToken(stranger.token))
+        .expect(200);
+      const edited = await t.http
+        .patch(t.api(`${base}/${created.body.id}`))
+        .set(withToken(owner.token))
+        .send({ description: 'd' })
+        .expect(200);
       expect(edited.body).toMatchObject({ name: 'team', description: 'd' });
-      await t.http.delete(t.api(`${base}/${created.body.id}`)).set(withToken(stranger.token)).expect(403);
-      await t.http.delete(t.api(`${base}/${created.body.id}`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .delete(t.api(`${base}/${created.body.id}`))
+        .set(withToken(stranger.token))
+        .expect(403);
+      await t.http
+        .delete(t.api(`${base}/${created.body.id}`))
+        .set(withToken(owner.token))
+        .expect(204);
       expect((await t.http.get(t.api(base)).expect(200)).body).toEqual([]);
       const secret = await makeOrg(t, owner.user, { visibility: 'private' });
-      await t.http.get(t.api(`/orgs/${secret.name}/labels`)).set(withToken(stranger.token)).expect(404);
+      await t.http
+        .get(t.api(`/orgs/${secret.name}/labels`))
+        .set(withToken(stranger.token))
+        .expect(404);
       await t.http.get(t.api(`/orgs/${uniqueName('none')}/labels`)).expect(404);
     });
 
     it('a repository label id is not an organisation label, and the reverse', async () => {
       const org = await makeOrg(t, owner.user);
       const repo = await makeRepo(t, owner, { org: org.name });
-      const orgLabel = await t.http.post(t.api(`/orgs/${org.name}/labels`)).set(withToken(owner.token)).send({ name: 'o', color: '000000' }).expect(201);
-      const repoLabel = await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(owner.token)).send({ name: 'o', color: '000000' }).expect(201);
+      const orgLabel = await t.http
+        .post(t.api(`/orgs/${org.name}/labels`))
+        .set(withToken(owner.token))
+        .send({ name: 'o', color: '000000' })
+        .expect(201);
+      const repoLabel = await t.http
+        .post(t.api(`/repos/${repo.full_name}/labels`))
+        .set(withToken(owner.token))
+        .send({ name: 'o', color: '000000' })
+        .expect(201);
       await t.http.get(t.api(`/repos/${repo.full_name}/labels/${orgLabel.body.id}`)).expect(404);
-      await t.http.get(t.api(`/orgs/${org.name}/labels/${repoLabel.body.id}`)).set(withToken(owner.token)).expect(404);
+      await t.http
+        .get(t.api(`/orgs/${org.name}/labels/${repoLabel.body.id}`))
+        .set(withToken(owner.token))
+        .expect(404);
     });
   });
 });

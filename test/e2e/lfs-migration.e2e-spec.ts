@@ -10,7 +10,7 @@ function sha256(content: Buffer): string {
 }
 
 /** A migration with `lfs: true` from a second Anvil instance, which serves the source and its LFS objects. */
-describe('migrations bring LFS objects from the source\'s LFS server', () => {
+describe("migrations bring LFS objects from the source's LFS server", () => {
   jest.setTimeout(120_000);
   let source: TestApp;
   let target: TestApp;
@@ -43,7 +43,7 @@ describe('migrations bring LFS objects from the source\'s LFS server', () => {
         response.on('end', () => done(null, Buffer.concat(chunks)));
       });
 
-  it('fetches the objects the source points to with the migration\'s credentials; without lfs, only the pointers', async () => {
+  it("fetches the objects the source points to with the migration's credentials; without lfs, only the pointers", async () => {
     const name = uniqueName('lfsrc');
     await makeRepo(source, alice, { name, private: true, autoInit: true });
     const repo = `${alice.name}/${name}`;
@@ -61,10 +61,23 @@ describe('migrations bring LFS objects from the source\'s LFS server', () => {
     const secret = Buffer.from(`carol's private object ${uniqueName('s')}`);
     const carol = await makeUser(target);
     const carolRepo = `${carol.name}/${(await makeRepo(target, carol, { name: uniqueName('secret'), private: true })).name}`;
-    expect((await target.http.put(`/${carolRepo}.git/info/lfs/objects/${sha256(secret)}/${secret.length}`).set(withBasic(carol.name, carol.password)).send(secret)).status).toBe(200);
+    expect(
+      (
+        await target.http
+          .put(`/${carolRepo}.git/info/lfs/objects/${sha256(secret)}/${secret.length}`)
+          .set(withBasic(carol.name, carol.password))
+          .send(secret)
+      ).status,
+    ).toBe(200);
     const missing = pointerFile({ oid: sha256(secret), size: secret.length });
-    for (const [path, text] of [['data.bin', pointer], ['missing.bin', missing]]) {
-      const created = await source.http.post(source.api(`/repos/${repo}/contents/${path}`)).set(withToken(alice.token)).send({ content: Buffer.from(text).toString('base64'), message: path });
+    for (const [path, text] of [
+      ['data.bin', pointer],
+      ['missing.bin', missing],
+    ]) {
+      const created = await source.http
+        .post(source.api(`/repos/${repo}/contents/${path}`))
+        .set(withToken(alice.token))
+        .send({ content: Buffer.from(text).toString('base64'), message: path });
       expect(created.status).toBe(201);
     }
 
@@ -80,7 +93,10 @@ describe('migrations bring LFS objects from the source\'s LFS server', () => {
     expect(Buffer.compare(fetched.body as Buffer, content)).toBe(0);
     expect(withLfs.body.size).toBeGreaterThanOrEqual(50);
     // The object the source lacks is left out, though the target stores it: its pointer is all there is.
-    const left = await target.http.get(target.api(`/repos/${bob.name}/with-lfs/media/missing.bin`)).set(withToken(bob.token)).buffer(true);
+    const left = await target.http
+      .get(target.api(`/repos/${bob.name}/with-lfs/media/missing.bin`))
+      .set(withToken(bob.token))
+      .buffer(true);
     expect(left.text).toBe(missing);
 
     const withoutLfs = await migrate('without-lfs', false);

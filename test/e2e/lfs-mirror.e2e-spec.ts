@@ -71,7 +71,10 @@ describe('pull mirrors with lfs: true', () => {
   const push = (work: string, name: string) => client.ok(['push', '--quiet', upstream.dir(name), 'main:main'], { cwd: work });
 
   async function sync(repo: string): Promise<void> {
-    await t.http.post(t.api(`/repos/${alice.name}/${repo}/mirror-sync`)).set(withToken(alice.token)).expect(200);
+    await t.http
+      .post(t.api(`/repos/${alice.name}/${repo}/mirror-sync`))
+      .set(withToken(alice.token))
+      .expect(200);
     await t.app.get(MirrorRunner).whenIdle();
   }
 
@@ -153,7 +156,10 @@ describe('pull mirrors with lfs: true', () => {
     await commitPointers(work, { 'one.bin': pointers[0], 'two.bin': pointers[1], 'three.bin': pointers[2] });
     await push(work, name);
 
-    const plain = await t.http.post(t.api('/repos/migrate')).set(withToken(alice.token)).send({ clone_addr: upstream.url(name), repo_name: `${name}-plain`, mirror: true });
+    const plain = await t.http
+      .post(t.api('/repos/migrate'))
+      .set(withToken(alice.token))
+      .send({ clone_addr: upstream.url(name), repo_name: `${name}-plain`, mirror: true });
     expect(plain.status).toBe(201);
     forget();
     await sync(`${name}-plain`);
@@ -178,7 +184,7 @@ describe('pull mirrors with lfs: true', () => {
     expect(await lfsSize(name)).toBe(contents.reduce((sum, content) => sum + content.length, 0));
   });
 
-  it('counts the objects in the owner\'s size:git:lfs: a sync whose new objects do not fit fetches none of them', async () => {
+  it("counts the objects in the owner's size:git:lfs: a sync whose new objects do not fit fetches none of them", async () => {
     const admin = await makeUser(t, { admin: true });
     const owner = await makeUser(t);
     const group = uniqueName('grp');
@@ -208,7 +214,10 @@ describe('pull mirrors with lfs: true', () => {
     await commitPointers(work, { 'second.bin': second, 'third.bin': third });
     await push(work, name);
     forget();
-    await t.http.post(t.api(`/repos/${owner.name}/${name}/mirror-sync`)).set(withToken(owner.token)).expect(200);
+    await t.http
+      .post(t.api(`/repos/${owner.name}/${name}/mirror-sync`))
+      .set(withToken(owner.token))
+      .expect(200);
     await t.app.get(MirrorRunner).whenIdle();
     // The refs follow the source; the 3000 new bytes do not fit in the 2000 left, so none is fetched.
     expect((await t.http.get(t.api(`/repos/${owner.name}/${name}/contents/third.bin`)).set(withToken(owner.token))).status).toBe(200);
@@ -232,9 +241,15 @@ describe('pull mirrors with lfs: true', () => {
     await push(work, name);
 
     const held = lfs.hold(pointer.oid);
-    await t.http.post(t.api(`/repos/${alice.name}/${name}/mirror-sync`)).set(withToken(alice.token)).expect(200);
+    await t.http
+      .post(t.api(`/repos/${alice.name}/${name}/mirror-sync`))
+      .set(withToken(alice.token))
+      .expect(200);
     await held.reached;
-    await t.http.delete(t.api(`/repos/${alice.name}/${name}`)).set(withToken(alice.token)).expect(204);
+    await t.http
+      .delete(t.api(`/repos/${alice.name}/${name}`))
+      .set(withToken(alice.token))
+      .expect(204);
     held.release();
     await t.app.get(MirrorRunner).whenIdle();
     expect(await rows(pointer.oid)).toBe(0);

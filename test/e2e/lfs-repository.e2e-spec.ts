@@ -38,7 +38,10 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
     expect(asked.status).toBe(200);
     const action = JSON.parse(asked.text).objects[0].actions?.upload;
     if (action) {
-      const put = await t.http.put(new URL(action.href).pathname).set({ ...action.header, 'Content-Type': 'application/octet-stream' }).send(content);
+      const put = await t.http
+        .put(new URL(action.href).pathname)
+        .set({ ...action.header, 'Content-Type': 'application/octet-stream' })
+        .send(content);
       expect(put.status).toBe(200);
     }
     return oid;
@@ -62,7 +65,13 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
   it('counts LFS bytes in Repository.size and sorts search by lfs_size and git_size', async () => {
     const big = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('big'), autoInit: true })).name}`;
     const small = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('small'), autoInit: true })).name}`;
-    const sizeOf = async (repo: string) => (await t.http.get(t.api(`/repos/${repo}`)).set(withToken(alice.token)).expect(200)).body.size as number;
+    const sizeOf = async (repo: string) =>
+      (
+        await t.http
+          .get(t.api(`/repos/${repo}`))
+          .set(withToken(alice.token))
+          .expect(200)
+      ).body.size as number;
     const before = await sizeOf(big);
     await upload(big, randomBytes(300 * 1024));
     await upload(small, randomBytes(10 * 1024));
@@ -71,9 +80,12 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
     expect(await sizeOf(big)).toBe(before + 300);
 
     const search = async (sort: string, order: string) =>
-      (await t.http.get(t.api(`/repos/search?uid=${alice.user.id}&sort=${sort}&order=${order}&limit=50`)).set(withToken(alice.token)).expect(200)).body.data.map(
-        (repo: { full_name: string }) => repo.full_name,
-      );
+      (
+        await t.http
+          .get(t.api(`/repos/search?uid=${alice.user.id}&sort=${sort}&order=${order}&limit=50`))
+          .set(withToken(alice.token))
+          .expect(200)
+      ).body.data.map((repo: { full_name: string }) => repo.full_name);
     const ours = (names: string[]) => names.filter((name) => name === big || name === small);
     expect(ours(await search('lfs_size', 'desc'))).toEqual([big, small]);
     expect(ours(await search('lfs_size', 'asc'))).toEqual([small, big]);
@@ -116,17 +128,32 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
     expect((await get('media/nothing.txt')).status).toBe(404);
   });
 
-  it('a fork holds its source\'s objects: it serves them, counts them in its size and its owner\'s quota', async () => {
+  it("a fork holds its source's objects: it serves them, counts them in its size and its owner's quota", async () => {
     const source = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('forked'), autoInit: true })).name}`;
     const content = randomBytes(40 * 1024);
     const oid = await upload(source, content);
     const bob = await makeUser(t);
-    const forked = await t.http.post(t.api(`/repos/${source}/forks`)).set(withToken(bob.token)).send({});
+    const forked = await t.http
+      .post(t.api(`/repos/${source}/forks`))
+      .set(withToken(bob.token))
+      .send({});
     expect(forked.status).toBe(202);
     const fork = forked.body.full_name as string;
-    const sourceSize = (await t.http.get(t.api(`/repos/${source}`)).set(withToken(alice.token)).expect(200)).body.size as number;
+    const sourceSize = (
+      await t.http
+        .get(t.api(`/repos/${source}`))
+        .set(withToken(alice.token))
+        .expect(200)
+    ).body.size as number;
     expect(forked.body.size).toBeGreaterThanOrEqual(40);
-    expect(forked.body.size).toBe((await t.http.get(t.api(`/repos/${fork}`)).set(withToken(bob.token)).expect(200)).body.size);
+    expect(forked.body.size).toBe(
+      (
+        await t.http
+          .get(t.api(`/repos/${fork}`))
+          .set(withToken(bob.token))
+          .expect(200)
+      ).body.size,
+    );
     expect(sourceSize).toBeGreaterThanOrEqual(40);
 
     const answer = JSON.parse((await download(fork, oid, content.length, bob)).text).objects[0];
@@ -149,20 +176,25 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
     expect(JSON.parse((await download(fork, oid, content.length, bob)).text).objects[0].actions).toBeDefined();
   });
 
-  it('refuses a fork whose LFS objects the forker\'s quota cannot hold (413), making nothing', async () => {
+  it("refuses a fork whose LFS objects the forker's quota cannot hold (413), making nothing", async () => {
     const source = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('heavy'), autoInit: true })).name}`;
     await upload(source, randomBytes(3000));
     const admin = await makeUser(t, { admin: true });
     const carol = await makeUser(t);
     const group = uniqueName('grp');
-    const rules = [{ name: uniqueName('rule'), limit: -1, subjects: ['size:all'] }, { name: uniqueName('rule'), limit: 2000, subjects: ['size:git:lfs'] }];
+    const rules = [
+      { name: uniqueName('rule'), limit: -1, subjects: ['size:all'] },
+      { name: uniqueName('rule'), limit: 2000, subjects: ['size:git:lfs'] },
+    ];
     expect((await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules })).status).toBe(201);
     expect((await t.http.put(t.api(`/admin/quota/groups/${group}/users/${carol.name}`)).set(withToken(admin.token))).status).toBe(204);
-    const refused = await t.http.post(t.api(`/repos/${source}/forks`)).set(withToken(carol.token)).send({});
+    const refused = await t.http
+      .post(t.api(`/repos/${source}/forks`))
+      .set(withToken(carol.token))
+      .send({});
     expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 413, message: 'quota exceeded' });
     expect((await t.http.get(t.api(`/repos/${carol.name}/${source.split('/')[1]}`)).set(withToken(carol.token))).status).toBe(404);
   });
-
 
   it('doctor moves an object file no repository holds to lost+found once stale, and drops the rows of a lost file', async () => {
     const repo = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('doctor'), autoInit: true })).name}`;
@@ -178,7 +210,9 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
     fs.rmSync(fileOf(lostOid));
     const reconciliation = t.app.get(Reconciliation);
     const ours = (findings: { kind: string; subject: string }[]) =>
-      findings.filter((finding) => [keptOid, lostOid, strayOid].some((oid) => finding.subject.endsWith(oid))).map((finding) => `${finding.kind} ${finding.subject.slice(-64)}`);
+      findings
+        .filter((finding) => [keptOid, lostOid, strayOid].some((oid) => finding.subject.endsWith(oid)))
+        .map((finding) => `${finding.kind} ${finding.subject.slice(-64)}`);
 
     // Young, the stray file may be an upload whose row is on its way: left alone.
     expect(ours((await reconciliation.run({ fix: false })).findings)).toEqual([`lfs-object-without-file ${lostOid}`]);
@@ -188,7 +222,9 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
     expect(ours(repaired.findings).sort()).toEqual([`blob-without-row ${strayOid}`, `lfs-object-without-file ${lostOid}`].sort());
     expect(fs.existsSync(fileOf(strayOid))).toBe(false);
     expect(Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM lfs_meta_object WHERE oid = ?', [lostOid]))[0].n)).toBe(0);
-    const [row] = (await t.dataSource.query('SELECT lfs_size FROM repository WHERE lower_name = ?', [repo.split('/')[1].toLowerCase()])) as { lfs_size: number | string }[];
+    const [row] = (await t.dataSource.query('SELECT lfs_size FROM repository WHERE lower_name = ?', [repo.split('/')[1].toLowerCase()])) as {
+      lfs_size: number | string;
+    }[];
     expect(Number(row.lfs_size)).toBe(kept.length);
     expect(ours((await reconciliation.run({ fix: false })).findings)).toEqual([]);
   });
@@ -204,7 +240,10 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
       const archive = path.join(work, 'dump.tar.gz');
       await dump(t.dataSource, t.config, archive);
       // Only the database's type matters to the unpacking: the restored app brings its own empty database.
-      const { manifest, rowsFile } = await unpack(loadConfig({ DATA_DIR: restoredDir, ...(usesMysql() ? { DATABASE_URL: 'mysql://root@127.0.0.1/unused' } : {}) }), archive);
+      const { manifest, rowsFile } = await unpack(
+        loadConfig({ DATA_DIR: restoredDir, ...(usesMysql() ? { DATABASE_URL: 'mysql://root@127.0.0.1/unused' } : {}) }),
+        archive,
+      );
       const restored = await startTestApp({ DATA_DIR: restoredDir });
       try {
         if (rowsFile) {
@@ -236,5 +275,4 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
       fs.rmSync(work, { recursive: true, force: true });
     }
   });
-
 });

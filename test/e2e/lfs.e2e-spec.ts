@@ -28,8 +28,12 @@ describe('Git LFS over HTTP', () => {
 
   const lfsPath = (repo: string, tail: string) => `/${repo}.git/info/lfs/${tail}`;
   const batch = (repo: string, body: unknown, headers: Record<string, string> = withBasic(alice.name, alice.password)) =>
-    t.http.post(lfsPath(repo, 'objects/batch')).set({ Accept: LFS, 'Content-Type': LFS, ...headers }).send(JSON.stringify(body));
-  const rows = async (oid: string): Promise<number> => Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM lfs_meta_object WHERE oid = ?', [oid]))[0].n);
+    t.http
+      .post(lfsPath(repo, 'objects/batch'))
+      .set({ Accept: LFS, 'Content-Type': LFS, ...headers })
+      .send(JSON.stringify(body));
+  const rows = async (oid: string): Promise<number> =>
+    Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM lfs_meta_object WHERE oid = ?', [oid]))[0].n);
   const stored = (oid: string) => path.join(t.dataDir, 'lfs', oid.slice(0, 2), oid.slice(2, 4), oid);
   const leftovers = (): string[] => {
     const uploads = path.join(t.dataDir, 'tmp', 'uploads');
@@ -38,7 +42,13 @@ describe('Git LFS over HTTP', () => {
   };
 
   /** A raw PUT whose Content-Length is whatever the test says, and whose body may stop early. */
-  function rawPut(url: string, headers: Record<string, string>, body: Buffer, cutAfter?: number, beforeCut: () => Promise<void> = () => Promise.resolve()): Promise<{ status: number; text: string }> {
+  function rawPut(
+    url: string,
+    headers: Record<string, string>,
+    body: Buffer,
+    cutAfter?: number,
+    beforeCut: () => Promise<void> = () => Promise.resolve(),
+  ): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
       const request = http.request(new URL(url, base), { method: 'PUT', headers }, (response) => {
         const chunks: Buffer[] = [];
@@ -61,7 +71,10 @@ describe('Git LFS over HTTP', () => {
     bob = await makeUser(t);
     priv = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('lfs'), private: true, autoInit: true })).name}`;
     pub = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('pub'), autoInit: true })).name}`;
-    const added = await t.http.put(t.api(`/repos/${priv}/collaborators/${bob.name}`)).set(withToken(alice.token)).send({ permission: 'read' });
+    const added = await t.http
+      .put(t.api(`/repos/${priv}/collaborators/${bob.name}`))
+      .set(withToken(alice.token))
+      .send({ permission: 'read' });
     expect(added.status).toBe(204);
   });
 
@@ -72,9 +85,19 @@ describe('Git LFS over HTTP', () => {
 
   describe('batch API', () => {
     it('refuses other media types (415), malformed bodies and operations (400)', async () => {
-      const wrongType = await t.http.post(lfsPath(priv, 'objects/batch')).set({ ...withBasic(alice.name, alice.password), Accept: 'application/json' }).send('{}');
-      expect({ status: wrongType.status, type: wrongType.headers['content-type'], body: JSON.parse(wrongType.text) }).toEqual({ status: 415, type: LFS, body: { message: 'Unsupported Media Type' } });
-      const malformed = await t.http.post(lfsPath(priv, 'objects/batch')).set({ ...withBasic(alice.name, alice.password), Accept: LFS, 'Content-Type': LFS }).send('{"operation":');
+      const wrongType = await t.http
+        .post(lfsPath(priv, 'objects/batch'))
+        .set({ ...withBasic(alice.name, alice.password), Accept: 'application/json' })
+        .send('{}');
+      expect({ status: wrongType.status, type: wrongType.headers['content-type'], body: JSON.parse(wrongType.text) }).toEqual({
+        status: 415,
+        type: LFS,
+        body: { message: 'Unsupported Media Type' },
+      });
+      const malformed = await t.http
+        .post(lfsPath(priv, 'objects/batch'))
+        .set({ ...withBasic(alice.name, alice.password), Accept: LFS, 'Content-Type': LFS })
+        .send('{"operation":');
       expect(malformed.status).toBe(400);
       const operation = await batch(priv, { operation: 'delete', objects: [] });
       expect(operation.status).toBe(400);
@@ -94,10 +117,16 @@ describe('Git LFS over HTTP', () => {
 
     it('refuses uploads to readers, read-only tokens and public-only tokens on private repositories', async () => {
       const reader = await batch(priv, { operation: 'upload', objects: [] }, withBasic(bob.name, bob.password));
-      expect({ status: reader.status, body: JSON.parse(reader.text) }).toEqual({ status: 403, body: { message: `User '${bob.name}' is not allowed to push to '${priv}'.` } });
+      expect({ status: reader.status, body: JSON.parse(reader.text) }).toEqual({
+        status: 403,
+        body: { message: `User '${bob.name}' is not allowed to push to '${priv}'.` },
+      });
       const readOnly = await makeToken(t, alice.user, ['read:repository']);
       const scoped = await batch(priv, { operation: 'upload', objects: [] }, withBasic(alice.name, readOnly));
-      expect({ status: scoped.status, body: JSON.parse(scoped.text) }).toEqual({ status: 403, body: { message: 'token does not have at least one of required scope(s): [write:repository]' } });
+      expect({ status: scoped.status, body: JSON.parse(scoped.text) }).toEqual({
+        status: 403,
+        body: { message: 'token does not have at least one of required scope(s): [write:repository]' },
+      });
       const readable = await batch(priv, { operation: 'download', objects: [] }, withBasic(alice.name, readOnly));
       expect(readable.status).toBe(200);
       const publicOnly = await makeToken(t, alice.user, ['write:repository', 'public-only']);
@@ -109,7 +138,14 @@ describe('Git LFS over HTTP', () => {
       const content = randomBytes(1000);
       const oid = sha256(content);
       const missing = sha256(randomBytes(10));
-      const asked = await batch(priv, { operation: 'upload', objects: [{ oid: 'nothex', size: 1 }, { oid, size: 1000 }, { oid: missing, size: -1 }] });
+      const asked = await batch(priv, {
+        operation: 'upload',
+        objects: [
+          { oid: 'nothex', size: 1 },
+          { oid, size: 1000 },
+          { oid: missing, size: -1 },
+        ],
+      });
       expect(asked.status).toBe(200);
       expect(asked.headers['content-type']).toBe(LFS);
       const objects = asked.body.objects ?? JSON.parse(asked.text).objects;
@@ -126,7 +162,10 @@ describe('Git LFS over HTTP', () => {
       const put = await rawPut(upload.href, { ...upload.header, 'Content-Length': '1000' }, content);
       expect(put.status).toBe(200);
       expect(fs.readFileSync(stored(oid))).toEqual(content);
-      const verify = await t.http.post(new URL(objects[1].actions.verify.href).pathname).set({ ...objects[1].actions.verify.header, 'Content-Type': LFS }).send(JSON.stringify({ oid, size: 1000 }));
+      const verify = await t.http
+        .post(new URL(objects[1].actions.verify.href).pathname)
+        .set({ ...objects[1].actions.verify.header, 'Content-Type': LFS })
+        .send(JSON.stringify({ oid, size: 1000 }));
       expect(verify.status).toBe(200);
 
       const again = JSON.parse((await batch(priv, { operation: 'upload', objects: [{ oid, size: 1000 }] })).text);
@@ -135,13 +174,32 @@ describe('Git LFS over HTTP', () => {
       expect(wrongSize.objects[0].error).toEqual({ code: 422, message: `Object ${oid} is not 999 bytes` });
 
       // A reader downloads, in any letter case of the route and without `.git`.
-      const download = JSON.parse((await t.http.post(`/${priv.toUpperCase()}/INFO/LFS/objects/batch`).set({ ...withBasic(bob.name, bob.password), Accept: LFS }).send(JSON.stringify({ operation: 'download', objects: [{ oid, size: 1000 }, { oid: missing, size: 10 }] }))).text);
+      const download = JSON.parse(
+        (
+          await t.http
+            .post(`/${priv.toUpperCase()}/INFO/LFS/objects/batch`)
+            .set({ ...withBasic(bob.name, bob.password), Accept: LFS })
+            .send(
+              JSON.stringify({
+                operation: 'download',
+                objects: [
+                  { oid, size: 1000 },
+                  { oid: missing, size: 10 },
+                ],
+              }),
+            )
+        ).text,
+      );
       expect(download.objects[1].error).toEqual({ code: 404, message: 'Not Found' });
       const link = download.objects[0].actions.download;
       const fetched = await bytes(t.http.get(new URL(link.href).pathname).set(link.header));
       expect({ status: fetched.status, same: Buffer.compare(fetched.body as Buffer, content) === 0 }).toEqual({ status: 200, same: true });
       const ranged = await bytes(t.http.get(lfsPath(priv, `objects/${oid}`)).set({ ...link.header, Range: 'bytes=10-19' }));
-      expect({ status: ranged.status, range: ranged.headers['content-range'], same: Buffer.compare(ranged.body as Buffer, content.subarray(10, 20)) === 0 }).toEqual({
+      expect({
+        status: ranged.status,
+        range: ranged.headers['content-range'],
+        same: Buffer.compare(ranged.body as Buffer, content.subarray(10, 20)) === 0,
+      }).toEqual({
         status: 206,
         range: 'bytes 10-19/1000',
         same: true,
@@ -188,7 +246,9 @@ describe('Git LFS over HTTP', () => {
       const wrong = await rawPut(url, { ...auth, 'Content-Length': String(content.length) }, wrongBytes);
       expect({ status: wrong.status, body: JSON.parse(wrong.text) }).toEqual({ status: 422, body: { message: 'content hash does not match OID' } });
       // Cut off once the server is receiving it (its temporary file exists), then wait until it has cleaned up.
-      await rawPut(url, { ...auth, 'Content-Length': String(content.length) }, content, 1000, () => until(() => leftovers().length === 1, 'the upload reaches the server'));
+      await rawPut(url, { ...auth, 'Content-Length': String(content.length) }, content, 1000, () =>
+        until(() => leftovers().length === 1, 'the upload reaches the server'),
+      );
       const invalid = await rawPut(lfsPath(priv, 'objects/abc/10'), auth, Buffer.alloc(10));
       expect(invalid.status).toBe(422);
       // The server learns of the cut-off only when its socket closes.
@@ -203,23 +263,36 @@ describe('Git LFS over HTTP', () => {
       const oid = sha256(content);
       const other = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('twin'), private: true })).name}`;
       const auth = withBasic(alice.name, alice.password);
-      const results = await Promise.all([priv, other].map((repo) => rawPut(lfsPath(repo, `objects/${oid}/${content.length}`), { ...auth, 'Content-Length': String(content.length) }, content)));
+      const results = await Promise.all(
+        [priv, other].map((repo) => rawPut(lfsPath(repo, `objects/${oid}/${content.length}`), { ...auth, 'Content-Length': String(content.length) }, content)),
+      );
       expect(results.map((result) => result.status)).toEqual([200, 200]);
-      expect({ rows: await rows(oid), same: Buffer.compare(fs.readFileSync(stored(oid)), content) === 0, leftovers: leftovers() }).toEqual({ rows: 2, same: true, leftovers: [] });
+      expect({ rows: await rows(oid), same: Buffer.compare(fs.readFileSync(stored(oid)), content) === 0, leftovers: leftovers() }).toEqual({
+        rows: 2,
+        same: true,
+        leftovers: [],
+      });
     });
   });
 
-  it('removes a deleted repository\'s rows, and the files no other repository holds', async () => {
+  it("removes a deleted repository's rows, and the files no other repository holds", async () => {
     const shared = randomBytes(100);
     const own = randomBytes(200);
     const doomed = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('doomed') })).name}`;
     const keeper = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('keeper') })).name}`;
     const auth = withBasic(alice.name, alice.password);
-    for (const [repo, content] of [[doomed, shared], [keeper, shared], [doomed, own]] as const) {
+    for (const [repo, content] of [
+      [doomed, shared],
+      [keeper, shared],
+      [doomed, own],
+    ] as const) {
       expect((await rawPut(lfsPath(repo, `objects/${sha256(content)}/${content.length}`), auth, content)).status).toBe(200);
     }
     expect((await t.http.delete(t.api(`/repos/${doomed}`)).set(withToken(alice.token))).status).toBe(204);
-    expect({ shared: [await rows(sha256(shared)), fs.existsSync(stored(sha256(shared)))], own: [await rows(sha256(own)), fs.existsSync(stored(sha256(own)))] }).toEqual({
+    expect({
+      shared: [await rows(sha256(shared)), fs.existsSync(stored(sha256(shared)))],
+      own: [await rows(sha256(own)), fs.existsSync(stored(sha256(own)))],
+    }).toEqual({
       shared: [1, true],
       own: [0, false],
     });
@@ -230,22 +303,44 @@ describe('Git LFS over HTTP', () => {
       const admin = await makeUser(t, { admin: true });
       const owner = await makeUser(t);
       const group = uniqueName('grp');
-      const created = await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: uniqueName('rule'), limit: -1, subjects: ['size:all'] }, { name: uniqueName('rule'), limit: 2500, subjects: ['size:git:lfs'] }] });
+      const created = await t.http
+        .post(t.api('/admin/quota/groups'))
+        .set(withToken(admin.token))
+        .send({
+          name: group,
+          rules: [
+            { name: uniqueName('rule'), limit: -1, subjects: ['size:all'] },
+            { name: uniqueName('rule'), limit: 2500, subjects: ['size:git:lfs'] },
+          ],
+        });
       expect(created.status).toBe(201);
       expect((await t.http.put(t.api(`/admin/quota/groups/${group}/users/${owner.name}`)).set(withToken(admin.token))).status).toBe(204);
       const repo = `${owner.name}/${(await makeRepo(t, owner, { name: uniqueName('quota') })).name}`;
       const auth = withBasic(owner.name, owner.password);
 
-      const tooMuch = await batch(repo, { operation: 'upload', objects: [{ oid: sha256(randomBytes(8)), size: 2000 }, { oid: sha256(randomBytes(8)), size: 1000 }] }, auth);
+      const tooMuch = await batch(
+        repo,
+        {
+          operation: 'upload',
+          objects: [
+            { oid: sha256(randomBytes(8)), size: 2000 },
+            { oid: sha256(randomBytes(8)), size: 1000 },
+          ],
+        },
+        auth,
+      );
       expect({ status: tooMuch.status, body: JSON.parse(tooMuch.text) }).toEqual({ status: 413, body: { message: 'quota exceeded' } });
 
       const contents = Array.from({ length: 5 }, () => randomBytes(1000));
-      const results = await Promise.all(contents.map((content) => rawPut(lfsPath(repo, `objects/${sha256(content)}/1000`), { ...auth, 'Content-Length': '1000' }, content)));
+      const results = await Promise.all(
+        contents.map((content) => rawPut(lfsPath(repo, `objects/${sha256(content)}/1000`), { ...auth, 'Content-Length': '1000' }, content)),
+      );
       expect(results.map((result) => result.status).sort()).toEqual([200, 200, 413, 413, 413]);
       expect(JSON.parse(results.find((result) => result.status === 413)!.text)).toEqual({ message: 'quota exceeded' });
       const kept = contents.filter((_, index) => results[index].status === 200);
       const refused = contents.filter((_, index) => results[index].status === 413);
-      for (const content of refused) expect({ rows: await rows(sha256(content)), file: fs.existsSync(stored(sha256(content))) }).toEqual({ rows: 0, file: false });
+      for (const content of refused)
+        expect({ rows: await rows(sha256(content)), file: fs.existsSync(stored(sha256(content))) }).toEqual({ rows: 0, file: false });
 
       // The same object in a second repository of the owner counts once.
       const second = `${owner.name}/${(await makeRepo(t, owner, { name: uniqueName('quota') })).name}`;
@@ -273,7 +368,16 @@ describe('Git LFS over HTTP', () => {
 
       const clone = path.join(client.home, uniqueName('clone'));
       // The clone's own configuration turns the LFS filters on (the client's global configuration is empty).
-      await client.ok(['-c', 'filter.lfs.process=git-lfs filter-process', '-c', 'filter.lfs.required=true', 'clone', '--quiet', withCredentials(base, `${pub}.git`), clone]);
+      await client.ok([
+        '-c',
+        'filter.lfs.process=git-lfs filter-process',
+        '-c',
+        'filter.lfs.required=true',
+        'clone',
+        '--quiet',
+        withCredentials(base, `${pub}.git`),
+        clone,
+      ]);
       await lfs(clone, 'install', '--local');
       expect(Buffer.compare(fs.readFileSync(path.join(clone, 'big.bin')), big)).toBe(0);
       expect(fs.readFileSync(path.join(clone, 'empty.bin')).length).toBe(0);
@@ -304,20 +408,37 @@ describe('Git LFS over HTTP', () => {
     it('locks a path once in any letter case, lists by cursor without repeats, verifies and unlocks', async () => {
       const dave = await makeUser(t);
       const repo = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('locks'), private: true })).name}`;
-      for (const [user, permission] of [[dave, 'write'], [bob, 'read']] as const) {
-        expect((await t.http.put(t.api(`/repos/${repo}/collaborators/${user.name}`)).set(withToken(alice.token)).send({ permission })).status).toBe(204);
+      for (const [user, permission] of [
+        [dave, 'write'],
+        [bob, 'read'],
+      ] as const) {
+        expect(
+          (
+            await t.http
+              .put(t.api(`/repos/${repo}/collaborators/${user.name}`))
+              .set(withToken(alice.token))
+              .send({ permission })
+          ).status,
+        ).toBe(204);
       }
-      const locks = (user: TestUser, tail = '') => t.http.post(lfsPath(repo, `locks${tail}`)).set({ ...withBasic(user.name, user.password), Accept: LFS, 'Content-Type': LFS });
+      const locks = (user: TestUser, tail = '') =>
+        t.http.post(lfsPath(repo, `locks${tail}`)).set({ ...withBasic(user.name, user.password), Accept: LFS, 'Content-Type': LFS });
       const created = await locks(alice).send(JSON.stringify({ path: '/docs/./a.bin' }));
       expect(created.status).toBe(201);
       const lock = JSON.parse(created.text).lock;
-      expect(lock).toEqual({ id: expect.stringMatching(/^\d+$/), path: 'docs/a.bin', locked_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/), owner: { name: alice.name } });
+      expect(lock).toEqual({
+        id: expect.stringMatching(/^\d+$/),
+        path: 'docs/a.bin',
+        locked_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+        owner: { name: alice.name },
+      });
       const duplicate = await locks(dave).send(JSON.stringify({ path: 'DOCS/A.BIN' }));
       expect({ status: duplicate.status, body: JSON.parse(duplicate.text) }).toEqual({ status: 409, body: { lock, message: 'already created lock' } });
       expect((await locks(bob).send(JSON.stringify({ path: 'b.bin' }))).status).toBe(403);
       for (const name of ['b.bin', 'c.bin', 'd.bin']) expect((await locks(dave).send(JSON.stringify({ path: name }))).status).toBe(201);
 
-      const list = async (query: string) => JSON.parse((await t.http.get(lfsPath(repo, `locks${query}`)).set({ ...withBasic(bob.name, bob.password), Accept: LFS })).text);
+      const list = async (query: string) =>
+        JSON.parse((await t.http.get(lfsPath(repo, `locks${query}`)).set({ ...withBasic(bob.name, bob.password), Accept: LFS })).text);
       const first = await list('?limit=3');
       const second = await list(`?limit=3&cursor=${first.next_cursor}`);
       expect(first.locks.map((entry: { path: string }) => entry.path)).toEqual(['docs/a.bin', 'b.bin', 'c.bin']);
@@ -327,7 +448,10 @@ describe('Git LFS over HTTP', () => {
       const verified = JSON.parse((await locks(dave, '/verify').send(JSON.stringify({ limit: 10 }))).text);
       expect({ ours: verified.ours.length, theirs: verified.theirs.map((entry: { path: string }) => entry.path) }).toEqual({ ours: 3, theirs: ['docs/a.bin'] });
       const notOwner = await locks(dave, `/${lock.id}/unlock`).send(JSON.stringify({}));
-      expect({ status: notOwner.status, body: JSON.parse(notOwner.text) }).toEqual({ status: 403, body: { message: "user doesn't own lock and force flag is not set" } });
+      expect({ status: notOwner.status, body: JSON.parse(notOwner.text) }).toEqual({
+        status: 403,
+        body: { message: "user doesn't own lock and force flag is not set" },
+      });
       const forced = await locks(dave, `/${lock.id}/unlock`).send(JSON.stringify({ force: true }));
       expect({ status: forced.status, body: JSON.parse(forced.text) }).toEqual({ status: 200, body: { lock } });
       expect((await list('?path=docs/a.bin')).locks).toEqual([]);
@@ -336,7 +460,14 @@ describe('Git LFS over HTTP', () => {
     it('git lfs lock, locks and unlock with the real client; lfs.locksverify refuses a push touching a lock of another user', async () => {
       const dave = await makeUser(t);
       const repo = `${alice.name}/${(await makeRepo(t, alice, { name: uniqueName('locked') })).name}`;
-      expect((await t.http.put(t.api(`/repos/${repo}/collaborators/${dave.name}`)).set(withToken(alice.token)).send({ permission: 'write' })).status).toBe(204);
+      expect(
+        (
+          await t.http
+            .put(t.api(`/repos/${repo}/collaborators/${dave.name}`))
+            .set(withToken(alice.token))
+            .send({ permission: 'write' })
+        ).status,
+      ).toBe(204);
       const work = await client.workingCopy('main', {});
       await client.ok(['lfs', 'install', '--local'], { cwd: work });
       await client.ok(['lfs', 'track', '--lockable', '*.psd'], { cwd: work });
@@ -374,8 +505,18 @@ describe('Git LFS over HTTP', () => {
       port = t.app.get(SshEndpoint).port;
       aliceKey = generateSshKey(client.home, 'alice');
       bobKey = generateSshKey(client.home, 'bob');
-      for (const [user, key] of [[alice, aliceKey], [bob, bobKey]] as const) {
-        expect((await t.http.post(t.api('/user/keys')).set(withToken(user.token)).send({ title: uniqueName('key'), key: key.publicLine })).status).toBe(201);
+      for (const [user, key] of [
+        [alice, aliceKey],
+        [bob, bobKey],
+      ] as const) {
+        expect(
+          (
+            await t.http
+              .post(t.api('/user/keys'))
+              .set(withToken(user.token))
+              .send({ title: uniqueName('key'), key: key.publicLine })
+          ).status,
+        ).toBe(201);
       }
     });
 
@@ -395,7 +536,10 @@ describe('Git LFS over HTTP', () => {
       expect((await batch(priv, { operation: 'download', objects: [] }, { Authorization: `${parsed.header.Authorization}x` })).status).toBe(401);
 
       const upload = await ssh(bobKey, `git-lfs-authenticate ${priv} upload`);
-      expect({ code: upload.code, stderr: upload.stderr }).toEqual({ code: 1, stderr: expect.stringMatching(new RegExp(`^Anvil: User: ${bob.user.id}:${bob.name} with Key: \\d+:\\S+ is not authorized to write to ${priv}\\.\\n$`)) });
+      expect({ code: upload.code, stderr: upload.stderr }).toEqual({
+        code: 1,
+        stderr: expect.stringMatching(new RegExp(`^Anvil: User: ${bob.user.id}:${bob.name} with Key: \\d+:\\S+ is not authorized to write to ${priv}\\.\\n$`)),
+      });
       const verb = await ssh(bobKey, `git-lfs-authenticate ${priv} delete`);
       expect({ code: verb.code, stderr: verb.stderr }).toEqual({ code: 1, stderr: 'Anvil: Unknown LFS verb\n' });
       const transfer = await ssh(bobKey, `git-lfs-transfer ${priv} upload`);

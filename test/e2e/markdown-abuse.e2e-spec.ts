@@ -10,7 +10,10 @@ describe('markdown abuse', () => {
   let bob: TestUser;
   const ROOT = 'http://anvil.test/';
   const render = (user: TestUser | string, body: Record<string, unknown>) =>
-    t.http.post(t.api('/markdown')).set(withToken(typeof user === 'string' ? user : user.token)).send(body);
+    t.http
+      .post(t.api('/markdown'))
+      .set(withToken(typeof user === 'string' ? user : user.token))
+      .send(body);
   const busyWorkers = async () => {
     const series = 'anvil_markdown_render_pool{state="busy"} ';
     const line = (await t.http.get('/metrics').expect(200)).text.split('\n').find((candidate) => candidate.startsWith(series));
@@ -58,7 +61,8 @@ describe('markdown abuse', () => {
   });
 
   it('14: raw HTML cannot pass a link to anywhere off as a mention; real mentions keep their class', async () => {
-    const html = (await render(alice, { Text: `<a class="mention" href="https://evil.example/x">@${bob.name}</a> and @${bob.name}`, Mode: 'gfm' }).expect(200)).text;
+    const html = (await render(alice, { Text: `<a class="mention" href="https://evil.example/x">@${bob.name}</a> and @${bob.name}`, Mode: 'gfm' }).expect(200))
+      .text;
     expect(html).toContain('href="https://evil.example/x"');
     expect(html).not.toMatch(/<a[^>]*class="mention"[^>]*href="https:\/\/evil/);
     expect(html).not.toMatch(/<a[^>]*href="https:\/\/evil[^>]*class="mention"/);
@@ -70,7 +74,10 @@ describe('markdown abuse', () => {
     const privateOrg = await makeOrg(t, alice.user, { visibility: 'private' });
     const publicOnly = await makeUser(t, { scopes: ['public-only', 'all'] });
     const text = `@${limited.name} @${privateOrg.name} @${bob.name}`;
-    await t.http.get(t.api(`/users/${limited.name}`)).set(withToken(publicOnly.token)).expect(403);
+    await t.http
+      .get(t.api(`/users/${limited.name}`))
+      .set(withToken(publicOnly.token))
+      .expect(403);
     const html = (await render(publicOnly.token, { Text: text, Mode: 'gfm' }).expect(200)).text;
     expect(html).not.toContain(`href="${ROOT}${limited.name}"`);
     expect(html).not.toContain(`href="${ROOT}${privateOrg.name}"`);

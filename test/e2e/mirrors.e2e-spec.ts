@@ -78,7 +78,13 @@ describe('migrations and pull mirrors', () => {
     const request = t.http.post(t.api(`/repos/${owner}/${repo}/mirror-sync`));
     return user ? request.set(withToken(user.token)) : request;
   };
-  const getRepo = async (owner: string, repo: string) => (await t.http.get(t.api(`/repos/${owner}/${repo}`)).set(withToken(alice.token)).expect(200)).body;
+  const getRepo = async (owner: string, repo: string) =>
+    (
+      await t.http
+        .get(t.api(`/repos/${owner}/${repo}`))
+        .set(withToken(alice.token))
+        .expect(200)
+    ).body;
 
   /** A bare repository `name` on the upstream, filled from a working copy; returns the working copy. */
   async function seed(name: string, files: Record<string, string> = { 'README.md': 'hello\n' }, branch = 'main', server = upstream): Promise<string> {
@@ -108,15 +114,24 @@ describe('migrations and pull mirrors', () => {
       [{ clone_addr: 'http://example.com/x', repo_name: 'a'.repeat(101) }, '[RepoName]: MaxSize'],
       [{ clone_addr: 'http://example.com/x', repo_name: 'ok', description: 'd'.repeat(2049) }, '[Description]: MaxSize'],
       [{ clone_addr: 'http://example.com/x', repo_name: 'ok', mirror: true, mirror_interval: 'soon' }, 'time: invalid duration "soon"'],
-      [{ clone_addr: 'http://example.com/x', repo_name: 'ok', mirror: true, mirror_interval: '5m' }, 'invalid mirror interval: 5m0s is below minimum interval: 10m0s'],
-      [{ clone_addr: 'http://example.com/x', repo_name: 'ok', mirror: true, mirror_interval: '-1h' }, 'invalid mirror interval: -1h0m0s is below minimum interval: 10m0s'],
+      [
+        { clone_addr: 'http://example.com/x', repo_name: 'ok', mirror: true, mirror_interval: '5m' },
+        'invalid mirror interval: 5m0s is below minimum interval: 10m0s',
+      ],
+      [
+        { clone_addr: 'http://example.com/x', repo_name: 'ok', mirror: true, mirror_interval: '-1h' },
+        'invalid mirror interval: -1h0m0s is below minimum interval: 10m0s',
+      ],
     ])('%j → 422 %s', async (body, message) => {
       const response = await migrate(alice, body).expect(422);
       expect(response.body.message).toBe(message);
     });
 
     it('needs sign-in and write:repository', async () => {
-      await t.http.post(t.api('/repos/migrate')).send({ clone_addr: upstream.url('x'), repo_name: 'x' }).expect(401);
+      await t.http
+        .post(t.api('/repos/migrate'))
+        .send({ clone_addr: upstream.url('x'), repo_name: 'x' })
+        .expect(401);
     });
   });
 
@@ -146,8 +161,15 @@ describe('migrations and pull mirrors', () => {
       const erin = await makeUser(t);
       const bob = await makeUser(t);
       const group = uniqueName('grp');
-      await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: uniqueName('rule'), limit: 0, subjects: ['size:repos:all'] }] }).expect(201);
-      await t.http.put(t.api(`/admin/quota/groups/${group}/users/${erin.name}`)).set(withToken(admin.token)).expect(204);
+      await t.http
+        .post(t.api('/admin/quota/groups'))
+        .set(withToken(admin.token))
+        .send({ name: group, rules: [{ name: uniqueName('rule'), limit: 0, subjects: ['size:repos:all'] }] })
+        .expect(201);
+      await t.http
+        .put(t.api(`/admin/quota/groups/${group}/users/${erin.name}`))
+        .set(withToken(admin.token))
+        .expect(204);
       const seen = upstream.seen.length;
       const own = await migrate(erin, { clone_addr: upstream.url('any'), repo_name: uniqueName('q') }).expect(413);
       expect(own.body).toMatchObject({ message: 'quota exceeded', username: erin.name });
@@ -169,8 +191,16 @@ describe('migrations and pull mirrors', () => {
     });
 
     it('refuses unspecified and link-local addresses even with local networks allowed', async () => {
-      for (const address of ['http://0.0.0.0/x.git', 'http://169.254.169.254/x.git', 'http://[::ffff:169.254.169.254]/x.git', 'http://[fe80::1]/x.git', 'http://224.0.0.1/x.git']) {
-        expect((await migrate(alice, { clone_addr: address, repo_name: uniqueName('r') }).expect(422)).body.message).toBe('You can not import from disallowed hosts.');
+      for (const address of [
+        'http://0.0.0.0/x.git',
+        'http://169.254.169.254/x.git',
+        'http://[::ffff:169.254.169.254]/x.git',
+        'http://[fe80::1]/x.git',
+        'http://224.0.0.1/x.git',
+      ]) {
+        expect((await migrate(alice, { clone_addr: address, repo_name: uniqueName('r') }).expect(422)).body.message).toBe(
+          'You can not import from disallowed hosts.',
+        );
       }
       expect((await migrate(alice, { clone_addr: 'http://no-such-host.invalid/x.git', repo_name: uniqueName('r') }).expect(422)).body.message).toBe(
         'You can not import from disallowed hosts.',
@@ -245,7 +275,10 @@ describe('migrations and pull mirrors', () => {
       const name = uniqueName('missing');
       const response = await migrate(alice, { clone_addr: upstream.url('does-not-exist'), repo_name: name }).expect(422);
       expect(response.body.message).toMatch(/^Migration failed: .+\.$/);
-      await t.http.get(t.api(`/repos/${alice.name}/${name}`)).set(withToken(alice.token)).expect(404);
+      await t.http
+        .get(t.api(`/repos/${alice.name}/${name}`))
+        .set(withToken(alice.token))
+        .expect(404);
       expect(fs.existsSync(repositoryDir(t.dataDir, alice.name, name))).toBe(false);
       expect(fs.readdirSync(path.join(t.dataDir, 'repositories', '.incoming'))).toEqual([]);
     });
@@ -280,7 +313,10 @@ describe('migrations and pull mirrors', () => {
       const response = await migrate(alice, { clone_addr: stall.url('x'), repo_name: name }).expect(422);
       expect(response.body.message).toBe(`Migration failed: clone timed out after ${CLONE_TIMEOUT_MS / 1000} s.`);
       expect(stall.seen.length).toBeGreaterThan(0);
-      await t.http.get(t.api(`/repos/${alice.name}/${name}`)).set(withToken(alice.token)).expect(404);
+      await t.http
+        .get(t.api(`/repos/${alice.name}/${name}`))
+        .set(withToken(alice.token))
+        .expect(404);
       expect(fs.readdirSync(path.join(t.dataDir, 'repositories', '.incoming'))).toEqual([]);
     });
 
@@ -288,7 +324,12 @@ describe('migrations and pull mirrors', () => {
       await seed('private', { 'secret.txt': 's\n' }, 'main', locked);
       const none = await migrate(alice, { clone_addr: locked.url('private'), repo_name: uniqueName('r') }).expect(422);
       expect(none.body.message).toMatch(/^Authentication failed: .+\.$/);
-      const wrong = await migrate(alice, { clone_addr: locked.url('private'), repo_name: uniqueName('r'), auth_username: 'carol', auth_password: 'wrong-password' }).expect(422);
+      const wrong = await migrate(alice, {
+        clone_addr: locked.url('private'),
+        repo_name: uniqueName('r'),
+        auth_username: 'carol',
+        auth_password: 'wrong-password',
+      }).expect(422);
       expect(wrong.body.message).toMatch(/^Authentication failed: .+\.$/);
       expect(wrong.text).not.toContain('wrong-password');
     });
@@ -296,7 +337,13 @@ describe('migrations and pull mirrors', () => {
     it('fetches with stored credentials that appear nowhere but the encrypted column', async () => {
       const work = await seed('private2', { 'secret.txt': 's\n' }, 'main', locked);
       const name = uniqueName('locked');
-      const response = await migrate(alice, { clone_addr: locked.url('private2'), repo_name: name, mirror: true, auth_username: 'carol', auth_password: password }).expect(201);
+      const response = await migrate(alice, {
+        clone_addr: locked.url('private2'),
+        repo_name: name,
+        mirror: true,
+        auth_username: 'carol',
+        auth_password: password,
+      }).expect(201);
       expect(response.text).not.toContain(password);
       expect(locked.seen.some((seen) => seen.authorization === `Basic ${Buffer.from(`carol:${password}`).toString('base64')}`)).toBe(true);
 
@@ -440,7 +487,11 @@ describe('migrations and pull mirrors', () => {
     });
 
     it('accepts mirror_interval on PATCH for a mirror only, with the same rules', async () => {
-      const patch = (repo: string, body: object) => t.http.patch(t.api(`/repos/${alice.name}/${repo}`)).set(withToken(alice.token)).send(body);
+      const patch = (repo: string, body: object) =>
+        t.http
+          .patch(t.api(`/repos/${alice.name}/${repo}`))
+          .set(withToken(alice.token))
+          .send(body);
       expect((await patch(name, { mirror_interval: '2h' }).expect(200)).body.mirror_interval).toBe('2h0m0s');
       expect((await t.app.get(MirrorStore).findByRepository((await getRepo(alice.name, name)).id))!.nextUpdateUnix).toBe(now + 7200);
       expect((await patch(name, { mirror_interval: '1m' }).expect(422)).body.message).toBe('invalid mirror interval: 1m0s is below minimum interval: 10m0s');
@@ -527,8 +578,15 @@ describe('migrations and pull mirrors', () => {
       const name = uniqueName('q');
       await migrate(dave, { clone_addr: upstream.url('quota-src'), repo_name: name, mirror: true, mirror_interval: '10m' }).expect(201);
       const group = uniqueName('grp');
-      await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: uniqueName('rule'), limit: 0, subjects: ['size:repos:all'] }] }).expect(201);
-      await t.http.put(t.api(`/admin/quota/groups/${group}/users/${dave.name}`)).set(withToken(admin.token)).expect(204);
+      await t.http
+        .post(t.api('/admin/quota/groups'))
+        .set(withToken(admin.token))
+        .send({ name: group, rules: [{ name: uniqueName('rule'), limit: 0, subjects: ['size:repos:all'] }] })
+        .expect(201);
+      await t.http
+        .put(t.api(`/admin/quota/groups/${group}/users/${dave.name}`))
+        .set(withToken(admin.token))
+        .expect(204);
       await commit(work, 'q.txt', 'q\n');
       await client.ok(['push', '--quiet', upstream.dir('quota-src'), 'main'], { cwd: work });
       now += 601;
@@ -536,11 +594,19 @@ describe('migrations and pull mirrors', () => {
       await runner().whenIdle();
       const dir = repositoryDir(t.dataDir, dave.name, name);
       expect(refs(dir)).not.toBe(refs(upstream.dir('quota-src')));
-      const repo = (await t.http.get(t.api(`/repos/${dave.name}/${name}`)).set(withToken(dave.token)).expect(200)).body;
+      const repo = (
+        await t.http
+          .get(t.api(`/repos/${dave.name}/${name}`))
+          .set(withToken(dave.token))
+          .expect(200)
+      ).body;
       const mirror = await t.app.get(MirrorStore).findByRepository(repo.id);
       expect(mirror!.nextUpdateUnix).toBeLessThanOrEqual(now);
       // mirror-sync on an owner over quota for size:git:all is 413.
-      await t.http.post(t.api(`/repos/${dave.name}/${name}/mirror-sync`)).set(withToken(dave.token)).expect(413);
+      await t.http
+        .post(t.api(`/repos/${dave.name}/${name}/mirror-sync`))
+        .set(withToken(dave.token))
+        .expect(413);
     });
   });
 });
@@ -563,8 +629,19 @@ describe('host policy with ALLOW_LOCAL_NETWORKS=false', () => {
   it('refuses loopback and private sources without contacting them', async () => {
     const user = await makeUser(t);
     const localhostUrl = upstream.url('x').replace('127.0.0.1', 'localhost');
-    for (const address of [upstream.url('x'), localhostUrl, 'http://10.0.0.1/x.git', 'http://[::1]/x.git', 'http://[::ffff:127.0.0.1]/x.git', 'git://192.168.1.1/x.git']) {
-      const response = await t.http.post(t.api('/repos/migrate')).set(withToken(user.token)).send({ clone_addr: address, repo_name: uniqueName('r') }).expect(422);
+    for (const address of [
+      upstream.url('x'),
+      localhostUrl,
+      'http://10.0.0.1/x.git',
+      'http://[::1]/x.git',
+      'http://[::ffff:127.0.0.1]/x.git',
+      'git://192.168.1.1/x.git',
+    ]) {
+      const response = await t.http
+        .post(t.api('/repos/migrate'))
+        .set(withToken(user.token))
+        .send({ clone_addr: address, repo_name: uniqueName('r') })
+        .expect(422);
       expect(response.body.message).toBe('You can not import from disallowed hosts.');
     }
     expect(upstream.seen).toEqual([]);
@@ -585,7 +662,11 @@ describe('shutdown while a sync runs', () => {
       const work = await client.workingCopy('main', { 'a.txt': 'a\n' });
       await client.ok(['push', '--quiet', upstream.dir('src'), 'main'], { cwd: work });
       const name = uniqueName('m');
-      await t.http.post(t.api('/repos/migrate')).set(withToken(user.token)).send({ clone_addr: upstream.url('src'), repo_name: name, mirror: true }).expect(201);
+      await t.http
+        .post(t.api('/repos/migrate'))
+        .set(withToken(user.token))
+        .send({ clone_addr: upstream.url('src'), repo_name: name, mirror: true })
+        .expect(201);
       const dir = repositoryDir(t.dataDir, user.name, name);
       const before = refs(dir);
       fs.writeFileSync(path.join(work, 'b.txt'), 'b\n');
@@ -600,7 +681,10 @@ describe('shutdown while a sync runs', () => {
         refsWhenStopped = refs(dir);
       });
       const seenBefore = upstream.seen.length;
-      await t.http.post(t.api(`/repos/${user.name}/${name}/mirror-sync`)).set(withToken(user.token)).expect(200);
+      await t.http
+        .post(t.api(`/repos/${user.name}/${name}/mirror-sync`))
+        .set(withToken(user.token))
+        .expect(200);
       // The fetch has reached the stalling source before the server is told to stop.
       while (upstream.seen.length === seenBefore) await new Promise((resolve) => setImmediate(resolve));
       expect(t.app.get(MirrorRunner).activeCount).toBe(1);

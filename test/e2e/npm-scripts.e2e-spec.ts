@@ -23,7 +23,7 @@ describe('npm scripts', () => {
     expect(fs.readFileSync(path.join(ROOT, 'bench', 'run.js'), 'utf8')).toContain("require('../package.json').scripts.start");
   });
 
-  it("the build writes the module map last, and the Docker image writes it again once its packages are pruned", () => {
+  it('the build writes the module map last, and the Docker image writes it again once its packages are pruned', () => {
     // src/server/module-map.ts: the map is written for one installation; the image's prune makes another.
     expect(pkg.scripts.build).toMatch(/ && node scripts\/write-module-map\.js$/);
     const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
@@ -32,7 +32,10 @@ describe('npm scripts', () => {
     expect(dockerfile.indexOf('node scripts/write-module-map.js', prune)).toBeGreaterThan(prune);
     // The entry points install it before anything else is required.
     for (const entry of ['src/main.ts', 'src/cli/main.ts']) {
-      const firstImport = fs.readFileSync(path.join(ROOT, entry), 'utf8').split('\n').find((line) => line.startsWith('import '));
+      const firstImport = fs
+        .readFileSync(path.join(ROOT, entry), 'utf8')
+        .split('\n')
+        .find((line) => line.startsWith('import '));
       expect(firstImport).toMatch(/^import '(\.\/|\.\.\/)server\/module-map-install';$/);
     }
   });

@@ -103,10 +103,16 @@ describe('OAuth2 / OpenID Connect provider', () => {
     expect(page).toContain('<h1>Authorize ');
     const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1];
     // A wrong password is refused on the page, nothing issued.
-    const refused = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: csrf, decision: 'authorize', user_name: user.name, password: 'wrong password' } });
+    const refused = await browser.request(interactionUrl, {
+      method: 'POST',
+      form: { _csrf: csrf, decision: 'authorize', user_name: user.name, password: 'wrong password' },
+    });
     expect(refused.status).toBe(401);
     const again = /name="_csrf" value="([^"]+)"/.exec(await refused.text())![1];
-    const signedIn = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: again, decision: 'authorize', user_name: user.name, password: user.password } });
+    const signedIn = await browser.request(interactionUrl, {
+      method: 'POST',
+      form: { _csrf: again, decision: 'authorize', user_name: user.name, password: user.password },
+    });
     expect(signedIn.status).toBe(303);
     const resumed = await browser.request(signedIn.headers.get('location')!);
     expect(resumed.status).toBe(303);
@@ -160,10 +166,22 @@ describe('OAuth2 / OpenID Connect provider', () => {
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
     expect(tokens.refresh_token).toBeDefined();
     const claims = tokens.claims()!;
-    expect(claims).toMatchObject({ iss: ISSUER, aud: application.client_id, sub: String(owner.user.id), preferred_username: owner.name, name: 'Olive Owner', email: owner.email });
+    expect(claims).toMatchObject({
+      iss: ISSUER,
+      aud: application.client_id,
+      sub: String(owner.user.id),
+      preferred_username: owner.name,
+      name: 'Olive Owner',
+      email: owner.email,
+    });
 
     const userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
-    expect(userinfo).toMatchObject({ sub: String(owner.user.id), preferred_username: owner.name, email: owner.email, picture: `${ISSUER}assets/img/avatar_default.png` });
+    expect(userinfo).toMatchObject({
+      sub: String(owner.user.id),
+      preferred_username: owner.name,
+      email: owner.email,
+      picture: `${ISSUER}assets/img/avatar_default.png`,
+    });
 
     // Refresh: a new pair (the refresh token rotated).
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
@@ -181,7 +199,10 @@ describe('OAuth2 / OpenID Connect provider', () => {
     // The access token on the API, as a bearer token, with the owner's rights.
     const me = await t.http.get(t.api('/user')).set('Authorization', `Bearer ${refreshed.access_token}`).expect(200);
     expect(me.body.login).toBe(owner.name);
-    await t.http.get(t.api(`/repos/${owner.name}/${repo.name}`)).set('Authorization', `Bearer ${refreshed.access_token}`).expect(200);
+    await t.http
+      .get(t.api(`/repos/${owner.name}/${repo.name}`))
+      .set('Authorization', `Bearer ${refreshed.access_token}`)
+      .expect(200);
 
     // And as the password of git over HTTP: a private repository clones.
     const clone = path.join(git.home, uniqueName('clone'));
@@ -189,7 +210,10 @@ describe('OAuth2 / OpenID Connect provider', () => {
     expect(fs.existsSync(path.join(clone, 'README.md'))).toBe(true);
 
     // Deleting the application revokes its grants and tokens at the next request.
-    await t.http.delete(t.api(`/user/applications/oauth2/${application.id}`)).set(withToken(owner.token)).expect(204);
+    await t.http
+      .delete(t.api(`/user/applications/oauth2/${application.id}`))
+      .set(withToken(owner.token))
+      .expect(204);
     await t.http.get(t.api('/user')).set('Authorization', `Bearer ${refreshed.access_token}`).expect(401);
     const denied = await git.run(['ls-remote', withCredentials(base, `${owner.name}/${repo.name}.git`, 'oauth2', refreshed.access_token)]);
     expect(denied.code).not.toBe(0);
@@ -201,7 +225,13 @@ describe('OAuth2 / OpenID Connect provider', () => {
     const owner = await makeUser(t);
     const application = await createApplication(t, owner, false);
     const withoutPkce = new URL(`${ISSUER}login/oauth/authorize`);
-    withoutPkce.search = new URLSearchParams({ client_id: application.client_id, redirect_uri: REDIRECT_URI, response_type: 'code', scope: 'openid', state: 'x' }).toString();
+    withoutPkce.search = new URLSearchParams({
+      client_id: application.client_id,
+      redirect_uri: REDIRECT_URI,
+      response_type: 'code',
+      scope: 'openid',
+      state: 'x',
+    }).toString();
     const refused = await new Browser(base).request(withoutPkce.href);
     expect(refused.status).toBe(303);
     const location = new URL(refused.headers.get('location')!);
@@ -222,7 +252,11 @@ describe('OAuth2 / OpenID Connect provider', () => {
     recordSecrets(tokens.access_token);
     // The grant named an API scope: the token may read the user, and nothing else.
     await t.http.get(t.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
-    await t.http.post(t.api('/user/repos')).set('Authorization', `Bearer ${tokens.access_token}`).send({ name: uniqueName('repo') }).expect(403);
+    await t.http
+      .post(t.api('/user/repos'))
+      .set('Authorization', `Bearer ${tokens.access_token}`)
+      .send({ name: uniqueName('repo') })
+      .expect(403);
 
     // A refresh token is good once: presented again (stolen and replayed), it is refused and the whole grant is
     // revoked, so the tokens issued since stop working too.
@@ -245,11 +279,18 @@ describe('OAuth2 / OpenID Connect provider', () => {
     expect(page).toContain('<code>read:user</code>');
     expect(page).not.toContain('full access');
     const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1];
-    const signedIn = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: csrf, decision: 'authorize', user_name: owner.name, password: owner.password } });
+    const signedIn = await browser.request(interactionUrl, {
+      method: 'POST',
+      form: { _csrf: csrf, decision: 'authorize', user_name: owner.name, password: owner.password },
+    });
     const callback = new URL((await browser.request(signedIn.headers.get('location')!)).headers.get('location')!);
     const tokens = await client.authorizationCodeGrant(config, callback, { expectedState: 'narrow' });
     recordSecrets(tokens.access_token, tokens.refresh_token!);
-    const createRepo = (token: string) => t.http.post(t.api('/user/repos')).set('Authorization', `Bearer ${token}`).send({ name: uniqueName('escalated') });
+    const createRepo = (token: string) =>
+      t.http
+        .post(t.api('/user/repos'))
+        .set('Authorization', `Bearer ${token}`)
+        .send({ name: uniqueName('escalated') });
     await createRepo(tokens.access_token).expect(403);
 
     // A refresh asking for `openid` alone (no API scope) keeps the grant's bound instead of meaning `all`.
@@ -292,7 +333,11 @@ describe('OAuth2 / OpenID Connect provider', () => {
     expect(tokens.id_token).toBeUndefined();
     expect(tokens.refresh_token).toBeDefined();
     // No API scope was asked for: as from Forgejo, the token may do all its user may.
-    const created = await t.http.post(t.api('/user/repos')).set('Authorization', `token ${tokens.access_token}`).send({ name: uniqueName('repo'), private: true }).expect(201);
+    const created = await t.http
+      .post(t.api('/user/repos'))
+      .set('Authorization', `token ${tokens.access_token}`)
+      .send({ name: uniqueName('repo'), private: true })
+      .expect(201);
     expect(created.body.owner.login).toBe(owner.name);
   });
 
@@ -300,7 +345,13 @@ describe('OAuth2 / OpenID Connect provider', () => {
     const owner = await makeUser(t);
     const application = await createApplication(t, owner);
     const authorize = new URL(`${ISSUER}login/oauth/authorize`);
-    authorize.search = new URLSearchParams({ response_type: 'code', client_id: application.client_id, scope: 'repo user:email', state: 'drone', redirect_uri: REDIRECT_URI }).toString();
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: application.client_id,
+      scope: 'repo user:email',
+      state: 'drone',
+      redirect_uri: REDIRECT_URI,
+    }).toString();
     const callback = await authorizeInBrowser(authorize, owner);
     expect(callback.searchParams.get('state')).toBe('drone');
     const exchanged = await fetch(`${base}login/oauth/access_token`, {
@@ -334,16 +385,27 @@ describe('OAuth2 / OpenID Connect provider', () => {
     await t.http.get(t.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
     await client.tokenRevocation(config, tokens.refresh_token!, { token_type_hint: 'refresh_token' });
     await t.http.get(t.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(401);
-    const rows = await t.dataSource.query("SELECT COUNT(*) AS n FROM oauth2_record WHERE client_id = ? AND kind IN ('Grant', 'AccessToken', 'RefreshToken')", [application.client_id]);
+    const rows = await t.dataSource.query("SELECT COUNT(*) AS n FROM oauth2_record WHERE client_id = ? AND kind IN ('Grant', 'AccessToken', 'RefreshToken')", [
+      application.client_id,
+    ]);
     expect(Number(rows[0].n)).toBe(0);
 
     // The audit log has the application, the user's consent (from the browser's address) and the revocation,
     // newest first, and no secret.
     const admin = await makeUser(t, { admin: true });
-    const events = await t.http.get(t.api('/admin/audit')).query({ target: `oauth2_application:${application.name}` }).set(withToken(admin.token)).expect(200);
+    const events = await t.http
+      .get(t.api('/admin/audit'))
+      .query({ target: `oauth2_application:${application.name}` })
+      .set(withToken(admin.token))
+      .expect(200);
     expect(events.body.map((event: { action: string }) => event.action)).toEqual(['oauth2_grant.revoke', 'oauth2_grant.create', 'oauth2_application.create']);
     const [revoked, granted] = events.body;
-    expect(granted).toMatchObject({ outcome: 'success', actor: { id: owner.user.id, login: owner.name }, target: { type: 'oauth2_application', id: application.id }, detail: { client_id: application.client_id, scopes: ['openid'] } });
+    expect(granted).toMatchObject({
+      outcome: 'success',
+      actor: { id: owner.user.id, login: owner.name },
+      target: { type: 'oauth2_application', id: application.id },
+      detail: { client_id: application.client_id, scopes: ['openid'] },
+    });
     expect(granted.address).toMatch(/127\.0\.0\.1$/);
     expect(revoked.detail).toMatchObject({ client_id: application.client_id, account_id: owner.user.id });
     const text = JSON.stringify(events.body);
@@ -361,7 +423,10 @@ describe('OAuth2 / OpenID Connect provider', () => {
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(page.headers.get('cache-control')).toBe('no-store');
     for (const csrf of ['forged', '']) {
-      const refused = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: csrf, decision: 'authorize', user_name: owner.name, password: owner.password } });
+      const refused = await browser.request(interactionUrl, {
+        method: 'POST',
+        form: { _csrf: csrf, decision: 'authorize', user_name: owner.name, password: owner.password },
+      });
       expect(refused.status).toBe(403);
       expect(refused.headers.get('location')).toBeNull();
     }
@@ -377,7 +442,12 @@ describe('OAuth2 / OpenID Connect provider', () => {
     const owner = await makeUser(t);
     const application = await createApplication(t, owner);
     const url = new URL(`${ISSUER}login/oauth/authorize`);
-    url.search = new URLSearchParams({ client_id: application.client_id, redirect_uri: 'https://ci.example.com/authorize/other', response_type: 'code', scope: 'openid' }).toString();
+    url.search = new URLSearchParams({
+      client_id: application.client_id,
+      redirect_uri: 'https://ci.example.com/authorize/other',
+      response_type: 'code',
+      scope: 'openid',
+    }).toString();
     const answer = await new Browser(base).request(url.href);
     expect(answer.status).toBe(400);
     expect(answer.headers.get('location')).toBeNull();
@@ -391,7 +461,12 @@ describe('OAuth2 / OpenID Connect provider', () => {
 
     beforeAll(async () => {
       // The window is long so that no count expires while the test runs, however slow the machine.
-      g = await startTestApp({ REVERSE_PROXY_AUTH_ENABLED: 'true', RATE_LIMIT_OAUTH2: String(LIMIT), RATE_LIMIT_OAUTH2_REQUESTS: String(REQUESTS), RATE_LIMIT_WINDOW_MS: '3600000' });
+      g = await startTestApp({
+        REVERSE_PROXY_AUTH_ENABLED: 'true',
+        RATE_LIMIT_OAUTH2: String(LIMIT),
+        RATE_LIMIT_OAUTH2_REQUESTS: String(REQUESTS),
+        RATE_LIMIT_WINDOW_MS: '3600000',
+      });
       gatewayBase = await g.listen();
     });
     afterAll(() => g.close());
@@ -420,7 +495,8 @@ describe('OAuth2 / OpenID Connect provider', () => {
 
       // Successes are not failures: one address (an office behind one NAT) uses the token at userinfo many more
       // times than RATE_LIMIT_OAUTH2 allows failures.
-      const userinfo = (from: string) => fetch(`${gatewayBase}login/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}`, 'x-forwarded-for': from } });
+      const userinfo = (from: string) =>
+        fetch(`${gatewayBase}login/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}`, 'x-forwarded-for': from } });
       for (let call = 0; call < 3 * LIMIT; call++) expect((await userinfo('198.51.100.50')).status).toBe(200);
       // Every request, successful or not, meets the generous cap RATE_LIMIT_OAUTH2_REQUESTS.
       const statuses: number[] = [];
@@ -433,7 +509,10 @@ describe('OAuth2 / OpenID Connect provider', () => {
       for (let attempt = 0; attempt <= LIMIT && !refused; attempt++) {
         const answer = await fetch(`${gatewayBase}login/oauth/access_token`, {
           method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${application.client_id}:${application.client_secret}`).toString('base64')}` },
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            authorization: `Basic ${Buffer.from(`${application.client_id}:${application.client_secret}`).toString('base64')}`,
+          },
           body: 'grant_type=authorization_code&code=unknown&redirect_uri=' + encodeURIComponent(REDIRECT_URI),
         });
         if (answer.status === 429) refused = answer;
@@ -481,7 +560,10 @@ describe('OAuth2 / OpenID Connect provider', () => {
       const browser = new Browser(firstBase);
       const interactionUrl = (await browser.request(authorizationUrl.href)).headers.get('location')!;
       const csrf = /name="_csrf" value="([^"]+)"/.exec(await (await browser.request(interactionUrl)).text())![1];
-      const signedIn = await browser.request(interactionUrl, { method: 'POST', form: { _csrf: csrf, decision: 'authorize', user_name: owner.name, password: owner.password } });
+      const signedIn = await browser.request(interactionUrl, {
+        method: 'POST',
+        form: { _csrf: csrf, decision: 'authorize', user_name: owner.name, password: owner.password },
+      });
       expect(signedIn.status).toBe(303);
       browser.base = secondBase;
       const callback = new URL((await browser.request(signedIn.headers.get('location')!)).headers.get('location')!);
@@ -490,7 +572,10 @@ describe('OAuth2 / OpenID Connect provider', () => {
       expect(tokens.claims()!.sub).toBe(String(owner.user.id));
       // The token works on the instance that did not issue it, and is revoked on both by a delete on either.
       await first.http.get(first.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
-      await second.http.delete(second.api(`/user/applications/oauth2/${application.id}`)).set(withToken(owner.token)).expect(204);
+      await second.http
+        .delete(second.api(`/user/applications/oauth2/${application.id}`))
+        .set(withToken(owner.token))
+        .expect(204);
       await first.http.get(first.api('/user')).set('Authorization', `Bearer ${tokens.access_token}`).expect(401);
     });
 
@@ -523,7 +608,10 @@ describe('OAuth2 / OpenID Connect provider', () => {
       const listed = await t.http.get(t.api('/user/applications/oauth2')).set(withToken(owner.token)).expect(200);
       expect(listed.headers['x-total-count']).toBe('1');
       expect(listed.body).toEqual([{ ...created.body, client_secret: '' }]);
-      const one = await t.http.get(t.api(`/user/applications/oauth2/${created.body.id}`)).set(withToken(owner.token)).expect(200);
+      const one = await t.http
+        .get(t.api(`/user/applications/oauth2/${created.body.id}`))
+        .set(withToken(owner.token))
+        .expect(200);
       expect(one.body.client_secret).toBe('');
       const rows = await t.dataSource.query('SELECT client_secret_hash FROM oauth2_application WHERE id = ?', [created.body.id]);
       expect(rows[0].client_secret_hash).not.toContain(created.body.client_secret);
@@ -536,7 +624,13 @@ describe('OAuth2 / OpenID Connect provider', () => {
         .send({ name: 'Drone', redirect_uris: ['https://drone.example.com/login'] })
         .expect(200);
       recordSecrets(updated.body.client_secret);
-      expect(updated.body).toMatchObject({ id: created.body.id, client_id: created.body.client_id, name: 'Drone', redirect_uris: ['https://drone.example.com/login'], confidential_client: false });
+      expect(updated.body).toMatchObject({
+        id: created.body.id,
+        client_id: created.body.client_id,
+        name: 'Drone',
+        redirect_uris: ['https://drone.example.com/login'],
+        confidential_client: false,
+      });
       expect(updated.body.client_secret).toMatch(/^gto_/);
       expect(updated.body.client_secret).not.toBe(created.body.client_secret);
     });
@@ -562,12 +656,25 @@ describe('OAuth2 / OpenID Connect provider', () => {
       const other = await makeUser(t);
       const application = await createApplication(t, owner);
       const id = application.id;
-      await t.http.get(t.api(`/user/applications/oauth2/${id}`)).set(withToken(other.token)).expect(404);
-      await t.http.patch(t.api(`/user/applications/oauth2/${id}`)).set(withToken(other.token)).send({ name: 'x', redirect_uris: [REDIRECT_URI] }).expect(404);
-      await t.http.delete(t.api(`/user/applications/oauth2/${id}`)).set(withToken(other.token)).expect(404);
+      await t.http
+        .get(t.api(`/user/applications/oauth2/${id}`))
+        .set(withToken(other.token))
+        .expect(404);
+      await t.http
+        .patch(t.api(`/user/applications/oauth2/${id}`))
+        .set(withToken(other.token))
+        .send({ name: 'x', redirect_uris: [REDIRECT_URI] })
+        .expect(404);
+      await t.http
+        .delete(t.api(`/user/applications/oauth2/${id}`))
+        .set(withToken(other.token))
+        .expect(404);
       await t.http.get(t.api('/user/applications/oauth2/nonsense')).set(withToken(owner.token)).expect(404);
       await t.http.get(t.api('/user/applications/oauth2')).expect(401);
-      await t.http.get(t.api(`/user/applications/oauth2/${id}`)).set(withToken(owner.token)).expect(200);
+      await t.http
+        .get(t.api(`/user/applications/oauth2/${id}`))
+        .set(withToken(owner.token))
+        .expect(200);
     });
   });
 });

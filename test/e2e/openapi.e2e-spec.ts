@@ -166,7 +166,9 @@ describe('OpenAPI document and route declarations', () => {
         const reads = readsBody(controller, handler as Function);
         if (reads) readers += 1;
         if (reads && guards.length > 1) guardedFirst += 1;
-        const bodyGuardRight = reads ? guards.indexOf(BodyGuard) === guards.length - 1 && guards.filter((guard) => guard === BodyGuard).length === 1 : !guards.includes(BodyGuard);
+        const bodyGuardRight = reads
+          ? guards.indexOf(BodyGuard) === guards.length - 1 && guards.filter((guard) => guard === BodyGuard).length === 1
+          : !guards.includes(BodyGuard);
         if (interceptors.length > 0 || !bodyGuardRight) wrong.push(`${wrapper.name}.${method}`);
       }
     }

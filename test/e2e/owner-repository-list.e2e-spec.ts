@@ -40,7 +40,14 @@ describe('one owner’s repositories: the join-free list answers as the general 
       { kind: 'public' },
       { kind: 'everything' },
       { kind: 'signed-in', uid: 999_999, ownIds: [userOwner.id, orgOwner.id], memberOrgIds: [], seesOtherOwners: true, viaGrants: false },
-      { kind: 'signed-in', uid: 999_999, ownIds: [999_999], memberOrgIds: owners.filter((o) => o.isOrganization).map((o) => o.id), seesOtherOwners: true, viaGrants: false },
+      {
+        kind: 'signed-in',
+        uid: 999_999,
+        ownIds: [999_999],
+        memberOrgIds: owners.filter((o) => o.isOrganization).map((o) => o.id),
+        seesOtherOwners: true,
+        viaGrants: false,
+      },
       { kind: 'signed-in', uid: 999_999, ownIds: [999_999], memberOrgIds: [], seesOtherOwners: true, viaGrants: false },
       { kind: 'signed-in', uid: 999_999, ownIds: [999_999], memberOrgIds: [], seesOtherOwners: false, viaGrants: false },
     ];
@@ -48,7 +55,13 @@ describe('one owner’s repositories: the join-free list answers as the general 
     for (const owner of owners) {
       for (const scope of scopes) {
         // The last page is past the end: no rows, and the total still counted.
-        for (const page of [{ offset: 0, limit: 30, page: 1 }, { offset: 0, limit: 2, page: 1 }, { offset: 2, limit: 2, page: 2 }, { offset: 4, limit: 2, page: 3 }, { offset: 10, limit: 2, page: 6 }]) {
+        for (const page of [
+          { offset: 0, limit: 30, page: 1 },
+          { offset: 0, limit: 2, page: 1 },
+          { offset: 2, limit: 2, page: 2 },
+          { offset: 4, limit: 2, page: 3 },
+          { offset: 10, limit: 2, page: 6 },
+        ]) {
           const general = await store.list({ scope, ownerIds: [owner.id], sort: [{ key: 'id' }] }, page as never);
           const filter = ownerRepositoryFilter(scope, owner);
           const fast = filter === 'none' ? { items: [], total: 0 } : filter === 'scoped' ? general : await store.listOfOwner(owner.id, filter, page as never);

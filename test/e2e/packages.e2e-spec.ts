@@ -35,8 +35,10 @@ describe('generic packages', () => {
   });
   afterAll(() => t.close());
 
-  const generic = (owner: string, name: string, version: string, file?: string) => `/api/packages/${owner}/generic/${name}/${version}${file === undefined ? '' : `/${encodeURIComponent(file)}`}`;
-  const put = (url: string, content: Buffer, auth: Record<string, string> = withToken(alice.token)) => t.http.put(url).set(auth).set('Content-Type', 'application/octet-stream').send(content);
+  const generic = (owner: string, name: string, version: string, file?: string) =>
+    `/api/packages/${owner}/generic/${name}/${version}${file === undefined ? '' : `/${encodeURIComponent(file)}`}`;
+  const put = (url: string, content: Buffer, auth: Record<string, string> = withToken(alice.token)) =>
+    t.http.put(url).set(auth).set('Content-Type', 'application/octet-stream').send(content);
 
   it('publishes 0 bytes, 1 byte and 5 MiB with token or Basic auth, refuses a second upload (409), and downloads byte-identical with ranges', async () => {
     const name = uniqueName('pkg');
@@ -48,13 +50,26 @@ describe('generic packages', () => {
     const again = await put(generic(alice.name, name, '1.0.0', 'big.tar.gz'), Buffer.from('other')).expect(409);
     expect(again.text).toBe('package file already exists');
 
-    const got = await t.http.get(generic(alice.name, name, '1.0.0', 'big.tar.gz')).buffer(true).parse(binary as never).expect(200);
+    const got = await t.http
+      .get(generic(alice.name, name, '1.0.0', 'big.tar.gz'))
+      .buffer(true)
+      .parse(binary as never)
+      .expect(200);
     expect(Buffer.compare(got.body as Buffer, big)).toBe(0);
     expect(got.headers['content-length']).toBe(String(big.length));
     expect(got.headers['content-disposition']).toBe('attachment; filename="big.tar.gz"');
-    const ranged = await t.http.get(generic(alice.name, name, '1.0.0', 'big.tar.gz')).set('Range', 'bytes=-10').buffer(true).parse(binary as never).expect(206);
+    const ranged = await t.http
+      .get(generic(alice.name, name, '1.0.0', 'big.tar.gz'))
+      .set('Range', 'bytes=-10')
+      .buffer(true)
+      .parse(binary as never)
+      .expect(206);
     expect(Buffer.compare(ranged.body as Buffer, big.subarray(big.length - 10))).toBe(0);
-    const empty = await t.http.get(generic(alice.name, name, '1.0.0', 'zero.bin')).buffer(true).parse(binary as never).expect(200);
+    const empty = await t.http
+      .get(generic(alice.name, name, '1.0.0', 'zero.bin'))
+      .buffer(true)
+      .parse(binary as never)
+      .expect(200);
     expect((empty.body as Buffer).length).toBe(0);
 
     const files = await t.http.get(t.api(`/packages/${alice.name}/generic/${name}/1.0.0/files`)).expect(200);
@@ -67,7 +82,13 @@ describe('generic packages', () => {
       sha512: createHash('sha512').update(big).digest('hex'),
     });
     const view = await t.http.get(t.api(`/packages/${alice.name}/generic/${name}/1.0.0`)).expect(200);
-    expect(view.body).toMatchObject({ type: 'generic', name, version: '1.0.0', repository: null, html_url: `http://anvil.test/${alice.name}/-/packages/generic/${name}/1.0.0` });
+    expect(view.body).toMatchObject({
+      type: 'generic',
+      name,
+      version: '1.0.0',
+      repository: null,
+      html_url: `http://anvil.test/${alice.name}/-/packages/generic/${name}/1.0.0`,
+    });
     expect(view.body.owner.login).toBe(alice.name);
     expect(view.body.creator.login).toBe(alice.name);
   });
@@ -82,7 +103,10 @@ describe('generic packages', () => {
 
   it('two concurrent uploads of the same file: one 201, one 409, one file kept', async () => {
     const name = uniqueName('race');
-    const [a, b] = await Promise.all([put(generic(alice.name, name, '1', 'f.bin'), randomBytes(256 * 1024)), put(generic(alice.name, name, '1', 'f.bin'), randomBytes(256 * 1024))]);
+    const [a, b] = await Promise.all([
+      put(generic(alice.name, name, '1', 'f.bin'), randomBytes(256 * 1024)),
+      put(generic(alice.name, name, '1', 'f.bin'), randomBytes(256 * 1024)),
+    ]);
     expect([a.status, b.status].sort()).toEqual([201, 409]);
     const files = await t.http.get(t.api(`/packages/${alice.name}/generic/${name}/1/files`)).expect(200);
     expect(files.body).toHaveLength(1);
@@ -112,17 +136,32 @@ describe('generic packages', () => {
       ['shared', '2', 1000],
       ['other', '1', 10],
     ]);
-    expect(list.body[0]).toEqual({ name: 'shared', type: 'generic', version: '1', size: 1000, html_url: `http://anvil.test/${owner.name}/-/packages/generic/shared/1` });
+    expect(list.body[0]).toEqual({
+      name: 'shared',
+      type: 'generic',
+      version: '1',
+      size: 1000,
+      html_url: `http://anvil.test/${owner.name}/-/packages/generic/shared/1`,
+    });
     const listed = await t.http.get(t.api(`/packages/${owner.name}?type=generic&q=SHA`)).expect(200);
     expect(listed.body.map((item: { version: string }) => item.version).sort()).toEqual(['1', '2']);
     expect((await t.http.get(t.api(`/packages/${owner.name}?type=npm`)).expect(200)).body).toEqual([]);
 
-    await t.http.delete(generic(owner.name, 'shared', '1', 'a.bin')).set(auth).expect(204);
+    await t.http
+      .delete(generic(owner.name, 'shared', '1', 'a.bin'))
+      .set(auth)
+      .expect(204);
     expect(storedFiles(t.dataDir).filter((file) => path.basename(file) === sha)).toHaveLength(1);
     await t.http.get(t.api(`/packages/${owner.name}/generic/shared/1`)).expect(404);
-    await t.http.delete(generic(owner.name, 'shared', '2')).set(auth).expect(204);
+    await t.http
+      .delete(generic(owner.name, 'shared', '2'))
+      .set(auth)
+      .expect(204);
     expect(storedFiles(t.dataDir).filter((file) => path.basename(file) === sha)).toHaveLength(0);
-    await t.http.delete(t.api(`/packages/${owner.name}/generic/other/1`)).set(auth).expect(204);
+    await t.http
+      .delete(t.api(`/packages/${owner.name}/generic/other/1`))
+      .set(auth)
+      .expect(204);
     expect((await t.http.get(t.api('/user/quota')).set(auth)).body.used.size.assets.packages.all).toBe(0);
     expect((await t.http.get(t.api('/user/quota/packages')).set(auth)).body).toEqual([]);
   });
@@ -130,17 +169,33 @@ describe('generic packages', () => {
   it('a user who owns packages cannot be deleted (422, as Forgejo) until they are gone', async () => {
     const owner = await makeUser(t);
     await put(generic(owner.name, 'keep', '1', 'k.bin'), Buffer.from('k'), withToken(owner.token)).expect(201);
-    const refused = await t.http.delete(t.api(`/admin/users/${owner.name}`)).set(withToken(admin.token)).expect(422);
+    const refused = await t.http
+      .delete(t.api(`/admin/users/${owner.name}`))
+      .set(withToken(admin.token))
+      .expect(422);
     expect(refused.body.message).toBe(`user still has ownership of packages [uid: ${owner.user.id}]`);
-    await t.http.delete(generic(owner.name, 'keep', '1')).set(withToken(owner.token)).expect(204);
-    await t.http.delete(t.api(`/admin/users/${owner.name}`)).set(withToken(admin.token)).expect(204);
+    await t.http
+      .delete(generic(owner.name, 'keep', '1'))
+      .set(withToken(owner.token))
+      .expect(204);
+    await t.http
+      .delete(t.api(`/admin/users/${owner.name}`))
+      .set(withToken(admin.token))
+      .expect(204);
   });
 
   it('quota: 413 before any byte is stored', async () => {
     const owner = await makeUser(t);
     const group = uniqueName('g');
-    await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: uniqueName('r'), limit: 0, subjects: ['size:assets:packages:all'] }] }).expect(201);
-    await t.http.put(t.api(`/admin/quota/groups/${group}/users/${owner.name}`)).set(withToken(admin.token)).expect(204);
+    await t.http
+      .post(t.api('/admin/quota/groups'))
+      .set(withToken(admin.token))
+      .send({ name: group, rules: [{ name: uniqueName('r'), limit: 0, subjects: ['size:assets:packages:all'] }] })
+      .expect(201);
+    await t.http
+      .put(t.api(`/admin/quota/groups/${group}/users/${owner.name}`))
+      .set(withToken(admin.token))
+      .expect(204);
     const before = storedFiles(t.dataDir).length;
     await put(generic(owner.name, 'p', '1', 'f'), Buffer.alloc(100), withToken(owner.token)).expect(413);
     expect(storedFiles(t.dataDir).length).toBe(before);
@@ -157,7 +212,12 @@ describe('generic packages', () => {
         headers: { Authorization: `token ${alice.token}`, 'Content-Length': String(4 * 1024 * 1024) },
       });
       req.on('error', () => resolve());
-      req.write(Buffer.alloc(1024 * 1024), () => setTimeout(() => { req.destroy(); resolve(); }, 200));
+      req.write(Buffer.alloc(1024 * 1024), () =>
+        setTimeout(() => {
+          req.destroy();
+          resolve();
+        }, 200),
+      );
     });
     for (let i = 0; i < 100 && storedFiles(t.dataDir).length !== before; i++) await new Promise((r) => setTimeout(r, 50));
     expect(storedFiles(t.dataDir).length).toBe(before);
@@ -191,23 +251,44 @@ describe('generic packages', () => {
   });
 
   it('permissions: anonymous 401 with a Basic challenge, others 403, scopes, org owners publish, visibility as the owner', async () => {
-    const anon = await t.http.put(generic(alice.name, 'p', '1', 'f')).send(Buffer.from('x')).expect(401);
+    const anon = await t.http
+      .put(generic(alice.name, 'p', '1', 'f'))
+      .send(Buffer.from('x'))
+      .expect(401);
     expect(anon.headers['www-authenticate']).toBe('Basic realm="Gitea Package API"');
     await put(generic(alice.name, 'p', '1', 'f'), Buffer.from('x'), withToken(bob.token)).expect(403);
     const readOnly = await makeToken(t, alice.user, ['read:package']);
     await put(generic(alice.name, 'p', '1', 'f'), Buffer.from('x'), withToken(readOnly)).expect(403);
     const noPackage = await makeToken(t, alice.user, ['write:repository']);
-    await t.http.get(t.api(`/packages/${alice.name}`)).set(withToken(noPackage)).expect(403);
+    await t.http
+      .get(t.api(`/packages/${alice.name}`))
+      .set(withToken(noPackage))
+      .expect(403);
 
     const org = await makeOrg(t, alice.user, { visibility: 'private' } as never);
     await put(generic(org.name, 'o', '1', 'f'), Buffer.from('org'), withToken(alice.token)).expect(201);
     await put(generic(org.name, 'o', '1', 'g'), Buffer.from('org'), withToken(bob.token)).expect(404);
     await t.http.get(generic(org.name, 'o', '1', 'f')).expect(401);
-    await t.http.get(generic(org.name, 'o', '1', 'f')).set(withToken(bob.token)).expect(404);
-    await t.http.get(t.api(`/packages/${org.name}`)).set(withToken(bob.token)).expect(404);
-    await t.http.get(generic(org.name, 'o', '1', 'f')).set(withToken(alice.token)).expect(200);
-    await t.http.get(generic(org.name, 'o', '1', 'f')).set(withToken(admin.token)).expect(200);
-    await t.http.delete(t.api(`/packages/${alice.name}/generic/p/1`)).set(withToken(bob.token)).expect(403);
+    await t.http
+      .get(generic(org.name, 'o', '1', 'f'))
+      .set(withToken(bob.token))
+      .expect(404);
+    await t.http
+      .get(t.api(`/packages/${org.name}`))
+      .set(withToken(bob.token))
+      .expect(404);
+    await t.http
+      .get(generic(org.name, 'o', '1', 'f'))
+      .set(withToken(alice.token))
+      .expect(200);
+    await t.http
+      .get(generic(org.name, 'o', '1', 'f'))
+      .set(withToken(admin.token))
+      .expect(200);
+    await t.http
+      .delete(t.api(`/packages/${alice.name}/generic/p/1`))
+      .set(withToken(bob.token))
+      .expect(403);
     await t.http.get(generic(alice.name, 'nope', '1', 'f')).expect(404);
   });
 });

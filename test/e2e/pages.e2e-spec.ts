@@ -69,10 +69,24 @@ describe('self-service pages outside the API', () => {
     const fields = { user_name: user.name, old_password: user.password, password: 'brand-new-password', retype: 'brand-new-password' };
     const first = await openForm(t);
     const second = await openForm(t);
-    const noCookie = await t.http.post(FORM).type('form').send({ ...fields, _csrf: first.token }).expect(403);
+    const noCookie = await t.http
+      .post(FORM)
+      .type('form')
+      .send({ ...fields, _csrf: first.token })
+      .expect(403);
     expect(noCookie.text).toContain('The form has expired or did not come from this site.');
-    await t.http.post(FORM).set('Cookie', second.cookie).type('form').send({ ...fields, _csrf: first.token }).expect(403);
-    await t.http.post(FORM).set('Cookie', first.cookie).type('form').send({ ...fields, _csrf: 'forged' }).expect(403);
+    await t.http
+      .post(FORM)
+      .set('Cookie', second.cookie)
+      .type('form')
+      .send({ ...fields, _csrf: first.token })
+      .expect(403);
+    await t.http
+      .post(FORM)
+      .set('Cookie', first.cookie)
+      .type('form')
+      .send({ ...fields, _csrf: 'forged' })
+      .expect(403);
     await t.http.post(FORM).set('Cookie', first.cookie).type('form').send(fields).expect(403);
     await t.http.get(t.api('/user')).set(withBasic(user.name, user.password)).expect(403);
   });

@@ -12,7 +12,11 @@ describe('paging limits, configured with DEFAULT_PAGING_NUM and MAX_RESPONSE_ITE
   });
   afterAll(() => t.close());
 
-  const list = (query: string) => t.http.get(t.api(`/users/${owner.name}/tokens${query}`)).set(withToken(owner.token)).expect(200);
+  const list = (query: string) =>
+    t.http
+      .get(t.api(`/users/${owner.name}/tokens${query}`))
+      .set(withToken(owner.token))
+      .expect(200);
 
   it.each(['', '?limit=0', '?limit=-4', '?limit=abc'])('uses the default page size for %s', async (query) => {
     const response = await list(query);
@@ -33,7 +37,10 @@ describe('paging limits, configured with DEFAULT_PAGING_NUM and MAX_RESPONSE_ITE
   it('sends a Link header only when there is more than one page', async () => {
     expect((await list('?limit=3&page=1')).headers.link).toBeDefined();
     const loner = await makeUser(t);
-    const single = await t.http.get(t.api(`/users/${loner.name}/tokens`)).set(withToken(loner.token)).expect(200);
+    const single = await t.http
+      .get(t.api(`/users/${loner.name}/tokens`))
+      .set(withToken(loner.token))
+      .expect(200);
     expect(single.headers['x-total-count']).toBe('1');
     expect(single.headers.link).toBeUndefined();
   });

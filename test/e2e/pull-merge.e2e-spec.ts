@@ -32,13 +32,20 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
   /** `main` with two files, `feature` (one commit on file.txt) and `main` moved on by one commit on other.txt. */
   async function diverged(): Promise<{ repo: Record<string, any>; work: string; remote: string }> {
     const repo = await makeRepo(t, owner);
-    await t.http.put(t.api(`/repos/${repo.full_name}/collaborators/${writer.name}`)).set(withToken(owner.token)).send({ permission: 'write' }).expect(204);
+    await t.http
+      .put(t.api(`/repos/${repo.full_name}/collaborators/${writer.name}`))
+      .set(withToken(owner.token))
+      .send({ permission: 'write' })
+      .expect(204);
     const work = await client.workingCopy('main', { 'README.md': 'hello\n', 'file.txt': 'one\ntwo\nthree\n', 'other.txt': 'other\n' });
     const remote = withCredentials(base, `${repo.full_name}.git`, owner.name, owner.password);
     await client.ok(['push', '--quiet', remote, 'main:main'], { cwd: work });
     await client.ok(['checkout', '--quiet', '-b', 'feature'], { cwd: work });
     fs.writeFileSync(path.join(work, 'file.txt'), 'one\nTWO\nthree\n');
-    await client.ok(['commit', '--quiet', '-am', 'change file\n\nwith a body'], { cwd: work, env: { GIT_AUTHOR_NAME: 'Feature Author', GIT_AUTHOR_EMAIL: 'feature@example.com', GIT_AUTHOR_DATE: '@1600000000 +0200' } });
+    await client.ok(['commit', '--quiet', '-am', 'change file\n\nwith a body'], {
+      cwd: work,
+      env: { GIT_AUTHOR_NAME: 'Feature Author', GIT_AUTHOR_EMAIL: 'feature@example.com', GIT_AUTHOR_DATE: '@1600000000 +0200' },
+    });
     fs.writeFileSync(path.join(work, 'new.txt'), 'new\n');
     await client.ok(['add', 'new.txt'], { cwd: work });
     await client.ok(['commit', '--quiet', '-m', 'add new'], { cwd: work });
@@ -62,7 +69,9 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
       if (Number(rows[0].status) !== 1) return index;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    throw new Error('the mergeability test never ran: ' + JSON.stringify(await t.dataSource.query('SELECT * FROM pull_request WHERE base_repo_id = ?', [repo.id])));
+    throw new Error(
+      'the mergeability test never ran: ' + JSON.stringify(await t.dataSource.query('SELECT * FROM pull_request WHERE base_repo_id = ?', [repo.id])),
+    );
   }
 
   /** The commit `ref` of the server's repository holds, as git prints it, with its id. */
@@ -73,7 +82,10 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
   }
 
   const merge = (repo: Record<string, any>, index: number, body: Record<string, unknown>, token = owner.token) =>
-    t.http.post(`${pulls(repo)}/${index}/merge`).set(withToken(token)).send(body);
+    t.http
+      .post(`${pulls(repo)}/${index}/merge`)
+      .set(withToken(token))
+      .send(body);
 
   it('merge: a merge commit of base and head with the default title, the merger as author and committer; the pull request closed as merged', async () => {
     const { repo, work, remote } = await diverged();
@@ -147,28 +159,42 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
     expect((await commitOf(remote, work, 'refs/heads/main')).sha).toBe(head.sha);
   });
 
-  it("refuses as Forgejo: readers (405), disallowed styles (405), a stale head (409), conflicts (409), unknown Do (422)", async () => {
+  it('refuses as Forgejo: readers (405), disallowed styles (405), a stale head (409), conflicts (409), unknown Do (422)', async () => {
     const { repo, work, remote } = await diverged();
     const index = await open(repo);
     const before = await commitOf(remote, work, 'refs/heads/main');
     expect((await merge(repo, index, { Do: 'merge' }, reader.token).expect(405)).body.message).toBe('User not allowed to merge PR');
     await merge(repo, index, {}).expect(422);
     await merge(repo, index, { Do: 'octopus' }).expect(422);
-    await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send({ allow_squash_merge: false }).expect(200);
+    await t.http
+      .patch(t.api(`/repos/${repo.full_name}`))
+      .set(withToken(owner.token))
+      .send({ allow_squash_merge: false })
+      .expect(200);
     expect((await merge(repo, index, { Do: 'squash' }).expect(405)).body.message).toBe('squash is not allowed an allowed merge style for this repository');
     expect((await merge(repo, index, { Do: 'merge', head_commit_id: before.sha }).expect(409)).body.message).toBe('head out of date');
     expect((await commitOf(remote, work, 'refs/heads/main')).sha).toBe(before.sha);
 
-    await t.http.patch(`${pulls(repo)}/${index}`).set(withToken(owner.token)).send({ title: 'WIP: later' }).expect(201);
+    await t.http
+      .patch(`${pulls(repo)}/${index}`)
+      .set(withToken(owner.token))
+      .send({ title: 'WIP: later' })
+      .expect(201);
     expect((await merge(repo, index, { Do: 'merge' }).expect(405)).body.message).toBe('Work in progress PRs cannot be merged');
-    await t.http.patch(`${pulls(repo)}/${index}`).set(withToken(owner.token)).send({ title: 'now' }).expect(201);
+    await t.http
+      .patch(`${pulls(repo)}/${index}`)
+      .set(withToken(owner.token))
+      .send({ title: 'now' })
+      .expect(201);
     fs.writeFileSync(path.join(work, 'file.txt'), 'one\nDOS\nthree\n');
     await client.ok(['commit', '--quiet', '-am', 'conflict'], { cwd: work });
     await client.ok(['push', '--quiet', remote, 'main:main'], { cwd: work });
     await tested(repo, index);
     // Refused by its last test (Forgejo's "try again later") or, should that test not have run yet, by the merge.
     const refused = await merge(repo, index, { Do: 'merge' });
-    expect(refused.status === 405 ? refused.body.message : refused.status === 409 ? refused.body.message.replace(/: conflicting files: .*/, '') : refused.status).toMatch(/^(Please try again later|Merge Conflict Error: merge)$/);
+    expect(
+      refused.status === 405 ? refused.body.message : refused.status === 409 ? refused.body.message.replace(/: conflicting files: .*/, '') : refused.status,
+    ).toMatch(/^(Please try again later|Merge Conflict Error: merge)$/);
     const conflictTip = (await commitOf(remote, work, 'refs/heads/main')).sha;
     expect(conflictTip).toBe((await client.ok(['rev-parse', 'main'], { cwd: work })).trim());
     expect((await t.http.get(`${pulls(repo)}/${index}`).expect(200)).body).toMatchObject({ state: 'open', merged: false });
@@ -178,13 +204,27 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
     const { repo, work, remote } = await diverged();
     const index = await open(repo);
     const rules = t.api(`/repos/${repo.full_name}/branch_protections`);
-    await t.http.post(rules).set(withToken(owner.token)).send({ rule_name: 'main', enable_merge_whitelist: true, merge_whitelist_usernames: [owner.name], enable_status_check: true, status_check_contexts: ['ci/*'] }).expect(201);
+    await t.http
+      .post(rules)
+      .set(withToken(owner.token))
+      .send({
+        rule_name: 'main',
+        enable_merge_whitelist: true,
+        merge_whitelist_usernames: [owner.name],
+        enable_status_check: true,
+        status_check_contexts: ['ci/*'],
+      })
+      .expect(201);
     expect((await merge(repo, index, { Do: 'merge' }, writer.token).expect(405)).body.message).toBe('User not allowed to merge PR');
-    expect((await merge(repo, index, { Do: 'merge' }).expect(405)).body.message).toBe('not allowed to merge [reason: Not all required status checks successful]');
+    expect((await merge(repo, index, { Do: 'merge' }).expect(405)).body.message).toBe(
+      'not allowed to merge [reason: Not all required status checks successful]',
+    );
     const head = await commitOf(remote, work, 'refs/heads/feature');
     const statuses = t.api(`/repos/${repo.full_name}/statuses/${head.sha}`);
     await t.http.post(statuses).set(withToken(owner.token)).send({ state: 'failure', context: 'ci/build' }).expect(201);
-    expect((await merge(repo, index, { Do: 'merge' }).expect(405)).body.message).toBe('not allowed to merge [reason: Not all required status checks successful]');
+    expect((await merge(repo, index, { Do: 'merge' }).expect(405)).body.message).toBe(
+      'not allowed to merge [reason: Not all required status checks successful]',
+    );
     await t.http.post(statuses).set(withToken(owner.token)).send({ state: 'success', context: 'ci/build' }).expect(201);
     await merge(repo, index, { Do: 'merge' }).expect(200);
     expect((await t.http.get(`${pulls(repo)}/${index}`).expect(200)).body.merged).toBe(true);
@@ -195,9 +235,18 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
     const index = await open(repo);
     await merge(repo, index, { Do: 'squash', merge_when_checks_succeed: true }).expect(201);
     expect((await merge(repo, index, { Do: 'squash', merge_when_checks_succeed: true }).expect(409)).body.message).toMatch(/already scheduled to auto merge/);
-    await t.http.delete(`${pulls(repo)}/${index}/merge`).set(withToken(reader.token)).expect(403);
-    await t.http.delete(`${pulls(repo)}/${index}/merge`).set(withToken(owner.token)).expect(204);
-    await t.http.delete(`${pulls(repo)}/${index}/merge`).set(withToken(owner.token)).expect(404);
+    await t.http
+      .delete(`${pulls(repo)}/${index}/merge`)
+      .set(withToken(reader.token))
+      .expect(403);
+    await t.http
+      .delete(`${pulls(repo)}/${index}/merge`)
+      .set(withToken(owner.token))
+      .expect(204);
+    await t.http
+      .delete(`${pulls(repo)}/${index}/merge`)
+      .set(withToken(owner.token))
+      .expect(404);
     await merge(repo, index, { Do: 'merge', merge_when_checks_succeed: true }, writer.token).expect(201);
     const head = await commitOf(remote, work, 'refs/heads/feature');
     const statuses = t.api(`/repos/${repo.full_name}/statuses/${head.sha}`);
@@ -245,8 +294,14 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
     await client.ok(['push', '--quiet', remote, 'manual:manual'], { cwd: work });
     const manual = await open(repo, 'manual', 'Manual');
     const sha = (await client.ok(['rev-parse', 'manual'], { cwd: work })).trim();
-    expect((await merge(repo, manual, { Do: 'manually-merged', MergeCommitID: sha }).expect(405)).body.message).toBe('manually-merged is not allowed an allowed merge style for this repository');
-    await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send({ allow_manual_merge: true }).expect(200);
+    expect((await merge(repo, manual, { Do: 'manually-merged', MergeCommitID: sha }).expect(405)).body.message).toBe(
+      'manually-merged is not allowed an allowed merge style for this repository',
+    );
+    await t.http
+      .patch(t.api(`/repos/${repo.full_name}`))
+      .set(withToken(owner.token))
+      .send({ allow_manual_merge: true })
+      .expect(200);
     expect((await merge(repo, manual, { Do: 'manually-merged', MergeCommitID: sha }).expect(409)).body.message).toBe('Wrong commit ID');
     await client.ok(['push', '--quiet', remote, 'manual:main'], { cwd: work });
     await merge(repo, manual, { Do: 'manually-merged', MergeCommitID: sha }).expect(200);
@@ -258,22 +313,45 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
     const index = await open(repo);
     const mainTip = await commitOf(remote, work, 'refs/heads/main');
     const headTip = await commitOf(remote, work, 'refs/heads/feature');
-    await t.http.post(`${pulls(repo)}/${index}/update`).set(withToken(reader.token)).expect(403);
-    await t.http.post(`${pulls(repo)}/${index}/update`).set(withToken(writer.token)).expect(200);
+    await t.http
+      .post(`${pulls(repo)}/${index}/update`)
+      .set(withToken(reader.token))
+      .expect(403);
+    await t.http
+      .post(`${pulls(repo)}/${index}/update`)
+      .set(withToken(writer.token))
+      .expect(200);
     const merged = await commitOf(remote, work, 'refs/heads/feature');
     expect(merged.raw).toContain(`parent ${headTip.sha}\nparent ${mainTip.sha}\n`);
     expect(merged.raw.endsWith("\n\nMerge branch 'main' into feature\n")).toBe(true);
     // Up to date: nothing moves.
-    await t.http.post(`${pulls(repo)}/${index}/update?style=rebase`).set(withToken(writer.token)).expect(200);
+    await t.http
+      .post(`${pulls(repo)}/${index}/update?style=rebase`)
+      .set(withToken(writer.token))
+      .expect(200);
     expect((await commitOf(remote, work, 'refs/heads/feature')).sha).toBe(merged.sha);
 
     const second = await diverged();
     const other = await open(second.repo);
     const baseTip = await commitOf(second.remote, second.work, 'refs/heads/main');
-    await t.http.patch(t.api(`/repos/${second.repo.full_name}`)).set(withToken(owner.token)).send({ allow_rebase_update: false }).expect(200);
-    await t.http.post(`${pulls(second.repo)}/${other}/update?style=rebase`).set(withToken(owner.token)).expect(403);
-    await t.http.patch(t.api(`/repos/${second.repo.full_name}`)).set(withToken(owner.token)).send({ allow_rebase_update: true }).expect(200);
-    await t.http.post(`${pulls(second.repo)}/${other}/update?style=rebase`).set(withToken(owner.token)).expect(200);
+    await t.http
+      .patch(t.api(`/repos/${second.repo.full_name}`))
+      .set(withToken(owner.token))
+      .send({ allow_rebase_update: false })
+      .expect(200);
+    await t.http
+      .post(`${pulls(second.repo)}/${other}/update?style=rebase`)
+      .set(withToken(owner.token))
+      .expect(403);
+    await t.http
+      .patch(t.api(`/repos/${second.repo.full_name}`))
+      .set(withToken(owner.token))
+      .send({ allow_rebase_update: true })
+      .expect(200);
+    await t.http
+      .post(`${pulls(second.repo)}/${other}/update?style=rebase`)
+      .set(withToken(owner.token))
+      .expect(200);
     const rebased = await commitOf(second.remote, second.work, 'refs/heads/feature');
     await client.ok(['merge-base', '--is-ancestor', baseTip.sha, rebased.sha], { cwd: second.work });
     expect((await client.ok(['rev-list', '--count', `${baseTip.sha}..${rebased.sha}`], { cwd: second.work })).trim()).toBe('2');

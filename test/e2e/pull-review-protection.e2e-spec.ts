@@ -32,15 +32,28 @@ describe('protected merges wait for reviews', () => {
 
   const pulls = (repo: Record<string, any>) => t.api(`/repos/${repo.full_name}/pulls`);
   const reviews = (repo: Record<string, any>) => `${pulls(repo)}/1/reviews`;
-  const merge = (repo: Record<string, any>, token = owner.token) => t.http.post(`${pulls(repo)}/1/merge`).set(withToken(token)).send({ Do: 'merge' });
+  const merge = (repo: Record<string, any>, token = owner.token) =>
+    t.http
+      .post(`${pulls(repo)}/1/merge`)
+      .set(withToken(token))
+      .send({ Do: 'merge' });
   const refusal = async (repo: Record<string, any>) => (await merge(repo).expect(405)).body.message as string;
-  const review = (repo: Record<string, any>, who: TestUser, body: Record<string, unknown>) => t.http.post(reviews(repo)).set(withToken(who.token)).send(body).expect(200);
+  const review = (repo: Record<string, any>, who: TestUser, body: Record<string, unknown>) =>
+    t.http.post(reviews(repo)).set(withToken(who.token)).send(body).expect(200);
 
   /** `writer` opens pull request 1 of `feature` into `main` under the given rule for `main`. */
   async function protectedPull(rule: Record<string, unknown>): Promise<{ repo: Record<string, any>; work: string; remote: string }> {
     const repo = await makeRepo(t, owner);
-    for (const [user, permission] of [[writer, 'write'], [second, 'write'], [reader, 'read']] as const) {
-      await t.http.put(t.api(`/repos/${repo.full_name}/collaborators/${user.name}`)).set(withToken(owner.token)).send({ permission }).expect(204);
+    for (const [user, permission] of [
+      [writer, 'write'],
+      [second, 'write'],
+      [reader, 'read'],
+    ] as const) {
+      await t.http
+        .put(t.api(`/repos/${repo.full_name}/collaborators/${user.name}`))
+        .set(withToken(owner.token))
+        .send({ permission })
+        .expect(204);
     }
     const work = await client.workingCopy('main', { 'file.txt': 'one\ntwo\n' });
     const remote = withCredentials(base, `${repo.full_name}.git`, owner.name, owner.password);
@@ -49,7 +62,11 @@ describe('protected merges wait for reviews', () => {
     fs.writeFileSync(path.join(work, 'file.txt'), 'one\nTWO\n');
     await client.ok(['commit', '--quiet', '-am', 'change'], { cwd: work });
     await client.ok(['push', '--quiet', remote, 'feature:feature'], { cwd: work });
-    await t.http.post(t.api(`/repos/${repo.full_name}/branch_protections`)).set(withToken(owner.token)).send({ rule_name: 'main', ...rule }).expect(201);
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/branch_protections`))
+      .set(withToken(owner.token))
+      .send({ rule_name: 'main', ...rule })
+      .expect(201);
     await t.http.post(pulls(repo)).set(withToken(writer.token)).send({ head: 'feature', base: 'main', title: 'Change' }).expect(201);
     await tested(repo);
     return { repo, work, remote };
@@ -71,7 +88,10 @@ describe('protected merges wait for reviews', () => {
     await client.ok(['push', '--quiet', remote, 'feature:feature'], { cwd: work });
     const head = (await client.ok(['rev-parse', 'HEAD'], { cwd: work })).trim();
     for (let attempt = 0; attempt < 400; attempt++) {
-      const rows = await t.dataSource.query('SELECT COUNT(*) AS n FROM review WHERE repo_id = ? AND type = 1 AND commit_id <> ? AND stale = 0 AND dismissed = 0', [repo.id, head]);
+      const rows = await t.dataSource.query(
+        'SELECT COUNT(*) AS n FROM review WHERE repo_id = ? AND type = 1 AND commit_id <> ? AND stale = 0 AND dismissed = 0',
+        [repo.id, head],
+      );
       const moved = await t.dataSource.query('SELECT head_commit_id FROM pull_request WHERE base_repo_id = ?', [repo.id]);
       if (Number(rows[0].n) === 0 && moved[0].head_commit_id === head) break;
       await new Promise((resolve) => setTimeout(resolve, 25));
@@ -88,19 +108,41 @@ describe('protected merges wait for reviews', () => {
     expect((await review(repo, reader, { event: 'APPROVED' })).body.official).toBe(false);
     expect(await refusal(repo)).toBe(NOT_ENOUGH);
     expect((await review(repo, second, { event: 'APPROVED' })).body.official).toBe(true);
-    await t.http.post(`${pulls(repo)}/1/requested_reviewers`).set(withToken(writer.token)).send({ reviewers: [owner.name] }).expect(201);
+    await t.http
+      .post(`${pulls(repo)}/1/requested_reviewers`)
+      .set(withToken(writer.token))
+      .send({ reviewers: [owner.name] })
+      .expect(201);
     expect(await refusal(repo)).toBe('not allowed to merge [reason: There are official review requests]');
     // Answering the request with a rejection replaces it, and blocks in turn.
     const rejection = (await review(repo, owner, { event: 'REQUEST_CHANGES', body: 'not yet' })).body;
     expect(await refusal(repo)).toBe('not allowed to merge [reason: There are requested changes]');
     // A dismissed approval no longer counts; a dismissed rejection no longer blocks.
     const approval = (await t.http.get(reviews(repo)).expect(200)).body.find((item: Record<string, any>) => item.user.login === second.name);
-    await t.http.post(`${reviews(repo)}/${approval.id}/dismissals`).set(withToken(owner.token)).send({ message: 'again' }).expect(200);
-    await t.http.post(`${reviews(repo)}/${rejection.id}/dismissals`).set(withToken(owner.token)).send({ message: 'fine' }).expect(200);
+    await t.http
+      .post(`${reviews(repo)}/${approval.id}/dismissals`)
+      .set(withToken(owner.token))
+      .send({ message: 'again' })
+      .expect(200);
+    await t.http
+      .post(`${reviews(repo)}/${rejection.id}/dismissals`)
+      .set(withToken(owner.token))
+      .send({ message: 'fine' })
+      .expect(200);
     expect(await refusal(repo)).toBe(NOT_ENOUGH);
-    await t.http.post(`${reviews(repo)}/${approval.id}/undismissals`).set(withToken(owner.token)).expect(200);
+    await t.http
+      .post(`${reviews(repo)}/${approval.id}/undismissals`)
+      .set(withToken(owner.token))
+      .expect(200);
     // The Branch JSON still says what the rule requires.
-    expect((await t.http.get(t.api(`/repos/${repo.full_name}/branches/main`)).set(withToken(owner.token)).expect(200)).body.required_approvals).toBe(1);
+    expect(
+      (
+        await t.http
+          .get(t.api(`/repos/${repo.full_name}/branches/main`))
+          .set(withToken(owner.token))
+          .expect(200)
+      ).body.required_approvals,
+    ).toBe(1);
     await merge(repo).expect(200);
     expect((await t.http.get(`${pulls(repo)}/1`).expect(200)).body.merged).toBe(true);
   });
@@ -127,9 +169,17 @@ describe('protected merges wait for reviews', () => {
   it('a merge scheduled for when the checks pass waits for the approvals too, and runs once they are given', async () => {
     const { repo, work } = await protectedPull({ required_approvals: 1 });
     const head = (await client.ok(['rev-parse', 'feature'], { cwd: work })).trim();
-    await t.http.post(t.api(`/repos/${repo.full_name}/statuses/${head}`)).set(withToken(owner.token)).send({ state: 'success', context: 'ci' }).expect(201);
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/statuses/${head}`))
+      .set(withToken(owner.token))
+      .send({ state: 'success', context: 'ci' })
+      .expect(201);
     // The checks are green, but the rule wants an approval: scheduled (201), not merged.
-    await t.http.post(`${pulls(repo)}/1/merge`).set(withToken(owner.token)).send({ Do: 'merge', merge_when_checks_succeed: true }).expect(201);
+    await t.http
+      .post(`${pulls(repo)}/1/merge`)
+      .set(withToken(owner.token))
+      .send({ Do: 'merge', merge_when_checks_succeed: true })
+      .expect(201);
     await t.http.get(`${pulls(repo)}/1/merge`).expect(404);
     // A reader's approval is not official: still waiting.
     await review(repo, reader, { event: 'APPROVED' });

@@ -6,10 +6,43 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { SinkRequest, WebhookSink } from '../support/webhook-sink';
 
 const PULL_KEYS = [
-  'id', 'url', 'number', 'user', 'title', 'body', 'labels', 'milestone', 'assignee', 'assignees', 'requested_reviewers', 'requested_reviewers_teams',
-  'state', 'draft', 'is_locked', 'comments', 'review_comments', 'additions', 'deletions', 'changed_files', 'html_url', 'diff_url', 'patch_url',
-  'mergeable', 'merged', 'merged_at', 'merge_commit_sha', 'merged_by', 'allow_maintainer_edit', 'base', 'head', 'merge_base', 'due_date',
-  'created_at', 'updated_at', 'closed_at', 'pin_order',
+  'id',
+  'url',
+  'number',
+  'user',
+  'title',
+  'body',
+  'labels',
+  'milestone',
+  'assignee',
+  'assignees',
+  'requested_reviewers',
+  'requested_reviewers_teams',
+  'state',
+  'draft',
+  'is_locked',
+  'comments',
+  'review_comments',
+  'additions',
+  'deletions',
+  'changed_files',
+  'html_url',
+  'diff_url',
+  'patch_url',
+  'mergeable',
+  'merged',
+  'merged_at',
+  'merge_commit_sha',
+  'merged_by',
+  'allow_maintainer_edit',
+  'base',
+  'head',
+  'merge_base',
+  'due_date',
+  'created_at',
+  'updated_at',
+  'closed_at',
+  'pin_order',
 ];
 
 describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
@@ -56,7 +89,12 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
   /** Reads the pull request until its mergeability test has run. */
   async function tested(repo: Record<string, any>, index: number, token = owner.token): Promise<Record<string, any>> {
     for (let attempt = 0; attempt < 200; attempt++) {
-      const pull = (await t.http.get(`${pulls(repo)}/${index}`).set(withToken(token)).expect(200)).body;
+      const pull = (
+        await t.http
+          .get(`${pulls(repo)}/${index}`)
+          .set(withToken(token))
+          .expect(200)
+      ).body;
       if (pull.merge_base !== '' && (pull.mergeable || pull.state === 'closed' || (await conflictsKnown(repo, index)))) return pull;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -70,9 +108,24 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
 
   it('opens a pull request as Forgejo answers it, shares numbers with issues and shows it in both lists', async () => {
     const { repo, work } = await repoWithBranches(owner);
-    expect(repo).toMatchObject({ has_pull_requests: true, open_pr_counter: 0, allow_merge_commits: true, allow_rebase: true, allow_squash_merge: true, default_merge_style: 'merge' });
-    await t.http.post(t.api(`/repos/${repo.full_name}/issues`)).set(withToken(owner.token)).send({ title: 'an issue first' }).expect(201);
-    const created = await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'Change the file', body: 'Please' }).expect(201);
+    expect(repo).toMatchObject({
+      has_pull_requests: true,
+      open_pr_counter: 0,
+      allow_merge_commits: true,
+      allow_rebase: true,
+      allow_squash_merge: true,
+      default_merge_style: 'merge',
+    });
+    await t.http
+      .post(t.api(`/repos/${repo.full_name}/issues`))
+      .set(withToken(owner.token))
+      .send({ title: 'an issue first' })
+      .expect(201);
+    const created = await t.http
+      .post(pulls(repo))
+      .set(withToken(owner.token))
+      .send({ head: 'feature', base: 'main', title: 'Change the file', body: 'Please' })
+      .expect(201);
     expect(Object.keys(created.body)).toEqual(PULL_KEYS);
     const featureSha = (await client.ok(['rev-parse', 'feature'], { cwd: work })).trim();
     const mainSha = (await client.ok(['rev-parse', 'main'], { cwd: work })).trim();
@@ -138,7 +191,9 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
     const { repo } = await repoWithBranches(owner);
     await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'one' }).expect(201);
     const again = await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'two' }).expect(409);
-    expect(again.body.message).toMatch(/^pull request already exists for these targets \[id: \d+, issue_id: 1, head_repo_id: \d+, base_repo_id: \d+, head_branch: feature, base_branch: main\]$/);
+    expect(again.body.message).toMatch(
+      /^pull request already exists for these targets \[id: \d+, issue_id: 1, head_repo_id: \d+, base_repo_id: \d+, head_branch: feature, base_branch: main\]$/,
+    );
     const same = await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'main', base: 'main', title: 'x' }).expect(422);
     expect(same.body.message).toBe('Invalid PullRequest: There are no changes between the head and the base');
     await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'nope', base: 'main', title: 'x' }).expect(404);
@@ -180,17 +235,37 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
     const { repo, work, remote } = await repoWithBranches(owner);
     await client.ok(['push', '--quiet', remote, 'main:other'], { cwd: work });
     await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'first' }).expect(201);
-    const edited = await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ title: 'WIP: renamed', body: 'new body', base: 'other' }).expect(201);
+    const edited = await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(owner.token))
+      .send({ title: 'WIP: renamed', body: 'new body', base: 'other' })
+      .expect(201);
     expect(edited.body).toMatchObject({ title: 'WIP: renamed', body: 'new body', draft: true, base: { ref: 'other' } });
-    await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ base: 'missing' }).expect(404);
-    await t.http.patch(`${pulls(repo)}/1`).set(withToken(reader.token)).send({ title: 'mine' }).expect(403);
-    const closed = await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ state: 'closed' }).expect(201);
+    await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(owner.token))
+      .send({ base: 'missing' })
+      .expect(404);
+    await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(reader.token))
+      .send({ title: 'mine' })
+      .expect(403);
+    const closed = await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(owner.token))
+      .send({ state: 'closed' })
+      .expect(201);
     expect(closed.body.state).toBe('closed');
     expect(closed.body.closed_at).not.toBeNull();
     expect((await t.http.get(t.api(`/repos/${repo.full_name}`)).expect(200)).body.open_pr_counter).toBe(0);
     expect((await t.http.get(`${pulls(repo)}?state=closed`).expect(200)).body.map((pull: any) => pull.number)).toEqual([1]);
     expect((await t.http.get(pulls(repo)).expect(200)).body).toEqual([]);
-    const reopened = await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ state: 'open' }).expect(201);
+    const reopened = await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(owner.token))
+      .send({ state: 'open' })
+      .expect(201);
     expect(reopened.body.state).toBe('open');
     expect((await t.http.get(t.api(`/repos/${repo.full_name}`)).expect(200)).body.open_pr_counter).toBe(1);
     void writer;
@@ -198,9 +273,18 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
 
   it('turns the routes off with has_pull_requests=false and keeps the merge settings settable', async () => {
     const { repo } = await repoWithBranches(owner);
-    const edit = (body: object) => t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send(body);
+    const edit = (body: object) =>
+      t.http
+        .patch(t.api(`/repos/${repo.full_name}`))
+        .set(withToken(owner.token))
+        .send(body);
     const settings = await edit({ allow_rebase: false, default_merge_style: 'squash', default_delete_branch_after_merge: true }).expect(200);
-    expect(settings.body).toMatchObject({ allow_rebase: false, default_merge_style: 'squash', default_delete_branch_after_merge: true, allow_merge_commits: true });
+    expect(settings.body).toMatchObject({
+      allow_rebase: false,
+      default_merge_style: 'squash',
+      default_delete_branch_after_merge: true,
+      allow_merge_commits: true,
+    });
     await edit({ default_merge_style: 'octopus' }).expect(422);
     const off = await edit({ has_pull_requests: false }).expect(200);
     expect(off.body).toMatchObject({ has_pull_requests: false, allow_merge_commits: false, allow_rebase: false, default_merge_style: 'merge' });
@@ -215,7 +299,10 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
     const { repo } = await repoWithBranches(owner, { private: true });
     await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'secret' }).expect(201);
     await t.http.get(pulls(repo)).expect(404);
-    await t.http.get(`${pulls(repo)}/1`).set(withToken(reader.token)).expect(404);
+    await t.http
+      .get(`${pulls(repo)}/1`)
+      .set(withToken(reader.token))
+      .expect(404);
     expect((await tested(repo, 1)).number).toBe(1);
   });
 
@@ -264,22 +351,45 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
       .send({ type: 'gitea', active: true, events: ['pull_request'], config: { url: `${sink.url}/pulls/${repo.name}`, content_type: 'json' } })
       .expect(201);
     const created = (await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'hooked' }).expect(201)).body;
-    await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ title: 'hooked, renamed' }).expect(201);
+    await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(owner.token))
+      .send({ title: 'hooked, renamed' })
+      .expect(201);
     await client.ok(['checkout', '--quiet', 'feature'], { cwd: work });
     fs.writeFileSync(path.join(work, 'more.txt'), 'more\n');
     await client.ok(['add', 'more.txt'], { cwd: work });
     await client.ok(['commit', '--quiet', '-m', 'more'], { cwd: work });
     await client.ok(['push', '--quiet', remote, 'feature:feature'], { cwd: work });
-    await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ state: 'closed' }).expect(201);
-    await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ state: 'open' }).expect(201);
-    const received = () => [...new Map(sink.requests.filter((request: SinkRequest) => request.path === `/pulls/${repo.name}`).map((request) => [request.headers['x-gitea-delivery'], request])).values()];
+    await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(owner.token))
+      .send({ state: 'closed' })
+      .expect(201);
+    await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(owner.token))
+      .send({ state: 'open' })
+      .expect(201);
+    const received = () => [
+      ...new Map(
+        sink.requests.filter((request: SinkRequest) => request.path === `/pulls/${repo.name}`).map((request) => [request.headers['x-gitea-delivery'], request]),
+      ).values(),
+    ];
     await sink.waitFor(() => received().length >= 5, 'pull request events');
-    expect(received().map((request) => `${request.headers['x-gitea-event']}:${request.json.action}`).sort()).toEqual(
-      ['pull_request:opened', 'pull_request:edited', 'pull_request:synchronized', 'pull_request:closed', 'pull_request:reopened'].sort(),
-    );
+    expect(
+      received()
+        .map((request) => `${request.headers['x-gitea-event']}:${request.json.action}`)
+        .sort(),
+    ).toEqual(['pull_request:opened', 'pull_request:edited', 'pull_request:synchronized', 'pull_request:closed', 'pull_request:reopened'].sort());
     const opened = received().find((request) => request.json.action === 'opened')!.json;
     expect(Object.keys(opened)).toEqual(['action', 'number', 'pull_request', 'requested_reviewer', 'repository', 'sender', 'commit_id', 'review']);
-    expect(opened).toMatchObject({ number: 1, pull_request: { id: created.id, number: 1, title: 'hooked', head: { ref: 'feature' }, base: { ref: 'main' } }, repository: { full_name: repo.full_name }, sender: { login: owner.name } });
+    expect(opened).toMatchObject({
+      number: 1,
+      pull_request: { id: created.id, number: 1, title: 'hooked', head: { ref: 'feature' }, base: { ref: 'main' } },
+      repository: { full_name: repo.full_name },
+      sender: { login: owner.name },
+    });
     expect(received().find((request) => request.json.action === 'edited')!.json.changes).toEqual({ title: { from: 'hooked' } });
     expect(received().find((request) => request.json.action === 'closed')!.json.pull_request.state).toBe('closed');
   });
@@ -287,14 +397,20 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
   it('shows the branch tips of the moment in the list and the pull request, right after pushes move them', async () => {
     const { repo, work, remote } = await repoWithBranches(owner);
     await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'tips' }).expect(201);
-    const tips = async () => ({ main: (await client.ok(['rev-parse', 'main'], { cwd: work })).trim(), feature: (await client.ok(['rev-parse', 'feature'], { cwd: work })).trim() });
+    const tips = async () => ({
+      main: (await client.ok(['rev-parse', 'main'], { cwd: work })).trim(),
+      feature: (await client.ok(['rev-parse', 'feature'], { cwd: work })).trim(),
+    });
     const shown = async () => {
       const [listed] = (await t.http.get(`${pulls(repo)}?state=open`).expect(200)).body;
       const one = (await t.http.get(`${pulls(repo)}/1`).expect(200)).body;
       return [listed, one].map((pull) => ({ main: pull.base.sha, feature: pull.head.sha, ref: pull.head.ref }));
     };
     const before = await tips();
-    expect(await shown()).toEqual([{ ...before, ref: 'feature' }, { ...before, ref: 'feature' }]);
+    expect(await shown()).toEqual([
+      { ...before, ref: 'feature' },
+      { ...before, ref: 'feature' },
+    ]);
     // Both branches move (the head twice, one push packed between), read again at once: no tip from before.
     await client.ok(['checkout', '--quiet', 'feature'], { cwd: work });
     for (const n of [1, 2]) {
@@ -303,7 +419,10 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
       await client.ok(['commit', '--quiet', '-m', `tip ${n}`], { cwd: work });
       await client.ok(['push', '--quiet', remote, 'feature:feature'], { cwd: work });
       const now = await tips();
-      expect(await shown()).toEqual([{ ...now, ref: 'feature' }, { ...now, ref: 'feature' }]);
+      expect(await shown()).toEqual([
+        { ...now, ref: 'feature' },
+        { ...now, ref: 'feature' },
+      ]);
     }
     await client.ok(['checkout', '--quiet', 'main'], { cwd: work });
     fs.writeFileSync(path.join(work, 'README.md'), 'moved\n');
@@ -311,12 +430,18 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
     await client.ok(['push', '--quiet', remote, 'main:main'], { cwd: work });
     const after = await tips();
     expect(after.main).not.toBe(before.main);
-    expect(await shown()).toEqual([{ ...after, ref: 'feature' }, { ...after, ref: 'feature' }]);
+    expect(await shown()).toEqual([
+      { ...after, ref: 'feature' },
+      { ...after, ref: 'feature' },
+    ]);
   });
 
   it('tests again after a push to the base, and finds the conflict it brought', async () => {
     const { repo, work, remote } = await repoWithBranches(owner);
-    expect((await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'soon in conflict' }).expect(201)).body.mergeable).toBe(true);
+    expect(
+      (await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'soon in conflict' }).expect(201)).body
+        .mergeable,
+    ).toBe(true);
     fs.writeFileSync(path.join(work, 'file.txt'), 'one\nZWEI\nthree\n');
     await client.ok(['commit', '--quiet', '-am', 'base moves'], { cwd: work });
     await client.ok(['push', '--quiet', remote, 'main:main'], { cwd: work });
@@ -336,13 +461,25 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
   it('asks the access policy: token scopes, archived repositories (423), labels and assignees for writers', async () => {
     const { repo } = await repoWithBranches(owner);
     const readOnly = await makeToken(t, owner.user, ['read:repository']);
-    expect((await t.http.post(pulls(repo)).set(withToken(readOnly)).send({ head: 'feature', base: 'main', title: 'x' }).expect(403)).body.message).toContain('write:repository');
+    expect((await t.http.post(pulls(repo)).set(withToken(readOnly)).send({ head: 'feature', base: 'main', title: 'x' }).expect(403)).body.message).toContain(
+      'write:repository',
+    );
     await t.http.get(pulls(repo)).set(withToken(readOnly)).expect(200);
     const issueOnly = await makeToken(t, owner.user, ['read:issue']);
     await t.http.get(pulls(repo)).set(withToken(issueOnly)).expect(403);
 
-    const label = (await t.http.post(t.api(`/repos/${repo.full_name}/labels`)).set(withToken(owner.token)).send({ name: 'deps', color: '00aabb' }).expect(201)).body;
-    const created = await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'labelled', labels: [label.id], assignees: [owner.name] }).expect(201);
+    const label = (
+      await t.http
+        .post(t.api(`/repos/${repo.full_name}/labels`))
+        .set(withToken(owner.token))
+        .send({ name: 'deps', color: '00aabb' })
+        .expect(201)
+    ).body;
+    const created = await t.http
+      .post(pulls(repo))
+      .set(withToken(owner.token))
+      .send({ head: 'feature', base: 'main', title: 'labelled', labels: [label.id], assignees: [owner.name] })
+      .expect(201);
     expect(created.body.labels.map((item: any) => item.name)).toEqual(['deps']);
     expect(created.body.assignees.map((item: any) => item.login)).toEqual([owner.name]);
     expect((await t.http.get(`${pulls(repo)}?labels=${label.id}`).expect(200)).body.map((pull: any) => pull.number)).toEqual([1]);
@@ -350,24 +487,74 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
     await t.http.get(`${pulls(repo)}?poster=nobody-at-all`).expect(400);
     // The Go SDK's edit sends every field: an empty `assignee`, null `assignees` and `labels` and milestone 0 change
     // nothing (Forgejo reads a pull request's `assignee` as a plain string, empty when not given).
-    const goEdit = { title: '', body: null, base: '', assignee: '', assignees: null, milestone: 0, labels: null, state: 'open', due_date: null, unset_due_date: null, allow_maintainer_edit: null };
-    const untouched = await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send(goEdit).expect(201);
+    const goEdit = {
+      title: '',
+      body: null,
+      base: '',
+      assignee: '',
+      assignees: null,
+      milestone: 0,
+      labels: null,
+      state: 'open',
+      due_date: null,
+      unset_due_date: null,
+      allow_maintainer_edit: null,
+    };
+    const untouched = await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(owner.token))
+      .send(goEdit)
+      .expect(201);
     expect(untouched.body).toMatchObject({ title: 'labelled', base: { ref: 'main' }, state: 'open' });
     expect(untouched.body.labels.map((item: any) => item.name)).toEqual(['deps']);
     expect(untouched.body.assignees.map((item: any) => item.login)).toEqual([owner.name]);
     // An empty list still clears.
-    expect((await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ ...goEdit, assignees: [] }).expect(201)).body.assignees).toBeNull();
-    const cleared = await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ labels: [] }).expect(201);
+    expect(
+      (
+        await t.http
+          .patch(`${pulls(repo)}/1`)
+          .set(withToken(owner.token))
+          .send({ ...goEdit, assignees: [] })
+          .expect(201)
+      ).body.assignees,
+    ).toBeNull();
+    const cleared = await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(owner.token))
+      .send({ labels: [] })
+      .expect(201);
     expect(cleared.body.labels).toEqual([]);
 
     // The merged pull request of a commit.
     await t.http.get(t.api(`/repos/${repo.full_name}/commits/${created.body.head.sha}/pull`)).expect(404);
-    await t.dataSource.query('UPDATE pull_request SET has_merged = 1, merged_commit_id = ?, merger_id = ?, merged_unix = 1700000000 WHERE base_repo_id = ?', [created.body.head.sha, owner.user.id, repo.id]);
+    await t.dataSource.query('UPDATE pull_request SET has_merged = 1, merged_commit_id = ?, merger_id = ?, merged_unix = 1700000000 WHERE base_repo_id = ?', [
+      created.body.head.sha,
+      owner.user.id,
+      repo.id,
+    ]);
     const merged = await t.http.get(t.api(`/repos/${repo.full_name}/commits/${created.body.head.sha}/pull`)).expect(200);
-    expect(merged.body).toMatchObject({ number: 1, merged: true, merge_commit_sha: created.body.head.sha, merged_at: '2023-11-14T22:13:20Z', merged_by: { login: owner.name } });
-    expect((await t.http.patch(`${pulls(repo)}/1`).set(withToken(owner.token)).send({ state: 'closed' }).expect(412)).body.message).toBe('cannot change state of this pull request, it was already merged');
+    expect(merged.body).toMatchObject({
+      number: 1,
+      merged: true,
+      merge_commit_sha: created.body.head.sha,
+      merged_at: '2023-11-14T22:13:20Z',
+      merged_by: { login: owner.name },
+    });
+    expect(
+      (
+        await t.http
+          .patch(`${pulls(repo)}/1`)
+          .set(withToken(owner.token))
+          .send({ state: 'closed' })
+          .expect(412)
+      ).body.message,
+    ).toBe('cannot change state of this pull request, it was already merged');
 
-    await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(owner.token)).send({ archived: true }).expect(200);
+    await t.http
+      .patch(t.api(`/repos/${repo.full_name}`))
+      .set(withToken(owner.token))
+      .send({ archived: true })
+      .expect(200);
     await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'archived' }).expect(423);
     await t.http.get(pulls(repo)).expect(200);
   });

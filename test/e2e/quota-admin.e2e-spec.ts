@@ -19,8 +19,16 @@ describe('admin quota rules and groups', () => {
 
   const as = (user: TestUser) => ({
     get: (path: string) => t.http.get(t.api(path)).set(withToken(user.token)),
-    post: (path: string, body?: unknown) => t.http.post(t.api(path)).set(withToken(user.token)).send(body as object),
-    patch: (path: string, body?: unknown) => t.http.patch(t.api(path)).set(withToken(user.token)).send(body as object),
+    post: (path: string, body?: unknown) =>
+      t.http
+        .post(t.api(path))
+        .set(withToken(user.token))
+        .send(body as object),
+    patch: (path: string, body?: unknown) =>
+      t.http
+        .patch(t.api(path))
+        .set(withToken(user.token))
+        .send(body as object),
     put: (path: string) => t.http.put(t.api(path)).set(withToken(user.token)),
     delete: (path: string) => t.http.delete(t.api(path)).set(withToken(user.token)),
   });
@@ -90,9 +98,13 @@ describe('admin quota rules and groups', () => {
 
     it('an unrecognized subject → 422 and nothing is created', async () => {
       const name = uniqueName('rule');
-      const response = await adm().post('/admin/quota/rules', { name, limit: 1, subjects: ['size:all', 'size:everything'] }).expect(422);
+      const response = await adm()
+        .post('/admin/quota/rules', { name, limit: 1, subjects: ['size:all', 'size:everything'] })
+        .expect(422);
       expect(response.body).toEqual({ message: 'unrecognized quota limit subject: [subject: size:everything]', url: 'http://anvil.test/api/swagger' });
-      const upper = await adm().post('/admin/quota/rules', { name, limit: 1, subjects: ['SIZE:ALL'] }).expect(422);
+      const upper = await adm()
+        .post('/admin/quota/rules', { name, limit: 1, subjects: ['SIZE:ALL'] })
+        .expect(422);
       expect(upper.body.message).toBe('unrecognized quota limit subject: [subject: SIZE:ALL]');
       expectEmpty404(await adm().get(`/admin/quota/rules/${name}`));
     });
@@ -122,9 +134,15 @@ describe('admin quota rules and groups', () => {
       const name = uniqueName('rule');
       await createRule({ name, limit: 10, subjects: ['size:all'] });
       expect((await adm().patch(`/admin/quota/rules/${name}`, {}).expect(200)).body).toEqual({ name, limit: 10, subjects: ['size:all'] });
-      expect((await adm().patch(`/admin/quota/rules/${name}`, { limit: null, subjects: null }).expect(200)).body).toEqual({ name, limit: 10, subjects: ['size:all'] });
+      expect((await adm().patch(`/admin/quota/rules/${name}`, { limit: null, subjects: null }).expect(200)).body).toEqual({
+        name,
+        limit: 10,
+        subjects: ['size:all'],
+      });
       expect((await adm().patch(`/admin/quota/rules/${name}`, { limit: 20 }).expect(200)).body).toEqual({ name, limit: 20, subjects: ['size:all'] });
-      const changed = await adm().patch(`/admin/quota/rules/${name}`, { subjects: ['size:git:lfs', 'size:repos:all'] }).expect(200);
+      const changed = await adm()
+        .patch(`/admin/quota/rules/${name}`, { subjects: ['size:git:lfs', 'size:repos:all'] })
+        .expect(200);
       expect(changed.body).toEqual({ name, limit: 20, subjects: ['size:git:lfs', 'size:repos:all'] });
       const cleared = await adm().patch(`/admin/quota/rules/${name}`, { subjects: [] }).expect(200);
       expect(cleared.body).toEqual({ name, limit: 20 });
@@ -134,7 +152,9 @@ describe('admin quota rules and groups', () => {
     it('PATCH with an invalid subject or limit → 422 and nothing changes', async () => {
       const name = uniqueName('rule');
       await createRule({ name, limit: 10, subjects: ['size:all'] });
-      const bad = await adm().patch(`/admin/quota/rules/${name}`, { limit: 99, subjects: ['size:all', 'nope'] }).expect(422);
+      const bad = await adm()
+        .patch(`/admin/quota/rules/${name}`, { limit: 99, subjects: ['size:all', 'nope'] })
+        .expect(422);
       expect(bad.body.message).toBe('unrecognized quota limit subject: [subject: nope]');
       const badLimit = await adm().patch(`/admin/quota/rules/${name}`, { limit: 'lots' }).expect(422);
       expect(badLimit.body.message).toBe('[Limit]: must be an integer');
@@ -145,7 +165,10 @@ describe('admin quota rules and groups', () => {
       const name = uniqueName('rule');
       await createRule({ name, limit: 1, subjects: ['size:all'] });
       const groups = [uniqueName('grp'), uniqueName('grp')];
-      for (const group of groups) await adm().post('/admin/quota/groups', { name: group, rules: [{ name }] }).expect(201);
+      for (const group of groups)
+        await adm()
+          .post('/admin/quota/groups', { name: group, rules: [{ name }] })
+          .expect(201);
       await adm().delete(`/admin/quota/rules/${name}`).expect(204);
       expectEmpty404(await adm().get(`/admin/quota/rules/${name}`));
       for (const group of groups) expect((await adm().get(`/admin/quota/groups/${group}`).expect(200)).body).toEqual({ name: group, rules: [] });
@@ -211,7 +234,12 @@ describe('admin quota rules and groups', () => {
       const response = await adm()
         .post('/admin/quota/groups', {
           name,
-          rules: [{ name: existing, limit: 1, subjects: ['size:git:lfs'] }, { name: fresh, limit: 5, subjects: ['size:repos:all'] }, { name: bare }, { name: existing }],
+          rules: [
+            { name: existing, limit: 1, subjects: ['size:git:lfs'] },
+            { name: fresh, limit: 5, subjects: ['size:repos:all'] },
+            { name: bare },
+            { name: existing },
+          ],
         })
         .expect(201);
       expect(response.body).toEqual({
@@ -229,17 +257,25 @@ describe('admin quota rules and groups', () => {
     it('checks inline rules before the group name; a bad one creates nothing', async () => {
       const name = uniqueName('grp');
       const fresh = uniqueName('rule');
-      const missing = await adm().post('/admin/quota/groups', { name, rules: [{ name: fresh, limit: 1 }, { limit: 1 }] }).expect(422);
+      const missing = await adm()
+        .post('/admin/quota/groups', { name, rules: [{ name: fresh, limit: 1 }, { limit: 1 }] })
+        .expect(422);
       expect(missing.body.message).toBe('[Rules[1].Name]: Required');
-      const bad = await adm().post('/admin/quota/groups', { name, rules: [{ name: fresh, limit: 1, subjects: ['size:bogus'] }] }).expect(422);
+      const bad = await adm()
+        .post('/admin/quota/groups', { name, rules: [{ name: fresh, limit: 1, subjects: ['size:bogus'] }] })
+        .expect(422);
       expect(bad.body.message).toBe('unrecognized quota limit subject: [subject: size:bogus]');
       expectEmpty404(await adm().get(`/admin/quota/groups/${name}`));
       expectEmpty404(await adm().get(`/admin/quota/rules/${fresh}`));
       const existingGroup = uniqueName('grp');
       await adm().post('/admin/quota/groups', { name: existingGroup }).expect(201);
-      const order = await adm().post('/admin/quota/groups', { name: existingGroup, rules: [{}] }).expect(422);
+      const order = await adm()
+        .post('/admin/quota/groups', { name: existingGroup, rules: [{}] })
+        .expect(422);
       expect(order.body.message).toBe('[Rules[0].Name]: Required');
-      await adm().post('/admin/quota/groups', { name: existingGroup, rules: [{ name: fresh }] }).expect(409);
+      await adm()
+        .post('/admin/quota/groups', { name: existingGroup, rules: [{ name: fresh }] })
+        .expect(409);
       expectEmpty404(await adm().get(`/admin/quota/rules/${fresh}`));
     });
 
@@ -298,7 +334,9 @@ describe('admin quota rules and groups', () => {
     it('DELETE a group: 204, its rule links and user mappings go, its rules stay; then 404', async () => {
       const group = uniqueName('grp');
       const rule = uniqueName('rule');
-      await adm().post('/admin/quota/groups', { name: group, rules: [{ name: rule, limit: 9, subjects: ['size:all'] }] }).expect(201);
+      await adm()
+        .post('/admin/quota/groups', { name: group, rules: [{ name: rule, limit: 9, subjects: ['size:all'] }] })
+        .expect(201);
       const carol = await makeUser(t);
       await adm().put(`/admin/quota/groups/${group}/users/${carol.name}`).expect(204);
       expect((await adm().get(`/admin/users/${carol.name}/quota`)).body.groups).toHaveLength(1);
@@ -316,15 +354,21 @@ describe('admin quota rules and groups', () => {
       const [g1, g2, g3] = [uniqueName('grp'), uniqueName('grp'), uniqueName('grp')];
       for (const name of [g1, g2, g3]) await adm().post('/admin/quota/groups', { name }).expect(201);
       const names = async () => (await adm().get(`/admin/users/${dave.name}/quota`).expect(200)).body.groups.map((group: { name: string }) => group.name);
-      await adm().post(`/admin/users/${dave.name}/quota/groups`, { groups: [g2, g1, g2] }).expect(204);
+      await adm()
+        .post(`/admin/users/${dave.name}/quota/groups`, { groups: [g2, g1, g2] })
+        .expect(204);
       expect((await names()).sort()).toEqual([g1, g2].sort());
-      const unknown = await adm().post(`/admin/users/${dave.name}/quota/groups`, { groups: [g3, 'no-such-group'] }).expect(422);
+      const unknown = await adm()
+        .post(`/admin/users/${dave.name}/quota/groups`, { groups: [g3, 'no-such-group'] })
+        .expect(422);
       expect(unknown.body.message).toBe('group not found: [group: no-such-group]');
       expect((await names()).sort()).toEqual([g1, g2].sort());
       await adm().post(`/admin/users/${dave.name}/quota/groups`, {}).expect(204);
       await adm().post(`/admin/users/${dave.name}/quota/groups`, { groups: null }).expect(204);
       expect((await names()).sort()).toEqual([g1, g2].sort());
-      await adm().post(`/admin/users/${dave.name}/quota/groups`, { groups: [g3] }).expect(204);
+      await adm()
+        .post(`/admin/users/${dave.name}/quota/groups`, { groups: [g3] })
+        .expect(204);
       expect(await names()).toEqual([g3]);
       await adm().post(`/admin/users/${dave.name}/quota/groups`, { groups: [] }).expect(204);
       expect(await names()).toEqual([]);
@@ -341,7 +385,9 @@ describe('admin quota rules and groups', () => {
       const org = await makeOrg(t, alice.user);
       const group = uniqueName('grp');
       await adm().post('/admin/quota/groups', { name: group }).expect(201);
-      await adm().post(`/admin/users/${org.name}/quota/groups`, { groups: [group] }).expect(204);
+      await adm()
+        .post(`/admin/users/${org.name}/quota/groups`, { groups: [group] })
+        .expect(204);
       expect((await adm().get(`/admin/quota/groups/${group}/users`)).body.map((user: { id: number }) => user.id)).toEqual([org.id]);
     });
   });
@@ -351,11 +397,15 @@ describe('admin quota rules and groups', () => {
       const erin = await makeUser(t);
       const group = uniqueName('grp');
       const rule = uniqueName('rule');
-      await adm().post('/admin/quota/groups', { name: group, rules: [{ name: rule, limit: 4096, subjects: ['size:repos:all'] }] }).expect(201);
+      await adm()
+        .post('/admin/quota/groups', { name: group, rules: [{ name: rule, limit: 4096, subjects: ['size:repos:all'] }] })
+        .expect(201);
       await adm().put(`/admin/quota/groups/${group}/users/${erin.name}`).expect(204);
       const response = await adm().get(`/admin/users/${erin.name}/quota`).expect(200);
       expect(response.body).toEqual({
-        used: { size: { repos: { public: 0, private: 0 }, git: { LFS: 0 }, assets: { attachments: { issues: 0, releases: 0 }, artifacts: 0, packages: { all: 0 } } } },
+        used: {
+          size: { repos: { public: 0, private: 0 }, git: { LFS: 0 }, assets: { attachments: { issues: 0, releases: 0 }, artifacts: 0, packages: { all: 0 } } },
+        },
         groups: [{ name: group, rules: [{ name: rule, limit: 4096, subjects: ['size:repos:all'] }] }],
       });
       expectEmpty404(await adm().get('/admin/users/nobody-here/quota'));

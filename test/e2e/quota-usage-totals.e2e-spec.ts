@@ -76,16 +76,27 @@ describe('stored repository usage per owner', () => {
           if (op.kind === 'user') await addUser();
           else if (op.kind === 'insert' && owners.length > 0) {
             const name = `r${serial++}`;
-            await t.dataSource.query('INSERT INTO repository (owner_id, lower_name, name, is_private, git_size) VALUES (?, ?, ?, ?, ?)', [pick(owners, op.owner), name, name, op.private ? 1 : 0, op.size]);
+            await t.dataSource.query('INSERT INTO repository (owner_id, lower_name, name, is_private, git_size) VALUES (?, ?, ?, ?, ?)', [
+              pick(owners, op.owner),
+              name,
+              name,
+              op.private ? 1 : 0,
+              op.size,
+            ]);
             const [row] = await t.dataSource.query('SELECT id FROM repository WHERE lower_name = ?', [name]);
             repos.push(Number(row.id));
-          } else if (repos.length > 0 && op.kind === 'size') await t.dataSource.query('UPDATE repository SET git_size = ? WHERE id = ?', [op.size, pick(repos, op.repo)]);
-          else if (repos.length > 0 && op.kind === 'privacy') await t.dataSource.query('UPDATE repository SET is_private = 1 - is_private WHERE id = ?', [pick(repos, op.repo)]);
+          } else if (repos.length > 0 && op.kind === 'size')
+            await t.dataSource.query('UPDATE repository SET git_size = ? WHERE id = ?', [op.size, pick(repos, op.repo)]);
+          else if (repos.length > 0 && op.kind === 'privacy')
+            await t.dataSource.query('UPDATE repository SET is_private = 1 - is_private WHERE id = ?', [pick(repos, op.repo)]);
           else if (repos.length > 0 && owners.length > 0 && op.kind === 'owner') {
             await t.dataSource.query('UPDATE repository SET owner_id = ? WHERE id = ?', [pick(owners, op.owner), pick(repos, op.repo)]);
           } else if (repos.length > 0 && op.kind === 'touch') {
             // Every column rewritten with its own value, as an entity save does: the totals must not move.
-            await t.dataSource.query('UPDATE repository SET owner_id = owner_id, is_private = is_private, git_size = git_size, num_stars = num_stars + 1 WHERE id = ?', [pick(repos, op.repo)]);
+            await t.dataSource.query(
+              'UPDATE repository SET owner_id = owner_id, is_private = is_private, git_size = git_size, num_stars = num_stars + 1 WHERE id = ?',
+              [pick(repos, op.repo)],
+            );
           } else if (repos.length > 0 && op.kind === 'delete') {
             const id = pick(repos, op.repo);
             await t.dataSource.query('DELETE FROM repository WHERE id = ?', [id]);

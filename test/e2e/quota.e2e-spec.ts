@@ -28,11 +28,20 @@ describe('quota views and enforcement', () => {
 
   const get = (user: TestUser, apiPath: string) => t.http.get(t.api(apiPath)).set(withToken(user.token));
   const adm = {
-    post: (apiPath: string, body: unknown) => t.http.post(t.api(apiPath)).set(withToken(admin.token)).send(body as object),
-    patch: (apiPath: string, body: unknown) => t.http.patch(t.api(apiPath)).set(withToken(admin.token)).send(body as object),
+    post: (apiPath: string, body: unknown) =>
+      t.http
+        .post(t.api(apiPath))
+        .set(withToken(admin.token))
+        .send(body as object),
+    patch: (apiPath: string, body: unknown) =>
+      t.http
+        .patch(t.api(apiPath))
+        .set(withToken(admin.token))
+        .send(body as object),
     put: (apiPath: string) => t.http.put(t.api(apiPath)).set(withToken(admin.token)),
   };
-  const check = async (user: TestUser, subject: string): Promise<boolean> => (await get(user, `/user/quota/check?subject=${encodeURIComponent(subject)}`).expect(200)).body;
+  const check = async (user: TestUser, subject: string): Promise<boolean> =>
+    (await get(user, `/user/quota/check?subject=${encodeURIComponent(subject)}`).expect(200)).body;
 
   /** A group holding one new rule, with `targets` mapped to it; returns the rule name. */
   async function limitTo(targets: string[], limit: number, subjects: string[] = ['size:repos:all']): Promise<string> {
@@ -57,7 +66,11 @@ describe('quota views and enforcement', () => {
       const repoOnly = await makeToken(t, user.user, ['read:repository']);
       const scoped = await t.http.get(t.api('/user/quota/check?subject=size:all')).set(withToken(repoOnly)).expect(403);
       expect(scoped.body.message).toBe('token does not have at least one of required scope(s): [read:user]');
-      for (const list of ['attachments', 'packages', 'artifacts']) await t.http.get(t.api(`/user/quota/${list}`)).set(withToken(repoOnly)).expect(403);
+      for (const list of ['attachments', 'packages', 'artifacts'])
+        await t.http
+          .get(t.api(`/user/quota/${list}`))
+          .set(withToken(repoOnly))
+          .expect(403);
     });
 
     it('without groups: zero usage and no groups (the built-in default is never listed)', async () => {
@@ -84,8 +97,18 @@ describe('quota views and enforcement', () => {
       const stored = await t.dataSource.getRepository(RepositoryEntity).findOneByOrFail({ id: secret.id });
       expect(stored.gitSize).toBe(regularFileBytes(repositoryDir(t.dataDir, user.name, secret.name)));
       expect((await get(user, '/user/quota').expect(200)).body.used).toEqual(usedSize(sizes));
-      expect((await t.http.get(t.api(`/admin/users/${user.name}/quota`)).set(withToken(admin.token)).expect(200)).body.used).toEqual(usedSize(sizes));
-      await t.http.delete(t.api(`/repos/${user.name}/${first.name}`)).set(withToken(user.token)).expect(204);
+      expect(
+        (
+          await t.http
+            .get(t.api(`/admin/users/${user.name}/quota`))
+            .set(withToken(admin.token))
+            .expect(200)
+        ).body.used,
+      ).toEqual(usedSize(sizes));
+      await t.http
+        .delete(t.api(`/repos/${user.name}/${first.name}`))
+        .set(withToken(user.token))
+        .expect(204);
       const after = await storedSizes(user.user.id);
       expect(after.public).toBeLessThan(sizes.public);
       expect((await get(user, '/user/quota').expect(200)).body.used).toEqual(usedSize(after));
@@ -144,14 +167,26 @@ describe('quota views and enforcement', () => {
       await limitTo([user.name], -1, ['size:git:lfs']);
       expect(await check(user, 'size:git:lfs')).toBe(false);
       expect(await check(user, 'size:repos:all')).toBe(true);
-      const refused = await t.http.post(t.api('/user/repos')).set(withToken(user.token)).send({ name: uniqueName('r') }).expect(413);
+      const refused = await t.http
+        .post(t.api('/user/repos'))
+        .set(withToken(user.token))
+        .send({ name: uniqueName('r') })
+        .expect(413);
       expect(refused.body).toEqual({ message: 'quota exceeded', user_id: user.user.id, username: user.name, url: SWAGGER });
     });
 
     it('one matching rule refusing makes its group refuse; another group may still allow', async () => {
       const user = await makeUser(t);
       const group = uniqueName('grp');
-      await adm.post('/admin/quota/groups', { name: group, rules: [{ name: uniqueName('rule'), limit: -1, subjects: ['size:all'] }, { name: uniqueName('rule'), limit: 0, subjects: ['size:repos:private'] }] }).expect(201);
+      await adm
+        .post('/admin/quota/groups', {
+          name: group,
+          rules: [
+            { name: uniqueName('rule'), limit: -1, subjects: ['size:all'] },
+            { name: uniqueName('rule'), limit: 0, subjects: ['size:repos:private'] },
+          ],
+        })
+        .expect(201);
       await adm.put(`/admin/quota/groups/${group}/users/${user.name}`).expect(204);
       expect(await check(user, 'size:repos:private')).toBe(true);
       expect(await check(user, 'size:repos:public')).toBe(false);
@@ -194,7 +229,11 @@ describe('quota views and enforcement', () => {
       const user = await makeUser(t);
       await makeRepo(t, user, { autoInit: true });
       await limitTo([user.name], (await storedSizes(user.user.id)).public);
-      const response = await t.http.post(t.api(`/repos/${source.full_name}/forks`)).set(withToken(user.token)).send({}).expect(413);
+      const response = await t.http
+        .post(t.api(`/repos/${source.full_name}/forks`))
+        .set(withToken(user.token))
+        .send({})
+        .expect(413);
       expect(response.body).toEqual({ message: 'quota exceeded', user_id: user.user.id, username: user.name, url: SWAGGER });
       expect(await t.dataSource.getRepository(RepositoryEntity).countBy({ ownerId: user.user.id })).toBe(1);
       expect(fs.existsSync(repositoryDir(t.dataDir, user.name, source.name))).toBe(false);
@@ -207,15 +246,26 @@ describe('quota views and enforcement', () => {
       await limitTo([user.name], 1);
       await makeRepo(t, user, { autoInit: true });
       expect(await check(user, 'size:repos:all')).toBe(true);
-      await t.http.post(t.api('/user/repos')).set(withToken(user.token)).send({ name: uniqueName('r') }).expect(413);
+      await t.http
+        .post(t.api('/user/repos'))
+        .set(withToken(user.token))
+        .send({ name: uniqueName('r') })
+        .expect(413);
     });
 
     it('deleting a repository brings the owner back under quota', async () => {
       const user = await makeUser(t);
       const repo = await makeRepo(t, user, { autoInit: true });
       await limitTo([user.name], 1);
-      await t.http.post(t.api('/user/repos')).set(withToken(user.token)).send({ name: uniqueName('r') }).expect(413);
-      await t.http.delete(t.api(`/repos/${user.name}/${repo.name}`)).set(withToken(user.token)).expect(204);
+      await t.http
+        .post(t.api('/user/repos'))
+        .set(withToken(user.token))
+        .send({ name: uniqueName('r') })
+        .expect(413);
+      await t.http
+        .delete(t.api(`/repos/${user.name}/${repo.name}`))
+        .set(withToken(user.token))
+        .expect(204);
       expect(await check(user, 'size:repos:all')).toBe(false);
       await makeRepo(t, user);
     });
@@ -224,23 +274,39 @@ describe('quota views and enforcement', () => {
       const owner = await makeUser(t);
       const org = await makeOrg(t, owner.user);
       await limitTo([org.name], 0);
-      const current = await t.http.post(t.api(`/orgs/${org.name}/repos`)).set(withToken(owner.token)).send({ name: uniqueName('r') }).expect(413);
+      const current = await t.http
+        .post(t.api(`/orgs/${org.name}/repos`))
+        .set(withToken(owner.token))
+        .send({ name: uniqueName('r') })
+        .expect(413);
       expect(current.body).toEqual({ message: 'quota exceeded', user_id: org.id, username: org.name, url: SWAGGER });
-      const deprecated = await t.http.post(t.api(`/org/${org.name}/repos`)).set(withToken(owner.token)).send({ name: uniqueName('r') }).expect(413);
+      const deprecated = await t.http
+        .post(t.api(`/org/${org.name}/repos`))
+        .set(withToken(owner.token))
+        .send({ name: uniqueName('r') })
+        .expect(413);
       expect(deprecated.body).toEqual({ message: 'quota exceeded', user_id: org.id, username: org.name, url: SWAGGER });
       expect(await t.dataSource.getRepository(RepositoryEntity).countBy({ ownerId: org.id })).toBe(0);
       expect(await check(owner, 'size:repos:all')).toBe(false);
       await makeRepo(t, owner);
       // Quota (413) comes before the permission check (403) for organisations.
       const outsider = await makeUser(t);
-      await t.http.post(t.api(`/orgs/${org.name}/repos`)).set(withToken(outsider.token)).send({ name: uniqueName('r') }).expect(413);
+      await t.http
+        .post(t.api(`/orgs/${org.name}/repos`))
+        .set(withToken(outsider.token))
+        .send({ name: uniqueName('r') })
+        .expect(413);
     });
 
     it('the user’s own quota does not block creation in an organisation under quota', async () => {
       const owner = await makeUser(t);
       const org = await makeOrg(t, owner.user);
       await limitTo([owner.name], 0);
-      await t.http.post(t.api('/user/repos')).set(withToken(owner.token)).send({ name: uniqueName('r') }).expect(413);
+      await t.http
+        .post(t.api('/user/repos'))
+        .set(withToken(owner.token))
+        .send({ name: uniqueName('r') })
+        .expect(413);
       await makeRepo(t, owner, { org: org.name });
     });
   });
@@ -258,10 +324,15 @@ describe('quota views and enforcement', () => {
 
     it('owners get the same shapes as the user views, without names', async () => {
       await limitTo([orgName], 500, ['size:all']);
-      expect((await get(owner, `/orgs/${orgName}/quota`).expect(200)).body).toEqual({ used: usedSize({ public: 0, private: 0 }), groups: [{ rules: [{ limit: 500, subjects: ['size:all'] }] }] });
+      expect((await get(owner, `/orgs/${orgName}/quota`).expect(200)).body).toEqual({
+        used: usedSize({ public: 0, private: 0 }),
+        groups: [{ rules: [{ limit: 500, subjects: ['size:all'] }] }],
+      });
       expect((await get(owner, `/orgs/${orgName}/quota/check?subject=size:repos:all`).expect(200)).body).toBe(false);
       expect((await get(owner, `/orgs/${orgName}/quota/check?subject=none`).expect(200)).body).toBe(true);
-      expect((await get(owner, `/orgs/${orgName}/quota/check?subject=bogus`).expect(422)).body.message).toBe('unrecognized quota limit subject: [subject: bogus]');
+      expect((await get(owner, `/orgs/${orgName}/quota/check?subject=bogus`).expect(422)).body.message).toBe(
+        'unrecognized quota limit subject: [subject: bogus]',
+      );
       for (const list of ['attachments', 'packages', 'artifacts']) {
         const response = await get(owner, `/orgs/${orgName}/quota/${list}`).expect(200);
         expect(response.body).toEqual([]);
@@ -285,7 +356,10 @@ describe('quota views and enforcement', () => {
 
     it('needs the organization scope (403)', async () => {
       const userOnly = await makeToken(t, owner.user, ['read:user']);
-      const response = await t.http.get(t.api(`/orgs/${orgName}/quota`)).set(withToken(userOnly)).expect(403);
+      const response = await t.http
+        .get(t.api(`/orgs/${orgName}/quota`))
+        .set(withToken(userOnly))
+        .expect(403);
       expect(response.body.message).toBe('token does not have at least one of required scope(s): [read:organization]');
     });
   });
@@ -315,15 +389,35 @@ describe('quota defaults', () => {
       expect(empty.headers['x-total-count']).toBe('0');
     }
     const user = await makeUser(t);
-    await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: 'standard', rules: [{ name: 'std', limit: -1, subjects: ['size:all'] }] }).expect(201);
-    expect((await t.http.get(t.api('/user/quota')).set(withToken(user.token)).expect(200)).body.groups).toEqual([{ rules: [{ limit: -1, subjects: ['size:all'] }] }]);
-    expect((await t.http.get(t.api(`/admin/users/${user.name}/quota`)).set(withToken(admin.token)).expect(200)).body.groups).toEqual([
-      { name: 'standard', rules: [{ name: 'std', limit: -1, subjects: ['size:all'] }] },
+    await t.http
+      .post(t.api('/admin/quota/groups'))
+      .set(withToken(admin.token))
+      .send({ name: 'standard', rules: [{ name: 'std', limit: -1, subjects: ['size:all'] }] })
+      .expect(201);
+    expect((await t.http.get(t.api('/user/quota')).set(withToken(user.token)).expect(200)).body.groups).toEqual([
+      { rules: [{ limit: -1, subjects: ['size:all'] }] },
     ]);
+    expect(
+      (
+        await t.http
+          .get(t.api(`/admin/users/${user.name}/quota`))
+          .set(withToken(admin.token))
+          .expect(200)
+      ).body.groups,
+    ).toEqual([{ name: 'standard', rules: [{ name: 'std', limit: -1, subjects: ['size:all'] }] }]);
     await makeRepo(t, user);
-    await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: 'tight', rules: [{ name: 'none-left', limit: 0, subjects: ['size:repos:all'] }] }).expect(201);
-    await t.http.put(t.api(`/admin/quota/groups/tight/users/${user.name}`)).set(withToken(admin.token)).expect(204);
-    expect((await t.http.get(t.api('/user/quota')).set(withToken(user.token)).expect(200)).body.groups).toEqual([{ rules: [{ limit: 0, subjects: ['size:repos:all'] }] }]);
+    await t.http
+      .post(t.api('/admin/quota/groups'))
+      .set(withToken(admin.token))
+      .send({ name: 'tight', rules: [{ name: 'none-left', limit: 0, subjects: ['size:repos:all'] }] })
+      .expect(201);
+    await t.http
+      .put(t.api(`/admin/quota/groups/tight/users/${user.name}`))
+      .set(withToken(admin.token))
+      .expect(204);
+    expect((await t.http.get(t.api('/user/quota')).set(withToken(user.token)).expect(200)).body.groups).toEqual([
+      { rules: [{ limit: 0, subjects: ['size:repos:all'] }] },
+    ]);
     await t.http.post(t.api('/user/repos')).set(withToken(user.token)).send({ name: 'second' }).expect(413);
   });
 });

@@ -55,7 +55,14 @@ describe('reconciliation of the database with DATA_DIR', () => {
     await t.dataSource.query('UPDATE repository SET num_stars = 5, git_size = 0 WHERE id = ?', [repo.id]);
 
     const report = await reconciliation().run({ fix: false });
-    expect(kinds(report.findings)).toEqual(['counter-drift', 'directory-without-repository', 'size-recomputed', 'stale-git-leftover', 'stale-git-leftover', 'stale-temporary-file']);
+    expect(kinds(report.findings)).toEqual([
+      'counter-drift',
+      'directory-without-repository',
+      'size-recomputed',
+      'stale-git-leftover',
+      'stale-git-leftover',
+      'stale-temporary-file',
+    ]);
     expect(report.findings.every((finding) => finding.action.startsWith('would be'))).toBe(true);
     expect(fs.existsSync(lock) && fs.existsSync(orphan) && fs.existsSync(index)).toBe(true);
 
@@ -69,7 +76,10 @@ describe('reconciliation of the database with DATA_DIR', () => {
     const lostFound = path.join(t.dataDir, 'lost+found');
     const moved = fs.readdirSync(lostFound).map((stamp) => path.join(lostFound, stamp, 'repositories', owner.name.toLowerCase(), 'orphan-repository.git'));
     expect(moved.some((dir) => fs.existsSync(path.join(dir, 'HEAD')))).toBe(true);
-    const answer = await t.http.get(t.api(`/repos/${owner.name}/${repo.name}`)).set(withToken(owner.token)).expect(200);
+    const answer = await t.http
+      .get(t.api(`/repos/${owner.name}/${repo.name}`))
+      .set(withToken(owner.token))
+      .expect(200);
     expect(answer.body.stars_count).toBe(0);
     expect(answer.body.size).toBeGreaterThan(0);
     expect((await reconciliation().run({ fix: false })).findings).toEqual([]);
@@ -80,18 +90,29 @@ describe('reconciliation of the database with DATA_DIR', () => {
     fs.rmSync(repoDir(lost.name), { recursive: true });
     const repaired = await reconciliation().run({ fix: true });
     expect(kinds(repaired.findings)).toEqual(['repository-without-directory']);
-    const answer = await t.http.get(t.api(`/repos/${owner.name}/${lost.name}`)).set(withToken(owner.token)).expect(200);
+    const answer = await t.http
+      .get(t.api(`/repos/${owner.name}/${lost.name}`))
+      .set(withToken(owner.token))
+      .expect(200);
     expect(answer.body.empty).toBe(true);
     expect((await reconciliation().run({ fix: false })).findings).toEqual([]);
   });
 
   it('moves a parked upload whose row committed into place, quarantines a file without a row, removes rows whose file is lost', async () => {
     const put = (name: string, body: string) =>
-      t.http.put(`/api/packages/${owner.name}/generic/reconciled/1.0.0/${name}`).set(withToken(owner.token)).set('Content-Type', 'application/octet-stream').send(Buffer.from(body));
+      t.http
+        .put(`/api/packages/${owner.name}/generic/reconciled/1.0.0/${name}`)
+        .set(withToken(owner.token))
+        .set('Content-Type', 'application/octet-stream')
+        .send(Buffer.from(body));
     await put('kept.bin', 'kept content').expect(201);
     await put('lost.bin', 'lost content').expect(201);
-    const [kept] = (await t.dataSource.query("SELECT b.sha256 AS sha256 FROM package_blob b INNER JOIN package_file f ON f.blob_id = b.id WHERE f.name = 'kept.bin'")) as { sha256: string }[];
-    const [lost] = (await t.dataSource.query("SELECT b.sha256 AS sha256 FROM package_blob b INNER JOIN package_file f ON f.blob_id = b.id WHERE f.name = 'lost.bin'")) as { sha256: string }[];
+    const [kept] = (await t.dataSource.query(
+      "SELECT b.sha256 AS sha256 FROM package_blob b INNER JOIN package_file f ON f.blob_id = b.id WHERE f.name = 'kept.bin'",
+    )) as { sha256: string }[];
+    const [lost] = (await t.dataSource.query(
+      "SELECT b.sha256 AS sha256 FROM package_blob b INNER JOIN package_file f ON f.blob_id = b.id WHERE f.name = 'lost.bin'",
+    )) as { sha256: string }[];
     const fileOf = (sha256: string) => path.join(t.dataDir, 'packages', sha256[0], sha256[1], sha256);
     // A crash between the row's commit and the rename: the content waits in the pending area.
     const pending = path.join(t.dataDir, 'tmp', 'pending', `packages.${kept.sha256[0]}.${kept.sha256[1]}.${kept.sha256}.00000000-0000-4000-8000-000000000000`);
@@ -101,14 +122,19 @@ describe('reconciliation of the database with DATA_DIR', () => {
     const stray = fileOf('f'.repeat(64));
     fs.mkdirSync(path.dirname(stray), { recursive: true });
     fs.writeFileSync(stray, 'no row');
-    await t.dataSource.query("INSERT INTO package_version (package_id, creator_id, version, lower_version, created_unix) SELECT package_id, creator_id, '9.9.9', '9.9.9', created_unix FROM package_version WHERE lower_version = '1.0.0'");
+    await t.dataSource.query(
+      "INSERT INTO package_version (package_id, creator_id, version, lower_version, created_unix) SELECT package_id, creator_id, '9.9.9', '9.9.9', created_unix FROM package_version WHERE lower_version = '1.0.0'",
+    );
 
     const repaired = await reconciliation().run({ fix: true });
     expect(kinds(repaired.findings)).toEqual(['blob-without-row', 'package-blob-without-file', 'package-rows-without-file', 'parked-upload-finished']);
     const download = await t.http.get(`/api/packages/${owner.name}/generic/reconciled/1.0.0/kept.bin`).set(withToken(owner.token)).buffer(true).expect(200);
     expect(Buffer.from(download.body as Buffer).toString()).toBe('kept content');
     await t.http.get(`/api/packages/${owner.name}/generic/reconciled/1.0.0/lost.bin`).set(withToken(owner.token)).expect(404);
-    await t.http.get(t.api(`/packages/${owner.name}/generic/reconciled/9.9.9`)).set(withToken(owner.token)).expect(404);
+    await t.http
+      .get(t.api(`/packages/${owner.name}/generic/reconciled/9.9.9`))
+      .set(withToken(owner.token))
+      .expect(404);
     expect(fs.existsSync(stray)).toBe(false);
     expect((await reconciliation().run({ fix: false })).findings).toEqual([]);
   });
@@ -122,19 +148,36 @@ describe('reconciliation of the database with DATA_DIR', () => {
     const completed = await makeRepo(t, owner, { autoInit: true });
     // Killed after the row changed (another instance's directory move would have followed).
     await journal.begin({ kind: 'rename', repoId: completed.id, from: repoDir(completed.name), to: repoDir(`${completed.name}-new`) });
-    await t.dataSource.query('UPDATE repository SET name = ?, lower_name = ? WHERE id = ?', [`${completed.name}-new`, `${completed.name}-new`.toLowerCase(), completed.id]);
+    await t.dataSource.query('UPDATE repository SET name = ?, lower_name = ? WHERE id = ?', [
+      `${completed.name}-new`,
+      `${completed.name}-new`.toLowerCase(),
+      completed.id,
+    ]);
 
     const report = await reconciliation().run({ fix: false, startUp: true });
     expect(kinds(report.findings)).toEqual(['rename-completed', 'rename-rolled-back']);
     const repaired = await reconciliation().run({ fix: true, startUp: true });
     expect(kinds(repaired.findings)).toEqual(['rename-completed', 'rename-rolled-back']);
-    for (const [name, repo] of [[undone.name, undone], [`${completed.name}-new`, completed]] as const) {
-      const answer = await t.http.get(t.api(`/repos/${owner.name}/${name}`)).set(withToken(owner.token)).expect(200);
+    for (const [name, repo] of [
+      [undone.name, undone],
+      [`${completed.name}-new`, completed],
+    ] as const) {
+      const answer = await t.http
+        .get(t.api(`/repos/${owner.name}/${name}`))
+        .set(withToken(owner.token))
+        .expect(200);
       expect(answer.body).toMatchObject({ id: repo.id, empty: false });
     }
     expect(fs.existsSync(repoDir(`${undone.name}-new`)) || fs.existsSync(repoDir(completed.name))).toBe(false);
     expect(await journal.pending()).toEqual([]);
-    expect(fs.existsSync(path.join(t.dataDir, 'lost+found')) && fs.readdirSync(path.join(t.dataDir, 'lost+found')).some((stamp) => fs.existsSync(path.join(t.dataDir, 'lost+found', stamp, 'repositories', owner.name.toLowerCase(), `${undone.name.toLowerCase()}-new.git`)))).toBe(false);
+    expect(
+      fs.existsSync(path.join(t.dataDir, 'lost+found')) &&
+        fs
+          .readdirSync(path.join(t.dataDir, 'lost+found'))
+          .some((stamp) =>
+            fs.existsSync(path.join(t.dataDir, 'lost+found', stamp, 'repositories', owner.name.toLowerCase(), `${undone.name.toLowerCase()}-new.git`)),
+          ),
+    ).toBe(false);
     expect((await reconciliation().run({ fix: false })).findings).toEqual([]);
   });
 
@@ -159,7 +202,9 @@ describe('reconciliation of the database with DATA_DIR', () => {
     fs.writeFileSync(young, '{"kind":"cre');
     aged(stale);
     const repaired = await reconciliation().run({ fix: true, startUp: true });
-    expect(repaired.findings.map((finding) => [finding.kind, finding.subject])).toEqual([['stale-temporary-file', path.join('repositories', '.journal', path.basename(stale))]]);
+    expect(repaired.findings.map((finding) => [finding.kind, finding.subject])).toEqual([
+      ['stale-temporary-file', path.join('repositories', '.journal', path.basename(stale))],
+    ]);
     expect(fs.existsSync(stale)).toBe(false);
     expect(fs.existsSync(young)).toBe(true);
     fs.rmSync(young);
@@ -193,7 +238,7 @@ describe('reconciliation of the database with DATA_DIR', () => {
     while ((await drifted()) > 0) await reconciliation().sweep({ fix: true });
   });
 
-  it('removes at once, however young, what a process of this machine that is gone left half-made; a live one\'s stays', async () => {
+  it("removes at once, however young, what a process of this machine that is gone left half-made; a live one's stays", async () => {
     // A process that ran here and ended: its pid is free (or another process's, started at another time).
     const ended = spawnSync('true');
     const dead = ownProcessTag().replace(/^([0-9a-f]{12})-\d+-\d+-/, `$1-${ended.pid}-1-`);

@@ -64,12 +64,17 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
     const redirects: string[] = [];
     let path = new URL(url).pathname + new URL(url).search;
     for (let hop = 0; hop < 5; hop++) {
-      const response = await t.http.get(path).set(auth).buffer(true).parse((res, done) => {
-        let bytes = 0;
-        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-        res.on('end', () => done(null, bytes));
-      });
-      if (response.status !== 301 && response.status !== 302) return { status: response.status, redirects, type: String(response.headers['content-type']), bytes: response.body as number };
+      const response = await t.http
+        .get(path)
+        .set(auth)
+        .buffer(true)
+        .parse((res, done) => {
+          let bytes = 0;
+          res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+          res.on('end', () => done(null, bytes));
+        });
+      if (response.status !== 301 && response.status !== 302)
+        return { status: response.status, redirects, type: String(response.headers['content-type']), bytes: response.body as number };
       const location = new URL(response.headers.location, `http://anvil.test${path}`);
       redirects.push(location.pathname);
       path = location.pathname + location.search;
@@ -78,7 +83,9 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
   }
 
   it("names the OpenAPI schemas' fields exactly as Forgejo, with Forgejo's integer types", async () => {
-    const document = (await t.http.get('/swagger.v1.json').expect(200)).body as { components: { schemas: Record<string, { properties: Record<string, { type?: string }> }> } };
+    const document = (await t.http.get('/swagger.v1.json').expect(200)).body as {
+      components: { schemas: Record<string, { properties: Record<string, { type?: string }> }> };
+    };
     for (const [schema, fields] of Object.entries(FORGEJO_FIELDS)) {
       expect([schema, keys(document.components.schemas[schema].properties)]).toEqual([schema, [...fields].sort()]);
     }
@@ -93,7 +100,12 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
     const repo = await makeRepo(t, alice, { autoInit: true });
     const release = (await t.http.post(releases(alice.name, repo.name)).set(withToken(alice.token)).send({ tag_name: 'v1', name: 'One' }).expect(201)).body;
     const asset = (
-      await t.http.post(`${releases(alice.name, repo.name)}/${release.id}/assets?name=a.bin`).set(withToken(alice.token)).set('Content-Type', 'application/octet-stream').send(Buffer.from('abc')).expect(201)
+      await t.http
+        .post(`${releases(alice.name, repo.name)}/${release.id}/assets?name=a.bin`)
+        .set(withToken(alice.token))
+        .set('Content-Type', 'application/octet-stream')
+        .send(Buffer.from('abc'))
+        .expect(201)
     ).body;
     const shapes: [string, object][] = [
       ['Release', release],
@@ -102,10 +114,28 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
       ['Release', (await t.http.get(`${releases(alice.name, repo.name)}`).expect(200)).body[0]],
       ['Release', (await t.http.get(`${releases(alice.name, repo.name)}/latest`).expect(200)).body],
       ['Release', (await t.http.get(`${releases(alice.name, repo.name)}/tags/v1`).expect(200)).body],
-      ['Release', (await t.http.patch(`${releases(alice.name, repo.name)}/${release.id}`).set(withToken(alice.token)).send({ body: 'notes' }).expect(200)).body],
+      [
+        'Release',
+        (
+          await t.http
+            .patch(`${releases(alice.name, repo.name)}/${release.id}`)
+            .set(withToken(alice.token))
+            .send({ body: 'notes' })
+            .expect(200)
+        ).body,
+      ],
       ['Attachment', (await t.http.get(`${releases(alice.name, repo.name)}/${release.id}/assets`).expect(200)).body[0]],
       ['Attachment', (await t.http.get(`${releases(alice.name, repo.name)}/${release.id}/assets/${asset.id}`).expect(200)).body],
-      ['Attachment', (await t.http.patch(`${releases(alice.name, repo.name)}/${release.id}/assets/${asset.id}`).set(withToken(alice.token)).send({ name: 'b.bin' }).expect(201)).body],
+      [
+        'Attachment',
+        (
+          await t.http
+            .patch(`${releases(alice.name, repo.name)}/${release.id}/assets/${asset.id}`)
+            .set(withToken(alice.token))
+            .send({ name: 'b.bin' })
+            .expect(201)
+        ).body,
+      ],
     ];
     const latest = (await t.http.get(`${releases(alice.name, repo.name)}/${release.id}`).expect(200)).body;
     shapes.push(['Attachment', latest.assets[0]], ['TagArchiveDownloadCount', latest.archive_download_count]);
@@ -113,9 +143,33 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
     const name = uniqueName('pkg');
     await t.http.put(`/api/packages/${alice.name}/generic/${name}/1.0.0/file.txt`).set(withToken(alice.token)).send(Buffer.from('hello')).expect(201);
     shapes.push(
-      ['Package', (await t.http.get(t.api(`/packages/${alice.name}`)).set(withToken(alice.token)).expect(200)).body[0]],
-      ['Package', (await t.http.get(t.api(`/packages/${alice.name}/generic/${name}/1.0.0`)).set(withToken(alice.token)).expect(200)).body],
-      ['PackageFile', (await t.http.get(t.api(`/packages/${alice.name}/generic/${name}/1.0.0/files`)).set(withToken(alice.token)).expect(200)).body[0]],
+      [
+        'Package',
+        (
+          await t.http
+            .get(t.api(`/packages/${alice.name}`))
+            .set(withToken(alice.token))
+            .expect(200)
+        ).body[0],
+      ],
+      [
+        'Package',
+        (
+          await t.http
+            .get(t.api(`/packages/${alice.name}/generic/${name}/1.0.0`))
+            .set(withToken(alice.token))
+            .expect(200)
+        ).body,
+      ],
+      [
+        'PackageFile',
+        (
+          await t.http
+            .get(t.api(`/packages/${alice.name}/generic/${name}/1.0.0/files`))
+            .set(withToken(alice.token))
+            .expect(200)
+        ).body[0],
+      ],
     );
     for (const [schema, body] of shapes) expect([schema, keys(body)]).toEqual([schema, [...FORGEJO_FIELDS[schema]].sort()]);
   });
@@ -123,7 +177,9 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
   it('every URL of a release (tag with a slash, private repository) resolves: page, archives, API, upload URL and downloads', async () => {
     const repo = await makeRepo(t, alice, { autoInit: true, private: true });
     const tag = 'release/v2.0';
-    const release = (await t.http.post(releases(alice.name, repo.name)).set(withToken(alice.token)).send({ tag_name: tag, name: 'Two <b>', body: 'notes & more' }).expect(201)).body;
+    const release = (
+      await t.http.post(releases(alice.name, repo.name)).set(withToken(alice.token)).send({ tag_name: tag, name: 'Two <b>', body: 'notes & more' }).expect(201)
+    ).body;
     const uploaded = [];
     for (const file of ['app linux.tar.gz', 'app.zip']) {
       uploaded.push(
@@ -137,14 +193,26 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
         ).body,
       );
     }
-    const full = (await t.http.get(`${releases(alice.name, repo.name)}/${release.id}`).set(withToken(alice.token)).expect(200)).body;
+    const full = (
+      await t.http
+        .get(`${releases(alice.name, repo.name)}/${release.id}`)
+        .set(withToken(alice.token))
+        .expect(200)
+    ).body;
     expect(full.html_url).toBe(`http://anvil.test/${alice.name}/${repo.name}/releases/tag/release/v2.0`);
     expect(full.tarball_url).toBe(`http://anvil.test/${alice.name}/${repo.name}/archive/release/v2.0.tar.gz`);
     expect(full.assets.map((a: { browser_download_url: string }) => a.browser_download_url)).toEqual([
       `http://anvil.test/${alice.name}/${repo.name}/releases/download/release%2Fv2.0/app%20linux.tar.gz`,
       `http://anvil.test/${alice.name}/${repo.name}/releases/download/release%2Fv2.0/app.zip`,
     ]);
-    const urls: string[] = [full.url, full.html_url, full.tarball_url, full.zipball_url, full.upload_url, ...full.assets.map((a: { browser_download_url: string }) => a.browser_download_url)];
+    const urls: string[] = [
+      full.url,
+      full.html_url,
+      full.tarball_url,
+      full.zipball_url,
+      full.upload_url,
+      ...full.assets.map((a: { browser_download_url: string }) => a.browser_download_url),
+    ];
     urls.push(...uploaded.map((a: { browser_download_url: string }) => a.browser_download_url));
     for (const url of urls) {
       const reached = await follow(url, withToken(alice.token));
@@ -164,7 +232,13 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
     expect(page.text).toContain('notes &amp; more');
     expect(page.text).toContain(`href="${full.assets[0].browser_download_url}"`);
     // hide_archive_links hides them from the page only: the API still names them (as Forgejo), and they resolve.
-    const hidden = (await t.http.patch(`${releases(alice.name, repo.name)}/${release.id}`).set(withToken(alice.token)).send({ hide_archive_links: true }).expect(200)).body;
+    const hidden = (
+      await t.http
+        .patch(`${releases(alice.name, repo.name)}/${release.id}`)
+        .set(withToken(alice.token))
+        .send({ hide_archive_links: true })
+        .expect(200)
+    ).body;
     expect(hidden.tarball_url).toBe(full.tarball_url);
     expect((await follow(hidden.zipball_url, withToken(alice.token))).status).toBe(200);
     const hiddenPage = await t.http.get(new URL(full.html_url).pathname).set(withToken(alice.token)).expect(200);
@@ -183,9 +257,17 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
     const repo = await makeRepo(t, alice, { autoInit: true });
     const release = (await t.http.post(releases(alice.name, repo.name)).set(withToken(alice.token)).send({ tag_name: 'v1' }).expect(201)).body;
     for (const content of ['first', 'second']) {
-      await t.http.post(`${releases(alice.name, repo.name)}/${release.id}/assets?name=same.txt`).set(withToken(alice.token)).set('Content-Type', 'application/octet-stream').send(Buffer.from(content)).expect(201);
+      await t.http
+        .post(`${releases(alice.name, repo.name)}/${release.id}/assets?name=same.txt`)
+        .set(withToken(alice.token))
+        .set('Content-Type', 'application/octet-stream')
+        .send(Buffer.from(content))
+        .expect(201);
     }
-    const listed = (await t.http.get(`${releases(alice.name, repo.name)}/${release.id}/assets`).expect(200)).body as { uuid: string; browser_download_url: string }[];
+    const listed = (await t.http.get(`${releases(alice.name, repo.name)}/${release.id}/assets`).expect(200)).body as {
+      uuid: string;
+      browser_download_url: string;
+    }[];
     expect(listed.map((a) => a.browser_download_url)).toEqual(listed.map((a) => `http://anvil.test/attachments/${a.uuid}`));
     const bodies = [];
     for (const asset of listed) bodies.push((await t.http.get(new URL(asset.browser_download_url).pathname).buffer(true).expect(200)).body.toString());
@@ -195,7 +277,12 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
   it("a package's html_url is a page of the version with download links that resolve; a private owner's pages are hidden", async () => {
     const name = uniqueName('pkg');
     await t.http.put(`/api/packages/${alice.name}/generic/${name}/1.0.0/tool.bin`).set(withToken(alice.token)).send(Buffer.from('tool')).expect(201);
-    const pkg = (await t.http.get(t.api(`/packages/${alice.name}/generic/${name}/1.0.0`)).set(withToken(alice.token)).expect(200)).body;
+    const pkg = (
+      await t.http
+        .get(t.api(`/packages/${alice.name}/generic/${name}/1.0.0`))
+        .set(withToken(alice.token))
+        .expect(200)
+    ).body;
     expect(pkg.html_url).toBe(`http://anvil.test/${alice.name}/-/packages/generic/${name}/1.0.0`);
     const page = await t.http.get(new URL(pkg.html_url).pathname).expect(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
@@ -214,7 +301,8 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
 
   it('lists releases matching q in the tag name, title or notes, any case; an empty edit text leaves the release as it was', async () => {
     const repo = await makeRepo(t, alice, { autoInit: true });
-    const make = (tag: string, name: string, body: string) => t.http.post(releases(alice.name, repo.name)).set(withToken(alice.token)).send({ tag_name: tag, name, body }).expect(201);
+    const make = (tag: string, name: string, body: string) =>
+      t.http.post(releases(alice.name, repo.name)).set(withToken(alice.token)).send({ tag_name: tag, name, body }).expect(201);
     const first = (await make('v1.0', 'Alpha', 'first cut')).body;
     await make('v2.0', 'Beta', 'has the 100% fix');
     await make('nightly', 'Gamma', 'ALPHA again');
@@ -226,7 +314,11 @@ describe('releases, attachments and packages have Forgejo’s shapes, and every 
     expect(await search('%')).toEqual(['v2.0']);
     expect(await search('zzz')).toEqual([]);
     expect(await search('')).toEqual(['nightly', 'v1.0', 'v2.0']);
-    const edited = await t.http.patch(`${releases(alice.name, repo.name)}/${first.id}`).set(withToken(alice.token)).send({ name: '', body: '', prerelease: true }).expect(200);
+    const edited = await t.http
+      .patch(`${releases(alice.name, repo.name)}/${first.id}`)
+      .set(withToken(alice.token))
+      .send({ name: '', body: '', prerelease: true })
+      .expect(200);
     expect(edited.body).toMatchObject({ name: 'Alpha', body: 'first cut', prerelease: true });
   });
 });

@@ -18,7 +18,38 @@ describe('repository search index', () => {
   // Pieces of generated names and descriptions: LIKE's own characters, the escape character, FTS5 query
   // syntax, case pairs that JavaScript and the databases fold differently, astral characters, and a few
   // common words so that some keywords match many repositories (the paging walk of the name index).
-  const PIECES = ['api', 'cli', 'client', 'kit', 'a', 'b', 'ab', '_', '%', '!', '-', '.', ' ', '"', '*', ':', '^', 'é', 'É', 'İ', 'ß', 'ẞ', '\u212a', 'ſ', 'σ', 'ς', 'Σ', '🚀', 'X', 'Q'];
+  const PIECES = [
+    'api',
+    'cli',
+    'client',
+    'kit',
+    'a',
+    'b',
+    'ab',
+    '_',
+    '%',
+    '!',
+    '-',
+    '.',
+    ' ',
+    '"',
+    '*',
+    ':',
+    '^',
+    'é',
+    'É',
+    'İ',
+    'ß',
+    'ẞ',
+    '\u212a',
+    'ſ',
+    'σ',
+    'ς',
+    'Σ',
+    '🚀',
+    'X',
+    'Q',
+  ];
   const text = (min: number, max: number) => fc.array(fc.constantFrom(...PIECES), { minLength: min, maxLength: max }).map((parts) => parts.join(''));
 
   beforeAll(async () => {
@@ -84,10 +115,13 @@ describe('repository search index', () => {
     ];
     const sorts: RepositorySort[][] = [[{ key: 'name' }], [{ key: 'name', descending: true }], [{ key: 'stars', descending: true }], [{ key: 'id' }]];
     // A keyword: one or more comma-separated alternatives, each generated or a piece of an existing name.
-    const keyword = fc.array(fc.oneof(text(1, 4), fc.constantFrom('api', 'client', 'cli', 'ent', 'ab_', '%a', '!', 'é"', 'ss', 'k', 'σς', 'İ', 'API', 'Client')), {
-      minLength: 1,
-      maxLength: 3,
-    });
+    const keyword = fc.array(
+      fc.oneof(text(1, 4), fc.constantFrom('api', 'client', 'cli', 'ent', 'ab_', '%a', '!', 'é"', 'ss', 'k', 'σς', 'İ', 'API', 'Client')),
+      {
+        minLength: 1,
+        maxLength: 3,
+      },
+    );
     let compared = 0;
     let nonEmpty = 0;
     await fc.assert(
@@ -153,7 +187,11 @@ describe('repository search index', () => {
       ['a\u0000bc', {}],
       ['*:^', {}],
     ] as [string, Record<string, string>][]) {
-      const get = () => t.http.get(t.api('/repos/search')).query({ q, limit: '4', ...extra }).expect(200);
+      const get = () =>
+        t.http
+          .get(t.api('/repos/search'))
+          .query({ q, limit: '4', ...extra })
+          .expect(200);
       scanOnly = false;
       const indexed = await get();
       scanOnly = true;
@@ -171,7 +209,11 @@ describe('repository search index', () => {
       owner = await makeUser(t);
     });
     const find = async (q: string, includeDesc = false) => {
-      const response = await t.http.get(t.api('/repos/search')).query({ q, includeDesc: String(includeDesc), uid: String(owner.user.id) }).set(withToken(owner.token)).expect(200);
+      const response = await t.http
+        .get(t.api('/repos/search'))
+        .query({ q, includeDesc: String(includeDesc), uid: String(owner.user.id) })
+        .set(withToken(owner.token))
+        .expect(200);
       return response.body.data.map((repo: { name: string }) => repo.name);
     };
 
@@ -181,13 +223,20 @@ describe('repository search index', () => {
       expect(await find('ulagad', true)).toEqual(['Quasarwidget']);
       expect(await find('ulagad')).toEqual([]);
 
-      await t.http.patch(t.api(`/repos/${owner.name}/Quasarwidget`)).set(withToken(owner.token)).send({ name: 'Pulsarthing', description: 'Now a Cometdevice' }).expect(200);
+      await t.http
+        .patch(t.api(`/repos/${owner.name}/Quasarwidget`))
+        .set(withToken(owner.token))
+        .send({ name: 'Pulsarthing', description: 'Now a Cometdevice' })
+        .expect(200);
       expect(await find('sarwid')).toEqual([]);
       expect(await find('ulagad', true)).toEqual([]);
       expect(await find('lsarth')).toEqual(['Pulsarthing']);
       expect(await find('etdevi', true)).toEqual(['Pulsarthing']);
 
-      await t.http.delete(t.api(`/repos/${owner.name}/Pulsarthing`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .delete(t.api(`/repos/${owner.name}/Pulsarthing`))
+        .set(withToken(owner.token))
+        .expect(204);
       expect(await find('lsarth')).toEqual([]);
       expect(await find('etdevi', true)).toEqual([]);
     });
@@ -207,19 +256,31 @@ describe('repository search index', () => {
       expect(await anonymousTotal('totalcheck')).toBe(2);
       expect(await anonymousTotal('totalcheck')).toBe(2);
 
-      await t.http.patch(t.api(`/repos/${other.name}/Totalcheck-two`)).set(withToken(other.token)).send({ private: true }).expect(200);
+      await t.http
+        .patch(t.api(`/repos/${other.name}/Totalcheck-two`))
+        .set(withToken(other.token))
+        .send({ private: true })
+        .expect(200);
       expect(await anonymousTotal('totalcheck')).toBe(1);
       await t.dataSource.query('UPDATE repository SET is_private = 0 WHERE owner_id = ?', [other.user.id]);
       expect(await anonymousTotal('totalcheck')).toBe(2);
 
-      await t.http.patch(t.api(`/admin/users/${other.name}`)).set(withToken((await makeUser(t, { admin: true })).token)).send({ visibility: 'private' }).expect(200);
+      await t.http
+        .patch(t.api(`/admin/users/${other.name}`))
+        .set(withToken((await makeUser(t, { admin: true })).token))
+        .send({ visibility: 'private' })
+        .expect(200);
       expect(await anonymousTotal('totalcheck')).toBe(0);
       await t.dataSource.query(`UPDATE ${t.dataSource.driver.escape('user')} SET visibility = 0 WHERE id = ?`, [other.user.id]);
       expect(await anonymousTotal('totalcheck')).toBe(2);
 
       await t.dataSource.query('INSERT INTO repository (owner_id, lower_name, name) VALUES (?, ?, ?)', [other.user.id, 'totalcheck-three', 'Totalcheck-three']);
       expect(await anonymousTotal('totalcheck')).toBe(3);
-      await t.http.patch(t.api(`/repos/${other.name}/Totalcheck-one`)).set(withToken(other.token)).send({ name: 'Renamed-one' }).expect(200);
+      await t.http
+        .patch(t.api(`/repos/${other.name}/Totalcheck-one`))
+        .set(withToken(other.token))
+        .send({ name: 'Renamed-one' })
+        .expect(200);
       expect(await anonymousTotal('totalcheck')).toBe(2);
     });
 
@@ -231,30 +292,61 @@ describe('repository search index', () => {
       await makeRepo(t, other, { name: 'Grantcheck-solo', private: true });
       expect(await total()).toBe(0);
       expect(await total()).toBe(0);
-      await t.http.put(t.api(`/repos/${other.name}/Grantcheck-solo/collaborators/${reader.name}`)).set(withToken(other.token)).send({ permission: 'read' }).expect(204);
+      await t.http
+        .put(t.api(`/repos/${other.name}/Grantcheck-solo/collaborators/${reader.name}`))
+        .set(withToken(other.token))
+        .send({ permission: 'read' })
+        .expect(204);
       expect(await total()).toBe(1);
 
       const org = await makeOrg(t, other.user);
-      await t.http.post(t.api(`/orgs/${org.name}/repos`)).set(withToken(other.token)).send({ name: 'Grantcheck-team', private: true }).expect(201);
+      await t.http
+        .post(t.api(`/orgs/${org.name}/repos`))
+        .set(withToken(other.token))
+        .send({ name: 'Grantcheck-team', private: true })
+        .expect(201);
       const team = (
-        await t.http.post(t.api(`/orgs/${org.name}/teams`)).set(withToken(other.token)).send({ name: 'readers', permission: 'read', units: ['repo.code'] }).expect(201)
+        await t.http
+          .post(t.api(`/orgs/${org.name}/teams`))
+          .set(withToken(other.token))
+          .send({ name: 'readers', permission: 'read', units: ['repo.code'] })
+          .expect(201)
       ).body as { id: number };
-      await t.http.put(t.api(`/teams/${team.id}/members/${reader.name}`)).set(withToken(other.token)).expect(204);
+      await t.http
+        .put(t.api(`/teams/${team.id}/members/${reader.name}`))
+        .set(withToken(other.token))
+        .expect(204);
       expect(await total()).toBe(1);
-      await t.http.put(t.api(`/teams/${team.id}/repos/${org.name}/Grantcheck-team`)).set(withToken(other.token)).expect(204);
+      await t.http
+        .put(t.api(`/teams/${team.id}/repos/${org.name}/Grantcheck-team`))
+        .set(withToken(other.token))
+        .expect(204);
       expect(await total()).toBe(2);
-      await t.http.delete(t.api(`/teams/${team.id}/members/${reader.name}`)).set(withToken(other.token)).expect(204);
+      await t.http
+        .delete(t.api(`/teams/${team.id}/members/${reader.name}`))
+        .set(withToken(other.token))
+        .expect(204);
       expect(await total()).toBe(1);
-      await t.http.delete(t.api(`/repos/${other.name}/Grantcheck-solo/collaborators/${reader.name}`)).set(withToken(other.token)).expect(204);
+      await t.http
+        .delete(t.api(`/repos/${other.name}/Grantcheck-solo/collaborators/${reader.name}`))
+        .set(withToken(other.token))
+        .expect(204);
       expect(await total()).toBe(0);
     });
 
     it('a star does not raise the search generation (counters are not searched)', async () => {
       await makeRepo(t, owner, { name: 'Starless' });
       const before = await generation();
-      await t.http.put(t.api(`/user/starred/${owner.name}/Starless`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .put(t.api(`/user/starred/${owner.name}/Starless`))
+        .set(withToken(owner.token))
+        .expect(204);
       expect(await generation()).toBe(before);
-      await t.http.patch(t.api(`/repos/${owner.name}/Starless`)).set(withToken(owner.token)).send({ description: 'now described' }).expect(200);
+      await t.http
+        .patch(t.api(`/repos/${owner.name}/Starless`))
+        .set(withToken(owner.token))
+        .send({ description: 'now described' })
+        .expect(200);
       expect(await generation()).toBe(before + 1);
     });
 

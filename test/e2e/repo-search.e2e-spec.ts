@@ -30,7 +30,11 @@ describe('repository search and lists', () => {
     };
     await make('alpha', alice);
     await make('beta', alice, { private: true });
-    const gamma = await t.http.post(t.api('/user/repos')).set(withToken(alice.token)).send({ name: `${k}-gamma`, template: true }).expect(201);
+    const gamma = await t.http
+      .post(t.api('/user/repos'))
+      .set(withToken(alice.token))
+      .send({ name: `${k}-gamma`, template: true })
+      .expect(201);
     ids.gamma = gamma.body.id;
     await make('delta', bob, { description: `a needle${k} in here` });
     await make('eps', carol);
@@ -38,9 +42,18 @@ describe('repository search and lists', () => {
     await make('eta', alice, { org: org.name });
     await make('theta', alice, { org: org.name, private: true });
     await make('iota', alice, { org: privateOrg.name });
-    await t.http.put(t.api(`/user/starred/${alice.name}/${k}-alpha`)).set(withToken(bob.token)).expect(204);
-    await t.http.put(t.api(`/user/starred/${lim.name}/${k}-zeta`)).set(withToken(bob.token)).expect(204);
-    await t.http.put(t.api(`/user/starred/${lim.name}/${k}-zeta`)).set(withToken(alice.token)).expect(204);
+    await t.http
+      .put(t.api(`/user/starred/${alice.name}/${k}-alpha`))
+      .set(withToken(bob.token))
+      .expect(204);
+    await t.http
+      .put(t.api(`/user/starred/${lim.name}/${k}-zeta`))
+      .set(withToken(bob.token))
+      .expect(204);
+    await t.http
+      .put(t.api(`/user/starred/${lim.name}/${k}-zeta`))
+      .set(withToken(alice.token))
+      .expect(204);
   });
   afterAll(() => t.close());
 
@@ -96,7 +109,9 @@ describe('repository search and lists', () => {
       const marker = `cap${Math.random().toString(36).slice(2, 7)}`;
       await t.app.get(Transactions).run(async (tx) => {
         for (let index = 0; index < 55; index++) {
-          await t.app.get(RepositoryStore).insert(tx, { ownerId: bob.user.id, name: `${marker}-${index}`, lowerName: `${marker}-${index}`, defaultBranch: 'main', objectFormatName: 'sha1' });
+          await t.app
+            .get(RepositoryStore)
+            .insert(tx, { ownerId: bob.user.id, name: `${marker}-${index}`, lowerName: `${marker}-${index}`, defaultBranch: 'main', objectFormatName: 'sha1' });
         }
       });
       const response = await search({ q: marker, limit: 100 }).expect(200);
@@ -221,7 +236,21 @@ describe('repository search and lists', () => {
       expect(fullNames).toEqual([...fullNames].sort());
       const reverse = await mine({ order_by: 'reversealphabetically' }).expect(200);
       expect(reverse.body.map((repo: { full_name: string }) => repo.full_name.toLowerCase())).toEqual([...fullNames].reverse());
-      for (const order of ['oldest', 'recentupdate', 'leastupdate', 'size', 'reversesize', 'gitsize', 'reversegitsize', 'lfssize', 'reverselfssize', 'feweststars', 'mostforks', 'fewestforks', 'name']) {
+      for (const order of [
+        'oldest',
+        'recentupdate',
+        'leastupdate',
+        'size',
+        'reversesize',
+        'gitsize',
+        'reversegitsize',
+        'lfssize',
+        'reverselfssize',
+        'feweststars',
+        'mostforks',
+        'fewestforks',
+        'name',
+      ]) {
         expect((await mine({ order_by: order }).expect(200)).body).toHaveLength(6);
       }
       const invalid = await mine({ order_by: 'random' }).expect(422);

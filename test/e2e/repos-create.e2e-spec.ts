@@ -8,15 +8,65 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { SshEndpoint } from '../../src/common/ssh-endpoint';
 
 const REPOSITORY_KEYS = [
-  'allow_fast_forward_only_merge', 'allow_merge_commits', 'allow_rebase', 'allow_rebase_explicit',
-  'allow_rebase_update', 'allow_squash_merge', 'archived', 'archived_at', 'avatar_url', 'clone_url', 'created_at',
-  'default_allow_maintainer_edit', 'default_branch', 'default_delete_branch_after_merge', 'default_merge_style',
-  'description', 'empty', 'fork', 'forks_count', 'full_name', 'globally_editable_wiki', 'has_actions', 'has_issues',
-  'has_packages', 'has_projects', 'has_pull_requests', 'has_releases', 'has_wiki', 'html_url', 'id',
-  'ignore_whitespace_conflicts', 'internal', 'internal_tracker', 'language', 'languages_url', 'licenses', 'link', 'mirror',
-  'mirror_interval', 'mirror_updated', 'name', 'object_format_name', 'open_issues_count', 'open_pr_counter',
-  'original_url', 'owner', 'parent', 'permissions', 'private', 'repo_transfer', 'size', 'ssh_url', 'stars_count',
-  'template', 'topics', 'updated_at', 'url', 'watchers_count', 'website',
+  'allow_fast_forward_only_merge',
+  'allow_merge_commits',
+  'allow_rebase',
+  'allow_rebase_explicit',
+  'allow_rebase_update',
+  'allow_squash_merge',
+  'archived',
+  'archived_at',
+  'avatar_url',
+  'clone_url',
+  'created_at',
+  'default_allow_maintainer_edit',
+  'default_branch',
+  'default_delete_branch_after_merge',
+  'default_merge_style',
+  'description',
+  'empty',
+  'fork',
+  'forks_count',
+  'full_name',
+  'globally_editable_wiki',
+  'has_actions',
+  'has_issues',
+  'has_packages',
+  'has_projects',
+  'has_pull_requests',
+  'has_releases',
+  'has_wiki',
+  'html_url',
+  'id',
+  'ignore_whitespace_conflicts',
+  'internal',
+  'internal_tracker',
+  'language',
+  'languages_url',
+  'licenses',
+  'link',
+  'mirror',
+  'mirror_interval',
+  'mirror_updated',
+  'name',
+  'object_format_name',
+  'open_issues_count',
+  'open_pr_counter',
+  'original_url',
+  'owner',
+  'parent',
+  'permissions',
+  'private',
+  'repo_transfer',
+  'size',
+  'ssh_url',
+  'stars_count',
+  'template',
+  'topics',
+  'updated_at',
+  'url',
+  'watchers_count',
+  'website',
 ];
 
 describe('repository creation', () => {
@@ -36,9 +86,14 @@ describe('repository creation', () => {
   afterAll(() => t.close());
 
   const repoDir = (owner: string, name: string) => repositoryDir(t.dataDir, owner, name);
-  const createFor = (user: TestUser, body: unknown) => t.http.post(t.api('/user/repos')).set(withToken(user.token)).send(body as object);
+  const createFor = (user: TestUser, body: unknown) =>
+    t.http
+      .post(t.api('/user/repos'))
+      .set(withToken(user.token))
+      .send(body as object);
   const numRepos = async (id: number) => Number((await t.dataSource.query(`SELECT num_repos AS n FROM ${quoted('user')} WHERE id = ${id}`))[0].n);
-  const repoRows = async (name: string) => Number((await t.dataSource.query(`SELECT COUNT(*) AS n FROM repository WHERE lower_name = '${name.toLowerCase()}'`))[0].n);
+  const repoRows = async (name: string) =>
+    Number((await t.dataSource.query(`SELECT COUNT(*) AS n FROM repository WHERE lower_name = '${name.toLowerCase()}'`))[0].n);
   const quoted = (table: string) => (t.dataSource.options.type === 'mysql' ? `\`${table}\`` : `"${table}"`);
 
   describe('POST /user/repos', () => {
@@ -159,7 +214,10 @@ describe('repository creation', () => {
     it('the creator watches the new repository', async () => {
       const name = uniqueName('watched');
       await createFor(alice, { name }).expect(201);
-      const watch = await t.http.get(t.api(`/repos/${alice.name}/${name}/subscription`)).set(withToken(alice.token)).expect(200);
+      const watch = await t.http
+        .get(t.api(`/repos/${alice.name}/${name}/subscription`))
+        .set(withToken(alice.token))
+        .expect(200);
       expect(watch.body.subscribed).toBe(true);
     });
 
@@ -185,14 +243,17 @@ describe('repository creation', () => {
       [null, { name: 'thing.atom' }, 'name pattern is not allowed [pattern: *.atom]'],
       [null, { name: 'ok', auto_init: true, readme: 'Fancy' }, 'readme template does not exist, available templates: [Default]'],
     ];
-    it.each(invalid.map(([label, body, message]) => [label ?? JSON.stringify(body), message, body] as const))('refuses %s with 422 %s and writes nothing', async (_label, message, body) => {
-      const before = await numRepos(alice.user.id);
-      const response = await createFor(alice, body).expect(422);
-      expect(response.body).toEqual({ message, url: 'http://anvil.test/api/swagger' });
-      expect(await numRepos(alice.user.id)).toBe(before);
-      const name = (body as { name?: string }).name;
-      if (name && !name.includes('/')) expect(fs.existsSync(repoDir(alice.name, name))).toBe(false);
-    });
+    it.each(invalid.map(([label, body, message]) => [label ?? JSON.stringify(body), message, body] as const))(
+      'refuses %s with 422 %s and writes nothing',
+      async (_label, message, body) => {
+        const before = await numRepos(alice.user.id);
+        const response = await createFor(alice, body).expect(422);
+        expect(response.body).toEqual({ message, url: 'http://anvil.test/api/swagger' });
+        expect(await numRepos(alice.user.id)).toBe(before);
+        const name = (body as { name?: string }).name;
+        if (name && !name.includes('/')) expect(fs.existsSync(repoDir(alice.name, name))).toBe(false);
+      },
+    );
 
     it('names the available templates when a gitignore or license template is unknown', async () => {
       const gitignore = await createFor(alice, { name: uniqueName('gi'), auto_init: true, gitignores: 'Go,NoSuchThing' }).expect(422);
@@ -243,7 +304,10 @@ describe('repository creation', () => {
       expect(await repoRows(name)).toBe(0);
       expect(await numRepos(alice.user.id)).toBe(before);
       expect(fs.readFileSync(target, 'utf8')).toBe('not a repository');
-      await t.http.get(t.api(`/repos/${alice.name}/${name}`)).set(withToken(alice.token)).expect(404);
+      await t.http
+        .get(t.api(`/repos/${alice.name}/${name}`))
+        .set(withToken(alice.token))
+        .expect(404);
       const watches = await t.dataSource.query(`SELECT COUNT(*) AS n FROM watch WHERE uid = ${alice.user.id} AND repo_id NOT IN (SELECT id FROM repository)`);
       expect(Number(watches[0].n)).toBe(0);
       fs.rmSync(target);
@@ -269,7 +333,10 @@ describe('repository creation', () => {
       const dir = repoDir(alice.name, name);
       const leftover = `${dir}-saved`;
       fs.cpSync(dir, leftover, { recursive: true });
-      await t.http.delete(t.api(`/repos/${alice.name}/${name}`)).set(withToken(alice.token)).expect(204);
+      await t.http
+        .delete(t.api(`/repos/${alice.name}/${name}`))
+        .set(withToken(alice.token))
+        .expect(204);
       expect(fs.existsSync(dir)).toBe(false);
       // As if the process had died between the row's deletion and the directory's.
       fs.renameSync(leftover, dir);
@@ -282,68 +349,126 @@ describe('repository creation', () => {
   describe('POST /orgs/{org}/repos', () => {
     it('creates a repository owned by the organisation, for an org owner', async () => {
       const name = uniqueName('orgrepo');
-      const response = await t.http.post(t.api(`/orgs/${org.name}/repos`)).set(withToken(alice.token)).send({ name, auto_init: true }).expect(201);
+      const response = await t.http
+        .post(t.api(`/orgs/${org.name}/repos`))
+        .set(withToken(alice.token))
+        .send({ name, auto_init: true })
+        .expect(201);
       expect(response.body.owner.login).toBe(org.name);
       expect(response.body.full_name).toBe(`${org.name}/${name}`);
       expect(response.body.permissions).toEqual({ admin: true, push: true, pull: true });
       const dir = repoDir(org.name, name);
       expect(git(dir, 'log', '--format=%an', 'main').trim()).toBe(alice.name);
       expect(await numRepos(org.id)).toBeGreaterThanOrEqual(1);
-      await t.http.get(t.api(`/repos/${org.name}/${name}/subscription`)).set(withToken(alice.token)).expect(200);
+      await t.http
+        .get(t.api(`/repos/${org.name}/${name}/subscription`))
+        .set(withToken(alice.token))
+        .expect(200);
     });
 
     it('lets a site admin create in any organisation', async () => {
-      await t.http.post(t.api(`/orgs/${org.name}/repos`)).set(withToken(admin.token)).send({ name: uniqueName('adm') }).expect(201);
+      await t.http
+        .post(t.api(`/orgs/${org.name}/repos`))
+        .set(withToken(admin.token))
+        .send({ name: uniqueName('adm') })
+        .expect(201);
     });
 
     it('refuses a visible organisation the caller does not own with 403', async () => {
-      const response = await t.http.post(t.api(`/orgs/${org.name}/repos`)).set(withToken(bob.token)).send({ name: 'x' }).expect(403);
+      const response = await t.http
+        .post(t.api(`/orgs/${org.name}/repos`))
+        .set(withToken(bob.token))
+        .send({ name: 'x' })
+        .expect(403);
       expect(response.body.message).toBe('Given user is not allowed to create repository in organization.');
     });
 
     it('unknown organisation, a user, or an invisible organisation → 404, before sign-in and the body', async () => {
       await t.http.post(t.api('/orgs/no-such-org/repos')).set(withToken(alice.token)).send({ name: 'x' }).expect(404);
-      await t.http.post(t.api(`/orgs/${bob.name}/repos`)).set(withToken(alice.token)).send({ name: 'x' }).expect(404);
+      await t.http
+        .post(t.api(`/orgs/${bob.name}/repos`))
+        .set(withToken(alice.token))
+        .send({ name: 'x' })
+        .expect(404);
       const hidden = await makeOrg(t, alice.user, { visibility: 'private' });
-      await t.http.post(t.api(`/orgs/${hidden.name}/repos`)).set(withToken(bob.token)).send({ name: 'x' }).expect(404);
+      await t.http
+        .post(t.api(`/orgs/${hidden.name}/repos`))
+        .set(withToken(bob.token))
+        .send({ name: 'x' })
+        .expect(404);
       await t.http.post(t.api('/orgs/no-such-org/repos')).set(withToken(alice.token)).set('Content-Type', 'application/json').send('{bad').expect(404);
-      await t.http.post(t.api(`/orgs/${org.name}/repos`)).set('Content-Type', 'application/json').send('{bad').expect(401);
+      await t.http
+        .post(t.api(`/orgs/${org.name}/repos`))
+        .set('Content-Type', 'application/json')
+        .send('{bad')
+        .expect(401);
     });
 
     it('a public-only token on a non-public organisation → 403', async () => {
       const limited = await makeOrg(t, alice.user, { visibility: 'limited' });
       const publicOnly = await makeToken(t, alice.user, ['public-only', 'write:organization', 'write:repository']);
-      const response = await t.http.post(t.api(`/orgs/${limited.name}/repos`)).set(withToken(publicOnly)).send({ name: 'x' }).expect(403);
+      const response = await t.http
+        .post(t.api(`/orgs/${limited.name}/repos`))
+        .set(withToken(publicOnly))
+        .send({ name: 'x' })
+        .expect(403);
       expect(response.body.message).toBe('token scope is limited to public orgs');
     });
 
     it('checks the body before the permission', async () => {
-      const response = await t.http.post(t.api(`/orgs/${org.name}/repos`)).set(withToken(bob.token)).send({ name: 'bad name' }).expect(422);
+      const response = await t.http
+        .post(t.api(`/orgs/${org.name}/repos`))
+        .set(withToken(bob.token))
+        .send({ name: 'bad name' })
+        .expect(422);
       expect(response.body.message).toBe('[Name]: AlphaDashDot');
     });
   });
 
   describe('POST /org/{org}/repos (deprecated)', () => {
     it('creates in the organisation for an owner', async () => {
-      const response = await t.http.post(t.api(`/org/${org.name}/repos`)).set(withToken(alice.token)).send({ name: uniqueName('old') }).expect(201);
+      const response = await t.http
+        .post(t.api(`/org/${org.name}/repos`))
+        .set(withToken(alice.token))
+        .send({ name: uniqueName('old') })
+        .expect(201);
       expect(response.body.owner.login).toBe(org.name);
     });
 
     it('needs write:organization and write:repository', async () => {
       const token = await makeToken(t, alice.user, ['write:repository', 'write:user']);
-      const response = await t.http.post(t.api(`/org/${org.name}/repos`)).set(withToken(token)).send({ name: 'x' }).expect(403);
+      const response = await t.http
+        .post(t.api(`/org/${org.name}/repos`))
+        .set(withToken(token))
+        .send({ name: 'x' })
+        .expect(403);
       expect(response.body.message).toBe('token does not have at least one of required scope(s): [write:organization write:repository]');
-      await t.http.post(t.api(`/org/${org.name}/repos`)).send({ name: 'x' }).expect(401);
+      await t.http
+        .post(t.api(`/org/${org.name}/repos`))
+        .send({ name: 'x' })
+        .expect(401);
     });
 
     it('unknown org or a user → 422, invisible → 404, not an owner → 403; the body is checked first', async () => {
       const unknown = await t.http.post(t.api('/org/nope/repos')).set(withToken(alice.token)).send({ name: 'x' }).expect(422);
       expect(unknown.body.message).toBe('org does not exist [id: 0, name: nope]');
-      const user = await t.http.post(t.api(`/org/${bob.name}/repos`)).set(withToken(alice.token)).send({ name: 'x' }).expect(422);
+      const user = await t.http
+        .post(t.api(`/org/${bob.name}/repos`))
+        .set(withToken(alice.token))
+        .send({ name: 'x' })
+        .expect(422);
       expect(user.body.message).toBe(`org does not exist [id: 0, name: ${bob.name}]`);
       const hidden = await makeOrg(t, alice.user, { visibility: 'private' });
-      await t.http.post(t.api(`/org/${hidden.name}/repos`)).set(withToken(bob.token)).send({ name: 'x' }).expect(404);
-      const refused = await t.http.post(t.api(`/org/${org.name}/repos`)).set(withToken(bob.token)).send({ name: 'x' }).expect(403);
+      await t.http
+        .post(t.api(`/org/${hidden.name}/repos`))
+        .set(withToken(bob.token))
+        .send({ name: 'x' })
+        .expect(404);
+      const refused = await t.http
+        .post(t.api(`/org/${org.name}/repos`))
+        .set(withToken(bob.token))
+        .send({ name: 'x' })
+        .expect(403);
       expect(refused.body.message).toBe('Given user is not allowed to create repository in organization.');
       await t.http.post(t.api('/org/nope/repos')).set(withToken(alice.token)).set('Content-Type', 'application/json').send('{bad').expect(400);
       const noName = await t.http.post(t.api('/org/nope/repos')).set(withToken(alice.token)).send({}).expect(422);
@@ -355,12 +480,23 @@ describe('repository creation', () => {
     // A real quota group refusing everything, for the caller and the organisation (docs/quota.md).
     const group = uniqueName('nothing');
     beforeAll(async () => {
-      const adminPost = (apiPath: string, body: unknown) => t.http.post(t.api(apiPath)).set(withToken(admin.token)).send(body as object);
+      const adminPost = (apiPath: string, body: unknown) =>
+        t.http
+          .post(t.api(apiPath))
+          .set(withToken(admin.token))
+          .send(body as object);
       await adminPost('/admin/quota/groups', { name: group, rules: [{ name: group, limit: 0, subjects: ['size:all'] }] }).expect(201);
-      for (const target of [alice.name, org.name]) await t.http.put(t.api(`/admin/quota/groups/${group}/users/${target}`)).set(withToken(admin.token)).expect(204);
+      for (const target of [alice.name, org.name])
+        await t.http
+          .put(t.api(`/admin/quota/groups/${group}/users/${target}`))
+          .set(withToken(admin.token))
+          .expect(204);
     });
     afterAll(async () => {
-      await t.http.delete(t.api(`/admin/quota/groups/${group}`)).set(withToken(admin.token)).expect(204);
+      await t.http
+        .delete(t.api(`/admin/quota/groups/${group}`))
+        .set(withToken(admin.token))
+        .expect(204);
     });
 
     it('is asked about the caller on POST /user/repos, after the body and before templates', async () => {
@@ -370,10 +506,18 @@ describe('repository creation', () => {
     });
 
     it('is asked about the organisation, after visibility and before the permission check', async () => {
-      const deprecated = await t.http.post(t.api(`/org/${org.name}/repos`)).set(withToken(bob.token)).send({ name: 'x' }).expect(413);
+      const deprecated = await t.http
+        .post(t.api(`/org/${org.name}/repos`))
+        .set(withToken(bob.token))
+        .send({ name: 'x' })
+        .expect(413);
       expect(deprecated.body).toMatchObject({ user_id: org.id, username: org.name });
       await t.http.post(t.api('/org/nope/repos')).set(withToken(bob.token)).send({ name: 'x' }).expect(422);
-      const current = await t.http.post(t.api(`/orgs/${org.name}/repos`)).set(withToken(bob.token)).send({ name: 'x' }).expect(413);
+      const current = await t.http
+        .post(t.api(`/orgs/${org.name}/repos`))
+        .set(withToken(bob.token))
+        .send({ name: 'x' })
+        .expect(413);
       expect(current.body).toMatchObject({ user_id: org.id, username: org.name });
     });
   });

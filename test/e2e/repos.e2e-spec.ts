@@ -94,7 +94,7 @@ describe('repositories: read, change, delete, visibility', () => {
       expect((await get(privateOrg.name, repo.name, alice.token).expect(200)).body.internal).toBe(true);
     });
 
-    it("a restricted user sees only repositories they have explicit access to", async () => {
+    it('a restricted user sees only repositories they have explicit access to', async () => {
       const restricted = await makeUser(t);
       await t.app.get(UsersService).edit(restricted.name, { restricted: true });
       const repo = await makeRepo(t, alice);
@@ -140,7 +140,10 @@ describe('repositories: read, change, delete, visibility', () => {
       await get(alice.name, repo.name).expect(404);
       const unchanged = await patch(alice.name, repo.name, alice.token, {}).expect(200);
       expect(unchanged.body.description).toBe('new words');
-      const noBody = await t.http.patch(t.api(`/repos/${alice.name}/${repo.name}`)).set(withToken(alice.token)).expect(200);
+      const noBody = await t.http
+        .patch(t.api(`/repos/${alice.name}/${repo.name}`))
+        .set(withToken(alice.token))
+        .expect(200);
       expect(noBody.body.website).toBe('https://example.com');
     });
 
@@ -169,7 +172,12 @@ describe('repositories: read, change, delete, visibility', () => {
       expect(ref.body.message).toBe('[DefaultBranch]: GitRefName');
       const description = await patch(alice.name, repo.name, alice.token, { description: 'x'.repeat(2049) }).expect(422);
       expect(description.body.message).toBe('[Description]: MaxSize');
-      await t.http.patch(t.api(`/repos/${alice.name}/${repo.name}`)).set(withToken(alice.token)).set('Content-Type', 'application/json').send('{oops').expect(400);
+      await t.http
+        .patch(t.api(`/repos/${alice.name}/${repo.name}`))
+        .set(withToken(alice.token))
+        .set('Content-Type', 'application/json')
+        .send('{oops')
+        .expect(400);
     });
 
     it('checks lookup (404), sign-in (401) and permission (403) before the body', async () => {
@@ -185,8 +193,14 @@ describe('repositories: read, change, delete, visibility', () => {
 
     it('renames with name: row and directory move together, stars and watches stay, the old name is gone', async () => {
       const repo = await makeRepo(t, alice, { autoInit: true });
-      await t.http.put(t.api(`/user/starred/${alice.name}/${repo.name}`)).set(withToken(bob.token)).expect(204);
-      await t.http.put(t.api(`/repos/${alice.name}/${repo.name}/subscription`)).set(withToken(bob.token)).expect(200);
+      await t.http
+        .put(t.api(`/user/starred/${alice.name}/${repo.name}`))
+        .set(withToken(bob.token))
+        .expect(204);
+      await t.http
+        .put(t.api(`/repos/${alice.name}/${repo.name}/subscription`))
+        .set(withToken(bob.token))
+        .expect(200);
       const newName = uniqueName('Renamed');
       const response = await patch(alice.name, repo.name, alice.token, { name: newName, description: 'moved' }).expect(200);
       expect(response.body).toMatchObject({ id: repo.id, name: newName, full_name: `${alice.name}/${newName}`, description: 'moved' });
@@ -199,7 +213,10 @@ describe('repositories: read, change, delete, visibility', () => {
       expect(git(repoDir(alice.name, newName), 'log', '--format=%s').trim()).toBe('Initial commit');
       const starred = await t.http.get(t.api('/user/starred')).set(withToken(bob.token)).expect(200);
       expect(starred.body.map((r: { name: string }) => r.name)).toContain(newName);
-      await t.http.get(t.api(`/repos/${alice.name}/${newName}/subscription`)).set(withToken(bob.token)).expect(200);
+      await t.http
+        .get(t.api(`/repos/${alice.name}/${newName}/subscription`))
+        .set(withToken(bob.token))
+        .expect(200);
     });
 
     it('a rename that only changes letter case keeps the directory', async () => {
@@ -256,7 +273,10 @@ describe('repositories: read, change, delete, visibility', () => {
       const repo = await makeRepo(t, alice, { autoInit: true });
       const dir = repoDir(alice.name, repo.name);
       expect(fs.existsSync(dir)).toBe(true);
-      await t.http.put(t.api(`/user/starred/${alice.name}/${repo.name}`)).set(withToken(bob.token)).expect(204);
+      await t.http
+        .put(t.api(`/user/starred/${alice.name}/${repo.name}`))
+        .set(withToken(bob.token))
+        .expect(204);
       const bobStars = async () => (await t.http.get(t.api('/user')).set(withToken(bob.token))).body.starred_repos_count;
       const starsBefore = await bobStars();
       const before = await numRepos(alice.user.id);
@@ -266,7 +286,9 @@ describe('repositories: read, change, delete, visibility', () => {
       await get(alice.name, repo.name, alice.token).expect(404);
       expect(await numRepos(alice.user.id)).toBe(before - 1);
       expect(await bobStars()).toBe(starsBefore - 1);
-      const leftovers = await t.dataSource.query(`SELECT (SELECT COUNT(*) FROM star WHERE repo_id = ${repo.id}) AS stars, (SELECT COUNT(*) FROM watch WHERE repo_id = ${repo.id}) AS watches`);
+      const leftovers = await t.dataSource.query(
+        `SELECT (SELECT COUNT(*) FROM star WHERE repo_id = ${repo.id}) AS stars, (SELECT COUNT(*) FROM watch WHERE repo_id = ${repo.id}) AS watches`,
+      );
       expect(Number(leftovers[0].stars) + Number(leftovers[0].watches)).toBe(0);
       await remove(alice.name, repo.name, alice.token).expect(404);
       // The name is free again.
@@ -298,10 +320,16 @@ describe('repositories: read, change, delete, visibility', () => {
     it('a user who owns repositories cannot be deleted; once they are gone, the user can be', async () => {
       const erin = await makeUser(t);
       const repo = await makeRepo(t, erin);
-      await t.http.delete(t.api(`/admin/users/${erin.name}`)).set(withToken(admin.token)).expect(422);
+      await t.http
+        .delete(t.api(`/admin/users/${erin.name}`))
+        .set(withToken(admin.token))
+        .expect(422);
       await remove(erin.name, repo.name, erin.token).expect(204);
       expect(await numRepos(erin.user.id)).toBe(0);
-      await t.http.delete(t.api(`/admin/users/${erin.name}`)).set(withToken(admin.token)).expect(204);
+      await t.http
+        .delete(t.api(`/admin/users/${erin.name}`))
+        .set(withToken(admin.token))
+        .expect(204);
     });
   });
 

@@ -56,9 +56,13 @@ describe('one access policy: every repository route resolves its repository and 
     for (const file of sources()) {
       const text = fs.readFileSync(path.join(__dirname, '../../src', file), 'utf8');
       if (/findWithOwnerByNames\(/.test(text) && !allowedLookup.has(file)) offenders.push(`${file}: looks a repository up by name`);
-      if (!file.startsWith('access/') && /\b(resolvePermission|readableWithoutGrants|AccessStore)\b/.test(text)) offenders.push(`${file}: uses the policy's internals`);
+      if (!file.startsWith('access/') && /\b(resolvePermission|readableWithoutGrants|AccessStore)\b/.test(text))
+        offenders.push(`${file}: uses the policy's internals`);
       // Repository doors ask the resolved target, never who the caller is.
-      if (/^(content|releases|labels|statuses|languages)\/|^mirrors\/mirror-sync\.service/.test(file) && /\b(viewer|caller)\.isAdmin\b|organizations\.isOwner\(|ownerId === /.test(text)) {
+      if (
+        /^(content|releases|labels|statuses|languages)\/|^mirrors\/mirror-sync\.service/.test(file) &&
+        /\b(viewer|caller)\.isAdmin\b|organizations\.isOwner\(|ownerId === /.test(text)
+      ) {
         offenders.push(`${file}: decides repository access itself`);
       }
     }

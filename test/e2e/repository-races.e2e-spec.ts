@@ -26,7 +26,10 @@ describe('delete and re-create under the same name', () => {
     for (let round = 0; round < 12; round++) {
       await create().expect(201);
       // The creation retries until the deletion's row is gone, so it lands as close behind it as it can.
-      const deletion = t.http.delete(t.api(`/repos/${owner.name}/phoenix`)).set(withToken(owner.token)).then((response) => response.status);
+      const deletion = t.http
+        .delete(t.api(`/repos/${owner.name}/phoenix`))
+        .set(withToken(owner.token))
+        .then((response) => response.status);
       let created;
       do created = await create();
       while (created.status === 409);
@@ -35,7 +38,10 @@ describe('delete and re-create under the same name', () => {
       const dir = repositoryDir(t.dataDir, owner.name, 'phoenix');
       expect(fs.existsSync(path.join(dir, 'HEAD'))).toBe(true);
       expect(git(dir, 'rev-parse', 'refs/heads/main')).toMatch(/^[0-9a-f]{40}/);
-      await t.http.delete(t.api(`/repos/${owner.name}/phoenix`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .delete(t.api(`/repos/${owner.name}/phoenix`))
+        .set(withToken(owner.token))
+        .expect(204);
     }
   });
 });
@@ -66,7 +72,12 @@ describe('concurrent pushes to one repository', () => {
     const url = withCredentials(base, `${owner.name}/busy.git`, owner.name, owner.token);
     const branches = Array.from({ length: 8 }, (_, index) => `b${index}`);
     const copies = await Promise.all(
-      branches.map((branch) => client.workingCopy(branch, Object.fromEntries(Array.from({ length: 3 }, (_, file) => [`${branch}-${file}.txt`, `${branch} ${file} ${'x'.repeat(2000 * (file + 1))}\n`])))),
+      branches.map((branch) =>
+        client.workingCopy(
+          branch,
+          Object.fromEntries(Array.from({ length: 3 }, (_, file) => [`${branch}-${file}.txt`, `${branch} ${file} ${'x'.repeat(2000 * (file + 1))}\n`])),
+        ),
+      ),
     );
     const outcomes = await Promise.all(copies.map((dir, index) => client.run(['push', '--quiet', url, `${branches[index]}:${branches[index]}`], { cwd: dir })));
     expect(outcomes.map((outcome) => [outcome.code, outcome.stderr.includes('internal error')])).toEqual(branches.map(() => [0, false]));
@@ -83,7 +94,7 @@ describe('concurrent pushes to one repository', () => {
  * that orders them lapse (a stalled instance), the measurement begun last must still be the one stored.
  */
 describe('size measurements of two instances', () => {
-  it('a measurement begun before another instance\'s but written after it does not replace it', async () => {
+  it("a measurement begun before another instance's but written after it does not replace it", async () => {
     const first = await startTestApp();
     const second = await startTestApp({ DATA_DIR: first.dataDir, DATABASE_URL: databaseUrl(first.config) });
     try {

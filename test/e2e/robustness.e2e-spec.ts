@@ -29,7 +29,21 @@ describe('no input reaches a 500', () => {
   });
   afterAll(() => t.close());
 
-  const hostileSegments = ['x', '..', '%2e%2e', '%00', 'a'.repeat(300), '-1', '0', '99999999999999999999', '1.5', 'ñ%C3%B1', '%F0%9F%92%A5', "'%20OR%201=1--", 'acme'];
+  const hostileSegments = [
+    'x',
+    '..',
+    '%2e%2e',
+    '%00',
+    'a'.repeat(300),
+    '-1',
+    '0',
+    '99999999999999999999',
+    '1.5',
+    'ñ%C3%B1',
+    '%F0%9F%92%A5',
+    "'%20OR%201=1--",
+    'acme',
+  ];
 
   function fill(path: string, value: string): string {
     return path.replace(/\{[^}]+\}/g, value);
@@ -39,7 +53,8 @@ describe('no input reaches a 500', () => {
   function mistyped(fields: Record<string, { type?: string }>): Record<string, unknown> {
     const wrong: Record<string, unknown> = {};
     for (const [name, field] of Object.entries(fields)) {
-      wrong[name] = field.type === 'string' ? { nested: true } : field.type === 'boolean' ? 'maybe' : field.type === 'array' ? 'not-an-array' : 'x'.repeat(70_000);
+      wrong[name] =
+        field.type === 'string' ? { nested: true } : field.type === 'boolean' ? 'maybe' : field.type === 'array' ? 'not-an-array' : 'x'.repeat(70_000);
     }
     return wrong;
   }
@@ -49,7 +64,15 @@ describe('no input reaches a 500', () => {
     const values: Record<string, unknown> = {};
     for (const [name, field] of Object.entries(fields)) {
       values[name] =
-        field.type === 'string' ? '\u0000<script>' + 'é'.repeat(5000) : field.type === 'boolean' ? true : field.type === 'array' ? ['\u0000', '', 'x'.repeat(5000)] : field.type === 'integer' || field.type === 'number' ? 9007199254740993 : null;
+        field.type === 'string'
+          ? '\u0000<script>' + 'é'.repeat(5000)
+          : field.type === 'boolean'
+            ? true
+            : field.type === 'array'
+              ? ['\u0000', '', 'x'.repeat(5000)]
+              : field.type === 'integer' || field.type === 'number'
+                ? 9007199254740993
+                : null;
     }
     return values;
   }

@@ -27,9 +27,17 @@ describe('secrets never reach the log', () => {
 
   it('logs requests but none of the passwords and tokens they carried, and echoes no token into Link', async () => {
     const password = 'new-user-secret-password-2';
-    await t.http.post(t.api('/admin/users')).set(withToken(admin.token)).send({ username: 'logged', email: 'logged@example.com', password, must_change_password: false }).expect(201);
+    await t.http
+      .post(t.api('/admin/users'))
+      .set(withToken(admin.token))
+      .send({ username: 'logged', email: 'logged@example.com', password, must_change_password: false })
+      .expect(201);
     secrets.push(password);
-    const created = await t.http.post(t.api('/users/logged/tokens')).set(withBasic('logged', password)).send({ name: 'cli', scopes: ['all'] }).expect(201);
+    const created = await t.http
+      .post(t.api('/users/logged/tokens'))
+      .set(withBasic('logged', password))
+      .send({ name: 'cli', scopes: ['all'] })
+      .expect(201);
     const token: string = created.body.sha1;
     secrets.push(token);
     for (let index = 0; index < 3; index++) await makeRepo(t, admin, { name: `r${index}` });
@@ -55,7 +63,10 @@ describe('secrets never reach the log', () => {
     expect(link).not.toContain(admin.token);
     expect(link).not.toMatch(/token=/i);
 
-    const lines = fs.readFileSync(logFile, 'utf8').split('\n').filter((line) => line !== '');
+    const lines = fs
+      .readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '');
     expect(lines.filter((line) => line.includes('request completed')).length).toBeGreaterThanOrEqual(uses.length);
     for (const line of lines) {
       for (const secret of secrets) expect(line).not.toContain(secret);

@@ -78,7 +78,14 @@ describe('readiness for a gateway', () => {
   it('from the moment shutdown begins, readiness answers 503 while the listener still serves other requests', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-ready-'));
     const database = usesMysql() ? await createMysqlDatabase() : undefined;
-    const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', SSH_ENABLED: 'false', LOG_LEVEL: 'silent', SHUTDOWN_DELAY: '30', ...(database ? { DATABASE_URL: database.url } : {}) });
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      PORT: '0',
+      SSH_ENABLED: 'false',
+      LOG_LEVEL: 'silent',
+      SHUTDOWN_DELAY: '30',
+      ...(database ? { DATABASE_URL: database.url } : {}),
+    });
     const lines: string[] = [];
     const server = await serve(config, { info: (line) => lines.push(line) });
     const base = `http://${server.httpAddress}`;
@@ -107,7 +114,14 @@ describe('shutdown with connections already open', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-grace-'));
     const database = usesMysql() ? await createMysqlDatabase() : undefined;
     // A grace far longer than the test needs: the shutdown ends as soon as the last connection closes.
-    const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', SSH_ENABLED: 'false', LOG_LEVEL: 'silent', SHUTDOWN_GRACE: '120', ...(database ? { DATABASE_URL: database.url } : {}) });
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      PORT: '0',
+      SSH_ENABLED: 'false',
+      LOG_LEVEL: 'silent',
+      SHUTDOWN_GRACE: '120',
+      ...(database ? { DATABASE_URL: database.url } : {}),
+    });
     const lines: string[] = [];
     let listenerClosed: () => void = () => undefined;
     const closed = new Promise<void>((resolve) => (listenerClosed = resolve));

@@ -16,7 +16,10 @@ describe('settings: /settings/api|repository|attachment|ui tell the limits the s
     for (let i = 0; i < 5; i++) await makeRepo(t, user);
     const byDefault = await t.http.get(t.api(`/users/${user.name}/repos`)).expect(200);
     expect(byDefault.body).toHaveLength(settings.body.default_paging_num);
-    const capped = await t.http.get(t.api(`/users/${user.name}/repos?limit=50`)).set(withToken(user.token)).expect(200);
+    const capped = await t.http
+      .get(t.api(`/users/${user.name}/repos?limit=50`))
+      .set(withToken(user.token))
+      .expect(200);
     expect(capped.body).toHaveLength(settings.body.max_response_items);
   });
 

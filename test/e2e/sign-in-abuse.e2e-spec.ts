@@ -61,7 +61,10 @@ describe('failed sign-ins are limited per client address', () => {
   it('after the allowance of bad tokens and passwords, the address gets 429 before any verification', async () => {
     const user = await makeUser(t);
     for (let attempt = 0; attempt < 4; attempt++) {
-      await t.http.get(t.api('/version')).set(withToken(`${attempt}`.repeat(40))).expect(401);
+      await t.http
+        .get(t.api('/version'))
+        .set(withToken(`${attempt}`.repeat(40)))
+        .expect(401);
     }
     const limited = await t.http.get(t.api('/version')).set(withBasic(user.name, user.password)).expect(429);
     expect(limited.headers['retry-after']).toMatch(/^\d+$/);
@@ -86,8 +89,16 @@ describe('route rate limits', () => {
     await t.http.post(t.api('/markdown/raw')).set(withToken(other.token)).send('x').expect(200);
 
     const tokens = t.api(`/users/${user.name}/tokens`);
-    await t.http.post(tokens).set(withBasic(user.name, user.password)).send({ name: 'a', scopes: ['all'] }).expect(201);
-    await t.http.post(tokens).set(withBasic(user.name, user.password)).send({ name: 'b', scopes: ['all'] }).expect(429);
+    await t.http
+      .post(tokens)
+      .set(withBasic(user.name, user.password))
+      .send({ name: 'a', scopes: ['all'] })
+      .expect(201);
+    await t.http
+      .post(tokens)
+      .set(withBasic(user.name, user.password))
+      .send({ name: 'b', scopes: ['all'] })
+      .expect(429);
 
     await t.http.post(t.api('/user/keys')).set(withToken(user.token)).send({ title: 'k', key: 'not a key' }).expect(422);
     await t.http.post(t.api('/user/gpg_keys')).set(withToken(user.token)).send({ armored_public_key: 'not a key' }).expect(429);

@@ -60,13 +60,23 @@ describe('SSH keys', () => {
     keys.ca = generate('ca', '-t', 'ed25519');
     keys.certified = generate('certified', '-t', 'ed25519');
     keygen('-q', '-s', 'ca', '-I', 'anvil-test', '-n', 'alice', 'certified.pub');
-    keys.certificate = { file: 'certified-cert.pub', line: fs.readFileSync(path.join(dir, 'certified-cert.pub'), 'utf8').trim(), fingerprint: fingerprintOf('certified-cert.pub') };
+    keys.certificate = {
+      file: 'certified-cert.pub',
+      line: fs.readFileSync(path.join(dir, 'certified-cert.pub'), 'utf8').trim(),
+      fingerprint: fingerprintOf('certified-cert.pub'),
+    };
     keygen('-q', '-s', 'ca', '-I', 'anvil-test', '-n', 'alice', 'rsa2048.pub');
     keys.weakCertificate = { file: 'rsa2048-cert.pub', line: fs.readFileSync(path.join(dir, 'rsa2048-cert.pub'), 'utf8').trim(), fingerprint: '' };
     // Security-key (FIDO) public keys cannot be generated without a token: their blobs are built by hand.
-    keys.skEd25519 = fromLine('sk-ed25519.pub', `sk-ssh-ed25519@openssh.com ${sshBlob('sk-ssh-ed25519@openssh.com', randomBytes(32), 'ssh:').toString('base64')} fido`);
+    keys.skEd25519 = fromLine(
+      'sk-ed25519.pub',
+      `sk-ssh-ed25519@openssh.com ${sshBlob('sk-ssh-ed25519@openssh.com', randomBytes(32), 'ssh:').toString('base64')} fido`,
+    );
     const point = p256Point();
-    keys.skEcdsa = fromLine('sk-ecdsa.pub', `sk-ecdsa-sha2-nistp256@openssh.com ${sshBlob('sk-ecdsa-sha2-nistp256@openssh.com', 'nistp256', point, 'ssh:').toString('base64')} fido`);
+    keys.skEcdsa = fromLine(
+      'sk-ecdsa.pub',
+      `sk-ecdsa-sha2-nistp256@openssh.com ${sshBlob('sk-ecdsa-sha2-nistp256@openssh.com', 'nistp256', point, 'ssh:').toString('base64')} fido`,
+    );
 
     t = await startTestApp();
     owner = await makeUser(t);
@@ -87,22 +97,52 @@ describe('SSH keys', () => {
       ['ecdsa 521', () => ({ input: keys.ecdsa521.line, expected: keys.ecdsa521, storedType: 'ecdsa-sha2-nistp521', comment: ' ecdsa521 key with spaces' })],
       ['rsa 3072', () => ({ input: keys.rsa3072.line, expected: keys.rsa3072, storedType: 'ssh-rsa', comment: ' rsa3072 key with spaces' })],
       ['sk-ssh-ed25519', () => ({ input: keys.skEd25519.line, expected: keys.skEd25519, storedType: 'sk-ssh-ed25519@openssh.com', comment: ' fido' })],
-      ['sk-ecdsa-sha2-nistp256', () => ({ input: keys.skEcdsa.line, expected: keys.skEcdsa, storedType: 'sk-ecdsa-sha2-nistp256@openssh.com', comment: ' fido' })],
+      [
+        'sk-ecdsa-sha2-nistp256',
+        () => ({ input: keys.skEcdsa.line, expected: keys.skEcdsa, storedType: 'sk-ecdsa-sha2-nistp256@openssh.com', comment: ' fido' }),
+      ],
       [
         'an OpenSSH certificate (fingerprint of the key inside)',
-        () => ({ input: keys.certificate.line, expected: keys.certificate, storedType: 'ssh-ed25519-cert-v01@openssh.com', comment: ' certified key with spaces' }),
+        () => ({
+          input: keys.certificate.line,
+          expected: keys.certificate,
+          storedType: 'ssh-ed25519-cert-v01@openssh.com',
+          comment: ' certified key with spaces',
+        }),
       ],
-      ['RFC 4716', () => ({ input: keygen('-e', '-m', 'RFC4716', '-f', keys.ecdsa384.file), expected: keys.ecdsa384, storedType: 'ecdsa-sha2-nistp384', comment: '' })],
+      [
+        'RFC 4716',
+        () => ({ input: keygen('-e', '-m', 'RFC4716', '-f', keys.ecdsa384.file), expected: keys.ecdsa384, storedType: 'ecdsa-sha2-nistp384', comment: '' }),
+      ],
       ['PEM PKIX (rsa)', () => ({ input: keygen('-e', '-m', 'PKCS8', '-f', keys.rsa3072.file), expected: keys.rsa3072, storedType: 'ssh-rsa', comment: '' })],
-      ['PEM PKIX (ecdsa)', () => ({ input: keygen('-e', '-m', 'PKCS8', '-f', keys.ecdsa521.file), expected: keys.ecdsa521, storedType: 'ecdsa-sha2-nistp521', comment: '' })],
-      ['PEM PKCS#1 RSA PUBLIC KEY', () => ({ input: keygen('-e', '-m', 'PEM', '-f', keys.rsa3072.file), expected: keys.rsa3072, storedType: 'ssh-rsa', comment: '' })],
-      ['a type-less blob with a comment', () => ({ input: keys.ed25519.line.split(' ').slice(1).join(' '), expected: keys.ed25519, storedType: 'ssh-ed25519', comment: ' ed25519 key with spaces' })],
+      [
+        'PEM PKIX (ecdsa)',
+        () => ({ input: keygen('-e', '-m', 'PKCS8', '-f', keys.ecdsa521.file), expected: keys.ecdsa521, storedType: 'ecdsa-sha2-nistp521', comment: '' }),
+      ],
+      [
+        'PEM PKCS#1 RSA PUBLIC KEY',
+        () => ({ input: keygen('-e', '-m', 'PEM', '-f', keys.rsa3072.file), expected: keys.rsa3072, storedType: 'ssh-rsa', comment: '' }),
+      ],
+      [
+        'a type-less blob with a comment',
+        () => ({
+          input: keys.ed25519.line.split(' ').slice(1).join(' '),
+          expected: keys.ed25519,
+          storedType: 'ssh-ed25519',
+          comment: ' ed25519 key with spaces',
+        }),
+      ],
       [
         'a one-liner wrapped over several lines, with surrounding whitespace',
         () => {
           const [type, blob, ...comment] = keys.rsa3072.line.split(' ');
           const wrapped = `${blob.slice(0, 100)}\n${blob.slice(100, 300)}\r\n${blob.slice(300)}`;
-          return { input: `\n  ${type} ${wrapped} ${comment.join(' ')}  \n`, expected: keys.rsa3072, storedType: 'ssh-rsa', comment: ' rsa3072 key with spaces' };
+          return {
+            input: `\n  ${type} ${wrapped} ${comment.join(' ')}  \n`,
+            expected: keys.rsa3072,
+            storedType: 'ssh-rsa',
+            comment: ' rsa3072 key with spaces',
+          };
         },
       ],
     ];
@@ -298,14 +338,26 @@ describe('SSH keys', () => {
     });
 
     it('GET /user/keys/{id}: the owner and a site admin read it; anyone else gets 404', async () => {
-      const mine = await t.http.get(t.api(`/user/keys/${ownKey.id}`)).set(withToken(owner.token)).expect(200);
+      const mine = await t.http
+        .get(t.api(`/user/keys/${ownKey.id}`))
+        .set(withToken(owner.token))
+        .expect(200);
       expect(mine.body).toMatchObject({ id: ownKey.id, key_type: 'user', user: { login: owner.name } });
-      const asAdmin = await t.http.get(t.api(`/user/keys/${ownKey.id}`)).set(withToken(admin.token)).expect(200);
+      const asAdmin = await t.http
+        .get(t.api(`/user/keys/${ownKey.id}`))
+        .set(withToken(admin.token))
+        .expect(200);
       expect(asAdmin.body).toMatchObject({ id: ownKey.id, key_type: 'user', user: { login: owner.name } });
-      const hidden = await t.http.get(t.api(`/user/keys/${ownKey.id}`)).set(withToken(other.token)).expect(404);
+      const hidden = await t.http
+        .get(t.api(`/user/keys/${ownKey.id}`))
+        .set(withToken(other.token))
+        .expect(404);
       expect(hidden.text).toBe('');
       for (const id of ['999999', 'abc', '1.5', '-1', '0', '99999999999999999999']) {
-        await t.http.get(t.api(`/user/keys/${id}`)).set(withToken(owner.token)).expect(404);
+        await t.http
+          .get(t.api(`/user/keys/${id}`))
+          .set(withToken(owner.token))
+          .expect(404);
       }
       await t.http.get(t.api(`/user/keys/${ownKey.id}`)).expect(401);
     });
@@ -324,34 +376,69 @@ describe('SSH keys', () => {
     });
 
     it('GET /users/{u}/keys lists that user’s keys; ?fingerprint= searches only them', async () => {
-      const asOther = await t.http.get(t.api(`/users/${owner.name}/keys`)).set(withToken(other.token)).expect(200);
+      const asOther = await t.http
+        .get(t.api(`/users/${owner.name}/keys`))
+        .set(withToken(other.token))
+        .expect(200);
       expect(asOther.body.map((key: { id: number }) => key.id)).toEqual([ownKey.id]);
       expect(asOther.body[0]).not.toHaveProperty('user');
       expect(asOther.body[0].url).toBe(`http://anvil.test/api/v1/user/keys/${ownKey.id}`);
-      const asSelf = await t.http.get(t.api(`/users/${owner.name.toUpperCase()}/keys`)).set(withToken(owner.token)).expect(200);
+      const asSelf = await t.http
+        .get(t.api(`/users/${owner.name.toUpperCase()}/keys`))
+        .set(withToken(owner.token))
+        .expect(200);
       expect(asSelf.body[0]).toMatchObject({ key_type: 'user', user: { login: owner.name } });
-      const filtered = await t.http.get(t.api(`/users/${owner.name}/keys`)).query({ fingerprint: ownKey.fingerprint }).set(withToken(other.token)).expect(200);
+      const filtered = await t.http
+        .get(t.api(`/users/${owner.name}/keys`))
+        .query({ fingerprint: ownKey.fingerprint })
+        .set(withToken(other.token))
+        .expect(200);
       expect(filtered.body).toHaveLength(1);
-      const elsewhere = await t.http.get(t.api(`/users/${other.name}/keys`)).query({ fingerprint: ownKey.fingerprint }).set(withToken(owner.token)).expect(200);
+      const elsewhere = await t.http
+        .get(t.api(`/users/${other.name}/keys`))
+        .query({ fingerprint: ownKey.fingerprint })
+        .set(withToken(owner.token))
+        .expect(200);
       expect(elsewhere.body).toEqual([]);
     });
 
     it('GET /users/{u}/keys: scope 403 → anonymous 401 → unknown 404 → public-only 403 → invisible 404', async () => {
       const noUserScope = await makeUser(t, { scopes: ['read:repository'] });
-      const scopeError = await t.http.get(t.api(`/users/nobody-${uniqueName()}/keys`)).set(withToken(noUserScope.token)).expect(403);
+      const scopeError = await t.http
+        .get(t.api(`/users/nobody-${uniqueName()}/keys`))
+        .set(withToken(noUserScope.token))
+        .expect(403);
       expect(scopeError.body.message).toBe('token does not have at least one of required scope(s): [read:user]');
       const anonymous = await t.http.get(t.api(`/users/nobody-${uniqueName()}/keys`)).expect(401);
       expect(anonymous.body.message).toBe('token is required');
-      await t.http.get(t.api(`/users/nobody-${uniqueName()}/keys`)).set(withToken(owner.token)).expect(404);
+      await t.http
+        .get(t.api(`/users/nobody-${uniqueName()}/keys`))
+        .set(withToken(owner.token))
+        .expect(404);
       const limited = await makeUser(t, { visibility: 'limited' });
       const hidden = await makeUser(t, { visibility: 'private' });
       const publicOnly = await makeUser(t, { scopes: ['read:user', 'public-only'] });
-      const limitedToPublicOnly = await t.http.get(t.api(`/users/${limited.name}/keys`)).set(withToken(publicOnly.token)).expect(403);
+      const limitedToPublicOnly = await t.http
+        .get(t.api(`/users/${limited.name}/keys`))
+        .set(withToken(publicOnly.token))
+        .expect(403);
       expect(limitedToPublicOnly.body.message).toBe('token scope is limited to public users');
-      await t.http.get(t.api(`/users/${limited.name}/keys`)).set(withToken(other.token)).expect(200);
-      await t.http.get(t.api(`/users/${hidden.name}/keys`)).set(withToken(other.token)).expect(404);
-      await t.http.get(t.api(`/users/${hidden.name}/keys`)).set(withToken(hidden.token)).expect(200);
-      await t.http.get(t.api(`/users/${hidden.name}/keys`)).set(withToken(admin.token)).expect(200);
+      await t.http
+        .get(t.api(`/users/${limited.name}/keys`))
+        .set(withToken(other.token))
+        .expect(200);
+      await t.http
+        .get(t.api(`/users/${hidden.name}/keys`))
+        .set(withToken(other.token))
+        .expect(404);
+      await t.http
+        .get(t.api(`/users/${hidden.name}/keys`))
+        .set(withToken(hidden.token))
+        .expect(200);
+      await t.http
+        .get(t.api(`/users/${hidden.name}/keys`))
+        .set(withToken(admin.token))
+        .expect(200);
     });
 
     it('/user/keys needs the user scope and a signed-in caller', async () => {
@@ -365,17 +452,35 @@ describe('SSH keys', () => {
     });
 
     it('DELETE /user/keys/{id}: unknown 404; another user 403; admin or owner 204', async () => {
-      const response = await t.http.delete(t.api(`/user/keys/${ownKey.id}`)).set(withToken(other.token)).expect(403);
+      const response = await t.http
+        .delete(t.api(`/user/keys/${ownKey.id}`))
+        .set(withToken(other.token))
+        .expect(403);
       expect(response.body).toEqual({ message: 'You do not have access to this key', url: 'http://anvil.test/api/swagger' });
       await t.http.delete(t.api('/user/keys/987654')).set(withToken(owner.token)).expect(404);
       await t.http.delete(t.api('/user/keys/abc')).set(withToken(owner.token)).expect(404);
       await t.http.delete(t.api(`/user/keys/${ownKey.id}`)).expect(401);
-      await t.http.get(t.api(`/user/keys/${ownKey.id}`)).set(withToken(owner.token)).expect(200);
-      await t.http.delete(t.api(`/user/keys/${ownKey.id}`)).set(withToken(admin.token)).expect(204);
-      await t.http.get(t.api(`/user/keys/${ownKey.id}`)).set(withToken(owner.token)).expect(404);
-      await t.http.delete(t.api(`/user/keys/${ownKey.id}`)).set(withToken(owner.token)).expect(404);
+      await t.http
+        .get(t.api(`/user/keys/${ownKey.id}`))
+        .set(withToken(owner.token))
+        .expect(200);
+      await t.http
+        .delete(t.api(`/user/keys/${ownKey.id}`))
+        .set(withToken(admin.token))
+        .expect(204);
+      await t.http
+        .get(t.api(`/user/keys/${ownKey.id}`))
+        .set(withToken(owner.token))
+        .expect(404);
+      await t.http
+        .delete(t.api(`/user/keys/${ownKey.id}`))
+        .set(withToken(owner.token))
+        .expect(404);
       const again = await post(owner, { title: uniqueName('again'), key: keys.ecdsa256.line }).expect(201);
-      await t.http.delete(t.api(`/user/keys/${again.body.id}`)).set(withToken(owner.token)).expect(204);
+      await t.http
+        .delete(t.api(`/user/keys/${again.body.id}`))
+        .set(withToken(owner.token))
+        .expect(204);
     });
   });
 
@@ -389,10 +494,17 @@ describe('SSH keys', () => {
       expect(first.headers.link).toBe(
         '<http://anvil.test/api/v1/user/keys?limit=2&page=2>; rel="next",<http://anvil.test/api/v1/user/keys?limit=2&page=2>; rel="last"',
       );
-      const second = await t.http.get(t.api(`/users/${pager.name}/keys`)).query({ limit: 2, page: 2 }).set(withToken(owner.token)).expect(200);
+      const second = await t.http
+        .get(t.api(`/users/${pager.name}/keys`))
+        .query({ limit: 2, page: 2 })
+        .set(withToken(owner.token))
+        .expect(200);
       expect(second.body).toHaveLength(1);
       expect(second.body[0].fingerprint).toBe(keys.spare3.fingerprint);
-      await t.http.delete(t.api(`/admin/users/${pager.name}`)).set(withToken(admin.token)).expect(204);
+      await t.http
+        .delete(t.api(`/admin/users/${pager.name}`))
+        .set(withToken(admin.token))
+        .expect(204);
     });
 
     it('deleting a user deletes their keys (the fingerprints are free again)', async () => {
@@ -435,7 +547,10 @@ describe('SSH keys', () => {
 
     it('is not served under /api/v1, and bad credentials still give 401', async () => {
       await t.http.get(t.api(`/${lister.name}.keys`)).expect(404);
-      await t.http.get(`/${lister.name}.keys`).set(withToken('0'.repeat(40))).expect(401);
+      await t.http
+        .get(`/${lister.name}.keys`)
+        .set(withToken('0'.repeat(40)))
+        .expect(401);
     });
   });
 });

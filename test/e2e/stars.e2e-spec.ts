@@ -18,7 +18,13 @@ describe('stars', () => {
   const star = (user: TestUser, owner: string, name: string) => t.http.put(t.api(`/user/starred/${owner}/${name}`)).set(withToken(user.token));
   const unstar = (user: TestUser, owner: string, name: string) => t.http.delete(t.api(`/user/starred/${owner}/${name}`)).set(withToken(user.token));
   const isStarred = (user: TestUser, owner: string, name: string) => t.http.get(t.api(`/user/starred/${owner}/${name}`)).set(withToken(user.token));
-  const starsOf = async (owner: string, name: string) => (await t.http.get(t.api(`/repos/${owner}/${name}`)).set(withToken(admin.token)).expect(200)).body.stars_count;
+  const starsOf = async (owner: string, name: string) =>
+    (
+      await t.http
+        .get(t.api(`/repos/${owner}/${name}`))
+        .set(withToken(admin.token))
+        .expect(200)
+    ).body.stars_count;
   const starredCount = async (user: TestUser) => (await t.http.get(t.api('/user')).set(withToken(user.token)).expect(200)).body.starred_repos_count;
   const rows = async (sql: string) => Number((await t.dataSource.query(sql))[0].n);
 
@@ -72,7 +78,10 @@ describe('stars', () => {
     await t.http.get(t.api(`/user/starred/${alice.name}/${repo.name}`)).expect(401);
     await t.http.get(t.api('/user/starred')).expect(401);
     const readOnly = await makeToken(t, bob.user, ['read:user', 'read:repository']);
-    const refused = await t.http.put(t.api(`/user/starred/${alice.name}/${repo.name}`)).set(withToken(readOnly)).expect(403);
+    const refused = await t.http
+      .put(t.api(`/user/starred/${alice.name}/${repo.name}`))
+      .set(withToken(readOnly))
+      .expect(403);
     expect(refused.body.message).toBe('token does not have at least one of required scope(s): [write:user write:repository]');
     const userOnly = await makeToken(t, bob.user, ['read:user']);
     const list = await t.http.get(t.api('/user/starred')).set(withToken(userOnly)).expect(403);
@@ -105,23 +114,36 @@ describe('stars', () => {
       expect(paged.headers.link).toContain('rel="next"');
     });
 
-    it('GET /users/{username}/starred shows only what the caller may see, with the caller\'s permissions', async () => {
-      const seenByBob = await t.http.get(t.api(`/users/${carol.name}/starred`)).set(withToken(bob.token)).expect(200);
+    it("GET /users/{username}/starred shows only what the caller may see, with the caller's permissions", async () => {
+      const seenByBob = await t.http
+        .get(t.api(`/users/${carol.name}/starred`))
+        .set(withToken(bob.token))
+        .expect(200);
       expect(seenByBob.body.map((repo: { id: number }) => repo.id)).toEqual([first.id, second.id]);
       expect(seenByBob.headers['x-total-count']).toBe('2');
       expect(seenByBob.body[0].permissions).toEqual({ admin: true, push: true, pull: true });
       expect(seenByBob.body[1].permissions).toEqual({ admin: false, push: false, pull: true });
-      const seenByCarol = await t.http.get(t.api(`/users/${carol.name}/starred`)).set(withToken(carol.token)).expect(200);
+      const seenByCarol = await t.http
+        .get(t.api(`/users/${carol.name}/starred`))
+        .set(withToken(carol.token))
+        .expect(200);
       expect(seenByCarol.body).toHaveLength(3);
-      const seenByAdmin = await t.http.get(t.api(`/users/${carol.name}/starred`)).set(withToken(admin.token)).expect(200);
+      const seenByAdmin = await t.http
+        .get(t.api(`/users/${carol.name}/starred`))
+        .set(withToken(admin.token))
+        .expect(200);
       expect(seenByAdmin.headers['x-total-count']).toBe('3');
     });
 
-    it('a repository that turned private drops out of other users\' lists', async () => {
+    it("a repository that turned private drops out of other users' lists", async () => {
       const dave = await makeUser(t);
       const repo = await makeRepo(t, alice);
       await star(dave, alice.name, repo.name).expect(204);
-      await t.http.patch(t.api(`/repos/${alice.name}/${repo.name}`)).set(withToken(alice.token)).send({ private: true }).expect(200);
+      await t.http
+        .patch(t.api(`/repos/${alice.name}/${repo.name}`))
+        .set(withToken(alice.token))
+        .send({ private: true })
+        .expect(200);
       const response = await t.http.get(t.api('/user/starred')).set(withToken(dave.token)).expect(200);
       expect(response.body).toEqual([]);
       expect(response.headers['x-total-count']).toBe('0');
@@ -131,14 +153,26 @@ describe('stars', () => {
       await t.http.get(t.api(`/users/${carol.name}/starred`)).expect(401);
       await t.http.get(t.api('/users/no-such-user/starred')).set(withToken(bob.token)).expect(404);
       const hidden = await makeUser(t, { visibility: 'private' });
-      await t.http.get(t.api(`/users/${hidden.name}/starred`)).set(withToken(bob.token)).expect(404);
-      await t.http.get(t.api(`/users/${hidden.name}/starred`)).set(withToken(hidden.token)).expect(200);
+      await t.http
+        .get(t.api(`/users/${hidden.name}/starred`))
+        .set(withToken(bob.token))
+        .expect(404);
+      await t.http
+        .get(t.api(`/users/${hidden.name}/starred`))
+        .set(withToken(hidden.token))
+        .expect(200);
       const limited = await makeUser(t, { visibility: 'limited' });
       const publicOnly = await makeToken(t, bob.user, ['public-only', 'read:user']);
-      const refused = await t.http.get(t.api(`/users/${limited.name}/starred`)).set(withToken(publicOnly)).expect(403);
+      const refused = await t.http
+        .get(t.api(`/users/${limited.name}/starred`))
+        .set(withToken(publicOnly))
+        .expect(403);
       expect(refused.body.message).toBe('token scope is limited to public users');
       const repoOnly = await makeToken(t, bob.user, ['read:repository']);
-      await t.http.get(t.api(`/users/${carol.name}/starred`)).set(withToken(repoOnly)).expect(403);
+      await t.http
+        .get(t.api(`/users/${carol.name}/starred`))
+        .set(withToken(repoOnly))
+        .expect(403);
     });
   });
 
@@ -167,12 +201,16 @@ describe('stars', () => {
     for (const user of users) expect(await starredCount(user)).toBe(0);
   });
 
-  it('who may star: any signed-in user a limited owner\'s public repository; a restricted user only in their organisations; a private owner\'s is unknown', async () => {
+  it("who may star: any signed-in user a limited owner's public repository; a restricted user only in their organisations; a private owner's is unknown", async () => {
     const limitedOwner = await makeUser(t, { visibility: 'limited' });
     const ofLimited = await makeRepo(t, limitedOwner);
     await star(bob, limitedOwner.name, ofLimited.name).expect(204);
     const restricted = await makeUser(t);
-    await t.http.patch(t.api(`/admin/users/${restricted.name}`)).set(withToken(admin.token)).send({ restricted: true }).expect(200);
+    await t.http
+      .patch(t.api(`/admin/users/${restricted.name}`))
+      .set(withToken(admin.token))
+      .send({ restricted: true })
+      .expect(200);
     await star(restricted, limitedOwner.name, ofLimited.name).expect(404);
     const ofAlice = await makeRepo(t, alice);
     await star(restricted, alice.name, ofAlice.name).expect(404);
@@ -214,11 +252,17 @@ describe('stars', () => {
     const erin = await makeUser(t);
     const repo = await makeRepo(t, alice);
     await star(erin, alice.name, repo.name).expect(204);
-    await t.http.put(t.api(`/repos/${alice.name}/${repo.name}/subscription`)).set(withToken(erin.token)).expect(200);
+    await t.http
+      .put(t.api(`/repos/${alice.name}/${repo.name}/subscription`))
+      .set(withToken(erin.token))
+      .expect(200);
     const before = (await t.http.get(t.api(`/repos/${alice.name}/${repo.name}`)).expect(200)).body;
     expect(before.stars_count).toBe(1);
     expect(before.watchers_count).toBe(2);
-    await t.http.delete(t.api(`/admin/users/${erin.name}`)).set(withToken(admin.token)).expect(204);
+    await t.http
+      .delete(t.api(`/admin/users/${erin.name}`))
+      .set(withToken(admin.token))
+      .expect(204);
     const after = (await t.http.get(t.api(`/repos/${alice.name}/${repo.name}`)).expect(200)).body;
     expect(after.stars_count).toBe(0);
     expect(after.watchers_count).toBe(1);

@@ -105,7 +105,11 @@ describe('start-up and shutdown', () => {
       const port = Number(/:(\d+)$/.exec(server.httpAddress)![1]);
       // The server listens before the repository sweep, which reports when it ends.
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^Anvil \\S+ listening: HTTP on \\S+:${port}, SSH on 127\\.0\\.0\\.1:\\d+; ROOT_URL http://anvil.test/; data directory ${dataDir}; database .*; reconciliation repaired 0$`));
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^Anvil \\S+ listening: HTTP on \\S+:${port}, SSH on 127\\.0\\.0\\.1:\\d+; ROOT_URL http://anvil.test/; data directory ${dataDir}; database .*; reconciliation repaired 0$`,
+        ),
+      );
       await request(`http://127.0.0.1:${port}`).get('/api/healthz').expect(200);
       await sweepEnded;
     } finally {
@@ -166,29 +170,37 @@ describe('start-up and shutdown', () => {
     );
   });
 
-  it('the real process: a port in use prints one line on stderr, no stack, and exits 1', async () => {
-    const taken = await takenPort();
-    try {
-      const run = startProcess({ ...env(), PORT: String(taken.port) });
-      expect(await run.exited).toBe(1);
-      expect(run.output().stderr).toBe(`anvil: port ${taken.port} is already in use: stop the other server or set PORT\n`);
-    } finally {
-      await taken.release();
-    }
-  }, PROCESS_TEST_CEILING_MS);
+  it(
+    'the real process: a port in use prints one line on stderr, no stack, and exits 1',
+    async () => {
+      const taken = await takenPort();
+      try {
+        const run = startProcess({ ...env(), PORT: String(taken.port) });
+        expect(await run.exited).toBe(1);
+        expect(run.output().stderr).toBe(`anvil: port ${taken.port} is already in use: stop the other server or set PORT\n`);
+      } finally {
+        await taken.release();
+      }
+    },
+    PROCESS_TEST_CEILING_MS,
+  );
 
-  it('the real process: logs where it listens, Nest route mapping only at debug, and shutdown on SIGTERM', async () => {
-    const run = startProcess({ ...env(), LOG_LEVEL: 'info' });
-    const [, port] = await run.waitFor(/listening: HTTP on \S+:(\d+), SSH on \S+;/);
-    await request(`http://127.0.0.1:${port}`).get('/api/v1/version').expect(200);
-    // The repository sweep runs after the server listens and logs when it ends.
-    await run.waitFor(/reconciliation sweep checked \d+ repositories, repaired \d+/);
-    run.child.kill('SIGTERM');
-    expect(await run.exited).toBe(0);
-    const logged = messages(run.output().stdout);
-    expect(logged.filter((message) => /Mapped|dependencies initialized/.test(message))).toEqual([]);
-    expect(logged.filter((message) => message.startsWith('Anvil '))).toHaveLength(1);
-    expect(logged.slice(-2)).toEqual(['shutting down (SIGTERM): no new connections, finishing requests in flight', 'shutdown complete']);
-    expect(run.output().stderr).toBe('');
-  }, PROCESS_TEST_CEILING_MS);
+  it(
+    'the real process: logs where it listens, Nest route mapping only at debug, and shutdown on SIGTERM',
+    async () => {
+      const run = startProcess({ ...env(), LOG_LEVEL: 'info' });
+      const [, port] = await run.waitFor(/listening: HTTP on \S+:(\d+), SSH on \S+;/);
+      await request(`http://127.0.0.1:${port}`).get('/api/v1/version').expect(200);
+      // The repository sweep runs after the server listens and logs when it ends.
+      await run.waitFor(/reconciliation sweep checked \d+ repositories, repaired \d+/);
+      run.child.kill('SIGTERM');
+      expect(await run.exited).toBe(0);
+      const logged = messages(run.output().stdout);
+      expect(logged.filter((message) => /Mapped|dependencies initialized/.test(message))).toEqual([]);
+      expect(logged.filter((message) => message.startsWith('Anvil '))).toHaveLength(1);
+      expect(logged.slice(-2)).toEqual(['shutting down (SIGTERM): no new connections, finishing requests in flight', 'shutdown complete']);
+      expect(run.output().stderr).toBe('');
+    },
+    PROCESS_TEST_CEILING_MS,
+  );
 });

@@ -26,7 +26,11 @@ describe('GET /users/search', () => {
   const logins = (body: { login: string }[]) => body.map((user) => user.login);
   const sorted = (...users: TestUser[]) => users.map((user) => user.name).sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase()));
   const patch = (name: string, body: Record<string, unknown>) =>
-    t.http.patch(t.api(`/admin/users/${name}`)).set(withToken(admin.token)).send(body).expect(200);
+    t.http
+      .patch(t.api(`/admin/users/${name}`))
+      .set(withToken(admin.token))
+      .send(body)
+      .expect(200);
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -72,12 +76,23 @@ describe('GET /users/search', () => {
 
   it('shows a private user to callers it follows or shares an organisation with', async () => {
     const followed = await makeUser(t);
-    await t.http.put(t.api(`/user/following/${followed.name}`)).set(withToken(hidden.token)).expect(204);
+    await t.http
+      .put(t.api(`/user/following/${followed.name}`))
+      .set(withToken(hidden.token))
+      .expect(204);
     expect(logins((await search(`q=priv${m}`, followed.token).expect(200)).body)).toEqual([hidden.name]);
     const colleague = await makeUser(t);
     const org = await makeOrg(t, colleague.user);
-    const team = (await t.http.get(t.api(`/orgs/${org.name}/teams`)).set(withToken(colleague.token)).expect(200)).body[0];
-    await t.http.put(t.api(`/teams/${team.id}/members/${hidden.name}`)).set(withToken(admin.token)).expect(204);
+    const team = (
+      await t.http
+        .get(t.api(`/orgs/${org.name}/teams`))
+        .set(withToken(colleague.token))
+        .expect(200)
+    ).body[0];
+    await t.http
+      .put(t.api(`/teams/${team.id}/members/${hidden.name}`))
+      .set(withToken(admin.token))
+      .expect(204);
     expect(logins((await search(`q=priv${m}`, colleague.token).expect(200)).body)).toEqual([hidden.name]);
     expect((await search(`q=priv${m}`, stranger.token).expect(200)).body).toEqual([]);
     expect((await search(`q=priv${m}`, hidden.token).expect(200)).body).toHaveLength(1);
@@ -197,7 +212,10 @@ describe('GET /users/search', () => {
     expect((await search(`q=before${o}`).expect(200)).body).toEqual([]);
     expect(logins((await search(`q=after${o}`).expect(200)).body)).toEqual([changing.name]);
     expect(logins((await search(`q=${o}changed`, stranger.token).expect(200)).body)).toEqual([changing.name]);
-    await t.http.delete(t.api(`/admin/users/${changing.name}`)).set(withToken(admin.token)).expect(204);
+    await t.http
+      .delete(t.api(`/admin/users/${changing.name}`))
+      .set(withToken(admin.token))
+      .expect(204);
     expect((await search(`q=after${o}`).expect(200)).body).toEqual([]);
   });
 

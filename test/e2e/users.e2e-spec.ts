@@ -32,7 +32,11 @@ describe('user profiles: GET /users/{username} and GET /user', () => {
   let secret: TestUser;
 
   const patch = (name: string, body: Record<string, unknown>) =>
-    t.http.patch(t.api(`/admin/users/${name}`)).set(withToken(admin.token)).send(body).expect(200);
+    t.http
+      .patch(t.api(`/admin/users/${name}`))
+      .set(withToken(admin.token))
+      .send(body)
+      .expect(200);
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -83,7 +87,10 @@ describe('user profiles: GET /users/{username} and GET /user', () => {
     });
 
     it('shows the real address to signed-in callers', async () => {
-      const response = await t.http.get(t.api(`/users/${alice.name}`)).set(withToken(bob.token)).expect(200);
+      const response = await t.http
+        .get(t.api(`/users/${alice.name}`))
+        .set(withToken(bob.token))
+        .expect(200);
       expect(response.body.email).toBe(alice.email);
     });
 
@@ -91,19 +98,55 @@ describe('user profiles: GET /users/{username} and GET /user', () => {
       const hider = await makeUser(t);
       await patch(hider.name, { hide_email: true });
       const placeholder = `${hider.name.toLowerCase()}@noreply.anvil.test`;
-      expect((await t.http.get(t.api(`/users/${hider.name}`)).set(withToken(bob.token)).expect(200)).body.email).toBe(placeholder);
-      expect((await t.http.get(t.api(`/users/${hider.name}`)).set(withToken(hider.token)).expect(200)).body.email).toBe(hider.email);
-      expect((await t.http.get(t.api(`/users/${hider.name}`)).set(withToken(admin.token)).expect(200)).body.email).toBe(hider.email);
+      expect(
+        (
+          await t.http
+            .get(t.api(`/users/${hider.name}`))
+            .set(withToken(bob.token))
+            .expect(200)
+        ).body.email,
+      ).toBe(placeholder);
+      expect(
+        (
+          await t.http
+            .get(t.api(`/users/${hider.name}`))
+            .set(withToken(hider.token))
+            .expect(200)
+        ).body.email,
+      ).toBe(hider.email);
+      expect(
+        (
+          await t.http
+            .get(t.api(`/users/${hider.name}`))
+            .set(withToken(admin.token))
+            .expect(200)
+        ).body.email,
+      ).toBe(hider.email);
     });
 
     it('shows is_admin, active and prohibit_login only to the user and site admins; restricted to everyone', async () => {
       const flagged = await makeUser(t);
       await patch(flagged.name, { admin: true, restricted: true });
-      const other = (await t.http.get(t.api(`/users/${flagged.name}`)).set(withToken(bob.token)).expect(200)).body;
+      const other = (
+        await t.http
+          .get(t.api(`/users/${flagged.name}`))
+          .set(withToken(bob.token))
+          .expect(200)
+      ).body;
       expect(other).toMatchObject({ is_admin: false, active: false, prohibit_login: false, restricted: true });
-      const self = (await t.http.get(t.api(`/users/${flagged.name}`)).set(withToken(flagged.token)).expect(200)).body;
+      const self = (
+        await t.http
+          .get(t.api(`/users/${flagged.name}`))
+          .set(withToken(flagged.token))
+          .expect(200)
+      ).body;
       expect(self).toMatchObject({ is_admin: true, active: true, prohibit_login: false, restricted: true });
-      const byAdmin = (await t.http.get(t.api(`/users/${flagged.name}`)).set(withToken(admin.token)).expect(200)).body;
+      const byAdmin = (
+        await t.http
+          .get(t.api(`/users/${flagged.name}`))
+          .set(withToken(admin.token))
+          .expect(200)
+      ).body;
       expect(byAdmin).toMatchObject({ is_admin: true, active: true });
     });
 
@@ -114,37 +157,67 @@ describe('user profiles: GET /users/{username} and GET /user', () => {
 
     it('hides a limited user from anonymous callers only', async () => {
       await t.http.get(t.api(`/users/${limited.name}`)).expect(404);
-      const response = await t.http.get(t.api(`/users/${limited.name}`)).set(withToken(bob.token)).expect(200);
+      const response = await t.http
+        .get(t.api(`/users/${limited.name}`))
+        .set(withToken(bob.token))
+        .expect(200);
       expect(response.body.visibility).toBe('limited');
     });
 
     it('hides a limited user from a restricted caller', async () => {
       const restricted = await makeUser(t);
       await patch(restricted.name, { restricted: true });
-      await t.http.get(t.api(`/users/${limited.name}`)).set(withToken(restricted.token)).expect(404);
-      await t.http.get(t.api(`/users/${alice.name}`)).set(withToken(restricted.token)).expect(200);
+      await t.http
+        .get(t.api(`/users/${limited.name}`))
+        .set(withToken(restricted.token))
+        .expect(404);
+      await t.http
+        .get(t.api(`/users/${alice.name}`))
+        .set(withToken(restricted.token))
+        .expect(200);
     });
 
     it('shows a private user to themselves and site admins only, even one who follows the caller', async () => {
-      await t.http.put(t.api(`/user/following/${bob.name}`)).set(withToken(secret.token)).expect(204);
+      await t.http
+        .put(t.api(`/user/following/${bob.name}`))
+        .set(withToken(secret.token))
+        .expect(204);
       await t.http.get(t.api(`/users/${secret.name}`)).expect(404);
-      await t.http.get(t.api(`/users/${secret.name}`)).set(withToken(bob.token)).expect(404);
-      await t.http.get(t.api(`/users/${secret.name}`)).set(withToken(secret.token)).expect(200);
-      const response = await t.http.get(t.api(`/users/${secret.name}`)).set(withToken(admin.token)).expect(200);
+      await t.http
+        .get(t.api(`/users/${secret.name}`))
+        .set(withToken(bob.token))
+        .expect(404);
+      await t.http
+        .get(t.api(`/users/${secret.name}`))
+        .set(withToken(secret.token))
+        .expect(200);
+      const response = await t.http
+        .get(t.api(`/users/${secret.name}`))
+        .set(withToken(admin.token))
+        .expect(200);
       expect(response.body.visibility).toBe('private');
     });
 
     it('answers a public-only token 403 on a non-public user, after the lookup', async () => {
       const publicOnly = await makeToken(t, bob.user, ['public-only', 'read:user']);
-      const response = await t.http.get(t.api(`/users/${limited.name}`)).set(withToken(publicOnly)).expect(403);
+      const response = await t.http
+        .get(t.api(`/users/${limited.name}`))
+        .set(withToken(publicOnly))
+        .expect(403);
       expect(response.body).toEqual({ message: 'token scope is limited to public users', url: 'http://anvil.test/api/swagger' });
       await t.http.get(t.api('/users/nobody-here')).set(withToken(publicOnly)).expect(404);
-      await t.http.get(t.api(`/users/${alice.name}`)).set(withToken(publicOnly)).expect(200);
+      await t.http
+        .get(t.api(`/users/${alice.name}`))
+        .set(withToken(publicOnly))
+        .expect(200);
     });
 
     it('lets a public-only token read its own non-public user', async () => {
       const publicOnly = await makeToken(t, limited.user, ['public-only', 'read:user']);
-      await t.http.get(t.api(`/users/${limited.name}`)).set(withToken(publicOnly)).expect(200);
+      await t.http
+        .get(t.api(`/users/${limited.name}`))
+        .set(withToken(publicOnly))
+        .expect(200);
     });
 
     it('answers a token without read:user 403 before the lookup', async () => {
@@ -159,15 +232,27 @@ describe('user profiles: GET /users/{username} and GET /user', () => {
       expect(Object.keys(response.body)).toEqual(USER_KEYS);
       expect(response.body).toMatchObject({ id: org.id, login: org.name, visibility: 'public' });
       const hidden = await makeOrg(t, alice.user, { visibility: 'private' });
-      await t.http.get(t.api(`/users/${hidden.name}`)).set(withToken(bob.token)).expect(404);
-      await t.http.get(t.api(`/users/${hidden.name}`)).set(withToken(alice.token)).expect(200);
-      await t.http.get(t.api(`/users/${hidden.name}`)).set(withToken(admin.token)).expect(200);
+      await t.http
+        .get(t.api(`/users/${hidden.name}`))
+        .set(withToken(bob.token))
+        .expect(404);
+      await t.http
+        .get(t.api(`/users/${hidden.name}`))
+        .set(withToken(alice.token))
+        .expect(200);
+      await t.http
+        .get(t.api(`/users/${hidden.name}`))
+        .set(withToken(admin.token))
+        .expect(200);
     });
 
     it('shows the stored follower counters', async () => {
       const fan = await makeUser(t);
       const star = await makeUser(t);
-      await t.http.put(t.api(`/user/following/${star.name}`)).set(withToken(fan.token)).expect(204);
+      await t.http
+        .put(t.api(`/user/following/${star.name}`))
+        .set(withToken(fan.token))
+        .expect(204);
       expect((await t.http.get(t.api(`/users/${star.name}`)).expect(200)).body.followers_count).toBe(1);
       expect((await t.http.get(t.api(`/users/${fan.name}`)).expect(200)).body.following_count).toBe(1);
     });
@@ -187,7 +272,10 @@ describe('user profiles: GET /users/{username} and GET /user', () => {
     });
 
     it('answers the sudo target for a site admin', async () => {
-      const response = await t.http.get(t.api(`/user?sudo=${bob.name}`)).set(withToken(admin.token)).expect(200);
+      const response = await t.http
+        .get(t.api(`/user?sudo=${bob.name}`))
+        .set(withToken(admin.token))
+        .expect(200);
       expect(response.body).toMatchObject({ login: bob.name, email: bob.email, is_admin: false });
     });
 

@@ -16,7 +16,13 @@ describe('watches', () => {
   afterAll(() => t.close());
 
   const path = (owner: string, name: string) => t.api(`/repos/${owner}/${name}/subscription`);
-  const watchers = async (owner: string, name: string) => (await t.http.get(t.api(`/repos/${owner}/${name}`)).set(withToken(admin.token)).expect(200)).body.watchers_count;
+  const watchers = async (owner: string, name: string) =>
+    (
+      await t.http
+        .get(t.api(`/repos/${owner}/${name}`))
+        .set(withToken(admin.token))
+        .expect(200)
+    ).body.watchers_count;
   const rows = async (sql: string) => Number((await t.dataSource.query(sql))[0].n);
 
   it('the creator watches; GET answers the exact WatchInfo', async () => {
@@ -113,15 +119,25 @@ describe('watches', () => {
       expect(scoped.body.message).toBe('token does not have at least one of required scope(s): [read:user]');
     });
 
-    it('GET /users/{username}/subscriptions shows only what the caller may see, with the caller\'s permissions', async () => {
-      const seenByBob = await t.http.get(t.api(`/users/${carol.name}/subscriptions`)).set(withToken(bob.token)).expect(200);
+    it("GET /users/{username}/subscriptions shows only what the caller may see, with the caller's permissions", async () => {
+      const seenByBob = await t.http
+        .get(t.api(`/users/${carol.name}/subscriptions`))
+        .set(withToken(bob.token))
+        .expect(200);
       expect(seenByBob.body.map((repo: { id: number }) => repo.id)).toEqual([own.id, other.id]);
       expect(seenByBob.headers['x-total-count']).toBe('2');
       expect(seenByBob.body[0].permissions).toEqual({ admin: false, push: false, pull: true });
       expect(seenByBob.body[1].permissions).toEqual({ admin: true, push: true, pull: true });
-      const seenByAdmin = await t.http.get(t.api(`/users/${carol.name}/subscriptions`)).set(withToken(admin.token)).expect(200);
+      const seenByAdmin = await t.http
+        .get(t.api(`/users/${carol.name}/subscriptions`))
+        .set(withToken(admin.token))
+        .expect(200);
       expect(seenByAdmin.body).toHaveLength(3);
-      const paged = await t.http.get(t.api(`/users/${carol.name}/subscriptions`)).query({ limit: 1 }).set(withToken(carol.token)).expect(200);
+      const paged = await t.http
+        .get(t.api(`/users/${carol.name}/subscriptions`))
+        .query({ limit: 1 })
+        .set(withToken(carol.token))
+        .expect(200);
       expect(paged.body).toHaveLength(1);
       expect(paged.headers['x-total-count']).toBe('3');
       expect(paged.headers.link).toContain('rel="last"');
@@ -131,7 +147,10 @@ describe('watches', () => {
       await t.http.get(t.api(`/users/${carol.name}/subscriptions`)).expect(401);
       await t.http.get(t.api('/users/no-such-user/subscriptions')).set(withToken(bob.token)).expect(404);
       const hidden = await makeUser(t, { visibility: 'private' });
-      await t.http.get(t.api(`/users/${hidden.name}/subscriptions`)).set(withToken(bob.token)).expect(404);
+      await t.http
+        .get(t.api(`/users/${hidden.name}/subscriptions`))
+        .set(withToken(bob.token))
+        .expect(404);
     });
   });
 
@@ -142,13 +161,20 @@ describe('watches', () => {
     for (let index = 0; index < 10; index++) users.push(await makeUser(t));
     const requests = users.flatMap((user, index) =>
       (index % 2 === 0 ? ['put', 'delete', 'put', 'put'] : ['put', 'put', 'delete', 'delete']).map((method) =>
-        method === 'put' ? t.http.put(path(alice.name, repo.name)).set(withToken(user.token)) : t.http.delete(path(alice.name, repo.name)).set(withToken(user.token)),
+        method === 'put'
+          ? t.http.put(path(alice.name, repo.name)).set(withToken(user.token))
+          : t.http.delete(path(alice.name, repo.name)).set(withToken(user.token)),
       ),
     );
     const statuses = await Promise.all(requests.map(async (request) => (await request).status));
     expect(statuses.every((status) => status === 200 || status === 204)).toBe(true);
     expect(await watchers(alice.name, repo.name)).toBe(await rows(`SELECT COUNT(*) AS n FROM watch WHERE repo_id = ${repo.id}`));
-    await Promise.all(users.flatMap((user) => [t.http.put(path(alice.name, repo.name)).set(withToken(user.token)), t.http.put(path(alice.name, repo.name)).set(withToken(user.token))]));
+    await Promise.all(
+      users.flatMap((user) => [
+        t.http.put(path(alice.name, repo.name)).set(withToken(user.token)),
+        t.http.put(path(alice.name, repo.name)).set(withToken(user.token)),
+      ]),
+    );
     expect(await watchers(alice.name, repo.name)).toBe(11);
   });
 });

@@ -33,7 +33,13 @@ describe('webhooks', () => {
   };
 
   async function hook(full: string, config: Record<string, string>, extra: Record<string, unknown> = {}): Promise<Record<string, any>> {
-    const response = await api('post', `/repos/${full}/hooks`).send({ type: 'forgejo', active: true, events: ['push', 'create', 'delete', 'repository', 'release', 'status'], config: { content_type: 'json', ...config }, ...extra });
+    const response = await api('post', `/repos/${full}/hooks`).send({
+      type: 'forgejo',
+      active: true,
+      events: ['push', 'create', 'delete', 'repository', 'release', 'status'],
+      config: { content_type: 'json', ...config },
+      ...extra,
+    });
     expect(response.status).toBe(201);
     return response.body;
   }
@@ -45,7 +51,8 @@ describe('webhooks', () => {
     return { full: `${alice.name}/${name}`, work };
   }
 
-  const push = (full: string, work: string, ...refs: string[]) => client.ok(['push', '--quiet', withCredentials(base, `${full}.git`, alice.name, alice.token), ...refs], { cwd: work });
+  const push = (full: string, work: string, ...refs: string[]) =>
+    client.ok(['push', '--quiet', withCredentials(base, `${full}.git`, alice.name, alice.token), ...refs], { cwd: work });
   const forPath = (pathName: string) => (requests: SinkRequest[]) => requests.filter((request) => request.path === pathName);
   const signature = (algorithm: string, body: Buffer, secret = SECRET) => createHmac(algorithm, secret).update(body).digest('hex');
 
@@ -73,7 +80,14 @@ describe('webhooks', () => {
   it('creates, reads, edits and deletes repository hooks in Forgejo shape, never returning secrets', async () => {
     const { full } = await repoWithPush();
     const created = await hook(full, { url: `${sink.url}/crud`, secret: SECRET }, { authorization_header: AUTHORIZATION, branch_filter: 'main' });
-    expect(created).toMatchObject({ type: 'forgejo', active: true, branch_filter: 'main', content_type: 'json', authorization_header: '', config: { url: `${sink.url}/crud`, content_type: 'json', http_method: 'POST' } });
+    expect(created).toMatchObject({
+      type: 'forgejo',
+      active: true,
+      branch_filter: 'main',
+      content_type: 'json',
+      authorization_header: '',
+      config: { url: `${sink.url}/crud`, content_type: 'json', http_method: 'POST' },
+    });
     expect(created.events.sort()).toEqual(['create', 'delete', 'push', 'release', 'repository', 'status']);
     expect(JSON.stringify(created)).not.toContain(SECRET);
     const listed = await api('get', `/repos/${full}/hooks`);
@@ -120,7 +134,11 @@ describe('webhooks', () => {
     expect((await api('get', `/repos/${full}/hooks`, admin)).status).toBe(200);
     // Organisation hooks: owners and site admins.
     const org = await makeOrg(t, alice.user);
-    const orgHook = await api('post', `/orgs/${org.name}/hooks`).send({ type: 'gitea', active: true, config: { url: `${sink.url}/org`, content_type: 'json' } });
+    const orgHook = await api('post', `/orgs/${org.name}/hooks`).send({
+      type: 'gitea',
+      active: true,
+      config: { url: `${sink.url}/org`, content_type: 'json' },
+    });
     expect(orgHook.status).toBe(201);
     expect((await api('get', `/orgs/${org.name}/hooks`, bob)).status).toBe(403);
     expect((await api('get', `/orgs/${org.name}/hooks/${orgHook.body.id}`, admin)).status).toBe(200);
@@ -132,7 +150,11 @@ describe('webhooks', () => {
     expect((await api('get', '/user/hooks', null)).status).toBe(401);
     // System hooks: site admins only.
     expect((await api('get', '/admin/hooks', alice)).status).toBe(403);
-    const systemHook = await api('post', '/admin/hooks', admin).send({ type: 'forgejo', active: false, config: { url: `${sink.url}/system`, content_type: 'json', is_system_webhook: 'true' } });
+    const systemHook = await api('post', '/admin/hooks', admin).send({
+      type: 'forgejo',
+      active: false,
+      config: { url: `${sink.url}/system`, content_type: 'json', is_system_webhook: 'true' },
+    });
     expect(systemHook.status).toBe(201);
     expect((await api('get', `/admin/hooks/${systemHook.body.id}/deliveries`, admin)).status).toBe(200);
     expect((await api('delete', `/admin/hooks/${systemHook.body.id}`, admin)).status).toBe(204);
@@ -162,8 +184,18 @@ describe('webhooks', () => {
       expect(request.headers['content-type']).toBe('application/json');
     }
     expect(first.json).toMatchObject({ ref: 'refs/heads/main', ref_type: 'branch', repository: { full_name: full }, sender: { login: alice.name } });
-    expect(second.json).toMatchObject({ ref: 'refs/heads/main', before: '0'.repeat(40), total_commits: 1, repository: { full_name: full }, pusher: { login: alice.name } });
-    expect(second.json.commits[0]).toMatchObject({ message: 'add README.md\n', added: ['README.md'], author: { name: 'Test Author', email: 'author@example.com' } });
+    expect(second.json).toMatchObject({
+      ref: 'refs/heads/main',
+      before: '0'.repeat(40),
+      total_commits: 1,
+      repository: { full_name: full },
+      pusher: { login: alice.name },
+    });
+    expect(second.json.commits[0]).toMatchObject({
+      message: 'add README.md\n',
+      added: ['README.md'],
+      author: { name: 'Test Author', email: 'author@example.com' },
+    });
     expect(second.json.head_commit.id).toBe(second.json.after);
     // The history shows both, newest first, without signatures or the Authorization header.
     // The sink has the requests before the server has their answers: the history is read once both are recorded.
@@ -202,7 +234,15 @@ describe('webhooks', () => {
 
   it('applies branch_filter to branch events, sends form bodies signed over their exact bytes, and shortens refs for gitea', async () => {
     const { full, work } = await repoWithPush();
-    await api('post', `/repos/${full}/hooks`).send({ type: 'gitea', active: true, events: ['push', 'create'], branch_filter: 'release/*', config: { url: `${sink.url}/filtered`, content_type: 'form', secret: SECRET } }).expect(201);
+    await api('post', `/repos/${full}/hooks`)
+      .send({
+        type: 'gitea',
+        active: true,
+        events: ['push', 'create'],
+        branch_filter: 'release/*',
+        config: { url: `${sink.url}/filtered`, content_type: 'form', secret: SECRET },
+      })
+      .expect(201);
     await push(full, work, 'main');
     await push(full, work, 'main:release/1.0');
     await sink.waitFor((requests) => forPath('/filtered')(requests).length >= 2, 'release branch events');
@@ -236,9 +276,17 @@ describe('webhooks', () => {
       expect(request.headers['x-hub-signature']).toBe(`sha1=${signature('sha1', payload)}`);
     }
     // The gogs format is POST only, and PUT is for Matrix hooks alone (422 as Forgejo's validation).
-    const gogs = await api('post', `/repos/${full}/hooks`).send({ type: 'gogs', active: true, config: { url: `${sink.url}/x`, content_type: 'json', http_method: 'GET' } });
+    const gogs = await api('post', `/repos/${full}/hooks`).send({
+      type: 'gogs',
+      active: true,
+      config: { url: `${sink.url}/x`, content_type: 'json', http_method: 'GET' },
+    });
     expect(gogs.status).toBe(422);
-    const put = await api('post', `/repos/${full}/hooks`).send({ type: 'forgejo', active: true, config: { url: `${sink.url}/x`, content_type: 'json', http_method: 'PUT' } });
+    const put = await api('post', `/repos/${full}/hooks`).send({
+      type: 'forgejo',
+      active: true,
+      config: { url: `${sink.url}/x`, content_type: 'json', http_method: 'PUT' },
+    });
     expect(put.status).toBe(422);
     const back = await api('patch', `/repos/${full}/hooks/${created.id}`).send({ config: { http_method: 'POST' } });
     expect(back.body.config.http_method).toBe('POST');
@@ -268,13 +316,17 @@ describe('webhooks', () => {
     const { full } = await repoWithPush();
     const created = await hook(full, { url: `${sink.url}/retry` });
     let failures = 0;
-    sink.answer = (request) => (request.path === '/retry' && request.headers['x-forgejo-event'] === 'push' && failures++ < 2 ? { status: 500 } : { status: 200 });
+    sink.answer = (request) =>
+      request.path === '/retry' && request.headers['x-forgejo-event'] === 'push' && failures++ < 2 ? { status: 500 } : { status: 200 };
     // Three content writes: three pushes in this order.
     for (const name of ['a.txt', 'b.txt', 'c.txt']) {
       const response = await api('post', `/repos/${full}/contents/${name}`).send({ content: Buffer.from(name).toString('base64'), message: `add ${name}` });
       expect(response.status).toBe(201);
     }
-    await sink.waitFor((requests) => forPath('/retry')(requests).filter((request) => request.headers['x-forgejo-event'] === 'push').length >= 5, 'retried pushes');
+    await sink.waitFor(
+      (requests) => forPath('/retry')(requests).filter((request) => request.headers['x-forgejo-event'] === 'push').length >= 5,
+      'retried pushes',
+    );
     sink.answer = () => ({ status: 200 });
     const pushes = forPath('/retry')(sink.requests).filter((request) => request.headers['x-forgejo-event'] === 'push');
     // The first push was tried three times (same UUID), then the others followed in order.
@@ -299,7 +351,9 @@ describe('webhooks', () => {
     const response = await api('post', `/repos/${full}/contents/retry-after.txt`).send({ content: Buffer.from('x').toString('base64'), message: 'add' });
     expect(response.status).toBe(201);
     const rows = () =>
-      t.dataSource.query('SELECT status, response_status, delivered_ms, next_attempt_ms FROM webhook_delivery WHERE hook_id = ? ORDER BY id', [created.id]) as Promise<Record<string, unknown>[]>;
+      t.dataSource.query('SELECT status, response_status, delivered_ms, next_attempt_ms FROM webhook_delivery WHERE hook_id = ? ORDER BY id', [
+        created.id,
+      ]) as Promise<Record<string, unknown>[]>;
     let states: Record<string, unknown>[] = [];
     for (;;) {
       states = await rows();
@@ -342,11 +396,16 @@ describe('webhooks', () => {
     expect(one.status).toBe(200);
     expect(one.body.uuid).toBe(pushDelivery.uuid);
     // Point the hook at the sink; a redelivery of the first event arrives with a new UUID.
-    await api('patch', `/repos/${full}/hooks/${created.id}`).send({ config: { url: `${sink.url}/redelivered` } }).expect(200);
+    await api('patch', `/repos/${full}/hooks/${created.id}`)
+      .send({ config: { url: `${sink.url}/redelivered` } })
+      .expect(200);
     const again = await api('post', `/repos/${full}/hooks/${created.id}/deliveries/${pushDelivery.uuid}/redeliver`);
     expect(again.status).toBe(201);
     expect(again.body.uuid).not.toBe(pushDelivery.uuid);
-    await sink.waitFor((requests) => requests.some((request) => request.path === '/redelivered' && request.headers['x-forgejo-delivery'] === again.body.uuid), 'redelivery');
+    await sink.waitFor(
+      (requests) => requests.some((request) => request.path === '/redelivered' && request.headers['x-forgejo-delivery'] === again.body.uuid),
+      'redelivery',
+    );
   });
 
   it('sends the test push and the repository, release and status events', async () => {
@@ -366,7 +425,9 @@ describe('webhooks', () => {
     expect(statusEvent.json).toMatchObject({ sha, state: 'success', context: 'ci/build', target_url: 'https://ci.example/1', repository: { full_name: full } });
     // Organisation hooks hear of repositories created and deleted in the organisation.
     const org = await makeOrg(t, alice.user);
-    await api('post', `/orgs/${org.name}/hooks`).send({ type: 'forgejo', active: true, events: ['repository'], config: { url: `${sink.url}/org-events`, content_type: 'json' } }).expect(201);
+    await api('post', `/orgs/${org.name}/hooks`)
+      .send({ type: 'forgejo', active: true, events: ['repository'], config: { url: `${sink.url}/org-events`, content_type: 'json' } })
+      .expect(201);
     const repoName = uniqueName('orgrepo');
     await makeRepo(t, alice, { name: repoName, org: org.name });
     expect((await api('delete', `/repos/${org.name}/${repoName}`)).status).toBe(204);
@@ -378,7 +439,9 @@ describe('webhooks', () => {
   it('sends issues and issue_comment events with Forgejo’s payloads, and audits deletions', async () => {
     const repo = await makeRepo(t, alice);
     const full = repo.full_name;
-    await api('post', `/repos/${full}/hooks`).send({ type: 'gitea', active: true, events: ['issues', 'issue_comment'], config: { url: `${sink.url}/issues`, content_type: 'json' } }).expect(201);
+    await api('post', `/repos/${full}/hooks`)
+      .send({ type: 'gitea', active: true, events: ['issues', 'issue_comment'], config: { url: `${sink.url}/issues`, content_type: 'json' } })
+      .expect(201);
     const issue = (await api('post', `/repos/${full}/issues`).send({ title: 'hooked', body: 'first' }).expect(201)).body;
     await api('patch', `/repos/${full}/issues/${issue.number}`).send({ title: 'hooked, renamed' }).expect(201);
     await api('patch', `/repos/${full}/issues/${issue.number}`).send({ state: 'closed' }).expect(201);
@@ -389,14 +452,29 @@ describe('webhooks', () => {
     // One request per delivery (a retry under load repeats a delivery's id).
     const received = () => [...new Map(forPath('/issues')(sink.requests).map((request) => [request.headers['x-gitea-delivery'], request])).values()];
     await sink.waitFor(() => received().length >= 7, 'issue events', 150_000);
-    const byAction = (event: string, action: string) => received().find((request) => request.headers['x-gitea-event'] === event && request.json.action === action)!.json;
-    expect(received().map((request) => `${request.headers['x-gitea-event']}:${request.json.action}`).sort()).toEqual(
+    const byAction = (event: string, action: string) =>
+      received().find((request) => request.headers['x-gitea-event'] === event && request.json.action === action)!.json;
+    expect(
+      received()
+        .map((request) => `${request.headers['x-gitea-event']}:${request.json.action}`)
+        .sort(),
+    ).toEqual(
       ['issues:opened', 'issues:edited', 'issues:closed', 'issue_comment:created', 'issue_comment:edited', 'issue_comment:deleted', 'issues:deleted'].sort(),
     );
-    expect(byAction('issues', 'opened')).toMatchObject({ number: issue.number, issue: { id: issue.id, title: 'hooked', state: 'open' }, repository: { full_name: full }, sender: { login: alice.name }, commit_id: '' });
+    expect(byAction('issues', 'opened')).toMatchObject({
+      number: issue.number,
+      issue: { id: issue.id, title: 'hooked', state: 'open' },
+      repository: { full_name: full },
+      sender: { login: alice.name },
+      commit_id: '',
+    });
     expect(byAction('issues', 'edited')).toMatchObject({ changes: { title: { from: 'hooked' } }, issue: { title: 'hooked, renamed' } });
     expect(byAction('issues', 'closed').issue.state).toBe('closed');
-    expect(byAction('issue_comment', 'created')).toMatchObject({ issue: { number: issue.number, comments: 1 }, comment: { id: comment.id, body: 'said' }, is_pull: false });
+    expect(byAction('issue_comment', 'created')).toMatchObject({
+      issue: { number: issue.number, comments: 1 },
+      comment: { id: comment.id, body: 'said' },
+      is_pull: false,
+    });
     expect(byAction('issue_comment', 'edited')).toMatchObject({ changes: { body: { from: 'said' } }, comment: { body: 'said again' } });
     const audit = await api('get', '/admin/audit?action=issue.delete', admin).expect(200);
     expect(audit.body.some((event: { target: { name: string } }) => event.target.name === `${full}#${issue.number}`)).toBe(true);
@@ -406,18 +484,31 @@ describe('webhooks', () => {
   it('sends assignment, label and milestone changes as issues sub-types, to hooks that chose issues or the sub-type', async () => {
     const repo = await makeRepo(t, alice);
     const full = repo.full_name;
-    await api('post', `/repos/${full}/hooks`).send({ type: 'gitea', active: true, events: ['issues'], config: { url: `${sink.url}/issue-kinds`, content_type: 'json' } }).expect(201);
-    await api('post', `/repos/${full}/hooks`).send({ type: 'gitea', active: true, events: ['issue_milestone'], config: { url: `${sink.url}/milestone-only`, content_type: 'json' } }).expect(201);
+    await api('post', `/repos/${full}/hooks`)
+      .send({ type: 'gitea', active: true, events: ['issues'], config: { url: `${sink.url}/issue-kinds`, content_type: 'json' } })
+      .expect(201);
+    await api('post', `/repos/${full}/hooks`)
+      .send({ type: 'gitea', active: true, events: ['issue_milestone'], config: { url: `${sink.url}/milestone-only`, content_type: 'json' } })
+      .expect(201);
     const label = (await api('post', `/repos/${full}/labels`).send({ name: 'bug', color: '#ff0000' }).expect(201)).body;
     const milestone = (await api('post', `/repos/${full}/milestones`).send({ title: 'v1' }).expect(201)).body;
-    const issue = (await api('post', `/repos/${full}/issues`).send({ title: 'kinds', assignees: [alice.name] }).expect(201)).body;
+    const issue = (
+      await api('post', `/repos/${full}/issues`)
+        .send({ title: 'kinds', assignees: [alice.name] })
+        .expect(201)
+    ).body;
     await api('patch', `/repos/${full}/issues/${issue.number}`).send({ milestone: milestone.id, assignees: [] }).expect(201);
-    await api('post', `/repos/${full}/issues/${issue.number}/labels`).send({ labels: [label.id] }).expect(200);
+    await api('post', `/repos/${full}/issues/${issue.number}/labels`)
+      .send({ labels: [label.id] })
+      .expect(200);
     await api('delete', `/repos/${full}/issues/${issue.number}/labels`).expect(204);
     await api('patch', `/repos/${full}/issues/${issue.number}`).send({ milestone: 0 }).expect(201);
     const received = (where: string) => [...new Map(forPath(where)(sink.requests).map((request) => [request.headers['x-gitea-delivery'], request])).values()];
     await sink.waitFor(() => received('/issue-kinds').length >= 7 && received('/milestone-only').length >= 2, 'issue sub-type events', 150_000);
-    const seen = (where: string) => received(where).map((request) => `${request.headers['x-gitea-event']}/${request.headers['x-gitea-event-type']}:${request.json.action}`).sort();
+    const seen = (where: string) =>
+      received(where)
+        .map((request) => `${request.headers['x-gitea-event']}/${request.headers['x-gitea-event-type']}:${request.json.action}`)
+        .sort();
     expect(seen('/issue-kinds')).toEqual(
       [
         'issues/issues:opened',
@@ -431,8 +522,16 @@ describe('webhooks', () => {
     );
     expect(seen('/milestone-only')).toEqual(['issues/issue_milestone:demilestoned', 'issues/issue_milestone:milestoned']);
     const milestoned = received('/issue-kinds').find((request) => request.json.action === 'milestoned')!.json;
-    expect(milestoned).toMatchObject({ number: issue.number, issue: { milestone: { id: milestone.id, title: 'v1' }, assignees: null }, sender: { login: alice.name } });
-    expect(received('/issue-kinds').find((request) => request.json.action === 'label_updated')!.json.issue.labels.map((l: { name: string }) => l.name)).toEqual(['bug']);
+    expect(milestoned).toMatchObject({
+      number: issue.number,
+      issue: { milestone: { id: milestone.id, title: 'v1' }, assignees: null },
+      sender: { login: alice.name },
+    });
+    expect(
+      received('/issue-kinds')
+        .find((request) => request.json.action === 'label_updated')!
+        .json.issue.labels.map((l: { name: string }) => l.name),
+    ).toEqual(['bug']);
   });
 
   it('sends push events for the refs a mirror sync moved', async () => {
@@ -442,7 +541,9 @@ describe('webhooks', () => {
       const work = await client.workingCopy('main', { 'README.md': 'hello\n' });
       await client.ok(['push', '--quiet', upstream.dir('source'), 'main:main'], { cwd: work });
       const name = uniqueName('mirror');
-      await api('post', '/repos/migrate').send({ clone_addr: upstream.url('source'), repo_name: name, mirror: true, mirror_interval: '0' }).expect(201);
+      await api('post', '/repos/migrate')
+        .send({ clone_addr: upstream.url('source'), repo_name: name, mirror: true, mirror_interval: '0' })
+        .expect(201);
       const full = `${alice.name}/${name}`;
       await hook(full, { url: `${sink.url}/mirror` });
       fs.writeFileSync(path.join(work, 'new.txt'), 'new\n');
@@ -450,7 +551,10 @@ describe('webhooks', () => {
       await client.ok(['commit', '--quiet', '-m', 'upstream change'], { cwd: work });
       await client.ok(['push', '--quiet', upstream.dir('source'), 'main:main', 'main:refs/heads/side'], { cwd: work });
       await api('post', `/repos/${full}/mirror-sync`).expect(200);
-      await sink.waitFor((requests) => forPath('/mirror')(requests).filter((request) => request.headers['x-forgejo-event'] === 'push').length >= 2, 'mirror push events');
+      await sink.waitFor(
+        (requests) => forPath('/mirror')(requests).filter((request) => request.headers['x-forgejo-event'] === 'push').length >= 2,
+        'mirror push events',
+      );
       const received = forPath('/mirror')(sink.requests);
       const main = received.find((request) => request.headers['x-forgejo-event'] === 'push' && request.json.ref === 'refs/heads/main')!;
       expect(main.json.commits.map((commit: any) => commit.message)).toEqual(['upstream change\n']);
@@ -461,8 +565,10 @@ describe('webhooks', () => {
     }
   });
 
-  it('sends package events to the owner\'s hooks when a version is created and deleted', async () => {
-    await api('post', '/user/hooks').send({ type: 'forgejo', active: true, events: ['package'], config: { url: `${sink.url}/packages/${alice.name}`, content_type: 'json' } }).expect(201);
+  it("sends package events to the owner's hooks when a version is created and deleted", async () => {
+    await api('post', '/user/hooks')
+      .send({ type: 'forgejo', active: true, events: ['package'], config: { url: `${sink.url}/packages/${alice.name}`, content_type: 'json' } })
+      .expect(201);
     const file = `/api/packages/${alice.name}/generic/tool/1.0.0/tool.bin`;
     await t.http.put(file).set(withToken(alice.token)).send(Buffer.from('binary')).expect(201);
     await t.http.put(`/api/packages/${alice.name}/generic/tool/1.0.0/second.bin`).set(withToken(alice.token)).send(Buffer.from('more')).expect(201);
@@ -476,7 +582,9 @@ describe('webhooks', () => {
 
   it('sends the package deleted event when the last file of a version is deleted (the version goes with it), not before', async () => {
     const hookPath = `/package-files/${alice.name}`;
-    await api('post', '/user/hooks').send({ type: 'forgejo', active: true, events: ['package'], config: { url: `${sink.url}${hookPath}`, content_type: 'json' } }).expect(201);
+    await api('post', '/user/hooks')
+      .send({ type: 'forgejo', active: true, events: ['package'], config: { url: `${sink.url}${hookPath}`, content_type: 'json' } })
+      .expect(201);
     const version = `/api/packages/${alice.name}/generic/files-tool/2.0.0`;
     await t.http.put(`${version}/a.bin`).set(withToken(alice.token)).send(Buffer.from('a')).expect(201);
     await t.http.put(`${version}/b.bin`).set(withToken(alice.token)).send(Buffer.from('b')).expect(201);
@@ -486,17 +594,46 @@ describe('webhooks', () => {
     await t.http.put(`/api/packages/${alice.name}/generic/sentinel/1.0.0/s.bin`).set(withToken(alice.token)).send(Buffer.from('s')).expect(201);
     await sink.waitFor((requests) => forPath(hookPath)(requests).length >= 3, 'package events');
     const received = forPath(hookPath)(sink.requests);
-    expect(received.map((request) => `${request.json.action} ${request.json.package.name}`)).toEqual(['created files-tool', 'deleted files-tool', 'created sentinel']);
+    expect(received.map((request) => `${request.json.action} ${request.json.package.name}`)).toEqual([
+      'created files-tool',
+      'deleted files-tool',
+      'created sentinel',
+    ]);
     expect(received[1].json).toMatchObject({ action: 'deleted', package: { name: 'files-tool', version: '2.0.0' }, sender: { login: alice.name } });
   });
 
-  it('documents the hook and status routes with Forgejo\'s operation ids', () => {
+  it("documents the hook and status routes with Forgejo's operation ids", () => {
     const document = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'openapi', 'swagger.v1.json'), 'utf8'));
     const ids = new Set<string>();
-    for (const item of Object.values<Record<string, { operationId?: string }>>(document.paths)) for (const operation of Object.values(item)) if (operation?.operationId) ids.add(operation.operationId);
-    for (const id of ['repoListHooks', 'repoCreateHook', 'repoGetHook', 'repoEditHook', 'repoDeleteHook', 'repoTestHook', 'orgListHooks', 'orgCreateHook', 'orgGetHook', 'orgEditHook', 'orgDeleteHook',
-      'userListHooks', 'userCreateHook', 'userGetHook', 'userEditHook', 'userDeleteHook', 'adminListHooks', 'adminCreateHook', 'adminGetHook', 'adminEditHook', 'adminDeleteHook',
-      'repoCreateStatus', 'repoListStatuses', 'repoListStatusesByRef', 'repoGetCombinedStatusByRef']) {
+    for (const item of Object.values<Record<string, { operationId?: string }>>(document.paths))
+      for (const operation of Object.values(item)) if (operation?.operationId) ids.add(operation.operationId);
+    for (const id of [
+      'repoListHooks',
+      'repoCreateHook',
+      'repoGetHook',
+      'repoEditHook',
+      'repoDeleteHook',
+      'repoTestHook',
+      'orgListHooks',
+      'orgCreateHook',
+      'orgGetHook',
+      'orgEditHook',
+      'orgDeleteHook',
+      'userListHooks',
+      'userCreateHook',
+      'userGetHook',
+      'userEditHook',
+      'userDeleteHook',
+      'adminListHooks',
+      'adminCreateHook',
+      'adminGetHook',
+      'adminEditHook',
+      'adminDeleteHook',
+      'repoCreateStatus',
+      'repoListStatuses',
+      'repoListStatusesByRef',
+      'repoGetCombinedStatusByRef',
+    ]) {
       expect(ids).toContain(id);
     }
   });
@@ -512,7 +649,13 @@ describe('webhooks', () => {
     expect((await api('post', `/repos/${full}/statuses/${sha}`, null).send({ state: 'success' })).status).toBe(401);
     const first = await post({ state: 'pending', context: 'ci/a', description: 'running' });
     expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ status: 'pending', context: 'ci/a', description: 'running', url: expect.stringContaining(`/repos/${full}/statuses/${sha}`), creator: { login: alice.name } });
+    expect(first.body).toMatchObject({
+      status: 'pending',
+      context: 'ci/a',
+      description: 'running',
+      url: expect.stringContaining(`/repos/${full}/statuses/${sha}`),
+      creator: { login: alice.name },
+    });
     await post({ state: 'success', context: 'ci/a' }).expect(201);
     await post({ state: 'warning', context: 'ci/b' }).expect(201);
     const all = await api('get', `/repos/${full}/statuses/${sha}`, bob);
@@ -557,11 +700,18 @@ describe('webhook host policy', () => {
     const full = `${alice.name}/${name}`;
     const ids: number[] = [];
     for (const url of [`${sink.url}/direct`, `http://localhost:${sink.port}/named`, `http://10.0.0.1:${sink.port}/private`]) {
-      const created = await t.http.post(t.api(`/repos/${full}/hooks`)).set(withToken(alice.token)).send({ type: 'forgejo', active: true, config: { url, content_type: 'json' } });
+      const created = await t.http
+        .post(t.api(`/repos/${full}/hooks`))
+        .set(withToken(alice.token))
+        .send({ type: 'forgejo', active: true, config: { url, content_type: 'json' } });
       expect(created.status).toBe(201);
       ids.push(created.body.id);
     }
-    await t.http.post(t.api(`/repos/${full}/contents/a.txt`)).set(withToken(alice.token)).send({ content: 'YQ==' }).expect(201);
+    await t.http
+      .post(t.api(`/repos/${full}/contents/a.txt`))
+      .set(withToken(alice.token))
+      .send({ content: 'YQ==' })
+      .expect(201);
     for (const id of ids) {
       let history: any[] = [];
       for (let round = 0; round < 300 && !history.some((delivery) => delivery.event === 'push' && delivery.status === 'failed'); round++) {
@@ -583,7 +733,14 @@ describe('webhook host policy', () => {
 describe('a webhook receiver that accepts and never answers', () => {
   it('fails the hung delivery at the first-byte deadline, and the other owner is sent to before the hung owner again', async () => {
     const t = await startTestApp(
-      { WEBHOOK_ALLOWED_HOSTS: 'loopback', ALLOW_LOCAL_NETWORKS: 'true', WEBHOOK_DELIVERY_WORKERS: '2', WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_TIMEOUT: '600', WEBHOOK_FIRST_BYTE_TIMEOUT: '5' },
+      {
+        WEBHOOK_ALLOWED_HOSTS: 'loopback',
+        ALLOW_LOCAL_NETWORKS: 'true',
+        WEBHOOK_DELIVERY_WORKERS: '2',
+        WEBHOOK_MAX_ATTEMPTS: '1',
+        WEBHOOK_TIMEOUT: '600',
+        WEBHOOK_FIRST_BYTE_TIMEOUT: '5',
+      },
       (config) => {
         config.webhooks.pollMs = 100;
       },
@@ -621,12 +778,20 @@ describe('a webhook receiver that accepts and never answers', () => {
         const full = `${user.name}/${name}`;
         const hooks: number[] = [];
         for (const url of urls) {
-          const created = await t.http.post(t.api(`/repos/${full}/hooks`)).set(withToken(user.token)).send({ type: 'forgejo', active: true, events: ['issues'], config: { url, content_type: 'json' } });
+          const created = await t.http
+            .post(t.api(`/repos/${full}/hooks`))
+            .set(withToken(user.token))
+            .send({ type: 'forgejo', active: true, events: ['issues'], config: { url, content_type: 'json' } });
           expect(created.status).toBe(201);
           hooks.push(created.body.id);
         }
         // An issue: a write that queues one delivery per hook without waiting for git.
-        const write = (title: string) => t.http.post(t.api(`/repos/${full}/issues`)).set(withToken(user.token)).send({ title }).expect(201);
+        const write = (title: string) =>
+          t.http
+            .post(t.api(`/repos/${full}/issues`))
+            .set(withToken(user.token))
+            .send({ title })
+            .expect(201);
         return { full, hooks, write };
       };
       const stalling = await repoOf(alice, [hungUrl, hungUrl]);
@@ -647,7 +812,12 @@ describe('a webhook receiver that accepts and never answers', () => {
       for (const id of stalling.hooks) {
         let history: any[] = [];
         await until(async () => {
-          history = (await t.http.get(t.api(`/repos/${stalling.full}/hooks/${id}/deliveries`)).set(withToken(alice.token)).expect(200)).body;
+          history = (
+            await t.http
+              .get(t.api(`/repos/${stalling.full}/hooks/${id}/deliveries`))
+              .set(withToken(alice.token))
+              .expect(200)
+          ).body;
           return history.length === 2 && history.every((delivery) => delivery.status !== 'pending');
         }, 'the hung deliveries recorded');
         for (const delivery of history) {
@@ -681,11 +851,19 @@ describe('webhook deliveries across a restart', () => {
       const name = uniqueName('repo');
       await makeRepo(first, alice, { name });
       const full = `${alice.name}/${name}`;
-      await first.http.post(first.api(`/repos/${full}/hooks`)).set(withToken(alice.token)).send({ type: 'forgejo', active: true, config: { url: `${sink.url}/restart`, content_type: 'json' } }).expect(201);
+      await first.http
+        .post(first.api(`/repos/${full}/hooks`))
+        .set(withToken(alice.token))
+        .send({ type: 'forgejo', active: true, config: { url: `${sink.url}/restart`, content_type: 'json' } })
+        .expect(201);
       // This process stops sending: what it records now stays in the outbox.
       await first.app.get(WebhookDispatcher).onApplicationShutdown();
       for (const file of ['1.txt', '2.txt', '3.txt']) {
-        await first.http.post(first.api(`/repos/${full}/contents/${file}`)).set(withToken(alice.token)).send({ content: Buffer.from(file).toString('base64') }).expect(201);
+        await first.http
+          .post(first.api(`/repos/${full}/contents/${file}`))
+          .set(withToken(alice.token))
+          .send({ content: Buffer.from(file).toString('base64') })
+          .expect(201);
       }
       const pending = await first.dataSource.query('SELECT uuid FROM webhook_delivery WHERE done = 0 ORDER BY id');
       expect(pending.length).toBe(3);
@@ -732,16 +910,29 @@ describe('the webhook delivery process', () => {
       await makeRepo(t, alice, { name });
       const full = `${alice.name}/${name}`;
       const write = (file: string) =>
-        t.http.post(t.api(`/repos/${full}/contents/${file}`)).set(withToken(alice.token)).send({ content: Buffer.from(file).toString('base64') }).expect(201);
+        t.http
+          .post(t.api(`/repos/${full}/contents/${file}`))
+          .set(withToken(alice.token))
+          .send({ content: Buffer.from(file).toString('base64') })
+          .expect(201);
       await write('before-any-hook.txt');
       expect(dispatcher.pid).toBeNull();
-      const created = await t.http.post(t.api(`/repos/${full}/hooks`)).set(withToken(alice.token)).send({ type: 'forgejo', active: true, config: { url: `${sink.url}/process`, content_type: 'json' } }).expect(201);
+      const created = await t.http
+        .post(t.api(`/repos/${full}/hooks`))
+        .set(withToken(alice.token))
+        .send({ type: 'forgejo', active: true, config: { url: `${sink.url}/process`, content_type: 'json' } })
+        .expect(201);
       await write('first.txt');
       // Its outcome recorded too: the process that takes over then has nothing of it to send again.
       let history: { status: string }[] = [];
       for (let round = 0; round < 600 && history[0]?.status !== 'delivered'; round++) {
         if (round > 0) await new Promise((resolve) => setTimeout(resolve, 50));
-        history = (await t.http.get(t.api(`/repos/${full}/hooks/${created.body.id}/deliveries`)).set(withToken(alice.token)).expect(200)).body;
+        history = (
+          await t.http
+            .get(t.api(`/repos/${full}/hooks/${created.body.id}/deliveries`))
+            .set(withToken(alice.token))
+            .expect(200)
+        ).body;
       }
       expect(history.map((delivery) => delivery.status)).toEqual(['delivered']);
       first = dispatcher.pid;
@@ -765,7 +956,10 @@ describe('the webhook delivery process', () => {
       second = dispatcher.pid;
       expect(second).not.toBeNull();
       expect(second).not.toBe(first);
-      expect(sink.requests.map((request) => String(request.json.head_commit.message))).toEqual([expect.stringContaining('first.txt'), expect.stringContaining('second.txt')]);
+      expect(sink.requests.map((request) => String(request.json.head_commit.message))).toEqual([
+        expect.stringContaining('first.txt'),
+        expect.stringContaining('second.txt'),
+      ]);
     } finally {
       await t.close();
       await sink.stop();

@@ -52,12 +52,21 @@ describe(`server writes beside webhook deliveries on a saturated CPU (${usesMysq
     const busy: ChildProcess[] = [];
     try {
       const api = async (method: string, route: string, body?: unknown) => {
-        const response = await fetch(`${server.url}/api/v1${route}`, { method, headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        const response = await fetch(`${server.url}/api/v1${route}`, {
+          method,
+          headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         return { status: response.status, text: await response.text() };
       };
       expect((await api('POST', '/user/repos', { name: 'busy' })).status).toBe(201);
       for (let index = 0; index < HOOKS; index++) {
-        const hook = await api('POST', '/repos/cpu-admin/busy/hooks', { type: 'gitea', active: true, events: ['issues', 'issue_comment'], config: { url: `${hookUrl}/${index}`, content_type: 'json' } });
+        const hook = await api('POST', '/repos/cpu-admin/busy/hooks', {
+          type: 'gitea',
+          active: true,
+          events: ['issues', 'issue_comment'],
+          config: { url: `${hookUrl}/${index}`, content_type: 'json' },
+        });
         expect(hook.status).toBe(201);
       }
       // Warm: the delivery process started and sending before the CPU fills.
@@ -66,7 +75,9 @@ describe(`server writes beside webhook deliveries on a saturated CPU (${usesMysq
 
       // Twice as many busy loops as cores, at the server's own priority, each bounded in time.
       for (let index = 0; index < 2 * os.cpus().length; index++) {
-        busy.push(spawn(process.execPath, ['-e', `const end = Date.now() + ${BUSY_LOOP_CEILING_MS}; while (Date.now() < end) {}`], { stdio: 'ignore', detached: true }));
+        busy.push(
+          spawn(process.execPath, ['-e', `const end = Date.now() + ${BUSY_LOOP_CEILING_MS}; while (Date.now() < end) {}`], { stdio: 'ignore', detached: true }),
+        );
       }
       const deliverer = deliveryChild(server.child.pid!);
       expect(deliverer).toBeGreaterThan(0);

@@ -26,7 +26,8 @@ describe('a MariaDB that hangs and stops under the server', () => {
   const healthz = () => call(server.url, 'GET', '/api/healthz', { timeoutMs: HEALTH_BOUND_MS });
   const me = () => call(server.url, 'GET', '/api/v1/user', { token: admin.token, timeoutMs: REQUEST_BOUND_MS });
   const search = () => call(server.url, 'GET', '/api/v1/repos/search?q=out', { timeoutMs: REQUEST_BOUND_MS });
-  const star = (method: 'PUT' | 'GET') => call(server.url, method, `/api/v1/user/starred/${admin.name}/${repo}`, { token: admin.token, timeoutMs: REQUEST_BOUND_MS });
+  const star = (method: 'PUT' | 'GET') =>
+    call(server.url, method, `/api/v1/user/starred/${admin.name}/${repo}`, { token: admin.token, timeoutMs: REQUEST_BOUND_MS });
 
   function expectUnavailable(answer: Answer): void {
     expect(answer.status).toBe(503);

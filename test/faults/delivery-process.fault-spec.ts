@@ -28,10 +28,17 @@ describe(`the webhook delivery process when the server is killed (${usesMysql() 
     const server = await startServer(env);
     try {
       const api = (route: string, body: unknown) =>
-        fetch(`${server.url}/api/v1${route}`, { method: 'POST', headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        fetch(`${server.url}/api/v1${route}`, {
+          method: 'POST',
+          headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
       expect((await api('/user/repos', { name: 'hooked' })).status).toBe(201);
       // A receiver that is not there: the delivery is retried, and the process keeps running.
-      expect((await api('/repos/faults-admin/hooked/hooks', { type: 'gitea', active: true, config: { url: 'http://127.0.0.1:9/hook', content_type: 'json' } })).status).toBe(201);
+      expect(
+        (await api('/repos/faults-admin/hooked/hooks', { type: 'gitea', active: true, config: { url: 'http://127.0.0.1:9/hook', content_type: 'json' } }))
+          .status,
+      ).toBe(201);
       const child = await waitFor('the delivery process started', () => deliveryChild(server.child.pid!));
       server.child.kill('SIGKILL');
       expect(await server.exited).toEqual({ code: null, signal: 'SIGKILL' });

@@ -27,7 +27,17 @@ const ADMIN = 'dump-admin';
  * Counters, sizes and times that writes after the dump move in the source; the restored copy keeps the dump's
  * (and `anvil doctor` checks them against what was restored).
  */
-const MOVING_COLUMNS = new Set(['num_repos', 'num_stars', 'num_watches', 'num_followers', 'num_following', 'updated_unix', 'git_size', 'git_size_ticket', 'git_size_stored_ticket']);
+const MOVING_COLUMNS = new Set([
+  'num_repos',
+  'num_stars',
+  'num_watches',
+  'num_followers',
+  'num_following',
+  'updated_unix',
+  'git_size',
+  'git_size_ticket',
+  'git_size_stored_ticket',
+]);
 /**
  * Kept by triggers from other tables (usage sums, the search indexes and their full-text shadow tables), whose
  * internal layout later writes change: checked through the rows they derive from.
@@ -49,9 +59,16 @@ async function tableRows(databaseUrl: string | undefined, dataDir: string): Prom
     return result;
   }
   const url = new URL(databaseUrl);
-  const connection = await createConnection({ host: url.hostname, port: Number(url.port || 3306), user: decodeURIComponent(url.username) || 'root', database: url.pathname.slice(1) });
+  const connection = await createConnection({
+    host: url.hostname,
+    port: Number(url.port || 3306),
+    user: decodeURIComponent(url.username) || 'root',
+    database: url.pathname.slice(1),
+  });
   try {
-    const [tables] = await connection.query("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'");
+    const [tables] = await connection.query(
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'",
+    );
     for (const { name } of tables as { name: string }[]) {
       const [rows] = await connection.query(`SELECT * FROM \`${name}\``);
       result.set(name, rows as Record<string, unknown>[]);
@@ -67,7 +84,11 @@ function keyOf(row: Record<string, unknown>): string {
 }
 
 function comparable(row: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(row).filter(([column]) => !MOVING_COLUMNS.has(column)).map(([column, value]) => [column, Buffer.isBuffer(value) ? value.toString('hex') : String(value)]));
+  return Object.fromEntries(
+    Object.entries(row)
+      .filter(([column]) => !MOVING_COLUMNS.has(column))
+      .map(([column, value]) => [column, Buffer.isBuffer(value) ? value.toString('hex') : String(value)]),
+  );
 }
 
 /** Relative paths and contents of every file under `dir`. */
@@ -115,7 +136,10 @@ describe(`anvil dump under load and anvil restore (${usesMysql() ? 'MariaDB' : '
   }
 
   /** One write of each kind; returns what must be found again. */
-  async function writeSome(server: ServerProcess, tag: string): Promise<{ repo: string; packageRoute: string; packageBytes: Buffer; attachment: string; attachmentBytes: Buffer }> {
+  async function writeSome(
+    server: ServerProcess,
+    tag: string,
+  ): Promise<{ repo: string; packageRoute: string; packageBytes: Buffer; attachment: string; attachmentBytes: Buffer }> {
     const repo = `repo-${tag}`;
     await call(server, 'POST', '/api/v1/user/repos', { name: repo, auto_init: true });
     await call(server, 'PUT', `/api/v1/user/starred/${ADMIN}/${repo}`);
@@ -124,7 +148,9 @@ describe(`anvil dump under load and anvil restore (${usesMysql() ? 'MariaDB' : '
     await call(server, 'PUT', packageRoute, packageBytes);
     const release = (await (await call(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/releases`, { tag_name: `v-${tag}` })).json()) as { id: number };
     const attachmentBytes = randomBytes(30_000);
-    const asset = (await (await call(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/releases/${release.id}/assets?name=a.bin`, attachmentBytes)).json()) as { uuid: string };
+    const asset = (await (await call(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/releases/${release.id}/assets?name=a.bin`, attachmentBytes)).json()) as {
+      uuid: string;
+    };
     return { repo, packageRoute, packageBytes, attachment: asset.uuid, attachmentBytes };
   }
 
@@ -174,7 +200,8 @@ describe(`anvil dump under load and anvil restore (${usesMysql() ? 'MariaDB' : '
     // Files: each restored attachment and package file is the source's, byte for byte.
     for (const area of ['attachments', 'packages']) {
       const originals = filesUnder(path.join(source.dir, area));
-      for (const [name, bytes] of filesUnder(path.join(target.dir, area))) expect({ area, name, same: originals.get(name)?.equals(bytes) }).toEqual({ area, name, same: true });
+      for (const [name, bytes] of filesUnder(path.join(target.dir, area)))
+        expect({ area, name, same: originals.get(name)?.equals(bytes) }).toEqual({ area, name, same: true });
     }
     // Repositories: whole, each ref one the source has (the load went on adding tags after the dump copied a
     // repository; none of its writes moves a ref), every ref of a repository written before the dump, and the tag
@@ -187,7 +214,9 @@ describe(`anvil dump under load and anvil restore (${usesMysql() ? 'MariaDB' : '
       const [restoredRefs, sourceRefs] = [await refsOf(dir(target.dir)), await refsOf(dir(source.dir))];
       expect({ name, extra: [...restoredRefs].filter((ref) => !sourceRefs.has(ref)) }).toEqual({ name, extra: [] });
       if (before.some((write) => write.repo === name)) expect({ name, refs: [...restoredRefs].sort() }).toEqual({ name, refs: [...sourceRefs].sort() });
-      const releaseTags = (targetRows.get('release') ?? []).filter((row) => String(row.repo_id) === id && !Number(row.is_draft)).map((row) => `refs/tags/${String(row.tag_name)}`);
+      const releaseTags = (targetRows.get('release') ?? [])
+        .filter((row) => String(row.repo_id) === id && !Number(row.is_draft))
+        .map((row) => `refs/tags/${String(row.tag_name)}`);
       const restoredNames = new Set([...restoredRefs].map((line) => line.split(' ')[1]));
       expect({ name, missing: releaseTags.filter((ref) => !restoredNames.has(ref)) }).toEqual({ name, missing: [] });
       await git(['--git-dir', dir(target.dir), 'fsck', '--no-progress', '--connectivity-only']);

@@ -80,7 +80,9 @@ describe(`the server under ulimit -n ${OPEN_FILES}`, () => {
       // may still hold their slots for a while, and the clone is answered 503 meanwhile, as a client retries it.
       for (let attempt = 1; ; attempt++) {
         fs.rmSync(path.join(target, 'clone'), { recursive: true, force: true });
-        const outcome = await execFileAsync('git', ['clone', '--quiet', url.toString(), path.join(target, 'clone')], { env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }).then(
+        const outcome = await execFileAsync('git', ['clone', '--quiet', url.toString(), path.join(target, 'clone')], {
+          env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+        }).then(
           () => null,
           (error: Error) => error,
         );

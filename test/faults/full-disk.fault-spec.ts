@@ -68,14 +68,37 @@ describe('DATA_DIR on a full disk', () => {
       const name = `full-${index}`;
       created.push(name);
       await record(`create ${name}`, api('POST', '/user/repos', { body: { name, auto_init: true } }));
-      await record(`file ${index}`, api('POST', `/repos/${admin.name}/${base}/contents/file-${index}.txt`, { body: { content: Buffer.from(`file ${index}\n`.repeat(2000)).toString('base64') } }));
-      await record(`asset ${index}`, api('POST', `/repos/${admin.name}/${base}/releases/${releaseId}/assets?name=asset-${index}.bin`, { raw: Buffer.alloc(256 * 1024, index), contentType: 'application/octet-stream' }));
-      await record(`package ${index}`, call(server.url, 'PUT', `/api/packages/${admin.name}/generic/pkg/1.0.${index}/blob.bin`, { token: admin.token, raw: Buffer.alloc(256 * 1024, index), contentType: 'application/octet-stream', timeoutMs: 60_000 }));
+      await record(
+        `file ${index}`,
+        api('POST', `/repos/${admin.name}/${base}/contents/file-${index}.txt`, {
+          body: { content: Buffer.from(`file ${index}\n`.repeat(2000)).toString('base64') },
+        }),
+      );
+      await record(
+        `asset ${index}`,
+        api('POST', `/repos/${admin.name}/${base}/releases/${releaseId}/assets?name=asset-${index}.bin`, {
+          raw: Buffer.alloc(256 * 1024, index),
+          contentType: 'application/octet-stream',
+        }),
+      );
+      await record(
+        `package ${index}`,
+        call(server.url, 'PUT', `/api/packages/${admin.name}/generic/pkg/1.0.${index}/blob.bin`, {
+          token: admin.token,
+          raw: Buffer.alloc(256 * 1024, index),
+          contentType: 'application/octet-stream',
+          timeoutMs: 60_000,
+        }),
+      );
       await record(`star ${index % 2 === 0 ? 'on' : 'off'}`, api(index % 2 === 0 ? 'PUT' : 'DELETE', `/user/starred/${admin.name}/${base}`));
     }
     for (const { what, answer } of answers) {
       const ok = answer.status >= 200 && answer.status < 300;
-      expect({ what, status: ok || answer.status === 507 ? 'answered' : answer.status, body: ok || answer.status === 507 ? '' : answer.body }).toEqual({ what, status: 'answered', body: '' });
+      expect({ what, status: ok || answer.status === 507 ? 'answered' : answer.status, body: ok || answer.status === 507 ? '' : answer.body }).toEqual({
+        what,
+        status: 'answered',
+        body: '',
+      });
       if (answer.status === 507) expect([FULL, LOW]).toContainEqual(answer.json<{ message: string }>().message);
     }
     // The disk really was full: most of these writes could not be kept.
@@ -97,7 +120,10 @@ describe('DATA_DIR on a full disk', () => {
           expect({ what, status: shown.status }).toEqual({ what, status: acknowledged ? 200 : 404 });
         } else if (kind === 'asset') {
           const assets = (await api('GET', `/repos/${admin.name}/${base}/releases/${releaseId}/assets`)).json<{ name: string; size: number }[]>();
-          expect({ what, present: assets.some((asset) => asset.name === `asset-${item}.bin` && asset.size === 256 * 1024) }).toEqual({ what, present: acknowledged });
+          expect({ what, present: assets.some((asset) => asset.name === `asset-${item}.bin` && asset.size === 256 * 1024) }).toEqual({
+            what,
+            present: acknowledged,
+          });
         } else if (kind === 'package') {
           const file = await call(server.url, 'GET', `/api/packages/${admin.name}/generic/pkg/1.0.${item}/blob.bin`, { token: admin.token });
           expect({ what, status: file.status }).toEqual({ what, status: acknowledged ? 200 : 404 });
@@ -113,7 +139,11 @@ describe('DATA_DIR on a full disk', () => {
     await check();
 
     // Writes work again on the same process.
-    await eventually(() => api('POST', '/user/repos', { body: { name: 'after', auto_init: true } }), (answer) => answer.status === 201, 10);
+    await eventually(
+      () => api('POST', '/user/repos', { body: { name: 'after', auto_init: true } }),
+      (answer) => answer.status === 201,
+      10,
+    );
     expect((await api('PUT', `/user/starred/${admin.name}/after`)).status).toBe(204);
     expect((await call(server.url, 'GET', '/api/healthz')).status).toBe(200);
 
@@ -129,17 +159,35 @@ describe('DATA_DIR on a full disk', () => {
     const repo = 'kept';
     expect((await api('POST', '/user/repos', { body: { name: repo, auto_init: true } })).status).toBe(201);
     const release = (await api('POST', `/repos/${admin.name}/${repo}/releases`, { body: { tag_name: 'v2' } })).json<{ id: number }>();
-    const asset = await api('POST', `/repos/${admin.name}/${repo}/releases/${release.id}/assets?name=kept.bin`, { raw: Buffer.alloc(64 * 1024, 7), contentType: 'application/octet-stream' });
+    const asset = await api('POST', `/repos/${admin.name}/${repo}/releases/${release.id}/assets?name=kept.bin`, {
+      raw: Buffer.alloc(64 * 1024, 7),
+      contentType: 'application/octet-stream',
+    });
     expect(asset.status).toBe(201);
     const download = asset.json<{ browser_download_url: string }>().browser_download_url.replace('http://anvil.test', '');
     const pkg = `/api/packages/${admin.name}/generic/big/1.0.0/big.bin`;
-    expect((await call(server.url, 'PUT', pkg, { token: admin.token, raw: Buffer.alloc(2 * 1024 * 1024, 1), contentType: 'application/octet-stream', timeoutMs: 60_000 })).status).toBe(201);
+    expect(
+      (
+        await call(server.url, 'PUT', pkg, {
+          token: admin.token,
+          raw: Buffer.alloc(2 * 1024 * 1024, 1),
+          contentType: 'application/octet-stream',
+          timeoutMs: 60_000,
+        })
+      ).status,
+    ).toBe(201);
     // The ballast is in place once the server has measured the free space.
-    await eventually(async () => ({ status: fs.existsSync(ballast) ? 200 : 0 }) as Answer, (answer) => answer.status === 200);
+    await eventually(
+      async () => ({ status: fs.existsSync(ballast) ? 200 : 0 }) as Answer,
+      (answer) => answer.status === 200,
+    );
 
     fillToTheBrim(filler(), { flags: 'w', firstPiece: 1024 * 1024, byte: 0x33 });
     // Nearly nothing left: the server gives up its ballast, and growth is refused at the door.
-    await eventually(async () => ({ status: fs.existsSync(ballast) ? 0 : 200 }) as Answer, (answer) => answer.status === 200);
+    await eventually(
+      async () => ({ status: fs.existsSync(ballast) ? 0 : 200 }) as Answer,
+      (answer) => answer.status === 200,
+    );
     const refused = await api('POST', '/user/repos', { body: { name: 'no-room' } });
     expect({ status: refused.status, message: refused.json<{ message: string }>().message }).toEqual({ status: 507, message: LOW });
     expect((await api('GET', `/repos/${admin.name}/no-room`)).status).toBe(404);
@@ -158,7 +206,13 @@ describe('DATA_DIR on a full disk', () => {
 
     // Space back: writes are accepted again and the ballast is written again.
     fs.rmSync(filler());
-    await eventually(() => api('POST', '/user/repos', { body: { name: 'room-again' } }), (answer) => answer.status === 201);
-    await eventually(async () => ({ status: fs.existsSync(ballast) ? 200 : 0 }) as Answer, (answer) => answer.status === 200);
+    await eventually(
+      () => api('POST', '/user/repos', { body: { name: 'room-again' } }),
+      (answer) => answer.status === 201,
+    );
+    await eventually(
+      async () => ({ status: fs.existsSync(ballast) ? 200 : 0 }) as Answer,
+      (answer) => answer.status === 200,
+    );
   });
 });

@@ -36,7 +36,11 @@ function api(server: ServerProcess, method: string, route: string, body?: unknow
   const raw = body instanceof Uint8Array;
   return fetch(`${server.url}${route}`, {
     method,
-    headers: { Authorization: `token ${token}`, ...(body === undefined ? {} : { 'Content-Type': raw ? 'application/octet-stream' : 'application/json' }), ...headers },
+    headers: {
+      Authorization: `token ${token}`,
+      ...(body === undefined ? {} : { 'Content-Type': raw ? 'application/octet-stream' : 'application/json' }),
+      ...headers,
+    },
     body: body === undefined ? undefined : raw ? (body as Uint8Array) : JSON.stringify(body),
   });
 }
@@ -130,9 +134,18 @@ let cutMerge = { repo: '', index: 0, head: '' };
  * (a ceiling, not a speed requirement).
  */
 async function mergeablePull(server: ServerProcess, repo: string, n: number): Promise<number> {
-  await json(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/contents/merged-${n}.bin`, { content: randomBytes(3000).toString('base64'), new_branch: `topic-${n}` }), 201);
-  const created = await json<{ number: number }>(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/pulls`, { head: `topic-${n}`, base: 'main', title: `merge ${n}` }), 201);
-  await eventually(`pull request ${created.number} is mergeable`, async () => (await json<{ mergeable: boolean }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/pulls/${created.number}`), 200)).mergeable);
+  await json(
+    api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/contents/merged-${n}.bin`, { content: randomBytes(3000).toString('base64'), new_branch: `topic-${n}` }),
+    201,
+  );
+  const created = await json<{ number: number }>(
+    api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/pulls`, { head: `topic-${n}`, base: 'main', title: `merge ${n}` }),
+    201,
+  );
+  await eventually(
+    `pull request ${created.number} is mergeable`,
+    async () => (await json<{ mergeable: boolean }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/pulls/${created.number}`), 200)).mergeable,
+  );
   return created.number;
 }
 
@@ -188,7 +201,10 @@ const rounds: Round[] = [
       const repo = n === 1 ? await fixtureRepository(server) : `fixture-${round}`;
       const release = await json<{ id: number }>(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/releases`, { tag_name: `v${n}`, name: `v${n}` }), 201);
       const bytes = randomBytes(200_000 + n);
-      const asset = await json<{ uuid: string }>(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/releases/${release.id}/assets?name=file-${n}.bin`, bytes), 201);
+      const asset = await json<{ uuid: string }>(
+        api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/releases/${release.id}/assets?name=file-${n}.bin`, bytes),
+        201,
+      );
       return async (server: ServerProcess) => {
         const download = await fetch(`${server.url}/attachments/${asset.uuid}`, { headers: { Authorization: `token ${token}` } });
         expect(download.status).toBe(200);
@@ -256,7 +272,10 @@ const rounds: Round[] = [
     leavesLeftover: false,
     async write(server: ServerProcess, n: number) {
       const repo = n === 1 ? await fixtureRepository(server) : `fixture-${round}`;
-      const created = await json<{ id: number }>(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/releases`, { tag_name: `r${n}`, name: `release ${n}` }), 201);
+      const created = await json<{ id: number }>(
+        api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/releases`, { tag_name: `r${n}`, name: `release ${n}` }),
+        201,
+      );
       const tag = (await git(['ls-remote', `${server.url}/${ADMIN}/${repo}.git`, `refs/tags/r${n}`])).split('\t')[0];
       return async (server: ServerProcess) => {
         const release = await json<{ id: number; name: string }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/releases/tags/r${n}`), 200);
@@ -306,7 +325,15 @@ const rounds: Round[] = [
     async write(server, n) {
       const repo = n === 1 ? await fixtureRepository(server) : `fixture-${round}`;
       if (n === 1) {
-        await json(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/hooks`, { type: 'gitea', config: { url: await receiverUrl(), content_type: 'json' }, events: ['push'], active: true }), 201);
+        await json(
+          api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/hooks`, {
+            type: 'gitea',
+            config: { url: await receiverUrl(), content_type: 'json' },
+            events: ['push'],
+            active: true,
+          }),
+          201,
+        );
       }
       const sha = await writeFile(server, repo, `hooked-${n}.txt`);
       if (n === 2) {
@@ -336,7 +363,10 @@ const rounds: Round[] = [
       if (n === 2) cutMerge = { repo, index, head };
       await json(api(server, 'POST', `/api/v1/repos/${ADMIN}/${repo}/pulls/${index}/merge`, { Do: 'squash' }), 200);
       return async (server: ServerProcess) => {
-        const pull = await json<{ merged: boolean; state: string; merge_commit_sha: string }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/pulls/${index}`), 200);
+        const pull = await json<{ merged: boolean; state: string; merge_commit_sha: string }>(
+          api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/pulls/${index}`),
+          200,
+        );
         expect(pull).toMatchObject({ merged: true, state: 'closed' });
         await assertOnMain(server, repo, pull.merge_commit_sha);
       };
@@ -344,7 +374,10 @@ const rounds: Round[] = [
     async afterRestart(server: ServerProcess) {
       // The cut merge: either the base holds it and the pull request says merged, or neither.
       const { repo, index } = cutMerge;
-      const pull = await json<{ merged: boolean; state: string; merge_commit_sha: string | null }>(api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/pulls/${index}`), 200);
+      const pull = await json<{ merged: boolean; state: string; merge_commit_sha: string | null }>(
+        api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/pulls/${index}`),
+        200,
+      );
       const raw = await api(server, 'GET', `/api/v1/repos/${ADMIN}/${repo}/raw/merged-2.bin?ref=main`);
       await raw.arrayBuffer();
       expect({ merged: pull.merged, state: pull.state }).toEqual(raw.status === 200 ? { merged: true, state: 'closed' } : { merged: false, state: 'open' });
@@ -385,7 +418,13 @@ describe(`kill -9 at named points of every write path (${usesMysql() ? 'MariaDB'
     // Migrations, mirrors and webhooks talk to this machine's loopback (the server itself, the test's receiver).
     // WEBHOOK_TIMEOUT 600: a lease of the killed server lapses only after 605 s, longer than any wait here, so the
     // delivery sent again after the restart can only come from the new process taking the dead one's leases back.
-    env = { ...baseEnv(dataDir, database?.url), RECONCILE_STALE_AFTER: '0', ALLOW_LOCAL_NETWORKS: 'true', WEBHOOK_ALLOWED_HOSTS: 'loopback', WEBHOOK_TIMEOUT: '600' };
+    env = {
+      ...baseEnv(dataDir, database?.url),
+      RECONCILE_STALE_AFTER: '0',
+      ALLOW_LOCAL_NETWORKS: 'true',
+      WEBHOOK_ALLOWED_HOSTS: 'loopback',
+      WEBHOOK_TIMEOUT: '600',
+    };
     token = await adminToken(env, ADMIN);
   });
   afterAll(async () => {
@@ -405,7 +444,12 @@ describe(`kill -9 at named points of every write path (${usesMysql() ? 'MariaDB'
     expect(await headOf(server, answering)).toMatch(/^[0-9a-f]{40}$/);
     // Paired back, not taken for a lost directory and a stray one.
     const lostFound = path.join(dataDir, 'lost+found');
-    const quarantined = fs.existsSync(lostFound) ? fs.readdirSync(lostFound, { recursive: true }).map(String).filter((entry) => entry.includes(name)) : [];
+    const quarantined = fs.existsSync(lostFound)
+      ? fs
+          .readdirSync(lostFound, { recursive: true })
+          .map(String)
+          .filter((entry) => entry.includes(name))
+      : [];
     expect(quarantined).toEqual([]);
   }
 
@@ -431,7 +475,13 @@ describe(`kill -9 at named points of every write path (${usesMysql() ? 'MariaDB'
         if (item.point.startsWith('repository.rename.')) await assertRenamePairedBack(restarted);
         await item.afterRestart?.(restarted);
       } catch (error) {
-        throw new Error(`${(error as Error).message}\nreconciliation: ${restarted.output().split('\n').filter((line) => line.includes('Reconciliation')).join('\n')}`);
+        throw new Error(
+          `${(error as Error).message}\nreconciliation: ${restarted
+            .output()
+            .split('\n')
+            .filter((line) => line.includes('Reconciliation'))
+            .join('\n')}`,
+        );
       }
     } finally {
       await restarted.stop();

@@ -21,7 +21,11 @@ describe(`leftovers of an instance that died elsewhere (${usesMysql() ? 'MariaDB
   const servers: ServerProcess[] = [];
 
   const api = (server: ServerProcess, method: string, route: string, body?: unknown) =>
-    fetch(`${server.url}${route}`, { method, headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`${server.url}${route}`, {
+      method,
+      headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
 
   beforeAll(async () => {
     buildOnce();

@@ -28,7 +28,10 @@ describe('Transactions on SQLite on a disk that fills up (property, tmpfs)', () 
   });
 
   const step = fc.oneof(
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant('star' as const), payloads: fc.array(fc.integer({ min: 0, max: 48 * 1024 }), { minLength: 1, maxLength: 10 }) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({ kind: fc.constant('star' as const), payloads: fc.array(fc.integer({ min: 0, max: 48 * 1024 }), { minLength: 1, maxLength: 10 }) }),
+    },
     { weight: 1, arbitrary: fc.constant({ kind: 'unstar' as const }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'fill' as const }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'free' as const }) },

@@ -56,9 +56,18 @@ describe('abuse', () => {
       return Buffer.concat([put(Buffer.from('ssh-rsa')), put(Buffer.from([1, 0, 1])), put(Buffer.concat([Buffer.from([0]), n]))]).toString('base64');
     };
     const answers = await Promise.all([
-      t.http.post(t.api('/user/gpg_keys')).set(withToken(alice.token)).send({ armored_public_key: dsaSignatureBomb(8192, alice.email, 100) }),
-      t.http.post(t.api('/user/gpg_keys')).set(withToken(alice.token)).send({ armored_public_key: dsaSignatureBomb(3072, alice.email, 300, 256) }),
-      t.http.post(t.api('/user/keys')).set(withToken(alice.token)).send({ title: 'huge', key: `ssh-rsa ${rsaBlob(130_400 - (130_400 % 8))}` }),
+      t.http
+        .post(t.api('/user/gpg_keys'))
+        .set(withToken(alice.token))
+        .send({ armored_public_key: dsaSignatureBomb(8192, alice.email, 100) }),
+      t.http
+        .post(t.api('/user/gpg_keys'))
+        .set(withToken(alice.token))
+        .send({ armored_public_key: dsaSignatureBomb(3072, alice.email, 300, 256) }),
+      t.http
+        .post(t.api('/user/keys'))
+        .set(withToken(alice.token))
+        .send({ title: 'huge', key: `ssh-rsa ${rsaBlob(130_400 - (130_400 % 8))}` }),
     ]);
     const delay = loop.stop();
     recordFigures('key bombs', {
@@ -111,7 +120,12 @@ describe('abuse', () => {
     const attackers: RawExchange[] = [];
     // Trickled bodies: a byte every 100 ms into a route that reads its body.
     for (let index = 0; index < 20; index++) {
-      attackers.push(rawRequest(address, `POST /api/v1/user/repos HTTP/1.1\r\nHost: a\r\nAuthorization: token ${alice.token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`));
+      attackers.push(
+        rawRequest(
+          address,
+          `POST /api/v1/user/repos HTTP/1.1\r\nHost: a\r\nAuthorization: token ${alice.token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
+        ),
+      );
     }
     const trickle = setInterval(() => attackers.forEach((attacker) => attacker.socket.writable && attacker.socket.write(' ')), 100);
     // Many idle connections that never finish their headers.

@@ -37,7 +37,16 @@ describe('fuzzing every operation', () => {
     await makeOrg(t, admin.user, { name: 'acme' });
     await makeRepo(t, user, { name: 'repo1', autoInit: true });
     const document = (await t.http.get('/swagger.v1.json').expect(200)).body as {
-      paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema?: { type?: string } }[]; requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> } }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            parameters?: { name: string; in: string; schema?: { type?: string } }[];
+            requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> };
+          }
+        >
+      >;
       components: { schemas: Record<string, { properties?: Record<string, { type?: string }> }> };
     };
     operations = Object.entries(document.paths).flatMap(([path, methods]) =>
@@ -46,7 +55,9 @@ describe('fuzzing every operation', () => {
         return {
           method: method as Operation['method'],
           path,
-          query: (operation.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => ({ name: parameter.name, type: parameter.schema?.type })),
+          query: (operation.parameters ?? [])
+            .filter((parameter) => parameter.in === 'query')
+            .map((parameter) => ({ name: parameter.name, type: parameter.schema?.type })),
           fields: (ref ? document.components.schemas[ref.split('/').pop()!]?.properties : undefined) ?? {},
         };
       }),
@@ -61,9 +72,27 @@ describe('fuzzing every operation', () => {
     fc.double(),
     fc.boolean(),
     fc.constant(null),
-    fc.constantFrom('', '..', '%', '\u0000', 'acme', 'repo1', 'Joomla,Joomla', 'javascript:alert(1)', 'x'.repeat(5000), '9007199254740993', '-1', 'all', 'public-only'),
+    fc.constantFrom(
+      '',
+      '..',
+      '%',
+      '\u0000',
+      'acme',
+      'repo1',
+      'Joomla,Joomla',
+      'javascript:alert(1)',
+      'x'.repeat(5000),
+      '9007199254740993',
+      '-1',
+      'all',
+      'public-only',
+    ),
   );
-  const value = fc.oneof({ weight: 4, arbitrary: scalar }, { weight: 1, arbitrary: fc.array(scalar, { maxLength: 6 }) }, { weight: 1, arbitrary: fc.dictionary(fc.string({ maxLength: 8 }), scalar, { maxKeys: 4 }) });
+  const value = fc.oneof(
+    { weight: 4, arbitrary: scalar },
+    { weight: 1, arbitrary: fc.array(scalar, { maxLength: 6 }) },
+    { weight: 1, arbitrary: fc.dictionary(fc.string({ maxLength: 8 }), scalar, { maxKeys: 4 }) },
+  );
   const segment = () =>
     fc.oneof(
       fc.constantFrom('acme', 'repo1', admin.name, user.name, '1', '0', '-1', '..', '%2e%2e', 'x.keys', 'ñ'),
@@ -71,14 +100,32 @@ describe('fuzzing every operation', () => {
       fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }),
       fc.nat().map(String),
     );
-  const credentials = () => fc.constantFrom<Record<string, string>>(withToken(admin.token), withToken(user.token), {}, withToken('0'.repeat(40)), withBasic(user.name, 'wrong'), withBasic(user.name, user.password), { Authorization: 'Basic %%%' });
-  const contentType = fc.constantFrom('application/json', 'application/json', 'application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x', '');
+  const credentials = () =>
+    fc.constantFrom<Record<string, string>>(
+      withToken(admin.token),
+      withToken(user.token),
+      {},
+      withToken('0'.repeat(40)),
+      withBasic(user.name, 'wrong'),
+      withBasic(user.name, user.password),
+      { Authorization: 'Basic %%%' },
+    );
+  const contentType = fc.constantFrom(
+    'application/json',
+    'application/json',
+    'application/x-www-form-urlencoded',
+    'text/plain',
+    'multipart/form-data; boundary=x',
+    '',
+  );
 
   function request(operation: Operation) {
     const fieldNames = Object.keys(operation.fields);
     return fc.record({
       segments: fc.array(segment(), { minLength: 4, maxLength: 4 }),
-      query: fc.dictionary(fc.constantFrom(...operation.query.map((parameter) => parameter.name), 'page', 'limit', 'token', 'sudo', 'x'), scalar, { maxKeys: 4 }),
+      query: fc.dictionary(fc.constantFrom(...operation.query.map((parameter) => parameter.name), 'page', 'limit', 'token', 'sudo', 'x'), scalar, {
+        maxKeys: 4,
+      }),
       body: fc.oneof(
         fc.record(Object.fromEntries(fieldNames.map((name) => [name, value])), { requiredKeys: [] }),
         fc.dictionary(fc.oneof(fc.constantFrom(...fieldNames, '__proto__', 'constructor'), fc.string({ maxLength: 10 })), value, { maxKeys: 8 }),
@@ -101,7 +148,12 @@ describe('fuzzing every operation', () => {
         let segmentIndex = 0;
         const path = operation.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(text(sample.segments[segmentIndex++ % 4])));
         const query = new URLSearchParams(Object.entries(sample.query).map(([key, item]): [string, string] => [key, text(item)]));
-        const body = typeof sample.body === 'string' ? sample.body : sample.contentType.includes('urlencoded') ? new URLSearchParams(Object.entries(sample.body).map(([key, item]): [string, string] => [key, text(item)])).toString() : JSON.stringify(sample.body);
+        const body =
+          typeof sample.body === 'string'
+            ? sample.body
+            : sample.contentType.includes('urlencoded')
+              ? new URLSearchParams(Object.entries(sample.body).map(([key, item]): [string, string] => [key, text(item)])).toString()
+              : JSON.stringify(sample.body);
         let call = t.http[operation.method](`/api/v1${path}?${query}`).set(sample.credentials);
         if (operation.method !== 'get') call = call.set('Content-Type', sample.contentType).send(body);
         loop.during(`${operation.method.toUpperCase()} ${operation.path}`);
@@ -110,7 +162,10 @@ describe('fuzzing every operation', () => {
         slowest.push([performance.now() - started, `${operation.method.toUpperCase()} ${operation.path}`]);
         slowest.sort((a, b) => b[0] - a[0]).splice(3);
         sent++;
-        if (response.status >= 500) failures.push(`${operation.method.toUpperCase()} ${path}?${query} [${sample.contentType}] ${body.slice(0, 80)} → ${response.status} ${response.text.slice(0, 120)}`);
+        if (response.status >= 500)
+          failures.push(
+            `${operation.method.toUpperCase()} ${path}?${query} [${sample.contentType}] ${body.slice(0, 80)} → ${response.status} ${response.text.slice(0, 120)}`,
+          );
       }
     }
     const delay = loop.stop();

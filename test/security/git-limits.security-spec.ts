@@ -164,12 +164,20 @@ describe('fair shares of git (H1)', () => {
       const attackers = Array.from({ length: 4 }, () =>
         trickle(base, `/${small}.git/git-upload-pack`, { 'Content-Type': 'application/x-git-upload-pack-request' }, 400, 60),
       );
-      await eventually(() => attackers.map((attacker) => attacker.sent()), (sent) => sent.every((count) => count >= 2));
+      await eventually(
+        () => attackers.map((attacker) => attacker.sent()),
+        (sent) => sent.every((count) => count >= 2),
+      );
       const heldWhileTrickling = processes.clientSlotsHeld;
       const listing = await t.http.get(t.api(`/repos/${small}/contents`));
       const outcomes = await Promise.all(attackers.map((attacker) => attacker.outcome));
       const sent = attackers.map((attacker) => attacker.sent());
-      recordFigures('git trickled fetch bodies', { attackers: attackers.length, heldWhileTrickling, listingStatus: listing.status, maxBytesSent: Math.max(...sent) });
+      recordFigures('git trickled fetch bodies', {
+        attackers: attackers.length,
+        heldWhileTrickling,
+        listingStatus: listing.status,
+        maxBytesSent: Math.max(...sent),
+      });
       expect(heldWhileTrickling).toBe(0);
       expect(listing.status).toBe(200);
       // The server ended every attacker before the attacker gave up on its own.
@@ -186,11 +194,17 @@ describe('fair shares of git (H1)', () => {
         400,
         60,
       );
-      await eventually(() => processes.runningCount, (count) => count === 1);
+      await eventually(
+        () => processes.runningCount,
+        (count) => count === 1,
+      );
       const outcome = await pusher.outcome;
       expect(outcome).toBe('closed');
       expect(pusher.sent()).toBeLessThan(60);
-      await eventually(() => processes.clientSlotsHeld, (held) => held === 0);
+      await eventually(
+        () => processes.clientSlotsHeld,
+        (held) => held === 0,
+      );
     });
 
     it('stops archives whose readers stopped reading, which frees their slots', async () => {
@@ -198,10 +212,16 @@ describe('fair shares of git (H1)', () => {
       const readers = [stalledReader(base, `/api/v1/repos/${big}/archive/main.zip`), stalledReader(base, `/api/v1/repos/${big}/archive/main.tar.gz`)];
       try {
         // Both slots are taken by the stalled downloads at first.
-        await eventually(() => processes.clientSlotsHeld, (held) => held === 2);
+        await eventually(
+          () => processes.clientSlotsHeld,
+          (held) => held === 2,
+        );
         const blockedMeanwhile = (await t.http.get(t.api(`/repos/${small}/contents`))).status;
         // Then the server gives up on them (a reader that never reads moves no byte).
-        await eventually(() => processes.clientSlotsHeld, (held) => held === 0);
+        await eventually(
+          () => processes.clientSlotsHeld,
+          (held) => held === 0,
+        );
         const listing = await t.http.get(t.api(`/repos/${small}/contents`));
         recordFigures('git stalled archive readers', { readers: readers.length, blockedMeanwhile, listingAfter: listing.status });
         expect(listing.status).toBe(200);
@@ -241,12 +261,20 @@ describe('fair shares of git (H1)', () => {
       const processes = t.app.get(GitProcesses);
       const readers = Array.from({ length: 4 }, () => stalledReader(base, `/api/v1/repos/${big}/archive/main.zip`));
       try {
-        await eventually(() => processes.clientSlotsHeld, (held) => held >= 2);
+        await eventually(
+          () => processes.clientSlotsHeld,
+          (held) => held >= 2,
+        );
         // Give the other two every chance to take a slot (they wait GIT_QUEUE_TIMEOUT, then give up).
         const anonymous = await t.http.get(t.api(`/repos/${small}/branches`));
         const heldByAnonymous = processes.clientSlotsHeld;
         const signedIn = await t.http.get(t.api(`/repos/${small}/contents`)).set(withToken(bob.token));
-        recordFigures('git anonymous share', { attackers: readers.length, heldByAnonymous, anonymousStatus: anonymous.status, signedInStatus: signedIn.status });
+        recordFigures('git anonymous share', {
+          attackers: readers.length,
+          heldByAnonymous,
+          anonymousStatus: anonymous.status,
+          signedInStatus: signedIn.status,
+        });
         expect(heldByAnonymous).toBe(2);
         expect(anonymous.status).toBe(503);
         expect(anonymous.body.message).toMatch(/anonymous|your address/);
@@ -254,7 +282,10 @@ describe('fair shares of git (H1)', () => {
       } finally {
         readers.forEach((socket) => socket.destroy());
       }
-      await eventually(() => processes.clientSlotsHeld, (held) => held === 0);
+      await eventually(
+        () => processes.clientSlotsHeld,
+        (held) => held === 0,
+      );
     });
 
     it('gives one user two slots, so another user still gets one', async () => {
@@ -263,7 +294,10 @@ describe('fair shares of git (H1)', () => {
         trickle(base, `/${big}.git/git-receive-pack`, { 'Content-Type': 'application/x-git-receive-pack-request', Authorization: basic(alice) }, 200, 50),
       );
       try {
-        await eventually(() => processes.runningCount, (count) => count === 2);
+        await eventually(
+          () => processes.runningCount,
+          (count) => count === 2,
+        );
         const others = await Promise.all(pushes.slice(0).map((push) => Promise.race([push.outcome, sleep(3000).then(() => 'held' as const)])));
         const signedIn = await t.http.get(t.api(`/repos/${small}/contents`)).set(withToken(bob.token));
         recordFigures('git user share', { pushes: pushes.length, running: processes.runningCount, bobStatus: signedIn.status });
@@ -275,7 +309,10 @@ describe('fair shares of git (H1)', () => {
       } finally {
         pushes.forEach((push) => push.stop());
       }
-      await eventually(() => processes.clientSlotsHeld, (held) => held === 0);
+      await eventually(
+        () => processes.clientSlotsHeld,
+        (held) => held === 0,
+      );
     });
   });
 });
@@ -304,7 +341,9 @@ describe('budgets for what a repository makes git do (H2, H6)', () => {
     await makeRepo(t, alice, { name });
     const work = await client.workingCopy('main');
     const commit = await treeBomb(client, work);
-    await client.ok(['push', '--quiet', withCredentials(base, `${alice.name}/${name}.git`, alice.name, alice.password), `${commit}:refs/heads/main`], { cwd: work });
+    await client.ok(['push', '--quiet', withCredentials(base, `${alice.name}/${name}.git`, alice.name, alice.password), `${commit}:refs/heads/main`], {
+      cwd: work,
+    });
     bomb = `${alice.name}/${name}`;
   });
 
@@ -332,15 +371,20 @@ describe('budgets for what a repository makes git do (H2, H6)', () => {
     const entries = Array.from({ length: 100 }, (_, index) => `100644 blob ${blob}\tcopy${index}`).join('\n');
     const tree = (await client.run(['mktree'], { cwd: work, input: `${entries}\n` })).stdout.trim();
     const commit = (await client.ok(['commit-tree', '-m', 'copies', tree], { cwd: work })).trim();
-    await client.ok(['push', '--quiet', withCredentials(base, `${alice.name}/${name}.git`, alice.name, alice.password), `${commit}:refs/heads/main`], { cwd: work });
+    await client.ok(['push', '--quiet', withCredentials(base, `${alice.name}/${name}.git`, alice.name, alice.password), `${commit}:refs/heads/main`], {
+      cwd: work,
+    });
     const refused = await t.http.get(t.api(`/repos/${alice.name}/${name}/archive/main.zip`));
     expect(refused.status).toBe(413);
     const ordinary = (await makeRepo(t, alice, { autoInit: true })).full_name;
-    const archive = await t.http.get(t.api(`/repos/${ordinary}/archive/main.zip`)).buffer(true).parse((response, done) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => done(null, Buffer.concat(chunks)));
-    });
+    const archive = await t.http
+      .get(t.api(`/repos/${ordinary}/archive/main.zip`))
+      .buffer(true)
+      .parse((response, done) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => done(null, Buffer.concat(chunks)));
+      });
     expect(archive.status).toBe(200);
     // A whole zip ends with its end-of-central-directory record.
     expect((archive.body as Buffer).includes(Buffer.from([0x50, 0x4b, 0x05, 0x06]))).toBe(true);
@@ -362,7 +406,10 @@ describe('budgets for what a repository makes git do (H2, H6)', () => {
     const request = http.get(new URL(`/api/v1/repos/${bomb}/contents/d01`, base));
     request.on('error', () => undefined);
     // The git walking the tree for this request (its arguments name the repository's directory).
-    const pid = await eventually(() => gitProcessesOn(dir, 'd01')[0], (found) => found !== undefined);
+    const pid = await eventually(
+      () => gitProcessesOn(dir, 'd01')[0],
+      (found) => found !== undefined,
+    );
     request.destroy();
     let largest = 0;
     await eventually(
@@ -395,14 +442,24 @@ describe('budgets for what a repository makes git do (H2, H6)', () => {
     clearTimeout(guard);
     expect(killedByTest).toBe(false);
     expect(code).not.toBe(0);
-    await eventually(() => processes.runningCount, (count) => count === 0);
+    await eventually(
+      () => processes.runningCount,
+      (count) => count === 0,
+    );
   });
 
   it('refuses sparse:oid filters, and still serves blob:none partial clones', async () => {
     const name = uniqueName('filters');
     await makeRepo(t, alice, { name, autoInit: true });
     const url = new URL(`${alice.name}/${name}.git`, base).toString();
-    const sparse = await client.run(['clone', '--quiet', '--no-checkout', '--filter=sparse:oid=main:README.md', url, path.join(client.home, uniqueName('sparse'))]);
+    const sparse = await client.run([
+      'clone',
+      '--quiet',
+      '--no-checkout',
+      '--filter=sparse:oid=main:README.md',
+      url,
+      path.join(client.home, uniqueName('sparse')),
+    ]);
     expect(sparse.code).not.toBe(0);
     expect(sparse.stderr).toMatch(/sparse:oid/);
     const partial = await client.run(['clone', '--quiet', '--filter=blob:none', url, path.join(client.home, uniqueName('partial'))]);
@@ -414,7 +471,9 @@ describe('budgets for what a repository makes git do (H2, H6)', () => {
     await makeRepo(t, alice, { name, autoInit: true });
     const work = await client.workingCopy('main');
     const commit = await dotDotCommit(client, work);
-    const push = await client.run(['push', withCredentials(base, `${alice.name}/${name}.git`, alice.name, alice.password), `${commit}:refs/heads/evil`], { cwd: work });
+    const push = await client.run(['push', withCredentials(base, `${alice.name}/${name}.git`, alice.name, alice.password), `${commit}:refs/heads/evil`], {
+      cwd: work,
+    });
     expect(push.code).not.toBe(0);
     expect(push.stderr).toMatch(/dotdot|'\.\.'/i);
     expect((await t.http.get(t.api(`/repos/${alice.name}/${name}/branches/evil`))).status).toBe(404);
@@ -430,13 +489,15 @@ describe('budgets for what a repository makes git do (H2, H6)', () => {
     await client.ok(['push', '--quiet', dir, `${commit}:refs/heads/broken`], { cwd: work });
     expect(git(dir, 'rev-parse', 'refs/heads/broken').trim()).toBe(commit);
     const outcome = await new Promise<{ status: number; complete: boolean; bytes: number }>((resolve) => {
-      http.get(new URL(`/api/v1/repos/${alice.name}/${name}/archive/broken.zip`, base), (response) => {
-        let bytes = 0;
-        response.on('data', (chunk: Buffer) => (bytes += chunk.length));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, complete: response.complete, bytes }));
-        response.on('error', () => resolve({ status: response.statusCode ?? 0, complete: false, bytes }));
-        response.on('aborted', () => resolve({ status: response.statusCode ?? 0, complete: false, bytes }));
-      }).on('error', () => resolve({ status: 0, complete: false, bytes: 0 }));
+      http
+        .get(new URL(`/api/v1/repos/${alice.name}/${name}/archive/broken.zip`, base), (response) => {
+          let bytes = 0;
+          response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, complete: response.complete, bytes }));
+          response.on('error', () => resolve({ status: response.statusCode ?? 0, complete: false, bytes }));
+          response.on('aborted', () => resolve({ status: response.statusCode ?? 0, complete: false, bytes }));
+        })
+        .on('error', () => resolve({ status: 0, complete: false, bytes: 0 }));
     });
     recordFigures('git failed archive', { ...outcome, complete: String(outcome.complete) });
     // Either an error status before any byte, or a cut transfer: never a complete 200.
@@ -462,10 +523,16 @@ describe('SSH before login (H3)', () => {
       const states = sockets.map(() => 'open');
       closedBy.forEach((closed, index) => void closed.then(() => (states[index] = 'closed')));
       // Beyond three from this address, the server closes at once.
-      await eventually(() => states.filter((state) => state === 'closed').length, (closed) => closed >= 7);
+      await eventually(
+        () => states.filter((state) => state === 'closed').length,
+        (closed) => closed >= 7,
+      );
       const openAtFirst = states.filter((state) => state === 'open').length;
       // The three it kept are closed by the grace time, not by us.
-      await eventually(() => states.filter((state) => state === 'closed').length, (closed) => closed === 10);
+      await eventually(
+        () => states.filter((state) => state === 'closed').length,
+        (closed) => closed === 10,
+      );
       recordFigures('ssh unauthenticated', { connections: sockets.length, keptAtFirst: openAtFirst });
       expect(openAtFirst).toBe(3);
       sockets.forEach((socket) => socket.destroy());
@@ -488,7 +555,12 @@ describe('SSH before login (H3)', () => {
   });
 
   it('closes a connection after SSH_MAX_AUTH_TRIES refused attempts, and caps connections in all', async () => {
-    const t = await startTestApp({ SSH_MAX_AUTH_TRIES: '3', SSH_MAX_CONNECTIONS: '3', SSH_MAX_UNAUTHENTICATED_PER_ADDRESS: '50', SSH_MAX_UNAUTHENTICATED: '50' });
+    const t = await startTestApp({
+      SSH_MAX_AUTH_TRIES: '3',
+      SSH_MAX_CONNECTIONS: '3',
+      SSH_MAX_UNAUTHENTICATED_PER_ADDRESS: '50',
+      SSH_MAX_UNAUTHENTICATED: '50',
+    });
     try {
       const port = t.app.get(SshEndpoint).port;
       // An attacker that would try twenty passwords (its own bound) on one connection.
@@ -526,7 +598,10 @@ describe('SSH before login (H3)', () => {
       });
       const states = sockets.map(() => 'open');
       sockets.forEach((socket, index) => socket.on('close', () => (states[index] = 'closed')));
-      await eventually(() => states.filter((state) => state === 'closed').length, (closed) => closed >= 3);
+      await eventually(
+        () => states.filter((state) => state === 'closed').length,
+        (closed) => closed >= 3,
+      );
       await sleep(500);
       expect(states.filter((state) => state === 'open')).toHaveLength(3);
       sockets.forEach((socket) => socket.destroy());
@@ -551,7 +626,8 @@ function gitProcessesOn(dir: string, pathArgument: string): number[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const args = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (path.basename(args[0]) === 'git' && args.some((arg) => arg.includes(dir)) && args.includes('log') && args.includes(pathArgument)) found.push(Number(entry));
+      if (path.basename(args[0]) === 'git' && args.some((arg) => arg.includes(dir)) && args.includes('log') && args.includes(pathArgument))
+        found.push(Number(entry));
     } catch {
       // Gone meanwhile.
     }

@@ -69,8 +69,21 @@ describe('quota holds under concurrent writes (H4)', () => {
   async function limitedUser(limit: number, subjects: string[]): Promise<TestUser> {
     const user = await makeUser(t);
     const group = uniqueName('group');
-    await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: uniqueName('rule'), limit, subjects }, { name: uniqueName('rule'), limit: -1, subjects: ['size:all'] }] }).expect(201);
-    await t.http.put(t.api(`/admin/quota/groups/${group}/users/${user.name}`)).set(withToken(admin.token)).expect(204);
+    await t.http
+      .post(t.api('/admin/quota/groups'))
+      .set(withToken(admin.token))
+      .send({
+        name: group,
+        rules: [
+          { name: uniqueName('rule'), limit, subjects },
+          { name: uniqueName('rule'), limit: -1, subjects: ['size:all'] },
+        ],
+      })
+      .expect(201);
+    await t.http
+      .put(t.api(`/admin/quota/groups/${group}/users/${user.name}`))
+      .set(withToken(admin.token))
+      .expect(204);
     return user;
   }
 
@@ -83,24 +96,45 @@ describe('quota holds under concurrent writes (H4)', () => {
   it('8 concurrent release attachments of 600 KiB against a 1 MiB limit: at most one stored over the limit', async () => {
     const carol = await limitedUser(MIB, ['size:assets:attachments:releases']);
     const repo = await makeRepo(t, carol, { autoInit: true });
-    const release = await t.http.post(t.api(`/repos/${repo.full_name}/releases`)).set(withToken(carol.token)).send({ tag_name: 'v1' }).expect(201);
+    const release = await t.http
+      .post(t.api(`/repos/${repo.full_name}/releases`))
+      .set(withToken(carol.token))
+      .send({ tag_name: 'v1' })
+      .expect(201);
     const body = Buffer.alloc(600 * KIB, 7);
     const statuses = await race(
       Array.from({ length: 8 }, (_, index) =>
         heldUpload(base, 'POST', `/api/v1/repos/${repo.full_name}/releases/${release.body.id}/assets?name=part${index}.bin`, withToken(carol.token), body),
       ),
     );
-    const stored = (await t.http.get(t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets`)).set(withToken(carol.token)).expect(200)).body as { size: number }[];
+    const stored = (
+      await t.http
+        .get(t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets`))
+        .set(withToken(carol.token))
+        .expect(200)
+    ).body as { size: number }[];
     const used = stored.reduce((sum, asset) => sum + asset.size, 0);
-    recordFigures('quota race: attachments', { created: statuses.filter((status) => status === 201).length, refused: statuses.filter((status) => status === 413).length, usedBytes: used });
+    recordFigures('quota race: attachments', {
+      created: statuses.filter((status) => status === 201).length,
+      refused: statuses.filter((status) => status === 413).length,
+      usedBytes: used,
+    });
     // Sequentially two are stored (the second starts below the limit); concurrently no more.
     expect(statuses.filter((status) => status === 201)).toHaveLength(2);
     expect(statuses.filter((status) => status === 413)).toHaveLength(6);
     expect(used).toBe(2 * 600 * KIB);
     // Nothing stays reserved: once a stored file is deleted, there is room for one more.
-    const assets = (await t.http.get(t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets`)).set(withToken(carol.token))).body as { id: number }[];
-    await t.http.delete(t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets/${assets[0].id}`)).set(withToken(carol.token)).expect(204);
-    await t.http.delete(t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets/${assets[1].id}`)).set(withToken(carol.token)).expect(204);
+    const assets = (await t.http.get(t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets`)).set(withToken(carol.token))).body as {
+      id: number;
+    }[];
+    await t.http
+      .delete(t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets/${assets[0].id}`))
+      .set(withToken(carol.token))
+      .expect(204);
+    await t.http
+      .delete(t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets/${assets[1].id}`))
+      .set(withToken(carol.token))
+      .expect(204);
     await t.http
       .post(t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets?name=again.bin`))
       .set(withToken(carol.token))
@@ -113,9 +147,19 @@ describe('quota holds under concurrent writes (H4)', () => {
     const gina = await limitedUser(MIB, ['size:all']);
     const repo = await makeRepo(t, gina);
     const release = await makeRepo(t, gina, { autoInit: true });
-    const published = await t.http.post(t.api(`/repos/${release.full_name}/releases`)).set(withToken(gina.token)).send({ tag_name: 'v1' }).expect(201);
+    const published = await t.http
+      .post(t.api(`/repos/${release.full_name}/releases`))
+      .set(withToken(gina.token))
+      .send({ tag_name: 'v1' })
+      .expect(201);
     // The upload is admitted (its 1 MiB reserved) and holds its body back.
-    const held = heldUpload(base, 'POST', `/api/v1/repos/${release.full_name}/releases/${published.body.id}/assets?name=big.bin`, withToken(gina.token), Buffer.alloc(MIB, 3));
+    const held = heldUpload(
+      base,
+      'POST',
+      `/api/v1/repos/${release.full_name}/releases/${published.body.id}/assets?name=big.bin`,
+      withToken(gina.token),
+      Buffer.alloc(MIB, 3),
+    );
     expect(await held.outcome).toBe('continue');
     const client = new GitClient();
     try {
@@ -138,11 +182,18 @@ describe('quota holds under concurrent writes (H4)', () => {
   it('8 concurrent generic package files of 600 KiB against a 1 MiB limit: at most one stored over the limit', async () => {
     const dave = await limitedUser(MIB, ['size:assets:packages:all']);
     const statuses = await race(
-      Array.from({ length: 8 }, (_, index) => heldUpload(base, 'PUT', `/api/packages/${dave.name}/generic/tool/1.${index}/tool.bin`, withToken(dave.token), Buffer.alloc(600 * KIB, index + 1))),
+      Array.from({ length: 8 }, (_, index) =>
+        heldUpload(base, 'PUT', `/api/packages/${dave.name}/generic/tool/1.${index}/tool.bin`, withToken(dave.token), Buffer.alloc(600 * KIB, index + 1)),
+      ),
     );
     expect(statuses.filter((status) => status === 201)).toHaveLength(2);
     expect(statuses.filter((status) => status === 413)).toHaveLength(6);
-    const listed = (await t.http.get(t.api(`/packages/${dave.name}`)).set(withToken(dave.token)).expect(200)).body as unknown[];
+    const listed = (
+      await t.http
+        .get(t.api(`/packages/${dave.name}`))
+        .set(withToken(dave.token))
+        .expect(200)
+    ).body as unknown[];
     expect(listed).toHaveLength(2);
   });
 });
@@ -157,14 +208,24 @@ describe('sign-in limits hold under concurrent attempts (H7)', () => {
 
   it('24 concurrent wrong passwords from one address against a limit of 8: 8 are checked, 16 refused 429 without a check', async () => {
     const victim = await makeUser(t);
-    const statuses = await Promise.all(Array.from({ length: 24 }, (_, index) => t.http.get(t.api('/user')).set(withBasic(victim.name, `guess-${index}`)).then((answer) => answer.status)));
-    recordFigures('sign-in race', { unauthorized: statuses.filter((status) => status === 401).length, limited: statuses.filter((status) => status === 429).length });
+    const statuses = await Promise.all(
+      Array.from({ length: 24 }, (_, index) =>
+        t.http
+          .get(t.api('/user'))
+          .set(withBasic(victim.name, `guess-${index}`))
+          .then((answer) => answer.status),
+      ),
+    );
+    recordFigures('sign-in race', {
+      unauthorized: statuses.filter((status) => status === 401).length,
+      limited: statuses.filter((status) => status === 429).length,
+    });
     expect(statuses.filter((status) => status === 401)).toHaveLength(8);
     expect(statuses.filter((status) => status === 429)).toHaveLength(16);
   });
 });
 
-describe('one client\'s flood of sign-ins does not queue others behind it (H7)', () => {
+describe("one client's flood of sign-ins does not queue others behind it (H7)", () => {
   let t: TestApp;
 
   beforeAll(async () => {
@@ -246,7 +307,7 @@ describe('migrations are admitted, budgeted and stopped with their caller (H5)',
     await client.ok(['push', '--quiet', open.dir(name), 'main:main'], { cwd: work });
   }
 
-  it('one user\'s 6 migrations from a stalling source: 2 clone, 4 wait and get 503; the 2 stop when their callers leave', async () => {
+  it("one user's 6 migrations from a stalling source: 2 clone, 4 wait and get 503; the 2 stop when their callers leave", async () => {
     const mallory = await makeUser(t);
     const server = t.app.getHttpServer() as http.Server;
     const port = (server.address() as { port: number }).port;
@@ -281,33 +342,65 @@ describe('migrations are admitted, budgeted and stopped with their caller (H5)',
     expect(await eventually(() => stall.stallsClosedByClient >= 2)).toBe(true);
     // And the user's turns are free again.
     await seed('after', { 'README.md': 'hello\n' });
-    await t.http.post(t.api('/repos/migrate')).set(withToken(mallory.token)).send({ clone_addr: open.url('after'), repo_name: uniqueName('after') }).expect(201);
+    await t.http
+      .post(t.api('/repos/migrate'))
+      .set(withToken(mallory.token))
+      .send({ clone_addr: open.url('after'), repo_name: uniqueName('after') })
+      .expect(201);
   });
 
-  it('a migration larger than the owner\'s remaining quota is stopped (413) and leaves nothing', async () => {
+  it("a migration larger than the owner's remaining quota is stopped (413) and leaves nothing", async () => {
     const erin = await makeUser(t);
     const group = uniqueName('group');
-    await t.http.post(t.api('/admin/quota/groups')).set(withToken(admin.token)).send({ name: group, rules: [{ name: uniqueName('rule'), limit: 200 * KIB, subjects: ['size:repos:all'] }] }).expect(201);
-    await t.http.put(t.api(`/admin/quota/groups/${group}/users/${erin.name}`)).set(withToken(admin.token)).expect(204);
+    await t.http
+      .post(t.api('/admin/quota/groups'))
+      .set(withToken(admin.token))
+      .send({ name: group, rules: [{ name: uniqueName('rule'), limit: 200 * KIB, subjects: ['size:repos:all'] }] })
+      .expect(201);
+    await t.http
+      .put(t.api(`/admin/quota/groups/${group}/users/${erin.name}`))
+      .set(withToken(admin.token))
+      .expect(204);
     await seed('big', { 'noise.bin': randomBytes(2 * MIB).toString('base64') });
     const name = uniqueName('big');
-    const refused = await t.http.post(t.api('/repos/migrate')).set(withToken(erin.token)).send({ clone_addr: open.url('big'), repo_name: name });
+    const refused = await t.http
+      .post(t.api('/repos/migrate'))
+      .set(withToken(erin.token))
+      .send({ clone_addr: open.url('big'), repo_name: name });
     expect(refused.status).toBe(413);
-    await t.http.get(t.api(`/repos/${erin.name}/${name}`)).set(withToken(erin.token)).expect(404);
+    await t.http
+      .get(t.api(`/repos/${erin.name}/${name}`))
+      .set(withToken(erin.token))
+      .expect(404);
     // A small one fits.
     await seed('small', { 'README.md': 'small\n' });
-    await t.http.post(t.api('/repos/migrate')).set(withToken(erin.token)).send({ clone_addr: open.url('small'), repo_name: uniqueName('small') }).expect(201);
+    await t.http
+      .post(t.api('/repos/migrate'))
+      .set(withToken(erin.token))
+      .send({ clone_addr: open.url('small'), repo_name: uniqueName('small') })
+      .expect(201);
   });
 
   it('MIRROR_MAX_PER_USER caps the pull mirrors an owner may have', async () => {
     const frank = await makeUser(t);
     await seed('mirrored', { 'README.md': 'm\n' });
-    await t.http.post(t.api('/repos/migrate')).set(withToken(frank.token)).send({ clone_addr: open.url('mirrored'), repo_name: uniqueName('m'), mirror: true }).expect(201);
-    const second = await t.http.post(t.api('/repos/migrate')).set(withToken(frank.token)).send({ clone_addr: open.url('mirrored'), repo_name: uniqueName('m'), mirror: true });
+    await t.http
+      .post(t.api('/repos/migrate'))
+      .set(withToken(frank.token))
+      .send({ clone_addr: open.url('mirrored'), repo_name: uniqueName('m'), mirror: true })
+      .expect(201);
+    const second = await t.http
+      .post(t.api('/repos/migrate'))
+      .set(withToken(frank.token))
+      .send({ clone_addr: open.url('mirrored'), repo_name: uniqueName('m'), mirror: true });
     expect(second.status).toBe(403);
     expect(second.body.message).toMatch(/limit of 1 pull mirrors/);
     // A plain copy is not a mirror.
-    await t.http.post(t.api('/repos/migrate')).set(withToken(frank.token)).send({ clone_addr: open.url('mirrored'), repo_name: uniqueName('copy') }).expect(201);
+    await t.http
+      .post(t.api('/repos/migrate'))
+      .set(withToken(frank.token))
+      .send({ clone_addr: open.url('mirrored'), repo_name: uniqueName('copy') })
+      .expect(201);
   });
 });
 
@@ -323,7 +416,11 @@ describe('external release assets (open redirect)', () => {
 
   it('redirects only to an absolute http(s) link, and says where; any other stored value is 404', async () => {
     const repo = await makeRepo(t, owner, { autoInit: true });
-    const release = await t.http.post(t.api(`/repos/${repo.full_name}/releases`)).set(withToken(owner.token)).send({ tag_name: 'v1' }).expect(201);
+    const release = await t.http
+      .post(t.api(`/repos/${repo.full_name}/releases`))
+      .set(withToken(owner.token))
+      .send({ tag_name: 'v1' })
+      .expect(201);
     const assets = t.api(`/repos/${repo.full_name}/releases/${release.body.id}/assets`);
     const link = await t.http.post(assets).set(withToken(owner.token)).field('external_url', 'https://downloads.example.com/tool.tgz').expect(201);
     const forged = await t.http.post(assets).set(withToken(owner.token)).field('external_url', 'https://downloads.example.com/other.tgz').expect(201);

@@ -8,7 +8,11 @@ if (!fs.existsSync(file)) {
   console.log('security figures: none recorded');
   process.exit(0);
 }
-const rows = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+const rows = fs
+  .readFileSync(file, 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => JSON.parse(line));
 fs.rmSync(file, { force: true });
 let requests = 0;
 let errors = 0;
@@ -17,7 +21,11 @@ let worstStall = 0;
 console.log('== security figures');
 for (const row of rows) {
   const { suite, ...figures } = row;
-  console.log(`  ${suite}: ${Object.entries(figures).map(([key, value]) => `${key}=${value}`).join(', ')}`);
+  console.log(
+    `  ${suite}: ${Object.entries(figures)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(', ')}`,
+  );
   requests += figures.requests || 0;
   errors += figures.status5xx || 0;
   worstDelay = Math.max(worstDelay, figures.worstEventLoopDelayMs || 0);

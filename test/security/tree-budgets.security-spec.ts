@@ -39,7 +39,8 @@ function gitProcessesOn(dir: string): number[] {
       // The repository's pooled object reader (`cat-file --batch-command`) stays until its idle time by design:
       // it reads single objects, each within a time limit. Any other git is a walk.
       const walk = !args.includes('--batch-command');
-      if (walk && args.some((arg) => path.basename(arg) === 'git') && args.some((arg) => arg.includes(dir)) && !/State:\s+Z/.test(state)) found.push(Number(entry));
+      if (walk && args.some((arg) => path.basename(arg) === 'git') && args.some((arg) => arg.includes(dir)) && !/State:\s+Z/.test(state))
+        found.push(Number(entry));
     } catch {
       // Gone meanwhile.
     }
@@ -88,7 +89,9 @@ describe('entry budgets for trees (H2)', () => {
     await makeRepo(t, alice, { name, autoInit: true });
     const work = await client.workingCopy('main');
     const commit = await treeBomb(client, work);
-    const overHttp = await client.run(['push', withCredentials(base, `${alice.name}/${name}.git`, alice.name, alice.password), `${commit}:refs/heads/bomb`], { cwd: work });
+    const overHttp = await client.run(['push', withCredentials(base, `${alice.name}/${name}.git`, alice.name, alice.password), `${commit}:refs/heads/bomb`], {
+      cwd: work,
+    });
     const overSsh = await client.run(['push', `ssh://git@127.0.0.1:${sshPort}/${alice.name}/${name}.git`, `${commit}:refs/heads/bomb-ssh`], {
       cwd: work,
       env: { GIT_SSH_COMMAND: keyCommand },
@@ -105,7 +108,10 @@ describe('entry budgets for trees (H2)', () => {
     fs.writeFileSync(path.join(ordinary, 'a.txt'), 'a\n');
     await client.ok(['add', 'a.txt'], { cwd: ordinary });
     await client.ok(['commit', '--quiet', '-m', 'a'], { cwd: ordinary });
-    const fine = await client.run(['push', `ssh://git@127.0.0.1:${sshPort}/${alice.name}/${name}.git`, 'HEAD:refs/heads/fine'], { cwd: ordinary, env: { GIT_SSH_COMMAND: keyCommand } });
+    const fine = await client.run(['push', `ssh://git@127.0.0.1:${sshPort}/${alice.name}/${name}.git`, 'HEAD:refs/heads/fine'], {
+      cwd: ordinary,
+      env: { GIT_SSH_COMMAND: keyCommand },
+    });
     expect(fine.code).toBe(0);
   });
 
@@ -133,9 +139,15 @@ describe('entry budgets for trees (H2)', () => {
     }
     expect(answers.archive.status).toBe(413);
     // Every git the requests started has exited (the last-commit walk runs in the background, so this waits).
-    await eventually(() => gitProcessesOn(dir), (pids) => pids.length === 0);
+    await eventually(
+      () => gitProcessesOn(dir),
+      (pids) => pids.length === 0,
+    );
     const processes = t.app.get(GitProcesses);
-    await eventually(() => processes.runningCount + processes.clientSlotsHeld, (count) => count === 0);
+    await eventually(
+      () => processes.runningCount + processes.clientSlotsHeld,
+      (count) => count === 0,
+    );
     // The path of one file is still answered (history simplification does not expand the tree).
     const file = await t.http.get(t.api(`/repos/${repo}/contents/d0/d0/d0/d0/d0/d0/d0/d0/d0/f0`));
     expect(file.status).toBe(200);

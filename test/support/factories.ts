@@ -114,7 +114,12 @@ export async function makeRepo(t: TestApp, owner: TestUser, options: MakeRepoOpt
   const response = await t.http
     .post(t.api(path))
     .set(withToken(owner.token))
-    .send({ name: options.name ?? uniqueName('repo'), private: options.private ?? false, auto_init: options.autoInit ?? false, description: options.description ?? '' });
+    .send({
+      name: options.name ?? uniqueName('repo'),
+      private: options.private ?? false,
+      auto_init: options.autoInit ?? false,
+      description: options.description ?? '',
+    });
   if (response.status !== 201) throw new Error(`makeRepo: ${response.status} ${response.text}`);
   return response.body;
 }

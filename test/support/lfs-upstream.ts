@@ -74,7 +74,12 @@ export class LfsUpstream {
         this.batches.push(asked.objects.map((object) => object.oid));
         const objects = asked.objects.map(({ oid, size }) =>
           this.served.has(oid)
-            ? { oid, size, authenticated: true, actions: { download: { href: `${this.links.get(oid) ?? this.baseUrl}/objects/${oid}`, header: { 'X-Upstream': 'lfs' } } } }
+            ? {
+                oid,
+                size,
+                authenticated: true,
+                actions: { download: { href: `${this.links.get(oid) ?? this.baseUrl}/objects/${oid}`, header: { 'X-Upstream': 'lfs' } } },
+              }
             : { oid, size, error: { code: 404, message: 'Object does not exist' } },
         );
         response.writeHead(200, { 'Content-Type': LFS_MEDIA_TYPE }).end(JSON.stringify({ transfer: 'basic', objects }));
@@ -87,7 +92,9 @@ export class LfsUpstream {
         const held = this.holds.get(object[1]);
         this.holds.delete(object[1]);
         held?.reached();
-        void (held?.release ?? Promise.resolve()).then(() => response.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': content.length }).end(content));
+        void (held?.release ?? Promise.resolve()).then(() =>
+          response.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': content.length }).end(content),
+        );
         return;
       }
       response.writeHead(404, { 'Content-Type': LFS_MEDIA_TYPE }).end(JSON.stringify({ message: 'Not Found' }));

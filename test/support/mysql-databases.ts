@@ -33,7 +33,13 @@ interface Server {
 
 function server(): Server {
   const url = new URL(process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306');
-  return { host: url.hostname, port: Number(url.port || 3306), user: decodeURIComponent(url.username) || 'root', password: decodeURIComponent(url.password), url };
+  return {
+    host: url.hostname,
+    port: Number(url.port || 3306),
+    user: decodeURIComponent(url.username) || 'root',
+    password: decodeURIComponent(url.password),
+    url,
+  };
 }
 
 function connect(target: Server, database?: string): Promise<Connection> {
@@ -44,7 +50,12 @@ function connect(target: Server, database?: string): Promise<Connection> {
 function schemaKey(): string {
   const directory = path.join(__dirname, '..', '..', 'src', 'database', 'migrations');
   const hash = createHash('sha256');
-  for (const file of fs.readdirSync(directory).sort()) hash.update(file).update('\0').update(fs.readFileSync(path.join(directory, file))).update('\0');
+  for (const file of fs.readdirSync(directory).sort())
+    hash
+      .update(file)
+      .update('\0')
+      .update(fs.readFileSync(path.join(directory, file)))
+      .update('\0');
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -64,13 +75,21 @@ async function fingerprint(connection: Connection, database: string): Promise<st
     'SELECT table_name, index_name, seq_in_index, column_name, non_unique FROM information_schema.statistics WHERE table_schema = ? ORDER BY table_name, index_name, seq_in_index',
     [database],
   );
-  const [triggers] = await connection.query('SELECT trigger_name, action_statement FROM information_schema.triggers WHERE trigger_schema = ? ORDER BY trigger_name', [database]);
+  const [triggers] = await connection.query(
+    'SELECT trigger_name, action_statement FROM information_schema.triggers WHERE trigger_schema = ? ORDER BY trigger_name',
+    [database],
+  );
   const [migrations] = await connection.query(`SELECT name FROM \`${database}\`.\`${KEPT_TABLE}\` ORDER BY name`);
-  return createHash('sha256').update(JSON.stringify([columns, indexes, triggers, migrations])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([columns, indexes, triggers, migrations]))
+    .digest('hex');
 }
 
 async function tablesOf(connection: Connection, database: string): Promise<string[]> {
-  const [rows] = await connection.query("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_type = 'BASE TABLE' ORDER BY table_name", [database]);
+  const [rows] = await connection.query(
+    "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_type = 'BASE TABLE' ORDER BY table_name",
+    [database],
+  );
   return (rows as { name: string }[]).map((row) => row.name);
 }
 
@@ -118,8 +137,13 @@ function templateOf(target: Server, key: string): Promise<Template> {
 
 async function preparePool(admin: Connection, key: string): Promise<void> {
   await admin.query(`CREATE DATABASE IF NOT EXISTS \`${POOL_SCHEMA}\``);
-  await admin.query(`CREATE TABLE IF NOT EXISTS \`${POOL_SCHEMA}\`.free (name VARCHAR(64) PRIMARY KEY, schema_key CHAR(16) NOT NULL, returned_unix BIGINT NOT NULL, KEY by_key (schema_key))`);
-  const [stale] = await admin.query(`SELECT name FROM \`${POOL_SCHEMA}\`.free WHERE schema_key <> ? AND returned_unix < ?`, [key, Math.floor(Date.now() / 1000) - STALE_SECONDS]);
+  await admin.query(
+    `CREATE TABLE IF NOT EXISTS \`${POOL_SCHEMA}\`.free (name VARCHAR(64) PRIMARY KEY, schema_key CHAR(16) NOT NULL, returned_unix BIGINT NOT NULL, KEY by_key (schema_key))`,
+  );
+  const [stale] = await admin.query(`SELECT name FROM \`${POOL_SCHEMA}\`.free WHERE schema_key <> ? AND returned_unix < ?`, [
+    key,
+    Math.floor(Date.now() / 1000) - STALE_SECONDS,
+  ]);
   for (const { name } of stale as { name: string }[]) {
     const [taken] = await admin.query(`DELETE FROM \`${POOL_SCHEMA}\`.free WHERE name = ?`, [name]);
     if ((taken as { affectedRows: number }).affectedRows === 1) await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
@@ -182,7 +206,12 @@ export async function createMysqlDatabase(): Promise<{ url: string; drop(): Prom
       const reusable = tpl !== null && (await reset(target, database, tpl).catch(() => false));
       const connection = await connect(target);
       try {
-        if (reusable) await connection.query(`INSERT INTO \`${POOL_SCHEMA}\`.free (name, schema_key, returned_unix) VALUES (?, ?, ?)`, [database, key, Math.floor(Date.now() / 1000)]);
+        if (reusable)
+          await connection.query(`INSERT INTO \`${POOL_SCHEMA}\`.free (name, schema_key, returned_unix) VALUES (?, ?, ?)`, [
+            database,
+            key,
+            Math.floor(Date.now() / 1000),
+          ]);
         else await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
       } finally {
         await connection.end();

@@ -36,7 +36,10 @@ export function dsaSignatureBomb(bits: number, email: string, signatures = 1, qB
   const uid = Buffer.from(`Bomb <${email}>`, 'utf8');
   const hashedSubpackets = Buffer.concat([Buffer.from([5, 2]), created]);
   const sigHead = Buffer.concat([Buffer.from([4, 0x13, 17, 8]), u16(hashedSubpackets.length), hashedSubpackets]);
-  const keyId = createHash('sha1').update(Buffer.concat([Buffer.from([0x99]), u16(keyBody.length), keyBody])).digest().subarray(12);
+  const keyId = createHash('sha1')
+    .update(Buffer.concat([Buffer.from([0x99]), u16(keyBody.length), keyBody]))
+    .digest()
+    .subarray(12);
   const digest = createHash('sha256')
     .update(Buffer.concat([Buffer.from([0x99]), u16(keyBody.length), keyBody]))
     .update(Buffer.concat([Buffer.from([0xb4]), u32(uid.length), uid]))

@@ -20,7 +20,19 @@ function renovateBin(dir: string): string {
 
 /** PATH, and how this machine reaches the npm registry (a proxy, its certificate authorities). */
 function passedThrough(): NodeJS.ProcessEnv {
-  const names = ['PATH', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'GIT_SSL_CAINFO', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy'];
+  const names = [
+    'PATH',
+    'NODE_EXTRA_CA_CERTS',
+    'SSL_CERT_FILE',
+    'SSL_CERT_DIR',
+    'GIT_SSL_CAINFO',
+    'HTTP_PROXY',
+    'HTTPS_PROXY',
+    'NO_PROXY',
+    'http_proxy',
+    'https_proxy',
+    'no_proxy',
+  ];
   return Object.fromEntries(names.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]]));
 }
 
@@ -85,7 +97,14 @@ export interface RenovateRun extends Run {
  * One Renovate run with the Gitea platform against `endpoint` (…/api/v1) for one repository, in a HOME, base and
  * cache directory of its own under `workDir`; `env` adds or overrides RENOVATE_* settings.
  */
-export async function runRenovate(options: { dir: string; workDir: string; endpoint: string; token: string; repository: string; env?: Record<string, string> }): Promise<RenovateRun> {
+export async function runRenovate(options: {
+  dir: string;
+  workDir: string;
+  endpoint: string;
+  token: string;
+  repository: string;
+  env?: Record<string, string>;
+}): Promise<RenovateRun> {
   const home = path.join(options.workDir, 'home');
   fs.mkdirSync(home, { recursive: true });
   const env: NodeJS.ProcessEnv = {

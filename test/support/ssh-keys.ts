@@ -20,13 +20,20 @@ export function generateSshKey(dir: string, name: string, type: 'ed25519' | 'ecd
 export function sshCommand(privateKey: string, extra: string[] = []): string {
   return [
     'ssh',
-    '-i', privateKey,
-    '-o', 'IdentitiesOnly=yes',
-    '-o', 'IdentityAgent=none',
-    '-o', 'StrictHostKeyChecking=no',
-    '-o', 'UserKnownHostsFile=/dev/null',
-    '-o', 'BatchMode=yes',
-    '-o', 'LogLevel=ERROR',
+    '-i',
+    privateKey,
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'IdentityAgent=none',
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    'UserKnownHostsFile=/dev/null',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'LogLevel=ERROR',
     ...extra,
   ].join(' ');
 }

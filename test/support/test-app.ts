@@ -103,4 +103,3 @@ export function databaseUrl(config: AppConfig): string {
   const user = encodeURIComponent(database.username) + (database.password ? `:${encodeURIComponent(database.password)}` : '');
   return `mysql://${user}@${database.host}:${database.port}/${encodeURIComponent(database.database)}`;
 }
-

@@ -34,7 +34,7 @@ export class WebhookSink {
         const text = body.toString('utf8');
         let json: Record<string, any> = {};
         try {
-          json = JSON.parse(text.startsWith('payload=') ? new URLSearchParams(text).get('payload') ?? '' : text);
+          json = JSON.parse(text.startsWith('payload=') ? (new URLSearchParams(text).get('payload') ?? '') : text);
         } catch {
           json = {};
         }

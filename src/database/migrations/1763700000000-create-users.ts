@@ -36,27 +36,14 @@ export class CreateUsers1763700000000 implements MigrationInterface {
           k.time('created_unix'),
           k.time('updated_unix'),
         ],
-        indices: [
-          k.index('IDX_user_lower_name', ['lower_name'], true),
-          k.index('IDX_user_type_created', ['type', 'created_unix']),
-        ],
+        indices: [k.index('IDX_user_lower_name', ['lower_name'], true), k.index('IDX_user_type_created', ['type', 'created_unix'])],
       }),
     );
     await queryRunner.createTable(
       new Table({
         name: 'email_address',
-        columns: [
-          k.id(),
-          k.ref('uid'),
-          k.text('email', 255),
-          k.text('lower_email', 255),
-          k.flag('is_activated'),
-          k.flag('is_primary'),
-        ],
-        indices: [
-          k.index('IDX_email_address_lower_email', ['lower_email'], true),
-          k.index('IDX_email_address_uid', ['uid']),
-        ],
+        columns: [k.id(), k.ref('uid'), k.text('email', 255), k.text('lower_email', 255), k.flag('is_activated'), k.flag('is_primary')],
+        indices: [k.index('IDX_email_address_lower_email', ['lower_email'], true), k.index('IDX_email_address_uid', ['uid'])],
       }),
     );
     await queryRunner.createTable(
@@ -73,20 +60,14 @@ export class CreateUsers1763700000000 implements MigrationInterface {
           k.time('created_unix'),
           k.time('updated_unix'),
         ],
-        indices: [
-          k.index('IDX_access_token_uid', ['uid']),
-          k.index('IDX_access_token_token_last_eight', ['token_last_eight']),
-        ],
+        indices: [k.index('IDX_access_token_uid', ['uid']), k.index('IDX_access_token_token_last_eight', ['token_last_eight'])],
       }),
     );
     await queryRunner.createTable(
       new Table({
         name: 'org_user',
         columns: [k.id(), k.ref('uid'), k.ref('org_id'), k.flag('is_public')],
-        indices: [
-          k.index('IDX_org_user_uid_org_id', ['uid', 'org_id'], true),
-          k.index('IDX_org_user_org_id', ['org_id']),
-        ],
+        indices: [k.index('IDX_org_user_uid_org_id', ['uid', 'org_id'], true), k.index('IDX_org_user_org_id', ['org_id'])],
       }),
     );
     await queryRunner.createTable(
@@ -110,10 +91,7 @@ export class CreateUsers1763700000000 implements MigrationInterface {
       new Table({
         name: 'team_user',
         columns: [k.id(), k.ref('org_id'), k.ref('team_id'), k.ref('uid')],
-        indices: [
-          k.index('IDX_team_user_team_id_uid', ['team_id', 'uid'], true),
-          k.index('IDX_team_user_uid_org_id', ['uid', 'org_id']),
-        ],
+        indices: [k.index('IDX_team_user_team_id_uid', ['team_id', 'uid'], true), k.index('IDX_team_user_uid_org_id', ['uid', 'org_id'])],
       }),
     );
   }

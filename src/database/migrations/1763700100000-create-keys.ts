@@ -19,10 +19,7 @@ export class CreateKeys1763700100000 implements MigrationInterface {
           k.time('created_unix'),
           k.time('updated_unix'),
         ],
-        indices: [
-          k.index('IDX_public_key_fingerprint', ['fingerprint'], true),
-          k.index('IDX_public_key_owner_id_name', ['owner_id', 'name'], true),
-        ],
+        indices: [k.index('IDX_public_key_fingerprint', ['fingerprint'], true), k.index('IDX_public_key_owner_id_name', ['owner_id', 'name'], true)],
       }),
     );
     await queryRunner.createTable(

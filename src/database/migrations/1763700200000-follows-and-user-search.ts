@@ -16,19 +16,13 @@ export class FollowsAndUserSearch1763700200000 implements MigrationInterface {
       new Table({
         name: 'follow',
         columns: [k.id(), k.ref('user_id'), k.ref('follow_id'), k.time('created_unix')],
-        indices: [
-          k.index('IDX_follow_user_id_follow_id', ['user_id', 'follow_id'], true),
-          k.index('IDX_follow_follow_id_user_id', ['follow_id', 'user_id']),
-        ],
+        indices: [k.index('IDX_follow_user_id_follow_id', ['user_id', 'follow_id'], true), k.index('IDX_follow_follow_id_user_id', ['follow_id', 'user_id'])],
       }),
     );
     await queryRunner.createTable(
       new Table({
         name: 'user_search_gram',
-        columns: [
-          { name: 'gram', type: 'varchar', length: '3', isPrimary: true },
-          k.ref('user_id', { isPrimary: true }),
-        ],
+        columns: [{ name: 'gram', type: 'varchar', length: '3', isPrimary: true }, k.ref('user_id', { isPrimary: true })],
         indices: [k.index('IDX_user_search_gram_user_id', ['user_id'])],
       }),
     );

@@ -24,7 +24,10 @@ export class CreateReleases1764400000000 implements MigrationInterface {
           k.flag('hide_archive_links'),
           k.time('created_unix'),
         ],
-        indices: [k.index('IDX_release_repo_id_tag_name', ['repo_id', 'tag_name'], true), k.index('IDX_release_repo_id_created_unix', ['repo_id', 'created_unix'])],
+        indices: [
+          k.index('IDX_release_repo_id_tag_name', ['repo_id', 'tag_name'], true),
+          k.index('IDX_release_repo_id_created_unix', ['repo_id', 'created_unix']),
+        ],
       }),
     );
     await queryRunner.createTable(
@@ -41,7 +44,11 @@ export class CreateReleases1764400000000 implements MigrationInterface {
           k.counter('download_count'),
           k.time('created_unix'),
         ],
-        indices: [k.index('IDX_attachment_uuid', ['uuid'], true), k.index('IDX_attachment_release_id', ['release_id']), k.index('IDX_attachment_repo_id', ['repo_id'])],
+        indices: [
+          k.index('IDX_attachment_uuid', ['uuid'], true),
+          k.index('IDX_attachment_release_id', ['release_id']),
+          k.index('IDX_attachment_repo_id', ['repo_id']),
+        ],
       }),
     );
   }

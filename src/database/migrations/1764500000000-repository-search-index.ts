@@ -113,7 +113,8 @@ export class RepositorySearchIndex1764500000000 implements MigrationInterface {
         await queryRunner.query(`DROP TABLE ${table}`);
       }
     } else {
-      for (const trigger of ['repository_search_insert', 'repository_search_delete', 'repository_search_update']) await queryRunner.query(`DROP TRIGGER ${trigger}`);
+      for (const trigger of ['repository_search_insert', 'repository_search_delete', 'repository_search_update'])
+        await queryRunner.query(`DROP TRIGGER ${trigger}`);
       await queryRunner.query('DROP PROCEDURE repository_search_index');
       await queryRunner.query('DROP TABLE repository_search_gram');
     }

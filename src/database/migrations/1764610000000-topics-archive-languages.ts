@@ -15,8 +15,18 @@ export class TopicsArchiveLanguages1764610000000 implements MigrationInterface {
     const k = migrationKit(queryRunner);
     const sqlite = queryRunner.connection.options.type === 'better-sqlite3';
     const columns = sqlite
-      ? ['is_archived boolean NOT NULL DEFAULT (0)', 'archived_unix integer NOT NULL DEFAULT (0)', "topics varchar(1024) NOT NULL DEFAULT ('')", "primary_language varchar(50) NOT NULL DEFAULT ('')"]
-      : ['is_archived tinyint NOT NULL DEFAULT 0', 'archived_unix bigint NOT NULL DEFAULT 0', "topics varchar(1024) NOT NULL DEFAULT ''", "primary_language varchar(50) NOT NULL DEFAULT ''"];
+      ? [
+          'is_archived boolean NOT NULL DEFAULT (0)',
+          'archived_unix integer NOT NULL DEFAULT (0)',
+          "topics varchar(1024) NOT NULL DEFAULT ('')",
+          "primary_language varchar(50) NOT NULL DEFAULT ('')",
+        ]
+      : [
+          'is_archived tinyint NOT NULL DEFAULT 0',
+          'archived_unix bigint NOT NULL DEFAULT 0',
+          "topics varchar(1024) NOT NULL DEFAULT ''",
+          "primary_language varchar(50) NOT NULL DEFAULT ''",
+        ];
     for (const column of columns) await queryRunner.query(`ALTER TABLE repository ADD COLUMN ${column}`);
     await queryRunner.createTable(
       new Table({
@@ -36,7 +46,10 @@ export class TopicsArchiveLanguages1764610000000 implements MigrationInterface {
       new Table({
         name: 'repo_topic',
         columns: [k.id(), k.ref('repo_id'), k.ref('topic_id')],
-        indices: [k.index('IDX_repo_topic_repo_id_topic_id', ['repo_id', 'topic_id'], true), k.index('IDX_repo_topic_topic_id_repo_id', ['topic_id', 'repo_id'])],
+        indices: [
+          k.index('IDX_repo_topic_repo_id_topic_id', ['repo_id', 'topic_id'], true),
+          k.index('IDX_repo_topic_topic_id_repo_id', ['topic_id', 'repo_id']),
+        ],
       }),
     );
   }
@@ -45,6 +58,7 @@ export class TopicsArchiveLanguages1764610000000 implements MigrationInterface {
     await queryRunner.dropTable('repo_topic');
     await queryRunner.dropTable('language_stat');
     await queryRunner.dropTable('topic');
-    for (const column of ['primary_language', 'topics', 'archived_unix', 'is_archived']) await queryRunner.query(`ALTER TABLE repository DROP COLUMN ${column}`);
+    for (const column of ['primary_language', 'topics', 'archived_unix', 'is_archived'])
+      await queryRunner.query(`ALTER TABLE repository DROP COLUMN ${column}`);
   }
 }

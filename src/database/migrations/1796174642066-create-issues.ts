@@ -94,7 +94,10 @@ export class CreateIssues1796174642066 implements MigrationInterface {
         new Table({
           name: 'issue_assignee',
           columns: [k.id(), k.ref('issue_id'), k.ref('assignee_id')],
-          indices: [k.index('IDX_issue_assignee_issue_id_assignee_id', ['issue_id', 'assignee_id'], true), k.index('IDX_issue_assignee_assignee_id', ['assignee_id'])],
+          indices: [
+            k.index('IDX_issue_assignee_issue_id_assignee_id', ['issue_id', 'assignee_id'], true),
+            k.index('IDX_issue_assignee_assignee_id', ['assignee_id']),
+          ],
         }),
       );
     }
@@ -130,7 +133,18 @@ export class CreateIssues1796174642066 implements MigrationInterface {
     await queryRunner.dropTable('issue_word', true);
     await queryRunner.dropTable('issue_counter', true);
     await queryRunner.dropTable('issue', true);
-    for (const name of ['num_closed_issues', 'num_issues', 'external_tracker_regexp', 'external_tracker_style', 'external_tracker_format', 'external_tracker_url', 'enable_issue_dependencies', 'allow_only_contributors_to_track_time', 'enable_time_tracker', 'has_issues']) {
+    for (const name of [
+      'num_closed_issues',
+      'num_issues',
+      'external_tracker_regexp',
+      'external_tracker_style',
+      'external_tracker_format',
+      'external_tracker_url',
+      'enable_issue_dependencies',
+      'allow_only_contributors_to_track_time',
+      'enable_time_tracker',
+      'has_issues',
+    ]) {
       await queryRunner.query(`ALTER TABLE repository DROP COLUMN ${name}`);
     }
   }

@@ -11,7 +11,8 @@ export class CreateMilestones1796184284076 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     const k = migrationKit(queryRunner);
     const issue = await queryRunner.getTable('issue');
-    if (issue && !issue.indices.some((index) => index.name === 'IDX_issue_milestone_id')) await queryRunner.query('CREATE INDEX IDX_issue_milestone_id ON issue (milestone_id)');
+    if (issue && !issue.indices.some((index) => index.name === 'IDX_issue_milestone_id'))
+      await queryRunner.query('CREATE INDEX IDX_issue_milestone_id ON issue (milestone_id)');
     if (await queryRunner.hasTable('milestone')) return;
     await queryRunner.createTable(
       new Table({

@@ -14,7 +14,8 @@ export class CreatePullRequests1796186088002 implements MigrationInterface {
     const k = migrationKit(queryRunner);
     const sqlite = queryRunner.connection.options.type === 'better-sqlite3';
     const flag = (value: 0 | 1) => (sqlite ? `boolean NOT NULL DEFAULT (${value})` : `tinyint NOT NULL DEFAULT ${value}`);
-    const text = (length: number, value: string) => (sqlite ? `varchar(${length}) NOT NULL DEFAULT ('${value}')` : `varchar(${length}) NOT NULL DEFAULT '${value}'`);
+    const text = (length: number, value: string) =>
+      sqlite ? `varchar(${length}) NOT NULL DEFAULT ('${value}')` : `varchar(${length}) NOT NULL DEFAULT '${value}'`;
     const counter = sqlite ? 'integer NOT NULL DEFAULT (0)' : 'int NOT NULL DEFAULT 0';
     const columns: [string, string][] = [
       ['num_pulls', counter],

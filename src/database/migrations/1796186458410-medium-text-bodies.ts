@@ -15,7 +15,10 @@ export class MediumTextBodies1796186458410 implements MigrationInterface {
       ['comment', 'body'],
       ['webhook_event', 'payload'],
     ]) {
-      const [row] = await queryRunner.query('SELECT DATA_TYPE AS type FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?', [table, column]);
+      const [row] = await queryRunner.query(
+        'SELECT DATA_TYPE AS type FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?',
+        [table, column],
+      );
       if (row && String(row.type).toLowerCase() !== 'mediumtext') await queryRunner.query(`ALTER TABLE \`${table}\` MODIFY \`${column}\` mediumtext NOT NULL`);
     }
   }

@@ -32,7 +32,18 @@ export class CommentEventColumns1796197026230 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    for (const name of ['label_id', 'old_milestone_id', 'milestone_id', 'assignee_id', 'removed_assignee', 'old_title', 'new_title', 'old_ref', 'new_ref', 'dependent_issue_id']) {
+    for (const name of [
+      'label_id',
+      'old_milestone_id',
+      'milestone_id',
+      'assignee_id',
+      'removed_assignee',
+      'old_title',
+      'new_title',
+      'old_ref',
+      'new_ref',
+      'dependent_issue_id',
+    ]) {
       if (await queryRunner.hasColumn('comment', name)) await queryRunner.query(`ALTER TABLE comment DROP COLUMN ${name}`);
     }
   }

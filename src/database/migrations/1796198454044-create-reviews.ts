@@ -30,7 +30,11 @@ export class CreateReviews1796198454044 implements MigrationInterface {
             k.time('created_unix'),
             k.time('updated_unix'),
           ],
-          indices: [k.index('IDX_review_issue_id', ['issue_id', 'id']), k.index('IDX_review_repo_id', ['repo_id']), k.index('IDX_review_reviewer_id', ['reviewer_id'])],
+          indices: [
+            k.index('IDX_review_issue_id', ['issue_id', 'id']),
+            k.index('IDX_review_repo_id', ['repo_id']),
+            k.index('IDX_review_reviewer_id', ['reviewer_id']),
+          ],
         }),
       );
     }

@@ -87,9 +87,16 @@ export class GpgKeysService {
         // A primary key proven here (by a verified address or the token signature; otherwise this transaction
         // is rolled back below) takes its key id back from another user's unproven subkey: binding someone
         // else's key packet as an encryption subkey needs none of their secrets.
-        for (const squatter of await this.keys.unprovenSubkeys(entities.map((entity) => entity.keyId), tx)) {
+        for (const squatter of await this.keys.unprovenSubkeys(
+          entities.map((entity) => entity.keyId),
+          tx,
+        )) {
           await this.keys.delete(tx, squatter.id);
-          await this.audit.record(tx, { action: 'gpg_key.delete', target: gpgKeyTarget(squatter), detail: { owner_id: squatter.ownerId, reason: 'unproven subkey of a proven key' } });
+          await this.audit.record(tx, {
+            action: 'gpg_key.delete',
+            target: gpgKeyTarget(squatter),
+            detail: { owner_id: squatter.ownerId, reason: 'unproven subkey of a proven key' },
+          });
         }
         if ((await this.keys.storedKeyIds(keyIds, tx)).length > 0) throw new InvalidInputError(KEY_ID_TAKEN);
         if (!verified && rows.some((row) => row.emails.length === 0)) {
@@ -104,7 +111,11 @@ export class GpgKeysService {
             ...entity.subkeys.map((subkey) => keyRow(owner, subkey, entity.keyId, { emails: [], verified, armored: '', now })),
           ]);
           views.push({ key, subkeys });
-          await this.audit.record(tx, { action: 'gpg_key.add', target: gpgKeyTarget(key), detail: { owner: owner.name, subkeys: subkeys.map((subkey) => subkey.keyId), verified } });
+          await this.audit.record(tx, {
+            action: 'gpg_key.add',
+            target: gpgKeyTarget(key),
+            detail: { owner: owner.name, subkeys: subkeys.map((subkey) => subkey.keyId), verified },
+          });
         }
         return views;
       });

@@ -69,7 +69,10 @@ describe('OpenPgpInspector', () => {
 
   beforeAll(async () => {
     alice = await eccKey({
-      userIDs: [{ name: 'Alice', email: 'alice@example.com' }, { name: 'Work', email: 'Alice@Work.Example' }],
+      userIDs: [
+        { name: 'Alice', email: 'alice@example.com' },
+        { name: 'Work', email: 'Alice@Work.Example' },
+      ],
       keyExpirationTime: 86400,
       subkeys: [{ keyExpirationTime: 0 }, { sign: true, keyExpirationTime: 7200 }],
     });

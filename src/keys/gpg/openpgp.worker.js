@@ -20,7 +20,11 @@ async function run(text, options) {
     const signer = options.signature ? await inspector.signerOf(ring, options.signature, options.texts, new Date(options.nowMs)) : undefined;
     return { entities: ring.entities, signer };
   }
-  if (options.op === 'export') return inspector.exportKeys(options.entities.map((entity) => ({ armored: entity.armored, subkeyIds: new Set(entity.subkeyIds) })), options.comment);
+  if (options.op === 'export')
+    return inspector.exportKeys(
+      options.entities.map((entity) => ({ armored: entity.armored, subkeyIds: new Set(entity.subkeyIds) })),
+      options.comment,
+    );
   throw new Error(`unknown operation ${options.op}`);
 }
 
@@ -28,7 +32,10 @@ parentPort.on('message', (message) => {
   run(message.text, message.options).then(
     (result) => parentPort.postMessage({ id: message.id, html: JSON.stringify(result) }),
     (error) =>
-      parentPort.postMessage({ id: message.id, error: error instanceof GpgKeyParseError ? `PARSE:${error.message}` : String(error && error.message ? error.message : error) }),
+      parentPort.postMessage({
+        id: message.id,
+        error: error instanceof GpgKeyParseError ? `PARSE:${error.message}` : String(error && error.message ? error.message : error),
+      }),
   );
 });
 /** This thread's id as /proc knows it, so that the pool budgets jobs in CPU time; undefined off Linux. */

@@ -36,7 +36,11 @@ export class PublicKeyStore {
    */
   async fingerprintTaken(fingerprint: string, tx?: EntityManager, options: { locking?: boolean } = {}): Promise<boolean> {
     const locking = options.locking && tx && tx.connection.options.type === 'mysql';
-    const found = await this.keys(tx).findOne({ where: { fingerprint }, select: { id: true }, ...(locking ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const found = await this.keys(tx).findOne({
+      where: { fingerprint },
+      select: { id: true },
+      ...(locking ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+    });
     return found !== null;
   }
 

@@ -26,9 +26,12 @@ describe('README templating', () => {
 
 describe('.gitignore assembly', () => {
   it('precedes each template with its name', () => {
-    expect(assembleGitignore([{ name: 'Go', content: '*.exe\n' }, { name: 'Node', content: 'node_modules/\n' }])).toBe(
-      '# ---> Go\n*.exe\n\n# ---> Node\nnode_modules/\n\n',
-    );
+    expect(
+      assembleGitignore([
+        { name: 'Go', content: '*.exe\n' },
+        { name: 'Node', content: 'node_modules/\n' },
+      ]),
+    ).toBe('# ---> Go\n*.exe\n\n# ---> Node\nnode_modules/\n\n');
   });
 });
 
@@ -41,9 +44,13 @@ describe('license placeholders', () => {
 
   it('fills Apache and GPL style placeholders', () => {
     expect(fillLicense('Apache-2.0', 'Copyright [yyyy] [name of copyright owner]', values)).toBe('Copyright 2031 alice\n');
-    expect(fillLicense('GPL-3.0', "<one line to give the program's name and a brief idea of what it does.>\nCopyright (C) <year>  <name of author>\n<program>", values)).toBe(
-      'anvil\nCopyright (C) 2031  alice\nanvil\n',
-    );
+    expect(
+      fillLicense(
+        'GPL-3.0',
+        "<one line to give the program's name and a brief idea of what it does.>\nCopyright (C) <year>  <name of author>\n<program>",
+        values,
+      ),
+    ).toBe('anvil\nCopyright (C) 2031  alice\nanvil\n');
   });
 
   it('fills 0BSD bare words only on its copyright line', () => {

@@ -49,7 +49,11 @@ export class GaleraCluster {
     const cluster = new GaleraCluster(root, await freePorts(12));
     for (const node of cluster.nodes) fs.mkdirSync(node.dataDir, { mode: 0o750 });
     execFileSync('chown', ['-R', 'mysql:mysql', root]);
-    execFileSync('mariadb-install-db', ['--no-defaults', '--user=mysql', `--datadir=${cluster.nodes[0].dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db'], { stdio: 'ignore' });
+    execFileSync(
+      'mariadb-install-db',
+      ['--no-defaults', '--user=mysql', `--datadir=${cluster.nodes[0].dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db'],
+      { stdio: 'ignore' },
+    );
     await cluster.startNode(0, true);
     await cluster.startNode(1);
     await cluster.startNode(2);
@@ -77,15 +81,33 @@ export class GaleraCluster {
     const node = this.nodes[index];
     const addresses = this.nodes.map((each) => `127.0.0.1:${each.gcommPort}`).join(',');
     const args = [
-      '-u', 'mysql', '--', '/usr/sbin/mariadbd', '--no-defaults',
-      `--datadir=${node.dataDir}`, `--socket=${path.join(this.root, `${node.name}.sock`)}`, `--pid-file=${path.join(this.root, `${node.name}.pid`)}`,
-      `--log-error=${path.join(this.root, `${node.name}.err`)}`, `--port=${node.port}`, '--bind-address=127.0.0.1', '--skip-name-resolve',
-      '--innodb-buffer-pool-size=32M', '--innodb-log-file-size=16M', '--max-connections=200',
-      '--binlog-format=ROW', '--innodb-autoinc-lock-mode=2', '--log-bin-trust-function-creators=1',
-      '--wsrep-on=ON', `--wsrep-provider=${PROVIDER}`, `--wsrep-cluster-address=gcomm://${addresses}`, '--wsrep-cluster-name=anvil-cluster-test',
-      `--wsrep-node-name=${node.name}`, `--wsrep-node-address=127.0.0.1:${node.gcommPort}`,
+      '-u',
+      'mysql',
+      '--',
+      '/usr/sbin/mariadbd',
+      '--no-defaults',
+      `--datadir=${node.dataDir}`,
+      `--socket=${path.join(this.root, `${node.name}.sock`)}`,
+      `--pid-file=${path.join(this.root, `${node.name}.pid`)}`,
+      `--log-error=${path.join(this.root, `${node.name}.err`)}`,
+      `--port=${node.port}`,
+      '--bind-address=127.0.0.1',
+      '--skip-name-resolve',
+      '--innodb-buffer-pool-size=32M',
+      '--innodb-log-file-size=16M',
+      '--max-connections=200',
+      '--binlog-format=ROW',
+      '--innodb-autoinc-lock-mode=2',
+      '--log-bin-trust-function-creators=1',
+      '--wsrep-on=ON',
+      `--wsrep-provider=${PROVIDER}`,
+      `--wsrep-cluster-address=gcomm://${addresses}`,
+      '--wsrep-cluster-name=anvil-cluster-test',
+      `--wsrep-node-name=${node.name}`,
+      `--wsrep-node-address=127.0.0.1:${node.gcommPort}`,
       `--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:${node.gcommPort};ist.recv_addr=127.0.0.1:${node.istPort};gcache.size=64M`,
-      '--wsrep-sst-method=rsync', `--wsrep-sst-receive-address=127.0.0.1:${node.sstPort}`,
+      '--wsrep-sst-method=rsync',
+      `--wsrep-sst-receive-address=127.0.0.1:${node.sstPort}`,
       ...(newCluster ? ['--wsrep-new-cluster'] : []),
     ];
     node.process = spawn('runuser', args, { stdio: 'ignore' });
@@ -132,7 +154,11 @@ export class GaleraCluster {
   /** The last lines of a node's error log, for a failure message. */
   log(index: number): string {
     try {
-      return fs.readFileSync(path.join(this.root, `${this.nodes[index].name}.err`), 'utf8').split('\n').slice(-30).join('\n');
+      return fs
+        .readFileSync(path.join(this.root, `${this.nodes[index].name}.err`), 'utf8')
+        .split('\n')
+        .slice(-30)
+        .join('\n');
     } catch {
       return '';
     }

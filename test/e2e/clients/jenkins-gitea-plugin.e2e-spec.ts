@@ -28,7 +28,10 @@ describe('client journey: Jenkins Gitea plugin, organisation scan', () => {
     await makeRepo(t, owner, { org: org.name, name: 'app', autoInit: true });
     await makeRepo(t, owner, { org: org.name, name: 'docs', autoInit: true });
     const put = (url: string, body: object) => t.http.post(t.api(url)).set(withToken(owner.token)).send(body);
-    await put(`/repos/${org.name}/app/contents/Jenkinsfile`, { content: Buffer.from("pipeline { agent any; stages { stage('b') { steps { sh 'make' } } } }\n").toString('base64'), message: 'ci' }).expect(201);
+    await put(`/repos/${org.name}/app/contents/Jenkinsfile`, {
+      content: Buffer.from("pipeline { agent any; stages { stage('b') { steps { sh 'make' } } } }\n").toString('base64'),
+      message: 'ci',
+    }).expect(201);
     await put(`/repos/${org.name}/app/branches`, { new_branch_name: 'feature/login' }).expect(201);
     const tag = await put(`/repos/${org.name}/app/tags`, { tag_name: 'v1.0.0', message: 'first release' }).expect(201);
 
@@ -65,7 +68,12 @@ describe('client journey: Jenkins Gitea plugin, organisation scan', () => {
     expect(tags.map((item: { name: string }) => item.name)).toEqual(['v1.0.0']);
     expect(tags[0].id).toBe(tag.body.id);
     const annotated = (await get(`/repos/${org.name}/app/git/tags/${tags[0].id}`).expect(200)).body;
-    expect(annotated).toMatchObject({ tag: 'v1.0.0', sha: tags[0].id, message: expect.stringContaining('first release'), object: { type: 'commit', sha: tags[0].commit.sha } });
+    expect(annotated).toMatchObject({
+      tag: 'v1.0.0',
+      sha: tags[0].id,
+      message: expect.stringContaining('first release'),
+      object: { type: 'commit', sha: tags[0].commit.sha },
+    });
     expect(Date.parse(annotated.tagger.date)).toBeGreaterThan(0);
     // fetchCommit for the commit a head or tag points at.
     const commit = (await get(`/repos/${org.name}/app/git/commits/${tags[0].commit.sha}`).expect(200)).body;

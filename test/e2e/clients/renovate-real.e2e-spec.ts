@@ -86,7 +86,10 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
   /** The runs warn only about what a self-hosted Renovate without github.com credentials always warns about. */
   const expectNoTrouble = (result: RenovateRun) => {
     const expected = [/^RE2 not usable/, /^No github\.com token has been configured/];
-    expect({ code: result.code, warnings: result.warnings.filter((warning) => !expected.some((pattern) => pattern.test(warning))) }).toEqual({ code: 0, warnings: [] });
+    expect({ code: result.code, warnings: result.warnings.filter((warning) => !expected.some((pattern) => pattern.test(warning))) }).toEqual({
+      code: 0,
+      warnings: [],
+    });
   };
 
   it('run 1 opens the lodash update with its label and the dependency dashboard', async () => {
@@ -117,12 +120,16 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     expect(files).toEqual(['package.json']);
     const onBranch = JSON.parse(git(gitDir(), 'show', 'refs/heads/renovate/lodash-4.x:package.json'));
     expect(onBranch.dependencies).toEqual({ lodash: version });
-    expect(git(gitDir(), 'log', '-1', '--format=%an <%ae>|%s', 'refs/heads/renovate/lodash-4.x').trim()).toBe(`Renovate Bot <renovate@example.com>|${pull.title}`);
+    expect(git(gitDir(), 'log', '-1', '--format=%an <%ae>|%s', 'refs/heads/renovate/lodash-4.x').trim()).toBe(
+      `Renovate Bot <renovate@example.com>|${pull.title}`,
+    );
     firstHead = branchSha('renovate/lodash-4.x');
     // Renovate's own check on the branch, set through the statuses API and read back through the combined status.
     const combined = await get(`/commits/${firstHead}/status`);
     expect(combined).toMatchObject({ state: 'success', sha: firstHead, total_count: 1 });
-    expect(combined.statuses).toEqual([expect.objectContaining({ context: 'renovate/stability-days', status: 'success', creator: expect.objectContaining({ login: bot.name }) })]);
+    expect(combined.statuses).toEqual([
+      expect.objectContaining({ context: 'renovate/stability-days', status: 'success', creator: expect.objectContaining({ login: bot.name }) }),
+    ]);
     expect(pull.head.sha).toBe(firstHead);
     expect(git(gitDir(), 'rev-parse', `refs/pull/${pull.number}/head`).trim()).toBe(firstHead);
     expect(git(gitDir(), 'rev-parse', `${firstHead}^`).trim()).toBe(branchSha('main'));
@@ -139,7 +146,12 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     await t.http
       .put(api('/contents/README.md'))
       .set(withToken(bot.token))
-      .send({ content: Buffer.from('# webapp\n\nNow with a changelog.\n').toString('base64'), message: 'Describe the project', branch: 'main', sha: readme.sha })
+      .send({
+        content: Buffer.from('# webapp\n\nNow with a changelog.\n').toString('base64'),
+        message: 'Describe the project',
+        branch: 'main',
+        sha: readme.sha,
+      })
       .expect(200);
     const main = branchSha('main');
     expect(git(gitDir(), 'merge-base', main, firstHead).trim()).not.toBe(main);
@@ -190,7 +202,10 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     expect(pull).toMatchObject({ title: expect.stringMatching(/^Update dependency lodash to v4\.\d+\.\d+$/), state: 'open', merged: false });
     const proposed = /v(\d+\.\d+\.\d+)$/.exec(pull.title)![1];
     // Scheduled, not merged: the head has no status yet.
-    await t.http.get(api(`/pulls/${pull.number}/merge`, 'service')).set(withToken(bot.token)).expect(404);
+    await t.http
+      .get(api(`/pulls/${pull.number}/merge`, 'service'))
+      .set(withToken(bot.token))
+      .expect(404);
 
     // A CI reports the head's build as passed: the scheduled merge runs, and deletes the branch as Renovate asked.
     await t.http
@@ -211,7 +226,12 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     await makeProject('tools');
     const developer = await makeUser(t, { name: 'developer' });
     await t.http.put(api('/collaborators/developer', 'tools')).set(withToken(bot.token)).send({ permission: 'write' }).expect(204);
-    const settings = { RENOVATE_ONBOARDING: 'true', RENOVATE_REQUIRE_CONFIG: 'required', RENOVATE_ASSIGNEES: JSON.stringify([developer.name]), RENOVATE_REVIEWERS: JSON.stringify([developer.name]) };
+    const settings = {
+      RENOVATE_ONBOARDING: 'true',
+      RENOVATE_REQUIRE_CONFIG: 'required',
+      RENOVATE_ASSIGNEES: JSON.stringify([developer.name]),
+      RENOVATE_REVIEWERS: JSON.stringify([developer.name]),
+    };
 
     expectNoTrouble(await renovateOn('tools', settings));
     const [onboarding] = await get('/pulls?state=all', 'tools');
@@ -220,7 +240,11 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     expect(JSON.parse(git(gitDir('tools'), 'show', 'refs/heads/renovate/configure:renovate.json'))).toHaveProperty('$schema');
     // Nothing but the onboarding pull request before the configuration is in.
     expect((await get('/pulls?state=all', 'tools')).map((pull: { number: number }) => pull.number)).toEqual([onboarding.number]);
-    await t.http.post(api(`/pulls/${onboarding.number}/merge`, 'tools')).set(withToken(bot.token)).send({ Do: 'merge', delete_branch_after_merge: true }).expect(200);
+    await t.http
+      .post(api(`/pulls/${onboarding.number}/merge`, 'tools'))
+      .set(withToken(bot.token))
+      .send({ Do: 'merge', delete_branch_after_merge: true })
+      .expect(200);
 
     expectNoTrouble(await renovateOn('tools', settings));
     const update = (await get('/pulls?state=open', 'tools'))[0];
@@ -231,10 +255,16 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
 
     // Closed unmerged by a person: the next run comments that it will ignore this version, deletes its branch and
     // opens nothing new.
-    await t.http.patch(api(`/pulls/${update.number}`, 'tools')).set(withToken(developer.token)).send({ state: 'closed' }).expect(201);
+    await t.http
+      .patch(api(`/pulls/${update.number}`, 'tools'))
+      .set(withToken(developer.token))
+      .send({ state: 'closed' })
+      .expect(201);
     expectNoTrouble(await renovateOn('tools', settings));
     const comments = await get(`/issues/${update.number}/comments`, 'tools');
-    expect(comments.map((comment: { user: { login: string }; body: string }) => [comment.user.login, comment.body.split('\n')[0]])).toEqual([[bot.name, '### Renovate Ignore Notification']]);
+    expect(comments.map((comment: { user: { login: string }; body: string }) => [comment.user.login, comment.body.split('\n')[0]])).toEqual([
+      [bot.name, '### Renovate Ignore Notification'],
+    ]);
     expect(git(gitDir('tools'), 'branch', '--list', 'renovate/*').trim()).toBe('');
     expect((await get('/pulls?state=all', 'tools')).map((pull: { number: number; state: string }) => [pull.number, pull.state])).toEqual([
       [update.number, 'closed'],

@@ -44,7 +44,11 @@ describe('client journey: Renovate (Gitea platform) repository initialisation', 
     expect(Number(version.split('+gitea-')[0].split('.')[0])).toBeGreaterThanOrEqual(10);
     const active = await makeRepo(t, bot, { autoInit: true });
     const shelved = await makeRepo(t, bot, { autoInit: true });
-    await t.http.patch(t.api(`/repos/${shelved.full_name}`)).set(withToken(bot.token)).send({ archived: true }).expect(200);
+    await t.http
+      .patch(t.api(`/repos/${shelved.full_name}`))
+      .set(withToken(bot.token))
+      .send({ archived: true })
+      .expect(200);
     const found = (await get(`/repos/search?uid=${user.id}&archived=false&limit=50`).expect(200)).body;
     expect(found.ok).toBe(true);
     const names = found.data.map((repo: { full_name: string }) => repo.full_name);
@@ -56,14 +60,31 @@ describe('client journey: Renovate (Gitea platform) repository initialisation', 
   it('initRepo reads every field it checks and finds pull requests on, with rebase as the first merge method', async () => {
     const repo = await makeRepo(t, bot, { autoInit: true });
     const json = (await get(`/repos/${repo.full_name}`).expect(200)).body;
-    for (const field of ['archived', 'mirror', 'empty', 'fork', 'allow_rebase', 'allow_rebase_explicit', 'allow_squash_merge', 'allow_merge_commits', 'allow_fast_forward_only_merge', 'has_pull_requests']) {
+    for (const field of [
+      'archived',
+      'mirror',
+      'empty',
+      'fork',
+      'allow_rebase',
+      'allow_rebase_explicit',
+      'allow_squash_merge',
+      'allow_merge_commits',
+      'allow_fast_forward_only_merge',
+      'has_pull_requests',
+    ]) {
       expect(typeof json[field]).toBe('boolean');
     }
     expect(json).toMatchObject({ default_branch: 'main', id: repo.id, clone_url: expect.any(String), ssh_url: expect.any(String) });
     expect(json.has_pull_requests).toBe(true);
     expect(initRepoOutcome(json)).toBe('rebase');
     // With the unit off, no merge method is offered and the repository is left alone.
-    const off = (await t.http.patch(t.api(`/repos/${repo.full_name}`)).set(withToken(bot.token)).send({ has_pull_requests: false }).expect(200)).body;
+    const off = (
+      await t.http
+        .patch(t.api(`/repos/${repo.full_name}`))
+        .set(withToken(bot.token))
+        .send({ has_pull_requests: false })
+        .expect(200)
+    ).body;
     expect(initRepoOutcome(off)).toBe('REPOSITORY_BLOCKED');
     // The onboarding check reads renovate.json through the contents API: absent is a 404.
     await get(`/repos/${repo.full_name}/contents/renovate.json?ref=main`).expect(404);
@@ -72,7 +93,11 @@ describe('client journey: Renovate (Gitea platform) repository initialisation', 
 
   it('initRepo’s earlier checks see archived, empty and read-only repositories', async () => {
     const archived = await makeRepo(t, bot, { autoInit: true });
-    await t.http.patch(t.api(`/repos/${archived.full_name}`)).set(withToken(bot.token)).send({ archived: true }).expect(200);
+    await t.http
+      .patch(t.api(`/repos/${archived.full_name}`))
+      .set(withToken(bot.token))
+      .send({ archived: true })
+      .expect(200);
     expect(initRepoOutcome((await get(`/repos/${archived.full_name}`).expect(200)).body)).toBe('REPOSITORY_ARCHIVED');
     const empty = await makeRepo(t, bot);
     expect(initRepoOutcome((await get(`/repos/${empty.full_name}`).expect(200)).body)).toBe('REPOSITORY_EMPTY');
@@ -96,9 +121,18 @@ describe('client journey: Renovate (Gitea platform) repository initialisation', 
     expect(await issueList()).toEqual([]);
     // ensureIssue: no issue with the dashboard's title yet, so createIssue.
     const body = '## Dependency Dashboard\n\n- [ ] <!-- unlimit-branch=renovate/lodash -->chore(deps): update lodash to v4.17.21\n';
-    const created = await t.http.post(t.api(`/repos/${repo.full_name}/issues`)).set(withToken(bot.token)).send({ title: 'Dependency Dashboard', body, labels: [] }).expect(201);
+    const created = await t.http
+      .post(t.api(`/repos/${repo.full_name}/issues`))
+      .set(withToken(bot.token))
+      .send({ title: 'Dependency Dashboard', body, labels: [] })
+      .expect(201);
     expect(created.body).toMatchObject({ number: 1, state: 'open', title: 'Dependency Dashboard', body, pull_request: null });
-    for (const title of ['other one', 'another one']) await t.http.post(t.api(`/repos/${repo.full_name}/issues`)).set(withToken(bot.token)).send({ title, body: 'x' }).expect(201);
+    for (const title of ['other one', 'another one'])
+      await t.http
+        .post(t.api(`/repos/${repo.full_name}/issues`))
+        .set(withToken(bot.token))
+        .send({ title, body: 'x' })
+        .expect(201);
     const listed = await issueList();
     expect(listed.map((issue) => issue.title)).toEqual(['another one', 'other one', 'Dependency Dashboard']);
     // ensureIssue on the next run: the body changed, so updateIssue with body, title and state.
@@ -110,10 +144,18 @@ describe('client journey: Renovate (Gitea platform) repository initialisation', 
       .expect(201);
     expect(edited.body).toMatchObject({ number: 1, body: changedBody, state: 'open' });
     // ensureIssueClosing: closeIssue is an edit with state closed; the closed one stays in the state=all list.
-    await t.http.patch(t.api(`/repos/${repo.full_name}/issues/1`)).set(withToken(bot.token)).send({ state: 'closed' }).expect(201);
+    await t.http
+      .patch(t.api(`/repos/${repo.full_name}/issues/1`))
+      .set(withToken(bot.token))
+      .send({ state: 'closed' })
+      .expect(201);
     expect((await issueList()).find((issue) => issue.number === 1)).toMatchObject({ state: 'closed', body: changedBody });
     // shouldReOpen: the dashboard comes back open.
-    await t.http.patch(t.api(`/repos/${repo.full_name}/issues/1`)).set(withToken(bot.token)).send({ body: changedBody, title: 'Dependency Dashboard', state: 'open' }).expect(201);
+    await t.http
+      .patch(t.api(`/repos/${repo.full_name}/issues/1`))
+      .set(withToken(bot.token))
+      .send({ body: changedBody, title: 'Dependency Dashboard', state: 'open' })
+      .expect(201);
     expect((await get(`/repos/${repo.full_name}`).expect(200)).body.open_issues_count).toBe(3);
   });
 });

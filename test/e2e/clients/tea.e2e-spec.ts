@@ -29,7 +29,8 @@ describe('client journey: tea', () => {
 
   /** print.RepoDetails reads these. */
   function expectPrintableRepository(repo: Record<string, any>) {
-    for (const field of ['name', 'full_name', 'description', 'html_url', 'ssh_url', 'clone_url', 'default_branch', 'updated_at']) expect(typeof repo[field]).toBe('string');
+    for (const field of ['name', 'full_name', 'description', 'html_url', 'ssh_url', 'clone_url', 'default_branch', 'updated_at'])
+      expect(typeof repo[field]).toBe('string');
     for (const field of ['stars_count', 'watchers_count', 'forks_count', 'open_issues_count', 'size']) expect(typeof repo[field]).toBe('number');
     for (const field of ['fork', 'mirror', 'private', 'archived', 'empty']) expect(typeof repo[field]).toBe('boolean');
     expect(repo.owner.login).toEqual(expect.any(String));
@@ -39,7 +40,9 @@ describe('client journey: tea', () => {
   it('tea repo create, then its details with topics (before, the topics call failed and tea exited with an error)', async () => {
     const api = sdk(alice.token);
     const name = uniqueName('tea');
-    const created = (await api.user.createCurrentUserRepo({ name, description: 'from tea', private: false, auto_init: true, default_branch: 'main', trust_model: 'default' })).data;
+    const created = (
+      await api.user.createCurrentUserRepo({ name, description: 'from tea', private: false, auto_init: true, default_branch: 'main', trust_model: 'default' })
+    ).data;
     expectPrintableRepository(created);
     const topics = await api.repos.repoListTopics(alice.name, name);
     expect(topics.status).toBe(200);
@@ -76,14 +79,30 @@ describe('client journey: tea', () => {
     const org = await makeOrg(t, alice.user, { name: uniqueName('aaa-tea') });
     const orgs = (await api.user.orgListCurrentUserOrgs({ page: 1, limit: 30 })).data;
     const listed = orgs.find((candidate) => candidate.name === org.name);
-    expect(listed).toMatchObject({ name: org.name, full_name: expect.any(String), website: expect.any(String), location: expect.any(String), description: expect.any(String), visibility: 'public' });
+    expect(listed).toMatchObject({
+      name: org.name,
+      full_name: expect.any(String),
+      website: expect.any(String),
+      location: expect.any(String),
+      description: expect.any(String),
+      visibility: 'public',
+    });
   });
 
   it('tea admin users ls: every user for a site admin; refused to others', async () => {
     const users = await sdk(admin.token).admin.adminSearchUsers({ page: 1, limit: 30 });
     expect(users.status).toBe(200);
     const row = users.data.find((user) => user.login === alice.name);
-    expect(row).toMatchObject({ id: alice.user.id, login: alice.name, full_name: 'Alice A', email: alice.email, is_admin: false, restricted: false, prohibit_login: false, active: true });
+    expect(row).toMatchObject({
+      id: alice.user.id,
+      login: alice.name,
+      full_name: 'Alice A',
+      email: alice.email,
+      is_admin: false,
+      restricted: false,
+      prohibit_login: false,
+      active: true,
+    });
     expect(typeof row!.created).toBe('string');
     await expect(sdk(alice.token).admin.adminSearchUsers({})).rejects.toMatchObject({ status: 403 });
   });
@@ -98,16 +117,34 @@ describe('client journey: tea', () => {
     const labels = (await api.repos.issueListLabels(owner, name, { page: 1, limit: 50 })).data;
     const ids = labels.filter((label) => label.name === 'bug').map((label) => label.id!);
     expect(ids).toEqual([bug.id]);
-    const created = (await api.repos.issueCreateIssue(owner, name, { title: 'tea made this', body: 'described', labels: ids, assignees: [alice.name], due_date: '2031-02-03T10:00:00Z' })).data;
+    const created = (
+      await api.repos.issueCreateIssue(owner, name, {
+        title: 'tea made this',
+        body: 'described',
+        labels: ids,
+        assignees: [alice.name],
+        due_date: '2031-02-03T10:00:00Z',
+      })
+    ).data;
     expect(created).toMatchObject({ number: 1, title: 'tea made this', state: 'open', due_date: '2031-02-03T23:59:59Z' });
     expect(created.labels!.map((label) => label.name)).toEqual(['bug']);
     expect(created.assignees!.map((user) => user.login)).toEqual([alice.name]);
     // `tea issues ls` prints index, title, state, author, milestone, labels, assignees, owner and repository.
     const listed = (await api.repos.issueListIssues(owner, name, { state: 'open', type: 'issues', page: 1, limit: 30 })).data;
     expect(listed).toHaveLength(1);
-    expect(listed[0]).toMatchObject({ number: 1, title: 'tea made this', state: 'open', user: { login: alice.name }, milestone: null, repository: { owner, name } });
+    expect(listed[0]).toMatchObject({
+      number: 1,
+      title: 'tea made this',
+      state: 'open',
+      user: { login: alice.name },
+      milestone: null,
+      repository: { owner, name },
+    });
     // `tea issues 1`.
-    expect((await api.repos.issueGetIssue(owner, name, 1)).data).toMatchObject({ body: 'described', html_url: expect.stringContaining(`/${owner}/${name}/issues/1`) });
+    expect((await api.repos.issueGetIssue(owner, name, 1)).data).toMatchObject({
+      body: 'described',
+      html_url: expect.stringContaining(`/${owner}/${name}/issues/1`),
+    });
     // `tea issues edit 1 --title …`, `tea issues close 1`, `tea issues reopen 1`.
     expect((await api.repos.issueEditIssue(owner, name, 1, { title: 'tea renamed this' })).data.title).toBe('tea renamed this');
     expect((await api.repos.issueEditIssue(owner, name, 1, { state: 'closed' })).data.state).toBe('closed');
@@ -144,10 +181,22 @@ describe('client journey: tea', () => {
     const owner = alice.name;
     const repoApi = (url: string) => t.api(`/repos/${owner}/${name}${url}`);
     const as = (request: ReturnType<typeof t.http.get>) => request.set(withToken(alice.token));
-    await as(t.http.post(t.api('/user/repos'))).send({ name, auto_init: true }).expect(201);
-    await as(t.http.post(repoApi('/contents/feature.txt'))).send({ content: Buffer.from('x\n').toString('base64'), message: 'Add the feature', branch: 'main', new_branch: 'feature-x' }).expect(201);
-    const label = (await as(t.http.post(repoApi('/labels'))).send({ name: 'enhancement', color: '#84b6eb' }).expect(201)).body;
-    const milestone = (await as(t.http.post(repoApi('/milestones'))).send({ title: 'v1' }).expect(201)).body;
+    await as(t.http.post(t.api('/user/repos')))
+      .send({ name, auto_init: true })
+      .expect(201);
+    await as(t.http.post(repoApi('/contents/feature.txt')))
+      .send({ content: Buffer.from('x\n').toString('base64'), message: 'Add the feature', branch: 'main', new_branch: 'feature-x' })
+      .expect(201);
+    const label = (
+      await as(t.http.post(repoApi('/labels')))
+        .send({ name: 'enhancement', color: '#84b6eb' })
+        .expect(201)
+    ).body;
+    const milestone = (
+      await as(t.http.post(repoApi('/milestones')))
+        .send({ title: 'v1' })
+        .expect(201)
+    ).body;
 
     // `tea pr create --head feature-x --labels enhancement --milestone v1 --assignees <me> --deadline …`: the base is
     // the repository's default branch (GetRepo), the title comes from the branch name, and the SDK's
@@ -205,24 +254,58 @@ describe('client journey: tea', () => {
 
       // `tea pr close 1` and `tea pr reopen 1`: EditPullRequest with only the state set; the SDK still sends every
       // other field (empty title and base, milestone 0, null labels and assignees), which change nothing.
-      const editBody = (state: string) => ({ title: '', body: null, base: '', assignee: '', assignees: null, milestone: 0, labels: null, state, due_date: null, unset_due_date: null, allow_maintainer_edit: null });
-      const closed = await as(t.http.patch(repoApi('/pulls/1'))).send(editBody('closed')).expect(201);
-      expect(closed.body).toMatchObject({ state: 'closed', title: 'Feature X', body: 'Adds the feature.', base: { ref: defaultBranch }, milestone: { id: milestone.id }, due_date: '2031-02-03T23:59:59Z' });
+      const editBody = (state: string) => ({
+        title: '',
+        body: null,
+        base: '',
+        assignee: '',
+        assignees: null,
+        milestone: 0,
+        labels: null,
+        state,
+        due_date: null,
+        unset_due_date: null,
+        allow_maintainer_edit: null,
+      });
+      const closed = await as(t.http.patch(repoApi('/pulls/1')))
+        .send(editBody('closed'))
+        .expect(201);
+      expect(closed.body).toMatchObject({
+        state: 'closed',
+        title: 'Feature X',
+        body: 'Adds the feature.',
+        base: { ref: defaultBranch },
+        milestone: { id: milestone.id },
+        due_date: '2031-02-03T23:59:59Z',
+      });
       expect(closed.body.labels.map((l: { name: string }) => l.name)).toEqual(['enhancement']);
       expect(closed.body.assignees.map((u: { login: string }) => u.login)).toEqual([owner]);
       expect((await as(t.http.get(repoApi('/pulls?page=1&limit=30&state=open'))).expect(200)).body).toEqual([]);
-      const reopened = await as(t.http.patch(repoApi('/pulls/1'))).send(editBody('open')).expect(201);
+      const reopened = await as(t.http.patch(repoApi('/pulls/1')))
+        .send(editBody('open'))
+        .expect(201);
       expect(reopened.body).toMatchObject({ state: 'open', title: 'Feature X', milestone: { id: milestone.id } });
       expect(reopened.body.labels.map((l: { name: string }) => l.name)).toEqual(['enhancement']);
 
       // `tea pr reject 1 "…"` and `tea pr approve 1` by a writer: CreatePullReview with the SDK's whole body (no
       // commit id: the head); `tea pr 1` then lists the reviews.
       const bob = await makeUser(t);
-      await as(t.http.put(repoApi(`/collaborators/${bob.name}`))).send({ permission: 'write' }).expect(204);
+      await as(t.http.put(repoApi(`/collaborators/${bob.name}`)))
+        .send({ permission: 'write' })
+        .expect(204);
       const review = (event: string, body: string) =>
         t.http.post(repoApi('/pulls/1/reviews')).set(withToken(bob.token)).send({ event, body, commit_id: '', comments: null });
-      expect((await review('REQUEST_CHANGES', 'Needs docs.').expect(200)).body).toMatchObject({ state: 'REQUEST_CHANGES', body: 'Needs docs.', commit_id: head, user: { login: bob.name } });
-      expect((await review('APPROVED', '').expect(200)).body).toMatchObject({ state: 'APPROVED', commit_id: head, html_url: expect.stringContaining('/pulls/1') });
+      expect((await review('REQUEST_CHANGES', 'Needs docs.').expect(200)).body).toMatchObject({
+        state: 'REQUEST_CHANGES',
+        body: 'Needs docs.',
+        commit_id: head,
+        user: { login: bob.name },
+      });
+      expect((await review('APPROVED', '').expect(200)).body).toMatchObject({
+        state: 'APPROVED',
+        commit_id: head,
+        html_url: expect.stringContaining('/pulls/1'),
+      });
       const reviews = (await as(t.http.get(repoApi('/pulls/1/reviews'))).expect(200)).body;
       expect(reviews.map((r: { state: string; user: { login: string } }) => [r.state, r.user.login])).toEqual([
         ['REQUEST_CHANGES', bob.name],

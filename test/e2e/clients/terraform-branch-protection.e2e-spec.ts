@@ -28,11 +28,32 @@ describe('client journey: Terraform provider, gitea_repository_branch_protection
 
   /** setRepositoryBranchProtectionData: what the provider keeps in its state. */
   function expectState(bp: Record<string, any>, expected: Record<string, unknown>) {
-    for (const field of ['rule_name', 'protected_file_patterns', 'unprotected_file_patterns', 'created_at', 'updated_at']) expect(typeof bp[field]).toBe('string');
-    for (const field of ['enable_push', 'enable_push_whitelist', 'push_whitelist_deploy_keys', 'require_signed_commits', 'enable_approvals_whitelist', 'dismiss_stale_approvals', 'enable_status_check', 'enable_merge_whitelist', 'block_on_rejected_reviews', 'block_on_official_review_requests', 'block_on_outdated_branch']) {
+    for (const field of ['rule_name', 'protected_file_patterns', 'unprotected_file_patterns', 'created_at', 'updated_at'])
+      expect(typeof bp[field]).toBe('string');
+    for (const field of [
+      'enable_push',
+      'enable_push_whitelist',
+      'push_whitelist_deploy_keys',
+      'require_signed_commits',
+      'enable_approvals_whitelist',
+      'dismiss_stale_approvals',
+      'enable_status_check',
+      'enable_merge_whitelist',
+      'block_on_rejected_reviews',
+      'block_on_official_review_requests',
+      'block_on_outdated_branch',
+    ]) {
       expect(typeof bp[field]).toBe('boolean');
     }
-    for (const field of ['push_whitelist_usernames', 'push_whitelist_teams', 'approvals_whitelist_username', 'approvals_whitelist_teams', 'status_check_contexts', 'merge_whitelist_usernames', 'merge_whitelist_teams']) {
+    for (const field of [
+      'push_whitelist_usernames',
+      'push_whitelist_teams',
+      'approvals_whitelist_username',
+      'approvals_whitelist_teams',
+      'status_check_contexts',
+      'merge_whitelist_usernames',
+      'merge_whitelist_teams',
+    ]) {
       expect(Array.isArray(bp[field])).toBe(true);
     }
     expect(typeof bp.required_approvals).toBe('number');

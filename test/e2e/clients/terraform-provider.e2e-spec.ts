@@ -35,11 +35,36 @@ describe('client journey: Terraform provider for Gitea', () => {
   function expectRepositoryState(repo: Record<string, any>, expected: { name: string; description: string; owner: string }) {
     expect(repo).toMatchObject({ name: expected.name, description: expected.description, full_name: `${expected.owner}/${expected.name}` });
     expect(repo.owner.login).toBe(expected.owner);
-    for (const field of ['private', 'fork', 'template', 'mirror', 'has_issues', 'has_wiki', 'has_pull_requests', 'has_projects', 'ignore_whitespace_conflicts', 'allow_merge_commits', 'allow_rebase', 'allow_rebase_explicit', 'allow_squash_merge', 'archived']) {
+    for (const field of [
+      'private',
+      'fork',
+      'template',
+      'mirror',
+      'has_issues',
+      'has_wiki',
+      'has_pull_requests',
+      'has_projects',
+      'ignore_whitespace_conflicts',
+      'allow_merge_commits',
+      'allow_rebase',
+      'allow_rebase_explicit',
+      'allow_squash_merge',
+      'archived',
+    ]) {
       expect(typeof repo[field]).toBe('boolean');
     }
     for (const field of ['size', 'stars_count', 'forks_count', 'watchers_count', 'open_issues_count', 'id']) expect(typeof repo[field]).toBe('number');
-    for (const field of ['html_url', 'ssh_url', 'clone_url', 'website', 'default_branch', 'default_merge_style', 'mirror_interval', 'created_at', 'updated_at']) {
+    for (const field of [
+      'html_url',
+      'ssh_url',
+      'clone_url',
+      'website',
+      'default_branch',
+      'default_merge_style',
+      'mirror_interval',
+      'created_at',
+      'updated_at',
+    ]) {
       expect(typeof repo[field]).toBe('string');
     }
     expect(repo.permissions).toEqual({ admin: true, push: true, pull: true });
@@ -144,13 +169,26 @@ describe('client journey: Terraform provider for Gitea', () => {
       expect(orgs.body.length).toBeGreaterThan(0);
       listed = orgs.body.find((candidate: { id: number }) => candidate.id === org.body.id);
     }
-    expect(listed).toMatchObject({ username: orgName, full_name: 'Terraform Org', description: 'desc', website: 'https://org.example', location: 'Berlin', visibility: 'private' });
+    expect(listed).toMatchObject({
+      username: orgName,
+      full_name: 'Terraform Org',
+      description: 'desc',
+      website: 'https://org.example',
+      location: 'Berlin',
+      visibility: 'private',
+    });
     const repos = await call('get', `/orgs/${orgName}/repos?page=1&limit=50`).expect(200);
     expect(repos.body.map((item: { name: string }) => item.name)).toEqual(['infra']);
     expect((await call('get', `/orgs/${orgName}/repos?page=2&limit=50`).expect(200)).body).toEqual([]);
 
     // resourceOrgUpdate: GetOrg, EditOrg, GetOrg.
-    await call('patch', `/orgs/${orgName}`, { full_name: 'Renamed', description: 'desc', website: 'https://org.example', location: 'Berlin', visibility: 'limited' }).expect(200);
+    await call('patch', `/orgs/${orgName}`, {
+      full_name: 'Renamed',
+      description: 'desc',
+      website: 'https://org.example',
+      location: 'Berlin',
+      visibility: 'limited',
+    }).expect(200);
     expect((await call('get', `/orgs/${orgName}`).expect(200)).body).toMatchObject({ full_name: 'Renamed', visibility: 'limited' });
 
     // Destroy: the repository first, then the organisation.
@@ -164,7 +202,15 @@ describe('client journey: Terraform provider for Gitea', () => {
     try {
       const key = generateSshKey(dir, 'tf');
       const created = await call('post', `/admin/users/${owner.name}/keys`, { title: 'deploy', key: key.publicLine, read_only: false }).expect(201);
-      const state = (body: Record<string, any>) => ({ id: body.id, user: body.user.login, key: body.key, title: body.title, fingerprint: body.fingerprint, created: body.created_at, type: body.key_type });
+      const state = (body: Record<string, any>) => ({
+        id: body.id,
+        user: body.user.login,
+        key: body.key,
+        title: body.title,
+        fingerprint: body.fingerprint,
+        created: body.created_at,
+        type: body.key_type,
+      });
       expect(state(created.body)).toMatchObject({ user: owner.name, title: 'deploy', type: 'user', key: key.publicLine });
       const read = await call('get', `/user/keys/${created.body.id}`).expect(200);
       expect(state(read.body)).toEqual(state(created.body));

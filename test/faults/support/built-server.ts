@@ -55,12 +55,18 @@ export function baseEnv(dataDir: string, databaseUrl: string | undefined): Recor
 export async function startServer(env: Record<string, string>, options: { otherMachine?: boolean } = {}): Promise<ServerProcess> {
   const main = path.join(ROOT, 'dist', 'src', 'main.js');
   const child = options.otherMachine
-    ? spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'sh', '-c', `${JSON.stringify(process.execPath)} ${JSON.stringify(main)}; exit $?`], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    ? spawn(
+        'unshare',
+        ['--pid', '--fork', '--kill-child', '--mount-proc', 'sh', '-c', `${JSON.stringify(process.execPath)} ${JSON.stringify(main)}; exit $?`],
+        { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+      )
     : spawn(process.execPath, [main], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const pattern = /(Anvil \S+ listening: HTTP on \S*?:(\d+)[,;][^"]*)/;
   for (;;) {
     const match = pattern.exec(output);
@@ -95,7 +101,11 @@ export async function startServer(env: Record<string, string>, options: { otherM
 export async function cli(env: Record<string, string>, args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   try {
     // Warnings and errors only: the CLI's information lines (its audit events) would go to standard error too.
-    const { stdout, stderr } = await run(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'warn' }, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await run(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args], {
+      cwd: ROOT,
+      env: { ...env, LOG_LEVEL: 'warn' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return { status: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -105,7 +115,19 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
 
 /** A site admin and a token for it, made with the CLI. */
 export async function adminToken(env: Record<string, string>, username = 'faults-admin'): Promise<string> {
-  const made = await cli(env, ['admin', 'user', 'create', '--username', username, '--password', 'faults-password', '--email', `${username}@example.com`, '--admin', '--access-token']);
+  const made = await cli(env, [
+    'admin',
+    'user',
+    'create',
+    '--username',
+    username,
+    '--password',
+    'faults-password',
+    '--email',
+    `${username}@example.com`,
+    '--admin',
+    '--access-token',
+  ]);
   if (made.status !== 0) throw new Error(`admin user create failed: ${made.stderr}${made.stdout}`);
   return tokenLine(made.stdout);
 }
@@ -128,7 +150,16 @@ export function tokenLine(stdout: string): string {
 export async function git(args: string[], cwd?: string): Promise<string> {
   const { stdout } = await run('git', args, {
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'T',
+      GIT_AUTHOR_EMAIL: 't@example.com',
+      GIT_COMMITTER_NAME: 'T',
+      GIT_COMMITTER_EMAIL: 't@example.com',
+    },
     maxBuffer: 64 * 1024 * 1024,
   });
   return stdout;

@@ -36,7 +36,13 @@ export class PrivateMariaDb {
       });
     }
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-fault-mariadb-'));
-    await run('mariadb-install-db', ['--no-defaults', `--datadir=${path.join(directory, 'data')}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db']);
+    await run('mariadb-install-db', [
+      '--no-defaults',
+      `--datadir=${path.join(directory, 'data')}`,
+      '--user=root',
+      '--auth-root-authentication-method=normal',
+      '--skip-test-db',
+    ]);
     const server = new PrivateMariaDb(directory, await freePort());
     await server.start();
     return server;

@@ -89,7 +89,19 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
 
 /** A site administrator and their token, made with the CLI before the server starts. */
 export async function makeAdmin(env: Record<string, string>, name = 'fault-admin'): Promise<{ name: string; token: string }> {
-  const out = await cli(env, ['admin', 'user', 'create', '--username', name, '--password', 'fault-admin-password', '--email', `${name}@example.com`, '--admin', '--access-token']);
+  const out = await cli(env, [
+    'admin',
+    'user',
+    'create',
+    '--username',
+    name,
+    '--password',
+    'fault-admin-password',
+    '--email',
+    `${name}@example.com`,
+    '--admin',
+    '--access-token',
+  ]);
   const token = tokenLine(out);
   return { name, token };
 }
