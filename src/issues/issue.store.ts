@@ -11,6 +11,9 @@ import { prefixRange } from './issue-words';
 import { ReactionEntity } from './reaction.entity';
 import { IssueDependencyEntity } from './issue-dependency.entity';
 
+// One cohesive thing, kept whole though long: every query of the issue table and its link tables, so that the
+// indexes the lists rely on and the statements that use them are read side by side.
+
 /** What a list of issues is narrowed to; every field is optional and all given ones must hold. */
 export interface IssueCriteria {
   /** One repository (the repository's list). */
@@ -119,9 +122,12 @@ export class IssueStore {
       query.andWhere(term, { [`label${n}`]: labelId });
     });
     if (criteria.anyLabelIds) {
-      query.andWhere('i.id IN (SELECT issue_id FROM issue_label WHERE label_id IN (:...anyLabelIds))', { anyLabelIds: criteria.anyLabelIds.length > 0 ? criteria.anyLabelIds : [-1] });
+      query.andWhere('i.id IN (SELECT issue_id FROM issue_label WHERE label_id IN (:...anyLabelIds))', {
+        anyLabelIds: criteria.anyLabelIds.length > 0 ? criteria.anyLabelIds : [-1],
+      });
     }
-    if (criteria.milestoneIds) query.andWhere('i.milestone_id IN (:...milestoneIds)', { milestoneIds: criteria.milestoneIds.length > 0 ? criteria.milestoneIds : [-1] });
+    if (criteria.milestoneIds)
+      query.andWhere('i.milestone_id IN (:...milestoneIds)', { milestoneIds: criteria.milestoneIds.length > 0 ? criteria.milestoneIds : [-1] });
     const wordTerm = (n: number) =>
       criteria.repoId !== undefined
         ? `i.id IN (SELECT issue_id FROM issue_word WHERE repo_id = :repoId AND word >= :word${n} AND word < :wordEnd${n})`
@@ -197,10 +203,19 @@ export class IssueStore {
     return this.links('issue_assignee', 'assignee_id', issueIds, tx);
   }
 
-  private async links(table: 'issue_label' | 'issue_assignee', column: 'label_id' | 'assignee_id', issueIds: number[], tx?: EntityManager): Promise<Map<number, number[]>> {
+  private async links(
+    table: 'issue_label' | 'issue_assignee',
+    column: 'label_id' | 'assignee_id',
+    issueIds: number[],
+    tx?: EntityManager,
+  ): Promise<Map<number, number[]>> {
     const result = new Map<number, number[]>();
     if (issueIds.length === 0) return result;
-    const set = await this.rows.rows(`SELECT issue_id, ${column} FROM ${table} WHERE issue_id IN (${issueIds.map(() => '?').join(', ')}) ORDER BY id`, issueIds, tx);
+    const set = await this.rows.rows(
+      `SELECT issue_id, ${column} FROM ${table} WHERE issue_id IN (${issueIds.map(() => '?').join(', ')}) ORDER BY id`,
+      issueIds,
+      tx,
+    );
     for (const [issueId, linkedId] of set.rows) {
       const key = Number(issueId);
       const list = result.get(key);
@@ -310,7 +325,11 @@ export class IssueStore {
 
   /** Moves every pin of the repository's issues (or pull requests) at `from` or beyond by `delta`. */
   async shiftPins(tx: EntityManager, repoId: number, isPull: boolean, from: number, delta: number): Promise<void> {
-    await changeRows(tx, `UPDATE issue SET pin_order = pin_order + ${Math.trunc(delta)} WHERE repo_id = ? AND is_pull = ? AND pin_order >= ?`, [repoId, isPull ? 1 : 0, from]);
+    await changeRows(tx, `UPDATE issue SET pin_order = pin_order + ${Math.trunc(delta)} WHERE repo_id = ? AND is_pull = ? AND pin_order >= ?`, [
+      repoId,
+      isPull ? 1 : 0,
+      from,
+    ]);
   }
 
   /** The repository's pinned issues (or pull requests), in pin order. */

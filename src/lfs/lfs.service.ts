@@ -23,6 +23,9 @@ import type { LfsBatchResponseWire, LfsLinkWire, LfsObjectWire, LfsPointer } fro
 
 export type LfsOperation = 'download' | 'upload';
 
+// One cohesive thing, kept whole though long: the LFS protocol's rules (batch, transfer, verify, locks) in the
+// order a client meets them, over the access, quota and content stores it only calls.
+
 /** A repository whose LFS routes the caller may use for an operation, and who the caller is. */
 export interface LfsTarget {
   owner: UserEntity;
@@ -95,7 +98,8 @@ export class LfsService implements OnModuleInit {
     if (auth.publicOnly && repo.isPrivate) throw new ForbiddenError('token scope is limited to public repos');
     if (operation === 'upload') {
       if (repo.isMirror) throw new ForbiddenError('mirror repository is read-only');
-      if (!(await this.access.canWrite(auth, target))) throw new ForbiddenError(`User '${auth.user!.name}' is not allowed to push to '${owner.name}/${repo.name}'.`);
+      if (!(await this.access.canWrite(auth, target)))
+        throw new ForbiddenError(`User '${auth.user!.name}' is not allowed to push to '${owner.name}/${repo.name}'.`);
       if (repo.isArchived) throw new ForbiddenError(ARCHIVED_PUSH_HTTP);
     }
     return { owner, repo, auth };
@@ -125,8 +129,15 @@ export class LfsService implements OnModuleInit {
       throw new PayloadTooLargeError(`at most ${this.lfsConfig.maxBatchSize} objects may be asked for in one batch`);
     }
     const valid = pointers.filter(isValidPointer);
-    const held = await this.store.inRepository(target.repo.id, valid.map((pointer) => pointer.oid));
-    if (operation === 'upload') await this.assertRoomFor(target, valid.filter((pointer) => !held.has(pointer.oid)));
+    const held = await this.store.inRepository(
+      target.repo.id,
+      valid.map((pointer) => pointer.oid),
+    );
+    if (operation === 'upload')
+      await this.assertRoomFor(
+        target,
+        valid.filter((pointer) => !held.has(pointer.oid)),
+      );
     const objects: LfsObjectWire[] = [];
     for (const pointer of pointers) {
       if (!isValidPointer(pointer)) {
@@ -138,7 +149,11 @@ export class LfsService implements OnModuleInit {
         objects.push({ oid: pointer.oid, size: pointer.size, error: { code: 422, message: `Object ${pointer.oid} is not ${pointer.size} bytes` } });
         continue;
       }
-      objects.push(operation === 'download' ? await this.downloadAnswer(target, pointer, row !== undefined, header) : await this.uploadAnswer(target, pointer, row !== undefined, header));
+      objects.push(
+        operation === 'download'
+          ? await this.downloadAnswer(target, pointer, row !== undefined, header)
+          : await this.uploadAnswer(target, pointer, row !== undefined, header),
+      );
     }
     return { transfer: 'basic', objects, hash_algo: 'sha256' };
   }
@@ -156,7 +171,8 @@ export class LfsService implements OnModuleInit {
     const stored = await this.content.size(pointer.oid);
     if (stored !== null && stored === pointer.size && (await this.linkWithoutTransfer(target, pointer))) return answer;
     const max = this.lfsConfig.maxFileBytes;
-    if (max > 0 && pointer.size > max) return { oid: pointer.oid, size: pointer.size, error: { code: 422, message: `Size must be less than or equal to ${max}` } };
+    if (max > 0 && pointer.size > max)
+      return { oid: pointer.oid, size: pointer.size, error: { code: 422, message: `Size must be less than or equal to ${max}` } };
     return {
       ...answer,
       actions: {
@@ -224,7 +240,10 @@ export class LfsService implements OnModuleInit {
    */
   private async assertRoomFor(target: LfsTarget, missing: LfsPointer[]): Promise<void> {
     if (missing.length === 0) return;
-    const owned = await this.store.heldByOwner(target.owner.id, missing.map((pointer) => pointer.oid));
+    const owned = await this.store.heldByOwner(
+      target.owner.id,
+      missing.map((pointer) => pointer.oid),
+    );
     const sizes = new Map<string, number>();
     for (const pointer of missing) if (!owned.has(pointer.oid)) sizes.set(pointer.oid, pointer.size);
     if (sizes.size === 0) return;

@@ -7,8 +7,8 @@ import { RepositoryCountCache } from './repository-count-cache';
 import { candidateLookup, searchTerms } from './repository-search';
 import { RepositoryEntity } from './repository.entity';
 
-// Why: the search planner (which index narrows a keyword search, when a page walks the name index instead, which
-// totals are kept) is one cohesive piece of RepositoryStore, kept apart from its plain reads and writes.
+// One cohesive thing, kept whole though long: the search planner (which index narrows a keyword search, when a
+// page walks the name index instead, which totals are kept), kept apart from RepositoryStore's plain reads and writes.
 
 /** A sort key of repository lists; `owner` sorts by the owner's name. */
 export type RepositorySortKey = 'name' | 'owner' | 'created' | 'updated' | 'size' | 'gitSize' | 'lfsSize' | 'id' | 'stars';
@@ -119,7 +119,9 @@ export abstract class RepositorySearchPlanner {
     if (criteria.priorityOwnerId !== undefined) {
       query.addOrderBy(`CASE WHEN r.owner_id = ${Number(criteria.priorityOwnerId)} THEN 0 ELSE 1 END`, 'ASC');
     } else if (criteria.priorityOwnerName !== undefined) {
-      query.setParameter('priorityOwner', criteria.priorityOwnerName.toLowerCase()).addOrderBy('CASE WHEN o.lower_name = :priorityOwner THEN 0 ELSE 1 END', 'ASC');
+      query
+        .setParameter('priorityOwner', criteria.priorityOwnerName.toLowerCase())
+        .addOrderBy('CASE WHEN o.lower_name = :priorityOwner THEN 0 ELSE 1 END', 'ASC');
     }
     for (const sort of criteria.sort) query.addOrderBy(SORT_COLUMNS[sort.key], sort.descending ? 'DESC' : 'ASC');
     // Ties break by id, so that pages never overlap (TypeORM keys ORDER BY terms by column: add it only once).
@@ -163,7 +165,10 @@ export abstract class RepositorySearchPlanner {
    * Adds the search index's candidate condition for a keyword: 'scan' when a term is too short for the index
    * (nothing added), 'nothing' when the index already shows that no repository can match.
    */
-  private async narrowByIndex(query: SelectQueryBuilder<RepositoryEntity>, keyword: NonNullable<RepositoryCriteria['keyword']>): Promise<'narrowed' | 'scan' | 'nothing'> {
+  private async narrowByIndex(
+    query: SelectQueryBuilder<RepositoryEntity>,
+    keyword: NonNullable<RepositoryCriteria['keyword']>,
+  ): Promise<'narrowed' | 'scan' | 'nothing'> {
     const terms = searchTerms(keyword.alternatives, keyword.includeDescription, keyword.ownerAndName);
     const lookup = candidateLookup(terms, this.dataSource.options.type === 'better-sqlite3' ? 'sqlite' : 'mysql');
     if (lookup.kind === 'fts') {
@@ -316,7 +321,17 @@ function countCacheKey(criteria: RepositoryCriteria): string | undefined {
   if (!criteria.keyword || criteria.starredBy !== undefined || criteria.topics !== undefined || criteria.archived !== undefined) return undefined;
   // Grants (collaborations, team memberships and links) raise the generation too (migration 1795716000000).
   const { scope, publicOwnersOnly, ownerIds, orGrantedTo, keyword, isPrivate, isTemplate, isMirror, isFork } = criteria;
-  return JSON.stringify([scope, publicOwnersOnly ?? false, ownerIds ?? null, orGrantedTo ?? null, keyword, isPrivate ?? null, isTemplate ?? null, isMirror ?? null, isFork ?? null]);
+  return JSON.stringify([
+    scope,
+    publicOwnersOnly ?? false,
+    ownerIds ?? null,
+    orGrantedTo ?? null,
+    keyword,
+    isPrivate ?? null,
+    isTemplate ?? null,
+    isMirror ?? null,
+    isFork ?? null,
+  ]);
 }
 
 /** At most `max` items, evenly spread and always keeping the first and the last. */

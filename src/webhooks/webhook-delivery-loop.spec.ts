@@ -21,7 +21,15 @@ class MemoryStore {
   queueHeads = async (): Promise<QueueHead[]> =>
     [...this.pending.values()].map((delivery) => ({ hookId: delivery.hookId, deliveryId: delivery.id, nextAttemptMs: 0, leaseExpiresMs: 0, leaseToken: '' }));
   leaseMany = async (_tx: EntityManager, hookIds: number[]): Promise<SendingHook[]> =>
-    hookIds.map((id) => ({ id, type: 'forgejo', url: `http://127.0.0.1/hook/${id}`, httpMethod: 'POST', contentType: 'json', secret: '', authorizationHeader: '' }));
+    hookIds.map((id) => ({
+      id,
+      type: 'forgejo',
+      url: `http://127.0.0.1/hook/${id}`,
+      httpMethod: 'POST',
+      contentType: 'json',
+      secret: '',
+      authorizationHeader: '',
+    }));
   nextOfHooks = async (_tx: EntityManager, hookIds: number[]): Promise<Map<number, QueuedDelivery[]>> =>
     new Map(hookIds.map((hookId) => [hookId, this.pending.has(hookId) ? [this.pending.get(hookId) as QueuedDelivery] : []]));
   claim = async (_tx: EntityManager, ids: number[]): Promise<number> => ids.length;
@@ -50,9 +58,13 @@ class HeldSender {
   }
 }
 
-/** Lets promises and immediates run until `done` holds (no timer is advanced). */
+/**
+ * Lets promises and immediates run until `done` holds (no timer is advanced). The bound is a ceiling on a broken
+ * loop, in turns and in time: a loaded machine (a full parallel run) may need more turns for the same steps.
+ */
 async function settle(done: () => boolean): Promise<void> {
-  for (let turn = 0; turn < 1000 && !done(); turn++) await new Promise((resolve) => setImmediate(resolve));
+  const ceiling = Date.now() + 30_000;
+  for (let turn = 0; (turn < 1000 || Date.now() < ceiling) && !done(); turn++) await new Promise((resolve) => setImmediate(resolve));
   if (!done()) throw new Error('the loop did not get there');
 }
 
@@ -74,8 +86,23 @@ describe('DeliveryLoop outcome writes', () => {
     transactionCount = 0;
     const run = async <T>(work: (tx: EntityManager) => Promise<T>): Promise<T> => work({ id: ++transactionCount } as unknown as EntityManager);
     const transactions = { run, runBookkeeping: run };
-    const config = { workers: 3, timeoutMs: 10_000, pollMs: 0, leaseRenewMs: 2000, maxAttempts: 8, retryBaseMs: 1000, retryMaxMs: 3_600_000, historyDays: 30 } as WebhookConfig;
-    loop = new DeliveryLoop(config, store as unknown as WebhookStore, transactions as unknown as Transactions, sender as unknown as WebhookSender, { open: (sealed: string) => sealed } as unknown as SecretBox);
+    const config = {
+      workers: 3,
+      timeoutMs: 10_000,
+      pollMs: 0,
+      leaseRenewMs: 2000,
+      maxAttempts: 8,
+      retryBaseMs: 1000,
+      retryMaxMs: 3_600_000,
+      historyDays: 30,
+    } as WebhookConfig;
+    loop = new DeliveryLoop(
+      config,
+      store as unknown as WebhookStore,
+      transactions as unknown as Transactions,
+      sender as unknown as WebhookSender,
+      { open: (sealed: string) => sealed } as unknown as SecretBox,
+    );
     loop.start();
   });
 
@@ -129,10 +156,25 @@ describe('DeliveryLoop fair shares', () => {
       }));
     const sender = new HeldSender();
     const run = async <T>(work: (tx: EntityManager) => Promise<T>): Promise<T> => work({ id: 1 } as unknown as EntityManager);
-    const config = { workers: 4, timeoutMs: 10_000, pollMs: 0, leaseRenewMs: 2000, maxAttempts: 8, retryBaseMs: 1000, retryMaxMs: 3_600_000, historyDays: 30 } as WebhookConfig;
-    const loop = new DeliveryLoop(config, store as unknown as WebhookStore, { run, runBookkeeping: run } as unknown as Transactions, sender as unknown as WebhookSender, {
-      open: (sealed: string) => sealed,
-    } as unknown as SecretBox);
+    const config = {
+      workers: 4,
+      timeoutMs: 10_000,
+      pollMs: 0,
+      leaseRenewMs: 2000,
+      maxAttempts: 8,
+      retryBaseMs: 1000,
+      retryMaxMs: 3_600_000,
+      historyDays: 30,
+    } as WebhookConfig;
+    const loop = new DeliveryLoop(
+      config,
+      store as unknown as WebhookStore,
+      { run, runBookkeeping: run } as unknown as Transactions,
+      sender as unknown as WebhookSender,
+      {
+        open: (sealed: string) => sealed,
+      } as unknown as SecretBox,
+    );
     loop.start();
     try {
       await settle(() => sender.waiting.has('uuid-9'));

@@ -4,6 +4,9 @@ import type { Page, PageQuery } from '../common/paging';
 import { changeRows, insertUnlessPresent } from '../database/transactions';
 import { WebhookDeliveryEntity, WebhookEntity, WebhookEventEntity } from './webhook.entities';
 
+// One cohesive thing, kept whole though long: the hook and delivery tables, whose claim, retry and fairness
+// statements must agree with each other (a delivery is claimed by one worker, in order, per owner and host).
+
 /** Where a hook applies: one repository, an owner's repositories, or every repository. */
 export type HookScope = { kind: 'repository'; repoId: number } | { kind: 'owner'; ownerId: number } | { kind: 'system' };
 
@@ -134,17 +137,43 @@ export class WebhookStore {
   }
 
   /** The outbox write: the event and one pending delivery per hook, in the caller's transaction. */
-  async enqueue(tx: EntityManager, event: { event: string; payload: string; createdUnix: number }, deliveries: { uuid: string; hookId: number }[], nowMs: number): Promise<void> {
+  async enqueue(
+    tx: EntityManager,
+    event: { event: string; payload: string; createdUnix: number },
+    deliveries: { uuid: string; hookId: number }[],
+    nowMs: number,
+  ): Promise<void> {
     const inserted = await tx.getRepository(WebhookEventEntity).insert(event);
     const eventId = Number(inserted.identifiers[0].id);
-    const columns = ['uuid', 'hook_id', 'event', 'event_id', 'next_attempt_ms', 'created_ms', 'done', 'status', 'attempts', 'claim_token', 'claim_expires_ms', 'request_headers', 'response_status', 'response_body', 'duration_ms', 'delivered_ms'];
+    const columns = [
+      'uuid',
+      'hook_id',
+      'event',
+      'event_id',
+      'next_attempt_ms',
+      'created_ms',
+      'done',
+      'status',
+      'attempts',
+      'claim_token',
+      'claim_expires_ms',
+      'request_headers',
+      'response_status',
+      'response_body',
+      'duration_ms',
+      'delivered_ms',
+    ];
     // What every row of the event shares goes in the statement once; the rest of a new row is the same for all.
     const shared = `${eventId}, ${Number(nowMs)}, ${Number(nowMs)}, 0, 'pending', 0, '', 0, '', 0, '', 0, 0`;
     // Rows go in batches of one statement each: a push to a repository with many hooks costs a few statements.
     for (let start = 0; start < deliveries.length; start += 200) {
       const batch = deliveries.slice(start, start + 200);
       const values = batch.map(() => `(?, ?, ?, ${shared})`).join(', ');
-      await changeRows(tx, `INSERT INTO webhook_delivery (${columns.join(', ')}) VALUES ${values}`, batch.flatMap((delivery) => [delivery.uuid, delivery.hookId, event.event]));
+      await changeRows(
+        tx,
+        `INSERT INTO webhook_delivery (${columns.join(', ')}) VALUES ${values}`,
+        batch.flatMap((delivery) => [delivery.uuid, delivery.hookId, event.event]),
+      );
     }
   }
 
@@ -175,7 +204,13 @@ export class WebhookStore {
 
   /** Takes a hook's queue for `token` until `expiresMs`, when no live lease of another process holds it. */
   lease(tx: EntityManager, hookId: number, token: string, nowMs: number, expiresMs: number): Promise<number> {
-    return changeRows(tx, 'UPDATE webhook SET lease_token = ?, lease_expires_ms = ? WHERE id = ? AND (lease_expires_ms < ? OR lease_token = ?)', [token, expiresMs, hookId, nowMs, token]);
+    return changeRows(tx, 'UPDATE webhook SET lease_token = ?, lease_expires_ms = ? WHERE id = ? AND (lease_expires_ms < ? OR lease_token = ?)', [
+      token,
+      expiresMs,
+      hookId,
+      nowMs,
+      token,
+    ]);
   }
 
   /**
@@ -185,7 +220,13 @@ export class WebhookStore {
   async leaseMany(tx: EntityManager, hookIds: number[], token: string, nowMs: number, expiresMs: number): Promise<SendingHook[]> {
     if (hookIds.length === 0) return [];
     const list = hookIds.map(() => '?').join(', ');
-    await changeRows(tx, `UPDATE webhook SET lease_token = ?, lease_expires_ms = ? WHERE id IN (${list}) AND (lease_expires_ms < ? OR lease_token = ?)`, [token, expiresMs, ...hookIds, nowMs, token]);
+    await changeRows(tx, `UPDATE webhook SET lease_token = ?, lease_expires_ms = ? WHERE id IN (${list}) AND (lease_expires_ms < ? OR lease_token = ?)`, [
+      token,
+      expiresMs,
+      ...hookIds,
+      nowMs,
+      token,
+    ]);
     const rows = (await tx.query(
       `SELECT id, type, url, http_method, content_type, secret, authorization_header FROM webhook WHERE id IN (${list}) AND lease_token = ? ORDER BY id`,
       [...hookIds, token],
@@ -203,7 +244,9 @@ export class WebhookStore {
 
   /** The holders of leases that have not lapsed yet. */
   async leaseHolders(nowMs: number): Promise<string[]> {
-    const rows = (await this.dataSource.query("SELECT DISTINCT lease_token AS token FROM webhook WHERE lease_expires_ms >= ? AND lease_token <> ''", [nowMs])) as { token: string }[];
+    const rows = (await this.dataSource.query("SELECT DISTINCT lease_token AS token FROM webhook WHERE lease_expires_ms >= ? AND lease_token <> ''", [
+      nowMs,
+    ])) as { token: string }[];
     return rows.map((row) => String(row.token));
   }
 
@@ -218,7 +261,10 @@ export class WebhookStore {
   /** Gives back the leases `token` holds on `hookIds`. */
   releaseLeases(tx: EntityManager, hookIds: number[], token: string): Promise<number> {
     if (hookIds.length === 0) return Promise.resolve(0);
-    return changeRows(tx, `UPDATE webhook SET lease_token = '', lease_expires_ms = 0 WHERE id IN (${hookIds.map(() => '?').join(', ')}) AND lease_token = ?`, [...hookIds, token]);
+    return changeRows(tx, `UPDATE webhook SET lease_token = '', lease_expires_ms = 0 WHERE id IN (${hookIds.map(() => '?').join(', ')}) AND lease_token = ?`, [
+      ...hookIds,
+      token,
+    ]);
   }
 
   /**
@@ -233,14 +279,25 @@ export class WebhookStore {
     for (let start = 0; start < hookIds.length; start += 200) {
       const chunk = hookIds.slice(start, start + 200);
       const sql = chunk
-        .map((_, index) => `SELECT * FROM (SELECT id, uuid, hook_id, event_id, event, attempts, next_attempt_ms FROM webhook_delivery WHERE hook_id = ? AND done = ? ORDER BY id LIMIT ${Number(limit)}) AS q${index}`)
+        .map(
+          (_, index) =>
+            `SELECT * FROM (SELECT id, uuid, hook_id, event_id, event, attempts, next_attempt_ms FROM webhook_delivery WHERE hook_id = ? AND done = ? ORDER BY id LIMIT ${Number(limit)}) AS q${index}`,
+        )
         .join(' UNION ALL ');
-      rows.push(...((await tx.query(sql, chunk.flatMap((hookId) => [hookId, 0]))) as Record<string, unknown>[]));
+      rows.push(
+        ...((await tx.query(
+          sql,
+          chunk.flatMap((hookId) => [hookId, 0]),
+        )) as Record<string, unknown>[]),
+      );
     }
     const eventIds = [...new Set(rows.map((row) => Number(row.event_id)))];
     const payloads = new Map<number, string>();
     if (eventIds.length > 0) {
-      const events = (await tx.query(`SELECT id, payload FROM webhook_event WHERE id IN (${eventIds.map(() => '?').join(', ')})`, eventIds)) as Record<string, unknown>[];
+      const events = (await tx.query(`SELECT id, payload FROM webhook_event WHERE id IN (${eventIds.map(() => '?').join(', ')})`, eventIds)) as Record<
+        string,
+        unknown
+      >[];
       for (const event of events) payloads.set(Number(event.id), String(event.payload));
     }
     for (const row of rows) {
@@ -261,12 +318,21 @@ export class WebhookStore {
   /** Marks deliveries as being sent by `token`, in one conditional update; answers how many it took. */
   claim(tx: EntityManager, ids: number[], token: string, expiresMs: number): Promise<number> {
     if (ids.length === 0) return Promise.resolve(0);
-    return changeRows(tx, `UPDATE webhook_delivery SET claim_token = ?, claim_expires_ms = ? WHERE done = ? AND id IN (${ids.map(() => '?').join(', ')})`, [token, expiresMs, 0, ...ids]);
+    return changeRows(tx, `UPDATE webhook_delivery SET claim_token = ?, claim_expires_ms = ? WHERE done = ? AND id IN (${ids.map(() => '?').join(', ')})`, [
+      token,
+      expiresMs,
+      0,
+      ...ids,
+    ]);
   }
 
   /** Gives back the claims `token` holds on a hook's unfinished deliveries (the rest of a batch not sent). */
   releaseClaims(tx: EntityManager, hookId: number, token: string): Promise<number> {
-    return changeRows(tx, "UPDATE webhook_delivery SET claim_token = '', claim_expires_ms = 0 WHERE hook_id = ? AND claim_token = ? AND done = ?", [hookId, token, 0]);
+    return changeRows(tx, "UPDATE webhook_delivery SET claim_token = '', claim_expires_ms = 0 WHERE hook_id = ? AND claim_token = ? AND done = ?", [
+      hookId,
+      token,
+      0,
+    ]);
   }
 
   /** Writes an attempt's outcome, only while `token` still holds the delivery. */
@@ -275,7 +341,18 @@ export class WebhookStore {
       tx,
       `UPDATE webhook_delivery SET done = ?, status = ?, attempts = attempts + 1, next_attempt_ms = ?, claim_token = '', claim_expires_ms = 0,
          request_headers = ?, response_status = ?, response_body = ?, duration_ms = ?, delivered_ms = ? WHERE id = ? AND claim_token = ?`,
-      [outcome.done ? 1 : 0, outcome.status, outcome.nextAttemptMs, outcome.requestHeaders, outcome.responseStatus, outcome.responseBody, outcome.durationMs, outcome.deliveredMs, id, token],
+      [
+        outcome.done ? 1 : 0,
+        outcome.status,
+        outcome.nextAttemptMs,
+        outcome.requestHeaders,
+        outcome.responseStatus,
+        outcome.responseBody,
+        outcome.durationMs,
+        outcome.deliveredMs,
+        id,
+        token,
+      ],
     );
   }
 
@@ -324,11 +401,12 @@ export class WebhookStore {
   /** Finished deliveries older than `cutoffMs`, then events no delivery refers to. */
   async prune(tx: EntityManager, cutoffMs: number): Promise<number> {
     const removed = await changeRows(tx, 'DELETE FROM webhook_delivery WHERE done = ? AND delivered_ms < ?', [1, cutoffMs]);
-    await changeRows(tx, 'DELETE FROM webhook_event WHERE created_unix < ? AND id NOT IN (SELECT event_id FROM webhook_delivery)', [Math.floor(cutoffMs / 1000)]);
+    await changeRows(tx, 'DELETE FROM webhook_event WHERE created_unix < ? AND id NOT IN (SELECT event_id FROM webhook_delivery)', [
+      Math.floor(cutoffMs / 1000),
+    ]);
     return removed;
   }
 }
-
 
 /** The host of a hook's URL, lower case ('' when it does not parse: such a hook fails at once anyway). */
 export function hostOf(url: string): string {
