@@ -22,6 +22,8 @@ function runGit(args: string[], options: GitRunOptions): Promise<string> {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`git ${args.join(' ')} exited ${code}: ${stderr}`))));
+    // A command that reads nothing may have exited before its (empty) input is written.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
   });
 }
