@@ -22,8 +22,8 @@
 'use strict';
 
 const http = require('node:http');
-const autocannon = require('autocannon');
 const { baseUrl, bounded, loadDist } = require('./support');
+const { database, get, load, firstDifference, textDifference } = require('./floor-support');
 
 const { loadConfig } = loadDist('config/config');
 
@@ -35,37 +35,6 @@ const ISSUE_COLUMNS =
   'i.id, i.repo_id, i.repo_index, i.poster_id, i.title, i.body, i.ref, i.is_closed, i.is_locked, i.num_comments, i.pin_order, i.deadline_unix, i.created_unix, i.updated_unix, i.closed_unix';
 
 // ------------------------------------------------------------------------------------------ the floor's SQL
-
-/** A query function over the server's database: `all(sql, params)` → rows. */
-async function database(config) {
-  if (config.database.type === 'sqlite') {
-    const Database = require('better-sqlite3');
-    const db = new Database(config.database.file, { readonly: true });
-    db.pragma('journal_mode = WAL');
-    const statements = new Map();
-    return {
-      user: '"user"',
-      all: async (sql, params) => {
-        let statement = statements.get(sql);
-        if (!statement) statements.set(sql, (statement = db.prepare(sql)));
-        return statement.all(...params);
-      },
-      close: async () => db.close(),
-    };
-  }
-  const mysql = require('mysql2/promise');
-  const url = new URL(process.env.DATABASE_URL);
-  const pool = mysql.createPool({
-    host: url.hostname,
-    port: Number(url.port || 3306),
-    user: decodeURIComponent(url.username) || 'root',
-    password: decodeURIComponent(url.password),
-    database: url.pathname.slice(1),
-    connectionLimit: 10,
-    supportBigNumbers: true,
-  });
-  return { user: '`user`', all: async (sql, params) => (await pool.execute(sql, params))[0], close: () => pool.end() };
-}
 
 function iso(seconds) {
   return `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
@@ -235,46 +204,6 @@ function floor(db, rootUrl, rootHost) {
 
 // ------------------------------------------------------------------------------------------ measuring
 
-function get(base, path) {
-  return new Promise((resolve, reject) => {
-    http
-      .get(new URL(path, base), (response) => {
-        const chunks = [];
-        response.on('data', (chunk) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode, total: response.headers['x-total-count'], body: Buffer.concat(chunks).toString('utf8') }),
-        );
-      })
-      .on('error', reject);
-  });
-}
-
-function load(base, path, seconds) {
-  return new Promise((resolve, reject) => {
-    autocannon({ url: new URL(path, base).href, connections: CONNECTIONS, pipelining: 1, duration: seconds, timeout: 30 }, (error, result) =>
-      error ? reject(error) : resolve(result),
-    );
-  });
-}
-
-/** Where two JSON values first differ (path, then each side), or undefined when their texts are equal. */
-function firstDifference(a, b, where) {
-  if (JSON.stringify(a) === JSON.stringify(b)) return undefined;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return `${where || '.'}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`;
-  if (!Array.isArray(a) && Object.keys(a).join() !== Object.keys(b).join()) return `${where || '.'}: keys ${Object.keys(a)} vs ${Object.keys(b)}`;
-  for (const key of Object.keys(a)) {
-    const found = firstDifference(a[key], b[key], `${where}.${key}`);
-    if (found) return found;
-  }
-  return `${where || '.'}: lengths ${a.length} vs ${b.length}`;
-}
-
-function textDifference(a, b) {
-  let at = 0;
-  while (at < a.length && a[at] === b[at]) at++;
-  return `at ${at}: ${JSON.stringify(a.slice(Math.max(0, at - 40), at + 40))} vs ${JSON.stringify(b.slice(Math.max(0, at - 40), at + 40))}`;
-}
-
 async function main() {
   const anvil = baseUrl();
   const repo = process.env.BENCH_REPO;
@@ -312,8 +241,8 @@ async function main() {
         ['floor', floorUrl],
         ['anvil', anvil],
       ]) {
-        if (WARMUP > 0) await load(base, path, WARMUP);
-        const result = await load(base, path, SECONDS);
+        if (WARMUP > 0) await load(base, path, WARMUP, CONNECTIONS);
+        const result = await load(base, path, SECONDS, CONNECTIONS);
         rows[who] = {
           key,
           who,
