@@ -119,7 +119,8 @@ describe(`anvil dump under load and anvil restore (${usesMysql() ? 'MariaDB' : '
 
   async function place(): Promise<{ dir: string; databaseUrl?: string; env: Record<string, string> }> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-dump-'));
-    const database = usesMysql() ? await createMysqlDatabase() : undefined;
+    // Fresh ones, as an operator restores into: the restore migrates the database itself.
+    const database = usesMysql() ? await createMysqlDatabase({ fresh: true }) : undefined;
     made.push({ dir, database });
     return { dir, databaseUrl: database?.url, env: baseEnv(dir, database?.url) };
   }

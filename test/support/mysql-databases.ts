@@ -182,15 +182,19 @@ async function reset(target: Server, name: string, tpl: Template): Promise<boole
   }
 }
 
-/** A migrated (or, the first times, empty) database for one test; `drop` gives it back. */
-export async function createMysqlDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * A migrated (or, the first times, empty) database for one test; `drop` gives it back. `fresh` asks for one
+ * never used, without even the migrations (a restore, say, must load into the schema it creates itself); it is
+ * dropped afterwards.
+ */
+export async function createMysqlDatabase(options: { fresh?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const target = server();
   const key = schemaKey();
   const admin = await connect(target);
   let name: string | null;
   try {
     await preparePool(admin, key);
-    name = await take(admin, key);
+    name = options.fresh ? null : await take(admin, key);
     if (!name) {
       name = `anvil_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
       await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
@@ -202,7 +206,7 @@ export async function createMysqlDatabase(): Promise<{ url: string; drop(): Prom
   return {
     url: urlOf(target, database),
     drop: async () => {
-      const tpl = await templateOf(target, key).catch(() => null);
+      const tpl = options.fresh ? null : await templateOf(target, key).catch(() => null);
       const reusable = tpl !== null && (await reset(target, database, tpl).catch(() => false));
       const connection = await connect(target);
       try {

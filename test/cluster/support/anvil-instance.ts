@@ -35,13 +35,16 @@ export class AnvilInstance {
   }
 
   async ready(): Promise<void> {
+    // An exit ends the wait at once (waitFor takes a failing check for "not yet").
+    const exited = () => this.child?.exitCode !== null || this.child?.signalCode !== null;
     await waitFor(`${this.name} ready`, 240_000, async () => {
-      if (this.child?.exitCode !== null) throw new Error(`${this.name} exited:\n${this.output}`);
+      if (exited()) return true;
       const response = await fetch(`${this.url}/api/healthz/ready`);
       return response.status === 200;
     }).catch((error: Error) => {
       throw new Error(`${error.message}\n${this.output}`);
     });
+    if (exited()) throw new Error(`${this.name} exited:\n${this.output}`);
   }
 
   /** SIGTERM, and wait for the process to end. */
