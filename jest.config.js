@@ -1,4 +1,6 @@
-// Unit specs live beside the code (src, *.spec.ts); e2e specs in test/e2e run over HTTP on a real database.
+// Two tiers (CONTRIBUTING.md, "Tests"). The fast tier, project `unit` (`npm test`): the specs beside the code
+// (src, *.spec.ts), pure functions and services on SQLite `:memory:` (test/support/service-harness.ts). The
+// integration tier, project `e2e` (`npm run test:e2e`, `npm run test:mysql`): test/e2e over HTTP, real database and git.
 // Type checking is `npm run typecheck`'s job; the tests only transpile, which keeps them fast.
 const transforms = require('./test/support/jest-transform');
 

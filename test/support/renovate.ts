@@ -66,7 +66,7 @@ export async function ensureRenovate(): Promise<string> {
   const staging = fs.mkdtempSync(`${dir}.installing-`);
   try {
     fs.writeFileSync(path.join(staging, 'package.json'), JSON.stringify({ name: 'anvil-renovate-cache', private: true }));
-    // --prefix: inside `npm test`, npm's own variables name the project as the place to install into.
+    // --prefix: inside `npm run test:e2e`, npm's own variables name the project as the place to install into.
     const npm = await run('npm', ['install', '--prefix', staging, `renovate@${RENOVATE_MAJOR}`, '--omit=optional', '--no-audit', '--no-fund', '--no-save'], {
       cwd: staging,
       env: process.env,
