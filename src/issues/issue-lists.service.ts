@@ -11,6 +11,7 @@ import { RepositoryDirectory } from '../repos/repository-directory';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { UserAccounts } from '../users/user-accounts';
 import type { UserEntity } from '../users/user.entity';
+import { totalFromCounters } from './issue-counts';
 import { IssueCriteria, IssueStore } from './issue.store';
 import { queryTime } from './issue-times';
 import type { IssueWire } from './issue.wire';
@@ -51,7 +52,7 @@ export class IssueListsService {
     this.issueService.assertTracker(target);
     const criteria = await this.criteria(query, target.repo);
     if (criteria === 'nothing') return { items: [], total: 0 };
-    const found = await this.issues.list({ ...criteria, repoId: target.repo.id }, page);
+    const found = await this.issues.list({ ...criteria, repoId: target.repo.id }, page, totalFromCounters(target.repo, criteria));
     return {
       items: await this.issueService.wires(found.items, target.viewer, new Map([[target.repo.id, { repo: target.repo, owner: target.owner }]])),
       total: found.total,

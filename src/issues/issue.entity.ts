@@ -10,6 +10,9 @@ import { bigintAsNumber, CounterColumn, FlagColumn, IdColumn, MediumTextColumn, 
 @Index('IDX_issue_repo_id_is_pull_is_closed_created_unix', ['repoId', 'isPull', 'isClosed', 'createdUnix'])
 // A list without a type (issues and pull requests alike) reads its page from here, newest first.
 @Index('IDX_issue_repo_id_is_closed_created_unix', ['repoId', 'isClosed', 'createdUnix'])
+// Lists of every state, of one type or of both, newest first.
+@Index('IDX_issue_repo_id_is_pull_created_unix', ['repoId', 'isPull', 'createdUnix'])
+@Index('IDX_issue_repo_id_created_unix', ['repoId', 'createdUnix'])
 @Index('IDX_issue_poster_id', ['posterId'])
 @Index('IDX_issue_updated_unix', ['updatedUnix'])
 @Index('IDX_issue_milestone_id', ['milestoneId'])

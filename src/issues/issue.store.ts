@@ -79,15 +79,14 @@ export class IssueStore {
   }
 
   /**
-   * A page of issues, newest first, and how many match. The builder only writes the SQL; it runs as a bound
-   * statement (prepared once per shape of the filters) and the rows are hydrated without TypeORM's per-row
-   * bookkeeping, which cost as much as the database's own work on a repository's list.
+   * A page of issues, newest first, and how many match: `knownTotal` when the caller has it from the
+   * repository's counters (moved in the same transactions as the rows they count), else counted. The builder
+   * only writes the SQL; it runs as a bound statement (prepared once per shape of the filters) and the rows are
+   * hydrated without TypeORM's per-row bookkeeping, which cost as much as the database's own work on a
+   * repository's list.
    */
-  async list(criteria: IssueCriteria, page: PageQuery): Promise<Page<IssueEntity>> {
-    const query = this.filtered(criteria);
-    const [countSql, countParameters] = query.clone().select('COUNT(*)', 'total').getQueryAndParameters();
-    const counted = await this.rows.rows(countSql, countParameters);
-    const count = Number(counted.rows[0]?.[0] ?? 0);
+  async list(criteria: IssueCriteria, page: PageQuery, knownTotal?: number): Promise<Page<IssueEntity>> {
+    const count = knownTotal ?? (await this.count(criteria));
     if (count === 0 || page.offset >= count) return { items: [], total: count };
     // With many matches, the page walks the newest issues and asks of each whether it has the labels; a
     // handful of matches are read from the labels' side instead (the walk could pass every issue for them).
@@ -100,6 +99,12 @@ export class IssueStore {
       .getQueryAndParameters();
     const set = await this.rows.rows(sql, parameters);
     return { items: set.rows.map((_, index) => this.rows.hydrate(set, index, 'i')), total: count };
+  }
+
+  private async count(criteria: IssueCriteria): Promise<number> {
+    const [sql, parameters] = this.filtered(criteria).select('COUNT(*)', 'total').getQueryAndParameters();
+    const counted = await this.rows.rows(sql, parameters);
+    return Number(counted.rows[0]?.[0] ?? 0);
   }
 
   private filtered(criteria: IssueCriteria, walkLabels = false): SelectQueryBuilder<IssueEntity> {

@@ -159,7 +159,8 @@ export class PullRequestStore {
     });
   }
 
-  async list(criteria: PullCriteria, page: PageQuery): Promise<Page<IssueEntity>> {
+  /** A page of pull requests and how many match (`knownTotal` when the caller has it from the counters). */
+  async list(criteria: PullCriteria, page: PageQuery, knownTotal?: number): Promise<Page<IssueEntity>> {
     const query = this.dataSource
       .getRepository(IssueEntity)
       .createQueryBuilder('i')
@@ -173,7 +174,7 @@ export class PullRequestStore {
     if (criteria.posterId !== undefined) query.andWhere('i.poster_id = :posterId', { posterId: criteria.posterId });
     if (criteria.baseBranch !== undefined) query.andWhere('p.base_branch = :baseBranch', { baseBranch: criteria.baseBranch });
     if (criteria.headBranch !== undefined) query.andWhere('p.head_branch = :headBranch', { headBranch: criteria.headBranch });
-    const total = Number((await query.clone().select('COUNT(*)', 'total').getRawOne<{ total: number | string }>())?.total ?? 0);
+    const total = knownTotal ?? Number((await query.clone().select('COUNT(*)', 'total').getRawOne<{ total: number | string }>())?.total ?? 0);
     if (total === 0 || page.offset >= total) return { items: [], total };
     const order = ORDERS[criteria.sort ?? ''] ?? ORDERS.newest;
     order.forEach(([column, direction], n) => (n === 0 ? query.orderBy(column, direction) : query.addOrderBy(column, direction)));

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { totalFromCounters } from '../issues/issue-counts';
 import type { EntityManager } from 'typeorm';
 import { assertAcceptsWrites } from '../access/access-policy';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
@@ -140,7 +141,10 @@ export class PullsService {
       if (!user) throw new BadRequestError(`user redirect does not exist [name: ${poster.toLowerCase()}]`);
       criteria.posterId = user.id;
     }
-    const found = await this.store.list(criteria, page);
+    // Narrowed by state alone, the repository's counters say how many match.
+    const byStateOnly = criteria.labelIds === undefined && criteria.milestoneId === undefined && criteria.posterId === undefined;
+    const known = byStateOnly ? totalFromCounters(target.repo, { isPull: true, isClosed: criteria.isClosed }) : undefined;
+    const found = await this.store.list(criteria, page, known);
     const pulls = await this.store.byIssueIds(found.items.map((issue) => issue.id));
     const rows = found.items.filter((issue) => pulls.has(issue.id)).map((issue) => ({ issue, pull: pulls.get(issue.id)! }));
     return { items: await this.wires(target, rows), total: found.total };

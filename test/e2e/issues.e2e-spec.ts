@@ -328,6 +328,73 @@ describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
     expect((await t.http.get(t.api(`/repos/${repo.full_name}`)).expect(200)).body.open_issues_count).toBe(12);
   });
 
+  it('totals lists of every state and type of issues and pull requests as they open, close, reopen and go', async () => {
+    const repo = await makeRepo(t, owner, { autoInit: true });
+    const full = repo.full_name;
+    const as = withToken(owner.token);
+    const numbers: number[] = [];
+    for (let n = 0; n < 5; n++)
+      numbers.push(
+        (
+          await t.http
+            .post(issues(repo))
+            .set(as)
+            .send({ title: `issue ${n}` })
+            .expect(201)
+        ).body.number,
+      );
+    for (let n = 0; n < 3; n++) {
+      await t.http
+        .post(t.api(`/repos/${full}/contents/pr-${n}.txt`))
+        .set(as)
+        .send({ content: Buffer.from(`change ${n}`).toString('base64'), new_branch: `topic-${n}` })
+        .expect(201);
+      numbers.push(
+        (
+          await t.http
+            .post(t.api(`/repos/${full}/pulls`))
+            .set(as)
+            .send({ head: `topic-${n}`, base: 'main', title: `pull ${n}` })
+            .expect(201)
+        ).body.number,
+      );
+    }
+    const setState = (number: number, state: string) =>
+      t.http
+        .patch(t.api(`/repos/${full}/issues/${number}`))
+        .set(as)
+        .send({ state })
+        .expect(201);
+    await setState(numbers[0], 'closed');
+    await setState(numbers[1], 'closed');
+    await setState(numbers[1], 'open');
+    await setState(numbers[2], 'closed');
+    await setState(numbers[5], 'closed');
+    await t.http
+      .delete(t.api(`/repos/${full}/issues/${numbers[3]}`))
+      .set(as)
+      .expect(204);
+    // Each total must be what the list really holds, whether counted or read off the repository's counters.
+    for (const state of ['open', 'closed', 'all']) {
+      for (const type of ['', 'issues', 'pulls']) {
+        const listed = await t.http.get(`${issues(repo)}?state=${state}&type=${type}&limit=50`).expect(200);
+        const held = listed.body.filter(
+          (issue: any) => (state === 'all' || issue.state === state) && (type === '' || (issue.pull_request !== null) === (type === 'pulls')),
+        );
+        expect([state, type, listed.headers['x-total-count']]).toEqual([state, type, String(listed.body.length)]);
+        expect(held).toHaveLength(listed.body.length);
+      }
+    }
+    const expected = { open: 2 + 2, closed: 2 + 1, all: 4 + 3 };
+    for (const [state, total] of Object.entries(expected)) {
+      expect((await t.http.get(`${issues(repo)}?state=${state}&limit=1`).expect(200)).headers['x-total-count']).toBe(String(total));
+    }
+    const pullsOpen = await t.http.get(t.api(`/repos/${full}/pulls?state=open&limit=1`)).expect(200);
+    expect([pullsOpen.headers['x-total-count'], pullsOpen.body.length]).toEqual(['2', 1]);
+    const pullsAll = await t.http.get(t.api(`/repos/${full}/pulls?state=all`)).expect(200);
+    expect([pullsAll.headers['x-total-count'], pullsAll.body.length]).toEqual(['3', 3]);
+  });
+
   it('takes issues, labels links and numbers with a deleted repository', async () => {
     const repo = await makeRepo(t, owner);
     const label = await t.http

@@ -41,6 +41,7 @@ import { CreateIssueDependencies1796188422660 } from './1796188422660-create-iss
 import { CommentEventColumns1796197026230 } from './1796197026230-comment-event-columns';
 import { MirrorLfs1796199137656 } from './1796199137656-mirror-lfs';
 import { IssueListIndex1796198540390 } from './1796198540390-issue-list-index';
+import { IssueAllStatesIndexes1796213700000 } from './1796213700000-issue-all-states-indexes';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -87,4 +88,5 @@ export const MIGRATIONS = [
   IssueListIndex1796198540390,
   MirrorLfs1796199137656,
   CommentReviewId1796199264777,
+  IssueAllStatesIndexes1796213700000,
 ];
