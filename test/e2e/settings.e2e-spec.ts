@@ -1,4 +1,5 @@
-import { makeRepo, makeUser, withToken } from '../support/factories';
+import type { RepositoryWire } from '../../src/repos/repository.wire';
+import { as, makeRepo, makeUser } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('settings: /settings/api|repository|attachment|ui tell the limits the server enforces', () => {
@@ -10,17 +11,17 @@ describe('settings: /settings/api|repository|attachment|ui tell the limits the s
   afterAll(() => t.close());
 
   it('/settings/api gives the paging limits the lists apply', async () => {
-    const settings = await t.http.get(t.api('/settings/api')).expect(200);
+    const settings = await as(t, null).get<{ default_paging_num: number; max_response_items: number }>('/settings/api');
+    expect(settings.status).toBe(200);
     expect(settings.body).toEqual({ max_response_items: 4, default_paging_num: 2, default_git_trees_per_page: 1000, default_max_blob_size: 1024 });
     const user = await makeUser(t);
     for (let i = 0; i < 5; i++) await makeRepo(t, user);
-    const byDefault = await t.http.get(t.api(`/users/${user.name}/repos`)).expect(200);
+    const byDefault = await as(t, null).get<RepositoryWire[]>(`/users/${user.name}/repos`);
     expect(byDefault.body).toHaveLength(settings.body.default_paging_num);
-    const capped = await t.http
-      .get(t.api(`/users/${user.name}/repos?limit=50`))
-      .set(withToken(user.token))
-      .expect(200);
+    const capped = await as(t, user).get<RepositoryWire[]>(`/users/${user.name}/repos`, { limit: 50 });
+    expect(capped.status).toBe(200);
     expect(capped.body).toHaveLength(settings.body.max_response_items);
+    expect(capped.body.every((repo) => repo.owner.login === user.name)).toBe(true);
   });
 
   it('/settings/repository tells which features Anvil has', async () => {

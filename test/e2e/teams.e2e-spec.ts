@@ -1,5 +1,7 @@
+import type { RepositoryWire } from '../../src/repos/repository.wire';
+import type { TeamWire } from '../../src/teams/team.wire';
 import { TeamRepoEntity } from '../../src/users/organization.entities';
-import { makeOrg, makeRepo, makeUser, TestUser, withToken } from '../support/factories';
+import { ApiClient, as, makeOrg, makeRepo, makeUser, TestUser } from '../support/factories';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('teams: units and repositories, through the access policy', () => {
@@ -16,102 +18,61 @@ describe('teams: units and repositories, through the access policy', () => {
 
   afterAll(() => t.close());
 
-  const as = (user: TestUser) => withToken(user.token);
   const file = (name: string) => ({ content: Buffer.from(name).toString('base64'), message: `add ${name}` });
+  /** A team created by `client` in `org`: its answer's status and body. */
+  const createTeam = (client: ApiClient, org: string, body: object) => client.post<TeamWire>(`/orgs/${org}/teams`, body);
 
   it('a write team pushes, a team without repo.code sees the repository but not its code, a member without a team sees nothing', async () => {
     const org = await makeOrg(t, owner.user);
     const repo = await makeRepo(t, owner, { org: org.name, private: true, autoInit: true });
     const path = `/repos/${org.name}/${repo.name}`;
+    const asOwner = as(t, owner);
 
-    const writers = await t.http
-      .post(t.api(`/orgs/${org.name}/teams`))
-      .set(as(owner))
-      .send({ name: 'writers', units_map: { 'repo.code': 'write', 'repo.releases': 'read' } })
-      .expect(201);
+    const writers = await createTeam(asOwner, org.name, { name: 'writers', units_map: { 'repo.code': 'write', 'repo.releases': 'read' } });
+    expect(writers.status).toBe(201);
     expect(writers.body).toMatchObject({ name: 'writers', permission: 'read', units_map: { 'repo.code': 'write', 'repo.releases': 'read' } });
-    const issues = await t.http
-      .post(t.api(`/orgs/${org.name}/teams`))
-      .set(as(owner))
-      .send({ name: 'triage', permission: 'write', units: ['repo.issues'] })
-      .expect(201);
-    const bystanders = await t.http
-      .post(t.api(`/orgs/${org.name}/teams`))
-      .set(as(owner))
-      .send({ name: 'others', permission: 'read', units: ['repo.code'] })
-      .expect(201);
-    await t.http
-      .post(t.api(`/orgs/${org.name}/teams`))
-      .set(as(owner))
-      .send({ name: 'Writers', units: ['repo.code'], permission: 'read' })
-      .expect(422);
-    await t.http
-      .post(t.api(`/orgs/${org.name}/teams`))
-      .set(as(owner))
-      .send({ name: 'bad', units_map: { 'repo.nothing': 'read' } })
-      .expect(422);
-    await t.http
-      .post(t.api(`/orgs/${org.name}/teams`))
-      .set(as(writer))
-      .send({ name: 'mine', units: ['repo.code'], permission: 'read' })
-      .expect(403);
+    const issues = await createTeam(asOwner, org.name, { name: 'triage', permission: 'write', units: ['repo.issues'] });
+    const bystanders = await createTeam(asOwner, org.name, { name: 'others', permission: 'read', units: ['repo.code'] });
+    expect([issues.status, bystanders.status]).toEqual([201, 201]);
+    expect((await createTeam(asOwner, org.name, { name: 'Writers', units: ['repo.code'], permission: 'read' })).status).toBe(422);
+    expect((await createTeam(asOwner, org.name, { name: 'bad', units_map: { 'repo.nothing': 'read' } })).status).toBe(422);
+    expect((await createTeam(as(t, writer), org.name, { name: 'mine', units: ['repo.code'], permission: 'read' })).status).toBe(403);
 
     for (const [team, user] of [
       [writers, writer],
       [issues, issuesOnly],
       [bystanders, member],
     ] as const) {
-      await t.http
-        .put(t.api(`/teams/${team.body.id}/members/${user.name}`))
-        .set(as(owner))
-        .expect(204);
+      expect((await asOwner.put(`/teams/${team.body.id}/members/${user.name}`)).status).toBe(204);
     }
-    await t.http
-      .put(t.api(`/teams/${writers.body.id}/repos/${org.name}/${repo.name}`))
-      .set(as(owner))
-      .expect(204);
-    await t.http
-      .put(t.api(`/teams/${issues.body.id}/repos/${org.name}/${repo.name}`))
-      .set(as(owner))
-      .expect(204);
-    const listed = await t.http
-      .get(t.api(`/teams/${writers.body.id}/repos`))
-      .set(as(owner))
-      .expect(200);
-    expect(listed.body.map((item: { name: string }) => item.name)).toEqual([repo.name]);
+    expect((await asOwner.put(`/teams/${writers.body.id}/repos/${org.name}/${repo.name}`)).status).toBe(204);
+    expect((await asOwner.put(`/teams/${issues.body.id}/repos/${org.name}/${repo.name}`)).status).toBe(204);
+    const listed = await asOwner.get<RepositoryWire[]>(`/teams/${writers.body.id}/repos`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.map((item) => item.name)).toEqual([repo.name]);
 
-    const seenByWriter = await t.http.get(t.api(path)).set(as(writer)).expect(200);
+    const asWriter = as(t, writer);
+    const seenByWriter = await asWriter.get<RepositoryWire>(path);
+    expect(seenByWriter.status).toBe(200);
     expect(seenByWriter.body.permissions).toEqual({ admin: false, push: true, pull: true });
-    await t.http
-      .post(t.api(`${path}/contents/w.txt`))
-      .set(as(writer))
-      .send(file('w'))
-      .expect(201);
-    await t.http
-      .post(t.api(`${path}/releases`))
-      .set(as(writer))
-      .send({ tag_name: 'v1' })
-      .expect(403);
-    await t.http.delete(t.api(path)).set(as(writer)).expect(403);
-    const mine = await t.http.get(t.api('/user/repos')).set(as(writer)).expect(200);
-    expect(mine.body.map((item: { name: string }) => item.name)).toContain(repo.name);
+    expect((await asWriter.post(`${path}/contents/w.txt`, file('w'))).status).toBe(201);
+    expect((await asWriter.post(`${path}/releases`, { tag_name: 'v1' })).status).toBe(403);
+    expect((await asWriter.delete(path)).status).toBe(403);
+    const mine = await asWriter.get<RepositoryWire[]>('/user/repos');
+    expect(mine.status).toBe(200);
+    expect(mine.body.map((item) => item.name)).toContain(repo.name);
 
-    const seenByTriage = await t.http.get(t.api(path)).set(as(issuesOnly)).expect(200);
+    const seenByTriage = await as(t, issuesOnly).get<RepositoryWire>(path);
+    expect(seenByTriage.status).toBe(200);
     expect(seenByTriage.body.permissions).toEqual({ admin: false, push: false, pull: false });
-    await t.http
-      .get(t.api(`${path}/contents/README.md`))
-      .set(as(issuesOnly))
-      .expect(403);
+    expect((await as(t, issuesOnly).get(`${path}/contents/README.md`)).status).toBe(403);
 
-    await t.http.get(t.api(path)).set(as(member)).expect(404);
+    expect((await as(t, member).get(path)).status).toBe(404);
 
-    await t.http
-      .delete(t.api(`/teams/${writers.body.id}/repos/${org.name}/${repo.name}`))
-      .set(as(owner))
-      .expect(204);
-    await t.http.get(t.api(path)).set(as(writer)).expect(404);
+    expect((await asOwner.delete(`/teams/${writers.body.id}/repos/${org.name}/${repo.name}`)).status).toBe(204);
+    expect((await asWriter.get(path)).status).toBe(404);
 
-    await t.http.delete(t.api(path)).set(as(owner)).expect(204);
+    expect((await asOwner.delete(path)).status).toBe(204);
     expect(await t.dataSource.getRepository(TeamRepoEntity).countBy({ repoId: repo.id })).toBe(0);
   });
 });

@@ -1,8 +1,14 @@
+import type { Response } from 'supertest';
+import type { RepositoryWire } from '../../src/repos/repository.wire';
 import { AccessTokensService } from '../../src/users/access-tokens.service';
 import { UserEntity } from '../../src/users/user.entity';
 import { UsersService } from '../../src/users/users.service';
 import { recordSecrets } from './e2e-log';
 import type { TestApp } from './test-app';
+
+// Typed records for e2e specs: a user with its password and token (TestUser), an organisation (TestOrg), a
+// repository as the API answered its creation (TestRepo), and `as(t, user)`, a small HTTP client that calls the
+// API with the user's token and says what type it expects back.
 
 export interface TestUser {
   user: UserEntity;
@@ -67,6 +73,12 @@ export function withBasic(username: string, secret: string): Record<string, stri
   return { Authorization: `Basic ${Buffer.from(`${username}:${secret}`).toString('base64')}` };
 }
 
+/** An organisation: its row (the HTTP shape is the organizations e2e's). */
+export type TestOrg = UserEntity;
+
+/** A repository as `POST /user/repos` (or `/orgs/{org}/repos`) answered it. */
+export type TestRepo = RepositoryWire;
+
 export interface MakeOrgOptions {
   name?: string;
   visibility?: 'public' | 'limited' | 'private';
@@ -75,7 +87,7 @@ export interface MakeOrgOptions {
 /**
  * An organisation owned by `owner`, inserted directly (the HTTP route is tested in organizations e2e).
  */
-export async function makeOrg(t: TestApp, owner: UserEntity, options: MakeOrgOptions = {}): Promise<UserEntity> {
+export async function makeOrg(t: TestApp, owner: UserEntity, options: MakeOrgOptions = {}): Promise<TestOrg> {
   const { Transactions } = await import('../../src/database/transactions');
   const { UserStore } = await import('../../src/users/user.store');
   const { OrganizationStore } = await import('../../src/users/organization.store');
@@ -109,7 +121,7 @@ export interface MakeRepoOptions {
  * A repository created over HTTP by `owner` (so its bare git directory exists), returning the `Repository`
  * JSON of the creation answer.
  */
-export async function makeRepo(t: TestApp, owner: TestUser, options: MakeRepoOptions = {}): Promise<Record<string, any>> {
+export async function makeRepo(t: TestApp, owner: TestUser, options: MakeRepoOptions = {}): Promise<TestRepo> {
   const path = options.org ? `/orgs/${options.org}/repos` : '/user/repos';
   const response = await t.http
     .post(t.api(path))
@@ -121,5 +133,43 @@ export async function makeRepo(t: TestApp, owner: TestUser, options: MakeRepoOpt
       description: options.description ?? '',
     });
   if (response.status !== 201) throw new Error(`makeRepo: ${response.status} ${response.text}`);
-  return response.body;
+  return response.body as TestRepo;
+}
+
+/** An answer of the API, its body typed as the caller expects (unchecked: the spec's assertions check it). */
+export interface ApiAnswer<T> {
+  status: number;
+  body: T;
+  text: string;
+  headers: Record<string, string>;
+}
+
+/** Calls under /api/v1 as one user (or anonymously); `path` is the part after /api/v1. */
+export interface ApiClient {
+  /** The user whose token is sent; null for an anonymous client. */
+  readonly user: TestUser | null;
+  get<T = unknown>(path: string, query?: Record<string, string | number | boolean>): Promise<ApiAnswer<T>>;
+  post<T = unknown>(path: string, body?: object): Promise<ApiAnswer<T>>;
+  patch<T = unknown>(path: string, body?: object): Promise<ApiAnswer<T>>;
+  put<T = unknown>(path: string, body?: object): Promise<ApiAnswer<T>>;
+  delete<T = unknown>(path: string, body?: object): Promise<ApiAnswer<T>>;
+}
+
+/** `as(t, alice).get<RepositoryWire>('/repos/alice/tools')`: the API with alice's token; `as(t, null)`: anonymous. */
+export function as(t: TestApp, user: TestUser | null): ApiClient {
+  const send = async <T>(method: 'get' | 'post' | 'patch' | 'put' | 'delete', path: string, body?: object, query?: object): Promise<ApiAnswer<T>> => {
+    let call = t.http[method](t.api(path));
+    if (user) call = call.set(withToken(user.token));
+    if (query) call = call.query(query);
+    const response: Response = body === undefined ? await call : await call.send(body);
+    return { status: response.status, body: response.body as T, text: response.text, headers: response.headers as Record<string, string> };
+  };
+  return {
+    user,
+    get: (path, query) => send('get', path, undefined, query),
+    post: (path, body) => send('post', path, body),
+    patch: (path, body) => send('patch', path, body),
+    put: (path, body) => send('put', path, body),
+    delete: (path, body) => send('delete', path, body),
+  };
 }
