@@ -1,14 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import * as os from 'node:os';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Injectable } from '@nestjs/common';
-import { PayloadTooLargeError } from '../common/errors';
 import { leftByDeadProcess, taggedName } from '../common/process-identity';
 import { StorageConfig } from '../config/slices';
+import { FileSink } from './file-sink';
 import { ByteRange, closeFile, OpenBlob, openForReading, sizeOf } from './open-blob';
 
 /** A file received into the temporary area: measured and hashed, not yet visible under any key. */
@@ -44,13 +44,6 @@ export interface StoredBlobFile {
   key: string;
   mtimeMs: number;
 }
-
-/**
- * Upload chunks are written to disk as they arrive, in 64 KiB steps (Node's default for files). A larger write
- * buffer holds each chunk long enough to survive a young-generation GC; promoted, it waits for a full GC, which
- * V8 starts only after 64 MiB of such external memory: 16 uploads then grew the server's RSS by 40-70 MiB.
- */
-const WRITE_BUFFER_BYTES = 64 * 1024;
 
 export type DigestAlgorithm = 'md5' | 'sha1' | 'sha256' | 'sha512';
 
@@ -95,21 +88,14 @@ export class BlobStorage {
     await fs.mkdir(this.tmp, { recursive: true });
     const file = path.join(this.tmp, randomUUID());
     const hashes = digests.map((algorithm) => [algorithm, createHash(algorithm)] as const);
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
-        size += chunk.length;
-        if (size > maxBytes) return callback(new PayloadTooLargeError('the file is larger than the allowed size'));
-        for (const [, hash] of hashes) hash.update(chunk);
-        callback(null, chunk);
-      },
-    });
+    const sink = new FileSink(file, { maxBytes, hashes: hashes.map(([, hash]) => hash), durable: options.durable === true });
     try {
-      await pipeline(source, meter, createWriteStream(file, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES, flush: options.durable === true }));
+      await pipeline(source, sink);
     } catch (error) {
       await fs.rm(file, { force: true });
       throw error;
     }
+    const size = sink.size;
     let current = file;
     let parkedKey: string | null = null;
     return {
