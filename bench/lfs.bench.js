@@ -4,7 +4,8 @@
  *
  *   1. One object of BENCH_LFS_SIZE_MIB (default 1024) uploaded (PUT objects/{oid}/{size}) and downloaded
  *      (GET objects/{oid}), compared with a plain `node:http` server that streams the body to disk and the file
- *      back; the server's RSS growth during the transfers (peak over the RSS before them).
+ *      back, in BENCH_LFS_ROUNDS rounds (default 5) that alternate which side goes first; the medians, each
+ *      server's CPU time per upload, and its RSS growth during the transfers (peak over the RSS before them).
  *   2. A batch request naming BENCH_LFS_BATCH objects (default 1000): uploads the repository lacks, then
  *      downloads of objects it holds (uploaded first); the median time of BENCH_LFS_BATCH_RUNS requests each.
  *   3. A clone of a repository with BENCH_LFS_FILES LFS files (default 500, 4 KiB each) with the real git-lfs:
@@ -19,6 +20,7 @@
  *   BENCH_URL, BENCH_USER, BENCH_TOKEN (write:repository), BENCH_SERVER_PID (optional, Linux, for RSS)
  *   BENCH_LFS_SIZE_MIB (1..4096), BENCH_LFS_BATCH (1..1000), BENCH_LFS_BATCH_RUNS (1..50), BENCH_LFS_FILES (1..2000),
  *   BENCH_LFS_PULLS (1..15, default 3: measured pulls from each server, alternating; more on a busy machine)
+ *   BENCH_LFS_ROUNDS (1..15, default 5: transfers of the object on each side, alternating)
  *   BENCH_ONLY=transfer,batch,clone   the parts to run (default all)
  * Prints the figures and exits 1 when one misses its target (transfer ≥ 0.8 of the baseline, RSS growth < 32 MiB,
  * batch < 200 ms, `git lfs pull` within 1.2× of the reference), 2 when the run could not be set up.
@@ -39,9 +41,12 @@ const BATCH = bounded('BENCH_LFS_BATCH', 1000, 1000);
 const BATCH_RUNS = bounded('BENCH_LFS_BATCH_RUNS', 9, 50);
 const FILES = bounded('BENCH_LFS_FILES', 500, 2000);
 const PULLS = bounded('BENCH_LFS_PULLS', 3, 15);
+const ROUNDS = bounded('BENCH_LFS_ROUNDS', 5, 15);
 const ONLY = new Set((process.env.BENCH_ONLY || 'transfer,batch,clone').split(','));
 const LFS = 'application/vnd.git-lfs+json';
 const CHUNK_BYTES = 1024 * 1024;
+/** USER_HZ of /proc/PID/stat (100 on Linux). */
+const CLOCK_TICKS = 100;
 
 /** `size` bytes of a pattern that starts with `seed`, produced on the fly (the client holds no file either). */
 function body(size, seed) {
@@ -94,6 +99,23 @@ function rssOf(pid) {
   } catch {
     return NaN;
   }
+}
+
+/** The process's CPU time so far (all threads, user and system), from /proc. */
+function cpuSecondsOf(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+function loadAverage() {
+  return os
+    .loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
 }
 
 function median(values) {
@@ -219,44 +241,77 @@ async function main() {
         const warm = await oidOf(1 << 20, `${seed}-warm`);
         await put(repo, warm, 1 << 20, body(1 << 20, `${seed}-warm`));
         await request(`${plain.url}/warm`, { method: 'PUT', headers: { 'Content-Length': 1 << 20 } }, body(1 << 20, seed));
-        const plainUp = await timed(() => request(`${plain.url}/${oid}`, { method: 'PUT', headers: { 'Content-Length': SIZE } }, body(SIZE, seed)));
-        const plainDown = await timed(() => request(`${plain.url}/${oid}`, { method: 'GET' }));
-        fs.rmSync(path.join(plainDir, oid), { force: true });
-        const start = serverPid ? rssOf(serverPid) : NaN;
-        let peak = start;
-        const timer = setInterval(() => (peak = Math.max(peak, rssOf(serverPid))), 50);
-        let anvilUp;
-        let anvilDown;
+        console.log(`load average at start of the transfers: ${loadAverage()}`);
+        const sides = {
+          plain: {
+            pid: plain.pid,
+            up: () => request(`${plain.url}/${oid}`, { method: 'PUT', headers: { 'Content-Length': SIZE } }, body(SIZE, seed)),
+            down: () => request(`${plain.url}/${oid}`, { method: 'GET' }),
+          },
+          anvil: {
+            pid: serverPid,
+            up: () => put(repo, oid, SIZE, body(SIZE, seed)),
+            down: () => request(lfsUrl(repo, `objects/${oid}`), { method: 'GET', headers: basic }),
+          },
+        };
+        const figures = { plain: { up: [], down: [], upCpu: [] }, anvil: { up: [], down: [], upCpu: [] } };
+        const rssStart = { plain: rssOf(plain.pid), anvil: serverPid ? rssOf(serverPid) : NaN };
+        const rssPeak = { ...rssStart };
+        const timer = setInterval(() => {
+          rssPeak.plain = Math.max(rssPeak.plain, rssOf(plain.pid));
+          if (serverPid) rssPeak.anvil = Math.max(rssPeak.anvil, rssOf(serverPid));
+        }, 50);
         try {
-          anvilUp = await timed(() => put(repo, oid, SIZE, body(SIZE, seed)));
-          if (anvilUp.result.status !== 200) throw new Error(`upload: ${anvilUp.result.status} ${anvilUp.result.text}`);
-          anvilDown = await timed(() => request(lfsUrl(repo, `objects/${oid}`), { method: 'GET', headers: basic }));
-          if (anvilDown.result.status !== 200 || anvilDown.result.bytes !== SIZE)
-            throw new Error(`download: ${anvilDown.result.status}, ${anvilDown.result.bytes} bytes`);
+          for (let round = 0; round < ROUNDS; round++) {
+            // Each side goes first in every other round, so that a change of load weighs on both alike.
+            for (const name of round % 2 === 0 ? ['plain', 'anvil'] : ['anvil', 'plain']) {
+              const side = sides[name];
+              const cpuBefore = side.pid ? cpuSecondsOf(side.pid) : NaN;
+              const up = await timed(side.up);
+              if (up.result.status !== 200) throw new Error(`${name} upload: ${up.result.status} ${up.result.text}`);
+              figures[name].upCpu.push(side.pid ? cpuSecondsOf(side.pid) - cpuBefore : NaN);
+              const down = await timed(side.down);
+              if (down.result.status !== 200 || down.result.bytes !== SIZE)
+                throw new Error(`${name} download: ${down.result.status}, ${down.result.bytes} bytes`);
+              figures[name].up.push(up.seconds);
+              figures[name].down.push(down.seconds);
+              if (name === 'plain') fs.rmSync(path.join(plainDir, oid), { force: true });
+            }
+          }
         } finally {
           clearInterval(timer);
         }
+        console.log(`load average at end of the transfers: ${loadAverage()}; ${ROUNDS} rounds each, alternating`);
         const mib = SIZE / 1024 / 1024;
         const rate = (seconds) => mib / seconds;
-        const growth = (peak - start) / 1024 / 1024;
-        console.log(
-          `transfer of ${mib} MiB: baseline up ${rate(plainUp.seconds).toFixed(0)} MiB/s, down ${rate(plainDown.seconds).toFixed(0)} MiB/s; anvil up ${rate(anvilUp.seconds).toFixed(0)} MiB/s, down ${rate(anvilDown.seconds).toFixed(0)} MiB/s`,
-        );
-        const upRatio = plainUp.seconds / anvilUp.seconds;
-        const downRatio = plainDown.seconds / anvilDown.seconds;
+        const show = (name) =>
+          `${name}: up ${figures[name].up.map((seconds) => rate(seconds).toFixed(0)).join(', ')} MiB/s (server CPU ${figures[name].upCpu
+            .map((seconds) => seconds.toFixed(2))
+            .join(', ')} s), down ${figures[name].down.map((seconds) => rate(seconds).toFixed(0)).join(', ')} MiB/s`;
+        console.log(`transfer of ${mib} MiB, each round:\n  ${show('plain')}\n  ${show('anvil')}`);
+        const growth = (name) => (rssPeak[name] - rssStart[name]) / 1024 / 1024;
+        console.log(`server RSS growth: plain ${growth('plain').toFixed(1)} MiB, anvil ${growth('anvil').toFixed(1)} MiB`);
+        const upRatio = median(figures.plain.up) / median(figures.anvil.up);
+        const downRatio = median(figures.plain.down) / median(figures.anvil.down);
         check(
-          `upload of ${mib} MiB, vs node:http to disk`,
-          `${rate(anvilUp.seconds).toFixed(0)} vs ${rate(plainUp.seconds).toFixed(0)} MiB/s (${upRatio.toFixed(2)})`,
+          `upload of ${mib} MiB, vs node:http to disk (medians of ${ROUNDS})`,
+          `${rate(median(figures.anvil.up)).toFixed(0)} vs ${rate(median(figures.plain.up)).toFixed(0)} MiB/s (${upRatio.toFixed(2)}); server CPU ${median(figures.anvil.upCpu).toFixed(2)} vs ${median(figures.plain.upCpu).toFixed(2)} s`,
           '≥ 0.8',
           upRatio >= 0.8,
         );
         check(
-          `download of ${mib} MiB, vs node:http from disk`,
-          `${rate(anvilDown.seconds).toFixed(0)} vs ${rate(plainDown.seconds).toFixed(0)} MiB/s (${downRatio.toFixed(2)})`,
+          `download of ${mib} MiB, vs node:http from disk (medians of ${ROUNDS})`,
+          `${rate(median(figures.anvil.down)).toFixed(0)} vs ${rate(median(figures.plain.down)).toFixed(0)} MiB/s (${downRatio.toFixed(2)})`,
           '≥ 0.8',
           downRatio >= 0.8,
         );
-        if (serverPid) check('server RSS growth during both', `${growth.toFixed(1)} MiB`, '< 32 MiB', growth < 32);
+        if (serverPid)
+          check(
+            'server RSS growth during all transfers',
+            `${growth('anvil').toFixed(1)} MiB (plain: ${growth('plain').toFixed(1)} MiB)`,
+            '< 32 MiB',
+            growth('anvil') < 32,
+          );
       } finally {
         plain.stop();
       }
