@@ -1,10 +1,9 @@
-import { Module, OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { KeysModule } from '../keys/keys.module';
-import { PublicKeysService } from '../keys/ssh/public-keys.service';
 import { ReposModule } from '../repos/repos.module';
-import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
 import { DeployKeyLookup } from './deploy-key-lookup';
+import { DeployKeysLifecycle } from './deploy-keys-lifecycle';
 import { DeployKeyStore } from './deploy-key.store';
 import { DeployKeysController } from './deploy-keys.controller';
 import { DeployKeysService } from './deploy-keys.service';
@@ -13,20 +12,7 @@ import { DeployKeysService } from './deploy-keys.service';
 @Module({
   imports: [UsersModule, KeysModule, ReposModule],
   controllers: [DeployKeysController],
-  providers: [DeployKeyStore, DeployKeysService, DeployKeyLookup],
+  providers: [DeployKeyStore, DeployKeysService, DeployKeyLookup, DeployKeysLifecycle],
   exports: [DeployKeyLookup],
 })
-export class DeployKeysModule implements OnModuleInit {
-  constructor(
-    private readonly repositories: RepositoriesService,
-    private readonly userKeys: PublicKeysService,
-    private readonly keys: DeployKeyStore,
-  ) {}
-
-  onModuleInit(): void {
-    // A deleted repository's keys go in the deleting transaction: the key is locked out at its next login.
-    this.repositories.onRepositoryDeleted((tx, repo) => this.keys.deleteAllOfRepository(tx, repo.id));
-    // The same material is never a user's key and a deploy key at once.
-    this.userKeys.addKeyMaterialHolder((fingerprint, tx, options) => this.keys.fingerprintTaken(fingerprint, tx, options));
-  }
-}
+export class DeployKeysModule {}

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { RepositoryEntity } from '../repos/repository.entity';
+import { LifecycleEvents } from './lifecycle-events';
 
 /** One commit of a push, as git tells it (read before the transaction that records the push). */
 export interface PushedCommit {
@@ -60,15 +61,6 @@ export interface StatusFacts {
   updatedUnix: number;
 }
 
-/** What records events: the webhooks module, which writes its outbox rows in the caller's transaction. */
-export interface EventRecorder {
-  /** Whether anything listens to events of this repository (lets a push skip reading its commits). */
-  listensTo(repo: RepositoryEntity, tx?: EntityManager): Promise<boolean>;
-  record(tx: EntityManager, event: RepositoryEvent): Promise<void>;
-  /** Called after the transaction committed: the recorded work may start. */
-  committed(): void;
-}
-
 /** A branch a push (or a server-side write) moved to a commit: all-zero `before` for a new branch. */
 export interface BranchMove {
   ref: string;
@@ -77,52 +69,36 @@ export interface BranchMove {
 }
 
 /**
- * What reads pushes for more than webhooks (the issue tracker's closing keywords): it keeps what it needs in
- * the transaction that records the push, and starts its work once that commits.
- */
-export interface PushListener {
-  record(tx: EntityManager, repo: RepositoryEntity, pusherId: number, moves: BranchMove[]): Promise<void>;
-  committed(): void;
-}
-
-/**
  * The one door through which domain modules report what happened. They call `record` inside the transaction
- * of the change, so that the report is kept exactly when the change is; without a recorder nothing is kept.
+ * of the change, so that the report is kept exactly when the change is. Who listens (the webhooks outbox; the
+ * issue references of pushed commits) is listed in subscribers.ts, as the `activity.*` and `push.*` events.
  */
 @Injectable()
 export class RepositoryEvents {
-  private recorder: EventRecorder | null = null;
-  private readonly pushListeners: PushListener[] = [];
-
-  use(recorder: EventRecorder): void {
-    this.recorder = recorder;
-  }
+  constructor(private readonly bus: LifecycleEvents) {}
 
   /** Asked inside a transaction, pass it: a second pooled connection held across the transaction can starve the pool. */
   listensTo(repo: RepositoryEntity, tx?: EntityManager): Promise<boolean> {
-    return this.recorder ? this.recorder.listensTo(repo, tx) : Promise.resolve(false);
+    return this.bus.any('activity.listened', { repo, tx });
   }
 
   async record(tx: EntityManager, event: RepositoryEvent): Promise<void> {
-    if (this.recorder) await this.recorder.record(tx, event);
+    await this.bus.emit('activity.recorded', { tx, event });
   }
 
+  /** Called after the transaction committed: the recorded work may start. */
   committed(): void {
-    this.recorder?.committed();
-  }
-
-  onPush(listener: PushListener): void {
-    this.pushListeners.push(listener);
+    this.bus.signal('activity.committed', undefined);
   }
 
   /** Inside the transaction that records a push by a person (not a mirror's fetch): the branches it moved. */
   async recordPush(tx: EntityManager, repo: RepositoryEntity, pusherId: number, moves: BranchMove[]): Promise<void> {
     if (moves.length === 0) return;
-    for (const listener of this.pushListeners) await listener.record(tx, repo, pusherId, moves);
+    await this.bus.emit('push.recorded', { tx, repo, pusherId, moves });
   }
 
   /** After the transaction of recordPush committed. */
   pushCommitted(): void {
-    for (const listener of this.pushListeners) listener.committed();
+    this.bus.signal('push.committed', undefined);
   }
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { StorageConfig } from '../config/slices';
+import { LifecycleEvents } from '../events/lifecycle-events';
 
 /** Who pushes where: what the hooks of one receive-pack act on. */
 export interface PushContext {
@@ -37,18 +38,6 @@ export interface PushAllowance {
   release(): Promise<void>;
 }
 
-/** What a push does to Anvil's records; the repositories module provides it. */
-export interface PushHandler {
-  /** Before receive-pack starts: the most the push may add (the owner's remaining quota), or null for no cap. */
-  allowance(push: PushContext): Promise<PushAllowance | null>;
-  /**
-   * Throws PushRefused to decline the whole push. `objects` are git's quarantine variables: run with them, git
-   * sees the objects the push brought, which stay out of the repository until pre-receive accepts them.
-   */
-  preReceive(push: PushContext, updates: RefUpdate[], objects: Record<string, string>): Promise<void>;
-  postReceive(push: PushContext, updates: RefUpdate[]): Promise<void>;
-}
-
 /** Largest list of ref lines a hook may send (a push of some 100 000 refs). */
 const MAX_HOOK_BODY_BYTES = 16 * 1024 * 1024;
 
@@ -69,12 +58,14 @@ const MAX_HOOK_BODY_BYTES = 16 * 1024 * 1024;
 export class PushHooks implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('PushHooks');
   private readonly pushes = new Map<string, PushContext>();
-  private handler: PushHandler | null = null;
   private server: http.Server | null = null;
   private url = '';
   readonly hooksDir: string;
 
-  constructor(storageConfig: StorageConfig) {
+  constructor(
+    storageConfig: StorageConfig,
+    private readonly events: LifecycleEvents,
+  ) {
     this.hooksDir = path.join(storageConfig.dataDir, 'hooks');
   }
 
@@ -97,14 +88,13 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  /** The repositories module registers what pushes do. */
-  handle(handler: PushHandler): void {
-    this.handler = handler;
-  }
-
-  /** What the push about to start may add (PushHandler.allowance); null when nothing caps it. */
-  allowance(push: PushContext): Promise<PushAllowance | null> {
-    return this.handler ? this.handler.allowance(push) : Promise.resolve(null);
+  /**
+   * What the push about to start may add (the `push.starting` subscriber: the owner's remaining quota); null
+   * when nothing caps it.
+   */
+  async allowance(push: PushContext): Promise<PushAllowance | null> {
+    const [allowance] = await this.events.emit('push.starting', push);
+    return allowance ?? null;
   }
 
   /**
@@ -138,7 +128,8 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
     };
     const hook = request.url === '/pre-receive' ? 'pre' : request.url === '/post-receive' ? 'post' : null;
     const push = this.findPush(request.headers['x-anvil-push']);
-    if (request.method !== 'POST' || hook === null || !push || !this.handler) {
+    // What pushes do is the `push.*` subscribers' (the repositories module's, src/events/subscribers.ts).
+    if (request.method !== 'POST' || hook === null || !push || !this.events.heard('push.pre-receive')) {
       request.resume();
       return answer(403, 'internal error: unknown push');
     }
@@ -152,8 +143,9 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
     if (!message) return answer(400, 'internal error: unreadable ref updates');
     const updates = parseRefUpdates(message.refLines);
     try {
-      if (hook === 'pre') await this.handler.preReceive(push, updates, message.objects);
-      else await this.handler.postReceive(push, updates);
+      // pre-receive throws PushRefused to decline the whole push. `objects` are git's quarantine variables: run
+      // with them, git sees the objects the push brought, which stay out of the repository until it is accepted.
+      await this.events.emit(hook === 'pre' ? 'push.pre-receive' : 'push.post-receive', { push, updates, objects: message.objects });
       answer(200);
     } catch (error) {
       if (error instanceof PushRefused) return answer(403, error.message);

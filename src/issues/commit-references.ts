@@ -1,11 +1,11 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AccessMode } from '../access/access-mode';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import { AuthContext } from '../auth/auth-context';
 import { SiteUrls } from '../common/site-urls';
 import { Clock } from '../common/time';
-import { BranchMove, PushListener, RepositoryEvents } from '../events/repository-events';
+import type { BranchMove } from '../events/repository-events';
 import { GitPushCommits } from '../git/git-push-commits';
 import { isZeroId } from '../git/push-hooks';
 import { RepositoryPaths } from '../git/repository-paths';
@@ -46,7 +46,7 @@ function escapeHtml(text: string): string {
  * keyword asks for is left alone.
  */
 @Injectable()
-export class CommitReferences implements PushListener, OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+export class CommitReferences implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('CommitReferences');
   private running: Promise<void> | null = null;
   private again = false;
@@ -55,7 +55,6 @@ export class CommitReferences implements PushListener, OnModuleInit, OnApplicati
 
   constructor(
     private readonly pushes: IssuePushStore,
-    private readonly events: RepositoryEvents,
     private readonly clock: Clock,
     private readonly repositories: RepositoryDirectory,
     private readonly users: UserAccounts,
@@ -66,10 +65,6 @@ export class CommitReferences implements PushListener, OnModuleInit, OnApplicati
     private readonly issues: IssuesService,
     private readonly siteUrls: SiteUrls,
   ) {}
-
-  onModuleInit(): void {
-    this.events.onPush(this);
-  }
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => this.committed(), SWEEP_MS);

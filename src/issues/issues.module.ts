@@ -6,9 +6,7 @@ import { LabelsService } from '../labels/labels.service';
 import { MilestonesModule } from '../milestones/milestones.module';
 import { MilestonesService } from '../milestones/milestones.service';
 import { ReposModule } from '../repos/repos.module';
-import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
-import { UsersService } from '../users/users.service';
 import { CommentStore } from './comment.store';
 import { CommitReferences } from './commit-references';
 import { IssuePushStore } from './issue-push.store';
@@ -17,6 +15,7 @@ import { CommentsService } from './comments.service';
 import { IssueStore } from './issue.store';
 import { AssigneesController, IssueLabelsController, IssueSearchController, IssuesController } from './issues.controller';
 import { IssueLabelsService } from './issue-labels.service';
+import { IssuesLifecycle } from './issues-lifecycle';
 import { IssuesService } from './issues.service';
 import { IssueListsService } from './issue-lists.service';
 import { IssueTimeline } from './issue-timeline';
@@ -59,28 +58,20 @@ import { ReactionsService } from './reactions.service';
     IssueDependenciesService,
     IssuePinsService,
     CommitReferences,
+    IssuesLifecycle,
   ],
   exports: [IssuesService, CommentsService, IssueTimeline],
 })
 export class IssuesModule implements OnModuleInit {
   constructor(
-    private readonly repositories: RepositoriesService,
-    private readonly users: UsersService,
     private readonly labels: LabelsService,
     private readonly milestones: MilestonesService,
     private readonly issues: IssueStore,
-    private readonly pushes: IssuePushStore,
   ) {}
 
   onModuleInit(): void {
-    // In the deleting transaction: a repository takes its issues, comments, label links, assignees and index
-    // along; a user leaves their issues and comments to Ghost and their assignments; a label or a milestone
-    // leaves its issues.
-    this.repositories.onRepositoryDeleted(async (tx, repo) => {
-      await this.issues.deleteAllOfRepository(tx, repo.id);
-      await this.pushes.deleteAllOfRepository(tx, repo.id);
-    });
-    this.users.onUserDeleted((tx, user) => this.issues.forgetUser(tx, user.id));
+    // In the deleting transaction: a label or a milestone leaves its issues (a deleted repository or user:
+    // IssuesLifecycle).
     this.labels.onLabelDeleted((tx, labelId) => this.issues.removeLabelEverywhere(tx, labelId));
     this.milestones.onMilestoneDeleted((tx, milestone) => this.issues.removeMilestoneEverywhere(tx, milestone.id));
   }

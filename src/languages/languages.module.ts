@@ -1,25 +1,16 @@
-import { Module, OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { ContentModule } from '../content/content.module';
 import { GitModule } from '../git/git.module';
 import { ReposModule } from '../repos/repos.module';
-import { RepositoriesService } from '../repos/repositories.service';
 import { LanguageStatStore } from './language-stat.store';
 import { LanguagesController } from './languages.controller';
 import { LanguagesService } from './languages.service';
+import { LanguagesLifecycle } from './languages-lifecycle';
 
 /** Language statistics of repositories, measured once per head of the default branch. */
 @Module({
   imports: [ContentModule, GitModule, ReposModule],
   controllers: [LanguagesController],
-  providers: [LanguageStatStore, LanguagesService],
+  providers: [LanguageStatStore, LanguagesService, LanguagesLifecycle],
 })
-export class LanguagesModule implements OnModuleInit {
-  constructor(
-    private readonly repositories: RepositoriesService,
-    private readonly stats: LanguageStatStore,
-  ) {}
-
-  onModuleInit(): void {
-    this.repositories.onRepositoryDeleted((tx, repo) => this.stats.deleteAllOfRepository(tx, repo.id));
-  }
-}
+export class LanguagesModule {}

@@ -1,6 +1,5 @@
-import { Module, OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { ReposModule } from '../repos/repos.module';
-import { RepositoriesService } from '../repos/repositories.service';
 import { MilestoneLookup } from './milestone-lookup';
 import { MilestoneStore } from './milestone.store';
 import { MilestonesController } from './milestones.controller';
@@ -13,13 +12,4 @@ import { MilestonesService } from './milestones.service';
   providers: [MilestoneStore, MilestonesService, MilestoneLookup],
   exports: [MilestonesService, MilestoneLookup],
 })
-export class MilestonesModule implements OnModuleInit {
-  constructor(
-    private readonly repositories: RepositoriesService,
-    private readonly milestones: MilestonesService,
-  ) {}
-
-  onModuleInit(): void {
-    this.repositories.onRepositoryDeleted((tx, repo) => this.milestones.deleteAllOfRepository(tx, repo.id));
-  }
-}
+export class MilestonesModule {}

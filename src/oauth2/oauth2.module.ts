@@ -1,11 +1,10 @@
-import { MiddlewareConsumer, Module, NestModule, OnModuleInit, RequestMethod } from '@nestjs/common';
+import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import cookieParser from 'cookie-parser';
 import { ClaimsModule } from '../claims/claims.module';
 import { AuthModule } from '../auth/auth.module';
 import { SecretBox } from '../secrets/secret-box';
 import { PagesModule } from '../pages/pages.module';
 import { UsersModule } from '../users/users.module';
-import { UsersService } from '../users/users.service';
 import { INTERACTION_ROUTE, OAuth2InteractionController } from './oauth2-interaction.controller';
 import { OAuth2ApplicationsController } from './oauth2-applications.controller';
 import { OAuth2ApplicationsService } from './oauth2-applications.service';
@@ -25,18 +24,8 @@ import { OAuth2TokensModule } from './oauth2-tokens.module';
   providers: [OAuth2RecordStore, OAuth2ApplicationStore, OAuth2ApplicationsService, OAuth2Provider, OAuth2SignIn, SecretBox],
   exports: [OAuth2Provider],
 })
-export class OAuth2Module implements NestModule, OnModuleInit {
-  constructor(
-    private readonly users: UsersService,
-    private readonly applications: OAuth2ApplicationsService,
-  ) {}
-
+export class OAuth2Module implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(cookieParser()).forRoutes({ path: INTERACTION_ROUTE, method: RequestMethod.ALL });
-  }
-
-  onModuleInit(): void {
-    // A deleted user's applications go, and with them everything issued to them or for the user.
-    this.users.onUserDeleted((tx, user) => this.applications.deleteAllOfUser(tx, user.id));
   }
 }

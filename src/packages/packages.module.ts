@@ -1,6 +1,4 @@
-import { Module, OnModuleInit } from '@nestjs/common';
-import { InvalidInputError } from '../common/errors';
-import { UsersService } from '../users/users.service';
+import { Module } from '@nestjs/common';
 import { BlobsModule } from '../blobs/blobs.module';
 import { QuotaModule } from '../quota/quota.module';
 import { UsersModule } from '../users/users.module';
@@ -8,24 +6,13 @@ import { GenericPackagesController } from './generic-packages.controller';
 import { PackageStore } from './package.store';
 import { PackagePagesController } from './package-pages.controller';
 import { PackagesController } from './packages.controller';
+import { PackagesLifecycle } from './packages-lifecycle';
 import { PackagesService } from './packages.service';
 
 /** The generic package registry and the package API views; files in the shared blob store. */
 @Module({
   imports: [UsersModule, QuotaModule, BlobsModule],
   controllers: [GenericPackagesController, PackagesController, PackagePagesController],
-  providers: [PackageStore, PackagesService],
+  providers: [PackageStore, PackagesService, PackagesLifecycle],
 })
-export class PackagesModule implements OnModuleInit {
-  constructor(
-    private readonly users: UsersService,
-    private readonly store: PackageStore,
-  ) {}
-
-  onModuleInit(): void {
-    // As Forgejo (ErrUserOwnPackages): a user or organisation that still owns packages cannot be deleted.
-    this.users.onUserDeleted(async (tx, user) => {
-      if (await this.store.ownsAny(user.id, tx)) throw new InvalidInputError(`user still has ownership of packages [uid: ${user.id}]`);
-    });
-  }
-}
+export class PackagesModule {}

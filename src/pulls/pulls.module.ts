@@ -5,8 +5,6 @@ import { GitModule } from '../git/git.module';
 import { IssuesModule } from '../issues/issues.module';
 import { IssuesService } from '../issues/issues.service';
 import { ReposModule } from '../repos/repos.module';
-import { RepositoriesService } from '../repos/repositories.service';
-import { RepositoryPushes } from '../repos/repository-pushes.service';
 import { UsersModule } from '../users/users.module';
 import { StatusesModule } from '../statuses/statuses.module';
 import { PullChecks } from './pull-checks';
@@ -16,23 +14,21 @@ import { PullMergeStore } from './pull-merge.store';
 import { PullHeads } from './pull-heads';
 import { PullRequestStore } from './pull-request.store';
 import { CompareController, PullsController } from './pulls.controller';
+import { PullsLifecycle } from './pulls-lifecycle';
 import { PullsService } from './pulls.service';
 
 /** Pull requests: issues with a head and a base branch, their mergeability, diffs and commits; comparing revisions. */
 @Module({
   imports: [UsersModule, ReposModule, AccessModule, IssuesModule, ContentModule, GitModule, StatusesModule],
   controllers: [PullMergeController, PullsController, CompareController],
-  providers: [PullRequestStore, PullsService, PullHeads, PullChecks, PullMergeStore, PullMergeService],
+  providers: [PullRequestStore, PullsService, PullHeads, PullChecks, PullMergeStore, PullMergeService, PullsLifecycle],
   exports: [PullsService, PullChecks, PullMergeService],
 })
 export class PullsModule implements OnModuleInit {
   constructor(
     private readonly issues: IssuesService,
     private readonly pulls: PullsService,
-    private readonly repositories: RepositoriesService,
     private readonly store: PullRequestStore,
-    private readonly pushes: RepositoryPushes,
-    private readonly merges: PullMergeStore,
   ) {}
 
   onModuleInit(): void {
@@ -44,13 +40,5 @@ export class PullsModule implements OnModuleInit {
         await this.store.deleteOfIssue(tx, issue.id);
       },
     });
-    // In the deleting transaction: a repository takes its pull requests along (their issues go with the issues).
-    this.repositories.onRepositoryDeleted(async (tx, repo, doerId) => {
-      await this.merges.deleteOfRepository(tx, repo.id);
-      await this.store.deleteAllOfRepository(tx, repo.id);
-      // A fork's pull requests into its network are closed, not deleted.
-      return this.pulls.onHeadRepositoryDeleted(tx, repo.id, doerId);
-    });
-    this.pushes.onRefsChanged((repositoryId, updates, senderId) => this.pulls.onRefsChanged(repositoryId, updates, senderId));
   }
 }

@@ -1,12 +1,12 @@
-import { Module, OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { ClaimsModule } from '../claims/claims.module';
 import { UsersModule } from '../users/users.module';
-import { UsersService } from '../users/users.service';
 import { QUOTA_GATE } from './quota-gate';
 import { QuotaAdminService } from './quota-admin.service';
 import { QuotaEngine } from './quota.engine';
 import { QuotaGroupsController } from './quota-groups.controller';
 import { QuotaRulesController } from './quota-rules.controller';
+import { QuotaLifecycle } from './quota-lifecycle';
 import { QuotaStore } from './quota.store';
 import { QuotaUsageSources } from './quota-usage-sources';
 import { QuotaUsageStore } from './quota-usage.store';
@@ -27,21 +27,12 @@ import { QuotaViewsService } from './quota-views.service';
     QuotaEngine,
     QuotaAdminService,
     QuotaViewsService,
+    QuotaLifecycle,
     { provide: QUOTA_GATE, useExisting: QuotaEngine },
   ],
   exports: [QUOTA_GATE, QuotaAdminService, QuotaViewsService, QuotaUsageSources],
 })
-export class QuotaModule implements OnModuleInit {
-  constructor(
-    private readonly users: UsersService,
-    private readonly store: QuotaStore,
-  ) {}
-
-  onModuleInit(): void {
-    // A deleted user or organisation leaves no group mapping behind.
-    this.users.onUserDeleted((tx, user) => this.store.deleteMappingsOf(tx, user.id));
-  }
-}
+export class QuotaModule {}
 
 /** The quota routes; AppModule imports this only while QUOTA_ENABLED is true, so that they are 404 otherwise. */
 @Module({

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { BranchProtections } from '../access/branch-protection-policy';
 import { OrganizationPolicy } from '../access/organization-policy';
@@ -7,6 +7,7 @@ import { requireSignedIn } from '../auth/route-auth';
 import { BadRequestError, ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { KeyedLeases, Leases } from '../database/leases';
+import type { AfterCommit, RepositoryDeleted } from '../events/lifecycle-events';
 import { GitChanges } from '../git/git-changes';
 import { GitPools } from '../git/git-pools';
 import { GitRefs } from '../git/git-refs';
@@ -16,7 +17,7 @@ import { UserAccounts } from '../users/user-accounts';
 import { UserEntity, Visibility } from '../users/user.entity';
 import type { CreateForkOption } from './create-fork.option';
 import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
-import { duplicateName, RepositoriesService } from './repositories.service';
+import { duplicateName } from './repositories.service';
 import { RepositoryAccess, visibilityScope } from './repository-access';
 import { RepositoryCreation } from './repository-creation.service';
 import { RepositoryPushes } from './repository-pushes.service';
@@ -40,7 +41,7 @@ export interface ForkParticipant {
  * to a fork network (forks of a deleted source are detached; the pool goes with its last member).
  */
 @Injectable()
-export class ForksService implements OnModuleInit {
+export class ForksService {
   private readonly logger = new Logger('ForksService');
   @Inject(Leases) private readonly leases!: Leases;
   private poolLeases?: KeyedLeases;
@@ -53,7 +54,6 @@ export class ForksService implements OnModuleInit {
   constructor(
     private readonly repositories: RepositoryStore,
     private readonly creation: RepositoryCreation,
-    private readonly deletion: RepositoriesService,
     private readonly users: UserAccounts,
     private readonly organizationPolicy: OrganizationPolicy,
     private readonly pools: GitPools,
@@ -67,10 +67,6 @@ export class ForksService implements OnModuleInit {
     private readonly changes: GitChanges,
     private readonly pushes: RepositoryPushes,
   ) {}
-
-  onModuleInit(): void {
-    this.deletion.onRepositoryDeleted((tx, repo) => this.onDeleted(tx, repo));
-  }
 
   /** Registers what another module adds to every fork (registered once, at start-up). */
   onFork(participant: ForkParticipant): void {
@@ -267,7 +263,7 @@ export class ForksService implements OnModuleInit {
    * In the deletion's transaction: a deleted source's forks are detached, a deleted fork leaves its source's
    * count. After the commit: the member's refs leave the pool, and the pool goes with its last member.
    */
-  private async onDeleted(tx: EntityManager, repo: RepositoryEntity): Promise<(() => Promise<void>) | void> {
+  async repositoryDeleted({ tx, repo }: RepositoryDeleted): Promise<AfterCommit | void> {
     await this.repositories.detachForks(tx, repo.id);
     if (repo.isFork && repo.forkId) await this.repositories.addToForkCount(tx, repo.forkId, -1);
     await this.repositories.forgetFork(tx, repo.id);

@@ -1,8 +1,7 @@
-import { Module, OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
 import { QuotaModule } from '../quota/quota.module';
 import { UsersModule } from '../users/users.module';
-import { UsersService } from '../users/users.service';
 import { GitModule } from '../git/git.module';
 import { RepositoriesController } from './repositories.controller';
 import { RepositoriesService } from './repositories.service';
@@ -29,6 +28,7 @@ import { TopicsController } from './topics.controller';
 import { TopicsService } from './topics.service';
 import { ForksController } from './forks.controller';
 import { ForksService } from './forks.service';
+import { ReposLifecycle } from './repos-lifecycle';
 
 /** Repositories: git storage, creation, search, lists, stars and watches. */
 @Module({
@@ -55,6 +55,7 @@ import { ForksService } from './forks.service';
     TopicStore,
     TopicsService,
     ForksService,
+    ReposLifecycle,
   ],
   exports: [
     AccessModule,
@@ -72,22 +73,4 @@ import { ForksService } from './forks.service';
     QuotaModule,
   ],
 })
-export class ReposModule implements OnModuleInit {
-  constructor(
-    private readonly users: UsersService,
-    private readonly stars: StarStore,
-    private readonly watches: WatchStore,
-    private readonly repositories: RepositoriesService,
-    private readonly topics: TopicStore,
-  ) {}
-
-  onModuleInit(): void {
-    // A deleted user's stars and watches go with them, and the repositories' counters follow.
-    this.users.onUserDeleted(async (tx, user) => {
-      await this.stars.deleteAllOfUser(tx, user.id);
-      await this.watches.deleteAllOfUser(tx, user.id);
-    });
-    // A deleted repository's topics lose it from their counts.
-    this.repositories.onRepositoryDeleted((tx, repo) => this.topics.deleteAllOfRepository(tx, repo.id));
-  }
-}
+export class ReposModule {}

@@ -19,14 +19,8 @@ import { StarStore } from './star.store';
 import { WatchStore } from './watch.store';
 import { faultPoint } from '../common/fault-points';
 import { KeyedLeases, Leases } from '../database/leases';
+import { AfterCommit, LifecycleEvents } from '../events/lifecycle-events';
 import { RepositoryEvents } from '../events/repository-events';
-
-/**
- * Told inside the deletion's transaction that a repository's row goes; what it returns runs after the commit
- * (files on disk), so that a rollback never leaves rows without their files.
- */
-/** `doerId`: who deletes it (0 when nobody signed in does, a server task). */
-export type RepositoryDeletionListener = (tx: EntityManager, repo: RepositoryEntity, doerId: number) => Promise<(() => Promise<void>) | void>;
 
 /**
  * Repositories after their creation: the row and directory change of a rename, and deletion, each with its
@@ -46,7 +40,6 @@ export class RepositoriesService implements OnModuleInit {
   private get pathLocks(): KeyedLeases {
     return (this.pathLeases ??= this.leases.keyed('repository-path'));
   }
-  private readonly deletionListeners: RepositoryDeletionListener[] = [];
 
   constructor(
     private readonly repositories: RepositoryStore,
@@ -62,12 +55,8 @@ export class RepositoriesService implements OnModuleInit {
     private readonly events: RepositoryEvents,
     private readonly journal: RepositoryJournal,
     private readonly audit: AuditService,
+    private readonly bus: LifecycleEvents,
   ) {}
-
-  /** Modules that keep rows per repository (releases, mirrors) register here to go with it. */
-  onRepositoryDeleted(listener: RepositoryDeletionListener): void {
-    this.deletionListeners.push(listener);
-  }
 
   async onModuleInit(): Promise<void> {
     // Directories parked by a deletion that was interrupted before it could remove them.
@@ -218,17 +207,19 @@ export class RepositoriesService implements OnModuleInit {
     }
   }
 
-  /** The row, its stars (with the starrers' counters), its watches and the owner's counter, in one transaction. */
-  private async deleteRow(tx: EntityManager, repo: RepositoryEntity, doerId: number): Promise<(() => Promise<void>)[]> {
+  /**
+   * The row, its stars (with the starrers' counters), its watches and the owner's counter, then what other
+   * modules keep per repository (the `repository.deleted` subscribers), in one transaction. What they answer
+   * runs after the commit (files on disk), so that a rollback never leaves rows without their files. `doerId`:
+   * who deletes it (0 when nobody signed in does, a server task).
+   */
+  private async deleteRow(tx: EntityManager, repo: RepositoryEntity, doerId: number): Promise<AfterCommit[]> {
     if (!(await this.repositories.delete(tx, repo.id))) throw new NotFoundError();
     await this.stars.deleteAllOfRepository(tx, repo.id);
     await this.watches.deleteAllOfRepository(tx, repo.id);
     await this.users.addToCounter(tx, repo.ownerId, 'numRepos', -1);
-    const afterCommit: (() => Promise<void>)[] = [];
-    for (const listener of this.deletionListeners) {
-      const step = await listener(tx, repo, doerId);
-      if (step) afterCommit.push(step);
-    }
+    const afterCommit: AfterCommit[] = [];
+    for (const step of await this.bus.emit('repository.deleted', { tx, repo, doerId })) if (step) afterCommit.push(step);
     return afterCommit;
   }
 }

@@ -9,6 +9,7 @@ import { SiteUrls } from '../common/site-urls';
 import { Clock } from '../common/time';
 import { KeyedLeases, Leases } from '../database/leases';
 import { isUniqueViolation, Transactions } from '../database/transactions';
+import { LifecycleEvents } from '../events/lifecycle-events';
 import { RepositoryEvents } from '../events/repository-events';
 import { GitRepositories, ObjectFormat } from '../git/git-repositories';
 import { RepositoryJournal } from '../git/repository-journal';
@@ -51,9 +52,6 @@ export interface ImportedRepository {
   objectPool?: string;
 }
 
-/** Told inside the creation's transaction that a repository's row was inserted, by whom and for which owner. */
-export type RepositoryCreationListener = (tx: EntityManager, repo: RepositoryEntity, owner: UserEntity, creator: AuthContext) => Promise<void>;
-
 /**
  * A repository's creation: the checks of each door (POST /user/repos, /orgs/{org}/repos, /org/{org}/repos,
  * /admin/users/{username}/repos), then the row and the bare git directory together or neither; and the adoption
@@ -68,7 +66,6 @@ export class RepositoryCreation {
   private get pathLocks(): KeyedLeases {
     return (this.pathLeases ??= this.leases.keyed('repository-path'));
   }
-  private readonly creationListeners: RepositoryCreationListener[] = [];
 
   constructor(
     private readonly siteUrls: SiteUrls,
@@ -87,12 +84,8 @@ export class RepositoryCreation {
     private readonly organizationPolicy: OrganizationPolicy,
     private readonly journal: RepositoryJournal,
     private readonly audit: AuditService,
+    private readonly bus: LifecycleEvents,
   ) {}
-
-  /** Modules that keep rows per repository from its creation on (the creator's collaboration) register here. */
-  onRepositoryCreated(listener: RepositoryCreationListener): void {
-    this.creationListeners.push(listener);
-  }
 
   /** POST /user/repos: quota on the caller, then the shared rules. */
   async createForCaller(viewer: AuthContext, option: CreateRepositoryOption): Promise<RepositoryWire> {
@@ -252,7 +245,7 @@ export class RepositoryCreation {
           moved = false;
           const row = await this.insertRow(tx, owner, viewer.user, now, { ...fields });
           await withRow(tx, row);
-          for (const listener of this.creationListeners) await listener(tx, row, owner, viewer);
+          await this.bus.emit('repository.created', { tx, repo: row, owner, creator: viewer });
           await this.events.record(tx, { kind: 'repository', action: 'created', repo: row, senderId: viewer.user.id });
           await this.audit.record(tx, {
             action: 'repository.create',

@@ -1,12 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { faultPoint } from '../common/fault-points';
 import { QuotaExceededError } from '../common/errors';
 import { WebhookConfig } from '../config/slices';
 import { Clock } from '../common/time';
 import { Leases } from '../database/leases';
+import { LifecycleEvents } from '../events/lifecycle-events';
 import { BranchMove, RefChange, RepositoryEvents } from '../events/repository-events';
 import { GitPushCommits } from '../git/git-push-commits';
 import { GitChanges } from '../git/git-changes';
@@ -14,7 +15,7 @@ import { BranchProtections } from '../access/branch-protection-policy';
 import { Transactions } from '../database/transactions';
 import { GitRepositories } from '../git/git-repositories';
 import { GitTreeBudget } from '../git/git-tree-budget';
-import { isZeroId, PushAllowance, PushContext, PushHandler, PushHooks, PushRefused, RefUpdate } from '../git/push-hooks';
+import { isZeroId, PushAllowance, PushContext, PushRefused, RefUpdate } from '../git/push-hooks';
 import { RepositoryPaths } from '../git/repository-paths';
 import { UserAccounts } from '../users/user-accounts';
 import { QUOTA_GATE, QuotaGate, QuotaReservation } from '../quota/quota-gate';
@@ -26,26 +27,20 @@ const BRANCH_PREFIX = 'refs/heads/';
 /** Rows a caller writes in the transaction that records its ref change (RepositoryPushes.recordRefChanges). */
 export type RefChangeRecord = (tx: EntityManager, repo: RepositoryEntity) => Promise<void>;
 
-/** Hears of refs a push or a server write moved in a repository, and who moved them. */
-export type RefChangeListener = (repositoryId: number, updates: RefUpdate[], senderId: number) => Promise<void>;
-
 /**
  * What a push means for a repository's record (docs/git-transports.md), the same for HTTP and SSH: the rules of
  * pre-receive (quota, the default branch, `refs/for/`) and the effects of post-receive (first branch, size,
  * update time), done before `git push` returns.
  */
 @Injectable()
-export class RepositoryPushes implements PushHandler, OnModuleInit {
+export class RepositoryPushes {
   private readonly logger = new Logger('RepositoryPushes');
-  /** Who hears of moved refs once they are recorded (pull requests follow their branches). */
-  private readonly refListeners: RefChangeListener[] = [];
   /** The quota reserved by each push in flight (gone with the push's context). */
   private readonly reservations = new WeakMap<PushContext, QuotaReservation>();
   /** Pushes whose owner had nothing left when they started (other writes in flight count). */
   private readonly refusedAtStart = new WeakSet<PushContext>();
 
   constructor(
-    private readonly hooks: PushHooks,
     private readonly repositories: RepositoryStore,
     private readonly users: UserAccounts,
     private readonly git: GitRepositories,
@@ -60,20 +55,8 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     private readonly webhookConfig: WebhookConfig,
     private readonly protections: BranchProtections,
     private readonly changes: GitChanges,
+    private readonly bus: LifecycleEvents,
   ) {}
-
-  onModuleInit(): void {
-    this.hooks.handle(this);
-  }
-
-  /**
-   * `listener` hears of every recorded ref change (pushes and the server's own writes), after it committed and
-   * before the push is answered; it must be quick and leave slow work to the background. Its failure is
-   * logged, never the push's.
-   */
-  onRefsChanged(listener: RefChangeListener): void {
-    this.refListeners.push(listener);
-  }
 
   /**
    * What the owner has left of `size:repos:all` is reserved for the push before its pack is read, and is the
@@ -248,9 +231,10 @@ export class RepositoryPushes implements PushHandler, OnModuleInit {
     });
     if (recorded) this.events.committed();
     if (moves.length > 0) this.events.pushCommitted();
-    for (const listener of this.refListeners) {
-      await listener(repositoryId, updates, senderId).catch((error: unknown) => this.logger.warn(`after a ref change: ${(error as Error).message}`));
-    }
+    // The `refs.changed` subscribers hear of every recorded ref change (pushes and the server's own writes), after
+    // it committed and before the push is answered; they must be quick and leave slow work to the background.
+    // A failure is logged, never the push's.
+    await this.bus.settle('refs.changed', { repositoryId, updates, senderId }, (error) => this.logger.warn(`after a ref change: ${(error as Error).message}`));
   }
 
   /**

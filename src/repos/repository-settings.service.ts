@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { InvalidInputError } from '../common/errors';
 import { Clock } from '../common/time';
+import { LifecycleEvents, MirrorIntervalChange } from '../events/lifecycle-events';
 import { GitRepositories } from '../git/git-repositories';
 import { RepositoryPaths } from '../git/repository-paths';
 import type { EditRepositoryOption } from './edit-repository.option';
@@ -14,14 +14,6 @@ import { RepositoryViews } from './repository-views';
 import { trackerChanges } from './external-tracker';
 import { SiteUrls } from '../common/site-urls';
 import type { RepositoryWire } from './repository.wire';
-
-/**
- * How PATCH /repos/{owner}/{repo} changes `mirror_interval`, provided by the mirrors module: `prepare` checks
- * the value (422) before anything is written and returns the stored form and the write of the mirror record.
- */
-export interface MirrorIntervalEditor {
-  prepare(repo: RepositoryEntity, value: string): { display: string; apply(tx: EntityManager): Promise<void> };
-}
 
 const MERGE_STYLES = ['merge', 'rebase', 'rebase-merge', 'squash', 'fast-forward-only', 'manually-merged'];
 
@@ -64,8 +56,6 @@ function pullRequestChanges(repo: RepositoryEntity, option: EditRepositoryOption
  */
 @Injectable()
 export class RepositorySettings {
-  private mirrorIntervalEditor: MirrorIntervalEditor | null = null;
-
   constructor(
     private readonly lifecycle: RepositoriesService,
     private readonly repositories: RepositoryStore,
@@ -74,12 +64,8 @@ export class RepositorySettings {
     private readonly paths: RepositoryPaths,
     private readonly clock: Clock,
     private readonly siteUrls: SiteUrls,
+    private readonly bus: LifecycleEvents,
   ) {}
-
-  /** The mirrors module registers how a mirror's interval changes (it owns the mirror records). */
-  useMirrorIntervalEditor(editor: MirrorIntervalEditor): void {
-    this.mirrorIntervalEditor = editor;
-  }
 
   /**
    * PATCH /repos/{owner}/{repo}: after the lookup, sign-in (401), admin of the repository (403), then the body.
@@ -121,11 +107,11 @@ export class RepositorySettings {
       changes.name = newName;
       changes.lowerName = newName.toLowerCase();
     }
-    let mirrorChange: ReturnType<MirrorIntervalEditor['prepare']> | null = null;
+    let mirrorChange: MirrorIntervalChange | null = null;
     if (option.mirror_interval !== undefined && option.mirror_interval !== null) {
-      // Forgejo's updateMirror: only a mirror has an interval.
-      if (!repo.isMirror || !this.mirrorIntervalEditor) throw new InvalidInputError('repo is not a mirror, can not change mirror interval');
-      mirrorChange = this.mirrorIntervalEditor.prepare(repo, option.mirror_interval);
+      // Forgejo's updateMirror: only a mirror has an interval (the mirrors module checks and writes it).
+      if (!repo.isMirror || !this.bus.heard('mirror.interval-edited')) throw new InvalidInputError('repo is not a mirror, can not change mirror interval');
+      [mirrorChange] = await this.bus.emit('mirror.interval-edited', { repo, value: option.mirror_interval });
       changes.mirrorInterval = mirrorChange.display;
     }
     const dir = this.paths.repository(owner.name, repo.name);

@@ -6,9 +6,7 @@ import { IssuesModule } from '../issues/issues.module';
 import { PullsModule } from '../pulls/pulls.module';
 import { PullsService } from '../pulls/pulls.service';
 import { ReposModule } from '../repos/repos.module';
-import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
-import { UsersService } from '../users/users.service';
 import { ReviewStore } from './review.store';
 import { ReviewsController } from './reviews.controller';
 import { ReviewsService } from './reviews.service';
@@ -24,8 +22,6 @@ export class ReviewsModule implements OnModuleInit {
   constructor(
     private readonly reviews: ReviewsService,
     private readonly pulls: PullsService,
-    private readonly repositories: RepositoriesService,
-    private readonly users: UsersService,
   ) {}
 
   onModuleInit(): void {
@@ -35,9 +31,5 @@ export class ReviewsModule implements OnModuleInit {
       headMoved: (target, row, oldHead, newHead) => this.reviews.headMoved(target, row, oldHead, newHead),
       deleted: (tx, issueId) => this.reviews.deleted(tx, issueId),
     });
-    // In the deleting transaction: a repository takes its reviews along; a user their pending reviews and the
-    // requests addressed to them (reviews they gave stay, shown as a ghost's, as their comments do).
-    this.repositories.onRepositoryDeleted((tx, repo) => this.reviews.deleteOfRepository(tx, repo.id));
-    this.users.onUserDeleted((tx, user) => this.reviews.deleteOpenOfUser(tx, user.id));
   }
 }

@@ -1,4 +1,4 @@
-import { Module, OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
 import { AccessTokenStore } from './access-token.store';
 import { AccessTokensController } from './access-tokens.controller';
@@ -18,6 +18,7 @@ import { UserVisibility } from './user-visibility';
 import { UserListVisibility } from './user-visibility.condition';
 import { UserStore } from './user.store';
 import { UsersController } from './users.controller';
+import { UsersLifecycle } from './users-lifecycle';
 import { UsersService } from './users.service';
 import { ClaimsModule } from '../claims/claims.module';
 
@@ -39,6 +40,7 @@ import { ClaimsModule } from '../claims/claims.module';
     OrganizationsService,
     UserAccounts,
     OrganizationMemberships,
+    UsersLifecycle,
   ],
   exports: [
     UserAccounts,
@@ -53,18 +55,4 @@ import { ClaimsModule } from '../claims/claims.module';
     AccessModule,
   ],
 })
-export class UsersModule implements OnModuleInit {
-  constructor(
-    private readonly users: UsersService,
-    private readonly tokens: AccessTokenStore,
-    private readonly follows: FollowStore,
-    private readonly organizations: OrganizationStore,
-  ) {}
-
-  onModuleInit(): void {
-    this.users.onUserDeleted((tx, user) => this.tokens.deleteAllOfUser(tx, user.id));
-    // Follows of and by the user (fixing the other side's counters), and team and organisation memberships.
-    this.users.onUserDeleted((tx, user) => this.follows.deleteAllOf(tx, user.id));
-    this.users.onUserDeleted((tx, user) => this.organizations.removeAllMembershipsOf(tx, user.id));
-  }
-}
+export class UsersModule {}

@@ -10,6 +10,7 @@ import { parseVisibility, UserEntity, UserType, Visibility } from './user.entity
 import { assertUsableUserName, USERNAME } from './user-names';
 import { currentActor } from '../audit/audit-context';
 import type { AuditDetail } from '../audit/audit-event';
+import { LifecycleEvents } from '../events/lifecycle-events';
 import { AuditService } from '../audit/audit.service';
 import { OrganizationStore } from './organization.store';
 import { UserStore } from './user.store';
@@ -45,33 +46,24 @@ export interface UserChanges {
   hideEmail?: boolean;
 }
 
-/** Removes what other modules keep about a user, inside the deleting transaction. */
-export type UserCleanup = (tx: EntityManager, user: UserEntity) => Promise<void>;
-
 /** Accounts: creation (admin API and CLI), changes, deletion, lookups. */
 @Injectable()
 export class UsersService {
-  private readonly cleanups: UserCleanup[] = [];
-
   constructor(
     private readonly users: UserStore,
     private readonly organizations: OrganizationStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly audit: AuditService,
+    private readonly events: LifecycleEvents,
   ) {}
 
-  /** Modules that keep rows about users register their cleanup here (follows, keys, stars...). */
-  onUserDeleted(cleanup: UserCleanup): void {
-    this.cleanups.push(cleanup);
-  }
-
   /**
-   * Runs every registered cleanup for a user or organisation about to be deleted, inside the deleting
-   * transaction (organisation deletion lives in OrganizationsService and needs the same cleanups).
+   * What other modules keep about a user or organisation about to be deleted goes, inside the deleting
+   * transaction (the `user.deleted` subscribers; organisation deletion lives in OrganizationsService).
    */
   async runDeletionCleanups(tx: EntityManager, user: UserEntity): Promise<void> {
-    for (const cleanup of this.cleanups) await cleanup(tx, user);
+    await this.events.emit('user.deleted', { tx, user });
   }
 
   /** A user or organisation by name; unknown → 404. */

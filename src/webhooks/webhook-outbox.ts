@@ -3,7 +3,7 @@ import { v7 as timeOrderedUuid } from 'uuid';
 import type { EntityManager } from 'typeorm';
 import { WebhookConfig } from '../config/slices';
 import { Clock } from '../common/time';
-import type { EventRecorder, RepositoryEvent } from '../events/repository-events';
+import type { RepositoryEvent } from '../events/repository-events';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { UserAccounts } from '../users/user-accounts';
 import { branchMatches } from './branch-filter';
@@ -19,7 +19,7 @@ import { SiteUrls } from '../common/site-urls';
  * one pending delivery per hook that wants it. Nothing is sent from here; the dispatcher sends after commit.
  */
 @Injectable()
-export class WebhookOutbox implements EventRecorder {
+export class WebhookOutbox {
   constructor(
     private readonly siteUrls: SiteUrls,
     private readonly store: WebhookStore,

@@ -1,13 +1,10 @@
-import { Module, OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { ClaimsModule } from '../claims/claims.module';
-import { RepositoryEvents } from '../events/repository-events';
 import { GitModule } from '../git/git.module';
 import { HOST_RESOLVER, systemResolver } from '../outbound/host-policy';
 import { SecretBox } from '../secrets/secret-box';
 import { ReposModule } from '../repos/repos.module';
-import { RepositoriesService } from '../repos/repositories.service';
 import { UsersModule } from '../users/users.module';
-import { UsersService } from '../users/users.service';
 import { HooksService } from './hooks.service';
 import { OrganizationHooksController } from './organization-hooks.controller';
 import { RepositoryHooksController } from './repository-hooks.controller';
@@ -17,6 +14,7 @@ import { WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookOutbox } from './webhook-outbox';
 import { WebhookSender } from './webhook-sender';
 import { WebhookStore } from './webhook.store';
+import { WebhooksLifecycle } from './webhooks-lifecycle';
 
 /**
  * Webhooks: the hooks API of every scope, the outbox that records events with the changes they report, and
@@ -25,20 +23,15 @@ import { WebhookStore } from './webhook.store';
 @Module({
   imports: [UsersModule, ReposModule, GitModule, ClaimsModule],
   controllers: [RepositoryHooksController, OrganizationHooksController, UserHooksController, SystemHooksController],
-  providers: [{ provide: HOST_RESOLVER, useValue: systemResolver }, SecretBox, WebhookStore, WebhookSender, WebhookDispatcher, WebhookOutbox, HooksService],
+  providers: [
+    { provide: HOST_RESOLVER, useValue: systemResolver },
+    SecretBox,
+    WebhookStore,
+    WebhookSender,
+    WebhookDispatcher,
+    WebhookOutbox,
+    HooksService,
+    WebhooksLifecycle,
+  ],
 })
-export class WebhooksModule implements OnModuleInit {
-  constructor(
-    private readonly events: RepositoryEvents,
-    private readonly outbox: WebhookOutbox,
-    private readonly repositories: RepositoriesService,
-    private readonly store: WebhookStore,
-    private readonly users: UsersService,
-  ) {}
-
-  onModuleInit(): void {
-    this.events.use(this.outbox);
-    this.repositories.onRepositoryDeleted((tx, repo) => this.store.deleteOfRepository(tx, repo.id));
-    this.users.onUserDeleted((tx, user) => this.store.deleteOfOwner(tx, user.id));
-  }
-}
+export class WebhooksModule {}

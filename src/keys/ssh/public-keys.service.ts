@@ -4,6 +4,7 @@ import type { AuthContext } from '../../auth/auth-context';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '../../common/errors';
 import { Page, PageQuery } from '../../common/paging';
 import { Clock } from '../../common/time';
+import { LifecycleEvents } from '../../events/lifecycle-events';
 import { isUniqueViolation, Transactions } from '../../database/transactions';
 import { UserEntity } from '../../users/user.entity';
 import { UserAccounts } from '../../users/user-accounts';
@@ -19,9 +20,6 @@ import { MAX_KEYS_PER_USER, TOO_MANY_KEYS } from '../key-owners';
 export const KEY_MATERIAL_TAKEN = 'Key content has been used as non-deploy key';
 const TITLE_TAKEN = 'Key title has been used';
 
-/** Checks whether key material is held by keys that are not users' (deploy keys), as registered by their module. */
-export type KeyMaterialHolder = (fingerprint: string, tx: EntityManager, options: { locking?: boolean }) => Promise<boolean>;
-
 /** The key parsed and checked against the key policy; 422 `Invalid key content: …` as Forgejo. */
 export function acceptableSshKey(content: string): SshPublicKey {
   try {
@@ -35,8 +33,6 @@ export function acceptableSshKey(content: string): SshPublicKey {
 /** SSH public keys of users. */
 @Injectable()
 export class PublicKeysService {
-  private readonly otherHolders: KeyMaterialHolder[] = [];
-
   constructor(
     private readonly keys: PublicKeyStore,
     private readonly users: UserAccounts,
@@ -44,12 +40,8 @@ export class PublicKeysService {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly audit: AuditService,
+    private readonly events: LifecycleEvents,
   ) {}
-
-  /** Another kind of key that must never share material with a user's key (deploy keys register here). */
-  addKeyMaterialHolder(holder: KeyMaterialHolder): void {
-    this.otherHolders.push(holder);
-  }
 
   /** Whether this material is a user's key; `locking` as PublicKeyStore.fingerprintTaken. */
   materialTaken(fingerprint: string, tx: EntityManager, options: { locking?: boolean } = {}): Promise<boolean> {
@@ -136,9 +128,9 @@ export class PublicKeysService {
     return keys.map((key) => `${key.content.split(' ').slice(0, 2).join(' ')}\n`).join('');
   }
 
-  private async heldElsewhere(fingerprint: string, tx: EntityManager, locking: boolean): Promise<boolean> {
-    for (const holder of this.otherHolders) if (await holder(fingerprint, tx, { locking })) return true;
-    return false;
+  /** Whether another kind of key (a deploy key) holds this material. */
+  private heldElsewhere(fingerprint: string, tx: EntityManager, locking: boolean): Promise<boolean> {
+    return this.events.any('key-material.claimed', { fingerprint, tx, locking });
   }
 
   private async withOwner(key: PublicKeyEntity): Promise<OwnedPublicKey> {
