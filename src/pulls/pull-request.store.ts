@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
+import { RowReader } from '../database/row-reader';
 import { changeRows } from '../database/transactions';
 import { IssueEntity } from '../issues/issue.entity';
 import { PullRequestEntity, PullStatus } from './pull-request.entity';
@@ -59,7 +60,18 @@ const ORDERS: Record<string, [string, 'ASC' | 'DESC'][]> = {
 /** The only door to the `pull_request` table (and to the issue rows it lists pull requests by). */
 @Injectable()
 export class PullRequestStore {
-  constructor(private readonly dataSource: DataSource) {}
+  /** The hot reads (a pull request by number, a page of them), as bound statements hydrated by hand. */
+  private readonly issueRows: RowReader<IssueEntity>;
+  private readonly pullRows: RowReader<PullRequestEntity>;
+  private readonly byIndexSql: string;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.issueRows = new RowReader(dataSource, IssueEntity);
+    this.pullRows = new RowReader(dataSource, PullRequestEntity);
+    this.byIndexSql =
+      `SELECT ${this.issueRows.columnList('i')}, ${this.pullRows.columnList('p')} FROM issue i JOIN pull_request p ON p.issue_id = i.id ` +
+      'WHERE i.repo_id = ? AND i.repo_index = ? AND i.is_pull = 1';
+  }
 
   private pulls(tx?: EntityManager) {
     return (tx ?? this.dataSource.manager).getRepository(PullRequestEntity);
@@ -79,7 +91,9 @@ export class PullRequestStore {
 
   async byIssueIds(issueIds: number[], tx?: EntityManager): Promise<Map<number, PullRequestEntity>> {
     if (issueIds.length === 0) return new Map();
-    const rows = await this.pulls(tx).findBy({ issueId: In(issueIds) });
+    const sql = `${this.pullRows.select()}WHERE issue_id IN (${issueIds.map(() => '?').join(', ')})`;
+    const set = await this.pullRows.rows(sql, issueIds, tx);
+    const rows = set.rows.map((_, index) => this.pullRows.hydrate(set, index));
     return new Map(rows.map((row) => [row.issueId, row]));
   }
 
@@ -89,10 +103,9 @@ export class PullRequestStore {
 
   /** The pull request of the given number in a repository (its issue must be a pull request). */
   async byIndex(repoId: number, repoIndex: number): Promise<PullRow | null> {
-    const issue = await this.dataSource.getRepository(IssueEntity).findOneBy({ repoId, repoIndex, isPull: true });
-    if (!issue) return null;
-    const pull = await this.byIssueId(issue.id);
-    return pull ? { pull, issue } : null;
+    const set = await this.issueRows.rows(this.byIndexSql, [repoId, repoIndex]);
+    if (set.rows.length === 0) return null;
+    return { issue: this.issueRows.hydrate(set, 0, 'i'), pull: this.pullRows.hydrate(set, 0, 'p') };
   }
 
   /** The newest pull request of head and base, open ones first (GET …/pulls/{base}/{head}). */
@@ -165,8 +178,8 @@ export class PullRequestStore {
       .getRepository(IssueEntity)
       .createQueryBuilder('i')
       .innerJoin(PullRequestEntity, 'p', 'p.issue_id = i.id')
-      .where('i.repo_id = :repoId AND i.is_pull = :isPull', { repoId: criteria.baseRepoId, isPull: true });
-    if (criteria.isClosed !== undefined) query.andWhere('i.is_closed = :isClosed', { isClosed: criteria.isClosed });
+      .where('i.repo_id = :repoId AND i.is_pull = 1', { repoId: criteria.baseRepoId });
+    if (criteria.isClosed !== undefined) query.andWhere('i.is_closed = :isClosed', { isClosed: criteria.isClosed ? 1 : 0 });
     (criteria.labelIds ?? []).forEach((labelId, n) => {
       query.andWhere(`i.id IN (SELECT issue_id FROM issue_label WHERE label_id = :label${n})`, { [`label${n}`]: labelId });
     });
@@ -174,11 +187,18 @@ export class PullRequestStore {
     if (criteria.posterId !== undefined) query.andWhere('i.poster_id = :posterId', { posterId: criteria.posterId });
     if (criteria.baseBranch !== undefined) query.andWhere('p.base_branch = :baseBranch', { baseBranch: criteria.baseBranch });
     if (criteria.headBranch !== undefined) query.andWhere('p.head_branch = :headBranch', { headBranch: criteria.headBranch });
-    const total = knownTotal ?? Number((await query.clone().select('COUNT(*)', 'total').getRawOne<{ total: number | string }>())?.total ?? 0);
+    let total = knownTotal;
+    if (total === undefined) {
+      const [countSql, countParameters] = query.clone().select('COUNT(*)', 'total').getQueryAndParameters();
+      total = Number((await this.issueRows.rows(countSql, countParameters)).rows[0]?.[0] ?? 0);
+    }
     if (total === 0 || page.offset >= total) return { items: [], total };
     const order = ORDERS[criteria.sort ?? ''] ?? ORDERS.newest;
     order.forEach(([column, direction], n) => (n === 0 ? query.orderBy(column, direction) : query.addOrderBy(column, direction)));
-    return { items: await query.offset(page.offset).limit(page.limit).getMany(), total };
+    // The page as a bound statement (prepared once per shape of the filters), hydrated without TypeORM's per-row work.
+    const [sql, parameters] = query.select(this.issueRows.columnList('i')).limit(page.limit).offset(page.offset).getQueryAndParameters();
+    const set = await this.issueRows.rows(sql, parameters);
+    return { items: set.rows.map((_, index) => this.issueRows.hydrate(set, index, 'i')), total };
   }
 
   /** The pinned pull requests of a repository, in their pinned order. */
