@@ -7,7 +7,7 @@ import { AuthContext } from './auth-context';
 import { ScopeCategory, ScopeLevel } from './scopes';
 
 /** Who may call a route at all, before any scope or repository permission is asked. */
-export type RouteAudience = 'public' | 'signed-in' | 'site-admin';
+export type RouteAudience = 'public' | 'authenticated-later' | 'signed-in' | 'site-admin';
 
 export interface RouteAuth {
   access: RouteAudience;
@@ -25,6 +25,15 @@ export const ROUTE_AUTH = 'anvil:route-auth';
  */
 export function Public(...categories: ScopeCategory[]) {
   return declare({ access: 'public', categories }, 401, 403);
+}
+
+/**
+ * A route for signed-in callers whose sign-in comes after a lookup, as Forgejo orders it (a repository or
+ * organisation first: 404 before 401). The scope is checked here; the route's own guard (RepositoryAssignment
+ * for a repository route's mode) or its service (requireSignedIn) checks sign-in where the order says.
+ */
+export function AuthenticatedLater(...categories: ScopeCategory[]) {
+  return declare({ access: 'authenticated-later', categories }, 401, 403);
 }
 
 export function SignedIn(...categories: ScopeCategory[]) {
@@ -65,7 +74,7 @@ export class RouteAuthGuard implements CanActivate {
         throw new ForbiddenError(`token does not have at least one of required scope(s): [${required}]`);
       }
     }
-    if (routeAuth.access === 'public') return true;
+    if (routeAuth.access === 'public' || routeAuth.access === 'authenticated-later') return true;
     if (!auth.isSignedIn) throw new UnauthorizedError(SIGN_IN_REQUIRED);
     if (routeAuth.passwordOnly && auth.method !== 'password' && auth.method !== 'reverse-proxy') throw new UnauthorizedError('auth method not allowed');
     if (routeAuth.access === 'site-admin' && !auth.isAdmin) throw new ForbiddenError('user should be the site admin');

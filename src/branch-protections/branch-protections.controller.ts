@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, PageQuery, Paging } from '../common/paging';
 import { Body } from '../http/body-guard';
@@ -16,8 +16,8 @@ export class BranchProtectionsController {
   constructor(private readonly protections: BranchProtectionsService) {}
 
   @Get('repos/:owner/:repo/branch_protections')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @ApiOperation({ operationId: 'repoListBranchProtection', summary: 'List branch protections for a repository' })
   @ApiPaging()
   @ApiOkResponse({ type: [BranchProtectionWire], description: 'BranchProtectionList' })
@@ -28,8 +28,8 @@ export class BranchProtectionsController {
   }
 
   @Post('repos/:owner/:repo/branch_protections')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @ApiOperation({ operationId: 'repoCreateBranchProtection', summary: 'Create a branch protections for a repository' })
   @ApiCreatedResponse({ type: BranchProtectionWire, description: 'BranchProtection' })
   @ApiErrors(400, 403, 404, 422, 423)
@@ -38,8 +38,8 @@ export class BranchProtectionsController {
   }
 
   @Get('repos/:owner/:repo/branch_protections/:name')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @ApiOperation({ operationId: 'repoGetBranchProtection', summary: 'Get a specific branch protection for the repository' })
   @ApiOkResponse({ type: BranchProtectionWire, description: 'BranchProtection' })
   @ApiErrors(403, 404)
@@ -48,8 +48,8 @@ export class BranchProtectionsController {
   }
 
   @Patch('repos/:owner/:repo/branch_protections/:name')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @ApiOperation({ operationId: 'repoEditBranchProtection', summary: 'Edit a branch protections for a repository. Only fields that are set will be changed' })
   @ApiOkResponse({ type: BranchProtectionWire, description: 'BranchProtection' })
   @ApiErrors(403, 404, 422, 423)
@@ -58,8 +58,8 @@ export class BranchProtectionsController {
   }
 
   @Delete('repos/:owner/:repo/branch_protections/:name')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteBranchProtection', summary: 'Delete a specific branch protection for the repository' })
   @ApiEmpty()

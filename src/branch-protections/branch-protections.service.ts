@@ -13,7 +13,6 @@ import { toBranchProtectionWire } from './branch-protection.mapper';
 import type { CreateBranchProtectionOption, EditBranchProtectionOption } from './branch-protection.options';
 import type { BranchProtectionWire } from './branch-protection.wire';
 
-const NOT_ADMIN = 'user should be an owner or a collaborator with admin write of a repository';
 const ALREADY_EXISTS = 'Branch protection already exist';
 
 type Whitelist = 'push' | 'merge' | 'approvals';
@@ -43,21 +42,18 @@ export class BranchProtectionsService {
   ) {}
 
   async list(target: RepositoryTarget, page: PageQuery): Promise<Page<BranchProtectionWire>> {
-    await target.assertAdmin(NOT_ADMIN);
     const rules = await this.protections.rulesOf(target.repo.id);
     const items = rules.slice(page.offset, page.offset + page.limit);
     return { items: await this.wires(target, items), total: rules.length };
   }
 
   async get(target: RepositoryTarget, name: string): Promise<BranchProtectionWire> {
-    await target.assertAdmin(NOT_ADMIN);
     const rule = await this.protections.ruleByName(target.repo.id, name);
     if (!rule) throw new NotFoundError();
     return (await this.wires(target, [rule]))[0];
   }
 
   async create(target: RepositoryTarget, option: CreateBranchProtectionOption): Promise<BranchProtectionWire> {
-    await target.assertAdmin(NOT_ADMIN);
     assertAcceptsWrites(target.repo, target.owner);
     const ruleName = option.rule_name || option.branch_name || '';
     if (ruleName === '') throw new BadRequestError('both rule_name and branch_name are empty');
@@ -108,7 +104,6 @@ export class BranchProtectionsService {
   }
 
   async edit(target: RepositoryTarget, name: string, option: EditBranchProtectionOption): Promise<BranchProtectionWire> {
-    await target.assertAdmin(NOT_ADMIN);
     assertAcceptsWrites(target.repo, target.owner);
     const rule = await this.protections.ruleByName(target.repo.id, name);
     if (!rule) throw new NotFoundError();
@@ -153,7 +148,6 @@ export class BranchProtectionsService {
   }
 
   async delete(target: RepositoryTarget, name: string): Promise<void> {
-    await target.assertAdmin(NOT_ADMIN);
     const rule = await this.protections.ruleByName(target.repo.id, name);
     if (!rule) throw new NotFoundError();
     assertAcceptsWrites(target.repo, target.owner);

@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { accessModeName } from '../access/access-mode';
 import { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
@@ -41,8 +41,8 @@ export class CollaboratorsController {
   }
 
   @Put('repos/:owner/:repo/collaborators/:collaborator')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @HttpCode(204)
   @ApiEmpty()
   @ApiErrors(403, 422)
@@ -51,8 +51,8 @@ export class CollaboratorsController {
   }
 
   @Delete('repos/:owner/:repo/collaborators/:collaborator')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @HttpCode(204)
   @ApiEmpty()
   @ApiErrors(403, 422)

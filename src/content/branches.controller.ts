@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
@@ -30,15 +30,15 @@ export class BranchesController {
   }
 
   @Post('repos/:owner/:repo/branches')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateBranch', summary: 'Create a branch' })
   @ApiBody({ type: CreateBranchOption })
   @ApiCreatedResponse({ type: BranchWire })
   @ApiErrors(404, 409, 413, 422)
-  create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<BranchWire> {
-    return this.branches.create(target, () => bindOption(body, CreateBranchOption));
+  async create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<BranchWire> {
+    return this.branches.create(target, await bindOption(body, CreateBranchOption));
   }
 
   @Get('repos/:owner/:repo/branches/*branch')
@@ -53,8 +53,8 @@ export class BranchesController {
   }
 
   @Delete('repos/:owner/:repo/branches/*branch')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteBranch', summary: 'Delete a specific branch from a repository' })
   @ApiParam({ name: 'branch', type: String })

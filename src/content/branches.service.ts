@@ -52,7 +52,7 @@ export class BranchesService {
    * is refused to everyone (403 `branch protected`), as the access policy says.
    */
   async delete(repository: RepositoryTarget, branch: string): Promise<void> {
-    const target = await this.repositories.writable(repository);
+    const target = this.repositories.open(repository);
     if (target.repo.isEmpty) throw new NotFoundError('Git Repository is empty.');
     if (branch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');
     if (await this.repositories.withGit(() => this.find(target, branch))) {
@@ -67,10 +67,9 @@ export class BranchesService {
   }
 
   /** Order: 404 → 403 → quota 413 → empty 404 → start ref 404 → existing branch 409. */
-  async create(repository: RepositoryTarget, option: () => Promise<CreateBranchOption>): Promise<BranchWire> {
-    const target = await this.repositories.writable(repository);
+  async create(repository: RepositoryTarget, body: CreateBranchOption): Promise<BranchWire> {
+    const target = this.repositories.open(repository);
     const viewer = repository.viewer;
-    const body = await option();
     await this.quota.assertCanWrite({ id: target.owner.id, name: target.owner.name }, 'size:repos:all');
     if (target.repo.isEmpty) throw new NotFoundError('Git Repository is empty.');
     const ref = await this.repositories.withGit(async () => {

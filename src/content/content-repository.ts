@@ -71,12 +71,6 @@ export class ContentRepositories {
     return { repo, owner, target, dir: this.paths.repository(owner.name, repo.name), urls: { api: urls.api, html: urls.html } };
   }
 
-  /** Signed in (401) and allowed to write code (403), as the access policy says. */
-  async writable(target: RepositoryTarget): Promise<ContentRepository> {
-    await target.assertCanWrite('repo.code');
-    return this.open(target);
-  }
-
   /**
    * Runs git work inside one slot of the process cap (counted against the caller's share); a full cap that
    * does not free in time is a 503, and git that ran out of its memory or CPU budget a 422.

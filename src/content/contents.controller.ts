@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/com
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { ApiErrors } from '../common/openapi';
@@ -34,15 +34,15 @@ export class ContentsController {
   }
 
   @Post('repos/:owner/:repo/contents')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoChangeFiles', summary: 'Modify multiple files in a repository' })
   @ApiBody({ type: ChangeFilesOption })
   @ApiCreatedResponse({ type: FilesResponseWire })
   @ApiErrors(404, 409, 413, 422)
-  change(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<FilesResponseWire> {
-    return this.writes.change(target, () => bindOption(body, ChangeFilesOption));
+  async change(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<FilesResponseWire> {
+    return this.writes.change(target, await bindOption(body, ChangeFilesOption));
   }
 
   @Get('repos/:owner/:repo/contents/*filepath')
@@ -68,34 +68,42 @@ export class ContentsController {
   }
 
   @Post('repos/:owner/:repo/contents/*filepath')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateFile', summary: 'Create a file in a repository' })
   @ApiParam({ name: 'filepath', type: String })
   @ApiBody({ type: CreateFileOption })
   @ApiCreatedResponse({ type: FileResponseWire })
   @ApiErrors(404, 409, 413, 422)
-  create(@TargetRepository() target: RepositoryTarget, @WildcardParam('filepath') path: string, @DeferredBody() body: LazyBody): Promise<FileResponseWire> {
-    return this.writes.create(target, path, () => bindOption(body, CreateFileOption));
+  async create(
+    @TargetRepository() target: RepositoryTarget,
+    @WildcardParam('filepath') path: string,
+    @DeferredBody() body: LazyBody,
+  ): Promise<FileResponseWire> {
+    return this.writes.create(target, path, await bindOption(body, CreateFileOption));
   }
 
   @Put('repos/:owner/:repo/contents/*filepath')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoUpdateFile', summary: 'Update a file in a repository' })
   @ApiParam({ name: 'filepath', type: String })
   @ApiBody({ type: UpdateFileOption })
   @ApiOkResponse({ type: FileResponseWire })
   @ApiErrors(404, 409, 413, 422)
-  update(@TargetRepository() target: RepositoryTarget, @WildcardParam('filepath') path: string, @DeferredBody() body: LazyBody): Promise<FileResponseWire> {
-    return this.writes.update(target, path, () => bindOption(body, UpdateFileOption));
+  async update(
+    @TargetRepository() target: RepositoryTarget,
+    @WildcardParam('filepath') path: string,
+    @DeferredBody() body: LazyBody,
+  ): Promise<FileResponseWire> {
+    return this.writes.update(target, path, await bindOption(body, UpdateFileOption));
   }
 
   @Delete('repos/:owner/:repo/contents/*filepath')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
   @HttpCode(200)
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoDeleteFile', summary: 'Delete a file in a repository' })
@@ -103,12 +111,12 @@ export class ContentsController {
   @ApiBody({ type: DeleteFileOption })
   @ApiOkResponse({ type: FileDeleteResponseWire })
   @ApiErrors(400, 404, 409, 413, 422)
-  delete(
+  async delete(
     @TargetRepository() target: RepositoryTarget,
     @WildcardParam('filepath') path: string,
     @DeferredBody() body: LazyBody,
   ): Promise<FileDeleteResponseWire> {
-    return this.writes.delete(target, path, () => bindOption(body, DeleteFileOption));
+    return this.writes.delete(target, path, await bindOption(body, DeleteFileOption));
   }
 
   /** A file answers one object; a directory the list (paged only when the caller asked for a page). */

@@ -83,19 +83,17 @@ export class FileWritesService {
     private readonly changes: GitChanges,
   ) {}
 
-  async create(repository: RepositoryTarget, path: string, option: () => Promise<CreateFileOption>): Promise<FileResponseWire> {
-    const target = await this.repositories.writable(repository);
+  async create(repository: RepositoryTarget, path: string, body: CreateFileOption): Promise<FileResponseWire> {
+    const target = this.repositories.open(repository);
     const viewer = repository.viewer;
-    const body = await option();
     const file = assertFilePath(path);
     const result = await this.write(viewer, target, body, [{ operation: 'create', path: file, content: decodeContent(body.content, file) }], `Add ${file}`);
     return { content: result.files[0], commit: result.commit, verification: NOT_SIGNED };
   }
 
-  async update(repository: RepositoryTarget, path: string, option: () => Promise<UpdateFileOption>): Promise<FileResponseWire> {
-    const target = await this.repositories.writable(repository);
+  async update(repository: RepositoryTarget, path: string, body: UpdateFileOption): Promise<FileResponseWire> {
+    const target = this.repositories.open(repository);
     const viewer = repository.viewer;
-    const body = await option();
     // An empty repository has no file to update: Forgejo answers 422 once the body is read.
     if (target.repo.isEmpty) throw new InvalidInputError('repo is empty');
     const file = assertFilePath(path);
@@ -105,19 +103,17 @@ export class FileWritesService {
     return { content: result.files[0], commit: result.commit, verification: NOT_SIGNED };
   }
 
-  async delete(repository: RepositoryTarget, path: string, option: () => Promise<DeleteFileOption>): Promise<FileDeleteResponseWire> {
-    const target = await this.repositories.writable(repository);
+  async delete(repository: RepositoryTarget, path: string, body: DeleteFileOption): Promise<FileDeleteResponseWire> {
+    const target = this.repositories.open(repository);
     const viewer = repository.viewer;
-    const body = await option();
     const file = assertFilePath(path);
     const result = await this.write(viewer, target, body, [{ operation: 'delete', path: file, sha: body.sha }], `Delete ${file}`);
     return { content: null, commit: result.commit, verification: NOT_SIGNED };
   }
 
-  async change(repository: RepositoryTarget, option: () => Promise<ChangeFilesOption>): Promise<FilesResponseWire> {
-    const target = await this.repositories.writable(repository);
+  async change(repository: RepositoryTarget, body: ChangeFilesOption): Promise<FilesResponseWire> {
+    const target = this.repositories.open(repository);
     const viewer = repository.viewer;
-    const body = await option();
     if (!Array.isArray(body.files) || body.files.length === 0) throw new InvalidInputError('[Files]: Required');
     const operations = body.files.map((file, index): FileOperation => {
       if (typeof file !== 'object' || file === null) throw new InvalidInputError(`[Files][${index}]: must be an object`);

@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
@@ -30,15 +30,15 @@ export class TagsController {
   }
 
   @Post('repos/:owner/:repo/tags')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateTag', summary: 'Create a new git tag in a repository' })
   @ApiBody({ type: CreateTagOption })
   @ApiCreatedResponse({ type: TagWire })
   @ApiErrors(404, 409, 413, 422)
-  create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<TagWire> {
-    return this.tags.create(target, () => bindOption(body, CreateTagOption));
+  async create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<TagWire> {
+    return this.tags.create(target, await bindOption(body, CreateTagOption));
   }
 
   @Get('repos/:owner/:repo/tags/*tag')
@@ -53,8 +53,8 @@ export class TagsController {
   }
 
   @Delete('repos/:owner/:repo/tags/*tag')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteTag', summary: "Delete a repository's tag by name" })
   @ApiParam({ name: 'tag', type: String })

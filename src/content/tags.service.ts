@@ -47,7 +47,7 @@ export class TagsService {
   }
 
   async delete(repository: RepositoryTarget, tag: string): Promise<void> {
-    const target = await this.repositories.writable(repository);
+    const target = this.repositories.open(repository);
     await this.repositories.deleteRef(repository.viewer, target, () => this.find(target, tag));
   }
 
@@ -56,10 +56,9 @@ export class TagsService {
    * (full name, else login; the no-reply address when the e-mail is private). Order: 404 → 403 → 422 → quota
    * 413 → target 404 → existing tag 409.
    */
-  async create(repository: RepositoryTarget, option: () => Promise<CreateTagOption>): Promise<TagWire> {
-    const target = await this.repositories.writable(repository);
+  async create(repository: RepositoryTarget, body: CreateTagOption): Promise<TagWire> {
+    const target = this.repositories.open(repository);
     const viewer = repository.viewer;
-    const body = await option();
     if (!isValidRefName(`${TAGS}${body.tag_name}`) || body.tag_name.startsWith('-')) {
       throw new InvalidInputError(`Tag name is invalid: ${body.tag_name}`);
     }

@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater } from '../auth/route-auth';
 import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
@@ -23,8 +23,8 @@ export class DeployKeysController {
   ) {}
 
   @Get('repos/:owner/:repo/keys')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @ApiOperation({ operationId: 'repoListKeys', summary: "List a repository's keys" })
   @ApiQuery({ name: 'key_id', required: false, type: Number, description: 'the key_id to search for' })
   @ApiQuery({ name: 'fingerprint', required: false, type: String, description: 'fingerprint of the key' })
@@ -42,8 +42,8 @@ export class DeployKeysController {
   }
 
   @Post('repos/:owner/:repo/keys')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @RateLimit('keyUpload')
   @ApiOperation({ operationId: 'repoCreateKey', summary: 'Add a key to a repository' })
   @ApiCreatedResponse({ type: DeployKeyWire, description: 'DeployKey' })
@@ -53,8 +53,8 @@ export class DeployKeysController {
   }
 
   @Get('repos/:owner/:repo/keys/:id')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @ApiOperation({ operationId: 'repoGetKey', summary: "Get a repository's key by id" })
   @ApiOkResponse({ type: DeployKeyWire, description: 'DeployKey' })
   @ApiErrors(404)
@@ -63,8 +63,8 @@ export class DeployKeysController {
   }
 
   @Delete('repos/:owner/:repo/keys/:id')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteKey', summary: 'Delete a key from a repository' })
   @ApiEmpty()

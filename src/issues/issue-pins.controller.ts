@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { IssuePinsService } from './issue-pins.service';
@@ -24,8 +24,8 @@ export class IssuePinsController {
   }
 
   @Post('repos/:owner/:repo/issues/:index/pin')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'admin' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Pin an Issue' })
   @ApiEmpty()
@@ -35,8 +35,8 @@ export class IssuePinsController {
   }
 
   @Delete('repos/:owner/:repo/issues/:index/pin')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'admin' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Unpin an Issue' })
   @ApiEmpty()
@@ -46,8 +46,8 @@ export class IssuePinsController {
   }
 
   @Patch('repos/:owner/:repo/issues/:index/pin/:position')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'admin' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Moves the Pin to the given Position' })
   @ApiEmpty()

@@ -37,7 +37,7 @@ export class IssuePinsService {
 
   /** Pinning a pinned issue changes nothing; one beyond ISSUE_MAX_PINNED is 400, as Forgejo. */
   async pin(target: RepositoryTarget, rawIndex: string): Promise<void> {
-    const issue = await this.prepare(target, rawIndex);
+    const issue = await this.issueService.find(target, rawIndex);
     await this.transactions.run(async (tx) => {
       const current = await this.issues.findById(issue.id, tx);
       if (!current) throw new NotFoundError();
@@ -50,7 +50,7 @@ export class IssuePinsService {
   }
 
   async unpin(target: RepositoryTarget, rawIndex: string): Promise<void> {
-    const issue = await this.prepare(target, rawIndex);
+    const issue = await this.issueService.find(target, rawIndex);
     await this.transactions.run(async (tx) => {
       const current = await this.issues.findById(issue.id, tx);
       if (!current || current.pinOrder === 0) return;
@@ -62,7 +62,7 @@ export class IssuePinsService {
 
   /** PATCH …/pin/{position}: to that place (1 first; beyond the last, last); an unpinned issue stays as it is. */
   async move(target: RepositoryTarget, rawIndex: string, rawPosition: string): Promise<void> {
-    const issue = await this.prepare(target, rawIndex);
+    const issue = await this.issueService.find(target, rawIndex);
     const position = /^-?\d{1,9}$/.test(rawPosition) ? Number(rawPosition) : NaN;
     await this.transactions.run(async (tx) => {
       const current = await this.issues.findById(issue.id, tx);
@@ -75,11 +75,5 @@ export class IssuePinsService {
       await this.issues.shiftPins(tx, current.repoId, current.isPull, place, 1);
       await this.issues.update(tx, current.id, { pinOrder: place });
     });
-  }
-
-  private async prepare(target: RepositoryTarget, rawIndex: string) {
-    this.issueService.assertTracker(target);
-    await target.assertAdmin('user should be an owner or a collaborator with admin write of a repository');
-    return this.issueService.find(target, rawIndex);
   }
 }

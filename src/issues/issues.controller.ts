@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } fro
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { RepositoryTarget } from '../access/repository-policy';
 import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public, SignedIn } from '../auth/route-auth';
+import { AuthenticatedLater, Caller, Public, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
@@ -96,8 +96,8 @@ export class IssuesController {
   }
 
   @Delete('repos/:owner/:repo/issues/:index')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'admin' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete an issue' })
   @ApiEmpty()

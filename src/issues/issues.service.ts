@@ -1,3 +1,4 @@
+import { hasIssueTracker } from '../access/repository-route-rule';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { assertAcceptsWrites } from '../access/access-policy';
@@ -151,7 +152,7 @@ export class IssuesService {
 
   /** The built-in tracker must be on (an external tracker or none: every issue route is 404, as Forgejo). */
   assertTracker(target: RepositoryTarget): void {
-    if (!target.repo.hasIssues || target.repo.externalTrackerUrl !== '') throw new NotFoundError();
+    if (!hasIssueTracker(target.repo)) throw new NotFoundError();
   }
 
   async get(target: RepositoryTarget, rawIndex: string): Promise<IssueWire> {
@@ -355,10 +356,8 @@ export class IssuesService {
     return updated;
   }
 
-  /** DELETE: repository admins only (403), 404 for a number not in use. */
+  /** DELETE, whose route admits repository admins only (403): 404 for a number not in use. */
   async delete(target: RepositoryTarget, rawIndex: string): Promise<IssueEntity> {
-    this.assertTracker(target);
-    await target.assertAdmin('user should be an owner or a collaborator with admin write of a repository');
     const issue = await this.find(target, rawIndex);
     await this.transactions.run(async (tx) => {
       // The row as it is now: a concurrent close or milestone change decides which counters move.

@@ -3,14 +3,14 @@ import { RepositoryRoute, TargetRepository } from '../repos/repository-assignmen
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { AuthenticatedLater, Caller, Public } from '../auth/route-auth';
 import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { toLabelWire } from './label.mapper';
 import { CreateLabelOption, EditLabelOption } from './label.options';
 import { LabelWire } from './label.wire';
-import { LabelPlace, LabelsService } from './labels.service';
+import { LABEL_WRITE_REFUSED, LabelPlace, LabelsService } from './labels.service';
 
 const SORT = ApiQuery({ name: 'sort', required: false, enum: ['alphabetically', 'reversealphabetically'], description: 'by name; alphabetically by default' });
 
@@ -34,18 +34,18 @@ export class RepositoryLabelsController {
   @ApiOkResponse({ type: [LabelWire], description: 'LabelList' })
   @ApiErrors(404)
   async list(@TargetRepository() target: RepositoryTarget, @Query('sort') sort: unknown, @Paging() page: PageQuery): Promise<PagedList<LabelWire>> {
-    const place = await this.labels.repositoryPlace(target, false);
+    const place = this.labels.repositoryPlace(target);
     return pagedList(await this.labels.list(place, firstString(sort), page), page, wire(place));
   }
 
   @Post('repos/:owner/:repo/labels')
-  @Public('issue')
-  @RepositoryRoute()
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ mode: 'write', writes: 'repo.issues', message: LABEL_WRITE_REFUSED, archived: 'accept' })
   @ApiOperation({ summary: 'Create a label' })
   @ApiCreatedResponse({ type: LabelWire })
   @ApiErrors(404, 409, 422)
   async create(@TargetRepository() target: RepositoryTarget, @Body() option: CreateLabelOption): Promise<LabelWire> {
-    const place = await this.labels.repositoryPlace(target, true);
+    const place = this.labels.repositoryPlace(target);
     const label = await this.labels.create(place, {
       name: option.name,
       color: option.color,
@@ -63,18 +63,18 @@ export class RepositoryLabelsController {
   @ApiOkResponse({ type: LabelWire })
   @ApiErrors(404)
   async get(@TargetRepository() target: RepositoryTarget, @Param('id') id: string): Promise<LabelWire> {
-    const place = await this.labels.repositoryPlace(target, false);
+    const place = this.labels.repositoryPlace(target);
     return wire(place)(await this.labels.get(place, id));
   }
 
   @Patch('repos/:owner/:repo/labels/:id')
-  @Public('issue')
-  @RepositoryRoute()
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ mode: 'write', writes: 'repo.issues', message: LABEL_WRITE_REFUSED, archived: 'accept' })
   @ApiOperation({ summary: 'Update a label' })
   @ApiOkResponse({ type: LabelWire })
   @ApiErrors(404, 409, 422)
   async edit(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Body() option: EditLabelOption): Promise<LabelWire> {
-    const place = await this.labels.repositoryPlace(target, true);
+    const place = this.labels.repositoryPlace(target);
     const label = await this.labels.edit(place, id, {
       name: option.name,
       color: option.color,
@@ -86,14 +86,14 @@ export class RepositoryLabelsController {
   }
 
   @Delete('repos/:owner/:repo/labels/:id')
-  @Public('issue')
-  @RepositoryRoute()
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ mode: 'write', writes: 'repo.issues', message: LABEL_WRITE_REFUSED, archived: 'accept' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a label' })
   @ApiEmpty()
   @ApiErrors(404)
   async delete(@TargetRepository() target: RepositoryTarget, @Param('id') id: string): Promise<void> {
-    await this.labels.delete(await this.labels.repositoryPlace(target, true), id);
+    await this.labels.delete(this.labels.repositoryPlace(target), id);
   }
 }
 

@@ -42,6 +42,13 @@ export const MAX_LABELS = 1000;
 const DUPLICATE = 'label with the same name already exists';
 
 /**
+ * What a repository's label write routes answer (403) to a caller who does not write issues, in Forgejo's words.
+ * Labels belong to the issues unit; an archived repository's labels stay writable, as Forgejo's label routes do not
+ * check the archive.
+ */
+export const LABEL_WRITE_REFUSED = 'user should have a permission to write to a repo';
+
+/**
  * Labels of repositories and organisations (the first piece of an issue tracker). Repository labels: read by
  * whoever reads the repository, written by those who may push; organisation labels: listed by whoever sees
  * the organisation, read one by one by signed-in callers, written by its owners (as Forgejo).
@@ -56,13 +63,9 @@ export class LabelsService {
     private readonly clock: Clock,
   ) {}
 
-  /**
-   * Labels belong to the issues unit: writing them takes write on it (401, 403), as Forgejo; an archived
-   * repository's labels stay writable, as Forgejo's label routes do not check the archive.
-   */
-  async repositoryPlace(target: RepositoryTarget, write: boolean): Promise<LabelPlace> {
+  /** The labels of the repository a route resolved (a write route admitted writers of issues, LABEL_WRITE_REFUSED). */
+  repositoryPlace(target: RepositoryTarget): LabelPlace {
     const { repo, owner } = target;
-    if (write) await target.assertCanWrite('repo.issues', 'user should have a permission to write to a repo', { evenWhenArchived: true });
     return { owner: { repoId: repo.id, orgId: 0 }, listUrl: `${repositoryUrls(owner, repo, this.siteUrls).api}/labels` };
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
@@ -10,7 +10,7 @@ import { RepositoryRoute, TargetRepository } from '../repos/repository-assignmen
 import { toMilestoneWire } from './milestone.mapper';
 import { CreateMilestoneOption, EditMilestoneOption } from './milestone.options';
 import { MilestoneWire } from './milestone.wire';
-import { MilestonesService } from './milestones.service';
+import { MILESTONE_WRITE_REFUSED, MilestonesService } from './milestones.service';
 
 function firstString(value: unknown): string {
   return typeof value === 'string' ? value : Array.isArray(value) && typeof value[0] === 'string' ? value[0] : '';
@@ -41,15 +41,15 @@ export class MilestonesController {
   }
 
   @Post('repos/:owner/:repo/milestones')
-  @Public('issue')
-  @RepositoryRoute()
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ mode: 'write', writes: ['repo.issues', 'repo.pulls'], message: MILESTONE_WRITE_REFUSED, archived: 'accept' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ summary: 'Create a milestone' })
   @ApiBody({ type: CreateMilestoneOption })
   @ApiCreatedResponse({ type: MilestoneWire })
   @ApiErrors(401, 403, 404, 422)
   async create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<MilestoneWire> {
-    return toMilestoneWire(await this.milestones.create(target, () => bindOption(body, CreateMilestoneOption)));
+    return toMilestoneWire(await this.milestones.create(target, await bindOption(body, CreateMilestoneOption)));
   }
 
   @Get('repos/:owner/:repo/milestones/:id')
@@ -63,20 +63,20 @@ export class MilestonesController {
   }
 
   @Patch('repos/:owner/:repo/milestones/:id')
-  @Public('issue')
-  @RepositoryRoute()
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ mode: 'write', writes: ['repo.issues', 'repo.pulls'], message: MILESTONE_WRITE_REFUSED, archived: 'accept' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ summary: 'Update a milestone' })
   @ApiBody({ type: EditMilestoneOption })
   @ApiOkResponse({ type: MilestoneWire })
   @ApiErrors(401, 403, 404, 422)
   async edit(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<MilestoneWire> {
-    return toMilestoneWire(await this.milestones.edit(target, id, () => bindOption(body, EditMilestoneOption)));
+    return toMilestoneWire(await this.milestones.edit(target, id, await bindOption(body, EditMilestoneOption)));
   }
 
   @Delete('repos/:owner/:repo/milestones/:id')
-  @Public('issue')
-  @RepositoryRoute()
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ mode: 'write', writes: ['repo.issues', 'repo.pulls'], message: MILESTONE_WRITE_REFUSED, archived: 'accept' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a milestone' })
   @ApiEmpty()

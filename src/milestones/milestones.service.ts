@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { requireSignedIn } from '../auth/route-auth';
-import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
@@ -17,6 +16,9 @@ export const MAX_MILESTONES = 1000;
 const MAX_DESCRIPTION_BYTES = 65535;
 
 export type MilestoneDeletionListener = (tx: EntityManager, milestone: MilestoneEntity) => Promise<void>;
+
+/** What a milestone write route answers (403) to a caller who writes neither issues nor pull requests, as Forgejo. */
+export const MILESTONE_WRITE_REFUSED = 'user should have a permission to write to a repo';
 
 /**
  * Milestones of a repository: read by whoever reads the repository; created, edited and deleted by writers of
@@ -48,9 +50,7 @@ export class MilestonesService {
     return this.find(target, idOrName);
   }
 
-  async create(target: RepositoryTarget, bind: () => Promise<CreateMilestoneOption>): Promise<MilestoneEntity> {
-    await this.assertWriter(target);
-    const option = await bind();
+  async create(target: RepositoryTarget, option: CreateMilestoneOption): Promise<MilestoneEntity> {
     const description = option.description ?? '';
     assertDescription(description);
     const deadline = option.due_on ? dueOn(option.due_on) : NO_DEADLINE;
@@ -74,9 +74,7 @@ export class MilestonesService {
   }
 
   /** Absent fields stay; an empty title keeps the old one; a due date can be moved but not removed (as Forgejo). */
-  async edit(target: RepositoryTarget, idOrName: string, bind: () => Promise<EditMilestoneOption>): Promise<MilestoneEntity> {
-    await this.assertWriter(target);
-    const option = await bind();
+  async edit(target: RepositoryTarget, idOrName: string, option: EditMilestoneOption): Promise<MilestoneEntity> {
     const milestone = await this.find(target, idOrName);
     const changes: Partial<MilestoneEntity> = { updatedUnix: this.clock.nowUnix() };
     if (option.title) changes.name = option.title.trim();
@@ -99,7 +97,6 @@ export class MilestonesService {
   }
 
   async delete(target: RepositoryTarget, idOrName: string): Promise<void> {
-    await this.assertWriter(target);
     const milestone = await this.find(target, idOrName);
     await this.transactions.run(async (tx) => {
       if (!(await this.milestones.delete(tx, target.repo.id, milestone.id))) throw new NotFoundError();
@@ -118,13 +115,6 @@ export class MilestonesService {
     const milestone = (id > 0 ? await this.milestones.findById(target.repo.id, id) : null) ?? (await this.milestones.findByName(target.repo.id, idOrName));
     if (!milestone) throw new NotFoundError();
     return milestone;
-  }
-
-  /** Writers of the issues or of the pull requests (401, 403), as Forgejo. */
-  private async assertWriter(target: RepositoryTarget): Promise<void> {
-    requireSignedIn(target.viewer);
-    if (!(await target.canWrite('repo.issues')) && !(await target.canWrite('repo.pulls')))
-      throw new ForbiddenError('user should have a permission to write to a repo');
   }
 }
 

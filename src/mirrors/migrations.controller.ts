@@ -4,14 +4,14 @@ import { ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public, SignedIn } from '../auth/route-auth';
+import { AuthenticatedLater, Caller, SignedIn } from '../auth/route-auth';
 import { NoRequestTimeout } from '../http/request-timeout';
 import { ClientGone } from '../http/client-gone';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { RepositoryWire } from '../repos/repository.wire';
 import { MigrateRepositoryOption } from './migrate-repository.option';
 import { MigrationsService } from './migrations.service';
-import { MirrorSyncService } from './mirror-sync.service';
+import { MIRROR_SYNC_REFUSED, MirrorSyncService } from './mirror-sync.service';
 
 @ApiTags('repository')
 @Controller()
@@ -34,8 +34,8 @@ export class MigrationsController {
   }
 
   @Post('repos/:owner/:repo/mirror-sync')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'write', writes: 'repo.code', message: MIRROR_SYNC_REFUSED })
   @HttpCode(200)
   @ApiOperation({ operationId: 'repoMirrorSync', summary: "Sync a mirrored repository's remote" })
   @ApiEmpty(200, 'APIEmpty is an empty response')

@@ -4,6 +4,9 @@ import { BadRequestError } from '../common/errors';
 import { QUOTA_GATE, QuotaGate } from '../quota/quota-gate';
 import { MirrorRunner } from './mirror-runner';
 
+/** What POST /repos/{owner}/{repo}/mirror-sync answers (403) to a caller who does not write code, in Forgejo's words. */
+export const MIRROR_SYNC_REFUSED = 'user should have a permission to write to a repo';
+
 /** POST /repos/{owner}/{repo}/mirror-sync (docs/mirrors.md). */
 @Injectable()
 export class MirrorSyncService {
@@ -13,12 +16,11 @@ export class MirrorSyncService {
   ) {}
 
   /**
-   * 404 → public-only 403 → 401 → no write 403 → quota `size:git:all` 413 → not a mirror 400; then the sync is
+   * 404 → public-only 403 → 401 → no write 403 (MIRROR_SYNC_REFUSED, the route's rule) → quota `size:git:all` 413 → not a mirror 400; then the sync is
    * queued and the caller gets 200 whatever the fetch later does.
    */
   async requestSync(target: RepositoryTarget): Promise<void> {
     const { repo, owner } = target;
-    await target.assertCanWrite('repo.code', 'user should have a permission to write to a repo');
     await this.quota.assertCanWrite(owner, 'size:git:all');
     if (!repo.isMirror) throw new BadRequestError('Repository is not a mirror');
     this.runner.request(repo.id);

@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@n
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { NotFoundError } from '../common/errors';
@@ -11,7 +11,7 @@ import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/pa
 import { ReleaseAttachmentsService } from './release-attachments.service';
 import { CreateReleaseOption, EditAttachmentOption, EditReleaseOption } from './release.options';
 import { AttachmentWire, ReleaseWire } from './release.wire';
-import { ReleasesService } from './releases.service';
+import { RELEASE_WRITE_REFUSED, ReleasesService } from './releases.service';
 import { NoRequestTimeout } from '../http/request-timeout';
 import { queryString } from '../http/query';
 import { IncomingUpload, Upload } from '../http/upload-body';
@@ -52,8 +52,8 @@ export class ReleasesController {
   }
 
   @Post('repos/:owner/:repo/releases')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.releases' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.releases', mode: 'write', message: RELEASE_WRITE_REFUSED })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateRelease', summary: 'Create a release' })
   @ApiBody({ type: CreateReleaseOption })
@@ -87,8 +87,8 @@ export class ReleasesController {
   }
 
   @Delete('repos/:owner/:repo/releases/tags/:tag')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.releases' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.releases', mode: 'write', message: RELEASE_WRITE_REFUSED })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteReleaseByTag', summary: 'Delete a release by tag name (the tag stays)' })
   @ApiEmpty()
@@ -108,8 +108,8 @@ export class ReleasesController {
   }
 
   @Patch('repos/:owner/:repo/releases/:id')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.releases' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.releases', mode: 'write', message: RELEASE_WRITE_REFUSED })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoEditRelease', summary: 'Update a release' })
   @ApiBody({ type: EditReleaseOption })
@@ -120,8 +120,8 @@ export class ReleasesController {
   }
 
   @Delete('repos/:owner/:repo/releases/:id')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.releases' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.releases', mode: 'write', message: RELEASE_WRITE_REFUSED })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteRelease', summary: 'Delete a release (the tag stays)' })
   @ApiEmpty()
@@ -141,8 +141,8 @@ export class ReleasesController {
   }
 
   @Post('repos/:owner/:repo/releases/:id/assets')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.releases' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.releases', mode: 'write', message: RELEASE_WRITE_REFUSED })
   @NoRequestTimeout()
   @ApiOperation({
     operationId: 'repoCreateReleaseAttachment',
@@ -182,8 +182,8 @@ export class ReleasesController {
   }
 
   @Patch('repos/:owner/:repo/releases/:id/assets/:attachment_id')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.releases' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.releases', mode: 'write', message: RELEASE_WRITE_REFUSED })
   @HttpCode(201)
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoEditReleaseAttachment', summary: 'Edit a release attachment' })
@@ -200,8 +200,8 @@ export class ReleasesController {
   }
 
   @Delete('repos/:owner/:repo/releases/:id/assets/:attachment_id')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.releases' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.releases', mode: 'write', message: RELEASE_WRITE_REFUSED })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteReleaseAttachment', summary: 'Delete a release attachment' })
   @ApiEmpty()

@@ -33,6 +33,9 @@ export interface ReleaseRepository extends ReleasePlace {
   canWrite: boolean;
 }
 
+/** What a release write route answers (403) to a caller who does not write releases, in Forgejo's words. */
+export const RELEASE_WRITE_REFUSED = 'user should have a permission to write to a repo';
+
 /**
  * Releases (Forgejo's API v1): drafts are seen only by writers; publishing a release whose tag does not exist
  * creates the tag at `target_commitish` in git; deleting a release keeps its tag and removes its files.
@@ -60,9 +63,8 @@ export class ReleasesService {
     return { repo: target.repo, owner: target.owner, canWrite: await target.canWrite('repo.releases') };
   }
 
-  /** As `repository`, then sign-in (401) and write access (403), in Forgejo's order. */
+  /** The repository of a release write route, whose rule admitted writers of releases only (RELEASE_WRITE_REFUSED). */
   async writableRepository(target: RepositoryTarget): Promise<ReleaseRepository> {
-    await target.assertCanWrite('repo.releases', 'user should have a permission to write to a repo');
     return { repo: target.repo, owner: target.owner, canWrite: true };
   }
 

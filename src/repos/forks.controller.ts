@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { Body } from '../http/body-guard';
@@ -48,8 +48,8 @@ export class ForksController {
   }
 
   @Post('repos/:owner/:repo/sync_fork')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
   @HttpCode(204)
   @ApiOperation({ summary: "Sync the fork's default branch with the base branch (fast-forward only)" })
   @ApiEmpty()
@@ -69,8 +69,8 @@ export class ForksController {
   }
 
   @Post('repos/:owner/:repo/sync_fork/:branch')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Sync a fork branch with the base branch (fast-forward only)' })
   @ApiEmpty()

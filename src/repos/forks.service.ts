@@ -168,12 +168,11 @@ export class ForksService {
   }
 
   /**
-   * POST /repos/{owner}/{repo}/sync_fork[/{branch}]: write on the fork's code (403; archived 423), then the
+   * POST /repos/{owner}/{repo}/sync_fork[/{branch}], whose route admits writers of the fork's code (403; archived 423): the
    * fork's branch moves to the source's commit when that is a fast-forward (400 otherwise). The source's objects
    * reach the fork through the pool, refreshed first.
    */
   async sync(target: RepositoryTarget, branchName?: string): Promise<void> {
-    await target.assertCanWrite('repo.code');
     const state = await this.syncState(target, branchName);
     if (!state.source) throw new BadRequestError('repository is not a fork');
     if (!state.forkCommit) throw new NotFoundError('branch does not exist');

@@ -3,7 +3,7 @@ import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } fro
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from './repository-assignment';
 import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public, requireSignedIn, SignedIn } from '../auth/route-auth';
+import { AuthenticatedLater, Caller, Public, requireSignedIn, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { CreateRepositoryOption } from './create-repository.option';
 import { Body, DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
@@ -76,20 +76,20 @@ export class RepositoriesController {
   }
 
   @Patch('repos/:owner/:repo')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ summary: "Edit a repository's properties. Only fields that are set will be changed." })
   @ApiBody({ type: EditRepositoryOption })
   @ApiOkResponse({ type: RepositoryWire })
   @ApiErrors(400, 403, 404, 409, 422)
-  edit(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<RepositoryWire> {
-    return this.settings.edit(target, () => bindOption(body, EditRepositoryOption));
+  async edit(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<RepositoryWire> {
+    return this.settings.edit(target, await bindOption(body, EditRepositoryOption));
   }
 
   @Delete('repos/:owner/:repo')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'owner' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a repository' })
   @ApiEmpty()

@@ -155,13 +155,12 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   /**
-   * DELETE /repos/{owner}/{repo}: the owner's mode (owner, Owners or admin team, site admin; not an admin
+   * DELETE /repos/{owner}/{repo}, whose route admits the owner's mode (owner, Owners or admin team, site admin; not an admin
    * collaborator, as Forgejo). The row goes first (the commit point), then
    * the directory; if the process dies between the two, the next creation at that path clears the leftover.
    */
   async delete(target: RepositoryTarget): Promise<void> {
     const { repo, owner } = target;
-    await target.assertOwner('user should be the owner of the repo');
     const dir = this.paths.repository(owner.name, repo.name);
     // Row and directory go under the path's lock: a creation at the same path waits until both are gone,
     // rather than having its new directory removed by this deletion.

@@ -1,9 +1,9 @@
 import { applyDecorators, CanActivate, createParamDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import type { RepositoryUnit } from '../access/access-mode';
 import type { AccessGrants } from '../access/access-policy';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { admitToRepositoryRoute, RepositoryRouteRule, writtenUnits } from '../access/repository-route-rule';
 import { AuthContext } from '../auth/auth-context';
 import { GuardedBeforeBody } from '../http/body-guard';
 import { NotFoundError } from '../common/errors';
@@ -21,17 +21,18 @@ declare module 'express-serve-static-core' {
 
 export const REPOSITORY_ROUTE = 'anvil:repository-route';
 
-export interface RepositoryRouteOptions {
-  /** The unit the route reads (404 when the caller cannot read it); none: any readable unit. */
-  unit?: RepositoryUnit;
-}
+/** How a repository route is entered: its read unit and what it asks of the caller (repository-route-rule.ts). */
+export type RepositoryRouteOptions = RepositoryRouteRule;
 
 /**
  * A route on one repository named by its `:owner` and `:repo` parameters: RepositoryAssignment resolves it and
  * the caller's access before the handler (and before any body is read), and the handler takes the result with
- * `@TargetRepository()`. Every repository route declares this; a test walks the routes to prove it.
+ * `@TargetRepository()`. Every repository route declares this, and every write route its `mode`; a route whose
+ * mode asks for more than reading declares `@AuthenticatedLater`, as sign-in comes after the lookup. Tests walk
+ * the routes to prove it (repository-routes.spec.ts).
  */
 export function RepositoryRoute(options: RepositoryRouteOptions = {}) {
+  if (options.mode === 'write') writtenUnits(options);
   return applyDecorators(
     SetMetadata(REPOSITORY_ROUTE, options),
     GuardedBeforeBody(RepositoryAssignment),
@@ -65,8 +66,9 @@ export class RepositoryRouteLookup {
 /**
  * Forgejo's repoAssignment: once per request, the owner and repository by name with the caller's grants on it
  * (unknown → 404), then the access policy's read rule (unreadable → 404, public-only token on a non-public
- * repository → 403). Runs after the route's auth guard (scopes), so the order stays scope → lookup → read →
- * public-only → sign-in → permission.
+ * repository → 403), then the route's mode (sign-in 401 → permission 403 → archived 423). Runs after the
+ * route's auth guard (scopes) and before any body is read, so the order stays scope → lookup → read →
+ * public-only → sign-in → permission → archived → body.
  */
 @Injectable()
 export class RepositoryAssignment implements CanActivate {
@@ -86,7 +88,9 @@ export class RepositoryAssignment implements CanActivate {
     // The caller's grants come with the repository (one statement, not two) when the policy may need them.
     const found = await this.repositories.findWithOwnerByNames(ownerName, repoName, this.policy.grantsHolder(viewer));
     if (!found) throw new NotFoundError();
-    request.repository = await this.policy.open(viewer, found.repo, found.owner, options.unit, found.grants);
+    const target = await this.policy.open(viewer, found.repo, found.owner, options.unit, found.grants);
+    await admitToRepositoryRoute(target, options);
+    request.repository = target;
     return true;
   }
 }

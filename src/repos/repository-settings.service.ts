@@ -68,15 +68,13 @@ export class RepositorySettings {
   ) {}
 
   /**
-   * PATCH /repos/{owner}/{repo}: after the lookup, sign-in (401), admin of the repository (403), then the body.
+   * PATCH /repos/{owner}/{repo}, whose route admits repository admins before the body is read (check-order.md).
    * A new `name` is checked as at creation (duplicate 409, reserved 422); the directory moves before the row
    * changes and moves back when the row cannot change, so row and directory stay together. Stars and watches
    * hang on the repository id and are kept.
    */
-  async edit(target: RepositoryTarget, bind: () => Promise<EditRepositoryOption>): Promise<RepositoryWire> {
+  async edit(target: RepositoryTarget, option: EditRepositoryOption): Promise<RepositoryWire> {
     const { repo, owner, viewer } = target;
-    await target.assertAdmin('user should be an owner or a collaborator with admin write of a repository');
-    const option = await bind();
     const changes: Partial<RepositoryEntity> = {};
     if (option.description !== undefined && option.description !== null) changes.description = option.description;
     if (option.website !== undefined && option.website !== null) changes.website = option.website;

@@ -3,7 +3,7 @@ import { RepositoryRoute, TargetRepository } from './repository-assignment';
 import { Controller, Delete, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { AuthenticatedLater, Caller, Public } from '../auth/route-auth';
 import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
@@ -35,8 +35,8 @@ export class TopicsController {
   }
 
   @Put('repos/:owner/:repo/topics')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Replace list of topics for a repository' })
   @ApiEmpty()
@@ -46,8 +46,8 @@ export class TopicsController {
   }
 
   @Put('repos/:owner/:repo/topics/:topic')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Add a topic to a repository' })
   @ApiEmpty()
@@ -57,8 +57,8 @@ export class TopicsController {
   }
 
   @Delete('repos/:owner/:repo/topics/:topic')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a topic from a repository' })
   @ApiEmpty()

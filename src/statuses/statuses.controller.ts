@@ -2,7 +2,7 @@ import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { ApiErrors } from '../common/openapi';
@@ -21,15 +21,15 @@ export class StatusesController {
   constructor(private readonly statuses: StatusesService) {}
 
   @Post('repos/:owner/:repo/statuses/:sha')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateStatus', summary: 'Create a commit status' })
   @ApiBody({ type: CreateStatusOption })
   @ApiCreatedResponse({ type: CommitStatusWire })
   @ApiErrors(400, 404, 422)
-  create(@TargetRepository() target: RepositoryTarget, @Param('sha') sha: string, @DeferredBody() body: LazyBody): Promise<CommitStatusWire> {
-    return this.statuses.create(target, sha, () => bindOption(body, CreateStatusOption));
+  async create(@TargetRepository() target: RepositoryTarget, @Param('sha') sha: string, @DeferredBody() body: LazyBody): Promise<CommitStatusWire> {
+    return this.statuses.create(target, sha, await bindOption(body, CreateStatusOption));
   }
 
   @Get('repos/:owner/:repo/statuses/:sha')

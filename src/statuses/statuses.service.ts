@@ -48,10 +48,9 @@ export class StatusesService {
   }
 
   /** POST /repos/{owner}/{repo}/statuses/{sha}. Order: 404 → 401 → 403 → body 422 → state 422 → commit 422. */
-  async create(repository: RepositoryTarget, sha: string, bind: () => Promise<CreateStatusOption>): Promise<CommitStatusWire> {
+  async create(repository: RepositoryTarget, sha: string, option: CreateStatusOption): Promise<CommitStatusWire> {
     const viewer = repository.viewer;
-    const target = await this.content.writable(repository);
-    const option = await bind();
+    const target = this.content.open(repository);
     const state = option.state ?? '';
     if (!(COMMIT_STATUS_STATES as readonly string[]).includes(state)) throw new InvalidInputError(`invalid state: "${state}"`);
     const commit = target.repo.isEmpty || !/^[0-9a-fA-F]{4,64}$/.test(sha) ? null : await this.content.withReaders(() => this.refs.resolve(target, sha));

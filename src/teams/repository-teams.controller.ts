@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { toTeamWire } from './team.mapper';
@@ -33,8 +33,8 @@ export class RepositoryTeamsController {
   }
 
   @Put('repos/:owner/:repo/teams/:team')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @HttpCode(204)
   @ApiEmpty()
   @ApiErrors(401, 403, 404, 405, 422)
@@ -43,8 +43,8 @@ export class RepositoryTeamsController {
   }
 
   @Delete('repos/:owner/:repo/teams/:team')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin' })
   @HttpCode(204)
   @ApiEmpty()
   @ApiErrors(401, 403, 404, 405, 422)

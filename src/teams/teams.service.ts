@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { AccessMode, parseAccessMode } from '../access/access-mode';
 import { OrganizationPolicy, TeamStanding } from '../access/organization-policy';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { assertMayChangeTeamAccess } from '../access/repository-rules';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { ForbiddenError, InvalidInputError, MethodNotAllowedError, NotFoundError } from '../common/errors';
@@ -249,15 +250,13 @@ export class TeamsService {
   }
 
   /**
-   * PUT and DELETE /repos/{o}/{r}/teams/{team}: repository admins (403), and only owners unless the
+   * PUT and DELETE /repos/{o}/{r}/teams/{team}: repository admins (403, the route's rule), and only owners unless the
    * organisation lets repository admins change team access (403); adding a team already there, or removing
    * one that is not, is 422 as Forgejo.
    */
   async changeRepositoryTeam(target: RepositoryTarget, teamName: string, add: boolean): Promise<void> {
-    await target.assertAdmin('user should be an owner or a collaborator with admin write of a repository');
     if (!target.owner.isOrganization) throw new MethodNotAllowedError(NOT_AN_ORGANIZATION);
-    const permission = await target.permission();
-    if (!target.owner.repoAdminChangeTeamAccess && permission.mode < AccessMode.Owner) throw new ForbiddenError('user is nor repo admin nor owner');
+    await assertMayChangeTeamAccess(target);
     const team = await this.teamByName(target, teamName);
     const reaches = await this.teams.reaches(team, target.repo);
     if (add) {

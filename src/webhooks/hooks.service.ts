@@ -66,6 +66,9 @@ interface ResolvedPlace {
   repository?: { repo: RepositoryEntity; owner: UserEntity };
 }
 
+/** What a repository's hook routes answer (403) to a caller who is not the repository's admin, in Forgejo's words. */
+export const REPOSITORY_HOOKS_REFUSED = 'user should be an owner or a collaborator with admin write of a repo';
+
 /**
  * Webhooks of every scope. Who may manage them is decided in `resolve`, the one place: repository
  * administrators (owner, owners of the owning organisation, site admins), organisation owners and site admins,
@@ -93,8 +96,8 @@ export class HooksService {
   async resolve(viewer: AuthContext, place: HookPlace): Promise<ResolvedPlace> {
     switch (place.kind) {
       case 'repository': {
+        // The route admitted repository admins only (REPOSITORY_HOOKS_REFUSED).
         const { repo, owner } = place.target;
-        await place.target.assertAdmin('user should be an owner or a collaborator with admin write of a repo');
         return { scope: { kind: 'repository', repoId: repo.id }, repository: { repo, owner } };
       }
       case 'organization': {

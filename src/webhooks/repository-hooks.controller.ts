@@ -3,14 +3,14 @@ import { RepositoryRoute, TargetRepository } from '../repos/repository-assignmen
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { AuthenticatedLater, Caller } from '../auth/route-auth';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, PageQuery, Paging } from '../common/paging';
 import { CreateHookOption, EditHookOption } from './hook.options';
 import { HookWire, WebhookDeliveryWire } from './hook.wire';
-import { HooksService } from './hooks.service';
+import { HooksService, REPOSITORY_HOOKS_REFUSED } from './hooks.service';
 
 /** `/repos/{owner}/{repo}/hooks`: a repository's webhooks and their delivery history. */
 @ApiTags('repository')
@@ -19,8 +19,8 @@ export class RepositoryHooksController {
   constructor(private readonly hooks: HooksService) {}
 
   @Get('repos/:owner/:repo/hooks')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin', message: REPOSITORY_HOOKS_REFUSED })
   @ApiOperation({ operationId: 'repoListHooks', summary: "List a repository's webhooks" })
   @ApiPaging()
   @ApiOkResponse({ type: [HookWire] })
@@ -31,8 +31,8 @@ export class RepositoryHooksController {
   }
 
   @Post('repos/:owner/:repo/hooks')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin', message: REPOSITORY_HOOKS_REFUSED })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateHook', summary: 'Create a hook' })
   @ApiBody({ type: CreateHookOption })
@@ -43,8 +43,8 @@ export class RepositoryHooksController {
   }
 
   @Get('repos/:owner/:repo/hooks/:id')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin', message: REPOSITORY_HOOKS_REFUSED })
   @ApiOperation({ operationId: 'repoGetHook', summary: 'Get a hook' })
   @ApiOkResponse({ type: HookWire })
   @ApiErrors(404)
@@ -53,8 +53,8 @@ export class RepositoryHooksController {
   }
 
   @Patch('repos/:owner/:repo/hooks/:id')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin', message: REPOSITORY_HOOKS_REFUSED })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoEditHook', summary: 'Edit a hook' })
   @ApiBody({ type: EditHookOption })
@@ -70,8 +70,8 @@ export class RepositoryHooksController {
   }
 
   @Delete('repos/:owner/:repo/hooks/:id')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin', message: REPOSITORY_HOOKS_REFUSED })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoDeleteHook', summary: 'Delete a hook' })
   @ApiEmpty()
@@ -81,8 +81,8 @@ export class RepositoryHooksController {
   }
 
   @Post('repos/:owner/:repo/hooks/:id/tests')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin', message: REPOSITORY_HOOKS_REFUSED })
   @HttpCode(204)
   @ApiOperation({ operationId: 'repoTestHook', summary: 'Test a push webhook' })
   @ApiQuery({ name: 'ref', required: false, description: 'The name of the commit/branch/tag, indicates which commit will be loaded to the webhook payload.' })
@@ -93,8 +93,8 @@ export class RepositoryHooksController {
   }
 
   @Get('repos/:owner/:repo/hooks/:id/deliveries')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin', message: REPOSITORY_HOOKS_REFUSED })
   @ApiOperation({ operationId: 'repositoryHooksListDeliveries', summary: "List a hook's deliveries, newest first" })
   @ApiPaging()
   @ApiOkResponse({ type: [WebhookDeliveryWire] })
@@ -110,8 +110,8 @@ export class RepositoryHooksController {
   }
 
   @Get('repos/:owner/:repo/hooks/:id/deliveries/:uuid')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin', message: REPOSITORY_HOOKS_REFUSED })
   @ApiOperation({ operationId: 'repositoryHooksGetDelivery', summary: 'Get one delivery of a hook' })
   @ApiOkResponse({ type: WebhookDeliveryWire })
   @ApiErrors(404)
@@ -125,8 +125,8 @@ export class RepositoryHooksController {
   }
 
   @Post('repos/:owner/:repo/hooks/:id/deliveries/:uuid/redeliver')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'admin', message: REPOSITORY_HOOKS_REFUSED })
   @ApiOperation({ operationId: 'repositoryHooksRedeliver', summary: "Send a delivery's event again, as a new delivery" })
   @ApiCreatedResponse({ type: WebhookDeliveryWire })
   @ApiErrors(404)
