@@ -45,10 +45,10 @@ describe('FileWritesService (SQLite :memory:, git faked)', () => {
 
   // The service's calls in one place: the way a body reaches it is the route's business.
   const write = {
-    create: (path: string, body: Partial<CreateFileOption>) => files.create(target, path, async () => ({ content, ...body }) as CreateFileOption),
-    update: (path: string, body: Partial<UpdateFileOption>) => files.update(target, path, async () => ({ content, ...body }) as UpdateFileOption),
-    delete: (path: string, body: Partial<DeleteFileOption>) => files.delete(target, path, async () => body as DeleteFileOption),
-    change: (body: Partial<ChangeFilesOption>) => files.change(target, async () => body as ChangeFilesOption),
+    create: (path: string, body: Partial<CreateFileOption>) => files.create(target, path, { content, ...body } as CreateFileOption),
+    update: (path: string, body: Partial<UpdateFileOption>) => files.update(target, path, { content, ...body } as UpdateFileOption),
+    delete: (path: string, body: Partial<DeleteFileOption>) => files.delete(target, path, body as DeleteFileOption),
+    change: (body: Partial<ChangeFilesOption>) => files.change(target, body as ChangeFilesOption),
   };
   const refused = async (work: Promise<unknown>): Promise<unknown> =>
     work.then(
