@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DynamicModule, ForwardReference, Provider, Type } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { Test, TestingModule, TestingModuleBuilder } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import { AuditModule } from '../../src/audit/audit.module';
@@ -11,6 +12,8 @@ import { AppConfig, loadConfig } from '../../src/config/config';
 import { ConfigModule } from '../../src/config/config.module';
 import { DatabaseModule } from '../../src/database/database.module';
 import { EventsModule } from '../../src/events/events.module';
+import { LifecycleEvents } from '../../src/events/lifecycle-events';
+import { LifecycleSubscribers, SUBSCRIPTIONS } from '../../src/events/subscribers';
 import { HttpPlatformModule } from '../../src/http/http-platform.module';
 import { LoggingModule } from '../../src/logging/logging.module';
 
@@ -74,6 +77,24 @@ export async function serviceHarness(options: ServiceHarnessOptions = {}): Promi
         ...(options.imports ?? []),
       ],
       providers: options.providers ?? [],
+    });
+    // The app subscribes every module's handlers to the lifecycle events; here, those of the modules the spec
+    // imports, in the same order (a module left out keeps no rows to clean or events to hear).
+    builder.overrideProvider(LifecycleSubscribers).useFactory({
+      inject: [LifecycleEvents, ModuleRef],
+      factory: (events: LifecycleEvents, modules: ModuleRef) => ({
+        onModuleInit: () => {
+          for (const subscription of SUBSCRIPTIONS) {
+            let provider: unknown;
+            try {
+              provider = modules.get(subscription.provider, { strict: false });
+            } catch {
+              continue;
+            }
+            events.subscribe(subscription.event, (payload) => subscription.handle(provider, payload as never) as never);
+          }
+        },
+      }),
     });
     if (options.override) builder = options.override(builder);
     const module = await builder.compile();
