@@ -106,11 +106,9 @@ export class GitHttpHandler {
     const service = route.kind === 'info-refs' ? advertisedService(request) : route.kind;
     // 4. The repository.
     const target = await this.access.find(route.owner, route.repo);
-    // 5. Public pull: scopes, public-only and the caller's own rights are not consulted.
-    if (!(service === 'upload-pack' && this.access.isPublicPull(target))) {
-      await this.authorize(auth, service, target);
-    }
-    // Public pull and authorize() both leave only existing, readable repositories.
+    // 5.-11. The decision (a public pull needs no more; git-access-decision.ts).
+    await this.authorize(auth, service, target);
+    // The decision leaves only existing, readable repositories.
     const served: ServedTarget = { owner: target.owner!, repo: target.repo!, pusherId: auth.id ?? 0 };
     const client: GitClient = { address: clientAddress(request), userId: auth.id };
     if (route.kind === 'info-refs') return this.advertise(service, served, client, request, response);
@@ -131,23 +129,29 @@ export class GitHttpHandler {
     }
   }
 
-  /** The steps of the decision order after the repository is found (docs/git-transports.md, "Smart HTTP"). */
+  /** The decision of every git door (git-access-decision.ts), in the words of git over HTTP (docs/git-transports.md). */
   private async authorize(auth: AuthContext, service: Service, target: GitTarget): Promise<void> {
-    if (!auth.isSignedIn) throw new GitHttpRefusal(401, 'Unauthorized', CHALLENGE);
-    const level = service === 'upload-pack' ? 'read' : 'write';
-    if (auth.scopes && !auth.scopes.allows('repository', level)) {
-      throw new GitHttpRefusal(403, `token does not have at least one of required scope(s): [${level}:repository]`);
-    }
-    if (!(await this.access.canRead(auth, target))) throw new GitHttpRefusal(404, 'Repository not found');
-    if (auth.publicOnly && target.repo!.isPrivate) {
-      throw new GitHttpRefusal(403, 'token scope is limited to public repos');
-    }
-    if (service === 'receive-pack') {
-      if (target.repo!.isMirror) throw new GitHttpRefusal(403, 'mirror repository is read-only');
-      if (!(await this.access.canWrite(auth, target))) {
-        throw new GitHttpRefusal(403, `User '${auth.user!.name}' is not allowed to push to '${target.owner!.name}/${target.repo!.name}'.`);
+    const operation = service === 'upload-pack' ? 'pull' : 'push';
+    const decision = await this.access.decide(auth, target, operation, 'http');
+    if (decision.allowed) return;
+    switch (decision.refusal) {
+      case 'sign-in':
+        throw new GitHttpRefusal(401, 'Unauthorized', CHALLENGE);
+      case 'scope': {
+        const level = operation === 'pull' ? 'read' : 'write';
+        throw new GitHttpRefusal(403, `token does not have at least one of required scope(s): [${level}:repository]`);
       }
-      if (target.repo!.isArchived) throw new GitHttpRefusal(403, ARCHIVED_PUSH_HTTP);
+      case 'not-found':
+      case 'deploy-key-not-authorized':
+        throw new GitHttpRefusal(404, 'Repository not found');
+      case 'public-only':
+        throw new GitHttpRefusal(403, 'token scope is limited to public repos');
+      case 'mirror':
+        throw new GitHttpRefusal(403, 'mirror repository is read-only');
+      case 'not-writer':
+        throw new GitHttpRefusal(403, `User '${auth.user!.name}' is not allowed to push to '${target.owner!.name}/${target.repo!.name}'.`);
+      case 'archived':
+        throw new GitHttpRefusal(403, ARCHIVED_PUSH_HTTP);
     }
   }
 

@@ -86,23 +86,29 @@ export class LfsService implements OnModuleInit {
       if (problem) throw new ForbiddenError(problem);
     }
     const target = await this.access.find(ownerName, repoName);
-    if (operation === 'download' && this.access.isPublicPull(target)) return { owner: target.owner!, repo: target.repo!, auth };
-    if (!auth.isSignedIn) throw new UnauthorizedError('Unauthorized');
-    const level = operation === 'download' ? 'read' : 'write';
-    if (auth.scopes && !auth.scopes.allows('repository', level)) {
-      throw new ForbiddenError(`token does not have at least one of required scope(s): [${level}:repository]`);
+    const decision = await this.access.decide(auth, target, operation === 'download' ? 'pull' : 'push', 'http');
+    if (!decision.allowed) {
+      switch (decision.refusal) {
+        case 'sign-in':
+          throw new UnauthorizedError('Unauthorized');
+        case 'scope': {
+          const level = operation === 'download' ? 'read' : 'write';
+          throw new ForbiddenError(`token does not have at least one of required scope(s): [${level}:repository]`);
+        }
+        case 'not-found':
+        case 'deploy-key-not-authorized':
+          throw new NotFoundError('Repository not found');
+        case 'public-only':
+          throw new ForbiddenError('token scope is limited to public repos');
+        case 'mirror':
+          throw new ForbiddenError('mirror repository is read-only');
+        case 'not-writer':
+          throw new ForbiddenError(`User '${auth.user!.name}' is not allowed to push to '${target.owner!.name}/${target.repo!.name}'.`);
+        case 'archived':
+          throw new ForbiddenError(ARCHIVED_PUSH_HTTP);
+      }
     }
-    if (!(await this.access.canRead(auth, target))) throw new NotFoundError('Repository not found');
-    const owner = target.owner!;
-    const repo = target.repo!;
-    if (auth.publicOnly && repo.isPrivate) throw new ForbiddenError('token scope is limited to public repos');
-    if (operation === 'upload') {
-      if (repo.isMirror) throw new ForbiddenError('mirror repository is read-only');
-      if (!(await this.access.canWrite(auth, target)))
-        throw new ForbiddenError(`User '${auth.user!.name}' is not allowed to push to '${owner.name}/${repo.name}'.`);
-      if (repo.isArchived) throw new ForbiddenError(ARCHIVED_PUSH_HTTP);
-    }
-    return { owner, repo, auth };
+    return { owner: target.owner!, repo: target.repo!, auth };
   }
 
   /**

@@ -3,6 +3,7 @@ import type { AuthContext } from '../auth/auth-context';
 import { RepositoryPaths } from '../git/repository-paths';
 import { UserEntity, Visibility } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';
+import { decideGitAccess, GitAccessCaller, GitDecision, GitOperation } from '../access/git-access-decision';
 import { DeployKeyPrincipal, RepositoryPolicy } from '../access/repository-policy';
 import type { RepositoryPermission } from '../access/repository-permission';
 import type { RepositoryEntity } from './repository.entity';
@@ -37,9 +38,9 @@ export function accountStateProblem(user: UserEntity, rootUrl: string): string |
 }
 
 /**
- * The access predicates of both git transports. They are the access policy's (access-policy.ts), as the API's
- * are, so that git access and API visibility always agree; each transport applies them in its own order with
- * its own messages.
+ * The repository lookup and access decision of the git transports (git over HTTP, LFS, SSH). The decision is
+ * the access policy's (git-access-decision.ts, access-policy.ts), as the API's is, so that git access and API
+ * visibility always agree; each transport words its refusals in its own way.
  */
 @Injectable()
 export class RepositoryGitAccess {
@@ -67,9 +68,20 @@ export class RepositoryGitAccess {
     return (await this.permission(viewer, target))?.canRead('repo.code') ?? false;
   }
 
-  /** Push: the access policy's write of the code unit (`permissions.push`). */
-  async canWrite(viewer: GitCaller, target: GitTarget): Promise<boolean> {
-    return (await this.permission(viewer, target))?.canWrite('repo.code') ?? false;
+  /** The decision of every git door (git-access-decision.ts) for this caller, target and operation. */
+  decide(viewer: GitCaller, target: GitTarget, operation: GitOperation, transport: 'http' | 'ssh'): Promise<GitDecision> {
+    const caller: GitAccessCaller =
+      viewer instanceof DeployKeyPrincipal
+        ? { kind: 'deploy-key' }
+        : { kind: 'user', signedIn: viewer.isSignedIn, restricted: viewer.user?.isRestricted ?? false, scopes: viewer.scopes, publicOnly: viewer.publicOnly };
+    return decideGitAccess({
+      caller,
+      operation,
+      repo: target.owner ? target.repo : null,
+      publicPull: this.isPublicPull(target),
+      transport,
+      permission: () => this.permission(viewer, target),
+    });
   }
 
   private async permission(viewer: GitCaller, target: GitTarget): Promise<RepositoryPermission | null> {

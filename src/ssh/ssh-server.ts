@@ -15,7 +15,8 @@ import { GitBusyError, GitProcesses, isSafeGitProtocol } from '../git/git-proces
 import { PublicKeyEntity } from '../keys/ssh/public-key.entity';
 import { sshFingerprint } from '../keys/ssh/ssh-key-parser';
 import { SshKeyLookup } from '../keys/ssh/ssh-key-lookup';
-import { accountStateProblem, RepositoryGitAccess } from '../repos/repository-git-access';
+import { accountStateProblem, GitTarget, RepositoryGitAccess } from '../repos/repository-git-access';
+import type { GitRefusal } from '../access/git-access-decision';
 import { archivedPushSsh } from '../access/access-policy';
 import { DeployKeyPrincipal } from '../access/repository-policy';
 import { DeployKeyEntity } from '../deploy-keys/deploy-key.entity';
@@ -340,26 +341,22 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     if ('error' in parsed) throw new SshRefusal(parsed.error);
     if (parsed.lfsOperation && !this.lfs.enabled) throw new SshRefusal('Unknown git command');
     const typed = `${parsed.owner}/${parsed.repo}`;
-    // 3. The repository, as the caller may see it.
+    // 3. The repository, as the caller may see it; 4. mirrors are read-only; 5. write permission before git runs
+    // (git-access-decision.ts: a public repository of a public owner needs no further question for a pull, except
+    // from a restricted user, whom the policy gives only what teams and collaborations give).
     const viewer = new AuthContext(user, 'ssh-key', null);
     const target = await this.access.find(parsed.owner, parsed.repo);
-    // A public repository of a public owner needs no further question, except for a restricted user: the policy
-    // gives them only what teams and collaborations give, as Forgejo checks them over SSH.
-    const publicPull = this.access.isPublicPull(target) && !user.isRestricted;
-    if (!publicPull && !(await this.access.canRead(viewer, target))) {
-      throw new SshRefusal(`Cannot find repository: ${typed}`);
+    const push = parsed.verb === 'git-receive-pack' || parsed.lfsOperation === 'upload';
+    const decision = await this.access.decide(viewer, target, push ? 'push' : 'pull', 'ssh');
+    if (!decision.allowed) {
+      const key = identity.key;
+      throw new SshRefusal(
+        sshRefusal(decision.refusal, typed, target, `User: ${user.id}:${user.name} with Key: ${key.id}:${key.name} is not authorized to write to ${typed}.`),
+      );
     }
     const owner = target.owner!;
     const repo = target.repo!;
-    const push = parsed.verb === 'git-receive-pack' || parsed.lfsOperation === 'upload';
     if (push) {
-      // 4. Mirrors are read-only; 5. write permission before git runs.
-      if (repo.isMirror) throw new SshRefusal(`Mirror Repository ${typed} is read-only`);
-      if (!(await this.access.canWrite(viewer, target))) {
-        const key = identity.key;
-        throw new SshRefusal(`User: ${user.id}:${user.name} with Key: ${key.id}:${key.name} is not authorized to write to ${typed}.`);
-      }
-      if (repo.isArchived) throw new SshRefusal(archivedPushSsh(owner.name, repo.name));
       const lowSpace = this.storageReserve.refusal();
       if (lowSpace) throw new SshRefusal(lowSpace);
     }
@@ -404,16 +401,16 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     const push = parsed.verb === 'git-receive-pack';
     const target = await this.access.find(parsed.owner, parsed.repo);
     const keyName = `${identity.key.id}:${identity.key.name}`;
-    if (!(await this.access.canRead(identity.principal, target))) {
-      if (!this.access.isPublicPull(target)) throw new SshRefusal(`Cannot find repository: ${typed}`);
-      throw new SshRefusal(`Public (Deploy) Key: ${keyName} is not authorized to ${push ? 'write to' : 'read'} ${typed}.`);
+    const decision = await this.access.decide(identity.principal, target, push ? 'push' : 'pull', 'ssh');
+    if (!decision.allowed) {
+      if (decision.refusal === 'deploy-key-not-authorized') {
+        throw new SshRefusal(`Public (Deploy) Key: ${keyName} is not authorized to ${push ? 'write to' : 'read'} ${typed}.`);
+      }
+      throw new SshRefusal(sshRefusal(decision.refusal, typed, target, `Deploy Key: ${keyName} is not authorized to write to ${typed}.`));
     }
     const owner = target.owner!;
     const repo = target.repo!;
     if (push) {
-      if (repo.isMirror) throw new SshRefusal(`Mirror Repository ${typed} is read-only`);
-      if (!(await this.access.canWrite(identity.principal, target))) throw new SshRefusal(`Deploy Key: ${keyName} is not authorized to write to ${typed}.`);
-      if (repo.isArchived) throw new SshRefusal(archivedPushSsh(owner.name, repo.name));
       const lowSpace = this.storageReserve.refusal();
       if (lowSpace) throw new SshRefusal(lowSpace);
     }
@@ -505,4 +502,19 @@ export function coalesceWrites(socket: Socket): void {
     }
     return write(...args);
   }) as typeof socket.write;
+}
+
+/** The SSH server's words for a refusal of the git decision (git-access-decision.ts), as Forgejo's serv writes them. */
+function sshRefusal(refusal: GitRefusal, typed: string, target: GitTarget, notWriter: string): string {
+  switch (refusal) {
+    case 'mirror':
+      return `Mirror Repository ${typed} is read-only`;
+    case 'not-writer':
+      return notWriter;
+    case 'archived':
+      return archivedPushSsh(target.owner!.name, target.repo!.name);
+    default:
+      // Over SSH a user is signed in and holds no token, so only an unreadable repository remains.
+      return `Cannot find repository: ${typed}`;
+  }
 }
