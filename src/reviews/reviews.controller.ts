@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
@@ -15,7 +15,7 @@ import {
   SubmitPullReviewOptions,
 } from './review.options';
 import { PullReviewCommentWire, PullReviewWire } from './review.wire';
-import { ReviewsService } from './reviews.service';
+import { REVIEW_DISMISSAL_REFUSED, ReviewsService } from './reviews.service';
 
 const identity = <T>(item: T) => item;
 
@@ -148,32 +148,32 @@ export class ReviewsController {
   }
 
   @Post('repos/:owner/:repo/pulls/:index/reviews/:id/dismissals')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', mode: 'admin', message: REVIEW_DISMISSAL_REFUSED })
   @ReadsBody({ deferred: true })
   @HttpCode(200)
   @ApiOperation({ summary: 'Dismiss a review for a pull request' })
   @ApiBody({ type: DismissPullReviewOptions })
   @ApiOkResponse({ type: PullReviewWire })
   @ApiErrors(401, 403, 404, 422)
-  dismiss(
+  async dismiss(
     @TargetRepository() target: RepositoryTarget,
     @Param('index') index: string,
     @Param('id') id: string,
     @DeferredBody() body: LazyBody,
   ): Promise<PullReviewWire> {
-    return this.reviews.dismiss(target, index, id, true, () => bindOption(body, DismissPullReviewOptions));
+    return this.reviews.dismiss(target, index, id, true, await bindOption(body, DismissPullReviewOptions));
   }
 
   @Post('repos/:owner/:repo/pulls/:index/reviews/:id/undismissals')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', mode: 'admin', message: REVIEW_DISMISSAL_REFUSED })
   @HttpCode(200)
   @ApiOperation({ summary: 'Cancel to dismiss a review for a pull request' })
   @ApiOkResponse({ type: PullReviewWire })
   @ApiErrors(401, 403, 404, 422)
   undismiss(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string): Promise<PullReviewWire> {
-    return this.reviews.dismiss(target, index, id, false, () => Promise.resolve({}));
+    return this.reviews.dismiss(target, index, id, false, {});
   }
 
   @Post('repos/:owner/:repo/pulls/:index/requested_reviewers')

@@ -67,6 +67,9 @@ interface Place {
   pullHtml: string;
 }
 
+/** What the dismissal routes answer (403) to a caller who is not the repository's admin, in Forgejo's words. */
+export const REVIEW_DISMISSAL_REFUSED = 'Must be repo admin';
+
 /**
  * Reviews of pull requests (docs/pull-requests.md, "Reviews"): readers of the pull request review it; a writer's
  * (or, under a rule with an approvals whitelist, a listed user's) approval or rejection is official; a new
@@ -212,17 +215,11 @@ export class ReviewsService {
     });
   }
 
-  /** POST …/dismissals and …/undismissals: repository administrators; approvals and rejections of open pull requests. */
-  async dismiss(
-    target: RepositoryTarget,
-    rawIndex: string,
-    rawId: string,
-    dismissed: boolean,
-    bind: () => Promise<DismissPullReviewOptions>,
-  ): Promise<PullReviewWire> {
-    requireSignedIn(target.viewer);
-    if (!(await target.permission()).isAdmin) throw new ForbiddenError('Must be repo admin');
-    const option = await bind();
+  /**
+   * POST …/dismissals and …/undismissals, whose routes admit repository administrators (REVIEW_DISMISSAL_REFUSED):
+   * approvals and rejections of open pull requests.
+   */
+  async dismiss(target: RepositoryTarget, rawIndex: string, rawId: string, dismissed: boolean, option: DismissPullReviewOptions): Promise<PullReviewWire> {
     const { place, review } = await this.single(target, rawIndex, rawId);
     if (review.type !== ReviewType.Approve && review.type !== ReviewType.Reject) {
       throw new ForbiddenError("not need to dismiss this review because it's type is not Approve or change request");
