@@ -6,14 +6,12 @@ import { PullsModule } from './pulls/pulls.module';
 import { ReviewsModule } from './reviews/reviews.module';
 import { MilestonesModule } from './milestones/milestones.module';
 import { DynamicModule, Module } from '@nestjs/common';
+import { foundationModules } from './app-foundation';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
-import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { ApiRequestTimeout } from './http/request-timeout';
 import { BodyPipe } from './http/body-binding';
-import { CommonModule } from './common/common.module';
-import { HttpPlatformModule } from './http/http-platform.module';
 import { CollaboratorsModule } from './collaborators/collaborators.module';
 import { DeployKeysModule } from './deploy-keys/deploy-keys.module';
 import { BranchProtectionsModule } from './branch-protections/branch-protections.module';
@@ -21,14 +19,10 @@ import { TeamsModule } from './teams/teams.module';
 import { ContentModule } from './content/content.module';
 import { HttpErrorFilter } from './http/http-error.filter';
 import type { AppConfig } from './config/config';
-import { ConfigModule } from './config/config.module';
-import { DatabaseModule } from './database/database.module';
-import { EventsModule } from './events/events.module';
 import { GitHttpModule } from './git-http/git-http.module';
 import { LfsModule } from './lfs/lfs.module';
 import { IntegrityModule } from './integrity/integrity.module';
 import { KeysModule } from './keys/keys.module';
-import { LoggingModule } from './logging/logging.module';
 import { MarkdownModule } from './markdown/markdown.module';
 import { PagesModule } from './pages/pages.module';
 import { OAuth2Module } from './oauth2/oauth2.module';
@@ -51,13 +45,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot(config),
-        LoggingModule,
-        DatabaseModule.forRoot(config),
-        CommonModule,
-        HttpPlatformModule,
-        AuditModule,
-        EventsModule,
+        ...foundationModules(config),
         AuthModule,
         UsersModule,
         KeysModule,

@@ -8,8 +8,20 @@ import { pipeline } from 'node:stream/promises';
 import { PayloadTooLargeError } from '../common/errors';
 import { FileSink } from './file-sink';
 
-function openDescriptors(): number {
-  return fs.readdirSync('/proc/self/fd').length;
+/**
+ * Descriptors this process holds open on files under `dir`: only the sink's own, whatever else the test
+ * worker opens or closes meanwhile (pipes of an earlier spec's child processes, its IPC).
+ */
+function openDescriptors(dir: string): number {
+  let count = 0;
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    try {
+      if (fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir + path.sep)) count += 1;
+    } catch {
+      // Closed between the listing and the read.
+    }
+  }
+  return count;
 }
 
 /** `count` chunks of `size` random bytes, given one at a time as a socket would. */
@@ -32,13 +44,13 @@ describe('FileSink', () => {
     const content = Buffer.concat(parts);
     const file = path.join(dir, 'a');
     const hash = createHash('sha256');
-    const before = openDescriptors();
+    const before = openDescriptors(dir);
     const sink = new FileSink(file, { maxBytes: content.length, hashes: [hash], durable: false });
     await pipeline(Readable.from(parts), sink);
     expect(sink.size).toBe(content.length);
     expect(Buffer.compare(fs.readFileSync(file), content)).toBe(0);
     expect(hash.digest('hex')).toBe(createHash('sha256').update(content).digest('hex'));
-    expect(openDescriptors()).toBe(before);
+    expect(openDescriptors(dir)).toBe(before);
   });
 
   it('flushes a durable file in steps while it is written, one at a time, then once more at the end', async () => {
@@ -79,16 +91,16 @@ describe('FileSink', () => {
 
   it('fails with PayloadTooLargeError past maxBytes, having written no byte beyond it', async () => {
     const file = path.join(dir, 'large');
-    const before = openDescriptors();
+    const before = openDescriptors(dir);
     const sink = new FileSink(file, { maxBytes: 100_000, hashes: [], durable: true });
     await expect(pipeline(Readable.from(chunks(4, 40_000)), sink)).rejects.toBeInstanceOf(PayloadTooLargeError);
     expect(fs.statSync(file).size).toBeLessThanOrEqual(100_000);
-    expect(openDescriptors()).toBe(before);
+    expect(openDescriptors(dir)).toBe(before);
   });
 
   it('fails when the source is cut off, and closes its file only after the flush in flight', async () => {
     const file = path.join(dir, 'cut');
-    const before = openDescriptors();
+    const before = openDescriptors(dir);
     let release: () => void = () => undefined;
     const stepStarted = new Promise<void>((started) => {
       jest.spyOn(fsCallbacks, 'fdatasync').mockImplementation(((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
@@ -104,10 +116,10 @@ describe('FileSink', () => {
     source.destroy(new Error('the request was cut off'));
     await expect(receiving).rejects.toThrow('the request was cut off');
     await new Promise((resolve) => setImmediate(resolve));
-    expect(openDescriptors()).toBe(before + 1);
+    expect(openDescriptors(dir)).toBe(before + 1);
     release();
     if (!sink.closed) await new Promise((resolve) => sink.once('close', resolve));
-    expect(openDescriptors()).toBe(before);
+    expect(openDescriptors(dir)).toBe(before);
   });
 
   it('never replaces a file that exists', async () => {

@@ -6,16 +6,10 @@ import type { DynamicModule, ForwardReference, Provider, Type } from '@nestjs/co
 import { ModuleRef } from '@nestjs/core';
 import { Test, TestingModule, TestingModuleBuilder } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
-import { AuditModule } from '../../src/audit/audit.module';
-import { CommonModule } from '../../src/common/common.module';
+import { foundationModules } from '../../src/app-foundation';
 import { AppConfig, loadConfig } from '../../src/config/config';
-import { ConfigModule } from '../../src/config/config.module';
-import { DatabaseModule } from '../../src/database/database.module';
-import { EventsModule } from '../../src/events/events.module';
 import { LifecycleEvents } from '../../src/events/lifecycle-events';
 import { LifecycleSubscribers, SUBSCRIPTIONS } from '../../src/events/subscribers';
-import { HttpPlatformModule } from '../../src/http/http-platform.module';
-import { LoggingModule } from '../../src/logging/logging.module';
 
 type Import = Type<unknown> | DynamicModule | Promise<DynamicModule> | ForwardReference;
 
@@ -66,16 +60,7 @@ export async function serviceHarness(options: ServiceHarnessOptions = {}): Promi
     config.mirrors.tickMs = 0;
     options.adjust?.(config);
     let builder = Test.createTestingModule({
-      imports: [
-        ConfigModule.forRoot(config),
-        LoggingModule,
-        DatabaseModule.forRoot(config),
-        CommonModule,
-        HttpPlatformModule,
-        AuditModule,
-        EventsModule,
-        ...(options.imports ?? []),
-      ],
+      imports: [...foundationModules(config), ...(options.imports ?? [])],
       providers: options.providers ?? [],
     });
     // The app subscribes every module's handlers to the lifecycle events; here, those of the modules the spec
