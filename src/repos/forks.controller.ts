@@ -27,8 +27,8 @@ export class ForksController {
   }
 
   @Post('repos/:owner/:repo/forks')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.code' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.code', mode: 'signed-in' })
   @HttpCode(202)
   @ApiOperation({ summary: 'Fork a repository' })
   @ApiAcceptedResponse({ type: RepositoryWire })

@@ -3,7 +3,6 @@ import { EntityManager } from 'typeorm';
 import { BranchProtections } from '../access/branch-protection-policy';
 import { OrganizationPolicy } from '../access/organization-policy';
 import { RepositoryTarget } from '../access/repository-policy';
-import { requireSignedIn } from '../auth/route-auth';
 import { BadRequestError, ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { KeyedLeases, Leases } from '../database/leases';
@@ -78,11 +77,11 @@ export class ForksService {
    * (422 unknown, 403 not a member or may not create), quota (413), one fork per owner and source (409), the
    * name (422 reserved, 409 taken), then the fork.
    */
+  /** POST …/forks: the route admitted signed-in readers of the code. */
   async fork(target: RepositoryTarget, option: CreateForkOption): Promise<RepositoryWire> {
     const viewer = target.viewer;
-    requireSignedIn(viewer);
     const source = target.repo;
-    let forker: UserEntity = viewer.user;
+    let forker: UserEntity = viewer.user!;
     if (option.organization !== undefined && option.organization !== null) {
       const org = await this.users.byName(option.organization);
       if (!org || !org.isOrganization) throw new InvalidInputError(`org does not exist [id: 0, name: ${option.organization}]`);

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from './repository-assignment';
 import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public, SignedIn } from '../auth/route-auth';
+import { AuthenticatedLater, Caller, Public, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { RepositoryWire, WatchInfoWire } from './repository.wire';
@@ -14,8 +14,8 @@ import { WatchesService } from './watches.service';
 export class WatchesController {
   constructor(private readonly watches: WatchesService) {}
 
-  // As Forgejo: the repository lookup (404) comes before sign-in (401), so the routes are declared public
-  // and the service asks for sign-in where the order says.
+  // As Forgejo: the repository lookup (404) comes before sign-in (401); the repository guard asks for sign-in
+  // where the order says (reading whether one watches answers 401 from the service, which needs the caller).
   @Get('repos/:owner/:repo/subscription')
   @Public('repository')
   @RepositoryRoute()
@@ -27,8 +27,8 @@ export class WatchesController {
   }
 
   @Put('repos/:owner/:repo/subscription')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'signed-in' })
   @ApiOperation({ summary: 'Watch a repo' })
   @ApiOkResponse({ type: WatchInfoWire })
   @ApiErrors(404, 500)
@@ -37,8 +37,8 @@ export class WatchesController {
   }
 
   @Delete('repos/:owner/:repo/subscription')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'signed-in' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Unwatch a repo' })
   @ApiEmpty()

@@ -42,10 +42,10 @@ export class WatchesService {
     return toWatchInfoWire(repo, owner, this.siteUrls);
   }
 
+  /** PUT: the route admitted signed-in callers only. */
   async watch(target: RepositoryTarget): Promise<WatchInfoWire> {
     const { repo, owner, viewer } = target;
-    requireSignedIn(viewer);
-    const uid = viewer.user.id;
+    const uid = viewer.user!.id;
     try {
       await this.transactions.run(async (tx) => {
         await this.watches.insert(tx, uid, repo.id, this.clock.nowUnix());
@@ -58,10 +58,10 @@ export class WatchesService {
     return toWatchInfoWire(repo, owner, this.siteUrls);
   }
 
+  /** DELETE: the route admitted signed-in callers only. */
   async unwatch(target: RepositoryTarget): Promise<void> {
     const { repo, viewer } = target;
-    requireSignedIn(viewer);
-    const uid = viewer.user.id;
+    const uid = viewer.user!.id;
     await this.transactions.run(async (tx) => {
       if (await this.watches.delete(tx, uid, repo.id)) await this.repositories.addToCounter(tx, repo.id, 'numWatches', -1);
     });
