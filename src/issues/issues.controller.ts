@@ -61,15 +61,15 @@ export class IssuesController {
   }
 
   @Post('repos/:owner/:repo/issues')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in', archived: 'refuse' })
   @ReadsBody({ deferred: true, limit: issueBodyLimit })
   @ApiOperation({ summary: 'Create an issue. If using deadline only the date will be taken into account, and time of day ignored.' })
   @ApiBody({ type: CreateIssueOption })
   @ApiCreatedResponse({ type: IssueWire })
   @ApiErrors(401, 403, 404, 412, 422, 423)
-  create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<IssueWire> {
-    return this.issues.create(target, () => bindOption(body, CreateIssueOption));
+  async create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<IssueWire> {
+    return this.issues.create(target, await bindOption(body, CreateIssueOption));
   }
 
   @Get('repos/:owner/:repo/issues/:index')

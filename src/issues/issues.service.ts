@@ -1,7 +1,6 @@
 import { hasIssueTracker } from '../access/repository-route-rule';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { assertAcceptsWrites } from '../access/access-policy';
 import { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../common/errors';
@@ -160,11 +159,8 @@ export class IssuesService {
     return this.one(target, await this.find(target, rawIndex));
   }
 
-  async create(target: RepositoryTarget, bind: () => Promise<CreateIssueOption>): Promise<IssueWire> {
-    this.assertTracker(target);
-    requireSignedIn(target.viewer);
-    assertAcceptsWrites(target.repo, target.owner);
-    const option = await bind();
+  /** POST …/issues: the route admitted signed-in readers of a tracker on a repository that takes writes. */
+  async create(target: RepositoryTarget, option: CreateIssueOption): Promise<IssueWire> {
     const issue = await this.open(target, option, false);
     return this.one(target, issue);
   }

@@ -102,7 +102,6 @@ const NOT_YET_DECLARED = new Set<string>([
   'IssueLabelsController.clear',
   'IssueLabelsController.remove',
   'IssueLabelsController.replace',
-  'IssuesController.create',
   'IssuesController.edit',
   'IssuesController.setDeadline',
   'PullMergeController.cancelAutoMerge',
