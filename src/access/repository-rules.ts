@@ -14,3 +14,8 @@ export async function assertMayChangeTeamAccess(target: RepositoryTarget): Promi
   if (!target.owner.repoAdminChangeTeamAccess && (await target.permission()).mode < AccessMode.Owner)
     throw new ForbiddenError('user is nor repo admin nor owner');
 }
+
+/** Reactions on a locked issue or its comments: writers of issues only (403), as Forgejo. */
+export async function assertMayChangeReaction(target: RepositoryTarget, issue: { isLocked: boolean }): Promise<void> {
+  if (issue.isLocked && !(await target.canWrite('repo.issues'))) throw new ForbiddenError('no permission to change reaction');
+}

@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/com
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
@@ -32,8 +32,8 @@ export class ReactionsController {
   }
 
   @Post('repos/:owner/:repo/issues/:index/reactions')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ summary: 'Add a reaction to an issue' })
   @ApiBody({ type: EditReactionOption })
@@ -46,14 +46,14 @@ export class ReactionsController {
     @DeferredBody() body: LazyBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<ReactionWire> {
-    const result = await this.reactions.add(target, { index }, () => bindOption(body, EditReactionOption));
+    const result = await this.reactions.add(target, { index }, await bindOption(body, EditReactionOption));
     response.status(result.created ? 201 : 200);
     return result.reaction;
   }
 
   @Delete('repos/:owner/:repo/issues/:index/reactions')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @HttpCode(200)
   @ApiOperation({ summary: 'Remove a reaction from an issue' })
@@ -61,7 +61,7 @@ export class ReactionsController {
   @ApiEmpty(200)
   @ApiErrors(401, 403, 404)
   async removeFromIssue(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<void> {
-    await this.reactions.remove(target, { index }, () => bindOption(body, EditReactionOption));
+    await this.reactions.remove(target, { index }, await bindOption(body, EditReactionOption));
   }
 
   @Get('repos/:owner/:repo/issues/comments/:id/reactions')
@@ -75,8 +75,8 @@ export class ReactionsController {
   }
 
   @Post('repos/:owner/:repo/issues/comments/:id/reactions')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ summary: 'Add a reaction to a comment of an issue' })
   @ApiBody({ type: EditReactionOption })
@@ -89,14 +89,14 @@ export class ReactionsController {
     @DeferredBody() body: LazyBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<ReactionWire> {
-    const result = await this.reactions.add(target, { commentId: id }, () => bindOption(body, EditReactionOption));
+    const result = await this.reactions.add(target, { commentId: id }, await bindOption(body, EditReactionOption));
     response.status(result.created ? 201 : 200);
     return result.reaction;
   }
 
   @Delete('repos/:owner/:repo/issues/comments/:id/reactions')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @HttpCode(200)
   @ApiOperation({ summary: 'Remove a reaction from a comment of an issue' })
@@ -104,6 +104,6 @@ export class ReactionsController {
   @ApiEmpty(200)
   @ApiErrors(401, 403, 404)
   async removeFromComment(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<void> {
-    await this.reactions.remove(target, { commentId: id }, () => bindOption(body, EditReactionOption));
+    await this.reactions.remove(target, { commentId: id }, await bindOption(body, EditReactionOption));
   }
 }

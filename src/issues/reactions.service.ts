@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { requireSignedIn } from '../auth/route-auth';
+import { assertMayChangeReaction } from '../access/repository-rules';
 import { ForbiddenError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { SiteUrls } from '../common/site-urls';
@@ -58,8 +58,8 @@ export class ReactionsService {
   }
 
   /** POST: the reaction, new or already given. */
-  async add(target: RepositoryTarget, place: { index: string } | { commentId: string }, bind: () => Promise<EditReactionOption>): Promise<ReactionResult> {
-    const { issue, commentId, content } = await this.prepare(target, place, bind);
+  async add(target: RepositoryTarget, place: { index: string } | { commentId: string }, option: EditReactionOption): Promise<ReactionResult> {
+    const { issue, commentId, content } = await this.prepare(target, place, option);
     if (!ALLOWED_REACTIONS.includes(content)) throw new ForbiddenError(`'${content}' is not an allowed reaction`);
     const userId = target.viewer.user!.id;
     const now = this.clock.nowUnix();
@@ -71,18 +71,16 @@ export class ReactionsService {
   }
 
   /** DELETE: 200 whether or not the reaction was given, as Forgejo. */
-  async remove(target: RepositoryTarget, place: { index: string } | { commentId: string }, bind: () => Promise<EditReactionOption>): Promise<void> {
-    const { issue, commentId, content } = await this.prepare(target, place, bind);
+  async remove(target: RepositoryTarget, place: { index: string } | { commentId: string }, option: EditReactionOption): Promise<void> {
+    const { issue, commentId, content } = await this.prepare(target, place, option);
     await this.transactions.run((tx) => this.reactions.remove(tx, issue.id, commentId, target.viewer.user!.id, content));
   }
 
-  private async prepare(target: RepositoryTarget, place: { index: string } | { commentId: string }, bind: () => Promise<EditReactionOption>) {
-    this.issueService.assertTracker(target);
-    requireSignedIn(target.viewer);
-    const option = await bind();
+  private async prepare(target: RepositoryTarget, place: { index: string } | { commentId: string }, option: EditReactionOption) {
+    // The route admitted signed-in readers of the tracker; the item's own rule follows its lookup.
     const { issue, commentId } =
       'index' in place ? { issue: await this.issueService.find(target, place.index), commentId: 0 } : await this.comment(target, place.commentId);
-    if (issue.isLocked && !(await target.canWrite('repo.issues'))) throw new ForbiddenError('no permission to change reaction');
+    await assertMayChangeReaction(target, issue);
     return { issue, commentId, content: option.content ?? '' };
   }
 
