@@ -3,9 +3,10 @@ import { Transactions } from '../database/transactions';
 import { Injectable } from '@nestjs/common';
 import { AccessMode, parseAccessMode } from '../access/access-mode';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { assertMayQueryPermissionOf } from '../access/repository-viewer-rules';
 import { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
-import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
 import type { UserEntity } from '../users/user.entity';
@@ -74,9 +75,7 @@ export class CollaboratorsService {
     requireSignedIn(target.viewer);
     const user = await this.users.byName(username);
     if (!user) throw new NotFoundError();
-    if (!target.viewer.is(user.id) && !(await target.permission()).isAdmin) {
-      throw new ForbiddenError('Only admins can query all permissions, repo admins can query all repo permissions, collaborators can query only their own');
-    }
+    await assertMayQueryPermissionOf(target, user.id);
     const permission = await this.policy.permission(new AuthContext(user, 'password', null), target.repo, target.owner);
     return { mode: permission.mode, user };
   }

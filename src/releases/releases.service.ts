@@ -1,4 +1,5 @@
 import type { RepositoryTarget } from '../access/repository-policy';
+import { seesReleaseDrafts } from '../access/repository-viewer-rules';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { faultPoint } from '../common/fault-points';
 import type { EntityManager } from 'typeorm';
@@ -60,7 +61,7 @@ export class ReleasesService {
 
   /** The repository of a /repos/{owner}/{repo}/releases route, and whether the caller writes releases there. */
   async repository(target: RepositoryTarget): Promise<ReleaseRepository> {
-    return { repo: target.repo, owner: target.owner, canWrite: await target.canWrite('repo.releases') };
+    return { repo: target.repo, owner: target.owner, canWrite: await seesReleaseDrafts(target) };
   }
 
   /** The repository of a release write route, whose rule admitted writers of releases only (RELEASE_WRITE_REFUSED). */

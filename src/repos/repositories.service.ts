@@ -11,6 +11,7 @@ import { GitRepositories, RepositoryPathTakenError } from '../git/git-repositori
 import { RepositoryPaths, repositoryLeaseKey } from '../git/repository-paths';
 import { RepositoryJournal } from '../git/repository-journal';
 import { RepositoryPolicy, type RepositoryTarget } from '../access/repository-policy';
+import { permissionsOnWire } from '../access/repository-viewer-rules';
 import { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
 import { RepositoryViews } from './repository-views';
@@ -64,7 +65,7 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   async get(target: RepositoryTarget): Promise<RepositoryWire> {
-    return this.views.one(target.repo, target.owner, target.viewer, (await target.permission()).toWire());
+    return this.views.one(target.repo, target.owner, target.viewer, await permissionsOnWire(target));
   }
 
   /** GET /repositories/{id}: the answer of GET /repos/{owner}/{repo}, found by id; 404 for a bad or unseen id. */

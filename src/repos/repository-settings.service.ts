@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { RepositoryTarget } from '../access/repository-policy';
+import { permissionsOnWire } from '../access/repository-viewer-rules';
 import { InvalidInputError } from '../common/errors';
 import { Clock } from '../common/time';
 import { LifecycleEvents, MirrorIntervalChange } from '../events/lifecycle-events';
@@ -128,6 +129,6 @@ export class RepositorySettings {
       undo: undoHead,
     });
     const stored = (await this.repositories.findById(repo.id))!;
-    return this.views.one(stored, owner, viewer, (await target.permission()).toWire());
+    return this.views.one(stored, owner, viewer, await permissionsOnWire(target));
   }
 }
