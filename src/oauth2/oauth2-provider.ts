@@ -1,4 +1,5 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPair, randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -9,6 +10,7 @@ import { AuditService } from '../audit/audit.service';
 import { clientAddress } from '../auth/credentials';
 import { clientIp } from '../http/client-address';
 import { TooManyRequestsError } from '../common/errors';
+import { ServiceUnavailableError } from '../common/dependency-errors';
 import { RateLimits } from '../http/rate-limits';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
@@ -55,6 +57,8 @@ const TTL = {
   Session: 14 * 24 * 60 * 60,
 };
 
+const generateKeyPairAsync = promisify(generateKeyPair);
+
 /** How often expired records are removed. */
 const PURGE_EVERY_MS = 15 * 60 * 1000;
 
@@ -70,11 +74,11 @@ const MAX_GROUPS = 100;
 @Injectable()
 export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('OAuth2');
-  private provider!: Provider;
+  /** The provider and its request handler, made at the first request that needs them (or null: `unavailable`). */
+  private started?: Promise<{ provider: Provider; handler: (request: IncomingMessage, response: ServerResponse) => Promise<void> } | null>;
   private sweeper?: NodeJS.Timeout;
   /** Why the provider does not serve (its key is unreadable), or null. */
   private unavailable: string | null = null;
-  private handler!: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
   private readonly storage: OAuth2Storage;
 
   constructor(
@@ -92,7 +96,29 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
     this.storage = new OAuth2Storage(records, applications, box, clock, transactions, audit);
   }
 
-  async onModuleInit(): Promise<void> {
+  onModuleInit(): void {
+    // Expired codes, tokens, sessions and interactions are removed now and then (by any instance; it is idempotent).
+    this.sweeper = setInterval(() => {
+      this.records.purgeExpired(this.clock.nowUnix()).catch((error: Error) => this.logger.warn(`expired OAuth2 records not removed: ${error.message}`));
+    }, PURGE_EVERY_MS);
+    this.sweeper.unref();
+  }
+
+  /**
+   * The provider is made at the first request to its paths, not at start: loading the library and making the
+   * signing key (an RSA key pair, on the first instance ever) cost a start that serves no OAuth2 client nothing.
+   * A failure to read the key is kept (503 until restart); any other failure (the database away) is retried by
+   * the next request.
+   */
+  private start() {
+    if (this.started === undefined) {
+      this.started = this.make();
+      this.started.catch(() => (this.started = undefined));
+    }
+    return this.started;
+  }
+
+  private async make() {
     let signingKey: Record<string, unknown>;
     try {
       signingKey = await this.signingKey();
@@ -101,25 +127,20 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
       // Another SECRET_KEY than the instance that made the key: the rest of the server works, OAuth2 answers 503.
       this.unavailable = 'the OAuth2 signing key cannot be read with this SECRET_KEY: every instance needs the same SECRET_KEY';
       this.logger.error(this.unavailable);
-      return;
+      return null;
     }
     const ProviderClass = loadOidcProvider((message) => this.logger.warn(message));
-    this.provider = new ProviderClass(this.issuer, this.configuration(signingKey));
+    const provider = new ProviderClass(this.issuer, this.configuration(signingKey));
     // The request's scheme and host are ROOT_URL's, whatever a client sends: the provider builds its URLs from them.
-    this.provider.proxy = true;
+    provider.proxy = true;
     // Client secrets are stored hashed (salt$hash in the client's metadata): compare the presented one's hash.
-    this.provider.Client.prototype.compareClientSecret = async function (this: { clientSecret?: string }, presented: string) {
+    provider.Client.prototype.compareClientSecret = async function (this: { clientSecret?: string }, presented: string) {
       const [salt, hash] = (this.clientSecret ?? '').split('$');
       if (!salt || !hash || typeof presented !== 'string' || presented === '') return false;
       return sameHash(await hashToken(presented, salt), hash);
     } as never;
-    this.provider.on('server_error', (_ctx: unknown, error: Error) => this.logger.error(`OAuth2 provider error: ${error.message}`));
-    this.handler = this.provider.callback() as never;
-    // Expired codes, tokens, sessions and interactions are removed now and then (by any instance; it is idempotent).
-    this.sweeper = setInterval(() => {
-      this.records.purgeExpired(this.clock.nowUnix()).catch((error: Error) => this.logger.warn(`expired OAuth2 records not removed: ${error.message}`));
-    }, PURGE_EVERY_MS);
-    this.sweeper.unref();
+    provider.on('server_error', (_ctx: unknown, error: Error) => this.logger.error(`OAuth2 provider error: ${error.message}`));
+    return { provider, handler: provider.callback() as never as (request: IncomingMessage, response: ServerResponse) => Promise<void> };
   }
 
   onModuleDestroy(): void {
@@ -131,8 +152,11 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
     return this.siteConfig.rootUrl;
   }
 
-  get oidc(): Provider {
-    return this.provider;
+  /** The provider, for the sign-in pages (which the middleware admitted: it is made, or they answered 503). */
+  async oidc(): Promise<Provider> {
+    const started = await this.start();
+    if (started === null) throw new ServiceUnavailableError(this.unavailable ?? 'OAuth2 is unavailable', 60);
+    return started.provider;
   }
 
   /**
@@ -141,47 +165,62 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
    * in body size before the provider reads anything.
    */
   middleware(): RequestHandler {
-    const root = new URL(this.siteConfig.rootUrl);
     return (request: Request, response: Response, next: NextFunction) => {
       const path = request.path;
       const isInteraction = path.startsWith(`/${INTERACTION_PATH}/`);
       const isProvider = PROVIDER_PATHS.has(path) || path.startsWith(`${OAUTH2_ROUTES.authorization}/`);
-      if (this.unavailable !== null && (isProvider || isInteraction)) {
-        response
-          .status(503)
-          .type('application/json')
-          .send(JSON.stringify({ error: 'temporarily_unavailable', error_description: this.unavailable }));
-        return;
-      }
-      if (!isProvider) return next();
-      if (Number(request.headers['content-length'] ?? 0) > OAUTH2_MAX_BODY_BYTES) {
+      if (!isProvider && !isInteraction) return next();
+      if (isProvider && Number(request.headers['content-length'] ?? 0) > OAUTH2_MAX_BODY_BYTES) {
         response
           .status(413)
           .type('application/json')
           .send(JSON.stringify({ error: 'invalid_request', error_description: 'request body too large' }));
         return;
       }
-      const counted = path === DISCOVERY_PATH || path === OAUTH2_ROUTES.jwks ? Promise.resolve() : this.admit(request, response);
-      counted.then(
-        () => {
-          request.headers['x-forwarded-proto'] = root.protocol.slice(0, -1);
-          request.headers['x-forwarded-host'] = root.host;
-          const address = clientIp(request);
-          request.headers['x-forwarded-for'] = address;
-          if (path === OAUTH2_ROUTES.authorization) withDefaultScope(request);
-          // A grant the provider revokes here (a refresh token replayed or revoked) is logged from this address.
-          void runAsActor({ id: 0, name: '', address }, () => this.handler(request, response));
+      this.start().then(
+        (started) => {
+          if (started === null) {
+            response
+              .status(503)
+              .type('application/json')
+              .send(JSON.stringify({ error: 'temporarily_unavailable', error_description: this.unavailable }));
+          } else if (isProvider) this.serve(started.handler, path, request, response, next);
+          else next();
         },
-        (error: unknown) => {
-          if (!(error instanceof TooManyRequestsError)) return next(error);
-          response.setHeader('Retry-After', String(error.retryAfterSeconds));
-          response
-            .status(429)
-            .type('application/json')
-            .send(JSON.stringify({ error: 'slow_down', error_description: 'too many requests, try again later' }));
-        },
+        (error: unknown) => next(error),
       );
     };
+  }
+
+  /** One request to the provider's own endpoints (the middleware made the provider). */
+  private serve(
+    handler: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
+    path: string,
+    request: Request,
+    response: Response,
+    next: NextFunction,
+  ): void {
+    const root = new URL(this.siteConfig.rootUrl);
+    const counted = path === DISCOVERY_PATH || path === OAUTH2_ROUTES.jwks ? Promise.resolve() : this.admit(request, response);
+    counted.then(
+      () => {
+        request.headers['x-forwarded-proto'] = root.protocol.slice(0, -1);
+        request.headers['x-forwarded-host'] = root.host;
+        const address = clientIp(request);
+        request.headers['x-forwarded-for'] = address;
+        if (path === OAUTH2_ROUTES.authorization) withDefaultScope(request);
+        // A grant the provider revokes here (a refresh token replayed or revoked) is logged from this address.
+        void runAsActor({ id: 0, name: '', address }, () => handler(request, response));
+      },
+      (error: unknown) => {
+        if (!(error instanceof TooManyRequestsError)) return next(error);
+        response.setHeader('Retry-After', String(error.retryAfterSeconds));
+        response
+          .status(429)
+          .type('application/json')
+          .send(JSON.stringify({ error: 'slow_down', error_description: 'too many requests, try again later' }));
+      },
+    );
   }
 
   /**
@@ -292,7 +331,7 @@ export class OAuth2Provider implements OnModuleInit, OnModuleDestroy {
   private async signingKey(): Promise<Record<string, unknown>> {
     let sealed = await this.records.findSealedSigningKey();
     if (sealed === undefined) {
-      const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const { privateKey } = await generateKeyPairAsync('rsa', { modulusLength: 2048 });
       const jwk = { ...privateKey.export({ format: 'jwk' }), alg: 'RS256', use: 'sig', kid: randomBytes(12).toString('base64url') };
       sealed = await this.records.storeSigningKeyOnce(this.box.seal(JSON.stringify(jwk)), this.clock.nowUnix());
     }

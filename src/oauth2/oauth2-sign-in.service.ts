@@ -51,20 +51,21 @@ export class OAuth2SignIn {
   async details(request: Request, response: Response): Promise<Interaction | null> {
     let details;
     try {
-      details = await this.provider.oidc.interactionDetails(request, response);
+      details = await (await this.provider.oidc()).interactionDetails(request, response);
     } catch {
       return null;
     }
     if (details.uid !== request.params.uid) return null;
     const clientId = String(details.params.client_id ?? '');
-    const client = await this.provider.oidc.Client.find(clientId);
+    const oidc = await this.provider.oidc();
+    const client = await oidc.Client.find(clientId);
     if (!client) return null;
     const needsSignIn = details.prompt.name === 'login';
     const sessionAccountId = details.session?.accountId;
     let signedIn: string | null = null;
     if (!needsSignIn && sessionAccountId) signedIn = (await this.users.byId(Number(sessionAccountId)))?.name ?? null;
     else signedIn = carrierUser(request.auth)?.name ?? null;
-    const grant = details.grantId ? await this.provider.oidc.Grant.find(details.grantId) : undefined;
+    const grant = details.grantId ? await oidc.Grant.find(details.grantId) : undefined;
     const grantedScopes =
       grant && grant.accountId === sessionAccountId
         ? grant
@@ -90,7 +91,7 @@ export class OAuth2SignIn {
 
   /** Signs in (when the provider asks) and grants the requested scopes; the provider then redirects to the application. */
   async authorize(request: Request, response: Response, interaction: Interaction, form: ConsentForm, auth: AuthContext | undefined): Promise<void> {
-    const oidc = this.provider.oidc;
+    const oidc = await this.provider.oidc();
     let user: UserEntity | null;
     if (interaction.needsSignIn || !interaction.sessionAccountId) {
       user = carrierUser(auth) ?? (await this.verifyPassword(request, form));
@@ -108,12 +109,9 @@ export class OAuth2SignIn {
   }
 
   async deny(request: Request, response: Response): Promise<void> {
-    await this.provider.oidc.interactionFinished(
-      request,
-      response,
-      { error: 'access_denied', error_description: 'the request is denied' },
-      { mergeWithLastSubmission: false },
-    );
+    await (
+      await this.provider.oidc()
+    ).interactionFinished(request, response, { error: 'access_denied', error_description: 'the request is denied' }, { mergeWithLastSubmission: false });
   }
 
   /** A password sign-in, as the API's Basic authentication checks it (same limits); tokens are not passwords here. */
