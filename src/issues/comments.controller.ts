@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } fro
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
@@ -75,8 +75,8 @@ export class CommentsController {
   }
 
   @Patch('repos/:owner/:repo/issues/comments/:id')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in', archived: 'refuse' })
   @ReadsBody({ deferred: true, limit: issueBodyLimit })
   @ApiOperation({ summary: 'Edit a comment' })
   @ApiBody({ type: EditIssueCommentOption })
@@ -89,12 +89,12 @@ export class CommentsController {
     @DeferredBody() body: LazyBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<CommentWire | undefined> {
-    return orNoContent(response, await this.comments.edit(target, id, () => bindOption(body, EditIssueCommentOption)));
+    return orNoContent(response, await this.comments.edit(target, id, await bindOption(body, EditIssueCommentOption)));
   }
 
   @Delete('repos/:owner/:repo/issues/comments/:id')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a comment' })
   @ApiEmpty()
@@ -140,20 +140,20 @@ export class CommentsController {
   }
 
   @Post('repos/:owner/:repo/issues/:index/comments')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in', archived: 'refuse' })
   @ReadsBody({ deferred: true, limit: issueBodyLimit })
   @ApiOperation({ summary: 'Add a comment to an issue' })
   @ApiBody({ type: CreateIssueCommentOption })
   @ApiCreatedResponse({ type: CommentWire })
   @ApiErrors(401, 403, 404, 422, 423)
-  create(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<CommentWire> {
-    return this.comments.create(target, index, () => bindOption(body, CreateIssueCommentOption));
+  async create(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<CommentWire> {
+    return this.comments.create(target, index, await bindOption(body, CreateIssueCommentOption));
   }
 
   @Patch('repos/:owner/:repo/issues/:index/comments/:id')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in', archived: 'refuse' })
   @ReadsBody({ deferred: true, limit: issueBodyLimit })
   @ApiOperation({ summary: 'Edit a comment', deprecated: true })
   @ApiBody({ type: EditIssueCommentOption })
@@ -167,12 +167,12 @@ export class CommentsController {
     @DeferredBody() body: LazyBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<CommentWire | undefined> {
-    return orNoContent(response, await this.comments.edit(target, id, () => bindOption(body, EditIssueCommentOption), index));
+    return orNoContent(response, await this.comments.edit(target, id, await bindOption(body, EditIssueCommentOption), index));
   }
 
   @Delete('repos/:owner/:repo/issues/:index/comments/:id')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a comment', deprecated: true })
   @ApiEmpty()

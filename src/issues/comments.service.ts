@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { assertAcceptsWrites } from '../access/access-policy';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { requireSignedIn } from '../auth/route-auth';
-import { ForbiddenError, NotFoundError } from '../common/errors';
+import { assertMayChangeComment, assertMayComment } from '../access/repository-rules';
+import { NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { SiteUrls } from '../common/site-urls';
 import { Clock } from '../common/time';
@@ -114,14 +113,14 @@ export class CommentsService {
     return (await this.wires(target, [comment], new Map([[issue.id, issue]])))[0];
   }
 
-  async create(target: RepositoryTarget, rawIndex: string, bind: () => Promise<CreateIssueCommentOption>): Promise<CommentWire> {
-    this.issueService.assertTracker(target);
-    requireSignedIn(target.viewer);
-    assertAcceptsWrites(target.repo, target.owner);
-    const option = await bind();
+  /**
+   * POST …/{index}/comments, whose route admitted signed-in readers of the tracker on a repository that takes
+   * writes: the body's size (422), the issue (404), then its lock (403).
+   */
+  async create(target: RepositoryTarget, rawIndex: string, option: CreateIssueCommentOption): Promise<CommentWire> {
     assertBodySize(option.body);
     const issue = await this.issueService.find(target, rawIndex);
-    if (issue.isLocked && !(await target.canWrite('repo.issues')) && !target.viewer.isAdmin) throw new ForbiddenError('issue is locked');
+    await assertMayComment(target, issue);
     const mentioned = await this.issueService.mentionable(target, option.body);
     const now = this.clock.nowUnix();
     const comment = await this.transactions.run(async (tx) => {
@@ -145,14 +144,14 @@ export class CommentsService {
     return (await this.wires(target, [comment], new Map([[issue.id, issue]])))[0];
   }
 
-  /** Undefined (204, as Forgejo) for an entry that is not a plain comment. */
-  async edit(target: RepositoryTarget, rawId: string, bind: () => Promise<EditIssueCommentOption>, rawIndex?: string): Promise<CommentWire | undefined> {
-    this.issueService.assertTracker(target);
-    requireSignedIn(target.viewer);
-    assertAcceptsWrites(target.repo, target.owner);
-    const option = await bind();
+  /**
+   * PATCH, whose route admitted signed-in readers of the tracker on a repository that takes writes: after the
+   * body and the lookup (404), the poster or a writer (403). Undefined (204, as Forgejo) for an entry that is
+   * not a plain comment.
+   */
+  async edit(target: RepositoryTarget, rawId: string, option: EditIssueCommentOption, rawIndex?: string): Promise<CommentWire | undefined> {
     const { comment, issue } = await this.find(target, rawId, rawIndex);
-    await this.assertPosterOrWriter(target, comment);
+    await assertMayChangeComment(target, comment);
     if (comment.type !== CommentType.Comment) return undefined;
     assertBodySize(option.body);
     const now = this.clock.nowUnix();
@@ -169,11 +168,10 @@ export class CommentsService {
     return (await this.wires(target, [updated], new Map([[issue.id, issue]])))[0];
   }
 
+  /** DELETE, whose route admitted signed-in readers of the tracker: after the lookup (404), the poster or a writer (403). */
   async delete(target: RepositoryTarget, rawId: string, rawIndex?: string): Promise<void> {
-    this.issueService.assertTracker(target);
-    requireSignedIn(target.viewer);
     const { comment, issue } = await this.find(target, rawId, rawIndex);
-    await this.assertPosterOrWriter(target, comment);
+    await assertMayChangeComment(target, comment);
     await this.transactions.run(async (tx) => {
       if (!(await this.comments.delete(tx, comment))) return;
       await this.reactions.deleteOfComment(tx, comment.id);
@@ -186,11 +184,6 @@ export class CommentsService {
       });
     });
     this.events.committed();
-  }
-
-  private async assertPosterOrWriter(target: RepositoryTarget, comment: CommentEntity): Promise<void> {
-    if (comment.posterId === target.viewer.user!.id) return;
-    if (!(await target.canWrite('repo.issues'))) throw new ForbiddenError('user should be the poster or have write access to issues');
   }
 
   /** A comment of this repository (404 otherwise); with `rawIndex` (the deprecated routes), of that issue too. */

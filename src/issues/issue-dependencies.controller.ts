@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { ApiPaging, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
@@ -29,28 +29,28 @@ export class IssueDependenciesController {
   }
 
   @Post('repos/:owner/:repo/issues/:index/dependencies')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in', archived: 'refuse' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ summary: 'Make the issue in the url depend on the issue in the form.' })
   @ApiBody({ type: IssueMeta })
   @ApiCreatedResponse({ type: IssueWire })
   @ApiErrors(401, 404, 422, 423)
-  addDependency(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueWire> {
-    return this.dependencies.change(target, index, 'dependencies', true, () => bindOption(body, IssueMeta));
+  async addDependency(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueWire> {
+    return this.dependencies.change(target, index, 'dependencies', true, await bindOption(body, IssueMeta));
   }
 
   @Delete('repos/:owner/:repo/issues/:index/dependencies')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in', archived: 'refuse' })
   @ReadsBody({ deferred: true })
   @HttpCode(201)
   @ApiOperation({ summary: 'Remove an issue dependency' })
   @ApiBody({ type: IssueMeta })
   @ApiCreatedResponse({ type: IssueWire })
   @ApiErrors(401, 404, 423)
-  removeDependency(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueWire> {
-    return this.dependencies.change(target, index, 'dependencies', false, () => bindOption(body, IssueMeta));
+  async removeDependency(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueWire> {
+    return this.dependencies.change(target, index, 'dependencies', false, await bindOption(body, IssueMeta));
   }
 
   @Get('repos/:owner/:repo/issues/:index/blocks')
@@ -65,27 +65,27 @@ export class IssueDependenciesController {
   }
 
   @Post('repos/:owner/:repo/issues/:index/blocks')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ summary: 'Block the issue given in the body by the issue in path' })
   @ApiBody({ type: IssueMeta })
   @ApiCreatedResponse({ type: IssueWire })
   @ApiErrors(401, 404, 422)
-  addBlock(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueWire> {
-    return this.dependencies.change(target, index, 'blocks', true, () => bindOption(body, IssueMeta));
+  async addBlock(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueWire> {
+    return this.dependencies.change(target, index, 'blocks', true, await bindOption(body, IssueMeta));
   }
 
   @Delete('repos/:owner/:repo/issues/:index/blocks')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @HttpCode(201)
   @ApiOperation({ summary: 'Unblock the issue given in the body by the issue in path' })
   @ApiBody({ type: IssueMeta })
   @ApiCreatedResponse({ type: IssueWire })
   @ApiErrors(401, 404)
-  removeBlock(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueWire> {
-    return this.dependencies.change(target, index, 'blocks', false, () => bindOption(body, IssueMeta));
+  async removeBlock(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueWire> {
+    return this.dependencies.change(target, index, 'blocks', false, await bindOption(body, IssueMeta));
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryPolicy } from '../access/repository-policy';
-import { requireSignedIn } from '../auth/route-auth';
+import { assertMayLinkIssues, LinkedIssue, linkedIssue, mayReadIssue } from '../access/repository-rules';
 import { InvalidInputError, NotFoundError } from '../common/errors';
 import { PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
@@ -17,19 +17,12 @@ import type { IssueWire } from './issue.wire';
 import { IssuesService } from './issues.service';
 import { IssueTimeline } from './issue-timeline';
 
-interface Place {
-  repo: RepositoryEntity;
-  owner: UserEntity;
-  issue: IssueEntity;
-  canRead: boolean;
-  canWrite: boolean;
-}
-
 /**
  * Dependencies between issues (`/dependencies`: what an issue waits for; `/blocks`: what waits for it), across
- * repositories too. Only while the repository has dependencies on (404 otherwise, and on an archived one);
- * linking takes write on the waiting issue's repository and read on the other's (404 otherwise), as Forgejo.
- * Listed issues the caller may not read are left out. A link made or undone is a timeline entry on both issues.
+ * repositories too. Only while the repository has dependencies on (404 otherwise, and on an archived one,
+ * which /dependencies refuses at its door with 423, as Forgejo); linking takes write on the waiting issue's
+ * repository and read on the other's (404 otherwise, access/repository-rules.ts). Listed issues the caller may
+ * not read are left out. A link made or undone is a timeline entry on both issues.
  */
 @Injectable()
 export class IssueDependenciesService {
@@ -62,32 +55,22 @@ export class IssueDependenciesService {
         if (!repo || !owner) continue;
         repos.set(repo.id, { repo, owner });
       }
-      const place = repos.get(other.repoId)!;
-      const permission = place.repo.id === target.repo.id ? await target.permission() : await this.policy.permission(target.viewer, place.repo, place.owner);
-      if (permission.canRead(other.isPull ? 'repo.pulls' : 'repo.issues')) readable.push(other);
+      if (await mayReadIssue(target, this.policy, repos.get(other.repoId)!, other)) readable.push(other);
     }
     return this.issueService.wires(readable, target.viewer, repos);
   }
 
   /**
    * POST or DELETE: on /dependencies the route's issue waits for the body's; on /blocks the body's waits for
-   * the route's. Answers the route's issue (201), as Forgejo.
+   * the route's. Answers the route's issue (201), as Forgejo. The route admitted signed-in readers of the
+   * tracker (and, on /dependencies, refused an archived repository); after the body, both issues are looked up
+   * (404) before the rule of links (404).
    */
-  async change(
-    target: RepositoryTarget,
-    rawIndex: string,
-    direction: 'dependencies' | 'blocks',
-    add: boolean,
-    bind: () => Promise<IssueMeta>,
-  ): Promise<IssueWire> {
-    this.issueService.assertTracker(target);
-    requireSignedIn(target.viewer);
-    const option = await bind();
+  async change(target: RepositoryTarget, rawIndex: string, direction: 'dependencies' | 'blocks', add: boolean, option: IssueMeta): Promise<IssueWire> {
     const here = await this.here(target, rawIndex);
     const there = await this.there(target, option);
     const [waiting, awaited] = direction === 'dependencies' ? [here, there] : [there, here];
-    if (waiting.repo.isArchived || !waiting.repo.enableIssueDependencies || !waiting.repo.hasIssues) throw new NotFoundError();
-    if (!waiting.canWrite || !awaited.canRead) throw new NotFoundError();
+    assertMayLinkIssues(waiting, awaited);
     if (add) {
       if (waiting.issue.id === awaited.issue.id) throw new InvalidInputError('an issue cannot depend on itself');
       await this.transactions.run(async (tx) => {
@@ -108,15 +91,13 @@ export class IssueDependenciesService {
     return this.issueService.one(target, here.issue);
   }
 
-  private async here(target: RepositoryTarget, rawIndex: string): Promise<Place> {
+  private async here(target: RepositoryTarget, rawIndex: string): Promise<LinkedIssue> {
     const issue = await this.issueService.find(target, rawIndex);
-    const permission = await target.permission();
-    const unit = issue.isPull ? 'repo.pulls' : 'repo.issues';
-    return { repo: target.repo, owner: target.owner, issue, canRead: permission.canRead(unit), canWrite: permission.canWrite(unit) };
+    return linkedIssue(target, this.policy, { repo: target.repo, owner: target.owner }, issue);
   }
 
   /** The body's issue: in the route's repository unless `owner`/`repo` name another (404 when unseen). */
-  private async there(target: RepositoryTarget, option: IssueMeta): Promise<Place> {
+  private async there(target: RepositoryTarget, option: IssueMeta): Promise<LinkedIssue> {
     const sameRepository = (option.owner ?? '') === target.owner.name && (option.repo ?? '') === target.repo.name;
     let repo = target.repo;
     let owner = target.owner;
@@ -128,9 +109,6 @@ export class IssueDependenciesService {
     }
     const issue = option.index && option.index > 0 ? await this.issues.findByIndex(repo.id, option.index) : null;
     if (!issue) throw new NotFoundError();
-    const permission = repo.id === target.repo.id ? await target.permission() : await this.policy.permission(target.viewer, repo, owner);
-    if (!permission.hasAccess) throw new NotFoundError();
-    const unit = issue.isPull ? 'repo.pulls' : 'repo.issues';
-    return { repo, owner, issue, canRead: permission.canRead(unit), canWrite: permission.canWrite(unit) };
+    return linkedIssue(target, this.policy, { repo, owner }, issue);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { requireSignedIn } from '../auth/route-auth';
-import { BadRequestError, ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { assertMayChangeIssueLabels } from '../access/repository-rules';
+import { BadRequestError, InvalidInputError, NotFoundError } from '../common/errors';
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/time';
 import { RepositoryEvents } from '../events/repository-events';
@@ -26,7 +26,8 @@ const MAX_LABELS_PER_REQUEST = 50;
 
 /**
  * The labels of one issue: read by readers; added, replaced, removed and cleared by writers of the issues unit
- * (403 otherwise; an archived repository's labels stay writable, as Forgejo). Labels are named by id or by
+ * (their routes admit signed-in readers of the tracker; the writer's rule, 403, follows the issue's lookup; an
+ * archived repository's labels stay writable, as Forgejo). Labels are named by id or by
  * name (the repository's own); labels of other repositories are left out; an exclusive label takes off the
  * others of its scope.
  */
@@ -47,14 +48,14 @@ export class IssueLabelsService {
     return this.current(target, await this.issueService.find(target, rawIndex));
   }
 
-  /** POST (add) or PUT (replace): the issue's labels afterwards. */
-  async change(target: RepositoryTarget, rawIndex: string, bind: () => Promise<IssueLabelsOption>, replace: boolean): Promise<LabelWire[]> {
-    this.issueService.assertTracker(target);
-    requireSignedIn(target.viewer);
-    const option = await bind();
+  /**
+   * POST (add) or PUT (replace): the issue's labels afterwards. As Forgejo, the issue (404) and the labels
+   * named (400, 422) come before the writer's rule (403).
+   */
+  async change(target: RepositoryTarget, rawIndex: string, option: IssueLabelsOption, replace: boolean): Promise<LabelWire[]> {
     const issue = await this.issueService.find(target, rawIndex);
     const named = await this.named(target, option.labels ?? []);
-    await this.assertWriter(target);
+    await assertMayChangeIssueLabels(target);
     await this.transactions.run(async (tx) => {
       const existing = byName(await this.labels.byIds((await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [], tx));
       const result = replace ? replacingLabels(existing, named) : addingLabels(existing, named);
@@ -72,10 +73,8 @@ export class IssueLabelsService {
 
   /** DELETE …/labels/{id}: a label that does not exist is 422; one not on the issue is no error. */
   async remove(target: RepositoryTarget, rawIndex: string, rawId: string): Promise<void> {
-    this.issueService.assertTracker(target);
-    requireSignedIn(target.viewer);
     const issue = await this.issueService.find(target, rawIndex);
-    await this.assertWriter(target);
+    await assertMayChangeIssueLabels(target);
     const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : 0;
     const [label] = id > 0 ? await this.labels.byIds([id]) : [];
     if (!label) throw new InvalidInputError(`label does not exist [label_id: ${id}]`);
@@ -94,10 +93,8 @@ export class IssueLabelsService {
   }
 
   async clear(target: RepositoryTarget, rawIndex: string): Promise<void> {
-    this.issueService.assertTracker(target);
-    requireSignedIn(target.viewer);
     const issue = await this.issueService.find(target, rawIndex);
-    await this.assertWriter(target);
+    await assertMayChangeIssueLabels(target);
     await this.transactions.run(async (tx) => {
       const existing = byName(await this.labels.byIds((await this.issues.labelIdsOf([issue.id], tx)).get(issue.id) ?? [], tx));
       await this.issues.setLabels(tx, issue.id, []);
@@ -117,10 +114,6 @@ export class IssueLabelsService {
     await this.issues.update(tx, issue.id, { updatedUnix: this.clock.nowUnix() });
     const current = await this.issues.findById(issue.id, tx);
     if (current) await this.issueService.record(tx, target, current, { action });
-  }
-
-  private async assertWriter(target: RepositoryTarget): Promise<void> {
-    if (!(await target.canWrite('repo.issues'))) throw new ForbiddenError('user should have write access to issues');
   }
 
   /** Ids or names (never both: 400, as Forgejo), resolved to labels usable on this repository's issues. */

@@ -83,16 +83,16 @@ export class IssuesController {
   }
 
   @Patch('repos/:owner/:repo/issues/:index')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true, limit: issueBodyLimit })
   @HttpCode(201)
   @ApiOperation({ summary: 'Edit an issue. If using deadline only the date will be taken into account, and time of day ignored.' })
   @ApiBody({ type: EditIssueOption })
   @ApiCreatedResponse({ type: IssueWire })
   @ApiErrors(401, 403, 404, 412, 422)
-  edit(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueWire> {
-    return this.issues.edit(target, index, () => bindOption(body, EditIssueOption));
+  async edit(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueWire> {
+    return this.issues.edit(target, index, await bindOption(body, EditIssueOption));
   }
 
   @Delete('repos/:owner/:repo/issues/:index')
@@ -107,8 +107,8 @@ export class IssuesController {
   }
 
   @Post('repos/:owner/:repo/issues/:index/deadline')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @ApiOperation({
     summary:
@@ -117,8 +117,8 @@ export class IssuesController {
   @ApiBody({ type: EditDeadlineOption })
   @ApiCreatedResponse({ type: IssueDeadlineWire })
   @ApiErrors(401, 403, 404, 422)
-  setDeadline(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueDeadlineWire> {
-    return this.issues.setDeadline(target, index, () => bindOption(body, EditDeadlineOption));
+  async setDeadline(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<IssueDeadlineWire> {
+    return this.issues.setDeadline(target, index, await bindOption(body, EditDeadlineOption));
   }
 }
 
@@ -161,33 +161,33 @@ export class IssueLabelsController {
   }
 
   @Post('repos/:owner/:repo/issues/:index/labels')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @HttpCode(200)
   @ApiOperation({ summary: 'Add a label to an issue' })
   @ApiBody({ type: IssueLabelsOption })
   @ApiOkResponse({ type: [LabelWire], description: 'LabelList' })
   @ApiErrors(400, 401, 403, 404, 422)
-  add(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<LabelWire[]> {
-    return this.labels.change(target, index, () => bindOption(body, IssueLabelsOption), false);
+  async add(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<LabelWire[]> {
+    return this.labels.change(target, index, await bindOption(body, IssueLabelsOption), false);
   }
 
   @Put('repos/:owner/:repo/issues/:index/labels')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ summary: "Replace an issue's labels" })
   @ApiBody({ type: IssueLabelsOption })
   @ApiOkResponse({ type: [LabelWire], description: 'LabelList' })
   @ApiErrors(400, 401, 403, 404, 422)
-  replace(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<LabelWire[]> {
-    return this.labels.change(target, index, () => bindOption(body, IssueLabelsOption), true);
+  async replace(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<LabelWire[]> {
+    return this.labels.change(target, index, await bindOption(body, IssueLabelsOption), true);
   }
 
   @Delete('repos/:owner/:repo/issues/:index/labels')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove all labels from an issue' })
   @ApiEmpty()
@@ -197,8 +197,8 @@ export class IssueLabelsController {
   }
 
   @Delete('repos/:owner/:repo/issues/:index/labels/:id')
-  @Public('issue')
-  @RepositoryRoute({ unit: 'repo.issues' })
+  @AuthenticatedLater('issue')
+  @RepositoryRoute({ unit: 'repo.issues', needsIssueTracker: true, mode: 'signed-in' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a label from an issue' })
   @ApiEmpty()

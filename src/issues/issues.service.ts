@@ -2,14 +2,14 @@ import { hasIssueTracker } from '../access/repository-route-rule';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuthContext } from '../auth/auth-context';
-import { requireSignedIn } from '../auth/route-auth';
-import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../common/errors';
+import { ConflictError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../common/errors';
 import { SiteUrls } from '../common/site-urls';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { RepositoryEvents } from '../events/repository-events';
 import { AuditService } from '../audit/audit.service';
 import type { RepositoryTarget } from '../access/repository-policy';
+import { assertMayEditIssue, assertMaySetDeadline, maySetIssueMetadata } from '../access/repository-rules';
 import { RepositoryPolicy } from '../access/repository-policy';
 import { LabelLookup } from '../labels/label-lookup';
 import { MilestoneLookup } from '../milestones/milestone-lookup';
@@ -175,7 +175,7 @@ export class IssuesService {
     if (title === '') throw new InvalidInputError('[Title]: Required');
     const body = option.body ?? '';
     assertBodySize(body);
-    const writer = await target.canWrite(extra.unit ?? 'repo.issues');
+    const writer = await maySetIssueMetadata(target, extra.unit ?? 'repo.issues');
     let deadline = 0;
     let labels: LabelEntity[] = [];
     let assigneeIds: number[] = [];
@@ -241,14 +241,13 @@ export class IssuesService {
     return issue;
   }
 
-  /** PATCH: 201 with the issue, as Forgejo. The poster or a writer; writer-only fields dropped for the poster. */
-  async edit(target: RepositoryTarget, rawIndex: string, bind: () => Promise<EditIssueOption>): Promise<IssueWire> {
-    this.assertTracker(target);
-    requireSignedIn(target.viewer);
-    const option = await bind();
+  /**
+   * PATCH: 201 with the issue, as Forgejo. The route admitted signed-in readers of the tracker; after the body
+   * and the lookup (404), the poster or a writer (403); writer-only fields dropped for the poster.
+   */
+  async edit(target: RepositoryTarget, rawIndex: string, option: EditIssueOption): Promise<IssueWire> {
     const issue = await this.find(target, rawIndex);
-    const writer = await target.canWrite(issue.isPull ? 'repo.pulls' : 'repo.issues');
-    if (!writer && issue.posterId !== target.viewer.user!.id) throw new ForbiddenError('user should be the poster or have write access to issues');
+    const { writer } = await assertMayEditIssue(target, issue);
     return this.one(target, await this.change(target, issue, option, writer));
   }
 
@@ -376,13 +375,13 @@ export class IssuesService {
     return issue;
   }
 
-  /** POST …/deadline: writers only (403 `Not repo writer`); a null date removes it. */
-  async setDeadline(target: RepositoryTarget, rawIndex: string, bind: () => Promise<{ due_date?: string | null }>): Promise<IssueDeadlineWire> {
-    this.assertTracker(target);
-    requireSignedIn(target.viewer);
-    const option = await bind();
+  /**
+   * POST …/deadline, whose route admitted signed-in readers of the tracker: after the body and the lookup
+   * (404), writers only (403 `Not repo writer`); a null date removes it.
+   */
+  async setDeadline(target: RepositoryTarget, rawIndex: string, option: { due_date?: string | null }): Promise<IssueDeadlineWire> {
     const issue = await this.find(target, rawIndex);
-    if (!(await target.canWrite(issue.isPull ? 'repo.pulls' : 'repo.issues'))) throw new ForbiddenError('Not repo writer');
+    await assertMaySetDeadline(target, issue);
     const deadline = option.due_date ? this.dueDate(option.due_date) : 0;
     await this.transactions.run(async (tx) => {
       const current = await this.issues.findById(issue.id, tx);

@@ -757,4 +757,97 @@ describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
     expect(later.body.map((issue: { number: number }) => issue.number)).toEqual(expected.slice(300, 350));
     expect((await t.http.get(`${issues(repo)}?labels=many&state=all&limit=1`).expect(200)).headers['x-total-count']).toBe(String(labelled.length));
   });
+
+  it('writes decided by the issue or comment: sign-in, then the body and the lookup, then the rule, as Forgejo', async () => {
+    const repo = await makeRepo(t, owner);
+    const at = (path: string) => `${issues(repo)}${path}`;
+    const first = (await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'ordered' }).expect(201)).body.number;
+    const second = (await t.http.post(issues(repo)).set(withToken(owner.token)).send({ title: 'awaited' }).expect(201)).body.number;
+    const comment = (
+      await t.http
+        .post(at(`/${first}/comments`))
+        .set(withToken(owner.token))
+        .send({ body: 'mine' })
+        .expect(201)
+    ).body.id;
+    const label = (
+      await t.http
+        .post(t.api(`/repos/${repo.full_name}/labels`))
+        .set(withToken(owner.token))
+        .send({ name: 'bug', color: '#ff0000' })
+        .expect(201)
+    ).body.id;
+    type Method = 'post' | 'put' | 'patch' | 'delete';
+    const send = (method: Method, path: string, body?: object, who?: TestUser) => {
+      const request = t.http[method](at(path));
+      if (who) request.set(withToken(who.token));
+      return body === undefined ? request : request.send(body);
+    };
+
+    // Anonymous callers are refused before the body or the item is looked at.
+    const writes: [Method, string, object?][] = [
+      ['patch', '/99', { title: 5 }],
+      ['post', '/99/deadline', { due_date: 5 }],
+      ['post', '/99/labels', { labels: 5 }],
+      ['put', '/99/labels', { labels: 5 }],
+      ['delete', '/99/labels'],
+      ['delete', '/99/labels/99'],
+      ['post', '/99/comments', { body: 5 }],
+      ['patch', '/comments/999999', { body: 5 }],
+      ['patch', '/99/comments/999999', { body: 5 }],
+      ['delete', '/comments/999999'],
+      ['delete', '/99/comments/999999'],
+      ['post', '/99/dependencies', { index: 'x' }],
+      ['delete', '/99/dependencies', { index: 'x' }],
+      ['post', '/99/blocks', { index: 'x' }],
+      ['delete', '/99/blocks', { index: 'x' }],
+    ];
+    for (const [method, path, body] of writes) expect([method, path, (await send(method, path, body)).status]).toEqual([method, path, 401]);
+
+    // A signed-in reader who is neither the poster nor a writer: a bad body (422) and an unknown item (404)
+    // answer before the rule of the item (403).
+    const refusals: [Method, string, object | undefined, number][] = [
+      ['patch', `/${first}`, { title: 5 }, 422],
+      ['patch', '/99', { title: 'x' }, 404],
+      ['patch', `/${first}`, { title: 'x' }, 403],
+      ['post', `/${first}/deadline`, { due_date: 5 }, 422],
+      ['post', '/99/deadline', { due_date: '2030-01-01T00:00:00Z' }, 404],
+      ['post', `/${first}/deadline`, { due_date: '2030-01-01T00:00:00Z' }, 403],
+      ['post', `/${first}/labels`, { labels: 5 }, 422],
+      ['post', '/99/labels', { labels: [label] }, 404],
+      ['put', `/${first}/labels`, { labels: [label, 'bug'] }, 400],
+      ['put', `/${first}/labels`, { labels: [label] }, 403],
+      ['delete', '/99/labels', undefined, 404],
+      ['delete', `/${first}/labels`, undefined, 403],
+      ['delete', `/${first}/labels/999999`, undefined, 403],
+      ['patch', `/comments/${comment}`, { body: 5 }, 422],
+      ['patch', '/comments/999999', { body: 'x' }, 404],
+      ['patch', `/comments/${comment}`, { body: 'x' }, 403],
+      ['patch', `/${second}/comments/${comment}`, { body: 'x' }, 404],
+      ['delete', '/comments/999999', undefined, 404],
+      ['delete', `/comments/${comment}`, undefined, 403],
+      ['post', `/${first}/dependencies`, { index: 'x' }, 422],
+      ['post', '/99/dependencies', { index: second }, 404],
+      // Linking without write on the waiting issue's repository is 404, as Forgejo.
+      ['post', `/${first}/dependencies`, { index: second }, 404],
+      ['post', `/${first}/blocks`, { index: second }, 404],
+    ];
+    for (const [method, path, body, status] of refusals)
+      expect([method, path, (await send(method, path, body, stranger)).status]).toEqual([method, path, status]);
+
+    // An archived repository: /dependencies and comment writes refuse at the door (423), whoever asks; the
+    // waiting issue of /blocks is in it, so linking is 404 there, as Forgejo; labels stay writable.
+    await t.http
+      .patch(t.api(`/repos/${repo.full_name}`))
+      .set(withToken(owner.token))
+      .send({ archived: true })
+      .expect(200);
+    await send('post', `/${first}/dependencies`, { index: 'x' }, stranger).expect(423);
+    await send('post', `/${first}/dependencies`, { index: second }, owner).expect(423);
+    await send('delete', `/${first}/dependencies`, { index: second }, owner).expect(423);
+    await send('post', `/${first}/blocks`, { index: second }, owner).expect(404);
+    await send('post', `/${first}/comments`, { body: 5 }, stranger).expect(423);
+    await send('patch', `/comments/${comment}`, { body: 5 }, stranger).expect(423);
+    await send('post', `/${first}/labels`, { labels: [label] }, owner).expect(200);
+  });
 });
