@@ -2,6 +2,7 @@ import { requireSignedIn } from '../auth/route-auth';
 import { ForbiddenError, NotFoundError } from '../common/errors';
 import type { RepositoryUnit } from './access-mode';
 import { assertAcceptsWrites } from './access-policy';
+import { assertPullRequestsReadable } from './pull-rules';
 import type { RepositoryTarget } from './repository-policy';
 
 /**
@@ -18,6 +19,11 @@ export interface RepositoryRouteRule {
   unit?: RepositoryUnit;
   /** The route is about the repository's own issue tracker: 404 when it has none (disabled or external), before sign-in. */
   needsIssueTracker?: boolean;
+  /**
+   * The route is about the repository's pull requests: 404 when they are off or the caller may not read the code
+   * (Forgejo's route group of pull requests), before sign-in.
+   */
+  needsPullRequests?: boolean;
   /** What the caller must be or hold on the repository; default `read`. */
   mode?: RepositoryRouteMode;
   /** `write`: the unit written, when it is not the unit read; of several, write on any one of them admits. */
@@ -46,11 +52,12 @@ export function writtenUnits(rule: RepositoryRouteRule): RepositoryUnit[] {
 
 /**
  * The door of a repository route, after the read rule and before any body is read (docs/check-order.md):
- * issue tracker (404) → sign-in (401) → permission (403 with the route's message) → archived (423). The account's state was decided
+ * issue tracker or pull requests (404) → sign-in (401) → permission (403 with the route's message) → archived (423). The account's state was decided
  * for every request by the authentication middleware (403 for a disabled account).
  */
 export async function admitToRepositoryRoute(target: RepositoryTarget, rule: RepositoryRouteRule): Promise<void> {
   if (rule.needsIssueTracker && !hasIssueTracker(target.repo)) throw new NotFoundError();
+  if (rule.needsPullRequests) await assertPullRequestsReadable(target);
   const mode = rule.mode ?? 'read';
   if (mode === 'read') return;
   requireSignedIn(target.viewer);

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { mayReadPullHead } from '../access/pull-rules';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import { GitPools } from '../git/git-pools';
 import { GitRefs } from '../git/git-refs';
@@ -70,7 +71,7 @@ export class PullHeads {
     if (!repo) return null;
     try {
       const target = await this.policy.open(base.viewer, repo, user);
-      if (!(await target.permission()).canRead('repo.code')) return null;
+      if (!(await mayReadPullHead(target))) return null;
       return { target, branch: parts[1], sameRepository: false };
     } catch {
       // Forgejo: a head whose code the caller cannot read is not found.

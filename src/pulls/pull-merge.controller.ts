@@ -2,14 +2,14 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nes
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { bindOption } from '../http/body-binding';
 import { queryString } from '../http/query';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { MergePullRequestOption } from './pull-merge.option';
-import { PullMergeService } from './pull-merge.service';
+import { MERGE_ROUTE, PullMergeService } from './pull-merge.service';
 
 /** Merging a pull request; registered before the pull request routes, whose `{base}/{head}` would match. */
 @ApiTags('repository')
@@ -19,7 +19,7 @@ export class PullMergeController {
 
   @Get('repos/:owner/:repo/pulls/:index/merge')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @HttpCode(204)
   @ApiOperation({ summary: 'Check if a pull request has been merged' })
   @ApiNoContentResponse({ description: 'pull request has been merged' })
@@ -29,8 +29,8 @@ export class PullMergeController {
   }
 
   @Post('repos/:owner/:repo/pulls/:index/merge')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute(MERGE_ROUTE)
   @ReadsBody({ deferred: true })
   @HttpCode(200)
   @ApiOperation({ summary: 'Merge a pull request' })
@@ -44,12 +44,12 @@ export class PullMergeController {
     @DeferredBody() body: LazyBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<void> {
-    if ((await this.merges.merge(target, index, () => bindOption(body, MergePullRequestOption))) === 'scheduled') response.status(201);
+    if ((await this.merges.merge(target, index, await bindOption(body, MergePullRequestOption))) === 'scheduled') response.status(201);
   }
 
   @Delete('repos/:owner/:repo/pulls/:index/merge')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in', archived: 'refuse' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Cancel the scheduled auto merge for the given pull request' })
   @ApiNoContentResponse({ description: 'empty' })
@@ -59,8 +59,8 @@ export class PullMergeController {
   }
 
   @Post('repos/:owner/:repo/pulls/:index/update')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in', archived: 'refuse' })
   @HttpCode(200)
   @ApiOperation({ summary: "Merge PR's baseBranch into headBranch" })
   @ApiQuery({ name: 'style', required: false, enum: ['merge', 'rebase'], description: 'how to update pull request' })

@@ -1,11 +1,11 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { assertAcceptsWrites } from '../access/access-policy';
 import { CommitState, requiredContextsState } from '../access/branch-merge';
 import { BranchProtections } from '../access/branch-protection-policy';
+import { assertMayCancelAutoMerge, assertMayUpdatePullHead, mayDeleteMergedHead } from '../access/pull-rules';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { admitToRepositoryRoute, RepositoryRouteRule } from '../access/repository-route-rule';
 import { AuthContext } from '../auth/auth-context';
-import { requireSignedIn } from '../auth/route-auth';
 import { ConflictError, ForbiddenError, InvalidInputError, MethodNotAllowedError, NotFoundError } from '../common/errors';
 import { faultPoint } from '../common/fault-points';
 import { SiteUrls } from '../common/site-urls';
@@ -52,6 +52,12 @@ const ALLOWED_BY: Record<(typeof MERGE_DOS)[number], keyof RepositoryEntity> = {
   'fast-forward-only': 'allowFastForwardOnlyMerge',
   'manually-merged': 'allowManualMerge',
 };
+
+/**
+ * The door of POST …/pulls/{index}/merge (Forgejo: the pull requests' group, reqToken, mustNotBeArchived), declared
+ * on its route and asked again of a scheduled merge's author when the checks pass.
+ */
+export const MERGE_ROUTE: RepositoryRouteRule = { unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in', archived: 'refuse' };
 
 /** Forgejo's draft marks: such a pull request cannot be merged. */
 function isWorkInProgress(title: string): boolean {
@@ -106,17 +112,16 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
 
   /** GET …/pulls/{index}/merge: 204 when merged, 404 otherwise. */
   async isMerged(target: RepositoryTarget, rawIndex: string): Promise<void> {
-    await this.pulls.assertPulls(target);
     const row = await this.pulls.find(target, rawIndex);
     if (!row.pull.hasMerged) throw new NotFoundError();
   }
 
-  /** POST …/pulls/{index}/merge: 'scheduled' when `merge_when_checks_succeed` left it for the head's checks. */
-  async merge(target: RepositoryTarget, rawIndex: string, bind: () => Promise<MergePullRequestOption>): Promise<'merged' | 'scheduled'> {
-    await this.pulls.assertPulls(target);
-    requireSignedIn(target.viewer);
-    assertAcceptsWrites(target.repo, target.owner);
-    const option = await bind();
+  /**
+   * POST …/pulls/{index}/merge, whose route (MERGE_ROUTE) admitted signed-in readers on a repository that takes
+   * writes: 'scheduled' when `merge_when_checks_succeed` left it for the head's checks. Who may merge is decided
+   * after the lookup, in CheckPullMergeable's order (assertMergeable).
+   */
+  async merge(target: RepositoryTarget, rawIndex: string, option: MergePullRequestOption): Promise<'merged' | 'scheduled'> {
     const found = await this.pulls.find(target, rawIndex);
     // One merge of a pull request at a time, on every instance: the second finds it merged.
     const outcome = await this.leases.run(`pull-merge:${found.pull.id}`, async (): Promise<'merged' | 'scheduled'> => {
@@ -163,15 +168,12 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     return outcome;
   }
 
-  /** DELETE …/pulls/{index}/merge: the scheduled merge goes (204); 404 when none; its scheduler or an admin. */
+  /** DELETE …/pulls/{index}/merge: the scheduled merge goes (204); 404 when none; then its scheduler or an admin (403). */
   async cancelAutoMerge(target: RepositoryTarget, rawIndex: string): Promise<void> {
-    await this.pulls.assertPulls(target);
-    requireSignedIn(target.viewer);
     const row = await this.pulls.find(target, rawIndex);
     const scheduled = await this.store.autoMergeOf(row.pull.id);
     if (!scheduled) throw new NotFoundError();
-    if (scheduled.doerId !== target.viewer.user!.id && !(await target.permission()).isAdmin)
-      throw new ForbiddenError('user has no permission to cancel the scheduled auto merge');
+    await assertMayCancelAutoMerge(target, scheduled);
     await this.transactions.run((tx) => this.store.cancelAutoMerge(tx, row.pull.id));
   }
 
@@ -206,9 +208,10 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
         MergeTitleField: scheduled.message,
         delete_branch_after_merge: scheduled.deleteBranchAfterMerge,
       } as MergePullRequestOption;
-      await this.merge(target, String(pull.repoIndex), () => Promise.resolve(option)).catch((error: unknown) =>
-        this.logger.warn(`scheduled merge of pull request ${pull.id}: ${(error as Error).message}`),
-      );
+      // The scheduler passes the merge route's door again, as on the day they scheduled it.
+      await admitToRepositoryRoute(target, MERGE_ROUTE)
+        .then(() => this.merge(target, String(pull.repoIndex), option))
+        .catch((error: unknown) => this.logger.warn(`scheduled merge of pull request ${pull.id}: ${(error as Error).message}`));
     }
   }
 
@@ -219,9 +222,6 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
    * the repository does not allow rebasing updates). A head already up to date is left as it is.
    */
   async update(target: RepositoryTarget, rawIndex: string, style: string): Promise<void> {
-    await this.pulls.assertPulls(target);
-    requireSignedIn(target.viewer);
-    assertAcceptsWrites(target.repo, target.owner);
     const found = await this.pulls.find(target, rawIndex);
     if (found.pull.hasMerged || found.issue.isClosed) throw new InvalidInputError('');
     const rebase = style === 'rebase';
@@ -231,11 +231,7 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
       head.repo.id === target.repo.id
         ? target
         : new RepositoryTarget(head.repo, head.owner, target.viewer, () => this.policy.permission(target.viewer, head.repo, head.owner), null);
-    // Forgejo's IsUserAllowedToUpdate: writers of the head repository, and the base's writers when the poster
-    // allows maintainers to edit.
-    const mayPush = (await headTarget.canWrite('repo.code')) || (found.pull.allowMaintainerEdit && (await target.canWrite('repo.code')));
-    if (!mayPush || (rebase && !target.repo.allowRebaseUpdate)) throw new ForbiddenError('');
-    assertAcceptsWrites(head.repo, head.owner);
+    await assertMayUpdatePullHead(target, headTarget, found.pull, rebase);
     const base = { repo: target.repo, owner: target.owner, dir: this.content.open(target).dir };
     await this.leases.run(`pull-merge:${found.pull.id}`, async () => {
       const content = this.content.open(headTarget);
@@ -483,8 +479,7 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
       head.repo.id === base.repo.id
         ? base
         : new RepositoryTarget(head.repo, head.owner, base.viewer, () => this.policy.permission(base.viewer, head.repo, head.owner), null);
-    // A fork's branch goes only when the merger may push there (its writers; the base's with maintainer edits).
-    if (target !== base && !(await target.canWrite('repo.code')) && !row.pull.allowMaintainerEdit) return;
+    if (!(await mayDeleteMergedHead(base, target, row.pull))) return;
     if (row.pull.headBranch === target.repo.defaultBranch) throw new ForbiddenError('can not delete default branch');
     await this.protections.assertAllowed(target.repo.id, {
       door: 'branch-api',

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nest
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { flag } from '../content/commits.service';
@@ -29,7 +29,7 @@ export class PullsController {
 
   @Get('repos/:owner/:repo/pulls')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @ApiOperation({ summary: "List a repo's pull requests" })
   @ApiQuery({ name: 'state', required: false, enum: ['open', 'closed', 'all'], description: 'State of pull request (open by default)' })
   @ApiQuery({
@@ -53,20 +53,20 @@ export class PullsController {
   }
 
   @Post('repos/:owner/:repo/pulls')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in', archived: 'refuse' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ summary: 'Create a pull request' })
   @ApiBody({ type: CreatePullRequestOption })
   @ApiCreatedResponse({ type: PullRequestWire })
   @ApiErrors(401, 403, 404, 409, 422, 423)
-  create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<PullRequestWire> {
-    return this.pulls.create(target, () => bindOption(body, CreatePullRequestOption));
+  async create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<PullRequestWire> {
+    return this.pulls.create(target, await bindOption(body, CreatePullRequestOption));
   }
 
   @Get('repos/:owner/:repo/pulls/pinned')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @ApiOperation({ summary: "List a repo's pinned pull requests" })
   @ApiOkResponse({ type: [PullRequestWire], description: 'PullRequestList' })
   @ApiErrors(404)
@@ -76,7 +76,7 @@ export class PullsController {
 
   @Get('repos/:owner/:repo/pulls/:index.:diffType')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @ApiOperation({ summary: 'Get a pull request diff or patch' })
   @ApiParam({ name: 'diffType', enum: ['diff', 'patch'], description: 'whether the output is diff or patch' })
   @ApiQuery({
@@ -105,7 +105,7 @@ export class PullsController {
 
   @Get('repos/:owner/:repo/pulls/:index')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @ApiOperation({ summary: 'Get a pull request' })
   @ApiOkResponse({ type: PullRequestWire })
   @ApiErrors(404)
@@ -114,21 +114,21 @@ export class PullsController {
   }
 
   @Patch('repos/:owner/:repo/pulls/:index')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @HttpCode(201)
   @ApiOperation({ summary: 'Update a pull request. If using deadline only the date will be taken into account, and time of day ignored.' })
   @ApiBody({ type: EditPullRequestOption })
   @ApiCreatedResponse({ type: PullRequestWire })
   @ApiErrors(401, 403, 404, 409, 412, 422)
-  edit(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<PullRequestWire> {
-    return this.pulls.edit(target, index, () => bindOption(body, EditPullRequestOption));
+  async edit(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<PullRequestWire> {
+    return this.pulls.edit(target, index, await bindOption(body, EditPullRequestOption));
   }
 
   @Get('repos/:owner/:repo/pulls/:index/files')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @ApiOperation({ summary: 'Get changed files for a pull request' })
   @ApiQuery({ name: 'skip-to', required: false, type: String, description: 'skip to given file (ignored)' })
   @ApiQuery({
@@ -146,7 +146,7 @@ export class PullsController {
 
   @Get('repos/:owner/:repo/pulls/:index/commits')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @ApiOperation({ summary: 'Get commits for a pull request' })
   @ApiQuery({ name: 'verification', required: false, type: Boolean, description: 'include verification for every commit (default true)' })
   @ApiQuery({ name: 'files', required: false, type: Boolean, description: 'include a list of affected files for every commit (default true)' })
@@ -165,7 +165,7 @@ export class PullsController {
 
   @Get('repos/:owner/:repo/pulls/:base/*head')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @ApiOperation({ summary: 'Get a pull request by base and head' })
   @ApiParam({ name: 'base', type: String, description: 'base of the pull request to get' })
   @ApiParam({ name: 'head', type: String, description: 'head of the pull request to get' })

@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { totalFromCounters } from '../issues/issue-counts';
 import type { EntityManager } from 'typeorm';
-import { assertAcceptsWrites } from '../access/access-policy';
+import { assertCodeReadable, assertMayChangePullBase, assertMayEditPull, assertMayOpenPullFrom, assertMaySetMaintainerEdit } from '../access/pull-rules';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { permissionsOnWire } from '../access/repository-viewer-rules';
 import { AuthContext } from '../auth/auth-context';
-import { requireSignedIn } from '../auth/route-auth';
-import { BadRequestError, ConflictError, ForbiddenError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../common/errors';
+import { BadRequestError, ConflictError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { SiteUrls } from '../common/site-urls';
 import { Transactions } from '../database/transactions';
@@ -112,14 +112,10 @@ export class PullsService {
     await this.reviews?.deleted(tx, issueId);
   }
 
-  /** The pull requests unit must be on and the caller must read the code: 404 otherwise, as Forgejo. */
-  async assertPulls(target: RepositoryTarget): Promise<void> {
-    if (!target.repo.hasPullRequests) throw new NotFoundError();
-    if (!(await target.permission()).canRead('repo.code')) throw new NotFoundError();
-  }
+  // The routes of pull requests declare `needsPullRequests`: their door answered 404 when the unit is off or the
+  // caller may not read the code (access/pull-rules.ts#assertPullRequestsReadable).
 
   async list(target: RepositoryTarget, query: PullQuery, page: PageQuery): Promise<Page<PullRequestWire>> {
-    await this.assertPulls(target);
     const criteria: PullCriteria = { baseRepoId: target.repo.id, sort: text(query, 'sort') };
     const state = text(query, 'state');
     if (state !== 'all') criteria.isClosed = state === 'closed';
@@ -152,7 +148,6 @@ export class PullsService {
 
   /** GET …/pulls/pinned: the pinned pull requests, in their order. */
   async pinned(target: RepositoryTarget): Promise<PullRequestWire[]> {
-    await this.assertPulls(target);
     const issues = await this.store.pinned(target.repo.id);
     const pulls = await this.store.byIssueIds(issues.map((issue) => issue.id));
     return this.wires(
@@ -162,7 +157,6 @@ export class PullsService {
   }
 
   async get(target: RepositoryTarget, rawIndex: string): Promise<PullRequestWire> {
-    await this.assertPulls(target);
     const row = await this.find(target, rawIndex);
     return (await this.wires(target, [row]))[0];
   }
@@ -172,7 +166,6 @@ export class PullsService {
    * `owner:branch` in the owner's repository of this one's name, `owner/name:branch` in that repository.
    */
   async byBaseAndHead(target: RepositoryTarget, base: string, head: string): Promise<PullRequestWire> {
-    await this.assertPulls(target);
     let headRepoId = target.repo.id;
     let headBranch = head;
     const colon = head.indexOf(':');
@@ -197,11 +190,11 @@ export class PullsService {
     return (await this.wires(target, [{ pull, issue }]))[0];
   }
 
-  async create(target: RepositoryTarget, bind: () => Promise<CreatePullRequestOption>): Promise<PullRequestWire> {
-    await this.assertPulls(target);
-    requireSignedIn(target.viewer);
-    assertAcceptsWrites(target.repo, target.owner);
-    const option = await bind();
+  /**
+   * POST …/pulls: the route admitted signed-in readers of the pull requests on a repository that takes writes;
+   * the body, then the branches' lookups (404), then the head's writers (403), as Forgejo.
+   */
+  async create(target: RepositoryTarget, option: CreatePullRequestOption): Promise<PullRequestWire> {
     if (option.head === option.base) throw new InvalidInputError('Invalid PullRequest: There are no changes between the head and the base');
     // `branch`, or `owner:branch` of a fork in this repository's network (Forgejo's parseCompareInfo).
     const resolved = await this.heads.resolve(target, option.head);
@@ -216,7 +209,7 @@ export class PullsService {
     const headSha = await this.content.withGit(() => this.refs.resolveCommit(headPlace.dir, `refs/heads/${headBranch}`));
     if (!baseSha || !headSha) throw new NotFoundError();
     // A pull request is opened from a branch its author may push: the head repository's writers.
-    if (!(await resolved.target.canWrite('repo.code'))) throw new ForbiddenError('user should have a permission to push to the head branch');
+    await assertMayOpenPullFrom(resolved.target);
     const existing = await this.store.openOf(target.repo.id, option.base, headPlace.repo.id, headBranch);
     if (existing) throw alreadyExists(existing);
     // A fork's head commits reach the base through the network's pool: only the branch's missing objects move.
@@ -268,21 +261,21 @@ export class PullsService {
     return (await this.wires(target, [{ pull: stored, issue }]))[0];
   }
 
-  /** PATCH: 201 with the pull request. The poster or a writer; writer-only fields dropped for the poster. */
-  async edit(target: RepositoryTarget, rawIndex: string, bind: () => Promise<EditPullRequestOption>): Promise<PullRequestWire> {
-    await this.assertPulls(target);
-    requireSignedIn(target.viewer);
-    const option = await bind();
+  /**
+   * PATCH: 201 with the pull request. The route admitted signed-in readers; as Forgejo, the body (422) and the
+   * pull request (404) come before the poster-or-writer rule (403). Writer-only fields are dropped for the poster.
+   */
+  async edit(target: RepositoryTarget, rawIndex: string, option: EditPullRequestOption): Promise<PullRequestWire> {
     const row = await this.find(target, rawIndex);
-    const writer = await target.canWrite('repo.pulls');
-    if (!writer && row.issue.posterId !== target.viewer.user!.id) throw new ForbiddenError('user should be the poster or have write access to pull requests');
+    const editor = await assertMayEditPull(target, row.issue);
+    const writer = editor.writer;
     if (option.state !== undefined && option.state !== null && row.pull.hasMerged && (option.state === 'closed') !== row.issue.isClosed) {
       throw new PreconditionFailedError('cannot change state of this pull request, it was already merged');
     }
     const changes: Partial<PullRequestEntity> = {};
     let retest = false;
     if (option.base && option.base !== row.pull.baseBranch) {
-      if (!writer) throw new ForbiddenError('user should have write access to pull requests to change the base');
+      assertMayChangePullBase(editor);
       const dir = this.content.open(target).dir;
       const base = isBranchName(option.base) ? await this.content.withGit(() => this.refs.resolveCommit(dir, `refs/heads/${option.base}`)) : null;
       if (!base) throw new NotFoundError(`new base '${option.base}' not exist`);
@@ -294,7 +287,7 @@ export class PullsService {
       retest = true;
     }
     if (option.allow_maintainer_edit !== undefined && option.allow_maintainer_edit !== null && option.allow_maintainer_edit !== row.pull.allowMaintainerEdit) {
-      if (row.issue.posterId !== target.viewer.user!.id) throw new ForbiddenError('SetAllowEdits: user is not the poster of the pull request');
+      assertMaySetMaintainerEdit(editor);
       changes.allowMaintainerEdit = option.allow_maintainer_edit;
     }
     const reopening = option.state === 'open' && row.issue.isClosed;
@@ -341,7 +334,6 @@ export class PullsService {
 
   /** …/pulls/{index}.diff and .patch: the text of the change from the merge base to the head. */
   async diffOrPatch(target: RepositoryTarget, rawIndex: string, kind: 'diff' | 'patch', binary: boolean): Promise<Buffer> {
-    await this.assertPulls(target);
     const row = await this.find(target, rawIndex);
     const dir = this.content.open(target).dir;
     const { from, to } = await this.span(dir, row.pull);
@@ -350,7 +342,6 @@ export class PullsService {
 
   /** …/pulls/{index}/files: the files changed from the merge base to the head, paged. */
   async files(target: RepositoryTarget, rawIndex: string, page: PageQuery): Promise<Page<ChangedFileWire>> {
-    await this.assertPulls(target);
     const row = await this.find(target, rawIndex);
     const content = this.content.open(target);
     const { from, to } = await this.span(content.dir, row.pull);
@@ -361,7 +352,6 @@ export class PullsService {
 
   /** …/pulls/{index}/commits: the head's commits not in the base, newest first, paged. */
   async commits(target: RepositoryTarget, rawIndex: string, page: PageQuery, options: { stat: boolean; files: boolean }): Promise<Page<CommitWire>> {
-    await this.assertPulls(target);
     const row = await this.find(target, rawIndex);
     const content = this.content.open(target);
     const { from, to } = await this.span(content.dir, row.pull);
@@ -383,7 +373,7 @@ export class PullsService {
 
   /** GET /repos/{owner}/{repo}/compare/{base}...{head}: the head's commits not in the base. */
   async compareRevisions(target: RepositoryTarget, spec: string, options: { stat: boolean; files: boolean }): Promise<CompareWire> {
-    if (!(await target.permission()).canRead('repo.code')) throw new NotFoundError();
+    await assertCodeReadable(target);
     const content = this.content.open(target);
     let parts = spec.split('...');
     if (parts.length !== 2) parts = spec.split('..');
@@ -640,7 +630,7 @@ export class PullsService {
       undefined,
       { pullMeta: false },
     );
-    const repoWire = await this.views.one(target.repo, target.owner, target.viewer, (await target.permission()).toWire());
+    const repoWire = await this.views.one(target.repo, target.owner, target.viewer, await permissionsOnWire(target));
     const dir = this.content.open(target).dir;
     const names = [
       ...new Set(

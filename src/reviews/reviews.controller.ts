@@ -27,7 +27,7 @@ export class ReviewsController {
 
   @Get('repos/:owner/:repo/pulls/:index/reviews')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @ApiOperation({ summary: 'List all reviews for a pull request' })
   @ApiPaging()
   @ApiOkResponse({ type: [PullReviewWire], description: 'PullReviewList' })
@@ -37,21 +37,21 @@ export class ReviewsController {
   }
 
   @Post('repos/:owner/:repo/pulls/:index/reviews')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in', archived: 'refuse' })
   @ReadsBody({ deferred: true })
   @HttpCode(200)
   @ApiOperation({ summary: 'Create a review to an pull request' })
   @ApiBody({ type: CreatePullReviewOptions })
   @ApiOkResponse({ type: PullReviewWire })
   @ApiErrors(401, 403, 404, 422, 423)
-  create(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<PullReviewWire> {
-    return this.reviews.create(target, index, () => bindOption(body, CreatePullReviewOptions));
+  async create(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<PullReviewWire> {
+    return this.reviews.create(target, index, await bindOption(body, CreatePullReviewOptions));
   }
 
   @Get('repos/:owner/:repo/pulls/:index/reviews/:id')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @ApiOperation({ summary: 'Get a specific review for a pull request' })
   @ApiOkResponse({ type: PullReviewWire })
   @ApiErrors(404)
@@ -60,26 +60,26 @@ export class ReviewsController {
   }
 
   @Post('repos/:owner/:repo/pulls/:index/reviews/:id')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in', archived: 'refuse' })
   @ReadsBody({ deferred: true })
   @HttpCode(200)
   @ApiOperation({ summary: 'Submit a pending review to an pull request' })
   @ApiBody({ type: SubmitPullReviewOptions })
   @ApiOkResponse({ type: PullReviewWire })
   @ApiErrors(401, 404, 422, 423)
-  submit(
+  async submit(
     @TargetRepository() target: RepositoryTarget,
     @Param('index') index: string,
     @Param('id') id: string,
     @DeferredBody() body: LazyBody,
   ): Promise<PullReviewWire> {
-    return this.reviews.submitPending(target, index, id, () => bindOption(body, SubmitPullReviewOptions));
+    return this.reviews.submitPending(target, index, id, await bindOption(body, SubmitPullReviewOptions));
   }
 
   @Delete('repos/:owner/:repo/pulls/:index/reviews/:id')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a specific review from a pull request' })
   @ApiNoContentResponse({ description: 'empty' })
@@ -90,7 +90,7 @@ export class ReviewsController {
 
   @Get('repos/:owner/:repo/pulls/:index/reviews/:id/comments')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @ApiOperation({ summary: 'Get a specific review for a pull request' })
   @ApiOkResponse({ type: [PullReviewCommentWire], description: 'PullReviewCommentList' })
   @ApiErrors(404)
@@ -99,26 +99,26 @@ export class ReviewsController {
   }
 
   @Post('repos/:owner/:repo/pulls/:index/reviews/:id/comments')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in', archived: 'refuse' })
   @ReadsBody({ deferred: true })
   @HttpCode(200)
   @ApiOperation({ summary: 'Add a new comment to a pull request review' })
   @ApiBody({ type: CreatePullReviewCommentOptions })
   @ApiOkResponse({ type: PullReviewCommentWire })
   @ApiErrors(401, 404, 422, 423)
-  addComment(
+  async addComment(
     @TargetRepository() target: RepositoryTarget,
     @Param('index') index: string,
     @Param('id') id: string,
     @DeferredBody() body: LazyBody,
   ): Promise<PullReviewCommentWire> {
-    return this.reviews.addComment(target, index, id, () => bindOption(body, CreatePullReviewCommentOptions));
+    return this.reviews.addComment(target, index, id, await bindOption(body, CreatePullReviewCommentOptions));
   }
 
   @Get('repos/:owner/:repo/pulls/:index/reviews/:id/comments/:comment')
   @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true })
   @ApiOperation({ summary: 'Get a pull review comment' })
   @ApiOkResponse({ type: PullReviewCommentWire })
   @ApiErrors(403, 404)
@@ -132,8 +132,8 @@ export class ReviewsController {
   }
 
   @Delete('repos/:owner/:repo/pulls/:index/reviews/:id/comments/:comment')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in' })
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a pull review comment' })
   @ApiNoContentResponse({ description: 'empty' })
@@ -149,7 +149,7 @@ export class ReviewsController {
 
   @Post('repos/:owner/:repo/pulls/:index/reviews/:id/dismissals')
   @AuthenticatedLater('repository')
-  @RepositoryRoute({ unit: 'repo.pulls', mode: 'admin', message: REVIEW_DISMISSAL_REFUSED })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'admin', message: REVIEW_DISMISSAL_REFUSED })
   @ReadsBody({ deferred: true })
   @HttpCode(200)
   @ApiOperation({ summary: 'Dismiss a review for a pull request' })
@@ -167,7 +167,7 @@ export class ReviewsController {
 
   @Post('repos/:owner/:repo/pulls/:index/reviews/:id/undismissals')
   @AuthenticatedLater('repository')
-  @RepositoryRoute({ unit: 'repo.pulls', mode: 'admin', message: REVIEW_DISMISSAL_REFUSED })
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'admin', message: REVIEW_DISMISSAL_REFUSED })
   @HttpCode(200)
   @ApiOperation({ summary: 'Cancel to dismiss a review for a pull request' })
   @ApiOkResponse({ type: PullReviewWire })
@@ -177,27 +177,27 @@ export class ReviewsController {
   }
 
   @Post('repos/:owner/:repo/pulls/:index/requested_reviewers')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @ApiOperation({ summary: 'create review requests for a pull request' })
   @ApiBody({ type: PullReviewRequestOptions })
   @ApiCreatedResponse({ type: [PullReviewWire], description: 'PullReviewList' })
   @ApiErrors(401, 403, 404, 422)
-  request(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<PullReviewWire[]> {
-    return this.reviews.request(target, index, () => bindOption(body, PullReviewRequestOptions));
+  async request(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<PullReviewWire[]> {
+    return this.reviews.request(target, index, await bindOption(body, PullReviewRequestOptions));
   }
 
   @Delete('repos/:owner/:repo/pulls/:index/requested_reviewers')
-  @Public('repository')
-  @RepositoryRoute({ unit: 'repo.pulls' })
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ unit: 'repo.pulls', needsPullRequests: true, mode: 'signed-in' })
   @ReadsBody({ deferred: true })
   @HttpCode(204)
   @ApiOperation({ summary: 'cancel review requests for a pull request' })
   @ApiBody({ type: PullReviewRequestOptions })
   @ApiNoContentResponse({ description: 'empty' })
   @ApiErrors(401, 403, 404, 422)
-  unrequest(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<void> {
-    return this.reviews.unrequest(target, index, () => bindOption(body, PullReviewRequestOptions));
+  async unrequest(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<void> {
+    return this.reviews.unrequest(target, index, await bindOption(body, PullReviewRequestOptions));
   }
 }

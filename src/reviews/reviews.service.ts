@@ -3,9 +3,9 @@ import type { EntityManager } from 'typeorm';
 import { assertAcceptsWrites } from '../access/access-policy';
 import type { MergeReview } from '../access/branch-merge';
 import { BranchProtections } from '../access/branch-protection-policy';
+import { assertMayDeleteReview, assertMayDeleteReviewComment, assertValidReviewRequest } from '../access/pull-rules';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import { AuthContext } from '../auth/auth-context';
-import { requireSignedIn } from '../auth/route-auth';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { SiteUrls } from '../common/site-urls';
@@ -125,12 +125,11 @@ export class ReviewsService {
 
   // Giving reviews.
 
-  /** POST …/reviews: the line comments go into the caller's pending review, which is then given with `event`. */
-  async create(target: RepositoryTarget, rawIndex: string, bind: () => Promise<CreatePullReviewOptions>): Promise<PullReviewWire> {
-    await this.pulls.assertPulls(target);
-    requireSignedIn(target.viewer);
-    assertAcceptsWrites(target.repo, target.owner);
-    const option = await bind();
+  /**
+   * POST …/reviews, whose route admitted signed-in readers on a repository that takes writes: the line comments go
+   * into the caller's pending review, which is then given with `event`.
+   */
+  async create(target: RepositoryTarget, rawIndex: string, option: CreatePullReviewOptions): Promise<PullReviewWire> {
     const place = await this.place(target, rawIndex);
     const comments = lineComments(option.comments);
     const type = this.typeFor(target, place.row, option.event ?? '', option.body ?? '', comments.length > 0);
@@ -141,15 +140,15 @@ export class ReviewsService {
     return (await this.wires(target, place, [review]))[0];
   }
 
-  /** POST …/reviews/{id}: gives a pending review with `event` (422 unless it is pending and the event is not). */
-  async submitPending(target: RepositoryTarget, rawIndex: string, rawId: string, bind: () => Promise<SubmitPullReviewOptions>): Promise<PullReviewWire> {
-    requireSignedIn(target.viewer);
-    assertAcceptsWrites(target.repo, target.owner);
-    const option = await bind();
+  /**
+   * POST …/reviews/{id}, whose route admitted signed-in readers on a repository that takes writes: gives a pending
+   * review with `event` (422 unless it is pending and the event is not).
+   */
+  async submitPending(target: RepositoryTarget, rawIndex: string, rawId: string, option: SubmitPullReviewOptions): Promise<PullReviewWire> {
     const { place, review } = await this.single(target, rawIndex, rawId);
     if (review.type !== ReviewType.Pending) throw new InvalidInputError('only a pending review can be submitted');
     // Another's pending review (a site administrator sees it) is not the caller's to give.
-    if (review.reviewerId !== target.viewer.user.id) throw new NotFoundError();
+    if (review.reviewerId !== target.viewer.user!.id) throw new NotFoundError();
     const hasComments = (await this.store.commentsOf([review.id])).length > 0;
     const type = this.typeFor(target, place.row, option.event ?? '', option.body ?? '', hasComments);
     if (type === ReviewType.Pending) throw new InvalidInputError('review stay pending');
@@ -159,16 +158,8 @@ export class ReviewsService {
     return (await this.wires(target, place, [given]))[0];
   }
 
-  /** POST …/reviews/{id}/comments: one more line comment in the review. */
-  async addComment(
-    target: RepositoryTarget,
-    rawIndex: string,
-    rawId: string,
-    bind: () => Promise<CreatePullReviewCommentOptions>,
-  ): Promise<PullReviewCommentWire> {
-    requireSignedIn(target.viewer);
-    assertAcceptsWrites(target.repo, target.owner);
-    const option = await bind();
+  /** POST …/reviews/{id}/comments, whose route admitted signed-in readers on a repository that takes writes: one more line comment. */
+  async addComment(target: RepositoryTarget, rawIndex: string, rawId: string, option: CreatePullReviewCommentOptions): Promise<PullReviewCommentWire> {
     const { place, review } = await this.single(target, rawIndex, rawId);
     const [line] = lineComments([option]);
     const head = await this.headOf(target, place.row);
@@ -193,20 +184,18 @@ export class ReviewsService {
     return (await this.commentWires(target, place, review, [comment]))[0];
   }
 
-  /** DELETE …/reviews/{id}/comments/{comment}: its poster, or a writer of pull requests (403 otherwise). */
+  /** DELETE …/reviews/{id}/comments/{comment}: after the lookups (404), its poster or a writer of pull requests (403). */
   async deleteComment(target: RepositoryTarget, rawIndex: string, rawId: string, rawCommentId: string): Promise<void> {
-    requireSignedIn(target.viewer);
     const { review } = await this.single(target, rawIndex, rawId);
     const comment = await this.commentOf(review, rawCommentId);
-    if (target.viewer.user.id !== comment.posterId && !(await target.canWrite('repo.pulls'))) throw new ForbiddenError('');
+    await assertMayDeleteReviewComment(target, comment);
     await this.transactions.run((tx) => this.store.deleteComment(tx, comment.id));
   }
 
-  /** DELETE …/reviews/{id}: the reviewer or a site administrator (403 otherwise); requests are not deleted here. */
+  /** DELETE …/reviews/{id}: after the lookup (404), the reviewer or a site administrator (403); requests are not deleted here. */
   async delete(target: RepositoryTarget, rawIndex: string, rawId: string): Promise<void> {
-    requireSignedIn(target.viewer);
     const { place, review } = await this.single(target, rawIndex, rawId);
-    if (!target.viewer.isAdmin && target.viewer.user.id !== review.reviewerId) throw new ForbiddenError('only admin and user itself can delete a review');
+    assertMayDeleteReview(target, review);
     if (review.type === ReviewType.Request) throw new InvalidInputError('review request can not be deleted using this method');
     await this.transactions.run(async (tx) => {
       await this.store.delete(tx, review.id);
@@ -240,32 +229,38 @@ export class ReviewsService {
   // Review requests.
 
   /** POST …/requested_reviewers: 201 with the requests made (a user already asked is not asked again). */
-  async request(target: RepositoryTarget, rawIndex: string, bind: () => Promise<PullReviewRequestOptions>): Promise<PullReviewWire[]> {
-    const made = await this.changeRequests(target, rawIndex, bind, true);
+  async request(target: RepositoryTarget, rawIndex: string, option: PullReviewRequestOptions): Promise<PullReviewWire[]> {
+    const made = await this.changeRequests(target, rawIndex, option, true);
     const place = await this.place(target, rawIndex);
     return this.wires(target, place, made);
   }
 
   /** DELETE …/requested_reviewers: 204. */
-  async unrequest(target: RepositoryTarget, rawIndex: string, bind: () => Promise<PullReviewRequestOptions>): Promise<void> {
-    await this.changeRequests(target, rawIndex, bind, false);
+  async unrequest(target: RepositoryTarget, rawIndex: string, option: PullReviewRequestOptions): Promise<void> {
+    await this.changeRequests(target, rawIndex, option, false);
   }
 
-  private async changeRequests(
-    target: RepositoryTarget,
-    rawIndex: string,
-    bind: () => Promise<PullReviewRequestOptions>,
-    add: boolean,
-  ): Promise<ReviewEntity[]> {
-    await this.pulls.assertPulls(target);
-    requireSignedIn(target.viewer);
-    const option = await bind();
+  /**
+   * The routes admitted signed-in readers; as Forgejo, the body (422), the pull request and the reviewers (404)
+   * and each request's validity (422) come first. An archived repository refuses the change only then (423).
+   */
+  private async changeRequests(target: RepositoryTarget, rawIndex: string, option: PullReviewRequestOptions, add: boolean): Promise<ReviewEntity[]> {
     const place = await this.place(target, rawIndex);
     const reviewers: UserEntity[] = [];
     for (const name of option.reviewers ?? []) {
       const reviewer = name.includes('@') ? await this.userByEmail(name) : await this.users.byName(name);
       if (!reviewer) throw new NotFoundError(`User '${name}' not exist`);
-      await this.assertValidRequest(target, place.row.issue, reviewer, add);
+      const latest = await this.store.latestOf(place.row.issue.id, reviewer.id);
+      await assertValidReviewRequest(
+        target,
+        place.row.issue,
+        {
+          user: reviewer,
+          permission: () => this.policy.permission(new AuthContext(reviewer, 'password', null), target.repo, target.owner),
+          latest: latest ? { requested: latest.type === ReviewType.Request, reviewerId: latest.reviewerId } : null,
+        },
+        add,
+      );
       reviewers.push(reviewer);
     }
     // Requests of teams are not kept yet: refused before anything changes rather than dropped unsaid (Forgejo reads
@@ -312,37 +307,6 @@ export class ReviewsService {
     }
     this.events.committed();
     return made;
-  }
-
-  /** Forgejo's IsValidReviewRequest: 422 with its reasons. */
-  private async assertValidRequest(target: RepositoryTarget, issue: IssueEntity, reviewer: UserEntity, add: boolean): Promise<void> {
-    const doer = target.viewer.user!;
-    const refuse = (reason: string) => new InvalidInputError(`${reason} [user_id: ${doer.id}, repo_id: ${target.repo.id}]`);
-    if (reviewer.isOrganization) throw refuse("Organization can't be added as reviewer");
-    const latest = await this.store.latestOf(issue.id, reviewer.id);
-    const mayChange = await this.mayChangeRequests(target, issue);
-    if (add) {
-      const permission = await this.policy.permission(new AuthContext(reviewer, 'password', null), target.repo, target.owner);
-      if (!permission.canRead('repo.pulls')) throw refuse("Reviewer can't read");
-      if (reviewer.id === issue.posterId) throw refuse("poster of pr can't be reviewer");
-      if (mayChange) return;
-      throw refuse("Doer can't choose reviewer");
-    }
-    if (mayChange) return;
-    if (latest?.type === ReviewType.Request && latest.reviewerId === doer.id) return;
-    throw refuse("Doer can't remove reviewer");
-  }
-
-  /**
-   * Who may change a pull request's review requests: its poster, the repository's owner, and its collaborators and
-   * team members (here: whoever may write pull requests, or read them in a private repository, where only
-   * those granted access do).
-   */
-  private async mayChangeRequests(target: RepositoryTarget, issue: IssueEntity): Promise<boolean> {
-    const doer = target.viewer.user!;
-    if (doer.id === issue.posterId || doer.id === target.repo.ownerId) return true;
-    const permission = await target.permission();
-    return permission.canWrite('repo.pulls') || (target.repo.isPrivate && permission.canRead('repo.pulls'));
   }
 
   private async recordRequest(
@@ -610,9 +574,8 @@ export class ReviewsService {
 
   // Lookups.
 
-  /** The pull request of the route (404 unless the caller reads pull requests and code). */
+  /** The pull request of the route (whose door answered 404 unless the caller reads pull requests and code). */
   private async place(target: RepositoryTarget, rawIndex: string): Promise<Place> {
-    await this.pulls.assertPulls(target);
     const row = await this.pulls.find(target, rawIndex);
     const pullHtml = `${repositoryUrls(target.owner, target.repo, this.siteUrls).html}/pulls/${row.issue.repoIndex}`;
     return { row, pullHtml };

@@ -247,6 +247,12 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
       .delete(`${pulls(repo)}/${index}/merge`)
       .set(withToken(owner.token))
       .expect(404);
+    // The scheduled merge is looked up before its scheduler-or-admin rule: none, 404 for anyone signed in.
+    await t.http
+      .delete(`${pulls(repo)}/${index}/merge`)
+      .set(withToken(reader.token))
+      .expect(404);
+    await t.http.delete(`${pulls(repo)}/${index}/merge`).expect(401);
     await merge(repo, index, { Do: 'merge', merge_when_checks_succeed: true }, writer.token).expect(201);
     const head = await commitOf(remote, work, 'refs/heads/feature');
     const statuses = t.api(`/repos/${repo.full_name}/statuses/${head.sha}`);
@@ -317,6 +323,12 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
       .post(`${pulls(repo)}/${index}/update`)
       .set(withToken(reader.token))
       .expect(403);
+    // The pull request is looked up before the rule of who may push its head (404, then 403); sign-in first.
+    await t.http
+      .post(`${pulls(repo)}/99/update`)
+      .set(withToken(reader.token))
+      .expect(404);
+    await t.http.post(`${pulls(repo)}/${index}/update`).expect(401);
     await t.http
       .post(`${pulls(repo)}/${index}/update`)
       .set(withToken(writer.token))

@@ -168,6 +168,11 @@ describe('pull request reviews: …/pulls/{index}/reviews, …/requested_reviewe
       ).body.message,
     ).toBe('only admin and user itself can delete a review');
     await t.http.delete(`${reviews(repo)}/${approved.id}`).expect(401);
+    // The review is looked up before the reviewer-or-admin rule.
+    await t.http
+      .delete(`${reviews(repo)}/999999`)
+      .set(withToken(reader.token))
+      .expect(404);
     await t.http
       .delete(`${reviews(repo)}/${approved.id}`)
       .set(withToken(owner.token))
@@ -353,6 +358,11 @@ describe('pull request reviews: …/pulls/{index}/reviews, …/requested_reviewe
       .delete(`${reviews(repo)}/${pending.id}/comments/${visible[0].id}`)
       .set(withToken(reader.token))
       .expect(403);
+    // The comment is looked up before the poster-or-writer rule.
+    await t.http
+      .delete(`${reviews(repo)}/${pending.id}/comments/${visible[0].id + 1000}`)
+      .set(withToken(reader.token))
+      .expect(404);
     await t.http
       .delete(`${reviews(repo)}/${pending.id}/comments/${visible[0].id}`)
       .set(withToken(second.token))
@@ -505,6 +515,16 @@ describe('pull request reviews: …/pulls/{index}/reviews, …/requested_reviewe
     await request(204, writer, [second.name], 'delete');
     expect((await t.http.get(`${pulls(repo)}/1`).expect(200)).body.requested_reviewers).toBeNull();
     expect((await t.http.get(reviews(repo)).expect(200)).body.map((item: Record<string, any>) => item.state)).toEqual(['COMMENT']);
+
+    // An archived repository refuses a request (423) only after the body and Forgejo's checks of the request.
+    await t.http
+      .patch(t.api(`/repos/${repo.full_name}`))
+      .set(withToken(owner.token))
+      .send({ archived: true })
+      .expect(200);
+    expect((await request(422, outsider, [owner.name])).body.message).toMatch(/^Doer can't choose reviewer/);
+    await request(404, owner, ['no-such-user']);
+    await request(423, owner, [second.name]);
   });
 
   it('writes timeline entries for reviews given, review requests and dismissals; a deleted review takes its own', async () => {

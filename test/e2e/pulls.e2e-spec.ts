@@ -251,6 +251,22 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
       .set(withToken(reader.token))
       .send({ title: 'mine' })
       .expect(403);
+    // As Forgejo: sign-in at the door (401), then the body (422) and the pull request (404) before the
+    // poster-or-writer rule (403).
+    await t.http
+      .patch(`${pulls(repo)}/1`)
+      .send({ title: 'mine' })
+      .expect(401);
+    await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(reader.token))
+      .send({ title: 5 })
+      .expect(422);
+    await t.http
+      .patch(`${pulls(repo)}/99`)
+      .set(withToken(reader.token))
+      .send({ title: 'mine' })
+      .expect(404);
     const closed = await t.http
       .patch(`${pulls(repo)}/1`)
       .set(withToken(owner.token))
