@@ -10,12 +10,16 @@ import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { MergePullRequestOption } from './pull-merge.option';
 import { MERGE_ROUTE, PullMergeService } from './pull-merge.service';
+import { PullUpdatesService } from './pull-updates.service';
 
 /** Merging a pull request; registered before the pull request routes, whose `{base}/{head}` would match. */
 @ApiTags('repository')
 @Controller()
 export class PullMergeController {
-  constructor(private readonly merges: PullMergeService) {}
+  constructor(
+    private readonly merges: PullMergeService,
+    private readonly updates: PullUpdatesService,
+  ) {}
 
   @Get('repos/:owner/:repo/pulls/:index/merge')
   @Public('repository')
@@ -67,6 +71,6 @@ export class PullMergeController {
   @ApiOkResponse({ description: 'empty' })
   @ApiErrors(403, 404, 409, 422)
   update(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Query() query: Record<string, unknown>): Promise<void> {
-    return this.merges.update(target, index, queryString(query.style) ?? '');
+    return this.updates.update(target, index, queryString(query.style) ?? '');
   }
 }

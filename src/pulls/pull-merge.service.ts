@@ -2,11 +2,11 @@ import { Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestj
 import type { EntityManager } from 'typeorm';
 import { CommitState, requiredContextsState } from '../access/branch-merge';
 import { BranchProtections } from '../access/branch-protection-policy';
-import { assertMayCancelAutoMerge, assertMayUpdatePullHead, mayDeleteMergedHead } from '../access/pull-rules';
+import { assertMayCancelAutoMerge, mayDeleteMergedHead } from '../access/pull-rules';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import { admitToRepositoryRoute, RepositoryRouteRule } from '../access/repository-route-rule';
 import { AuthContext } from '../auth/auth-context';
-import { ConflictError, ForbiddenError, InvalidInputError, MethodNotAllowedError, NotFoundError } from '../common/errors';
+import { ConflictError, ForbiddenError, MethodNotAllowedError, NotFoundError } from '../common/errors';
 import { faultPoint } from '../common/fault-points';
 import { SiteUrls } from '../common/site-urls';
 import { Clock } from '../common/time';
@@ -18,10 +18,9 @@ import { GitCommits } from '../git/git-commits';
 import { CommitStatusLookup } from '../statuses/commit-status-lookup';
 import { StatusesService } from '../statuses/statuses.service';
 import { GitRefs } from '../git/git-refs';
-import { GitWrites, RefChangedError } from '../git/git-writes';
 import { GitMerges } from '../git/merge-engine';
-import { MergeConflictError, MergeStyle, RebaseConflictError } from '../git/merge-errors';
-import { PushRefused, RefUpdate } from '../git/push-hooks';
+import type { MergeStyle } from '../git/merge-errors';
+import type { RefUpdate } from '../git/push-hooks';
 import { IssuesService } from '../issues/issues.service';
 import { gitSignature } from '../repos/git-signature';
 import { RepositoryDirectory } from '../repos/repository-directory';
@@ -35,6 +34,7 @@ import { PullMergeStore } from './pull-merge.store';
 import { PullRequestEntity, PullStatus } from './pull-request.entity';
 import { PullRequestStore, PullRow } from './pull-request.store';
 import { PullHeads } from './pull-heads';
+import { PullServerPushes } from './pull-server-pushes';
 import { PullsService } from './pulls.service';
 
 // One cohesive thing, kept whole though long: the checks of the merge route in Forgejo's order and the one path
@@ -84,7 +84,6 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     private readonly content: ContentRepositories,
     private readonly pushes: RepositoryPushes,
     private readonly merges: GitMerges,
-    private readonly writes: GitWrites,
     private readonly refs: GitRefs,
     private readonly commits: GitCommits,
     private readonly repositories: RepositoryDirectory,
@@ -99,6 +98,7 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     private readonly statuses: CommitStatusLookup,
     private readonly statusWrites: StatusesService,
     private readonly heads: PullHeads,
+    private readonly serverPushes: PullServerPushes,
   ) {}
 
   onModuleInit(): void {
@@ -215,88 +215,11 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     }
   }
 
-  /**
-   * POST …/pulls/{index}/update: the base merged into the head ("Merge branch 'B' into H", the caller as author
-   * and committer) or, with `style=rebase`, the head rebased onto the base; the head branch moves as a push of
-   * the caller would move it. Only callers who may push the head branch (403 otherwise, and for a rebase where
-   * the repository does not allow rebasing updates). A head already up to date is left as it is.
-   */
-  async update(target: RepositoryTarget, rawIndex: string, style: string): Promise<void> {
-    const found = await this.pulls.find(target, rawIndex);
-    if (found.pull.hasMerged || found.issue.isClosed) throw new InvalidInputError('');
-    const rebase = style === 'rebase';
-    const head = await this.heads.of(found.pull, target);
-    if (!head) throw new NotFoundError();
-    const headTarget =
-      head.repo.id === target.repo.id
-        ? target
-        : new RepositoryTarget(head.repo, head.owner, target.viewer, () => this.policy.permission(target.viewer, head.repo, head.owner), null);
-    await assertMayUpdatePullHead(target, headTarget, found.pull, rebase);
-    const base = { repo: target.repo, owner: target.owner, dir: this.content.open(target).dir };
-    await this.leases.run(`pull-merge:${found.pull.id}`, async () => {
-      const content = this.content.open(headTarget);
-      const now = this.clock.nowUnix();
-      const caller = { ...gitSignature(target.viewer.user!, this.siteUrls, now), whenUnix: now };
-      const headRef = `refs/heads/${found.pull.headBranch}`;
-      const update = await this.content.withGit(async () => {
-        const baseTip = (await this.refs.peelRefs(base.dir, [`refs/heads/${found.pull.baseBranch}`])).get(`refs/heads/${found.pull.baseBranch}`);
-        const headTip = (await this.refs.peelRefs(content.dir, [headRef])).get(headRef);
-        if (!baseTip || !headTip) throw new NotFoundError();
-        // The commits are made in the head repository: a fork reaches the base's through the pool.
-        if (head.repo.id !== target.repo.id) await this.heads.reach(head, base, found.pull.baseBranch, baseTip);
-        if (await this.merges.isAncestor(content.dir, baseTip, headTip)) return null;
-        try {
-          const result = rebase
-            ? await this.merges.prepare(content.dir, { style: 'rebase', baseTip, headTip, message: '', merger: caller })
-            : await this.merges.prepare(content.dir, {
-                style: 'merge',
-                baseTip: headTip,
-                headTip: baseTip,
-                message: `Merge branch '${found.pull.baseBranch}' into ${found.pull.headBranch}`,
-                merger: caller,
-              });
-          return { ref: headRef, oldId: headTip, newId: result.tip };
-        } catch (error) {
-          if (error instanceof MergeConflictError) throw new ConflictError('merge failed because of conflict');
-          if (error instanceof RebaseConflictError) throw new ConflictError('rebase failed because of conflict');
-          throw error;
-        }
-      });
-      if (!update) return;
-      await this.pushAsServer(headTarget, content, found.pull.id, update);
-      await this.pushes.recordRefChanges(head.repo.id, [update], target.viewer.user!.id);
-    });
-  }
-
   /** `owner/name` of a fork's head for the merge message; undefined for the base itself, null once deleted. */
   private async headRepositoryName(target: RepositoryTarget, row: PullRow): Promise<string | null | undefined> {
     if (row.pull.headRepoId === target.repo.id) return undefined;
     const head = await this.heads.of(row.pull, target);
     return head ? `${head.owner.name}/${head.repo.name}` : null;
-  }
-
-  /** Pre-receive's rules, then one compare-and-swap: a refusal or a lost race is a 409 in Forgejo's words. */
-  private async pushAsServer(
-    target: RepositoryTarget,
-    content: ContentRepository,
-    pullId: number,
-    update: RefUpdate,
-    beforeUpdate?: () => Promise<void>,
-  ): Promise<void> {
-    try {
-      await this.pushes.preReceive({ repositoryId: target.repo.id, pusherId: target.viewer.user!.id, pullRequestId: pullId }, [update], {});
-    } catch (error) {
-      if (error instanceof PushRefused)
-        throw new ConflictError(error.message ? `PushRejected with remote message: ${error.message}` : 'PushRejected without remote error message');
-      throw error;
-    }
-    await beforeUpdate?.();
-    try {
-      await this.content.withGit(() => this.writes.updateRef(content.dir, update.ref, update.newId, update.oldId));
-    } catch (error) {
-      if (error instanceof RefChangedError) throw new ConflictError('merge push out of date');
-      throw error;
-    }
   }
 
   /** Forgejo's CheckPullMergeable, in its order and words (405 unless said otherwise). */
@@ -386,7 +309,7 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     };
     let recorded = false;
     try {
-      await this.pushAsServer(target, content, row.pull.id, update, async () => {
+      await this.serverPushes.move(target, content, row.pull.id, update, async () => {
         await this.transactions.run((tx) => this.store.recordIntent(tx, intent));
         recorded = true;
         faultPoint('merge.intent-recorded');

@@ -12,6 +12,8 @@ import { PullMergeController } from './pull-merge.controller';
 import { PullMergeService } from './pull-merge.service';
 import { PullMergeStore } from './pull-merge.store';
 import { PullHeads } from './pull-heads';
+import { PullServerPushes } from './pull-server-pushes';
+import { PullUpdatesService } from './pull-updates.service';
 import { PullRequestStore } from './pull-request.store';
 import { CompareController, PullsController } from './pulls.controller';
 import { PullsLifecycle } from './pulls-lifecycle';
@@ -21,7 +23,7 @@ import { PullsService } from './pulls.service';
 @Module({
   imports: [UsersModule, ReposModule, AccessModule, IssuesModule, ContentModule, GitModule, StatusesModule],
   controllers: [PullMergeController, PullsController, CompareController],
-  providers: [PullRequestStore, PullsService, PullHeads, PullChecks, PullMergeStore, PullMergeService, PullsLifecycle],
+  providers: [PullRequestStore, PullsService, PullHeads, PullChecks, PullMergeStore, PullMergeService, PullServerPushes, PullUpdatesService, PullsLifecycle],
   exports: [PullsService, PullChecks, PullMergeService],
 })
 export class PullsModule implements OnModuleInit {

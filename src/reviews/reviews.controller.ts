@@ -15,6 +15,7 @@ import {
   SubmitPullReviewOptions,
 } from './review.options';
 import { PullReviewCommentWire, PullReviewWire } from './review.wire';
+import { ReviewRequestsService } from './review-requests.service';
 import { REVIEW_DISMISSAL_REFUSED, ReviewsService } from './reviews.service';
 
 const identity = <T>(item: T) => item;
@@ -23,7 +24,10 @@ const identity = <T>(item: T) => item;
 @ApiTags('repository')
 @Controller()
 export class ReviewsController {
-  constructor(private readonly reviews: ReviewsService) {}
+  constructor(
+    private readonly reviews: ReviewsService,
+    private readonly requests: ReviewRequestsService,
+  ) {}
 
   @Get('repos/:owner/:repo/pulls/:index/reviews')
   @Public('repository')
@@ -185,7 +189,7 @@ export class ReviewsController {
   @ApiCreatedResponse({ type: [PullReviewWire], description: 'PullReviewList' })
   @ApiErrors(401, 403, 404, 422)
   async request(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<PullReviewWire[]> {
-    return this.reviews.request(target, index, await bindOption(body, PullReviewRequestOptions));
+    return this.requests.request(target, index, await bindOption(body, PullReviewRequestOptions));
   }
 
   @Delete('repos/:owner/:repo/pulls/:index/requested_reviewers')
@@ -198,6 +202,6 @@ export class ReviewsController {
   @ApiNoContentResponse({ description: 'empty' })
   @ApiErrors(401, 403, 404, 422)
   async unrequest(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @DeferredBody() body: LazyBody): Promise<void> {
-    return this.reviews.unrequest(target, index, await bindOption(body, PullReviewRequestOptions));
+    return this.requests.unrequest(target, index, await bindOption(body, PullReviewRequestOptions));
   }
 }

@@ -7,6 +7,8 @@ import { PullsModule } from '../pulls/pulls.module';
 import { PullsService } from '../pulls/pulls.service';
 import { ReposModule } from '../repos/repos.module';
 import { UsersModule } from '../users/users.module';
+import { ReviewRequestsService } from './review-requests.service';
+import { ReviewStates } from './review-states';
 import { ReviewStore } from './review.store';
 import { ReviewsController } from './reviews.controller';
 import { ReviewsService } from './reviews.service';
@@ -15,21 +17,21 @@ import { ReviewsService } from './reviews.service';
 @Module({
   imports: [UsersModule, ReposModule, AccessModule, ContentModule, GitModule, IssuesModule, PullsModule],
   controllers: [ReviewsController],
-  providers: [ReviewStore, ReviewsService],
+  providers: [ReviewStore, ReviewsService, ReviewRequestsService, ReviewStates],
   exports: [ReviewsService],
 })
 export class ReviewsModule implements OnModuleInit {
   constructor(
-    private readonly reviews: ReviewsService,
+    private readonly states: ReviewStates,
     private readonly pulls: PullsService,
   ) {}
 
   onModuleInit(): void {
     this.pulls.useReviews({
-      summaries: (issueIds, tx) => this.reviews.summaries(issueIds, tx),
-      mergeReviews: (issueId) => this.reviews.mergeReviews(issueId),
-      headMoved: (target, row, oldHead, newHead) => this.reviews.headMoved(target, row, oldHead, newHead),
-      deleted: (tx, issueId) => this.reviews.deleted(tx, issueId),
+      summaries: (issueIds, tx) => this.states.summaries(issueIds, tx),
+      mergeReviews: (issueId) => this.states.mergeReviews(issueId),
+      headMoved: (target, row, oldHead, newHead) => this.states.headMoved(target, row, oldHead, newHead),
+      deleted: (tx, issueId) => this.states.deleted(tx, issueId),
     });
   }
 }

@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { assertAcceptsWrites } from '../access/access-policy';
-import type { MergeReview } from '../access/branch-merge';
 import { BranchProtections } from '../access/branch-protection-policy';
-import { assertMayDeleteReview, assertMayDeleteReviewComment, assertValidReviewRequest } from '../access/pull-rules';
-import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { assertMayDeleteReview, assertMayDeleteReviewComment } from '../access/pull-rules';
+import type { RepositoryTarget } from '../access/repository-policy';
 import { AuthContext } from '../auth/auth-context';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
@@ -15,33 +13,26 @@ import { Transactions } from '../database/transactions';
 import { RepositoryEvents } from '../events/repository-events';
 import { GitCompare } from '../git/git-compare';
 import { GitRefs } from '../git/git-refs';
-import type { IssueEntity } from '../issues/issue.entity';
 import { IssueTimeline } from '../issues/issue-timeline';
 import { pullHeadRef } from '../pulls/pull-checks';
 import { PullMergeService } from '../pulls/pull-merge.service';
-import type { PullReviewSummary } from '../pulls/pull-review-hooks';
 import type { PullRow } from '../pulls/pull-request.store';
 import { PullsService } from '../pulls/pulls.service';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { GHOST_USER_ID, systemUser } from '../users/system-users';
 import { UserAccounts } from '../users/user-accounts';
-import type { UserEntity } from '../users/user.entity';
 import { toUserWire } from '../users/user.mapper';
 import { cutDiffAroundLine } from './diff-hunk';
 import { ReviewCommentEntity, ReviewEntity, ReviewType } from './review.entity';
 import { reviewTypeOf, toPullReviewCommentWire, toPullReviewWire } from './review.mapper';
-import type {
-  CreatePullReviewCommentOptions,
-  CreatePullReviewOptions,
-  DismissPullReviewOptions,
-  PullReviewRequestOptions,
-  SubmitPullReviewOptions,
-} from './review.options';
+import type { CreatePullReviewCommentOptions, CreatePullReviewOptions, DismissPullReviewOptions, SubmitPullReviewOptions } from './review.options';
 import { ReviewStore } from './review.store';
 import type { PullReviewCommentWire, PullReviewWire } from './review.wire';
 
-// One cohesive thing, kept whole though long: Forgejo's review rules (who may review, what a review's type
-// does to the reviewer's earlier reviews and requests, when it is official or stale), read in one order.
+// One cohesive thing, kept whole though long: giving and reading reviews under Forgejo's rules (what a review's
+// type does to the reviewer's earlier reviews and requests, when it is official or stale), read in one order.
+// Requests for reviews (review-requests.service.ts) and what pull requests ask of reviews (review-states.ts)
+// live beside it.
 
 /** The webhook event type of a given review, by its type. */
 const REVIEW_HOOK_EVENTS: Partial<Record<ReviewType, string>> = {
@@ -49,9 +40,6 @@ const REVIEW_HOOK_EVENTS: Partial<Record<ReviewType, string>> = {
   [ReviewType.Reject]: 'pull_request_review_rejected',
   [ReviewType.Comment]: 'pull_request_review_comment',
 };
-
-/** Forgejo's text when a push dismisses approvals under `dismiss_stale_approvals`. */
-export const STALE_DISMISSAL_MESSAGE = 'New commits pushed, approval review dismissed automatically according to repository settings';
 
 /** A line comment of a new review, as checked. */
 interface LineComment {
@@ -62,7 +50,7 @@ interface LineComment {
 }
 
 /** A pull request and what its reviews are judged against. */
-interface Place {
+export interface ReviewPlace {
   row: PullRow;
   pullHtml: string;
 }
@@ -74,7 +62,7 @@ export const REVIEW_DISMISSAL_REFUSED = 'Must be repo admin';
  * Reviews of pull requests (docs/pull-requests.md, "Reviews"): readers of the pull request review it; a writer's
  * (or, under a rule with an approvals whitelist, a listed user's) approval or rejection is official; a new
  * approval or rejection dismisses the reviewer's earlier ones and answers their open request. A push that changes
- * the diff makes earlier reviews stale. The merge rules count them through `mergeReviews`.
+ * the diff makes earlier reviews stale, and the merge rules count them (ReviewStates).
  */
 @Injectable()
 export class ReviewsService {
@@ -84,7 +72,6 @@ export class ReviewsService {
     private readonly timeline: IssueTimeline,
     private readonly merges: PullMergeService,
     private readonly protections: BranchProtections,
-    private readonly policy: RepositoryPolicy,
     private readonly content: ContentRepositories,
     private readonly compare: GitCompare,
     private readonly refs: GitRefs,
@@ -226,199 +213,6 @@ export class ReviewsService {
     return (await this.wires(target, place, [stored]))[0];
   }
 
-  // Review requests.
-
-  /** POST …/requested_reviewers: 201 with the requests made (a user already asked is not asked again). */
-  async request(target: RepositoryTarget, rawIndex: string, option: PullReviewRequestOptions): Promise<PullReviewWire[]> {
-    const made = await this.changeRequests(target, rawIndex, option, true);
-    const place = await this.place(target, rawIndex);
-    return this.wires(target, place, made);
-  }
-
-  /** DELETE …/requested_reviewers: 204. */
-  async unrequest(target: RepositoryTarget, rawIndex: string, option: PullReviewRequestOptions): Promise<void> {
-    await this.changeRequests(target, rawIndex, option, false);
-  }
-
-  /**
-   * The routes admitted signed-in readers; as Forgejo, the body (422), the pull request and the reviewers (404)
-   * and each request's validity (422) come first. An archived repository refuses the change only then (423).
-   */
-  private async changeRequests(target: RepositoryTarget, rawIndex: string, option: PullReviewRequestOptions, add: boolean): Promise<ReviewEntity[]> {
-    const place = await this.place(target, rawIndex);
-    const reviewers: UserEntity[] = [];
-    for (const name of option.reviewers ?? []) {
-      const reviewer = name.includes('@') ? await this.userByEmail(name) : await this.users.byName(name);
-      if (!reviewer) throw new NotFoundError(`User '${name}' not exist`);
-      const latest = await this.store.latestOf(place.row.issue.id, reviewer.id);
-      await assertValidReviewRequest(
-        target,
-        place.row.issue,
-        {
-          user: reviewer,
-          permission: () => this.policy.permission(new AuthContext(reviewer, 'password', null), target.repo, target.owner),
-          latest: latest ? { requested: latest.type === ReviewType.Request, reviewerId: latest.reviewerId } : null,
-        },
-        add,
-      );
-      reviewers.push(reviewer);
-    }
-    // Requests of teams are not kept yet: refused before anything changes rather than dropped unsaid (Forgejo reads
-    // `team_reviewers` only for an organisation's repository; elsewhere they are ignored, as there).
-    if (target.owner.isOrganization && (option.team_reviewers ?? []).length > 0) throw new InvalidInputError('review requests of teams are not supported');
-    assertAcceptsWrites(target.repo, target.owner);
-    const made: ReviewEntity[] = [];
-    for (const reviewer of reviewers) {
-      const review = await this.transactions.run(async (tx) => {
-        const latest = await this.store.latestOf(place.row.issue.id, reviewer.id, tx);
-        if (add) {
-          if (latest?.type === ReviewType.Request) return null;
-          if (latest && (place.row.issue.isClosed || place.row.pull.hasMerged)) throw new ForbiddenError('cannot request a re-review on a closed or merged PR');
-          const official = await this.protections.isOfficialReviewer(target.repo, target.owner, reviewer, place.row.pull.baseBranch);
-          if (official) await this.store.clearOfficial(tx, place.row.issue.id, reviewer.id);
-          const now = this.clock.nowUnix();
-          const inserted = await this.store.insert(tx, {
-            type: ReviewType.Request,
-            reviewerId: reviewer.id,
-            reviewerTeamId: 0,
-            issueId: place.row.issue.id,
-            repoId: target.repo.id,
-            content: '',
-            official,
-            commitId: '',
-            stale: false,
-            dismissed: false,
-            createdUnix: now,
-            updatedUnix: now,
-          });
-          await this.timeline.reviewRequested(tx, place.row.issue, target.viewer.user!.id, reviewer.id, inserted.id, false);
-          await this.recordRequest(tx, target, place.row.issue, reviewer, 'review_requested');
-          return inserted;
-        }
-        if (!latest || latest.type !== ReviewType.Request) return null;
-        await this.store.delete(tx, latest.id);
-        if (await this.protections.isOfficialReviewer(target.repo, target.owner, reviewer, place.row.pull.baseBranch))
-          await this.restoreOfficial(tx, place.row.issue.id, reviewer.id);
-        await this.timeline.reviewRequested(tx, place.row.issue, target.viewer.user!.id, reviewer.id, 0, true);
-        await this.recordRequest(tx, target, place.row.issue, reviewer, 'review_request_removed');
-        return null;
-      });
-      if (review) made.push(review);
-    }
-    this.events.committed();
-    return made;
-  }
-
-  private async recordRequest(
-    tx: EntityManager,
-    target: RepositoryTarget,
-    issue: IssueEntity,
-    reviewer: UserEntity,
-    action: 'review_requested' | 'review_request_removed',
-  ): Promise<void> {
-    await this.pulls.recordEvent(tx, target, issue, {
-      action,
-      hookEvent: 'pull_request_review_request',
-      requestedReviewer: toUserWire(reviewer, AuthContext.anonymous(), this.siteUrls),
-    });
-  }
-
-  // What pull requests ask of reviews (PullReviewHooks).
-
-  /** Per pull request issue: Forgejo's `requested_reviewers` and `review_comments`. */
-  async summaries(issueIds: number[], tx?: EntityManager): Promise<Map<number, PullReviewSummary>> {
-    const result = new Map<number, PullReviewSummary>();
-    const reviews = await this.store.ofIssues(issueIds, tx);
-    const latest = new Map<number, Map<number, ReviewEntity>>();
-    const given = new Map<number, number>();
-    for (const review of reviews) {
-      if (review.type === ReviewType.Approve || review.type === ReviewType.Reject || review.type === ReviewType.Comment)
-        given.set(review.issueId, (given.get(review.issueId) ?? 0) + 1);
-      // Each user's latest undismissed approval, rejection or request, in the order they were last changed.
-      if (review.reviewerTeamId !== 0 || review.dismissed) continue;
-      if (review.type !== ReviewType.Approve && review.type !== ReviewType.Reject && review.type !== ReviewType.Request) continue;
-      const ofIssue = latest.get(review.issueId) ?? new Map<number, ReviewEntity>();
-      ofIssue.set(review.reviewerId, review);
-      latest.set(review.issueId, ofIssue);
-    }
-    const userIds = [...new Set([...latest.values()].flatMap((byUser) => [...byUser.keys()]))];
-    const users = new Map((await this.users.byIds(userIds, tx)).map((user) => [user.id, user]));
-    const anonymous = AuthContext.anonymous();
-    for (const issueId of issueIds) {
-      const chosen = [...(latest.get(issueId)?.values() ?? [])].sort((a, b) => a.updatedUnix - b.updatedUnix || a.id - b.id);
-      const requested = chosen.map((review) => users.get(review.reviewerId)).filter((user): user is UserEntity => user !== undefined);
-      result.set(issueId, {
-        requestedReviewers: requested.length > 0 ? requested.map((user) => toUserWire(user, anonymous, this.siteUrls)) : null,
-        requestedTeams: null,
-        reviewComments: given.get(issueId) ?? 0,
-      });
-    }
-    return result;
-  }
-
-  /** The reviews the merge rules count (branch-merge.ts): given ones and open requests. */
-  async mergeReviews(issueId: number): Promise<MergeReview[]> {
-    const kinds: Partial<Record<ReviewType, MergeReview['type']>> = {
-      [ReviewType.Approve]: 'approve',
-      [ReviewType.Reject]: 'reject',
-      [ReviewType.Request]: 'request',
-      [ReviewType.Comment]: 'comment',
-    };
-    return (await this.store.ofIssues([issueId]))
-      .filter((review) => kinds[review.type] !== undefined)
-      .map((review) => ({ type: kinds[review.type]!, official: review.official, dismissed: review.dismissed, stale: review.stale }));
-  }
-
-  /**
-   * The head moved: when the diff changed, every earlier review is stale and, under a rule dismissing stale
-   * approvals, the approvals are dismissed; reviews made on the new head are not stale.
-   */
-  async headMoved(target: RepositoryTarget, row: PullRow, oldHead: string, newHead: string): Promise<void> {
-    const dir = this.content.open(target).dir;
-    const changed = await this.content.withGit(async () => {
-      const base = await this.refs.resolveCommit(dir, `refs/heads/${row.pull.baseBranch}`);
-      const mergeBase = base ? await this.compare.mergeBase(dir, base, newHead) : null;
-      if (!mergeBase || !oldHead) return true;
-      return this.compare.contentChanged(dir, newHead, oldHead, mergeBase);
-    });
-    const dismiss = changed && (await this.protections.dismissesStaleApprovals(target.repo.id, row.pull.baseBranch));
-    const outdated = await this.outdatedComments(dir, row.issue.id, newHead);
-    await this.transactions.run(async (tx) => {
-      await this.store.markOutdated(tx, outdated);
-      if (changed) await this.store.markStale(tx, row.issue.id, newHead);
-      else await this.store.markFresh(tx, row.issue.id, newHead);
-      if (!dismiss) return;
-      for (const approval of await this.store.approvals(row.issue.id, tx)) {
-        await this.store.update(tx, approval.id, { dismissed: true });
-        await this.timeline.reviewDismissed(tx, row.issue, target.viewer.user?.id ?? 0, approval.id, STALE_DISMISSAL_MESSAGE);
-      }
-    });
-  }
-
-  /**
-   * Line comments the new head outdates, as Forgejo finds them: the line is gone, or git blames it on another
-   * commit than the one the comment was made on. Outdated comments leave the review's comment list.
-   */
-  private async outdatedComments(dir: string, issueId: number, newHead: string): Promise<number[]> {
-    const comments = await this.store.currentCommentsOfIssue(issueId);
-    if (comments.length === 0) return [];
-    return this.content.withGit(async () => {
-      const outdated: number[] = [];
-      for (const comment of comments) {
-        const line = Math.abs(comment.line);
-        // A comment on no line (or no path) sits on nothing a push can move.
-        if (line === 0 || comment.path === '') continue;
-        const blamed = await this.compare.blameLine(dir, newHead, comment.path, line);
-        if (blamed === null || (comment.commitSha !== '' && blamed !== comment.commitSha)) outdated.push(comment.id);
-      }
-      return outdated;
-    });
-  }
-
-  deleted(tx: EntityManager, issueId: number): Promise<void> {
-    return this.store.deleteOfIssue(tx, issueId);
-  }
-
   deleteOfRepository(tx: EntityManager, repoId: number): Promise<void> {
     return this.store.deleteOfRepository(tx, repoId);
   }
@@ -447,7 +241,7 @@ export class ReviewsService {
    */
   private async submit(
     target: RepositoryTarget,
-    place: Place,
+    place: ReviewPlace,
     type: ReviewType,
     body: string,
     commitId: string,
@@ -567,7 +361,7 @@ export class ReviewsService {
   }
 
   /** A reviewer's latest approval, rejection or request is official again once a later official one goes. */
-  private async restoreOfficial(tx: EntityManager, issueId: number, reviewerId: number): Promise<void> {
+  async restoreOfficial(tx: EntityManager, issueId: number, reviewerId: number): Promise<void> {
     const latest = await this.store.latestOf(issueId, reviewerId, tx);
     if (latest) await this.store.update(tx, latest.id, { official: true });
   }
@@ -575,14 +369,14 @@ export class ReviewsService {
   // Lookups.
 
   /** The pull request of the route (whose door answered 404 unless the caller reads pull requests and code). */
-  private async place(target: RepositoryTarget, rawIndex: string): Promise<Place> {
+  async place(target: RepositoryTarget, rawIndex: string): Promise<ReviewPlace> {
     const row = await this.pulls.find(target, rawIndex);
     const pullHtml = `${repositoryUrls(target.owner, target.repo, this.siteUrls).html}/pulls/${row.issue.repoIndex}`;
     return { row, pullHtml };
   }
 
   /** Forgejo's prepareSingleReview: the review of this pull request; another's pending one is 404 but to admins. */
-  private async single(target: RepositoryTarget, rawIndex: string, rawId: string): Promise<{ place: Place; review: ReviewEntity }> {
+  private async single(target: RepositoryTarget, rawIndex: string, rawId: string): Promise<{ place: ReviewPlace; review: ReviewEntity }> {
     const place = await this.place(target, rawIndex);
     const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : 0;
     const review = id > 0 ? await this.store.byId(id) : null;
@@ -608,12 +402,8 @@ export class ReviewsService {
     return found ?? row.pull.headCommitId;
   }
 
-  private async userByEmail(email: string): Promise<UserEntity | null> {
-    const id = await this.users.emailOwnerId(email);
-    return id === null ? null : this.users.byId(id);
-  }
-
-  private async wires(target: RepositoryTarget, place: Place, reviews: ReviewEntity[]): Promise<PullReviewWire[]> {
+  /** The JSON of reviews of one pull request, for the target's viewer. */
+  async wires(target: RepositoryTarget, place: ReviewPlace, reviews: ReviewEntity[]): Promise<PullReviewWire[]> {
     const users = new Map((await this.users.byIds([...new Set(reviews.map((review) => review.reviewerId))])).map((user) => [user.id, user]));
     const counts = await this.store.commentCounts(reviews.map((review) => review.id));
     const entries = await this.timeline.reviewEntryIds(reviews.map((review) => review.id));
@@ -633,7 +423,12 @@ export class ReviewsService {
     );
   }
 
-  private async commentWires(target: RepositoryTarget, place: Place, review: ReviewEntity, comments: ReviewCommentEntity[]): Promise<PullReviewCommentWire[]> {
+  private async commentWires(
+    target: RepositoryTarget,
+    place: ReviewPlace,
+    review: ReviewEntity,
+    comments: ReviewCommentEntity[],
+  ): Promise<PullReviewCommentWire[]> {
     const ids = [...new Set(comments.flatMap((comment) => [comment.posterId, comment.resolverId]).filter((id) => id > 0))];
     const users = new Map((await this.users.byIds(ids)).map((user) => [user.id, user]));
     const ghost = systemUser(GHOST_USER_ID)!;

@@ -1,0 +1,145 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { assertAcceptsWrites } from '../access/access-policy';
+import { BranchProtections } from '../access/branch-protection-policy';
+import { assertValidReviewRequest } from '../access/pull-rules';
+import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { AuthContext } from '../auth/auth-context';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { SiteUrls } from '../common/site-urls';
+import { Clock } from '../common/time';
+import { Transactions } from '../database/transactions';
+import { RepositoryEvents } from '../events/repository-events';
+import type { IssueEntity } from '../issues/issue.entity';
+import { IssueTimeline } from '../issues/issue-timeline';
+import { PullsService } from '../pulls/pulls.service';
+import { UserAccounts } from '../users/user-accounts';
+import type { UserEntity } from '../users/user.entity';
+import { toUserWire } from '../users/user.mapper';
+import { ReviewEntity, ReviewType } from './review.entity';
+import type { PullReviewRequestOptions } from './review.options';
+import { ReviewStore } from './review.store';
+import type { PullReviewWire } from './review.wire';
+import { ReviewsService } from './reviews.service';
+
+/**
+ * Requests for reviews of a pull request (POST and DELETE …/requested_reviewers): a request is a review of type
+ * `request` of the user asked, official when their approval would be, answered by their next review; Forgejo's
+ * IsValidReviewRequest decides who may ask whom (access/pull-rules.ts).
+ */
+@Injectable()
+export class ReviewRequestsService {
+  constructor(
+    private readonly reviews: ReviewsService,
+    private readonly store: ReviewStore,
+    private readonly pulls: PullsService,
+    private readonly timeline: IssueTimeline,
+    private readonly protections: BranchProtections,
+    private readonly policy: RepositoryPolicy,
+    private readonly users: UserAccounts,
+    private readonly transactions: Transactions,
+    private readonly events: RepositoryEvents,
+    private readonly clock: Clock,
+    private readonly siteUrls: SiteUrls,
+  ) {}
+
+  /** POST …/requested_reviewers: 201 with the requests made (a user already asked is not asked again). */
+  async request(target: RepositoryTarget, rawIndex: string, option: PullReviewRequestOptions): Promise<PullReviewWire[]> {
+    const made = await this.changeRequests(target, rawIndex, option, true);
+    const place = await this.reviews.place(target, rawIndex);
+    return this.reviews.wires(target, place, made);
+  }
+
+  /** DELETE …/requested_reviewers: 204. */
+  async unrequest(target: RepositoryTarget, rawIndex: string, option: PullReviewRequestOptions): Promise<void> {
+    await this.changeRequests(target, rawIndex, option, false);
+  }
+
+  /**
+   * The routes admitted signed-in readers; as Forgejo, the body (422), the pull request and the reviewers (404)
+   * and each request's validity (422) come first. An archived repository refuses the change only then (423).
+   */
+  private async changeRequests(target: RepositoryTarget, rawIndex: string, option: PullReviewRequestOptions, add: boolean): Promise<ReviewEntity[]> {
+    const place = await this.reviews.place(target, rawIndex);
+    const reviewers: UserEntity[] = [];
+    for (const name of option.reviewers ?? []) {
+      const reviewer = name.includes('@') ? await this.userByEmail(name) : await this.users.byName(name);
+      if (!reviewer) throw new NotFoundError(`User '${name}' not exist`);
+      const latest = await this.store.latestOf(place.row.issue.id, reviewer.id);
+      await assertValidReviewRequest(
+        target,
+        place.row.issue,
+        {
+          user: reviewer,
+          permission: () => this.policy.permission(new AuthContext(reviewer, 'password', null), target.repo, target.owner),
+          latest: latest ? { requested: latest.type === ReviewType.Request, reviewerId: latest.reviewerId } : null,
+        },
+        add,
+      );
+      reviewers.push(reviewer);
+    }
+    // Requests of teams are not kept yet: refused before anything changes rather than dropped unsaid (Forgejo reads
+    // `team_reviewers` only for an organisation's repository; elsewhere they are ignored, as there).
+    if (target.owner.isOrganization && (option.team_reviewers ?? []).length > 0) throw new InvalidInputError('review requests of teams are not supported');
+    assertAcceptsWrites(target.repo, target.owner);
+    const made: ReviewEntity[] = [];
+    for (const reviewer of reviewers) {
+      const review = await this.transactions.run(async (tx) => {
+        const latest = await this.store.latestOf(place.row.issue.id, reviewer.id, tx);
+        if (add) {
+          if (latest?.type === ReviewType.Request) return null;
+          if (latest && (place.row.issue.isClosed || place.row.pull.hasMerged)) throw new ForbiddenError('cannot request a re-review on a closed or merged PR');
+          const official = await this.protections.isOfficialReviewer(target.repo, target.owner, reviewer, place.row.pull.baseBranch);
+          if (official) await this.store.clearOfficial(tx, place.row.issue.id, reviewer.id);
+          const now = this.clock.nowUnix();
+          const inserted = await this.store.insert(tx, {
+            type: ReviewType.Request,
+            reviewerId: reviewer.id,
+            reviewerTeamId: 0,
+            issueId: place.row.issue.id,
+            repoId: target.repo.id,
+            content: '',
+            official,
+            commitId: '',
+            stale: false,
+            dismissed: false,
+            createdUnix: now,
+            updatedUnix: now,
+          });
+          await this.timeline.reviewRequested(tx, place.row.issue, target.viewer.user!.id, reviewer.id, inserted.id, false);
+          await this.recordRequest(tx, target, place.row.issue, reviewer, 'review_requested');
+          return inserted;
+        }
+        if (!latest || latest.type !== ReviewType.Request) return null;
+        await this.store.delete(tx, latest.id);
+        if (await this.protections.isOfficialReviewer(target.repo, target.owner, reviewer, place.row.pull.baseBranch))
+          await this.reviews.restoreOfficial(tx, place.row.issue.id, reviewer.id);
+        await this.timeline.reviewRequested(tx, place.row.issue, target.viewer.user!.id, reviewer.id, 0, true);
+        await this.recordRequest(tx, target, place.row.issue, reviewer, 'review_request_removed');
+        return null;
+      });
+      if (review) made.push(review);
+    }
+    this.events.committed();
+    return made;
+  }
+
+  private async recordRequest(
+    tx: EntityManager,
+    target: RepositoryTarget,
+    issue: IssueEntity,
+    reviewer: UserEntity,
+    action: 'review_requested' | 'review_request_removed',
+  ): Promise<void> {
+    await this.pulls.recordEvent(tx, target, issue, {
+      action,
+      hookEvent: 'pull_request_review_request',
+      requestedReviewer: toUserWire(reviewer, AuthContext.anonymous(), this.siteUrls),
+    });
+  }
+
+  private async userByEmail(email: string): Promise<UserEntity | null> {
+    const id = await this.users.emailOwnerId(email);
+    return id === null ? null : this.users.byId(id);
+  }
+}
