@@ -187,12 +187,12 @@ export class ReleaseAttachmentsService implements OnModuleInit {
 
   /**
    * PATCH …/assets/{id}: Forgejo answers 201 with the renamed attachment; `browser_download_url` changes the
-   * link of an external asset only (400 for a stored file or a link that is not http(s)).
+   * link of an external asset only (400 for a stored file or a link that is not http(s)). Order (Forgejo): the
+   * route's write 403, body 422 (the controller's binding), then the release and the attachment (404).
    */
-  async edit(target: RepositoryTarget, releaseId: number, id: number, bind: () => Promise<EditAttachmentOption>): Promise<AttachmentWire> {
+  async edit(target: RepositoryTarget, releaseId: number, id: number, option: EditAttachmentOption): Promise<AttachmentWire> {
     const found = await this.releases.writable(target, releaseId);
     const attachment = await this.attachmentOf(found.release, id);
-    const option = await bind();
     const changes: Partial<AttachmentEntity> = {};
     if (option.name) changes.name = option.name;
     if (option.browser_download_url) {

@@ -3,8 +3,7 @@ import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, 
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { AuthenticatedLater, Public } from '../auth/route-auth';
-import { bindOption } from '../http/body-binding';
-import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
+import { Body } from '../http/body-guard';
 import { NotFoundError } from '../common/errors';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
@@ -54,13 +53,12 @@ export class ReleasesController {
   @Post('repos/:owner/:repo/releases')
   @AuthenticatedLater('repository')
   @RepositoryRoute({ unit: 'repo.releases', mode: 'write', message: RELEASE_WRITE_REFUSED })
-  @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateRelease', summary: 'Create a release' })
   @ApiBody({ type: CreateReleaseOption })
   @ApiCreatedResponse({ type: ReleaseWire })
   @ApiErrors(404, 409, 413, 422)
-  create(@TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<ReleaseWire> {
-    return this.releases.create(target, () => bindOption(body, CreateReleaseOption));
+  create(@TargetRepository() target: RepositoryTarget, @Body() option: CreateReleaseOption): Promise<ReleaseWire> {
+    return this.releases.create(target, option);
   }
 
   @Get('repos/:owner/:repo/releases/latest')
@@ -110,13 +108,12 @@ export class ReleasesController {
   @Patch('repos/:owner/:repo/releases/:id')
   @AuthenticatedLater('repository')
   @RepositoryRoute({ unit: 'repo.releases', mode: 'write', message: RELEASE_WRITE_REFUSED })
-  @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoEditRelease', summary: 'Update a release' })
   @ApiBody({ type: EditReleaseOption })
   @ApiOkResponse({ type: ReleaseWire })
   @ApiErrors(404, 409, 422)
-  edit(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<ReleaseWire> {
-    return this.releases.edit(target, idParam(id), () => bindOption(body, EditReleaseOption));
+  edit(@TargetRepository() target: RepositoryTarget, @Param('id') id: string, @Body() option: EditReleaseOption): Promise<ReleaseWire> {
+    return this.releases.edit(target, idParam(id), option);
   }
 
   @Delete('repos/:owner/:repo/releases/:id')
@@ -185,7 +182,6 @@ export class ReleasesController {
   @AuthenticatedLater('repository')
   @RepositoryRoute({ unit: 'repo.releases', mode: 'write', message: RELEASE_WRITE_REFUSED })
   @HttpCode(201)
-  @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoEditReleaseAttachment', summary: 'Edit a release attachment' })
   @ApiBody({ type: EditAttachmentOption })
   @ApiCreatedResponse({ type: AttachmentWire })
@@ -194,9 +190,9 @@ export class ReleasesController {
     @TargetRepository() target: RepositoryTarget,
     @Param('id') id: string,
     @Param('attachment_id') attachmentId: string,
-    @DeferredBody() body: LazyBody,
+    @Body() option: EditAttachmentOption,
   ): Promise<AttachmentWire> {
-    return this.attachments.edit(target, idParam(id), idParam(attachmentId), () => bindOption(body, EditAttachmentOption));
+    return this.attachments.edit(target, idParam(id), idParam(attachmentId), option);
   }
 
   @Delete('repos/:owner/:repo/releases/:id/assets/:attachment_id')

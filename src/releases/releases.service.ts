@@ -117,14 +117,14 @@ export class ReleasesService {
   }
 
   /**
-   * POST /repos/{owner}/{repo}/releases. Order (Forgejo): repository 404, sign-in 401, write 403, quota
-   * `size:repos:all` 413, body 422, empty repository 422, existing release 409, then the tag and the row.
+   * POST /repos/{owner}/{repo}/releases. Order (Forgejo): repository 404, sign-in 401, write 403 (the route),
+   * body 422 (the controller's binding), quota `size:repos:all` 413, empty repository 422, existing release 409,
+   * then the tag and the row.
    */
-  async create(target: RepositoryTarget, bind: () => Promise<CreateReleaseOption>): Promise<ReleaseWire> {
+  async create(target: RepositoryTarget, option: CreateReleaseOption): Promise<ReleaseWire> {
     const viewer = target.viewer;
     const place = await this.writableRepository(target);
     await this.quota.assertCanWrite(place.owner, 'size:repos:all');
-    const option = await bind();
     if (place.repo.isEmpty) throw new InvalidInputError('repo is empty');
     if (!isValidTagName(option.tag_name)) throw new InvalidInputError('[TagName]: GitRefName');
     if (await this.releases.findByTag(place.repo.id, option.tag_name)) throw releaseExists(option.tag_name);
@@ -160,11 +160,13 @@ export class ReleasesService {
     return this.wire(viewer, place, release);
   }
 
-  /** PATCH /repos/{owner}/{repo}/releases/{id}: publishing a draft creates its tag when missing. */
-  async edit(target: RepositoryTarget, id: number, bind: () => Promise<EditReleaseOption>): Promise<ReleaseWire> {
+  /**
+   * PATCH /repos/{owner}/{repo}/releases/{id}: publishing a draft creates its tag when missing. Order (Forgejo):
+   * the route's write 403, body 422 (the controller's binding), then the release (404).
+   */
+  async edit(target: RepositoryTarget, id: number, option: EditReleaseOption): Promise<ReleaseWire> {
     const viewer = target.viewer;
     const found = await this.writable(target, id);
-    const option = await bind();
     const { release } = found;
     const changes: Partial<ReleaseEntity> = {};
     if (option.tag_name && option.tag_name !== release.tagName) {
