@@ -61,7 +61,9 @@ const KNOWN_EVENTS = new Set([
 /** Which hooks a route manages: a repository's, an organisation's, the caller's own, or the system's. */
 export type HookPlace = { kind: 'repository'; target: RepositoryTarget } | { kind: 'organization'; org: string } | { kind: 'user' } | { kind: 'system' };
 
-interface ResolvedPlace {
+/** A place whose door admitted the caller (HooksService.admit): the hooks it holds, and the repository of a repository's. */
+export interface AdmittedPlace {
+  place: HookPlace;
   scope: HookScope;
   repository?: { repo: RepositoryEntity; owner: UserEntity };
 }
@@ -92,33 +94,33 @@ export class HooksService {
     private readonly claims: Claims,
   ) {}
 
-  /** Order: the repository or organisation (404) → sign-in (401) → the right to manage hooks there (403). */
-  async resolve(viewer: AuthContext, place: HookPlace): Promise<ResolvedPlace> {
+  /** Every hook route's door, before its body (as Forgejo): repository or organisation 404 → sign-in 401 → manager 403. */
+  async admit(viewer: AuthContext, place: HookPlace): Promise<AdmittedPlace> {
     switch (place.kind) {
       case 'repository': {
         // The route admitted repository admins only (REPOSITORY_HOOKS_REFUSED).
         const { repo, owner } = place.target;
-        return { scope: { kind: 'repository', repoId: repo.id }, repository: { repo, owner } };
+        return { place, scope: { kind: 'repository', repoId: repo.id }, repository: { repo, owner } };
       }
       case 'organization': {
         const org = await this.users.byName(place.org);
         if (!org || !org.isOrganization) throw new NotFoundError();
         requireSignedIn(viewer);
         if (!(await this.organizationPolicy.isOwner(viewer, org.id))) throw new ForbiddenError('must be an organization owner');
-        return { scope: { kind: 'owner', ownerId: org.id } };
+        return { place, scope: { kind: 'owner', ownerId: org.id } };
       }
       case 'user':
         requireSignedIn(viewer);
-        return { scope: { kind: 'owner', ownerId: viewer.user.id } };
+        return { place, scope: { kind: 'owner', ownerId: viewer.user.id } };
       case 'system':
         requireSignedIn(viewer);
         if (!viewer.isAdmin) throw new ForbiddenError('user should be the site admin');
-        return { scope: { kind: 'system' } };
+        return { place, scope: { kind: 'system' } };
     }
   }
 
   async list(viewer: AuthContext, place: HookPlace, page: PageQuery): Promise<Page<HookWire>> {
-    const { scope } = await this.resolve(viewer, place);
+    const { scope } = await this.admit(viewer, place);
     const found = await this.store.list(scope, page);
     return { items: found.items.map(toHookWire), total: found.total };
   }
@@ -127,9 +129,8 @@ export class HooksService {
     return toHookWire(await this.hook(viewer, place, id));
   }
 
-  async create(viewer: AuthContext, place: HookPlace, bind: () => Promise<CreateHookOption>): Promise<HookWire> {
-    const { scope } = await this.resolve(viewer, place);
-    const option = await bind();
+  /** POST …/hooks, once the door admitted the caller and the body is bound (the route's answers 401/403/404 come first). */
+  async create({ place, scope }: AdmittedPlace, option: CreateHookOption): Promise<HookWire> {
     if (!HOOK_TYPES.includes(option.type)) throw new InvalidInputError(`Invalid hook type: ${option.type}`);
     const config = stringConfig(option.config);
     for (const name of ['url', 'content_type']) if (config[name] === undefined) throw new InvalidInputError(`Missing config option: ${name}`);
@@ -161,9 +162,9 @@ export class HooksService {
     return toHookWire(hook);
   }
 
-  async edit(viewer: AuthContext, place: HookPlace, id: number, bind: () => Promise<EditHookOption>): Promise<HookWire> {
-    const hook = await this.hook(viewer, place, id);
-    const option = await bind();
+  /** PATCH …/hooks/{id}, once the door admitted the caller and the body is bound: then the hook (404), as Forgejo. */
+  async edit({ place, scope }: AdmittedPlace, id: number, option: EditHookOption): Promise<HookWire> {
+    const hook = await this.hookIn(scope, id);
     const changes: Partial<WebhookEntity> = {};
     if (option.config) {
       const config = stringConfig(option.config);
@@ -200,7 +201,7 @@ export class HooksService {
 
   /** POST …/hooks/{id}/tests: Forgejo's test push (the head commit of `ref`, else the default branch) to this hook. */
   async test(viewer: AuthContext, place: HookPlace & { kind: 'repository' }, id: number, ref: string): Promise<void> {
-    const resolved = await this.resolve(viewer, place);
+    const resolved = await this.admit(viewer, place);
     const hook = await this.store.find(resolved.scope, id);
     if (!hook) throw new NotFoundError();
     const { repo, owner } = resolved.repository!;
@@ -248,7 +249,10 @@ export class HooksService {
   }
 
   private async hook(viewer: AuthContext, place: HookPlace, id: number): Promise<WebhookEntity> {
-    const { scope } = await this.resolve(viewer, place);
+    return this.hookIn((await this.admit(viewer, place)).scope, id);
+  }
+
+  private async hookIn(scope: HookScope, id: number): Promise<WebhookEntity> {
     const hook = Number.isSafeInteger(id) && id > 0 ? await this.store.find(scope, id) : null;
     if (!hook) throw new NotFoundError();
     return hook;
@@ -323,14 +327,8 @@ function chosenEvents(events: string[] | undefined): string {
 
 /** A hook in the audit log by its place and id. */
 function hookTarget(hook: WebhookEntity, place: HookPlace) {
-  const where =
-    place.kind === 'repository'
-      ? `${place.target.owner.name}/${place.target.repo.name}`
-      : place.kind === 'organization'
-        ? place.org
-        : place.kind === 'user'
-          ? 'user'
-          : 'system';
+  // A user's or the system's hooks are named by their kind ('user', 'system').
+  const where = place.kind === 'repository' ? `${place.target.owner.name}/${place.target.repo.name}` : place.kind === 'organization' ? place.org : place.kind;
   return { type: 'hook' as const, id: hook.id, name: `${where}#${hook.id}` };
 }
 

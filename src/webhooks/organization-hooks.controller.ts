@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
-import { Caller, Public } from '../auth/route-auth';
+import { AuthenticatedLater, Caller } from '../auth/route-auth';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
@@ -17,7 +17,7 @@ export class OrganizationHooksController {
   constructor(private readonly hooks: HooksService) {}
 
   @Get('orgs/:org/hooks')
-  @Public('organization')
+  @AuthenticatedLater('organization')
   @ApiOperation({ operationId: 'orgListHooks', summary: "List an organization's webhooks" })
   @ApiPaging()
   @ApiOkResponse({ type: [HookWire] })
@@ -28,18 +28,20 @@ export class OrganizationHooksController {
   }
 
   @Post('orgs/:org/hooks')
-  @Public('organization')
+  @AuthenticatedLater('organization')
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'orgCreateHook', summary: 'Create a hook' })
   @ApiBody({ type: CreateHookOption })
   @ApiCreatedResponse({ type: HookWire })
   @ApiErrors(404, 422)
-  create(@Caller() caller: AuthContext, @Param('org') org: string, @DeferredBody() body: LazyBody): Promise<HookWire> {
-    return this.hooks.create(caller, { kind: 'organization', org }, () => bindOption(body, CreateHookOption));
+  async create(@Caller() caller: AuthContext, @Param('org') org: string, @DeferredBody() body: LazyBody): Promise<HookWire> {
+    // As Forgejo: the organisation (404), sign-in (401) and its ownership (403) before the body (422).
+    const place = await this.hooks.admit(caller, { kind: 'organization', org });
+    return this.hooks.create(place, await bindOption(body, CreateHookOption));
   }
 
   @Get('orgs/:org/hooks/:id')
-  @Public('organization')
+  @AuthenticatedLater('organization')
   @ApiOperation({ operationId: 'orgGetHook', summary: 'Get a hook' })
   @ApiOkResponse({ type: HookWire })
   @ApiErrors(404)
@@ -48,18 +50,20 @@ export class OrganizationHooksController {
   }
 
   @Patch('orgs/:org/hooks/:id')
-  @Public('organization')
+  @AuthenticatedLater('organization')
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'orgEditHook', summary: 'Edit a hook' })
   @ApiBody({ type: EditHookOption })
   @ApiOkResponse({ type: HookWire })
   @ApiErrors(404, 422)
-  edit(@Caller() caller: AuthContext, @Param('org') org: string, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<HookWire> {
-    return this.hooks.edit(caller, { kind: 'organization', org }, Number(id), () => bindOption(body, EditHookOption));
+  async edit(@Caller() caller: AuthContext, @Param('org') org: string, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<HookWire> {
+    // As Forgejo: the organisation (404), sign-in (401) and its ownership (403) before the body (422), then the hook (404).
+    const place = await this.hooks.admit(caller, { kind: 'organization', org });
+    return this.hooks.edit(place, Number(id), await bindOption(body, EditHookOption));
   }
 
   @Delete('orgs/:org/hooks/:id')
-  @Public('organization')
+  @AuthenticatedLater('organization')
   @HttpCode(204)
   @ApiOperation({ operationId: 'orgDeleteHook', summary: 'Delete a hook' })
   @ApiEmpty()
@@ -69,7 +73,7 @@ export class OrganizationHooksController {
   }
 
   @Get('orgs/:org/hooks/:id/deliveries')
-  @Public('organization')
+  @AuthenticatedLater('organization')
   @ApiOperation({ operationId: 'organizationHooksListDeliveries', summary: "List a hook's deliveries, newest first" })
   @ApiPaging()
   @ApiOkResponse({ type: [WebhookDeliveryWire] })
@@ -85,7 +89,7 @@ export class OrganizationHooksController {
   }
 
   @Get('orgs/:org/hooks/:id/deliveries/:uuid')
-  @Public('organization')
+  @AuthenticatedLater('organization')
   @ApiOperation({ operationId: 'organizationHooksGetDelivery', summary: 'Get one delivery of a hook' })
   @ApiOkResponse({ type: WebhookDeliveryWire })
   @ApiErrors(404)
@@ -94,7 +98,7 @@ export class OrganizationHooksController {
   }
 
   @Post('orgs/:org/hooks/:id/deliveries/:uuid/redeliver')
-  @Public('organization')
+  @AuthenticatedLater('organization')
   @ApiOperation({ operationId: 'organizationHooksRedeliver', summary: "Send a delivery's event again, as a new delivery" })
   @ApiCreatedResponse({ type: WebhookDeliveryWire })
   @ApiErrors(404)

@@ -4,8 +4,7 @@ import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@n
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { AuthenticatedLater, Caller } from '../auth/route-auth';
-import { bindOption } from '../http/body-binding';
-import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
+import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, PageQuery, Paging } from '../common/paging';
 import { CreateHookOption, EditHookOption } from './hook.options';
@@ -33,13 +32,12 @@ export class RepositoryHooksController {
   @Post('repos/:owner/:repo/hooks')
   @AuthenticatedLater('repository')
   @RepositoryRoute({ mode: 'admin', message: REPOSITORY_HOOKS_REFUSED })
-  @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateHook', summary: 'Create a hook' })
   @ApiBody({ type: CreateHookOption })
   @ApiCreatedResponse({ type: HookWire })
   @ApiErrors(404, 422)
-  create(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @DeferredBody() body: LazyBody): Promise<HookWire> {
-    return this.hooks.create(caller, { kind: 'repository', target }, () => bindOption(body, CreateHookOption));
+  async create(@Caller() caller: AuthContext, @TargetRepository() target: RepositoryTarget, @Body() option: CreateHookOption): Promise<HookWire> {
+    return this.hooks.create(await this.hooks.admit(caller, { kind: 'repository', target }), option);
   }
 
   @Get('repos/:owner/:repo/hooks/:id')
@@ -55,18 +53,17 @@ export class RepositoryHooksController {
   @Patch('repos/:owner/:repo/hooks/:id')
   @AuthenticatedLater('repository')
   @RepositoryRoute({ mode: 'admin', message: REPOSITORY_HOOKS_REFUSED })
-  @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoEditHook', summary: 'Edit a hook' })
   @ApiBody({ type: EditHookOption })
   @ApiOkResponse({ type: HookWire })
   @ApiErrors(404, 422)
-  edit(
+  async edit(
     @Caller() caller: AuthContext,
     @TargetRepository() target: RepositoryTarget,
     @Param('id') id: string,
-    @DeferredBody() body: LazyBody,
+    @Body() option: EditHookOption,
   ): Promise<HookWire> {
-    return this.hooks.edit(caller, { kind: 'repository', target }, Number(id), () => bindOption(body, EditHookOption));
+    return this.hooks.edit(await this.hooks.admit(caller, { kind: 'repository', target }), Number(id), option);
   }
 
   @Delete('repos/:owner/:repo/hooks/:id')

@@ -2,8 +2,7 @@ import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/c
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, SiteAdmin } from '../auth/route-auth';
-import { bindOption } from '../http/body-binding';
-import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
+import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, PageQuery, Paging } from '../common/paging';
 import { CreateHookOption, EditHookOption } from './hook.options';
@@ -29,13 +28,12 @@ export class SystemHooksController {
 
   @Post('admin/hooks')
   @SiteAdmin()
-  @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'adminCreateHook', summary: 'Create a hook' })
   @ApiBody({ type: CreateHookOption })
   @ApiCreatedResponse({ type: HookWire })
   @ApiErrors(404, 422)
-  create(@Caller() caller: AuthContext, @DeferredBody() body: LazyBody): Promise<HookWire> {
-    return this.hooks.create(caller, { kind: 'system' }, () => bindOption(body, CreateHookOption));
+  async create(@Caller() caller: AuthContext, @Body() option: CreateHookOption): Promise<HookWire> {
+    return this.hooks.create(await this.hooks.admit(caller, { kind: 'system' }), option);
   }
 
   @Get('admin/hooks/:id')
@@ -49,13 +47,12 @@ export class SystemHooksController {
 
   @Patch('admin/hooks/:id')
   @SiteAdmin()
-  @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'adminEditHook', summary: 'Edit a hook' })
   @ApiBody({ type: EditHookOption })
   @ApiOkResponse({ type: HookWire })
   @ApiErrors(404, 422)
-  edit(@Caller() caller: AuthContext, @Param('id') id: string, @DeferredBody() body: LazyBody): Promise<HookWire> {
-    return this.hooks.edit(caller, { kind: 'system' }, Number(id), () => bindOption(body, EditHookOption));
+  async edit(@Caller() caller: AuthContext, @Param('id') id: string, @Body() option: EditHookOption): Promise<HookWire> {
+    return this.hooks.edit(await this.hooks.admit(caller, { kind: 'system' }), Number(id), option);
   }
 
   @Delete('admin/hooks/:id')
