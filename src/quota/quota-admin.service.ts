@@ -66,10 +66,8 @@ export class QuotaAdminService {
     }
   }
 
-  /** `changes` is bound only after the rule is found: an unknown rule is a 404 even with a bad body. */
-  async editRule(name: string, bindChanges: () => Promise<{ limit?: number; subjects?: string[] }>): Promise<QuotaRule> {
-    await this.getRule(name);
-    const changes = await bindChanges();
+  /** PATCH /admin/quota/rules/{name}, once the controller found the rule (404) and then bound the body (422), as Forgejo. */
+  async editRule(name: string, changes: { limit?: number; subjects?: string[] }): Promise<QuotaRule> {
     return this.change(async (tx) => {
       const rule = (await this.store.findRule(name, tx)) ?? notFound();
       await this.store.updateRule(tx, rule.id, changes);
@@ -211,13 +209,17 @@ export class QuotaAdminService {
     });
   }
 
+  /** The user of a /admin/users/{username}/quota route, before its body is read: unknown → 404. */
+  async assertUserExists(username: string): Promise<void> {
+    if (!(await this.users.byName(username))) notFound();
+  }
+
   /**
-   * POST /admin/users/{username}/quota/groups: unknown user 404, then the body; an unknown group is a 422
-   * and nothing changes; absent or null `groups` changes nothing; duplicates count once.
+   * POST /admin/users/{username}/quota/groups, once the controller found the user (404) and then bound the body:
+   * an unknown group is a 422 and nothing changes; absent or null `groups` changes nothing; duplicates count once.
    */
-  async setUserGroups(username: string, bindGroups: () => Promise<string[] | null | undefined>): Promise<void> {
+  async setUserGroups(username: string, names: string[] | null | undefined): Promise<void> {
     const user = (await this.users.byName(username)) ?? notFound();
-    const names = await bindGroups();
     if (names === undefined || names === null) return;
     const unique = [...new Set(names)];
     await this.change(async (tx) => {

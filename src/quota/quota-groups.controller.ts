@@ -130,6 +130,8 @@ export class QuotaGroupsController {
   @ApiEmpty()
   @ApiErrors(400, 404, 422)
   async setUserGroups(@Param('username') username: string, @DeferredBody() body: LazyBody): Promise<void> {
-    await this.quota.setUserGroups(username, async () => (await bindOption(body, SetUserQuotaGroupsOption)).groups);
+    // As Forgejo: the user (404) before the body (422).
+    await this.quota.assertUserExists(username);
+    await this.quota.setUserGroups(username, (await bindOption(body, SetUserQuotaGroupsOption)).groups);
   }
 }

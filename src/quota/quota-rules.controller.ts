@@ -53,12 +53,11 @@ export class QuotaRulesController {
   @ApiOkResponse({ type: QuotaRuleInfoWire })
   @ApiErrors(400, 404, 422)
   async edit(@Param('quotarule') name: string, @DeferredBody() body: LazyBody): Promise<QuotaRuleInfoWire> {
-    const rule = await this.quota.editRule(name, async () => {
-      const option = await bindOption(body, EditQuotaRuleOption);
-      assertSubjects(option.subjects);
-      return { limit: option.limit ?? undefined, subjects: option.subjects ?? undefined };
-    });
-    return toQuotaRuleInfo(rule, 'admin');
+    // As Forgejo: the rule (404) before the body (422).
+    await this.quota.getRule(name);
+    const option = await bindOption(body, EditQuotaRuleOption);
+    assertSubjects(option.subjects);
+    return toQuotaRuleInfo(await this.quota.editRule(name, { limit: option.limit ?? undefined, subjects: option.subjects ?? undefined }), 'admin');
   }
 
   @Delete('admin/quota/rules/:quotarule')
