@@ -18,11 +18,13 @@ export function seesReleaseDrafts(target: RepositoryTarget): Promise<boolean> {
 }
 
 /**
- * GET …/collaborators/{c}/permission, after the lookup of that user (404): site admins and the repository's
- * admins may ask about anyone, others only about themselves (403), as Forgejo.
+ * GET …/collaborators/{c}/permission, for a signed-in caller and before the lookup of that user (Forgejo asks
+ * before it: a stranger asking about an unknown name gets 403, not 404): site admins and the repository's admins
+ * may ask about anyone, others only about themselves (403).
  */
-export async function assertMayQueryPermissionOf(target: RepositoryTarget, userId: number): Promise<void> {
-  if (!target.viewer.is(userId) && !(await target.permission()).isAdmin) {
+export async function assertMayQueryPermissionOf(target: RepositoryTarget, username: string): Promise<void> {
+  const own = target.viewer.user !== null && target.viewer.user.lowerName === username.toLowerCase();
+  if (!own && !(await target.permission()).isAdmin) {
     throw new ForbiddenError('Only admins can query all permissions, repo admins can query all repo permissions, collaborators can query only their own');
   }
 }

@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { accessModeName } from '../access/access-mode';
 import { RepositoryTarget } from '../access/repository-policy';
-import { AuthenticatedLater, Public } from '../auth/route-auth';
+import { AuthenticatedLater } from '../auth/route-auth';
 import { Body } from '../http/body-guard';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
@@ -22,8 +22,8 @@ export class CollaboratorsController {
   ) {}
 
   @Get('repos/:owner/:repo/collaborators')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'signed-in' })
   @ApiPaging()
   @ApiOkResponse({ type: [UserWire], description: 'UserList' })
   async list(@TargetRepository() target: RepositoryTarget, @Paging() page: PageQuery): Promise<PagedList<UserWire>> {
@@ -31,8 +31,8 @@ export class CollaboratorsController {
   }
 
   @Get('repos/:owner/:repo/collaborators/:collaborator')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'signed-in' })
   @HttpCode(204)
   @ApiEmpty()
   @ApiErrors(422)
@@ -61,8 +61,8 @@ export class CollaboratorsController {
   }
 
   @Get('repos/:owner/:repo/collaborators/:collaborator/permission')
-  @Public('repository')
-  @RepositoryRoute()
+  @AuthenticatedLater('repository')
+  @RepositoryRoute({ mode: 'signed-in' })
   @ApiOkResponse({ type: RepoCollaboratorPermissionWire })
   @ApiErrors(401, 403)
   async permission(@TargetRepository() target: RepositoryTarget, @Param('collaborator') collaborator: string): Promise<RepoCollaboratorPermissionWire> {

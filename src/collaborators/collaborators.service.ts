@@ -5,7 +5,6 @@ import { AccessMode, parseAccessMode } from '../access/access-mode';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import { assertMayQueryPermissionOf } from '../access/repository-viewer-rules';
 import { AuthContext } from '../auth/auth-context';
-import { requireSignedIn } from '../auth/route-auth';
 import { InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { Clock } from '../common/time';
@@ -26,15 +25,13 @@ export class CollaboratorsService {
     private readonly audit: AuditService,
   ) {}
 
-  /** GET …/collaborators: signed-in callers only, after the repository lookup (Forgejo's token requirement). */
+  /** GET …/collaborators: signed-in callers only (the route's mode), after the repository lookup (Forgejo's reqToken). */
   list(target: RepositoryTarget, page: PageQuery): Promise<Page<UserEntity>> {
-    requireSignedIn(target.viewer);
     return this.collaborations.listUsers(target.repo.id, page);
   }
 
-  /** GET …/collaborators/{c}: signed-in callers only; 204 when a collaborator, 404 when not, 422 for an unknown user, as Forgejo. */
+  /** GET …/collaborators/{c}: signed-in callers only (the route's mode); 204 when a collaborator, 404 when not, 422 for an unknown user, as Forgejo. */
   async assertCollaborator(target: RepositoryTarget, username: string): Promise<void> {
-    requireSignedIn(target.viewer);
     const user = await this.users.byName(username);
     if (!user) throw new InvalidInputError(`user does not exist [uid: 0, name: ${username}]`);
     if (!(await this.collaborations.find(target.repo.id, user.id))) throw new NotFoundError();
@@ -68,14 +65,14 @@ export class CollaboratorsService {
   }
 
   /**
-   * GET …/collaborators/{c}/permission: what the access policy gives that user on the repository. Site admins
-   * and repository admins may ask about anyone, others only about themselves (403), as Forgejo.
+   * GET …/collaborators/{c}/permission: what the access policy gives that user on the repository. Order
+   * (Forgejo): sign-in 401 (the route's mode), then who may ask (403: site and repository admins about anyone,
+   * others about themselves), then the user (404).
    */
   async permissionOf(target: RepositoryTarget, username: string): Promise<{ mode: AccessMode; user: UserEntity }> {
-    requireSignedIn(target.viewer);
+    await assertMayQueryPermissionOf(target, username);
     const user = await this.users.byName(username);
     if (!user) throw new NotFoundError();
-    await assertMayQueryPermissionOf(target, user.id);
     const permission = await this.policy.permission(new AuthContext(user, 'password', null), target.repo, target.owner);
     return { mode: permission.mode, user };
   }
