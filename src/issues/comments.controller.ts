@@ -11,7 +11,7 @@ import { RepositoryRoute, TargetRepository } from '../repos/repository-assignmen
 import { CreateIssueCommentOption, EditIssueCommentOption } from './comment.options';
 import { CommentWire, TimelineCommentWire } from './comment.wire';
 import { CommentsService } from './comments.service';
-import { issueBodyLimit } from './issues.service';
+import { issueBodyLimit } from './issue-limits';
 
 const identity = <T>(item: T) => item;
 const SINCE = ApiQuery({

@@ -26,7 +26,9 @@ import type { CreateIssueCommentOption, EditIssueCommentOption } from './comment
 import type { CommentEntity, IssueEntity } from './issue.entity';
 import { IssueStore } from './issue.store';
 import { queryTime } from './issue-times';
-import { assertBodySize, IssueQuery, IssuesService } from './issues.service';
+import { assertBodySize } from './issue-limits';
+import { IssueParticipants } from './issue-participants';
+import { IssueQuery, IssuesService } from './issues.service';
 
 /** What a comment change reports to the event door (webhooks). */
 export interface CommentChange {
@@ -55,6 +57,7 @@ export class CommentsService {
     private readonly labels: LabelLookup,
     private readonly milestones: MilestoneLookup,
     private readonly dependencies: IssueDependenciesService,
+    private readonly participants: IssueParticipants,
   ) {}
 
   async listOfIssue(target: RepositoryTarget, rawIndex: string, query: IssueQuery, page: PageQuery): Promise<Page<CommentWire>> {
@@ -121,7 +124,7 @@ export class CommentsService {
     assertBodySize(option.body);
     const issue = await this.issueService.find(target, rawIndex);
     await assertMayComment(target, issue);
-    const mentioned = await this.issueService.mentionable(target, option.body);
+    const mentioned = await this.participants.mentionable(target, option.body);
     const now = this.clock.nowUnix();
     const comment = await this.transactions.run(async (tx) => {
       const current = await this.issues.findById(issue.id, tx);
@@ -157,7 +160,7 @@ export class CommentsService {
     const now = this.clock.nowUnix();
     const updated = { ...comment, body: option.body, updatedUnix: now };
     if (option.body !== comment.body) {
-      const mentioned = await this.issueService.mentionable(target, option.body);
+      const mentioned = await this.participants.mentionable(target, option.body);
       await this.transactions.run(async (tx) => {
         await this.comments.update(tx, comment.id, { body: option.body, updatedUnix: now });
         await this.issues.addMentions(tx, issue, mentioned);

@@ -13,10 +13,14 @@ import { RepositoryDirectory } from '../repos/repository-directory';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { UserAccounts } from '../users/user-accounts';
 import type { UserEntity } from '../users/user.entity';
-import type { IssuePushEntity } from './issue.entity';
+import { Transactions } from '../database/transactions';
+import { RepositoryEvents } from '../events/repository-events';
+import { MilestoneLookup } from '../milestones/milestone-lookup';
+import type { IssueEntity, IssuePushEntity } from './issue.entity';
 import { IssuePushStore } from './issue-push.store';
 import { findIssueReferences } from './issue-references';
 import { IssueStore } from './issue.store';
+import { IssueTimeline } from './issue-timeline';
 import { IssuesService } from './issues.service';
 
 const BRANCH_PREFIX = 'refs/heads/';
@@ -64,6 +68,10 @@ export class CommitReferences implements OnApplicationBootstrap, BeforeApplicati
     private readonly issueStore: IssueStore,
     private readonly issues: IssuesService,
     private readonly siteUrls: SiteUrls,
+    private readonly transactions: Transactions,
+    private readonly timeline: IssueTimeline,
+    private readonly milestones: MilestoneLookup,
+    private readonly events: RepositoryEvents,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -158,16 +166,46 @@ export class CommitReferences implements OnApplicationBootstrap, BeforeApplicati
         seen.add(key);
         const permission = await this.policy.permission(viewer, place.repo, place.owner);
         if (!permission.canRead('repo.issues')) continue;
-        await this.issues.referenceCommit(issue, pusher.id, commit.id, body);
+        await this.referenceCommit(issue, pusher.id, commit.id, body);
         const mayClose = permission.mode >= AccessMode.Admin || permission.canWrite('repo.issues') || issue.posterId === pusher.id;
         if (issue.isPull || !mayClose || reference.action === 'none') continue;
         // An issue about a branch is closed only from that branch; any other only from the default branch.
         const wanted = issue.ref !== '' ? issue.ref.replace(/^refs\/heads\//, '') : repo.defaultBranch;
         if (branch !== wanted) continue;
         const target = new RepositoryTarget(place.repo, place.owner, viewer, () => Promise.resolve(permission), permission);
-        await this.issues.changeStateByCommit(target, issue.id, commit.id, reference.action === 'closes');
+        await this.changeStateByCommit(target, issue.id, commit.id, reference.action === 'closes');
       }
     }
+  }
+
+  /** A pushed commit names the issue: one `commit_ref` timeline entry per commit and issue, `body` linking it. */
+  private async referenceCommit(issue: IssueEntity, posterId: number, sha: string, body: string): Promise<void> {
+    const now = this.clock.nowUnix();
+    await this.transactions.run(async (tx) => {
+      if (await this.timeline.commitReferenced(tx, issue, posterId, sha, body)) await this.issueStore.update(tx, issue.id, { updatedUnix: now });
+    });
+  }
+
+  /**
+   * A pushed commit closes or reopens the issue (a closing keyword): the state changes as through PATCH, by the
+   * pusher (`target.viewer`), and the timeline entry names the commit. Nothing when it is in that state already.
+   */
+  private async changeStateByCommit(target: RepositoryTarget, issueId: number, sha: string, closed: boolean): Promise<void> {
+    const now = this.clock.nowUnix();
+    const changed = await this.transactions.run(async (tx) => {
+      const current = await this.issueStore.findById(issueId, tx);
+      if (!current || current.isClosed === closed) return false;
+      // An issue with open dependencies stays open, as Forgejo skips such a close.
+      if (closed && target.repo.enableIssueDependencies && (await this.issueStore.openDependencyCount(current.id, tx)) > 0) return false;
+      const write: Partial<IssueEntity> = { isClosed: closed, closedUnix: closed ? now : 0, updatedUnix: now };
+      await this.repositories.addToCounter(tx, current.repoId, 'numClosedIssues', closed ? 1 : -1);
+      await this.milestones.moveCounts(tx, current.milestoneId, 0, closed ? 1 : -1);
+      await this.timeline.stateChanged(tx, current, target.viewer.user!.id, closed, sha);
+      await this.issueStore.update(tx, current.id, write);
+      await this.issues.record(tx, target, { ...current, ...write }, { action: closed ? 'closed' : 'reopened' });
+      return true;
+    });
+    if (changed) this.events.committed();
   }
 
   private async repository(ownerName: string, name: string): Promise<{ repo: RepositoryEntity; owner: UserEntity } | null> {

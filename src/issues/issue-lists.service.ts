@@ -16,7 +16,8 @@ import { IssueCriteria, IssueStore } from './issue.store';
 import { queryTime } from './issue-times';
 import type { IssueWire } from './issue.wire';
 import { queryWords } from './issue-words';
-import { IssueQuery, IssuesService, MAX_NAMES } from './issues.service';
+import { MAX_NAMES } from './issue-limits';
+import { IssueQuery, IssuesService } from './issues.service';
 
 function text(query: IssueQuery, name: string): string {
   const value = query[name];

@@ -10,7 +10,9 @@ import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { CreateIssueOption, EditDeadlineOption, EditIssueOption } from './issue.options';
 import { IssueDeadlineWire, IssueWire } from './issue.wire';
-import { issueBodyLimit, IssuesService } from './issues.service';
+import { issueBodyLimit } from './issue-limits';
+import { IssueParticipants } from './issue-participants';
+import { IssuesService } from './issues.service';
 import { IssueListsService } from './issue-lists.service';
 import { IssueLabelsService } from './issue-labels.service';
 import { IssueLabelsOption } from './issue-labels.options';
@@ -212,7 +214,7 @@ export class IssueLabelsController {
 @ApiTags('repository')
 @Controller()
 export class AssigneesController {
-  constructor(private readonly issues: IssuesService) {}
+  constructor(private readonly participants: IssueParticipants) {}
 
   @Get('repos/:owner/:repo/assignees')
   @SignedIn('repository')
@@ -221,6 +223,6 @@ export class AssigneesController {
   @ApiOkResponse({ type: [UserWire], description: 'UserList' })
   @ApiErrors(404)
   list(@TargetRepository() target: RepositoryTarget): Promise<UserWire[]> {
-    return this.issues.assignees(target);
+    return this.participants.assignees(target);
   }
 }

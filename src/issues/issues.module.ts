@@ -19,6 +19,7 @@ import { IssuesLifecycle } from './issues-lifecycle';
 import { IssuesService } from './issues.service';
 import { IssueListsService } from './issue-lists.service';
 import { IssueTimeline } from './issue-timeline';
+import { IssueParticipants } from './issue-participants';
 import { IssuePinsController } from './issue-pins.controller';
 import { IssuePinsService } from './issue-pins.service';
 import { IssueDependenciesController } from './issue-dependencies.controller';
@@ -50,6 +51,7 @@ import { ReactionsService } from './reactions.service';
     ReactionStore,
     IssuePushStore,
     IssueTimeline,
+    IssueParticipants,
     IssuesService,
     IssueListsService,
     CommentsService,

@@ -10,7 +10,6 @@ import { RepositoryEvents } from '../events/repository-events';
 import { AuditService } from '../audit/audit.service';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { assertMayEditIssue, assertMaySetDeadline, maySetIssueMetadata } from '../access/repository-rules';
-import { RepositoryPolicy } from '../access/repository-policy';
 import { LabelLookup } from '../labels/label-lookup';
 import { MilestoneLookup } from '../milestones/milestone-lookup';
 import type { MilestoneEntity } from '../milestones/milestone.entity';
@@ -22,7 +21,7 @@ import { RepositoryDirectory } from '../repos/repository-directory';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { repositoryUrls } from '../repos/repository.mapper';
 import { UserAccounts } from '../users/user-accounts';
-import { UserEntity, UserType } from '../users/user.entity';
+import type { UserEntity } from '../users/user.entity';
 import { IssueEntity } from './issue.entity';
 import { replacingLabels, usableOn } from './issue-labels';
 import { IssueTimeline } from './issue-timeline';
@@ -30,52 +29,17 @@ import { toIssueWire } from './issue.mapper';
 import { IssueStore } from './issue.store';
 import { endOfDay } from './issue-times';
 import type { IssueDeadlineWire, IssueWire, PullRequestMetaWire } from './issue.wire';
-import { indexEntries, mentionsOf } from './issue-words';
+import { indexEntries } from './issue-words';
+import { assertBodySize, cutToBytes, MAX_NAMES, MAX_TITLE_BYTES } from './issue-limits';
+import { IssueParticipants } from './issue-participants';
 import type { CreateIssueOption, EditIssueOption } from './issue.options';
 import { formatTime } from '../common/time';
-import { toUserWire } from '../users/user.mapper';
-import type { UserWire } from '../users/user.wire';
 
-// One cohesive thing, kept whole though long: the rules of issues, whose lists, writes and counter share one
-// reading of who may see and change what.
-
-/**
- * Largest issue body or comment kept, in UTF-8 bytes: longer is a 422 and nothing is written. Forgejo sets no
- * bound of its own; Renovate cuts its dependency dashboard at a million characters, which this holds.
- */
-export const MAX_ISSUE_BODY_BYTES = 4 * 1024 * 1024;
-
-/** Requests that carry a body or comment may be this large (413 beyond): the text, JSON-escaped, and the rest. */
-export function issueBodyLimit(config: { maxBodyBytes: number }): number {
-  return Math.max(config.maxBodyBytes, 2 * MAX_ISSUE_BODY_BYTES + 64 * 1024);
-}
-/** Titles are cut to this many bytes, at a character boundary. */
-export const MAX_TITLE_BYTES = 255;
-/** Labels, assignees and milestones of one query or body beyond these are refused (422). */
-export const MAX_NAMES = 50;
-/** Distinct `@name`s of one body looked up as mentions; later ones are not recorded. */
-const MAX_MENTIONS = 100;
+// One cohesive thing, kept whole though long: the life of an issue shared with pull requests (open, change,
+// delete, their timeline, counters and events) and its JSON, which the pulls module asks through this one service.
 
 /** The raw query of an issue list, as the route received it. */
 export type IssueQuery = Record<string, unknown>;
-
-/** Cut at `max` UTF-8 bytes without splitting a character. */
-export function cutToBytes(value: string, max: number): string {
-  if (Buffer.byteLength(value) <= max) return value;
-  let result = '';
-  let bytes = 0;
-  for (const character of value) {
-    const size = Buffer.byteLength(character);
-    if (bytes + size > max) break;
-    result += character;
-    bytes += size;
-  }
-  return result;
-}
-
-export function assertBodySize(body: string): void {
-  if (Buffer.byteLength(body) > MAX_ISSUE_BODY_BYTES) throw new InvalidInputError(`body is too long: at most ${MAX_ISSUE_BODY_BYTES} bytes`);
-}
 
 /** An issue change, as events report it. */
 export interface IssueChange {
@@ -120,8 +84,8 @@ export interface IssueWriteExtra {
 }
 
 /**
- * The issues of repositories: lists and the search across repositories, create, read, edit, close and
- * reopen, delete, due dates. Readers of the issues unit read and open issues; the poster or a writer edits;
+ * The issues of repositories: create, read, edit, close and reopen, delete, due dates (lists and the search
+ * are IssueListsService's). Readers of the issues unit read and open issues; the poster or a writer edits;
  * writers alone set labels, milestone, assignees and due date (silently dropped for others, as Forgejo);
  * repository admins delete. `open_issues_count` moves in the transaction that opens, closes or deletes.
  */
@@ -137,9 +101,9 @@ export class IssuesService {
     private readonly labels: LabelLookup,
     private readonly milestones: MilestoneLookup,
     private readonly repositories: RepositoryDirectory,
-    private readonly policy: RepositoryPolicy,
     private readonly events: RepositoryEvents,
     private readonly audit: AuditService,
+    private readonly participants: IssueParticipants,
   ) {}
 
   private pulls: PullRequestHooks | null = null;
@@ -184,10 +148,10 @@ export class IssuesService {
       if (option.due_date) deadline = this.dueDate(option.due_date);
       // A milestone that is not the repository's is dropped silently, as Forgejo.
       if (option.milestone) milestone = await this.milestones.inRepository(target.repo.id, option.milestone);
-      assigneeIds = await this.assignable(target, [...(option.assignee ? [option.assignee] : []), ...(option.assignees ?? [])]);
+      assigneeIds = await this.participants.assignable(target, [...(option.assignee ? [option.assignee] : []), ...(option.assignees ?? [])]);
       labels = await this.usableLabels(target, option.labels ?? []);
     }
-    const mentioned = await this.mentionable(target, body);
+    const mentioned = await this.participants.mentionable(target, body);
     const repoId = target.repo.id;
     if (!(await this.issues.hasCounter(repoId))) await this.transactions.run((tx) => this.issues.ensureCounter(tx, repoId));
     const now = this.clock.nowUnix();
@@ -271,7 +235,7 @@ export class IssuesService {
       changes.body = option.body;
       events.push({ action: 'edited', changes: { body: { from: issue.body } } });
     }
-    const mentioned = changes.body !== undefined ? await this.mentionable(target, changes.body) : [];
+    const mentioned = changes.body !== undefined ? await this.participants.mentionable(target, changes.body) : [];
     if (option.ref !== undefined && option.ref !== null) changes.ref = option.ref;
     if (writer && ((option.due_date !== undefined && option.due_date !== null) || (option.unset_due_date !== undefined && option.unset_due_date !== null))) {
       if (option.unset_due_date) changes.deadlineUnix = 0;
@@ -281,7 +245,7 @@ export class IssuesService {
     let assigneeIds: number[] | undefined;
     if (writer && ((option.assignees !== undefined && option.assignees !== null) || (option.assignee !== undefined && option.assignee !== null))) {
       // An edit names `assignee` after `assignees`, as Forgejo.
-      assigneeIds = await this.assignable(target, [...(option.assignees ?? []), ...(option.assignee ? [option.assignee] : [])]);
+      assigneeIds = await this.participants.assignable(target, [...(option.assignees ?? []), ...(option.assignee ? [option.assignee] : [])]);
     }
     let milestoneId: number | undefined;
     if (writer && option.milestone !== undefined && option.milestone !== null && option.milestone !== issue.milestoneId) {
@@ -393,36 +357,6 @@ export class IssuesService {
     return { due_date: deadline ? formatTime(deadline) : null };
   }
 
-  /**
-   * A pushed commit closes or reopens the issue (a closing keyword): the state changes as through PATCH, by the
-   * pusher (`target.viewer`), and the timeline entry names the commit. Nothing when it is in that state already.
-   */
-  async changeStateByCommit(target: RepositoryTarget, issueId: number, sha: string, closed: boolean): Promise<void> {
-    const now = this.clock.nowUnix();
-    const changed = await this.transactions.run(async (tx) => {
-      const current = await this.issues.findById(issueId, tx);
-      if (!current || current.isClosed === closed) return false;
-      // An issue with open dependencies stays open, as Forgejo skips such a close.
-      if (closed && target.repo.enableIssueDependencies && (await this.issues.openDependencyCount(current.id, tx)) > 0) return false;
-      const write: Partial<IssueEntity> = { isClosed: closed, closedUnix: closed ? now : 0, updatedUnix: now };
-      await this.repositories.addToCounter(tx, current.repoId, 'numClosedIssues', closed ? 1 : -1);
-      await this.milestones.moveCounts(tx, current.milestoneId, 0, closed ? 1 : -1);
-      await this.timeline.stateChanged(tx, current, target.viewer.user!.id, closed, sha);
-      await this.issues.update(tx, current.id, write);
-      await this.record(tx, target, { ...current, ...write }, { action: closed ? 'closed' : 'reopened' });
-      return true;
-    });
-    if (changed) this.events.committed();
-  }
-
-  /** A pushed commit names the issue: one `commit_ref` timeline entry per commit and issue, `body` linking it. */
-  async referenceCommit(issue: IssueEntity, posterId: number, sha: string, body: string): Promise<void> {
-    const now = this.clock.nowUnix();
-    await this.transactions.run(async (tx) => {
-      if (await this.timeline.commitReferenced(tx, issue, posterId, sha, body)) await this.issues.update(tx, issue.id, { updatedUnix: now });
-    });
-  }
-
   /** The issue numbered `rawIndex` of the target (404 otherwise). */
   async find(target: RepositoryTarget, rawIndex: string, tx?: EntityManager): Promise<IssueEntity> {
     const index = /^\d{1,15}$/.test(rawIndex) ? Number(rawIndex) : 0;
@@ -525,48 +459,6 @@ export class IssuesService {
     const found = await this.labels.byIds([...new Set(ids)]);
     const byId = new Map(found.map((label) => [label.id, label]));
     return ids.map((id) => byId.get(id)).filter((label): label is LabelEntity => !!label && usableOn(label, target.repo.id, target.owner.id));
-  }
-
-  /**
-   * User ids for assignee names: an unknown name is 422, as is a user who may not be assigned (neither the
-   * owner nor someone who may write to the issues).
-   */
-  async assignable(target: RepositoryTarget, names: string[]): Promise<number[]> {
-    const unique = [...new Set(names.filter((name) => name !== '').map((name) => name.toLowerCase()))];
-    if (unique.length > MAX_NAMES) throw new InvalidInputError(`at most ${MAX_NAMES} assignees`);
-    const ids: number[] = [];
-    for (const name of unique) {
-      const user = await this.users.byName(name);
-      if (!user || user.type !== UserType.Individual)
-        throw new InvalidInputError(`Assignee does not exist: [name: user does not exist [uid: 0, name: ${name}]]`);
-      if (!(await this.policy.mayBeAssigned(user.id, target.repo, target.owner)))
-        throw new InvalidInputError(`user doesn't have access to repo [user_id: ${user.id}, repo_name: ${target.repo.name}]`);
-      ids.push(user.id);
-    }
-    return ids;
-  }
-
-  /**
-   * The users `text` mentions who may read the repository's issues (individual accounts, as Forgejo records
-   * them), by id: what a body or comment adds to the issue's mentions.
-   */
-  async mentionable(target: RepositoryTarget, text: string): Promise<number[]> {
-    const ids: number[] = [];
-    for (const name of mentionsOf(text).slice(0, MAX_MENTIONS)) {
-      const user = await this.users.byName(name);
-      if (!user || user.type !== UserType.Individual) continue;
-      const permission = await this.policy.permission(new AuthContext(user, 'password', null), target.repo, target.owner);
-      if (permission.canRead('repo.issues')) ids.push(user.id);
-    }
-    return ids;
-  }
-
-  /** GET /repos/{o}/{r}/assignees: everyone who may be assigned, active accounts only, by name. */
-  async assignees(target: RepositoryTarget): Promise<UserWire[]> {
-    const ids = await this.policy.assignableUserIds(target.repo, target.owner);
-    const users = (await this.users.byIds(ids)).filter((user) => user.isActive && user.type === UserType.Individual);
-    users.sort((a, b) => (a.lowerName < b.lowerName ? -1 : a.lowerName > b.lowerName ? 1 : 0));
-    return users.map((user) => toUserWire(user, target.viewer, this.siteUrls, { seesRepository: true }));
   }
 
   private dueDate(value: string): number {
