@@ -344,8 +344,13 @@ describe('webhooks', () => {
     const messages = [...new Map(pushes.map((request) => [request.headers['x-forgejo-delivery'], request.json.head_commit.message])).values()];
     expect(messages).toEqual(['add a.txt\n', 'add b.txt\n', 'add c.txt\n']);
     const history = await api('get', `/repos/${full}/hooks/${created.id}/deliveries`);
-    const first = history.body.find((delivery: any) => delivery.uuid === pushes[0].headers['x-forgejo-delivery']);
-    expect(first).toMatchObject({ status: 'delivered', attempts: 3 });
+    const uuid = pushes[0].headers['x-forgejo-delivery'];
+    const first = history.body.find((delivery: any) => delivery.uuid === uuid);
+    // Two 500s, then 200: three attempts, or more on a loaded machine where an answer came after the sender's
+    // deadline (that attempt failed too and was tried again). The history counts every attempt the receiver saw.
+    expect(first.status).toBe('delivered');
+    expect(first.attempts).toBeGreaterThanOrEqual(3);
+    expect(first.attempts).toBe(sent('/retry')(sink.requests).filter((request) => request.headers['x-forgejo-delivery'] === uuid).length);
   });
 
   it('waits at least what Retry-After asks, and keeps the first 64 KiB of a long answer', async () => {
@@ -907,7 +912,8 @@ function processStat(pid: number, file = `/proc/${pid}/stat`): { ppid: number; s
 describe('the webhook delivery process', () => {
   it('starts with the first hook in a session of its own at low priority, starts again after it died, ends with the server', async () => {
     const sink = await new WebhookSink().start();
-    const t = await startTestApp({ WEBHOOK_ALLOWED_HOSTS: 'loopback' }, (config) => {
+    // The default nice value (19), which test apps otherwise lower to 0.
+    const t = await startTestApp({ WEBHOOK_ALLOWED_HOSTS: 'loopback', WEBHOOK_SENDER_NICE: '19' }, (config) => {
       config.webhooks.pollMs = 100;
     });
     let first: number | null = null;
@@ -934,7 +940,8 @@ describe('the webhook delivery process', () => {
       await write('first.txt');
       // Its outcome recorded too: the process that takes over then has nothing of it to send again.
       let history: { status: string }[] = [];
-      for (let round = 0; round < 600 && history[0]?.status !== 'delivered'; round++) {
+      // At the lowest priority on a loaded machine the delivery may wait long for the CPU: up to two minutes.
+      for (let round = 0; round < 2400 && history[0]?.status !== 'delivered'; round++) {
         if (round > 0) await new Promise((resolve) => setTimeout(resolve, 50));
         history = (
           await t.http
@@ -975,5 +982,6 @@ describe('the webhook delivery process', () => {
     }
     // It ended with the server.
     expect(processRunning(second!)).toBe(false);
-  });
+    // A ceiling for a process at the lowest priority on a loaded machine (two deliveries), not a speed.
+  }, 360_000);
 });

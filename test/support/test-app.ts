@@ -61,6 +61,10 @@ export async function startTestApp(env: Record<string, string> = {}, adjust?: (c
     SSH_LISTEN_HOST: '127.0.0.1',
     // No space reserve (a 32 MiB ballast written per app): the full-disk fault test exercises it.
     STORAGE_RESERVE: '0',
+    // Webhook deliveries at the server's priority: on a loaded CI machine a delivery process at nice 19 gets
+    // almost no CPU while the specs wait for its deliveries. The low priority has a test of its own, which asks
+    // for it (webhooks.e2e-spec.ts, "the webhook delivery process").
+    WEBHOOK_SENDER_NICE: '0',
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...env,
   });
