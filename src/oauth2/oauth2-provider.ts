@@ -26,6 +26,9 @@ import { API_SCOPES, IDENTITY_SCOPES } from './oauth2-scopes';
 import { OAuth2Storage } from './oauth2-storage';
 import { loadOidcProvider } from './oidc-provider-library';
 
+// One cohesive thing, kept whole though long: the adapter of oidc-provider — its making at first use, its
+// configuration as Forgejo's provider behaves, and the middleware in front of it — each part reads the others.
+
 /** The provider's endpoints, at Forgejo's paths so that Woodpecker and Drone find them unchanged. */
 export const OAUTH2_ROUTES = {
   authorization: '/login/oauth/authorize',
