@@ -1,3 +1,4 @@
+import type { AuthContext } from '../auth/auth-context';
 import { ForbiddenError, NotFoundError } from '../common/errors';
 import type { IssueEntity } from '../issues/issue.entity';
 import type { RepositoryEntity } from '../repos/repository.entity';
@@ -108,4 +109,26 @@ export async function linkedIssue(target: RepositoryTarget, policy: RepositoryPo
 export function assertMayLinkIssues(waiting: LinkedIssue, awaited: LinkedIssue): void {
   if (waiting.repo.isArchived || !waiting.repo.enableIssueDependencies || !waiting.repo.hasIssues) throw new NotFoundError();
   if (!waiting.permission.canWrite(unitOfIssue(waiting.issue)) || !awaited.permission.canRead(unitOfIssue(awaited.issue))) throw new NotFoundError();
+}
+
+/**
+ * A pushed commit that names an issue of `place` (`fixes #N`, `owner/repo#N`), for the pusher: the reference is
+ * recorded when they can read its issues; it closes or reopens the issue when they also write issues, administer
+ * the repository or posted the issue, as Forgejo.
+ */
+export async function commitReferenceRights(
+  policy: RepositoryPolicy,
+  pusher: AuthContext,
+  place: IssueRepository,
+  issue: { posterId: number },
+): Promise<{ record: boolean; changeState: boolean; permission: RepositoryPermission }> {
+  const permission = await policy.permission(pusher, place.repo, place.owner);
+  const record = permission.canRead('repo.issues');
+  const changeState = record && (permission.mode >= AccessMode.Admin || permission.canWrite('repo.issues') || issue.posterId === pusher.user?.id);
+  return { record, changeState, permission };
+}
+
+/** PUT and DELETE /teams/{id}/repos/{org}/{repo}, after the team's own rule: the caller administers the repository (403). */
+export async function assertAdministersRepository(policy: RepositoryPolicy, viewer: AuthContext, place: IssueRepository, message: string): Promise<void> {
+  if (!(await policy.permission(viewer, place.repo, place.owner)).isAdmin) throw new ForbiddenError(message);
 }

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { AccessMode } from '../access/access-mode';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
+import { commitReferenceRights } from '../access/repository-rules';
 import { AuthContext } from '../auth/auth-context';
 import { SiteUrls } from '../common/site-urls';
 import { Clock } from '../common/time';
@@ -164,15 +164,14 @@ export class CommitReferences implements OnApplicationBootstrap, BeforeApplicati
         const key = `${issue.id}:${reference.action}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        const permission = await this.policy.permission(viewer, place.repo, place.owner);
-        if (!permission.canRead('repo.issues')) continue;
+        const rights = await commitReferenceRights(this.policy, viewer, place, issue);
+        if (!rights.record) continue;
         await this.referenceCommit(issue, pusher.id, commit.id, body);
-        const mayClose = permission.mode >= AccessMode.Admin || permission.canWrite('repo.issues') || issue.posterId === pusher.id;
-        if (issue.isPull || !mayClose || reference.action === 'none') continue;
+        if (issue.isPull || !rights.changeState || reference.action === 'none') continue;
         // An issue about a branch is closed only from that branch; any other only from the default branch.
         const wanted = issue.ref !== '' ? issue.ref.replace(/^refs\/heads\//, '') : repo.defaultBranch;
         if (branch !== wanted) continue;
-        const target = new RepositoryTarget(place.repo, place.owner, viewer, () => Promise.resolve(permission), permission);
+        const target = new RepositoryTarget(place.repo, place.owner, viewer, () => Promise.resolve(rights.permission), rights.permission);
         await this.changeStateByCommit(target, issue.id, commit.id, reference.action === 'closes');
       }
     }

@@ -59,22 +59,7 @@ const onRepository = (handler: Handler) => handler.paths.some((name) => /(^|\/)r
  * The direct access checks a service might make; the access policy (src/access/) answers them, the repository
  * guard asks them from the route's declaration, and services ask the named rules of access/repository-rules.ts.
  */
-const DIRECT_CHECK = /[tT]arget\.(assertCanWrite|assertAdmin|assertOwner|canWrite|permission)\(/;
-
-/**
- * Files that still ask the resolved target directly (issue #46, deliver 1, not finished): each for a rule that
- * depends on the item or the body (the poster, a locked conversation, the pull request's head, a reviewer) or to
- * show `permissions` on a wire. Their rules move to access/repository-rules.ts one module at a time; this list
- * only shrinks, and a file not on it fails the test at its first direct check.
- */
-const NOT_YET_MOVED = new Set<string>([]);
-
-/**
- * Write routes whose services still check sign-in after an item lookup or the body (issue #46, deliver 1, not
- * finished): each gets its `mode` when its service's order has moved to the guard and the named rules. This list
- * only shrinks; a new write route not on it fails the test until it declares its mode.
- */
-const NOT_YET_DECLARED = new Set<string>([]);
+const DIRECT_CHECK = /[tT]arget\.(assertCanWrite|assertAdmin|assertOwner|canWrite|permission)\(|\(await [\w.]*[pP]olicy\.permission\([^)]*\)\)\./;
 
 describe('one door for repository writes', () => {
   const all = handlers();
@@ -88,9 +73,7 @@ describe('one door for repository writes', () => {
     const undeclared = all
       .filter((handler) => onRepository(handler) && WRITES.has(handler.method) && handler.route?.mode === undefined)
       .map((handler) => handler.name);
-    expect(undeclared.filter((name) => !NOT_YET_DECLARED.has(name))).toEqual([]);
-    // The list names only routes that exist and still lack their mode, so that it shrinks as they move.
-    expect([...NOT_YET_DECLARED].filter((name) => !undeclared.includes(name))).toEqual([]);
+    expect(undeclared).toEqual([]);
   });
 
   it('a route whose mode asks for sign-in is not @Public: it declares @AuthenticatedLater (or @SignedIn)', () => {
@@ -113,8 +96,7 @@ describe('one door for repository writes', () => {
       .map((file) => path.relative(SRC, file).split(path.sep).join('/'))
       .filter((file) => !file.startsWith('access/'))
       .filter((file) => DIRECT_CHECK.test(fs.readFileSync(path.join(SRC, file), 'utf8')));
-    expect(offenders.filter((file) => !NOT_YET_MOVED.has(file))).toEqual([]);
-    expect([...NOT_YET_MOVED].filter((file) => !offenders.includes(file))).toEqual([]);
+    expect(offenders).toEqual([]);
   });
 
   it('the check of direct access checks recognises one', () => {
@@ -122,6 +104,9 @@ describe('one door for repository writes', () => {
     expect(DIRECT_CHECK.test('if (!(await target.permission()).isAdmin) throw new ForbiddenError();')).toBe(true);
     expect(DIRECT_CHECK.test("const writer = await target.canWrite('repo.issues');")).toBe(true);
     expect(DIRECT_CHECK.test("if (!(await headTarget.canWrite('repo.code'))) return;")).toBe(true);
+    expect(DIRECT_CHECK.test('if (!(await this.repositoryPolicy.permission(viewer, repo, org)).isAdmin) throw new ForbiddenError();')).toBe(true);
+    // Asking the policy for a target's permission, to hand it on, decides nothing.
+    expect(DIRECT_CHECK.test('new RepositoryTarget(repo, owner, viewer, () => this.policy.permission(viewer, repo, owner), null)')).toBe(false);
     // The quota's check of the same name is no access check.
     expect(DIRECT_CHECK.test("await this.quota.assertCanWrite(owner, 'size:repos:all');")).toBe(false);
   });

@@ -3,10 +3,10 @@ import { Injectable } from '@nestjs/common';
 import { AccessMode, parseAccessMode } from '../access/access-mode';
 import { OrganizationPolicy, TeamStanding } from '../access/organization-policy';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
-import { assertMayChangeTeamAccess } from '../access/repository-rules';
+import { assertAdministersRepository, assertMayChangeTeamAccess } from '../access/repository-rules';
 import type { AuthContext } from '../auth/auth-context';
 import { requireSignedIn } from '../auth/route-auth';
-import { ForbiddenError, InvalidInputError, MethodNotAllowedError, NotFoundError } from '../common/errors';
+import { InvalidInputError, MethodNotAllowedError, NotFoundError } from '../common/errors';
 import { CAPS, tooMany } from '../common/caps';
 import { Claims } from '../claims/claims';
 import { Page, PageQuery } from '../common/paging';
@@ -222,14 +222,14 @@ export class TeamsService {
   /** PUT /teams/{id}/repos/{org}/{repo}: a member of the team who administers the repository; idempotent. */
   async addRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string): Promise<void> {
     const { team, org, repo } = await this.teamAndRepository(viewer, teamId, orgName, repoName);
-    if (!(await this.repositoryPolicy.permission(viewer, repo, org)).isAdmin) throw new ForbiddenError(NOT_REPO_ADMIN);
+    await assertAdministersRepository(this.repositoryPolicy, viewer, { repo, owner: org }, NOT_REPO_ADMIN);
     if (!team.includesAllRepositories) await this.linkRecorded(team, repo, true);
   }
 
   /** DELETE /teams/{id}/repos/{org}/{repo}: as PUT; a team that includes every repository keeps it. */
   async removeRepository(viewer: AuthContext, teamId: string, orgName: string, repoName: string): Promise<void> {
     const { team, org, repo } = await this.teamAndRepository(viewer, teamId, orgName, repoName);
-    if (!(await this.repositoryPolicy.permission(viewer, repo, org)).isAdmin) throw new ForbiddenError(NOT_REPO_ADMIN);
+    await assertAdministersRepository(this.repositoryPolicy, viewer, { repo, owner: org }, NOT_REPO_ADMIN);
     await this.linkRecorded(team, repo, false);
   }
 
