@@ -968,14 +968,14 @@ describe('the webhook delivery process', () => {
       // The process goes away as a crash would take it; the next event starts another, which delivers.
       process.kill(first!, 'SIGKILL');
       await write('second.txt');
-      await sink.waitFor((requests) => requests.length >= 2, 'the delivery after the process died');
+      const messages = () => sink.requests.map((request) => String(request.json.head_commit.message));
+      await sink.waitFor(() => messages().some((message) => message.includes('second.txt')), 'the delivery after the process died');
       second = dispatcher.pid;
       expect(second).not.toBeNull();
       expect(second).not.toBe(first);
-      expect(sink.requests.map((request) => String(request.json.head_commit.message))).toEqual([
-        expect.stringContaining('first.txt'),
-        expect.stringContaining('second.txt'),
-      ]);
+      // At least once: on a saturated machine the first may have been sent twice (its answer came after the
+      // delivery's time limit), never after the second.
+      expect([...new Set(messages())]).toEqual([expect.stringContaining('first.txt'), expect.stringContaining('second.txt')]);
     } finally {
       await t.close();
       await sink.stop();

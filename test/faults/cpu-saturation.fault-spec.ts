@@ -35,7 +35,7 @@ describe(`server writes beside webhook deliveries on a saturated CPU (${usesMysq
     buildOnce();
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-cpu-'));
     const database = usesMysql() ? await createMysqlDatabase() : undefined;
-    const env = { ...baseEnv(dataDir, database?.url), WEBHOOK_ALLOWED_HOSTS: 'loopback', ALLOW_LOCAL_NETWORKS: 'true' };
+    const env = { ...baseEnv(dataDir, database?.url), WEBHOOK_ALLOWED_HOSTS: 'loopback', ALLOW_LOCAL_NETWORKS: 'true', WEBHOOK_SENDER_NICE: '19' };
     const token = await adminToken(env, 'cpu-admin');
     // The receiver answers at once; deliveries by their id (a retry repeats one).
     const delivered = new Set<string>();

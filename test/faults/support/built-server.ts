@@ -42,6 +42,10 @@ export function baseEnv(dataDir: string, databaseUrl: string | undefined): Recor
     LOG_LEVEL: 'info',
     // One test drives everything from one address.
     RATE_LIMIT_TOKEN_CREATION: '1000000',
+    // Webhook deliveries at the server's priority: on a busy CI machine a delivery process at nice 19 (the
+    // default) gets almost no CPU while a test waits for its deliveries. The low priority has its test here,
+    // which asks for it (cpu-saturation.fault-spec.ts).
+    WEBHOOK_SENDER_NICE: '0',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   };
 }
