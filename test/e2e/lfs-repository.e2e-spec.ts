@@ -7,7 +7,7 @@ import { assertEmptyDatabase, forgetLiveCoordination, loadMysqlRows, unpack } fr
 import { loadConfig } from '../../src/config/config';
 import { Reconciliation } from '../../src/integrity/reconciliation.service';
 import { makeRepo, makeUser, TestUser, uniqueName, withBasic, withToken } from '../support/factories';
-import { startTestApp, TestApp, usesMysql } from '../support/test-app';
+import { createMysqlDatabase, startTestApp, TestApp, usesMysql } from '../support/test-app';
 import { pointerFile } from '../../src/lfs/lfs-pointer';
 
 const LFS = 'application/vnd.git-lfs+json';
@@ -244,7 +244,9 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
         loadConfig({ DATA_DIR: restoredDir, ...(usesMysql() ? { DATABASE_URL: 'mysql://root@127.0.0.1/unused' } : {}) }),
         archive,
       );
-      const restored = await startTestApp({ DATA_DIR: restoredDir });
+      // A restore loads into a database its own server created (`anvil restore`): a fresh one, never a pooled one.
+      const database = usesMysql() ? await createMysqlDatabase({ fresh: true }) : undefined;
+      const restored = await startTestApp({ DATA_DIR: restoredDir, ...(database ? { DATABASE_URL: database.url } : {}) });
       try {
         if (rowsFile) {
           await assertEmptyDatabase(restored.dataSource);
@@ -270,6 +272,7 @@ describe('LFS objects in repositories: sizes, /media, forks', () => {
         expect(JSON.parse(asked.text).objects[0].actions.download).toBeDefined();
       } finally {
         await restored.close();
+        await database?.drop();
       }
     } finally {
       fs.rmSync(work, { recursive: true, force: true });

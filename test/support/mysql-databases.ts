@@ -79,7 +79,9 @@ async function fingerprint(connection: Connection, database: string): Promise<st
     'SELECT trigger_name, action_statement FROM information_schema.triggers WHERE trigger_schema = ? ORDER BY trigger_name',
     [database],
   );
-  const [migrations] = await connection.query(`SELECT name FROM \`${database}\`.\`${KEPT_TABLE}\` ORDER BY name`);
+  // In the order they ran, as a restore compares them (src/backup/restore.ts): a database whose migrations were
+  // undone and run again in another order has the template's tables but not its history.
+  const [migrations] = await connection.query(`SELECT name FROM \`${database}\`.\`${KEPT_TABLE}\` ORDER BY id`);
   return createHash('sha256')
     .update(JSON.stringify([columns, indexes, triggers, migrations]))
     .digest('hex');
