@@ -21,7 +21,9 @@ function runGit(args: string[], options: GitRunOptions): Promise<string> {
     child.on('error', reject);
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`git ${args.join(' ')} exited ${code}: ${stderr}`))));
+    // 'close', not 'exit': on a busy machine git's output can still be in the pipe when it has exited, and an
+    // empty `for-each-ref` would make the undo delete every ref.
+    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`git ${args.join(' ')} exited ${code}: ${stderr}`))));
     // A command that reads nothing may have exited before its (empty) input is written.
     child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
