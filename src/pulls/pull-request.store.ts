@@ -230,6 +230,20 @@ export class PullRequestStore {
     );
   }
 
+  /**
+   * Asks for a new test of every open pull request into these branches of a repository, in one statement: a push
+   * to a base with hundreds of open pull requests reads none of them. The number asked.
+   */
+  async requestChecksOnBases(tx: EntityManager, baseRepoId: number, branches: string[]): Promise<number> {
+    if (branches.length === 0) return 0;
+    return changeRows(
+      tx,
+      `UPDATE pull_request SET status = ?, check_version = check_version + 1 WHERE base_repo_id = ? AND base_branch IN (${branches.map(() => '?').join(', ')})` +
+        ' AND has_merged = 0 AND EXISTS (SELECT 1 FROM issue WHERE issue.id = pull_request.issue_id AND issue.is_closed = 0)',
+      [PullStatus.Checking, baseRepoId, ...branches],
+    );
+  }
+
   /** Pull requests waiting for a test that nobody holds, oldest request first. */
   async waitingForCheck(now: number, limit: number): Promise<number[]> {
     const rows = await this.pulls()

@@ -506,7 +506,6 @@ export class PullsService {
     }
     if (moved.size === 0 && deleted.length === 0) return;
     const heads = await this.store.openWithHeads(repositoryId, [...moved.keys()]);
-    const bases = await this.store.openWithBases(repositoryId, [...moved.keys()]);
     const gone = [
       ...new Map(
         [...(await this.store.openWithHeads(repositoryId, deleted)), ...(await this.store.openWithBases(repositoryId, deleted))].map((row) => [
@@ -515,7 +514,11 @@ export class PullsService {
         ]),
       ).values(),
     ];
-    if (heads.length === 0 && bases.length === 0 && gone.length === 0) return;
+    if (heads.length === 0 && gone.length === 0) {
+      // Only bases moved (the common push): their open pull requests are marked for a test, none of them read.
+      if (moved.size > 0 && (await this.transactions.run((tx) => this.store.requestChecksOnBases(tx, repositoryId, [...moved.keys()]))) > 0) this.checks.wake();
+      return;
+    }
     const repo = await this.repositories.byId(repositoryId);
     const owner = repo ? await this.users.byId(repo.ownerId) : null;
     if (!repo || !owner) return;
@@ -550,7 +553,8 @@ export class PullsService {
     });
     await this.transactions.run(async (tx) => {
       for (const row of synchronized) await this.store.update(tx, row.pull.id, { headCommitId: moved.get(row.pull.headBranch)! });
-      await this.store.requestCheck(tx, [...new Set([...heads, ...bases].map((row) => row.pull.id))]);
+      await this.store.requestCheck(tx, [...new Set(heads.map((row) => row.pull.id))]);
+      await this.store.requestChecksOnBases(tx, repositoryId, [...moved.keys()]);
       if (viewer.isSignedIn)
         for (const row of synchronized) await this.issues.record(tx, targets.get(row.pull.baseRepoId)!, row.issue, { action: 'synchronized' });
     });

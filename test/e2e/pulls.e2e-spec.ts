@@ -474,6 +474,34 @@ describe('pull requests: /repos/{o}/{r}/pulls, compare, refs/pull', () => {
     expect(pull.base.sha).toBe((await client.ok(['rev-parse', 'main'], { cwd: work })).trim());
   });
 
+  it('asks for a test of the open pull requests of a base before the push is answered, never of closed ones', async () => {
+    const { repo, work, remote } = await repoWithBranches(owner);
+    await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'closed one' }).expect(201);
+    await t.http
+      .patch(`${pulls(repo)}/1`)
+      .set(withToken(owner.token))
+      .send({ state: 'closed' })
+      .expect(201);
+    await t.http.post(pulls(repo)).set(withToken(owner.token)).send({ head: 'feature', base: 'main', title: 'open one' }).expect(201);
+    const versions = async () =>
+      Object.fromEntries(
+        (
+          (await t.dataSource.query(
+            'SELECT i.is_closed AS closed, p.check_version AS version FROM pull_request p JOIN issue i ON i.id = p.issue_id WHERE p.base_repo_id = ?',
+            [repo.id],
+          )) as { closed: number | string; version: number | string }[]
+        ).map((row) => [Number(row.closed) ? 'closed' : 'open', Number(row.version)]),
+      );
+    const before = await versions();
+    fs.writeFileSync(path.join(work, 'other.txt'), 'base moves\n');
+    await client.ok(['add', 'other.txt'], { cwd: work });
+    await client.ok(['commit', '--quiet', '-m', 'base moves'], { cwd: work });
+    await client.ok(['push', '--quiet', remote, 'main:main'], { cwd: work });
+    const after = await versions();
+    expect(after.open).toBeGreaterThan(before.open);
+    expect(after.closed).toBe(before.closed);
+  });
+
   it('asks the access policy: token scopes, archived repositories (423), labels and assignees for writers', async () => {
     const { repo } = await repoWithBranches(owner);
     const readOnly = await makeToken(t, owner.user, ['read:repository']);
