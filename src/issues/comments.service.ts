@@ -72,7 +72,11 @@ export class CommentsService {
     return { items: await this.wires(target, found.items, new Map([[issue.id, issue]])), total: found.total };
   }
 
-  /** GET …/timeline: every entry of the issue (comments and events), oldest first, `since`/`before` on updates. */
+  /**
+   * GET …/timeline: every entry of the issue (comments and events), oldest first, `since`/`before` on updates. The
+   * line comments of reviews (kept apart, in `review_comment`) are not entries: Forgejo's timeline leaves out its
+   * `code` comments for every viewer.
+   */
   async timeline(target: RepositoryTarget, rawIndex: string, query: IssueQuery, page: PageQuery): Promise<Page<TimelineCommentWire>> {
     this.issueService.assertTracker(target);
     const before = queryTime(query.before, 'before');

@@ -6,6 +6,7 @@ import { SinkRequest, WebhookSink } from '../support/webhook-sink';
  * Review requests of teams over HTTP (`team_reviewers` of …/requested_reviewers on an organisation's repository):
  * Forgejo's checks and texts, the PullReview and PullRequest JSON, the timeline entries, the webhooks sent to the
  * team's members, a member's review answering the request, and the cleanup when the team or the repository goes.
+ * Also: line comments of reviews stay out of the issue timeline, as Forgejo's.
  */
 describe('review requests of teams: …/pulls/{index}/requested_reviewers team_reviewers', () => {
   let t: TestApp;
@@ -270,5 +271,36 @@ describe('review requests of teams: …/pulls/{index}/requested_reviewers team_r
       .set(as(owner))
       .expect(204);
     expect(await count('SELECT COUNT(*) AS n FROM review WHERE reviewer_team_id = ?', [kept.id])).toBe(0);
+  });
+
+  it("leaves line comments of reviews out of the issue timeline, as Forgejo's, given or pending", async () => {
+    const repo = await openPull();
+    const comments = [{ path: 'new.txt', new_position: 1, body: 'a line comment' }];
+    const given = (
+      await t.http
+        .post(`${pulls(repo)}/1/reviews`)
+        .set(as(alice))
+        .send({ event: 'COMMENT', body: 'see the line', comments })
+        .expect(200)
+    ).body;
+    expect(given.comments_count).toBe(1);
+    await t.http
+      .post(`${pulls(repo)}/1/reviews`)
+      .set(as(bob))
+      .send({ event: 'PENDING', body: 'draft', comments })
+      .expect(200);
+    for (const viewer of [owner, alice, bob]) {
+      const answer = await t.http
+        .get(t.api(`/repos/${repo.full_name}/issues/1/timeline`))
+        .set(as(viewer))
+        .expect(200);
+      const timeline = answer.body;
+      expect(timeline.map((entry: Record<string, any>) => entry.type)).not.toContain('code');
+      // The count counts the entries listed, so paging never promises a line comment.
+      expect(Number(answer.headers['x-total-count'])).toBe(timeline.length);
+      expect(
+        timeline.filter((entry: Record<string, any>) => entry.type === 'review').map((entry: Record<string, any>) => [entry.review_id, entry.body]),
+      ).toEqual([[given.id, 'see the line']]);
+    }
   });
 });
