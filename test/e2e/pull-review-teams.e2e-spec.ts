@@ -154,6 +154,16 @@ describe('review requests of teams: …/pulls/{index}/requested_reviewers team_r
     const removal = await ask(open, outsider, { team_reviewers: [other.name] }, 'delete').expect(422);
     expect(removal.body.message).toBe(`Doer can't remove reviewer [user_id: ${outsider.user.id}, repo_id: ${open.id}]`);
     expect(await teamNames(open)).toEqual([other.name]);
+    // An archived repository refuses the change (423) only after the teams are looked up and checked.
+    await t.http
+      .patch(t.api(`/repos/${open.full_name}`))
+      .set(as(owner))
+      .send({ archived: true })
+      .expect(200);
+    await ask(open, owner, { team_reviewers: ['no-such-team'] }).expect(404);
+    await ask(open, outsider, { team_reviewers: [other.name] }).expect(422);
+    await ask(open, owner, { team_reviewers: [other.name] }, 'delete').expect(423);
+    expect(await teamNames(open)).toEqual([other.name]);
   });
 
   it('is ignored on a repository of a user, as Forgejo ignores team_reviewers there', async () => {
