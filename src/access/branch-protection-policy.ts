@@ -4,7 +4,8 @@ import { ForbiddenError } from '../common/errors';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import type { UserEntity } from '../users/user.entity';
 import { NO_GRANTS, resolvePermission } from './access-policy';
-import { AccessStore } from './access.store';
+import { AccessMode } from './access-mode';
+import { AccessStore, teamGrant } from './access.store';
 import type { BranchProtectionEntity } from './branch-protection.entity';
 import { filePatterns, pathMatches } from './branch-globs';
 import { canMerge, CommitState, dismissesStaleApprovals, isOfficialReviewer, MergeReview, MergeVerdict } from './branch-merge';
@@ -222,6 +223,17 @@ export class BranchProtections {
     const teamIds =
       rule.enableApprovalsWhitelist && rule.approvalsWhitelistTeamIds.length > 0 && owner.isOrganization ? await this.store.teamIdsOf(user.id, owner.id) : [];
     return isOfficialReviewer(rule, user.id, canWrite, teamIds);
+  }
+
+  /**
+   * Whether a review asked of a team is official: under a rule of the base branch, the team is on its approvals
+   * whitelist when that is enabled, else it writes code; without a rule, never (as Forgejo's IsOfficialReviewerTeam).
+   */
+  async isOfficialReviewerTeam(repoId: number, baseBranch: string, team: { id: number; authorize: number; units: string }): Promise<boolean> {
+    const rule = await this.governing(repoId, baseBranch);
+    if (!rule) return false;
+    if (rule.enableApprovalsWhitelist) return rule.approvalsWhitelistTeamIds.includes(team.id);
+    return (teamGrant(team.authorize, team.units).units['repo.code'] ?? AccessMode.None) >= AccessMode.Write;
   }
 
   /** Whether a push that changed a pull request's diff dismisses its approvals (the base branch's rule says so). */

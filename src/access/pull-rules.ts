@@ -148,3 +148,26 @@ export async function assertValidReviewRequest(
   if (reviewer.latest?.requested && reviewer.latest.reviewerId === doer.id) return;
   throw refuse("Doer can't remove reviewer");
 }
+
+/** A team asked (or no longer asked) for a review: whether it reaches the repository, read only when it decides. */
+export interface RequestedTeam {
+  reachesRepository: () => Promise<boolean>;
+}
+
+/**
+ * Forgejo's IsValidTeamReviewRequest, after the body and the team's lookup: 422 with its reasons. Asking: a private
+ * repository's team must reach it (a public one is read by every team of its organisation), and the caller may
+ * change the pull request's requests. Withdrawing: the caller may change them.
+ */
+export async function assertValidTeamReviewRequest(target: RepositoryTarget, issue: { posterId: number }, team: RequestedTeam, add: boolean): Promise<void> {
+  const doer = target.viewer.user!;
+  const refuse = (reason: string) => new InvalidInputError(`${reason} [user_id: ${doer.id}, repo_id: ${target.repo.id}]`);
+  const mayChange = await mayChangeReviewRequests(target, issue);
+  if (add) {
+    if (target.repo.isPrivate && !(await team.reachesRepository())) throw refuse("Reviewing team can't read repo");
+    if (mayChange) return;
+    throw refuse("Doer can't choose reviewer");
+  }
+  if (mayChange) return;
+  throw refuse("Doer can't remove reviewer");
+}

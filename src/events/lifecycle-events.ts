@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import type { AuthContext } from '../auth/auth-context';
 import type { PushAllowance, PushContext, RefUpdate } from '../git/push-hooks';
 import type { RepositoryEntity } from '../repos/repository.entity';
+import type { TeamEntity } from '../users/organization.entities';
 import type { UserEntity } from '../users/user.entity';
 import type { BranchMove, RepositoryEvent } from './repository-events';
 
@@ -10,6 +11,12 @@ import type { BranchMove, RepositoryEvent } from './repository-events';
 export interface UserDeleted {
   tx: EntityManager;
   user: UserEntity;
+}
+
+/** A team of an organisation is being deleted: inside the deleting transaction, before its row goes. */
+export interface TeamDeleted {
+  tx: EntityManager;
+  team: TeamEntity;
 }
 
 /** A repository's row has gone, inside the deleting transaction; `doerId` deletes it. */
@@ -91,6 +98,7 @@ export interface ActivityListened {
  */
 export interface LifecycleEventMap {
   'user.deleted': { payload: UserDeleted; answer: void };
+  'team.deleted': { payload: TeamDeleted; answer: void };
   'repository.deleted': { payload: RepositoryDeleted; answer: AfterCommit | void };
   'repository.created': { payload: RepositoryCreated; answer: void };
   'key-material.claimed': { payload: KeyMaterialClaimed; answer: boolean };

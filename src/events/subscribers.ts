@@ -67,6 +67,9 @@ export const SUBSCRIPTIONS: Subscription[] = [
   // Their pending reviews and the requests addressed to them (reviews they gave stay, shown as a ghost's).
   on('user.deleted', ReviewsService, (reviews, { tx, user }) => reviews.deleteOpenOfUser(tx, user.id)),
 
+  // A team is deleted (TeamsService): in the deleting transaction, before its row goes. The reviews asked of it go.
+  on('team.deleted', ReviewsService, (reviews, { tx, team }) => reviews.deleteRequestsOfTeam(tx, team.id)),
+
   // A repository is deleted (RepositoriesService): in the deleting transaction, after its row, stars and
   // watches went; a handler may answer work for after the commit (files on disk), run in this order.
   on('repository.deleted', ForksService, (forks, event) => forks.repositoryDeleted(event)),

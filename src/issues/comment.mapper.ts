@@ -6,6 +6,7 @@ import type { UserEntity } from '../users/user.entity';
 import { toUserWire } from '../users/user.mapper';
 import type { LabelWire } from '../labels/label.wire';
 import type { MilestoneWire } from '../milestones/milestone.wire';
+import type { TeamWire } from '../teams/team.wire';
 import { GHOST_USER_ID, systemUser } from '../users/system-users';
 import type { CommentWire, TimelineCommentWire } from './comment.wire';
 import { commentTypeName } from './comment-types';
@@ -46,6 +47,8 @@ export interface TimelineReferences {
   users: Map<number, UserEntity>;
   /** Dependent issues the viewer may read. */
   issues: Map<number, IssueWire>;
+  /** Teams asked for reviews, by id (a deleted team shows as null, as in Forgejo). */
+  teams: Map<number, TeamWire>;
 }
 
 /** Pure: the `TimelineComment` JSON of any entry; the fields an entry's kind does not use stay empty. */
@@ -86,7 +89,7 @@ export function toTimelineCommentWire(
     review_id: comment.reviewId ?? 0,
     label: refs.labels.get(comment.labelId) ?? null,
     assignee: assignee ? toUserWire(assignee, ANONYMOUS_VIEW, site) : null,
-    assignee_team: null,
+    assignee_team: comment.assigneeTeamId > 0 ? (refs.teams.get(comment.assigneeTeamId) ?? null) : null,
     removed_assignee: comment.removedAssignee,
     resolve_doer: null,
     dependent_issue: refs.issues.get(comment.dependentIssueId) ?? null,

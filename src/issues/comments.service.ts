@@ -15,6 +15,8 @@ import { UserAccounts } from '../users/user-accounts';
 import type { UserEntity } from '../users/user.entity';
 import { LabelLookup } from '../labels/label-lookup';
 import { MilestoneLookup } from '../milestones/milestone-lookup';
+import { TeamDirectory } from '../teams/team-directory';
+import { toTeamWire } from '../teams/team.mapper';
 import { toMilestoneWire } from '../milestones/milestone.mapper';
 import { TimelineReferences, toCommentWire, toTimelineCommentWire } from './comment.mapper';
 import { IssueDependenciesService } from './issue-dependencies.service';
@@ -58,6 +60,7 @@ export class CommentsService {
     private readonly milestones: MilestoneLookup,
     private readonly dependencies: IssueDependenciesService,
     private readonly participants: IssueParticipants,
+    private readonly teams: TeamDirectory,
   ) {}
 
   async listOfIssue(target: RepositoryTarget, rawIndex: string, query: IssueQuery, page: PageQuery): Promise<Page<CommentWire>> {
@@ -69,7 +72,11 @@ export class CommentsService {
     return { items: await this.wires(target, found.items, new Map([[issue.id, issue]])), total: found.total };
   }
 
-  /** GET …/timeline: every entry of the issue (comments and events), oldest first, `since`/`before` on updates. */
+  /**
+   * GET …/timeline: every entry of the issue (comments and events), oldest first, `since`/`before` on updates. The
+   * line comments of reviews (kept apart, in `review_comment`) are not entries: Forgejo's timeline leaves out its
+   * `code` comments for every viewer.
+   */
   async timeline(target: RepositoryTarget, rawIndex: string, query: IssueQuery, page: PageQuery): Promise<Page<TimelineCommentWire>> {
     this.issueService.assertTracker(target);
     const before = queryTime(query.before, 'before');
@@ -92,7 +99,10 @@ export class CommentsService {
     const users = await this.users.byIds(ids((entry) => [entry.assigneeId]));
     const dependents = await this.dependencies.readable(target, await this.issues.byIds(ids((entry) => [entry.dependentIssueId])));
     const dependentIds = new Map(dependents.map((wire) => [wire.id, wire]));
+    // The Team JSON of a timeline entry names no organisation, as Forgejo's.
+    const teams = await this.teams.byIds(ids((entry) => [entry.assigneeTeamId]));
     return {
+      teams: new Map(teams.map((team) => [team.id, toTeamWire(team)])),
       labels: new Map(labels.map((label) => [label.id, this.issueService.labelWire(label, target.repo, target.owner)])),
       milestones: new Map(milestones.map((milestone) => [milestone.id, toMilestoneWire(milestone)])),
       users: new Map(users.map((user) => [user.id, user])),

@@ -84,6 +84,11 @@ export class IssueTimeline {
     await this.write(tx, issue, doerId, CommentType.ReviewRequest, { assigneeId: reviewerId, removedAssignee: removed, reviewId: removed ? 0 : reviewId });
   }
 
+  /** A review asked of the team `teamId` (`reviewId` the request), or taken back. */
+  async teamReviewRequested(tx: EntityManager, issue: OnIssue, doerId: number, teamId: number, reviewId: number, removed: boolean): Promise<void> {
+    await this.write(tx, issue, doerId, CommentType.ReviewRequest, { assigneeTeamId: teamId, removedAssignee: removed, reviewId: removed ? 0 : reviewId });
+  }
+
   /** A review dismissed, `body` the reason. */
   async reviewDismissed(tx: EntityManager, issue: OnIssue, doerId: number, reviewId: number, body: string): Promise<void> {
     await this.write(tx, issue, doerId, CommentType.DismissReview, { reviewId, body });

@@ -190,6 +190,10 @@ export class CommentEntity {
   @FlagColumn(false)
   removedAssignee: boolean;
 
+  /** For a `review_request` entry of a team: the team asked, or no longer asked when `removedAssignee`. */
+  @RefColumn({ default: 0 })
+  assigneeTeamId: number;
+
   /** For a `change_title` entry. */
   @TextColumn(255)
   oldTitle: string;

@@ -6,6 +6,7 @@ import { LabelsService } from '../labels/labels.service';
 import { MilestonesModule } from '../milestones/milestones.module';
 import { MilestonesService } from '../milestones/milestones.service';
 import { ReposModule } from '../repos/repos.module';
+import { TeamsModule } from '../teams/teams.module';
 import { UsersModule } from '../users/users.module';
 import { CommentStore } from './comment.store';
 import { CommitReferences } from './commit-references';
@@ -33,7 +34,7 @@ import { ReactionsService } from './reactions.service';
  * and the issue references of pushed commits.
  */
 @Module({
-  imports: [UsersModule, ReposModule, LabelsModule, MilestonesModule, AccessModule, GitModule],
+  imports: [UsersModule, ReposModule, LabelsModule, MilestonesModule, AccessModule, GitModule, TeamsModule],
   // The pinned list before the issue routes: `issues/pinned` is not an issue number.
   controllers: [
     IssueSearchController,

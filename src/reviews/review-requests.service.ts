@@ -2,17 +2,20 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { assertAcceptsWrites } from '../access/access-policy';
 import { BranchProtections } from '../access/branch-protection-policy';
-import { assertValidReviewRequest } from '../access/pull-rules';
+import { assertValidReviewRequest, assertValidTeamReviewRequest } from '../access/pull-rules';
 import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy';
 import { AuthContext } from '../auth/auth-context';
-import { ForbiddenError, InvalidInputError, NotFoundError } from '../common/errors';
+import { ForbiddenError, NotFoundError } from '../common/errors';
 import { SiteUrls } from '../common/site-urls';
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { RepositoryEvents } from '../events/repository-events';
 import type { IssueEntity } from '../issues/issue.entity';
 import { IssueTimeline } from '../issues/issue-timeline';
+import type { PullRow } from '../pulls/pull-request.store';
 import { PullsService } from '../pulls/pulls.service';
+import { TeamDirectory } from '../teams/team-directory';
+import type { TeamEntity } from '../users/organization.entities';
 import { UserAccounts } from '../users/user-accounts';
 import type { UserEntity } from '../users/user.entity';
 import { toUserWire } from '../users/user.mapper';
@@ -24,8 +27,10 @@ import { ReviewsService } from './reviews.service';
 
 /**
  * Requests for reviews of a pull request (POST and DELETE …/requested_reviewers): a request is a review of type
- * `request` of the user asked, official when their approval would be, answered by their next review; Forgejo's
- * IsValidReviewRequest decides who may ask whom (access/pull-rules.ts).
+ * `request` of the user asked, official when their approval would be, answered by their next review; or, on an
+ * organisation's repository, of a team of the organisation (`reviewer_team_id`), answered by a member's approval
+ * or rejection. Forgejo's IsValidReviewRequest and IsValidTeamReviewRequest decide who may ask whom
+ * (access/pull-rules.ts).
  */
 @Injectable()
 export class ReviewRequestsService {
@@ -37,6 +42,7 @@ export class ReviewRequestsService {
     private readonly protections: BranchProtections,
     private readonly policy: RepositoryPolicy,
     private readonly users: UserAccounts,
+    private readonly teams: TeamDirectory,
     private readonly transactions: Transactions,
     private readonly events: RepositoryEvents,
     private readonly clock: Clock,
@@ -56,8 +62,9 @@ export class ReviewRequestsService {
   }
 
   /**
-   * The routes admitted signed-in readers; as Forgejo, the body (422), the pull request and the reviewers (404)
-   * and each request's validity (422) come first. An archived repository refuses the change only then (423).
+   * The routes admitted signed-in readers; as Forgejo, the body (422), the pull request (404), each user (404) and
+   * their request's validity (422), then each team (404) and its request's validity (422) come first. An archived
+   * repository refuses the change only then (423).
    */
   private async changeRequests(target: RepositoryTarget, rawIndex: string, option: PullReviewRequestOptions, add: boolean): Promise<ReviewEntity[]> {
     const place = await this.reviews.place(target, rawIndex);
@@ -78,9 +85,15 @@ export class ReviewRequestsService {
       );
       reviewers.push(reviewer);
     }
-    // Requests of teams are not kept yet: refused before anything changes rather than dropped unsaid (Forgejo reads
-    // `team_reviewers` only for an organisation's repository; elsewhere they are ignored, as there).
-    if (target.owner.isOrganization && (option.team_reviewers ?? []).length > 0) throw new InvalidInputError('review requests of teams are not supported');
+    // Forgejo reads `team_reviewers` only for an organisation's repository; elsewhere they are ignored, as there.
+    const teams: TeamEntity[] = [];
+    for (const name of target.owner.isOrganization ? (option.team_reviewers ?? []) : []) {
+      const team = await this.teams.byName(target.owner.id, name);
+      if (!team) throw new NotFoundError(`Team '${name}' not exist`);
+      await assertValidTeamReviewRequest(target, place.row.issue, { reachesRepository: () => this.teams.reaches(team, target.repo) }, add);
+      teams.push(team);
+    }
+    // Every request is checked before any is changed (Forgejo changes the users' before it looks the teams up).
     assertAcceptsWrites(target.repo, target.owner);
     const made: ReviewEntity[] = [];
     for (const reviewer of reviewers) {
@@ -120,8 +133,52 @@ export class ReviewRequestsService {
       });
       if (review) made.push(review);
     }
+    for (const team of teams) {
+      const review = await this.transactions.run((tx) =>
+        add ? this.requestTeam(tx, target, place.row, team) : this.unrequestTeam(tx, target, place.row, team),
+      );
+      if (review) made.push(review);
+    }
     this.events.committed();
     return made;
+  }
+
+  /**
+   * Asks a team for a review, unless it was asked already: official when the team's approval would count (the
+   * base branch's rule), with its timeline entry, and a `review_requested` event for each of its members but the
+   * pull request's poster (Forgejo notifies the members one by one, naming each as the reviewer asked).
+   */
+  private async requestTeam(tx: EntityManager, target: RepositoryTarget, row: PullRow, team: TeamEntity): Promise<ReviewEntity | null> {
+    if (await this.store.teamRequestOf(row.issue.id, team.id, tx)) return null;
+    const official = await this.protections.isOfficialReviewerTeam(target.repo.id, row.pull.baseBranch, team);
+    const now = this.clock.nowUnix();
+    const inserted = await this.store.insert(tx, {
+      type: ReviewType.Request,
+      reviewerId: 0,
+      reviewerTeamId: team.id,
+      issueId: row.issue.id,
+      repoId: target.repo.id,
+      content: '',
+      official,
+      commitId: '',
+      stale: false,
+      dismissed: false,
+      createdUnix: now,
+      updatedUnix: now,
+    });
+    await this.timeline.teamReviewRequested(tx, row.issue, target.viewer.user!.id, team.id, inserted.id, false);
+    const memberIds = (await this.teams.memberIds(team.id, tx)).filter((id) => id !== row.issue.posterId);
+    for (const member of await this.users.byIds(memberIds, tx)) await this.recordRequest(tx, target, row.issue, member, 'review_requested');
+    return inserted;
+  }
+
+  /** Withdraws a team's open request, with its timeline entry; Forgejo sends no event for it. */
+  private async unrequestTeam(tx: EntityManager, target: RepositoryTarget, row: PullRow, team: TeamEntity): Promise<null> {
+    const request = await this.store.teamRequestOf(row.issue.id, team.id, tx);
+    if (!request || request.type !== ReviewType.Request) return null;
+    await this.store.delete(tx, request.id);
+    await this.timeline.teamReviewRequested(tx, row.issue, target.viewer.user!.id, team.id, 0, true);
+    return null;
   }
 
   private async recordRequest(

@@ -12,6 +12,10 @@ import { GitRefs } from '../git/git-refs';
 import { IssueTimeline } from '../issues/issue-timeline';
 import type { PullReviewHooks, PullReviewSummary } from '../pulls/pull-review-hooks';
 import type { PullRow } from '../pulls/pull-request.store';
+import { TeamDirectory } from '../teams/team-directory';
+import { toTeamWire } from '../teams/team.mapper';
+import type { TeamEntity } from '../users/organization.entities';
+import { toOrganizationWire } from '../users/organization.mapper';
 import { UserAccounts } from '../users/user-accounts';
 import type { UserEntity } from '../users/user.entity';
 import { toUserWire } from '../users/user.mapper';
@@ -36,6 +40,7 @@ export class ReviewStates implements PullReviewHooks {
     private readonly compare: GitCompare,
     private readonly refs: GitRefs,
     private readonly users: UserAccounts,
+    private readonly teams: TeamDirectory,
     private readonly transactions: Transactions,
     private readonly siteUrls: SiteUrls,
   ) {}
@@ -46,9 +51,15 @@ export class ReviewStates implements PullReviewHooks {
     const reviews = await this.store.ofIssues(issueIds, tx);
     const latest = new Map<number, Map<number, ReviewEntity>>();
     const given = new Map<number, number>();
+    const teamRequests = new Map<number, number[]>();
     for (const review of reviews) {
       if (review.type === ReviewType.Approve || review.type === ReviewType.Reject || review.type === ReviewType.Comment)
         given.set(review.issueId, (given.get(review.issueId) ?? 0) + 1);
+      // The teams asked, in the order they were asked (a team has at most one open request).
+      if (review.reviewerTeamId !== 0 && review.type === ReviewType.Request) {
+        teamRequests.set(review.issueId, [...(teamRequests.get(review.issueId) ?? []), review.reviewerTeamId]);
+        continue;
+      }
       // Each user's latest undismissed approval, rejection or request, in the order they were last changed.
       if (review.reviewerTeamId !== 0 || review.dismissed) continue;
       if (review.type !== ReviewType.Approve && review.type !== ReviewType.Reject && review.type !== ReviewType.Request) continue;
@@ -56,15 +67,22 @@ export class ReviewStates implements PullReviewHooks {
       ofIssue.set(review.reviewerId, review);
       latest.set(review.issueId, ofIssue);
     }
+    const teams = new Map((await this.teams.byIds([...teamRequests.values()].flat(), tx)).map((team) => [team.id, team]));
     const userIds = [...new Set([...latest.values()].flatMap((byUser) => [...byUser.keys()]))];
-    const users = new Map((await this.users.byIds(userIds, tx)).map((user) => [user.id, user]));
+    const users = new Map((await this.users.byIds([...userIds, ...[...teams.values()].map((team) => team.orgId)], tx)).map((user) => [user.id, user]));
     const anonymous = AuthContext.anonymous();
+    // Forgejo's requested_reviewers_teams names each team's organisation.
+    const teamWire = (team: TeamEntity) => {
+      const org = users.get(team.orgId);
+      return toTeamWire(team, org ? toOrganizationWire(org, anonymous, this.siteUrls) : null);
+    };
     for (const issueId of issueIds) {
       const chosen = [...(latest.get(issueId)?.values() ?? [])].sort((a, b) => a.updatedUnix - b.updatedUnix || a.id - b.id);
       const requested = chosen.map((review) => users.get(review.reviewerId)).filter((user): user is UserEntity => user !== undefined);
+      const requestedTeams = (teamRequests.get(issueId) ?? []).map((id) => teams.get(id)).filter((team): team is TeamEntity => team !== undefined);
       result.set(issueId, {
         requestedReviewers: requested.length > 0 ? requested.map((user) => toUserWire(user, anonymous, this.siteUrls)) : null,
-        requestedTeams: null,
+        requestedTeams: requestedTeams.length > 0 ? requestedTeams.map(teamWire) : null,
         reviewComments: given.get(issueId) ?? 0,
       });
     }

@@ -20,6 +20,7 @@ export enum ReviewType {
 @Index('IDX_review_issue_id', ['issueId', 'id'])
 @Index('IDX_review_repo_id', ['repoId'])
 @Index('IDX_review_reviewer_id', ['reviewerId'])
+@Index('IDX_review_reviewer_team_id', ['reviewerTeamId'])
 export class ReviewEntity {
   @IdColumn()
   id: number;

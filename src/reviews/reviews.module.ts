@@ -6,6 +6,7 @@ import { IssuesModule } from '../issues/issues.module';
 import { PullsModule } from '../pulls/pulls.module';
 import { PullsService } from '../pulls/pulls.service';
 import { ReposModule } from '../repos/repos.module';
+import { TeamsModule } from '../teams/teams.module';
 import { UsersModule } from '../users/users.module';
 import { ReviewRequestsService } from './review-requests.service';
 import { ReviewStates } from './review-states';
@@ -15,7 +16,7 @@ import { ReviewsService } from './reviews.service';
 
 /** Reviews of pull requests and requests for them; what the merge rules count and what head pushes make stale. */
 @Module({
-  imports: [UsersModule, ReposModule, AccessModule, ContentModule, GitModule, IssuesModule, PullsModule],
+  imports: [UsersModule, ReposModule, AccessModule, ContentModule, GitModule, IssuesModule, PullsModule, TeamsModule],
   controllers: [ReviewsController],
   providers: [ReviewStore, ReviewsService, ReviewRequestsService, ReviewStates],
   exports: [ReviewsService],

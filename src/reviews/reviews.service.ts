@@ -19,6 +19,8 @@ import { PullMergeService } from '../pulls/pull-merge.service';
 import type { PullRow } from '../pulls/pull-request.store';
 import { PullsService } from '../pulls/pulls.service';
 import { repositoryUrls } from '../repos/repository.mapper';
+import { TeamDirectory } from '../teams/team-directory';
+import { toTeamWire } from '../teams/team.mapper';
 import { GHOST_USER_ID, systemUser } from '../users/system-users';
 import { UserAccounts } from '../users/user-accounts';
 import { toUserWire } from '../users/user.mapper';
@@ -76,6 +78,7 @@ export class ReviewsService {
     private readonly compare: GitCompare,
     private readonly refs: GitRefs,
     private readonly users: UserAccounts,
+    private readonly teams: TeamDirectory,
     private readonly transactions: Transactions,
     private readonly events: RepositoryEvents,
     private readonly clock: Clock,
@@ -221,6 +224,11 @@ export class ReviewsService {
     return this.store.deleteOpenOfUser(tx, userId);
   }
 
+  /** The requests addressed to a deleted team. */
+  deleteRequestsOfTeam(tx: EntityManager, teamId: number): Promise<void> {
+    return this.store.deleteOfTeam(tx, teamId);
+  }
+
   // The rules.
 
   /** Forgejo's preparePullReviewType: the review type of `event`, or 422 with its texts. */
@@ -269,6 +277,12 @@ export class ReviewsService {
     const review = await this.transactions.run(async (tx) => {
       if (decisive) await this.store.clearOfficial(tx, issueId, doer.id);
       await this.store.supersede(tx, issueId, doer.id, type);
+      // A member's approval or rejection answers the requests of their teams (an organisation's repository only).
+      if (decisive && target.owner.isOrganization) {
+        for (const request of await this.store.teamRequests(issueId, tx)) {
+          if (await this.teams.isMember(request.reviewerTeamId, doer.id, tx)) await this.store.delete(tx, request.id);
+        }
+      }
       let current = await this.store.pendingOf(issueId, doer.id, tx);
       if (current) {
         await this.store.update(tx, current.id, { type, content: body, official, commitId, stale, updatedUnix: now });
@@ -405,6 +419,8 @@ export class ReviewsService {
   /** The JSON of reviews of one pull request, for the target's viewer. */
   async wires(target: RepositoryTarget, place: ReviewPlace, reviews: ReviewEntity[]): Promise<PullReviewWire[]> {
     const users = new Map((await this.users.byIds([...new Set(reviews.map((review) => review.reviewerId))])).map((user) => [user.id, user]));
+    // A request of a team shows the team (without its organisation, as Forgejo's PullReview) and no user.
+    const teams = new Map((await this.teams.byIds(reviews.map((review) => review.reviewerTeamId))).map((team) => [team.id, team]));
     const counts = await this.store.commentCounts(reviews.map((review) => review.id));
     const entries = await this.timeline.reviewEntryIds(reviews.map((review) => review.id));
     return reviews.map((review) =>
@@ -412,7 +428,7 @@ export class ReviewsService {
         review,
         {
           reviewer: review.reviewerTeamId !== 0 ? null : (users.get(review.reviewerId) ?? systemUser(GHOST_USER_ID)!),
-          team: null,
+          team: review.reviewerTeamId !== 0 && teams.has(review.reviewerTeamId) ? toTeamWire(teams.get(review.reviewerTeamId)!) : null,
           commentsCount: counts.get(review.id) ?? 0,
           pullHtml: place.pullHtml,
           entryId: entries.get(review.id) ?? 0,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Brackets, DataSource, EntityManager } from 'typeorm';
+import { Brackets, DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { isUniqueViolation } from '../database/transactions';
 import { RepositoryEntity } from '../repos/repository.entity';
@@ -29,6 +29,14 @@ export class TeamStore {
 
   findById(id: number): Promise<TeamEntity | null> {
     return this.manager().getRepository(TeamEntity).findOneBy({ id });
+  }
+
+  /** Teams by id; ids of teams that are gone are left out. */
+  byIds(ids: number[], tx?: EntityManager): Promise<TeamEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.manager(tx)
+      .getRepository(TeamEntity)
+      .find({ where: { id: In(ids) } });
   }
 
   findByName(orgId: number, name: string): Promise<TeamEntity | null> {
@@ -143,8 +151,16 @@ export class TeamStore {
     return { items, total };
   }
 
-  async isMember(teamId: number, uid: number): Promise<boolean> {
-    return this.manager().getRepository(TeamUserEntity).exists({ where: { teamId, uid } });
+  /** The ids of a team's members, read in `tx` when given. */
+  async memberIds(teamId: number, tx?: EntityManager): Promise<number[]> {
+    const rows = await this.manager(tx)
+      .getRepository(TeamUserEntity)
+      .find({ where: { teamId }, select: { uid: true }, order: { uid: 'ASC' } });
+    return rows.map((row) => row.uid);
+  }
+
+  async isMember(teamId: number, uid: number, tx?: EntityManager): Promise<boolean> {
+    return this.manager(tx).getRepository(TeamUserEntity).exists({ where: { teamId, uid } });
   }
 
   /** The repositories the team reaches, by name. */

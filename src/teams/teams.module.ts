@@ -3,6 +3,7 @@ import { ClaimsModule } from '../claims/claims.module';
 import { ReposModule } from '../repos/repos.module';
 import { UsersModule } from '../users/users.module';
 import { RepositoryTeamsController } from './repository-teams.controller';
+import { TeamDirectory } from './team-directory';
 import { TeamStore } from './team.store';
 import { TeamsController } from './teams.controller';
 import { TeamsService } from './teams.service';
@@ -12,6 +13,7 @@ import { TeamsLifecycle } from './teams-lifecycle';
 @Module({
   imports: [UsersModule, ReposModule, ClaimsModule],
   controllers: [TeamsController, RepositoryTeamsController],
-  providers: [TeamStore, TeamsService, TeamsLifecycle],
+  providers: [TeamStore, TeamsService, TeamsLifecycle, TeamDirectory],
+  exports: [TeamDirectory],
 })
 export class TeamsModule {}

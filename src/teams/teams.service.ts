@@ -11,6 +11,7 @@ import { CAPS, tooMany } from '../common/caps';
 import { Claims } from '../claims/claims';
 import { Page, PageQuery } from '../common/paging';
 import { Transactions } from '../database/transactions';
+import { LifecycleEvents } from '../events/lifecycle-events';
 import type { RepositoryEntity } from '../repos/repository.entity';
 import { RepositoryDirectory } from '../repos/repository-directory';
 import { OWNER_ACCESS_MODE, TeamEntity } from '../users/organization.entities';
@@ -52,6 +53,7 @@ export class TeamsService {
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
     private readonly claims: Claims,
+    private readonly lifecycle: LifecycleEvents,
   ) {}
 
   /** GET /orgs/{org}/teams: members and site admins (else 403). */
@@ -161,6 +163,7 @@ export class TeamsService {
     this.organizationPolicy.assertManages(standing);
     if (team.authorize === OWNER_ACCESS_MODE) throw new InvalidInputError('the Owners team of an organization cannot be deleted');
     await this.transactions.run(async (tx) => {
+      await this.lifecycle.emit('team.deleted', { tx, team });
       await this.memberships.removeAllTeamMembers(tx, team);
       await this.teams.delete(tx, team);
       await this.audit.record(tx, { action: 'team.delete', target: teamTarget(team), detail: { organization_id: team.orgId } });

@@ -112,6 +112,17 @@ const REFERENCES: Record<string, Reference> = {
   'webhook.repo_id': gone('repository'),
 };
 
+/** A column so named names a team of an organisation: each must be listed in TEAM_REFERENCES (the test fails otherwise). */
+const TEAM_REFERENCE_NAME = /^(.*_)?team_id$/;
+
+/** Every column of the schema that matches TEAM_REFERENCE_NAME, and what deleting the team does to its rows. */
+const TEAM_REFERENCES: Record<string, { after: 'gone' } | { after: 'kept'; why: string }> = {
+  'comment.assignee_team_id': { after: 'kept', why: "a timeline entry records the team asked; it names no team once the team is gone, as Forgejo's" },
+  'review.reviewer_team_id': { after: 'gone' },
+  'team_repo.team_id': { after: 'gone' },
+  'team_user.team_id': { after: 'gone' },
+};
+
 /**
  * The schema's promise that deletion leaves nothing behind, proved over every table at once: for every column
  * that names a repository (or a user, or an organisation), a row is written naming the one about to be deleted;
@@ -225,6 +236,48 @@ describe('deletion leaves no row behind, in any table', () => {
       .set(withToken(admin.token))
       .expect(204);
     expect(await remaining(orgPairs, org.id)).toEqual([]);
+  });
+
+  it('knows every column that may name a team, and what deleting the team does to its rows', () => {
+    const columns = t.dataSource.entityMetadatas.flatMap((entity) =>
+      entity.columns.filter((column) => TEAM_REFERENCE_NAME.test(column.databaseName)).map((column) => `${entity.tableName}.${column.databaseName}`),
+    );
+    expect(columns.filter((column) => TEAM_REFERENCES[column] === undefined)).toEqual([]);
+    expect(Object.keys(TEAM_REFERENCES).filter((column) => !columns.includes(column))).toEqual([]);
+  });
+
+  it('deleting a team removes every row that names it (its requests for reviews among them)', async () => {
+    const owner = await makeUser(t);
+    const member = await makeUser(t);
+    const org = await makeOrg(t, owner.user);
+    const repo = await makeRepo(t, owner, { org: org.name });
+    const team = (
+      await t.http
+        .post(t.api(`/orgs/${org.name}/teams`))
+        .set(withToken(owner.token))
+        .send({ name: 'reviewers', permission: 'read', units: ['repo.code', 'repo.pulls'] })
+        .expect(201)
+    ).body;
+    // Its member and repository through the API (their rows keep the organisation's counts right); the rest planted.
+    await t.http
+      .put(t.api(`/teams/${team.id}/members/${member.name}`))
+      .set(withToken(owner.token))
+      .expect(204);
+    await t.http
+      .put(t.api(`/teams/${team.id}/repos/${org.name}/${repo.name}`))
+      .set(withToken(owner.token))
+      .expect(204);
+    const pairs: { entity: EntityMetadata; column: ColumnMetadata }[] = [];
+    for (const entity of t.dataSource.entityMetadatas)
+      for (const column of entity.columns) if (TEAM_REFERENCES[`${entity.tableName}.${column.databaseName}`]?.after === 'gone') pairs.push({ entity, column });
+    expect(pairs.length).toBe(3);
+    for (const { entity, column } of pairs) await plant(entity, column, team.id);
+    expect(await remaining(pairs, team.id)).toHaveLength(3);
+    await t.http
+      .delete(t.api(`/teams/${team.id}`))
+      .set(withToken(owner.token))
+      .expect(204);
+    expect(await remaining(pairs, team.id)).toEqual([]);
   });
 
   it('after deleting a repository and a user that had issues, comments, reactions and pull requests, no row points at a row that is gone', async () => {

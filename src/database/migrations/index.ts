@@ -42,6 +42,7 @@ import { CommentEventColumns1796197026230 } from './1796197026230-comment-event-
 import { MirrorLfs1796199137656 } from './1796199137656-mirror-lfs';
 import { IssueListIndex1796198540390 } from './1796198540390-issue-list-index';
 import { IssueAllStatesIndexes1796213700000 } from './1796213700000-issue-all-states-indexes';
+import { TeamReviewRequests1796268047812 } from './1796268047812-team-review-requests';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -89,4 +90,5 @@ export const MIGRATIONS = [
   MirrorLfs1796199137656,
   CommentReviewId1796199264777,
   IssueAllStatesIndexes1796213700000,
+  TeamReviewRequests1796268047812,
 ];
