@@ -229,6 +229,63 @@ describe('maintainers push to the head branch of a pull request from a fork', ()
     expect(await headOf(s, 'fix')).toBe(await localHead(work));
   });
 
+  it('a poster who no longer writes the fork has nothing to lend', async () => {
+    // The fork is forker's; the poster writes it as a collaborator, opens the pull request and allows edits.
+    const [forker, poster] = [await makeUser(t), await makeUser(t)];
+    const source = (await makeRepo(t, owner)).full_name as string;
+    const work = await client.workingCopy('main', { 'file.txt': 'one\n' });
+    await client.ok(['push', '--quiet', httpUrl(owner, source), 'main:main'], { cwd: work });
+    await t.http
+      .put(t.api(`/repos/${source}/collaborators/${maintainer.name}`))
+      .set(as(owner))
+      .send({ permission: 'write' })
+      .expect(204);
+    const fork = (
+      await t.http
+        .post(t.api(`/repos/${source}/forks`))
+        .set(as(forker))
+        .send({})
+        .expect(202)
+    ).body.full_name as string;
+    await t.http
+      .put(t.api(`/repos/${fork}/collaborators/${poster.name}`))
+      .set(as(forker))
+      .send({ permission: 'write' })
+      .expect(204);
+    await client.ok(['push', '--quiet', httpUrl(poster, fork), 'main:refs/heads/fix'], { cwd: work });
+    const pull = await t.http
+      .post(t.api(`/repos/${source}/pulls`))
+      .set(as(poster))
+      .send({ head: `${forker.name}:fix`, base: 'main', title: 'Fix' })
+      .expect(201);
+    await t.http
+      .patch(t.api(`/repos/${source}/pulls/${pull.body.number}`))
+      .set(as(poster))
+      .send({ allow_maintainer_edit: true })
+      .expect(201);
+    const s = { source, fork, index: pull.body.number };
+    const mine = await commitOn(s, maintainer, 'fix');
+    await client.ok(['push', '--quiet', httpUrl(maintainer, fork), 'HEAD:refs/heads/fix'], { cwd: mine });
+
+    await t.http
+      .delete(t.api(`/repos/${fork}/collaborators/${poster.name}`))
+      .set(as(forker))
+      .expect(204);
+    await client.ok(['commit', '--quiet', '--allow-empty', '-m', 'after the poster left'], { cwd: mine });
+    const refused = await client.run(['push', httpUrl(maintainer, fork), 'HEAD:refs/heads/fix'], { cwd: mine });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(`User '${maintainer.name}' is not allowed to push to '${fork}'.`);
+    const current = await t.http
+      .get(t.api(`/repos/${fork}/contents/file.txt?ref=fix`))
+      .set(as(forker))
+      .expect(200);
+    const written = await t.http
+      .put(t.api(`/repos/${fork}/contents/file.txt`))
+      .set(as(maintainer))
+      .send({ branch: 'fix', sha: current.body.sha, content: Buffer.from('api\n').toString('base64') });
+    expect(written.status).toBe(403);
+  });
+
   it("the fork's branch protection still applies to a maintainer", async () => {
     const s = await scenario();
     await t.http
