@@ -1,10 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { DataSource } from 'typeorm';
+import { DataSource, In } from 'typeorm';
 import { CollaborationEntity } from '../collaborators/collaboration.entity';
 import { DeployKeyEntity } from '../deploy-keys/deploy-key.entity';
 import { BoundStatements, RowSet, valueOf } from '../database/bound-statements';
+import { IssueEntity } from '../issues/issue.entity';
+import { PullRequestEntity } from '../pulls/pull-request.entity';
+import { RepositoryEntity } from '../repos/repository.entity';
 import { OrgUserEntity, TeamEntity, TeamRepoEntity, TeamUserEntity } from '../users/organization.entities';
+import { UserEntity } from '../users/user.entity';
 import { AccessMode, isRepositoryUnit, REPOSITORY_UNITS, UnitModes } from './access-mode';
 import { AccessGrants, TeamGrant } from './access-policy';
 
@@ -221,6 +225,46 @@ export class AccessStore {
         units: teamGrant(team.authorize, team.units).units,
       })),
     };
+  }
+
+  /**
+   * The open, unmerged pull requests whose head is in repository `headRepoId` (on `branch`, or on any branch when
+   * null) and whose poster allows maintainers to edit: each one's base repository and poster (one statement on
+   * the index of the head). The branch is compared here as well, byte for byte: a case-insensitive collation
+   * must not make `Fix` match `fix`.
+   */
+  async maintainerEditPulls(headRepoId: number, branch: string | null): Promise<{ baseRepoId: number; posterId: number }[]> {
+    const table = (entity: Function) => this.dataSource.driver.escape(this.dataSource.getMetadata(entity).tableName);
+    const rows = (await this.dataSource.query(
+      `SELECT pr.base_repo_id AS base_repo_id, pr.head_branch AS head_branch, i.poster_id AS poster_id FROM ${table(PullRequestEntity)} pr ` +
+        `JOIN ${table(IssueEntity)} i ON i.id = pr.issue_id WHERE pr.head_repo_id = ?${branch === null ? '' : ' AND pr.head_branch = ?'} ` +
+        'AND pr.allow_maintainer_edit = 1 AND pr.has_merged = 0 AND i.is_closed = 0',
+      branch === null ? [headRepoId] : [headRepoId, branch],
+    )) as { base_repo_id: number | string; head_branch: string; poster_id: number | string }[];
+    return rows
+      .filter((row) => branch === null || row.head_branch === branch)
+      .map((row) => ({ baseRepoId: Number(row.base_repo_id), posterId: Number(row.poster_id) }));
+  }
+
+  /** Repositories by id, each with its owner (those whose owner is gone are left out). */
+  async repositoriesWithOwners(ids: number[]): Promise<Map<number, { repo: RepositoryEntity; owner: UserEntity }>> {
+    const result = new Map<number, { repo: RepositoryEntity; owner: UserEntity }>();
+    if (ids.length === 0) return result;
+    const repos = await this.dataSource.getRepository(RepositoryEntity).findBy({ id: In(ids) });
+    const owners = await this.usersByIds(repos.map((repo) => repo.ownerId));
+    for (const repo of repos) {
+      const owner = owners.get(repo.ownerId);
+      if (owner) result.set(repo.id, { repo, owner });
+    }
+    return result;
+  }
+
+  /** Users by id. */
+  async usersByIds(ids: number[]): Promise<Map<number, UserEntity>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return new Map();
+    const users = await this.dataSource.getRepository(UserEntity).findBy({ id: In(unique) });
+    return new Map(users.map((user) => [user.id, user]));
   }
 
   private grantsOf(set: RowSet): AccessGrants {

@@ -25,7 +25,11 @@ export type GitRefusal =
   | 'not-writer'
   | 'archived';
 
-export type GitDecision = { allowed: true } | { allowed: false; refusal: GitRefusal };
+/**
+ * `asMaintainer`: a push admitted only because the caller may push some branch as a maintainer of an open pull
+ * request from the repository (maintainer-pushes.ts); pre-receive then judges each ref by that rule.
+ */
+export type GitDecision = { allowed: true; asMaintainer?: true } | { allowed: false; refusal: GitRefusal };
 
 export interface GitAccessQuestion {
   caller: GitAccessCaller;
@@ -38,6 +42,12 @@ export interface GitAccessQuestion {
   transport: 'http' | 'ssh';
   /** The caller's permission on the repository (read once however often asked, and only when the order reaches it). */
   permission: () => Promise<RepositoryPermission | null>;
+  /**
+   * Only for a push whose refs pre-receive judges one by one (receive-pack; not an LFS upload, which writes the
+   * whole repository's objects): whether the caller may push some branch as a maintainer of an open pull request
+   * from this repository. Asked only of a user who does not write the code.
+   */
+  maintainerPush?: () => Promise<boolean>;
 }
 
 const ALLOWED: GitDecision = { allowed: true };
@@ -46,7 +56,8 @@ const refuse = (refusal: GitRefusal): GitDecision => ({ allowed: false, refusal 
 /**
  * The one decision order of every git door: a public pull needs nothing more (scopes, public-only and the
  * caller's own rights are not consulted); else sign-in → scope → read (not found) → public-only token on a
- * private repository; and for a push, mirror → write on the code → archived.
+ * private repository; and for a push, mirror → write on the code (or, for receive-pack, a maintainer's push of
+ * a pull request's head branch, judged ref by ref in pre-receive) → archived.
  */
 export async function decideGitAccess(question: GitAccessQuestion): Promise<GitDecision> {
   const { caller, operation, repo } = question;
@@ -65,8 +76,11 @@ export async function decideGitAccess(question: GitAccessQuestion): Promise<GitD
   if (caller.kind === 'user' && caller.publicOnly && repo.isPrivate) return refuse('public-only');
   if (operation === 'push') {
     if (repo.isMirror) return refuse('mirror');
-    if (!(await question.permission())?.canWrite('repo.code')) return refuse('not-writer');
+    const writer = (await question.permission())?.canWrite('repo.code') ?? false;
+    const asMaintainer = !writer && caller.kind === 'user' && question.maintainerPush !== undefined && (await question.maintainerPush());
+    if (!writer && !asMaintainer) return refuse('not-writer');
     if (repo.isArchived) return refuse('archived');
+    if (asMaintainer) return { allowed: true, asMaintainer: true };
   }
   return ALLOWED;
 }

@@ -86,6 +86,17 @@ export async function assertMayUpdatePullHead(
 }
 
 /**
+ * The contents API's file writes, after the body names the branch (Forgejo's branch-writer check): the code's
+ * writers, or a maintainer whom an open pull request from this repository lets push that very branch
+ * (maintainer-pushes.ts); a new branch (`new_branch`) only the code's writers (403).
+ */
+export async function assertMayWriteBranch(target: RepositoryTarget, branch: string, newBranch: string | undefined): Promise<void> {
+  if (await target.canWrite('repo.code')) return;
+  if (newBranch === undefined && (await target.mayPushAsMaintainer(branch))) return;
+  throw new ForbiddenError('user should have a permission to write to this branch');
+}
+
+/**
  * delete_branch_after_merge: a head branch in another repository goes only when the merger may push there (its
  * writers, or anyone who merged it when the poster allows maintainers to edit); the base's own branch always.
  */

@@ -16,6 +16,7 @@ import {
 } from './access-policy';
 import { AccessStore, ViewerStanding, writesSomeUnit } from './access.store';
 import { AccessMode } from './access-mode';
+import { MaintainerPushes } from './maintainer-pushes';
 import { RepositoryPermission } from './repository-permission';
 
 export function subjectOf(viewer: AuthContext): AccessSubject {
@@ -40,8 +41,17 @@ export class RepositoryTarget {
     readonly viewer: AuthContext,
     private readonly resolve: () => Promise<RepositoryPermission>,
     known: RepositoryPermission | null,
+    private readonly maintainerPush: (branch: string | null) => Promise<boolean> = async () => false,
   ) {
     this.resolved = known ? Promise.resolve(known) : null;
+  }
+
+  /**
+   * Whether the caller may push `branch` (null: some branch) as a maintainer of an open pull request from this
+   * repository (maintainer-pushes.ts); false for a target made without the policy. Asked by the rules only.
+   */
+  mayPushAsMaintainer(branch: string | null): Promise<boolean> {
+    return this.viewer.isSignedIn ? this.maintainerPush(branch) : Promise.resolve(false);
   }
 
   permission(): Promise<RepositoryPermission> {
@@ -89,7 +99,10 @@ export const UNIT_NOT_READABLE = 'user should have specific read permission or b
  */
 @Injectable()
 export class RepositoryPolicy {
-  constructor(private readonly store: AccessStore) {}
+  constructor(
+    private readonly store: AccessStore,
+    private readonly maintainers: MaintainerPushes,
+  ) {}
 
   /** `grants`: the caller's grants on the repository when the lookup read them along (else read here if needed). */
   async permission(viewer: AuthContext, repo: RepositoryEntity, owner: UserEntity, grants: AccessGrants | null = null): Promise<RepositoryPermission> {
@@ -154,7 +167,8 @@ export class RepositoryPolicy {
     // A caller who sees the repository but not the route's unit (a team without `repo.code`, say) learns nothing
     // new from a refusal: Forgejo answers 403 there, after the public-only check.
     if (known && unit !== undefined && !known.canRead(unit)) throw new ForbiddenError(UNIT_NOT_READABLE);
-    return new RepositoryTarget(repo, owner, viewer, resolve, known);
+    const maintainerPush = (branch: string | null) => this.maintainers.mayPush(subjectOf(viewer), { repo, owner }, branch);
+    return new RepositoryTarget(repo, owner, viewer, resolve, known, maintainerPush);
   }
 
   /** What lists need of the caller (null for anonymous callers). */

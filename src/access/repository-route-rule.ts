@@ -28,6 +28,13 @@ export interface RepositoryRouteRule {
   mode?: RepositoryRouteMode;
   /** `write`: the unit written, when it is not the unit read; of several, write on any one of them admits. */
   writes?: RepositoryUnit | RepositoryUnit[];
+  /**
+   * `write` on `repo.code` of a route that moves one named branch (the contents API's file writes): a caller who
+   * does not write the code is let in when they may push some branch as a maintainer of an open pull request from
+   * this repository (maintainer-pushes.ts); the service then asks `assertMayWriteBranch` for the branch the body
+   * names, as Forgejo decides by the branch.
+   */
+  maintainerEdits?: boolean;
   /** The 403 text of a refused `write`, `admin` or `owner`, in Forgejo's words for the route. */
   message?: string;
   /**
@@ -65,7 +72,8 @@ export async function admitToRepositoryRoute(target: RepositoryTarget, rule: Rep
     const permission = await target.permission();
     const granted =
       mode === 'write' ? writtenUnits(rule).some((unit) => permission.canWrite(unit)) : mode === 'admin' ? permission.isAdmin : permission.isOwner;
-    if (!granted) throw new ForbiddenError(rule.message ?? DEFAULT_REFUSALS[mode]);
+    const maintainer = !granted && mode === 'write' && rule.maintainerEdits === true && (await target.mayPushAsMaintainer(null));
+    if (!granted && !maintainer) throw new ForbiddenError(rule.message ?? DEFAULT_REFUSALS[mode]);
   }
   if (rule.archived === 'refuse' || (rule.archived === undefined && mode === 'write')) assertAcceptsWrites(target.repo, target.owner);
 }

@@ -35,7 +35,7 @@ export class ContentsController {
 
   @Post('repos/:owner/:repo/contents')
   @AuthenticatedLater('repository')
-  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write', maintainerEdits: true })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoChangeFiles', summary: 'Modify multiple files in a repository' })
   @ApiBody({ type: ChangeFilesOption })
@@ -69,7 +69,7 @@ export class ContentsController {
 
   @Post('repos/:owner/:repo/contents/*filepath')
   @AuthenticatedLater('repository')
-  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write', maintainerEdits: true })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoCreateFile', summary: 'Create a file in a repository' })
   @ApiParam({ name: 'filepath', type: String })
@@ -86,7 +86,7 @@ export class ContentsController {
 
   @Put('repos/:owner/:repo/contents/*filepath')
   @AuthenticatedLater('repository')
-  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write', maintainerEdits: true })
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoUpdateFile', summary: 'Update a file in a repository' })
   @ApiParam({ name: 'filepath', type: String })
@@ -103,7 +103,7 @@ export class ContentsController {
 
   @Delete('repos/:owner/:repo/contents/*filepath')
   @AuthenticatedLater('repository')
-  @RepositoryRoute({ unit: 'repo.code', mode: 'write' })
+  @RepositoryRoute({ unit: 'repo.code', mode: 'write', maintainerEdits: true })
   @HttpCode(200)
   @ReadsBody({ deferred: true })
   @ApiOperation({ operationId: 'repoDeleteFile', summary: 'Delete a file in a repository' })

@@ -1,4 +1,3 @@
-import { pipeline } from 'node:stream/promises';
 import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -7,38 +6,10 @@ import { RepositoryRoute, TargetRepository } from '../repos/repository-assignmen
 import { Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { GitConfig } from '../config/slices';
-import { TransferWatch } from '../git/transfer-watch';
-import { Deliver, DownloadsService } from './downloads.service';
+import { deliverTo } from './download-delivery';
+import { DownloadsService } from './downloads.service';
 import { WildcardParam } from './route-params';
 import { queryString } from '../http/query';
-
-/**
- * Streams a download to the HTTP response; a client that goes away ends it (and git with it), and so does one
- * that reads slower than the minimum transfer rate (GIT_MIN_TRANSFER_RATE): a reader that stops must not
- * keep git and its slot.
- */
-function deliverTo(response: Response, rate: { minRate: number; windowMs: number }): Deliver {
-  return async (download) => {
-    response.status(download.status);
-    for (const [name, value] of Object.entries(download.headers)) response.setHeader(name, value);
-    if (!download.body || Buffer.isBuffer(download.body)) {
-      // Nothing, or a small file already in memory: one write, no stream machinery.
-      response.end(download.body ?? undefined);
-      return;
-    }
-    const watch = new TransferWatch({ ...rate, waitingOnPeer: () => response.writableNeedDrain, onStall: () => response.destroy() });
-    const body = download.body;
-    body.on('data', (chunk: Buffer) => watch.count(chunk.length));
-    try {
-      await pipeline(body, response);
-    } catch {
-      // The client went away, or git failed part-way: the response is cut, never ended as if complete.
-      response.destroy();
-    } finally {
-      watch.stop();
-    }
-  };
-}
 
 @ApiTags('repository')
 @Controller()

@@ -1,27 +1,16 @@
 import type { RepositoryTarget } from '../access/repository-policy';
-import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { NotFoundError, PayloadTooLargeError } from '../common/errors';
 import { GitConfig } from '../config/slices';
-import { GitStream } from '../git/git-command';
 import type { TreeEntry } from '../git/git-trees';
 import { ContentRefs } from './content-refs';
+import { Deliver, deliverGitOutput, deliverStream, sniffable } from './download-delivery';
 import { ContentRepositories } from './content-repository';
 import { assertSafePath } from './content-paths';
 import { contentType } from './content.mapper';
 import { sniffContentType } from './media-types';
 import { GitReads } from '../git/git-reads';
 import { LfsMedia } from '../lfs/lfs-media';
-
-/** A response: status, headers, and the bytes (a stream, a small file read whole, or null for 304). */
-export interface Download {
-  status: number;
-  headers: Record<string, string>;
-  body: Readable | Buffer | null;
-}
-
-/** Hands a download to the transport; resolves once the last byte is written or the reader went away. */
-export type Deliver = (download: Download) => Promise<void>;
 
 const SNIFF_BYTES = 1024;
 /** Raw files up to this size come whole from a batch reader; larger ones stream from their own `cat-file`. */
@@ -113,8 +102,8 @@ export class DownloadsService {
     }
     await this.repositories.withGit(async () => {
       const stream = this.reads.trees.streamBlob(target.dir, entry.oid);
-      const { head, body } = await sniffable(stream);
-      await this.deliverStream(stream, { status: 200, headers: rawHeaders(entry, path, sniffContentType(head)), body }, deliver);
+      const { head, body } = await sniffable(stream, SNIFF_BYTES);
+      await deliverStream(stream, { status: 200, headers: rawHeaders(entry, path, sniffContentType(head)), body }, deliver);
     });
   }
 
@@ -139,21 +128,8 @@ export class DownloadsService {
         'Content-Disposition': disposition('attachment', filename),
         'Access-Control-Expose-Headers': 'Content-Disposition',
       };
-      // Nothing is answered before git wrote its first bytes: a git that fails at once is an error status.
-      const { head, body } = await sniffable(stream, 1);
-      if (head.length === 0) await stream.exited;
-      await this.deliverStream(stream, { status: 200, headers, body }, deliver);
+      await deliverGitOutput(stream, headers, deliver);
     });
-  }
-
-  private async deliverStream(stream: GitStream, download: Download, deliver: Deliver): Promise<void> {
-    try {
-      await deliver(download);
-    } finally {
-      // A reader that went away leaves git blocked on a full pipe: stop it rather than wait for the time limit.
-      stream.kill();
-      await stream.exited.catch(() => undefined);
-    }
   }
 }
 
@@ -167,38 +143,4 @@ function rawHeaders(entry: TreeEntry, path: string, type: string): Record<string
   };
   if (type === 'image/svg+xml') headers['Content-Security-Policy'] = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
   return headers;
-}
-
-/**
- * Reads the first bytes for sniffing and hands back a stream that still yields every byte, and that fails
- * (so that the response is aborted, never ended as if complete) when git exits with an error after all.
- */
-async function sniffable(stream: GitStream, wanted = SNIFF_BYTES): Promise<{ head: Buffer; body: Readable }> {
-  const iterator = stream.stdout[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const first: Buffer[] = [];
-  let size = 0;
-  let done = false;
-  while (size < wanted) {
-    const next = await iterator.next();
-    if (next.done) {
-      done = true;
-      break;
-    }
-    first.push(next.value);
-    size += next.value.length;
-  }
-  const head = Buffer.concat(first);
-  const body = Readable.from(
-    (async function* () {
-      if (head.length > 0) yield head;
-      for (;;) {
-        if (done) break;
-        const next = await iterator.next();
-        if (next.done) break;
-        yield next.value;
-      }
-      await stream.exited;
-    })(),
-  );
-  return { head: head.subarray(0, SNIFF_BYTES), body };
 }

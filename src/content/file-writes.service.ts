@@ -1,4 +1,5 @@
 import { BranchProtections } from '../access/branch-protection-policy';
+import { assertMayWriteBranch } from '../access/pull-rules';
 import { GitChanges } from '../git/git-changes';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { Inject, Injectable } from '@nestjs/common';
@@ -141,15 +142,17 @@ export class FileWritesService {
     operations: FileOperation[],
     defaultMessage: string,
   ): Promise<WriteResult> {
+    const branch = option.branch || target.repo.defaultBranch;
+    const newBranch = option.new_branch || undefined;
+    if (!isValidBranchName(branch) || (newBranch !== undefined && !isValidBranchName(newBranch))) throw new InvalidInputError('[BranchName]: GitRefName');
+    // The door let in the code's writers and the maintainers of pull requests from here; the branch decides now.
+    await assertMayWriteBranch(target.target, branch, newBranch);
     const paths = new Set<string>();
     for (const operation of operations) {
       if (paths.has(operation.path)) throw new InvalidInputError(`the same path is changed twice [path: ${operation.path}]`);
       paths.add(operation.path);
       if (operation.operation !== 'create' && !operation.sha) throw new InvalidInputError('[SHA]: Required');
     }
-    const branch = option.branch || target.repo.defaultBranch;
-    const newBranch = option.new_branch || undefined;
-    if (!isValidBranchName(branch) || (newBranch !== undefined && !isValidBranchName(newBranch))) throw new InvalidInputError('[BranchName]: GitRefName');
     // A write to an existing branch is judged by the paths it writes; one to a new branch as the push creating it.
     if (newBranch === undefined) {
       await this.protections.assertAllowed(target.repo.id, {

@@ -107,9 +107,9 @@ export class GitHttpHandler {
     // 4. The repository.
     const target = await this.access.find(route.owner, route.repo);
     // 5.-11. The decision (a public pull needs no more; git-access-decision.ts).
-    await this.authorize(auth, service, target);
+    const asMaintainer = await this.authorize(auth, service, target);
     // The decision leaves only existing, readable repositories.
-    const served: ServedTarget = { owner: target.owner!, repo: target.repo!, pusherId: auth.id ?? 0 };
+    const served: ServedTarget = { owner: target.owner!, repo: target.repo!, pusherId: auth.id ?? 0, asMaintainer };
     const client: GitClient = { address: clientAddress(request), userId: auth.id };
     if (route.kind === 'info-refs') return this.advertise(service, served, client, request, response);
     // 12. Content type and encoding of the RPC.
@@ -129,11 +129,14 @@ export class GitHttpHandler {
     }
   }
 
-  /** The decision of every git door (git-access-decision.ts), in the words of git over HTTP (docs/git-transports.md). */
-  private async authorize(auth: AuthContext, service: Service, target: GitTarget): Promise<void> {
+  /**
+   * The decision of every git door (git-access-decision.ts), in the words of git over HTTP (docs/git-transports.md);
+   * true for a push admitted as a maintainer's of a pull request's head branch, which pre-receive judges by ref.
+   */
+  private async authorize(auth: AuthContext, service: Service, target: GitTarget): Promise<boolean> {
     const operation = service === 'upload-pack' ? 'pull' : 'push';
-    const decision = await this.access.decide(auth, target, operation, 'http');
-    if (decision.allowed) return;
+    const decision = await this.access.decide(auth, target, operation, 'http', operation === 'push');
+    if (decision.allowed) return decision.asMaintainer === true;
     switch (decision.refusal) {
       case 'sign-in':
         throw new GitHttpRefusal(401, 'Unauthorized', CHALLENGE);
@@ -275,7 +278,10 @@ export class GitHttpHandler {
         statelessRpc: true,
         advertiseRefs: options.advertiseRefs,
         protocol: protocol !== undefined && isSafeGitProtocol(protocol) ? protocol : undefined,
-        push: service === 'receive-pack' ? { repositoryId: target.repo.id, pusherId: target.pusherId } : undefined,
+        push:
+          service === 'receive-pack'
+            ? { repositoryId: target.repo.id, pusherId: target.pusherId, ...(target.asMaintainer ? { asMaintainer: true } : {}) }
+            : undefined,
         client,
         connection: connection.signal,
       });

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { GitCommand } from './git-command';
+import { GitCommand, GitStream } from './git-command';
 import { CommitWithChanges, GitCommits } from './git-commits';
 import { LITERAL } from './git-format';
 
@@ -106,9 +106,12 @@ export class GitCompare {
     return totals;
   }
 
-  /** The unified diff from `from` to `to`, binary changes included, as `git diff` writes it. */
-  diff(dir: string, from: string, to: string, binary: boolean): Promise<Buffer> {
-    return this.git.runBuffer(['diff', '--full-index', ...(binary ? ['--binary'] : []), '-M', '--no-color', '--no-ext-diff', from, to, '--'], { gitDir: dir });
+  /**
+   * The unified diff from `from` to `to` (binary changes too with `binary`), as `git diff` writes it, streamed:
+   * a diff has no size bound, so it is never collected whole.
+   */
+  streamDiff(dir: string, from: string, to: string, binary: boolean): GitStream {
+    return this.git.stream(['diff', '--full-index', ...(binary ? ['--binary'] : []), '-M', '--no-color', '--no-ext-diff', from, to, '--'], { gitDir: dir });
   }
 
   /** The unified diff of one file from `from` to `to` (renames found), as text; '' when the file did not change. */
@@ -134,9 +137,9 @@ export class GitCompare {
     return output.replace(/\0/g, '') !== '';
   }
 
-  /** The commits from `from` to `to` as a mailbox of patches (`format-patch --stdout`), oldest first. */
-  patch(dir: string, from: string, to: string, binary: boolean): Promise<Buffer> {
-    return this.git.runBuffer(['format-patch', '--stdout', '--full-index', ...(binary ? ['--binary'] : []), '--no-color', `${from}..${to}`, '--'], {
+  /** The commits from `from` to `to` as a mailbox of patches (`format-patch --stdout`), oldest first, streamed. */
+  streamPatch(dir: string, from: string, to: string, binary: boolean): GitStream {
+    return this.git.stream(['format-patch', '--stdout', '--full-index', ...(binary ? ['--binary'] : []), '--no-color', `${from}..${to}`, '--'], {
       gitDir: dir,
     });
   }

@@ -17,6 +17,11 @@ export interface PushContext {
   pullRequestId?: number;
   /** Pushed with a deploy key (then `pusherId` is the repository's owner, whom the key acts for). */
   deployKey?: boolean;
+  /**
+   * The pusher does not write the code and was let in as a maintainer of a pull request's head branch: pre-receive
+   * judges each ref by that rule (src/access/maintainer-pushes.ts).
+   */
+  asMaintainer?: boolean;
 }
 
 /** One line git gives a pre-receive / post-receive hook: `<old> <new> <ref>`. */

@@ -7,7 +7,9 @@ import { ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
 import { flag } from '../content/commits.service';
 import { CommitWire } from '../content/content.wire';
+import { deliverTo } from '../content/download-delivery';
 import { WildcardParam } from '../content/route-params';
+import { GitConfig } from '../config/slices';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { queryString } from '../http/query';
@@ -25,7 +27,14 @@ const identity = <T>(item: T) => item;
 @ApiTags('repository')
 @Controller()
 export class PullsController {
-  constructor(private readonly pulls: PullsService) {}
+  private readonly rate: { minRate: number; windowMs: number };
+
+  constructor(
+    private readonly pulls: PullsService,
+    gitConfig: GitConfig,
+  ) {
+    this.rate = { minRate: gitConfig.minTransferRate, windowMs: gitConfig.transferWindowMs };
+  }
 
   @Get('repos/:owner/:repo/pulls')
   @Public('repository')
@@ -99,8 +108,8 @@ export class PullsController {
       response.status(404).end();
       return;
     }
-    const text = await this.pulls.diffOrPatch(target, index, diffType, queryString(query.binary) === 'true');
-    response.status(200).type('text/plain; charset=utf-8').send(text);
+    // Streamed to the client (a diff has no size bound); a client that goes away stops git.
+    await this.pulls.diffOrPatch(target, index, diffType, queryString(query.binary) === 'true', deliverTo(response, this.rate));
   }
 
   @Get('repos/:owner/:repo/pulls/:index')
@@ -180,7 +189,14 @@ export class PullsController {
 @ApiTags('repository')
 @Controller()
 export class CompareController {
-  constructor(private readonly pulls: PullsService) {}
+  private readonly rate: { minRate: number; windowMs: number };
+
+  constructor(
+    private readonly pulls: PullsService,
+    gitConfig: GitConfig,
+  ) {
+    this.rate = { minRate: gitConfig.minTransferRate, windowMs: gitConfig.transferWindowMs };
+  }
 
   @Get('repos/:owner/:repo/compare/*basehead')
   @Public('repository')

@@ -35,6 +35,7 @@ import { toChangedFileWire, toPullRequestMetaWire, toPullRequestWire } from './p
 import type { CreatePullRequestOption, EditPullRequestOption } from './pull.options';
 import type { ChangedFileWire, CompareWire, PullRequestWire } from './pull.wire';
 import type { RepositoryWire } from '../repos/repository.wire';
+import { Deliver, deliverGitOutput } from '../content/download-delivery';
 
 // One cohesive thing, kept whole though long: the rules of pull requests, whose lists, writes and git reads share
 // one reading of which branches a pull request joins and who may change it.
@@ -333,11 +334,18 @@ export class PullsService {
   }
 
   /** …/pulls/{index}.diff and .patch: the text of the change from the merge base to the head. */
-  async diffOrPatch(target: RepositoryTarget, rawIndex: string, kind: 'diff' | 'patch', binary: boolean): Promise<Buffer> {
+  async diffOrPatch(target: RepositoryTarget, rawIndex: string, kind: 'diff' | 'patch', binary: boolean, deliver: Deliver): Promise<void> {
     const row = await this.find(target, rawIndex);
     const dir = this.content.open(target).dir;
     const { from, to } = await this.span(dir, row.pull);
-    return this.content.withGit(() => (kind === 'diff' ? this.compare.diff(dir, from, to, binary) : this.compare.patch(dir, from, to, binary)));
+    // Streamed as git writes it, whatever its size, inside one slot of the process cap until the last byte.
+    await this.content.withGit(() =>
+      deliverGitOutput(
+        kind === 'diff' ? this.compare.streamDiff(dir, from, to, binary) : this.compare.streamPatch(dir, from, to, binary),
+        { 'Content-Type': 'text/plain; charset=utf-8' },
+        deliver,
+      ),
+    );
   }
 
   /** …/pulls/{index}/files: the files changed from the merge base to the head, paged. */

@@ -4,7 +4,8 @@ import { RepositoryPaths } from '../git/repository-paths';
 import { UserEntity, Visibility } from '../users/user.entity';
 import { UserAccounts } from '../users/user-accounts';
 import { decideGitAccess, GitAccessCaller, GitDecision, GitOperation } from '../access/git-access-decision';
-import { DeployKeyPrincipal, RepositoryPolicy } from '../access/repository-policy';
+import { MaintainerPushes } from '../access/maintainer-pushes';
+import { DeployKeyPrincipal, RepositoryPolicy, subjectOf } from '../access/repository-policy';
 import type { RepositoryPermission } from '../access/repository-permission';
 import type { RepositoryEntity } from './repository.entity';
 import { RepositoryStore } from './repository.store';
@@ -26,6 +27,8 @@ export interface ServedTarget {
   repo: RepositoryEntity;
   /** The caller (0 for anonymous pulls). */
   pusherId: number;
+  /** A push admitted as a maintainer's of a pull request's head branch (GitDecision): pre-receive judges each ref. */
+  asMaintainer?: boolean;
 }
 
 /**
@@ -49,6 +52,7 @@ export class RepositoryGitAccess {
     private readonly repositories: RepositoryStore,
     private readonly policy: RepositoryPolicy,
     private readonly paths: RepositoryPaths,
+    private readonly maintainers: MaintainerPushes,
   ) {}
 
   /** Case-insensitive; `.wiki` names are reserved, so they never name a repository here. */
@@ -68,8 +72,12 @@ export class RepositoryGitAccess {
     return (await this.permission(viewer, target))?.canRead('repo.code') ?? false;
   }
 
-  /** The decision of every git door (git-access-decision.ts) for this caller, target and operation. */
-  decide(viewer: GitCaller, target: GitTarget, operation: GitOperation, transport: 'http' | 'ssh'): Promise<GitDecision> {
+  /**
+   * The decision of every git door (git-access-decision.ts) for this caller, target and operation. `refsJudged`:
+   * a receive-pack, whose refs pre-receive judges one by one, so that a maintainer of a pull request's head
+   * branch may be let in (never an LFS upload).
+   */
+  decide(viewer: GitCaller, target: GitTarget, operation: GitOperation, transport: 'http' | 'ssh', refsJudged = false): Promise<GitDecision> {
     const caller: GitAccessCaller =
       viewer instanceof DeployKeyPrincipal
         ? { kind: 'deploy-key' }
@@ -81,6 +89,10 @@ export class RepositoryGitAccess {
       publicPull: this.isPublicPull(target),
       transport,
       permission: () => this.permission(viewer, target),
+      maintainerPush:
+        refsJudged && !(viewer instanceof DeployKeyPrincipal) && target.repo && target.owner
+          ? () => this.maintainers.mayPush(subjectOf(viewer), { repo: target.repo!, owner: target.owner! }, null)
+          : undefined,
     });
   }
 

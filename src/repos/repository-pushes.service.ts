@@ -12,6 +12,7 @@ import { BranchMove, RefChange, RepositoryEvents } from '../events/repository-ev
 import { GitPushCommits } from '../git/git-push-commits';
 import { GitChanges } from '../git/git-changes';
 import { BranchProtections } from '../access/branch-protection-policy';
+import { MaintainerPushes } from '../access/maintainer-pushes';
 import { Transactions } from '../database/transactions';
 import { GitRepositories } from '../git/git-repositories';
 import { GitTreeBudget } from '../git/git-tree-budget';
@@ -56,6 +57,7 @@ export class RepositoryPushes {
     private readonly protections: BranchProtections,
     private readonly changes: GitChanges,
     private readonly bus: LifecycleEvents,
+    private readonly maintainers: MaintainerPushes,
   ) {}
 
   /**
@@ -91,6 +93,7 @@ export class RepositoryPushes {
   async preReceive(push: PushContext, updates: RefUpdate[], objects: Record<string, string> = {}): Promise<void> {
     faultPoint('push.received');
     const repo = await this.repository(push);
+    if (push.asMaintainer) await this.assertMaintainerRefs(push, repo, updates);
     // Deletions-only pushes always pass; otherwise the owner must be allowed `size:repos:all` (which a push
     // holding a reservation was, when it was made).
     const writes = updates.some((update) => !isZeroId(update.newId));
@@ -117,6 +120,18 @@ export class RepositoryPushes {
     }
     await this.assertBranchProtection(push, repo, updates, objects);
     await this.assertTreesWithinBudget(repo, updates, objects);
+  }
+
+  /**
+   * A push let in as a maintainer's of a pull request's head branch (the pusher does not write the code): each
+   * ref, judged now by the access policy's rule, must be such a branch, moved (not created or deleted); the first
+   * that is not refuses the whole push, before any other rule.
+   */
+  private async assertMaintainerRefs(push: PushContext, repo: RepositoryEntity, updates: RefUpdate[]): Promise<void> {
+    const [pusher, owner] = await Promise.all([this.users.byId(push.pusherId), this.users.byId(repo.ownerId)]);
+    if (!pusher || !owner) throw new PushRefused('Cannot find repository');
+    const refusal = await this.maintainers.refusal(pusher, { repo, owner }, updates);
+    if (refusal !== null) throw new PushRefused(refusal);
   }
 
   /**

@@ -347,7 +347,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     const viewer = new AuthContext(user, 'ssh-key', null);
     const target = await this.access.find(parsed.owner, parsed.repo);
     const push = parsed.verb === 'git-receive-pack' || parsed.lfsOperation === 'upload';
-    const decision = await this.access.decide(viewer, target, push ? 'push' : 'pull', 'ssh');
+    const decision = await this.access.decide(viewer, target, push ? 'push' : 'pull', 'ssh', parsed.verb === 'git-receive-pack');
     if (!decision.allowed) {
       const key = identity.key;
       throw new SshRefusal(
@@ -370,7 +370,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       parsed.verb,
       { owner, repo },
       protocol,
-      push ? { repositoryId: repo.id, pusherId: user.id, keyId: identity.key.id } : undefined,
+      push ? { repositoryId: repo.id, pusherId: user.id, keyId: identity.key.id, ...(decision.asMaintainer ? { asMaintainer: true } : {}) } : undefined,
       {
         address,
         userId: user.id,
