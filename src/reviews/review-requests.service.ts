@@ -104,21 +104,7 @@ export class ReviewRequestsService {
           if (latest && (place.row.issue.isClosed || place.row.pull.hasMerged)) throw new ForbiddenError('cannot request a re-review on a closed or merged PR');
           const official = await this.protections.isOfficialReviewer(target.repo, target.owner, reviewer, place.row.pull.baseBranch);
           if (official) await this.store.clearOfficial(tx, place.row.issue.id, reviewer.id);
-          const now = this.clock.nowUnix();
-          const inserted = await this.store.insert(tx, {
-            type: ReviewType.Request,
-            reviewerId: reviewer.id,
-            reviewerTeamId: 0,
-            issueId: place.row.issue.id,
-            repoId: target.repo.id,
-            content: '',
-            official,
-            commitId: '',
-            stale: false,
-            dismissed: false,
-            createdUnix: now,
-            updatedUnix: now,
-          });
+          const inserted = await this.store.insert(tx, this.requestRow(target, place.row, { reviewerId: reviewer.id, reviewerTeamId: 0 }, official));
           await this.timeline.reviewRequested(tx, place.row.issue, target.viewer.user!.id, reviewer.id, inserted.id, false);
           await this.recordRequest(tx, target, place.row.issue, reviewer, 'review_requested');
           return inserted;
@@ -143,19 +129,12 @@ export class ReviewRequestsService {
     return made;
   }
 
-  /**
-   * Asks a team for a review, unless it was asked already: official when the team's approval would count (the
-   * base branch's rule), with its timeline entry, and a `review_requested` event for each of its members but the
-   * pull request's poster (Forgejo notifies the members one by one, naming each as the reviewer asked).
-   */
-  private async requestTeam(tx: EntityManager, target: RepositoryTarget, row: PullRow, team: TeamEntity): Promise<ReviewEntity | null> {
-    if (await this.store.teamRequestOf(row.issue.id, team.id, tx)) return null;
-    const official = await this.protections.isOfficialReviewerTeam(target.repo.id, row.pull.baseBranch, team);
+  /** The `review` row of a request of a user or (reviewerTeamId) of a team, made now. */
+  private requestRow(target: RepositoryTarget, row: PullRow, who: { reviewerId: number; reviewerTeamId: number }, official: boolean): Omit<ReviewEntity, 'id'> {
     const now = this.clock.nowUnix();
-    const inserted = await this.store.insert(tx, {
+    return {
       type: ReviewType.Request,
-      reviewerId: 0,
-      reviewerTeamId: team.id,
+      ...who,
       issueId: row.issue.id,
       repoId: target.repo.id,
       content: '',
@@ -165,7 +144,18 @@ export class ReviewRequestsService {
       dismissed: false,
       createdUnix: now,
       updatedUnix: now,
-    });
+    };
+  }
+
+  /**
+   * Asks a team for a review, unless it was asked already: official when the team's approval would count (the
+   * base branch's rule), with its timeline entry, and a `review_requested` event for each of its members but the
+   * pull request's poster (Forgejo notifies the members one by one, naming each as the reviewer asked).
+   */
+  private async requestTeam(tx: EntityManager, target: RepositoryTarget, row: PullRow, team: TeamEntity): Promise<ReviewEntity | null> {
+    if (await this.store.teamRequestOf(row.issue.id, team.id, tx)) return null;
+    const official = await this.protections.isOfficialReviewerTeam(target.repo.id, row.pull.baseBranch, team);
+    const inserted = await this.store.insert(tx, this.requestRow(target, row, { reviewerId: 0, reviewerTeamId: team.id }, official));
     await this.timeline.teamReviewRequested(tx, row.issue, target.viewer.user!.id, team.id, inserted.id, false);
     const memberIds = (await this.teams.memberIds(team.id, tx)).filter((id) => id !== row.issue.posterId);
     for (const member of await this.users.byIds(memberIds, tx)) await this.recordRequest(tx, target, row.issue, member, 'review_requested');
