@@ -2,6 +2,7 @@ import type { Hash } from 'node:crypto';
 import { close, fdatasync, fsync, open, writev } from 'node:fs';
 import { Writable } from 'node:stream';
 import { PayloadTooLargeError } from '../common/errors';
+import { bodyBytesWritten } from './young-garbage';
 
 /**
  * Chunks that wait while a write is on the disk thread: the next write takes all of them in one `writev`, and
@@ -98,6 +99,7 @@ export class FileSink extends Writable {
     writeAll(this.fd!, chunks, this.written, (error) => {
       if (!error) {
         this.written += bytes;
+        bodyBytesWritten(bytes);
         if (!this.destroyed) this.startSyncStep();
       }
       this.settled();
