@@ -13,6 +13,8 @@ export interface RequestScope {
   readonly gitClient?: GitClient | null;
   /** Who acts, for the audit log. */
   readonly actor?: AuditActor;
+  /** Work nobody waits for (mergeability tests): the git it starts yields the processor to requests. */
+  readonly background?: boolean;
 }
 
 const scope = new AsyncLocalStorage<RequestScope>();

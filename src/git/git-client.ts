@@ -24,6 +24,21 @@ export function runDetachedFromGitClient<T>(work: () => T): T {
   return runInScope({ gitClient: null }, work);
 }
 
+/**
+ * Runs `work` for nobody and in the background: besides what runDetachedFromGitClient does, the git commands it
+ * starts go through a launcher of their own at a lower CPU priority (GitLauncher#background), so that a queue of
+ * them (the re-tests of 200 pull requests after a push to their base) neither delays a request's git nor takes
+ * the processor from it.
+ */
+export function runInBackground<T>(work: () => T): T {
+  return runInScope({ gitClient: null, background: true }, work);
+}
+
+/** Whether the work now running is background work (runInBackground). */
+export function inBackground(): boolean {
+  return currentScope()?.background === true;
+}
+
 /** The client of the work now running, or undefined for the server's own work. */
 export function currentGitClient(): GitClient | undefined {
   return currentScope()?.gitClient ?? undefined;

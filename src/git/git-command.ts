@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { GitConfig, StorageConfig } from '../config/slices';
 import { BudgetedCommand, budgetedGit, exhaustedBudget, ProcessBudget } from './git-budget';
-import { currentGitClient } from './git-client';
+import { currentGitClient, inBackground } from './git-client';
 import { gitEnvironment, gitHome } from './git-environment';
 import { GitLauncher, LaunchResult } from './git-launcher';
 import { GitChildProcess, spawnGit, startGit, stoppedAtMemoryLimit } from './spawn-git';
@@ -222,8 +222,18 @@ export class GitCommand {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const env = gitEnvironment(this.storageConfig.dataDir, options.env);
     const signal = options.signal ?? currentGitClient()?.signal;
-    if (options.offload)
-      return this.executeOffloaded(args, budgetedGit(fullArgs, this.budget(options, timeoutMs)), env, { ...options, signal }, timeoutMs, acceptAnyExit);
+    // Background work's git goes through the launcher of background work, which runs at a lower priority.
+    const background = inBackground();
+    if (options.offload || background)
+      return this.executeOffloaded(
+        args,
+        budgetedGit(fullArgs, this.budget(options, timeoutMs)),
+        env,
+        { ...options, signal },
+        timeoutMs,
+        acceptAnyExit,
+        background ? this.launcher.background : this.launcher,
+      );
     return new Promise<GitResult & { bytes: Buffer }>((resolve, reject) => {
       const child = spawnGit(fullArgs, { env, shell: false, detached: options.processGroup === true }, this.budget(options, timeoutMs));
       const stdout: Buffer[] = [];
@@ -294,11 +304,12 @@ export class GitCommand {
     options: GitRunOptions,
     timeoutMs: number,
     acceptAnyExit: boolean,
+    launcher: GitLauncher,
   ): Promise<GitResult & { bytes: Buffer }> {
     const input = options.input === undefined ? undefined : Buffer.isBuffer(options.input) ? options.input : Buffer.from(options.input, 'utf8');
     let launched: ReturnType<GitLauncher['launch']>;
     try {
-      launched = this.launcher.launch({
+      launched = launcher.launch({
         file: command.file,
         args: command.args,
         env,

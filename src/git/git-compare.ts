@@ -1,7 +1,12 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
+import { taggedName } from '../common/process-identity';
 import { GitCommand, GitStream } from './git-command';
 import { CommitWithChanges, GitCommits } from './git-commits';
 import { LITERAL } from './git-format';
+import { RepositoryPaths } from './repository-paths';
 
 /** The outcome of merging two commits without a work tree. */
 export interface MergeTest {
@@ -31,15 +36,15 @@ export interface DiffTotals {
 
 /**
  * Comparing two commits of one repository with plumbing, for pull requests and the compare route: the merge
- * base, a test merge (`merge-tree --write-tree`, which writes the merged tree into the object store and needs
- * no work tree), the commits of one side, the changed files and the diff or patch text. Callers hold a process
- * slot around each call.
+ * base, a test merge (`merge-tree --write-tree`, which needs no work tree), the commits of one side, the changed
+ * files and the diff or patch text. Callers hold a process slot around each call.
  */
 @Injectable()
 export class GitCompare {
   constructor(
     private readonly git: GitCommand,
     private readonly history: GitCommits,
+    private readonly paths: RepositoryPaths,
   ) {}
 
   /** The best common ancestor of two commits, or null when they share no history. */
@@ -58,16 +63,29 @@ export class GitCompare {
     throw new Error(`git merge-base --is-ancestor failed (exit ${result.exitCode})`);
   }
 
-  /** Merges `theirs` into `ours` in the object store only: the merged tree and the conflicting paths. */
+  /**
+   * What merging `theirs` into `ours` gives. The merged tree is written into a scratch object directory that
+   * reads the repository's objects as its alternate, and goes with it: a test runs again after every push to
+   * either branch (200 open pull requests into one branch, 200 tests per push), and writing into the repository
+   * would leave loose objects that nothing references, which every later push then walks (its size is measured).
+   */
   async testMerge(dir: string, ours: string, theirs: string): Promise<MergeTest> {
-    const result = await this.git.probe(['merge-tree', '--write-tree', '--name-only', '-z', '--no-messages', '--end-of-options', ours, theirs], {
-      gitDir: dir,
-    });
-    // 0: clean, 1: conflicts; anything else is a failure of the merge itself.
-    if (result.exitCode !== 0 && result.exitCode !== 1) throw new Error(`git merge-tree failed (exit ${result.exitCode})`);
-    const [tree, ...paths] = result.stdout.split('\0');
-    const conflicts = result.exitCode === 1 ? [...new Set(paths.filter((path) => path !== ''))] : [];
-    return { tree: tree.trim(), conflicts };
+    const scratch = path.join(this.paths.gitIndexes(), taggedName(`merge-test-${randomBytes(8).toString('hex')}`));
+    await fs.mkdir(scratch, { recursive: true });
+    try {
+      const result = await this.git.probe(['merge-tree', '--write-tree', '--name-only', '-z', '--no-messages', '--end-of-options', ours, theirs], {
+        gitDir: dir,
+        // Nothing in it outlives the test: no flush to disk either.
+        env: { GIT_OBJECT_DIRECTORY: scratch, GIT_ALTERNATE_OBJECT_DIRECTORIES: path.resolve(dir, 'objects'), GIT_CONFIG_PARAMETERS: "'core.fsync'='none'" },
+      });
+      // 0: clean, 1: conflicts; anything else is a failure of the merge itself.
+      if (result.exitCode !== 0 && result.exitCode !== 1) throw new Error(`git merge-tree failed (exit ${result.exitCode})`);
+      const [tree, ...paths] = result.stdout.split('\0');
+      const conflicts = result.exitCode === 1 ? [...new Set(paths.filter((name) => name !== ''))] : [];
+      return { tree: tree.trim(), conflicts };
+    } finally {
+      await fs.rm(scratch, { recursive: true, force: true });
+    }
   }
 
   /** The tree of a commit. */

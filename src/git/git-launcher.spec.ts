@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { AppConfig } from '../config/config';
 import type { GitConfig } from '../config/slices';
+import { runInBackground } from './git-client';
 import { GitAbortedError, GitCommand, GitError, GitTimeoutError } from './git-command';
 import { GitLauncher, LaunchedProcess } from './git-launcher';
 
@@ -39,6 +40,14 @@ describe('GitCommand through the launcher process', () => {
     const running = git.run(forever, { offload: true, processGroup: true, signal: controller.signal, timeoutMs: 60_000 });
     controller.abort();
     await expect(running).rejects.toBeInstanceOf(GitAbortedError);
+  });
+
+  it("runs background work's git at a lower priority than a request's", async () => {
+    // The alias's shell reads git's nice value (field 19 of its stat) once git has been lowered.
+    const niceOfGit = ['-c', 'alias.nice=!sleep 0.3; cut -d" " -f19 /proc/$PPID/stat', 'nice'];
+    const foreground = Number(await git.run(niceOfGit));
+    const background = Number(await runInBackground(() => git.run(niceOfGit)));
+    expect(background).toBe(Math.min(19, foreground + 10));
   });
 });
 

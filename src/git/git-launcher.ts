@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 
@@ -149,6 +150,9 @@ export class LaunchedProcess extends EventEmitter {
   }
 }
 
+/** How much lower background work's launcher runs than the server. */
+const BACKGROUND_NICE = 10;
+
 interface Pending {
   resolve(answer: LauncherAnswer): void;
   reject(error: Error): void;
@@ -167,6 +171,24 @@ export class GitLauncher implements OnApplicationShutdown {
   /** Gits started for this process to stream, until they exit. */
   private readonly streamed = new Map<number, LaunchedProcess>();
   private nextId = 1;
+  /** How much lower than the server's the launcher process (and every git it starts) runs: 0 for the server's. */
+  private lowerBy = 0;
+  private backgroundLauncher: GitLauncher | null = null;
+
+  /**
+   * The launcher of background work (git-client.ts#runInBackground): a second launcher process, started on
+   * first use, whose priority (and so every git it starts) is BACKGROUND_NICE below the server's. Its spawns never
+   * queue ahead of a request's in the first launcher, and its gits take the processor only where requests
+   * leave it idle: on a busy machine about a tenth of what a request's git gets (CFS weights 110 against 1024).
+   */
+  get background(): GitLauncher {
+    if (this.lowerBy > 0) return this;
+    if (!this.backgroundLauncher) {
+      this.backgroundLauncher = new GitLauncher();
+      this.backgroundLauncher.lowerBy = BACKGROUND_NICE;
+    }
+    return this.backgroundLauncher;
+  }
 
   /** Starts git; `kill()` of the answer stops it. */
   launch(request: LaunchRequest): { result: Promise<LaunchResult>; kill(): void } {
@@ -252,6 +274,7 @@ export class GitLauncher implements OnApplicationShutdown {
   onApplicationShutdown(): void {
     if (this.launcher?.connected) this.launcher.disconnect();
     this.launcher = null;
+    this.backgroundLauncher?.onApplicationShutdown();
   }
 
   private ensureLauncher(): ChildProcess {
@@ -283,11 +306,22 @@ export class GitLauncher implements OnApplicationShutdown {
       }
     });
     launcher.on('error', (error) => this.logger.error(`git launcher: ${error.message}`));
+    // Lowered before it is asked to start anything: the gits it starts inherit its priority.
+    if (this.lowerBy > 0 && launcher.pid !== undefined) lowerPriority(launcher.pid, this.lowerBy);
     // It must not keep the server alive on its own.
     launcher.unref();
     channelOf(launcher)?.unref?.();
     this.launcher = launcher;
     return launcher;
+  }
+}
+
+/** Where the system allows it: an unprivileged process may lower its children's priority, never raise it. */
+function lowerPriority(pid: number, by: number): void {
+  try {
+    os.setPriority(pid, Math.min(19, os.getPriority(pid) + by));
+  } catch {
+    // Not on this platform, or the launcher is gone already: it then runs at the server's priority.
   }
 }
 

@@ -2,6 +2,7 @@ import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@ne
 import { Clock } from '../common/time';
 import { Transactions } from '../database/transactions';
 import { GitCompare } from '../git/git-compare';
+import { runInBackground } from '../git/git-client';
 import { GitProcesses } from '../git/git-processes';
 import { GitRefs } from '../git/git-refs';
 import { RepositoryPaths } from '../git/repository-paths';
@@ -68,7 +69,8 @@ export class PullChecks implements OnModuleInit, BeforeApplicationShutdown {
       this.again = true;
       return;
     }
-    this.running = this.drain()
+    // Not the pusher's work: its git neither counts against that client nor stops with it, and yields to requests.
+    this.running = runInBackground(() => this.drain())
       .catch((error: unknown) => this.logger.warn(`mergeability tests stopped: ${(error as Error).message}`))
       .finally(() => {
         this.running = null;
@@ -111,7 +113,9 @@ export class PullChecks implements OnModuleInit, BeforeApplicationShutdown {
       this.logger.warn(`mergeability test of pull request ${id} failed: ${(error as Error).message}`);
       result = { status: PullStatus.Error };
     }
-    return this.transactions.run((tx) => this.store.storeCheck(tx, id, pull.checkVersion, result));
+    // Bookkeeping: a result lost with the machine leaves the test asked for (that request was durable), and it
+    // runs again after the restart; a durable commit per test would hold the event loop for a disk flush each.
+    return this.transactions.runBookkeeping((tx) => this.store.storeCheck(tx, id, pull.checkVersion, result));
   }
 
   /** What git says about the pull request now; keeps `refs/pull/{n}/head` on the head branch. */
