@@ -1,7 +1,7 @@
 import type { AuthContext } from '../auth/auth-context';
 import { Injectable } from '@nestjs/common';
 import { ConflictError, DomainError, InvalidInputError, NotFoundError } from '../common/errors';
-import { GitAbortedError, GitBudgetError } from '../git/git-command';
+import { GitAbortedError, GitBudgetError, GitOutputTooLargeError } from '../git/git-command';
 import { GitBusyError, GitProcesses } from '../git/git-processes';
 import { GitEntryBudgetError } from '../git/git-tree-budget';
 import type { RefInfo } from '../git/git-refs';
@@ -25,6 +25,7 @@ export class GitBusyDomainError extends DomainError {
 
 function domainErrorOf(error: unknown): unknown {
   if (error instanceof GitBusyError) return new GitBusyDomainError(error.message);
+  if (error instanceof GitOutputTooLargeError) return new InvalidInputError(`the answer is too large to give whole: ${error.message}`);
   if (error instanceof GitEntryBudgetError) return new InvalidInputError(`the repository is too large to answer this request: ${error.message}`);
   if (error instanceof GitBudgetError)
     return new InvalidInputError('the repository is too large to answer this request: git ran out of its memory or CPU budget');

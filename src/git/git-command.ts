@@ -51,6 +51,18 @@ export class GitBudgetError extends GitError {
   }
 }
 
+/**
+ * The command wrote more than a buffered answer may hold (MAX_OUTPUT_BYTES) and was stopped: its output is never
+ * handed on cut short. Like a budget it says that what was asked is too large to answer, not that the server failed.
+ */
+export class GitOutputTooLargeError extends GitBudgetError {
+  constructor(args: readonly string[], limitBytes: number) {
+    super(args, '');
+    this.message = `git ${args[0] ?? ''} wrote more than ${limitBytes / 1024 / 1024} MiB, more than one answer may hold`;
+    this.name = 'GitOutputTooLargeError';
+  }
+}
+
 /** The git executable could not be started (not installed, or not on the fixed PATH). */
 export class GitUnavailableError extends GitError {
   constructor(args: readonly string[], cause: Error) {
@@ -270,9 +282,13 @@ export class GitCommand {
       }, timeoutMs);
       if (signal?.aborted) onAbort();
       else signal?.addEventListener('abort', onAbort, { once: true });
+      let overflow = false;
       child.stdout.on('data', (chunk: Buffer) => {
         outputBytes += chunk.length;
-        if (outputBytes <= MAX_OUTPUT_BYTES) stdout.push(chunk);
+        if (outputBytes <= MAX_OUTPUT_BYTES) return void stdout.push(chunk);
+        // More than one answer may hold: stopped, and failed below rather than handed on cut short.
+        if (!overflow) stop();
+        overflow = true;
       });
       child.stderr.on('data', (chunk: Buffer) => {
         if (Buffer.concat(stderr).length < 64 * 1024) stderr.push(chunk);
@@ -280,6 +296,7 @@ export class GitCommand {
       child.on('error', (error) => finish(() => reject(new GitUnavailableError(args, error))));
       child.on('close', (code, exitSignal) => {
         finish(() => {
+          if (overflow) return reject(new GitOutputTooLargeError(args, MAX_OUTPUT_BYTES));
           if (timedOut) return reject(new GitTimeoutError(args, timeoutMs));
           if (aborted) return reject(new GitAbortedError(args));
           const bytes = Buffer.concat(stdout);
@@ -346,6 +363,7 @@ export class GitCommand {
     }
     if (timedOut) throw new GitTimeoutError(args, timeoutMs);
     if (aborted) throw new GitAbortedError(args);
+    if (outcome.overflow) throw new GitOutputTooLargeError(args, MAX_OUTPUT_BYTES);
     if (exhaustedBudget(outcome.stderr, outcome.signal ?? null, oomKilled)) throw new GitBudgetError(args, outcome.stderr);
     const result = { stdout: outcome.stdout.toString('utf8'), bytes: outcome.stdout, exitCode: outcome.code ?? -1, stderr: outcome.stderr };
     if (outcome.code === 0 || (acceptAnyExit && outcome.code !== null)) return result;

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { AppConfig } from '../config/config';
 import type { GitConfig } from '../config/slices';
 import { runInBackground } from './git-client';
-import { GitAbortedError, GitCommand, GitError, GitTimeoutError } from './git-command';
+import { GitAbortedError, GitCommand, GitError, GitOutputTooLargeError, GitTimeoutError } from './git-command';
 import { GitLauncher, LaunchedProcess } from './git-launcher';
 
 describe('GitCommand through the launcher process', () => {
@@ -40,6 +40,17 @@ describe('GitCommand through the launcher process', () => {
     const running = git.run(forever, { offload: true, processGroup: true, signal: controller.signal, timeoutMs: 60_000 });
     controller.abort();
     await expect(running).rejects.toBeInstanceOf(GitAbortedError);
+  });
+
+  it('fails a command that writes more than an answer may hold, spawned here or by the launcher', async () => {
+    // 17 000 000 bytes, one more megabyte than the 16 MiB cap: once cut short silently.
+    const big = ['-c', 'alias.big=!head -c 17000000 /dev/zero', 'big'];
+    await expect(git.run(big)).rejects.toBeInstanceOf(GitOutputTooLargeError);
+    await expect(git.run(big, { offload: true })).rejects.toBeInstanceOf(GitOutputTooLargeError);
+    // Just under the cap, whole.
+    const under = ['-c', `alias.under=!head -c ${16 * 1024 * 1024} /dev/zero`, 'under'];
+    expect((await git.runBuffer(under)).length).toBe(16 * 1024 * 1024);
+    expect((await git.runBuffer(under, { offload: true })).length).toBe(16 * 1024 * 1024);
   });
 
   it("runs background work's git at a lower priority than a request's", async () => {

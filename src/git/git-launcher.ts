@@ -29,6 +29,8 @@ export interface LaunchResult {
   signal?: NodeJS.Signals | null;
   stdout: Buffer;
   stderr: string;
+  /** Git wrote more than `maxOutputBytes` and was stopped: `stdout` is empty. */
+  overflow?: boolean;
 }
 
 /** Names a size walk leaves out, with what is under them (plain data: it crosses to the launcher). */
@@ -54,6 +56,8 @@ interface LauncherAnswer {
   pid?: number;
   /** A started git ended (`code`, `signal`). */
   exited?: boolean;
+  /** Git wrote more than it may and was stopped. */
+  overflow?: boolean;
 }
 
 /**
@@ -205,6 +209,7 @@ export class GitLauncher implements OnApplicationShutdown {
       signal: message.signal ?? null,
       stdout: Buffer.from(message.stdout ?? '', 'base64'),
       stderr: message.stderr ?? '',
+      overflow: message.overflow === true,
     }));
     return { result, kill: () => this.launcher?.connected && this.launcher.send({ type: 'kill', id }) };
   }

@@ -4,7 +4,8 @@
 // file lookups of a walk are not callbacks on the server's event loop. Protocol over the IPC channel: in { id,
 // file, args, env, input (base64), group, maxOutput }, { type: 'start', id, file, args, env, group }, { type:
 // 'size', id, dir, skip: { suffixes, prefixes, patterns } } or { type: 'kill', id }; out { id, code, signal, stdout
-// (base64), stderr }, { id, size } or { id, error, errorCode }. A started git is streamed by the server itself:
+// (base64), stderr } ({ id, overflow: true } when git wrote more than maxOutput and was stopped), { id, size } or
+// { id, error, errorCode }. A started git is streamed by the server itself:
 // its three pipes go to the server as handles ({ id, pid, pipe: 'stdin' | 'stdout' | 'stderr' }), then { id,
 // exited: true, code, signal } when it ends. It kills each git (or its process group) when told to, and all of
 // them when the server goes away.
@@ -136,16 +137,22 @@ process.on('message', (message) => {
   const err = [];
   let outBytes = 0;
   let errBytes = 0;
+  let overflow = false;
   child.stdout.on('data', (chunk) => {
     outBytes += chunk.length;
-    if (outBytes <= message.maxOutput) out.push(chunk);
+    if (outBytes <= message.maxOutput) return void out.push(chunk);
+    // More than the caller may hold: git is stopped, and the answer says so rather than being cut short.
+    if (!overflow) stop(child, message.group);
+    overflow = true;
   });
   child.stderr.on('data', (chunk) => {
     errBytes += chunk.length;
     if (errBytes <= 65536) err.push(chunk);
   });
   child.on('error', (error) => reply({ error: String(error && error.message), errorCode: error && error.code }));
-  child.on('close', (code, signal) => reply({ code, signal, stdout: Buffer.concat(out).toString('base64'), stderr: Buffer.concat(err).toString('utf8') }));
+  child.on('close', (code, signal) =>
+    reply(overflow ? { overflow: true } : { code, signal, stdout: Buffer.concat(out).toString('base64'), stderr: Buffer.concat(err).toString('utf8') }),
+  );
   child.stdin.on('error', () => undefined);
   child.stdin.end(message.input ? Buffer.from(message.input, 'base64') : '');
 });
