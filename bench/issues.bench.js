@@ -9,13 +9,18 @@
  *   list    GET /api/v1/repos/{o}/{r}/issues?state=open&labels=LABEL   first page (30), the repository with half of
  *           the issues (SEED: 50 000 of 100 000), one label
  *   search  GET /api/v1/repos/issues/search?q=WORD                     first page, across every repository
+ *   create  POST /api/v1/repos/{o}/{r}/issues with BENCH_TOKEN (write:issue), every connection creating issues in
+ *           the same repository for BENCH_SECONDS: no floor; afterwards the numbers the run was given are read
+ *           back from the database and must be unique and dense (one per 201, no gap, no repeat; exit 1 if not;
+ *           the requests in flight when the run ends are answered uncounted, one per connection at most)
  *
  *   DATA_DIR=/tmp/anvil-bench PORT=3000 LOG_LEVEL=warn SSH_ENABLED=false node dist/src/main.js &
  *   DATA_DIR=/tmp/anvil-bench BENCH_REPO=owner/issues-i0 node bench/issues.bench.js   # or DATABASE_URL=mysql://…
  *
  * Environment: DATA_DIR / DATABASE_URL (the server's), BENCH_URL (default http://127.0.0.1:3000), BENCH_REPO (the
  * last line seed-issues.js printed), BENCH_LABEL (default bug), BENCH_WORD (default chart, in about 4% of the issues),
- * BENCH_SECONDS (10), BENCH_CONNS (64), BENCH_WARMUP (2 s), BENCH_ONLY (list,search). Loopback only, bounded.
+ * BENCH_SECONDS (10), BENCH_CONNS (64), BENCH_WARMUP (2 s), BENCH_ONLY (list,search,create; create only with
+ * BENCH_TOKEN). Loopback only, bounded.
  * Prints one JSON line per target and server (req/s, p50/p99 ms, non-2xx) and the ratio to the floor; exit 1
  * when an answer was not a 2xx.
  */
@@ -23,6 +28,7 @@
 
 const http = require('node:http');
 const { baseUrl, bounded, loadDist } = require('./support');
+const autocannon = require('autocannon');
 const { database, get, load, firstDifference, textDifference } = require('./floor-support');
 
 const { loadConfig } = loadDist('config/config');
@@ -224,6 +230,9 @@ async function main() {
   const only = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
   let failed = false;
   try {
+    if (process.env.BENCH_TOKEN && (only.length === 0 || only.includes('create'))) {
+      if (!(await creation(db, anvil, owner, name, process.env.BENCH_TOKEN))) failed = true;
+    }
     for (const [key, path] of Object.entries(targets)) {
       if (only.length > 0 && !only.includes(key)) continue;
       const [mine, floors] = [await get(anvil, path), await get(floorUrl, path)];
@@ -267,6 +276,67 @@ async function main() {
     await db.close();
   }
   if (failed) process.exitCode = 1;
+}
+
+/**
+ * Issues created at once by CONNECTIONS clients in one repository for SECONDS, then the numbers they were given,
+ * read back: every 201 must have its own number, and the numbers must run on from the last one before the run
+ * without a gap. True when they do.
+ */
+async function creation(db, anvil, owner, name, token) {
+  const repoRows = await db.all(`SELECT r.id AS id FROM repository r JOIN ${db.user} u ON u.id = r.owner_id WHERE u.lower_name = ? AND r.lower_name = ?`, [
+    owner.toLowerCase(),
+    name.toLowerCase(),
+  ]);
+  if (repoRows.length !== 1) throw new Error(`repository ${owner}/${name} not found in the database`);
+  const repoId = Number(repoRows[0].id);
+  const highest = async () => Number((await db.all('SELECT MAX(repo_index) AS n FROM issue WHERE repo_id = ?', [repoId]))[0].n ?? 0);
+  const before = await highest();
+  const result = await new Promise((resolve, reject) => {
+    let sent = 0;
+    autocannon(
+      {
+        url: `${anvil}/api/v1/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/issues`,
+        connections: CONNECTIONS,
+        pipelining: 1,
+        duration: SECONDS,
+        timeout: 30,
+        method: 'POST',
+        headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
+        requests: [{ setupRequest: (request) => ({ ...request, body: JSON.stringify({ title: `created under load ${++sent}`, body: 'bench' }) }) }],
+      },
+      (error, outcome) => (error ? reject(error) : resolve(outcome)),
+    );
+  });
+  // The requests autocannon left in flight finish on the server after it returned: read once the highest number
+  // stays the same for half a second (at most 30 s).
+  for (let last = -1, tries = 0; tries < 60; tries++) {
+    const now = await highest();
+    if (now === last) break;
+    last = now;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  const created = await db.all('SELECT repo_index AS n FROM issue WHERE repo_id = ? AND repo_index > ? ORDER BY repo_index', [repoId, before]);
+  const numbers = created.map((row) => Number(row.n));
+  const distinct = new Set(numbers).size;
+  const dense = numbers.every((number, at) => number === before + at + 1);
+  // Requests still in flight when the run ends are answered after autocannon stopped counting: up to one per connection.
+  const accounted = numbers.length >= result['2xx'] && numbers.length <= result['2xx'] + CONNECTIONS;
+  const ok = accounted && distinct === numbers.length && dense;
+  console.log(
+    JSON.stringify({
+      key: 'create',
+      who: 'anvil',
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      ok: result['2xx'],
+      non2xx: result.non2xx,
+      errors: result.errors,
+      numbers: { first: numbers[0] ?? null, last: numbers[numbers.length - 1] ?? null, count: numbers.length, distinct, dense },
+    }),
+  );
+  return ok && result.non2xx === 0 && result.errors === 0;
 }
 
 main().catch((error) => {
