@@ -27,7 +27,7 @@
 'use strict';
 
 const http = require('node:http');
-const { baseUrl, bounded, loadDist } = require('./support');
+const { baseUrl, bounded, loadDist, loadFigures } = require('./support');
 const autocannon = require('autocannon');
 const { database, get, load, firstDifference, textDifference } = require('./floor-support');
 
@@ -252,16 +252,7 @@ async function main() {
       ]) {
         if (WARMUP > 0) await load(base, path, WARMUP, CONNECTIONS);
         const result = await load(base, path, SECONDS, CONNECTIONS);
-        rows[who] = {
-          key,
-          who,
-          rps: result.requests.average,
-          p50: result.latency.p50,
-          p99: result.latency.p99,
-          ok: result['2xx'],
-          non2xx: result.non2xx,
-          errors: result.errors,
-        };
+        rows[who] = loadFigures(key, who, result);
         if (result.non2xx > 0 || result.errors > 0 || result['2xx'] === 0) failed = true;
         console.log(JSON.stringify(rows[who]));
       }
@@ -325,14 +316,7 @@ async function creation(db, anvil, owner, name, token) {
   const ok = accounted && distinct === numbers.length && dense;
   console.log(
     JSON.stringify({
-      key: 'create',
-      who: 'anvil',
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      ok: result['2xx'],
-      non2xx: result.non2xx,
-      errors: result.errors,
+      ...loadFigures('create', 'anvil', result),
       numbers: { first: numbers[0] ?? null, last: numbers[numbers.length - 1] ?? null, count: numbers.length, distinct, dense },
     }),
   );

@@ -46,7 +46,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFile, spawnSync } = require('node:child_process');
-const { baseUrl, bounded, loadDist, seedTag } = require('./support');
+const { baseUrl, bounded, loadDist, seedTag, loadFigures } = require('./support');
 const { database, get, load, firstDifference, textDifference } = require('./floor-support');
 
 const { loadConfig } = loadDist('config/config');
@@ -555,16 +555,7 @@ async function main() {
       ]) {
         if (WARMUP > 0) await load(base, target, WARMUP, CONNECTIONS);
         const result = await load(base, target, SECONDS, CONNECTIONS);
-        rows[who] = {
-          key,
-          who,
-          rps: result.requests.average,
-          p50: result.latency.p50,
-          p99: result.latency.p99,
-          ok: result['2xx'],
-          non2xx: result.non2xx,
-          errors: result.errors,
-        };
+        rows[who] = loadFigures(key, who, result);
         if (result.non2xx > 0 || result.errors > 0 || result['2xx'] === 0) failed = true;
         console.log(JSON.stringify(rows[who]));
       }

@@ -141,4 +141,18 @@ async function addToCounters(tx, table, column, deltas) {
   }
 }
 
-module.exports = { bounded, baseUrl, percentile, loadDist, random, insertRows, seedTag, REPOSITORY_WORDS, wordPicker, addToCounters };
+/** One JSON line's figures of an autocannon run: throughput, median and 99th percentile, and what went wrong. */
+function loadFigures(key, who, result) {
+  return {
+    key,
+    who,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+module.exports = { bounded, baseUrl, percentile, loadDist, random, insertRows, seedTag, REPOSITORY_WORDS, wordPicker, addToCounters, loadFigures };

@@ -19,7 +19,7 @@
 
 const fs = require('node:fs');
 const autocannon = require('autocannon');
-const { baseUrl, bounded } = require('./support');
+const { baseUrl, bounded, loadFigures } = require('./support');
 
 const SECONDS = bounded('BENCH_SECONDS', 10, 120);
 const CONNECTIONS = bounded('BENCH_CONNS', 64, 256);
@@ -77,16 +77,7 @@ async function main() {
     if (only.length > 0 && !only.includes(key)) continue;
     await load(base, items, WARMUP);
     const result = await load(base, items, SECONDS);
-    const row = {
-      key,
-      who,
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      ok: result['2xx'],
-      non2xx: result.non2xx,
-      errors: result.errors,
-    };
+    const row = loadFigures(key, who, result);
     if (row.non2xx > 0 || row.errors > 0 || row.ok === 0) failed = true;
     console.log(JSON.stringify(row));
   }
