@@ -32,6 +32,19 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
   const api = (url: string, repo = 'webapp') => t.api(`/repos/${bot.name}/${repo}${url}`);
   const get = async (url: string, repo = 'webapp') => (await t.http.get(api(url, repo)).set(withToken(bot.token)).expect(200)).body;
   const gitDir = (repo = 'webapp') => repositoryDir(t.dataDir, bot.name, repo);
+  /**
+   * Waits until none of the repository's pull requests waits for its mergeability test (status 1): a push only
+   * asks for the test, which runs in the background, so Renovate's run can end before it does.
+   */
+  const mergeabilityTested = async (repo = 'webapp') => {
+    const { id } = await get('', repo);
+    for (let attempt = 0; attempt < 1200; attempt++) {
+      const [row] = await t.dataSource.query('SELECT COUNT(*) AS waiting FROM pull_request WHERE base_repo_id = ? AND status = 1', [id]);
+      if (Number(row.waiting) === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error('the mergeability tests never ran');
+  };
   const renovateOn = (repo: string, env: Record<string, string> = {}) =>
     runRenovate({
       dir: renovate,
@@ -164,6 +177,7 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
     expect(git(gitDir(), 'rev-parse', `${rebased}^`).trim()).toBe(main);
     expect(git(gitDir(), 'log', '-1', '--format=%s', rebased).trim()).toBe(`Update dependency lodash to v${version}`);
 
+    await mergeabilityTested();
     const pulls = await get('/pulls?state=all');
     expect(pulls.map((pull: { title: string; state: string }) => [pull.title, pull.state])).toEqual([[`Update dependency lodash to v${version}`, 'open']]);
     expect(pulls[0]).toMatchObject({ head: { sha: rebased }, mergeable: true });
@@ -172,6 +186,7 @@ describe('client journey: the real Renovate 39 (Gitea platform)', () => {
   }, 600_000);
 
   it('the pull request merges through the API; run 3 then proposes nothing new', async () => {
+    await mergeabilityTested();
     const [pull] = await get('/pulls?state=open');
     await t.http
       .post(api(`/pulls/${pull.number}/merge`))
