@@ -153,7 +153,16 @@ function floor(db, rootUrl, rootHost) {
     if (labels.length < labelNames.length) return { total: 0, items: [] };
     const where = `i.repo_id = ? AND i.is_pull = 0 AND i.is_closed = 0${labels.map(() => ' AND i.id IN (SELECT issue_id FROM issue_label WHERE label_id = ?)').join('')}`;
     const params = [repo.id, ...labels.map((l) => l.id)];
-    const [{ total }] = await db.all(`SELECT COUNT(*) AS total FROM issue i WHERE ${where}`, params);
+    // Counted from the label links, which carry their issue's repository, state and type (as Anvil counts).
+    const [{ total }] = labels.length
+      ? await db.all(
+          `SELECT COUNT(*) AS total FROM issue_label l WHERE l.repo_id = ? AND l.label_id = ? AND l.is_closed = 0 AND l.is_pull = 0${labels
+            .slice(1)
+            .map(() => ' AND EXISTS (SELECT 1 FROM issue_label o WHERE o.issue_id = l.issue_id AND o.label_id = ?)')
+            .join('')}`,
+          [repo.id, labels[0].id, ...labels.slice(1).map((l) => l.id)],
+        )
+      : await db.all(`SELECT COUNT(*) AS total FROM issue i WHERE ${where}`, params);
     // Many matches: the page walks the newest issues and asks each for its labels (MariaDB plans the IN form as
     // a join led by every link of the label, sorted), as Anvil does.
     const walk = `i.repo_id = ? AND i.is_pull = 0 AND i.is_closed = 0${labels.map((_, n) => ` AND (SELECT COUNT(*) FROM issue_label l${n} WHERE l${n}.issue_id = i.id AND l${n}.label_id = ?) > 0`).join('')}`;

@@ -173,8 +173,8 @@ async function main() {
         await insertRows(
           tx,
           'issue_label',
-          ['issue_id', 'label_id'],
-          issues.flatMap((i) => i.labels.map((labelId) => [idOf(i), labelId])),
+          ['issue_id', 'label_id', 'repo_id', 'is_closed', 'is_pull'],
+          issues.flatMap((i) => i.labels.map((labelId) => [idOf(i), labelId, i.repo.id, i.closed ? 1 : 0, 0])),
         );
         await insertRows(
           tx,

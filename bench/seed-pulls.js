@@ -283,8 +283,8 @@ async function main() {
           await insertRows(
             tx,
             'issue_label',
-            ['issue_id', 'label_id'],
-            pulls.flatMap((p) => p.labels.map((labelId) => [ids.get(p.index), labelId])),
+            ['issue_id', 'label_id', 'repo_id', 'is_closed', 'is_pull'],
+            pulls.flatMap((p) => p.labels.map((labelId) => [ids.get(p.index), labelId, repo.id, p.isClosed ? 1 : 0, 1])),
           );
           await insertRows(
             tx,

@@ -17,6 +17,8 @@ export class RowReader<T extends ObjectLiteral> {
   private readonly statements: BoundStatements;
   /** Column positions by statement (its columns Map) and alias. */
   private readonly known = new WeakMap<ReadonlyMap<string, number>, Map<string, readonly number[]>>();
+  /** `select()`'s text by alias, built once. */
+  private readonly selects = new Map<string, string>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -31,7 +33,12 @@ export class RowReader<T extends ObjectLiteral> {
 
   /** `SELECT <every column> FROM <table> [alias] `: the start of a statement, built once by the caller. */
   select(alias?: string): string {
-    return `SELECT ${this.columnList(alias)} FROM ${this.table}${alias ? ` ${alias}` : ''} `;
+    let text = this.selects.get(alias ?? '');
+    if (text === undefined) {
+      text = `SELECT ${this.columnList(alias)} FROM ${this.table}${alias ? ` ${alias}` : ''} `;
+      this.selects.set(alias ?? '', text);
+    }
+    return text;
   }
 
   /** The entity's columns, each as `alias.column AS alias_column` when an alias is given (for joins). */
@@ -40,6 +47,12 @@ export class RowReader<T extends ObjectLiteral> {
     return this.columns
       .map((column) => (alias ? `${alias}.${escape(column.databaseName)} AS ${escape(`${alias}_${column.databaseName}`)}` : escape(column.databaseName)))
       .join(', ');
+  }
+
+  /** Every row of `sql` (positional `?` parameters) as entities. */
+  async all(sql: string, parameters: readonly unknown[], tx?: EntityManager): Promise<T[]> {
+    const set = await this.rows(sql, parameters, tx);
+    return set.rows.map((_, index) => this.hydrate(set, index));
   }
 
   /** The first row of `sql` (positional `?` parameters) as an entity, or null. */
@@ -83,4 +96,17 @@ export class RowReader<T extends ObjectLiteral> {
     }
     return positions;
   }
+}
+
+/**
+ * `IN (?, …)` for a list of values, with the values to bind: the list is padded to the next power of two by
+ * repeating its last value (which changes no IN test), so that a few statement texts, each prepared once, serve
+ * every length of list. `values` must not be empty.
+ */
+export function inList(values: readonly unknown[]): [string, unknown[]] {
+  let size = 1;
+  while (size < values.length) size *= 2;
+  const bound = [...values];
+  while (bound.length < size) bound.push(values[values.length - 1]);
+  return [`IN (${bound.map(() => '?').join(', ')})`, bound];
 }

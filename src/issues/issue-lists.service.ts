@@ -83,10 +83,11 @@ export class IssueListsService {
     }
     const found = await this.issues.list({ ...criteria, scope: visibilityScope(access) }, page);
     const repos = new Map<number, { repo: RepositoryEntity; owner: UserEntity }>();
-    for (const repoId of new Set(found.items.map((issue) => issue.repoId))) {
-      const repo = await this.repositories.byId(repoId);
-      const owner = repo ? await this.users.byId(repo.ownerId) : null;
-      if (repo && owner) repos.set(repoId, { repo, owner });
+    const pageRepos = await this.repositories.byIds([...new Set(found.items.map((issue) => issue.repoId))]);
+    const owners = new Map((await this.users.byIds([...new Set(pageRepos.map((repo) => repo.ownerId))])).map((owner) => [owner.id, owner]));
+    for (const repo of pageRepos) {
+      const owner = owners.get(repo.ownerId);
+      if (owner) repos.set(repo.id, { repo, owner });
     }
     // A team may give a repository's code but not its issues: such issues leave the page.
     const permissions = await this.policy.permissions(viewer, access.standing, [...repos.values()]);

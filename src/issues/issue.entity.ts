@@ -114,6 +114,8 @@ export class IssueWordEntity {
 @Index('IDX_issue_label_issue_id_label_id', ['issueId', 'labelId'], { unique: true })
 // Led by the label and holding the issue, so that a `labels` filter reads its issues from the index alone.
 @Index('IDX_issue_label_label_id_issue_id', ['labelId', 'issueId'])
+// A repository's list narrowed by a label counts its matches from this index alone (the columns are the issue's).
+@Index('IDX_issue_label_repo_id_label_id_is_closed_is_pull', ['repoId', 'labelId', 'isClosed', 'isPull'])
 export class IssueLabelEntity {
   @IdColumn()
   id: number;
@@ -123,6 +125,16 @@ export class IssueLabelEntity {
 
   @RefColumn()
   labelId: number;
+
+  /** Copies of the issue's columns, written with the link and moved with the issue by IssueStore alone. */
+  @RefColumn({ default: 0 })
+  repoId: number;
+
+  @FlagColumn()
+  isClosed: boolean;
+
+  @FlagColumn()
+  isPull: boolean;
 }
 
 /** A user assigned to an issue. */

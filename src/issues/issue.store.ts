@@ -46,6 +46,35 @@ export interface IssueCriteria {
  */
 const DENSE_LABEL_MATCHES = 1000;
 
+const LABEL_LED: ReadonlySet<keyof IssueCriteria> = new Set(['repoId', 'labelIds', 'isClosed', 'isPull']);
+
+/**
+ * The count of a repository's list narrowed by labels and nothing but state and type, from the label links alone
+ * (they carry their issue's repository, state and type): the first label's index entries, each tested for the
+ * other labels. Undefined for any other list.
+ */
+function labelLedCount(criteria: IssueCriteria): [string, unknown[]] | undefined {
+  const labelIds = criteria.labelIds ?? [];
+  if (criteria.repoId === undefined || labelIds.length === 0) return undefined;
+  if (Object.entries(criteria).some(([key, value]) => value !== undefined && !LABEL_LED.has(key as keyof IssueCriteria))) return undefined;
+  const [first, ...others] = labelIds;
+  let sql = 'SELECT COUNT(*) AS total FROM issue_label l WHERE l.repo_id = ? AND l.label_id = ?';
+  const parameters: unknown[] = [criteria.repoId, first];
+  if (criteria.isClosed !== undefined) {
+    sql += ' AND l.is_closed = ?';
+    parameters.push(criteria.isClosed ? 1 : 0);
+  }
+  if (criteria.isPull !== undefined) {
+    sql += ' AND l.is_pull = ?';
+    parameters.push(criteria.isPull ? 1 : 0);
+  }
+  for (const labelId of others) {
+    sql += ' AND EXISTS (SELECT 1 FROM issue_label o WHERE o.issue_id = l.issue_id AND o.label_id = ?)';
+    parameters.push(labelId);
+  }
+  return [sql, parameters];
+}
+
 /** An issue with the repository it belongs to, for lists across repositories. */
 export type IssueRow = IssueEntity;
 
@@ -102,7 +131,7 @@ export class IssueStore {
   }
 
   private async count(criteria: IssueCriteria): Promise<number> {
-    const [sql, parameters] = this.filtered(criteria).select('COUNT(*)', 'total').getQueryAndParameters();
+    const [sql, parameters] = labelLedCount(criteria) ?? this.filtered(criteria).select('COUNT(*)', 'total').getQueryAndParameters();
     const counted = await this.rows.rows(sql, parameters);
     return Number(counted.rows[0]?.[0] ?? 0);
   }
@@ -179,6 +208,12 @@ export class IssueStore {
 
   async update(tx: EntityManager, id: number, changes: Partial<IssueEntity>): Promise<void> {
     await tx.getRepository(IssueEntity).update({ id }, changes);
+    // The label links carry copies of these (the label-led list counts read them): moved in the same transaction.
+    const copied: Partial<IssueLabelEntity> = {};
+    if (changes.repoId !== undefined) copied.repoId = changes.repoId;
+    if (changes.isClosed !== undefined) copied.isClosed = changes.isClosed;
+    if (changes.isPull !== undefined) copied.isPull = changes.isPull;
+    if (Object.keys(copied).length > 0) await tx.getRepository(IssueLabelEntity).update({ issueId: id }, copied);
   }
 
   /** Replaces the issue's entries in the word index. */
@@ -232,7 +267,11 @@ export class IssueStore {
 
   async setLabels(tx: EntityManager, issueId: number, labelIds: number[]): Promise<void> {
     await tx.getRepository(IssueLabelEntity).delete({ issueId });
-    if (labelIds.length > 0) await tx.getRepository(IssueLabelEntity).insert(labelIds.map((labelId) => ({ issueId, labelId })));
+    if (labelIds.length === 0) return;
+    const issue = await this.findById(issueId, tx);
+    if (!issue) return;
+    const { repoId, isClosed, isPull } = issue;
+    await tx.getRepository(IssueLabelEntity).insert(labelIds.map((labelId) => ({ issueId, labelId, repoId, isClosed, isPull })));
   }
 
   async setAssignees(tx: EntityManager, issueId: number, assigneeIds: number[]): Promise<void> {
@@ -252,6 +291,7 @@ export class IssueStore {
     await tx.getRepository(IssueWordEntity).delete({ repoId });
     await tx.getRepository(CommentEntity).delete({ repoId });
     await tx.getRepository(IssueMentionEntity).delete({ repoId });
+    await tx.query('DELETE FROM issue_label WHERE repo_id = ?', [repoId]);
     await tx.query('DELETE FROM issue_label WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
     await tx.query('DELETE FROM issue_assignee WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);
     await tx.query('DELETE FROM reaction WHERE issue_id IN (SELECT id FROM issue WHERE repo_id = ?)', [repoId]);

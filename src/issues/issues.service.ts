@@ -409,10 +409,23 @@ export class IssuesService {
             tx,
           )
         : new Map<number, PullRequestMetaWire>();
+    // Each label's JSON once per repository of the page (an organisation label's URL is the organisation's).
+    const labelWires = new Map<string, LabelWire>();
+    const labelOrder = new Map(allLabels.map((label, at) => [label.id, at]));
     return page.map((issue) => {
       const place = repos.get(issue.repoId)!;
-      const own = new Set(labelIds.get(issue.id) ?? []);
-      const labels = allLabels.filter((label) => own.has(label.id)).map((label) => this.labelWire(label, place.repo, place.owner));
+      const labels = (labelIds.get(issue.id) ?? [])
+        .filter((id) => labelOrder.has(id))
+        .sort((a, b) => labelOrder.get(a)! - labelOrder.get(b)!)
+        .map((id) => {
+          const key = `${issue.repoId}:${id}`;
+          let wire = labelWires.get(key);
+          if (!wire) {
+            wire = this.labelWire(allLabels[labelOrder.get(id)!], place.repo, place.owner);
+            labelWires.set(key, wire);
+          }
+          return wire;
+        });
       const milestone = milestones.get(issue.milestoneId);
       return toIssueWire(
         issue,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
+import { inList, RowReader } from '../database/row-reader';
 import { LabelEntity } from './label.entity';
 
 /** Whose labels: a repository's or an organisation's. */
@@ -11,7 +12,12 @@ export type LabelSort = 'alphabetically' | 'reversealphabetically';
 /** The only door to the label table. */
 @Injectable()
 export class LabelStore {
-  constructor(private readonly dataSource: DataSource) {}
+  /** The issue lists' reads (a page's labels, the `labels` filter): bound statements hydrated by hand. */
+  private readonly rows: RowReader<LabelEntity>;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.rows = new RowReader(dataSource, LabelEntity);
+  }
 
   private labels(tx?: EntityManager) {
     return (tx ?? this.dataSource.manager).getRepository(LabelEntity);
@@ -41,13 +47,23 @@ export class LabelStore {
   }
 
   byIds(ids: number[], tx?: EntityManager): Promise<LabelEntity[]> {
-    return ids.length === 0 ? Promise.resolve([]) : this.labels(tx).find({ where: { id: In(ids) }, order: { name: 'ASC', id: 'ASC' } });
+    if (ids.length === 0) return Promise.resolve([]);
+    const [list, parameters] = inList(ids);
+    return this.rows.all(`${this.rows.select()}WHERE id ${list} ORDER BY name ASC, id ASC`, parameters, tx);
   }
 
   /** Labels of a repository or of its organisation with one of these names. */
   byNames(repoId: number, orgId: number, names: string[]): Promise<LabelEntity[]> {
     if (names.length === 0) return Promise.resolve([]);
-    return this.labels().find({ where: [{ repoId, orgId: 0, name: In(names) }, ...(orgId > 0 ? [{ repoId: 0, orgId, name: In(names) }] : [])] });
+    const [list, parameters] = inList(names);
+    const own = `${this.rows.select()}WHERE repo_id = ? AND org_id = 0 AND name ${list}`;
+    if (orgId === 0) return this.rows.all(own, [repoId, ...parameters]);
+    return this.rows.all(`${own} UNION ALL ${this.rows.select()}WHERE repo_id = 0 AND org_id = ? AND name ${list}`, [
+      repoId,
+      ...parameters,
+      orgId,
+      ...parameters,
+    ]);
   }
 
   /** Ids of every label (of any repository or organisation) with one of these names. */

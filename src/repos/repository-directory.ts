@@ -17,6 +17,11 @@ export class RepositoryDirectory {
     return this.store.findById(id, tx);
   }
 
+  /** Rows by id, in no particular order; missing ids are left out. */
+  byIds(ids: number[], tx?: EntityManager): Promise<RepositoryEntity[]> {
+    return this.store.findByIds(ids, tx);
+  }
+
   /** Case-insensitive lookup by owner and name. */
   byOwnerAndName(ownerId: number, name: string, tx?: EntityManager): Promise<RepositoryEntity | null> {
     return this.store.findByOwnerAndName(ownerId, name, tx);

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { AccessGrants } from '../access/access-policy';
 import { grantsAlongsideRepository, grantsInRows } from '../access/access.store';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { valueOf } from '../database/bound-statements';
-import { RowReader } from '../database/row-reader';
+import { inList, RowReader } from '../database/row-reader';
 import { changeRows } from '../database/transactions';
 import { UserEntity } from '../users/user.entity';
 import type { VisibilityScope } from './repository-access';
@@ -146,9 +146,10 @@ export class RepositoryStore extends RepositorySearchPlanner {
   }
 
   /** Rows by id, in no particular order; missing ids are left out. */
-  async findByIds(ids: number[]): Promise<RepositoryEntity[]> {
+  async findByIds(ids: number[], tx?: EntityManager): Promise<RepositoryEntity[]> {
     if (ids.length === 0) return [];
-    return this.repositories().findBy({ id: In(ids) });
+    const [list, parameters] = inList(ids);
+    return this.rows.all(`${this.rows.select()}WHERE id ${list}`, parameters, tx);
   }
 
   /** The owner's fork of `sourceId`, if any (at most one: repository_fork's unique index). */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
-import { RowReader } from '../database/row-reader';
+import { inList, RowReader } from '../database/row-reader';
 import { changeRows } from '../database/transactions';
 import { EmailAddressEntity } from './email-address.entity';
 import { indexUserForSearch, removeUserFromSearch } from './user-search.store';
@@ -33,7 +33,9 @@ export class UserStore {
   }
 
   findByIds(ids: number[], tx?: EntityManager): Promise<UserEntity[]> {
-    return ids.length === 0 ? Promise.resolve([]) : this.users(tx).findBy({ id: In(ids) });
+    if (ids.length === 0) return Promise.resolve([]);
+    const [list, parameters] = inList(ids);
+    return this.rows.all(`${this.rows.select()}WHERE id ${list}`, parameters, tx);
   }
 
   /** Case-insensitive lookup of a user or organisation by name. */

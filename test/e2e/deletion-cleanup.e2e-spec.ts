@@ -50,6 +50,7 @@ const REFERENCES: Record<string, Reference> = {
   'issue.repo_id': gone('repository'),
   'issue_assignee.assignee_id': gone('user'),
   'issue_counter.repo_id': gone('repository'),
+  'issue_label.repo_id': gone('repository'),
   'issue_mention.repo_id': gone('repository'),
   'issue_mention.user_id': gone('user'),
   'issue_push.pusher_id': { names: 'user', after: 'kept', why: 'a push waiting to be read for issue references is read whoever pushed it' },

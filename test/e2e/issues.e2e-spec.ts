@@ -359,6 +359,24 @@ describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
         ).body.number,
       );
     }
+    // Labels go on before the states change: a list narrowed by labels counts from the links, which must follow.
+    const labelIds: Record<string, number> = {};
+    for (const name of ['a', 'b'])
+      labelIds[name] = (
+        await t.http
+          .post(t.api(`/repos/${full}/labels`))
+          .set(as)
+          .send({ name, color: '#00aabb' })
+          .expect(201)
+      ).body.id;
+    for (const [at, number] of numbers.entries()) {
+      const names = at % 2 === 0 ? ['a', 'b'] : ['a'];
+      await t.http
+        .post(t.api(`/repos/${full}/issues/${number}/labels`))
+        .set(as)
+        .send({ labels: names.map((name) => labelIds[name]) })
+        .expect(200);
+    }
     const setState = (number: number, state: string) =>
       t.http
         .patch(t.api(`/repos/${full}/issues/${number}`))
@@ -377,14 +395,25 @@ describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
     // Each total must be what the list really holds, whether counted or read off the repository's counters.
     for (const state of ['open', 'closed', 'all']) {
       for (const type of ['', 'issues', 'pulls']) {
-        const listed = await t.http.get(`${issues(repo)}?state=${state}&type=${type}&limit=50`).expect(200);
-        const held = listed.body.filter(
-          (issue: any) => (state === 'all' || issue.state === state) && (type === '' || (issue.pull_request !== null) === (type === 'pulls')),
-        );
-        expect([state, type, listed.headers['x-total-count']]).toEqual([state, type, String(listed.body.length)]);
-        expect(held).toHaveLength(listed.body.length);
+        for (const labels of ['', 'a', 'b', 'a,b']) {
+          const listed = await t.http.get(`${issues(repo)}?state=${state}&type=${type}&labels=${labels}&limit=50`).expect(200);
+          const held = listed.body.filter(
+            (issue: any) =>
+              (state === 'all' || issue.state === state) &&
+              (type === '' || (issue.pull_request !== null) === (type === 'pulls')) &&
+              labels
+                .split(',')
+                .filter(Boolean)
+                .every((name) => issue.labels.some((label: { name: string }) => label.name === name)),
+          );
+          expect([state, type, labels, listed.headers['x-total-count']]).toEqual([state, type, labels, String(listed.body.length)]);
+          expect(held).toHaveLength(listed.body.length);
+        }
       }
     }
+    // 'b' went on the even ones (0, 2, 4, 6), and 0 and 2 were closed since: the links followed their issues.
+    const bOpen = await t.http.get(`${issues(repo)}?state=open&labels=b&limit=50`).expect(200);
+    expect(bOpen.body.map((issue: { number: number }) => issue.number).sort()).toEqual([numbers[4], numbers[6]].sort());
     const expected = { open: 2 + 2, closed: 2 + 1, all: 4 + 3 };
     for (const [state, total] of Object.entries(expected)) {
       expect((await t.http.get(`${issues(repo)}?state=${state}&limit=1`).expect(200)).headers['x-total-count']).toBe(String(total));
@@ -733,11 +762,13 @@ describe('issues: /repos/{o}/{r}/issues and /repos/issues/search', () => {
         .into('issue')
         .values(rows.slice(at, at + 200))
         .execute();
-    const ids: { id: number; repo_index: number }[] = await dataSource.query('SELECT id, repo_index FROM issue WHERE repo_id = ? AND repo_index > 1', [
-      repo.id,
-    ]);
+    const ids: { id: number; repo_index: number; is_closed: number }[] = await dataSource.query(
+      'SELECT id, repo_index, is_closed FROM issue WHERE repo_id = ? AND repo_index > 1',
+      [repo.id],
+    );
     const labelled = ids.filter((row) => (Number(row.repo_index) - 2) % 4 !== 3);
-    const links = labelled.map((row) => ({ issueId: Number(row.id), labelId: made.id }));
+    // The links carry their issue's repository, state and type, as the store writes them.
+    const links = labelled.map((row) => ({ issueId: Number(row.id), labelId: made.id, repoId: repo.id, isClosed: Number(row.is_closed) === 1, isPull: false }));
     for (let at = 0; at < links.length; at += 200)
       await dataSource
         .createQueryBuilder()

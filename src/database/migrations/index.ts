@@ -43,6 +43,7 @@ import { MirrorLfs1796199137656 } from './1796199137656-mirror-lfs';
 import { IssueListIndex1796198540390 } from './1796198540390-issue-list-index';
 import { IssueAllStatesIndexes1796213700000 } from './1796213700000-issue-all-states-indexes';
 import { TeamReviewRequests1796268047812 } from './1796268047812-team-review-requests';
+import { IssueLabelListColumns1796301000000 } from './1796301000000-issue-label-list-columns';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -91,4 +92,5 @@ export const MIGRATIONS = [
   CommentReviewId1796199264777,
   IssueAllStatesIndexes1796213700000,
   TeamReviewRequests1796268047812,
+  IssueLabelListColumns1796301000000,
 ];
