@@ -5,6 +5,7 @@ import { AppConfig } from '../config/config';
 import { GitCommand } from './git-command';
 import { GitLauncher } from './git-launcher';
 import { GitEntryBudgetError, GitTreeBudget } from './git-tree-budget';
+import { treeEntries, treeShape } from './git-tree-format';
 
 describe('GitTreeBudget: how many paths a tree expands to, over its distinct trees', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-tree-budget-'));
@@ -42,6 +43,34 @@ describe('GitTreeBudget: how many paths a tree expands to, over its distinct tre
     const small = await bomb(3, 4);
     expect(await budget.firstOver(dir, [small.commit], 84)).toBeNull();
     expect(await budget.firstOver(dir, [small.commit], 83)).toBe(small.tree);
+  });
+
+  it("counts trees named as trees (a push's commits' trees) as it counts commits", async () => {
+    const budget = new GitTreeBudget(git, config.git);
+    const small = await bomb(2, 5);
+    // 5^2 files and 5 directories; the tree is given as a tree, with no commit, and the commit's own name alone.
+    expect(await budget.firstOver(dir, [], 30, {}, [small.tree])).toBeNull();
+    expect(await budget.firstOver(dir, [], 29, {}, [small.tree])).toBe(small.tree);
+    expect(await budget.firstOver(dir, [small.commit], 29, {}, [small.tree])).toBe(small.tree);
+  });
+
+  it("reads a raw tree's entry count and subtrees as its full listing has them", async () => {
+    const inner = await bomb(1, 3);
+    const blob = (await git.run(['hash-object', '-w', '--stdin'], { gitDir: dir, input: 'z\n' })).trim();
+    const listing = [
+      `100644 blob ${blob}\ta file`,
+      `040000 tree ${inner.tree}\tdir one`,
+      `100755 blob ${blob}\trun`,
+      `120000 blob ${blob}\tlink`,
+      `040000 tree ${inner.tree}\tdir two`,
+    ];
+    const tree = (await git.run(['mktree'], { gitDir: dir, input: `${listing.join('\n')}\n` })).trim();
+    const raw = await git.runBuffer(['cat-file', 'tree', tree], { gitDir: dir });
+    const full = treeEntries(raw, 20, Infinity);
+    expect(treeShape(raw, 20)).toEqual({ entries: full.length, subtrees: full.filter((entry) => entry.mode === '40000').map((entry) => entry.oid) });
+    expect(treeShape(raw, 20)).toEqual({ entries: 5, subtrees: [inner.tree, inner.tree] });
+    // A cut object gives what it holds whole.
+    expect(treeShape(raw.subarray(0, raw.length - 3), 20).entries).toBe(4);
   });
 
   it('refuses a tree of 10 levels of 10 entries (10^10 paths) by reading its 10 trees', async () => {

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { GitConfig } from '../config/slices';
-import { BATCH_READER_ARGS, BatchReader } from './git-batch-reader';
+import { BATCH_READER_ARGS, BatchObject, BatchReader } from './git-batch-reader';
 import { GitBudgetError, GitCommand } from './git-command';
-import { treeEntries } from './git-tree-format';
+import { treeShape } from './git-tree-format';
 
 /** Tree counts kept between requests (a few dozen bytes each). */
 export const TREE_COUNTS_KEPT = 100_000;
@@ -63,10 +63,12 @@ export class GitTreeBudget {
   /**
    * The first tree of `revisions` that expands to more than `limit` paths, or null. The trees are read level by
    * level, each level's in batches written to one `cat-file` at once and answered in one stream, so a push of a
-   * long history costs a few round trips to git, not one per tree; the counts are then summed in memory.
+   * long history costs a few round trips to git, not one per tree; the counts are then summed in memory. `trees`
+   * are ids known to name trees (a push's commits' trees, from rev-list): counted as they are, without asking git
+   * what each one names first.
    */
-  async firstOver(dir: string, revisions: string[], limit = this.limit, env: ObjectEnvironment = {}): Promise<string | null> {
-    for (const [root, count] of await this.countAll(dir, revisions, limit, env)) if (count > limit) return root;
+  async firstOver(dir: string, revisions: string[], limit = this.limit, env: ObjectEnvironment = {}, trees: string[] = []): Promise<string | null> {
+    for (const [root, count] of await this.countAll(dir, revisions, limit, env, trees)) if (count > limit) return root;
     return null;
   }
 
@@ -80,13 +82,13 @@ export class GitTreeBudget {
   }
 
   /** Each tree of `revisions` with its count (at most limit + 1), in the order named; tree-less names skipped. */
-  private async countAll(dir: string, revisions: string[], limit: number, env: ObjectEnvironment): Promise<Map<string, number>> {
+  private async countAll(dir: string, revisions: string[], limit: number, env: ObjectEnvironment, trees: string[] = []): Promise<Map<string, number>> {
     const wanted = [...new Set(revisions)];
     const result = new Map<string, number>();
-    if (wanted.length === 0) return result;
+    if (wanted.length === 0 && trees.length === 0) return result;
     const reader = new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
     try {
-      const roots: string[] = [];
+      const roots: string[] = [...trees];
       for (const batch of batches(wanted)) {
         const trees = await Promise.all(batch.map((revision) => reader.info(`${revision}^{tree}`).catch(() => null)));
         for (const tree of trees) if (tree && tree.type === 'tree') roots.push(tree.oid);
@@ -126,28 +128,28 @@ export class GitTreeBudget {
     let level = roots.filter((tree) => !this.counts.has(tree));
     while (level.length > 0) {
       const next = new Set<string>();
-      for (const batch of batches(level)) {
-        const objects = await Promise.all(batch.map((tree) => reader.contents(tree)));
-        for (const [index, object] of objects.entries()) {
-          const tree = batch[index];
-          if (!object?.content || object.type !== 'tree') {
-            graph.set(tree, { entries: 0, subtrees: [] });
-            continue;
-          }
-          const entries = treeEntries(object.content, tree.length / 2, Infinity);
-          if (entries.length > limit) {
-            graph.set(tree, { entries: limit + 1, subtrees: [] });
-            continue;
-          }
-          const subtrees: string[] = [];
-          for (const entry of entries) if (entry.mode === '40000') subtrees.push(entry.oid);
-          graph.set(tree, { entries: entries.length, subtrees });
-          for (const subtree of subtrees) if (!graph.has(subtree) && !this.counts.has(subtree)) next.add(subtree);
-        }
-      }
+      for (const batch of batches(level)) this.learn(batch, await Promise.all(batch.map((tree) => reader.contents(tree))), limit, graph, next);
       level = [...next].filter((tree) => !graph.has(tree));
     }
     return graph;
+  }
+
+  /** Puts a batch of trees read from git into `graph`, and the subtrees still to read into `next`. */
+  private learn(batch: string[], objects: (BatchObject | null)[], limit: number, graph: Map<string, TreeNode>, next: Set<string>): void {
+    for (const [index, object] of objects.entries()) {
+      const tree = batch[index];
+      if (!object?.content || object.type !== 'tree') {
+        graph.set(tree, { entries: 0, subtrees: [] });
+        continue;
+      }
+      const { entries, subtrees } = treeShape(object.content, tree.length / 2);
+      if (entries > limit) {
+        graph.set(tree, { entries: limit + 1, subtrees: [] });
+        continue;
+      }
+      graph.set(tree, { entries, subtrees });
+      for (const subtree of subtrees) if (!graph.has(subtree) && !this.counts.has(subtree)) next.add(subtree);
+    }
   }
 
   /**

@@ -43,3 +43,32 @@ export function findInTree(tree: Buffer, name: string, idBytes: number): { mode:
   });
   return found;
 }
+
+/**
+ * How many entries a raw tree object has, and the ids of its subtrees (mode `40000`), in order: what counting a
+ * tree's paths needs, without decoding a name or the id of any other entry (most entries are files).
+ */
+export function treeShape(tree: Buffer, idBytes: number): { entries: number; subtrees: string[] } {
+  const subtrees: string[] = [];
+  let entries = 0;
+  let offset = 0;
+  while (offset < tree.length) {
+    const space = tree.indexOf(0x20, offset);
+    const nul = space < 0 ? -1 : tree.indexOf(0x00, space + 1);
+    if (space < 0 || nul < 0 || nul + 1 + idBytes > tree.length) break;
+    entries += 1;
+    // `40000` (git writes no leading zero): 0x34 then four 0x30.
+    if (
+      space - offset === 5 &&
+      tree[offset] === 0x34 &&
+      tree[offset + 1] === 0x30 &&
+      tree[offset + 2] === 0x30 &&
+      tree[offset + 3] === 0x30 &&
+      tree[offset + 4] === 0x30
+    ) {
+      subtrees.push(tree.toString('hex', nul + 1, nul + 1 + idBytes));
+    }
+    offset = nul + 1 + idBytes;
+  }
+  return { entries, subtrees };
+}

@@ -11,6 +11,7 @@ import { GitObjects } from './git-objects';
 import { GitProcesses } from './git-processes';
 import { GitRemotes } from './git-remotes';
 import { GitRepositories } from './git-repositories';
+import { CommitGraphs } from './commit-graphs';
 import { GitPools } from './git-pools';
 import { GitTags } from './git-tags';
 import { GitPushCommits } from './git-push-commits';
@@ -31,6 +32,7 @@ const EXPORTED = [
   GitChanges,
   GitRemotes,
   GitRepositories,
+  CommitGraphs,
   GitTags,
   RepositoryPaths,
   PushHooks,

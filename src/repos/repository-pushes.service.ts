@@ -15,6 +15,7 @@ import { BranchProtections } from '../access/branch-protection-policy';
 import { MaintainerPushes } from '../access/maintainer-pushes';
 import { Transactions } from '../database/transactions';
 import { GitRepositories } from '../git/git-repositories';
+import { CommitGraphs } from '../git/commit-graphs';
 import { GitTreeBudget } from '../git/git-tree-budget';
 import { isZeroId, PushAllowance, PushContext, PushRefused, RefUpdate } from '../git/push-hooks';
 import { RepositoryPaths } from '../git/repository-paths';
@@ -45,6 +46,7 @@ export class RepositoryPushes {
     private readonly repositories: RepositoryStore,
     private readonly users: UserAccounts,
     private readonly git: GitRepositories,
+    private readonly commitGraphs: CommitGraphs,
     private readonly paths: RepositoryPaths,
     private readonly transactions: Transactions,
     private readonly leases: Leases,
@@ -172,7 +174,7 @@ export class RepositoryPushes {
     const dir = this.paths.repository(owner.name, repo.name);
     const env = quarantineEnvironment(dir, objects);
     const trees = await this.treeBudget.newTrees(dir, newIds, env);
-    const over = await this.treeBudget.firstOver(dir, [...newIds, ...trees], this.treeBudget.limit, env);
+    const over = await this.treeBudget.firstOver(dir, newIds, this.treeBudget.limit, env, trees);
     if (over !== null) {
       throw new PushRefused(`tree ${over} has more than ${this.treeBudget.limit} files and directories: refusing the push (tree too large)`);
     }
@@ -206,7 +208,7 @@ export class RepositoryPushes {
     const created = moves.map((move) => move.ref.slice(BRANCH_PREFIX.length));
     // One at a time per repository, on every instance: the size is measured and stored under the lease, so the
     // last one stored is the last one measured, after every push that finished before it (concurrent pushes
-    // no longer store a size taken before another's objects arrived), and two commit-graph writers never meet.
+    // no longer store a size taken before another's objects arrived).
     const recorded = await this.leases.run(`repository-refs:${repositoryId}`, async () => {
       const repo = await this.repositories.findById(repositoryId);
       if (!repo) return false;
@@ -222,11 +224,11 @@ export class RepositoryPushes {
           changes.isEmpty = false;
         }
       }
-      // The commits of the push are listed for its events while the commit graph and the size are brought up
-      // to date: a push to a repository with hooks then waits for the longer of the two, not for both.
+      // The commits of the push are listed for its events while the size is measured: a push to a repository
+      // with hooks then waits for the longer of the two, not for both. The commit graph follows in the background.
       const listing = updates.length > 0 && (await this.events.listensTo(repo)) ? this.refChanges(dir, updates) : Promise.resolve([]);
       listing.catch(() => undefined);
-      await this.git.refreshCommitGraph(dir);
+      this.commitGraphs.refreshSoon(dir);
       // Numbered before the walk: should the lease lapse (a stalled instance), a measurement begun earlier
       // that commits later does not replace this one.
       const ticket = await this.transactions.run((tx) => this.repositories.beginSizeMeasurement(tx, repo.id));

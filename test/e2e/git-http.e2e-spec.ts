@@ -4,6 +4,7 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { Clock } from '../../src/common/time';
+import { CommitGraphs } from '../../src/git/commit-graphs';
 import { Transactions } from '../../src/database/transactions';
 import { RepositoryStore } from '../../src/repos/repository.store';
 import { UsersService } from '../../src/users/users.service';
@@ -362,6 +363,18 @@ describe('git over smart HTTP', () => {
         const [owner, name] = full.split('/');
         expect(git(repositoryDir(t.dataDir, owner, name), 'symbolic-ref', 'HEAD').trim()).toBe(`refs/heads/${expected}`);
       }
+    });
+
+    it('writes the commit graph after the push, in the background', async () => {
+      const full = await emptyRepo();
+      const [owner, name] = full.split('/');
+      const dir = repositoryDir(t.dataDir, owner, name);
+      const work = await client.workingCopy('graph', { 'a.txt': 'one' });
+      await client.ok(['push', url(full), 'graph:refs/heads/main'], { cwd: work });
+      await t.app.get(CommitGraphs).settled(dir);
+      // A new repository has no graph until the write that follows its first push; git verifies the one written.
+      expect(fs.existsSync(path.join(dir, 'objects', 'info', 'commit-graphs', 'commit-graph-chain'))).toBe(true);
+      git(dir, 'commit-graph', 'verify');
     });
 
     it('keeps the current default branch when it is pushed', async () => {
