@@ -107,6 +107,8 @@ export const SUBSCRIPTIONS: Subscription[] = [
   // references of its commits.
   on('push.recorded', CommitReferences, (references, { tx, repo, pusherId, moves }) => references.record(tx, repo, pusherId, moves)),
   on('push.committed', CommitReferences, (references) => references.committed()),
+  // ... and, in that transaction, the tests of the open pull requests into the branches it moved.
+  on('push.recorded', PullsService, (pulls, { tx, repo, moves }) => pulls.onPushRecorded(tx, repo.id, moves)),
   // Refs moved and committed (RepositoryPushes), before the push is answered: pull requests follow their branches.
   on('refs.changed', PullsService, (pulls, { repositoryId, updates, senderId }) => pulls.onRefsChanged(repositoryId, updates, senderId)),
 

@@ -9,7 +9,7 @@ import { BadRequestError, ConflictError, InvalidInputError, NotFoundError, Preco
 import { Page, PageQuery } from '../common/paging';
 import { SiteUrls } from '../common/site-urls';
 import { Transactions } from '../database/transactions';
-import { RepositoryEvents } from '../events/repository-events';
+import { BranchMove, RepositoryEvents } from '../events/repository-events';
 import { ContentRepositories } from '../content/content-repository';
 import { ContentRefs } from '../content/content-refs';
 import { toCommitWire } from '../content/content.mapper';
@@ -78,6 +78,8 @@ function alreadyExists(existing: PullRequestEntity): ConflictError {
 export class PullsService {
   private readonly logger = new Logger('PullsService');
   private reviews: PullReviewHooks | null = null;
+  /** Repositories whose open pull requests a recorded push has just asked to test (onPushRecorded): woken after. */
+  private readonly basesMarked = new Set<number>();
 
   constructor(
     private readonly store: PullRequestStore,
@@ -498,12 +500,24 @@ export class PullsService {
   }
 
   /**
+   * In the transaction that records a push (or a server write) moving branches: the open pull requests into them
+   * are asked for a new test in that same commit, in one statement, rather than in a transaction of their own
+   * after it (a commit and its flush on every push to a base with open pull requests).
+   */
+  async onPushRecorded(tx: EntityManager, repositoryId: number, moves: BranchMove[]): Promise<void> {
+    const branches = moves.filter((move) => move.ref.startsWith('refs/heads/')).map((move) => move.ref.slice('refs/heads/'.length));
+    if ((await this.store.requestChecksOnBases(tx, repositoryId, branches)) > 0) this.basesMarked.add(repositoryId);
+  }
+
+  /**
    * After refs of a repository moved (a push, a server write): open pull requests whose head branch moved get
    * `refs/pull/{n}/head` in their base repository (this one, or the source of this fork: the fork's new commits
    * reach it through the pool), a new test and a `synchronized` event; those whose base moved a new test; those
    * whose head or base branch was deleted are closed, as Forgejo closes them. The tests run in the background.
    */
   async onRefsChanged(repositoryId: number, updates: RefUpdate[], senderId: number): Promise<void> {
+    // The open pull requests into the moved branches were asked for a test when the change was recorded.
+    if (this.basesMarked.delete(repositoryId)) this.checks.wake();
     const moved = new Map<string, string>();
     const deleted: string[] = [];
     for (const update of updates) {
@@ -522,11 +536,7 @@ export class PullsService {
         ]),
       ).values(),
     ];
-    if (heads.length === 0 && gone.length === 0) {
-      // Only bases moved (the common push): their open pull requests are marked for a test, none of them read.
-      if (moved.size > 0 && (await this.transactions.run((tx) => this.store.requestChecksOnBases(tx, repositoryId, [...moved.keys()]))) > 0) this.checks.wake();
-      return;
-    }
+    if (heads.length === 0 && gone.length === 0) return;
     const repo = await this.repositories.byId(repositoryId);
     const owner = repo ? await this.users.byId(repo.ownerId) : null;
     if (!repo || !owner) return;
@@ -562,7 +572,6 @@ export class PullsService {
     await this.transactions.run(async (tx) => {
       for (const row of synchronized) await this.store.update(tx, row.pull.id, { headCommitId: moved.get(row.pull.headBranch)! });
       await this.store.requestCheck(tx, [...new Set(heads.map((row) => row.pull.id))]);
-      await this.store.requestChecksOnBases(tx, repositoryId, [...moved.keys()]);
       if (viewer.isSignedIn)
         for (const row of synchronized) await this.issues.record(tx, targets.get(row.pull.baseRepoId)!, row.issue, { action: 'synchronized' });
     });
