@@ -138,18 +138,19 @@ export class GitRepositories {
   /**
    * Total bytes of the regular files under `dir` (the stored git size quota counts), measured while other
    * pushes may run: git's transient files (the quarantine of a push in progress, locks, packs being written) are
-   * not counted, and a file or directory that vanishes while it is walked (a quarantine moved in, a lock file
-   * given back, a repack) counts as gone rather than failing the walk.
+   * not counted, nor the commit graph, a cache written in the background after pushes (commit-graphs.ts) whose
+   * layers come and go as it is rewritten; a file or directory that vanishes while it is walked (a quarantine
+   * moved in, a lock file given back, a repack) counts as gone rather than failing the walk.
    */
   async size(dir: string): Promise<number> {
     // The walk runs in the launcher process: a repository holds thousands of loose objects between two auto-gcs,
     // and their lookups, done here, were 30 ms of callbacks on the event loop per push, inside the section that
     // serialises the pushes to the repository.
-    const own = await this.launcher.size(dir, TRANSIENT_GIT_FILES);
+    const own = await this.launcher.size(dir, NOT_MEASURED);
     if (!(await exists(path.join(dir, 'objects', 'info', 'alternates')))) return own;
     // A member of a fork network counts what it would cost alone (docs/quota.md): its own directory, plus the
     // reachable objects it does not store itself (they are in the pool).
-    const ownObjects = await this.launcher.size(path.join(dir, 'objects'), TRANSIENT_GIT_FILES);
+    const ownObjects = await this.launcher.size(path.join(dir, 'objects'), NOT_MEASURED);
     const out = await this.git.run(['rev-list', '--all', '--objects', '--disk-usage'], { gitDir: dir, offload: true, timeoutMs: 600_000 });
     const reached = Number(out.trim()) || 0;
     return own + Math.max(0, reached - ownObjects);
@@ -296,6 +297,14 @@ export const TRANSIENT_GIT_FILES: SkippedNames = {
   suffixes: ['.lock'],
   prefixes: ['tmp_objdir-', 'incoming-', 'anvil-index-'],
   patterns: ['^tmp_(pack|idx|obj|rev|mtimes)_'],
+};
+
+/** What a repository's size leaves out: the transient files, and the commit graph (`objects/info/commit-graph`,
+ * `objects/info/commit-graphs/`, and the `tmp_graph_*` file of a write in progress). */
+const NOT_MEASURED: SkippedNames = {
+  suffixes: TRANSIENT_GIT_FILES.suffixes,
+  prefixes: [...TRANSIENT_GIT_FILES.prefixes, 'tmp_graph_'],
+  patterns: [...TRANSIENT_GIT_FILES.patterns, '^commit-graphs?$'],
 };
 
 const transientPatterns = TRANSIENT_GIT_FILES.patterns.map((source) => new RegExp(source));

@@ -22,6 +22,8 @@ export function repositoryDir(dataDir: string, owner: string, name: string): str
 export function regularFileBytes(dir: string): number {
   let total = 0;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    // The commit graph is a cache written after pushes, in the background: not part of a repository's size.
+    if (/^commit-graphs?$/.test(entry.name) || entry.name.startsWith('tmp_graph_')) continue;
     const child = path.join(dir, entry.name);
     if (entry.isDirectory()) total += regularFileBytes(child);
     else if (entry.isFile()) total += fs.lstatSync(child).size;
