@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { AppConfig } from '../config/config';
 import { BatchReader, ReaderStoppedError } from './git-batch-reader';
 import { GitCommand, GitError, GitTimeoutError } from './git-command';
@@ -180,6 +182,39 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
     expect(await answers[1]).toBeInstanceOf(GitTimeoutError);
     await reader.exited;
     expect(reader.usable).toBe(false);
+  });
+
+  it("gives each request its own time: one answered in time does not shorten the next one's", async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      // A stand-in process whose answers the test writes.
+      const child = Object.assign(new EventEmitter(), {
+        stdin: new PassThrough(),
+        stdout: new PassThrough(),
+        stderr: new PassThrough(),
+        exitCode: null,
+        signalCode: null,
+        kill: jest.fn(() => true),
+      });
+      child.stdin.resume();
+      const reader = new BatchReader(child, 1000);
+      const first = reader.info('a');
+      jest.advanceTimersByTime(600);
+      const second = reader.info('b').catch((error: unknown) => error);
+      child.stdout.write(`${'1'.repeat(40)} blob 3\n`);
+      expect((await first)?.oid).toBe('1'.repeat(40));
+      // The first one's time is up, the second's is not: it is still waiting, the process still running.
+      jest.advanceTimersByTime(600);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(child.kill).not.toHaveBeenCalled();
+      expect(reader.pendingCount).toBe(1);
+      // Its own time up, it fails with every request in flight, and the process goes.
+      jest.advanceTimersByTime(500);
+      expect(await second).toBeInstanceOf(GitTimeoutError);
+      expect(child.kill).toHaveBeenCalled();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('refuses object names it cannot write on one line', async () => {
