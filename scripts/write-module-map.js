@@ -4,11 +4,19 @@
 // (src/server/module-map.ts). Without it the server starts as before, only slower; so a failure here is reported
 // and does not fail the build.
 //
+// Then it records V8's code cache of a start (src/server/code-cache.ts): a child process, run with the Node.js flags
+// of `npm start` and again with none (V8 refuses a cache made under other flags), starts the server on a throwaway
+// SQLite DATA_DIR and writes dist/code-cache/<flags>.bin once it listens. Without it, too, the server starts as
+// before, only slower.
+//
 // `--check` (CI) instead checks the map that is there: that it is written for this installation and build, and that
-// Node.js resolves every one of its requires to the same file. Exit 1 when not.
+// Node.js resolves every one of its requires to the same file; and that the code cache is written for this build.
+// Exit 1 when not.
 'use strict';
+const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const Module = require('node:module');
+const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..');
@@ -53,11 +61,102 @@ function check() {
   return null;
 }
 
-if (process.argv.includes('--check')) {
-  const problem = check();
-  if (problem) console.error(problem);
-  process.exit(problem ? 1 : 0);
+/** The Node.js flags `npm start` runs the server with (`node <flags> dist/src/main.js`). */
+function startFlags() {
+  const start = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
+  return start.slice(1, start.indexOf('dist/src/main.js'));
 }
-write();
-// The modules loaded above may hold handles (a pool, a timer): the work is done.
-process.exit(0);
+
+/** The flag sets a cache is recorded for: `npm start`'s, and none (`node dist/src/main.js`). */
+function flagSets() {
+  const start = startFlags();
+  return start.length > 0 ? [start, []] : [[]];
+}
+
+function writeCodeCache() {
+  fs.rmSync(path.join(ROOT, 'dist', 'code-cache'), { recursive: true, force: true });
+  for (const flags of flagSets()) {
+    const child = spawnSync(process.execPath, [...flags, __filename, '--record-code-cache'], { cwd: ROOT, stdio: 'inherit' });
+    if (child.status !== 0) console.warn(`code cache for node ${flags.join(' ')} not written (the server starts without it, only slower)`);
+  }
+}
+
+/** In the child: a start as `npm start` makes it, on a throwaway DATA_DIR, recorded once it listens. */
+async function recordCodeCache() {
+  const { useModuleMap } = require(dist('server/module-map.js'));
+  const { codeCacheFile, recordCodeCache } = require(dist('server/code-cache.js'));
+  useModuleMap(ROOT);
+  const recorder = recordCodeCache(ROOT);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-code-cache-'));
+  try {
+    const { loadConfig } = require(dist('config/config.js'));
+    const { serve } = require(dist('server/serve.js'));
+    const env = { DATA_DIR: dataDir, PORT: '0', SSH_LISTEN_HOST: '127.0.0.1', SSH_LISTEN_PORT: '0', LOG_LEVEL: 'warn' };
+    const server = await serve(loadConfig(env), { info: () => undefined });
+    const files = recorder.write();
+    await server.stop('code cache recorded');
+    console.log(
+      `code cache: ${files} modules written to ${codeCacheFile()} (${process.execArgv.length > 0 ? `node ${process.execArgv.join(' ')}` : 'no Node.js flags'})`,
+    );
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The code caches are written for this build, and a start under their flags takes them: a child loads the server's
+ * modules with each and reports how many entries V8 took and refused.
+ */
+function checkCodeCache() {
+  const { codeCacheFile, codeCacheSize } = require(dist('server/code-cache.js'));
+  const problems = [];
+  for (const flags of flagSets()) {
+    const start = `node ${[...flags, 'dist/src/main.js'].join(' ')}`;
+    const entries = codeCacheSize(ROOT, flags);
+    if (entries === null) {
+      problems.push(`code cache for ${start}: ${codeCacheFile(flags)} is missing, malformed, or written for another build`);
+      continue;
+    }
+    const child = spawnSync(process.execPath, [...flags, __filename, '--use-code-cache'], { cwd: ROOT, encoding: 'utf8' });
+    const use = child.status === 0 ? JSON.parse(child.stdout) : null;
+    // Every entry but those of the modules a start loads only once it runs (the recording started the server).
+    if (!use || use.rejected > 0 || use.accepted < entries * 0.9) {
+      problems.push(`code cache for ${start}: not taken: ${child.stdout}${child.stderr}`);
+      continue;
+    }
+    console.log(`code cache for ${start}: ${entries} modules, written for this installation and build; V8 took ${use.accepted}`);
+  }
+  return problems.length > 0 ? problems.join('\n') : null;
+}
+
+/** In the child: the server's modules loaded as its start loads them; prints what the code cache did. */
+function useCodeCache() {
+  require(dist('server/module-map-install.js'));
+  const use = require(dist('server/code-cache.js')).useCodeCache(ROOT);
+  require(dist('server/serve.js'));
+  console.log(JSON.stringify(use));
+}
+
+if (process.argv.includes('--check')) {
+  const problems = [check(), checkCodeCache()].filter((problem) => problem !== null);
+  for (const problem of problems) console.error(problem);
+  process.exit(problems.length > 0 ? 1 : 0);
+}
+if (process.argv.includes('--use-code-cache')) {
+  useCodeCache();
+  process.exit(0);
+}
+if (process.argv.includes('--record-code-cache')) {
+  recordCodeCache().then(
+    () => process.exit(0),
+    (error) => {
+      console.warn(`code cache not recorded: ${error.message}`);
+      process.exit(1);
+    },
+  );
+} else {
+  write();
+  writeCodeCache();
+  // The modules loaded above may hold handles (a pool, a timer): the work is done.
+  process.exit(0);
+}

@@ -1,13 +1,17 @@
-// First: the module map answers the requires below (module-map.ts).
+// First: the module map answers the requires below (module-map.ts), and V8 compiles them from the build's code
+// cache (code-cache.ts).
 import './server/module-map-install';
+import './server/code-cache-install';
 import { ConfigError, loadConfig } from './config/config';
 import { applyHeapGrowth } from './server/heap-growth';
 import { serve, StartupError } from './server/serve';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  applyHeapGrowth(config.heapGrowthPercent);
   const server = await serve(config);
+  // Once it listens: a V8 flag set at run time changes the key of V8's code cache, and the modules a start loads
+  // late (the database driver, say) would find their entries refused (code-cache.ts).
+  applyHeapGrowth(config.heapGrowthPercent);
   // Shutdown is logged when it starts and when it ends; a second signal does not start a second shutdown.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
