@@ -13,8 +13,11 @@ interface Pending {
   args: string[];
   kind: 'info' | 'contents';
   header?: BatchObject;
+  /** For a request of several objects (`contentsOf`): how many, and the answers so far, in order. */
+  count?: number;
+  answers?: (BatchObject | null)[];
   timer: NodeJS.Timeout;
-  resolve(object: BatchObject | null): void;
+  resolve(answer: BatchObject | null | (BatchObject | null)[]): void;
   reject(error: Error): void;
 }
 
@@ -52,7 +55,9 @@ export class BatchReader {
   /** Settles once the process has exited, whatever the reason. */
   readonly exited: Promise<void>;
   private readonly queue: Pending[] = [];
+  /** What git wrote and was not consumed yet: the first chunk from `start` on, then the others whole. */
   private readonly chunks: Buffer[] = [];
+  private start = 0;
   private buffered = 0;
   private ended = false;
   private retired = false;
@@ -108,6 +113,18 @@ export class BatchReader {
     return this.request('contents', name);
   }
 
+  /**
+   * The objects `names` name with their bytes (null where there is none), in order: one request with one time
+   * limit, written at once and followed by `flush`, so that git starts answering while later requests are still
+   * being written. For walks over many objects, where a promise and a timer per object would cost more than git's
+   * own reading.
+   */
+  contentsOf(names: string[]): Promise<(BatchObject | null)[]> {
+    if (names.length === 0) return Promise.resolve([]);
+    if (!names.every(isBatchName)) return Promise.reject(new GitError(['cat-file'], null, '', 'not an object name git can read in batch mode'));
+    return this.enqueue('contents', names.map((name) => `contents ${name}\n`).join('') + 'flush\n', names.length) as Promise<(BatchObject | null)[]>;
+  }
+
   /** Takes no more requests and stops once those in flight are answered. */
   retire(): void {
     this.retired = true;
@@ -121,16 +138,21 @@ export class BatchReader {
 
   private request(kind: 'info' | 'contents', name: string): Promise<BatchObject | null> {
     if (!isBatchName(name)) return Promise.reject(new GitError(['cat-file'], null, '', 'not an object name git can read in batch mode'));
+    return this.enqueue(kind, `${kind} ${name}\n`) as Promise<BatchObject | null>;
+  }
+
+  /** Writes `lines` (the requests of one pending answer: one object, or `count` of them) and waits for it. */
+  private enqueue(kind: 'info' | 'contents', lines: string, count?: number): Promise<BatchObject | null | (BatchObject | null)[]> {
     if (!this.usable) return Promise.reject(new ReaderStoppedError('the batch reader has stopped'));
     this.lastUsed = this.now();
-    return new Promise<BatchObject | null>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       const args = ['cat-file', '--batch-command', kind];
       const timer = setTimeout(() => {
         // A late answer would desynchronise every later one: the process goes, with all that is in flight.
         this.fail(new GitTimeoutError(args, this.timeoutMs));
         this.kill();
       }, this.timeoutMs);
-      this.queue.push({ args, kind, timer, resolve, reject });
+      this.queue.push({ args, kind, timer, resolve, reject, count, answers: count === undefined ? undefined : [] });
       // Requests made in the same tick (a ref's candidates, a tree and an entry, other requests' reads) go to git
       // in one write, ended by `flush`: git answers them all in one write (BATCH_READER_ARGS).
       if (!this.corked) {
@@ -142,7 +164,7 @@ export class BatchReader {
           this.child.stdin.uncork();
         });
       }
-      this.child.stdin.write(`${kind} ${name}\n`);
+      this.child.stdin.write(lines);
     });
   }
 
@@ -164,29 +186,38 @@ export class BatchReader {
     while (this.queue.length > 0) {
       const head = this.queue[0];
       if (head.header === undefined) {
-        const newline = this.newlineIndex();
-        if (newline < 0) return;
-        const header = parseHeader(this.take(newline + 1).toString('utf8', 0, newline));
+        const line = this.takeLine();
+        if (line === undefined) return;
+        const header = parseHeader(line);
         if (header === null || head.kind === 'info') {
-          this.settle(header);
+          this.answer(head, header);
           continue;
         }
         head.header = header;
       }
       // The contents, then one line feed.
-      if (this.buffered < head.header.size + 1) return;
-      const body = this.take(head.header.size + 1);
-      this.settle({ ...head.header, content: body.subarray(0, head.header.size) });
+      const object = head.header;
+      if (this.buffered < object.size + 1) return;
+      object.content = this.take(object.size + 1, object.size);
+      head.header = undefined;
+      this.answer(head, object);
     }
     if (this.buffered > 0) throw new GitError(['cat-file'], null, '', 'git cat-file answered more than was asked');
   }
 
-  private settle(object: BatchObject | null): void {
+  /** One object of `head` answered: `head` is settled when that was its last. */
+  private answer(head: Pending, object: BatchObject | null): void {
+    if (head.answers === undefined) return this.settle(object);
+    head.answers.push(object);
+    if (head.answers.length === head.count) this.settle(head.answers);
+  }
+
+  private settle(answer: BatchObject | null | (BatchObject | null)[]): void {
     const head = this.queue.shift();
     if (!head) return;
     clearTimeout(head.timer);
     this.lastUsed = this.now();
-    head.resolve(object);
+    head.resolve(answer);
     if (this.retired && this.queue.length === 0) this.kill();
   }
 
@@ -197,40 +228,54 @@ export class BatchReader {
     }
   }
 
-  private newlineIndex(): number {
-    let offset = 0;
-    for (const chunk of this.chunks) {
+  /** The next line (without its line feed), when all of it has arrived. */
+  private takeLine(): string | undefined {
+    const first = this.chunks[0];
+    if (first === undefined) return undefined;
+    // Header lines are ASCII (a name git reports missing is only tested for its ending).
+    const newline = first.indexOf(0x0a, this.start);
+    if (newline >= 0) {
+      const line = first.toString('latin1', this.start, newline);
+      this.consume(newline + 1 - this.start);
+      return line;
+    }
+    let offset = first.length - this.start;
+    for (const chunk of this.chunks.slice(1)) {
       const index = chunk.indexOf(0x0a);
-      if (index >= 0) return offset + index;
+      if (index >= 0) return this.take(offset + index + 1, offset + index).toString('latin1');
       offset += chunk.length;
     }
-    return -1;
+    return undefined;
   }
 
-  /** Removes the first `count` bytes of what was received (count <= buffered). */
-  private take(count: number): Buffer {
-    this.buffered -= count;
+  /** Removes the first `count` bytes of what was received (count <= buffered) and returns the first `keep`. */
+  private take(count: number, keep = count): Buffer {
     const first = this.chunks[0];
-    if (first.length >= count) {
-      if (first.length === count) this.chunks.shift();
-      else this.chunks[0] = first.subarray(count);
-      return first.subarray(0, count);
+    if (first.length - this.start >= count) {
+      const bytes = first.subarray(this.start, this.start + keep);
+      this.consume(count);
+      return bytes;
     }
-    const parts: Buffer[] = [];
-    let needed = count;
-    while (needed > 0) {
+    const whole = Buffer.allocUnsafe(count);
+    let copied = 0;
+    while (copied < count) {
       const chunk = this.chunks[0];
-      if (chunk.length <= needed) {
-        parts.push(chunk);
-        this.chunks.shift();
-        needed -= chunk.length;
-      } else {
-        parts.push(chunk.subarray(0, needed));
-        this.chunks[0] = chunk.subarray(needed);
-        needed = 0;
-      }
+      const length = Math.min(chunk.length - this.start, count - copied);
+      chunk.copy(whole, copied, this.start, this.start + length);
+      copied += length;
+      this.consume(length);
     }
-    return Buffer.concat(parts, count);
+    return whole.subarray(0, keep);
+  }
+
+  /** Drops `count` bytes of the first chunk (at most what is left of it). */
+  private consume(count: number): void {
+    this.start += count;
+    this.buffered -= count;
+    if (this.start === this.chunks[0].length) {
+      this.chunks.shift();
+      this.start = 0;
+    }
   }
 }
 

@@ -217,6 +217,52 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
     }
   });
 
+  it('answers a request of several objects in one, in order, however git cuts its answer into chunks', async () => {
+    // A stand-in process whose answers the test writes: one byte at a time, then all at once.
+    const standIn = () => {
+      const child = Object.assign(new EventEmitter(), {
+        stdin: new PassThrough(),
+        stdout: new PassThrough(),
+        stderr: new PassThrough(),
+        exitCode: null,
+        signalCode: null,
+        kill: jest.fn(() => true),
+      });
+      const written: Buffer[] = [];
+      child.stdin.on('data', (chunk: Buffer) => written.push(chunk));
+      return { child, written };
+    };
+    const [a, b, c] = ['a', 'b', 'c'].map((digit) => digit.repeat(40));
+    const big = Buffer.alloc(70_000, 0x61);
+    const answer = Buffer.concat([
+      Buffer.from(`${a} tree 3\nxyz\n`),
+      Buffer.from(`${b} missing\n`),
+      Buffer.from(`${c} blob ${big.length}\n`),
+      big,
+      Buffer.from('\n'),
+    ]);
+    for (const pieces of [[...answer].map((byte) => Buffer.from([byte])), [answer]]) {
+      const { child, written } = standIn();
+      const reader = new BatchReader(child, 60_000);
+      const objects = reader.contentsOf([a, b, c]);
+      const after = reader.info(a);
+      for (const piece of pieces) child.stdout.write(piece);
+      child.stdout.write(`${a} tree 3\n`);
+      const [tree, missing, blob] = await objects;
+      expect(tree).toEqual({ oid: a, type: 'tree', size: 3, content: Buffer.from('xyz') });
+      expect(missing).toBeNull();
+      expect(blob?.content?.equals(big)).toBe(true);
+      expect(await after).toEqual({ oid: a, type: 'tree', size: 3 });
+      // One write of the three requests and its flush, then the single request and its own.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(Buffer.concat(written).toString()).toBe(`contents ${a}\ncontents ${b}\ncontents ${c}\nflush\ninfo ${a}\nflush\n`);
+      expect(reader.pendingCount).toBe(0);
+    }
+    const reader = new BatchReader(standIn().child, 60_000);
+    await expect(reader.contentsOf([a, 'b\nc'])).rejects.toBeInstanceOf(GitError);
+    expect(await reader.contentsOf([])).toEqual([]);
+  });
+
   it('refuses object names it cannot write on one line', async () => {
     const { dir } = await makeRepository('names');
     const { pool } = setUp();

@@ -83,11 +83,46 @@ describe('GitTreeBudget: how many paths a tree expands to, over its distinct tre
     await expect(budget.assertWithin(dir, [blob, '0'.repeat(40)])).resolves.toBeUndefined();
   });
 
-  it('lists the trees of the commits no ref reaches', async () => {
+  it('judges a push by the trees of the commits no ref reaches, and of what it names itself', async () => {
     const budget = new GitTreeBudget(git, config.git);
+    // 2^1 + 0 paths under a ref; 2^2 files and 2 directories in the commit pushed on top of it.
     const first = await bomb(1, 2);
     await git.run(['update-ref', 'refs/heads/main', first.commit], { gitDir: dir });
     const second = await bomb(2, 2);
-    expect(await budget.newTrees(dir, [first.commit, second.commit], {})).toEqual([second.tree]);
+    const pushed = (await git.run(['commit-tree', '-p', first.commit, '-m', 'on top', second.tree], { gitDir: dir, env })).trim();
+    expect(await budget.firstOverPushed(dir, [pushed], 6)).toBeNull();
+    expect(await budget.firstOverPushed(dir, [pushed], 5)).toBe(second.tree);
+    // A commit every ref already reaches brings no commits, and its own tree is judged; so is a pushed tree.
+    expect(await budget.firstOverPushed(dir, [first.commit], 2)).toBeNull();
+    expect(await budget.firstOverPushed(dir, [first.commit], 1)).toBe(first.tree);
+    expect(await budget.firstOverPushed(dir, [second.tree], 5)).toBe(second.tree);
+    expect(await budget.firstOverPushed(dir, [], 0)).toBeNull();
+  });
+
+  it('judges a long history whose trees come while git still walks it, each distinct tree read once', async () => {
+    const budget = new GitTreeBudget(git, config.git);
+    // 3 000 commits in a row, each with its own tree of one file and one shared directory of 2 files: the trees
+    // come in many chunks of rev-list's output and fill more than one batch of reads.
+    const shared = await bomb(1, 2);
+    const blob = (await git.run(['hash-object', '-w', '--stdin'], { gitDir: dir, input: 'w\n' })).trim();
+    let input = '';
+    for (let index = 1; index <= 3000; index++) {
+      input += `commit refs/heads/long\nmark :${index}\ncommitter A <a@example.com> ${1_700_000_000 + index} +0000\ndata 1\nc\n`;
+      if (index > 1) input += `from :${index - 1}\n`;
+      input += `M 100644 ${blob} file-${index}\nM 040000 ${shared.tree} shared\n\n`;
+    }
+    await git.run(['fast-import', '--quiet'], { gitDir: dir, input });
+    const tip = (await git.run(['rev-parse', 'refs/heads/long'], { gitDir: dir })).trim();
+    await git.run(['update-ref', '-d', 'refs/heads/long'], { gitDir: dir });
+    // The last commit's tree: 3 000 files, the directory and its 2 files.
+    expect(await budget.firstOverPushed(dir, [tip], 3003)).toBeNull();
+    const last = (await git.run(['rev-parse', `${tip}^{tree}`], { gitDir: dir })).trim();
+    expect(await budget.firstOverPushed(dir, [tip], 3002)).toBe(last);
+    expect(await budget.count(dir, `${tip}~2999`)).toBe(4);
+  });
+
+  it('fails, and stops git, when the walk of a push cannot be made', async () => {
+    const budget = new GitTreeBudget(git, config.git);
+    await expect(budget.firstOverPushed(dir, ['not-a-revision'], 10)).rejects.toThrow(/rev-list/);
   });
 });

@@ -39,6 +39,7 @@ export type ObjectEnvironment = Record<string, string>;
  */
 @Injectable()
 export class GitTreeBudget {
+  /** Kept counts by tree, keyed by its id's raw bytes (TreeGraph). */
   private readonly counts = new Map<string, number>();
 
   constructor(
@@ -61,14 +62,38 @@ export class GitTreeBudget {
   }
 
   /**
-   * The first tree of `revisions` that expands to more than `limit` paths, or null. The trees are read level by
-   * level, each level's in batches written to one `cat-file` at once and answered in one stream, so a push of a
-   * long history costs a few round trips to git, not one per tree; the counts are then summed in memory. `trees`
-   * are ids known to name trees (a push's commits' trees, from rev-list): counted as they are, without asking git
-   * what each one names first.
+   * The first tree of `revisions` that expands to more than `limit` paths, or null. `trees` are ids known to name
+   * trees, counted as they are, without asking git what each one names first.
    */
   async firstOver(dir: string, revisions: string[], limit = this.limit, env: ObjectEnvironment = {}, trees: string[] = []): Promise<string | null> {
-    for (const [root, count] of await this.countAll(dir, revisions, limit, env, trees)) if (count > limit) return root;
+    return this.firstOverOf(await this.countAll(dir, revisions, limit, env, [trees]), limit);
+  }
+
+  /**
+   * What a push brings, judged: the first tree over `limit` among those of the commits `newIds` bring (the ones
+   * no ref reaches) and of `newIds` themselves (a pushed tag or tree), or null. The new commits' trees come from a
+   * `rev-list` read as it writes them, so the trees of a long history are being read while git still walks it.
+   */
+  async firstOverPushed(dir: string, newIds: string[], limit = this.limit, env: ObjectEnvironment = {}): Promise<string | null> {
+    if (newIds.length === 0) return null;
+    const walk = this.git.stream(['rev-list', '--no-commit-header', '--format=%T', '--stdin', '--not', '--all'], {
+      gitDir: dir,
+      env,
+      input: `${newIds.join('\n')}\n`,
+    });
+    let read = false;
+    try {
+      const counts = await this.countAll(dir, newIds, limit, env, treeIds(walk.stdout));
+      read = true;
+      await walk.exited;
+      return this.firstOverOf(counts, limit);
+    } finally {
+      if (!read) walk.kill();
+    }
+  }
+
+  private firstOverOf(counts: Map<string, number>, limit: number): string | null {
+    for (const [root, count] of counts) if (count > limit) return root;
     return null;
   }
 
@@ -81,23 +106,31 @@ export class GitTreeBudget {
     return counts.size === 0 ? null : [...counts.values()][0];
   }
 
-  /** Each tree of `revisions` with its count (at most limit + 1), in the order named; tree-less names skipped. */
-  private async countAll(dir: string, revisions: string[], limit: number, env: ObjectEnvironment, trees: string[] = []): Promise<Map<string, number>> {
+  /**
+   * Each tree of `revisions` and of `trees` with its count (at most limit + 1), the first over `limit` last;
+   * tree-less names skipped. `revisions` are resolved to their trees first; `trees` may still be coming.
+   */
+  private async countAll(
+    dir: string,
+    revisions: string[],
+    limit: number,
+    env: ObjectEnvironment,
+    trees: Iterable<string[]> | AsyncIterable<string[]> = [],
+  ): Promise<Map<string, number>> {
     const wanted = [...new Set(revisions)];
-    const result = new Map<string, number>();
-    if (wanted.length === 0 && trees.length === 0) return result;
     const reader = new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
     try {
-      const roots: string[] = [...trees];
+      const named: string[] = [];
       for (const batch of batches(wanted)) {
-        const trees = await Promise.all(batch.map((revision) => reader.info(`${revision}^{tree}`).catch(() => null)));
-        for (const tree of trees) if (tree && tree.type === 'tree') roots.push(tree.oid);
+        const found = await Promise.all(batch.map((revision) => reader.info(`${revision}^{tree}`).catch(() => null)));
+        for (const tree of found) if (tree && tree.type === 'tree') named.push(tree.oid);
       }
-      const graph = await this.readTrees(reader, [...new Set(roots)], limit);
-      const counts = new Map<string, number>();
+      const graph = new TreeGraph();
+      const roots = await this.readTrees(reader, graph, concat([named], trees), limit);
+      const result = new Map<string, number>();
       for (const root of roots) {
-        const count = this.countOf(root, graph, counts, limit);
-        result.set(root, count);
+        const count = this.countOf(graph, root, limit);
+        result.set(Buffer.from(graph.keys[root], 'latin1').toString('hex'), count);
         // The first tree over the budget is the answer of firstOver; the rest need not be counted.
         if (count > limit) break;
       }
@@ -107,48 +140,80 @@ export class GitTreeBudget {
     }
   }
 
-  /** The commits of `revisions` not reachable from any ref (what a push brings), by the trees they name. */
-  async newTrees(dir: string, newIds: string[], env: ObjectEnvironment): Promise<string[]> {
-    if (newIds.length === 0) return [];
-    const output = await this.git.run(['rev-list', '--no-commit-header', '--format=%T', '--stdin', '--not', '--all'], {
-      gitDir: dir,
-      env,
-      input: `${newIds.join('\n')}\n`,
-      offload: true,
-    });
-    return [...new Set(output.split('\n').filter((line) => /^[0-9a-f]{40,64}$/.test(line)))];
-  }
-
   /**
-   * Every distinct tree below `roots` that no kept count covers, breadth first: each tree's number of entries
-   * and the subtrees it names (as often as it names them). A tree with more entries than `limit` is not expanded.
+   * Reads into `graph` every distinct tree below the roots `source` names (hex ids) that no kept count covers:
+   * each tree's number of entries and the subtrees it names (as often as it names them). Returns the roots, each
+   * once, in the order they came. Trees are read in batches as they become known (a root that arrives, a subtree
+   * a read tree names), two batches in flight, so that git reads one while the other is parsed and no more than
+   * two batches' trees are held at once. A tree with more entries than `limit` is not expanded.
    */
-  private async readTrees(reader: BatchReader, roots: string[], limit: number): Promise<Map<string, TreeNode>> {
-    const graph = new Map<string, TreeNode>();
-    let level = roots.filter((tree) => !this.counts.has(tree));
-    while (level.length > 0) {
-      const next = new Set<string>();
-      for (const batch of batches(level)) this.learn(batch, await Promise.all(batch.map((tree) => reader.contents(tree))), limit, graph, next);
-      level = [...next].filter((tree) => !graph.has(tree));
-    }
-    return graph;
+  private async readTrees(reader: BatchReader, graph: TreeGraph, source: AsyncIterable<string[]>, limit: number): Promise<number[]> {
+    const roots = new Set<number>();
+    const waiting: number[] = [];
+    const want = (key: string): number => {
+      const known = graph.numberOf(key);
+      if (known !== undefined) return known;
+      const tree = graph.add(key);
+      const kept = this.counts.get(key);
+      if (kept === undefined) waiting.push(tree);
+      else graph.counts[tree] = this.touch(key, kept);
+      return tree;
+    };
+    let fed = false;
+    let reading = 0;
+    const sleepers: (() => void)[] = [];
+    const wake = (): void => {
+      for (const sleeper of sleepers.splice(0)) sleeper();
+    };
+    const feed = async (): Promise<void> => {
+      try {
+        for await (const trees of source) {
+          for (const tree of trees) roots.add(want(Buffer.from(tree, 'hex').toString('latin1')));
+          wake();
+        }
+      } finally {
+        fed = true;
+        wake();
+      }
+    };
+    const read = async (): Promise<void> => {
+      for (;;) {
+        if (waiting.length === 0) {
+          if (fed && reading === 0) return;
+          await new Promise<void>((resolve) => sleepers.push(resolve));
+          continue;
+        }
+        const batch = waiting.splice(0, READ_BATCH);
+        reading++;
+        try {
+          const objects = await reader.contentsOf(batch.map((tree) => Buffer.from(graph.keys[tree], 'latin1').toString('hex')));
+          this.learn(graph, batch, objects, limit, want);
+        } finally {
+          reading--;
+          wake();
+        }
+      }
+    };
+    await Promise.all([feed(), read(), read()]);
+    return [...roots];
   }
 
-  /** Puts a batch of trees read from git into `graph`, and the subtrees still to read into `next`. */
-  private learn(batch: string[], objects: (BatchObject | null)[], limit: number, graph: Map<string, TreeNode>, next: Set<string>): void {
-    for (const [index, object] of objects.entries()) {
+  /** Puts a batch of trees read from git into `graph`, and asks for the subtrees they name (`want`). */
+  private learn(graph: TreeGraph, batch: number[], objects: (BatchObject | null)[], limit: number, want: (key: string) => number): void {
+    for (let index = 0; index < batch.length; index++) {
       const tree = batch[index];
+      const object = objects[index];
       if (!object?.content || object.type !== 'tree') {
-        graph.set(tree, { entries: 0, subtrees: [] });
+        graph.entries[tree] = 0;
         continue;
       }
-      const { entries, subtrees } = treeShape(object.content, tree.length / 2);
+      const { entries, subtrees } = treeShape(object.content, graph.keys[tree].length, 'latin1');
       if (entries > limit) {
-        graph.set(tree, { entries: limit + 1, subtrees: [] });
+        graph.entries[tree] = limit + 1;
         continue;
       }
-      graph.set(tree, { entries, subtrees });
-      for (const subtree of subtrees) if (!graph.has(subtree) && !this.counts.has(subtree)) next.add(subtree);
+      graph.entries[tree] = entries;
+      graph.subtrees[tree] = subtrees.map(want);
     }
   }
 
@@ -156,59 +221,87 @@ export class GitTreeBudget {
    * count(tree), summed after its subtrees (depth first, without recursion: a deep tree cannot exhaust the
    * stack), each distinct tree once; a count past `limit` stops at limit + 1.
    */
-  private countOf(root: string, graph: Map<string, TreeNode>, counts: Map<string, number>, limit: number): number {
-    const known = (tree: string): number | undefined => {
-      const counted = counts.get(tree);
-      if (counted !== undefined) return counted;
-      const kept = this.counts.get(tree);
-      return kept === undefined ? undefined : this.touch(tree, kept);
-    };
-    const stack: { tree: string; next: number }[] = [{ tree: root, next: 0 }];
+  private countOf(graph: TreeGraph, root: number, limit: number): number {
+    const { counts, entries, subtrees } = graph;
+    if (counts[root] >= 0) return counts[root];
+    const stack = [root];
+    const next = [0];
+    counts[root] = ON_STACK;
     while (stack.length > 0) {
-      const top = stack[stack.length - 1];
-      if (known(top.tree) !== undefined) {
-        stack.pop();
+      const top = stack.length - 1;
+      const tree = stack[top];
+      const below = subtrees[tree] ?? NO_SUBTREES;
+      if (next[top] < below.length) {
+        const subtree = below[next[top]++];
+        if (counts[subtree] === UNKNOWN) {
+          counts[subtree] = ON_STACK;
+          stack.push(subtree);
+          next.push(0);
+        }
         continue;
       }
-      const node = graph.get(top.tree) ?? { entries: 0, subtrees: [] };
-      if (top.next < node.subtrees.length) {
-        const subtree = node.subtrees[top.next++];
-        // Git's objects are named by their contents, so a tree cannot contain itself; a name already on the
-        // stack is counted as nothing rather than walked forever.
-        if (known(subtree) === undefined && !stack.some((entry) => entry.tree === subtree)) stack.push({ tree: subtree, next: 0 });
-        continue;
-      }
-      let total = node.entries;
-      for (const subtree of node.subtrees) {
-        total += known(subtree) ?? 0;
+      // Git's objects are named by their contents, so a tree cannot contain itself; one still on the stack is
+      // counted as nothing rather than walked forever.
+      let total = Math.max(entries[tree] ?? 0, 0);
+      for (const subtree of below) {
+        if (counts[subtree] > 0) total += counts[subtree];
         if (total > limit) break;
       }
-      counts.set(top.tree, this.keep(top.tree, Math.min(total, limit + 1), limit));
+      counts[tree] = this.keep(graph.keys[tree], Math.min(total, limit + 1), limit);
       stack.pop();
+      next.pop();
     }
-    return known(root) ?? 0;
+    return counts[root];
   }
 
   /** Kept only when exact: a count cut at this budget may be within a larger one. */
-  private keep(tree: string, count: number, limit: number): number {
+  private keep(key: string, count: number, limit: number): number {
     if (count <= limit) {
-      this.counts.set(tree, count);
+      this.counts.set(key, count);
       if (this.counts.size > TREE_COUNTS_KEPT) this.counts.delete(this.counts.keys().next().value as string);
     }
     return count;
   }
 
-  private touch(tree: string, count: number): number {
-    this.counts.delete(tree);
-    this.counts.set(tree, count);
+  private touch(key: string, count: number): number {
+    this.counts.delete(key);
+    this.counts.set(key, count);
     return count;
   }
 }
 
-/** A tree as the count needs it: its number of entries and the subtrees it names. */
-interface TreeNode {
-  entries: number;
-  subtrees: string[];
+const UNKNOWN = -1;
+const ON_STACK = -2;
+const NO_SUBTREES: readonly number[] = [];
+
+/**
+ * The trees of one count, numbered as they become known: a tree's id is looked up once where it is named, and
+ * the count then runs over arrays of numbers. Ids are kept as their raw bytes in a one-byte string (a key): half
+ * a hex id's length, and made without formatting; git is asked in hex.
+ */
+class TreeGraph {
+  readonly keys: string[] = [];
+  /** Each tree's entries, once read (`limit + 1` for one too large to expand). */
+  readonly entries: number[] = [];
+  /** The subtrees each read tree names, by number. */
+  readonly subtrees: (number[] | undefined)[] = [];
+  /** Each tree's count: a kept one, or one summed here; UNKNOWN, or ON_STACK while being summed. */
+  readonly counts: number[] = [];
+  private readonly numbers = new Map<string, number>();
+
+  numberOf(key: string): number | undefined {
+    return this.numbers.get(key);
+  }
+
+  add(key: string): number {
+    const tree = this.keys.length;
+    this.keys.push(key);
+    this.entries.push(UNKNOWN);
+    this.subtrees.push(undefined);
+    this.counts.push(UNKNOWN);
+    this.numbers.set(key, tree);
+    return tree;
+  }
 }
 
 /** Objects asked of git in one write (and answered in one stream): bounded, so that a level's answers are too. */
@@ -217,3 +310,20 @@ const READ_BATCH = 2048;
 function* batches<T>(items: T[]): Generator<T[]> {
   for (let start = 0; start < items.length; start += READ_BATCH) yield items.slice(start, start + READ_BATCH);
 }
+
+async function* concat<T>(...sources: (Iterable<T> | AsyncIterable<T>)[]): AsyncGenerator<T> {
+  for (const source of sources) yield* source;
+}
+
+/** The tree ids of `rev-list --format=%T` output, a chunk's worth at a time. */
+async function* treeIds(output: AsyncIterable<Buffer>): AsyncGenerator<string[]> {
+  let rest = '';
+  for await (const chunk of output) {
+    const lines = (rest + chunk.toString('latin1')).split('\n');
+    rest = lines.pop() ?? '';
+    yield lines.filter((line) => TREE_ID.test(line));
+  }
+  if (TREE_ID.test(rest)) yield [rest];
+}
+
+const TREE_ID = /^[0-9a-f]{40}$|^[0-9a-f]{64}$/;

@@ -46,16 +46,21 @@ export function findInTree(tree: Buffer, name: string, idBytes: number): { mode:
 
 /**
  * How many entries a raw tree object has, and the ids of its subtrees (mode `40000`), in order: what counting a
- * tree's paths needs, without decoding a name or the id of any other entry (most entries are files).
+ * tree's paths needs, without decoding a name or the id of any other entry (most entries are files). The ids
+ * come in hex, or as their raw bytes in a one-byte string (`latin1`: no formatting).
  */
-export function treeShape(tree: Buffer, idBytes: number): { entries: number; subtrees: string[] } {
+export function treeShape(tree: Buffer, idBytes: number, encoding: 'hex' | 'latin1' = 'hex'): { entries: number; subtrees: string[] } {
   const subtrees: string[] = [];
   let entries = 0;
   let offset = 0;
-  while (offset < tree.length) {
-    const space = tree.indexOf(0x20, offset);
-    const nul = space < 0 ? -1 : tree.indexOf(0x00, space + 1);
-    if (space < 0 || nul < 0 || nul + 1 + idBytes > tree.length) break;
+  const end = tree.length;
+  while (offset < end) {
+    // Byte loops rather than indexOf: a mode and a name are a few bytes, shorter than a native call costs.
+    let space = offset;
+    while (space < end && tree[space] !== 0x20) space++;
+    let nul = space + 1;
+    while (nul < end && tree[nul] !== 0x00) nul++;
+    if (nul >= end || nul + 1 + idBytes > end) break;
     entries += 1;
     // `40000` (git writes no leading zero): 0x34 then four 0x30.
     if (
@@ -66,7 +71,7 @@ export function treeShape(tree: Buffer, idBytes: number): { entries: number; sub
       tree[offset + 3] === 0x30 &&
       tree[offset + 4] === 0x30
     ) {
-      subtrees.push(tree.toString('hex', nul + 1, nul + 1 + idBytes));
+      subtrees.push(tree.toString(encoding, nul + 1, nul + 1 + idBytes));
     }
     offset = nul + 1 + idBytes;
   }

@@ -74,7 +74,7 @@ describe('RepositoryPushes.preReceive (SQLite :memory:)', () => {
             }),
           })
           .overrideProvider(GitTreeBudget)
-          .useValue({ limit: 1000, newTrees: async () => [], firstOver: async () => git.treeOver }),
+          .useValue({ limit: 1000, firstOverPushed: async () => git.treeOver }),
     });
     pushes = harness.get(RepositoryPushes);
     owner = await harness.get(UsersService).create({ username: 'pat', email: 'pat@example.com', password: 'a-long-password' });
