@@ -41,7 +41,7 @@ const SSH_PORT = bounded('BENCH_SSH_PORT', 2222, 65535);
 const TOKEN = process.env.BENCH_TOKEN;
 const SSHD = process.env.BENCH_SSHD || null;
 const ROUNDS = bounded('BENCH_ROUNDS', 5, 50);
-const HISTORY = bounded('BENCH_HISTORY', 25_000, 100_000);
+const HISTORY = bounded('BENCH_HISTORY', 25_000, 100_000, 0);
 const FANOUT = bounded('BENCH_FANOUT', 8, 64);
 if (!TOKEN) {
   console.error('BENCH_TOKEN is required');

@@ -7,11 +7,11 @@
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** An integer setting between 1 and `max`; anything else stops the benchmark. */
-function bounded(name, fallback, max) {
+function bounded(name, fallback, max, min = 1) {
   const raw = process.env[name];
   const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
-    console.error(`${name} must be an integer between 1 and ${max}`);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    console.error(`${name} must be an integer between ${min} and ${max}`);
     process.exit(2);
   }
   return value;
