@@ -3,12 +3,14 @@
 import './server/module-map-install';
 import './server/code-cache-install';
 import { ConfigError, loadConfig } from './config/config';
+import { releaseCodeCache } from './server/code-cache';
 import { applyHeapGrowth } from './server/heap-growth';
 import { serve, StartupError } from './server/serve';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const server = await serve(config);
+  releaseCodeCache();
   // Once it listens: a V8 flag set at run time changes the key of V8's code cache, and the modules a start loads
   // late (the database driver, say) would find their entries refused (code-cache.ts).
   applyHeapGrowth(config.heapGrowthPercent);

@@ -92,6 +92,11 @@ describe('code cache', () => {
     expect(run(root, USE)).toEqual({ ...LOADED, use: { accepted: 3, rejected: 0, missing: 1 } });
   });
 
+  it('gives the loader back its own compile once released: later modules load as Node.js loads them', () => {
+    run(root, RECORD);
+    expect(run(root, `${USE} cache.releaseCodeCache(); cache.releaseCodeCache();`)).toEqual({ ...LOADED, use: { accepted: 0, rejected: 0, missing: 0 } });
+  });
+
   it('leaves to Node.js a file that changed since, even to a text of the same length, and one it has no entry for', () => {
     run(root, RECORD);
     // V8 would take the old code for this one: it compares only lengths.

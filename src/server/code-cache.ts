@@ -193,15 +193,15 @@ export function codeCacheSize(projectRoot: string, execArgv: readonly string[]):
  */
 export function useCodeCache(projectRoot: string): CodeCacheUse | null {
   const root = path.resolve(projectRoot);
-  const cache = readCodeCache(root);
+  let cache = readCodeCache(root);
   if (!cache) return null;
   const use: CodeCacheUse = { accepted: 0, rejected: 0, missing: 0 };
   const prefix = `${root}${path.sep}`;
   const entryOf = (file: string) => {
-    const entry = cache.header.entries[file.slice(prefix.length)];
-    return Array.isArray(entry) && entry[0] + entry[1] <= cache.data.length ? entry : undefined;
+    const entry = cache?.header.entries[file.slice(prefix.length)];
+    return Array.isArray(entry) && entry[0] + entry[1] <= cache!.data.length ? entry : undefined;
   };
-  compileThroughV8(
+  const original = compileThroughV8(
     root,
     (file, content) => {
       // Only the sources the cache has data for: the recording chose them; a file new or changed since is Node.js's.
@@ -211,12 +211,27 @@ export function useCodeCache(projectRoot: string): CodeCacheUse | null {
     },
     (file) => {
       const [offset, length] = entryOf(file)!;
-      return cache.data.subarray(offset, offset + length);
+      return cache!.data.subarray(offset, offset + length);
     },
     (_file, script) => {
       if (script.cachedDataRejected) use.rejected++;
       else use.accepted++;
     },
   );
+  release = () => {
+    loader.prototype._compile = original;
+    cache = null;
+    release = () => undefined;
+  };
   return use;
+}
+
+let release = (): void => undefined;
+
+/**
+ * Gives the loader back its own compile and lets the cache go (its 8 MB): called once the start is over, when
+ * what is still to load is what a start does not load.
+ */
+export function releaseCodeCache(): void {
+  release();
 }
