@@ -13,6 +13,21 @@ import { GitObjects } from './git-objects';
 import { GitProcesses } from './git-processes';
 import type { PushHooks } from './push-hooks';
 
+/** A stand-in for git's process whose answers a test writes; what the reader wrote to it is collected. */
+function standInGit() {
+  const child = Object.assign(new EventEmitter(), {
+    stdin: new PassThrough(),
+    stdout: new PassThrough(),
+    stderr: new PassThrough(),
+    exitCode: null,
+    signalCode: null,
+    kill: jest.fn(() => true),
+  });
+  const written: Buffer[] = [];
+  child.stdin.on('data', (chunk: Buffer) => written.push(chunk));
+  return { child, written };
+}
+
 describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-readers-'));
   const launcher = new GitLauncher();
@@ -187,16 +202,7 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
   it("gives each request its own time: one answered in time does not shorten the next one's", async () => {
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
     try {
-      // A stand-in process whose answers the test writes.
-      const child = Object.assign(new EventEmitter(), {
-        stdin: new PassThrough(),
-        stdout: new PassThrough(),
-        stderr: new PassThrough(),
-        exitCode: null,
-        signalCode: null,
-        kill: jest.fn(() => true),
-      });
-      child.stdin.resume();
+      const { child } = standInGit();
       const reader = new BatchReader(child, 1000);
       const first = reader.info('a');
       jest.advanceTimersByTime(600);
@@ -218,20 +224,7 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
   });
 
   it('answers a request of several objects in one, in order, however git cuts its answer into chunks', async () => {
-    // A stand-in process whose answers the test writes: one byte at a time, then all at once.
-    const standIn = () => {
-      const child = Object.assign(new EventEmitter(), {
-        stdin: new PassThrough(),
-        stdout: new PassThrough(),
-        stderr: new PassThrough(),
-        exitCode: null,
-        signalCode: null,
-        kill: jest.fn(() => true),
-      });
-      const written: Buffer[] = [];
-      child.stdin.on('data', (chunk: Buffer) => written.push(chunk));
-      return { child, written };
-    };
+    // The stand-in's answers are written one byte at a time, then all at once.
     const [a, b, c] = ['a', 'b', 'c'].map((digit) => digit.repeat(40));
     const big = Buffer.alloc(70_000, 0x61);
     const answer = Buffer.concat([
@@ -242,7 +235,7 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
       Buffer.from('\n'),
     ]);
     for (const pieces of [[...answer].map((byte) => Buffer.from([byte])), [answer]]) {
-      const { child, written } = standIn();
+      const { child, written } = standInGit();
       const reader = new BatchReader(child, 60_000);
       const objects = reader.contentsOf([a, b, c]);
       const after = reader.info(a);
@@ -258,7 +251,7 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
       expect(Buffer.concat(written).toString()).toBe(`contents ${a}\ncontents ${b}\ncontents ${c}\nflush\ninfo ${a}\nflush\n`);
       expect(reader.pendingCount).toBe(0);
     }
-    const reader = new BatchReader(standIn().child, 60_000);
+    const reader = new BatchReader(standInGit().child, 60_000);
     await expect(reader.contentsOf([a, 'b\nc'])).rejects.toBeInstanceOf(GitError);
     expect(await reader.contentsOf([])).toEqual([]);
   });

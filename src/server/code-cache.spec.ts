@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { TS_NODE, writeFiles } from '../../test/support/node-project';
 import { codeCacheFile } from './code-cache';
 
 /**
@@ -11,20 +12,12 @@ import { codeCacheFile } from './code-cache';
  * a dynamic `import()`), an ES module, and an installed package.
  */
 const CODE_CACHE = require.resolve('./code-cache');
-const TS_NODE = require.resolve('ts-node/register/transpile-only');
 /** The flags of the child processes, which key the cache. */
 const FLAGS = ['-r', TS_NODE];
 
-function write(root: string, files: Record<string, string>): void {
-  for (const [name, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
-    fs.writeFileSync(path.join(root, name), text);
-  }
-}
-
 function project(): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-code-cache-'));
-  write(root, {
+  writeFiles(root, {
     'node_modules/.package-lock.json': '{"name":"fixture","lockfileVersion":3,"packages":{"node_modules/pkg":{"version":"1.0.0"}}}',
     'node_modules/pkg/package.json': '{"name":"pkg","version":"1.0.0","main":"main.js"}',
     'node_modules/pkg/main.js': "exports.name = 'pkg';",

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { TS_NODE, writeFiles } from '../../test/support/node-project';
 import type { ModuleMap } from './module-map';
 
 /**
@@ -10,18 +11,10 @@ import type { ModuleMap } from './module-map';
  * an installed package, which requires a file of its own.
  */
 const MODULE_MAP = require.resolve('./module-map');
-const TS_NODE = require.resolve('ts-node/register/transpile-only');
-
-function write(root: string, files: Record<string, string>): void {
-  for (const [name, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
-    fs.writeFileSync(path.join(root, name), text);
-  }
-}
 
 function project(): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-module-map-'));
-  write(root, {
+  writeFiles(root, {
     'node_modules/.package-lock.json': '{"name":"fixture","lockfileVersion":3,"packages":{"node_modules/pkg":{"version":"1.0.0"}}}',
     'node_modules/pkg/package.json': '{"name":"pkg","version":"1.0.0","main":"lib/main.js"}',
     'node_modules/pkg/lib/main.js': "module.exports = 'pkg+' + require('./util');",
