@@ -76,7 +76,13 @@ function flagSets() {
 function writeCodeCache() {
   fs.rmSync(path.join(ROOT, 'dist', 'code-cache'), { recursive: true, force: true });
   for (const flags of flagSets()) {
-    const child = spawnSync(process.execPath, [...flags, __filename, '--record-code-cache'], { cwd: ROOT, stdio: 'inherit' });
+    // A start takes a few seconds; one that hangs (a port it may not bind, say) must not hang the build.
+    const child = spawnSync(process.execPath, [...flags, __filename, '--record-code-cache'], {
+      cwd: ROOT,
+      stdio: 'inherit',
+      timeout: 120_000,
+      killSignal: 'SIGKILL',
+    });
     if (child.status !== 0) console.warn(`code cache for node ${flags.join(' ')} not written (the server starts without it, only slower)`);
   }
 }
