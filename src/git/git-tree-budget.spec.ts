@@ -99,6 +99,33 @@ describe('GitTreeBudget: how many paths a tree expands to, over its distinct tre
     expect(await budget.firstOverPushed(dir, [], 0)).toBeNull();
   });
 
+  it('walks no history for commits on top of the refs a push moves, and walks it for any other', async () => {
+    const budget = new GitTreeBudget(git, config.git);
+    const walks = jest.spyOn(git, 'stream');
+    try {
+      const base = await bomb(1, 2);
+      await git.run(['update-ref', 'refs/heads/onto', base.commit], { gitDir: dir });
+      // On top of the ref's value, a commit whose own tree is a bomb: judged without a walk, and refused.
+      const big = await bomb(3, 3);
+      const onTop = (await git.run(['commit-tree', '-p', base.commit, '-m', 'on top', big.tree], { gitDir: dir, env })).trim();
+      expect(await budget.firstOverPushed(dir, [onTop], 38, {}, [base.commit])).toBe(big.tree);
+      expect(await budget.firstOverPushed(dir, [onTop], 39, {}, [base.commit])).toBeNull();
+      expect(walks).not.toHaveBeenCalled();
+      // A merge of the ref's value with a new commit that holds the bomb, under a small tree: the new parent is
+      // not a ref's value, so the history is walked, and the bomb found.
+      const hidden = (await git.run(['commit-tree', '-m', 'hidden', big.tree], { gitDir: dir, env })).trim();
+      const merge = (await git.run(['commit-tree', '-p', base.commit, '-p', hidden, '-m', 'merge', base.tree], { gitDir: dir, env })).trim();
+      expect(await budget.firstOverPushed(dir, [merge], 38, {}, [base.commit])).toBe(big.tree);
+      expect(walks).toHaveBeenCalledTimes(1);
+      // A creation (no old value) and a pushed tree are walked too.
+      expect(await budget.firstOverPushed(dir, [onTop], 38, {}, ['0'.repeat(40)])).toBe(big.tree);
+      expect(await budget.firstOverPushed(dir, [big.tree], 38, {}, [base.commit])).toBe(big.tree);
+      expect(walks).toHaveBeenCalledTimes(3);
+    } finally {
+      walks.mockRestore();
+    }
+  });
+
   it('judges a long history whose trees come while git still walks it, each distinct tree read once', async () => {
     const budget = new GitTreeBudget(git, config.git);
     // 3 000 commits in a row, each with its own tree of one file and one shared directory of 2 files: the trees

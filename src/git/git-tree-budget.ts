@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { GitConfig } from '../config/slices';
 import { BATCH_READER_ARGS, BatchObject, BatchReader } from './git-batch-reader';
-import { GitBudgetError, GitCommand } from './git-command';
+import { GitBudgetError, GitCommand, GitStream } from './git-command';
 import { treeShape } from './git-tree-format';
+import { NO_SUBTREES, ON_STACK, TreeGraph, UNKNOWN } from './tree-graph';
 
 /** Tree counts kept between requests (a few dozen bytes each). */
 export const TREE_COUNTS_KEPT = 100_000;
@@ -71,25 +72,42 @@ export class GitTreeBudget {
 
   /**
    * What a push brings, judged: the first tree over `limit` among those of the commits `newIds` bring (the ones
-   * no ref reaches) and of `newIds` themselves (a pushed tag or tree), or null. The new commits' trees come from a
-   * `rev-list` read as it writes them, so the trees of a long history are being read while git still walks it.
+   * no ref reaches) and of `newIds` themselves (a pushed tag or tree), or null. `oldIds` are the values the pushed
+   * refs have now. When each new commit's parents are among them (a push of commits on top of the branches it
+   * moves, one each, as most pushes are), no commit but `newIds` can be new, and no walk is made. Otherwise the
+   * new commits' trees come from a `rev-list` read as it writes them, so the trees of a long history are being
+   * read while git still walks it.
    */
-  async firstOverPushed(dir: string, newIds: string[], limit = this.limit, env: ObjectEnvironment = {}): Promise<string | null> {
+  async firstOverPushed(dir: string, newIds: string[], limit = this.limit, env: ObjectEnvironment = {}, oldIds: string[] = []): Promise<string | null> {
     if (newIds.length === 0) return null;
-    const walk = this.git.stream(['rev-list', '--no-commit-header', '--format=%T', '--stdin', '--not', '--all'], {
-      gitDir: dir,
-      env,
-      input: `${newIds.join('\n')}\n`,
-    });
+    const reader = new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
+    let walk: GitStream | undefined;
     let read = false;
     try {
-      const counts = await this.countAll(dir, newIds, limit, env, treeIds(walk.stdout));
+      if (await this.onTopOf(reader, newIds, oldIds)) return this.firstOverOf(await this.countWith(reader, newIds, limit, []), limit);
+      walk = this.git.stream(['rev-list', '--no-commit-header', '--format=%T', '--stdin', '--not', '--all'], {
+        gitDir: dir,
+        env,
+        input: `${newIds.join('\n')}\n`,
+      });
+      const counts = await this.countWith(reader, newIds, limit, treeIds(walk.stdout));
       read = true;
       await walk.exited;
       return this.firstOverOf(counts, limit);
     } finally {
-      if (!read) walk.kill();
+      if (!read) walk?.kill();
+      reader.kill();
     }
+  }
+
+  /** Whether every one of `newIds` is a commit whose parents are all among `tips` (values of refs). */
+  private async onTopOf(reader: BatchReader, newIds: string[], tips: string[]): Promise<boolean> {
+    const known = new Set(tips.filter((id) => !/^0+$/.test(id)));
+    if (known.size === 0 || newIds.length > READ_BATCH) return false;
+    const found = await Promise.all(newIds.map((id) => reader.info(id).catch(() => null)));
+    if (!found.every((object) => object?.type === 'commit' && object.size <= MAX_COMMIT_READ)) return false;
+    const commits = await reader.contentsOf(found.map((object) => object!.oid));
+    return commits.every((commit) => commit?.content !== undefined && commitParents(commit.content).every((parent) => known.has(parent)));
   }
 
   private firstOverOf(counts: Map<string, number>, limit: number): string | null {
@@ -117,27 +135,36 @@ export class GitTreeBudget {
     env: ObjectEnvironment,
     trees: Iterable<string[]> | AsyncIterable<string[]> = [],
   ): Promise<Map<string, number>> {
-    const wanted = [...new Set(revisions)];
     const reader = new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
     try {
-      const named: string[] = [];
-      for (const batch of batches(wanted)) {
-        const found = await Promise.all(batch.map((revision) => reader.info(`${revision}^{tree}`).catch(() => null)));
-        for (const tree of found) if (tree && tree.type === 'tree') named.push(tree.oid);
-      }
-      const graph = new TreeGraph();
-      const roots = await this.readTrees(reader, graph, concat([named], trees), limit);
-      const result = new Map<string, number>();
-      for (const root of roots) {
-        const count = this.countOf(graph, root, limit);
-        result.set(Buffer.from(graph.keys[root], 'latin1').toString('hex'), count);
-        // The first tree over the budget is the answer of firstOver; the rest need not be counted.
-        if (count > limit) break;
-      }
-      return result;
+      return await this.countWith(reader, revisions, limit, trees);
     } finally {
       reader.kill();
     }
+  }
+
+  /** countAll's work, with a reader of the repository (and its quarantine) already running. */
+  private async countWith(
+    reader: BatchReader,
+    revisions: string[],
+    limit: number,
+    trees: Iterable<string[]> | AsyncIterable<string[]>,
+  ): Promise<Map<string, number>> {
+    const named: string[] = [];
+    for (const batch of batches([...new Set(revisions)])) {
+      const found = await Promise.all(batch.map((revision) => reader.info(`${revision}^{tree}`).catch(() => null)));
+      for (const tree of found) if (tree && tree.type === 'tree') named.push(tree.oid);
+    }
+    const graph = new TreeGraph();
+    const roots = await this.readTrees(reader, graph, concat([named], trees), limit);
+    const result = new Map<string, number>();
+    for (const root of roots) {
+      const count = this.countOf(graph, root, limit);
+      result.set(Buffer.from(graph.keys[root], 'latin1').toString('hex'), count);
+      // The first tree over the budget is the answer of firstOver; the rest need not be counted.
+      if (count > limit) break;
+    }
+    return result;
   }
 
   /**
@@ -270,40 +297,6 @@ export class GitTreeBudget {
   }
 }
 
-const UNKNOWN = -1;
-const ON_STACK = -2;
-const NO_SUBTREES: readonly number[] = [];
-
-/**
- * The trees of one count, numbered as they become known: a tree's id is looked up once where it is named, and
- * the count then runs over arrays of numbers. Ids are kept as their raw bytes in a one-byte string (a key): half
- * a hex id's length, and made without formatting; git is asked in hex.
- */
-class TreeGraph {
-  readonly keys: string[] = [];
-  /** Each tree's entries, once read (`limit + 1` for one too large to expand). */
-  readonly entries: number[] = [];
-  /** The subtrees each read tree names, by number. */
-  readonly subtrees: (number[] | undefined)[] = [];
-  /** Each tree's count: a kept one, or one summed here; UNKNOWN, or ON_STACK while being summed. */
-  readonly counts: number[] = [];
-  private readonly numbers = new Map<string, number>();
-
-  numberOf(key: string): number | undefined {
-    return this.numbers.get(key);
-  }
-
-  add(key: string): number {
-    const tree = this.keys.length;
-    this.keys.push(key);
-    this.entries.push(UNKNOWN);
-    this.subtrees.push(undefined);
-    this.counts.push(UNKNOWN);
-    this.numbers.set(key, tree);
-    return tree;
-  }
-}
-
 /** Objects asked of git in one write (and answered in one stream): bounded, so that a level's answers are too. */
 const READ_BATCH = 2048;
 
@@ -313,6 +306,18 @@ function* batches<T>(items: T[]): Generator<T[]> {
 
 async function* concat<T>(...sources: (Iterable<T> | AsyncIterable<T>)[]): AsyncGenerator<T> {
   for (const source of sources) yield* source;
+}
+
+/** The most bytes of a pushed commit read to learn its parents; a larger one is walked by rev-list. */
+const MAX_COMMIT_READ = 1024 * 1024;
+
+/** The parents a raw commit object names (its `parent` header lines). */
+function commitParents(commit: Buffer): string[] {
+  const parents: string[] = [];
+  for (const line of commit.toString('latin1', 0, Math.max(commit.indexOf('\n\n'), 0)).split('\n')) {
+    if (line.startsWith('parent ')) parents.push(line.slice('parent '.length));
+  }
+  return parents;
 }
 
 /** The tree ids of `rev-list --format=%T` output, a chunk's worth at a time. */
