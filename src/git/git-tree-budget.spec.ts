@@ -108,19 +108,25 @@ describe('GitTreeBudget: how many paths a tree expands to, over its distinct tre
       // On top of the ref's value, a commit whose own tree is a bomb: judged without a walk, and refused.
       const big = await bomb(3, 3);
       const onTop = (await git.run(['commit-tree', '-p', base.commit, '-m', 'on top', big.tree], { gitDir: dir, env })).trim();
-      expect(await budget.firstOverPushed(dir, [onTop], 38, {}, [base.commit])).toBe(big.tree);
-      expect(await budget.firstOverPushed(dir, [onTop], 39, {}, [base.commit])).toBeNull();
+      const onto = [{ ref: 'refs/heads/onto', oldId: base.commit }];
+      expect(await budget.firstOverPushed(dir, [onTop], 38, {}, onto)).toBe(big.tree);
+      expect(await budget.firstOverPushed(dir, [onTop], 39, {}, onto)).toBeNull();
       expect(walks).not.toHaveBeenCalled();
       // A merge of the ref's value with a new commit that holds the bomb, under a small tree: the new parent is
       // not a ref's value, so the history is walked, and the bomb found.
       const hidden = (await git.run(['commit-tree', '-m', 'hidden', big.tree], { gitDir: dir, env })).trim();
       const merge = (await git.run(['commit-tree', '-p', base.commit, '-p', hidden, '-m', 'merge', base.tree], { gitDir: dir, env })).trim();
-      expect(await budget.firstOverPushed(dir, [merge], 38, {}, [base.commit])).toBe(big.tree);
+      expect(await budget.firstOverPushed(dir, [merge], 38, {}, onto)).toBe(big.tree);
       expect(walks).toHaveBeenCalledTimes(1);
+      // A client's old value that its ref does not have (git would refuse the update, after pre-receive, but the
+      // objects would stay): the commit it claims is walked, and its bomb found, under a small tree on top of it.
+      const claimed = (await git.run(['commit-tree', '-p', hidden, '-m', 'claimed', base.tree], { gitDir: dir, env })).trim();
+      expect(await budget.firstOverPushed(dir, [claimed], 38, {}, [{ ref: 'refs/heads/onto', oldId: hidden }])).toBe(big.tree);
+      expect(walks).toHaveBeenCalledTimes(2);
       // A creation (no old value) and a pushed tree are walked too.
-      expect(await budget.firstOverPushed(dir, [onTop], 38, {}, ['0'.repeat(40)])).toBe(big.tree);
-      expect(await budget.firstOverPushed(dir, [big.tree], 38, {}, [base.commit])).toBe(big.tree);
-      expect(walks).toHaveBeenCalledTimes(3);
+      expect(await budget.firstOverPushed(dir, [onTop], 38, {}, [{ ref: 'refs/heads/new', oldId: '0'.repeat(40) }])).toBe(big.tree);
+      expect(await budget.firstOverPushed(dir, [big.tree], 38, {}, onto)).toBe(big.tree);
+      expect(walks).toHaveBeenCalledTimes(4);
     } finally {
       walks.mockRestore();
     }

@@ -72,19 +72,27 @@ export class GitTreeBudget {
 
   /**
    * What a push brings, judged: the first tree over `limit` among those of the commits `newIds` bring (the ones
-   * no ref reaches) and of `newIds` themselves (a pushed tag or tree), or null. `oldIds` are the values the pushed
-   * refs have now. When each new commit's parents are among them (a push of commits on top of the branches it
-   * moves, one each, as most pushes are), no commit but `newIds` can be new, and no walk is made. Otherwise the
+   * no ref reaches) and of `newIds` themselves (a pushed tag or tree), or null. `moved` are the refs the push
+   * moves with the old values the client gave, which git checks only when it updates them, after pre-receive:
+   * those the refs really have now are the tips. When each new commit's parents are tips (a push of commits on
+   * top of the branches it moves, as most pushes are), no commit but `newIds` can be new, and no walk is made.
+   * Otherwise the
    * new commits' trees come from a `rev-list` read as it writes them, so the trees of a long history are being
    * read while git still walks it.
    */
-  async firstOverPushed(dir: string, newIds: string[], limit = this.limit, env: ObjectEnvironment = {}, oldIds: string[] = []): Promise<string | null> {
+  async firstOverPushed(
+    dir: string,
+    newIds: string[],
+    limit = this.limit,
+    env: ObjectEnvironment = {},
+    moved: { ref: string; oldId: string }[] = [],
+  ): Promise<string | null> {
     if (newIds.length === 0) return null;
     const reader = new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
     let walk: GitStream | undefined;
     let read = false;
     try {
-      if (await this.onTopOf(reader, newIds, oldIds)) return this.firstOverOf(await this.countWith(reader, newIds, limit, []), limit);
+      if (await this.onTopOf(reader, newIds, moved)) return this.firstOverOf(await this.countWith(reader, newIds, limit, []), limit);
       walk = this.git.stream(['rev-list', '--no-commit-header', '--format=%T', '--stdin', '--not', '--all'], {
         gitDir: dir,
         env,
@@ -100,14 +108,20 @@ export class GitTreeBudget {
     }
   }
 
-  /** Whether every one of `newIds` is a commit whose parents are all among `tips` (values of refs). */
-  private async onTopOf(reader: BatchReader, newIds: string[], tips: string[]): Promise<boolean> {
-    const known = new Set(tips.filter((id) => !/^0+$/.test(id)));
-    if (known.size === 0 || newIds.length > READ_BATCH) return false;
+  /**
+   * Whether every one of `newIds` is a commit whose parents are all values that refs of `moved` have now (a
+   * client's claimed old value counts only when its ref has it: one that does not would hide its commits).
+   */
+  private async onTopOf(reader: BatchReader, newIds: string[], moved: { ref: string; oldId: string }[]): Promise<boolean> {
+    const claimed = moved.filter((update) => !/^0+$/.test(update.oldId));
+    if (claimed.length === 0 || claimed.length > READ_BATCH || newIds.length > READ_BATCH) return false;
+    const values = await Promise.all(claimed.map((update) => reader.info(update.ref).catch(() => null)));
+    const tips = new Set(claimed.filter((update, index) => values[index]?.oid === update.oldId).map((update) => update.oldId));
+    if (tips.size === 0) return false;
     const found = await Promise.all(newIds.map((id) => reader.info(id).catch(() => null)));
     if (!found.every((object) => object?.type === 'commit' && object.size <= MAX_COMMIT_READ)) return false;
     const commits = await reader.contentsOf(found.map((object) => object!.oid));
-    return commits.every((commit) => commit?.content !== undefined && commitParents(commit.content).every((parent) => known.has(parent)));
+    return commits.every((commit) => commit?.content !== undefined && commitParents(commit.content).every((parent) => tips.has(parent)));
   }
 
   private firstOverOf(counts: Map<string, number>, limit: number): string | null {

@@ -173,8 +173,7 @@ export class RepositoryPushes {
     if (!owner) throw new PushRefused('Cannot find repository');
     const dir = this.paths.repository(owner.name, repo.name);
     const env = quarantineEnvironment(dir, objects);
-    const oldIds = updates.map((update) => update.oldId);
-    const over = await this.treeBudget.firstOverPushed(dir, newIds, this.treeBudget.limit, env, oldIds);
+    const over = await this.treeBudget.firstOverPushed(dir, newIds, this.treeBudget.limit, env, updates);
     if (over !== null) {
       throw new PushRefused(`tree ${over} has more than ${this.treeBudget.limit} files and directories: refusing the push (tree too large)`);
     }
