@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { GitConfig } from '../config/slices';
 import { BATCH_READER_ARGS, BatchObject, BatchReader } from './git-batch-reader';
 import { GitBudgetError, GitCommand, GitStream } from './git-command';
-import { treeShape } from './git-tree-format';
+import { commitParents, treeShape } from './git-tree-format';
+import { isZeroId } from './push-hooks';
 import { NO_SUBTREES, ON_STACK, TreeGraph, UNKNOWN } from './tree-graph';
 
 /** Tree counts kept between requests (a few dozen bytes each). */
@@ -88,7 +89,7 @@ export class GitTreeBudget {
     moved: { ref: string; oldId: string }[] = [],
   ): Promise<string | null> {
     if (newIds.length === 0) return null;
-    const reader = new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
+    const reader = await this.reader(dir, env);
     let walk: GitStream | undefined;
     let read = false;
     try {
@@ -113,7 +114,7 @@ export class GitTreeBudget {
    * client's claimed old value counts only when its ref has it: one that does not would hide its commits).
    */
   private async onTopOf(reader: BatchReader, newIds: string[], moved: { ref: string; oldId: string }[]): Promise<boolean> {
-    const claimed = moved.filter((update) => !/^0+$/.test(update.oldId));
+    const claimed = moved.filter((update) => !isZeroId(update.oldId));
     if (claimed.length === 0 || claimed.length > READ_BATCH || newIds.length > READ_BATCH) return false;
     const values = await Promise.all(claimed.map((update) => reader.info(update.ref).catch(() => null)));
     const tips = new Set(claimed.filter((update, index) => values[index]?.oid === update.oldId).map((update) => update.oldId));
@@ -122,6 +123,11 @@ export class GitTreeBudget {
     if (!found.every((object) => object?.type === 'commit' && object.size <= MAX_COMMIT_READ)) return false;
     const commits = await reader.contentsOf(found.map((object) => object!.oid));
     return commits.every((commit) => commit?.content !== undefined && commitParents(commit.content).every((parent) => tips.has(parent)));
+  }
+
+  /** A `cat-file` of the repository, reading the push's quarantine too when `env` names it. */
+  private async reader(dir: string, env: ObjectEnvironment): Promise<BatchReader> {
+    return new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
   }
 
   private firstOverOf(counts: Map<string, number>, limit: number): string | null {
@@ -149,7 +155,7 @@ export class GitTreeBudget {
     env: ObjectEnvironment,
     trees: Iterable<string[]> | AsyncIterable<string[]> = [],
   ): Promise<Map<string, number>> {
-    const reader = new BatchReader(await this.git.startSession([...BATCH_READER_ARGS], { gitDir: dir, env }), READ_TIMEOUT_MS);
+    const reader = await this.reader(dir, env);
     try {
       return await this.countWith(reader, revisions, limit, trees);
     } finally {
@@ -324,15 +330,6 @@ async function* concat<T>(...sources: (Iterable<T> | AsyncIterable<T>)[]): Async
 
 /** The most bytes of a pushed commit read to learn its parents; a larger one is walked by rev-list. */
 const MAX_COMMIT_READ = 1024 * 1024;
-
-/** The parents a raw commit object names (its `parent` header lines). */
-function commitParents(commit: Buffer): string[] {
-  const parents: string[] = [];
-  for (const line of commit.toString('latin1', 0, Math.max(commit.indexOf('\n\n'), 0)).split('\n')) {
-    if (line.startsWith('parent ')) parents.push(line.slice('parent '.length));
-  }
-  return parents;
-}
 
 /** The tree ids of `rev-list --format=%T` output, a chunk's worth at a time. */
 async function* treeIds(output: AsyncIterable<Buffer>): AsyncGenerator<string[]> {

@@ -1,4 +1,4 @@
-/** Reading raw tree objects (as `git cat-file` gives them), with no git process and no other module. */
+/** Reading raw tree objects, and a commit's parents (as `git cat-file` gives them), with no git process and no other module. */
 
 /** A raw tree object's entry: its octal mode as git stores it (`40000` for a tree), name and id. */
 export interface RawEntry {
@@ -76,4 +76,13 @@ export function treeShape(tree: Buffer, idBytes: number, encoding: 'hex' | 'lati
     offset = nul + 1 + idBytes;
   }
   return { entries, subtrees };
+}
+
+/** The parents a raw commit object names (its `parent` header lines). */
+export function commitParents(commit: Buffer): string[] {
+  const parents: string[] = [];
+  for (const line of commit.toString('latin1', 0, Math.max(commit.indexOf('\n\n'), 0)).split('\n')) {
+    if (line.startsWith('parent ')) parents.push(line.slice('parent '.length));
+  }
+  return parents;
 }
