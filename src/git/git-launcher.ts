@@ -39,6 +39,8 @@ export interface SkippedNames {
   prefixes: string[];
   /** Regular expression sources. */
   patterns: string[];
+  /** Paths from the top of the walk, `/`-separated (`refs/pull`). */
+  paths?: string[];
 }
 
 /** What the launcher answers. */

@@ -3,7 +3,7 @@
 // of milliseconds, blocking the event loop), and that measures a repository's size, so that the thousands of
 // file lookups of a walk are not callbacks on the server's event loop. Protocol over the IPC channel: in { id,
 // file, args, env, input (base64), group, maxOutput }, { type: 'start', id, file, args, env, group }, { type:
-// 'size', id, dir, skip: { suffixes, prefixes, patterns } } or { type: 'kill', id }; out { id, code, signal, stdout
+// 'size', id, dir, skip: { suffixes, prefixes, patterns, paths } } or { type: 'kill', id }; out { id, code, signal, stdout
 // (base64), stderr } ({ id, overflow: true } when git wrote more than maxOutput and was stopped), { id, size } or
 // { id, error, errorCode }. A started git is streamed by the server itself:
 // its three pipes go to the server as handles ({ id, pid, pipe: 'stdin' | 'stdout' | 'stderr' }), then { id,
@@ -16,9 +16,10 @@ const path = require('node:path');
 
 const vanished = (error) => error && (error.code === 'ENOENT' || error.code === 'ENOTDIR');
 
-// Total bytes of the regular files under `dir`, the names `skip` describes left out (with what is under them);
-// an entry that vanishes meanwhile counts 0. A directory's entries are looked at together.
-async function sizeOf(dir, skip) {
+// Total bytes of the regular files under `dir`, the names and paths (from the walk's start, `/`-separated) `skip`
+// describes left out (with what is under them); an entry that vanishes meanwhile counts 0. A directory's entries
+// are looked at together.
+async function sizeOf(dir, skip, from = '') {
   let entries;
   try {
     entries = await fs.readdir(dir, { withFileTypes: true });
@@ -32,11 +33,12 @@ async function sizeOf(dir, skip) {
       if (
         skip.suffixes.some((suffix) => name.endsWith(suffix)) ||
         skip.prefixes.some((prefix) => name.startsWith(prefix)) ||
-        skip.patterns.some((pattern) => pattern.test(name))
+        skip.patterns.some((pattern) => pattern.test(name)) ||
+        skip.paths.has(from + name)
       )
         return 0;
       const child = path.join(dir, name);
-      if (entry.isDirectory()) return sizeOf(child, skip);
+      if (entry.isDirectory()) return sizeOf(child, skip, `${from}${name}/`);
       if (!entry.isFile()) return 0;
       try {
         return (await fs.lstat(child)).size;
@@ -107,7 +109,12 @@ process.on('message', (message) => {
     return;
   }
   if (message.type === 'size') {
-    const skip = { suffixes: message.skip.suffixes, prefixes: message.skip.prefixes, patterns: message.skip.patterns.map((source) => new RegExp(source)) };
+    const skip = {
+      suffixes: message.skip.suffixes,
+      prefixes: message.skip.prefixes,
+      patterns: message.skip.patterns.map((source) => new RegExp(source)),
+      paths: new Set(message.skip.paths ?? []),
+    };
     sizeOf(message.dir, skip).then(
       (size) => process.connected && process.send({ id: message.id, size }),
       (error) => process.connected && process.send({ id: message.id, error: String(error && error.message), errorCode: error && error.code }),

@@ -60,6 +60,15 @@ describe('GitRepositories.size', () => {
     expect(await repositories.size(directory)).toBe(kept);
   });
 
+  it('leaves out refs/pull/ (the refs of pull request heads) but not a branch or directory of that name elsewhere', async () => {
+    write('HEAD', 21);
+    for (let index = 1; index <= 20; index++) write(`refs/pull/${index}/head`, 41);
+    write('refs/heads/pull', 41);
+    write('refs/heads/refs/pull/x', 41);
+    write('objects/pull', 3);
+    expect(await repositories.size(directory)).toBe(21 + 41 + 41 + 3);
+  });
+
   it('counts a missing directory as empty', async () => {
     expect(await repositories.size(path.join(directory, 'gone'))).toBe(0);
   });

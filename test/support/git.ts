@@ -19,13 +19,14 @@ export function repositoryDir(dataDir: string, owner: string, name: string): str
 }
 
 /** Bytes of the regular files under `dir`, walked here independently of the code (the git size quota counts). */
-export function regularFileBytes(dir: string): number {
+export function regularFileBytes(dir: string, from = ''): number {
   let total = 0;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    // The commit graph is a cache written after pushes, in the background: not part of a repository's size.
-    if (/^commit-graphs?$/.test(entry.name) || entry.name.startsWith('tmp_graph_')) continue;
+    // The commit graph is a cache written after pushes, in the background, and refs/pull/ the server's refs of
+    // pull request heads: not part of a repository's size.
+    if (/^commit-graphs?$/.test(entry.name) || entry.name.startsWith('tmp_graph_') || `${from}${entry.name}` === 'refs/pull') continue;
     const child = path.join(dir, entry.name);
-    if (entry.isDirectory()) total += regularFileBytes(child);
+    if (entry.isDirectory()) total += regularFileBytes(child, `${from}${entry.name}/`);
     else if (entry.isFile()) total += fs.lstatSync(child).size;
   }
   return total;
