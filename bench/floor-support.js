@@ -5,6 +5,7 @@
  */
 'use strict';
 
+const { fork } = require('node:child_process');
 const http = require('node:http');
 const autocannon = require('autocannon');
 
@@ -53,11 +54,33 @@ function get(base, path) {
   });
 }
 
+/**
+ * One autocannon run, from a process of its own: the floor's server lives in the benchmark's process, and its
+ * garbage (collected while the next run measures Anvil) or its work must not delay the client that times the
+ * answers.
+ */
 function load(base, path, seconds, connections) {
   return new Promise((resolve, reject) => {
-    autocannon({ url: new URL(path, base).href, connections, pipelining: 1, duration: seconds, timeout: 30 }, (error, result) =>
-      error ? reject(error) : resolve(result),
-    );
+    const child = fork(__filename, ['--load'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let answered = false;
+    child.on('message', (message) => {
+      answered = true;
+      if (message.error) reject(new Error(message.error));
+      else resolve(message.result);
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (!answered) reject(new Error(`the load process ended (${code}) without a result`));
+    });
+    child.send({ url: new URL(path, base).href, connections, seconds });
+  });
+}
+
+if (require.main === module && process.argv[2] === '--load') {
+  process.once('message', ({ url, connections, seconds }) => {
+    autocannon({ url, connections, pipelining: 1, duration: seconds, timeout: 30 }, (error, result) => {
+      process.send(error ? { error: error.message } : { result }, () => process.exit(0));
+    });
   });
 }
 

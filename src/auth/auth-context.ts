@@ -46,6 +46,14 @@ export class AuthContext {
   isSelfOrAdmin(userId: number): boolean {
     return this.is(userId) || this.isAdmin;
   }
+
+  /**
+   * What makes two callers see the same answer of a read whose access was checked: the same user (or nobody),
+   * with or without a public-only token. Part of the keys of answers kept for later (recent-reads.ts).
+   */
+  get viewKey(): string {
+    return `${this.user?.id ?? 0}${this.publicOnly ? 'p' : ''}`;
+  }
 }
 
 /** Services take the caller as a Viewer; the name says what it is used for. */

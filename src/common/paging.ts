@@ -55,6 +55,11 @@ export function pagedList<E, W>(page: Page<E>, query: PageQuery, toWire: (item: 
   return new PagedList(page.items.map(toWire), page.total, query, envelope);
 }
 
+/** A page whose items are already wire shapes, sent as they are (the same array: a kept page's encoding is reused). */
+export function pagedWires<W>(page: Page<W>, query: PageQuery): PagedList<W> {
+  return new PagedList(page.items, page.total, query);
+}
+
 /**
  * The `Link` header: next, last, first, prev, each only when it applies, joined by "," with no space; the
  * query keys re-encoded in sorted order with `page` replaced. A single page has no header.

@@ -34,7 +34,7 @@ export function configSlices(config: AppConfig) {
     storage: view(config, ['dataDir', 'secretKey', 'storageReserveBytes']) as StorageConfig,
     integrity: view(config, ['reconcileStaleAfterMs', 'reconcileStartBudget', 'processLeaseMs']) as IntegrityConfig,
     content: view(config, ['maxDisplayFileBytes']) as ContentConfig,
-    issues: view(config, ['maxPinnedIssues']) as IssueConfig,
+    issues: view(config, ['maxPinnedIssues', 'listCacheMs']) as IssueConfig,
     network: view(config, ['allowLocalNetworks']) as NetworkConfig,
     log: view(config, ['logLevel', 'logFile', 'logStream']) as LogConfig,
     quota: config.quota,

@@ -50,6 +50,8 @@ export interface AppConfig {
   maxDisplayFileBytes: number;
   /** ISSUE_MAX_PINNED: issues (and as many pull requests) a repository may pin. */
   maxPinnedIssues: number;
+  /** ISSUE_LIST_CACHE_MS: lifetime of a page of issues or pull requests read once (0: none). */
+  listCacheMs: number;
   logLevel: string;
   /** LOG_FILE: where the log goes instead of standard output. */
   logFile?: string;
@@ -155,6 +157,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     maxDisplayFileBytes: byteSize(env, 'MAX_DISPLAY_FILE_SIZE', 8 * 1024 * 1024),
     maxPinnedIssues: integer(env, 'ISSUE_MAX_PINNED', 3, { min: 0, max: 1000 }),
+    listCacheMs: integer(env, 'ISSUE_LIST_CACHE_MS', 1000, { min: 0, max: 60000 }),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     corsAllowedOrigins: origins(env, 'CORS_ALLOWED_ORIGINS'),
     metrics: { enabled: boolean(env, 'METRICS_ENABLED', false), token: nonEmpty(env, 'METRICS_TOKEN') },

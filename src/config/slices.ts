@@ -60,6 +60,12 @@ export abstract class IssueConfig {}
 export interface IssueConfig {
   /** ISSUE_MAX_PINNED: issues (and as many pull requests) a repository may pin; Forgejo's MAX_PINNED, 3. */
   maxPinnedIssues: number;
+  /**
+   * ISSUE_LIST_CACHE_MS: how long a page of issues or pull requests, once read, may answer the same question again
+   * (0: never). Within an instance a page is dropped by any write it commits; other instances' writes show after
+   * at most this long (src/database/recent-reads.ts).
+   */
+  listCacheMs: number;
 }
 
 /** Outgoing connections of migrations and mirrors. */

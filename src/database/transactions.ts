@@ -44,6 +44,8 @@ export class Transactions {
   private draining = false;
   /** True while the connection may not be back at `synchronous = FULL` (after a bookkeeping group). */
   private syncLost = false;
+  /** Raised as each write transaction ends (committed or not), before its caller hears: see writeGeneration. */
+  private ended = 0;
   /** The clock that bounds a group's duration (GROUP_COMMIT_MS); tests give their own, so no test depends on speed. */
   clock: () => number = () => performance.now();
 
@@ -84,16 +86,29 @@ export class Transactions {
             if (!this.draining) void this.drain();
           })
         : this.withDeadlockRetry(tracked);
-    return done.then((value) => {
-      for (const hook of hooks) {
-        try {
-          hook();
-        } catch (error) {
-          this.logger.error(`an after-commit step failed: ${(error as Error).message}`);
+    return done.then(
+      (value) => {
+        this.ended++;
+        for (const hook of hooks) {
+          try {
+            hook();
+          } catch (error) {
+            this.logger.error(`an after-commit step failed: ${(error as Error).message}`);
+          }
         }
-      }
-      return value;
-    });
+        return value;
+      },
+      (error: unknown) => {
+        // A failed commit may still have written (a connection lost after the server committed).
+        this.ended++;
+        throw error;
+      },
+    );
+  }
+
+  /** Equal values: no write of this process ended in between, so a read begun at the first saw them all. */
+  get writeGeneration(): number {
+    return this.ended;
   }
 
   /**

@@ -74,4 +74,16 @@ describe('jsonBytes', () => {
       ),
     );
   });
+
+  it('encodes a frozen answer once and gives the same bytes again; anything else is encoded each time', () => {
+    const shared = Object.freeze([Object.freeze({ id: 1, title: 'kept' })]);
+    const first = jsonBytes(shared);
+    expect(jsonBytes(shared)).toBe(first);
+    expect(first.toString()).toBe('[{"id":1,"title":"kept"}]\n');
+    const open = [{ id: 1, title: 'changing' }];
+    const before = jsonBytes(open);
+    open[0].title = 'changed';
+    expect(jsonBytes(open)).not.toBe(before);
+    expect(jsonBytes(open).toString()).toBe('[{"id":1,"title":"changed"}]\n');
+  });
 });

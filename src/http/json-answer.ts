@@ -50,6 +50,19 @@ export function writeJsonAnswers(app: Express, rootUrl: string): void {
  * copied on V8's heap (docs/http-platform.md).
  */
 export function jsonBytes(value: unknown): Buffer {
+  if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return encode(value);
+  let bytes = encodings.get(value);
+  if (!bytes) encodings.set(value, (bytes = encode(value)));
+  return bytes;
+}
+
+/**
+ * The encodings of frozen answers (pages of issues and pull requests asked again: src/database/recent-reads.ts
+ * freezes them deeply, so they cannot change), kept as long as their answer is.
+ */
+const encodings = new WeakMap<object, Buffer>();
+
+function encode(value: unknown): Buffer {
   const list = Array.isArray(value) && (value as { toJSON?: unknown }).toJSON === undefined;
   const texts = list ? Array.from(value as unknown[], itemText) : [JSON.stringify(value) ?? 'null'];
   const lengths = texts.map((text) => Buffer.byteLength(text, 'utf8'));

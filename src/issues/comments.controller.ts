@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
-import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { ApiPaging, PagedList, pagedWires, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
@@ -13,7 +13,6 @@ import { CommentWire, TimelineCommentWire } from './comment.wire';
 import { CommentsService } from './comments.service';
 import { issueBodyLimit } from './issue-limits';
 
-const identity = <T>(item: T) => item;
 const SINCE = ApiQuery({
   name: 'since',
   required: false,
@@ -56,7 +55,7 @@ export class CommentsController {
     @Query() query: Record<string, unknown>,
     @Paging() page: PageQuery,
   ): Promise<PagedList<CommentWire>> {
-    return pagedList(await this.comments.listOfRepository(target, query, page), page, identity);
+    return pagedWires(await this.comments.listOfRepository(target, query, page), page);
   }
 
   @Get('repos/:owner/:repo/issues/comments/:id')
@@ -118,7 +117,7 @@ export class CommentsController {
     @Query() query: Record<string, unknown>,
     @Paging() page: PageQuery,
   ): Promise<PagedList<CommentWire>> {
-    return pagedList(await this.comments.listOfIssue(target, index, query, page), page, identity);
+    return pagedWires(await this.comments.listOfIssue(target, index, query, page), page);
   }
 
   @Get('repos/:owner/:repo/issues/:index/timeline')
@@ -136,7 +135,7 @@ export class CommentsController {
     @Query() query: Record<string, unknown>,
     @Paging() page: PageQuery,
   ): Promise<PagedList<TimelineCommentWire>> {
-    return pagedList(await this.comments.timeline(target, index, query, page), page, identity);
+    return pagedWires(await this.comments.timeline(target, index, query, page), page);
   }
 
   @Post('repos/:owner/:repo/issues/:index/comments')

@@ -4,6 +4,9 @@ import type { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryPolicy } from '../access/repository-policy';
 import { BadRequestError, InvalidInputError, NotFoundError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
+import { IssueConfig } from '../config/slices';
+import { queryKey, RecentReads } from '../database/recent-reads';
+import { Transactions } from '../database/transactions';
 import { LabelLookup } from '../labels/label-lookup';
 import { MilestoneLookup } from '../milestones/milestone-lookup';
 import { RepositoryAccess, visibilityScope } from '../repos/repository-access';
@@ -31,13 +34,19 @@ function flag(query: IssueQuery, name: string): boolean {
   return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text(query, name));
 }
 
+/** Pages kept at once, each of at most the largest page of issues (recent-reads.ts). */
+const KEPT_PAGES = 128;
+
 /**
  * Lists of issues: a repository's (open by default, newest first) and the search across the repositories the
  * caller may read, with Forgejo's filters (`state`, `type`, `labels`, `milestones`, `q`, `since`/`before`, the
- * users); `q` reads the word index, never the bodies.
+ * users); `q` reads the word index, never the bodies. A page asked again is answered from the one read
+ * moments ago while no write can have changed it (ISSUE_LIST_CACHE_MS).
  */
 @Injectable()
 export class IssueListsService {
+  private readonly recent: RecentReads<Page<IssueWire>>;
+
   constructor(
     private readonly issueService: IssuesService,
     private readonly issues: IssueStore,
@@ -47,10 +56,19 @@ export class IssueListsService {
     private readonly repositories: RepositoryDirectory,
     private readonly policy: RepositoryPolicy,
     private readonly access: RepositoryAccess,
-  ) {}
+    transactions: Transactions,
+    config: IssueConfig,
+  ) {
+    this.recent = new RecentReads(transactions, config.listCacheMs, KEPT_PAGES);
+  }
 
-  async list(target: RepositoryTarget, query: IssueQuery, page: PageQuery): Promise<Page<IssueWire>> {
+  list(target: RepositoryTarget, query: IssueQuery, page: PageQuery): Promise<Page<IssueWire>> {
     this.issueService.assertTracker(target);
+    const key = `list ${target.repo.id} ${target.viewer.viewKey} ${page.offset} ${page.limit} ${queryKey(query)}`;
+    return this.recent.get(key, () => this.read(target, query, page));
+  }
+
+  private async read(target: RepositoryTarget, query: IssueQuery, page: PageQuery): Promise<Page<IssueWire>> {
     const criteria = await this.criteria(query, target.repo);
     if (criteria === 'nothing') return { items: [], total: 0 };
     const found = await this.issues.list({ ...criteria, repoId: target.repo.id }, page, totalFromCounters(target.repo, criteria));
@@ -64,7 +82,11 @@ export class IssueListsService {
    * GET /repos/issues/search: issues of every repository the caller may read, newest first; `labels` is any of
    * them (by name, in any repository), an unknown `owner` a 400.
    */
-  async search(viewer: AuthContext, query: IssueQuery, page: PageQuery): Promise<Page<IssueWire>> {
+  search(viewer: AuthContext, query: IssueQuery, page: PageQuery): Promise<Page<IssueWire>> {
+    return this.recent.get(`search ${viewer.viewKey} ${page.offset} ${page.limit} ${queryKey(query)}`, () => this.find(viewer, query, page));
+  }
+
+  private async find(viewer: AuthContext, query: IssueQuery, page: PageQuery): Promise<Page<IssueWire>> {
     const criteria = await this.criteria(query, null);
     if (criteria === 'nothing') return { items: [], total: 0 };
     const access = await this.access.of(viewer);

@@ -4,7 +4,7 @@ import type { RepositoryTarget } from '../access/repository-policy';
 import type { AuthContext } from '../auth/auth-context';
 import { AuthenticatedLater, Caller, Public, SignedIn } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
-import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { ApiPaging, PagedList, pagedWires, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
@@ -18,8 +18,6 @@ import { IssueLabelsService } from './issue-labels.service';
 import { IssueLabelsOption } from './issue-labels.options';
 import { LabelWire } from '../labels/label.wire';
 import { UserWire } from '../users/user.wire';
-
-const identity = <T>(item: T) => item;
 
 const LIST_QUERIES = [
   ApiQuery({ name: 'state', required: false, enum: ['closed', 'open', 'all'], description: 'whether issue is open or closed (open by default)' }),
@@ -59,7 +57,7 @@ export class IssuesController {
   @ApiOkResponse({ type: [IssueWire], description: 'IssueList' })
   @ApiErrors(404, 422)
   async list(@TargetRepository() target: RepositoryTarget, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<IssueWire>> {
-    return pagedList(await this.lists.list(target, query, page), page, identity);
+    return pagedWires(await this.lists.list(target, query, page), page);
   }
 
   @Post('repos/:owner/:repo/issues')
@@ -142,7 +140,7 @@ export class IssueSearchController {
   @ApiOkResponse({ type: [IssueWire], description: 'IssueList' })
   @ApiErrors(400, 422)
   async search(@Caller() caller: AuthContext, @Query() query: Record<string, unknown>, @Paging() page: PageQuery): Promise<PagedList<IssueWire>> {
-    return pagedList(await this.lists.search(caller, query, page), page, identity);
+    return pagedWires(await this.lists.search(caller, query, page), page);
   }
 }
 

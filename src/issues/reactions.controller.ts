@@ -4,15 +4,13 @@ import type { Response } from 'express';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
-import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { ApiPaging, PagedList, pagedWires, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
 import { EditReactionOption } from './reaction.options';
 import { ReactionWire } from './reaction.wire';
 import { ReactionsService } from './reactions.service';
-
-const identity = <T>(item: T) => item;
 
 /** Reactions to an issue and to its comments. */
 @ApiTags('issue')
@@ -28,7 +26,7 @@ export class ReactionsController {
   @ApiOkResponse({ type: [ReactionWire], description: 'ReactionList' })
   @ApiErrors(403, 404)
   async listOfIssue(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Paging() page: PageQuery): Promise<PagedList<ReactionWire>> {
-    return pagedList(await this.reactions.listOfIssue(target, index, page), page, identity);
+    return pagedWires(await this.reactions.listOfIssue(target, index, page), page);
   }
 
   @Post('repos/:owner/:repo/issues/:index/reactions')

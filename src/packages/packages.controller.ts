@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger'
 import type { AuthContext } from '../auth/auth-context';
 import { Caller, Public } from '../auth/route-auth';
 import { ApiEmpty, ApiErrors } from '../common/openapi';
-import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { ApiPaging, PagedList, pagedWires, PageQuery, Paging } from '../common/paging';
 import { PackageFileWire, PackageWire } from './package.wire';
 import { PACKAGE_TYPES, PackagesService } from './packages.service';
 
@@ -29,7 +29,7 @@ export class PackagesController {
     @Paging() page: PageQuery,
   ): Promise<PagedList<PackageWire>> {
     const search = { type: typeof type === 'string' && type !== '' ? type : undefined, query: typeof q === 'string' && q !== '' ? q : undefined };
-    return pagedList(await this.packages.list(caller, owner, search, page), page, (item) => item);
+    return pagedWires(await this.packages.list(caller, owner, search, page), page);
   }
 
   @Get('packages/:owner/:type/:name/:version')

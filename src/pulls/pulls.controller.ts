@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import type { RepositoryTarget } from '../access/repository-policy';
 import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
-import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { ApiPaging, PagedList, pagedWires, PageQuery, Paging } from '../common/paging';
 import { flag } from '../content/commits.service';
 import { CommitWire } from '../content/content.wire';
 import { deliverTo } from '../content/download-delivery';
@@ -17,8 +17,6 @@ import { RepositoryRoute, TargetRepository } from '../repos/repository-assignmen
 import { CreatePullRequestOption, EditPullRequestOption } from './pull.options';
 import { ChangedFileWire, CompareWire, PullRequestWire } from './pull.wire';
 import { PullsService } from './pulls.service';
-
-const identity = <T>(item: T) => item;
 
 /**
  * The pull request routes of one repository. Routes with a literal segment after `{index}` come before
@@ -58,7 +56,7 @@ export class PullsController {
     @Query() query: Record<string, unknown>,
     @Paging() page: PageQuery,
   ): Promise<PagedList<PullRequestWire>> {
-    return pagedList(await this.pulls.list(target, query, page), page, identity);
+    return pagedWires(await this.pulls.list(target, query, page), page);
   }
 
   @Post('repos/:owner/:repo/pulls')
@@ -150,7 +148,7 @@ export class PullsController {
   @ApiOkResponse({ type: [ChangedFileWire], description: 'ChangedFileList' })
   @ApiErrors(404)
   async files(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Paging() page: PageQuery): Promise<PagedList<ChangedFileWire>> {
-    return pagedList(await this.pulls.files(target, index, page), page, identity);
+    return pagedWires(await this.pulls.files(target, index, page), page);
   }
 
   @Get('repos/:owner/:repo/pulls/:index/commits')
@@ -169,7 +167,7 @@ export class PullsController {
     @Paging() page: PageQuery,
   ): Promise<PagedList<CommitWire>> {
     const files = flag(queryString(query.files));
-    return pagedList(await this.pulls.commits(target, index, page, { stat: true, files }), page, identity);
+    return pagedWires(await this.pulls.commits(target, index, page, { stat: true, files }), page);
   }
 
   @Get('repos/:owner/:repo/pulls/:base/*head')

@@ -8,6 +8,8 @@ import { AuthContext } from '../auth/auth-context';
 import { BadRequestError, ConflictError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../common/errors';
 import { Page, PageQuery } from '../common/paging';
 import { SiteUrls } from '../common/site-urls';
+import { IssueConfig } from '../config/slices';
+import { queryKey, RecentReads } from '../database/recent-reads';
 import { Transactions } from '../database/transactions';
 import { BranchMove, RepositoryEvents } from '../events/repository-events';
 import { ContentRepositories } from '../content/content-repository';
@@ -57,6 +59,9 @@ function texts(query: PullQuery, name: string): string[] {
   return [];
 }
 
+/** Pages, and single pull requests, kept at once (recent-reads.ts). */
+const KEPT_ANSWERS = 128;
+
 /** A branch name as a pull request may name it. */
 function isBranchName(name: string): boolean {
   return name.length <= 255 && isPlainRevision(name);
@@ -80,6 +85,8 @@ export class PullsService {
   private reviews: PullReviewHooks | null = null;
   /** Repositories whose open pull requests a recorded push has just asked to test (onPushRecorded): woken after. */
   private readonly basesMarked = new Set<number>();
+  private readonly recentPages: RecentReads<Page<PullRequestWire>>;
+  private readonly recentPulls: RecentReads<PullRequestWire>;
 
   constructor(
     private readonly store: PullRequestStore,
@@ -98,7 +105,11 @@ export class PullsService {
     private readonly siteUrls: SiteUrls,
     private readonly heads: PullHeads,
     private readonly objects: GitObjects,
-  ) {}
+    config: IssueConfig,
+  ) {
+    this.recentPages = new RecentReads(transactions, config.listCacheMs, KEPT_ANSWERS);
+    this.recentPulls = new RecentReads(transactions, config.listCacheMs, KEPT_ANSWERS);
+  }
 
   /** The reviews module registers what pull requests ask of reviews. */
   useReviews(hooks: PullReviewHooks): void {
@@ -118,7 +129,13 @@ export class PullsService {
   // The routes of pull requests declare `needsPullRequests`: their door answered 404 when the unit is off or the
   // caller may not read the code (access/pull-rules.ts#assertPullRequestsReadable).
 
-  async list(target: RepositoryTarget, query: PullQuery, page: PageQuery): Promise<Page<PullRequestWire>> {
+  /** A page asked again moments later is the one read then while no write can have changed it (ISSUE_LIST_CACHE_MS). */
+  list(target: RepositoryTarget, query: PullQuery, page: PageQuery): Promise<Page<PullRequestWire>> {
+    const key = `${target.repo.id} ${target.viewer.viewKey} ${page.offset} ${page.limit} ${queryKey(query)}`;
+    return this.recentPages.get(key, () => this.read(target, query, page));
+  }
+
+  private async read(target: RepositoryTarget, query: PullQuery, page: PageQuery): Promise<Page<PullRequestWire>> {
     const criteria: PullCriteria = { baseRepoId: target.repo.id, sort: text(query, 'sort') };
     const state = text(query, 'state');
     if (state !== 'all') criteria.isClosed = state === 'closed';
@@ -159,9 +176,12 @@ export class PullsService {
     );
   }
 
-  async get(target: RepositoryTarget, rawIndex: string): Promise<PullRequestWire> {
-    const row = await this.find(target, rawIndex);
-    return (await this.wires(target, [row]))[0];
+  /** As the list, one pull request asked again is the one read moments ago while nothing was written since. */
+  get(target: RepositoryTarget, rawIndex: string): Promise<PullRequestWire> {
+    return this.recentPulls.get(`${target.repo.id} ${target.viewer.viewKey} ${rawIndex}`, async () => {
+      const row = await this.find(target, rawIndex);
+      return (await this.wires(target, [row]))[0];
+    });
   }
 
   /**

@@ -3,7 +3,7 @@ import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOp
 import type { RepositoryTarget } from '../access/repository-policy';
 import { AuthenticatedLater, Public } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
-import { ApiPaging, PagedList, pagedList, PageQuery, Paging } from '../common/paging';
+import { ApiPaging, PagedList, pagedWires, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
 import { DeferredBody, LazyBody, ReadsBody } from '../http/body-guard';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
@@ -17,8 +17,6 @@ import {
 import { PullReviewCommentWire, PullReviewWire } from './review.wire';
 import { ReviewRequestsService } from './review-requests.service';
 import { REVIEW_DISMISSAL_REFUSED, ReviewsService } from './reviews.service';
-
-const identity = <T>(item: T) => item;
 
 /** Reviews of a pull request and requests for them; registered before the pull request routes, whose `{base}/{head}` would match. */
 @ApiTags('repository')
@@ -37,7 +35,7 @@ export class ReviewsController {
   @ApiOkResponse({ type: [PullReviewWire], description: 'PullReviewList' })
   @ApiErrors(404)
   async list(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Paging() page: PageQuery): Promise<PagedList<PullReviewWire>> {
-    return pagedList(await this.reviews.list(target, index, page), page, identity);
+    return pagedWires(await this.reviews.list(target, index, page), page);
   }
 
   @Post('repos/:owner/:repo/pulls/:index/reviews')
