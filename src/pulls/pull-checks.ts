@@ -18,6 +18,12 @@ const CLAIM_SECONDS = 120;
 const BATCH = 20;
 /** How often the drain looks for tests nobody woke it for (a lapsed claim of a stopped instance). */
 const SWEEP_MS = 60_000;
+/**
+ * Tests a push asked for start this long after it recorded its changes: by then git has answered the pusher, and
+ * the tests' processes and statements do not compete with the push's last steps (a push to a base with 200 open
+ * pull requests took 1.08 times one with none while they did).
+ */
+const AFTER_PUSH_MS = 100;
 
 export { pullHeadRef } from './pull-heads';
 
@@ -34,6 +40,7 @@ export class PullChecks implements OnModuleInit, BeforeApplicationShutdown {
   private again = false;
   private stopped = false;
   private sweep: NodeJS.Timeout | null = null;
+  private afterPush: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: PullRequestStore,
@@ -59,7 +66,18 @@ export class PullChecks implements OnModuleInit, BeforeApplicationShutdown {
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.sweep) clearInterval(this.sweep);
+    if (this.afterPush) clearTimeout(this.afterPush);
     await this.idle();
+  }
+
+  /** Starts the drain once the push that asked for tests has been answered (AFTER_PUSH_MS). */
+  wakeAfterPush(): void {
+    if (this.afterPush || this.stopped) return;
+    this.afterPush = setTimeout(() => {
+      this.afterPush = null;
+      this.wake();
+    }, AFTER_PUSH_MS);
+    this.afterPush.unref();
   }
 
   /** Starts the drain, or has the running one look again when it ends its round. */

@@ -537,7 +537,7 @@ export class PullsService {
    */
   async onRefsChanged(repositoryId: number, updates: RefUpdate[], senderId: number): Promise<void> {
     // The open pull requests into the moved branches were asked for a test when the change was recorded.
-    if (this.basesMarked.delete(repositoryId)) this.checks.wake();
+    if (this.basesMarked.delete(repositoryId)) this.checks.wakeAfterPush();
     const moved = new Map<string, string>();
     const deleted: string[] = [];
     for (const update of updates) {
@@ -610,7 +610,7 @@ export class PullsService {
       const base = targets.get(row.pull.baseRepoId);
       if (base && viewer.isSignedIn) await this.issues.change(base, row.issue, { state: 'closed' }, true).catch(() => undefined);
     }
-    this.checks.wake();
+    this.checks.wakeAfterPush();
   }
 
   /**
