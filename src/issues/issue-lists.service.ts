@@ -34,8 +34,11 @@ function flag(query: IssueQuery, name: string): boolean {
   return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text(query, name));
 }
 
-/** Pages kept at once, each of at most the largest page of issues (recent-reads.ts). */
-const KEPT_PAGES = 128;
+/**
+ * Pages kept at once (recent-reads.ts): a page of 30 issues is about 48 KB of JSON and three times that as
+ * objects, so at most some 15 MB; polling clients ask a few pages again and again.
+ */
+const KEPT_PAGES = 32;
 
 /**
  * Lists of issues: a repository's (open by default, newest first) and the search across the repositories the

@@ -59,8 +59,12 @@ function texts(query: PullQuery, name: string): string[] {
   return [];
 }
 
-/** Pages, and single pull requests, kept at once (recent-reads.ts). */
-const KEPT_ANSWERS = 128;
+/**
+ * Pages and single pull requests kept at once (recent-reads.ts): a page of 30 is about 177 KB of JSON (two
+ * Repository objects each) and three times that as objects, so the pages take at most some 10 MB.
+ */
+const KEPT_PAGES = 16;
+const KEPT_PULLS = 128;
 
 /** A branch name as a pull request may name it. */
 function isBranchName(name: string): boolean {
@@ -107,8 +111,8 @@ export class PullsService {
     private readonly objects: GitObjects,
     config: IssueConfig,
   ) {
-    this.recentPages = new RecentReads(transactions, config.listCacheMs, KEPT_ANSWERS);
-    this.recentPulls = new RecentReads(transactions, config.listCacheMs, KEPT_ANSWERS);
+    this.recentPages = new RecentReads(transactions, config.listCacheMs, KEPT_PAGES);
+    this.recentPulls = new RecentReads(transactions, config.listCacheMs, KEPT_PULLS);
   }
 
   /** The reviews module registers what pull requests ask of reviews. */
