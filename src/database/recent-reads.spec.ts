@@ -66,6 +66,16 @@ describe('RecentReads', () => {
     expect(reads).toBe(2);
   });
 
+  it('keeps its answers through bookkeeping said to write nothing they show, not through other bookkeeping', async () => {
+    const recent = cache();
+    await recent.get('k', readRow);
+    await transactions.runBookkeeping((tx) => changeRows(tx, 'UPDATE item SET value = ? WHERE id = 2', ['x']), { unseen: true });
+    await recent.get('k', readRow);
+    expect(reads).toBe(1);
+    await transactions.runBookkeeping((tx) => changeRows(tx, 'UPDATE item SET value = ? WHERE id = 1', ['b']));
+    expect(await recent.get('k', readRow)).toEqual({ value: 'b' });
+  });
+
   it('does not keep an answer read while a write was committing', async () => {
     const recent = cache();
     let release!: () => void;

@@ -67,13 +67,14 @@ export class Transactions {
    * alone commits without waiting for the disk (`synchronous = NORMAL` under WAL), which on SQLite is time the
    * thread answering requests spends blocked; the next durable commit syncs them with it, in order, so
    * nothing committed after them survives without them. A group that holds a durable transaction waits for
-   * the disk as always. On MySQL it is `run`.
+   * the disk as always. On MySQL it is `run`. `unseen`: it writes nothing a kept answer shows (a webhook
+   * delivery's outcome), so the write generation stays.
    */
-  runBookkeeping<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    return this.runWith(work, false);
+  runBookkeeping<T>(work: (tx: EntityManager) => Promise<T>, options: { unseen?: boolean } = {}): Promise<T> {
+    return this.runWith(work, false, !options.unseen);
   }
 
-  private runWith<T>(work: (tx: EntityManager) => Promise<T>, durable: boolean): Promise<T> {
+  private runWith<T>(work: (tx: EntityManager) => Promise<T>, durable: boolean, seen = true): Promise<T> {
     let hooks: (() => void)[] = [];
     const tracked = AsyncResource.bind((tx: EntityManager) => {
       hooks = [];
@@ -88,7 +89,7 @@ export class Transactions {
         : this.withDeadlockRetry(tracked);
     return done.then(
       (value) => {
-        this.ended++;
+        if (seen) this.ended++;
         for (const hook of hooks) {
           try {
             hook();
@@ -100,7 +101,7 @@ export class Transactions {
       },
       (error: unknown) => {
         // A failed commit may still have written (a connection lost after the server committed).
-        this.ended++;
+        if (seen) this.ended++;
         throw error;
       },
     );

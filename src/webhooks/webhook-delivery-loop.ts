@@ -8,6 +8,9 @@ import { bodyForType } from './webhook-payloads';
 import { AttemptOutcome, QueuedDelivery, QueueHead, SendingHook, WebhookStore } from './webhook.store';
 import { AttemptResult, WebhookSender } from './webhook-sender';
 
+/** A delivery's bookkeeping changes no issue or pull request a kept answer shows (Transactions.runBookkeeping). */
+const UNSEEN = { unseen: true };
+
 // One cohesive thing, kept whole though long: the loop that holds hook queues, sends them in order and writes
 // the outcomes; its leases, batches and shared writes only make sense together.
 
@@ -157,7 +160,7 @@ export class DeliveryLoop {
   private async reclaimFromDead(): Promise<void> {
     const dead = (await this.store.leaseHolders(Date.now())).filter((token) => token !== this.token && heldByDeadProcessHere(token));
     if (dead.length === 0) return;
-    const hooks = await this.transactions.runBookkeeping((tx) => this.store.releaseAllOf(tx, dead));
+    const hooks = await this.transactions.runBookkeeping((tx) => this.store.releaseAllOf(tx, dead), UNSEEN);
     if (hooks > 0) this.logger.log(`took back the queues of ${hooks} webhooks from ${dead.length} process(es) of this machine that died sending to them`);
   }
 
@@ -271,7 +274,7 @@ export class DeliveryLoop {
       );
       await this.store.releaseLeases(tx, empty, this.token);
       return taken;
-    });
+    }, UNSEEN);
     // Known as set once committed (a transaction tried again sets them anew).
     for (const hookId of started.keys()) this.leaseSetAt.set(hookId, leasedAt);
     return started;
@@ -331,7 +334,7 @@ export class DeliveryLoop {
           .runBookkeeping(async (tx) => {
             await this.store.releaseClaims(tx, hook.id, this.token);
             await this.store.releaseLeases(tx, [hook.id], this.token);
-          })
+          }, UNSEEN)
           .catch(() => undefined);
       }
     }
@@ -411,7 +414,7 @@ export class DeliveryLoop {
         }
         await this.store.releaseLeases(tx, releases, this.token);
         return answers;
-      });
+      }, UNSEEN);
       // Renewals count once committed; a hook whose lease went back meanwhile has no entry to renew.
       for (const hookId of renewed) if (this.leaseSetAt.has(hookId)) this.leaseSetAt.set(hookId, renewedAt);
       writes.forEach((write, index) => write.resolve(held[index]));
@@ -445,7 +448,7 @@ export class DeliveryLoop {
     const removed = await this.transactions.runBookkeeping(async (tx) => {
       if (!(await this.store.takeTurn(tx, 'prune-history', now, now + PRUNE_EVERY_MS))) return 0;
       return this.store.prune(tx, now - this.webhookConfig.historyDays * 86_400_000);
-    });
+    }, UNSEEN);
     if (removed > 0) this.logger.log(`pruned ${removed} webhook deliveries older than ${this.webhookConfig.historyDays} days`);
   }
 }
