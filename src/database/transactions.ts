@@ -24,8 +24,7 @@ interface QueuedWork {
 }
 
 /**
- * The one way to run a multi-row write atomically. On MySQL a deadlock is retried, because InnoDB may pick
- * any of two concurrent writers of the same rows as its victim.
+ * The one way to run a multi-row write atomically. On MySQL a deadlock is retried (InnoDB may pick either writer).
  *
  * On SQLite there is a single connection (and one writer anyway), so transactions run one after another, and
  * the ones that queued up meanwhile share one commit (group commit): a COMMIT waits for the disk (an fsync,

@@ -8,11 +8,11 @@ import { bodyForType } from './webhook-payloads';
 import { AttemptOutcome, QueuedDelivery, QueueHead, SendingHook, WebhookStore } from './webhook.store';
 import { AttemptResult, WebhookSender } from './webhook-sender';
 
-/** A delivery's bookkeeping changes no issue or pull request a kept answer shows (Transactions.runBookkeeping). */
-const UNSEEN = { unseen: true };
-
 // One cohesive thing, kept whole though long: the loop that holds hook queues, sends them in order and writes
 // the outcomes; its leases, batches and shared writes only make sense together.
+
+/** A delivery's bookkeeping changes no issue or pull request a kept answer shows (Transactions.runBookkeeping). */
+const UNSEEN = { unseen: true };
 
 /** An outcome waiting for the shared write; `last` gives the hook's lease back with it. */
 interface OutcomeWrite {
