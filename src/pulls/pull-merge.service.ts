@@ -33,6 +33,7 @@ import type { MergePullRequestOption } from './pull-merge.option';
 import { PullMergeStore } from './pull-merge.store';
 import { PullRequestEntity, PullStatus } from './pull-request.entity';
 import { PullRequestStore, PullRow } from './pull-request.store';
+import { PullChecks } from './pull-checks';
 import { PullHeads } from './pull-heads';
 import { PullServerPushes } from './pull-server-pushes';
 import { PullsService } from './pulls.service';
@@ -99,6 +100,7 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     private readonly statusWrites: StatusesService,
     private readonly heads: PullHeads,
     private readonly serverPushes: PullServerPushes,
+    private readonly checks: PullChecks,
   ) {}
 
   onModuleInit(): void {
@@ -128,8 +130,11 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
       // A merge of this pull request cut on another instance (its lease lapsed) is finished or dropped first.
       const left = await this.store.intentOf(found.pull.id);
       if (left) await this.recoverOne(left);
-      const row = (await this.pullStore.byIndex(target.repo.id, found.issue.repoIndex)) ?? found;
+      let row = (await this.pullStore.byIndex(target.repo.id, found.issue.repoIndex)) ?? found;
       const style = option.Do as (typeof MERGE_DOS)[number];
+      // A test asked for moments ago (a push) runs now rather than answering "Please try again later".
+      if (row.pull.status === PullStatus.Checking && style !== 'manually-merged' && (await this.checks.test(row.pull.id)))
+        row = (await this.pullStore.byIndex(target.repo.id, found.issue.repoIndex)) ?? row;
       const auto = option.merge_when_checks_succeed === true && style !== 'manually-merged';
       const rulesAllow = await this.assertMergeable(target, row, style === 'manually-merged', option.force_merge ?? false, auto);
       if (style === 'manually-merged') {

@@ -595,7 +595,9 @@ export class PullsService {
     });
     await this.transactions.run(async (tx) => {
       for (const row of synchronized) await this.store.update(tx, row.pull.id, { headCommitId: moved.get(row.pull.headBranch)! });
-      await this.store.requestCheck(tx, [...new Set(heads.map((row) => row.pull.id))]);
+      // A pull request opened on the pushed commit was tested when it was opened (its push is answered first).
+      const headMoved = heads.filter((row) => row.pull.headCommitId !== moved.get(row.pull.headBranch));
+      await this.store.requestCheck(tx, [...new Set(headMoved.map((row) => row.pull.id))]);
       if (viewer.isSignedIn)
         for (const row of synchronized) await this.issues.record(tx, targets.get(row.pull.baseRepoId)!, row.issue, { action: 'synchronized' });
     });

@@ -107,6 +107,18 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
     expect((await merge(repo, index, { Do: 'merge' }).expect(405)).body.message).toBe('');
   });
 
+  it('a merge asked while a test waits (a push moments ago) runs the test then and there instead of 405', async () => {
+    const { repo } = await diverged();
+    const index = await open(repo);
+    // As a push to its base leaves it: asked for a new test that the background has not run yet.
+    await t.dataSource.query('UPDATE pull_request SET status = 1, check_version = check_version + 1 WHERE base_repo_id = ? AND repo_index = ?', [
+      repo.id,
+      index,
+    ]);
+    await merge(repo, index, { Do: 'merge' }, writer.token).expect(200);
+    expect((await t.http.get(`${pulls(repo)}/${index}`).expect(200)).body).toMatchObject({ merged: true, mergeable: true });
+  });
+
   it('squash: one commit with the poster as author, the merger as committer, title, body and trailers', async () => {
     const { repo, work, remote } = await diverged();
     const index = await open(repo, 'feature', 'Squash me');
