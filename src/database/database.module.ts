@@ -29,8 +29,13 @@ export class DatabaseModule {
           inject: [DataSource, Transactions],
           useFactory: (dataSource: DataSource, transactions: Transactions) =>
             // Bookkeeping: on SQLite every holder runs on this machine, and a power cut that undoes a lease row
-            // has ended its holder too.
-            new Leases(dataSource, (sql, parameters) => transactions.runBookkeeping((tx) => changeRows(tx, sql, parameters)), ownProcessTag()),
+            // has ended its holder too. No kept answer shows a lease, so renewals (every few seconds, for this
+            // process's liveness) leave the answers kept (src/database/recent-reads.ts).
+            new Leases(
+              dataSource,
+              (sql, parameters) => transactions.runBookkeeping((tx) => changeRows(tx, sql, parameters), { unseen: true }),
+              ownProcessTag(),
+            ),
         },
       ],
       exports: [Transactions, Leases],

@@ -38,7 +38,7 @@ describe('RecentReads', () => {
   it('answers the same question again without reading while nothing was written', async () => {
     const recent = cache();
     const first = await recent.get('k', readRow);
-    now = 700;
+    now = 400;
     expect(await recent.get('k', readRow)).toBe(first);
     expect(reads).toBe(1);
     expect(await recent.get('other', readRow)).toEqual({ value: 'a' });
@@ -104,20 +104,59 @@ describe('RecentReads', () => {
     expect(await recent.get('k', readRow)).toEqual({ value: 'c' });
   });
 
-  it('reads anew beside a kept answer asked in its last quarter, and answers with the new one once read', async () => {
+  it('reads anew beside a kept answer asked in its second half, and answers with the new one once read', async () => {
     const recent = cache(1000);
     await recent.get('k', readRow);
     await dataSource.query("UPDATE item SET value = 'c' WHERE id = 1");
-    now = 749;
+    now = 499;
     expect(await recent.get('k', readRow)).toEqual({ value: 'a' });
     expect(reads).toBe(1);
-    now = 750;
+    now = 500;
     // Still the kept answer (it is within its lifetime), with one read started beside it.
     expect(await recent.get('k', readRow)).toEqual({ value: 'a' });
     expect(await recent.get('k', readRow)).toEqual({ value: 'a' });
     expect(reads).toBe(2);
     await new Promise((resolve) => setImmediate(resolve));
-    now = 1400;
+    now = 900;
+    expect(await recent.get('k', readRow)).toEqual({ value: 'c' });
+    expect(reads).toBe(2);
+  });
+
+  it('answers with the renewal under way once the kept answer expires, rather than reading a third time', async () => {
+    const recent = cache(1000);
+    await recent.get('k', readRow);
+    let finish: (value: { value: string }) => void = () => undefined;
+    const slow = () => {
+      reads++;
+      return new Promise<{ value: string }>((resolve) => (finish = resolve));
+    };
+    now = 600;
+    expect(await recent.get('k', slow)).toEqual({ value: 'a' });
+    expect(reads).toBe(2);
+    // Past the kept answer's lifetime, within the renewal's (begun at 600): the renewal answers once read.
+    now = 1200;
+    const waiting = recent.get('k', readRow);
+    finish({ value: 'renewed' });
+    expect(await waiting).toEqual({ value: 'renewed' });
+    expect(reads).toBe(2);
+    // Past the renewal's lifetime too: read again.
+    now = 1600;
+    expect(await recent.get('k', readRow)).toEqual({ value: 'a' });
+    expect(reads).toBe(3);
+  });
+
+  it('tries a failed renewal again, and answers with the kept answer meanwhile', async () => {
+    const recent = cache(1000);
+    await recent.get('k', readRow);
+    now = 600;
+    expect(await recent.get('k', () => Promise.reject(new Error('database gone')))).toEqual({ value: 'a' });
+    await new Promise((resolve) => setImmediate(resolve));
+    now = 700;
+    await dataSource.query("UPDATE item SET value = 'c' WHERE id = 1");
+    expect(await recent.get('k', readRow)).toEqual({ value: 'a' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(reads).toBe(2);
+    now = 1100;
     expect(await recent.get('k', readRow)).toEqual({ value: 'c' });
     expect(reads).toBe(2);
   });

@@ -7,8 +7,8 @@ interface Kept<T> {
   generation: number;
   expires: number;
   value: Promise<T>;
-  /** A read to replace it has started. */
-  renewing: boolean;
+  /** The read started to replace it, while under way. */
+  renewal?: Kept<T>;
 }
 
 /**
@@ -50,20 +50,21 @@ export class RecentReads<T extends object> {
     const generation = this.transactions.writeGeneration;
     const now = this.clock();
     const entry = this.entries.get(key);
-    if (entry && entry.generation === generation && now < entry.expires) {
-      // In its last quarter, a kept answer asked again is read anew beside it, so that steady readers of a page
-      // never all wait for one read when it expires.
-      if (!entry.renewing && now >= entry.expires - this.ttlMs / 4) {
-        entry.renewing = true;
-        const next = this.read(generation, now, compute);
-        next.value.then(
-          () => {
-            if (this.entries.get(key) === entry) this.entries.set(key, next);
-          },
-          () => undefined,
-        );
+    if (entry && entry.generation === generation) {
+      if (now < entry.expires) {
+        // In its second half, a kept answer asked again is read anew beside it, so that steady readers of a page
+        // never all wait for one read when it expires: under load the read shares the thread with every answer
+        // served meanwhile, and takes that much longer than alone.
+        if (!entry.renewal && now >= entry.expires - this.ttlMs / 2) this.renew(key, entry, this.read(generation, now, compute));
+        return entry.value;
       }
-      return entry.value;
+      // Expired while its renewal is under way: that read began within the lifetime, so it answers, rather than a
+      // second read beside it.
+      const renewal = entry.renewal;
+      if (renewal && renewal.generation === generation && now < renewal.expires) {
+        this.entries.set(key, renewal);
+        return renewal.value;
+      }
     }
     const fresh = this.read(generation, now, compute);
     this.entries.set(key, fresh);
@@ -73,8 +74,23 @@ export class RecentReads<T extends object> {
     return fresh.value;
   }
 
+  private renew(key: string, entry: Kept<T>, next: Kept<T>): void {
+    entry.renewal = next;
+    next.value.then(
+      () => {
+        if (this.entries.get(key) === entry) this.entries.set(key, next);
+        entry.renewal = undefined;
+      },
+      () => {
+        // Failed: the kept answer stays for its lifetime, and the next request in it tries again.
+        if (entry.renewal === next) entry.renewal = undefined;
+        if (this.entries.get(key) === next) this.entries.delete(key);
+      },
+    );
+  }
+
   private read(generation: number, now: number, compute: () => Promise<T>): Kept<T> {
-    return { generation, expires: now + this.ttlMs, value: compute().then(deepFreeze), renewing: false };
+    return { generation, expires: now + this.ttlMs, value: compute().then(deepFreeze) };
   }
 
   get size(): number {
