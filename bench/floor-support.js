@@ -1,12 +1,13 @@
 /*
  * What the benchmarks against a raw floor share (bench/issues.bench.js, bench/pulls.bench.js): a query function
- * over the server's database for the floor's hand-written SQL, a GET that keeps the body, an autocannon run, and
+ * over the server's database for the floor's hand-written SQL, a GET that keeps the body, a load run (wrk or autocannon), and
  * the first difference between Anvil's answer and the floor's.
  */
 'use strict';
 
-const { fork } = require('node:child_process');
+const { execFile, fork, spawnSync } = require('node:child_process');
 const http = require('node:http');
+const { join } = require('node:path');
 const autocannon = require('autocannon');
 
 /** A query function over the server's database: `all(sql, params)` → rows. */
@@ -55,11 +56,43 @@ function get(base, path) {
 }
 
 /**
- * One autocannon run, from a process of its own: the floor's server lives in the benchmark's process, and its
- * garbage (collected while the next run measures Anvil) or its work must not delay the client that times the
- * answers.
+ * One load run against `base` + `path`, its figures in autocannon's shape. With wrk on the machine (BENCH_LOADER
+ * unset or `wrk`), wrk times the answers: a client in C on one thread, which at tens of kilobytes per answer takes
+ * a fraction of what autocannon takes of the two cores the server shares with it. Otherwise (or BENCH_LOADER=
+ * autocannon) autocannon, from a process of its own: the floor's server lives in the benchmark's process, and its
+ * garbage or its work must not delay the client that times the answers.
  */
 function load(base, path, seconds, connections) {
+  const url = new URL(path, base).href;
+  const loader = process.env.BENCH_LOADER || (hasWrk() ? 'wrk' : 'autocannon');
+  return loader === 'wrk' ? wrkLoad(url, seconds, connections) : autocannonLoad(url, seconds, connections);
+}
+
+function hasWrk() {
+  return spawnSync('wrk', ['--version']).error === undefined;
+}
+
+function wrkLoad(url, seconds, connections) {
+  return new Promise((resolve, reject) => {
+    const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '30s', '-s', join(__dirname, 'wrk-summary.lua'), url];
+    execFile('wrk', args, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+      if (error) return reject(new Error(`wrk: ${error.message} ${stderr}`));
+      const line = stdout.trim().split('\n').pop();
+      const figures = JSON.parse(line);
+      const bad = figures.status;
+      resolve({
+        loader: 'wrk',
+        requests: { average: figures.requests / figures.seconds, total: figures.requests },
+        latency: { p50: figures.p50, p90: figures.p90, p99: figures.p99, max: figures.max },
+        '2xx': figures.requests - bad,
+        non2xx: bad,
+        errors: figures.errors,
+      });
+    });
+  });
+}
+
+function autocannonLoad(url, seconds, connections) {
   return new Promise((resolve, reject) => {
     const child = fork(__filename, ['--load'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     let answered = false;
@@ -72,7 +105,7 @@ function load(base, path, seconds, connections) {
     child.on('exit', (code) => {
       if (!answered) reject(new Error(`the load process ended (${code}) without a result`));
     });
-    child.send({ url: new URL(path, base).href, connections, seconds });
+    child.send({ url, connections, seconds });
   });
 }
 

@@ -3,8 +3,8 @@
  * Issue lists against a running server on data seeded by bench/seed-issues.js, side by side with a floor: a raw
  * node:http server in this process with hand-written SQL on the same database (better-sqlite3 on the SQLite file,
  * a mysql2 pool on MariaDB), answering the same JSON. Before measuring, each target's answer from Anvil and from
- * the floor are compared field for field (exit 2 when they differ). Then each is loaded with autocannon, Anvil
- * and the floor one after the other, anonymous callers (public repositories):
+ * the floor are compared field for field (exit 2 when they differ). Then each is loaded (wrk, else autocannon:
+ * bench/floor-support.js), Anvil and the floor one after the other, anonymous callers (public repositories):
  *
  *   list    GET /api/v1/repos/{o}/{r}/issues?state=open&labels=LABEL   first page (30), the repository with half of
  *           the issues (SEED: 50 000 of 100 000), one label

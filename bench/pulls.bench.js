@@ -12,8 +12,8 @@
  * the one issue), their pull_request rows, label links, labels, assignee links, users, reviews, and builds the
  * `Repository` JSON of base and head from those two rows with a compact function (once per request; the
  * anonymous view: pull permission only). Before measuring, each target's answer from Anvil and from the floor are
- * compared field for field (exit 2 when they differ). Then each is loaded with autocannon, the floor and Anvil one
- * after the other, anonymous callers (a public repository):
+ * compared field for field (exit 2 when they differ). Then each is loaded (wrk, else autocannon:
+ * bench/floor-support.js), the floor and Anvil one after the other, anonymous callers (a public repository):
  *
  *   list  GET /api/v1/repos/{o}/pulls-{tag}/pulls?state=open   first page (30) of the open ones of 10 000
  *   get   GET /api/v1/repos/{o}/pulls-{tag}/pulls/{n}          the newest pull request

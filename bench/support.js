@@ -141,11 +141,12 @@ async function addToCounters(tx, table, column, deltas) {
   }
 }
 
-/** One JSON line's figures of an autocannon run: throughput, median and 99th percentile, and what went wrong. */
+/** One JSON line's figures of a load run: throughput, median and 99th percentile, what went wrong, the loader. */
 function loadFigures(key, who, result) {
   return {
     key,
     who,
+    loader: result.loader ?? 'autocannon',
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
