@@ -130,13 +130,10 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
       // A merge of this pull request cut on another instance (its lease lapsed) is finished or dropped first.
       const left = await this.store.intentOf(found.pull.id);
       if (left) await this.recoverOne(left);
-      let row = (await this.pullStore.byIndex(target.repo.id, found.issue.repoIndex)) ?? found;
+      const read = (await this.pullStore.byIndex(target.repo.id, found.issue.repoIndex)) ?? found;
       const style = option.Do as (typeof MERGE_DOS)[number];
-      // A test asked for moments ago (a push) runs now rather than answering "Please try again later".
-      if (row.pull.status === PullStatus.Checking && style !== 'manually-merged' && (await this.checks.test(row.pull.id)))
-        row = (await this.pullStore.byIndex(target.repo.id, found.issue.repoIndex)) ?? row;
       const auto = option.merge_when_checks_succeed === true && style !== 'manually-merged';
-      const rulesAllow = await this.assertMergeable(target, row, style === 'manually-merged', option.force_merge ?? false, auto);
+      const { row, allowed: rulesAllow } = await this.assertMergeable(target, read, style === 'manually-merged', option.force_merge ?? false, auto);
       if (style === 'manually-merged') {
         await this.markManuallyMerged(target, row, option.MergeCommitID ?? '');
         return 'merged';
@@ -227,14 +224,27 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     return head ? `${head.owner.name}/${head.repo.name}` : null;
   }
 
-  /** Forgejo's CheckPullMergeable, in its order and words (405 unless said otherwise). */
-  private async assertMergeable(target: RepositoryTarget, row: PullRow, manually: boolean, forceMerge: boolean, auto = false): Promise<boolean> {
+  /**
+   * Forgejo's CheckPullMergeable, in its order and words (405 unless said otherwise): whether the base rule's
+   * checks allow the merge now, with the pull request as judged.
+   */
+  private async assertMergeable(
+    target: RepositoryTarget,
+    read: PullRow,
+    manually: boolean,
+    forceMerge: boolean,
+    auto = false,
+  ): Promise<{ allowed: boolean; row: PullRow }> {
+    let row = read;
     if (row.pull.hasMerged) throw new MethodNotAllowedError('');
     if (row.issue.isClosed) throw new NotFoundError();
     // The merge whitelist of a protected base branch, or write access (the access policy decides).
     if (!(await this.protections.mayMergeInto(target, row.pull.baseBranch))) throw new MethodNotAllowedError('User not allowed to merge PR');
-    if (manually) return true;
+    if (manually) return { allowed: true, row };
     if (isWorkInProgress(row.issue.title)) throw new MethodNotAllowedError('Work in progress PRs cannot be merged');
+    // A test asked for moments ago (a push) runs now, for one who may merge, rather than "Please try again later".
+    if (row.pull.status === PullStatus.Checking && (await this.checks.test(row.pull.id)))
+      row = (await this.pullStore.byIndex(target.repo.id, row.issue.repoIndex)) ?? row;
     if (row.pull.status !== PullStatus.Mergeable && row.pull.status !== PullStatus.Empty) throw new MethodNotAllowedError('Please try again later');
     const content = this.content.open(target);
     const verdict = await this.protections.judgeMerge(target, {
@@ -247,7 +257,7 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     });
     // Scheduling a merge for when the checks pass skips the rule's checks now, as Forgejo's.
     if (!verdict.allowed && !auto) throw new MethodNotAllowedError(verdict.message);
-    return verdict.allowed;
+    return { allowed: verdict.allowed, row };
   }
 
   private async mergeWithStyle(target: RepositoryTarget, row: PullRow, style: MergeStyle, message: string, expectedHead: string): Promise<void> {

@@ -115,6 +115,10 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
       repo.id,
       index,
     ]);
+    // A reader is refused before any test runs for them.
+    expect((await merge(repo, index, { Do: 'merge' }, reader.token).expect(405)).body.message).toBe('User not allowed to merge PR');
+    const [waiting] = await t.dataSource.query('SELECT status FROM pull_request WHERE base_repo_id = ? AND repo_index = ?', [repo.id, index]);
+    expect(Number(waiting.status)).toBe(1);
     await merge(repo, index, { Do: 'merge' }, writer.token).expect(200);
     expect((await t.http.get(`${pulls(repo)}/${index}`).expect(200)).body).toMatchObject({ merged: true, mergeable: true });
   });
