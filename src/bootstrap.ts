@@ -13,7 +13,7 @@ import { AuthenticationMiddleware } from './auth/authentication.middleware';
 import { clientAddresses, TrustedProxies } from './http/client-address';
 import { frontDoor } from './http/front-door';
 import { JsonAnswersAdapter } from './http/json-answer';
-import { prefilterRoutes, routerStack } from './http/route-prefilter';
+import { appRouter, indexRoutes, prefilterRoutes, routerStack } from './http/route-prefilter';
 import { withErrorExamples } from './common/openapi';
 import { handlerOperationId, withForgejoOperationIds } from './common/operation-ids';
 import { GitHttpHandler } from './git-http/git-http.handler';
@@ -90,6 +90,8 @@ async function prepareApp(app: NestExpressApplication, config: AppConfig): Promi
   serveOpenApi(app, config);
   await app.init();
   prefilterRoutes(routerStack(app.getHttpAdapter().getInstance()));
+  const router = appRouter(app.getHttpAdapter().getInstance());
+  if (router) indexRoutes(router);
 }
 
 /**
