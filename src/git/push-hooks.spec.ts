@@ -43,10 +43,14 @@ describe('isSafeGitProtocol (Forgejo safeGitProtocolHeader)', () => {
   });
 });
 
-describe('the hook script', () => {
+describe.each([
+  ['sh and curl', undefined],
+  ['bash', '/bin/bash'],
+])('the hook script (%s)', (_variant, bash) => {
   let server: http.Server;
-  let received: { body: Buffer; token: unknown }[];
+  let received: { body: Buffer; token: unknown; version: string }[];
   let url: string;
+  let port: string;
   let dir: string;
 
   beforeAll(async () => {
@@ -56,22 +60,25 @@ describe('the hook script', () => {
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
         const body = Buffer.concat(chunks);
-        received.push({ body, token: request.headers['x-anvil-push'] });
+        received.push({ body, token: request.headers['x-anvil-push'], version: request.httpVersion });
         if (body.includes('refs/heads/refused')) response.writeHead(403).end('branch refused');
         else response.writeHead(200).end();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    port = String((server.address() as AddressInfo).port);
+    url = `http://127.0.0.1:${port}/`;
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'anvil-hook-'));
-    fs.writeFileSync(path.join(dir, 'pre-receive'), hookScript('pre-receive', process.execPath, path.join(__dirname, 'push-hook.worker.js')), { mode: 0o755 });
+    const script = hookScript('pre-receive', process.execPath, path.join(__dirname, 'push-hook.worker.js'), bash);
+    fs.writeFileSync(path.join(dir, 'pre-receive'), script, { mode: 0o755 });
+    fs.mkdirSync(path.join(dir, 'empty'));
   });
   afterAll(async () => {
     fs.rmSync(dir, { recursive: true, force: true });
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const runHook = (env: Record<string, string>, input: string) =>
+  const runHook = (env: Record<string, string>, input: string | Buffer) =>
     new Promise<{ code: number; stderr: string }>((resolve) => {
       const child = execFile(path.join(dir, 'pre-receive'), { env: { PATH: process.env.PATH ?? '', ...env } }, (error, _stdout, stderr) =>
         resolve({ code: error ? Number(error.code) : 0, stderr }),
@@ -80,17 +87,56 @@ describe('the hook script', () => {
       child.stdin!.on('error', () => undefined);
       child.stdin!.end(input);
     });
+  const token = 'f'.repeat(64);
 
   it('posts the quarantine variables and ref lines with the push token, and prints a refusal as Anvil: <message>', async () => {
-    const quarantine = '/data/objects/tmp_objdir-incoming-abc';
-    const accepted = await runHook({ ANVIL_HOOK_URL: url, ANVIL_PUSH_TOKEN: 'f'.repeat(64), GIT_QUARANTINE_PATH: quarantine }, 'a b refs/heads/main\n');
+    received.length = 0;
+    const quarantine = '/data/objects/tmp_objdir-incoming-ü';
+    const accepted = await runHook(
+      { ANVIL_HOOK_URL: url, ANVIL_HOOK_PORT: port, ANVIL_PUSH_TOKEN: token, GIT_QUARANTINE_PATH: quarantine },
+      'a b refs/heads/ü\n',
+    );
     expect(accepted).toEqual({ code: 0, stderr: '' });
-    expect(received[0].token).toBe('f'.repeat(64));
-    expect(parseHookBody(received[0].body)).toEqual({ objects: { GIT_QUARANTINE_PATH: quarantine }, refLines: 'a b refs/heads/main\n' });
-    expect(await runHook({ ANVIL_HOOK_URL: url, ANVIL_PUSH_TOKEN: 'f'.repeat(64) }, 'a b refs/heads/refused\n')).toEqual({
+    expect(received[0].token).toBe(token);
+    // bash speaks HTTP/1.0 itself; curl speaks 1.1.
+    expect(received[0].version).toBe(bash ? '1.0' : '1.1');
+    expect(parseRefUpdates(parseHookBody(received[0].body)!.refLines)).toEqual([{ oldId: 'a', newId: 'b', ref: 'refs/heads/ü' }]);
+    expect(parseHookBody(received[0].body)!.objects).toEqual({ GIT_QUARANTINE_PATH: quarantine });
+    expect(await runHook({ ANVIL_HOOK_URL: url, ANVIL_HOOK_PORT: port, ANVIL_PUSH_TOKEN: token }, 'a b refs/heads/refused\n')).toEqual({
       code: 1,
       stderr: 'Anvil: branch refused\n',
     });
     expect(await runHook({}, '')).toEqual({ code: 1, stderr: 'Anvil: this hook runs only for pushes served by Anvil\n' });
+  });
+
+  it('sends a list of refs longer than one read whole', async () => {
+    received.length = 0;
+    const lines = Array.from({ length: 3000 }, (_, n) => `${'0'.repeat(40)} ${'a'.repeat(40)} refs/tags/v${n}\n`).join('');
+    expect(await runHook({ ANVIL_HOOK_URL: url, ANVIL_HOOK_PORT: port, ANVIL_PUSH_TOKEN: token }, lines)).toEqual({ code: 0, stderr: '' });
+    expect(parseRefUpdates(parseHookBody(received[0].body)!.refLines)).toHaveLength(3000);
+  });
+
+  it('says so when the server does not answer', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const probe = http.createServer().listen(0, '127.0.0.1', () => {
+        const free = (probe.address() as AddressInfo).port;
+        probe.close(() => resolve(free));
+      });
+    });
+    const env = { ANVIL_HOOK_URL: `http://127.0.0.1:${closed}/`, ANVIL_HOOK_PORT: String(closed), ANVIL_PUSH_TOKEN: token };
+    expect(await runHook(env, 'a b refs/heads/main\n')).toEqual({ code: 1, stderr: 'Anvil: internal error: the server did not answer the hook\n' });
+  });
+
+  it('falls back to curl, then to the node program, when it cannot reach the server itself', async () => {
+    received.length = 0;
+    // Without ANVIL_HOOK_PORT bash takes the path of a bash built without network redirections.
+    const env = { ANVIL_HOOK_URL: url, ANVIL_PUSH_TOKEN: token, GIT_OBJECT_DIRECTORY: '/q/objects' };
+    expect(await runHook(env, 'a b refs/heads/main\n')).toEqual({ code: 0, stderr: '' });
+    expect(await runHook({ ...env, PATH: path.join(dir, 'empty') }, 'a b refs/heads/refused\n')).toEqual({ code: 1, stderr: 'Anvil: branch refused\n' });
+    expect(received.map((request) => request.version)).toEqual(['1.1', '1.1']);
+    expect(received.map((request) => parseHookBody(request.body)!.objects)).toEqual([
+      { GIT_OBJECT_DIRECTORY: '/q/objects' },
+      { GIT_OBJECT_DIRECTORY: '/q/objects' },
+    ]);
   });
 });
