@@ -154,6 +154,62 @@ describe('GitTreeBudget: how many paths a tree expands to, over its distinct tre
     expect(await budget.count(dir, `${tip}~2999`)).toBe(4);
   });
 
+  it('judges a push of loose objects on top of its refs without starting git, as git judges it', async () => {
+    const base = await bomb(1, 2);
+    await git.run(['update-ref', 'refs/heads/loose', base.commit], { gitDir: dir });
+    const big = await bomb(3, 3);
+    const onTop = (await git.run(['commit-tree', '-p', base.commit, '-m', 'on top', big.tree], { gitDir: dir, env })).trim();
+    const onto = [{ ref: 'refs/heads/loose', oldId: base.commit }];
+    // Everything the commits above wrote is loose in the repository's own object directory: a quarantine's shape.
+    const loose = { GIT_OBJECT_DIRECTORY: path.join(dir, 'objects') };
+    const budget = new GitTreeBudget(git, config.git);
+    const started = jest.spyOn(git, 'startSession');
+    try {
+      expect(await budget.firstOverPushed(dir, [onTop], 38, loose, onto)).toBe(big.tree);
+      expect(await budget.firstOverPushed(dir, [onTop], 39, loose, onto)).toBeNull();
+      // The ref's value read from packed-refs as well.
+      await git.run(['pack-refs', '--all'], { gitDir: dir });
+      expect(await budget.firstOverPushed(dir, [onTop], 38, loose, onto)).toBe(big.tree);
+      expect(started).not.toHaveBeenCalled();
+      // Git agrees.
+      expect(await new GitTreeBudget(git, config.git).firstOverPushed(dir, [onTop], 38, {}, onto)).toBe(big.tree);
+      expect(await new GitTreeBudget(git, config.git).firstOverPushed(dir, [onTop], 39, {}, onto)).toBeNull();
+    } finally {
+      started.mockRestore();
+    }
+  });
+
+  it('leaves a push to git when a tree it needs is neither among its loose objects nor counted', async () => {
+    const base = await bomb(1, 2);
+    await git.run(['update-ref', 'refs/heads/partial', base.commit], { gitDir: dir });
+    // A quarantine holding only the new commit and its root tree; the root names a subtree the repository has.
+    const inner = await bomb(2, 3);
+    const blob = (await git.run(['hash-object', '-w', '--stdin'], { gitDir: dir, input: 'p\n' })).trim();
+    const root = (await git.run(['mktree'], { gitDir: dir, input: `100644 blob ${blob}\tfile\n040000 tree ${inner.tree}\tdir\n` })).trim();
+    const commit = (await git.run(['commit-tree', '-p', base.commit, '-m', 'partial', root], { gitDir: dir, env })).trim();
+    const quarantine = fs.mkdtempSync(path.join(dir, 'objects', 'tmp_objdir-incoming-'));
+    for (const id of [root, commit]) {
+      fs.mkdirSync(path.join(quarantine, id.slice(0, 2)), { recursive: true });
+      fs.copyFileSync(path.join(dir, 'objects', id.slice(0, 2), id.slice(2)), path.join(quarantine, id.slice(0, 2), id.slice(2)));
+    }
+    const objects = { GIT_OBJECT_DIRECTORY: quarantine, GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(dir, 'objects') };
+    const moved = [{ ref: 'refs/heads/partial', oldId: base.commit }];
+    const budget = new GitTreeBudget(git, config.git);
+    const started = jest.spyOn(git, 'startSession');
+    try {
+      // 2 entries, 3 directories and 9 files under `dir`: 14.
+      expect(await budget.firstOverPushed(dir, [commit], 13, objects, moved)).toBe(root);
+      expect(started).toHaveBeenCalledTimes(1);
+      // The subtree's count is kept now: the same push is judged from its loose objects alone.
+      expect(await budget.firstOverPushed(dir, [commit], 14, objects, moved)).toBeNull();
+      expect(await budget.firstOverPushed(dir, [commit], 13, objects, moved)).toBe(root);
+      expect(started).toHaveBeenCalledTimes(1);
+    } finally {
+      started.mockRestore();
+      fs.rmSync(quarantine, { recursive: true, force: true });
+    }
+  });
+
   it('fails, and stops git, when the walk of a push cannot be made', async () => {
     const budget = new GitTreeBudget(git, config.git);
     await expect(budget.firstOverPushed(dir, ['not-a-revision'], 10)).rejects.toThrow(/rev-list/);

@@ -3,8 +3,12 @@ import { GitConfig } from '../config/slices';
 import { BATCH_READER_ARGS, BatchObject, BatchReader } from './git-batch-reader';
 import { GitBudgetError, GitCommand, GitStream } from './git-command';
 import { commitParents, treeShape } from './git-tree-format';
+import { LooseObjects, commitTree, refValue } from './loose-objects';
 import { isZeroId } from './push-hooks';
 import { NO_SUBTREES, ON_STACK, TreeGraph, UNKNOWN } from './tree-graph';
+
+// One cohesive thing, kept whole though long: one budget's counting, from git or from a push's loose objects,
+// over the same graph and the same kept counts.
 
 /** Tree counts kept between requests (a few dozen bytes each). */
 export const TREE_COUNTS_KEPT = 100_000;
@@ -89,6 +93,8 @@ export class GitTreeBudget {
     moved: { ref: string; oldId: string }[] = [],
   ): Promise<string | null> {
     if (newIds.length === 0) return null;
+    const quick = await this.firstOverUnpacked(dir, newIds, limit, env, moved);
+    if (quick !== undefined) return quick;
     const reader = await this.reader(dir, env);
     let walk: GitStream | undefined;
     let read = false;
@@ -107,6 +113,52 @@ export class GitTreeBudget {
       if (!read) walk?.kill();
       reader.kill();
     }
+  }
+
+  /**
+   * firstOverPushed without starting git, for the push most pushes are: a few commits on top of the refs they
+   * move, which git unpacked as loose files into the push's quarantine (`GIT_OBJECT_DIRECTORY`), over trees that
+   * are either new there too or have kept counts. undefined when anything it needs is elsewhere (a pack, an
+   * object the push did not bring, a count not kept, a ref git must resolve): git answers then.
+   */
+  private async firstOverUnpacked(
+    dir: string,
+    newIds: string[],
+    limit: number,
+    env: ObjectEnvironment,
+    moved: { ref: string; oldId: string }[],
+  ): Promise<string | null | undefined> {
+    const claimed = moved.filter((update) => !isZeroId(update.oldId));
+    if (!env.GIT_OBJECT_DIRECTORY || claimed.length === 0 || claimed.length > UNPACKED_REFS || newIds.length > UNPACKED_REFS) return undefined;
+    const values = await Promise.all(claimed.map((update) => refValue(dir, update.ref)));
+    const tips = new Set(claimed.filter((update, index) => values[index] === update.oldId).map((update) => update.oldId));
+    const objects = new LooseObjects(env.GIT_OBJECT_DIRECTORY);
+    const roots: string[] = [];
+    for (const id of newIds) {
+      const commit = await objects.read(id);
+      const tree = commit?.type === 'commit' ? commitTree(commit.content!) : null;
+      if (tree === null || !commitParents(commit!.content!).every((parent) => tips.has(parent))) return undefined;
+      roots.push(tree);
+    }
+    const graph = new TreeGraph();
+    const waiting: number[] = [];
+    const want = (key: string): number => {
+      const known = graph.numberOf(key);
+      if (known !== undefined) return known;
+      const tree = graph.add(key);
+      const kept = this.counts.get(key);
+      if (kept === undefined) waiting.push(tree);
+      else graph.counts[tree] = this.touch(key, kept);
+      return tree;
+    };
+    const numbers = roots.map((root) => want(Buffer.from(root, 'hex').toString('latin1')));
+    for (let tree = waiting.pop(); tree !== undefined; tree = waiting.pop()) {
+      const object = await objects.read(Buffer.from(graph.keys[tree], 'latin1').toString('hex'));
+      if (object?.type !== 'tree') return undefined;
+      this.learn(graph, [tree], [object], limit, want);
+    }
+    for (const [index, root] of numbers.entries()) if (this.countOf(graph, root, limit) > limit) return roots[index];
+    return null;
   }
 
   /**
@@ -327,6 +379,9 @@ function* batches<T>(items: T[]): Generator<T[]> {
 async function* concat<T>(...sources: (Iterable<T> | AsyncIterable<T>)[]): AsyncGenerator<T> {
   for (const source of sources) yield* source;
 }
+
+/** Most refs and commits a push may move and bring for firstOverUnpacked to judge it. */
+const UNPACKED_REFS = 32;
 
 /** The most bytes of a pushed commit read to learn its parents; a larger one is walked by rev-list. */
 const MAX_COMMIT_READ = 1024 * 1024;

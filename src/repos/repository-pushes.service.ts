@@ -224,26 +224,30 @@ export class RepositoryPushes {
         }
       }
       // The commits of the push are listed for its events while the size is measured: a push to a repository
-      // with hooks then waits for the longer of the two, not for both. The commit graph follows in the background.
+      // with hooks then waits for the longer of the two, not for both. The commit graph follows in the background,
+      // once the change is recorded: written alongside, it competed with the measurement for the processor.
       const listing = updates.length > 0 && (await this.events.listensTo(repo)) ? this.refChanges(dir, updates) : Promise.resolve([]);
       listing.catch(() => undefined);
-      this.commitGraphs.refreshSoon(dir);
       // Numbered before the walk: should the lease lapse (a stalled instance), a measurement begun earlier
       // that commits later does not replace this one.
       const ticket = await this.transactions.run((tx) => this.repositories.beginSizeMeasurement(tx, repo.id));
       const gitSize = await this.git.size(dir);
       changes.updatedUnix = this.clock.nowUnix();
       const refChanges = await listing;
-      return this.writeRefChanges(
-        repo,
-        changes,
-        senderId,
-        refChanges,
-        reservation,
-        ticket === undefined ? undefined : { bytes: gitSize, ticket },
-        alongWith,
-        moves,
-      );
+      try {
+        return await this.writeRefChanges(
+          repo,
+          changes,
+          senderId,
+          refChanges,
+          reservation,
+          ticket === undefined ? undefined : { bytes: gitSize, ticket },
+          alongWith,
+          moves,
+        );
+      } finally {
+        this.commitGraphs.refreshSoon(dir);
+      }
     });
     if (recorded) this.events.committed();
     if (moves.length > 0) this.events.pushCommitted();
