@@ -142,15 +142,7 @@ export class GitTreeBudget {
     }
     const graph = new TreeGraph();
     const waiting: number[] = [];
-    const want = (key: string): number => {
-      const known = graph.numberOf(key);
-      if (known !== undefined) return known;
-      const tree = graph.add(key);
-      const kept = this.counts.get(key);
-      if (kept === undefined) waiting.push(tree);
-      else graph.counts[tree] = this.touch(key, kept);
-      return tree;
-    };
+    const want = this.wanting(graph, waiting);
     const numbers = roots.map((root) => want(Buffer.from(root, 'hex').toString('latin1')));
     for (let tree = waiting.pop(); tree !== undefined; tree = waiting.pop()) {
       const object = await objects.read(Buffer.from(graph.keys[tree], 'latin1').toString('hex'));
@@ -249,15 +241,7 @@ export class GitTreeBudget {
   private async readTrees(reader: BatchReader, graph: TreeGraph, source: AsyncIterable<string[]>, limit: number): Promise<number[]> {
     const roots = new Set<number>();
     const waiting: number[] = [];
-    const want = (key: string): number => {
-      const known = graph.numberOf(key);
-      if (known !== undefined) return known;
-      const tree = graph.add(key);
-      const kept = this.counts.get(key);
-      if (kept === undefined) waiting.push(tree);
-      else graph.counts[tree] = this.touch(key, kept);
-      return tree;
-    };
+    const want = this.wanting(graph, waiting);
     let fed = false;
     let reading = 0;
     const sleepers: (() => void)[] = [];
@@ -295,6 +279,22 @@ export class GitTreeBudget {
     };
     await Promise.all([feed(), read(), read()]);
     return [...roots];
+  }
+
+  /**
+   * `want(key)`: the tree's number in `graph`, added when new, with its kept count when there is one, else put on
+   * `waiting` to be read.
+   */
+  private wanting(graph: TreeGraph, waiting: number[]): (key: string) => number {
+    return (key) => {
+      const known = graph.numberOf(key);
+      if (known !== undefined) return known;
+      const tree = graph.add(key);
+      const kept = this.counts.get(key);
+      if (kept === undefined) waiting.push(tree);
+      else graph.counts[tree] = this.touch(key, kept);
+      return tree;
+    };
   }
 
   /** Puts a batch of trees read from git into `graph`, and asks for the subtrees they name (`want`). */
