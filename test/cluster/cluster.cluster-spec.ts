@@ -33,7 +33,7 @@ describe('two instances on a Galera cluster behind nginx', () => {
   const api = (base: string, route: string) => `${base}/api/v1${route}`;
   const basic = (name: string) => ({ Authorization: `Basic ${Buffer.from(`${name}:correct-horse-battery`).toString('base64')}` });
 
-  async function call(base: string, method: string, route: string, token?: string, body?: unknown): Promise<{ status: number; body: any }> {
+  async function call(base: string, method: string, route: string, token?: string, body?: unknown): Promise<{ status: number; body: any; upstream?: string }> {
     const response = await fetch(api(base, route), {
       method,
       headers: token ? (body === undefined ? auth(token) : json(token)) : body === undefined ? {} : { 'Content-Type': 'application/json' },
@@ -46,7 +46,7 @@ describe('two instances on a Galera cluster behind nginx', () => {
     } catch {
       // not JSON
     }
-    return { status: response.status, body: parsed };
+    return { status: response.status, body: parsed, upstream: response.headers.get('x-upstream') ?? undefined };
   }
 
   async function makeUser(base: string, name: string): Promise<string> {
@@ -448,31 +448,42 @@ describe('two instances on a Galera cluster behind nginx', () => {
     const failures: string[] = [];
     let answered = 0;
     let stop = false;
+    let phase = 'both up';
+    const answeredBy = new Set<string>();
     const load = Promise.all(
       Array.from({ length: 4 }, async (_, worker) => {
         for (let index = 0; !stop; index++) {
-          const response =
-            index % 2 === 0
-              ? await call(gateway.url, 'GET', '/repos/roller/steady', token).catch((error: Error) => ({ status: 0, body: error.message }))
-              : await call(gateway.url, worker % 2 ? 'PUT' : 'DELETE', '/user/starred/roller/steady', token).catch((error: Error) => ({
-                  status: 0,
-                  body: error.message,
-                }));
+          const [method, route] = index % 2 === 0 ? ['GET', '/repos/roller/steady'] : [worker % 2 ? 'PUT' : 'DELETE', '/user/starred/roller/steady'];
+          const response = await call(gateway.url, method, route, token).catch((error: Error) => ({ status: 0, body: error.message, upstream: undefined }));
           answered += 1;
-          if (response.status >= 300 && response.status !== 404) failures.push(`${response.status} ${JSON.stringify(response.body)}`);
+          // The last address is the instance that answered (the ones before it refused or failed first).
+          const answerer = response.upstream?.split(', ').pop();
+          if (response.status < 300 && answerer) answeredBy.add(answerer);
+          if (response.status >= 300 && response.status !== 404) {
+            failures.push(`${new Date().toISOString()} ${phase}: ${method} ${response.status} via ${response.upstream} ${JSON.stringify(response.body)}`);
+          }
         }
       }),
     );
     await waitFor('load', 60_000, async () => answered >= 40);
     for (const instance of [a, b]) {
+      phase = `${instance.name} stopping`;
       await instance.stop();
+      phase = `${instance.name} starting`;
       instance.start();
       await instance.ready();
+      phase = `${instance.name} ready`;
+      // As an operator's rolling restart does, the next instance stops only once the gateway has taken this one
+      // back: a request through it was answered by the restarted instance.
+      answeredBy.clear();
+      await waitFor(`the gateway sending requests to ${instance.name} again`, 60_000, async () => answeredBy.has(`127.0.0.1:${instance.port}`));
       const seen = answered;
       await waitFor('load after the restart', 60_000, async () => answered >= seen + 40);
     }
     stop = true;
     await load;
+    // What the gateway saw is printed with a failure: which upstream refused or failed, and when.
+    if (failures.length > 0) console.log(`gateway's log:\n${gateway.errorLog()}\nA:\n${a.log()}\nB:\n${b.log()}`);
     expect(failures).toEqual([]);
   });
 

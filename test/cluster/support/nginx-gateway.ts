@@ -32,7 +32,7 @@ export class NginxGateway {
       `daemon off;
 worker_processes 1;
 pid ${this.root}/nginx.pid;
-error_log ${this.root}/error.log warn;
+error_log ${this.root}/error.log info;
 events { worker_connections 2048; }
 http {
   access_log off;
@@ -55,6 +55,8 @@ ${this.upstreams.map((port) => `    server 127.0.0.1:${port} max_fails=1 fail_ti
       proxy_buffering off;
       proxy_next_upstream error timeout http_502 http_503;
       proxy_next_upstream_tries 3;
+      # Which instances a request went to (several when it was passed on), for the tests and a failure's message.
+      add_header X-Upstream $upstream_addr always;
     }
   }
 }
@@ -62,6 +64,15 @@ ${this.upstreams.map((port) => `    server 127.0.0.1:${port} max_fails=1 fail_ti
     );
     this.child = spawn('/usr/sbin/nginx', ['-c', conf, '-p', this.root], { stdio: 'ignore' });
     await waitFor('nginx', 30_000, async () => (await fetch(`${this.url}/api/healthz`)).status > 0);
+  }
+
+  /** nginx's error log (upstreams it could not reach, retries), for a failure's message. */
+  errorLog(): string {
+    try {
+      return fs.readFileSync(path.join(this.root, 'error.log'), 'utf8').slice(-20_000);
+    } catch {
+      return '';
+    }
   }
 
   async stop(): Promise<void> {
