@@ -44,6 +44,7 @@ import { IssueListIndex1796198540390 } from './1796198540390-issue-list-index';
 import { IssueAllStatesIndexes1796213700000 } from './1796213700000-issue-all-states-indexes';
 import { TeamReviewRequests1796268047812 } from './1796268047812-team-review-requests';
 import { IssueLabelListColumns1796301000000 } from './1796301000000-issue-label-list-columns';
+import { UserSearchGramBinary1796400000000 } from './1796400000000-user-search-gram-binary';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -93,4 +94,5 @@ export const MIGRATIONS = [
   IssueAllStatesIndexes1796213700000,
   TeamReviewRequests1796268047812,
   IssueLabelListColumns1796301000000,
+  UserSearchGramBinary1796400000000,
 ];
