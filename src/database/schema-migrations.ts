@@ -42,6 +42,7 @@ export class DatabaseSettingError extends Error {
  * with nothing pending takes no lease at all. Also creates the lease table, which other cross-process work uses.
  */
 export async function runSchemaMigrations(dataSource: DataSource): Promise<void> {
+  await adoptBinaryCollation(dataSource);
   const leases = new Leases(dataSource);
   await leases.prepare();
   if (!(await hasPendingMigrations(dataSource))) return;
@@ -59,6 +60,27 @@ export async function runSchemaMigrations(dataSource: DataSource): Promise<void>
       await runner.release();
     }
   });
+}
+
+/**
+ * On MySQL/MariaDB, a database without tables yet is given `utf8mb4` with `utf8mb4_bin` before the first table
+ * is made, so that every table inherits it and text compares as on SQLite: byte for byte. Under a server's
+ * default (`utf8mb4_general_ci` and the like) `Main` and `main`, or `résumé` and `resume`, compare equal, in
+ * lookups and in unique indexes (a user's search grams `jur` and `jür` met as duplicates so). A database that
+ * has tables keeps its collation (converting one is the operator's step: README, MariaDB or MySQL). Several first
+ * starts at once all issue the same statement, which is idempotent.
+ */
+async function adoptBinaryCollation(dataSource: DataSource): Promise<void> {
+  if (dataSource.options.type !== 'mysql') return;
+  const [schema] = (await dataSource.query(
+    'SELECT DEFAULT_CHARACTER_SET_NAME AS charset, DEFAULT_COLLATION_NAME AS collation, ' +
+      '(SELECT COUNT(*) FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = s.SCHEMA_NAME) AS tables ' +
+      'FROM information_schema.SCHEMATA s WHERE s.SCHEMA_NAME = DATABASE()',
+  )) as { charset: string; collation: string; tables: number | string }[];
+  if (!schema || Number(schema.tables) > 0 || (schema.charset === 'utf8mb4' && schema.collation === 'utf8mb4_bin')) return;
+  const [{ name }] = (await dataSource.query('SELECT DATABASE() AS name')) as { name: string }[];
+  // A user without ALTER on the database starts as before, on the collation it was given.
+  await dataSource.query(`ALTER DATABASE ${dataSource.driver.escape(name)} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`).catch(() => undefined);
 }
 
 async function hasPendingMigrations(dataSource: DataSource): Promise<boolean> {

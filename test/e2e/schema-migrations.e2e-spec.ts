@@ -111,4 +111,29 @@ describe('schema migrations across processes', () => {
       await database.drop();
     }
   });
+
+  it('a first start on a database of the server default collation compares text byte for byte, as SQLite does', async () => {
+    // An operator's plain CREATE DATABASE takes the server's default (utf8mb4_general_ci on MariaDB).
+    const database = usesMysql() ? await createMysqlDatabase({ collation: 'utf8mb4_general_ci' }) : await freshDatabase();
+    const opened = await open(database.url);
+    try {
+      if (usesMysql()) {
+        const [schema] = await opened.query('SELECT DEFAULT_COLLATION_NAME AS collation FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = DATABASE()');
+        expect(schema.collation).toBe('utf8mb4_bin');
+        const columns: { collation: string }[] = await opened.query(
+          'SELECT DISTINCT COLLATION_NAME AS collation FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND COLLATION_NAME IS NOT NULL',
+        );
+        expect(columns.map((column) => column.collation)).toEqual(['utf8mb4_bin']);
+      }
+      // Keys that differ only in case or accent are distinct keys of a unique index (the lease table's names).
+      for (const name of ['Résumé-check', 'resume-check', 'RESUME-check']) {
+        await opened.query('INSERT INTO lease (name, holder, expires_at) VALUES (?, ?, ?)', [name, 'test', 0]);
+      }
+      const rows: { name: string }[] = await opened.query("SELECT name FROM lease WHERE name LIKE '%-check' ORDER BY name");
+      expect(rows.map((row) => row.name).sort()).toEqual(['RESUME-check', 'Résumé-check', 'resume-check'].sort());
+    } finally {
+      await opened.destroy();
+      await database.drop();
+    }
+  });
 });

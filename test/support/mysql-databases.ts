@@ -189,17 +189,19 @@ async function reset(target: Server, name: string, tpl: Template): Promise<boole
  * never used, without even the migrations (a restore, say, must load into the schema it creates itself); it is
  * dropped afterwards.
  */
-export async function createMysqlDatabase(options: { fresh?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createMysqlDatabase(options: { fresh?: boolean; collation?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const target = server();
   const key = schemaKey();
   const admin = await connect(target);
+  // A database of another collation (an operator's plain CREATE DATABASE) is always a new one.
+  const fresh = options.fresh || options.collation !== undefined;
   let name: string | null;
   try {
     await preparePool(admin, key);
-    name = options.fresh ? null : await take(admin, key);
+    name = fresh ? null : await take(admin, key);
     if (!name) {
       name = `anvil_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-      await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+      await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE ${options.collation ?? 'utf8mb4_bin'}`);
     }
   } finally {
     await admin.end();
@@ -208,7 +210,7 @@ export async function createMysqlDatabase(options: { fresh?: boolean } = {}): Pr
   return {
     url: urlOf(target, database),
     drop: async () => {
-      const tpl = options.fresh ? null : await templateOf(target, key).catch(() => null);
+      const tpl = fresh ? null : await templateOf(target, key).catch(() => null);
       const reusable = tpl !== null && (await reset(target, database, tpl).catch(() => false));
       const connection = await connect(target);
       try {
