@@ -259,6 +259,20 @@ export class IntegrityStore {
     return drifts;
   }
 
+  /**
+   * On MySQL/MariaDB, the tables with a text column that does not compare bytes (`utf8mb4_bin`), with that
+   * collation: made in a database created under another one before Anvil set it on first start
+   * (schema-migrations.ts). None on SQLite.
+   */
+  async tablesNotComparingBytes(): Promise<{ table: string; collation: string }[]> {
+    if (this.dataSource.options.type !== 'mysql') return [];
+    const rows: { table_name: string; collation: string }[] = await this.dataSource.query(
+      'SELECT TABLE_NAME AS table_name, MIN(COLLATION_NAME) AS collation FROM information_schema.COLUMNS ' +
+        "WHERE TABLE_SCHEMA = DATABASE() AND COLLATION_NAME IS NOT NULL AND COLLATION_NAME <> 'utf8mb4_bin' GROUP BY TABLE_NAME ORDER BY TABLE_NAME",
+    );
+    return rows.map((row) => ({ table: row.table_name, collation: row.collation }));
+  }
+
   /** Sets every drifted counter to the count of its rows, one statement each (atomic against concurrent writes). */
   async repairCounters(drifts: CounterDrift[]): Promise<void> {
     for (const drift of drifts) {

@@ -21,7 +21,8 @@ export interface Finding {
     | 'counter-drift'
     | 'rename-completed'
     | 'rename-rolled-back'
-    | 'journal-entry-cleared';
+    | 'journal-entry-cleared'
+    | 'table-collation';
   subject: string;
   /** What was done, or (report only) what `--fix` would do. */
   action: string;
@@ -61,6 +62,12 @@ export class Run {
       this.findings.push({ kind, subject, action: `not repaired: ${(error as Error).message}` });
       this.logger.error(`${kind}: ${subject}: not repaired: ${(error as Error).message}`);
     }
+  }
+
+  /** A finding that is the operator's to act on, with or without `--fix`: `action` says what to do. */
+  leftToOperator(kind: Finding['kind'], subject: string, action: string): void {
+    this.findings.push({ kind, subject, action: `not repaired: ${action}` });
+    if (this.fix) this.logger.warn(`${kind}: ${subject}: not repaired: ${action}`);
   }
 
   quarantined(file: string): string {

@@ -67,6 +67,7 @@ export class Reconciliation {
     await this.blobChecks.packages(run);
     await this.blobChecks.lfs(run);
     await this.counters(run);
+    await this.collations(run);
     return { findings: run.findings, repaired: options.fix, swept };
   }
 
@@ -289,6 +290,20 @@ export class Reconciliation {
       if (!file.endsWith('.partial')) continue;
       await run.found('stale-temporary-file', path.relative(this.dataDir, file), 'removed (a journal entry never completed)', () =>
         fs.rm(file, { force: true }),
+      );
+    }
+  }
+
+  /**
+   * Tables whose text does not compare byte for byte (MySQL/MariaDB): reported, never converted here, since the
+   * conversion rebuilds the table and holds its writes meanwhile (on Galera, the whole cluster's).
+   */
+  private async collations(run: Run): Promise<void> {
+    for (const { table, collation } of await this.store.tablesNotComparingBytes()) {
+      run.leftToOperator(
+        'table-collation',
+        `${table} (${collation})`,
+        `while Anvil is stopped: ALTER TABLE \`${table}\` CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
       );
     }
   }

@@ -5,7 +5,7 @@ import { leftByDeadProcess, ownProcessTag } from '../../src/common/process-ident
 import { RepositoryJournal } from '../../src/git/repository-journal';
 import { Reconciliation } from '../../src/integrity/reconciliation.service';
 import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, usesMysql } from '../support/test-app';
 
 /**
  * The start-up reconciliation (and `anvil doctor`) against leftovers planted as a crash leaves them: it reports
@@ -283,5 +283,29 @@ describe('reconciliation of the database with DATA_DIR', () => {
     expect(await drifted()).toBe(0);
     expect(sizes).toBe(total);
     expect(starts.length).toBe(Math.ceil(total / 2));
+  });
+
+  it('reports a table whose text does not compare byte for byte, and leaves its conversion to the operator', async () => {
+    // A table made under the server's default collation, as in a database created before Anvil set utf8mb4_bin.
+    if (usesMysql()) await t.dataSource.query('ALTER TABLE topic CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci');
+    try {
+      for (const fix of [false, true]) {
+        const found = (await reconciliation().run({ fix })).findings.filter((finding) => finding.kind === 'table-collation');
+        expect(found).toEqual(
+          usesMysql()
+            ? [
+                {
+                  kind: 'table-collation',
+                  subject: 'topic (utf8mb4_general_ci)',
+                  action: 'not repaired: while Anvil is stopped: ALTER TABLE `topic` CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin',
+                },
+              ]
+            : [],
+        );
+      }
+    } finally {
+      if (usesMysql()) await t.dataSource.query('ALTER TABLE topic CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin');
+    }
+    expect((await reconciliation().run({ fix: false })).findings.filter((finding) => finding.kind === 'table-collation')).toEqual([]);
   });
 });
