@@ -72,9 +72,10 @@ export async function runSchemaMigrations(dataSource: DataSource): Promise<void>
  */
 async function adoptBinaryCollation(dataSource: DataSource): Promise<void> {
   if (dataSource.options.type !== 'mysql') return;
+  // The tables counted by the constant DATABASE(), so the server lists this database alone, not every one it holds.
   const [schema] = (await dataSource.query(
     'SELECT DEFAULT_CHARACTER_SET_NAME AS charset, DEFAULT_COLLATION_NAME AS collation, ' +
-      '(SELECT COUNT(*) FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = s.SCHEMA_NAME) AS tables ' +
+      '(SELECT COUNT(*) FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = DATABASE()) AS tables ' +
       'FROM information_schema.SCHEMATA s WHERE s.SCHEMA_NAME = DATABASE()',
   )) as { charset: string; collation: string; tables: number | string }[];
   if (!schema || Number(schema.tables) > 0 || (schema.charset === 'utf8mb4' && schema.collation === 'utf8mb4_bin')) return;
