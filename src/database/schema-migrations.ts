@@ -74,14 +74,13 @@ async function adoptBinaryCollation(dataSource: DataSource): Promise<void> {
   if (dataSource.options.type !== 'mysql') return;
   // The tables counted by the constant DATABASE(), so the server lists this database alone, not every one it holds.
   const [schema] = (await dataSource.query(
-    'SELECT DEFAULT_CHARACTER_SET_NAME AS charset, DEFAULT_COLLATION_NAME AS collation, ' +
+    'SELECT SCHEMA_NAME AS name, DEFAULT_CHARACTER_SET_NAME AS charset, DEFAULT_COLLATION_NAME AS collation, ' +
       '(SELECT COUNT(*) FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = DATABASE()) AS tables ' +
       'FROM information_schema.SCHEMATA s WHERE s.SCHEMA_NAME = DATABASE()',
-  )) as { charset: string; collation: string; tables: number | string }[];
+  )) as { name: string; charset: string; collation: string; tables: number | string }[];
   if (!schema || Number(schema.tables) > 0 || (schema.charset === 'utf8mb4' && schema.collation === 'utf8mb4_bin')) return;
-  const [{ name }] = (await dataSource.query('SELECT DATABASE() AS name')) as { name: string }[];
   // A user without ALTER on the database starts as before, on the collation it was given.
-  await dataSource.query(`ALTER DATABASE ${dataSource.driver.escape(name)} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`).catch(() => undefined);
+  await dataSource.query(`ALTER DATABASE ${dataSource.driver.escape(schema.name)} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`).catch(() => undefined);
 }
 
 async function hasPendingMigrations(dataSource: DataSource): Promise<boolean> {
