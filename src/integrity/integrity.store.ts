@@ -100,10 +100,10 @@ export class IntegrityStore {
     return paths;
   }
 
-  /** The object pools some repository row names (docs/forks.md). */
-  async poolNames(): Promise<Set<string>> {
-    const rows: { pool: string }[] = await this.dataSource.query("SELECT DISTINCT object_pool AS pool FROM repository WHERE object_pool <> ''");
-    return new Set(rows.map((row) => String(row.pool)));
+  /** Whether some repository row names the object pool `name` (docs/forks.md): one lookup in its index. */
+  async namesPool(name: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query('SELECT 1 AS named FROM repository WHERE object_pool = ? LIMIT 1', [name]);
+    return rows.length > 0;
   }
 
   async recordRepository(id: number, changes: { gitSize?: number; isEmpty?: boolean; updatedUnix?: number }): Promise<void> {

@@ -270,10 +270,8 @@ export class Reconciliation {
     // An object pool no row names: built for a first fork that never committed, or left when its last member's
     // removal was cut off. Quarantined rather than deleted, as a directory without its row is: a member directory
     // quarantined earlier may still reach it.
-    const named = await this.store.poolNames();
     for (const entry of await staleEntries(this.paths.pools(), run.staleBefore)) {
-      const name = path.basename(entry).replace(/\.git$/, '');
-      if (named.has(name)) continue;
+      if (await this.store.namesPool(path.basename(entry).replace(/\.git$/, ''))) continue;
       await run.found('pool-without-members', path.relative(this.dataDir, entry), `moved to ${run.quarantined(entry)}`, () => run.moveToQuarantine(entry));
     }
   }

@@ -13,6 +13,7 @@ import { bigintAsNumber, CounterColumn, FlagColumn, IdColumn, RefColumn, TextCol
 @Index('IDX_repository_git_size', ['gitSize'])
 @Index('IDX_repository_lfs_size', ['lfsSize'])
 @Index('IDX_repository_fork_id', ['forkId'])
+@Index('IDX_repository_object_pool', ['objectPool'])
 export class RepositoryEntity {
   @IdColumn()
   id: number;

@@ -192,16 +192,6 @@ export class RepositoryStore extends RepositorySearchPlanner {
     return this.repositories().countBy({ objectPool: poolName });
   }
 
-  /** Every pool name that some repository uses. */
-  async poolNames(): Promise<Set<string>> {
-    const rows: { pool: string }[] = await this.repositories()
-      .createQueryBuilder('r')
-      .select('DISTINCT r.object_pool', 'pool')
-      .where("r.object_pool <> ''")
-      .getRawMany();
-    return new Set(rows.map((row) => row.pool));
-  }
-
   /** The direct forks of `sourceId` the scope may see, oldest first. */
   async listForks(sourceId: number, scope: VisibilityScope, page: PageQuery): Promise<Page<RepositoryEntity>> {
     const query = this.scoped(scope).andWhere('r.fork_id = :sourceId AND r.is_fork = :isFork', { sourceId, isFork: true });

@@ -45,6 +45,7 @@ import { IssueAllStatesIndexes1796213700000 } from './1796213700000-issue-all-st
 import { TeamReviewRequests1796268047812 } from './1796268047812-team-review-requests';
 import { IssueLabelListColumns1796301000000 } from './1796301000000-issue-label-list-columns';
 import { UserSearchGramBinary1796400000000 } from './1796400000000-user-search-gram-binary';
+import { RepositoryObjectPoolIndex1796500000000 } from './1796500000000-repository-object-pool-index';
 
 /** Every migration, oldest first. Each entity change ships one (house style: never synchronize). */
 export const MIGRATIONS = [
@@ -95,4 +96,5 @@ export const MIGRATIONS = [
   TeamReviewRequests1796268047812,
   IssueLabelListColumns1796301000000,
   UserSearchGramBinary1796400000000,
+  RepositoryObjectPoolIndex1796500000000,
 ];
