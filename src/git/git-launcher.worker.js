@@ -51,6 +51,11 @@ async function sizeOf(dir, skip, from = '') {
   return sizes.reduce((total, size) => total + size, 0);
 }
 const running = new Map();
+// An answer to the server. One it can no longer take (it went away meanwhile: the channel's write fails with EPIPE,
+// which would otherwise be an uncaught 'error' of this process) is dropped: 'disconnect' then stops every git.
+const tell = (message) => {
+  if (process.connected) process.send(message, undefined, {}, () => undefined);
+};
 const stop = (child, group) => {
   try {
     if (group) return process.kill(-child.pid, 'SIGKILL');
@@ -64,7 +69,7 @@ const stop = (child, group) => {
 // while they wait their turn on the channel (a handle is sent only once the one before it was acknowledged). Each
 // is closed here once sent; the server holds the only copy of its end.
 function start(message) {
-  const fail = (error) => process.connected && process.send({ id: message.id, error: String(error && error.message), errorCode: error && error.code });
+  const fail = (error) => tell({ id: message.id, error: String(error && error.message), errorCode: error && error.code });
   let child;
   try {
     child = spawn(message.file || 'git', message.args, { env: message.env, stdio: ['pipe', 'pipe', 'pipe'], detached: message.group, shell: false });
@@ -90,7 +95,7 @@ function start(message) {
   running.set(message.id, { child, group: message.group });
   child.on('exit', (code, signal) => {
     running.delete(message.id);
-    if (process.connected) process.send({ id: message.id, exited: true, code, signal });
+    tell({ id: message.id, exited: true, code, signal });
   });
   for (const { pipe, handle } of handles) {
     if (!process.connected) {
@@ -116,8 +121,8 @@ process.on('message', (message) => {
       paths: new Set(message.skip.paths ?? []),
     };
     sizeOf(message.dir, skip).then(
-      (size) => process.connected && process.send({ id: message.id, size }),
-      (error) => process.connected && process.send({ id: message.id, error: String(error && error.message), errorCode: error && error.code }),
+      (size) => tell({ id: message.id, size }),
+      (error) => tell({ id: message.id, error: String(error && error.message), errorCode: error && error.code }),
     );
     return;
   }
@@ -126,7 +131,7 @@ process.on('message', (message) => {
     if (done) return;
     done = true;
     running.delete(message.id);
-    if (process.connected) process.send({ id: message.id, ...answer });
+    tell({ id: message.id, ...answer });
   };
   let child;
   try {
