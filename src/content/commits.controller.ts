@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RepositoryTarget } from '../access/repository-policy';
 import { RepositoryRoute, TargetRepository } from '../repos/repository-assignment';
@@ -9,11 +9,20 @@ import { ApiPaging, PagedList, PageQuery, Paging } from '../common/paging';
 import { CommitsService, flag } from './commits.service';
 import { CommitWire } from './content.wire';
 import { queryString } from '../http/query';
+import { GitConfig } from '../config/slices';
+import { deliverTo } from './download-delivery';
 
 @ApiTags('repository')
 @Controller()
 export class CommitsController {
-  constructor(private readonly commits: CommitsService) {}
+  private readonly rate: { minRate: number; windowMs: number };
+
+  constructor(
+    private readonly commits: CommitsService,
+    gitConfig: GitConfig,
+  ) {
+    this.rate = { minRate: gitConfig.minTransferRate, windowMs: gitConfig.transferWindowMs };
+  }
 
   @Get('repos/:owner/:repo/commits')
   @Public('repository')
@@ -54,6 +63,32 @@ export class CommitsController {
     response.setHeader('X-PageCount', String(pageCount));
     response.setHeader('X-HasMore', String(page.page < pageCount));
     return new PagedList(found.items, found.total, page);
+  }
+
+  // Before `git/commits/:sha`, which a name ending in `.diff` or `.patch` would otherwise reach.
+  @Get('repos/:owner/:repo/git/commits/:sha.:diffType')
+  @Public('repository')
+  @RepositoryRoute({ unit: 'repo.code' })
+  @ApiOperation({ summary: "Get a commit's diff or patch" })
+  @ApiParam({ name: 'diffType', enum: ['diff', 'patch'], description: 'whether the output is diff or patch' })
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ description: 'APIString', schema: { type: 'string' } })
+  @ApiErrors(404)
+  async diffOrPatch(
+    @TargetRepository() target: RepositoryTarget,
+    @Param('sha') sha: string,
+    @Param('diffType') diffType: string,
+    @Query() query: Record<string, unknown>,
+    @Res() response: Response,
+  ): Promise<void> {
+    if (diffType !== 'diff' && diffType !== 'patch') {
+      // A name with a dot in it (`release-1.2`) that ends in neither: the commit it names, as Forgejo's router
+      // gives it to `git/commits/{sha}`.
+      response.json(await this.get(target, `${sha}.${diffType}`, query));
+      return;
+    }
+    // Streamed to the client (a diff has no size bound); a client that goes away stops git.
+    await this.commits.diffOrPatch(target, sha, diffType, deliverTo(response, this.rate));
   }
 
   @Get('repos/:owner/:repo/git/commits/:sha')

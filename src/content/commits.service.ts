@@ -9,6 +9,9 @@ import { toCommitWire } from './content.mapper';
 import type { CommitWire } from './content.wire';
 import { assertSafePath } from './content-paths';
 import { GitReads } from '../git/git-reads';
+import { GitCompare } from '../git/git-compare';
+import { GitTreeBudget } from '../git/git-tree-budget';
+import { Deliver, deliverGitOutput } from './download-delivery';
 
 export interface CommitListQuery {
   sha?: string;
@@ -38,6 +41,8 @@ export class CommitsService {
     private readonly repositories: ContentRepositories,
     private readonly reads: GitReads,
     private readonly refs: ContentRefs,
+    private readonly compare: GitCompare,
+    private readonly budget: GitTreeBudget,
   ) {}
 
   /**
@@ -86,5 +91,24 @@ export class CommitsService {
     if (!commit) throw new NotFoundError();
     const users = await this.refs.usersByEmail(viewer, [commit.authorEmail, commit.committerEmail]);
     return toCommitWire(target.urls, commit, users, options);
+  }
+
+  /**
+   * `git/commits/{sha}.diff` and `.patch` (Forgejo's GetRawDiff): the commit against its first parent, streamed as
+   * git writes it within one slot of the process cap. Its tree and its parent's are measured first, as a commit's
+   * changes are (GitCommits.log): git works out a whole diff before it writes any of it.
+   */
+  async diffOrPatch(repository: RepositoryTarget, sha: string, kind: 'diff' | 'patch', deliver: Deliver): Promise<void> {
+    const target = this.repositories.open(repository);
+    if (!isPlainRevision(sha)) throw new NotFoundError();
+    await this.repositories.withGit(async () => {
+      const ref = await this.refs.resolve(target, sha);
+      if (!ref) throw new NotFoundError();
+      const parent = (await this.reads.commits.commits(target.dir, [ref.commit])).get(ref.commit)?.parents[0];
+      await this.budget.assertWithin(target.dir, parent === undefined ? [ref.commit] : [ref.commit, parent]);
+      const stream =
+        kind === 'diff' ? this.compare.streamCommitDiff(target.dir, ref.commit, parent) : this.compare.streamCommitPatch(target.dir, ref.commit, parent);
+      await deliverGitOutput(stream, { 'Content-Type': 'text/plain; charset=utf-8' }, deliver);
+    });
   }
 }

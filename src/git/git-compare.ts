@@ -155,6 +155,25 @@ export class GitCompare {
     return output.replace(/\0/g, '') !== '';
   }
 
+  /**
+   * One commit as Forgejo's `git/commits/{sha}.diff` writes it: its diff against its first parent (renames found),
+   * or, for a root commit, `git show` of it (its header and message, then the diff). `commit` and `parent` are ids.
+   */
+  streamCommitDiff(dir: string, commit: string, parent: string | undefined): GitStream {
+    const args =
+      parent === undefined ? ['show', '--no-color', '--no-ext-diff', commit, '--'] : ['diff', '-M', '--no-color', '--no-ext-diff', parent, commit, '--'];
+    return this.git.stream(args, { gitDir: dir });
+  }
+
+  /**
+   * `git/commits/{sha}.patch`: the mailbox of the commits that `commit` has and its first parent has not (the
+   * commit alone, unless it is a merge), or of a root commit, without format-patch's signature line.
+   */
+  streamCommitPatch(dir: string, commit: string, parent: string | undefined): GitStream {
+    const range = parent === undefined ? ['--root', commit] : [`${commit}...${parent}`];
+    return this.git.stream(['format-patch', '--no-signature', '--stdout', '--no-color', ...range, '--'], { gitDir: dir });
+  }
+
   /** The commits from `from` to `to` as a mailbox of patches (`format-patch --stdout`), oldest first, streamed. */
   streamPatch(dir: string, from: string, to: string, binary: boolean): GitStream {
     return this.git.stream(['format-patch', '--stdout', '--full-index', ...(binary ? ['--binary'] : []), '--no-color', `${from}..${to}`, '--'], {

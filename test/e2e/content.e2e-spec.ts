@@ -209,6 +209,31 @@ describe('repository content (Forgejo API v1)', () => {
       const empty = await makeRepo(t, alice);
       await get(`/repos/${empty.full_name}/commits`).expect(409);
     });
+
+    it('answers a commit as its diff or patch (git/commits/{sha}.diff|.patch); a dotted name is still its commit', async () => {
+      const diff = await get(`/repos/${full}/git/commits/${headSha}.diff`).expect(200);
+      expect(diff.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(diff.text).toBe(git(dir, 'diff', '-M', '--no-color', `${headSha}~1`, headSha));
+      expect(diff.text).toContain('+++ b/big/f000.txt');
+      const patch = await get(`/repos/${full}/git/commits/main.patch`, null).expect(200);
+      expect(patch.text.startsWith(`From ${headSha} `)).toBe(true);
+      expect(patch.text).toContain('Subject: [PATCH] many files');
+      expect(patch.text.match(/^From [0-9a-f]{40} /gm)).toHaveLength(1);
+      // Without format-patch's signature (`-- ` and git's version).
+      expect(patch.text).not.toMatch(/^-- $/m);
+      // A root commit is `git show` of it (Forgejo's GetRawDiff): its header and message, then its diff.
+      const root = await get(`/repos/${full}/git/commits/${firstSha}.diff`).expect(200);
+      expect(root.text.startsWith(`commit ${firstSha}\n`)).toBe(true);
+      expect(root.text).toContain('+# hello');
+      expect((await get(`/repos/${full}/git/commits/${firstSha}.patch`).expect(200)).text).toContain('+# hello');
+      // `v1.0` reaches the diff route's pattern (`v1` and `0`) and is handed on as the name of a commit.
+      expect((await get(`/repos/${full}/git/commits/v1.0`).expect(200)).body).toMatchObject({ sha: headSha });
+      await get(`/repos/${full}/git/commits/${'0'.repeat(40)}.diff`).expect(404);
+      await get(`/repos/${full}/git/commits/${headSha}.txt`).expect(404);
+      const secret = await makeRepo(t, alice, { private: true, autoInit: true });
+      await get(`/repos/${secret.full_name}/git/commits/main.diff`, null).expect(404);
+      expect((await get(`/repos/${secret.full_name}/git/commits/main.patch`).expect(200)).text).toContain('Subject: [PATCH]');
+    });
   });
 
   describe('contents', () => {
