@@ -181,16 +181,16 @@ export class AccessStore {
   }
 
   /**
-   * Users who may be assigned to the repository's issues, by their grants: collaborators with write or admin,
-   * and members of the owning organisation's teams reaching the repository that write some unit (admin and
-   * owner teams write every unit). The owner is the caller's to add.
+   * Users whose own grants on the repository pass: collaborators of at least `collaboratorMode`, and members of
+   * the owning organisation's teams reaching the repository whose grant `teamPasses` (admin and owner teams have
+   * every unit at their mode). The owner is the caller's to add.
    */
-  async assignableUserIds(repo: { id: number; ownerId: number }): Promise<number[]> {
+  async usersGranted(repo: { id: number; ownerId: number }, collaboratorMode: AccessMode, teamPasses: (team: TeamGrant) => boolean): Promise<number[]> {
     const table = (entity: Function) => this.dataSource.driver.escape(this.dataSource.getMetadata(entity).tableName);
     const ids = new Set<number>();
     const collaborators = await this.dataSource.query(`SELECT user_id FROM ${table(CollaborationEntity)} WHERE repo_id = ? AND mode >= ?`, [
       repo.id,
-      AccessMode.Write,
+      collaboratorMode,
     ]);
     for (const row of collaborators as { user_id: number | string }[]) ids.add(Number(row.user_id));
     const members = await this.dataSource.query(
@@ -199,7 +199,7 @@ export class AccessStore {
       [repo.ownerId, repo.id],
     );
     for (const row of members as { uid: number | string; mode: number | string; units: string | null }[]) {
-      if (writesSomeUnit(teamGrant(Number(row.mode) as AccessMode, String(row.units ?? '')))) ids.add(Number(row.uid));
+      if (teamPasses(teamGrant(Number(row.mode) as AccessMode, String(row.units ?? '')))) ids.add(Number(row.uid));
     }
     return [...ids];
   }

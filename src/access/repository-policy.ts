@@ -125,7 +125,18 @@ export class RepositoryPolicy {
    * members of the owning organisation's teams that reach it and write some unit (Owners among them).
    */
   async assignableUserIds(repo: RepositoryEntity, owner: UserEntity): Promise<number[]> {
-    const ids = new Set(await this.store.assignableUserIds(repo));
+    const ids = new Set(await this.store.usersGranted(repo, AccessMode.Write, writesSomeUnit));
+    if (!owner.isOrganization) ids.add(owner.id);
+    return [...ids];
+  }
+
+  /**
+   * Who may be asked to review the repository's pull requests (`GET …/reviewers`): its owner (a user),
+   * collaborators who read it, and members of the owning organisation's teams that reach it and read its pull
+   * requests. Each request is still judged on its own when made (pull-rules.ts, assertValidReviewRequest).
+   */
+  async requestableReviewerIds(repo: RepositoryEntity, owner: UserEntity): Promise<number[]> {
+    const ids = new Set(await this.store.usersGranted(repo, AccessMode.Read, (team) => (team.units['repo.pulls'] ?? AccessMode.None) >= AccessMode.Read));
     if (!owner.isOrganization) ids.add(owner.id);
     return [...ids];
   }

@@ -17,12 +17,13 @@ import { PullsService } from '../pulls/pulls.service';
 import { TeamDirectory } from '../teams/team-directory';
 import type { TeamEntity } from '../users/organization.entities';
 import { UserAccounts } from '../users/user-accounts';
-import type { UserEntity } from '../users/user.entity';
+import { UserEntity, UserType } from '../users/user.entity';
 import { toUserWire } from '../users/user.mapper';
 import { ReviewEntity, ReviewType } from './review.entity';
 import type { PullReviewRequestOptions } from './review.options';
 import { ReviewStore } from './review.store';
 import type { PullReviewWire } from './review.wire';
+import type { UserWire } from '../users/user.wire';
 import { ReviewsService } from './reviews.service';
 
 /**
@@ -54,6 +55,14 @@ export class ReviewRequestsService {
     const made = await this.changeRequests(target, rawIndex, option, true);
     const place = await this.reviews.place(target, rawIndex);
     return this.reviews.wires(target, place, made);
+  }
+
+  /** GET /repos/{o}/{r}/reviewers: everyone who may be asked to review, active individual accounts only, by name. */
+  async reviewers(target: RepositoryTarget): Promise<UserWire[]> {
+    const ids = await this.policy.requestableReviewerIds(target.repo, target.owner);
+    const users = (await this.users.byIds(ids)).filter((user) => user.isActive && user.type === UserType.Individual);
+    users.sort((a, b) => (a.lowerName < b.lowerName ? -1 : a.lowerName > b.lowerName ? 1 : 0));
+    return users.map((user) => toUserWire(user, target.viewer, this.siteUrls, { seesRepository: true }));
   }
 
   /** DELETE …/requested_reviewers: 204. */

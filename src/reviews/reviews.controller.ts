@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { RepositoryTarget } from '../access/repository-policy';
-import { AuthenticatedLater, Public } from '../auth/route-auth';
+import { AuthenticatedLater, Public, SignedIn } from '../auth/route-auth';
 import { ApiErrors } from '../common/openapi';
 import { ApiPaging, PagedList, pagedWires, PageQuery, Paging } from '../common/paging';
 import { bindOption } from '../http/body-binding';
@@ -16,6 +16,7 @@ import {
 } from './review.options';
 import { PullReviewCommentWire, PullReviewWire } from './review.wire';
 import { ReviewRequestsService } from './review-requests.service';
+import { UserWire } from '../users/user.wire';
 import { REVIEW_DISMISSAL_REFUSED, ReviewsService } from './reviews.service';
 
 /** Reviews of a pull request and requests for them; registered before the pull request routes, whose `{base}/{head}` would match. */
@@ -176,6 +177,17 @@ export class ReviewsController {
   @ApiErrors(401, 403, 404, 422)
   undismiss(@TargetRepository() target: RepositoryTarget, @Param('index') index: string, @Param('id') id: string): Promise<PullReviewWire> {
     return this.reviews.dismiss(target, index, id, false, {});
+  }
+
+  // As /assignees: any signed-in reader of the repository.
+  @Get('repos/:owner/:repo/reviewers')
+  @SignedIn('repository')
+  @RepositoryRoute()
+  @ApiOperation({ summary: 'Return all users that can be requested to review in this repo' })
+  @ApiOkResponse({ type: [UserWire], description: 'UserList' })
+  @ApiErrors(404)
+  reviewers(@TargetRepository() target: RepositoryTarget): Promise<UserWire[]> {
+    return this.requests.reviewers(target);
   }
 
   @Post('repos/:owner/:repo/pulls/:index/requested_reviewers')

@@ -313,4 +313,51 @@ describe('review requests of teams: …/pulls/{index}/requested_reviewers team_r
       ).toEqual([[given.id, 'see the line']]);
     }
   });
+
+  it('lists who may be asked for a review (GET …/reviewers): readers of its pull requests, the same rule a request meets', async () => {
+    const repo = await openPull({ private: true });
+    const readers = await makeTeam([alice]);
+    const codeOnly = (
+      await t.http
+        .post(t.api(`/orgs/${org.name}/teams`))
+        .set(as(owner))
+        .send({ name: `code${Math.random().toString(36).slice(2, 10)}`, permission: 'read', units: ['repo.code'] })
+        .expect(201)
+    ).body;
+    await t.http
+      .put(t.api(`/teams/${codeOnly.id}/members/${bob.name}`))
+      .set(as(owner))
+      .expect(204);
+    for (const team of [readers, codeOnly])
+      await t.http
+        .put(t.api(`/teams/${team.id}/repos/${org.name}/${repo.name}`))
+        .set(as(owner))
+        .expect(204);
+    await t.http
+      .put(t.api(`/repos/${repo.full_name}/collaborators/${outsider.name}`))
+      .set(as(owner))
+      .send({ permission: 'read' })
+      .expect(204);
+    const listed = await t.http
+      .get(t.api(`/repos/${repo.full_name}/reviewers`))
+      .set(as(alice))
+      .expect(200);
+    // The organisation's owner (its Owners team), the pull request readers' team and the collaborator, by name;
+    // not bob, whose team reaches the repository without its pull requests.
+    const expected = [owner, alice, outsider].map((user) => user.name).sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase()));
+    expect(listed.body.map((user: Record<string, any>) => user.login)).toEqual(expected);
+    expect(listed.body[0]).toMatchObject({ id: expect.any(Number), login: expect.any(String), avatar_url: expect.any(String) });
+    await ask(repo, owner, { reviewers: [alice.name] }).expect(201);
+    await ask(repo, owner, { reviewers: [bob.name] }).expect(422);
+    await t.http.get(t.api(`/repos/${repo.full_name}/reviewers`)).expect(401);
+    await t.http
+      .get(t.api(`/repos/${repo.full_name}/reviewers`))
+      .set(as(bob))
+      .expect(200);
+    const stranger = await makeUser(t);
+    await t.http
+      .get(t.api(`/repos/${repo.full_name}/reviewers`))
+      .set(as(stranger))
+      .expect(404);
+  });
 });
