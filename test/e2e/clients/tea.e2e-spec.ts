@@ -9,8 +9,8 @@ import type { TestApp } from '../../support/test-app';
  * `tea repo create` (CreateRepo or CreateOrgRepo, then ListRepoTopics for the details it prints),
  * `tea repo <owner/repo>` (GetRepo + ListRepoTopics), `tea repos ls` (ListMyRepos), `tea org ls` (ListMyOrgs)
  * `tea admin users ls` (AdminListUsers), and `tea issues` ls/create/view/edit/close/reopen (ListRepoIssues,
- * ListRepoLabels, CreateIssue, GetIssue, EditIssue). The fields tea prints for a repository, an organisation, a
- * user and an issue are asserted. `tea pr` ls/create/view/checkout/close/reopen/reject/approve/merge send the Go SDK's bodies as
+ * ListRepoLabels, CreateIssue, GetIssue, EditIssue), `tea comment` (CreateIssueComment, ListIssueComments). The fields
+ * tea prints for a repository, an organisation, a user, an issue and a comment are asserted. `tea pr` ls/create/view/checkout/close/reopen/reject/approve/review/merge send the Go SDK's bodies as
  * it marshals them (every field, zero values and nulls included), and checkout fetches with the real git.
  */
 describe('client journey: tea', () => {
@@ -151,6 +151,15 @@ describe('client journey: tea', () => {
     expect((await api.repos.issueListIssues(owner, name, { state: 'open', type: 'issues' })).data).toEqual([]);
     expect((await api.repos.issueEditIssue(owner, name, 1, { state: 'open' })).data.state).toBe('open');
     await expect(api.repos.issueGetIssue(owner, name, 2)).rejects.toMatchObject({ status: 404 });
+    // `tea comment 1 "…"`: CreateIssueComment with only the body; print.Comment shows `#### @<login> wrote on
+    // <created>` and the body. `tea issues 1 --comments` lists them (ListIssueComments, the SDK's page and limit).
+    const comment = (await api.repos.issueCreateComment(owner, name, 1, { body: 'Looked into it.' })).data;
+    expect(comment).toMatchObject({ body: 'Looked into it.', user: { login: alice.name }, issue_url: expect.stringContaining(`/${owner}/${name}/issues/1`) });
+    expect(Date.parse(comment.created_at!)).not.toBeNaN();
+    expect(comment.updated_at).toBe(comment.created_at);
+    const comments = (await api.repos.issueGetComments(owner, name, 1, {})).data;
+    expect(comments.map((one) => [one.user!.login, one.body])).toEqual([[alice.name, 'Looked into it.']]);
+    expect((await api.repos.issueGetIssue(owner, name, 1)).data.comments).toBe(1);
   });
 
   it('tea milestones: create, ls (open by default), view by title, issues on it, close and delete', async () => {
@@ -306,10 +315,33 @@ describe('client journey: tea', () => {
         commit_id: head,
         html_url: expect.stringContaining('/pulls/1'),
       });
+      // `tea pr review 1`: the diff without binary changes (GetPullRequestDiff) to edit, then CreatePullReview with
+      // the line comments made from it (the SDK's path, body, old_position and new_position).
+      const diff = await as(t.http.get(repoApi('/pulls/1.diff?binary=false'))).expect(200);
+      expect(diff.text).toContain('+++ b/feature.txt');
+      const lined = await t.http
+        .post(repoApi('/pulls/1/reviews'))
+        .set(withToken(bob.token))
+        .send({ event: 'COMMENT', body: 'One note.', commit_id: '', comments: [{ path: 'feature.txt', body: 'Why x?', old_position: 0, new_position: 1 }] })
+        .expect(200);
+      expect(lined.body).toMatchObject({ state: 'COMMENT', body: 'One note.', comments_count: 1, commit_id: head });
+      const lines = (await as(t.http.get(repoApi(`/pulls/1/reviews/${lined.body.id}/comments`))).expect(200)).body;
+      expect(lines).toEqual([
+        expect.objectContaining({
+          path: 'feature.txt',
+          body: 'Why x?',
+          position: 1,
+          // A comment on the new side: Forgejo's LineNum; OldLineNum (original_position) stays 0.
+          original_position: 0,
+          commit_id: head,
+          diff_hunk: expect.stringContaining('+x'),
+        }),
+      ]);
       const reviews = (await as(t.http.get(repoApi('/pulls/1/reviews'))).expect(200)).body;
       expect(reviews.map((r: { state: string; user: { login: string } }) => [r.state, r.user.login])).toEqual([
         ['REQUEST_CHANGES', bob.name],
         ['APPROVED', bob.name],
+        ['COMMENT', bob.name],
       ]);
 
       // Reopening tests the pull request again; until that has run a merge is refused (405, "try again later"), as
