@@ -33,8 +33,11 @@ const RESOURCES_RETRY_AFTER_SECONDS = 2;
 
 /** No space: the file system's, a quota's, SQLite's and MySQL/MariaDB's words for it. */
 const STORAGE_FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL', 'ER_RECORD_FILE_FULL', 'ER_DISK_FULL']);
+/** A connect to a Unix socket that is not there, or not ours to open (codes() names it so). */
+const SOCKET_UNREACHABLE = 'ANVIL_SOCKET_UNREACHABLE';
 /** The database does not answer, refuses, or has no connection or time for this request. */
 const DATABASE_DOWN = new Set([
+  SOCKET_UNREACHABLE,
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
@@ -56,6 +59,8 @@ const DATABASE_DOWN = new Set([
   'ER_STATEMENT_TIMEOUT',
   'ER_LOCK_WAIT_TIMEOUT',
   'ER_LOCK_DEADLOCK',
+  'ER_ERROR_IN_TRIGGER_BODY',
+  'ER_ERROR_IN_UNKNOWN_TRIGGER_BODY',
   'ER_CONNECTION_KILLED',
   'ANVIL_DATABASE_ACQUIRE_TIMEOUT',
   'SQLITE_BUSY',
@@ -76,15 +81,18 @@ function codes(error: unknown): string[] {
     const current = queue.shift();
     if (!current || typeof current !== 'object' || seen.has(current)) continue;
     seen.add(current);
-    const { code, errno, driverError, cause, message } = current as {
+    const { code, errno, syscall, driverError, cause, message } = current as {
       code?: unknown;
       errno?: unknown;
+      syscall?: unknown;
       driverError?: unknown;
       cause?: unknown;
       message?: unknown;
     };
     // SQLite's extended codes (SQLITE_IOERR_WRITE) count as their primary code (SQLITE_IOERR).
     if (typeof code === 'string') found.push(code, code.replace(/^(SQLITE_[A-Z]+)_.*$/, '$1'));
+    // A Unix socket (DATABASE_URL's `?socket=`) that is gone or not ours to open: a server that stopped removes it.
+    if (syscall === 'connect' && (code === 'ENOENT' || code === 'EACCES')) found.push(SOCKET_UNREACHABLE);
     // MariaDB reports a full disk on write as "Errcode: 28" (ENOSPC) inside another error; git, in its own words
     // on its standard error, which its failures carry in their message.
     if (typeof message === 'string') {

@@ -35,6 +35,9 @@ describe('single statements aborted by a conflict (1213)', () => {
     expect(isRetryableConflict({ errno: 1213 })).toBe(true);
     expect(isRetryableConflict({ driverError: { code: 'ER_LOCK_DEADLOCK' } })).toBe(true);
     expect(isRetryableConflict({ code: 'ER_DUP_ENTRY', errno: 1062 })).toBe(false);
+    // A table's triggers the server failed to load: the statement stopped before it changed a row.
+    expect(isRetryableConflict({ driverError: { code: 'ER_ERROR_IN_UNKNOWN_TRIGGER_BODY', errno: 1711 } })).toBe(true);
+    expect(isRetryableConflict({ errno: 1710 })).toBe(true);
   });
 
   it('gives up after its attempts and throws the conflict to the caller', async () => {

@@ -6,9 +6,14 @@ import type { DataSource, QueryRunner } from 'typeorm';
  * certification failure (both 1213), or a lock wait that timed out (1205). Outside a transaction (autocommit)
  * nothing of it was kept, so running it again is safe; inside one the whole transaction is gone, and only its
  * runner (Transactions) may start it again.
+ *
+ * Also a table's triggers that the server failed to load (1710, 1711): every trigger is made by a migration and
+ * runs in every other statement, yet a Galera node under concurrent writes to the same rows, while an instance
+ * restarted, answered "Unknown trigger has an error in its body: 'Query was empty'" for a few hundred
+ * milliseconds. The statement failed while opening its tables, before it changed a row.
  */
-const RETRYABLE_CODES = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
-const RETRYABLE_ERRNOS = new Set([1213, 1205]);
+const RETRYABLE_CODES = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'ER_ERROR_IN_TRIGGER_BODY', 'ER_ERROR_IN_UNKNOWN_TRIGGER_BODY']);
+const RETRYABLE_ERRNOS = new Set([1213, 1205, 1710, 1711]);
 const ATTEMPTS = 8;
 
 const logger = new Logger('Statements');

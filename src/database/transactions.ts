@@ -2,11 +2,11 @@ import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { TransactionLostError } from '../common/dependency-errors';
+import { isRetryableConflict } from './statement-retry';
 
 /** The after-commit steps of the transaction whose work is running (see `Transactions.afterCommit`). */
 const committedHooks = new AsyncLocalStorage<(() => void)[]>();
 
-const MYSQL_RETRYABLE = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
 const ATTEMPTS = 10;
 /**
  * At most this many queued transactions share one SQLite commit, and no more are added once a group has run this
@@ -24,7 +24,8 @@ interface QueuedWork {
 }
 
 /**
- * The one way to run a multi-row write atomically. On MySQL a deadlock is retried (InnoDB may pick either writer).
+ * The one way to run a multi-row write atomically. On MySQL a deadlock is retried (InnoDB may pick either writer),
+ * like every abort that `isRetryableConflict` knows.
  *
  * On SQLite there is a single connection (and one writer anyway), so transactions run one after another, and
  * the ones that queued up meanwhile share one commit (group commit): a COMMIT waits for the disk (an fsync,
@@ -280,8 +281,7 @@ export class Transactions {
       try {
         return await this.mysqlTransaction(work);
       } catch (error) {
-        const code = (error as { code?: string; driverError?: { code?: string } }).driverError?.code ?? (error as { code?: string }).code;
-        if (attempt >= ATTEMPTS || !code || !MYSQL_RETRYABLE.has(code)) throw error;
+        if (attempt >= ATTEMPTS || !isRetryableConflict(error)) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** Math.min(attempt, 6)));
       }
     }
