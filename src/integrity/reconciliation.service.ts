@@ -10,6 +10,7 @@ import { IntegrityStore, RepositoryRecord } from './integrity.store';
 import { BlobReconciliation } from './blob-reconciliation';
 import { branchesOf, entryNames, gitLeftovers, isDirectory, newestChange, repositoryDirectories, staleEntries, staleFiles } from './data-dir-scan';
 import { ReconciliationReport, Run } from './reconciliation-run';
+import { SweepPace } from './sweep-pace';
 
 export type { Finding, ReconciliationReport } from './reconciliation-run';
 
@@ -86,11 +87,11 @@ export class Reconciliation {
   /**
    * A start's share of the incremental sweep: up to RECONCILE_START_BUDGET repositories after the cursor kept in
    * the database, wrapping to the first at the end; one instance sweeps at a time (a lease), the others skip it.
-   * A start runs it after it listens. `throttled`: after each repository it pauses as long as that one took, so
-   * the sweep takes at most half of what it could from the requests being served; `signal` stops it between two
-   * repositories (the cursor then records how far it came).
+   * A start runs it after it listens. `throttled`: after each repository it rests (SweepPace), longer while
+   * `serving` says requests arrived, so that it takes little from the requests being served; `signal` stops it
+   * between two repositories (the cursor then records how far it came).
    */
-  async sweep(options: { fix: boolean; throttled?: boolean; signal?: AbortSignal }): Promise<ReconciliationReport> {
+  async sweep(options: { fix: boolean; throttled?: boolean; signal?: AbortSignal; serving?: () => boolean }): Promise<ReconciliationReport> {
     const run = this.newRun(options);
     const swept = await this.sweepSome(run, this.integrityConfig.reconcileStartBudget, options);
     return { findings: run.findings, repaired: options.fix, swept };
@@ -164,8 +165,9 @@ export class Reconciliation {
   }
 
   /** Up to `budget` repositories after the cursor (see sweep); answers how many it checked. */
-  private async sweepSome(run: Run, budget: number, pace: { throttled?: boolean; signal?: AbortSignal }): Promise<number> {
-    if (budget <= 0 || pace.signal?.aborted) return 0;
+  private async sweepSome(run: Run, budget: number, options: { throttled?: boolean; signal?: AbortSignal; serving?: () => boolean }): Promise<number> {
+    if (budget <= 0 || options.signal?.aborted) return 0;
+    const pace = options.throttled ? new SweepPace(options.serving) : undefined;
     try {
       return await this.leases.run(
         SWEEP_LEASE,
@@ -175,11 +177,11 @@ export class Reconciliation {
           if (page.length === 0 && after > 0) page = await this.store.repositoryPage(0, budget);
           let checked = 0;
           for (const repo of page) {
-            if (pace.signal?.aborted) break;
+            if (options.signal?.aborted) break;
             const started = performance.now();
             await this.repository(run, repo);
             checked += 1;
-            if (pace.throttled) await pause(performance.now() - started, pace.signal);
+            await pace?.rest(performance.now() - started, options.signal);
           }
           const finished = checked === page.length && page.length < budget;
           const cursor = finished ? 0 : checked === 0 ? after : page[checked - 1].id;
@@ -312,17 +314,4 @@ export class Reconciliation {
       await run.found('counter-drift', `${drift.table}.${drift.column} (${drift.rows} rows)`, 'recounted', () => this.store.repairCounters([drift]));
     }
   }
-}
-
-/** Waits `ms` (the sweep's pause), or less when `signal` stops the sweep meanwhile. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.ceil(ms));
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -86,7 +86,7 @@ export async function serve(config: AppConfig, reporter?: ServerReporter): Promi
       ...reconciled,
     }),
   );
-  const sweep = sweepInBackground(app.get(Reconciliation), report);
+  const sweep = sweepInBackground(app.get(Reconciliation), report, app.getHttpServer() as Server);
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -134,26 +134,44 @@ export function startupLine(facts: StartupFacts): string {
 export function describeDatabase(database: DatabaseConfig): string {
   return database.type === 'sqlite'
     ? `SQLite ${database.file}`
-    : `MySQL ${database.hosts.map((host) => `${host.host}:${host.port}`).join(',')}/${database.database}`;
+    : `MySQL ${database.socketPath ?? database.hosts.map((host) => `${host.host}:${host.port}`).join(',')}/${database.database}`;
 }
 
 /**
- * The start's share of the repository sweep, after the server listens: throttled (reconciliation.service.ts),
- * reported in one line when it ends, stopped between two repositories by a shutdown. A failure (the database gone
- * meanwhile) is logged; the next start continues from the cursor.
+ * The start's share of the repository sweep, after the server listens: throttled (reconciliation.service.ts), and
+ * resting longer while `server` takes requests; reported in one line when it ends, stopped between two repositories
+ * by a shutdown. A failure (the database gone meanwhile) is logged; the next start continues from the cursor.
  */
-function sweepInBackground(reconciliation: Reconciliation, report: ServerReporter): { stop(): Promise<void> } {
+function sweepInBackground(reconciliation: Reconciliation, report: ServerReporter, server: Server): { stop(): Promise<void> } {
   const stopper = new AbortController();
-  const done = reconciliation.sweep({ fix: true, throttled: true, signal: stopper.signal }).then(
-    (swept) => report.info(`reconciliation sweep checked ${swept.swept} repositories, repaired ${swept.findings.length}`),
-    (error: unknown) => new Logger('Reconciliation').error(`reconciliation sweep stopped: ${(error as Error).message}`),
-  );
+  const serving = requestsArriving(server);
+  const done = reconciliation
+    .sweep({ fix: true, throttled: true, signal: stopper.signal, serving })
+    .then(
+      (swept) => report.info(`reconciliation sweep checked ${swept.swept} repositories, repaired ${swept.findings.length}`),
+      (error: unknown) => new Logger('Reconciliation').error(`reconciliation sweep stopped: ${(error as Error).message}`),
+    )
+    .finally(serving.stop);
   return {
     stop: () => {
       stopper.abort();
       return done;
     },
   };
+}
+
+/** Whether `server` took a request since the previous call: one counter raised per request, while the sweep runs. */
+function requestsArriving(server: Server): (() => boolean) & { stop(): void } {
+  let arrived = 0;
+  let seen = 0;
+  const count = () => (arrived += 1);
+  server.on('request', count);
+  const serving = () => {
+    const busy = arrived !== seen;
+    seen = arrived;
+    return busy;
+  };
+  return Object.assign(serving, { stop: () => void server.off('request', count) });
 }
 
 async function listen(app: NestExpressApplication, port: number): Promise<string> {
@@ -189,14 +207,17 @@ export function startupFailure(error: unknown, config: AppConfig): Error {
     const port = (error as { port?: number }).port ?? config.ssh.listenPort;
     return new StartupError(`SSH port ${port} is already in use: stop the other server, set SSH_LISTEN_PORT, or SSH_ENABLED=false`, { cause: error });
   }
-  const database = describeDatabase(config.database);
+  // A socket in DATABASE_URL that is not there, or not ours to open, is as unreachable as a refused port.
+  const socket = config.database.type === 'mysql' ? config.database.socketPath : undefined;
+  const missingSocket = socket !== undefined && (code === 'ENOENT' || code === 'EACCES') && (error as { address?: string }).address === socket;
   if (
-    code &&
-    /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|ER_DBACCESS_DENIED_ERROR|SQLITE_CANTOPEN|ECONNRESET|PROTOCOL_CONNECTION_LOST)$/.test(
-      code,
-    )
+    missingSocket ||
+    (code &&
+      /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|ER_DBACCESS_DENIED_ERROR|SQLITE_CANTOPEN|ECONNRESET|PROTOCOL_CONNECTION_LOST)$/.test(
+        code,
+      ))
   ) {
-    return new StartupError(`cannot reach the database (${database}): ${shortReason(error)}`, { cause: error });
+    return new StartupError(`cannot reach the database (${describeDatabase(config.database)}): ${shortReason(error)}`, { cause: error });
   }
   return new StartupError(`start-up failed: ${shortReason(error)}`, { cause: error }, true);
 }

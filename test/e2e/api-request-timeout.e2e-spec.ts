@@ -27,7 +27,8 @@ function hold<T extends object, K extends keyof T>(target: T, method: K) {
  * answered in time gets a 503 with the standard error body; routes that stream (uploads, downloads) are not cut.
  * The timeout is made small only around the held handlers; the test never depends on how fast anything runs:
  * the held handler cannot answer before the test releases it, and the timeout's timer, set before the test's
- * own wait, fires first (timers of shorter delay set earlier expire first).
+ * own wait, fires first (timers of shorter delay set earlier expire first). Where the 503 is awaited, whether the
+ * request reached the held handler before its timeout fired is left open: on a loaded machine it may not have.
  */
 describe('API request timeout', () => {
   let t: TestApp;
@@ -54,7 +55,7 @@ describe('API request timeout', () => {
       const answer = await t.http.get(t.api('/repos/search')).set(withToken(alice.token));
       expect(answer.status).toBe(503);
       expect(answer.body).toEqual({ message: 'the request took too long to answer; try again later', url: 'http://anvil.test/api/swagger' });
-      await held.entered;
+      // Not waited for: on a loaded machine the timeout may fire before the request reaches the held handler.
     } finally {
       held.release();
       held.restore();
@@ -70,7 +71,7 @@ describe('API request timeout', () => {
       const answer = await t.http.get(t.api('/user')).set(withToken(alice.token));
       expect(answer.status).toBe(503);
       expect(answer.body).toEqual({ message: 'the request took too long to answer; try again later', url: 'http://anvil.test/api/swagger' });
-      await held.entered;
+      // Not waited for: on a loaded machine the timeout may fire before the request reaches the held handler.
     } finally {
       held.release();
       held.restore();
