@@ -16,17 +16,49 @@ const path = require('node:path');
 
 const vanished = (error) => error && (error.code === 'ENOENT' || error.code === 'ENOTDIR');
 
+// What `operation` answers, or undefined when the entry it looks at vanished meanwhile.
+async function unlessVanished(operation) {
+  try {
+    return await operation;
+  } catch (error) {
+    if (vanished(error)) return undefined;
+    throw error;
+  }
+}
+
+// Directories whose entries git only ever adds, renames into place or removes: the loose objects' fan-out and the
+// pack directory (what is written in place there, a temporary object or pack, is not counted). Such a directory
+// that has not changed since it was last summed (same inode, modification and change times, to the nanosecond)
+// keeps its sum: a push walks the few directories it touched, not the thousands of loose objects a repository holds
+// between two auto-gcs. A directory changed less than SETTLED_MS ago is summed every time, since a change within
+// the file system's timestamp granularity of the last sum would leave its times as they were.
+const RENAME_ONLY = /\/objects\/([0-9a-f]{2}|pack)$/;
+const SETTLED_MS = 2000n;
+const MAX_SUMS = 200_000;
+const sums = new Map();
+
 // Total bytes of the regular files under `dir`, the names and paths (from the walk's start, `/`-separated) `skip`
 // describes left out (with what is under them); an entry that vanishes meanwhile counts 0. A directory's entries
 // are looked at together.
 async function sizeOf(dir, skip, from = '') {
-  let entries;
-  try {
-    entries = await fs.readdir(dir, { withFileTypes: true });
-  } catch (error) {
-    if (vanished(error)) return 0;
-    throw error;
-  }
+  if (!RENAME_ONLY.test(dir)) return sumEntries(dir, skip, from);
+  const times = await unlessVanished(fs.stat(dir, { bigint: true }));
+  if (!times) return 0;
+  const key = `${skip.key}\0${from}\0${dir}`;
+  const kept = sums.get(key);
+  if (kept && kept.ino === times.ino && kept.mtimeNs === times.mtimeNs && kept.ctimeNs === times.ctimeNs) return kept.size;
+  // Summed after its times were read: a change meanwhile moves them, and the next walk sums it again.
+  const size = await sumEntries(dir, skip, from);
+  if (times.mtimeMs < BigInt(Date.now()) - SETTLED_MS) {
+    if (sums.size >= MAX_SUMS) sums.clear();
+    sums.set(key, { ino: times.ino, mtimeNs: times.mtimeNs, ctimeNs: times.ctimeNs, size });
+  } else sums.delete(key);
+  return size;
+}
+
+async function sumEntries(dir, skip, from) {
+  const entries = await unlessVanished(fs.readdir(dir, { withFileTypes: true }));
+  if (!entries) return 0;
   const sizes = await Promise.all(
     entries.map(async (entry) => {
       const name = entry.name;
@@ -40,12 +72,7 @@ async function sizeOf(dir, skip, from = '') {
       const child = path.join(dir, name);
       if (entry.isDirectory()) return sizeOf(child, skip, `${from}${name}/`);
       if (!entry.isFile()) return 0;
-      try {
-        return (await fs.lstat(child)).size;
-      } catch (error) {
-        if (vanished(error)) return 0;
-        throw error;
-      }
+      return (await unlessVanished(fs.lstat(child)))?.size ?? 0;
     }),
   );
   return sizes.reduce((total, size) => total + size, 0);
@@ -115,6 +142,7 @@ process.on('message', (message) => {
   }
   if (message.type === 'size') {
     const skip = {
+      key: JSON.stringify(message.skip),
       suffixes: message.skip.suffixes,
       prefixes: message.skip.prefixes,
       patterns: message.skip.patterns.map((source) => new RegExp(source)),

@@ -69,7 +69,39 @@ describe('GitRepositories.size', () => {
     expect(await repositories.size(directory)).toBe(21 + 41 + 41 + 3);
   });
 
+  /** Sets a directory's modification time to `when` (its change time becomes now). */
+  const touch = (relative: string, when: Date) => fs.utimesSync(path.join(directory, relative), when, when);
+  const hourAgo = new Date(Date.now() - 3600_000);
+
+  it('keeps the sum of a settled fan-out or pack directory until an entry comes or goes', async () => {
+    write('HEAD', 21);
+    write(`objects/ab/${'1'.repeat(38)}`, 100);
+    write('objects/pack/pack-1.pack', 1000);
+    for (const settled of ['objects/ab', 'objects/pack']) touch(settled, hourAgo);
+    expect(await repositories.size(directory)).toBe(21 + 100 + 1000);
+    // Written in place, a change git never makes there: the directory's times do not move, its sum is kept.
+    fs.appendFileSync(path.join(directory, 'objects/pack/pack-1.pack'), Buffer.alloc(5));
+    expect(await repositories.size(directory)).toBe(21 + 100 + 1000);
+    // A loose object moved in and a pack removed: each moves its directory's times.
+    write(`objects/ab/${'2'.repeat(38)}`, 30);
+    fs.rmSync(path.join(directory, 'objects/pack/pack-1.pack'));
+    expect(await repositories.size(directory)).toBe(21 + 100 + 30);
+    for (const settled of ['objects/ab', 'objects/pack']) touch(settled, hourAgo);
+    write('objects/pack/pack-2.pack', 7);
+    expect(await repositories.size(directory)).toBe(21 + 100 + 30 + 7);
+  });
+
+  it('sums a directory changed within the last moments every time', async () => {
+    write(`objects/cd/${'3'.repeat(38)}`, 10);
+    // Its times are those of a change still under way (in the future, so that no slowness of the test settles it).
+    touch('objects/cd', new Date(Date.now() + 3600_000));
+    expect(await repositories.size(directory)).toBe(10);
+    fs.appendFileSync(path.join(directory, `objects/cd/${'3'.repeat(38)}`), Buffer.alloc(5));
+    expect(await repositories.size(directory)).toBe(15);
+  });
+
   it('counts a missing directory as empty', async () => {
     expect(await repositories.size(path.join(directory, 'gone'))).toBe(0);
+    expect(await repositories.size(path.join(directory, 'gone', 'objects', 'ab'))).toBe(0);
   });
 });
