@@ -3,8 +3,9 @@ import type { AccessGrants } from '../access/access-policy';
 import { grantsAlongsideRepository, grantsInRows } from '../access/access.store';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
-import { valueOf } from '../database/bound-statements';
+import { RowSet, valueOf } from '../database/bound-statements';
 import { inList, RowReader } from '../database/row-reader';
+import { UnsentReads } from '../database/unsent-reads';
 import { changeRows } from '../database/transactions';
 import { UserEntity } from '../users/user.entity';
 import type { VisibilityScope } from './repository-access';
@@ -39,6 +40,8 @@ export class RepositoryStore extends RepositorySearchPlanner {
   private readonly withOwnerByNames: string;
   /** withOwnerByNames with a caller's grants on the repository (access.store.ts grantsAlongsideRepository). */
   private readonly withOwnerAndGrantsByNames: string;
+  /** Lookups by names asked together (every request on `{owner}/{repo}` makes one), sent once. */
+  private readonly lookups = new UnsentReads<RowSet>();
   /** One owner's repositories (all, or the public ones): the page with its total, and the count alone. */
   private readonly ofOwner: Record<'all' | 'public', { count: string; page: string }>;
 
@@ -87,10 +90,13 @@ export class RepositoryStore extends RepositorySearchPlanner {
     repoName: string,
     grantsOf: number | null = null,
   ): Promise<{ repo: RepositoryEntity; owner: UserEntity; grants: AccessGrants | null } | null> {
-    const set =
+    const owner = ownerName.toLowerCase();
+    const repo = repoName.toLowerCase();
+    const set = await this.lookups.read(`${grantsOf ?? ''}/${owner}/${repo}`, () =>
       grantsOf === null
-        ? await this.rows.rows(this.withOwnerByNames, [repoName.toLowerCase(), ownerName.toLowerCase()])
-        : await this.rows.rows(this.withOwnerAndGrantsByNames, [grantsOf, grantsOf, grantsOf, ownerName.toLowerCase(), repoName.toLowerCase()]);
+        ? this.rows.rows(this.withOwnerByNames, [repo, owner])
+        : this.rows.rows(this.withOwnerAndGrantsByNames, [grantsOf, grantsOf, grantsOf, owner, repo]),
+    );
     if (set.rows.length === 0) return null;
     return { repo: this.rows.hydrate(set, 0, 'r'), owner: this.ownerRows.hydrate(set, 0, 'o'), grants: grantsOf === null ? null : grantsInRows(set) };
   }
