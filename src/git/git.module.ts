@@ -24,6 +24,7 @@ import { GitTrees } from './git-trees';
 import { GitWrites } from './git-writes';
 import { GitMerges } from './merge-engine';
 import { PushHooks } from './push-hooks';
+import { RefPacking } from './ref-packing';
 import { RepositoryPaths } from './repository-paths';
 
 /** What other modules may inject. */
@@ -33,6 +34,7 @@ const EXPORTED = [
   GitRemotes,
   GitRepositories,
   CommitGraphs,
+  RefPacking,
   GitTags,
   RepositoryPaths,
   PushHooks,

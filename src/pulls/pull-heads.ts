@@ -5,6 +5,7 @@ import { RepositoryPolicy, RepositoryTarget } from '../access/repository-policy'
 import { GitPools } from '../git/git-pools';
 import { GitRefs } from '../git/git-refs';
 import { GitWrites } from '../git/git-writes';
+import { RefPacking } from '../git/ref-packing';
 import { RepositoryPaths } from '../git/repository-paths';
 import { RepositoryDirectory } from '../repos/repository-directory';
 import type { RepositoryEntity } from '../repos/repository.entity';
@@ -48,6 +49,7 @@ export class PullHeads {
     private readonly writes: GitWrites,
     private readonly refs: GitRefs,
     private readonly policy: RepositoryPolicy,
+    private readonly refPacking: RefPacking,
   ) {}
 
   /**
@@ -100,6 +102,7 @@ export class PullHeads {
   async publish(base: HeadRepository, head: HeadRepository, branch: string, index: number, commit: string): Promise<void> {
     if (head.repo.id !== base.repo.id) await this.reach(base, head, branch, commit);
     await this.writes.setRef(base.dir, pullHeadRef(index), commit);
+    this.refPacking.wrote(base.dir, 'refs/pull');
   }
 
   /** Makes the commit of a head branch in another repository reachable in the base; throws when it cannot. */
