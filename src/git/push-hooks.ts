@@ -66,6 +66,8 @@ const MAX_HOOK_BODY_BYTES = 16 * 1024 * 1024;
 export class PushHooks implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('PushHooks');
   private readonly pushes = new Map<string, PushContext>();
+  /** Called once no push runs here (afterPushes). */
+  private readonly whenNoPush = new Set<() => void>();
   private server: http.Server | null = null;
   private url = '';
   private port = 0;
@@ -116,8 +118,20 @@ export class PushHooks implements OnModuleInit, OnApplicationShutdown {
     this.pushes.set(token, push);
     return {
       env: { ANVIL_HOOK_URL: this.url, ANVIL_HOOK_PORT: String(this.port), ANVIL_PUSH_TOKEN: token },
-      end: () => this.pushes.delete(token),
+      end: () => {
+        this.pushes.delete(token);
+        if (this.pushes.size > 0) return;
+        const waiting = [...this.whenNoPush];
+        this.whenNoPush.clear();
+        for (const then of waiting) then();
+      },
     };
+  }
+
+  /** Calls `then` once no receive-pack of this process runs (at once when none does); once per function. */
+  afterPushes(then: () => void): void {
+    if (this.pushes.size === 0) then();
+    else this.whenNoPush.add(then);
   }
 
   private installScripts(): void {

@@ -242,9 +242,11 @@ export class PullMergeService implements OnModuleInit, OnApplicationBootstrap {
     if (!(await this.protections.mayMergeInto(target, row.pull.baseBranch))) throw new MethodNotAllowedError('User not allowed to merge PR');
     if (manually) return { allowed: true, row };
     if (isWorkInProgress(row.issue.title)) throw new MethodNotAllowedError('Work in progress PRs cannot be merged');
-    // A test asked for moments ago (a push) runs now, for one who may merge, rather than "Please try again later".
-    if (row.pull.status === PullStatus.Checking && (await this.checks.test(row.pull.id)))
+    // A test asked for moments ago (a push) runs now, or its running one ends, rather than "Please try again later".
+    if (row.pull.status === PullStatus.Checking) {
+      await this.checks.settle(row.pull.id);
       row = (await this.pullStore.byIndex(target.repo.id, row.issue.repoIndex)) ?? row;
+    }
     if (row.pull.status !== PullStatus.Mergeable && row.pull.status !== PullStatus.Empty) throw new MethodNotAllowedError('Please try again later');
     const content = this.content.open(target);
     const verdict = await this.protections.judgeMerge(target, {
