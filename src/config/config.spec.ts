@@ -148,6 +148,25 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads a Unix socket in a MySQL DATABASE_URL, and refuses a relative one or one with several hosts', () => {
+    expect(loadConfig({ DATABASE_URL: 'mysql://anvil@localhost/forge?socket=%2Frun%2Fmysqld%2Fmysqld.sock' }).database).toEqual({
+      type: 'mysql',
+      host: 'localhost',
+      port: 3306,
+      hosts: [{ host: 'localhost', port: 3306 }],
+      socketPath: '/run/mysqld/mysqld.sock',
+      username: 'anvil',
+      password: '',
+      database: 'forge',
+    });
+    expect(loadConfig({ DATABASE_URL: 'mysql://anvil@localhost/forge?socket=/run/mysqld/mysqld.sock' }).database).toMatchObject({
+      socketPath: '/run/mysqld/mysqld.sock',
+      database: 'forge',
+    });
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://anvil@localhost/forge?socket=mysqld.sock' })).toThrow(/socket is not an absolute path/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://anvil@db1,db2/forge?socket=/run/mysqld/mysqld.sock' })).toThrow(/one host/);
+  });
+
   it('reads several hosts in a MySQL DATABASE_URL (the nodes of a cluster), in their order', () => {
     expect(loadConfig({ DATABASE_URL: 'mysql://anvil:pw@db1:3307,db2,[::1]:3309/forge' }).database).toEqual({
       type: 'mysql',

@@ -456,11 +456,15 @@ export function parseDatabaseUrl(raw: string | undefined, dataDir: string): Data
       const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
       if (database === '') throw new ConfigError('DATABASE_URL', 'mysql URL names no database');
       const hosts = [{ host: url.hostname || '127.0.0.1', port: url.port ? Number(url.port) : 3306 }, ...more.map((host) => parseHost(host))];
+      const socketPath = url.searchParams.get('socket') ?? undefined;
+      if (socketPath !== undefined && !path.isAbsolute(socketPath)) throw new ConfigError('DATABASE_URL', `socket is not an absolute path: "${socketPath}"`);
+      if (socketPath !== undefined && hosts.length > 1) throw new ConfigError('DATABASE_URL', 'a socket names one server: give it with one host');
       return {
         type: 'mysql',
         host: hosts[0].host,
         port: hosts[0].port,
         hosts,
+        ...(socketPath === undefined ? {} : { socketPath }),
         username: decodeURIComponent(url.username) || 'root',
         password: decodeURIComponent(url.password),
         database,

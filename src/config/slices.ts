@@ -370,6 +370,8 @@ export type DatabaseConfig =
       port: number;
       /** Every server named in DATABASE_URL (`mysql://user@a:3306,b:3306/db`), tried in this order. */
       hosts: { host: string; port: number }[];
+      /** A Unix socket of a server on this machine (`?socket=` in DATABASE_URL), used instead of `host`. */
+      socketPath?: string;
       username: string;
       password: string;
       database: string;

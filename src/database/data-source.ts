@@ -28,6 +28,7 @@ export function dataSourceOptions(database: DatabaseConfig, timeouts?: DatabaseT
       connectorPackage: 'mysql2',
       host: database.host,
       port: database.port,
+      ...(database.socketPath ? { socketPath: database.socketPath } : {}),
       username: database.username,
       password: database.password,
       database: database.database,

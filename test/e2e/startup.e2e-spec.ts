@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { createConnection } from 'mysql2/promise';
 import request from 'supertest';
 import { loadConfig } from '../../src/config/config';
 import { RunningServer, serve, StartupError } from '../../src/server/serve';
@@ -168,6 +169,31 @@ describe('start-up and shutdown', () => {
     await expect(serve(loadConfig({ ...env(), DATABASE_URL: url }), { info: () => undefined })).rejects.toThrow(
       `cannot reach the database (MySQL 127.0.0.1:${port}/anvil): connect ECONNREFUSED 127.0.0.1:${port}`,
     );
+  });
+
+  it('a database on a Unix socket (DATABASE_URL ?socket=): served through it, or one clear StartupError naming it', async () => {
+    const missing = path.join(dataDir, 'no-such-mysqld.sock');
+    await expect(serve(loadConfig({ ...env(), DATABASE_URL: `mysql://root@localhost/anvil?socket=${missing}` }), { info: () => undefined })).rejects.toThrow(
+      `cannot reach the database (MySQL ${missing}/anvil): connect ENOENT ${missing}`,
+    );
+    if (!database) return;
+    // The test database's own server, through the socket it listens on.
+    const tcp = new URL(database.url);
+    const connection = await createConnection(database.url);
+    const [rows] = await connection.query('SELECT @@socket AS socket');
+    await connection.end();
+    const socket = (rows as { socket: string }[])[0].socket;
+    const credentials = tcp.password ? `${tcp.username}:${tcp.password}` : tcp.username;
+    const url = `mysql://${credentials}@localhost${tcp.pathname}?socket=${encodeURIComponent(socket)}`;
+    const lines: string[] = [];
+    const server = await serve(loadConfig({ ...env(), DATABASE_URL: url }), { info: (line) => lines.push(line) });
+    try {
+      expect(lines[0]).toContain(`database MySQL ${socket}${tcp.pathname}`);
+      const port = Number(/:(\d+)$/.exec(server.httpAddress)![1]);
+      await request(`http://127.0.0.1:${port}`).get('/api/healthz').expect(200);
+    } finally {
+      await server.stop('SIGTERM');
+    }
   });
 
   it(
