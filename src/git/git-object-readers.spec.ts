@@ -300,8 +300,8 @@ describe('GitObjectReaders: long-lived cat-file --batch-command readers', () => 
       const asked = jest.spyOn(pool, 'reader');
       await objects.entry(dir, commit, 'n0.txt');
       await objects.entry(dir, commit, 'dir/b.txt');
-      // Wait for the background reads to be answered.
-      for (const reader of [await pool.reader(dir)]) while (reader.pendingCount > 0) await new Promise((resolve) => setImmediate(resolve));
+      // Wait for the background reads to be answered and filed.
+      await objects.learning();
       const calls = asked.mock.calls.length;
       const names = ['n1.txt', 'n4.txt', 'a.txt', 'link', 'run.sh', 'dir', 'dir/missing.txt'];
       const learned = await Promise.all(names.map((name) => objects.entry(dir, commit, name)));

@@ -70,6 +70,8 @@ export class GitObjects implements RefLookup {
   private readonly entries = new LRUCache<string, { entry: TreeEntry | null }>({ max: ENTRIES_KEPT });
   /** Directories (of a commit) whose entries were learned at once. */
   private readonly learned = new LRUCache<string, true>({ max: LEARNED_KEPT });
+  /** Background learning under way (learnSiblings), for `learning()`. */
+  private readonly learnings = new Set<Promise<void>>();
   private readonly blobs = new LRUCache<string, Buffer>({ maxSize: BLOBS_KEPT_BYTES, sizeCalculation: (bytes) => Math.max(1, bytes.length) });
   /** The clock of the racy rule; tests replace it. */
   now: () => number = Date.now;
@@ -196,7 +198,7 @@ export class GitObjects implements RefLookup {
     const siblings = treeEntries(tree, commit.length / 2, SIBLINGS_LEARNED + 1);
     if (siblings.length > SIBLINGS_LEARNED) return;
     const blobs = siblings.filter((sibling) => entryType(sibling.mode) === 'blob');
-    void this.read(dir, (reader) => Promise.all(blobs.map((sibling) => reader.info(sibling.oid))))
+    const learning = this.read(dir, (reader) => Promise.all(blobs.map((sibling) => reader.info(sibling.oid))))
       .then((answers) => {
         const sizes = new Map(blobs.map((sibling, index) => [sibling.oid, answers[index]?.type === 'blob' ? answers[index].size : 0]));
         for (const sibling of siblings) {
@@ -210,7 +212,14 @@ export class GitObjects implements RefLookup {
       .catch(() => {
         // A hint only: the entries are read one by one when asked.
         this.learned.delete(key);
-      });
+      })
+      .finally(() => this.learnings.delete(learning));
+    this.learnings.add(learning);
+  }
+
+  /** Settles once the background learning begun so far has (for tests: what a request then finds known). */
+  async learning(): Promise<void> {
+    await Promise.all([...this.learnings]);
   }
 
   /** Reads are idempotent: a reader that stopped under a request (reaped, replaced) is replaced once. */

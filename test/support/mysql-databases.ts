@@ -160,7 +160,10 @@ async function take(admin: Connection, key: string): Promise<string | null> {
     if (!found) return null;
     // Whoever deletes the row owns the database; another taker moves on to the next one.
     const [taken] = await admin.query(`DELETE FROM \`${POOL_SCHEMA}\`.free WHERE name = ?`, [found.name]);
-    if ((taken as { affectedRows: number }).affectedRows === 1) return found.name;
+    if ((taken as { affectedRows: number }).affectedRows !== 1) continue;
+    // A pooled name whose database is gone (an operator's cleanup) is forgotten, never handed out.
+    const [schemas] = await admin.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = ?', [found.name]);
+    if ((schemas as unknown[]).length === 1) return found.name;
   }
 }
 
@@ -207,23 +210,29 @@ export async function createMysqlDatabase(options: { fresh?: boolean; collation?
     await admin.end();
   }
   const database = name;
+  // Given back once, however often a test's teardown asks: a second give-back after the database went to the
+  // pool would find the next test's connections on it and drop that test's database (or, run alongside the
+  // first, pool a database it drops).
+  let dropped: Promise<void> | undefined;
   return {
     url: urlOf(target, database),
-    drop: async () => {
-      const tpl = fresh ? null : await templateOf(target, key).catch(() => null);
-      const reusable = tpl !== null && (await reset(target, database, tpl).catch(() => false));
-      const connection = await connect(target);
-      try {
-        if (reusable)
-          await connection.query(`INSERT INTO \`${POOL_SCHEMA}\`.free (name, schema_key, returned_unix) VALUES (?, ?, ?)`, [
-            database,
-            key,
-            Math.floor(Date.now() / 1000),
-          ]);
-        else await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
-      } finally {
-        await connection.end();
-      }
-    },
+    drop: () => (dropped ??= giveBack()),
   };
+
+  async function giveBack(): Promise<void> {
+    const tpl = fresh ? null : await templateOf(target, key).catch(() => null);
+    const reusable = tpl !== null && (await reset(target, database, tpl).catch(() => false));
+    const connection = await connect(target);
+    try {
+      if (reusable)
+        await connection.query(`INSERT INTO \`${POOL_SCHEMA}\`.free (name, schema_key, returned_unix) VALUES (?, ?, ?)`, [
+          database,
+          key,
+          Math.floor(Date.now() / 1000),
+        ]);
+      else await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    } finally {
+      await connection.end();
+    }
+  }
 }

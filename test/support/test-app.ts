@@ -81,6 +81,7 @@ export async function startTestApp(env: Record<string, string> = {}, adjust?: (c
     throw error;
   }
   const dataSource = app.get(DataSource);
+  let closed: Promise<void> | undefined;
   return {
     app,
     http: request(app.getHttpServer()),
@@ -93,10 +94,12 @@ export async function startTestApp(env: Record<string, string> = {}, adjust?: (c
       if (!server.listening) await app.listen(0, '127.0.0.1');
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     },
-    close: async () => {
-      await app.close();
-      await removeOwn();
-    },
+    // Once, however often a test asks (its body may close the app its teardown closes again).
+    close: () =>
+      (closed ??= (async () => {
+        await app.close();
+        await removeOwn();
+      })()),
   };
 }
 
