@@ -229,8 +229,10 @@ export class RepositoryPushes {
       const listing = updates.length > 0 && (await this.events.listensTo(repo)) ? this.refChanges(dir, updates) : Promise.resolve([]);
       listing.catch(() => undefined);
       // Numbered before the walk: should the lease lapse (a stalled instance), a measurement begun earlier
-      // that commits later does not replace this one.
-      const ticket = await this.transactions.run((tx) => this.repositories.beginSizeMeasurement(tx, repo.id));
+      // that commits later does not replace this one. Bookkeeping: the number need not wait for the disk (an
+      // fsync of the push's path); the durable commit that stores the size below syncs it first, and a number
+      // lost with the machine was stored by nothing.
+      const ticket = await this.transactions.runBookkeeping((tx) => this.repositories.beginSizeMeasurement(tx, repo.id));
       const gitSize = await this.git.size(dir);
       changes.updatedUnix = this.clock.nowUnix();
       const refChanges = await listing;
