@@ -123,6 +123,24 @@ describe('pull request merges: POST/GET …/pulls/{index}/merge, POST …/update
     expect((await t.http.get(`${pulls(repo)}/${index}`).expect(200)).body).toMatchObject({ merged: true, mergeable: true });
   });
 
+  it('a merge asked while another instance holds the test waits for it, and judges its outcome, instead of 405', async () => {
+    const { repo } = await diverged();
+    const index = await open(repo);
+    // As another instance's drain leaves it while it tests: a new test asked for, and claimed for two minutes.
+    const until = Math.floor(Date.now() / 1000) + 120;
+    await t.dataSource.query(
+      'UPDATE pull_request SET status = 1, check_version = check_version + 1, check_claimed_until = ? WHERE base_repo_id = ? AND repo_index = ?',
+      [until, repo.id, index],
+    );
+    const merging = merge(repo, index, { Do: 'merge' }, writer.token).then((response) => response);
+    // That instance gives the test up (its claim released, nothing stored): the waiting merge takes it and runs it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await t.dataSource.query('UPDATE pull_request SET check_claimed_until = 0 WHERE base_repo_id = ? AND repo_index = ?', [repo.id, index]);
+    const answer = await merging;
+    expect({ status: answer.status, message: answer.body?.message }).toEqual({ status: 200, message: undefined });
+    expect((await t.http.get(`${pulls(repo)}/${index}`).expect(200)).body).toMatchObject({ merged: true });
+  });
+
   it('squash: one commit with the poster as author, the merger as committer, title, body and trailers', async () => {
     const { repo, work, remote } = await diverged();
     const index = await open(repo, 'feature', 'Squash me');
