@@ -14,6 +14,14 @@ import { SweepPace } from './sweep-pace';
 
 export type { Finding, ReconciliationReport } from './reconciliation-run';
 
+/** How a sweep runs: repairing or not, resting between repositories (`serving`: requests arrived), stoppable. */
+interface SweepOptions {
+  fix: boolean;
+  throttled?: boolean;
+  signal?: AbortSignal;
+  serving?: () => boolean;
+}
+
 /** Where the incremental sweep stopped (the last repository id it checked), and who may run it. */
 const SWEEP_LEASE = 'reconciliation-sweep';
 const SWEEP_CURSOR = 'reconciliation-sweep-cursor';
@@ -91,7 +99,7 @@ export class Reconciliation {
    * `serving` says requests arrived, so that it takes little from the requests being served; `signal` stops it
    * between two repositories (the cursor then records how far it came).
    */
-  async sweep(options: { fix: boolean; throttled?: boolean; signal?: AbortSignal; serving?: () => boolean }): Promise<ReconciliationReport> {
+  async sweep(options: SweepOptions): Promise<ReconciliationReport> {
     const run = this.newRun(options);
     const swept = await this.sweepSome(run, this.integrityConfig.reconcileStartBudget, options);
     return { findings: run.findings, repaired: options.fix, swept };
@@ -165,7 +173,7 @@ export class Reconciliation {
   }
 
   /** Up to `budget` repositories after the cursor (see sweep); answers how many it checked. */
-  private async sweepSome(run: Run, budget: number, options: { throttled?: boolean; signal?: AbortSignal; serving?: () => boolean }): Promise<number> {
+  private async sweepSome(run: Run, budget: number, options: Omit<SweepOptions, 'fix'>): Promise<number> {
     if (budget <= 0 || options.signal?.aborted) return 0;
     const pace = options.throttled ? new SweepPace(options.serving) : undefined;
     try {

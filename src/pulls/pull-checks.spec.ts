@@ -74,28 +74,31 @@ describe('a merge waiting for a test (settle)', () => {
     const checks = new PullChecks(store as never, none, none, none, none, none, none, none, clock as never, transactions as never, none);
     return { checks, reads: () => reads };
   }
+  /** `promise`, and whether it has settled yet. */
+  function watched(promise: Promise<void>): { promise: Promise<void>; done: () => boolean } {
+    let settled = false;
+    return { promise: promise.then(() => void (settled = true)), done: () => settled };
+  }
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
   it('waits while another drain holds the test, and returns once its result is stored', async () => {
     const { checks, reads } = checksReading([PullStatus.Checking, PullStatus.Checking, PullStatus.Mergeable]);
-    let settled = false;
-    const settling = checks.settle(7).then(() => (settled = true));
+    const settling = watched(checks.settle(7));
     await jest.advanceTimersByTimeAsync(50);
-    expect(settled).toBe(false);
+    expect(settling.done()).toBe(false);
     await jest.advanceTimersByTimeAsync(50);
-    await settling;
+    await settling.promise;
     expect(reads()).toBe(3);
   });
 
   it('gives up after ten seconds when the test never ends (a stopped instance holds it)', async () => {
     const { checks, reads } = checksReading([PullStatus.Checking]);
-    let settled = false;
-    const settling = checks.settle(7).then(() => (settled = true));
+    const settling = watched(checks.settle(7));
     await jest.advanceTimersByTimeAsync(9_900);
-    expect(settled).toBe(false);
+    expect(settling.done()).toBe(false);
     await jest.advanceTimersByTimeAsync(200);
-    await settling;
+    await settling.promise;
     expect(reads()).toBeGreaterThan(100);
   });
 });
