@@ -148,6 +148,10 @@ export class ServingProcess {
     const pid = this.child.pid;
     this.watch?.stop();
     signalGroup(pid, 'SIGTERM');
+    // Nobody takes the rest of its answer: a standard output paused for a peer that stopped reading would
+    // otherwise stay open, and the process would count as running (holding its slot) until that peer left.
+    this.child.stdout.unpipe();
+    this.child.stdout.destroy();
     const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
     timer.unref();
     void this.exited.then(() => clearTimeout(timer));

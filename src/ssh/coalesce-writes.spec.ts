@@ -1,5 +1,7 @@
 import type { Socket } from 'node:net';
-import { coalesceWrites } from './ssh-server';
+// The transport's thread is plain JavaScript (ssh-transport.worker.js); its helper is exported for this test.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { coalesceWrites } = require('./ssh-transport.worker.js') as { coalesceWrites: (socket: Socket) => void };
 
 describe('coalesceWrites', () => {
   it('sends the packets of one turn of the event loop in one corked write, in order, and the next turn again', async () => {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { utils } from 'ssh2';
+import type * as Ssh2 from 'ssh2';
 
 /**
  * The server's host key (docs/git-transports.md): read from SSH_HOST_KEY, or, when the file is missing, an
@@ -27,6 +27,9 @@ export function loadOrCreateHostKey(file: string): { key: Buffer; generated: boo
  * in 250 comes out malformed and unreadable by ssh2 itself), so a pair is kept only once it parses back.
  */
 function generateEd25519(): { private: string; public: string } {
+  // Loaded here only, on the start that makes the key: the SSH protocol runs on its own thread (ssh-transport.ts).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { utils } = require('ssh2') as typeof Ssh2;
   for (let attempt = 0; attempt < 20; attempt += 1) {
     const pair = utils.generateKeyPairSync('ed25519', { comment: 'anvil host key' });
     if (!(utils.parseKey(pair.private) instanceof Error) && !(utils.parseKey(pair.public) instanceof Error)) return pair;

@@ -3,9 +3,7 @@ import { TooManyRequestsError } from '../common/errors';
 import { RateLimits } from '../http/rate-limits';
 import { plainAddress } from '../config/net-address';
 import { formatAddress } from '../config/net-address';
-import { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { AlgorithmList, AuthContext as SshAuthContext, CipherAlgorithm, Connection, ServerChannel, Server as Ssh2Server, Session, utils } from 'ssh2';
 import { AuthContext } from '../auth/auth-context';
 import { SshEndpoint } from '../common/ssh-endpoint';
 import { Clock } from '../common/time';
@@ -30,18 +28,21 @@ import type { PushContext } from '../git/push-hooks';
 import type { GitClient } from '../git/git-client';
 import { loadOrCreateHostKey } from './ssh-host-key';
 import { StorageReserve } from '../server/storage-reserve';
+import { SshChannel, SshConnection, SshSignIn, SshTransport } from './ssh-transport';
 
-// One cohesive thing, kept whole though long: the SSH protocol server (authentication, git commands, channels).
+// One cohesive thing, kept whole though long: the SSH server's decisions (admission, sign-in, git commands).
 
 /** Who an authenticated connection is: a user by one of their keys, or a deploy key. */
 type SshIdentity = { kind: 'user'; key: PublicKeyEntity; user: UserEntity } | { kind: 'deploy'; key: DeployKeyEntity; principal: DeployKeyPrincipal };
+
+/** How long after its transport's thread stopped unasked a new one starts. */
+const TRANSPORT_RESTART_MS = 1_000;
 
 /** A refusal written as `Anvil: <message>` with exit status 1 (docs/git-transports.md). */
 class SshRefusal extends Error {}
 
 /** A TCP connection before and after login: what the pre-login limits count. */
 interface Arrival {
-  socket: Socket;
   address: string;
   authenticated: boolean;
   grace: NodeJS.Timeout;
@@ -50,16 +51,15 @@ interface Arrival {
 /**
  * The built-in SSH server (docs/git-transports.md): public-key login as SSH_USER with a registered key, the greeting,
  * and git-upload-pack / git-receive-pack / git-upload-archive through the same serving processes and hooks as
- * smart HTTP.
+ * smart HTTP. The protocol itself (encryption, packets, sockets) runs on the transport's thread (ssh-transport.ts).
  */
 @Injectable()
 export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('SshServer');
-  private server: Ssh2Server | null = null;
-  private listener: NetServer | null = null;
-  private readonly connections = new Set<Connection>();
-  /** Open TCP connections by `address:port`, and how many have not logged in, in all and per address. */
-  private readonly arrivals = new Map<string, Arrival>();
+  private transport: SshTransport | null = null;
+  private shuttingDown = false;
+  /** Open TCP connections by the transport's number, and how many have not logged in, in all and per address. */
+  private readonly arrivals = new Map<number, Arrival>();
   private unauthenticated = 0;
   private readonly unauthenticatedByAddress = new Map<string, number>();
 
@@ -84,40 +84,48 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     if (!this.sshConfig.enabled) return;
     const { key, generated } = loadOrCreateHostKey(this.sshConfig.hostKeyFile);
     if (generated) this.logger.log(`generated the SSH host key ${this.sshConfig.hostKeyFile}`);
-    const server = new Ssh2Server(
-      {
-        hostKeys: [key],
-        ident: 'Anvil',
-        // OpenSSH clients pick chacha20-poly1305 first when offered, and without ssh2's optional native binding
-        // it runs in JavaScript on the event loop: AES-GCM (node's native crypto) serves clones about twice as
-        // fast (bench/git.bench.js).
-        algorithms: { cipher: { remove: 'chacha20-poly1305@openssh.com' } as AlgorithmList<CipherAlgorithm> },
-      },
-      (client, info) => this.accept(client, info.ip, info.port),
-    );
-    server.on('error', (error: Error) => this.logger.error(`SSH server: ${error.message}`));
-    // Connections are accepted here, where the pre-login limits apply before ssh2 spends anything on them.
-    const listener = new NetServer((socket) => this.arrive(server, socket));
-    listener.maxConnections = this.sshConfig.maxConnections;
-    listener.on('error', (error: Error) => this.logger.error(`SSH server: ${error.message}`));
-    await new Promise<void>((resolve, reject) => {
-      listener.once('error', reject);
-      listener.listen(this.sshConfig.listenPort, this.sshConfig.listenHost, () => {
-        listener.off('error', reject);
-        resolve();
-      });
-    });
-    this.server = server;
-    this.listener = listener;
-    const address = listener.address() as AddressInfo;
+    const address = await this.listen(key, this.sshConfig.listenPort);
     this.endpoint.bound(address.port);
     // The start-up line (server/serve.ts) names this address; the details are for debugging.
     this.logger.debug(`SSH server listening on ${formatAddress(address)} (ssh_url port ${this.endpoint.port}, user ${this.sshConfig.user})`);
   }
 
+  /** Starts the transport's thread on `port`; if it stops unasked, a new one listens on the same port. */
+  private async listen(hostKey: Buffer, port: number): Promise<{ address: string; family: string; port: number }> {
+    const transport = await SshTransport.start(
+      { hostKey, listenHost: this.sshConfig.listenHost, listenPort: port, maxConnections: this.sshConfig.maxConnections },
+      {
+        arrive: (arrival, ip) => this.arrive(arrival, ip),
+        left: (arrival) => this.left(arrival),
+        connection: (client, arrival, ip) => this.accept(client, arrival, ip),
+        log: (message) => this.logger.error(message),
+        stopped: () => {
+          if (this.transport !== transport) return;
+          this.transport = null;
+          // Its connections, logged in or not, are gone with it.
+          for (const arrival of this.arrivals.values()) clearTimeout(arrival.grace);
+          this.arrivals.clear();
+          this.unauthenticated = 0;
+          this.unauthenticatedByAddress.clear();
+          const bound = transport.bound!.port;
+          const restart = setTimeout(() => {
+            if (this.shuttingDown) return;
+            this.listen(hostKey, bound).then(
+              () => this.logger.log(`SSH server listening again on port ${bound}`),
+              (error: Error) => this.logger.error(`SSH server not restarted: ${error.message}`),
+            );
+          }, TRANSPORT_RESTART_MS);
+          restart.unref();
+        },
+      },
+    );
+    this.transport = transport;
+    return transport.bound!;
+  }
+
   /** `host:port` as bound, or null while not listening. */
   listeningAddress(): string | null {
-    const address = this.listener?.address() as AddressInfo | null | undefined;
+    const address = this.transport?.bound;
     return address ? formatAddress(address) : null;
   }
 
@@ -128,38 +136,41 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
 
   /**
    * A new TCP connection: refused at once beyond the caps on connections not logged in (in all and from one
-   * address; the total cap is the listener's maxConnections), else handed to ssh2 with LOGIN_GRACE_TIME to log
+   * address; the total cap is the transport's maxConnections), else handed to ssh2 with LOGIN_GRACE_TIME to log
    * in. What it costs until then is one socket and one timer.
    */
-  private arrive(server: Ssh2Server, socket: Socket): void {
-    const address = addressKey(socket.remoteAddress ?? '');
+  private arrive(arrival: number, ip: string): void {
+    const transport = this.transport;
+    if (!transport) return;
+    const address = addressKey(ip);
     const fromAddress = this.unauthenticatedByAddress.get(address) ?? 0;
     if (this.unauthenticated >= this.sshConfig.maxUnauthenticated || fromAddress >= this.sshConfig.maxUnauthenticatedPerAddress) {
-      socket.destroy();
+      transport.drop(arrival);
       return;
     }
-    const key = `${socket.remoteAddress}|${socket.remotePort}`;
-    const grace = setTimeout(() => socket.destroy(), this.sshConfig.loginGraceMs);
+    const grace = setTimeout(() => transport.drop(arrival), this.sshConfig.loginGraceMs);
     grace.unref();
-    const arrival: Arrival = { socket, address, authenticated: false, grace };
-    this.arrivals.set(key, arrival);
+    this.arrivals.set(arrival, { address, authenticated: false, grace });
     this.countUnauthenticated(address, 1);
-    socket.once('close', () => {
-      clearTimeout(grace);
-      this.arrivals.delete(key);
-      if (!arrival.authenticated) this.countUnauthenticated(address, -1);
-    });
-    coalesceWrites(socket);
-    server.injectSocket(socket);
+    transport.admit(arrival);
+  }
+
+  /** The TCP connection closed: it leaves the pre-login counts if it was still in them. */
+  private left(arrival: number): void {
+    const entry = this.arrivals.get(arrival);
+    if (!entry) return;
+    clearTimeout(entry.grace);
+    this.arrivals.delete(arrival);
+    if (!entry.authenticated) this.countUnauthenticated(entry.address, -1);
   }
 
   /** Login succeeded: the connection leaves the pre-login counts and its grace timer stops. */
-  private loggedIn(ip: string, port: number): void {
-    const arrival = this.arrivals.get(`${ip}|${port}`);
-    if (!arrival || arrival.authenticated) return;
-    arrival.authenticated = true;
-    clearTimeout(arrival.grace);
-    this.countUnauthenticated(arrival.address, -1);
+  private loggedIn(arrival: number): void {
+    const entry = this.arrivals.get(arrival);
+    if (!entry || entry.authenticated) return;
+    entry.authenticated = true;
+    clearTimeout(entry.grace);
+    this.countUnauthenticated(entry.address, -1);
   }
 
   private countUnauthenticated(address: string, delta: number): void {
@@ -171,19 +182,19 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
 
   /** Stops accepting connections; running git commands finish while GitProcesses drains. */
   async beforeApplicationShutdown(): Promise<void> {
-    this.listener?.close();
+    this.shuttingDown = true;
+    this.transport?.stopListening();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    for (const client of this.connections) client.end();
-    this.connections.clear();
-    for (const arrival of this.arrivals.values()) arrival.socket.destroy();
-    this.server = null;
-    this.listener = null;
+    const transport = this.transport;
+    this.transport = null;
+    for (const arrival of this.arrivals.values()) clearTimeout(arrival.grace);
+    this.arrivals.clear();
+    await transport?.close();
   }
 
-  private accept(client: Connection, ip: string, port: number): void {
-    this.connections.add(client);
+  private accept(client: SshConnection, arrival: number, ip: string): void {
     let identity: SshIdentity | null = null;
     let refusals = 0;
     const address = ip;
@@ -197,16 +208,14 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
       if (idle) clearTimeout(idle);
       idle = null;
     };
-    client.on('error', () => undefined);
     client.on('close', () => {
       stopIdle();
-      this.connections.delete(client);
       // A connection that offered keys and ended without one accepted is one failed sign-in (clients try
       // their keys one by one, so a single refused key is not). Only failures the limit admits are recorded,
       // so a flood of them writes no more rows than the limit.
       if (!identity && refusals > 0) void this.recordFailure(limitKey, plainAddress(address));
     });
-    client.on('authentication', (context) => {
+    client.on('authentication', (context: SshSignIn) => {
       // Each refused attempt counts (the `none` probe every client starts with does not); past
       // SSH_MAX_AUTH_TRIES the connection is closed.
       const refuse = () => {
@@ -215,7 +224,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
           client.end();
           return;
         }
-        context.reject(['publickey']);
+        context.reject();
       };
       // An address that has spent its allowance of failures is refused before any key is looked at.
       overLimit ??= this.limits.check('signInPerIp', limitKey).then(
@@ -245,11 +254,18 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
           refuse();
         });
     });
-    client.on('ready', () => {
-      this.loggedIn(ip, port);
-      client.on('session', (acceptSession) => {
-        const session = acceptSession();
-        this.serveSession(session, identity!, address, stopIdle);
+    client.on('ready', () => this.loggedIn(arrival));
+    client.on('shell', (channel: SshChannel) => {
+      stopIdle();
+      void this.greet(channel, identity!);
+    });
+    client.on('exec', (channel: SshChannel, command: string, protocol: string | undefined) => {
+      stopIdle();
+      const safeProtocol = protocol !== undefined && isSafeGitProtocol(protocol) ? protocol : undefined;
+      this.execute(channel, identity!, address, command, safeProtocol).catch((error: unknown) => {
+        const message = error instanceof SshRefusal ? error.message : 'Internal error';
+        if (!(error instanceof SshRefusal)) this.logger.error(`SSH command failed: ${(error as Error).stack ?? error}`);
+        finish(channel, 1, message);
       });
     });
   }
@@ -270,50 +286,25 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
    * (looked up on every connection, so a deleted key is locked out at once). Without a signature the client
    * only asks whether the key would do.
    */
-  private async authenticate(context: SshAuthContext): Promise<SshIdentity | 'accept-query' | null> {
-    if (context.method !== 'publickey' || context.username !== this.sshConfig.user) return null;
-    if (context.key.algo.includes('-cert-')) return null;
-    const fingerprint = sshFingerprint(context.key.data);
+  private async authenticate(context: SshSignIn): Promise<SshIdentity | 'accept-query' | null> {
+    const key = context.key;
+    if (context.method !== 'publickey' || context.username !== this.sshConfig.user || !key) return null;
+    if (key.algo.includes('-cert-')) return null;
+    const fingerprint = sshFingerprint(key.data);
     const userKey = await this.keys.byFingerprint(fingerprint);
     const deployKey = userKey ? null : await this.deployKeys.firstByFingerprint(fingerprint);
     const content = userKey?.content ?? deployKey?.content;
     if (content === undefined) return null;
-    const parsed = utils.parseKey(content);
-    if (parsed instanceof Error || !parsed.getPublicSSH().equals(context.key.data)) return null;
-    if (!context.signature || !context.blob) return 'accept-query';
-    if (!parsed.verify(context.blob, context.signature, context.hashAlgo)) return null;
+    const verdict = await context.check(content);
+    if (verdict === 'query') return 'accept-query';
+    if (verdict !== 'valid') return null;
     if (deployKey) return { kind: 'deploy', key: deployKey, principal: new DeployKeyPrincipal(fingerprint) };
     const user = await this.users.byId(userKey!.ownerId);
     return user ? { kind: 'user', key: userKey!, user } : null;
   }
 
-  private serveSession(session: Session, identity: SshIdentity, address: string, stopIdle: () => void): void {
-    let protocol: string | undefined;
-    session.on('env', (accept, _reject, info) => {
-      if (info.key === 'GIT_PROTOCOL' && isSafeGitProtocol(info.val)) protocol = info.val;
-      accept?.();
-    });
-    session.on('pty', (_accept, reject) => reject?.());
-    session.on('subsystem', (_accept, reject) => reject?.());
-    session.on('x11', (_accept, reject) => reject?.());
-    session.on('auth-agent', (_accept, reject) => reject?.());
-    session.on('shell', (accept) => {
-      stopIdle();
-      void this.greet(accept(), identity);
-    });
-    session.on('exec', (accept, _reject, info) => {
-      stopIdle();
-      const channel = accept();
-      this.execute(channel, identity, address, info.command, protocol).catch((error: unknown) => {
-        const message = error instanceof SshRefusal ? error.message : 'Internal error';
-        if (!(error instanceof SshRefusal)) this.logger.error(`SSH command failed: ${(error as Error).stack ?? error}`);
-        finish(channel, 1, message);
-      });
-    });
-  }
-
   /** A shell request (`ssh git@host`): the greeting on stdout and exit 0, or the account-state message and exit 1. */
-  private async greet(channel: ServerChannel, identity: SshIdentity): Promise<void> {
+  private async greet(channel: SshChannel, identity: SshIdentity): Promise<void> {
     if (identity.kind === 'deploy') {
       channel.write(`Hi there! You've successfully authenticated with the deploy key named ${identity.key.name}, but Anvil does not provide shell access.\n`);
       return finish(channel, 0);
@@ -329,7 +320,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   }
 
   /** The SSH decision order (docs/git-transports.md, "SSH"), then git with the channel as its standard streams. */
-  private async execute(channel: ServerChannel, identity: SshIdentity, address: string, command: string, protocol: string | undefined): Promise<void> {
+  private async execute(channel: SshChannel, identity: SshIdentity, address: string, command: string, protocol: string | undefined): Promise<void> {
     if (identity.kind === 'deploy') return this.executeForDeployKey(channel, identity, address, command, protocol);
     // 1. Account state, as stored now.
     const user = await this.users.byId(identity.user.id);
@@ -387,7 +378,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
    * Its pushes are recorded as the repository owner's, as Forgejo does.
    */
   private async executeForDeployKey(
-    channel: ServerChannel,
+    channel: SshChannel,
     identity: Extract<SshIdentity, { kind: 'deploy' }>,
     address: string,
     command: string,
@@ -437,7 +428,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
 
   /** Runs git with the channel as its standard streams; its exit code. */
   private async runGit(
-    channel: ServerChannel,
+    channel: SshChannel,
     verb: SshVerb,
     place: { owner: UserEntity; repo: RepositoryEntity },
     protocol: string | undefined,
@@ -470,38 +461,20 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     git.deliver(channel);
     git.child.stderr.pipe(channel.stderr, { end: false });
     channel.on('close', () => git.kill());
-    return git.exited;
+    const code = await git.exited;
+    // Stopped by a limit, git left its answer unfinished, and a client that stopped reading would never take the
+    // rest: the channel is cut, as the HTTP path cuts its response.
+    if (code === null) channel.destroy();
+    return code;
   }
 }
 
-function finish(channel: ServerChannel, status: number, message?: string): void {
+function finish(channel: SshChannel, status: number, message?: string): void {
   // The client may have gone already; there is then nobody to tell.
   if (channel.destroyed) return;
   if (message !== undefined) channel.stderr.write(`Anvil: ${message}\n`);
   channel.exit(status);
   channel.end();
-}
-
-/**
- * ssh2 writes each packet (at most 32 KiB of a channel's data) to the socket on its own: a clone's pack, arriving
- * from git in 64 KiB reads, cost two socket writes per read. The packets written in one turn of the event loop
- * now leave in one write (cork, then uncork on the next tick), as the HTTP path's chunks do.
- */
-export function coalesceWrites(socket: Socket): void {
-  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    socket.uncork();
-  };
-  socket.write = ((...args: unknown[]) => {
-    if (!corked) {
-      corked = true;
-      socket.cork();
-      process.nextTick(uncork);
-    }
-    return write(...args);
-  }) as typeof socket.write;
 }
 
 /** The SSH server's words for a refusal of the git decision (git-access-decision.ts), as Forgejo's serv writes them. */

@@ -4,6 +4,7 @@ import { SshEndpoint } from '../../src/common/ssh-endpoint';
 import { Clock } from '../../src/common/time';
 import { Transactions } from '../../src/database/transactions';
 import { RepositoryStore } from '../../src/repos/repository.store';
+import { SshServer } from '../../src/ssh/ssh-server';
 import { UsersService } from '../../src/users/users.service';
 import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { git, repositoryDir } from '../support/git';
@@ -85,6 +86,23 @@ describe('git over the built-in SSH server', () => {
       // The scp-like form and no .git suffix work as well.
       await client.ok(['clone', '--quiet', sshUrl(`${alice.name}/${name}`, ''), clone], { env: asKey(aliceKey) });
       expect(fs.readFileSync(path.join(clone, 'README.md'), 'utf8')).toBe('hello\n');
+    });
+
+    it('replaces a transport thread that stopped with a new one on the same port', async () => {
+      expect(await client.ok(['ls-remote', sshUrl(priv)], { env: asKey(aliceKey) })).toContain('refs/heads/main');
+      const server = t.app.get(SshServer);
+      const stopped = server['transport'];
+      // As an uncaught error in the thread would end it.
+      await stopped!['worker'].terminate();
+      let replacement = server['transport'];
+      for (let attempt = 0; attempt < 100 && (replacement === null || replacement === stopped); attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        replacement = server['transport'];
+      }
+      expect(replacement).not.toBeNull();
+      expect(replacement).not.toBe(stopped);
+      expect(server.listeningAddress()).toBe(`127.0.0.1:${port}`);
+      expect(await client.ok(['ls-remote', sshUrl(priv)], { env: asKey(aliceKey) })).toContain('refs/heads/main');
     });
 
     it('accepts RSA keys (signed with rsa-sha2)', async () => {

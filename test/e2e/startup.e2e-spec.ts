@@ -136,7 +136,8 @@ describe('start-up and shutdown', () => {
 
   it('an SSH port in use is one clear StartupError, and leaves no listener behind', async () => {
     const taken = await takenPort();
-    // Every server the start-up tries to listen with (the push hooks' listener starts before the SSH server).
+    // Every server the start-up tries to listen with on this thread (the push hooks' listener starts before the SSH
+    // server, which listens on its transport's thread).
     const started: net.Server[] = [];
     const listen = net.Server.prototype.listen;
     const spy = jest.spyOn(net.Server.prototype, 'listen').mockImplementation(function (this: net.Server, ...args: unknown[]) {
@@ -144,15 +145,26 @@ describe('start-up and shutdown', () => {
       return (listen as (...args: unknown[]) => net.Server).apply(this, args);
     });
     try {
-      await expect(serve(loadConfig({ ...env(), SSH_LISTEN_PORT: String(taken.port), SSH_LISTEN_HOST: '0.0.0.0' }), { info: () => undefined })).rejects.toThrow(
-        new StartupError(`SSH port ${taken.port} is already in use: stop the other server, set SSH_LISTEN_PORT, or SSH_ENABLED=false`),
+      const failure: unknown = await serve(loadConfig({ ...env(), SSH_LISTEN_PORT: String(taken.port), SSH_LISTEN_HOST: '0.0.0.0' }), {
+        info: () => undefined,
+      }).then(
+        () => 'started',
+        (error: unknown) => error,
       );
-      expect(started.length).toBeGreaterThanOrEqual(2);
+      expect(failure).toBeInstanceOf(StartupError);
+      expect((failure as StartupError).message).toBe(
+        `SSH port ${taken.port} is already in use: stop the other server, set SSH_LISTEN_PORT, or SSH_ENABLED=false`,
+      );
+      expect(started.length).toBeGreaterThanOrEqual(1);
       expect(started.filter((server) => server.listening).map((server) => server.address())).toEqual([]);
     } finally {
       spy.mockRestore();
       await taken.release();
     }
+    // Nor did the transport's thread stay behind to take the port once it was free.
+    const again = net.createServer();
+    await new Promise<void>((resolve, reject) => again.once('error', reject).listen(taken.port, '0.0.0.0', resolve));
+    await new Promise((resolve) => again.close(resolve));
   });
 
   it('an unwritable DATA_DIR is one clear StartupError', async () => {

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { Client as SshClient } from 'ssh2';
+import { ClientChannel, Client as SshClient } from 'ssh2';
 import { SshEndpoint } from '../../src/common/ssh-endpoint';
 import { GitProcesses } from '../../src/git/git-processes';
 import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
@@ -227,6 +227,68 @@ describe('fair shares of git (H1)', () => {
         expect(listing.status).toBe(200);
       } finally {
         readers.forEach((socket) => socket.destroy());
+      }
+    });
+    it('stops a clone over SSH whose client stopped reading, which frees its slot', async () => {
+      const processes = t.app.get(GitProcesses);
+      const key = generateSshKey(client.home, `reader-${uniqueName('k')}`);
+      expect(
+        (
+          await t.http
+            .post(t.api('/user/keys'))
+            .set(withToken(alice.token))
+            .send({ title: uniqueName('k'), key: key.publicLine })
+        ).status,
+      ).toBe(201);
+      const head = git(repositoryDir(t.dataDir, alice.name, big.split('/')[1]), 'rev-parse', 'refs/heads/main').trim();
+      const ssh = new SshClient();
+      ssh.on('error', () => undefined);
+      try {
+        // The client asks for the whole pack and then reads nothing of it: ssh2 adjusts no window, so the
+        // server's channel fills, then its ring, then git's pipe.
+        const stream = await new Promise<ClientChannel>((resolve, reject) => {
+          ssh.on('ready', () =>
+            ssh.exec(`git-upload-pack '${big}.git'`, (error, channel) => {
+              if (error) return reject(error);
+              let advertisement = '';
+              const onData = (chunk: Buffer) => {
+                advertisement += chunk.toString('latin1');
+                if (!advertisement.endsWith('0000')) return;
+                channel.off('data', onData);
+                channel.pause();
+                const want = `want ${head} side-band-64k\n`;
+                channel.write(`${(want.length + 4).toString(16).padStart(4, '0')}${want}00000009done\n`);
+                resolve(channel);
+              };
+              channel.on('data', onData);
+            }),
+          );
+          ssh.connect({
+            host: '127.0.0.1',
+            port: t.app.get(SshEndpoint).port,
+            username: 'git',
+            privateKey: fs.readFileSync(key.privateKey),
+            readyTimeout: 60_000,
+          });
+        });
+        let exitCode: number | null = null;
+        stream.on('exit', (code: number | null) => (exitCode = code));
+        // The server gives up on the reader (no byte moved in a transfer window while its answer had no room)...
+        await eventually(
+          () => processes.clientSlotsHeld,
+          (held) => held === 0,
+        );
+        // ...and cuts the channel: what the client then reads is part of the 24 MiB pack, and no success.
+        let received = 0;
+        stream.on('data', (chunk: Buffer) => (received += chunk.length));
+        stream.resume();
+        await new Promise((resolve) => stream.on('close', resolve));
+        recordFigures('ssh stalled clone reader', { received, exitCode: String(exitCode) });
+        expect(received).toBeGreaterThan(256 * 1024);
+        expect(received).toBeLessThan(24 * 1024 * 1024);
+        expect(exitCode).not.toBe(0);
+      } finally {
+        ssh.end();
       }
     });
   });
