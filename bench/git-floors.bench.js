@@ -7,7 +7,10 @@
  *   2. the first push of a BENCH_HISTORY-commit history (default 25 000, made with fast-import): Anvil over HTTP
  *      against `git push` to `file://`;
  *   3. a CI fan-out: BENCH_FANOUT (default 8) concurrent clones by one user with one token, over HTTP against the
- *      http-backend floor, and over SSH against sshd when there is one: how many were served, and clones/s.
+ *      http-backend floor, and over SSH against sshd when there is one: how many were served, and clones/s;
+ *   4. with BENCH_SERVER_PID (the server's process) and BENCH_SSHD: the server's main thread's CPU time for one big
+ *      clone (40 files of 1 MiB of random bytes), over SSH against over HTTP, BENCH_ROUNDS (at least 3) times
+ *      alternated.
  * Each figure is the median of its rounds; the ratios are Anvil / floor. The load average is printed with them:
  * figures taken on a loaded machine are not comparable with those of a quiet one.
  *
@@ -21,12 +24,14 @@
  *   BENCH_ROUNDS       rounds of the one-commit push and of the fan-out (default 5, at most 50)
  *   BENCH_HISTORY      commits of the long history (default 25000, at most 100000; 0 skips part 2)
  *   BENCH_FANOUT       concurrent clones of part 3 (default 8, at most 64)
+ *   BENCH_SERVER_PID   the server's process id, for part 4 (its main thread's CPU from /proc/<pid>/task/<pid>/schedstat)
  * Everything it creates locally lives in a temporary directory removed at the end; the repositories and the key it
  * created on the server are deleted again. Exits 1 when a push or clone failed.
  */
 'use strict';
 
 const { spawn, execFileSync } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
@@ -43,6 +48,7 @@ const SSHD = process.env.BENCH_SSHD || null;
 const ROUNDS = bounded('BENCH_ROUNDS', 5, 50);
 const HISTORY = bounded('BENCH_HISTORY', 25_000, 100_000, 0);
 const FANOUT = bounded('BENCH_FANOUT', 8, 64);
+const SERVER_PID = process.env.BENCH_SERVER_PID ? bounded('BENCH_SERVER_PID', 0, 4_194_304) : null;
 if (!TOKEN) {
   console.error('BENCH_TOKEN is required');
   process.exit(2);
@@ -363,6 +369,39 @@ async function main() {
         ratio: (sshAnvil.clonesPerSecond / sshFloorRun.clonesPerSecond).toFixed(2),
       });
     }
+    // 4. One big clone's cost to the server's main thread, SSH against HTTP.
+    if (SERVER_PID && sshd) {
+      const bigName = `floors-big-${stamp}`;
+      const big = path.join(work, 'big');
+      await run('git', ['init', '--quiet', '--initial-branch=main', big]);
+      for (let index = 0; index < 40; index++) fs.writeFileSync(path.join(big, `blob-${index}.bin`), randomBytes(1024 * 1024));
+      await run('git', ['add', '.'], { cwd: big });
+      await run('git', ['commit', '--quiet', '-m', 'big'], { cwd: big });
+      await api('POST', '/user/repos', { name: bigName, private: false });
+      created.push(bigName);
+      await run('git', ['push', '--quiet', anvilHttp(bigName), 'main'], { cwd: big });
+      const mainThreadNs = () => Number(fs.readFileSync(`/proc/${SERVER_PID}/task/${SERVER_PID}/schedstat`, 'utf8').split(' ')[0]);
+      const cpu = { http: [], ssh: [] };
+      const bigTargets = [
+        { label: 'http', url: anvilHttp(bigName) },
+        { label: 'ssh', url: anvilSsh(bigName), env: sshEnv },
+      ];
+      for (let round = 0; round < Math.max(ROUNDS, 3); round++) {
+        for (const target of round % 2 === 0 ? bigTargets : [...bigTargets].reverse()) {
+          const clone = path.join(work, `big-${target.label}-${round}`);
+          const before = mainThreadNs();
+          await run('git', ['clone', '--quiet', '--bare', target.url, clone], { env: target.env });
+          cpu[target.label].push((mainThreadNs() - before) / 1e6);
+          fs.rmSync(clone, { recursive: true, force: true });
+        }
+      }
+      rows.push({
+        measure: 'big clone (41 MiB pack), server main-thread CPU: ssh',
+        'median ms': median(cpu.ssh).toFixed(1),
+        floor: `http ${median(cpu.http).toFixed(1)} ms`,
+        ratio: (median(cpu.ssh) / median(cpu.http)).toFixed(2),
+      });
+    } else console.log('big clone skipped: set BENCH_SERVER_PID to the server process id (and BENCH_SSHD)');
     console.table(rows);
     console.log(`load average at end: ${load()}; rounds ${ROUNDS}`);
   } catch (error) {
