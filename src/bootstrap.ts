@@ -178,8 +178,10 @@ export function builtOpenApiDocument(config: AppConfig): OpenAPIObject {
 }
 
 function serveOpenApi(app: NestExpressApplication, config: AppConfig): void {
-  const document = builtOpenApiDocument(config);
-  SwaggerModule.setup('api/swagger', app, document, {
+  // Read when first asked for, not at every start (a megabyte of JSON parsed, some 20 ms and 3 MiB); that it is
+  // there is checked now.
+  fs.accessSync(OPENAPI_FILE, fs.constants.R_OK);
+  SwaggerModule.setup('api/swagger', app, () => builtOpenApiDocument(config), {
     useGlobalPrefix: false,
     jsonDocumentUrl: 'swagger.v1.json',
     raw: ['json'],

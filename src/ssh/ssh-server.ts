@@ -28,7 +28,7 @@ import type { PushContext } from '../git/push-hooks';
 import type { GitClient } from '../git/git-client';
 import { loadOrCreateHostKey } from './ssh-host-key';
 import { StorageReserve } from '../server/storage-reserve';
-import { SshChannel, SshConnection, SshSignIn, SshTransport } from './ssh-transport';
+import { SshChannel, SshConnection, SshSignIn, SshTransport, SshTransportThread } from './ssh-transport';
 
 // One cohesive thing, kept whole though long: the SSH server's decisions (admission, sign-in, git commands).
 
@@ -57,6 +57,8 @@ interface Arrival {
 export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('SshServer');
   private transport: SshTransport | null = null;
+  /** The first transport's thread, started with this server (below) and listening once the application is ready. */
+  private thread: SshTransportThread | null = null;
   private shuttingDown = false;
   /** Open TCP connections by the transport's number, and how many have not logged in, in all and per address. */
   private readonly arrivals = new Map<number, Arrival>();
@@ -78,20 +80,24 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
     private readonly lfs: LfsSshAuthentication,
     private readonly storageReserve: StorageReserve,
     private readonly limits: RateLimits,
-  ) {}
+  ) {
+    if (this.sshConfig.enabled) this.thread = new SshTransportThread();
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.sshConfig.enabled) return;
     const { key, generated } = loadOrCreateHostKey(this.sshConfig.hostKeyFile);
     if (generated) this.logger.log(`generated the SSH host key ${this.sshConfig.hostKeyFile}`);
-    const address = await this.listen(key, this.sshConfig.listenPort);
+    const thread = this.thread ?? undefined;
+    this.thread = null;
+    const address = await this.listen(key, this.sshConfig.listenPort, thread);
     this.endpoint.bound(address.port);
     // The start-up line (server/serve.ts) names this address; the details are for debugging.
     this.logger.debug(`SSH server listening on ${formatAddress(address)} (ssh_url port ${this.endpoint.port}, user ${this.sshConfig.user})`);
   }
 
   /** Starts the transport's thread on `port`; if it stops unasked, a new one listens on the same port. */
-  private async listen(hostKey: Buffer, port: number): Promise<{ address: string; family: string; port: number }> {
+  private async listen(hostKey: Buffer, port: number, thread?: SshTransportThread): Promise<{ address: string; family: string; port: number }> {
     const transport = await SshTransport.start(
       { hostKey, listenHost: this.sshConfig.listenHost, listenPort: port, maxConnections: this.sshConfig.maxConnections },
       {
@@ -118,6 +124,7 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
           restart.unref();
         },
       },
+      thread,
     );
     this.transport = transport;
     return transport.bound!;
@@ -189,6 +196,8 @@ export class SshServer implements OnApplicationBootstrap, BeforeApplicationShutd
   async onApplicationShutdown(): Promise<void> {
     const transport = this.transport;
     this.transport = null;
+    await this.thread?.discard();
+    this.thread = null;
     for (const arrival of this.arrivals.values()) clearTimeout(arrival.grace);
     this.arrivals.clear();
     await transport?.close();

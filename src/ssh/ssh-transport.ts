@@ -56,6 +56,38 @@ export interface SshSignIn {
 type Message = { t: string; [field: string]: unknown };
 
 /**
+ * A transport's thread started ahead of its use: ssh2 loads there (some 150 ms of processor time) while the server's
+ * own start goes on, rather than after it, before the server can listen. Until taken it holds no process open.
+ */
+export class SshTransportThread {
+  private readonly worker = new Worker(TRANSPORT_WORKER_FILE, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  private ended: string | null = null;
+  private readonly end = (reason: string) => void (this.ended ??= reason);
+  private readonly onError = (error: Error) => this.end(error.message);
+  private readonly onExit = (code: number) => this.end(`exit code ${code}`);
+
+  constructor() {
+    this.worker.unref();
+    this.worker.on('error', this.onError);
+    this.worker.on('exit', this.onExit);
+  }
+
+  /** The thread, for one SshTransport; throws if it stopped meanwhile. */
+  take(): Worker {
+    this.worker.off('error', this.onError);
+    this.worker.off('exit', this.onExit);
+    if (this.ended !== null) throw new Error(`the SSH transport's thread stopped before it listened: ${this.ended}`);
+    this.worker.ref();
+    return this.worker;
+  }
+
+  /** Stops a thread that was never taken. */
+  async discard(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
+
+/**
  * The SSH transport's thread (ssh-transport.worker.js) seen from the server's thread: the encryption, packets and
  * socket writes of every SSH connection run there, so a big clone over SSH costs this thread what one over HTTP
  * does (reading git's output and handing it on); admission, sign-in and commands are decided here as before.
@@ -74,9 +106,12 @@ export class SshTransport {
     private readonly handler: SshTransportHandler,
   ) {}
 
-  /** Starts the thread; resolves once it listens, rejects when it cannot. */
-  static async start(options: SshTransportOptions, handler: SshTransportHandler): Promise<SshTransport> {
-    const worker = new Worker(TRANSPORT_WORKER_FILE, { workerData: options, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  /**
+   * Has the thread listen on `options.listenPort` (a thread started now unless one is given); resolves once it
+   * listens, rejects when it cannot.
+   */
+  static async start(options: SshTransportOptions, handler: SshTransportHandler, thread = new SshTransportThread()): Promise<SshTransport> {
+    const worker = thread.take();
     const transport = new SshTransport(worker, handler);
     try {
       await new Promise<void>((resolve, reject) => {
@@ -85,6 +120,7 @@ export class SshTransport {
         worker.on('message', (message: Message) => transport.receive(message));
         worker.on('error', (error) => transport.gone(error.message));
         worker.on('exit', (code) => transport.gone(`exit code ${code}`));
+        worker.postMessage({ t: 'listen', options });
       });
     } catch (error) {
       transport.stopped = true;

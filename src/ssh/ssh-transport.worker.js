@@ -6,7 +6,9 @@
  * costs here (encrypting it, padding and framing its packets, writing them) no longer costs the thread that
  * answers API requests.
  *
- * In (workerData): { hostKey, listenHost, listenPort, maxConnections }
+ * The thread starts before the server knows what to listen on: ssh2 loads here meanwhile, beside the rest of the
+ * server's start. Its first message says it.
+ * In (first):  { t: 'listen', options: { hostKey, listenHost, listenPort, maxConnections } }
  * Out: { t: 'listening', address, family, port } | { t: 'failed', message, code, port } | { t: 'log', message }
  *      { t: 'arrive', a, ip, port }  { t: 'left', a }
  *      { t: 'conn', c, a, ip }  { t: 'auth', c, r, method, username, key }  { t: 'checked', k, verdict }
@@ -21,7 +23,8 @@
  * channel's ring (byte-ring.js), `data` and `room` only waking the other side.
  */
 const net = require('node:net');
-const { isMainThread, parentPort, workerData } = require('node:worker_threads');
+const { isMainThread, parentPort } = require('node:worker_threads');
+const { Server, utils } = require('ssh2');
 const { ByteRing } = require('./byte-ring.js');
 
 /** The ring of a channel's standard output (byte-ring.js), and the most taken from it for one channel write. */
@@ -54,7 +57,6 @@ function coalesceWrites(socket) {
 const MAX_PROTOCOL_LENGTH = 256;
 
 function serve(options, port) {
-  const { Server, utils } = require('ssh2');
   const connections = new Map();
   const channels = new Map();
   let nextId = 1;
@@ -268,6 +270,6 @@ function serve(options, port) {
   });
 }
 
-if (!isMainThread && parentPort) serve(workerData, parentPort);
+if (!isMainThread && parentPort) parentPort.once('message', (message) => serve(message.options, parentPort));
 
 module.exports = { coalesceWrites };

@@ -1,8 +1,15 @@
 import { createHash, createPublicKey } from 'node:crypto';
-import * as sshpk from 'sshpk';
+import type * as Sshpk from 'sshpk';
 import { SshWireReader, sshStrings } from './ssh-wire';
 
 // One cohesive thing, kept whole though long: the parser of SSH public keys and their policy.
+
+let sshpkModule: typeof Sshpk | undefined;
+/** sshpk and what it loads (some 30 modules) are loaded when a key is first parsed, not at every start. */
+function sshpk(): typeof Sshpk {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (sshpkModule ??= require('sshpk') as typeof Sshpk);
+}
 
 /**
  * Parsing and policy of SSH public keys, as Forgejo's CheckPublicKeyString does it.
@@ -154,12 +161,12 @@ function pemToBlob(content: string): Buffer {
   const der = Buffer.from(body, 'base64');
   // The blob cap, before sshpk parses anything: a PKIX or PKCS#1 encoding is no smaller than the SSH blob.
   if (der.length > MAX_BLOB_BYTES) throw new SshKeyError(`invalid ssh public key: key is larger than ${MAX_BLOB_BYTES} bytes`);
-  let key: sshpk.Key;
+  let key: Sshpk.Key;
   try {
-    key = sshpk.parseKey(pemText('PUBLIC KEY', der), 'pem');
+    key = sshpk().parseKey(pemText('PUBLIC KEY', der), 'pem');
   } catch (pkixError) {
     try {
-      key = sshpk.parseKey(pemText('RSA PUBLIC KEY', der), 'pem');
+      key = sshpk().parseKey(pemText('RSA PUBLIC KEY', der), 'pem');
     } catch {
       throw new SshKeyError(`failed to parse DER encoded public key as either PKIX or PEM RSA Key: ${reason(pkixError)}`);
     }
@@ -305,13 +312,13 @@ function measureKey(algorithm: string, kind: SshKeyKind, fields: Buffer[]): Meas
       checkRsaExponent(fields[0]);
       const modulusBits = unsignedBits(fields[1]);
       if (modulusBits > MAX_RSA_BITS) throw new SshKeyError(`key is too large: got ${modulusBits} bits, at most ${MAX_RSA_BITS}`);
-      const key = sshpk.parseKey(plainBlob, 'rfc4253');
+      const key = sshpk().parseKey(plainBlob, 'rfc4253');
       createPublicKey(key.toString('pkcs8'));
       // ssh-keygen re-encodes the key before hashing; so does sshpk (canonical mpints).
       return { kind, bits: key.size, plainBlob: key.toBuffer('rfc4253') };
     }
     case 'dsa': {
-      const key = sshpk.parseKey(plainBlob, 'rfc4253');
+      const key = sshpk().parseKey(plainBlob, 'rfc4253');
       return { kind, bits: key.size, plainBlob: key.toBuffer('rfc4253') };
     }
   }
@@ -323,7 +330,7 @@ function checkCurvePoint(curve: string, point: Buffer): void {
     throw new SshKeyError('invalid ssh public key: invalid curve point');
   }
   try {
-    const key = sshpk.parseKey(sshStrings(`ecdsa-sha2-${curve}`, curve, point), 'rfc4253');
+    const key = sshpk().parseKey(sshStrings(`ecdsa-sha2-${curve}`, curve, point), 'rfc4253');
     createPublicKey(key.toString('pkcs8'));
   } catch {
     throw new SshKeyError('invalid ssh public key: invalid curve point');
