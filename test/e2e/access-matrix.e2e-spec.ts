@@ -5,7 +5,7 @@ import { UsersService } from '../../src/users/users.service';
 import { makeOrg, makeRepo, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
 import { generateSshKey, sshCommand, SshKeyFiles } from '../support/ssh-keys';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, WITH_SSH } from '../support/test-app';
 
 /**
  * The access matrix: for every kind of caller, what it may see and do to a private and a public repository of
@@ -294,7 +294,7 @@ describe('the access matrix: every kind of caller, every door (REST, git over HT
   }
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp(WITH_SSH);
     baseUrl = (await t.listen()).replace(/\/$/, '');
     sshPort = t.app.get(SshEndpoint).port;
     client = new GitClient();

@@ -4,7 +4,7 @@ import { SshEndpoint } from '../../src/common/ssh-endpoint';
 import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
 import { generateSshKey, sshCommand } from '../support/ssh-keys';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, WITH_SSH } from '../support/test-app';
 
 describe('archived repositories: read-only at every door', () => {
   let t: TestApp;
@@ -22,7 +22,7 @@ describe('archived repositories: read-only at every door', () => {
       .send({ archived });
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp(WITH_SSH);
     baseUrl = await t.listen();
     client = new GitClient();
     owner = await makeUser(t);

@@ -4,7 +4,7 @@ import { SshEndpoint } from '../../src/common/ssh-endpoint';
 import { makeOrg, makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, GitOutcome, withCredentials } from '../support/git-client';
 import { generateSshKey, sshCommand, SshKeyFiles } from '../support/ssh-keys';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, WITH_SSH } from '../support/test-app';
 
 /**
  * Branch protection at every door: the rules' routes, the Branch JSON per caller, and the same refusals over
@@ -71,7 +71,7 @@ describe('branch protection', () => {
   }
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp(WITH_SSH);
     base = await t.listen();
     sshPort = t.app.get(SshEndpoint).port;
     client = new GitClient();

@@ -2,7 +2,7 @@ import { SshEndpoint } from '../../src/common/ssh-endpoint';
 import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, GitOutcome } from '../support/git-client';
 import { generateSshKey, runSsh, sshCommand, SshKeyFiles } from '../support/ssh-keys';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, WITH_SSH } from '../support/test-app';
 
 describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
   let t: TestApp;
@@ -44,7 +44,7 @@ describe('deploy keys: /repos/{o}/{r}/keys and SSH logins with them', () => {
   }
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp(WITH_SSH);
     port = t.app.get(SshEndpoint).port;
     client = new GitClient();
     owner = await makeUser(t);

@@ -10,7 +10,7 @@ import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/
 import { git, repositoryDir } from '../support/git';
 import { GitClient, GitOutcome } from '../support/git-client';
 import { generateSshKey, runSsh, sshCommand, SshKeyFiles } from '../support/ssh-keys';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, WITH_SSH } from '../support/test-app';
 
 const GIT_FAILURE = 'fatal: Could not read from remote repository.';
 
@@ -47,7 +47,7 @@ describe('git over the built-in SSH server', () => {
   }
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp(WITH_SSH);
     port = t.app.get(SshEndpoint).port;
     client = new GitClient();
     alice = await makeUser(t);
@@ -330,7 +330,7 @@ describe('SSH sign-in failures under the per-address limit', () => {
 
   beforeAll(async () => {
     // The window is long so that no count expires while the test runs, however slow the machine.
-    t = await startTestApp({ RATE_LIMIT_SIGN_IN_PER_IP: String(LIMIT), RATE_LIMIT_WINDOW_MS: '3600000' });
+    t = await startTestApp({ ...WITH_SSH, RATE_LIMIT_SIGN_IN_PER_IP: String(LIMIT), RATE_LIMIT_WINDOW_MS: '3600000' });
     client = new GitClient();
   });
   afterAll(async () => {

@@ -5,7 +5,7 @@ import { CommitReferences } from '../../src/issues/commit-references';
 import { makeRepo, makeUser, TestUser, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
 import { generateSshKey, sshCommand } from '../support/ssh-keys';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, WITH_SSH } from '../support/test-app';
 
 type Entry = { type: string; body: string; ref_commit_sha: string; user: { login: string } };
 
@@ -17,7 +17,7 @@ describe('issue references and mentions', () => {
   let outsider: TestUser;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp(WITH_SSH);
     baseUrl = await t.listen();
     client = new GitClient();
     owner = await makeUser(t);

@@ -7,7 +7,7 @@ import { GitClient, withCredentials } from '../support/git-client';
 import { generateSshKey, runSsh, sshCommand, SshKeyFiles } from '../support/ssh-keys';
 import { SshEndpoint } from '../../src/common/ssh-endpoint';
 import { recordSecrets } from '../support/e2e-log';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, WITH_SSH } from '../support/test-app';
 
 const LFS = 'application/vnd.git-lfs+json';
 
@@ -62,7 +62,7 @@ describe('Git LFS over HTTP', () => {
   }
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp(WITH_SSH);
     base = await t.listen();
     // Action hrefs are built from ROOT_URL: the real client must reach them on the test server.
     t.config.rootUrl = base;

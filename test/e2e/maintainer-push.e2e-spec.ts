@@ -4,7 +4,7 @@ import { SshEndpoint } from '../../src/common/ssh-endpoint';
 import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { GitClient, withCredentials } from '../support/git-client';
 import { generateSshKey, sshCommand, SshKeyFiles } from '../support/ssh-keys';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, WITH_SSH } from '../support/test-app';
 
 /**
  * Maintainers on a fork's pull request branch (docs/pull-requests.md, "Maintainers on the head branch"): when the
@@ -25,7 +25,7 @@ describe('maintainers push to the head branch of a pull request from a fork', ()
   const as = (user: TestUser) => withToken(user.token);
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp(WITH_SSH);
     base = await t.listen();
     sshPort = t.app.get(SshEndpoint).port;
     client = new GitClient();

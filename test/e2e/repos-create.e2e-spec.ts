@@ -4,7 +4,7 @@ import type { UserEntity } from '../../src/users/user.entity';
 import { UsersService } from '../../src/users/users.service';
 import { makeOrg, makeToken, makeUser, TestUser, uniqueName, withToken } from '../support/factories';
 import { git, regularFileBytes, repositoryDir } from '../support/git';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, WITH_SSH } from '../support/test-app';
 import { SshEndpoint } from '../../src/common/ssh-endpoint';
 
 const REPOSITORY_KEYS = [
@@ -77,7 +77,7 @@ describe('repository creation', () => {
   let org: UserEntity;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp(WITH_SSH);
     alice = await makeUser(t);
     bob = await makeUser(t);
     admin = await makeUser(t, { admin: true });

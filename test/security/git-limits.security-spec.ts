@@ -11,7 +11,7 @@ import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/
 import { git, repositoryDir } from '../support/git';
 import { GitClient, withCredentials } from '../support/git-client';
 import { generateSshKey, sshCommand } from '../support/ssh-keys';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, WITH_SSH } from '../support/test-app';
 import { recordFigures } from './figures';
 
 /**
@@ -137,6 +137,7 @@ describe('fair shares of git (H1)', () => {
 
     beforeAll(async () => {
       t = await startTestApp({
+        ...WITH_SSH,
         GIT_MAX_PROCESSES: '2',
         GIT_QUEUE_TIMEOUT: '1',
         GIT_TRANSFER_WINDOW: '1',
@@ -305,7 +306,7 @@ describe('fair shares of git (H1)', () => {
     beforeAll(async () => {
       // Eight slots: an address gets four, a user two, anonymous callers four in all and two per address (the
       // batch readers of the content API may hold up to four more).
-      t = await startTestApp({ GIT_MAX_PROCESSES: '8', GIT_QUEUE_TIMEOUT: '1' });
+      t = await startTestApp({ ...WITH_SSH, GIT_MAX_PROCESSES: '8', GIT_QUEUE_TIMEOUT: '1' });
       base = await t.listen();
       client = new GitClient();
       alice = await makeUser(t);
@@ -391,7 +392,13 @@ describe('budgets for what a repository makes git do (H2, H6)', () => {
   beforeAll(async () => {
     // The entry budget (GIT_MAX_TREE_ENTRIES) would refuse the bomb at push and before every walk of it
     // (tree-budgets.security-spec.ts); set above it here, the budgets behind it are what is tested.
-    t = await startTestApp({ GIT_MAX_MEMORY: '256MiB', GIT_COMMAND_MAX_MEMORY: '256MiB', GIT_ARCHIVE_MAX_SIZE: '64MiB', GIT_MAX_TREE_ENTRIES: '100000000000' });
+    t = await startTestApp({
+      ...WITH_SSH,
+      GIT_MAX_MEMORY: '256MiB',
+      GIT_COMMAND_MAX_MEMORY: '256MiB',
+      GIT_ARCHIVE_MAX_SIZE: '64MiB',
+      GIT_MAX_TREE_ENTRIES: '100000000000',
+    });
     base = await t.listen();
     client = new GitClient();
     alice = await makeUser(t);
@@ -569,7 +576,7 @@ describe('budgets for what a repository makes git do (H2, H6)', () => {
 
 describe('SSH before login (H3)', () => {
   it('closes connections beyond the unauthenticated caps at once and the rest after the login grace time', async () => {
-    const t = await startTestApp({ SSH_MAX_UNAUTHENTICATED_PER_ADDRESS: '3', SSH_MAX_UNAUTHENTICATED: '5', SSH_LOGIN_GRACE_TIME: '2' });
+    const t = await startTestApp({ ...WITH_SSH, SSH_MAX_UNAUTHENTICATED_PER_ADDRESS: '3', SSH_MAX_UNAUTHENTICATED: '5', SSH_LOGIN_GRACE_TIME: '2' });
     try {
       const port = t.app.get(SshEndpoint).port;
       // Ten connections that send the banner and then nothing (they never close by themselves).
@@ -618,6 +625,7 @@ describe('SSH before login (H3)', () => {
 
   it('closes a connection after SSH_MAX_AUTH_TRIES refused attempts, and caps connections in all', async () => {
     const t = await startTestApp({
+      ...WITH_SSH,
       SSH_MAX_AUTH_TRIES: '3',
       SSH_MAX_CONNECTIONS: '3',
       SSH_MAX_UNAUTHENTICATED_PER_ADDRESS: '50',

@@ -6,7 +6,7 @@ import { makeRepo, makeUser, TestUser, uniqueName, withToken } from '../support/
 import { git, repositoryDir } from '../support/git';
 import { GitClient, withCredentials } from '../support/git-client';
 import { generateSshKey, sshCommand } from '../support/ssh-keys';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, WITH_SSH } from '../support/test-app';
 import { recordFigures } from './figures';
 
 /**
@@ -69,7 +69,7 @@ describe('entry budgets for trees (H2)', () => {
 
   beforeAll(async () => {
     // GIT_MAX_TREE_ENTRIES at its default (1 000 000).
-    t = await startTestApp();
+    t = await startTestApp(WITH_SSH);
     base = await t.listen();
     client = new GitClient();
     alice = await makeUser(t);

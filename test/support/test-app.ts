@@ -39,6 +39,9 @@ const LIFTED_RATE_LIMITS = Object.fromEntries(
 
 export const usesMysql = (): boolean => process.env.TEST_DATABASE === 'mysql';
 
+/** For a suite that speaks SSH to its app: the app's own SSH server on a free loopback port, closed with the app. */
+export const WITH_SSH: Readonly<Record<string, string>> = { SSH_ENABLED: 'true', SSH_LISTEN_PORT: '0', SSH_LISTEN_HOST: '127.0.0.1' };
+
 /** `adjust` changes values that are fixed in production (time limits, the scheduler's timer) for a test. */
 export async function startTestApp(env: Record<string, string> = {}, adjust?: (config: AppConfig) => void): Promise<TestApp> {
   // A data directory or database the caller names is the caller's to remove; only what is made here is removed
@@ -56,7 +59,9 @@ export async function startTestApp(env: Record<string, string> = {}, adjust?: (c
     // Test files make hundreds of calls from one address and one user: the rate limits have their own tests
     // (sign-in-abuse), which set the limits they exercise.
     ...LIFTED_RATE_LIMITS,
-    // Every test app has its own SSH server on a free loopback port, closed with the app.
+    // No SSH server unless the suite speaks SSH (WITH_SSH): its thread and ssh2 cost every app's start some
+    // 150-250 ms of processor time. ssh_url then names port 0.
+    SSH_ENABLED: 'false',
     SSH_LISTEN_PORT: '0',
     SSH_LISTEN_HOST: '127.0.0.1',
     // No space reserve (a 32 MiB ballast written per app): the full-disk fault test exercises it.
