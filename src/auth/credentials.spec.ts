@@ -1,4 +1,4 @@
-import { TooManyRequestsError } from '../common/errors';
+import { TooManyRequestsError, UnauthorizedError } from '../common/errors';
 import { loadConfig } from '../config/config';
 import type { UsersService } from '../users/users.service';
 import type { AuditService } from '../audit/audit.service';
@@ -10,7 +10,7 @@ import { CredentialChain, SIGN_IN_FAILED } from './credentials';
 import * as secrets from './secrets';
 
 /** No OAuth2 access token exists in these tests. */
-const NO_OAUTH2_TOKENS = { authenticate: async () => null } as unknown as OAuth2AccessTokens;
+const NO_OAUTH2_TOKENS = { verifiedBefore: () => false, authenticate: async () => null } as unknown as OAuth2AccessTokens;
 
 /** A sign-in for an account that does not exist does the same KDF work as a wrong password. */
 describe('CredentialChain password sign-in', () => {
@@ -94,5 +94,82 @@ describe('CredentialChain password sign-in', () => {
     expect(verify).toHaveBeenCalledTimes(1);
     expect(counted).toEqual(['signInPerIp', 'signInPerAccount']);
     verify.mockRestore();
+  });
+
+  describe('a burst with one token not verified before', () => {
+    const token = 'b'.repeat(40);
+    const owner = { id: 8, name: 'ci', isActive: true, prohibitLogin: false, mustChangePassword: false, isOrganization: false };
+
+    /** A chain whose sign-in limit allows `allowed` attempts at once, and whose token lookups wait for `release`. */
+    function chainWith(allowed: number, valid: boolean) {
+      let known = false;
+      let verifying = 0;
+      let mostAtOnce = 0;
+      let firstRound: number | undefined;
+      const reserved: string[] = [];
+      const lookups: (() => void)[] = [];
+      const tokens = {
+        verifiedBefore: (plaintext: string) => known && plaintext === token,
+        authenticate: async (plaintext: string) => {
+          verifying += 1;
+          mostAtOnce = Math.max(mostAtOnce, verifying);
+          await new Promise<void>((resolve) => lookups.push(resolve));
+          verifying -= 1;
+          if (!valid || plaintext !== token) throw new UnauthorizedError('token is required');
+          known = true;
+          return { token: { scope: 'all' }, user: owner };
+        },
+      } as unknown as AccessTokensService;
+      let held = 0;
+      const limits = {
+        reserve: async (name: string) => {
+          if (held >= allowed) throw new TooManyRequestsError('too many requests, try again later', 60);
+          held += 1;
+          reserved.push(name);
+          return async () => void (held -= 1);
+        },
+        consume: async () => undefined,
+      } as unknown as RateLimits;
+      const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, {} as UserAccounts, {} as UsersService, limits, NO_OAUTH2_TOKENS, {
+        signIn: async () => undefined,
+      } as unknown as AuditService);
+      /** Lets every lookup waiting now go on, until `answers` have settled. */
+      const drive = async <T>(answers: Promise<T>[]): Promise<PromiseSettledResult<T>[]> => {
+        const all = Promise.allSettled(answers);
+        let settled = false;
+        void all.then(() => (settled = true));
+        while (!settled) {
+          if (firstRound === undefined && lookups.length > 0) firstRound = lookups.length;
+          lookups.splice(0).forEach((release) => release());
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return all;
+      };
+      return { chain, drive, reserved, mostAtOnce: () => mostAtOnce, waitingAtFirst: () => firstRound };
+    }
+
+    it('is counted and verified once, and every request of it is served', async () => {
+      const { chain, drive, reserved, waitingAtFirst } = chainWith(1, true);
+      const answers = await drive(
+        Array.from({ length: 6 }, (_, index) =>
+          index % 2 === 0
+            ? chain.authenticate({ kind: 'token', token, fromQuery: false }, 'ip:192.0.2.9')
+            : chain.authenticate({ kind: 'basic', username: token, secret: 'x-oauth-basic' }, 'ip:192.0.2.9'),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill('fulfilled'));
+      expect(reserved).toEqual(['signInPerIp']);
+      // The others waited for the first verification, then went the way of a token verified before.
+      expect(waitingAtFirst()).toBe(1);
+    });
+
+    it('of a wrong token is tried one attempt after another, each counted', async () => {
+      const { chain, drive, reserved, mostAtOnce } = chainWith(10, false);
+      const answers = await drive(Array.from({ length: 3 }, () => chain.authenticate({ kind: 'token', token, fromQuery: false }, 'ip:192.0.2.9')));
+      expect(answers.map((answer) => answer.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      for (const answer of answers) expect((answer as PromiseRejectedResult).reason).toBeInstanceOf(UnauthorizedError);
+      expect(reserved).toEqual(['signInPerIp', 'signInPerIp', 'signInPerIp']);
+      expect(mostAtOnce()).toBe(1);
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { ReverseProxyConfig } from '../config/slices';
@@ -12,7 +12,7 @@ import { UserAccounts } from '../users/user-accounts';
 import { UsersService } from '../users/users.service';
 import { AuthContext } from './auth-context';
 import { ScopeSet } from './scopes';
-import { DECOY_PASSWORD_HASH, KdfBusyError, verifyPassword } from './secrets';
+import { DECOY_PASSWORD_HASH, KdfBusyError, TOKEN_PATTERN, verifyPassword } from './secrets';
 
 export type Credential =
   | { kind: 'token'; token: string; fromQuery: boolean }
@@ -38,6 +38,8 @@ export const GIT_CREDENTIALS_REFUSED = 'Credentials are incorrect or have expire
 @Injectable()
 export class CredentialChain {
   private readonly proxies: TrustedProxies;
+  /** First verifications of tokens under way, by the token's SHA-256 (firstVerification). */
+  private readonly firstVerifications = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly reverseProxyConfig: ReverseProxyConfig,
@@ -111,7 +113,16 @@ export class CredentialChain {
     // it goes the token's way, without the password's key derivation or the sign-in counts. Forgejo, too, tries
     // a token before the password; git clients and CI send one with every request.
     const asToken = nameIsToken(credential) ? credential.username : credential.secret;
-    if (this.tokens.verifiedBefore(asToken)) return this.authenticateToken({ kind: 'token', token: asToken, fromQuery: false }, address);
+    if (this.verifiedBefore(asToken)) return this.authenticateToken({ kind: 'token', token: asToken, fromQuery: false }, address);
+    if (!looksLikeToken(asToken)) return this.authenticateBasic(credential, address);
+    return this.firstVerification(
+      asToken,
+      () => this.authenticateBasic(credential, address),
+      () => this.authenticateCarrier(credential, address),
+    );
+  }
+
+  private async authenticateBasic(credential: Credential & { kind: 'basic' }, address: string): Promise<AuthContext> {
     const account = `account:${credential.username.toLowerCase()}`;
     const refunds: (() => Promise<void>)[] = [await this.limits.reserve('signInPerIp', address)];
     try {
@@ -137,7 +148,7 @@ export class CredentialChain {
    * concurrent guesses beyond the limit are refused (429) without being checked.
    */
   private async authenticateToken(credential: Credential & { kind: 'token' }, address: string): Promise<AuthContext> {
-    if (this.tokens.verifiedBefore(credential.token)) {
+    if (this.verifiedBefore(credential.token)) {
       try {
         return await this.verify(credential, address);
       } catch (error) {
@@ -146,16 +157,50 @@ export class CredentialChain {
         throw error;
       }
     }
-    const refund = await this.limits.reserve('signInPerIp', address);
-    try {
-      const context = await this.verify(credential, address);
-      await refundAll([refund]);
-      return context;
-    } catch (error) {
-      if (!(error instanceof UnauthorizedError)) await refundAll([refund]);
-      if (error instanceof KdfBusyError) throw new TooManyRequestsError(error.message, 1);
-      throw error;
+    return this.firstVerification(
+      credential.token,
+      async () => {
+        const refund = await this.limits.reserve('signInPerIp', address);
+        try {
+          const context = await this.verify(credential, address);
+          await refundAll([refund]);
+          return context;
+        } catch (error) {
+          if (!(error instanceof UnauthorizedError)) await refundAll([refund]);
+          if (error instanceof KdfBusyError) throw new TooManyRequestsError(error.message, 1);
+          throw error;
+        }
+      },
+      () => this.authenticateToken(credential, address),
+    );
+  }
+
+  /** An API or OAuth2 token this process found valid before: no guess. */
+  private verifiedBefore(token: string): boolean {
+    return this.tokens.verifiedBefore(token) || this.oauth2Tokens.verifiedBefore(token);
+  }
+
+  /**
+   * The first verification of `token` (one not verified before) runs `verify`, counted as every guess is. A
+   * request presenting the same token meanwhile waits for it and then tries `again`: once the token verified it
+   * is no guess, and goes through uncounted. So a burst with one new token (a CI fan-out, the first minute after
+   * a restart) is counted and verified once, not refused beyond the sign-in limit; the same wrong token sent at
+   * once is tried one attempt after another, each counted.
+   */
+  private async firstVerification(token: string, verify: () => Promise<AuthContext>, again: () => Promise<AuthContext>): Promise<AuthContext> {
+    const key = createHash('sha256').update(token).digest('base64');
+    const earlier = this.firstVerifications.get(key);
+    if (earlier) {
+      await earlier.catch(() => undefined);
+      return again();
     }
+    const running = verify();
+    this.firstVerifications.set(key, running);
+    const settled = () => {
+      if (this.firstVerifications.get(key) === running) this.firstVerifications.delete(key);
+    };
+    running.then(settled, settled);
+    return running;
   }
 
   /**
@@ -249,6 +294,11 @@ function attemptedName(credential: Credential): string {
   if (credential.kind === 'reverse-proxy') return credential.username;
   if (credential.kind === 'basic' && !nameIsToken(credential)) return credential.username;
   return '';
+}
+
+/** An API token's or an OAuth2 access token's shape (a password may have it too, and is then tried as both). */
+function looksLikeToken(secret: string): boolean {
+  return TOKEN_PATTERN.test(secret) || OAuth2AccessTokens.looksLikeOne(secret);
 }
 
 /** Forgejo: Basic with an empty password or "x-oauth-basic" carries the token as the user name. */

@@ -73,6 +73,34 @@ describe('failed sign-ins are limited per client address', () => {
   });
 });
 
+describe('a burst of requests with one new token', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMIT_SIGN_IN_PER_IP: '3', RATE_LIMIT_SIGN_IN_PER_ACCOUNT: '3' });
+  });
+  afterAll(() => t.close());
+
+  it('is served in full, the token verified once, as a header or as Basic (a CI fan-out after a restart)', async () => {
+    const user = await makeUser(t);
+    const other = await makeUser(t);
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, index) => {
+        const call = t.http.get(t.api('/user'));
+        if (index % 3 === 0) return call.set(withToken(user.token));
+        return call.set(index % 3 === 1 ? withBasic(user.name, user.token) : withBasic(user.token, 'x-oauth-basic'));
+      }),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(24).fill(200));
+    expect(new Set(answers.map((answer) => answer.body.login))).toEqual(new Set([user.name]));
+    // The same burst of one wrong token is still limited: its attempts are counted, one after another.
+    const wrong = await Promise.all(Array.from({ length: 5 }, () => t.http.get(t.api('/user')).set(withToken('c'.repeat(40)))));
+    expect(wrong.map((answer) => answer.status).sort()).toEqual([401, 401, 401, 429, 429]);
+    // Another user's new token from the same address is refused only because the address spent its allowance.
+    await t.http.get(t.api('/user')).set(withToken(other.token)).expect(429);
+  });
+});
+
 describe('route rate limits', () => {
   let t: TestApp;
 
