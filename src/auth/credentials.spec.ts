@@ -172,4 +172,70 @@ describe('CredentialChain password sign-in', () => {
       expect(mostAtOnce()).toBe(1);
     });
   });
+
+  describe('a burst with one password', () => {
+    const owner = { id: 7, name: 'ci', isActive: true, prohibitLogin: false, mustChangePassword: false, isOrganization: false, passwdHash: 'stored' };
+
+    function chainFor(right: boolean) {
+      const reserved: string[] = [];
+      const limits = {
+        reserve: async (name: string) => {
+          reserved.push(name);
+          return async () => undefined;
+        },
+      } as unknown as RateLimits;
+      const users = { byName: async () => owner } as unknown as UserAccounts;
+      const tokens = {
+        verifiedBefore: () => false,
+        authenticate: async () => Promise.reject(new UnauthorizedError('token is required')),
+      } as unknown as AccessTokensService;
+      const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, users, {} as UsersService, limits, NO_OAUTH2_TOKENS, {
+        signIn: async () => undefined,
+      } as unknown as AuditService);
+      const derivations: (() => void)[] = [];
+      const verify = jest.spyOn(secrets, 'verifyPassword').mockImplementation(async () => {
+        await new Promise<void>((resolve) => derivations.push(resolve));
+        return right;
+      });
+      const settle = async <T>(answers: Promise<T>[]): Promise<PromiseSettledResult<T>[]> => {
+        const all = Promise.allSettled(answers);
+        let settled = false;
+        void all.then(() => (settled = true));
+        while (!settled) {
+          derivations.splice(0).forEach((release) => release());
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return all;
+      };
+      return { chain, reserved, verify, settle };
+    }
+
+    afterEach(() => jest.restoreAllMocks());
+
+    it('at once shares one key derivation and one count, each request with a user of its own', async () => {
+      const { chain, reserved, verify, settle } = chainFor(true);
+      const answers = await settle(Array.from({ length: 6 }, () => chain.authenticate({ kind: 'basic', username: 'CI', secret: 'hunter2!' }, 'ip:192.0.2.5')));
+      expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill('fulfilled'));
+      const users = answers.map((answer) => (answer as PromiseFulfilledResult<{ user: { id: number } }>).value.user);
+      expect(users.map((user) => user.id)).toEqual(Array(6).fill(7));
+      expect(new Set(users).size).toBe(6);
+      expect(verify).toHaveBeenCalledTimes(1);
+      expect(reserved).toEqual(['signInPerIp', 'signInPerAccount']);
+      // Afterwards a new attempt of its own: nothing of the verification was kept.
+      await settle([chain.authenticate({ kind: 'basic', username: 'ci', secret: 'hunter2!' }, 'ip:192.0.2.5')]);
+      expect(verify).toHaveBeenCalledTimes(2);
+    });
+
+    it('at once, wrong, is one failure for all, and other addresses or passwords are attempts of their own', async () => {
+      const { chain, reserved, verify, settle } = chainFor(false);
+      const answers = await settle([
+        ...Array.from({ length: 4 }, () => chain.authenticate({ kind: 'basic', username: 'ci', secret: 'guess-1' }, 'ip:192.0.2.5')),
+        chain.authenticate({ kind: 'basic', username: 'ci', secret: 'guess-1' }, 'ip:192.0.2.6'),
+        chain.authenticate({ kind: 'basic', username: 'ci', secret: 'guess-2' }, 'ip:192.0.2.5'),
+      ]);
+      for (const answer of answers) expect((answer as PromiseRejectedResult).reason).toBeInstanceOf(UnauthorizedError);
+      expect(verify).toHaveBeenCalledTimes(3);
+      expect(reserved.filter((name) => name === 'signInPerIp')).toHaveLength(3);
+    });
+  });
 });

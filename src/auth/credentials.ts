@@ -9,10 +9,13 @@ import { RateLimits } from '../http/rate-limits';
 import { OAuth2AccessTokens } from '../oauth2/oauth2-access-tokens';
 import { AccessTokensService, TOKEN_FAILED } from '../users/access-tokens.service';
 import { UserAccounts } from '../users/user-accounts';
+import type { UserEntity } from '../users/user.entity';
 import { UsersService } from '../users/users.service';
 import { AuthContext } from './auth-context';
 import { ScopeSet } from './scopes';
 import { DECOY_PASSWORD_HASH, KdfBusyError, TOKEN_PATTERN, verifyPassword } from './secrets';
+
+// One cohesive thing, kept whole though long: how a request's credential is verified, and the counts that guard it.
 
 export type Credential =
   | { kind: 'token'; token: string; fromQuery: boolean }
@@ -40,6 +43,8 @@ export class CredentialChain {
   private readonly proxies: TrustedProxies;
   /** First verifications of tokens under way, by the token's SHA-256 (firstVerification). */
   private readonly firstVerifications = new Map<string, Promise<unknown>>();
+  /** Password attempts under way, by SHA-256 of address, account name and password (sharedPasswordAttempt). */
+  private readonly passwordAttempts = new Map<string, Promise<AuthContext>>();
 
   constructor(
     private readonly reverseProxyConfig: ReverseProxyConfig,
@@ -86,7 +91,8 @@ export class CredentialChain {
    * Failed sign-ins count against the client address and, for passwords, the account. A password attempt is
    * counted before its key derivation runs and given back once it succeeds, so concurrent attempts beyond the
    * limit are refused (429) without any hashing; a token is counted the same way before it is looked up, unless
-   * this process has verified it before (authenticateToken).
+   * this process has verified it before (authenticateToken). Requests presenting the same token or password at
+   * the same moment share its first verification (firstVerification, sharedPasswordAttempt).
    * Password work is the same whether the account exists or not (a decoy hash stands in); account state is
    * the caller's to check, once the password verified.
    */
@@ -114,7 +120,7 @@ export class CredentialChain {
     // a token before the password; git clients and CI send one with every request.
     const asToken = nameIsToken(credential) ? credential.username : credential.secret;
     if (this.verifiedBefore(asToken)) return this.authenticateToken({ kind: 'token', token: asToken, fromQuery: false }, address);
-    if (!looksLikeToken(asToken)) return this.authenticateBasic(credential, address);
+    if (!looksLikeToken(asToken)) return this.sharedPasswordAttempt(credential, address);
     return this.firstVerification(
       asToken,
       () => this.authenticateBasic(credential, address),
@@ -173,6 +179,25 @@ export class CredentialChain {
       },
       () => this.authenticateToken(credential, address),
     );
+  }
+
+  /**
+   * A password attempt, or the one under way with the same account name and password from the same address:
+   * requests presenting one password at once (parallel git clones with a user's password) share one key
+   * derivation and one count, each with the first's outcome (its own copy of the user on success). A request
+   * that comes after it ended makes an attempt of its own: nothing of a password's verification is kept.
+   */
+  private async sharedPasswordAttempt(credential: Credential & { kind: 'basic' }, address: string): Promise<AuthContext> {
+    const key = createHash('sha256').update(`${address}\0${credential.username.toLowerCase()}\0${credential.secret}`).digest('base64');
+    const earlier = this.passwordAttempts.get(key);
+    if (earlier) return ownCopy(await earlier);
+    const running = this.authenticateBasic(credential, address);
+    this.passwordAttempts.set(key, running);
+    const settled = () => {
+      if (this.passwordAttempts.get(key) === running) this.passwordAttempts.delete(key);
+    };
+    running.then(settled, settled);
+    return running;
   }
 
   /** An API or OAuth2 token this process found valid before: no guess. */
@@ -294,6 +319,12 @@ function attemptedName(credential: Credential): string {
   if (credential.kind === 'reverse-proxy') return credential.username;
   if (credential.kind === 'basic' && !nameIsToken(credential)) return credential.username;
   return '';
+}
+
+/** The same sign-in for another request: a user entity of its own, so that no request sees another's changes. */
+function ownCopy(context: AuthContext): AuthContext {
+  const user = context.user && (Object.assign(Object.create(Object.getPrototypeOf(context.user) as object), context.user) as UserEntity);
+  return new AuthContext(user, context.method, context.scopes);
 }
 
 /** An API token's or an OAuth2 access token's shape (a password may have it too, and is then tried as both). */

@@ -73,13 +73,20 @@ describe('failed sign-ins are limited per client address', () => {
   });
 });
 
-describe('a burst of requests with one new token', () => {
+describe('a burst of requests with one new token or one password', () => {
   let t: TestApp;
 
   beforeAll(async () => {
     t = await startTestApp({ RATE_LIMIT_SIGN_IN_PER_IP: '3', RATE_LIMIT_SIGN_IN_PER_ACCOUNT: '3' });
   });
   afterAll(() => t.close());
+
+  it('with one password is served in full, one key derivation for the requests that arrive together', async () => {
+    const user = await makeUser(t);
+    const answers = await Promise.all(Array.from({ length: 12 }, () => t.http.get(t.api('/user')).set(withBasic(user.name, user.password))));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(200));
+    expect(new Set(answers.map((answer) => answer.body.login))).toEqual(new Set([user.name]));
+  });
 
   it('is served in full, the token verified once, as a header or as Basic (a CI fan-out after a restart)', async () => {
     const user = await makeUser(t);
