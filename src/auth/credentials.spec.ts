@@ -12,6 +12,22 @@ import * as secrets from './secrets';
 /** No OAuth2 access token exists in these tests. */
 const NO_OAUTH2_TOKENS = { verifiedBefore: () => false, authenticate: async () => null } as unknown as OAuth2AccessTokens;
 
+/**
+ * Settles `answers`, letting every step parked in `waiting` go on a turn of the event loop at a time (the token
+ * lookups or key derivations of a burst); `onRound` sees how many were waiting before each release.
+ */
+async function settleReleasing<T>(answers: Promise<T>[], waiting: (() => void)[], onRound?: (parked: number) => void): Promise<PromiseSettledResult<T>[]> {
+  const all = Promise.allSettled(answers);
+  let settled = false;
+  void all.then(() => (settled = true));
+  while (!settled) {
+    onRound?.(waiting.length);
+    waiting.splice(0).forEach((release) => release());
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return all;
+}
+
 /** A sign-in for an account that does not exist does the same KDF work as a wrong password. */
 describe('CredentialChain password sign-in', () => {
   it('verifies against the decoy hash when the account does not exist, and answers the one failure', async () => {
@@ -133,18 +149,10 @@ describe('CredentialChain password sign-in', () => {
       const chain = new CredentialChain(loadConfig({}).reverseProxy, tokens, {} as UserAccounts, {} as UsersService, limits, NO_OAUTH2_TOKENS, {
         signIn: async () => undefined,
       } as unknown as AuditService);
-      /** Lets every lookup waiting now go on, until `answers` have settled. */
-      const drive = async <T>(answers: Promise<T>[]): Promise<PromiseSettledResult<T>[]> => {
-        const all = Promise.allSettled(answers);
-        let settled = false;
-        void all.then(() => (settled = true));
-        while (!settled) {
-          if (firstRound === undefined && lookups.length > 0) firstRound = lookups.length;
-          lookups.splice(0).forEach((release) => release());
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-        return all;
-      };
+      const drive = <T>(answers: Promise<T>[]) =>
+        settleReleasing(answers, lookups, (parked) => {
+          if (firstRound === undefined && parked > 0) firstRound = parked;
+        });
       return { chain, drive, reserved, mostAtOnce: () => mostAtOnce, waitingAtFirst: () => firstRound };
     }
 
@@ -197,16 +205,7 @@ describe('CredentialChain password sign-in', () => {
         await new Promise<void>((resolve) => derivations.push(resolve));
         return right;
       });
-      const settle = async <T>(answers: Promise<T>[]): Promise<PromiseSettledResult<T>[]> => {
-        const all = Promise.allSettled(answers);
-        let settled = false;
-        void all.then(() => (settled = true));
-        while (!settled) {
-          derivations.splice(0).forEach((release) => release());
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-        return all;
-      };
+      const settle = <T>(answers: Promise<T>[]) => settleReleasing(answers, derivations);
       return { chain, reserved, verify, settle };
     }
 
