@@ -42,7 +42,7 @@ export const GIT_CREDENTIALS_REFUSED = 'Credentials are incorrect or have expire
 export class CredentialChain {
   private readonly proxies: TrustedProxies;
   /** First verifications of tokens under way, by the token's SHA-256 (firstVerification). */
-  private readonly firstVerifications = new Map<string, Promise<unknown>>();
+  private readonly firstVerifications = new Map<string, Promise<AuthContext>>();
   /** Password attempts under way, by SHA-256 of address, account name and password (sharedPasswordAttempt). */
   private readonly passwordAttempts = new Map<string, Promise<AuthContext>>();
 
@@ -188,16 +188,10 @@ export class CredentialChain {
    * that comes after it ended makes an attempt of its own: nothing of a password's verification is kept.
    */
   private async sharedPasswordAttempt(credential: Credential & { kind: 'basic' }, address: string): Promise<AuthContext> {
-    const key = createHash('sha256').update(`${address}\0${credential.username.toLowerCase()}\0${credential.secret}`).digest('base64');
+    const key = secretKey(address, credential.username.toLowerCase(), credential.secret);
     const earlier = this.passwordAttempts.get(key);
     if (earlier) return ownCopy(await earlier);
-    const running = this.authenticateBasic(credential, address);
-    this.passwordAttempts.set(key, running);
-    const settled = () => {
-      if (this.passwordAttempts.get(key) === running) this.passwordAttempts.delete(key);
-    };
-    running.then(settled, settled);
-    return running;
+    return whileRunning(this.passwordAttempts, key, this.authenticateBasic(credential, address));
   }
 
   /** An API or OAuth2 token this process found valid before: no guess. */
@@ -213,19 +207,13 @@ export class CredentialChain {
    * once is tried one attempt after another, each counted.
    */
   private async firstVerification(token: string, verify: () => Promise<AuthContext>, again: () => Promise<AuthContext>): Promise<AuthContext> {
-    const key = createHash('sha256').update(token).digest('base64');
+    const key = secretKey(token);
     const earlier = this.firstVerifications.get(key);
     if (earlier) {
       await earlier.catch(() => undefined);
       return again();
     }
-    const running = verify();
-    this.firstVerifications.set(key, running);
-    const settled = () => {
-      if (this.firstVerifications.get(key) === running) this.firstVerifications.delete(key);
-    };
-    running.then(settled, settled);
-    return running;
+    return whileRunning(this.firstVerifications, key, verify());
   }
 
   /**
@@ -319,6 +307,21 @@ function attemptedName(credential: Credential): string {
   if (credential.kind === 'reverse-proxy') return credential.username;
   if (credential.kind === 'basic' && !nameIsToken(credential)) return credential.username;
   return '';
+}
+
+/** A key for a secret (and what goes with it) that holds no secret: SHA-256 of the parts. */
+function secretKey(...parts: string[]): string {
+  return createHash('sha256').update(parts.join('\0')).digest('base64');
+}
+
+/** `running` kept in `flights` under `key` until it settles, for requests that come meanwhile to join. */
+function whileRunning<T>(flights: Map<string, Promise<T>>, key: string, running: Promise<T>): Promise<T> {
+  flights.set(key, running);
+  const settled = () => {
+    if (flights.get(key) === running) flights.delete(key);
+  };
+  running.then(settled, settled);
+  return running;
 }
 
 /** The same sign-in for another request: a user entity of its own, so that no request sees another's changes. */
