@@ -1,6 +1,6 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
-import type { Readable } from 'node:stream';
+import { PassThrough, pipeline, type Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { GitConfig, StorageConfig } from '../config/slices';
 import { BudgetedCommand, budgetedGit, exhaustedBudget, ProcessBudget } from './git-budget';
@@ -192,13 +192,19 @@ export class GitCommand {
     exited.catch(() => undefined);
     child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
+    // Node resumes a child's unread output when the child exits, so that a pipe nobody reads cannot keep it alive:
+    // what a quick git wrote before its caller started reading (after an await) was thrown away, and a walk read
+    // as nothing. The output goes through a stream of ours that takes it from the start, with the same back-pressure.
+    const stdout = new PassThrough();
+    pipeline(child.stdout, stdout, () => undefined);
     return {
-      stdout: child.stdout,
+      stdout,
       exited,
       kill: () => {
         killed = true;
         child.kill('SIGKILL');
         // Output nobody will read must not keep the process from closing (a paused pipe never ends).
+        stdout.destroy();
         child.stdout.destroy();
       },
     };

@@ -115,6 +115,27 @@ describe('entry budgets for trees (H2)', () => {
     expect(fine.code).toBe(0);
   });
 
+  it('refuses such a tree anywhere in the history a push brings, under a small tip or in a merge', async () => {
+    const name = uniqueName('bomb-history');
+    await makeRepo(t, alice, { name, autoInit: true });
+    const remote = withCredentials(base, `${alice.name}/${name}.git`, alice.name, alice.password);
+    const work = await client.workingCopy('main');
+    await client.ok(['fetch', '--quiet', remote, 'main'], { cwd: work });
+    const main = (await client.ok(['rev-parse', 'FETCH_HEAD'], { cwd: work })).trim();
+    const small = (await client.ok(['rev-parse', `${main}^{tree}`], { cwd: work })).trim();
+    const bomb = await treeBomb(client, work);
+    // A new branch whose tip has a small tree over the bomb; an update of main by a merge that brings it.
+    const onBomb = (await client.ok(['commit-tree', '-p', bomb, '-m', 'small on top', small], { cwd: work })).trim();
+    const merge = (await client.ok(['commit-tree', '-p', main, '-p', bomb, '-m', 'merge', small], { cwd: work })).trim();
+    for (const refspec of [`${onBomb}:refs/heads/hidden`, `${merge}:refs/heads/main`]) {
+      const outcome = await client.run(['push', remote, refspec], { cwd: work });
+      expect(outcome.code).not.toBe(0);
+      expect(outcome.stderr).toMatch(/more than 1000000 files and directories/);
+    }
+    expect((await t.http.get(t.api(`/repos/${alice.name}/${name}/branches/hidden`))).status).toBe(404);
+    expect((await t.http.get(t.api(`/repos/${alice.name}/${name}/branches/main`))).body.commit.id).toBe(main);
+  });
+
   it('answers listings, last commits, history with stats and the archive of such a tree at once, leaving no git running', async () => {
     const name = uniqueName('bomb');
     await makeRepo(t, alice, { name, autoInit: true });
