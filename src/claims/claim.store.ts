@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { changeRows, insertUnlessPresent } from '../database/transactions';
+import { changeRows, insertUnlessPresent, Transactions } from '../database/transactions';
 
 /** A claim in flight, as the deciding code sees it. */
 export interface ActiveClaim {
@@ -24,7 +24,10 @@ export interface NewClaim extends ActiveClaim {
  */
 @Injectable()
 export class ClaimStore {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {}
 
   /** The scope's version; its ledger row is created (at 0) the first time. */
   async version(scope: string): Promise<number> {
@@ -32,7 +35,7 @@ export class ClaimStore {
     let rows = await read();
     if (rows.length === 0) {
       const sql = insertUnlessPresent(this.dataSource.manager, 'claim_ledger', ['scope', 'version']);
-      await this.dataSource.query(sql, [scope, 0]);
+      await this.transactions.write((tx) => changeRows(tx, sql, [scope, 0]), UNSEEN);
       rows = await read();
     }
     return Number(rows[0].version);
@@ -90,14 +93,17 @@ export class ClaimStore {
 
   /** Gives a claim back (nothing was recorded for it); removing what is already gone is harmless. */
   async drop(id: string): Promise<void> {
-    await this.dataSource.query('DELETE FROM claim WHERE id = ?', [id]);
+    await this.transactions.write((tx) => changeRows(tx, 'DELETE FROM claim WHERE id = ?', [id]), UNSEEN);
   }
 
   async extend(id: string, expiresUnix: number): Promise<void> {
-    await this.dataSource.query('UPDATE claim SET expires_unix = ? WHERE id = ?', [expiresUnix, id]);
+    await this.transactions.write((tx) => changeRows(tx, 'UPDATE claim SET expires_unix = ? WHERE id = ?', [expiresUnix, id]), UNSEEN);
   }
 
   async clearExpired(beforeUnix: number): Promise<void> {
-    await this.dataSource.query('DELETE FROM claim WHERE expires_unix < ?', [beforeUnix]);
+    await this.transactions.write((tx) => changeRows(tx, 'DELETE FROM claim WHERE expires_unix < ?', [beforeUnix]), UNSEEN);
   }
 }
+
+/** Claims are the deciding code's own records: durable like any write, shown in no kept answer. */
+const UNSEEN = { unseen: true };

@@ -139,6 +139,39 @@ describe('Transactions on SQLite (group commit)', () => {
     expect(await ids()).toEqual([3]);
   });
 
+  it('keeps a write of its own out of a group whose work fails meanwhile, and answers it after a commit', async () => {
+    await transactions.run((tx) => insert(tx, 2));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // A work that holds the group open, then fails: its savepoint is rolled back.
+    const failing = transactions.run(async (tx) => {
+      await insert(tx, 1);
+      entered();
+      await gate;
+      throw new Error('conflict');
+    });
+    await inside;
+    let answered = false;
+    const removal = transactions
+      .write((tx) => changeRows(tx, 'DELETE FROM item WHERE id = ?', [2]))
+      .then((count) => {
+        answered = true;
+        return count;
+      });
+    // Sent straight to the connection, the statement ran inside the open group and was answered at once.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toBe(false);
+    release();
+    await expect(failing).rejects.toThrow('conflict');
+    expect(await removal).toBe(1);
+    expect(await ids()).toEqual([]);
+    // Inside a transaction's work it runs there (queued, it would wait for the group that waits for it).
+    expect(await transactions.run((tx) => transactions.write(() => insert(tx, 3)))).toBe(1);
+    expect(await ids()).toEqual([3]);
+  });
+
   it('inserts nothing and reports 0 rows for a key already there', async () => {
     expect(await transactions.run((tx) => insert(tx, 7))).toBe(1);
     expect(await transactions.run((tx) => insert(tx, 7))).toBe(0);

@@ -4,6 +4,9 @@ import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { TransactionLostError } from '../common/dependency-errors';
 import { isRetryableConflict } from './statement-retry';
 
+// One cohesive thing, kept whole though long: the one way writes reach the database, SQLite's group commit and
+// MySQL's retried transactions side by side, with the writes of their own that queue like transactions.
+
 /** The after-commit steps of the transaction whose work is running (see `Transactions.afterCommit`). */
 const committedHooks = new AsyncLocalStorage<(() => void)[]>();
 
@@ -72,6 +75,32 @@ export class Transactions {
    */
   runBookkeeping<T>(work: (tx: EntityManager) => Promise<T>, options: { unseen?: boolean } = {}): Promise<T> {
     return this.runWith(work, false, !options.unseen);
+  }
+
+  /**
+   * One write of its own, outside any caller's transaction: a last-use time, a claim given back, a record
+   * consumed. On SQLite it queues like any transaction: sent straight to the one connection while a group is
+   * open, it ran inside that group, was acknowledged before the group's commit, and was undone with the savepoint
+   * of a work that failed meanwhile. On MySQL it runs as it is (one statement commits alone). Called from inside
+   * a transaction's work, it runs there, as before (queued, it would wait for the group that waits for it).
+   * `bookkeeping`: its commit need not wait for the disk (runBookkeeping).
+   */
+  write<T>(work: (tx: EntityManager) => Promise<T>, options: { bookkeeping?: boolean; unseen?: boolean } = {}): Promise<T> {
+    if (this.dataSource.options.type === 'better-sqlite3' && committedHooks.getStore() === undefined)
+      return options.bookkeeping ? this.runBookkeeping(work, options) : this.run(work);
+    return this.runAlone(work).finally(() => {
+      if (!options.unseen) this.ended++;
+    });
+  }
+
+  /** `work` on a query runner of its own, outside any transaction of TypeORM's (changeRows needs a runner). */
+  private async runAlone<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      return await work(runner.manager);
+    } finally {
+      await runner.release();
+    }
   }
 
   private runWith<T>(work: (tx: EntityManager) => Promise<T>, durable: boolean, seen = true): Promise<T> {

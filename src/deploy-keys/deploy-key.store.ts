@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
+import { Transactions } from '../database/transactions';
 import { DeployKeyEntity } from './deploy-key.entity';
 
 /** What a list of one repository's deploy keys may be narrowed to. */
@@ -11,7 +12,10 @@ export interface DeployKeyFilter {
 /** The only door to the deploy_key table. Lists are in insertion order (ascending id). */
 @Injectable()
 export class DeployKeyStore {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {}
 
   private keys(tx?: EntityManager) {
     return (tx ?? this.dataSource.manager).getRepository(DeployKeyEntity);
@@ -86,7 +90,7 @@ export class DeployKeyStore {
 
   /** Records a use of the key on one repository (the SSH server, after a git command that succeeded). */
   async touch(repoId: number, fingerprint: string, nowUnix: number): Promise<void> {
-    await this.keys().update({ repoId, fingerprint }, { updatedUnix: nowUnix });
+    await this.transactions.write((tx) => this.keys(tx).update({ repoId, fingerprint }, { updatedUnix: nowUnix }), { bookkeeping: true });
   }
 
   async delete(tx: EntityManager, id: number): Promise<void> {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { changeRows, Transactions } from '../database/transactions';
 
 /** A repository's row as the reconciliation compares it with its directory. */
 export interface RepositoryRecord {
@@ -43,7 +44,10 @@ const PAGE = 1000;
  */
 @Injectable()
 export class IntegrityStore {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {}
 
   private q(name: string): string {
     return this.dataSource.driver.escape(name);
@@ -121,7 +125,7 @@ export class IntegrityStore {
       sets.push('is_empty = ?');
       values.push(changes.isEmpty ? 1 : 0);
     }
-    if (sets.length > 0) await this.dataSource.query(`UPDATE repository SET ${sets.join(', ')} WHERE id = ?`, [...values, id]);
+    if (sets.length > 0) await this.transactions.write((tx) => changeRows(tx, `UPDATE repository SET ${sets.join(', ')} WHERE id = ?`, [...values, id]));
   }
 
   /** Which of `uuids` have an attachment row. */
@@ -176,7 +180,7 @@ export class IntegrityStore {
 
   /** Removes every row of an LFS object, and its bytes from the LFS size of the repositories that held it. */
   async deleteLfsObjectRows(oid: string): Promise<void> {
-    await this.dataSource.transaction(async (tx) => {
+    await this.transactions.run(async (tx) => {
       await tx.query(
         'UPDATE repository SET lfs_size = lfs_size - (SELECT COALESCE(SUM(o.size), 0) FROM lfs_meta_object o WHERE o.repository_id = repository.id AND o.oid = ?) ' +
           'WHERE id IN (SELECT repository_id FROM lfs_meta_object WHERE oid = ?)',
@@ -201,7 +205,7 @@ export class IntegrityStore {
   }
 
   async deleteAttachment(id: number): Promise<void> {
-    await this.dataSource.query('DELETE FROM attachment WHERE id = ?', [id]);
+    await this.transactions.write((tx) => changeRows(tx, 'DELETE FROM attachment WHERE id = ?', [id]));
   }
 
   /** Every package blob row, a page at a time. */
@@ -219,7 +223,7 @@ export class IntegrityStore {
 
   /** A blob whose content is lost: its file rows and itself, in one transaction. */
   async deletePackageBlob(id: number): Promise<void> {
-    await this.dataSource.transaction(async (tx) => {
+    await this.transactions.run(async (tx) => {
       await tx.query('DELETE FROM package_file WHERE blob_id = ?', [id]);
       await tx.query('DELETE FROM package_blob WHERE id = ?', [id]);
     });
@@ -237,7 +241,7 @@ export class IntegrityStore {
    * the version's own transaction, so none of these can be an upload in progress.
    */
   async deleteEmptyPackageRows(): Promise<void> {
-    await this.dataSource.transaction(async (tx) => {
+    await this.transactions.run(async (tx) => {
       const empty: Record<string, unknown>[] = await tx.query(
         'SELECT v.id AS id FROM package_version v WHERE NOT EXISTS (SELECT 1 FROM package_file f WHERE f.version_id = v.id)',
       );
@@ -279,7 +283,7 @@ export class IntegrityStore {
       const counter = COUNTERS.find((item) => item.table === drift.table && item.column === drift.column)!;
       const table = this.q(counter.table);
       const count = this.countOf(counter, table);
-      await this.dataSource.query(`UPDATE ${table} SET ${counter.column} = ${count} WHERE ${counter.column} <> ${count}`);
+      await this.transactions.write((tx) => changeRows(tx, `UPDATE ${table} SET ${counter.column} = ${count} WHERE ${counter.column} <> ${count}`, []));
     }
   }
 

@@ -17,14 +17,16 @@ export class IssuePushStore {
 
   /**
    * The oldest free row, held by this instance until `until` (a conditional update: of two instances reaching
-   * for one row, one gets it). Null when none is free.
+   * for one row, one gets it). Null when none is free. The claim and the row's removal are bookkeeping: lost with
+   * the machine, a push's references are read again, and reading them twice records nothing twice.
    */
   async claimNext(now: number, until: number): Promise<IssuePushEntity | null> {
     for (let tries = 0; tries < 5; tries++) {
       const row = await this.dataSource.getRepository(IssuePushEntity).findOne({ where: { claimedUntil: LessThanOrEqual(now) }, order: { id: 'ASC' } });
       if (!row) return null;
-      const claimed = await this.transactions.run((tx) =>
-        changeRows(tx, 'UPDATE issue_push SET claimed_until = ? WHERE id = ? AND claimed_until <= ?', [until, row.id, now]),
+      const claimed = await this.transactions.runBookkeeping(
+        (tx) => changeRows(tx, 'UPDATE issue_push SET claimed_until = ? WHERE id = ? AND claimed_until <= ?', [until, row.id, now]),
+        BOOKKEEPING,
       );
       if (claimed === 1) return { ...row, claimedUntil: until };
     }
@@ -32,12 +34,12 @@ export class IssuePushStore {
   }
 
   async delete(id: number): Promise<void> {
-    await this.dataSource.getRepository(IssuePushEntity).delete({ id });
+    await this.transactions.write((tx) => tx.getRepository(IssuePushEntity).delete({ id }), BOOKKEEPING);
   }
 
   /** A failed reading: tried again after `retryAt`. */
   async retryLater(id: number, attempts: number, retryAt: number): Promise<void> {
-    await this.dataSource.getRepository(IssuePushEntity).update({ id }, { attempts, claimedUntil: retryAt });
+    await this.transactions.write((tx) => tx.getRepository(IssuePushEntity).update({ id }, { attempts, claimedUntil: retryAt }), BOOKKEEPING);
   }
 
   /** A repository is going: its pushes are not read. */
@@ -45,3 +47,6 @@ export class IssuePushStore {
     await tx.getRepository(IssuePushEntity).delete({ repoId });
   }
 }
+
+/** The queue's own rows: no kept answer shows them. */
+const BOOKKEEPING = { bookkeeping: true, unseen: true };

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Between, DataSource, EntityManager, In } from 'typeorm';
+import { Transactions } from '../database/transactions';
 import { OAuth2RecordEntity, OAuth2SigningKeyEntity } from './oauth2.entities';
 
 /** What the provider stores of one of its models, as it hands it to its adapter. */
@@ -22,28 +23,38 @@ const SIGNING_KEY_ID = 1;
 /** The only door to the oauth2_record and oauth2_signing_key tables. */
 @Injectable()
 export class OAuth2RecordStore {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {}
 
   private records(tx?: EntityManager) {
     return (tx ?? this.dataSource.manager).getRepository(OAuth2RecordEntity);
   }
 
+  /** `work` in the caller's transaction, or as a write of its own (Transactions.write). */
+  private writing<T>(tx: EntityManager | undefined, work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return tx ? work(tx) : this.transactions.write(work);
+  }
+
   async upsert(kind: string, id: string, payload: OAuth2Payload, expiresUnix: number, tx?: EntityManager): Promise<void> {
     const accountId = Number(payload.accountId);
-    await this.records(tx).upsert(
-      {
-        kind,
-        idHash: recordIdHash(id),
-        payload: JSON.stringify(payload),
-        // A grant's own row carries its id here too, so that revoking the grant removes it with its tokens.
-        grantId: kind === 'Grant' ? id : typeof payload.grantId === 'string' ? payload.grantId : '',
-        clientId: typeof payload.clientId === 'string' ? payload.clientId : '',
-        accountId: Number.isSafeInteger(accountId) ? accountId : 0,
-        uid: kind === 'Session' && typeof payload.uid === 'string' ? payload.uid : '',
-        expiresUnix,
-        consumedUnix: 0,
-      },
-      ['kind', 'idHash'],
+    await this.writing(tx, (writer) =>
+      this.records(writer).upsert(
+        {
+          kind,
+          idHash: recordIdHash(id),
+          payload: JSON.stringify(payload),
+          // A grant's own row carries its id here too, so that revoking the grant removes it with its tokens.
+          grantId: kind === 'Grant' ? id : typeof payload.grantId === 'string' ? payload.grantId : '',
+          clientId: typeof payload.clientId === 'string' ? payload.clientId : '',
+          accountId: Number.isSafeInteger(accountId) ? accountId : 0,
+          uid: kind === 'Session' && typeof payload.uid === 'string' ? payload.uid : '',
+          expiresUnix,
+          consumedUnix: 0,
+        },
+        ['kind', 'idHash'],
+      ),
     );
   }
 
@@ -63,18 +74,18 @@ export class OAuth2RecordStore {
     if (!row) return;
     const payload = JSON.parse(row.payload) as OAuth2Payload;
     payload.consumed = nowUnix;
-    await this.records().update({ kind, idHash: row.idHash }, { payload: JSON.stringify(payload), consumedUnix: nowUnix });
+    await this.transactions.write((tx) => this.records(tx).update({ kind, idHash: row.idHash }, { payload: JSON.stringify(payload), consumedUnix: nowUnix }));
   }
 
   /** Deletes one row; answers whether this call deleted it (of concurrent deletes, exactly one does). */
   async destroy(kind: string, id: string, tx?: EntityManager): Promise<boolean> {
-    return ((await this.records(tx).delete({ kind, idHash: recordIdHash(id) })).affected ?? 0) > 0;
+    return ((await this.writing(tx, (writer) => this.records(writer).delete({ kind, idHash: recordIdHash(id) }))).affected ?? 0) > 0;
   }
 
   /** Revokes a grant: every code and token issued under it goes with it. */
   async deleteByGrantId(grantId: string, tx?: EntityManager): Promise<void> {
     if (grantId === '') return;
-    await this.records(tx).delete({ grantId });
+    await this.writing(tx, (writer) => this.records(writer).delete({ grantId }));
   }
 
   /** Everything issued to these clients (applications being deleted). */
@@ -99,7 +110,10 @@ export class OAuth2RecordStore {
 
   /** Removes what expired before `nowUnix` (rows without an expiry, 0, stay). */
   async purgeExpired(nowUnix: number): Promise<number> {
-    const result = await this.records().delete({ expiresUnix: Between(1, nowUnix - 1) });
+    const result = await this.transactions.write((tx) => this.records(tx).delete({ expiresUnix: Between(1, nowUnix - 1) }), {
+      bookkeeping: true,
+      unseen: true,
+    });
     return result.affected ?? 0;
   }
 
@@ -109,9 +123,10 @@ export class OAuth2RecordStore {
 
   /** Stores the key unless another instance stored one first; either way, answers the stored one. */
   async storeSigningKeyOnce(sealedJwk: string, nowUnix: number): Promise<string> {
-    const keys = this.dataSource.manager.getRepository(OAuth2SigningKeyEntity);
     try {
-      await keys.insert({ id: SIGNING_KEY_ID, sealedJwk, createdUnix: nowUnix });
+      await this.transactions.write((tx) => tx.getRepository(OAuth2SigningKeyEntity).insert({ id: SIGNING_KEY_ID, sealedJwk, createdUnix: nowUnix }), {
+        unseen: true,
+      });
     } catch (error) {
       const stored = await this.findSealedSigningKey();
       if (stored === undefined) throw error;

@@ -3,6 +3,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { RepositoryEntity } from '../repos/repository.entity';
 import { likePattern } from '../database/like-pattern';
+import { Transactions } from '../database/transactions';
 import { AttachmentEntity, ReleaseEntity } from './release.entities';
 
 export interface ReleaseFilter {
@@ -24,7 +25,10 @@ export interface OwnedAttachment {
 /** The only door to the release and attachment tables. */
 @Injectable()
 export class ReleaseStore {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {}
 
   private releases(tx?: EntityManager) {
     return (tx ?? this.dataSource.manager).getRepository(ReleaseEntity);
@@ -119,7 +123,7 @@ export class ReleaseStore {
   }
 
   async updateAttachment(id: number, changes: Partial<Pick<AttachmentEntity, 'name' | 'externalUrl'>>): Promise<void> {
-    if (Object.keys(changes).length > 0) await this.attachments().update({ id }, changes);
+    if (Object.keys(changes).length > 0) await this.transactions.write((tx) => this.attachments(tx).update({ id }, changes));
   }
 
   async deleteAttachment(tx: EntityManager, id: number): Promise<boolean> {
@@ -128,7 +132,8 @@ export class ReleaseStore {
   }
 
   async countDownload(id: number): Promise<void> {
-    await this.attachments().increment({ id }, 'downloadCount', 1);
+    // Bookkeeping: a count lost with the machine is a download not counted.
+    await this.transactions.write((tx) => this.attachments(tx).increment({ id }, 'downloadCount', 1), { bookkeeping: true });
   }
 
   /** Bytes of the release attachments in the owner's repositories (quota item `attachmentsReleases`). */

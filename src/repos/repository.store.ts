@@ -6,7 +6,7 @@ import { Page, PageQuery } from '../common/paging';
 import { RowSet, valueOf } from '../database/bound-statements';
 import { inList, RowReader } from '../database/row-reader';
 import { UnsentReads } from '../database/unsent-reads';
-import { changeRows } from '../database/transactions';
+import { changeRows, Transactions } from '../database/transactions';
 import { UserEntity } from '../users/user.entity';
 import type { VisibilityScope } from './repository-access';
 import { RepositorySearchPlanner } from './repository-search-planner';
@@ -45,7 +45,10 @@ export class RepositoryStore extends RepositorySearchPlanner {
   /** One owner's repositories (all, or the public ones): the page with its total, and the count alone. */
   private readonly ofOwner: Record<'all' | 'public', { count: string; page: string }>;
 
-  constructor(dataSource: DataSource) {
+  constructor(
+    dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {
     super(dataSource);
     this.rows = new RowReader(dataSource, RepositoryEntity);
     this.ownerRows = new RowReader(dataSource, UserEntity);
@@ -189,7 +192,7 @@ export class RepositoryStore extends RepositorySearchPlanner {
 
   /** Records the repository's pool unless it has one already; false when another fork recorded one first. */
   async claimObjectPool(repoId: number, poolName: string): Promise<boolean> {
-    const result = await this.repositories().update({ id: repoId, objectPool: '' }, { objectPool: poolName });
+    const result = await this.transactions.write((tx) => this.repositories(tx).update({ id: repoId, objectPool: '' }, { objectPool: poolName }));
     return (result.affected ?? 0) > 0;
   }
 

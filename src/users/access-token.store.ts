@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../common/paging';
 import { RowReader } from '../database/row-reader';
+import { Transactions } from '../database/transactions';
 import { AccessTokenEntity } from './access-token.entity';
 import { UserEntity } from './user.entity';
 
@@ -12,7 +13,10 @@ export class AccessTokenStore {
   private readonly userRows: RowReader<UserEntity>;
   private readonly withOwnerById: string;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {
     this.tokenRows = new RowReader(dataSource, AccessTokenEntity);
     this.userRows = new RowReader(dataSource, UserEntity);
     const user = dataSource.driver.escape(dataSource.getMetadata(UserEntity).tableName);
@@ -67,7 +71,8 @@ export class AccessTokenStore {
     await this.tokens(tx).delete({ uid });
   }
 
+  /** Records a use of the token (at most once a minute): bookkeeping, a time lost with the machine is only older. */
   async touch(id: number, nowUnix: number): Promise<void> {
-    await this.tokens().update({ id }, { updatedUnix: nowUnix });
+    await this.transactions.write((tx) => this.tokens(tx).update({ id }, { updatedUnix: nowUnix }), { bookkeeping: true });
   }
 }

@@ -1,12 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageQuery } from '../../common/paging';
+import { Transactions } from '../../database/transactions';
 import { PublicKeyEntity } from './public-key.entity';
 
 /** The only door to the public_key table. Lists are in insertion order (ascending id). */
 @Injectable()
 export class PublicKeyStore {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {}
 
   private keys(tx?: EntityManager) {
     return (tx ?? this.dataSource.manager).getRepository(PublicKeyEntity);
@@ -26,7 +30,7 @@ export class PublicKeyStore {
 
   /** Records a use of the key (the SSH server, after a git command that succeeded). */
   async touch(id: number, nowUnix: number): Promise<void> {
-    await this.keys().update({ id }, { updatedUnix: nowUnix });
+    await this.transactions.write((tx) => this.keys(tx).update({ id }, { updatedUnix: nowUnix }), { bookkeeping: true });
   }
 
   /**
