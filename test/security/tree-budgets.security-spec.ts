@@ -127,8 +127,13 @@ describe('entry budgets for trees (H2)', () => {
     // A new branch whose tip has a small tree over the bomb; an update of main by a merge that brings it.
     const onBomb = (await client.ok(['commit-tree', '-p', bomb, '-m', 'small on top', small], { cwd: work })).trim();
     const merge = (await client.ok(['commit-tree', '-p', main, '-p', bomb, '-m', 'merge', small], { cwd: work })).trim();
-    for (const refspec of [`${onBomb}:refs/heads/hidden`, `${merge}:refs/heads/main`]) {
-      const outcome = await client.run(['push', remote, refspec], { cwd: work });
+    const overSsh = { remote: `ssh://git@127.0.0.1:${sshPort}/${alice.name}/${name}.git`, env: { GIT_SSH_COMMAND: keyCommand } };
+    for (const [refspec, via] of [
+      [`${onBomb}:refs/heads/hidden`, { remote, env: {} }],
+      [`${merge}:refs/heads/main`, { remote, env: {} }],
+      [`${merge}:refs/heads/main`, overSsh],
+    ] as const) {
+      const outcome = await client.run(['push', via.remote, refspec], { cwd: work, env: via.env });
       expect(outcome.code).not.toBe(0);
       expect(outcome.stderr).toMatch(/more than 1000000 files and directories/);
     }
