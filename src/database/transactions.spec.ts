@@ -172,6 +172,32 @@ describe('Transactions on SQLite (group commit)', () => {
     expect(await ids()).toEqual([3]);
   });
 
+  it('queues a write of a task that a finished work left running, as any other', async () => {
+    let left!: Promise<number>;
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    await transactions.run(async () => {
+      // Started inside the work, it writes once the work is over, while another group is open.
+      left = (async () => {
+        await inside;
+        return transactions.write((tx) => insert(tx, 5));
+      })();
+    });
+    const failing = transactions.run(async (tx) => {
+      await insert(tx, 4);
+      entered();
+      await gate;
+      throw new Error('conflict');
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await expect(failing).rejects.toThrow('conflict');
+    expect(await left).toBe(1);
+    expect(await ids()).toEqual([5]);
+  });
+
   it('inserts nothing and reports 0 rows for a key already there', async () => {
     expect(await transactions.run((tx) => insert(tx, 7))).toBe(1);
     expect(await transactions.run((tx) => insert(tx, 7))).toBe(0);

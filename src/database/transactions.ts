@@ -49,6 +49,8 @@ export class Transactions {
   private syncLost = false;
   /** Raised as each write transaction ends (committed or not), before its caller hears: see writeGeneration. */
   private ended = 0;
+  /** On SQLite, the after-commit list of the work running now: `write` from inside it runs there. */
+  private running: (() => void)[] | undefined;
   /** The clock that bounds a group's duration (GROUP_COMMIT_MS); tests give their own, so no test depends on speed. */
   clock: () => number = () => performance.now();
 
@@ -82,12 +84,13 @@ export class Transactions {
    * consumed. On SQLite it queues like any transaction: sent straight to the one connection while a group is
    * open, it ran inside that group, was acknowledged before the group's commit, and was undone with the savepoint
    * of a work that failed meanwhile. On MySQL it runs as it is (one statement commits alone). Called from inside
-   * a transaction's work, it runs there, as before (queued, it would wait for the group that waits for it).
+   * the work running now, it runs there, as before (queued, it would wait for the group that waits for it); from
+   * a task such a work started and left running, it queues.
    * `bookkeeping`: its commit need not wait for the disk (runBookkeeping).
    */
   write<T>(work: (tx: EntityManager) => Promise<T>, options: { bookkeeping?: boolean; unseen?: boolean } = {}): Promise<T> {
-    if (this.dataSource.options.type === 'better-sqlite3' && committedHooks.getStore() === undefined)
-      return options.bookkeeping ? this.runBookkeeping(work, options) : this.run(work);
+    const inside = this.running !== undefined && committedHooks.getStore() === this.running;
+    if (this.dataSource.options.type === 'better-sqlite3' && !inside) return options.bookkeeping ? this.runBookkeeping(work, options) : this.run(work);
     return this.runAlone(work).finally(() => {
       if (!options.unseen) this.ended++;
     });
@@ -106,8 +109,18 @@ export class Transactions {
   private runWith<T>(work: (tx: EntityManager) => Promise<T>, durable: boolean, seen = true): Promise<T> {
     let hooks: (() => void)[] = [];
     const tracked = AsyncResource.bind((tx: EntityManager) => {
-      hooks = [];
-      return committedHooks.run(hooks, () => work(tx));
+      const own: (() => void)[] = [];
+      hooks = own;
+      this.running = own;
+      const left = () => {
+        if (this.running === own) this.running = undefined;
+      };
+      try {
+        return committedHooks.run(own, () => work(tx)).finally(left);
+      } catch (error) {
+        left();
+        throw error;
+      }
     });
     const done =
       this.dataSource.options.type === 'better-sqlite3'
