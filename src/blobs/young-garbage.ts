@@ -1,5 +1,4 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { v8Collector } from '../common/v8-collector';
 
 /**
  * Bytes of received bodies after which V8 is asked for a young-generation collection. An upload's body arrives
@@ -10,9 +9,6 @@ import { runInNewContext } from 'node:vm';
  */
 const STEP_BYTES = 8 * 1024 * 1024;
 
-type Collect = (options: { type: 'minor' }) => void;
-
-let collect: Collect | null | undefined;
 let sinceLast = 0;
 let scheduled = false;
 
@@ -29,23 +25,6 @@ export function bodyBytesWritten(bytes: number): void {
   scheduled = true;
   setImmediate(() => {
     scheduled = false;
-    collector()?.({ type: 'minor' });
+    v8Collector()?.({ type: 'minor' });
   });
-}
-
-/**
- * V8's `gc` function, made for this module alone: `--expose-gc` set now exposes it in contexts created from now
- * on, and a new context hands it over without putting it on the application's global object. Null where the
- * engine refuses (the uploads then hold what V8 lets them).
- */
-function collector(): Collect | null {
-  if (collect !== undefined) return collect;
-  try {
-    setFlagsFromString('--expose-gc');
-    const gc: unknown = runInNewContext('gc');
-    collect = typeof gc === 'function' ? (gc as Collect) : null;
-  } catch {
-    collect = null;
-  }
-  return collect;
 }

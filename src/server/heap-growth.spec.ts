@@ -16,11 +16,6 @@ describe('heap growth', () => {
     applyHeapGrowth(30, (collect) => asked.push(collect));
     expect(asked).toEqual([collectGarbage]);
   });
-
-  it('leaves no gc function on contexts made afterwards', () => {
-    collectGarbage();
-    expect(require('node:vm').runInNewContext('typeof gc')).toBe('undefined');
-  });
 });
 
 /** A WeakRef to an object nothing else refers to once this returns. */

@@ -1,5 +1,5 @@
 import * as v8 from 'node:v8';
-import * as vm from 'node:vm';
+import { v8Collector } from '../common/v8-collector';
 
 /** When the full collection after the start runs: not while the first requests after listening are answered. */
 const COLLECT_AFTER_START_MS = 1_000;
@@ -26,19 +26,9 @@ export function applyHeapGrowth(percent: number, schedule: (collect: () => void)
   schedule(collectGarbage);
 }
 
-/**
- * One full collection of the heap, now. Node.js has no call for it: V8 puts its `gc` function on each context
- * created while `--expose-gc` is set, so the flag is set for the moment it takes to create one.
- */
+/** One full collection of the heap, now (none where V8 refuses to hand over its `gc`). */
 export function collectGarbage(): void {
-  v8.setFlagsFromString('--expose-gc');
-  let gc: () => void;
-  try {
-    gc = vm.runInNewContext('gc') as () => void;
-  } finally {
-    v8.setFlagsFromString('--no-expose-gc');
-  }
-  gc();
+  v8Collector()?.();
 }
 
 function afterStart(collect: () => void): void {
